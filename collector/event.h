@@ -1,0 +1,57 @@
+/*
+ * event.h - encoding of TensorBoard Event records (internal).
+ *
+ * Each encoder writes one whole TFRecord (length, masked length CRC,
+ * serialized Event, masked payload CRC) into memory the caller reserved
+ * from tfb_ev_record_size() for the same arguments. Pure functions;
+ * thread-safe.
+ */
+#ifndef TFB_EVENT_H
+#define TFB_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "histogram.h"
+
+#define TFB_RECORD_OVERHEAD 16 /* 8 length + 4 length CRC + 4 data CRC */
+
+typedef enum {
+    TFB_EV_SIMPLE = 1,   /* Summary.Value.simple_value */
+    TFB_EV_HISTO,        /* Summary.Value.histo */
+    TFB_EV_STRING,       /* rank-0 DT_STRING tensor */
+    TFB_EV_INT64_VEC     /* rank-1 DT_INT64 tensor */
+} tfb_ev_kind;
+
+typedef struct tfb_ev_value {
+    tfb_ev_kind kind;
+    const char *tag;
+    size_t tag_len;
+    const char *plugin;  /* SummaryMetadata.plugin_data.plugin_name; NULL = no metadata */
+    size_t plugin_len;
+    float simple;
+    const tfb_histo *histo;
+    const char *str;
+    size_t str_len;
+    const int64_t *i64;
+    size_t n_i64;
+} tfb_ev_value;
+
+/* Bytes of the whole record (framing included) for one Summary value. */
+size_t tfb_ev_record_size(int64_t step, const tfb_ev_value *v);
+
+/* Writes the record; returns the bytes written (== tfb_ev_record_size). */
+size_t tfb_ev_record_write(uint8_t *dst, double wall_time, int64_t step,
+                           const tfb_ev_value *v);
+
+/* The file_version record ("brain.Event:2"). dst must hold
+ * TFB_EV_FILE_VERSION_MAX bytes; returns the bytes written. */
+#define TFB_EV_FILE_VERSION_MAX 64
+size_t tfb_ev_file_version_write(uint8_t *dst, double wall_time);
+
+/* Frames an already serialized payload: writes the 12 header bytes before
+ * it and the 4 CRC bytes after it. `rec` points at the record start; the
+ * payload must already sit at rec + 12. */
+void tfb_frame_record(uint8_t *rec, size_t payload_len);
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * reader.c - incremental, zero-copy reader of one event file.
+ *
+ * The file is read in large chunks into one buffer; events are views into
+ * it. A record not yet wholly in the file is "nothing more yet": the
+ * offset stays at its start and a later call retries once the file grew.
+ * Corruption never stops reading: a bad payload CRC skips one record, a bad
+ * length CRC scans forward for the next header whose length CRC checks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "event_decode.h"
+#include "pb.h"
+#include "tfboard.h"
+
+#define CHUNK (1u << 20)
+/* A length CRC can match by chance on garbage; a record claiming more
+ * than this is treated as corrupt rather than awaited. */
+#define MAX_RECORD (1ull << 31)
+
+struct tfb_reader {
+    int fd;
+    char *path;
+    dev_t dev;
+    ino_t ino;
+    uint8_t *buf;
+    size_t cap;
+    size_t len;      /* valid bytes in buf */
+    size_t pos;      /* next record starts at buf + pos */
+    uint64_t base;   /* file offset of buf[0] */
+    int eof;         /* the last read() returned 0 */
+    tfb_reader_stats st;
+};
+
+int tfb_reader_open(tfb_reader **out, const char *path)
+{
+    if (!out || !path)
+        return TFB_EINVAL;
+    tfb_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return TFB_ENOMEM;
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+        int rc = tfb_err_from_errno(errno);
+        free(r);
+        return rc;
+    }
+    struct stat st;
+    if (fstat(r->fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+        int rc = S_ISDIR(st.st_mode) ? TFB_EINVAL : tfb_err_from_errno(errno);
+        close(r->fd);
+        free(r);
+        return rc;
+    }
+    r->dev = st.st_dev;
+    r->ino = st.st_ino;
+    r->path = strdup(path);
+    r->cap = CHUNK;
+    r->buf = malloc(r->cap);
+    if (!r->path || !r->buf) {
+        tfb_reader_close(r);
+        return TFB_ENOMEM;
+    }
+    *out = r;
+    return 0;
+}
+
+void tfb_reader_close(tfb_reader *r)
+{
+    if (!r)
+        return;
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->buf);
+    free(r->path);
+    free(r);
+}
+
+int tfb_reader_get_stats(const tfb_reader *r, tfb_reader_stats *out)
+{
+    if (!r || !out)
+        return TFB_EINVAL;
+    *out = r->st;
+    out->offset = r->base + r->pos;
+    return 0;
+}
+
+static void note_corruption(tfb_reader *r, uint64_t off)
+{
+    if (r->st.n_offsets < TFB_READER_MAX_CORRUPTIONS)
+        r->st.corruption_offsets[r->st.n_offsets++] = off;
+}
+
+/* Makes at least `need` bytes available at buf + pos if the file has them.
+ * Returns 1 when they are there, 0 when the file ends first, <0 on error. */
+static int fill(tfb_reader *r, size_t need)
+{
+    while (r->len - r->pos < need) {
+        if (r->pos > 0) { /* slide the unread tail to the front */
+            memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+            r->len -= r->pos;
+            r->base += r->pos;
+            r->pos = 0;
+        }
+        if (need > r->cap || r->cap - r->len < CHUNK / 4) {
+            size_t nc = r->cap * 2;
+            while (nc < need)
+                nc *= 2;
+            uint8_t *nb = realloc(r->buf, nc);
+            if (!nb)
+                return TFB_ENOMEM;
+            r->buf = nb;
+            r->cap = nc;
+        }
+        ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return tfb_err_from_errno(errno);
+        }
+        if (k == 0) {
+            r->eof = 1;
+            return 0;
+        }
+        r->len += (size_t)k;
+        r->st.file_size = r->base + r->len;
+    }
+    return 1;
+}
+
+/* At the end of what the file holds: detect a file that was truncated
+ * below our offset or replaced by another file of the same name, and
+ * start over from its beginning. */
+static int check_replaced(tfb_reader *r)
+{
+    struct stat st, fst;
+    uint64_t off = r->base + r->pos;
+    int swapped = stat(r->path, &st) == 0 &&
+                  (st.st_dev != r->dev || st.st_ino != r->ino);
+    if (swapped) {
+        int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return 0; /* gone again: keep what we have */
+        close(r->fd);
+        r->fd = fd;
+        if (fstat(fd, &fst) == 0) {
+            r->dev = fst.st_dev;
+            r->ino = fst.st_ino;
+        }
+    } else if (fstat(r->fd, &fst) < 0 || (uint64_t)fst.st_size >= off) {
+        return 0;
+    }
+    if (lseek(r->fd, 0, SEEK_SET) < 0)
+        return tfb_err_from_errno(errno);
+    r->base = 0;
+    r->pos = r->len = 0;
+    r->eof = 0;
+    r->st.replaced = 1;
+    r->st.truncated_tail = 0;
+    return 1;
+}
+
+/* After a bad length CRC at pos: the next offset > pos whose 8 bytes have
+ * a matching masked CRC, within what is buffered (more is read as needed). */
+static int resync(tfb_reader *r)
+{
+    uint64_t start = r->base + r->pos;
+    r->pos++;
+    for (;;) {
+        int f = fill(r, 12);
+        if (f < 0)
+            return f;
+        if (f == 0) {
+            /* Fewer than 12 bytes left: they may be the start of a record
+             * still being written; wait there. */
+            r->st.bytes_skipped += r->base + r->pos - start;
+            return 0;
+        }
+        const uint8_t *h = r->buf + r->pos;
+        if (tfb_masked_crc32c(h, 8) == pb_le32(h + 8) &&
+            pb_le64(h) <= MAX_RECORD) {
+            r->st.bytes_skipped += r->base + r->pos - start;
+            return 1;
+        }
+        r->pos++;
+    }
+}
+
+int tfb_reader_next(tfb_reader *r, tfb_event *ev)
+{
+    if (!r || !ev)
+        return TFB_EINVAL;
+    for (;;) {
+        int f = fill(r, 12);
+        if (f < 0)
+            return f;
+        if (f == 0) {
+            r->st.truncated_tail = r->len > r->pos;
+            int c = check_replaced(r);
+            if (c < 0)
+                return c;
+            if (c > 0)
+                continue;
+            r->eof = 0; /* next call reads again: the file may grow */
+            return 0;
+        }
+        const uint8_t *h = r->buf + r->pos;
+        uint64_t len = pb_le64(h);
+        uint64_t off = r->base + r->pos;
+        if (tfb_masked_crc32c(h, 8) != pb_le32(h + 8) || len > MAX_RECORD) {
+            r->st.resyncs++;
+            note_corruption(r, off);
+            int s = resync(r);
+            if (s < 0)
+                return s;
+            if (s == 0) {
+                r->eof = 0;
+                return 0;
+            }
+            continue;
+        }
+        size_t total = 12 + (size_t)len + 4;
+        f = fill(r, total);
+        if (f < 0)
+            return f;
+        if (f == 0) {
+            r->st.truncated_tail = 1;
+            int c = check_replaced(r);
+            if (c < 0)
+                return c;
+            if (c > 0)
+                continue;
+            r->eof = 0;
+            return 0;
+        }
+        h = r->buf + r->pos;
+        const uint8_t *payload = h + 12;
+        r->pos += total;
+        if (tfb_masked_crc32c(payload, (size_t)len) != pb_le32(payload + len) ||
+            tfb_event_decode(payload, (size_t)len, ev) < 0) {
+            r->st.corrupt_records++;
+            r->st.bytes_skipped += total;
+            note_corruption(r, off);
+            continue;
+        }
+        ev->offset = off;
+        r->st.records++;
+        r->st.truncated_tail = 0;
+        return 1;
+    }
+}

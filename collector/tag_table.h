@@ -1,0 +1,40 @@
+/*
+ * tag_table.h - the writer's set of tags seen so far, with per-tag flags
+ * (metadata already sent for a kind, non-finite already reported).
+ * Not thread-safe: the writer holds its lock around every call.
+ */
+#ifndef TFB_TAG_TABLE_H
+#define TFB_TAG_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    TFB_TAG_META_SCALAR = 1u << 0,
+    TFB_TAG_META_HISTO = 1u << 1,
+    TFB_TAG_META_TEXT = 1u << 2,
+    TFB_TAG_NONFINITE = 1u << 3,
+};
+
+typedef struct tfb_tag_entry {
+    uint64_t hash;
+    char *tag; /* owned copy, NUL-terminated */
+    size_t len;
+    unsigned flags;
+} tfb_tag_entry;
+
+typedef struct tfb_tag_table {
+    tfb_tag_entry *slots;
+    size_t cap; /* power of two; 0 before the first insert */
+    size_t count;
+} tfb_tag_table;
+
+/* Finds tag, inserting it (with flags 0) when absent. Returns NULL only
+ * when memory runs out. The entry pointer is valid until the next call. */
+tfb_tag_entry *tfb_tag_table_get(tfb_tag_table *t, const char *tag,
+                                 size_t len);
+
+/* Frees every entry and the table's memory; t may be reused after. */
+void tfb_tag_table_free(tfb_tag_table *t);
+
+#endif

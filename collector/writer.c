@@ -1,0 +1,617 @@
+/*
+ * writer.c - the asynchronous event-file writer.
+ *
+ * Logging threads encode a whole framed record straight into the active
+ * buffer under one short lock; a background thread swaps the active and
+ * spare buffers and write()s the spare. So the caller never touches the
+ * disk, and a record is either wholly in the file or not at all (the
+ * reader treats a partial tail as "not yet written").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "event.h"
+#include "histogram.h"
+#include "tag_table.h"
+#include "tfboard.h"
+#include "writer_internal.h"
+
+#define DEFAULT_QUEUE_BYTES (8u << 20)
+#define DEFAULT_FLUSH_MS 2000u
+
+typedef struct wbuf {
+    uint8_t *data;
+    size_t len, cap;
+} wbuf;
+
+struct tfb_writer {
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work;  /* the background thread waits here */
+    pthread_cond_t cv_space; /* callers wait here for space or a flush */
+    wbuf active, spare;
+    uint64_t appended;     /* bytes ever appended to the queue */
+    uint64_t written;      /* bytes of those handed to write() */
+    uint64_t flush_target; /* tfb_flush asks for written >= this */
+    int kicked;            /* the background thread was woken early */
+    int closing;
+    int sticky; /* first disk error; every later call returns it */
+    int fd;
+    pthread_t thread;
+    tfb_writer_opts opts;
+    char *path, *run_dir;
+    tfb_tag_table tags;
+    uint64_t records_logged, records_dropped, bytes_written;
+    struct tfb_gpu_tracer *gpu;
+    struct tfb_pipeline *pipeline;
+};
+
+static atomic_uint g_file_seq;
+
+int64_t tfb_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void tfb_writer_opts_init(tfb_writer_opts *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof *o);
+    o->queue_bytes = DEFAULT_QUEUE_BYTES;
+    o->flush_interval_ms = DEFAULT_FLUSH_MS;
+}
+
+/* mkdir -p: each missing parent is created; an existing directory is
+ * fine. */
+static int make_dirs(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return TFB_ENOMEM;
+    int rc = 0;
+    for (char *s = p + 1;; s++) {
+        if (*s == '/' || *s == 0) {
+            char c = *s;
+            *s = 0;
+            if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+                rc = tfb_err_from_errno(errno);
+                break;
+            }
+            *s = c;
+            if (!c)
+                break;
+        }
+    }
+    free(p);
+    if (rc == 0) {
+        struct stat st;
+        if (stat(dir, &st) < 0)
+            return tfb_err_from_errno(errno);
+        if (!S_ISDIR(st.st_mode))
+            return TFB_ENOENT;
+    }
+    return rc;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            return tfb_err_from_errno(errno);
+        }
+        if (k == 0)
+            return TFB_EIO;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Creates the event file with a name no other writer can hold: O_EXCL
+ * plus a per-process sequence number that moves on at each collision. */
+static int create_file(tfb_writer *w)
+{
+    char host[256] = "localhost";
+    if (gethostname(host, sizeof host - 1) < 0)
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = 0;
+    for (char *c = host; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    const char *suffix = w->opts.filename_suffix ? w->opts.filename_suffix : "";
+    size_t cap = strlen(w->run_dir) + strlen(host) + strlen(suffix) + 96;
+    w->path = malloc(cap);
+    if (!w->path)
+        return TFB_ENOMEM;
+    for (int tries = 0; tries < 1000; tries++) {
+        unsigned seq = atomic_fetch_add(&g_file_seq, 1);
+        snprintf(w->path, cap, "%s/events.out.tfevents.%010lld.%s.%ld.%u%s",
+                 w->run_dir, (long long)time(NULL), host, (long)getpid(), seq,
+                 suffix);
+        w->fd = open(w->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (w->fd >= 0)
+            return 0;
+        if (errno != EEXIST)
+            return tfb_err_from_errno(errno);
+    }
+    return TFB_EEXIST;
+}
+
+/* The file is gone from its directory (deleted file or directory): the
+ * writes would vanish into an orphaned inode, so this counts as an error. */
+static int file_deleted(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_nlink == 0;
+}
+
+static void deadline_after(struct timespec *ts, unsigned ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static int past(const struct timespec *ts)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > ts->tv_sec ||
+           (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
+}
+
+static void *writer_thread(void *arg)
+{
+    tfb_writer *w = arg;
+    struct timespec deadline;
+    deadline_after(&deadline, w->opts.flush_interval_ms);
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        int due = w->kicked || w->closing || w->flush_target > w->written ||
+                  past(&deadline);
+        if (!due || w->active.len == 0) {
+            if (w->closing && w->active.len == 0)
+                break;
+            if (past(&deadline)) {
+                /* Idle period over: look for a deleted file, then sleep
+                 * another interval. */
+                if (!w->sticky && file_deleted(w->fd))
+                    w->sticky = TFB_ENOENT;
+                deadline_after(&deadline, w->opts.flush_interval_ms);
+                if (w->sticky)
+                    pthread_cond_broadcast(&w->cv_space);
+            }
+            if (w->active.len == 0 && w->flush_target > w->written) {
+                w->written = w->appended; /* nothing left to write */
+                pthread_cond_broadcast(&w->cv_space);
+                continue;
+            }
+            pthread_cond_timedwait(&w->cv_work, &w->mu, &deadline);
+            continue;
+        }
+        wbuf out = w->active;
+        w->active = w->spare;
+        w->spare = (wbuf){0};
+        w->kicked = 0;
+        uint64_t upto = w->appended;
+        int sticky = w->sticky;
+        pthread_mutex_unlock(&w->mu);
+
+        int rc = sticky ? sticky : write_all(w->fd, out.data, out.len);
+        if (!rc && file_deleted(w->fd))
+            rc = TFB_ENOENT;
+
+        pthread_mutex_lock(&w->mu);
+        if (rc && !w->sticky)
+            w->sticky = rc;
+        if (!rc)
+            w->bytes_written += out.len;
+        out.len = 0;
+        w->spare = out;
+        w->written = upto;
+        deadline_after(&deadline, w->opts.flush_interval_ms);
+        pthread_cond_broadcast(&w->cv_space);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+int tfb_writer_open(tfb_writer **out, const char *run_dir,
+                    const tfb_writer_opts *opts)
+{
+    if (!out || !run_dir || !*run_dir)
+        return TFB_EINVAL;
+    tfb_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return TFB_ENOMEM;
+    w->fd = -1;
+    tfb_writer_opts_init(&w->opts);
+    if (opts) {
+        w->opts = *opts;
+        if (!w->opts.queue_bytes)
+            w->opts.queue_bytes = DEFAULT_QUEUE_BYTES;
+        if (!w->opts.flush_interval_ms)
+            w->opts.flush_interval_ms = DEFAULT_FLUSH_MS;
+    }
+    /* The suffix string is the caller's; keep our own copy. */
+    char *suffix = NULL;
+    if (w->opts.filename_suffix && !(suffix = strdup(w->opts.filename_suffix))) {
+        free(w);
+        return TFB_ENOMEM;
+    }
+    w->opts.filename_suffix = suffix;
+    size_t half = w->opts.queue_bytes / 2;
+    if (half < 4096)
+        half = 4096;
+    w->run_dir = strdup(run_dir);
+    w->active.data = malloc(half);
+    w->spare.data = malloc(half);
+    int rc = (!w->run_dir || !w->active.data || !w->spare.data) ? TFB_ENOMEM : 0;
+    w->active.cap = w->spare.cap = half;
+    if (!rc)
+        rc = make_dirs(run_dir);
+    if (!rc)
+        rc = create_file(w);
+    if (!rc) {
+        uint8_t rec[TFB_EV_FILE_VERSION_MAX];
+        size_t n = tfb_ev_file_version_write(rec, now_wall());
+        rc = write_all(w->fd, rec, n);
+        w->bytes_written = n;
+    }
+    if (!rc) {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_mutex_init(&w->mu, NULL);
+        pthread_cond_init(&w->cv_work, &ca);
+        pthread_cond_init(&w->cv_space, NULL);
+        pthread_condattr_destroy(&ca);
+        /* The background thread takes no signals: they belong to the
+         * training program's own threads. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int e = pthread_create(&w->thread, NULL, writer_thread, w);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (e) {
+            rc = TFB_ENOMEM;
+            pthread_mutex_destroy(&w->mu);
+            pthread_cond_destroy(&w->cv_work);
+            pthread_cond_destroy(&w->cv_space);
+        }
+    }
+    if (rc) {
+        if (w->fd >= 0) {
+            close(w->fd);
+            unlink(w->path);
+        }
+        free(w->active.data);
+        free(w->spare.data);
+        free(w->run_dir);
+        free(w->path);
+        free(suffix);
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+/* Module hooks: weak, so a static link pulls in the GPU and pipeline
+ * modules only when the program uses them (and then there is state to
+ * release). */
+extern void tfb_gpu_trace_on_close(tfb_writer *w) __attribute__((weak));
+extern void tfb_pipeline_on_close(tfb_writer *w) __attribute__((weak));
+
+int tfb_writer_close(tfb_writer *w)
+{
+    if (!w)
+        return 0;
+    if (tfb_gpu_trace_on_close)
+        tfb_gpu_trace_on_close(w);
+    if (tfb_pipeline_on_close)
+        tfb_pipeline_on_close(w);
+    pthread_mutex_lock(&w->mu);
+    w->closing = 1;
+    pthread_cond_signal(&w->cv_work);
+    pthread_cond_broadcast(&w->cv_space);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    int rc = w->sticky;
+    if (close(w->fd) < 0 && !rc)
+        rc = tfb_err_from_errno(errno);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv_work);
+    pthread_cond_destroy(&w->cv_space);
+    tfb_tag_table_free(&w->tags);
+    free(w->active.data);
+    free(w->spare.data);
+    free(w->run_dir);
+    free(w->path);
+    free((char *)w->opts.filename_suffix);
+    free(w);
+    return rc;
+}
+
+int tfb_flush(tfb_writer *w)
+{
+    if (!w)
+        return TFB_EINVAL;
+    pthread_mutex_lock(&w->mu);
+    uint64_t target = w->appended;
+    if (w->flush_target < target)
+        w->flush_target = target;
+    pthread_cond_signal(&w->cv_work);
+    while (w->written < target && !w->sticky && !w->closing)
+        pthread_cond_wait(&w->cv_space, &w->mu);
+    int rc = w->sticky;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+/* With w->mu held: room for `need` bytes at the end of the active buffer,
+ * waiting (or dropping) while the queue is full. */
+static int reserve_locked(tfb_writer *w, size_t need, uint8_t **dst)
+{
+    for (;;) {
+        if (w->sticky)
+            return w->sticky;
+        if (w->closing)
+            return TFB_ECLOSED;
+        if (w->active.len + need <= w->active.cap)
+            break;
+        if (need > w->active.cap && w->active.len == 0) {
+            /* A record larger than the queue: grow this buffer for it.
+             * Rare (huge text); it keeps the size for later records. */
+            uint8_t *nd = realloc(w->active.data, need);
+            if (!nd)
+                return TFB_ENOMEM;
+            w->active.data = nd;
+            w->active.cap = need;
+            break;
+        }
+        if (w->opts.drop_when_full) {
+            w->records_dropped++;
+            return TFB_EDROPPED;
+        }
+        w->kicked = 1;
+        pthread_cond_signal(&w->cv_work);
+        pthread_cond_wait(&w->cv_space, &w->mu);
+    }
+    *dst = w->active.data + w->active.len;
+    return 0;
+}
+
+static void commit_locked(tfb_writer *w, size_t n)
+{
+    w->active.len += n;
+    w->appended += n;
+    w->records_logged++;
+    /* Wake the background thread once the buffer is half full, so writing
+     * overlaps with filling and callers rarely wait. */
+    if (!w->kicked && w->active.len >= w->active.cap / 2) {
+        w->kicked = 1;
+        pthread_cond_signal(&w->cv_work);
+    }
+}
+
+/* Encodes one value under the lock. meta_flag names the per-tag flag that
+ * says the plugin metadata was already written for this tag. */
+static int log_value(tfb_writer *w, tfb_ev_value *v, unsigned meta_flag,
+                     double wall, int64_t step)
+{
+    pthread_mutex_lock(&w->mu);
+    tfb_tag_entry *e = NULL;
+    if (meta_flag) {
+        e = tfb_tag_table_get(&w->tags, v->tag, v->tag_len);
+        if (!e) {
+            pthread_mutex_unlock(&w->mu);
+            return TFB_ENOMEM;
+        }
+        if (e->flags & meta_flag)
+            v->plugin = NULL;
+    }
+    size_t need = tfb_ev_record_size(step, v);
+    uint8_t *dst;
+    const tfb_tag_entry *slots_before = w->tags.slots;
+    int rc = reserve_locked(w, need, &dst);
+    if (!rc) {
+        tfb_ev_record_write(dst, wall, step, v);
+        commit_locked(w, need);
+        /* If reserve_locked waited, another thread may have grown the
+         * table and moved the entry: look it up again. */
+        if (e && w->tags.slots != slots_before)
+            e = tfb_tag_table_get(&w->tags, v->tag, v->tag_len);
+        if (e)
+            e->flags |= meta_flag;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+static void classify(double x, tfb_nonfinite_counts *c)
+{
+    if (isnan(x))
+        c->nan++;
+    else if (x > 0)
+        c->pos_inf++;
+    else
+        c->neg_inf++;
+}
+
+int tfb_scalar_at(tfb_writer *w, const char *tag, double value, int64_t step,
+                  double wall_time)
+{
+    if (!w || !tag)
+        return TFB_EINVAL;
+    float f = (float)value;
+    tfb_ev_value v = {.kind = TFB_EV_SIMPLE,
+                      .tag = tag,
+                      .tag_len = strlen(tag),
+                      .plugin = "scalars",
+                      .plugin_len = 7,
+                      .simple = f};
+    int rc = log_value(w, &v, TFB_TAG_META_SCALAR, wall_time, step);
+    if (!isfinite(f)) {
+        tfb_nonfinite_counts c = {0};
+        classify(f, &c);
+        tfb_writer_report_nonfinite(w, tag, step, &c);
+    }
+    return rc;
+}
+
+int tfb_scalar(tfb_writer *w, const char *tag, double value, int64_t step)
+{
+    return tfb_scalar_at(w, tag, value, step, now_wall());
+}
+
+static int log_histo(tfb_writer *w, const char *tag, tfb_histo *h,
+                     int64_t step)
+{
+    double wall = now_wall();
+    tfb_ev_value v = {.kind = TFB_EV_HISTO,
+                      .tag = tag,
+                      .tag_len = strlen(tag),
+                      .plugin = "histograms",
+                      .plugin_len = 10,
+                      .histo = h};
+    int rc = log_value(w, &v, TFB_TAG_META_HISTO, wall, step);
+    tfb_nonfinite_counts c = h->nonfinite;
+    tfb_histo_free(h);
+    if (!rc && (c.nan || c.pos_inf || c.neg_inf)) {
+        rc = tfb_writer_numerics_record(w, tag, step, &c);
+        tfb_writer_report_nonfinite(w, tag, step, &c);
+    }
+    return rc;
+}
+
+int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
+                  size_t n, int64_t step)
+{
+    if (!w || !tag || (!values && n))
+        return TFB_EINVAL;
+    tfb_histo h;
+    int rc = tfb_histo_build_f32(&h, values, n);
+    return rc ? rc : log_histo(w, tag, &h, step);
+}
+
+int tfb_histogram_f64(tfb_writer *w, const char *tag, const double *values,
+                      size_t n, int64_t step)
+{
+    if (!w || !tag || (!values && n))
+        return TFB_EINVAL;
+    tfb_histo h;
+    int rc = tfb_histo_build_f64(&h, values, n);
+    return rc ? rc : log_histo(w, tag, &h, step);
+}
+
+int tfb_text(tfb_writer *w, const char *tag, const char *utf8, int64_t step)
+{
+    if (!w || !tag || !utf8)
+        return TFB_EINVAL;
+    tfb_ev_value v = {.kind = TFB_EV_STRING,
+                      .tag = tag,
+                      .tag_len = strlen(tag),
+                      .plugin = "text",
+                      .plugin_len = 4,
+                      .str = utf8,
+                      .str_len = strlen(utf8)};
+    return log_value(w, &v, TFB_TAG_META_TEXT, now_wall(), step);
+}
+
+int tfb_writer_numerics_record(tfb_writer *w, const char *tag, int64_t step,
+                               const tfb_nonfinite_counts *c)
+{
+    if (!w || !tag || !c)
+        return TFB_EINVAL;
+    int64_t vals[3] = {(int64_t)c->nan, (int64_t)c->pos_inf,
+                       (int64_t)c->neg_inf};
+    /* Always with metadata: these records are rare, and a reader must not
+     * mistake them for another plugin that uses the same tag. */
+    tfb_ev_value v = {.kind = TFB_EV_INT64_VEC,
+                      .tag = tag,
+                      .tag_len = strlen(tag),
+                      .plugin = TFB_NUMERICS_PLUGIN,
+                      .plugin_len = sizeof TFB_NUMERICS_PLUGIN - 1,
+                      .i64 = vals,
+                      .n_i64 = 3};
+    return log_value(w, &v, 0, now_wall(), step);
+}
+
+void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
+                                 const tfb_nonfinite_counts *c)
+{
+    if (!w || !tag || !c || !w->opts.on_nonfinite)
+        return;
+    int first = 0;
+    pthread_mutex_lock(&w->mu);
+    tfb_tag_entry *e = tfb_tag_table_get(&w->tags, tag, strlen(tag));
+    if (e && !(e->flags & TFB_TAG_NONFINITE)) {
+        e->flags |= TFB_TAG_NONFINITE;
+        first = 1;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (first)
+        w->opts.on_nonfinite(w->opts.on_nonfinite_user, tag, step, c->nan,
+                             c->pos_inf, c->neg_inf);
+}
+
+int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out)
+{
+    if (!w || !out)
+        return TFB_EINVAL;
+    pthread_mutex_lock(&w->mu);
+    out->records_logged = w->records_logged;
+    out->records_dropped = w->records_dropped;
+    out->bytes_written = w->bytes_written;
+    out->sticky_error = w->sticky;
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+const char *tfb_writer_path(const tfb_writer *w)
+{
+    return w ? w->path : NULL;
+}
+
+const char *tfb_writer_run_dir(const tfb_writer *w)
+{
+    return w ? w->run_dir : NULL;
+}
+
+struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w)
+{
+    return &w->gpu;
+}
+
+struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w)
+{
+    return &w->pipeline;
+}

@@ -1,0 +1,439 @@
+/*
+ * tfboard.h - the public API of libtfboard.
+ *
+ * libtfboard writes TensorBoard event files (scalars, histograms, text,
+ * gradient norms, NaN/Inf checks, input-pipeline step timings) and CUPTI GPU
+ * traces, and reads event files written by any TensorBoard-compatible tool.
+ *
+ * Conventions, for every function below:
+ *  - Return value: 0 (or a documented non-negative count) on success, a
+ *    negative TFB_E* code on failure. tfb_strerror() names the code.
+ *  - Out-parameters are written only on success.
+ *  - Every open/close pair: close accepts NULL.
+ *  - Strings are NUL-terminated UTF-8 unless a length is given.
+ *  - The library never aborts, never prints, and never raises a signal.
+ *
+ * Thread-safety is stated per function. "Thread-safe on one writer" means
+ * any number of threads may call it concurrently on the same tfb_writer.
+ */
+#ifndef TFBOARD_H
+#define TFBOARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TFB_BUILDING_LIBRARY) && defined(__GNUC__)
+#define TFB_API __attribute__((visibility("default")))
+#else
+#define TFB_API
+#endif
+
+#define TFB_VERSION_MAJOR 0
+#define TFB_VERSION_MINOR 1
+#define TFB_VERSION_PATCH 0
+#define TFB_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------
+ * Errors. One table: the enum and tfb_strerror() are generated from it.
+ * ---------------------------------------------------------------------- */
+#define TFB_ERRNO_MAP(XX)                                                     \
+    XX(EINVAL, -1, "invalid argument")                                        \
+    XX(ENOMEM, -2, "out of memory")                                           \
+    XX(EIO, -3, "input/output error")                                         \
+    XX(ENOSPC, -4, "no space left on device")                                 \
+    XX(ENOENT, -5, "no such file or directory")                               \
+    XX(EACCES, -6, "permission denied")                                       \
+    XX(EEXIST, -7, "file exists")                                             \
+    XX(ECLOSED, -8, "writer is closed or failed")                             \
+    XX(EDROPPED, -9, "queue full: record dropped")                            \
+    XX(ECORRUPT, -10, "corrupt data")                                         \
+    XX(ENOTSUP, -11, "not supported in this build")                           \
+    XX(ENOCUPTI, -12, "CUPTI library could not be loaded")                    \
+    XX(ENOGPU, -13, "no GPU or CUDA driver available")                        \
+    XX(EBUSY, -14, "CUPTI is held by another profiler")                       \
+    XX(EVERSION, -15, "library version mismatch")                             \
+    XX(ETOOBIG, -16, "value too large")                                       \
+    XX(ESTATE, -17, "call out of order")                                      \
+    XX(ETRACE, -18, "trace store error")
+
+typedef enum {
+#define TFB_ERR_ENUM_(name, code, msg) TFB_##name = (code),
+    TFB_ERRNO_MAP(TFB_ERR_ENUM_)
+#undef TFB_ERR_ENUM_
+    TFB_ERRNO_MIN_ = -18
+} tfb_errno;
+
+/* A static string naming `code` (0 gives "success", unknown codes
+ * "unknown error"). Thread-safe; the string is never freed. */
+TFB_API const char *tfb_strerror(int code);
+
+/* The library's version string, e.g. "0.1.0". Thread-safe. */
+TFB_API const char *tfb_version(void);
+
+/* ========================================================================
+ * Writer
+ * ====================================================================== */
+
+typedef struct tfb_writer tfb_writer;
+
+/* Called on the logging thread the first time a tag holds a non-finite
+ * value (see tfb_writer_opts.on_nonfinite). counts: NaN, +Inf, -Inf found in
+ * that call. Must not call back into the same writer's close. */
+typedef void (*tfb_nonfinite_fn)(void *user, const char *tag, int64_t step,
+                                 uint64_t nan, uint64_t pos_inf,
+                                 uint64_t neg_inf);
+
+typedef struct tfb_writer_opts {
+    /* Bytes of encoded records the queue holds before the caller waits (or
+     * drops). 0 = default, 8 MiB. */
+    size_t queue_bytes;
+    /* 0 (default): a caller waits while the queue is full; nothing is lost.
+     * 1: the record is dropped, counted, and TFB_EDROPPED returned. */
+    int drop_when_full;
+    /* Background flush period in ms; 0 = default 2000. The file is written
+     * at least this often even when the queue is not full. */
+    unsigned flush_interval_ms;
+    /* Appended to the event file name after the standard parts, e.g. ".v2".
+     * NULL = none. */
+    const char *filename_suffix;
+    /* See tfb_nonfinite_fn. NULL = no callback. */
+    tfb_nonfinite_fn on_nonfinite;
+    void *on_nonfinite_user;
+} tfb_writer_opts;
+
+/* Fills `opts` with the defaults. Thread-safe. */
+TFB_API void tfb_writer_opts_init(tfb_writer_opts *opts);
+
+/* Creates run_dir (and its parents) if needed and a new event file in it,
+ * named events.out.tfevents.<unix s>.<host>.<pid>.<seq>, created with O_EXCL
+ * (two writers never collide), and starts the background writer thread.
+ * The first record is Event{wall_time, file_version="brain.Event:2"}.
+ * opts may be NULL (defaults); it is copied, the caller keeps ownership.
+ * On success *out owns the writer; release it with tfb_writer_close().
+ * Thread-safe. */
+TFB_API int tfb_writer_open(tfb_writer **out, const char *run_dir,
+                            const tfb_writer_opts *opts);
+
+/* Writes everything queued, closes the file, joins the thread and frees w.
+ * Returns the writer's sticky error if one happened (the data queued before
+ * it may be lost), else 0. NULL-safe. Not to be called concurrently with
+ * any other call on w. */
+TFB_API int tfb_writer_close(tfb_writer *w);
+
+/* Returns when everything logged before the call is in the file (write()
+ * done; fsync is not implied). Returns the sticky error if one is set.
+ * Thread-safe on one writer. */
+TFB_API int tfb_flush(tfb_writer *w);
+
+/* Logs one scalar as Summary.Value.simple_value (plugin "scalars" metadata
+ * on a tag's first value). The value is stored as float32, as TensorBoard
+ * does. The calling thread encodes and enqueues only; no disk I/O.
+ * Non-finite values are logged as they are and reported to on_nonfinite.
+ * Thread-safe on one writer. tag is copied. */
+TFB_API int tfb_scalar(tfb_writer *w, const char *tag, double value,
+                       int64_t step);
+
+/* As tfb_scalar with an explicit wall time (seconds since the Unix epoch). */
+TFB_API int tfb_scalar_at(tfb_writer *w, const char *tag, double value,
+                          int64_t step, double wall_time);
+
+/* Logs a histogram of n values as HistogramProto with TensorBoard's default
+ * exponential bucket edges (±1e-12 · 1.1^k, and 0). NaN and ±Inf values are
+ * counted apart (not put in a bucket, not in min/max/sum) and reported to
+ * on_nonfinite; they also produce a numerics record (see
+ * tfb_check_numerics). values is read during the call only.
+ * Thread-safe on one writer. */
+TFB_API int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
+                          size_t n, int64_t step);
+TFB_API int tfb_histogram_f64(tfb_writer *w, const char *tag,
+                              const double *values, size_t n, int64_t step);
+
+/* Logs UTF-8 text as a string tensor with plugin "text".
+ * Thread-safe on one writer. */
+TFB_API int tfb_text(tfb_writer *w, const char *tag, const char *utf8,
+                     int64_t step);
+
+typedef struct tfb_writer_stats {
+    uint64_t records_logged;  /* records accepted into the queue */
+    uint64_t records_dropped; /* dropped (drop_when_full) */
+    uint64_t bytes_written;   /* bytes in the file so far */
+    int sticky_error;         /* 0 or the first disk error */
+} tfb_writer_stats;
+
+/* Copies the writer's counters. Thread-safe on one writer. */
+TFB_API int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out);
+
+/* The event file's path; owned by w, valid until close. Thread-safe. */
+TFB_API const char *tfb_writer_path(const tfb_writer *w);
+
+/* The run directory given to open; owned by w, valid until close. */
+TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
+
+/* ========================================================================
+ * Training health: gradient norms and NaN/Inf checks
+ * ====================================================================== */
+
+typedef struct tfb_tensor {
+    const char *name; /* layer name; logged as grad_norm/<name> */
+    const float *data;
+    size_t len;
+} tfb_tensor;
+
+typedef struct tfb_tensor_f64 {
+    const char *name;
+    const double *data;
+    size_t len;
+} tfb_tensor_f64;
+
+typedef struct tfb_nonfinite_counts {
+    uint64_t nan;
+    uint64_t pos_inf;
+    uint64_t neg_inf;
+} tfb_nonfinite_counts;
+
+/* Per-tensor L2 norms (computed without overflow or underflow) and the
+ * global norm sqrt(Σ norm_i²); logs grad_norm/<name> for each tensor and
+ * grad_norm/global at `step`. w may be NULL to compute without logging.
+ * global_norm may be NULL. A tensor holding NaN/Inf gives a NaN/Inf norm,
+ * logged as such. Thread-safe on one writer. */
+TFB_API int tfb_grad_norms(tfb_writer *w, const tfb_tensor *grads, size_t n,
+                           int64_t step, double *global_norm);
+TFB_API int tfb_grad_norms_f64(tfb_writer *w, const tfb_tensor_f64 *grads,
+                               size_t n, int64_t step, double *global_norm);
+
+/* The L2 norm of one array, scaled so that no finite input overflows or
+ * underflows. Pure function; thread-safe. */
+TFB_API double tfb_l2_norm(const float *data, size_t len);
+TFB_API double tfb_l2_norm_f64(const double *data, size_t len);
+
+/* Counts NaN, +Inf and -Inf in data. Pure function; thread-safe. */
+TFB_API void tfb_count_nonfinite(const float *data, size_t len,
+                                 tfb_nonfinite_counts *out);
+TFB_API void tfb_count_nonfinite_f64(const double *data, size_t len,
+                                     tfb_nonfinite_counts *out);
+
+/* Counts non-finite values in data and returns their number (>= 0). Only
+ * when it is > 0, writes a numerics record under `tag` (plugin
+ * "tfboard_numerics": an int64 tensor of shape [3] = {nan, +inf, -inf}) and
+ * calls on_nonfinite the first time the tag goes non-finite. A healthy call
+ * writes nothing. w may be NULL to count only. Thread-safe on one writer. */
+TFB_API int64_t tfb_check_numerics(tfb_writer *w, const char *tag,
+                                   const float *data, size_t len, int64_t step);
+TFB_API int64_t tfb_check_numerics_f64(tfb_writer *w, const char *tag,
+                                       const double *data, size_t len,
+                                       int64_t step);
+
+/* Plugin name of the numerics records. */
+#define TFB_NUMERICS_PLUGIN "tfboard_numerics"
+
+/* ========================================================================
+ * Input-pipeline step timing
+ *
+ * for (;;) { tfb_step_begin(w, s); tfb_input_begin(w); next_batch();
+ *            tfb_input_end(w); train(); tfb_step_end(w); }
+ *
+ * Each step logs pipeline/step_ms and pipeline/input_ms (the summed input
+ * waits inside the step). While GPU tracing is on, the spans also go into
+ * the trace store, and when CUDA's NVTX is loaded they are emitted as NVTX
+ * ranges. The four calls are meant for one training thread per writer; they
+ * are cheap (no I/O, no allocation) and return TFB_ESTATE when out of order.
+ * ====================================================================== */
+TFB_API int tfb_step_begin(tfb_writer *w, int64_t step);
+TFB_API int tfb_input_begin(tfb_writer *w);
+TFB_API int tfb_input_end(tfb_writer *w);
+TFB_API int tfb_step_end(tfb_writer *w);
+
+/* ========================================================================
+ * GPU tracing (CUPTI, loaded at run time)
+ * ====================================================================== */
+
+typedef struct tfb_gpu_opts {
+    /* Path of libcupti; NULL = $TFB_CUPTI_PATH, then libcupti.so.13, then
+     * libcupti.so. */
+    const char *cupti_path;
+    /* Size of one activity buffer; 0 = default 8 MiB. */
+    size_t buffer_bytes;
+    /* Most buffers in flight; past it records are dropped and counted.
+     * 0 = default 32. */
+    unsigned max_buffers;
+    /* Period of cuptiActivityFlushAll and of trace store commits, in ms;
+     * 0 = default 1000. */
+    unsigned flush_interval_ms;
+    /* Period of the gpu/<device>/utilization scalars, in ms; 0 = default
+     * 1000. */
+    unsigned utilization_interval_ms;
+    /* Record CUDA runtime API calls (launches and copies). 1 = yes. */
+    int record_runtime;
+} tfb_gpu_opts;
+
+/* Fills opts with defaults. Thread-safe. */
+TFB_API void tfb_gpu_opts_init(tfb_gpu_opts *opts);
+
+/* Starts CUPTI activity tracing for the process, writing the trace store
+ * <run_dir>/<host>.<pid>.trace.sqlite. Returns TFB_ENOCUPTI, TFB_ENOGPU,
+ * TFB_EBUSY, TFB_EVERSION or TFB_ENOTSUP (built without CUDA headers) when
+ * tracing cannot run; logging goes on either way. One tracing writer per
+ * process. opts may be NULL. Not thread-safe against stop on the same w. */
+TFB_API int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts);
+
+/* Flushes CUPTI, writes the remaining records, finalizes CUPTI. Called by
+ * tfb_writer_close too. Idempotent. */
+TFB_API int tfb_gpu_trace_stop(tfb_writer *w);
+
+typedef struct tfb_gpu_stats {
+    uint64_t kernels, memcpys, memsets, syncs, api_calls, markers, overheads;
+    uint64_t records_dropped; /* by CUPTI or by our buffer cap */
+    uint64_t buffers_completed;
+    int sticky_error;
+} tfb_gpu_stats;
+
+TFB_API int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out);
+
+/* Detailed message for the last tracing failure on w (e.g. the dlopen or
+ * CUPTI error text). Owned by w; never NULL. */
+TFB_API const char *tfb_gpu_trace_error(const tfb_writer *w);
+
+/* ========================================================================
+ * Reader
+ *
+ * Incremental, zero-copy reader of one event file. Views (pointers into the
+ * reader's buffer) stay valid until the next tfb_reader_next() or close.
+ * One reader is used by one thread at a time.
+ * ====================================================================== */
+
+typedef struct tfb_reader tfb_reader;
+
+typedef struct tfb_strview {
+    const char *ptr; /* not NUL-terminated */
+    size_t len;
+} tfb_strview;
+
+typedef enum {
+    TFB_EVENT_OTHER = 0,      /* log_message, session_log, unknown */
+    TFB_EVENT_FILE_VERSION,   /* file_version set */
+    TFB_EVENT_SUMMARY,        /* summary set */
+    TFB_EVENT_GRAPH,          /* graph_def or meta_graph_def */
+    TFB_EVENT_RUN_METADATA    /* tagged_run_metadata */
+} tfb_event_kind;
+
+typedef struct tfb_event {
+    double wall_time;
+    int64_t step;
+    tfb_event_kind kind;
+    tfb_strview file_version; /* kind == FILE_VERSION */
+    /* The serialized Summary message (kind == SUMMARY): iterate its values
+     * with tfb_summary_next(). */
+    const uint8_t *summary;
+    size_t summary_len;
+    uint64_t offset; /* byte offset of the record in the file */
+} tfb_event;
+
+typedef enum {
+    TFB_VALUE_UNKNOWN = 0, /* a tensor whose meaning needs its tag's plugin */
+    TFB_VALUE_SCALAR,      /* simple_value, or rank-0 numeric tensor */
+    TFB_VALUE_HISTOGRAM,   /* HistogramProto, or [k,3] tensor */
+    TFB_VALUE_TEXT,        /* string tensor, plugin "text" */
+    TFB_VALUE_IMAGE,       /* Summary.Image */
+    TFB_VALUE_NUMERICS,    /* plugin tfboard_numerics */
+    TFB_VALUE_TENSOR       /* other tensor (e.g. string tensor of another plugin) */
+} tfb_value_kind;
+
+typedef struct tfb_value {
+    tfb_strview tag;         /* tag, or node_name when tag is empty */
+    tfb_strview plugin_name; /* empty when the value carries no metadata */
+    tfb_strview display_name;
+    tfb_strview description;
+    tfb_value_kind kind;
+    /* kind == SCALAR: the value as double. */
+    double scalar;
+    /* kind == NUMERICS: the counts. */
+    tfb_nonfinite_counts numerics;
+    /* kind == IMAGE */
+    int32_t image_height, image_width, image_colorspace;
+    tfb_strview image_data; /* encoded PNG/JPEG bytes */
+    /* Raw sub-messages for the accessors below (NULL when absent). */
+    const uint8_t *histo; size_t histo_len;   /* HistogramProto */
+    const uint8_t *tensor; size_t tensor_len; /* TensorProto */
+} tfb_value;
+
+/* Opens path for reading. Nothing is read until tfb_reader_next. */
+TFB_API int tfb_reader_open(tfb_reader **out, const char *path);
+/* NULL-safe. */
+TFB_API void tfb_reader_close(tfb_reader *r);
+
+/* Reads the next event. Returns 1 and fills *ev when an event is
+ * available; 0 when the file holds nothing more yet (end of file, or a
+ * partial record at the end: call again later, reading resumes at the same
+ * offset once the file grows); a negative code on an I/O error.
+ * Corrupt records are skipped and counted (see tfb_reader_get_stats): a bad
+ * payload CRC skips that one record; a bad length CRC scans forward for the
+ * next valid record header. A payload that is not a valid Event is counted
+ * as corrupt and skipped. */
+TFB_API int tfb_reader_next(tfb_reader *r, tfb_event *ev);
+
+#define TFB_READER_MAX_CORRUPTIONS 16
+typedef struct tfb_reader_stats {
+    uint64_t records;           /* good records read */
+    uint64_t offset;            /* bytes consumed: where reading resumes */
+    uint64_t file_size;         /* size seen at the last read */
+    uint64_t corrupt_records;   /* payload CRC or proto errors */
+    uint64_t resyncs;           /* length CRC errors (scanned forward) */
+    uint64_t bytes_skipped;     /* bytes passed over by resyncs and skips */
+    /* Offsets of the first corruptions (n_offsets of them). */
+    uint64_t corruption_offsets[TFB_READER_MAX_CORRUPTIONS];
+    unsigned n_offsets;
+    int truncated_tail;         /* 1 when a partial record waits at the end */
+    int replaced;               /* 1 if the file shrank or was replaced and
+                                   reading restarted from offset 0 */
+} tfb_reader_stats;
+
+TFB_API int tfb_reader_get_stats(const tfb_reader *r, tfb_reader_stats *out);
+
+/* Iterates the values of a Summary message: *pos starts at 0. Returns 1 and
+ * fills *v, 0 at the end, TFB_ECORRUPT on a malformed message. The kind is
+ * decided from the value's own content and its plugin metadata. */
+TFB_API int tfb_summary_next(const uint8_t *summary, size_t len, size_t *pos,
+                             tfb_value *v);
+
+/* Re-decides v->kind as if its plugin were `plugin` (writers put metadata on
+ * a tag's first value only; callers remember it per tag). */
+TFB_API void tfb_value_apply_plugin(tfb_value *v, const char *plugin,
+                                    size_t plugin_len);
+
+/* Histogram buckets in TensorBoard's form, from a HistogramProto (lefts =
+ * [min] + limits[:-1], rights = limits[:-1] + [max]; empty buckets are kept)
+ * or a [k,3] tensor. Writes at most cap buckets to out (may be NULL with
+ * cap 0 to count) and returns the total number of buckets, or a negative
+ * code. min/max/num/sum may each be NULL. */
+typedef struct tfb_bucket {
+    double left, right, count;
+} tfb_bucket;
+TFB_API int64_t tfb_value_histogram(const tfb_value *v, tfb_bucket *out,
+                                    size_t cap, double *min, double *max,
+                                    double *num, double *sum);
+
+/* The i-th string of a string tensor (the text of a text summary is string
+ * 0). Returns 1 and sets *out (a view), 0 when there is no such string. */
+TFB_API int tfb_value_string(const tfb_value *v, size_t i, tfb_strview *out);
+
+/* Decodes a rank-0 numeric tensor (float, double, half, int32, int64, bool;
+ * tensor_content or typed field) to double. Returns 0 or TFB_EINVAL. */
+TFB_API int tfb_value_tensor_scalar(const tfb_value *v, double *out);
+
+/* ========================================================================
+ * Low-level format helpers (exported for tools and tests)
+ * ====================================================================== */
+
+/* CRC-32C (Castagnoli) of buf, continuing from crc (start with 0). */
+TFB_API uint32_t tfb_crc32c(uint32_t crc, const void *buf, size_t len);
+/* TFRecord's masked CRC-32C of buf. */
+TFB_API uint32_t tfb_masked_crc32c(const void *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TFBOARD_H */
