@@ -40,9 +40,15 @@ typedef struct tfb_ev_value {
 /* Bytes of the whole record (framing included) for one Summary value. */
 size_t tfb_ev_record_size(int64_t step, const tfb_ev_value *v);
 
-/* Writes the record; returns the bytes written (== tfb_ev_record_size). */
+/* Writes the record with its length but without its two CRCs (see
+ * tfb_seal_records: the writer computes them off the logging thread);
+ * returns the bytes written (== tfb_ev_record_size). */
 size_t tfb_ev_record_write(uint8_t *dst, double wall_time, int64_t step,
                            const tfb_ev_value *v);
+
+/* Fills in the length and payload CRCs of every record in buf[0..len),
+ * which must hold whole records written by the encoders above. */
+void tfb_seal_records(uint8_t *buf, size_t len);
 
 /* The file_version record ("brain.Event:2"). dst must hold
  * TFB_EV_FILE_VERSION_MAX bytes; returns the bytes written. */
@@ -50,8 +56,8 @@ size_t tfb_ev_record_write(uint8_t *dst, double wall_time, int64_t step,
 size_t tfb_ev_file_version_write(uint8_t *dst, double wall_time);
 
 /* Frames an already serialized payload: writes the 12 header bytes before
- * it and the 4 CRC bytes after it. `rec` points at the record start; the
- * payload must already sit at rec + 12. */
+ * it and the 4 CRC bytes after it (CRCs included). `rec` points at the
+ * record start; the payload must already sit at rec + 12. */
 void tfb_frame_record(uint8_t *rec, size_t payload_len);
 
 #endif

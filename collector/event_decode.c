@@ -19,12 +19,60 @@ enum {
     DT_UINT16 = 17, DT_HALF = 19, DT_UINT32 = 22, DT_UINT64 = 23,
 };
 
+/* Reads a varint length at *pp that must fit in what is left. */
+static inline int take_len(const uint8_t **pp, const uint8_t *end, size_t *len)
+{
+    uint64_t v;
+    const uint8_t *p = *pp;
+    if (p < end && *p < 0x80)
+        v = *p++;
+    else if (pb_get_varint(&p, end, &v) < 0)
+        return -1;
+    if (v > (uint64_t)(end - p))
+        return -1;
+    *pp = p;
+    *len = (size_t)v;
+    return 0;
+}
+
 int tfb_event_decode(const uint8_t *p, size_t n, tfb_event *ev)
 {
     const uint8_t *end = p + n;
     pb_field f;
     int r;
-    memset(ev, 0, sizeof *ev);
+    ev->wall_time = 0;
+    ev->step = 0;
+    ev->kind = TFB_EVENT_OTHER;
+    ev->file_version.ptr = NULL;
+    ev->file_version.len = 0;
+    ev->summary = NULL;
+    ev->summary_len = 0;
+    ev->offset = 0;
+    /* Fast path for what scalar-heavy files are made of: wall_time, step
+     * and summary with one-byte keys, in any order. */
+    while (p < end) {
+        if (*p == 0x09 && end - p >= 9) { /* 1: wall_time, fixed64 */
+            ev->wall_time = pb_as_double(pb_le64(p + 1));
+            p += 9;
+        } else if (*p == 0x10) { /* 2: step, varint */
+            uint64_t u;
+            p++;
+            if (pb_get_varint(&p, end, &u) < 0)
+                return TFB_ECORRUPT;
+            ev->step = (int64_t)u;
+        } else if (*p == 0x2a) { /* 5: summary */
+            size_t len;
+            p++;
+            if (take_len(&p, end, &len) < 0)
+                return TFB_ECORRUPT;
+            ev->kind = TFB_EVENT_SUMMARY;
+            ev->summary = p;
+            ev->summary_len = len;
+            p += len;
+        } else {
+            break;
+        }
+    }
     while ((r = pb_next(&p, end, &f)) > 0) {
         switch (f.num) {
         case 1:
@@ -396,6 +444,30 @@ static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
     int r, has_simple = 0;
     tfb_strview node_name = {NULL, 0};
     memset(v, 0, sizeof *v);
+    /* Fast path: tag, simple_value, metadata with one-byte keys. */
+    while (p < end) {
+        size_t len;
+        if (*p == 0x0a) { /* 1: tag */
+            p++;
+            if (take_len(&p, end, &len) < 0)
+                return TFB_ECORRUPT;
+            v->tag.ptr = (const char *)p;
+            v->tag.len = len;
+            p += len;
+        } else if (*p == 0x15 && end - p >= 5) { /* 2: simple_value */
+            has_simple = 1;
+            v->scalar = pb_as_float(pb_le32(p + 1));
+            p += 5;
+        } else if (*p == 0x4a) { /* 9: metadata */
+            p++;
+            if (take_len(&p, end, &len) < 0)
+                return TFB_ECORRUPT;
+            decode_metadata(p, len, v);
+            p += len;
+        } else {
+            break;
+        }
+    }
     while ((r = pb_next(&p, end, &f)) > 0) {
         switch (f.num) {
         case 1:

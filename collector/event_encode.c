@@ -166,6 +166,17 @@ void tfb_frame_record(uint8_t *rec, size_t payload_len)
                    tfb_masked_crc32c(rec + 12, payload_len));
 }
 
+void tfb_seal_records(uint8_t *buf, size_t len)
+{
+    size_t off = 0;
+    while (off + TFB_RECORD_OVERHEAD <= len) {
+        uint8_t *rec = buf + off;
+        size_t n = (size_t)pb_le64(rec);
+        tfb_frame_record(rec, n);
+        off += n + TFB_RECORD_OVERHEAD;
+    }
+}
+
 size_t tfb_ev_record_write(uint8_t *dst, double wall_time, int64_t step,
                            const tfb_ev_value *v)
 {
@@ -180,7 +191,7 @@ size_t tfb_ev_record_write(uint8_t *dst, double wall_time, int64_t step,
     }
     p = pb_put_len(p, 5, pb_len_field_size(vsize)); /* Event.summary */
     put_value(p, v, vsize);
-    tfb_frame_record(dst, esize);
+    pb_put_fixed64(dst, esize);
     return esize + TFB_RECORD_OVERHEAD;
 }
 

@@ -5,7 +5,8 @@
  * dependent compares; instead the top 13 bits of the value's float
  * representation (sign, exponent, 4 mantissa bits) index a table holding
  * the bucket of the cell's smallest value. A cell spans at most 0.09 in
- * log2 units and a bucket 0.1375, so one or two compares finish the job.
+ * log2 units and a bucket 0.1375, so a cell holds at most one limit and
+ * one compare finishes the job.
  */
 #include "histogram.h"
 
@@ -78,18 +79,6 @@ const double *tfb_histo_default_limits(size_t *n)
     return g_limits;
 }
 
-static inline size_t bucket_of(double v, float f)
-{
-    uint32_t bits;
-    memcpy(&bits, &f, 4);
-    size_t b = g_cell_bucket[bits >> CELL_SHIFT];
-    while (b > 0 && g_limits[b - 1] > v)
-        b--;
-    while (g_limits[b] <= v && b + 1 < g_nlimits)
-        b++; /* DBL_MAX itself stays in the last bucket */
-    return b;
-}
-
 static int finish(tfb_histo *h, const uint32_t *counts)
 {
     /* TensorFlow's encoding: each non-empty bucket, and each run of empty
@@ -122,64 +111,137 @@ static int finish(tfb_histo *h, const uint32_t *counts)
     return 0;
 }
 
-/* One routine for both element types: the loop body is what matters for
- * speed, and the compiler specializes it per type. */
-#define HISTO_BUILD(NAME, T, TO_FLOAT)                                        \
-    int NAME(tfb_histo *h, const T *values, size_t n)                         \
-    {                                                                         \
-        pthread_once(&g_once, init_limits);                                   \
-        memset(h, 0, sizeof *h);                                              \
-        if (!g_nlimits)                                                       \
-            return TFB_ENOMEM;                                                \
-        uint32_t *counts = calloc(g_nlimits, sizeof *counts);                 \
-        if (!counts)                                                          \
-            return TFB_ENOMEM;                                                \
-        double mn = INFINITY, mx = -INFINITY, sum = 0, sq = 0;                \
-        uint64_t num = 0;                                                     \
-        for (size_t i = 0; i < n; i++) {                                      \
-            double v = (double)values[i];                                     \
-            if (!isfinite(v)) {                                               \
-                if (isnan(v))                                                 \
-                    h->nonfinite.nan++;                                       \
-                else if (v > 0)                                               \
-                    h->nonfinite.pos_inf++;                                   \
-                else                                                          \
-                    h->nonfinite.neg_inf++;                                   \
-                continue;                                                     \
-            }                                                                 \
-            counts[bucket_of(v, TO_FLOAT(values[i]))]++;                      \
-            mn = v < mn ? v : mn;                                             \
-            mx = v > mx ? v : mx;                                             \
-            sum += v;                                                         \
-            sq += v * v;                                                      \
-            num++;                                                            \
-        }                                                                     \
-        if (num == 0)                                                         \
-            mn = mx = 0;                                                      \
-        h->min = mn;                                                          \
-        h->max = mx;                                                          \
-        h->num = (double)num;                                                 \
-        h->sum = sum;                                                         \
-        h->sum_squares = sq;                                                  \
-        int rc = finish(h, counts);                                           \
-        free(counts);                                                         \
-        return rc;                                                            \
-    }
+/* Sums, extremes and non-finite counts. Four independent accumulators
+ * each, so the adds are not one long dependency chain. */
+typedef struct acc4 {
+    double mn[4], mx[4], sum[4], sq[4];
+} acc4;
 
-#define AS_FLOAT_F32(x) (x)
-/* Doubles beyond float range land in the outermost cells; the compare
- * loops in bucket_of() then walk the few remaining buckets. */
-static inline float clamp_to_float(double d)
+static void acc_init(acc4 *a)
 {
-    if (d > FLT_MAX)
-        return FLT_MAX;
-    if (d < -FLT_MAX)
-        return -FLT_MAX;
-    return (float)d;
+    for (int k = 0; k < 4; k++) {
+        a->mn[k] = INFINITY;
+        a->mx[k] = -INFINITY;
+        a->sum[k] = a->sq[k] = 0;
+    }
 }
 
-HISTO_BUILD(tfb_histo_build_f32, float, AS_FLOAT_F32)
-HISTO_BUILD(tfb_histo_build_f64, double, clamp_to_float)
+static inline void acc_add(acc4 *a, int k, double d)
+{
+    a->mn[k] = d < a->mn[k] ? d : a->mn[k];
+    a->mx[k] = d > a->mx[k] ? d : a->mx[k];
+    a->sum[k] += d;
+    a->sq[k] += d * d;
+}
+
+static void classify(tfb_nonfinite_counts *c, double v)
+{
+    if (isnan(v))
+        c->nan++;
+    else if (v > 0)
+        c->pos_inf++;
+    else
+        c->neg_inf++;
+}
+
+static int histo_finish(tfb_histo *h, acc4 *a, uint32_t (*counts)[4],
+                        uint64_t num)
+{
+    double mn = a->mn[0], mx = a->mx[0], sum = 0, sq = 0;
+    for (int k = 0; k < 4; k++) {
+        mn = a->mn[k] < mn ? a->mn[k] : mn;
+        mx = a->mx[k] > mx ? a->mx[k] : mx;
+        sum += a->sum[k];
+        sq += a->sq[k];
+    }
+    if (num == 0)
+        mn = mx = 0;
+    h->min = mn;
+    h->max = mx;
+    h->num = (double)num;
+    h->sum = sum;
+    h->sum_squares = sq;
+    uint32_t *total = malloc(g_nlimits * sizeof *total);
+    if (!total)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < g_nlimits; i++)
+        total[i] = counts[i][0] + counts[i][1] + counts[i][2] + counts[i][3];
+    int rc = finish(h, total);
+    free(total);
+    return rc;
+}
+
+/* Counts go to four interleaved copies: neighbouring values often hit the
+ * same bucket, and increments of one counter would serialize. */
+int tfb_histo_build_f32(tfb_histo *h, const float *values, size_t n)
+{
+    pthread_once(&g_once, init_limits);
+    memset(h, 0, sizeof *h);
+    if (!g_nlimits)
+        return TFB_ENOMEM;
+    uint32_t (*counts)[4] = calloc(g_nlimits, sizeof *counts);
+    if (!counts)
+        return TFB_ENOMEM;
+    acc4 a;
+    acc_init(&a);
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float x = values[i];
+        uint32_t bits;
+        memcpy(&bits, &x, 4);
+        if ((bits & 0x7f800000u) == 0x7f800000u) {
+            classify(&h->nonfinite, x);
+            bad++;
+            continue;
+        }
+        /* A cell holds at most one limit (checked at init), so one
+         * compare finishes the lookup. */
+        double d = x;
+        uint32_t b = g_cell_bucket[bits >> CELL_SHIFT];
+        b += g_limits[b] <= d;
+        counts[b][i & 3]++;
+        acc_add(&a, (int)(i & 3), d);
+    }
+    int rc = histo_finish(h, &a, counts, n - bad);
+    free(counts);
+    return rc;
+}
+
+int tfb_histo_build_f64(tfb_histo *h, const double *values, size_t n)
+{
+    pthread_once(&g_once, init_limits);
+    memset(h, 0, sizeof *h);
+    if (!g_nlimits)
+        return TFB_ENOMEM;
+    uint32_t (*counts)[4] = calloc(g_nlimits, sizeof *counts);
+    if (!counts)
+        return TFB_ENOMEM;
+    acc4 a;
+    acc_init(&a);
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = values[i];
+        if (!isfinite(d)) {
+            classify(&h->nonfinite, d);
+            bad++;
+            continue;
+        }
+        /* Rounding to float may cross a limit: walk to the exact bucket. */
+        float f = d > FLT_MAX ? FLT_MAX : d < -FLT_MAX ? -FLT_MAX : (float)d;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        size_t b = g_cell_bucket[bits >> CELL_SHIFT];
+        while (b > 0 && g_limits[b - 1] > d)
+            b--;
+        while (g_limits[b] <= d && b + 1 < g_nlimits)
+            b++; /* DBL_MAX itself stays in the last bucket */
+        counts[b][i & 3]++;
+        acc_add(&a, (int)(i & 3), d);
+    }
+    int rc = histo_finish(h, &a, counts, n - bad);
+    free(counts);
+    return rc;
+}
 
 void tfb_histo_free(tfb_histo *h)
 {

@@ -135,14 +135,21 @@ static inline int pb_get_varint(const uint8_t **pp, const uint8_t *end,
 
 /* Reads the next field at *pp. Returns 1 with *f filled, 0 at end, -1 on a
  * malformed message. Groups (wire types 3, 4) are rejected: the event
- * schema never uses them. */
-static inline int pb_next(const uint8_t **pp, const uint8_t *end, pb_field *f)
+ * schema never uses them. Always inlined, with one-byte fast paths for
+ * keys and lengths: it is the inner loop of every reader. */
+__attribute__((always_inline)) static inline int
+pb_next(const uint8_t **pp, const uint8_t *end, pb_field *f)
 {
     const uint8_t *p = *pp;
     if (p >= end)
         return 0;
-    uint64_t key;
-    if (pb_get_varint(&p, end, &key) < 0)
+    f->u = 0; /* every member defined, whatever the wire type */
+    f->p = NULL;
+    f->len = 0;
+    uint64_t key = *p;
+    if (key < 0x80)
+        p++;
+    else if (pb_get_varint(&p, end, &key) < 0)
         return -1;
     f->num = (unsigned)(key >> 3);
     f->wt = (unsigned)(key & 7);
@@ -150,7 +157,9 @@ static inline int pb_next(const uint8_t **pp, const uint8_t *end, pb_field *f)
         return -1;
     switch (f->wt) {
     case PB_VARINT:
-        if (pb_get_varint(&p, end, &f->u) < 0)
+        if (p < end && *p < 0x80)
+            f->u = *p++;
+        else if (pb_get_varint(&p, end, &f->u) < 0)
             return -1;
         break;
     case PB_I64:
@@ -167,7 +176,11 @@ static inline int pb_next(const uint8_t **pp, const uint8_t *end, pb_field *f)
         break;
     case PB_LEN: {
         uint64_t len;
-        if (pb_get_varint(&p, end, &len) < 0 || len > (uint64_t)(end - p))
+        if (p < end && *p < 0x80)
+            len = *p++;
+        else if (pb_get_varint(&p, end, &len) < 0)
+            return -1;
+        if (len > (uint64_t)(end - p))
             return -1;
         f->p = p;
         f->len = (size_t)len;

@@ -99,7 +99,7 @@ static void note_corruption(tfb_reader *r, uint64_t off)
 
 /* Makes at least `need` bytes available at buf + pos if the file has them.
  * Returns 1 when they are there, 0 when the file ends first, <0 on error. */
-static int fill(tfb_reader *r, size_t need)
+static int fill_slow(tfb_reader *r, size_t need)
 {
     while (r->len - r->pos < need) {
         if (r->pos > 0) { /* slide the unread tail to the front */
@@ -132,6 +132,13 @@ static int fill(tfb_reader *r, size_t need)
         r->st.file_size = r->base + r->len;
     }
     return 1;
+}
+
+static inline int fill(tfb_reader *r, size_t need)
+{
+    if (r->len - r->pos >= need) /* the common case: already buffered */
+        return 1;
+    return fill_slow(r, need);
 }
 
 /* At the end of what the file holds: detect a file that was truncated

@@ -224,6 +224,9 @@ static void *writer_thread(void *arg)
         int sticky = w->sticky;
         pthread_mutex_unlock(&w->mu);
 
+        /* CRCs are computed here, not on the logging threads. */
+        if (!sticky)
+            tfb_seal_records(out.data, out.len);
         int rc = sticky ? sticky : write_all(w->fd, out.data, out.len);
         if (!rc && file_deleted(w->fd))
             rc = TFB_ENOENT;

@@ -246,6 +246,25 @@ static void histogram_edges(void **state)
             tfb_histo_free(&h);
         }
     }
+    /* The float path: the floats nearest each limit, on both sides. */
+    for (size_t i = 1; i + 1 < nl; i++) {
+        float f0 = (float)lim[i];
+        float xs[3] = {f0, nextafterf(f0, -INFINITY), nextafterf(f0, INFINITY)};
+        tfb_histo h;
+        assert_int_equal(tfb_histo_build_f32(&h, xs, 3), 0);
+        double total = 0;
+        for (size_t q = 0; q < h.n; q++)
+            total += h.counts[q];
+        assert_true(total == 3);
+        for (int j = 0; j < 3; j++) {
+            size_t want = brute_bucket(lim, nl, xs[j]);
+            int found = 0;
+            for (size_t q = 0; q < h.n; q++)
+                found |= h.limits[q] == lim[want] && h.counts[q] >= 1;
+            assert_true(found);
+        }
+        tfb_histo_free(&h);
+    }
     tfb_histo h;
     assert_int_equal(tfb_histo_build_f32(&h, NULL, 0), 0);
     assert_true(h.num == 0 && h.n == 1 && h.counts[0] == 0);

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# tests/run.sh - installs what the tests need, builds with -Dwerror=true,
+# runs every suite (unit, integration, webui), again under AddressSanitizer
+# and UndefinedBehaviorSanitizer, fuzzes the reader for a while, and prints
+# "N passed, N failed" last. Exits non-zero on any failure.
+#
+#   FUZZ_SECONDS=N   how long libFuzzer runs (default 60; 0 skips it)
+#   SKIP_ASAN=1      skip the sanitizer pass (local iteration only)
+#   TFB_BENCH=1      also run the benchmarks (numbers only, never a failure)
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+log() { printf '\n==> %s\n' "$*"; }
+
+# ---- 1. packages (Debian 12) -------------------------------------------
+PKGS="meson ninja-build gcc clang libclang-rt-14-dev pkg-config libcmocka-dev
+      libmicrohttpd-dev libsqlite3-dev zlib1g-dev protobuf-compiler python3
+      nodejs npm chromium sqlite3 wrk"
+missing=""
+for p in $PKGS; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    log "installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing \
+      || { echo "apt-get failed"; echo "0 passed, 1 failed"; exit 1; }
+  else
+    echo "missing packages:$missing (run as root to install them)"
+  fi
+fi
+
+# ---- 2. browser-test dependencies (npm ci from the lock file) -----------
+if [ -f tests/webui/package-lock.json ]; then
+  log "npm ci (tests/webui)"
+  (cd tests/webui && npm ci --no-audit --no-fund --loglevel=error) \
+    || { echo "npm ci failed"; echo "0 passed, 1 failed"; exit 1; }
+fi
+
+PASSED=0
+FAILED=0
+FAILED_NAMES=""
+
+# Adds the counts of one `meson test` run from its testlog.json (one JSON
+# object per line, field "result").
+count_meson() {
+  local build=$1 label=$2
+  local f=$build/meson-logs/testlog.json
+  if [ ! -f "$f" ]; then
+    FAILED=$((FAILED + 1)); FAILED_NAMES="$FAILED_NAMES $label:no-testlog"; return
+  fi
+  local ok fail names
+  ok=$(python3 -c 'import json,sys
+n=0
+for l in open(sys.argv[1]):
+    r=json.loads(l)["result"]
+    n+= r in ("OK","EXPECTEDFAIL")
+print(n)' "$f")
+  fail=$(python3 -c 'import json,sys
+n=0
+for l in open(sys.argv[1]):
+    r=json.loads(l)["result"]
+    n+= r in ("FAIL","TIMEOUT","UNEXPECTEDPASS","ERROR")
+print(n)' "$f")
+  names=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    j=json.loads(l)
+    if j["result"] in ("FAIL","TIMEOUT","UNEXPECTEDPASS","ERROR"): print(j["name"])' "$f")
+  PASSED=$((PASSED + ok)); FAILED=$((FAILED + fail))
+  for n in $names; do FAILED_NAMES="$FAILED_NAMES $label:$n"; done
+}
+
+build_and_test() {
+  local dir=$1 label=$2; shift 2
+  log "[$label] meson setup $*"
+  rm -rf "$dir"
+  if ! meson setup "$dir" -Dwerror=true "$@" >"$dir.setup.log" 2>&1; then
+    cat "$dir.setup.log"; FAILED=$((FAILED + 1)); FAILED_NAMES="$FAILED_NAMES $label:setup"; return
+  fi
+  log "[$label] build"
+  if ! ninja -C "$dir" -j"$JOBS"; then
+    FAILED=$((FAILED + 1)); FAILED_NAMES="$FAILED_NAMES $label:build"; return
+  fi
+  log "[$label] meson test"
+  meson test -C "$dir" --print-errorlogs --num-processes "$JOBS" \
+    --timeout-multiplier "${TIMEOUT_MULT:-1}"
+  count_meson "$dir" "$label"
+}
+
+# ---- 3. the normal build -------------------------------------------------
+build_and_test build-ci release -Dbuildtype=debugoptimized
+
+# ---- 4. the sanitizer build ----------------------------------------------
+if [ "${SKIP_ASAN:-0}" != 1 ]; then
+  TIMEOUT_MULT=3 build_and_test build-asan asan -Dbuildtype=debug \
+    -Db_sanitize=address,undefined -Db_lundef=false
+fi
+
+# ---- 5. fuzzing the reader -----------------------------------------------
+if [ "$FUZZ_SECONDS" -gt 0 ]; then
+  log "[fuzz] libFuzzer on the reader for ${FUZZ_SECONDS}s"
+  rm -rf build-fuzz
+  # The library itself is instrumented too, so coverage guides the fuzzer
+  # through the reader, not just through the harness.
+  if CC=clang meson setup build-fuzz -Dfuzzer=true -Dserver=false \
+       -Dexamples=false -Dbuildtype=debugoptimized \
+       -Dc_args=-fsanitize=fuzzer-no-link,address,undefined \
+       -Dc_link_args=-fsanitize=address,undefined >build-fuzz.setup.log 2>&1 \
+     && ninja -C build-fuzz tests/fuzz/fuzz_reader >build-fuzz.build.log 2>&1; then
+    corpus=build-fuzz/corpus
+    mkdir -p "$corpus"
+    if [ -d ../shared/testdata/tfevents ]; then
+      find ../shared/testdata/tfevents -type f -name '*tfevents*' -size -200k \
+        -exec cp {} "$corpus"/ \;
+    fi
+    if build-fuzz/tests/fuzz/fuzz_reader -max_total_time="$FUZZ_SECONDS" \
+         -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+         -artifact_prefix=build-fuzz/ "$corpus" >build-fuzz/fuzz.log 2>&1; then
+      tail -3 build-fuzz/fuzz.log
+      PASSED=$((PASSED + 1))
+    else
+      tail -40 build-fuzz/fuzz.log
+      FAILED=$((FAILED + 1)); FAILED_NAMES="$FAILED_NAMES fuzz:fuzz_reader"
+    fi
+  else
+    cat build-fuzz.setup.log build-fuzz.build.log 2>/dev/null | tail -30
+    FAILED=$((FAILED + 1)); FAILED_NAMES="$FAILED_NAMES fuzz:build"
+  fi
+fi
+
+# ---- 6. benchmarks (optional; numbers only) ------------------------------
+if [ "${TFB_BENCH:-0}" = 1 ]; then
+  log "[bench] benchmarks"
+  meson test -C build-ci --benchmark --verbose || true
+fi
+
+if [ -n "$FAILED_NAMES" ]; then
+  echo
+  echo "failed:$FAILED_NAMES"
+fi
+echo
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
