@@ -50,6 +50,14 @@ size_t tfb_ev_record_write(uint8_t *dst, double wall_time, int64_t step,
  * which must hold whole records written by the encoders above. */
 void tfb_seal_records(uint8_t *buf, size_t len);
 
+/* The scalar fast path: the same bytes as a TFB_EV_SIMPLE value with the
+ * "scalars" plugin (when with_meta), computed without the general size
+ * walk. It is what tfb_scalar() costs, so it is kept branch-light. */
+size_t tfb_ev_scalar_size(int64_t step, size_t tag_len, int with_meta);
+size_t tfb_ev_scalar_write(uint8_t *dst, double wall_time, int64_t step,
+                           const char *tag, size_t tag_len, int with_meta,
+                           float value);
+
 /* The file_version record ("brain.Event:2"). dst must hold
  * TFB_EV_FILE_VERSION_MAX bytes; returns the bytes written. */
 #define TFB_EV_FILE_VERSION_MAX 64

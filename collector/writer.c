@@ -51,6 +51,14 @@ struct tfb_writer {
     tfb_writer_opts opts;
     char *path, *run_dir;
     tfb_tag_table tags;
+    /* Tags are mostly string literals passed again and again: a cache keyed
+     * by the tag's address skips hashing. An entry is trusted only after
+     * its bytes compare equal, so a reused buffer cannot fool it. */
+    struct {
+        const char *ptr;  /* the caller's pointer */
+        const char *copy; /* the table's copy of the tag (stable) */
+        size_t len;
+    } tag_cache[64];
     uint64_t records_logged, records_dropped, bytes_written;
     struct tfb_gpu_tracer *gpu;
     struct tfb_pipeline *pipeline;
@@ -469,19 +477,54 @@ static void classify(double x, tfb_nonfinite_counts *c)
         c->neg_inf++;
 }
 
+static inline unsigned cache_slot(const char *tag)
+{
+    return (unsigned)(((uintptr_t)tag >> 3) ^ ((uintptr_t)tag >> 9)) & 63;
+}
+
 int tfb_scalar_at(tfb_writer *w, const char *tag, double value, int64_t step,
                   double wall_time)
 {
     if (!w || !tag)
         return TFB_EINVAL;
     float f = (float)value;
-    tfb_ev_value v = {.kind = TFB_EV_SIMPLE,
-                      .tag = tag,
-                      .tag_len = strlen(tag),
-                      .plugin = "scalars",
-                      .plugin_len = 7,
-                      .simple = f};
-    int rc = log_value(w, &v, TFB_TAG_META_SCALAR, wall_time, step);
+    size_t tag_len = strlen(tag);
+    unsigned slot = cache_slot(tag);
+    pthread_mutex_lock(&w->mu);
+    int with_meta;
+    const char *copy;
+    if (w->tag_cache[slot].ptr == tag && w->tag_cache[slot].len == tag_len &&
+        memcmp(w->tag_cache[slot].copy, tag, tag_len) == 0) {
+        with_meta = 0; /* cached only once the metadata is in the queue */
+        copy = w->tag_cache[slot].copy;
+    } else {
+        tfb_tag_entry *e = tfb_tag_table_get(&w->tags, tag, tag_len);
+        if (!e) {
+            pthread_mutex_unlock(&w->mu);
+            return TFB_ENOMEM;
+        }
+        with_meta = !(e->flags & TFB_TAG_META_SCALAR);
+        e->flags |= TFB_TAG_META_SCALAR; /* undone below on failure */
+        copy = e->tag;
+    }
+    size_t need = tfb_ev_scalar_size(step, tag_len, with_meta);
+    uint8_t *dst;
+    int rc = reserve_locked(w, need, &dst);
+    if (rc == 0) {
+        tfb_ev_scalar_write(dst, wall_time, step, tag, tag_len, with_meta, f);
+        commit_locked(w, need);
+        w->tag_cache[slot].ptr = tag;
+        w->tag_cache[slot].copy = copy;
+        w->tag_cache[slot].len = tag_len;
+    } else if (with_meta) {
+        /* Not written: the next value of this tag must carry the metadata.
+         * (Look the entry up again: the table may have grown while
+         * reserve_locked waited.) */
+        tfb_tag_entry *e = tfb_tag_table_get(&w->tags, tag, tag_len);
+        if (e)
+            e->flags &= ~(unsigned)TFB_TAG_META_SCALAR;
+    }
+    pthread_mutex_unlock(&w->mu);
     if (!isfinite(f)) {
         tfb_nonfinite_counts c = {0};
         classify(f, &c);

@@ -208,7 +208,7 @@ static void katib_tensor_values(void **state)
 
 int main(void)
 {
-    char *probe = tu_testdata("SOURCES.md");
+    char *probe = tu_testdata("tfevents/SOURCES.md");
     if (!probe) {
         fprintf(stderr, "../shared/testdata absent: skipping\n");
         return 77;
