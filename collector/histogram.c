@@ -172,7 +172,29 @@ static int histo_finish(tfb_histo *h, acc4 *a, uint32_t (*counts)[4],
 }
 
 /* Counts go to four interleaved copies: neighbouring values often hit the
- * same bucket, and increments of one counter would serialize. */
+ * same bucket, and increments of one counter would serialize. The loop is
+ * unrolled by four with the accumulators in locals, so the four chains of
+ * min/max/sum/sum-of-squares stay in registers. */
+#define F32_STEP(J, MN, MX, SUM, SQ)                                          \
+    do {                                                                      \
+        float x_ = values[i + (J)];                                           \
+        uint32_t bits_;                                                       \
+        memcpy(&bits_, &x_, 4);                                               \
+        if ((bits_ & 0x7f800000u) == 0x7f800000u) {                           \
+            classify(&h->nonfinite, x_);                                      \
+            bad++;                                                            \
+        } else {                                                              \
+            double d_ = x_;                                                   \
+            uint32_t b_ = g_cell_bucket[bits_ >> CELL_SHIFT];                 \
+            b_ += g_limits[b_] <= d_;                                         \
+            counts[b_][(J)]++;                                                \
+            MN = d_ < MN ? d_ : MN;                                           \
+            MX = d_ > MX ? d_ : MX;                                           \
+            SUM += d_;                                                        \
+            SQ += d_ * d_;                                                    \
+        }                                                                     \
+    } while (0)
+
 int tfb_histo_build_f32(tfb_histo *h, const float *values, size_t n)
 {
     pthread_once(&g_once, init_limits);
@@ -182,26 +204,23 @@ int tfb_histo_build_f32(tfb_histo *h, const float *values, size_t n)
     uint32_t (*counts)[4] = calloc(g_nlimits, sizeof *counts);
     if (!counts)
         return TFB_ENOMEM;
-    acc4 a;
-    acc_init(&a);
+    double mn0 = INFINITY, mn1 = INFINITY, mn2 = INFINITY, mn3 = INFINITY;
+    double mx0 = -INFINITY, mx1 = -INFINITY, mx2 = -INFINITY, mx3 = -INFINITY;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
     uint64_t bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        float x = values[i];
-        uint32_t bits;
-        memcpy(&bits, &x, 4);
-        if ((bits & 0x7f800000u) == 0x7f800000u) {
-            classify(&h->nonfinite, x);
-            bad++;
-            continue;
-        }
-        /* A cell holds at most one limit (checked at init), so one
-         * compare finishes the lookup. */
-        double d = x;
-        uint32_t b = g_cell_bucket[bits >> CELL_SHIFT];
-        b += g_limits[b] <= d;
-        counts[b][i & 3]++;
-        acc_add(&a, (int)(i & 3), d);
+    size_t i = 0;
+    /* A cell holds at most one limit (see the top of the file), so one
+     * compare finishes each lookup. */
+    for (; i + 4 <= n; i += 4) {
+        F32_STEP(0, mn0, mx0, s0, q0);
+        F32_STEP(1, mn1, mx1, s1, q1);
+        F32_STEP(2, mn2, mx2, s2, q2);
+        F32_STEP(3, mn3, mx3, s3, q3);
     }
+    for (; i < n; i++)
+        F32_STEP(0, mn0, mx0, s0, q0);
+    acc4 a = {{mn0, mn1, mn2, mn3}, {mx0, mx1, mx2, mx3}, {s0, s1, s2, s3},
+              {q0, q1, q2, q3}};
     int rc = histo_finish(h, &a, counts, n - bad);
     free(counts);
     return rc;
