@@ -27,11 +27,11 @@ echo "==> building (build/)"
 ninja -C build >/dev/null
 
 echo "==> training the examples into runs/"
-rm -rf runs/demo runs/diverging runs/input_bound runs/balanced
+rm -rf runs/demo runs/diverge runs/input_bound runs/balanced
 # A small MLP: loss, accuracy, weight/gradient histograms, gradient norms.
 build/examples/mlp_train --logdir runs --name demo --steps 600
 # The same model with a learning rate that makes it diverge: NaN alerts.
-build/examples/mlp_train --logdir runs --name diverging --steps 300 --lr 8 || true
+build/examples/mlp_train --logdir runs --name diverge --steps 400 --lr 5 || true
 # An input pipeline that starves the step, and one that keeps up.
 build/examples/pipeline_train --logdir runs --run input_bound --steps 120 \
   --loaders 1 --prefetch 1 --loader-ms 12 --step-ms 4

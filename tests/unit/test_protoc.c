@@ -33,10 +33,12 @@ static char *decode_record(const uint8_t *payload, size_t len)
              "'%s' --decode=tensorflow.Event -I '%s' '%s/event.proto' < '%s' > '%s' 2>&1",
              protoc, proto_dir, proto_dir, in, out);
     int rc = system(cmd);
-    size_t n;
+    size_t n = 0;
     uint8_t *txt = tu_read_file(out, &n);
+    if (!txt)
+        return NULL;
     if (rc != 0) {
-        fprintf(stderr, "protoc failed: %.*s\n", (int)n, (char *)txt);
+        fprintf(stderr, "protoc failed: %.*s\n", (int)n, (const char *)txt);
         free(txt);
         return NULL;
     }
