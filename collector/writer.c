@@ -340,6 +340,7 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
  * release). */
 extern void tfb_gpu_trace_on_close(tfb_writer *w) __attribute__((weak));
 extern void tfb_pipeline_on_close(tfb_writer *w) __attribute__((weak));
+extern void tfb_pipeline_on_flush(tfb_writer *w) __attribute__((weak));
 
 int tfb_writer_close(tfb_writer *w)
 {
@@ -375,6 +376,8 @@ int tfb_flush(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_pipeline_on_flush)
+        tfb_pipeline_on_flush(w);
     pthread_mutex_lock(&w->mu);
     uint64_t target = w->appended;
     if (w->flush_target < target)

@@ -22,6 +22,11 @@ struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w);
 void tfb_gpu_trace_on_close(tfb_writer *w);
 void tfb_pipeline_on_close(tfb_writer *w);
 
+/* Called by tfb_flush() first, so that what a module buffers of its own
+ * (the pipeline's step scalars) is in the writer's queue before the flush
+ * point is taken. */
+void tfb_pipeline_on_flush(tfb_writer *w);
+
 /* Writes a numerics record (plugin TFB_NUMERICS_PLUGIN, int64 tensor [3]
  * {nan, +inf, -inf}) under tag at step. Thread-safe on one writer. */
 int tfb_writer_numerics_record(tfb_writer *w, const char *tag, int64_t step,

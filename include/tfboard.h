@@ -237,10 +237,17 @@ TFB_API int64_t tfb_check_numerics_f64(tfb_writer *w, const char *tag,
  *            tfb_input_end(w); train(); tfb_step_end(w); }
  *
  * Each step logs pipeline/step_ms and pipeline/input_ms (the summed input
- * waits inside the step). While GPU tracing is on, the spans also go into
- * the trace store, and when CUDA's NVTX is loaded they are emitted as NVTX
- * ranges. The four calls are meant for one training thread per writer; they
- * are cheap (no I/O, no allocation) and return TFB_ESTATE when out of order.
+ * waits inside the step) at the step's own wall time. While GPU tracing is
+ * on, the spans also go into the trace store (from at most 100 ms after
+ * the trace starts), and when CUDA's NVTX is loaded they are emitted as
+ * NVTX ranges (domain "tfboard", ranges "step" and "input", payload = step).
+ * The four calls are meant for one training thread per writer; they are
+ * cheap (<= 100 ns each: no I/O, no allocation after the first
+ * tfb_step_begin, which also starts a helper thread) and return TFB_ESTATE
+ * when out of order (the call is then ignored) or TFB_EINVAL for w NULL.
+ * So that tfb_step_end stays cheap, the two scalars reach the writer from
+ * that helper thread within about 10 ms (at once when it falls behind);
+ * tfb_flush and tfb_writer_close wait for them.
  * ====================================================================== */
 TFB_API int tfb_step_begin(tfb_writer *w, int64_t step);
 TFB_API int tfb_input_begin(tfb_writer *w);

@@ -1,0 +1,345 @@
+/*
+ * pipeline.c - input-pipeline step timing: tfb_step_begin, tfb_input_begin,
+ * tfb_input_end, tfb_step_end.
+ *
+ * Budget: <= 100 ns per call on the training thread. So:
+ *  - Durations come from CLOCK_MONOTONIC (a vDSO read, immune to NTP
+ *    steps). Times for the trace store and the scalars' wall time must be
+ *    on CUPTI's clock (CLOCK_REALTIME, Unix-epoch ns); they are derived
+ *    from the monotonic readings plus an offset sampled at step_begin, so
+ *    only step_begin reads two clocks.
+ *  - tfb_step_end does not encode the two scalars itself (two tfb_scalar
+ *    calls alone cost more than the budget): it puts (step, step_ms,
+ *    input_ms, wall time) into a single-producer ring that a helper thread
+ *    drains every DRAIN_MS (or when half full) with tfb_scalar_at, keeping
+ *    the step's own wall time. When the ring is full the step logs
+ *    synchronously: nothing is ever dropped. tfb_writer_close drains the
+ *    rest (tfb_pipeline_on_close runs before the writer empties its
+ *    queue).
+ *  - Host spans are offered to the trace store while it accepts them; when
+ *    it answers that no trace runs, the step timer asks again only after
+ *    PROBE_MS (asking costs more than the whole budget), so spans start
+ *    within PROBE_MS of tfb_gpu_trace_start.
+ *
+ * State and thread are created on the first tfb_step_begin; afterwards no
+ * call allocates or does I/O. The four calls are for one training thread
+ * per writer, as the public header says.
+ */
+#include "writer_internal.h"
+#include "trace_store.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#ifdef TFB_HAVE_CUPTI
+/* Header-only NVTX3: without an injected tool (Nsight Systems, CUPTI) each
+ * call is a null-pointer check on a function table, so it is left on. */
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+#define RING_CAP 4096u /* steps buffered between drains (power of two) */
+#define DRAIN_MS 10
+#define PROBE_MS 100
+
+enum pipeline_state {
+    PIPE_IDLE = 0,  /* between steps */
+    PIPE_IN_STEP,   /* after step_begin, not waiting for input */
+    PIPE_IN_INPUT   /* after input_begin, before input_end */
+};
+
+typedef struct step_rec {
+    int64_t step;
+    double step_ms, input_ms;
+    double wall; /* seconds since the Unix epoch, at step_end */
+} step_rec;
+
+struct tfb_pipeline {
+    /* Training thread only. */
+    enum pipeline_state state;
+    int64_t step;
+    int64_t step_begin_ns;   /* CLOCK_MONOTONIC */
+    int64_t input_begin_ns;  /* CLOCK_MONOTONIC */
+    int64_t input_sum_ns;    /* summed input waits inside this step */
+    int64_t mono_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at step_begin */
+    int spans;               /* offer spans to the trace store */
+    int64_t next_probe_ns;   /* when not offering: ask again from then on */
+#ifdef TFB_HAVE_CUPTI
+    nvtxDomainHandle_t nvtx_domain;
+    nvtxStringHandle_t nvtx_step;
+    nvtxStringHandle_t nvtx_input;
+#endif
+
+    /* The ring: head written by the training thread, tail by the drainer. */
+    tfb_writer *w;
+    step_rec *ring;
+    _Atomic uint64_t head, tail;
+    int have_thread;
+    pthread_t thread;
+    pthread_mutex_t mu; /* guards stop, for the timed wait */
+    pthread_cond_t cv;
+    int stop;
+};
+
+static inline int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline int64_t real_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int log_rec(tfb_writer *w, const step_rec *r)
+{
+    int rc = tfb_scalar_at(w, "pipeline/step_ms", r->step_ms, r->step, r->wall);
+    int rc2 = tfb_scalar_at(w, "pipeline/input_ms", r->input_ms, r->step,
+                            r->wall);
+    return rc < 0 ? rc : rc2;
+}
+
+/* Logs every record the training thread has published. Only the drainer
+ * (or close, after the drainer has stopped) calls it. */
+static void drain(struct tfb_pipeline *p)
+{
+    uint64_t tail = atomic_load_explicit(&p->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&p->head, memory_order_acquire);
+    while (tail != head) {
+        /* An error (writer closed or failed) is the writer's sticky error,
+         * reported by tfb_writer_close; the ring still moves on. */
+        (void)log_rec(p->w, &p->ring[tail & (RING_CAP - 1)]);
+        tail++;
+        atomic_store_explicit(&p->tail, tail, memory_order_release);
+    }
+}
+
+static void *drain_main(void *arg)
+{
+    struct tfb_pipeline *p = arg;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += DRAIN_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&p->cv, &p->mu, &until);
+        pthread_mutex_unlock(&p->mu);
+        drain(p);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+#ifdef TFB_HAVE_CUPTI
+static void nvtx_init(struct tfb_pipeline *p)
+{
+    /* Both return NULL handles when no tool is injected; NVTX accepts them. */
+    p->nvtx_domain = nvtxDomainCreateA("tfboard");
+    p->nvtx_step = nvtxDomainRegisterStringA(p->nvtx_domain, "step");
+    p->nvtx_input = nvtxDomainRegisterStringA(p->nvtx_domain, "input");
+}
+
+static void nvtx_push(const struct tfb_pipeline *p, nvtxStringHandle_t name,
+                      uint32_t argb, int64_t step)
+{
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.colorType = NVTX_COLOR_ARGB;
+    a.color = argb;
+    a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+    a.payload.llValue = step;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = name;
+    nvtxDomainRangePushEx(p->nvtx_domain, &a);
+}
+
+static void nvtx_pop(const struct tfb_pipeline *p)
+{
+    nvtxDomainRangePop(p->nvtx_domain);
+}
+#endif
+
+/* Hands a span (monotonic times) to the trace store. TFB_EDROPPED (its
+ * queue is full) loses this span only; TFB_ESTATE (no trace running)
+ * pauses the offers for PROBE_MS. */
+static void offer_span(struct tfb_pipeline *p, tfb_host_span_kind kind,
+                       int64_t start, int64_t end)
+{
+    int rc = tfb_trace_host_span(p->w, kind, p->step,
+                                 start + p->mono_to_real_ns,
+                                 end + p->mono_to_real_ns);
+    if (rc == TFB_ESTATE) {
+        p->spans = 0;
+        p->next_probe_ns = end + (int64_t)PROBE_MS * 1000000;
+    }
+}
+
+static struct tfb_pipeline *pipeline_create(tfb_writer *w)
+{
+    struct tfb_pipeline *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->ring = malloc(RING_CAP * sizeof *p->ring);
+    if (!p->ring) {
+        free(p);
+        return NULL;
+    }
+    p->w = w;
+    atomic_init(&p->head, 0);
+    atomic_init(&p->tail, 0);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    /* Without the thread every step logs synchronously: slower, still
+     * correct. */
+    p->have_thread = pthread_create(&p->thread, NULL, drain_main, p) == 0;
+#ifdef TFB_HAVE_CUPTI
+    nvtx_init(p);
+#endif
+    return p;
+}
+
+int tfb_step_begin(tfb_writer *w, int64_t step)
+{
+    if (!w)
+        return TFB_EINVAL;
+    struct tfb_pipeline **slot = tfb_writer_pipeline_slot(w);
+    struct tfb_pipeline *p = *slot;
+    if (!p) {
+        p = pipeline_create(w);
+        if (!p)
+            return TFB_ENOMEM;
+        *slot = p;
+    }
+    if (p->state != PIPE_IDLE)
+        return TFB_ESTATE;
+    p->step = step;
+    p->input_sum_ns = 0;
+    p->step_begin_ns = mono_ns();
+    p->mono_to_real_ns = real_ns() - p->step_begin_ns;
+    if (!p->spans && p->step_begin_ns >= p->next_probe_ns)
+        p->spans = 1;
+#ifdef TFB_HAVE_CUPTI
+    nvtx_push(p, p->nvtx_step, 0xFF4C72B0u, step);
+#endif
+    p->state = PIPE_IN_STEP;
+    return 0;
+}
+
+int tfb_input_begin(tfb_writer *w)
+{
+    if (!w)
+        return TFB_EINVAL;
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    if (!p || p->state != PIPE_IN_STEP)
+        return TFB_ESTATE;
+    p->input_begin_ns = mono_ns();
+#ifdef TFB_HAVE_CUPTI
+    nvtx_push(p, p->nvtx_input, 0xFFDD8452u, p->step);
+#endif
+    p->state = PIPE_IN_INPUT;
+    return 0;
+}
+
+int tfb_input_end(tfb_writer *w)
+{
+    if (!w)
+        return TFB_EINVAL;
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    if (!p || p->state != PIPE_IN_INPUT)
+        return TFB_ESTATE;
+    int64_t now = mono_ns();
+    p->input_sum_ns += now - p->input_begin_ns;
+    p->state = PIPE_IN_STEP;
+#ifdef TFB_HAVE_CUPTI
+    nvtx_pop(p);
+#endif
+    if (p->spans)
+        offer_span(p, TFB_HOST_SPAN_INPUT, p->input_begin_ns, now);
+    return 0;
+}
+
+int tfb_step_end(tfb_writer *w)
+{
+    if (!w)
+        return TFB_EINVAL;
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    if (!p || p->state != PIPE_IN_STEP)
+        return TFB_ESTATE;
+    int64_t now = mono_ns();
+    p->state = PIPE_IDLE;
+#ifdef TFB_HAVE_CUPTI
+    nvtx_pop(p);
+#endif
+    if (p->spans)
+        offer_span(p, TFB_HOST_SPAN_STEP, p->step_begin_ns, now);
+    step_rec r = {p->step, (double)(now - p->step_begin_ns) / 1e6,
+                  (double)p->input_sum_ns / 1e6,
+                  (double)(now + p->mono_to_real_ns) / 1e9};
+    uint64_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&p->tail, memory_order_acquire);
+    if (!p->have_thread || head - tail >= RING_CAP)
+        return log_rec(w, &r); /* full (drainer starved): never drop */
+    p->ring[head & (RING_CAP - 1)] = r;
+    atomic_store_explicit(&p->head, head + 1, memory_order_release);
+    /* Very short steps fill the ring faster than one drain period: wake
+     * the drainer early, once per half ring (a futex call amortized over
+     * RING_CAP / 2 steps). A lost wake-up costs at most one period. */
+    if (head + 1 - tail == RING_CAP / 2)
+        pthread_cond_signal(&p->cv);
+    return 0;
+}
+
+void tfb_pipeline_on_flush(tfb_writer *w)
+{
+    struct tfb_pipeline *p = w ? *tfb_writer_pipeline_slot(w) : NULL;
+    if (!p)
+        return;
+    uint64_t target = atomic_load_explicit(&p->head, memory_order_acquire);
+    if (!p->have_thread) {
+        drain(p);
+        return;
+    }
+    /* The drainer is the ring's only consumer: wake it and wait until it
+     * has passed every step published before this flush. */
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    while (atomic_load_explicit(&p->tail, memory_order_acquire) < target) {
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void tfb_pipeline_on_close(tfb_writer *w)
+{
+    if (!w)
+        return;
+    struct tfb_pipeline **slot = tfb_writer_pipeline_slot(w);
+    struct tfb_pipeline *p = *slot;
+    if (!p)
+        return;
+    if (p->have_thread) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_signal(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->thread, NULL);
+    }
+    drain(p); /* what the thread had not reached yet */
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->ring);
+    free(p);
+    *slot = NULL;
+}
