@@ -61,9 +61,7 @@ int tfb_reader_open(tfb_reader **out, const char *path)
     r->dev = st.st_dev;
     r->ino = st.st_ino;
     r->path = strdup(path);
-    r->cap = CHUNK;
-    r->buf = malloc(r->cap);
-    if (!r->path || !r->buf) {
+    if (!r->path) {
         tfb_reader_close(r);
         return TFB_ENOMEM;
     }
@@ -109,7 +107,7 @@ static int fill_slow(tfb_reader *r, size_t need)
             r->pos = 0;
         }
         if (need > r->cap || r->cap - r->len < CHUNK / 4) {
-            size_t nc = r->cap * 2;
+            size_t nc = r->cap ? r->cap * 2 : CHUNK;
             while (nc < need)
                 nc *= 2;
             uint8_t *nb = realloc(r->buf, nc);
@@ -139,6 +137,20 @@ static inline int fill(tfb_reader *r, size_t need)
     if (r->len - r->pos >= need) /* the common case: already buffered */
         return 1;
     return fill_slow(r, need);
+}
+
+/* A reader waiting at the end of a file that is not growing holds no
+ * buffer: a server keeps one reader open per file, and the buffers would
+ * otherwise outweigh the data. fill_slow() allocates it again. */
+static void release_idle_buffer(tfb_reader *r)
+{
+    if (r->pos != r->len)
+        return; /* a partial record waits there */
+    r->base += r->pos;
+    r->pos = r->len = 0;
+    free(r->buf);
+    r->buf = NULL;
+    r->cap = 0;
 }
 
 /* At the end of what the file holds: detect a file that was truncated
@@ -215,6 +227,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
             if (c > 0)
                 continue;
             r->eof = 0; /* next call reads again: the file may grow */
+            release_idle_buffer(r);
             return 0;
         }
         const uint8_t *h = r->buf + r->pos;
