@@ -1,0 +1,52 @@
+/*
+ * gpu_nocupti.c - GPU tracing in a build without the CUDA headers: every
+ * call says TFB_ENOTSUP (with a message) and the library works otherwise.
+ */
+#include <string.h>
+
+#include "writer_internal.h"
+
+static const char k_msg[] =
+    "tfboard was built without the CUDA headers (-Dcupti=disabled or "
+    "cupti_activity.h not found): GPU tracing is not available";
+
+void tfb_gpu_opts_init(tfb_gpu_opts *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->buffer_bytes = (size_t)8 << 20;
+    opts->max_buffers = 32;
+    opts->flush_interval_ms = 1000;
+    opts->utilization_interval_ms = 1000;
+    opts->record_runtime = 1;
+}
+
+int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
+{
+    (void)opts;
+    return w ? TFB_ENOTSUP : TFB_EINVAL;
+}
+
+int tfb_gpu_trace_stop(tfb_writer *w)
+{
+    return w ? 0 : TFB_EINVAL;
+}
+
+int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)
+{
+    if (!w || !out)
+        return TFB_EINVAL;
+    memset(out, 0, sizeof *out);
+    return 0;
+}
+
+const char *tfb_gpu_trace_error(const tfb_writer *w)
+{
+    return w ? k_msg : "";
+}
+
+void tfb_gpu_trace_on_close(tfb_writer *w)
+{
+    (void)w;
+}

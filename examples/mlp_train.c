@@ -1,0 +1,417 @@
+/*
+ * mlp_train.c - a small but real training program that uses libtfboard the
+ * way C training code would: a 2-32-32-3 multilayer perceptron (leaky ReLU,
+ * softmax cross-entropy) trained with mini-batch SGD on a synthetic
+ * three-arm spiral, deterministic from a fixed seed, no dependencies but
+ * libc and libm.
+ *
+ * Every step it logs loss, accuracy, the gradient norm of every layer and
+ * the global norm (tfb_grad_norms), and checks the per-sample losses and
+ * every gradient for NaN/Inf (tfb_check_numerics). Every --hist-every steps
+ * it logs weight and gradient histograms.
+ *
+ * A large --lr (e.g. 5) makes the weights blow up until the loss is no
+ * longer finite. The writer's on_nonfinite callback tells the program, which
+ * prints where it happened and stops, as a real job should rather than
+ * train on NaN:
+ *     first non-finite value: tag <tag> at step <S>
+ *     first non-finite loss at step <S>
+ *
+ * Usage: mlp_train [--logdir DIR] [--name NAME] [--steps N] [--lr X]
+ *                  [--hist-every N] [--batch N] [--seed N]
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfboard.h"
+
+enum { IN = 2, HID = 32, OUT = 3, PER_CLASS = 300, NDATA = OUT * PER_CLASS,
+       MAXB = 1024 };
+
+/* ---- deterministic randomness (xorshift64*) ---------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * UINT64_C(2685821657736338717);
+}
+
+static double rng_uniform(void) /* [0, 1) */
+{
+    return (double)(rng_next() >> 11) * 0x1p-53;
+}
+
+static double rng_normal(void) /* Box-Muller */
+{
+    double u1 = rng_uniform(), u2 = rng_uniform();
+    if (u1 < 1e-300)
+        u1 = 1e-300;
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* ---- data: three interleaved spiral arms ------------------------------- */
+
+static float data_x[NDATA][IN];
+static int data_y[NDATA];
+
+static void make_spirals(void)
+{
+    for (int c = 0; c < OUT; c++)
+        for (int i = 0; i < PER_CLASS; i++) {
+            double r = (double)i / PER_CLASS;
+            double t = c * 4.0 + r * 4.0 + rng_normal() * 0.2;
+            int k = c * PER_CLASS + i;
+            data_x[k][0] = (float)(r * sin(t));
+            data_x[k][1] = (float)(r * cos(t));
+            data_y[k] = c;
+        }
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+typedef struct model {
+    float w1[IN * HID], b1[HID];
+    float w2[HID * HID], b2[HID];
+    float w3[HID * OUT], b3[OUT];
+} model;
+
+#define NPARAM 6
+static const char *const param_names[NPARAM] = {
+    "fc1/weight", "fc1/bias", "fc2/weight", "fc2/bias", "fc3/weight", "fc3/bias"};
+
+static float *param(model *m, int i)
+{
+    float *p[NPARAM] = {m->w1, m->b1, m->w2, m->b2, m->w3, m->b3};
+    return p[i];
+}
+
+static size_t param_len(int i)
+{
+    static const size_t n[NPARAM] = {IN * HID, HID, HID * HID, HID,
+                                     HID * OUT, OUT};
+    return n[i];
+}
+
+static void init_model(model *m)
+{
+    memset(m, 0, sizeof *m);
+    /* He initialisation for the leaky-ReLU layers. */
+    for (int i = 0; i < IN * HID; i++)
+        m->w1[i] = (float)(rng_normal() * sqrt(2.0 / IN));
+    for (int i = 0; i < HID * HID; i++)
+        m->w2[i] = (float)(rng_normal() * sqrt(2.0 / HID));
+    for (int i = 0; i < HID * OUT; i++)
+        m->w3[i] = (float)(rng_normal() * sqrt(1.0 / HID));
+}
+
+static float lrelu(float a) { return a > 0 ? a : 0.01f * a; }
+static float lrelu_d(float a) { return a > 0 ? 1.0f : 0.01f; }
+
+/* y[b][o] = x[b][:] · w[:, o] + bias[o] */
+static void dense(const float *x, int nb, int nin, const float *w,
+                  const float *bias, int nout, float *y)
+{
+    for (int b = 0; b < nb; b++)
+        for (int o = 0; o < nout; o++) {
+            float s = bias[o];
+            for (int i = 0; i < nin; i++)
+                s += x[b * nin + i] * w[i * nout + o];
+            y[b * nout + o] = s;
+        }
+}
+
+/* Gradients of a dense layer: dw = xᵀ·dy, db = Σ dy, dx = dy·wᵀ (dx may be
+ * NULL for the input layer). */
+static void dense_back(const float *x, int nb, int nin, const float *w,
+                       int nout, const float *dy, float *dw, float *db,
+                       float *dx)
+{
+    memset(dw, 0, sizeof(float) * (size_t)(nin * nout));
+    memset(db, 0, sizeof(float) * (size_t)nout);
+    for (int b = 0; b < nb; b++)
+        for (int o = 0; o < nout; o++) {
+            float g = dy[b * nout + o];
+            db[o] += g;
+            for (int i = 0; i < nin; i++)
+                dw[i * nout + o] += x[b * nin + i] * g;
+        }
+    if (dx == NULL)
+        return;
+    for (int b = 0; b < nb; b++)
+        for (int i = 0; i < nin; i++) {
+            float s = 0;
+            for (int o = 0; o < nout; o++)
+                s += dy[b * nout + o] * w[i * nout + o];
+            dx[b * nin + i] = s;
+        }
+}
+
+typedef struct step_out {
+    float loss, accuracy;
+    float sample_loss[MAXB];
+} step_out;
+
+/* One forward and backward pass over the batch idx[0..nb); fills grad. */
+static void train_step(const model *m, const int *idx, int nb, model *grad,
+                       step_out *out)
+{
+    static float x[MAXB * IN], a1[MAXB * HID], h1[MAXB * HID],
+        a2[MAXB * HID], h2[MAXB * HID], z[MAXB * OUT], dz[MAXB * OUT],
+        dh2[MAXB * HID], dh1[MAXB * HID];
+    for (int b = 0; b < nb; b++)
+        memcpy(&x[b * IN], data_x[idx[b]], sizeof(float) * IN);
+    dense(x, nb, IN, m->w1, m->b1, HID, a1);
+    for (int i = 0; i < nb * HID; i++)
+        h1[i] = lrelu(a1[i]);
+    dense(h1, nb, HID, m->w2, m->b2, HID, a2);
+    for (int i = 0; i < nb * HID; i++)
+        h2[i] = lrelu(a2[i]);
+    dense(h2, nb, HID, m->w3, m->b3, OUT, z);
+
+    /* Softmax cross-entropy, shifted by the max logit so that finite
+     * logits never overflow exp(); once the weights themselves overflow,
+     * Inf - Inf gives the NaN a real framework would give. */
+    float loss = 0;
+    int correct = 0;
+    for (int b = 0; b < nb; b++) {
+        float *zb = &z[b * OUT];
+        int arg = 0;
+        for (int o = 1; o < OUT; o++)
+            if (zb[o] > zb[arg])
+                arg = o;
+        float mx = zb[arg], sum = 0;
+        for (int o = 0; o < OUT; o++)
+            sum += expf(zb[o] - mx);
+        float lse = mx + logf(sum);
+        int y = data_y[idx[b]];
+        out->sample_loss[b] = lse - zb[y];
+        loss += out->sample_loss[b];
+        correct += arg == y;
+        for (int o = 0; o < OUT; o++)
+            dz[b * OUT + o] = (expf(zb[o] - lse) - (o == y ? 1.0f : 0.0f)) / nb;
+    }
+    out->loss = loss / nb;
+    out->accuracy = (float)correct / nb;
+
+    dense_back(h2, nb, HID, m->w3, OUT, dz, grad->w3, grad->b3, dh2);
+    for (int i = 0; i < nb * HID; i++)
+        dh2[i] *= lrelu_d(a2[i]);
+    dense_back(h1, nb, HID, m->w2, HID, dh2, grad->w2, grad->b2, dh1);
+    for (int i = 0; i < nb * HID; i++)
+        dh1[i] *= lrelu_d(a1[i]);
+    dense_back(x, nb, IN, m->w1, HID, dh1, grad->w1, grad->b1, NULL);
+}
+
+/* ---- non-finite reporting ----------------------------------------------- */
+
+typedef struct watch {
+    int seen_any;
+    char first_tag[256];
+    int64_t first_step;
+    int seen_loss;
+    int64_t loss_step;
+} watch;
+
+/* Runs on the training thread, inside the tfb_* call that logged the bad
+ * value: only note it here; the loop decides what to do. */
+static void on_nonfinite(void *user, const char *tag, int64_t step,
+                         uint64_t nan, uint64_t pos_inf, uint64_t neg_inf)
+{
+    (void)nan;
+    (void)pos_inf;
+    (void)neg_inf;
+    watch *wt = user;
+    if (!wt->seen_any) {
+        wt->seen_any = 1;
+        snprintf(wt->first_tag, sizeof wt->first_tag, "%s", tag);
+        wt->first_step = step;
+    }
+    if (!wt->seen_loss && strcmp(tag, "loss") == 0) {
+        wt->seen_loss = 1;
+        wt->loss_step = step;
+    }
+}
+
+/* ---- command line ------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: mlp_train [--logdir DIR] [--name NAME] [--steps N] "
+               "[--lr X] [--hist-every N] [--batch N] [--seed N]\n"
+               "  --logdir DIR    log directory (default runs)\n"
+               "  --name NAME     run name: logs go to DIR/NAME (default mlp)\n"
+               "  --steps N       training steps (default 2000)\n"
+               "  --lr X          learning rate (default 0.1; 5 diverges)\n"
+               "  --hist-every N  histogram period in steps (default 100)\n"
+               "  --batch N       mini-batch size, 1..%d (default 64)\n"
+               "  --seed N        random seed (default 1)\n", MAXB);
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *logdir = "runs", *name = "mlp";
+    long steps = 2000, hist_every = 100, batch = 64, seed = 1;
+    double lr = 0.1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "mlp_train: %s needs a value\n", a);
+            usage(stderr);
+            return 2;
+        }
+        const char *v = argv[++i];
+        int bad = 0;
+        if (strcmp(a, "--logdir") == 0)
+            logdir = v;
+        else if (strcmp(a, "--name") == 0)
+            name = v;
+        else if (strcmp(a, "--steps") == 0)
+            bad = parse_long(v, 0, 1000000000L, &steps);
+        else if (strcmp(a, "--hist-every") == 0)
+            bad = parse_long(v, 1, 1000000000L, &hist_every);
+        else if (strcmp(a, "--batch") == 0)
+            bad = parse_long(v, 1, MAXB, &batch);
+        else if (strcmp(a, "--seed") == 0)
+            bad = parse_long(v, 0, 1000000000L, &seed);
+        else if (strcmp(a, "--lr") == 0) {
+            char *end;
+            errno = 0;
+            lr = strtod(v, &end);
+            bad = errno || end == v || *end || !(lr > 0) || !isfinite(lr);
+        } else {
+            fprintf(stderr, "mlp_train: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (bad) {
+            fprintf(stderr, "mlp_train: bad value for %s: %s\n", a, v);
+            return 2;
+        }
+    }
+    if (!*name || strstr(name, "..") != NULL) {
+        fprintf(stderr, "mlp_train: bad run name\n");
+        return 2;
+    }
+    size_t dl = strlen(logdir) + strlen(name) + 2;
+    char *run_dir = malloc(dl);
+    if (run_dir == NULL)
+        return 1;
+    snprintf(run_dir, dl, "%s/%s", logdir, name);
+
+    watch wt = {0};
+    tfb_writer_opts opts;
+    tfb_writer_opts_init(&opts);
+    opts.on_nonfinite = on_nonfinite;
+    opts.on_nonfinite_user = &wt;
+    tfb_writer *w = NULL;
+    int rc = tfb_writer_open(&w, run_dir, &opts);
+    if (rc < 0) {
+        fprintf(stderr, "mlp_train: cannot open a writer in %s: %s\n",
+                run_dir, tfb_strerror(rc));
+        free(run_dir);
+        return 1;
+    }
+    printf("logging to %s\n", tfb_writer_path(w));
+
+    rng_state = UINT64_C(0x2545F4914F6CDD1D) ^ (uint64_t)seed;
+    make_spirals();
+    static model m, g;
+    init_model(&m);
+
+    int idx[MAXB];
+    static step_out so;
+    char tag[128];
+    int log_err = 0;
+    long step;
+    for (step = 0; step < steps; step++) {
+        for (long b = 0; b < batch; b++)
+            idx[b] = (int)(rng_next() % NDATA);
+        train_step(&m, idx, (int)batch, &g, &so);
+
+        /* Each tfb_* call returns an error code; training goes on either
+         * way, and the first one is reported at the end. */
+        int r[4];
+        r[0] = tfb_scalar(w, "loss", so.loss, step);
+        r[1] = tfb_scalar(w, "accuracy", so.accuracy, step);
+        tfb_tensor grads[NPARAM];
+        for (int i = 0; i < NPARAM; i++)
+            grads[i] = (tfb_tensor){param_names[i], param(&g, i), param_len(i)};
+        r[2] = tfb_grad_norms(w, grads, NPARAM, step, NULL);
+        int64_t bad = tfb_check_numerics(w, "numerics/sample_loss",
+                                         so.sample_loss, (size_t)batch, step);
+        r[3] = bad < 0 ? (int)bad : 0;
+        for (int i = 0; i < NPARAM; i++) {
+            snprintf(tag, sizeof tag, "numerics/grad/%s", param_names[i]);
+            int64_t c = tfb_check_numerics(w, tag, param(&g, i), param_len(i),
+                                           step);
+            if (c < 0 && !log_err)
+                log_err = (int)c;
+        }
+        if (step % hist_every == 0) {
+            for (int i = 0; i < NPARAM; i++) {
+                snprintf(tag, sizeof tag, "weights/%s", param_names[i]);
+                int e1 = tfb_histogram(w, tag, param(&m, i), param_len(i), step);
+                snprintf(tag, sizeof tag, "grads/%s", param_names[i]);
+                int e2 = tfb_histogram(w, tag, param(&g, i), param_len(i), step);
+                if (!log_err)
+                    log_err = e1 < 0 ? e1 : (e2 < 0 ? e2 : 0);
+            }
+            printf("step %ld  loss %.4f  accuracy %.3f\n", step,
+                   (double)so.loss, (double)so.accuracy);
+        }
+        for (int i = 0; i < 4; i++)
+            if (r[i] < 0 && !log_err)
+                log_err = r[i];
+
+        if (wt.seen_loss)
+            break; /* never train on a NaN loss */
+
+        for (int i = 0; i < NPARAM; i++) {
+            float *p = param(&m, i);
+            const float *gp = param(&g, i);
+            for (size_t k = 0; k < param_len(i); k++)
+                p[k] -= (float)lr * gp[k];
+        }
+    }
+
+    if (wt.seen_any)
+        printf("first non-finite value: tag %s at step %lld\n", wt.first_tag,
+               (long long)wt.first_step);
+    if (wt.seen_loss)
+        printf("first non-finite loss at step %lld\n",
+               (long long)wt.loss_step);
+    else
+        printf("no non-finite loss in %ld steps; final loss %.4f accuracy "
+               "%.3f\n", step, (double)so.loss, (double)so.accuracy);
+    int crc = tfb_writer_close(w);
+    free(run_dir);
+    if (log_err < 0 || crc < 0) {
+        fprintf(stderr, "mlp_train: logging failed: %s\n",
+                tfb_strerror(log_err < 0 ? log_err : crc));
+        return 1;
+    }
+    return 0;
+}

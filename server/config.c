@@ -1,0 +1,170 @@
+/*
+ * config.c - the command line of `tfboard` (serve mode).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfboard.h"
+
+void tfb_config_defaults(tfb_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->host = "127.0.0.1";
+    cfg->port = 6006;
+    cfg->reload_interval = 5;
+    cfg->grad_vanish = 1e-6;
+    cfg->grad_explode = 1e2;
+}
+
+void tfb_config_usage(FILE *out)
+{
+    fputs(
+        "usage: tfboard --logdir DIR [options]\n"
+        "       tfboard report --logdir DIR [report options]\n"
+        "\n"
+        "Serves TensorBoard-style dashboards for the event files (and GPU\n"
+        "traces) found under DIR, recursively.\n"
+        "\n"
+        "options:\n"
+        "  --logdir DIR            directory of runs (required)\n"
+        "  --port N                port to listen on (default 6006; 0 = any "
+        "free port)\n"
+        "  --host ADDR             address to listen on (default "
+        "127.0.0.1)\n"
+        "  --bind_all              listen on every address (IPv4 and IPv6)\n"
+        "  --reload_interval S     seconds between reloads (default 5; 0 = "
+        "load once)\n"
+        "  --webui-dir DIR         serve the web UI from DIR instead of the "
+        "embedded copy\n"
+        "  --load_threads N        threads that load runs (default: one per "
+        "CPU)\n"
+        "  --http_threads N        threads that answer requests (default: "
+        "one per CPU)\n"
+        "  --grad-vanish X         gradient norm below which a layer counts "
+        "as vanishing (default 1e-6)\n"
+        "  --grad-explode X        gradient norm above which a layer counts "
+        "as exploding (default 1e2)\n"
+        "  --quiet                 no messages but errors\n"
+        "  --help                  this text\n"
+        "  --version               the version\n",
+        out);
+}
+
+/* If arg (already normalized to name) is opt: returns its value, from
+ * "--opt=value" or the next argument ("" when missing); else NULL. */
+static const char *opt_value(const char *name, const char *inline_val,
+                             const char *opt, int argc, char **argv, int *i)
+{
+    if (strcmp(name, opt) != 0)
+        return NULL;
+    if (inline_val)
+        return inline_val;
+    if (*i + 1 >= argc)
+        return "";
+    return argv[++*i];
+}
+
+static int parse_int(const char *s, long min, long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || errno || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_double(const char *s, double min, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < min)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
+                     FILE *err)
+{
+    tfb_config_defaults(cfg);
+    for (int i = 1; i < argc; i++) {
+        const char *v, *inline_val = NULL;
+        int start = i;
+        /* Accept both --opt_name and --opt-name, and --opt=value. */
+        char a[64];
+        const char *eq = strchr(argv[i], '=');
+        size_t nl = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+        if (nl >= sizeof a) {
+            fprintf(err, "tfboard: unknown option '%s' (see tfboard --help)\n",
+                    argv[i]);
+            return TFB_EINVAL;
+        }
+        for (size_t k = 0; k < nl; k++)
+            a[k] = (k >= 2 && argv[i][k] == '-') ? '_' : argv[i][k];
+        a[nl] = 0;
+        if (eq)
+            inline_val = eq + 1;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            tfb_config_usage(out);
+            return 1;
+        }
+        if (!strcmp(a, "--version")) {
+            fprintf(out, "tfboard %s\n", tfb_version());
+            return 1;
+        }
+        if (!strcmp(a, "--bind_all")) {
+            cfg->bind_all = 1;
+            continue;
+        }
+        if (!strcmp(a, "--quiet")) {
+            cfg->quiet = 1;
+            continue;
+        }
+        int bad = 0;
+        if ((v = opt_value(a, inline_val, "--logdir", argc, argv, &i))) {
+            bad = !*v;
+            cfg->logdir = v;
+        } else if ((v = opt_value(a, inline_val, "--port", argc, argv, &i))) {
+            bad = parse_int(v, 0, 65535, &cfg->port) < 0;
+        } else if ((v = opt_value(a, inline_val, "--host", argc, argv, &i))) {
+            bad = !*v;
+            cfg->host = v;
+        } else if ((v = opt_value(a, inline_val, "--reload_interval", argc, argv, &i))) {
+            bad = parse_double(v, 0, &cfg->reload_interval) < 0;
+        } else if ((v = opt_value(a, inline_val, "--webui_dir", argc, argv, &i))) {
+            bad = !*v;
+            cfg->webui_dir = v;
+        } else if ((v = opt_value(a, inline_val, "--load_threads", argc, argv, &i))) {
+            bad = parse_int(v, 0, 64, &cfg->load_threads) < 0;
+        } else if ((v = opt_value(a, inline_val, "--http_threads", argc, argv, &i))) {
+            bad = parse_int(v, 0, 256, &cfg->http_threads) < 0;
+        } else if ((v = opt_value(a, inline_val, "--grad_vanish", argc, argv, &i))) {
+            bad = parse_double(v, 0, &cfg->grad_vanish) < 0;
+        } else if ((v = opt_value(a, inline_val, "--grad_explode", argc, argv, &i))) {
+            bad = parse_double(v, 0, &cfg->grad_explode) < 0;
+        } else {
+            fprintf(err, "tfboard: unknown option '%s' (see tfboard --help)\n",
+                    argv[i]);
+            return TFB_EINVAL;
+        }
+        if (bad) {
+            fprintf(err, "tfboard: bad or missing value for %s (see tfboard "
+                         "--help)\n",
+                    argv[start]);
+            return TFB_EINVAL;
+        }
+    }
+    if (!cfg->logdir) {
+        fprintf(err, "tfboard: --logdir DIR is required (see tfboard "
+                     "--help)\n");
+        return TFB_EINVAL;
+    }
+    return 0;
+}

@@ -1,0 +1,606 @@
+/*
+ * gpu_analysis.c - device summary, kernel statistics, utilization over
+ * time, busy/idle intervals and the report section (definitions in
+ * gpu_analysis.h). The timeline and the Chrome export are in
+ * gpu_timeline.c.
+ */
+#include "gpu_analysis.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Intervals
+ * ---------------------------------------------------------------------- */
+typedef struct ival {
+    int64_t s, e;
+} ival;
+
+static int cmp_ival(const void *a, const void *b)
+{
+    const ival *x = a, *y = b;
+    return (x->s > y->s) - (x->s < y->s);
+}
+
+/* Sorts and merges in place; returns the new count. */
+static size_t normalize(ival *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_ival);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].e <= v[i].s)
+            continue;
+        if (o && v[i].s <= v[o - 1].e) {
+            if (v[i].e > v[o - 1].e)
+                v[o - 1].e = v[i].e;
+        } else {
+            v[o++] = v[i];
+        }
+    }
+    return o;
+}
+
+/* The device's (or every device's, device < 0) kernel intervals, merged. */
+static int busy_of(const tfb_gpu_trace *t, int32_t device, ival **out,
+                   size_t *n)
+{
+    size_t cnt = 0;
+    for (size_t i = 0; i < t->nspans; i++)
+        if (t->spans[i].kind == TFB_GPU_KERNEL &&
+            (device < 0 || t->spans[i].device == device))
+            cnt++;
+    ival *v = malloc((cnt ? cnt : 1) * sizeof *v);
+    if (!v)
+        return TFB_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < t->nspans; i++) {
+        const tfb_gpu_span *s = &t->spans[i];
+        if (s->kind == TFB_GPU_KERNEL && (device < 0 || s->device == device)) {
+            v[k].s = s->start;
+            v[k].e = s->end;
+            k++;
+        }
+    }
+    *n = normalize(v, k);
+    *out = v;
+    return 0;
+}
+
+int tfb_gpu_busy_intervals(const tfb_gpu_trace *t, int32_t device,
+                           int64_t **out, size_t *n)
+{
+    if (!t || !out || !n)
+        return TFB_EINVAL;
+    ival *v;
+    size_t m;
+    int err = busy_of(t, device, &v, &m);
+    if (err)
+        return err;
+    if (!m) {
+        free(v);
+        *out = NULL;
+        *n = 0;
+        return 0;
+    }
+    /* ival is two int64_t: the same layout as the pairs. */
+    int64_t *p = malloc(m * 2 * sizeof *p);
+    if (!p) {
+        free(v);
+        return TFB_ENOMEM;
+    }
+    for (size_t i = 0; i < m; i++) {
+        p[2 * i] = v[i].s;
+        p[2 * i + 1] = v[i].e;
+    }
+    free(v);
+    *out = p;
+    *n = m;
+    return 0;
+}
+
+int tfb_gpu_idle_within(const tfb_gpu_trace *t, int32_t device, int64_t w0,
+                        int64_t w1, const int64_t *pairs, size_t npairs,
+                        int64_t *idle_inside, int64_t *idle_total)
+{
+    if (!t || !idle_inside || !idle_total || (npairs && !pairs) || w1 < w0)
+        return TFB_EINVAL;
+    ival *busy;
+    size_t nb;
+    int err = busy_of(t, device, &busy, &nb);
+    if (err)
+        return err;
+    ival *in = malloc((npairs ? npairs : 1) * sizeof *in);
+    if (!in) {
+        free(busy);
+        return TFB_ENOMEM;
+    }
+    for (size_t i = 0; i < npairs; i++) {
+        in[i].s = pairs[2 * i] > w0 ? pairs[2 * i] : w0;
+        in[i].e = pairs[2 * i + 1] < w1 ? pairs[2 * i + 1] : w1;
+    }
+    size_t ni = normalize(in, npairs);
+    /* Idle = window minus busy; walk the idle gaps. */
+    int64_t total = 0, inside = 0, cur = w0;
+    size_t bi = 0, ii = 0;
+    for (;;) {
+        while (bi < nb && busy[bi].e <= cur)
+            bi++;
+        int64_t gap_end = w1;
+        if (bi < nb && busy[bi].s < w1)
+            gap_end = busy[bi].s > cur ? busy[bi].s : cur;
+        if (gap_end > cur) {
+            total += gap_end - cur;
+            while (ii < ni && in[ii].e <= cur)
+                ii++;
+            for (size_t k = ii; k < ni && in[k].s < gap_end; k++) {
+                int64_t s = in[k].s > cur ? in[k].s : cur;
+                int64_t e = in[k].e < gap_end ? in[k].e : gap_end;
+                if (e > s)
+                    inside += e - s;
+            }
+        }
+        if (bi >= nb || busy[bi].s >= w1)
+            break;
+        cur = busy[bi].e;
+        bi++;
+        if (cur >= w1)
+            break;
+    }
+    free(busy);
+    free(in);
+    *idle_inside = inside;
+    *idle_total = total;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Summary
+ * ---------------------------------------------------------------------- */
+static const tfb_gpu_call *find_call(const tfb_gpu_trace *t, int64_t corr)
+{
+    if (corr < 0)
+        return NULL;
+    size_t lo = 0, hi = t->ncalls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->calls[mid].correlation < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->ncalls && t->calls[lo].correlation == corr ? &t->calls[lo]
+                                                              : NULL;
+}
+
+typedef struct idle_acc {
+    int64_t host_wait, kernel_wait, other;
+} idle_acc;
+
+static int cmp_stream_start(const void *a, const void *b)
+{
+    const tfb_gpu_span *x = *(const tfb_gpu_span *const *)a;
+    const tfb_gpu_span *y = *(const tfb_gpu_span *const *)b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+static int idle_breakdown(const tfb_gpu_trace *t, int32_t device,
+                          idle_acc *acc)
+{
+    memset(acc, 0, sizeof *acc);
+    size_t cnt = 0;
+    for (size_t i = 0; i < t->nspans; i++)
+        if (t->spans[i].kind == TFB_GPU_KERNEL && t->spans[i].device == device)
+            cnt++;
+    if (!cnt)
+        return 0;
+    const tfb_gpu_span **v = malloc(cnt * sizeof *v);
+    if (!v)
+        return TFB_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < t->nspans; i++)
+        if (t->spans[i].kind == TFB_GPU_KERNEL && t->spans[i].device == device)
+            v[k++] = &t->spans[i];
+    qsort(v, cnt, sizeof *v, cmp_stream_start);
+    int64_t prev_end = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        if (i == 0 || v[i]->stream != v[i - 1]->stream) {
+            prev_end = v[i]->end;
+            continue;
+        }
+        int64_t gap = v[i]->start - prev_end;
+        if (gap > 0) {
+            const tfb_gpu_call *c = find_call(t, v[i]->correlation);
+            if (c && c->start > prev_end)
+                acc->host_wait += gap;
+            else if (gap < TFB_GPU_KERNEL_WAIT_NS)
+                acc->kernel_wait += gap;
+            else
+                acc->other += gap;
+        }
+        if (v[i]->end > prev_end)
+            prev_end = v[i]->end;
+    }
+    free(v);
+    return 0;
+}
+
+typedef struct copy_acc {
+    int64_t count, bytes, ns;
+} copy_acc;
+
+static void device_name(const tfb_gpu_trace *t, const tfb_gpu_device *d,
+                        tfb_json *j)
+{
+    const char *nm = tfb_gpu_str(t, d->name, NULL);
+    if (nm) {
+        tfb_json_str(j, nm);
+    } else {
+        char buf[32];
+        snprintf(buf, sizeof buf, "GPU %d", (int)d->id);
+        tfb_json_str(j, buf);
+    }
+}
+
+static int device_summary(const tfb_gpu_trace *t, const tfb_gpu_device *d,
+                          tfb_json *j)
+{
+    int64_t kernels = 0, kernel_ns = 0, busy = 0, first = 0, last = 0;
+    int64_t cur_s = 0, cur_e = 0;
+    int have = 0;
+    copy_acc copies[256];
+    copy_acc sets = {0, 0, 0};
+    memset(copies, 0, sizeof copies);
+    for (size_t i = 0; i < t->nspans; i++) {
+        const tfb_gpu_span *s = &t->spans[i];
+        if (s->device != d->id)
+            continue;
+        int64_t dur = s->end - s->start;
+        if (s->kind == TFB_GPU_KERNEL) {
+            kernels++;
+            kernel_ns += dur;
+            /* Spans are sorted by start: the union grows left to right. */
+            if (!have) {
+                first = s->start;
+                last = s->end;
+                cur_s = s->start;
+                cur_e = s->end;
+                have = 1;
+            } else {
+                if (s->start > cur_e) {
+                    busy += cur_e - cur_s;
+                    cur_s = s->start;
+                    cur_e = s->end;
+                } else if (s->end > cur_e) {
+                    cur_e = s->end;
+                }
+                if (s->end > last)
+                    last = s->end;
+            }
+        } else if (s->kind == TFB_GPU_MEMCPY) {
+            copies[s->copy_kind].count++;
+            copies[s->copy_kind].bytes += s->bytes;
+            copies[s->copy_kind].ns += dur;
+        } else if (s->kind == TFB_GPU_MEMSET) {
+            sets.count++;
+            sets.bytes += s->bytes;
+            sets.ns += dur;
+        }
+    }
+    if (have)
+        busy += cur_e - cur_s;
+    idle_acc idle;
+    int err = idle_breakdown(t, d->id, &idle);
+    if (err)
+        return err;
+    int64_t span = have ? last - first : 0;
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "id");
+    tfb_json_i64(j, d->id);
+    tfb_json_key(j, "name");
+    device_name(t, d, j);
+    tfb_json_key(j, "sm_count");
+    if (d->sm_count > 0)
+        tfb_json_i64(j, d->sm_count);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "kernels");
+    tfb_json_i64(j, kernels);
+    tfb_json_key(j, "kernel_ns");
+    tfb_json_i64(j, kernel_ns);
+    tfb_json_key(j, "busy_ns");
+    tfb_json_i64(j, busy);
+    tfb_json_key(j, "span_ns");
+    tfb_json_i64(j, span);
+    tfb_json_key(j, "start_ns");
+    if (have)
+        tfb_json_i64(j, first);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "end_ns");
+    if (have)
+        tfb_json_i64(j, last);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "busy_fraction");
+    tfb_json_double(j, span > 0 ? (double)busy / (double)span : 0.0);
+    tfb_json_key(j, "memcpy");
+    tfb_json_object_begin(j);
+    for (int k = 0; k < 256; k++) {
+        if (!copies[k].count)
+            continue;
+        tfb_json_key(j, tfb_gpu_copy_kind_label(k));
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "count");
+        tfb_json_i64(j, copies[k].count);
+        tfb_json_key(j, "bytes");
+        tfb_json_i64(j, copies[k].bytes);
+        tfb_json_key(j, "ns");
+        tfb_json_i64(j, copies[k].ns);
+        tfb_json_object_end(j);
+    }
+    tfb_json_object_end(j);
+    tfb_json_key(j, "memset");
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "count");
+    tfb_json_i64(j, sets.count);
+    tfb_json_key(j, "bytes");
+    tfb_json_i64(j, sets.bytes);
+    tfb_json_key(j, "ns");
+    tfb_json_i64(j, sets.ns);
+    tfb_json_object_end(j);
+    tfb_json_key(j, "idle");
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "host_wait_ns");
+    tfb_json_i64(j, idle.host_wait);
+    tfb_json_key(j, "kernel_wait_ns");
+    tfb_json_i64(j, idle.kernel_wait);
+    tfb_json_key(j, "other_ns");
+    tfb_json_i64(j, idle.other);
+    tfb_json_object_end(j);
+    tfb_json_object_end(j);
+    return 0;
+}
+
+static int devices_array(const tfb_gpu_trace *t, tfb_json *j)
+{
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < t->ndevices; i++) {
+        int err = device_summary(t, &t->devices[i], j);
+        if (err)
+            return err;
+    }
+    tfb_json_array_end(j);
+    return 0;
+}
+
+int tfb_gpu_summary_json(const tfb_gpu_trace *t, tfb_json *j)
+{
+    if (!t || !j)
+        return TFB_EINVAL;
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "devices");
+    int err = devices_array(t, j);
+    tfb_json_key(j, "files");
+    tfb_json_u64(j, t->files_read);
+    tfb_json_object_end(j);
+    return err;
+}
+
+/* ------------------------------------------------------------------------
+ * Kernels
+ * ---------------------------------------------------------------------- */
+typedef struct kstat {
+    int32_t name;
+    int64_t count, total, min, max;
+    double mean, m2; /* Welford */
+    const tfb_gpu_span *first;
+} kstat;
+
+/* qsort_r comparator (glibc argument order): total descending, then
+ * name. */
+static int cmp_kstat(const void *a, const void *b, void *arg)
+{
+    const tfb_gpu_trace *t = arg;
+    const kstat *x = a, *y = b;
+    if (x->total != y->total)
+        return x->total > y->total ? -1 : 1;
+    return strcmp(tfb_gpu_str(t, x->name, ""), tfb_gpu_str(t, y->name, ""));
+}
+
+static void triple(tfb_json *j, const int32_t v[3])
+{
+    tfb_json_array_begin(j);
+    for (int i = 0; i < 3; i++)
+        tfb_json_i64(j, v[i]);
+    tfb_json_array_end(j);
+}
+
+/* Writes the kernels array (at most limit, 0 = all); *distinct and *grand
+ * get the number of names and Σ total. */
+static int kernels_array(const tfb_gpu_trace *t, size_t limit, tfb_json *j,
+                         size_t *distinct, int64_t *grand_out)
+{
+    /* One slot per string index, plus one for unnamed kernels. */
+    size_t ns = t->nstrings + 1;
+    kstat *acc = calloc(ns, sizeof *acc);
+    if (!acc)
+        return TFB_ENOMEM;
+    int64_t grand = 0;
+    for (size_t i = 0; i < t->nspans; i++) {
+        const tfb_gpu_span *s = &t->spans[i];
+        if (s->kind != TFB_GPU_KERNEL)
+            continue;
+        size_t slot = s->name >= 0 && (size_t)s->name < t->nstrings
+                          ? (size_t)s->name
+                          : t->nstrings;
+        kstat *k = &acc[slot];
+        int64_t d = s->end - s->start;
+        if (!k->count) {
+            k->name = slot == t->nstrings ? -1 : s->name;
+            k->min = k->max = d;
+            k->first = s;
+        }
+        k->count++;
+        k->total += d;
+        if (d < k->min)
+            k->min = d;
+        if (d > k->max)
+            k->max = d;
+        double delta = (double)d - k->mean;
+        k->mean += delta / (double)k->count;
+        k->m2 += delta * ((double)d - k->mean);
+        grand += d;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < ns; i++)
+        if (acc[i].count)
+            acc[m++] = acc[i];
+    qsort_r(acc, m, sizeof *acc, cmp_kstat, (void *)t);
+    size_t shown = limit && limit < m ? limit : m;
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < shown; i++) {
+        const kstat *k = &acc[i];
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "name");
+        tfb_json_str(j, tfb_gpu_str(t, k->name, "<unknown>"));
+        tfb_json_key(j, "count");
+        tfb_json_i64(j, k->count);
+        tfb_json_key(j, "total_ns");
+        tfb_json_i64(j, k->total);
+        tfb_json_key(j, "mean_ns");
+        tfb_json_double(j, (double)k->total / (double)k->count);
+        tfb_json_key(j, "min_ns");
+        tfb_json_i64(j, k->min);
+        tfb_json_key(j, "max_ns");
+        tfb_json_i64(j, k->max);
+        tfb_json_key(j, "std_ns");
+        tfb_json_double(j, sqrt(k->m2 / (double)k->count));
+        tfb_json_key(j, "share");
+        tfb_json_double(j, grand > 0 ? (double)k->total / (double)grand : 0.0);
+        tfb_json_key(j, "grid");
+        triple(j, k->first->grid);
+        tfb_json_key(j, "block");
+        triple(j, k->first->block);
+        tfb_json_key(j, "registers");
+        tfb_json_i64(j, k->first->registers);
+        tfb_json_key(j, "shared_mem");
+        tfb_json_i64(j, k->first->shared_mem);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    free(acc);
+    *distinct = m;
+    *grand_out = grand;
+    return 0;
+}
+
+int tfb_gpu_kernels_json(const tfb_gpu_trace *t, size_t limit, tfb_json *j)
+{
+    if (!t || !j)
+        return TFB_EINVAL;
+    size_t distinct = 0;
+    int64_t grand = 0;
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "kernels");
+    int err = kernels_array(t, limit, j, &distinct, &grand);
+    tfb_json_key(j, "total");
+    tfb_json_u64(j, distinct);
+    tfb_json_key(j, "total_ns");
+    tfb_json_i64(j, grand);
+    tfb_json_object_end(j);
+    return err;
+}
+
+/* ------------------------------------------------------------------------
+ * Utilization
+ * ---------------------------------------------------------------------- */
+int tfb_gpu_utilization_json(const tfb_gpu_trace *t, int32_t device,
+                             size_t buckets, tfb_json *j)
+{
+    if (!t || !j || buckets == 0)
+        return TFB_EINVAL;
+    ival *v;
+    size_t n;
+    int err = busy_of(t, device, &v, &n);
+    if (err)
+        return err;
+    if (!n) {
+        free(v);
+        return TFB_ENOENT;
+    }
+    int64_t start = v[0].s, span = v[n - 1].e - start;
+    int64_t bucket = (span + (int64_t)buckets - 1) / (int64_t)buckets;
+    if (bucket < 1)
+        bucket = 1;
+    int64_t *busy = calloc(buckets, sizeof *busy);
+    if (!busy) {
+        free(v);
+        return TFB_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t s = v[i].s, e = v[i].e;
+        while (s < e) {
+            int64_t b = (s - start) / bucket;
+            if (b >= (int64_t)buckets)
+                break;
+            int64_t be = start + (b + 1) * bucket;
+            int64_t ce = e < be ? e : be;
+            busy[b] += ce - s;
+            s = ce;
+        }
+    }
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "device");
+    tfb_json_i64(j, device);
+    tfb_json_key(j, "start_ns");
+    tfb_json_i64(j, start);
+    tfb_json_key(j, "bucket_ns");
+    tfb_json_i64(j, bucket);
+    tfb_json_key(j, "busy");
+    tfb_json_array_begin(j);
+    for (size_t b = 0; b < buckets; b++)
+        tfb_json_double(j, (double)busy[b] / (double)bucket);
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+    free(busy);
+    free(v);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Report
+ * ---------------------------------------------------------------------- */
+int tfb_gpu_report_json(tfb_store *store, tfb_run *run, size_t top,
+                        tfb_json *j)
+{
+    if (!store || !run || !j)
+        return TFB_EINVAL;
+    tfb_gpu_trace *t = NULL;
+    int err = tfb_gpu_trace_of_run(store, run, &t);
+    if (err)
+        return err;
+    if (!t) {
+        tfb_json_null(j);
+        return 0;
+    }
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "devices");
+    err = devices_array(t, j);
+    if (!err) {
+        size_t distinct;
+        int64_t grand;
+        tfb_json_key(j, "kernels");
+        err = kernels_array(t, top, j, &distinct, &grand);
+        tfb_json_key(j, "kernel_names");
+        tfb_json_u64(j, distinct);
+    }
+    tfb_json_object_end(j);
+    tfb_gpu_trace_release(t);
+    return err;
+}

@@ -1,0 +1,412 @@
+/*
+ * gpu_trace.c - builds the in-memory GPU trace of a run from its trace
+ * files (dispatching to the SQLite and Kineto loaders), and caches it per
+ * run until one of the files changes.
+ */
+#include "gpu_trace.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct tfb_gpu_builder {
+    tfb_gpu_trace *t;
+    size_t cap_spans, cap_calls, cap_devices, cap_strings;
+    /* string intern table: indexes into t->strings, -1 = empty */
+    int32_t *htab;
+    size_t hcap;
+    int64_t corr_base;
+    int64_t corr_max; /* largest raw id seen in the current file */
+};
+
+const char *tfb_gpu_str(const tfb_gpu_trace *t, int32_t i,
+                        const char *fallback)
+{
+    if (!t || i < 0 || (size_t)i >= t->nstrings)
+        return fallback;
+    return t->strings[i];
+}
+
+static const char *const k_copy_labels[] = {
+    "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+
+const char *tfb_gpu_copy_kind_label(int k)
+{
+    if (k < 0 || k >= (int)(sizeof k_copy_labels / sizeof k_copy_labels[0]))
+        return "Unknown";
+    return k_copy_labels[k];
+}
+
+int tfb_gpu_copy_kind_from_text(const char *s, size_t len)
+{
+    for (int k = 1; k < (int)(sizeof k_copy_labels / sizeof k_copy_labels[0]);
+         k++) {
+        size_t ll = strlen(k_copy_labels[k]);
+        for (size_t i = 0; i + ll <= len; i++)
+            if (memcmp(s + i, k_copy_labels[k], ll) == 0)
+                return k;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Builder
+ * ---------------------------------------------------------------------- */
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    void *p = realloc(*v, nc * elem);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = nc;
+    return 0;
+}
+
+static int rehash(tfb_gpu_builder *b)
+{
+    size_t nc = b->hcap ? b->hcap * 2 : 1024;
+    int32_t *nt = malloc(nc * sizeof *nt);
+    if (!nt)
+        return -1;
+    for (size_t i = 0; i < nc; i++)
+        nt[i] = -1;
+    for (size_t i = 0; i < b->t->nstrings; i++) {
+        const char *s = b->t->strings[i];
+        size_t j = (size_t)hash_bytes(s, strlen(s)) & (nc - 1);
+        while (nt[j] >= 0)
+            j = (j + 1) & (nc - 1);
+        nt[j] = (int32_t)i;
+    }
+    free(b->htab);
+    b->htab = nt;
+    b->hcap = nc;
+    return 0;
+}
+
+int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
+{
+    if (!s)
+        return -1;
+    if ((b->t->nstrings + 1) * 2 > b->hcap && rehash(b) != 0)
+        return -1;
+    size_t j = (size_t)hash_bytes(s, len) & (b->hcap - 1);
+    while (b->htab[j] >= 0) {
+        const char *c = b->t->strings[b->htab[j]];
+        if (strlen(c) == len && memcmp(c, s, len) == 0)
+            return b->htab[j];
+        j = (j + 1) & (b->hcap - 1);
+    }
+    if (grow((void **)&b->t->strings, &b->cap_strings, b->t->nstrings + 1,
+             sizeof *b->t->strings))
+        return -1;
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return -1;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    int32_t idx = (int32_t)b->t->nstrings++;
+    b->t->strings[idx] = copy;
+    b->htab[j] = idx;
+    return idx;
+}
+
+int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span *s)
+{
+    if (s->end < s->start)
+        return 0; /* malformed: skipped */
+    if (grow((void **)&b->t->spans, &b->cap_spans, b->t->nspans + 1,
+             sizeof *b->t->spans))
+        return TFB_ENOMEM;
+    tfb_gpu_span *d = &b->t->spans[b->t->nspans++];
+    *d = *s;
+    if (d->correlation >= 0) {
+        if (d->correlation > b->corr_max)
+            b->corr_max = d->correlation;
+        d->correlation += b->corr_base;
+    }
+    if (d->device >= 0 && d->kind <= TFB_GPU_MEMSET)
+        return tfb_gpu_builder_device(b, d->device, -1, -1);
+    return 0;
+}
+
+int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c)
+{
+    if (c->correlation < 0)
+        return 0;
+    if (grow((void **)&b->t->calls, &b->cap_calls, b->t->ncalls + 1,
+             sizeof *b->t->calls))
+        return TFB_ENOMEM;
+    tfb_gpu_call *d = &b->t->calls[b->t->ncalls++];
+    *d = *c;
+    if (d->correlation > b->corr_max)
+        b->corr_max = d->correlation;
+    d->correlation += b->corr_base;
+    return 0;
+}
+
+int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
+                           int32_t sm_count)
+{
+    tfb_gpu_trace *t = b->t;
+    for (size_t i = 0; i < t->ndevices; i++) {
+        if (t->devices[i].id == id) {
+            if (name >= 0)
+                t->devices[i].name = name;
+            if (sm_count >= 0)
+                t->devices[i].sm_count = sm_count;
+            return 0;
+        }
+    }
+    if (grow((void **)&t->devices, &b->cap_devices, t->ndevices + 1,
+             sizeof *t->devices))
+        return TFB_ENOMEM;
+    size_t pos = t->ndevices;
+    while (pos > 0 && t->devices[pos - 1].id > id) {
+        t->devices[pos] = t->devices[pos - 1];
+        pos--;
+    }
+    t->devices[pos].id = id;
+    t->devices[pos].name = name;
+    t->devices[pos].sm_count = sm_count;
+    t->ndevices++;
+    return 0;
+}
+
+int64_t tfb_gpu_builder_corr_base(const tfb_gpu_builder *b)
+{
+    return b->corr_base;
+}
+
+static void trace_free(tfb_gpu_trace *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->nstrings; i++)
+        free(t->strings[i]);
+    free(t->strings);
+    free(t->spans);
+    free(t->calls);
+    free(t->devices);
+    free(t);
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const tfb_gpu_span *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+    const tfb_gpu_call *x = a, *y = b;
+    return (x->correlation > y->correlation) -
+           (x->correlation < y->correlation);
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+int tfb_gpu_trace_load_files(char *const *paths, size_t n,
+                             tfb_gpu_trace **out)
+{
+    tfb_gpu_builder b;
+    memset(&b, 0, sizeof b);
+    b.t = calloc(1, sizeof *b.t);
+    if (!b.t)
+        return TFB_ENOMEM;
+    int err = 0;
+    for (size_t i = 0; i < n && !err; i++) {
+        int r = 0;
+        b.corr_max = -1;
+        if (has_suffix(paths[i], ".sqlite"))
+            r = tfb_gpu_load_sqlite(&b, paths[i]);
+        else if (has_suffix(paths[i], ".pt.trace.json") ||
+                 has_suffix(paths[i], ".pt.trace.json.gz"))
+            r = tfb_gpu_load_kineto(&b, paths[i]);
+        if (r < 0)
+            err = r;
+        else if (r > 0)
+            b.t->files_read++;
+        else
+            b.t->files_skipped++;
+        /* The next file's correlation ids start above this file's. */
+        if (b.corr_max >= 0)
+            b.corr_base += b.corr_max + 1;
+    }
+    free(b.htab);
+    if (err) {
+        trace_free(b.t);
+        return err;
+    }
+    /* qsort's base may not be NULL, even for zero elements. */
+    if (b.t->nspans)
+        qsort(b.t->spans, b.t->nspans, sizeof *b.t->spans, cmp_span);
+    if (b.t->ncalls)
+        qsort(b.t->calls, b.t->ncalls, sizeof *b.t->calls, cmp_call);
+    b.t->refs = 1;
+    *out = b.t;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Cache
+ * ---------------------------------------------------------------------- */
+#define CACHE_SLOTS 64
+
+typedef struct cache_entry {
+    const tfb_store *store;
+    const tfb_run *run;
+    char *sig;
+    tfb_gpu_trace *trace; /* NULL = the run has no usable trace */
+    uint64_t used;
+} cache_entry;
+
+static pthread_mutex_t g_cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static cache_entry g_cache[CACHE_SLOTS];
+static uint64_t g_clock;
+
+void tfb_gpu_trace_release(tfb_gpu_trace *t)
+{
+    if (!t)
+        return;
+    pthread_mutex_lock(&g_cache_mu);
+    int last = --t->refs == 0;
+    pthread_mutex_unlock(&g_cache_mu);
+    if (last)
+        trace_free(t);
+}
+
+static void sig_add_file(char **sig, size_t *len, const char *path)
+{
+    struct stat st;
+    char buf[128];
+    long long size = -1, mt = -1;
+    if (stat(path, &st) == 0) {
+        size = (long long)st.st_size;
+        mt = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    }
+    int n = snprintf(buf, sizeof buf, "|%lld|%lld|", size, mt);
+    size_t pl = strlen(path);
+    char *ns = realloc(*sig, *len + pl + (size_t)n + 1);
+    if (!ns)
+        return;
+    memcpy(ns + *len, path, pl);
+    memcpy(ns + *len + pl, buf, (size_t)n + 1);
+    *len += pl + (size_t)n;
+    *sig = ns;
+}
+
+/* A text that changes when any trace file (or its WAL) changes. */
+static char *signature(char **files, size_t n)
+{
+    char *sig = calloc(1, 1);
+    size_t len = 0;
+    for (size_t i = 0; i < n && sig; i++) {
+        sig_add_file(&sig, &len, files[i]);
+        if (has_suffix(files[i], ".sqlite")) {
+            size_t pl = strlen(files[i]);
+            char *wal = malloc(pl + 5);
+            if (wal) {
+                memcpy(wal, files[i], pl);
+                memcpy(wal + pl, "-wal", 5);
+                sig_add_file(&sig, &len, wal);
+                free(wal);
+            }
+        }
+    }
+    return sig;
+}
+
+int tfb_gpu_trace_of_run(tfb_store *store, tfb_run *r, tfb_gpu_trace **out)
+{
+    if (!store || !r || !out)
+        return TFB_EINVAL;
+    char **files = NULL;
+    size_t n = 0;
+    int err = tfb_run_trace_files(r, &files, &n);
+    if (err)
+        return err;
+    char *sig = signature(files, n);
+    if (!sig) {
+        tfb_strv_free(files, n);
+        return TFB_ENOMEM;
+    }
+    pthread_mutex_lock(&g_cache_mu);
+    cache_entry *e = NULL, *victim = &g_cache[0];
+    for (size_t i = 0; i < CACHE_SLOTS; i++) {
+        if (g_cache[i].store == store && g_cache[i].run == r) {
+            e = &g_cache[i];
+            break;
+        }
+        if (g_cache[i].used < victim->used)
+            victim = &g_cache[i];
+    }
+    if (e && strcmp(e->sig, sig) == 0) {
+        if (e->trace)
+            e->trace->refs++;
+        *out = e->trace;
+        e->used = ++g_clock;
+        pthread_mutex_unlock(&g_cache_mu);
+        free(sig);
+        tfb_strv_free(files, n);
+        return 0;
+    }
+    /* Built under the lock: concurrent first requests wait for one build
+     * instead of each reading the files. */
+    tfb_gpu_trace *t = NULL;
+    if (n > 0) {
+        err = tfb_gpu_trace_load_files(files, n, &t);
+        if (!err && t->files_read == 0) {
+            trace_free(t);
+            t = NULL;
+        }
+    }
+    tfb_strv_free(files, n);
+    if (err) {
+        pthread_mutex_unlock(&g_cache_mu);
+        free(sig);
+        return err;
+    }
+    if (!e)
+        e = victim;
+    tfb_gpu_trace *old = e->trace;
+    free(e->sig);
+    e->store = store;
+    e->run = r;
+    e->sig = sig;
+    e->trace = t;
+    e->used = ++g_clock;
+    if (t)
+        t->refs++; /* the caller's reference; the cache holds the first */
+    if (old && --old->refs == 0) {
+        pthread_mutex_unlock(&g_cache_mu);
+        trace_free(old);
+    } else {
+        pthread_mutex_unlock(&g_cache_mu);
+    }
+    *out = t;
+    return 0;
+}

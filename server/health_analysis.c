@@ -1,0 +1,203 @@
+/*
+ * health_analysis.c - one alert per (run, tag) that ever held NaN/Inf,
+ * built from the store's per-series statistics (see health_analysis.h).
+ */
+#include "health_analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Is point (w1, s1) earlier than (w2, s2)? A NaN wall time (a writer that
+ * set none) sorts after every real one. */
+static int earlier(double w1, int64_t s1, double w2, int64_t s2)
+{
+    if (isnan(w1) != isnan(w2))
+        return isnan(w2);
+    if (!isnan(w1) && w1 != w2)
+        return w1 < w2;
+    return s1 < s2;
+}
+
+static int cmp_alert(const void *pa, const void *pb)
+{
+    const tfb_health_alert *a = pa, *b = pb;
+    if (earlier(a->first_wall_time, a->first_step, b->first_wall_time,
+                b->first_step))
+        return -1;
+    if (earlier(b->first_wall_time, b->first_step, a->first_wall_time,
+                a->first_step))
+        return 1;
+    int c = strcmp(a->run, b->run);
+    return c ? c : strcmp(a->tag, b->tag);
+}
+
+/* The alerts being built for one run, with the per-kind parts kept apart
+ * until the merge. */
+typedef struct partial {
+    tfb_health_alert a;
+    int has_numerics;
+    uint64_t num_nan, num_pinf, num_ninf; /* numerics element counts */
+    uint64_t pt_nan, pt_pinf, pt_ninf;    /* scalar points */
+    uint64_t h_nan, h_pinf, h_ninf;       /* histogram points */
+} partial;
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 16;
+    while (nc < need)
+        nc *= 2;
+    void *nv = realloc(*v, nc * elem);
+    if (nv == NULL)
+        return TFB_ENOMEM;
+    *v = nv;
+    *cap = nc;
+    return 0;
+}
+
+static int add_run(tfb_run *run, tfb_health_alert **out, size_t *n,
+                   size_t *cap)
+{
+    static const tfb_series_kind kinds[] = {
+        TFB_SERIES_SCALAR, TFB_SERIES_HISTOGRAM, TFB_SERIES_NUMERICS};
+    partial *p = NULL;
+    size_t np = 0, pcap = 0;
+    int rc = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && rc == 0; k++) {
+        tfb_series **ser = NULL;
+        size_t ns = 0;
+        if ((rc = tfb_run_series(run, kinds[k], &ser, &ns)) < 0)
+            break;
+        for (size_t i = 0; i < ns; i++) {
+            tfb_series_view v;
+            tfb_series_read_begin(ser[i], &v);
+            tfb_nonfinite_stats st = v.nonfinite;
+            tfb_series_read_end(ser[i]);
+            if (!st.has_first || st.points == 0)
+                continue;
+            const char *tag = tfb_series_tag(ser[i]);
+            /* Few tags go bad in a run: a linear search is enough. */
+            size_t j = 0;
+            while (j < np && strcmp(p[j].a.tag, tag) != 0)
+                j++;
+            if (j == np) {
+                if ((rc = grow((void **)&p, &pcap, np + 1, sizeof *p)) < 0)
+                    break;
+                memset(&p[np], 0, sizeof p[np]);
+                p[np].a.run = tfb_run_name(run);
+                p[np].a.tag = tag;
+                p[np].a.first_step = st.first_step;
+                p[np].a.first_wall_time = st.first_wall;
+                np++;
+            } else if (earlier(st.first_wall, st.first_step,
+                               p[j].a.first_wall_time, p[j].a.first_step)) {
+                p[j].a.first_step = st.first_step;
+                p[j].a.first_wall_time = st.first_wall;
+            }
+            partial *q = &p[j];
+            if (st.points > q->a.events)
+                q->a.events = st.points;
+            switch (kinds[k]) {
+            case TFB_SERIES_SCALAR:
+                q->pt_nan += st.nan;
+                q->pt_pinf += st.pos_inf;
+                q->pt_ninf += st.neg_inf;
+                break;
+            case TFB_SERIES_HISTOGRAM:
+                q->h_nan += st.nan;
+                q->h_pinf += st.pos_inf;
+                q->h_ninf += st.neg_inf;
+                break;
+            default:
+                q->has_numerics = 1;
+                q->num_nan += st.nan;
+                q->num_pinf += st.pos_inf;
+                q->num_ninf += st.neg_inf;
+                break;
+            }
+        }
+        free(ser);
+    }
+    for (size_t j = 0; j < np && rc == 0; j++) {
+        partial *q = &p[j];
+        /* A numerics record counts the elements of the histogram (or
+         * tensor) that the histogram point itself only flags: prefer it. */
+        if (q->has_numerics) {
+            q->a.nan = q->num_nan + q->pt_nan;
+            q->a.pos_inf = q->num_pinf + q->pt_pinf;
+            q->a.neg_inf = q->num_ninf + q->pt_ninf;
+        } else {
+            q->a.nan = q->h_nan + q->pt_nan;
+            q->a.pos_inf = q->h_pinf + q->pt_pinf;
+            q->a.neg_inf = q->h_ninf + q->pt_ninf;
+        }
+        if ((rc = grow((void **)out, cap, *n + 1, sizeof **out)) < 0)
+            break;
+        (*out)[(*n)++] = q->a;
+    }
+    free(p);
+    return rc;
+}
+
+int tfb_health_alerts(tfb_store *s, tfb_run *only, tfb_health_alert **out,
+                      size_t *n)
+{
+    if (s == NULL || out == NULL || n == NULL)
+        return TFB_EINVAL;
+    tfb_health_alert *a = NULL;
+    size_t na = 0, cap = 0;
+    int rc = 0;
+    if (only != NULL) {
+        rc = add_run(only, &a, &na, &cap);
+    } else {
+        tfb_run **runs = NULL;
+        size_t nr = 0;
+        rc = tfb_store_runs(s, &runs, &nr);
+        for (size_t i = 0; i < nr && rc == 0; i++)
+            rc = add_run(runs[i], &a, &na, &cap);
+        free(runs);
+    }
+    if (rc < 0) {
+        free(a);
+        return rc;
+    }
+    if (na > 1)
+        qsort(a, na, sizeof *a, cmp_alert);
+    *out = a;
+    *n = na;
+    return 0;
+}
+
+void tfb_health_alerts_json(tfb_json *j, const tfb_health_alert *a, size_t n)
+{
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "alerts");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < n; i++) {
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "run");
+        tfb_json_str(j, a[i].run);
+        tfb_json_key(j, "tag");
+        tfb_json_str(j, a[i].tag);
+        tfb_json_key(j, "first_step");
+        tfb_json_i64(j, a[i].first_step);
+        tfb_json_key(j, "first_wall_time");
+        if (isnan(a[i].first_wall_time))
+            tfb_json_null(j); /* the writer set no wall time */
+        else
+            tfb_json_double(j, a[i].first_wall_time);
+        tfb_json_key(j, "nan");
+        tfb_json_u64(j, a[i].nan);
+        tfb_json_key(j, "pos_inf");
+        tfb_json_u64(j, a[i].pos_inf);
+        tfb_json_key(j, "neg_inf");
+        tfb_json_u64(j, a[i].neg_inf);
+        tfb_json_key(j, "events");
+        tfb_json_u64(j, a[i].events);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+}

@@ -1,0 +1,38 @@
+/*
+ * http_internal.h - the request/answer structs behind http_api.h, shared
+ * by http.c (libmicrohttpd glue) and http_params.c (parameter helpers).
+ * Area "server"; not for handlers, which use http_api.h only.
+ */
+#ifndef TFB_SERVER_HTTP_INTERNAL_H
+#define TFB_SERVER_HTTP_INTERNAL_H
+
+#include "http_api.h"
+
+/* Looks up a query parameter; supplied by the transport (libmicrohttpd in
+ * http.c, a table in unit tests). */
+typedef const char *(*tfb_http_query_fn)(void *ctx, const char *name);
+
+struct tfb_http_req {
+    const char *path;
+    tfb_http_query_fn query;
+    void *query_ctx;
+    tfb_store *store;
+    const tfb_config *config;
+};
+
+struct tfb_http_resp {
+    unsigned status;
+    const char *content_type; /* static string */
+    char *body;               /* malloc'd */
+    size_t len;
+    int set;
+};
+
+/* Frees the body; the struct may be reused. */
+void tfb_http_resp_clear(tfb_http_resp *resp);
+
+/* Runs the handler for req->path (route table), with a 404 for unknown
+ * /data paths and 500 for a handler failure without an answer. */
+void tfb_http_dispatch(const tfb_http_req *req, tfb_http_resp *resp);
+
+#endif

@@ -1,0 +1,815 @@
+/*
+ * store.c - the in-memory store (see store.h for the contract).
+ *
+ * Concurrency: each series has one writer (the loader thread that owns
+ * its run) and any number of readers. The writer fills slots past the
+ * published count without a lock and then publishes the new count with a
+ * release store; readers load it with acquire, so they see whole points.
+ * Arrays move only when they grow, are trimmed or reset, and that happens
+ * under the series' write lock, which waits for pinned readers. The lock
+ * prefers writers so that a busy query load cannot starve loading.
+ */
+#include "store.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tfb_series {
+    tfb_run *run;
+    tfb_series_kind kind;
+    char *tag, *plugin, *display, *desc;
+    pthread_rwlock_t lock;
+    _Atomic size_t count;
+    size_t cap;
+    int64_t *step;
+    double *wall;
+    float *value;
+    tfb_hist_point *hist;
+    tfb_bucket *buckets;
+    size_t n_buckets, buckets_cap;
+    uint64_t *text_off;
+    uint32_t *text_len;
+    char *text_data;
+    size_t text_used, text_cap;
+    tfb_nonfinite_counts *numerics;
+    pthread_mutex_t nf_lock;
+    tfb_nonfinite_stats nf;
+};
+
+struct tfb_run {
+    tfb_store *store;
+    char *name, *dir;
+    pthread_mutex_t lock; /* series lists, files, traces, times */
+    tfb_series **series[TFB_SERIES_KIND_COUNT];
+    size_t n_series[TFB_SERIES_KIND_COUNT], cap_series[TFB_SERIES_KIND_COUNT];
+    double first_wall, last_wall;
+    int64_t max_step;
+    char **traces;
+    size_t n_traces;
+    tfb_file_info *files;
+    size_t n_files;
+};
+
+struct tfb_store {
+    char *logdir;
+    pthread_mutex_t lock; /* runs list, progress */
+    tfb_run **runs;
+    size_t n_runs, cap_runs;
+    _Atomic uint64_t generation;
+    tfb_load_progress progress;
+};
+
+static char *dupn(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (!d)
+        return NULL;
+    if (n)
+        memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+/* ---- store ---------------------------------------------------------- */
+
+int tfb_store_create(tfb_store **out, const char *logdir)
+{
+    if (!out || !logdir)
+        return TFB_EINVAL;
+    tfb_store *s = calloc(1, sizeof *s);
+    if (!s)
+        return TFB_ENOMEM;
+    s->logdir = dupn(logdir, strlen(logdir));
+    if (!s->logdir) {
+        free(s);
+        return TFB_ENOMEM;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    *out = s;
+    return 0;
+}
+
+static void series_free(tfb_series *se)
+{
+    free(se->tag);
+    free(se->plugin);
+    free(se->display);
+    free(se->desc);
+    free(se->step);
+    free(se->wall);
+    free(se->value);
+    free(se->hist);
+    free(se->buckets);
+    free(se->text_off);
+    free(se->text_len);
+    free(se->text_data);
+    free(se->numerics);
+    pthread_rwlock_destroy(&se->lock);
+    pthread_mutex_destroy(&se->nf_lock);
+    free(se);
+}
+
+static void run_free(tfb_run *r)
+{
+    for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
+        for (size_t i = 0; i < r->n_series[k]; i++)
+            series_free(r->series[k][i]);
+        free(r->series[k]);
+    }
+    tfb_strv_free(r->traces, r->n_traces);
+    tfb_file_infos_free(r->files, r->n_files);
+    pthread_mutex_destroy(&r->lock);
+    free(r->name);
+    free(r->dir);
+    free(r);
+}
+
+void tfb_store_destroy(tfb_store *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_runs; i++)
+        run_free(s->runs[i]);
+    free(s->runs);
+    pthread_mutex_destroy(&s->lock);
+    free(s->logdir);
+    free(s);
+}
+
+const char *tfb_store_logdir(const tfb_store *s)
+{
+    return s->logdir;
+}
+
+uint64_t tfb_store_generation(const tfb_store *s)
+{
+    return atomic_load_explicit(&((tfb_store *)s)->generation,
+                                memory_order_acquire);
+}
+
+void tfb_store_bump_generation(tfb_store *s)
+{
+    atomic_fetch_add_explicit(&s->generation, 1, memory_order_acq_rel);
+}
+
+void tfb_store_progress(const tfb_store *cs, tfb_load_progress *out)
+{
+    tfb_store *s = (tfb_store *)cs;
+    pthread_mutex_lock(&s->lock);
+    *out = s->progress;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void tfb_store_set_progress(tfb_store *s, const tfb_load_progress *p)
+{
+    pthread_mutex_lock(&s->lock);
+    s->progress = *p;
+    pthread_mutex_unlock(&s->lock);
+}
+
+typedef struct run_key {
+    tfb_run *run;
+    double first;
+} run_key;
+
+static int run_key_cmp(const void *a, const void *b)
+{
+    const run_key *x = a, *y = b;
+    int xn = isnan(x->first), yn = isnan(y->first);
+    if (xn != yn)
+        return xn - yn; /* runs with no event yet go last */
+    if (!xn && x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return strcmp(x->run->name, y->run->name);
+}
+
+int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t cnt = s->n_runs;
+    run_key *keys = malloc((cnt ? cnt : 1) * sizeof *keys);
+    tfb_run **v = malloc((cnt ? cnt : 1) * sizeof *v);
+    if (!keys || !v) {
+        pthread_mutex_unlock(&s->lock);
+        free(keys);
+        free(v);
+        return TFB_ENOMEM;
+    }
+    for (size_t i = 0; i < cnt; i++)
+        keys[i].run = s->runs[i];
+    pthread_mutex_unlock(&s->lock);
+    for (size_t i = 0; i < cnt; i++)
+        keys[i].first = tfb_run_first_wall(keys[i].run);
+    qsort(keys, cnt, sizeof *keys, run_key_cmp);
+    for (size_t i = 0; i < cnt; i++)
+        v[i] = keys[i].run;
+    free(keys);
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+tfb_run *tfb_store_find_run(tfb_store *s, const char *name)
+{
+    tfb_run *found = NULL;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->n_runs; i++)
+        if (strcmp(s->runs[i]->name, name) == 0) {
+            found = s->runs[i];
+            break;
+        }
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
+{
+    tfb_run *r = tfb_store_find_run(s, name);
+    if (r) {
+        *out = r;
+        return 0;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return TFB_ENOMEM;
+    r->store = s;
+    r->name = dupn(name, strlen(name));
+    size_t ll = strlen(s->logdir);
+    if (strcmp(name, ".") == 0) {
+        r->dir = dupn(s->logdir, ll);
+    } else {
+        r->dir = malloc(ll + strlen(name) + 2);
+        if (r->dir) {
+            memcpy(r->dir, s->logdir, ll);
+            r->dir[ll] = '/';
+            strcpy(r->dir + ll + 1, name);
+        }
+    }
+    if (!r->name || !r->dir) {
+        free(r->name);
+        free(r->dir);
+        free(r);
+        return TFB_ENOMEM;
+    }
+    pthread_mutex_init(&r->lock, NULL);
+    r->first_wall = NAN;
+    r->last_wall = NAN;
+    r->max_step = INT64_MIN;
+    pthread_mutex_lock(&s->lock);
+    if (s->n_runs == s->cap_runs) {
+        size_t nc = s->cap_runs ? s->cap_runs * 2 : 16;
+        tfb_run **nr = realloc(s->runs, nc * sizeof *nr);
+        if (!nr) {
+            pthread_mutex_unlock(&s->lock);
+            run_free(r);
+            return TFB_ENOMEM;
+        }
+        s->runs = nr;
+        s->cap_runs = nc;
+    }
+    s->runs[s->n_runs++] = r;
+    pthread_mutex_unlock(&s->lock);
+    tfb_store_bump_generation(s);
+    *out = r;
+    return 0;
+}
+
+/* ---- runs ----------------------------------------------------------- */
+
+const char *tfb_run_name(const tfb_run *r) { return r->name; }
+const char *tfb_run_dir(const tfb_run *r) { return r->dir; }
+
+double tfb_run_first_wall(const tfb_run *cr)
+{
+    tfb_run *r = (tfb_run *)cr;
+    pthread_mutex_lock(&r->lock);
+    double v = r->first_wall;
+    pthread_mutex_unlock(&r->lock);
+    return v;
+}
+
+double tfb_run_last_wall(const tfb_run *cr)
+{
+    tfb_run *r = (tfb_run *)cr;
+    pthread_mutex_lock(&r->lock);
+    double v = r->last_wall;
+    pthread_mutex_unlock(&r->lock);
+    return v;
+}
+
+int64_t tfb_run_max_step(const tfb_run *cr)
+{
+    tfb_run *r = (tfb_run *)cr;
+    pthread_mutex_lock(&r->lock);
+    int64_t v = r->max_step;
+    pthread_mutex_unlock(&r->lock);
+    return v;
+}
+
+void tfb_run_note_event(tfb_run *r, double wall, int64_t step)
+{
+    pthread_mutex_lock(&r->lock);
+    if (isfinite(wall)) {
+        if (isnan(r->first_wall) || wall < r->first_wall)
+            r->first_wall = wall;
+        if (isnan(r->last_wall) || wall > r->last_wall)
+            r->last_wall = wall;
+    }
+    if (step > r->max_step)
+        r->max_step = step;
+    pthread_mutex_unlock(&r->lock);
+}
+
+int tfb_run_series(tfb_run *r, tfb_series_kind kind, tfb_series ***out,
+                   size_t *n)
+{
+    if ((unsigned)kind >= TFB_SERIES_KIND_COUNT)
+        return TFB_EINVAL;
+    pthread_mutex_lock(&r->lock);
+    size_t cnt = r->n_series[kind];
+    tfb_series **v = malloc((cnt ? cnt : 1) * sizeof *v);
+    if (!v) {
+        pthread_mutex_unlock(&r->lock);
+        return TFB_ENOMEM;
+    }
+    if (cnt)
+        memcpy(v, r->series[kind], cnt * sizeof *v);
+    pthread_mutex_unlock(&r->lock);
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+static tfb_series *find_locked(tfb_run *r, tfb_series_kind kind,
+                               const char *tag, size_t len)
+{
+    for (size_t i = 0; i < r->n_series[kind]; i++) {
+        tfb_series *se = r->series[kind][i];
+        if (strlen(se->tag) == len && memcmp(se->tag, tag, len) == 0)
+            return se;
+    }
+    return NULL;
+}
+
+tfb_series *tfb_run_find_series(tfb_run *r, tfb_series_kind kind,
+                                const char *tag)
+{
+    if ((unsigned)kind >= TFB_SERIES_KIND_COUNT || !tag)
+        return NULL;
+    pthread_mutex_lock(&r->lock);
+    tfb_series *se = find_locked(r, kind, tag, strlen(tag));
+    pthread_mutex_unlock(&r->lock);
+    return se;
+}
+
+int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
+                       size_t tag_len, const char *plugin, size_t plugin_len,
+                       const char *display, size_t display_len,
+                       const char *desc, size_t desc_len, tfb_series **out)
+{
+    if ((unsigned)kind >= TFB_SERIES_KIND_COUNT)
+        return TFB_EINVAL;
+    pthread_mutex_lock(&r->lock);
+    tfb_series *se = find_locked(r, kind, tag, tag_len);
+    if (se) {
+        pthread_mutex_unlock(&r->lock);
+        *out = se;
+        return 0;
+    }
+    int rc = TFB_ENOMEM;
+    se = calloc(1, sizeof *se);
+    if (!se)
+        goto fail;
+    se->run = r;
+    se->kind = kind;
+    se->tag = dupn(tag, tag_len);
+    se->plugin = dupn(plugin ? plugin : "", plugin ? plugin_len : 0);
+    se->display = dupn(display ? display : "", display ? display_len : 0);
+    se->desc = dupn(desc ? desc : "", desc ? desc_len : 0);
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr,
+        PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&se->lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    pthread_mutex_init(&se->nf_lock, NULL);
+    if (!se->tag || !se->plugin || !se->display || !se->desc) {
+        series_free(se);
+        goto fail;
+    }
+    if (r->n_series[kind] == r->cap_series[kind]) {
+        size_t nc = r->cap_series[kind] ? r->cap_series[kind] * 2 : 8;
+        tfb_series **nv = realloc(r->series[kind], nc * sizeof *nv);
+        if (!nv) {
+            series_free(se);
+            goto fail;
+        }
+        r->series[kind] = nv;
+        r->cap_series[kind] = nc;
+    }
+    r->series[kind][r->n_series[kind]++] = se;
+    pthread_mutex_unlock(&r->lock);
+    tfb_store_bump_generation(r->store);
+    *out = se;
+    return 0;
+fail:
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+void tfb_strv_free(char **v, size_t n)
+{
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int strv_copy(char *const *src, size_t n, char ***out)
+{
+    char **v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = dupn(src[i], strlen(src[i]));
+        if (!v[i]) {
+            tfb_strv_free(v, n);
+            return TFB_ENOMEM;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+int tfb_run_trace_files(tfb_run *r, char ***out, size_t *n)
+{
+    pthread_mutex_lock(&r->lock);
+    int rc = strv_copy(r->traces, r->n_traces, out);
+    if (rc == 0)
+        *n = r->n_traces;
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+int tfb_run_set_trace_files(tfb_run *r, char *const *paths, size_t n)
+{
+    char **v;
+    int rc = strv_copy(paths, n, &v);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&r->lock);
+    char **old = r->traces;
+    size_t on = r->n_traces;
+    r->traces = v;
+    r->n_traces = n;
+    pthread_mutex_unlock(&r->lock);
+    tfb_strv_free(old, on);
+    return 0;
+}
+
+void tfb_file_infos_free(tfb_file_info *v, size_t n)
+{
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(v[i].path);
+    free(v);
+}
+
+static int infos_copy(const tfb_file_info *src, size_t n, tfb_file_info **out)
+{
+    tfb_file_info *v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = src[i];
+        v[i].path = dupn(src[i].path, strlen(src[i].path));
+        if (!v[i].path) {
+            tfb_file_infos_free(v, n);
+            return TFB_ENOMEM;
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+int tfb_run_files(tfb_run *r, tfb_file_info **out, size_t *n)
+{
+    pthread_mutex_lock(&r->lock);
+    int rc = infos_copy(r->files, r->n_files, out);
+    if (rc == 0)
+        *n = r->n_files;
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+int tfb_run_set_files(tfb_run *r, const tfb_file_info *files, size_t n)
+{
+    tfb_file_info *v;
+    int rc = infos_copy(files, n, &v);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&r->lock);
+    tfb_file_info *old = r->files;
+    size_t on = r->n_files;
+    r->files = v;
+    r->n_files = n;
+    pthread_mutex_unlock(&r->lock);
+    tfb_file_infos_free(old, on);
+    return 0;
+}
+
+void tfb_run_reset(tfb_run *r)
+{
+    /* Series locks are taken without the run lock held, so a reader that
+     * pins a series and then asks about its run cannot deadlock with us. */
+    for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
+        tfb_series **v;
+        size_t n;
+        if (tfb_run_series(r, (tfb_series_kind)k, &v, &n) < 0)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            tfb_series *se = v[i];
+            pthread_rwlock_wrlock(&se->lock);
+            atomic_store_explicit(&se->count, 0, memory_order_release);
+            se->n_buckets = 0;
+            se->text_used = 0;
+            pthread_mutex_lock(&se->nf_lock);
+            memset(&se->nf, 0, sizeof se->nf);
+            pthread_mutex_unlock(&se->nf_lock);
+            pthread_rwlock_unlock(&se->lock);
+        }
+        free(v);
+    }
+    pthread_mutex_lock(&r->lock);
+    r->first_wall = NAN;
+    r->last_wall = NAN;
+    r->max_step = INT64_MIN;
+    pthread_mutex_unlock(&r->lock);
+    tfb_store_bump_generation(r->store);
+}
+
+/* ---- series --------------------------------------------------------- */
+
+tfb_series_kind tfb_series_get_kind(const tfb_series *s) { return s->kind; }
+const char *tfb_series_tag(const tfb_series *s) { return s->tag; }
+const char *tfb_series_plugin(const tfb_series *s) { return s->plugin; }
+const char *tfb_series_display_name(const tfb_series *s) { return s->display; }
+const char *tfb_series_description(const tfb_series *s) { return s->desc; }
+tfb_run *tfb_series_run(const tfb_series *s) { return s->run; }
+
+size_t tfb_series_count(const tfb_series *s)
+{
+    return atomic_load_explicit(&((tfb_series *)s)->count,
+                                memory_order_acquire);
+}
+
+int tfb_series_read_begin(tfb_series *s, tfb_series_view *v)
+{
+    pthread_rwlock_rdlock(&s->lock);
+    memset(v, 0, sizeof *v);
+    v->kind = s->kind;
+    v->count = atomic_load_explicit(&s->count, memory_order_acquire);
+    v->step = s->step;
+    v->wall = s->wall;
+    switch (s->kind) {
+    case TFB_SERIES_SCALAR:
+        v->value = s->value;
+        break;
+    case TFB_SERIES_HISTOGRAM:
+        v->hist = s->hist;
+        v->buckets = s->buckets;
+        break;
+    case TFB_SERIES_TEXT:
+        v->text_off = s->text_off;
+        v->text_len = s->text_len;
+        v->text_data = s->text_data;
+        break;
+    case TFB_SERIES_NUMERICS:
+        v->numerics = s->numerics;
+        break;
+    default:
+        break;
+    }
+    pthread_mutex_lock(&s->nf_lock);
+    v->nonfinite = s->nf;
+    pthread_mutex_unlock(&s->nf_lock);
+    return 0;
+}
+
+void tfb_series_read_end(tfb_series *s)
+{
+    pthread_rwlock_unlock(&s->lock);
+}
+
+/* realloc that leaves *p alone on failure. */
+static int grow_array(void **p, size_t elem, size_t n)
+{
+    void *np = realloc(*p, elem * (n ? n : 1));
+    if (!np)
+        return -1;
+    *p = np;
+    return 0;
+}
+
+/* Resizes the per-point arrays to cap points; called with the write lock.
+ * Growing or shrinking alike. */
+static int resize_points(tfb_series *s, size_t cap)
+{
+    int bad = grow_array((void **)&s->step, sizeof *s->step, cap);
+    bad |= grow_array((void **)&s->wall, sizeof *s->wall, cap);
+    switch (s->kind) {
+    case TFB_SERIES_SCALAR:
+        bad |= grow_array((void **)&s->value, sizeof *s->value, cap);
+        break;
+    case TFB_SERIES_HISTOGRAM:
+        bad |= grow_array((void **)&s->hist, sizeof *s->hist, cap);
+        break;
+    case TFB_SERIES_TEXT:
+        bad |= grow_array((void **)&s->text_off, sizeof *s->text_off, cap);
+        bad |= grow_array((void **)&s->text_len, sizeof *s->text_len, cap);
+        break;
+    case TFB_SERIES_NUMERICS:
+        bad |= grow_array((void **)&s->numerics, sizeof *s->numerics, cap);
+        break;
+    default:
+        break;
+    }
+    if (bad) {
+        /* Arrays that did resize are at least the old size; keep the
+         * smaller capacity so no slot is used that one array lacks. */
+        if (cap < s->cap)
+            s->cap = cap;
+        return TFB_ENOMEM;
+    }
+    s->cap = cap;
+    return 0;
+}
+
+/* Makes room for one more point; the loader thread only. */
+static int reserve_point(tfb_series *s, size_t count)
+{
+    if (count < s->cap)
+        return 0;
+    /* grow by 1.5x: resident slack stays small for the 24 B budget */
+    size_t nc = s->cap < 64 ? 64 : s->cap + s->cap / 2;
+    pthread_rwlock_wrlock(&s->lock);
+    int rc = resize_points(s, nc);
+    pthread_rwlock_unlock(&s->lock);
+    return rc;
+}
+
+void tfb_series_trim(tfb_series *s)
+{
+    size_t count = atomic_load_explicit(&s->count, memory_order_relaxed);
+    pthread_rwlock_wrlock(&s->lock);
+    if (s->cap > count + 16 && s->cap > count + count / 16)
+        (void)resize_points(s, count + 16);
+    if (s->kind == TFB_SERIES_HISTOGRAM && s->buckets_cap > s->n_buckets + 64)
+        if (grow_array((void **)&s->buckets, sizeof *s->buckets,
+                       s->n_buckets + 64) == 0)
+            s->buckets_cap = s->n_buckets + 64;
+    if (s->kind == TFB_SERIES_TEXT && s->text_cap > s->text_used + 256)
+        if (grow_array((void **)&s->text_data, 1, s->text_used + 256) == 0)
+            s->text_cap = s->text_used + 256;
+    pthread_rwlock_unlock(&s->lock);
+}
+
+static void note_nonfinite(tfb_series *s, int64_t step, double wall,
+                           uint64_t nan, uint64_t pinf, uint64_t ninf)
+{
+    pthread_mutex_lock(&s->nf_lock);
+    s->nf.nan += nan;
+    s->nf.pos_inf += pinf;
+    s->nf.neg_inf += ninf;
+    s->nf.points++;
+    if (!s->nf.has_first) {
+        s->nf.has_first = 1;
+        s->nf.first_step = step;
+        s->nf.first_wall = wall;
+    }
+    pthread_mutex_unlock(&s->nf_lock);
+}
+
+int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
+                             double value)
+{
+    if (s->kind != TFB_SERIES_SCALAR)
+        return TFB_EINVAL;
+    size_t n = atomic_load_explicit(&s->count, memory_order_relaxed);
+    int rc = reserve_point(s, n);
+    if (rc < 0)
+        return rc;
+    float f = (float)value;
+    s->step[n] = step;
+    s->wall[n] = wall;
+    s->value[n] = f;
+    if (!isfinite(f))
+        note_nonfinite(s, step, wall, isnan(f), f > 0 && isinf(f),
+                       f < 0 && isinf(f));
+    atomic_store_explicit(&s->count, n + 1, memory_order_release);
+    return 0;
+}
+
+int tfb_series_append_histogram(tfb_series *s, int64_t step, double wall,
+                                double min, double max, double num,
+                                double sum, const tfb_bucket *b, size_t nb)
+{
+    if (s->kind != TFB_SERIES_HISTOGRAM || nb > UINT32_MAX)
+        return TFB_EINVAL;
+    size_t n = atomic_load_explicit(&s->count, memory_order_relaxed);
+    int rc = reserve_point(s, n);
+    if (rc < 0)
+        return rc;
+    if (s->n_buckets + nb > s->buckets_cap) {
+        size_t nc = s->buckets_cap < 256 ? 256 : s->buckets_cap * 3 / 2;
+        while (nc < s->n_buckets + nb)
+            nc = nc * 3 / 2;
+        pthread_rwlock_wrlock(&s->lock);
+        rc = grow_array((void **)&s->buckets, sizeof *s->buckets, nc);
+        if (rc == 0)
+            s->buckets_cap = nc;
+        pthread_rwlock_unlock(&s->lock);
+        if (rc < 0)
+            return TFB_ENOMEM;
+    }
+    if (nb)
+        memcpy(s->buckets + s->n_buckets, b, nb * sizeof *b);
+    tfb_hist_point *p = &s->hist[n];
+    p->min = min;
+    p->max = max;
+    p->num = num;
+    p->sum = sum;
+    p->bucket_off = s->n_buckets;
+    p->n_buckets = (uint32_t)nb;
+    s->n_buckets += nb;
+    s->step[n] = step;
+    s->wall[n] = wall;
+    double f[4] = {min, max, sum, num};
+    int any_nan = 0, inf_sign = 0;
+    for (int i = 0; i < 4; i++) {
+        if (isnan(f[i]))
+            any_nan = 1;
+        else if (isinf(f[i]) && !inf_sign)
+            inf_sign = f[i] > 0 ? 1 : -1;
+    }
+    if (any_nan || inf_sign)
+        note_nonfinite(s, step, wall, any_nan, !any_nan && inf_sign > 0,
+                       !any_nan && inf_sign < 0);
+    atomic_store_explicit(&s->count, n + 1, memory_order_release);
+    return 0;
+}
+
+int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
+                           const char *text, size_t len)
+{
+    if (s->kind != TFB_SERIES_TEXT || len > UINT32_MAX)
+        return TFB_EINVAL;
+    size_t n = atomic_load_explicit(&s->count, memory_order_relaxed);
+    int rc = reserve_point(s, n);
+    if (rc < 0)
+        return rc;
+    if (s->text_used + len > s->text_cap) {
+        size_t nc = s->text_cap < 4096 ? 4096 : s->text_cap * 3 / 2;
+        while (nc < s->text_used + len)
+            nc = nc * 3 / 2;
+        pthread_rwlock_wrlock(&s->lock);
+        rc = grow_array((void **)&s->text_data, 1, nc);
+        if (rc == 0)
+            s->text_cap = nc;
+        pthread_rwlock_unlock(&s->lock);
+        if (rc < 0)
+            return TFB_ENOMEM;
+    }
+    if (len)
+        memcpy(s->text_data + s->text_used, text, len);
+    s->text_off[n] = s->text_used;
+    s->text_len[n] = (uint32_t)len;
+    s->text_used += len;
+    s->step[n] = step;
+    s->wall[n] = wall;
+    atomic_store_explicit(&s->count, n + 1, memory_order_release);
+    return 0;
+}
+
+int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
+                               const tfb_nonfinite_counts *c)
+{
+    if (s->kind != TFB_SERIES_NUMERICS)
+        return TFB_EINVAL;
+    size_t n = atomic_load_explicit(&s->count, memory_order_relaxed);
+    int rc = reserve_point(s, n);
+    if (rc < 0)
+        return rc;
+    s->numerics[n] = *c;
+    s->step[n] = step;
+    s->wall[n] = wall;
+    if (c->nan || c->pos_inf || c->neg_inf)
+        note_nonfinite(s, step, wall, c->nan, c->pos_inf, c->neg_inf);
+    atomic_store_explicit(&s->count, n + 1, memory_order_release);
+    return 0;
+}

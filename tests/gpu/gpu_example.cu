@@ -1,0 +1,174 @@
+/*
+ * gpu_example.cu - a small CUDA program traced by libtfboard, for
+ * tests/gpu/run_gpu_test.sh (needs a GPU; not part of `meson test`).
+ *
+ * usage: gpu_example RUN_DIR trace|notrace ITERATIONS
+ *
+ * 1. Copies (HtoD, DtoH), a memset and a few named kernels, inside an NVTX
+ *    range, each iteration also timed as a tfboard step.
+ * 2. A kernel-bound loop: ITERATIONS launches of a compute-heavy kernel
+ *    (a fraction of a ms each) back to back, timed on the host from the first
+ *    launch to the final synchronize. Its time, with and without tracing,
+ *    gives the tracing overhead.
+ * Prints one line of key=value pairs the script reads: the wall-clock window
+ * (ns since the Unix epoch), loop_ms, and the tracer's counters.
+ */
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tfboard.h"
+
+#define CHECK(x)                                                              \
+    do {                                                                      \
+        cudaError_t e_ = (x);                                                 \
+        if (e_ != cudaSuccess) {                                              \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));          \
+            exit(3);                                                          \
+        }                                                                     \
+    } while (0)
+
+__global__ void vec_add(const float *a, const float *b, float *c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        c[i] = a[i] + b[i];
+}
+
+__global__ void saxpy(float alpha, const float *x, float *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        y[i] = alpha * x[i] + y[i];
+}
+
+/* Compute bound: `rounds` dependent FMAs per thread. */
+__global__ void busy_kernel(float *out, int rounds)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = (float)i * 1e-6f, w = 1.0001f;
+    for (int r = 0; r < rounds; r++)
+        v = fmaf(v, w, 1e-7f);
+    out[i] = v;
+}
+
+static long long wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s RUN_DIR trace|notrace ITERATIONS\n", argv[0]);
+        return 2;
+    }
+    int trace = strcmp(argv[2], "trace") == 0;
+    int iters = atoi(argv[3]);
+    if (iters <= 0)
+        iters = 200;
+    const int n = 1 << 20;
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaFree(0)); /* create the context before timing anything */
+
+    tfb_writer *w = NULL;
+    int rc = tfb_writer_open(&w, argv[1], NULL);
+    if (rc) {
+        fprintf(stderr, "writer: %s\n", tfb_strerror(rc));
+        return 2;
+    }
+    if (trace) {
+        tfb_gpu_opts o;
+        tfb_gpu_opts_init(&o);
+        o.utilization_interval_ms = 100;
+        rc = tfb_gpu_trace_start(w, &o);
+        if (rc) {
+            fprintf(stderr, "tfb_gpu_trace_start: %s: %s\n", tfb_strerror(rc),
+                    tfb_gpu_trace_error(w));
+            return 4;
+        }
+    }
+    long long t_begin = wall_ns();
+
+    float *ha = (float *)malloc(n * sizeof(float));
+    float *hb = (float *)malloc(n * sizeof(float));
+    for (int i = 0; i < n; i++) {
+        ha[i] = (float)i;
+        hb[i] = 2.0f;
+    }
+    float *da, *db, *dc, *dout;
+    CHECK(cudaMalloc(&da, n * sizeof(float)));
+    CHECK(cudaMalloc(&db, n * sizeof(float)));
+    CHECK(cudaMalloc(&dc, n * sizeof(float)));
+    CHECK(cudaMalloc(&dout, n * sizeof(float)));
+
+    nvtxRangePushA("setup");
+    for (int step = 0; step < 5; step++) {
+        tfb_step_begin(w, step);
+        tfb_input_begin(w);
+        CHECK(cudaMemcpy(da, ha, n * sizeof(float), cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(db, hb, n * sizeof(float), cudaMemcpyHostToDevice));
+        tfb_input_end(w);
+        CHECK(cudaMemset(dc, 0, n * sizeof(float)));
+        vec_add<<<n / 256, 256>>>(da, db, dc, n);
+        saxpy<<<n / 256, 256>>>(0.5f, da, dc, n);
+        CHECK(cudaMemcpy(hb, dc, n * sizeof(float), cudaMemcpyDeviceToHost));
+        tfb_step_end(w);
+    }
+    nvtxRangePop();
+    CHECK(cudaDeviceSynchronize());
+    if (hb[10] != 10.0f + 2.0f + 0.5f * 10.0f) {
+        fprintf(stderr, "wrong result %f\n", hb[10]);
+        return 3;
+    }
+
+    /* Kernel-bound loop. */
+    const int rounds = 100000; /* about 0.25 ms a kernel on an H100 */
+    busy_kernel<<<1024, 256>>>(dout, rounds); /* warm-up */
+    CHECK(cudaDeviceSynchronize());
+    long long l0 = mono_ns();
+    for (int i = 0; i < iters; i++)
+        busy_kernel<<<1024, 256>>>(dout, rounds);
+    CHECK(cudaDeviceSynchronize());
+    double loop_ms = (double)(mono_ns() - l0) / 1e6;
+    long long t_end = wall_ns();
+
+    tfb_gpu_stats st;
+    memset(&st, 0, sizeof st);
+    if (trace) {
+        rc = tfb_gpu_trace_stop(w);
+        tfb_gpu_trace_get_stats(w, &st);
+        if (rc)
+            fprintf(stderr, "stop: %s\n", tfb_strerror(rc));
+    }
+    rc = tfb_writer_close(w);
+    printf("window_start_ns=%lld window_end_ns=%lld loop_ms=%.3f iters=%d "
+           "kernels=%llu memcpys=%llu memsets=%llu syncs=%llu api_calls=%llu "
+           "markers=%llu overheads=%llu dropped=%llu buffers=%llu\n",
+           t_begin, t_end, loop_ms, iters, (unsigned long long)st.kernels,
+           (unsigned long long)st.memcpys, (unsigned long long)st.memsets,
+           (unsigned long long)st.syncs, (unsigned long long)st.api_calls,
+           (unsigned long long)st.markers, (unsigned long long)st.overheads,
+           (unsigned long long)st.records_dropped,
+           (unsigned long long)st.buffers_completed);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+    cudaFree(dout);
+    free(ha);
+    free(hb);
+    return rc ? 5 : 0;
+}

@@ -1,0 +1,149 @@
+#!/bin/sh
+# run_gpu_test.sh - GPU tracing on a real GPU (not part of `meson test`: CI
+# has no GPU). Builds libtfboard and tests/gpu/gpu_example.cu (nvcc), traces
+# it, checks the trace store (kernels, copies, memsets, runtime calls, host
+# spans, plausible times) and the utilization scalars, then measures the
+# tracing overhead on a kernel-bound loop (median of alternating runs; must
+# be < 2 %). Bounded: about 2-4 minutes, hard limit 9 minutes.
+#
+# usage: tests/gpu/run_gpu_test.sh [BUILD_DIR]   (default build-gpu-device)
+# env:   CUDA_ROOT (default /usr/local/cuda), RUNS (default 5 per mode),
+#        ITERS (kernels in the overhead loop, default 2000)
+set -eu
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${1:-$ROOT/build-gpu-device}
+CUDA_ROOT=${CUDA_ROOT:-/usr/local/cuda}
+RUNS=${RUNS:-5}
+ITERS=${ITERS:-2000}
+WORK=$(mktemp -d /tmp/tfb_gpu_test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+# Every step below is bounded; the whole script must end within 9 minutes.
+T0=$(date +%s)
+left() { echo $((540 - ($(date +%s) - T0))); }
+
+echo "== build libtfboard"
+if command -v meson >/dev/null 2>&1 && command -v ninja >/dev/null 2>&1; then
+    [ -f "$BUILD/build.ninja" ] || timeout "$(left)" meson setup "$BUILD" "$ROOT" \
+        -Dcupti=enabled -Dcuda_root="$CUDA_ROOT" -Dserver=false -Dtests=false \
+        -Dexamples=false -Dbuildtype=release >/dev/null
+    timeout "$(left)" ninja -C "$BUILD" collector/libtfboard.a >/dev/null
+    LIB=$BUILD/collector/libtfboard.a
+else
+    # No meson on the machine: compile the collector directly.
+    mkdir -p "$WORK/obj"
+    for f in "$ROOT"/collector/*.c; do
+        case "$f" in *gpu_nocupti.c) continue ;; esac
+        cc -std=c11 -O2 -D_GNU_SOURCE -DTFB_BUILDING_LIBRARY -DTFB_HAVE_CUPTI=1 \
+            -I"$ROOT/include" -I"$ROOT/collector" -isystem "$CUDA_ROOT/include" \
+            -c "$f" -o "$WORK/obj/$(basename "$f" .c).o"
+    done
+    ar rcs "$WORK/libtfboard.a" "$WORK"/obj/*.o
+    LIB=$WORK/libtfboard.a
+fi
+
+echo "== build gpu_example (nvcc)"
+timeout "$(left)" "$CUDA_ROOT/bin/nvcc" -O2 -std=c++17 -I"$ROOT/include" \
+    "$ROOT/tests/gpu/gpu_example.cu" "$LIB" -lsqlite3 -ldl -lpthread -lm \
+    -o "$WORK/gpu_example"
+
+# NVTX ranges reach CUPTI's MARKER records through the injection library.
+CUPTI_LIB=""
+for c in "$CUDA_ROOT/lib64/libcupti.so.13" "$CUDA_ROOT/extras/CUPTI/lib64/libcupti.so.13" \
+         "$CUDA_ROOT/lib/libcupti.so.13"; do
+    [ -e "$c" ] && CUPTI_LIB=$c && break
+done
+if [ -n "$CUPTI_LIB" ]; then
+    export NVTX_INJECTION64_PATH="$CUPTI_LIB" TFB_CUPTI_PATH="$CUPTI_LIB"
+fi
+
+echo "== traced run"
+mkdir -p "$WORK/run"
+OUT=$(timeout "$(left)" "$WORK/gpu_example" "$WORK/run" trace 200)
+echo "$OUT"
+
+echo "== check the trace store"
+timeout "$(left)" python3 - "$WORK/run" "$OUT" <<'EOF'
+import glob, os, sqlite3, sys
+run, line = sys.argv[1], sys.argv[2]
+kv = dict(p.split("=", 1) for p in line.split())
+w0, w1 = int(kv["window_start_ns"]), int(kv["window_end_ns"])
+iters = int(kv["iters"])
+fails = []
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        fails.append(what)
+files = glob.glob(os.path.join(run, "*.trace.sqlite"))
+check(len(files) == 1, "one trace store: %s" % files)
+db = sqlite3.connect(files[0])
+q = lambda sql: db.execute(sql).fetchall()
+names = dict(q("SELECT s.value, COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+               "JOIN StringIds s ON s.id = k.shortName GROUP BY s.value"))
+print("kernels by name:", names)
+check(names.get("busy_kernel") == iters + 1, "busy_kernel x %d" % (iters + 1))
+check(names.get("vec_add") == 5 and names.get("saxpy") == 5,
+      "vec_add x5, saxpy x5")
+full = [r[0] for r in q("SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL"
+                        " k JOIN StringIds s ON s.id = k.demangledName")]
+check(any(n.startswith("busy_kernel(float*, int)") for n in full),
+      "demangled name: %s" % full)
+copies = dict((r[0], (r[1], r[2])) for r in q(
+    "SELECT copyKind, COUNT(*), SUM(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+    "GROUP BY copyKind"))
+print("memcpy by kind:", copies)
+check(copies.get(1) == (10, 10 * 4 * (1 << 20)), "HtoD 10 x 4 MiB")
+check(copies.get(2) == (5, 5 * 4 * (1 << 20)), "DtoH 5 x 4 MiB")
+check(q("SELECT COUNT(*), SUM(bytes) FROM CUPTI_ACTIVITY_KIND_MEMSET")[0]
+      == (5, 5 * 4 * (1 << 20)), "memset 5 x 4 MiB")
+bad = q("SELECT COUNT(*) FROM (SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL"
+        " UNION ALL SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY) WHERE"
+        " end < start OR start < %d OR end > %d" % (w0 - 10**9, w1 + 10**9))[0][0]
+check(bad == 0, "all kernel/copy times inside the run's wall-clock window")
+mn, mx, avg = q("SELECT MIN(end-start), MAX(end-start), AVG(end-start) FROM "
+                "CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = "
+                "k.shortName WHERE s.value = 'busy_kernel'")[0]
+print("busy_kernel ns: min %d max %d mean %.0f" % (mn, mx, avg))
+check(0 < mn <= mx < 10**9, "plausible kernel durations")
+launches = q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds"
+             " s ON s.id = r.nameId WHERE s.value LIKE '%LaunchKernel%'")[0][0]
+check(launches >= iters + 11, "launch calls recorded: %d" % launches)
+joined = q("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN "
+           "CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId"
+           " WHERE r.start <= k.start")[0][0]
+check(joined >= iters, "kernels joined to their launch: %d" % joined)
+spans = dict(q("SELECT kind, COUNT(*) FROM TFB_HOST_SPANS GROUP BY kind"))
+check(spans == {"step": 5, "input": 5}, "host spans %s" % spans)
+nvtx = q("SELECT COUNT(*) FROM NVTX_EVENTS")[0][0]
+print("NVTX ranges: %d (needs NVTX_INJECTION64_PATH)" % nvtx)
+check(kv["dropped"] == "0", "no records dropped")
+ev = [f for f in os.listdir(run) if "tfevents" in f]
+data = open(os.path.join(run, ev[0]), "rb").read() if ev else b""
+check(b"gpu/0/utilization" in data, "gpu/0/utilization scalars logged")
+sys.exit(1 if fails else 0)
+EOF
+
+echo "== overhead on a kernel-bound loop ($RUNS runs per mode, $ITERS kernels)"
+i=0
+: > "$WORK/times"
+while [ $i -lt "$RUNS" ]; do
+    for mode in notrace trace; do
+        rm -rf "$WORK/o" && mkdir -p "$WORK/o"
+        L=$(timeout "$(left)" "$WORK/gpu_example" "$WORK/o" $mode "$ITERS")
+        echo "$mode $(echo "$L" | sed 's/.*loop_ms=\([0-9.]*\).*/\1/')" >> "$WORK/times"
+    done
+    i=$((i + 1))
+done
+python3 - "$WORK/times" <<'EOF'
+import statistics, sys
+t = {"trace": [], "notrace": []}
+for line in open(sys.argv[1]):
+    m, v = line.split()
+    t[m].append(float(v))
+a, b = statistics.median(t["notrace"]), statistics.median(t["trace"])
+ov = (b - a) / a * 100
+print("loop ms without tracing: %s" % t["notrace"])
+print("loop ms with tracing:    %s" % t["trace"])
+print("median %.3f -> %.3f ms: overhead %.2f %% (limit 2 %%)" % (a, b, ov))
+sys.exit(0 if ov < 2.0 else 1)
+EOF
+echo "== GPU test passed in $(($(date +%s) - T0)) s"

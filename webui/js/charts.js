@@ -1,0 +1,415 @@
+// Chart helpers on top of Chart.js (vendored, global `Chart`).
+// ScalarChart is the scalar card's chart: smoothed line over the faint raw
+// line per run, step / relative / wall x axis, log y, drag-box zoom with
+// double-click reset, a cross-hair tooltip listing every run at the hovered
+// x sorted by value, and non-finite points drawn as markers on the chart's
+// edge (▲ +Inf and ✕ NaN at the top, ▼ -Inf at the bottom) instead of being
+// dropped or breaking the line.
+import { h, clear } from './dom.js';
+import { withAlpha, themeColor } from './colors.js';
+import { smooth } from './smoothing.js';
+import { eng, rel, wall, wallShort } from './format.js';
+
+const ChartJS = window.Chart;
+
+export function applyTheme() {
+  if (!ChartJS) return;
+  ChartJS.defaults.color = themeColor('--muted');
+  ChartJS.defaults.borderColor = themeColor('--grid');
+  ChartJS.defaults.font.family = getComputedStyle(document.body).fontFamily;
+  ChartJS.defaults.font.size = 11;
+  ChartJS.defaults.animation = false;
+  ChartJS.defaults.responsive = true;
+  ChartJS.defaults.maintainAspectRatio = false;
+}
+applyTheme();
+const liveCharts = new Set();
+window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+  applyTheme();
+  for (const c of liveCharts) c.redraw();
+});
+
+// Axis tick formatters by x mode.
+export function xTickFormatter(mode) {
+  if (mode === 'relative') return (v) => rel(v);
+  if (mode === 'wall') return (v) => wallShort(v);
+  return (v) => eng(v);
+}
+export function xAxisTitle(mode) {
+  return mode === 'relative' ? 'Relative time' : mode === 'wall' ? 'Wall time (local)' : 'Step';
+}
+
+// Parses the scalars route's [[wall_time, step, value], ...] into columns.
+// Values arrive as numbers or "NaN"/"Infinity"/"-Infinity".
+export function parseScalars(rows, num) {
+  const n = rows.length;
+  const wallT = new Float64Array(n), step = new Float64Array(n), value = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = rows[i];
+    wallT[i] = num(r[0]);
+    step[i] = num(r[1]);
+    value[i] = num(r[2]);
+  }
+  return { wall: wallT, step, value, n };
+}
+
+function lowerBound(arr, x) {
+  let lo = 0, hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (arr[mid].x < x) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+function nearest(arr, x) {
+  if (!arr.length) return -1;
+  const i = lowerBound(arr, x);
+  if (i <= 0) return 0;
+  if (i >= arr.length) return arr.length - 1;
+  return x - arr[i - 1].x <= arr[i].x - x ? i - 1 : i;
+}
+
+function percentile(sorted, q) {
+  if (!sorted.length) return NaN;
+  const p = (sorted.length - 1) * q;
+  const i = Math.floor(p);
+  return sorted[Math.min(i + 1, sorted.length - 1)] * (p - i) + sorted[i] * (1 - (p - i));
+}
+
+// Draws the non-finite markers, the focus-step line and the cross-hair.
+const overlayPlugin = {
+  id: 'tfbOverlay',
+  afterDatasetsDraw(chart) {
+    const self = chart.$tfb;
+    if (!self) return;
+    const { ctx, chartArea: a, scales } = chart;
+    const xs = scales.x;
+    ctx.save();
+    // Focus step (from the health page): a dashed red rule.
+    if (self.focusX !== null && self.focusX >= xs.min && self.focusX <= xs.max) {
+      const px = xs.getPixelForValue(self.focusX);
+      ctx.strokeStyle = themeColor('--danger');
+      ctx.setLineDash([4, 3]);
+      ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(px, a.top); ctx.lineTo(px, a.bottom); ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    ctx.font = 'bold 11px ' + ChartJS.defaults.font.family;
+    ctx.textAlign = 'center';
+    for (const s of self.visibleSeries()) {
+      ctx.fillStyle = s.color;
+      ctx.strokeStyle = s.color;
+      for (const m of s.nonfinite) {
+        if (m.x < xs.min || m.x > xs.max) continue;
+        const px = xs.getPixelForValue(m.x);
+        if (m.kind === 'neg_inf') { ctx.textBaseline = 'bottom'; ctx.fillText('▼', px, a.bottom); }
+        else if (m.kind === 'pos_inf') { ctx.textBaseline = 'top'; ctx.fillText('▲', px, a.top); }
+        // NaN one glyph below the top edge, so it stays readable next to
+        // a +Inf at a nearby step.
+        else { ctx.textBaseline = 'top'; ctx.fillText('✕', px, a.top + 12); }
+      }
+    }
+    // Cross-hair and the hovered point of each run.
+    if (self.hoverPx !== null) {
+      ctx.strokeStyle = themeColor('--muted');
+      ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(self.hoverPx + 0.5, a.top); ctx.lineTo(self.hoverPx + 0.5, a.bottom); ctx.stroke();
+      for (const p of self.hoverPoints) {
+        if (!Number.isFinite(p.y)) continue;
+        const py = scales.y.getPixelForValue(p.y);
+        if (py < a.top || py > a.bottom) continue;
+        ctx.fillStyle = p.color;
+        ctx.beginPath(); ctx.arc(xs.getPixelForValue(p.x), py, 3, 0, 2 * Math.PI); ctx.fill();
+      }
+    }
+    ctx.restore();
+  },
+};
+
+export class ScalarChart {
+  // wrap: an element the chart fills (sized by CSS).
+  constructor(wrap, opts = {}) {
+    this.wrap = wrap;
+    this.opts = opts;
+    this.series = [];          // [{run, color, cols}] cols from parseScalars
+    this.view = { smoothing: 0.6, x: 'step', logy: false, ignoreOutliers: false, focusStep: null };
+    this.prepared = [];
+    this.hoverPx = null;
+    this.hoverPoints = [];
+    this.focusX = null;
+    this.zoomed = false;
+    this.canvas = h('canvas');
+    this.tooltip = h('div', { class: 'chart-tooltip', hidden: true });
+    this.box = h('div', { class: 'zoom-box', hidden: true });
+    wrap.append(this.canvas, this.tooltip, this.box);
+    this.chart = new ChartJS(this.canvas, {
+      type: 'line',
+      data: { datasets: [] },
+      options: {
+        parsing: false,
+        normalized: true,
+        spanGaps: true,
+        events: [],            // our own mouse handling
+        plugins: { legend: { display: false }, tooltip: { enabled: false }, decimation: { enabled: false } },
+        elements: { point: { radius: 0 }, line: { tension: 0 } },
+        scales: {
+          x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12 } },
+          y: { type: 'linear', title: { display: !!opts.yLabel, text: opts.yLabel || '' }, ticks: { callback: (v) => eng(v) } },
+        },
+      },
+      plugins: [overlayPlugin],
+    });
+    this.chart.$tfb = this;
+    this._bindMouse();
+    liveCharts.add(this);
+  }
+
+  destroy() {
+    liveCharts.delete(this);
+    this.chart.destroy();
+    clear(this.wrap);
+  }
+
+  setSeries(series) { this.series = series; this._prepare(); this.redraw(); }
+  setView(view) {
+    const xChanged = view.x !== undefined && view.x !== this.view.x;
+    Object.assign(this.view, view);
+    if (xChanged) this.resetZoom(false);
+    this._prepare();
+    this.redraw();
+  }
+
+  visibleSeries() { return this.prepared; }
+
+  // Turns raw columns into line data (finite points only) and markers.
+  _prepare() {
+    const { x, smoothing, logy } = this.view;
+    this.prepared = this.series.map((s) => {
+      const c = s.cols;
+      const t0 = c.n ? c.wall[0] : 0;
+      const xv = (i) => (x === 'step' ? c.step[i] : x === 'relative' ? c.wall[i] - t0 : c.wall[i]);
+      const sm = smooth(c.value, smoothing);
+      const raw = [], smoothed = [], nonfinite = [];
+      for (let i = 0; i < c.n; i++) {
+        const v = c.value[i];
+        const xi = xv(i);
+        if (!Number.isFinite(v)) {
+          nonfinite.push({ x: xi, step: c.step[i], kind: Number.isNaN(v) ? 'nan' : v > 0 ? 'pos_inf' : 'neg_inf' });
+          continue;
+        }
+        if (logy && v <= 0) continue;
+        raw.push({ x: xi, y: v, i });
+        smoothed.push({ x: xi, y: sm[i], i });
+      }
+      // Out-of-order steps (restarted runs) would draw back-and-forth lines;
+      // keep file order like TensorBoard, but the tooltip's binary search
+      // needs x order, so keep a sorted copy for lookup.
+      const sorted = smoothed.slice().sort((a, b) => a.x - b.x);
+      return { run: s.run, color: s.color, cols: c, t0, raw, smoothed, sorted, nonfinite };
+    });
+    const f = this.view.focusStep;
+    this.focusX = null;
+    if (f !== null && f !== undefined && x === 'step') this.focusX = f;
+  }
+
+  redraw() {
+    const ch = this.chart;
+    const { smoothing, x, logy, ignoreOutliers } = this.view;
+    const ds = [];
+    for (const p of this.prepared) {
+      if (smoothing > 0) {
+        ds.push({ label: p.run, data: p.smoothed, borderColor: p.color, borderWidth: 1.6, order: 0 });
+        ds.push({ label: p.run + ' (raw)', data: p.raw, borderColor: withAlpha(p.color, 0.25), borderWidth: 1, order: 1 });
+      } else {
+        ds.push({ label: p.run, data: p.raw, borderColor: p.color, borderWidth: 1.6, order: 0 });
+      }
+    }
+    ch.data.datasets = ds;
+    const sx = ch.options.scales.x, sy = ch.options.scales.y;
+    sx.title.text = xAxisTitle(x);
+    sx.ticks.callback = xTickFormatter(x);
+    sy.type = logy ? 'logarithmic' : 'linear';
+    sy.ticks.callback = (v) => eng(v);
+    if (!this.zoomed) {
+      delete sx.min; delete sx.max; delete sy.min; delete sy.max;
+      if (ignoreOutliers) {
+        const vals = [];
+        for (const p of this.prepared) for (const q of p.raw) vals.push(q.y);
+        vals.sort((a, b) => a - b);
+        if (vals.length > 10) {
+          const lo = percentile(vals, 0.02), hi = percentile(vals, 0.98);
+          const pad = (hi - lo) * 0.1 || Math.abs(hi) * 0.1 || 1;
+          sy.min = logy ? Math.max(lo - pad, lo / 2) : lo - pad;
+          sy.max = hi + pad;
+        }
+      }
+    }
+    ch.update('none');
+  }
+
+  resetZoom(redraw = true) {
+    this.zoomed = false;
+    const sx = this.chart.options.scales.x, sy = this.chart.options.scales.y;
+    delete sx.min; delete sx.max; delete sy.min; delete sy.max;
+    if (redraw) this.redraw();
+    if (this.opts.onZoom) this.opts.onZoom(null);
+  }
+
+  zoomTo(x0, x1, y0, y1) {
+    const sx = this.chart.options.scales.x, sy = this.chart.options.scales.y;
+    sx.min = x0; sx.max = x1;
+    if (y0 !== null) { sy.min = y0; sy.max = y1; } else { delete sy.min; delete sy.max; }
+    this.zoomed = true;
+    this.chart.update('none');
+    if (this.opts.onZoom) this.opts.onZoom([x0, x1]);
+  }
+
+  // What the chart holds, for tests and the debug hook.
+  summary() {
+    const runs = {};
+    for (const p of this.prepared) {
+      const nf = { nan: 0, pos_inf: 0, neg_inf: 0 };
+      for (const m of p.nonfinite) nf[m.kind]++;
+      let min = Infinity, max = -Infinity;
+      for (const q of p.raw) { if (q.y < min) min = q.y; if (q.y > max) max = q.y; }
+      runs[p.run] = {
+        points: p.cols.n, line: p.raw.length, nonfinite: nf, min, max,
+        lastRaw: p.raw.length ? p.raw[p.raw.length - 1].y : null,
+        lastSmoothed: p.smoothed.length ? p.smoothed[p.smoothed.length - 1].y : null,
+      };
+    }
+    return {
+      runs,
+      datasets: this.chart.data.datasets.map((d) => ({ label: d.label, n: d.data.length })),
+      view: { ...this.view },
+      zoomed: this.zoomed,
+      scales: { x: [this.chart.scales.x.min, this.chart.scales.x.max], y: [this.chart.scales.y.min, this.chart.scales.y.max], yType: this.chart.scales.y.type },
+    };
+  }
+
+  _bindMouse() {
+    const cv = this.canvas;
+    let drag = null;
+    const pos = (e) => {
+      const r = cv.getBoundingClientRect();
+      return { x: e.clientX - r.left, y: e.clientY - r.top };
+    };
+    const inArea = (p) => {
+      const a = this.chart.chartArea;
+      return a && p.x >= a.left && p.x <= a.right && p.y >= a.top && p.y <= a.bottom;
+    };
+    cv.addEventListener('mousedown', (e) => {
+      if (e.button !== 0) return;
+      const p = pos(e);
+      if (!inArea(p)) return;
+      drag = { x0: p.x, y0: p.y, x1: p.x, y1: p.y };
+      e.preventDefault();
+    });
+    window.addEventListener('mousemove', (e) => {
+      if (!drag) return;
+      const a = this.chart.chartArea;
+      const p = pos(e);
+      drag.x1 = Math.min(Math.max(p.x, a.left), a.right);
+      drag.y1 = Math.min(Math.max(p.y, a.top), a.bottom);
+      Object.assign(this.box.style, {
+        left: Math.min(drag.x0, drag.x1) + 'px', top: Math.min(drag.y0, drag.y1) + 'px',
+        width: Math.abs(drag.x1 - drag.x0) + 'px', height: Math.abs(drag.y1 - drag.y0) + 'px',
+      });
+      this.box.hidden = false;
+    });
+    window.addEventListener('mouseup', () => {
+      if (!drag) return;
+      const d = drag;
+      drag = null;
+      this.box.hidden = true;
+      const xs = this.chart.scales.x, ys = this.chart.scales.y;
+      if (Math.abs(d.x1 - d.x0) < 5) return;
+      const xa = xs.getValueForPixel(Math.min(d.x0, d.x1)), xb = xs.getValueForPixel(Math.max(d.x0, d.x1));
+      let ya = null, yb = null;
+      // A thin box zooms x only: the common "zoom into these steps" gesture.
+      if (Math.abs(d.y1 - d.y0) >= 10) {
+        ya = ys.getValueForPixel(Math.max(d.y0, d.y1));
+        yb = ys.getValueForPixel(Math.min(d.y0, d.y1));
+      }
+      this.zoomTo(xa, xb, ya, yb);
+    });
+    cv.addEventListener('dblclick', () => this.resetZoom());
+    cv.addEventListener('mousemove', (e) => this._hover(pos(e)));
+    cv.addEventListener('mouseleave', () => this._hover(null));
+  }
+
+  _hover(p) {
+    if (!p || !this.chart.chartArea || p.x < this.chart.chartArea.left || p.x > this.chart.chartArea.right) {
+      if (this.hoverPx !== null) { this.hoverPx = null; this.hoverPoints = []; this.tooltip.hidden = true; this.chart.draw(); }
+      return;
+    }
+    const xs = this.chart.scales.x;
+    const xv = xs.getValueForPixel(p.x);
+    const rows = [];
+    const pts = [];
+    for (const s of this.prepared) {
+      const k = nearest(s.sorted, xv);
+      // Non-finite points near the cursor (within 4 px) are listed too.
+      let nf = null;
+      for (const m of s.nonfinite) {
+        if (Math.abs(xs.getPixelForValue(m.x) - p.x) <= 4) { nf = m; break; }
+      }
+      if (k < 0 && !nf) continue;
+      if (nf && (k < 0 || Math.abs(xs.getPixelForValue(nf.x) - p.x) < Math.abs(xs.getPixelForValue(s.sorted[k].x) - p.x))) {
+        const raw = nf.kind === 'nan' ? NaN : nf.kind === 'pos_inf' ? Infinity : -Infinity;
+        rows.push({ run: s.run, color: s.color, smoothed: raw, raw, step: nf.step, x: nf.x, sortKey: raw });
+        continue;
+      }
+      const pt = s.sorted[k];
+      const i = pt.i;
+      rows.push({
+        run: s.run, color: s.color, smoothed: pt.y, raw: s.cols.value[i], step: s.cols.step[i],
+        wall: s.cols.wall[i], relSec: s.cols.wall[i] - s.t0, sortKey: pt.y, x: pt.x,
+      });
+      pts.push({ x: pt.x, y: pt.y, color: s.color });
+    }
+    rows.sort((a, b) => (Number.isNaN(b.sortKey) ? -1 : Number.isNaN(a.sortKey) ? 1 : b.sortKey - a.sortKey));
+    this.hoverPx = p.x;
+    this.hoverPoints = pts;
+    this._renderTooltip(rows, p);
+    this.chart.draw();
+  }
+
+  _renderTooltip(rows, p) {
+    const t = this.tooltip;
+    clear(t);
+    if (!rows.length) { t.hidden = true; return; }
+    const smoothing = this.view.smoothing > 0;
+    const table = h('table', null,
+      h('thead', null, h('tr', null, h('th'), h('th', null, 'Run'),
+        smoothing ? h('th', { class: 'num' }, 'Smoothed') : null, h('th', { class: 'num' }, 'Value'),
+        h('th', { class: 'num' }, 'Step'), h('th', { class: 'num' }, 'Time'))));
+    const body = h('tbody');
+    for (const r of rows) {
+      body.appendChild(h('tr', null,
+        h('td', null, h('span', { class: 'swatch', style: { background: r.color } })),
+        h('td', { class: 'run-name' }, r.run),
+        smoothing ? h('td', { class: 'num' }, eng(r.smoothed)) : null,
+        h('td', { class: 'num' }, eng(r.raw)),
+        h('td', { class: 'num' }, eng(r.step)),
+        h('td', { class: 'num' }, r.wall !== undefined ? (this.view.x === 'wall' ? wall(r.wall) : rel(r.relSec)) : '')));
+    }
+    table.appendChild(body);
+    t.appendChild(table);
+    t.hidden = false;
+    // Keep the tooltip inside the card: flip to the left half when needed.
+    const W = this.wrap.clientWidth;
+    const tw = t.offsetWidth;
+    let left = p.x + 14;
+    if (left + tw > W) left = Math.max(0, p.x - tw - 14);
+    t.style.left = left + 'px';
+    t.style.top = Math.max(0, p.y - t.offsetHeight - 8) + 'px';
+  }
+}
+
+// A plain Chart.js chart with the house options (other pages).
+export function makeChart(canvas, config) {
+  const c = new ChartJS(canvas, config);
+  return c;
+}

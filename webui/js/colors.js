@@ -1,0 +1,72 @@
+// Run colours: derived from the run NAME (not its position in the list), so
+// a run keeps its colour on every page, across reloads and when other runs
+// come and go. Palette: Tableau 10, a colour-blind-aware categorical set.
+const PALETTE = [
+  '#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f',
+  '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac',
+];
+
+// FNV-1a over the UTF-16 code units, then a final avalanche so similar
+// names spread over the palette: cheap, stable across browsers.
+function hash(s) {
+  let x = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    x ^= s.charCodeAt(i);
+    x = Math.imul(x, 0x01000193) >>> 0;
+  }
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x7feb352d) >>> 0;
+  x ^= x >>> 15;
+  return x >>> 0;
+}
+
+// Assigned colours. A run's slot comes from its name's hash; when two runs
+// hash to the same slot, the run seen first (the server lists runs by first
+// wall time, so older runs come first) keeps it and the later one takes the
+// next free slot. Older runs therefore never change colour when new runs
+// appear, and every page and reload agrees.
+const assigned = new Map();
+const taken = new Map();   // slot -> run
+
+export function assignRunColors(runs) {
+  for (const r of runs) {
+    if (assigned.has(r)) continue;
+    let slot = hash(r) % PALETTE.length;
+    if (taken.size < PALETTE.length) {
+      while (taken.has(slot)) slot = (slot + 1) % PALETTE.length;
+    }
+    taken.set(slot, r);
+    assigned.set(r, PALETTE[slot]);
+  }
+}
+
+export function runColor(run) {
+  if (!assigned.has(run)) assignRunColors([run]);
+  return assigned.get(run);
+}
+
+// The colour with an alpha, for faint raw lines and fills.
+export function withAlpha(hex, a) {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255},${(n >> 8) & 255},${n & 255},${a})`;
+}
+
+// Perceptual sequential scale (viridis, sampled) for heat maps; t in [0,1].
+const VIRIDIS = [
+  [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
+  [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37],
+];
+export function viridis(t) {
+  if (!(t >= 0)) t = 0;
+  if (t > 1) t = 1;
+  const f = t * (VIRIDIS.length - 1);
+  const i = Math.min(Math.floor(f), VIRIDIS.length - 2);
+  const u = f - i;
+  const a = VIRIDIS[i], b = VIRIDIS[i + 1];
+  return `rgb(${Math.round(a[0] + (b[0] - a[0]) * u)},${Math.round(a[1] + (b[1] - a[1]) * u)},${Math.round(a[2] + (b[2] - a[2]) * u)})`;
+}
+
+// Colours the charts read from the CSS theme (light or dark).
+export function themeColor(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+}

@@ -1,0 +1,78 @@
+// Health dashboard: every (run, tag) that ever held NaN or ±Inf, from
+// /data/plugin/health/alerts, first occurrence first (where the trouble
+// started). A click opens the scalar chart at that step.
+import { h, sortableTable } from '../dom.js';
+import { num } from '../api.js';
+import { runColor } from '../colors.js';
+import { wall, int } from '../format.js';
+
+function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
+
+const page = {
+  id: 'health',
+  title: 'Health',
+  // Shown whenever the server has the health route and there are runs: "no
+  // alerts" is an answer worth seeing too.
+  available(data) { return data.alerts !== null && data.runs.length > 0; },
+  badge(data) { return data.alerts ? data.alerts.length : 0; },
+
+  mount(ctx) {
+    this.ctx = ctx;
+    this.summary = h('div', { class: 'toolbar' });
+    this.table = sortableTable([
+      { key: 'order', label: '#', num: true, render: (a) => String(a.order + 1) },
+      { key: 'run', label: 'Run', render: (a) => h('span', null, h('span', { class: 'swatch', style: { background: runColor(a.run) } }), ' ', a.run) },
+      { key: 'tag', label: 'Tag', render: (a) => h('span', { class: 'mono' }, a.tag) },
+      { key: 'first_step', label: 'First step', num: true, render: (a) => int(a.first_step) },
+      { key: 'first_wall_time', label: 'First seen', num: true, render: (a) => wall(a.first_wall_time) },
+      { key: 'nan', label: 'NaN', num: true, render: (a) => int(a.nan) },
+      { key: 'pos_inf', label: '+Inf', num: true, render: (a) => int(a.pos_inf) },
+      { key: 'neg_inf', label: '-Inf', num: true, render: (a) => int(a.neg_inf) },
+      { key: 'events', label: 'Events', num: true, render: (a) => int(a.events) },
+    ], {
+      sortKey: 'order', sortDir: 1, className: 'alerts-table',
+      rowProps: (a) => ({ class: 'clickable', title: 'Open the chart at step ' + a.first_step, dataset: { run: a.run, tag: a.tag },
+        onclick: () => this.open(a) }),
+    });
+    this.empty = h('div', { class: 'empty small', id: 'health-ok' });
+    ctx.main.append(h('h2', { class: 'page-title' }, 'Training health'), this.summary, this.empty,
+      h('div', { class: 'card table-card' }, this.table.el));
+    ctx.settings.append(h('p', { class: 'muted small' },
+      'Series that held NaN or ±Inf, in any scalar, histogram or numerics check. The first row is where the trouble started. Click a row to open its chart.'));
+    this.render();
+  },
+  unmount() {},
+  update(ctx) { this.ctx = ctx; this.render(); },
+
+  open(a) {
+    const scalar = this.ctx.data.scalarTags[a.run] && a.tag in this.ctx.data.scalarTags[a.run];
+    const runs = this.ctx.data.runs.includes(a.run) ? [a.run] : null;
+    this.ctx.setState({
+      tab: scalar ? 'scalars' : 'histograms', tagFilter: '^' + escapeRe(a.tag) + '$',
+      step: Number.isFinite(num(a.first_step)) ? num(a.first_step) : null,
+      runs: runs && this.ctx.data.runs.length > 1 ? runs : null, runFilter: '',
+    });
+  },
+
+  render() {
+    const sel = new Set(this.ctx.runs);
+    const all = this.ctx.data.alerts || [];
+    const rows = all.map((a, i) => ({
+      ...a, order: i, first_step: num(a.first_step), first_wall_time: num(a.first_wall_time),
+      nan: num(a.nan), pos_inf: num(a.pos_inf), neg_inf: num(a.neg_inf), events: num(a.events),
+    })).filter((a) => sel.has(a.run));
+    this.table.setRows(rows);
+    this.table.el.parentNode.hidden = rows.length === 0;
+    this.empty.hidden = rows.length > 0;
+    this.empty.textContent = all.length
+      ? `No alerts in the selected runs (${all.length} in other runs).`
+      : 'No NaN or Inf found in any scalar or histogram of any run.';
+    const runsHit = new Set(rows.map((a) => a.run));
+    this.summary.textContent = rows.length
+      ? `${rows.length} series with non-finite values in ${runsHit.size} run${runsHit.size === 1 ? '' : 's'}.`
+      : '';
+    window.__tfb.pages.health = { rows: rows.map((a) => ({ run: a.run, tag: a.tag, first_step: a.first_step })) };
+  },
+};
+
+export default page;

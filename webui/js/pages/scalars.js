@@ -1,0 +1,355 @@
+// Scalars dashboard: one card per tag, grouped by tag prefix into
+// collapsible sections; each card draws every selected run that has the tag.
+// Data is fetched per (run, tag) when a card scrolls into view, with
+// samples= about 2 points per pixel of the chart's width.
+import { h, clear, debounce } from '../dom.js';
+import { getJSON, url, num } from '../api.js';
+import { runColor } from '../colors.js';
+import { ScalarChart, parseScalars } from '../charts.js';
+import { safeRegex } from '../state.js';
+
+// Tags of the selected runs, in first-seen order, filtered by the regex.
+export function scalarTagsOf(data, runs, filter) {
+  const { re } = safeRegex(filter);
+  const seen = new Set();
+  const out = [];
+  for (const r of runs) {
+    for (const t of Object.keys(data.scalarTags[r] || {})) {
+      if (seen.has(t)) continue;
+      seen.add(t);
+      if (!re || re.test(t)) out.push(t);
+    }
+  }
+  return out.sort((a, b) => a.localeCompare(b));
+}
+
+export function groupOf(tag) {
+  const i = tag.indexOf('/');
+  return i > 0 ? tag.slice(0, i) : tag;
+}
+
+function fileName(run, tag, ext) {
+  return (run + '_' + tag).replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 120) + '.' + ext;
+}
+
+const collapsed = new Set();
+
+function ignoreOutliers() { return localStorage.getItem('tfb.ignoreOutliers') === '1'; }
+
+class Card {
+  constructor(page, tag) {
+    this.page = page;
+    this.tag = tag;
+    this.loadedKey = '';
+    this.logy = null;   // per-card override of the global log scale
+    this.wrap = h('div', { class: 'chart-wrap' });
+    this.status = h('div', { class: 'card-status muted' });
+    this.menu = h('div', { class: 'menu card-menu', hidden: true });
+    const btn = (glyph, title, fn, cls) => h('button', { class: 'icon-btn small ' + (cls || ''), title, 'aria-label': title, onclick: fn }, glyph);
+    this.el = h('div', { class: 'card', dataset: { tag } },
+      h('div', { class: 'card-head' },
+        h('div', { class: 'card-title', title: tag }, tag),
+        h('div', { class: 'card-tools' },
+          btn('⤢', 'Enlarge', () => { this.el.classList.toggle('wide'); }, 'enlarge'),
+          btn('log', 'Toggle log scale', () => this.toggleLog(), 'logbtn'),
+          btn('⟲', 'Reset zoom', () => this.chart && this.chart.resetZoom(), 'reset'),
+          h('div', { class: 'menu-wrap' },
+            btn('⤓', 'Download CSV / JSON', (e) => { e.stopPropagation(); this.openMenu(); }, 'download'),
+            this.menu))),
+      this.wrap, this.status);
+    this.chart = null;
+  }
+
+  openMenu() {
+    clear(this.menu);
+    const runs = this.page.runsWithTag(this.tag);
+    for (const r of runs) {
+      const q = { run: r, tag: this.tag };
+      this.menu.appendChild(h('div', { class: 'menu-row' },
+        h('span', { class: 'swatch', style: { background: runColor(r) } }),
+        h('span', { class: 'run-name' }, r),
+        h('a', { href: url('data/plugin/scalars/scalars', { ...q, format: 'csv' }), download: fileName(r, this.tag, 'csv') }, 'CSV'),
+        h('a', { href: url('data/plugin/scalars/scalars', q), download: fileName(r, this.tag, 'json') }, 'JSON')));
+    }
+    if (!runs.length) this.menu.appendChild(h('div', { class: 'muted' }, 'No run selected.'));
+    this.menu.hidden = !this.menu.hidden;
+  }
+
+  toggleLog() {
+    const cur = this.logy === null ? this.page.ctx.state.logy : this.logy;
+    this.logy = !cur;
+    this.el.querySelector('.logbtn').classList.toggle('on', this.logy);
+    this.applyView();
+  }
+
+  view() {
+    const s = this.page.ctx.state;
+    return {
+      smoothing: s.smoothing, x: s.x, logy: this.logy === null ? s.logy : this.logy,
+      ignoreOutliers: ignoreOutliers(), focusStep: s.step,
+    };
+  }
+
+  applyView() {
+    if (this.chart) { this.chart.setView(this.view()); this.publish(); }
+  }
+
+  samples() {
+    return Math.max(200, Math.min(5000, Math.round((this.wrap.clientWidth || 400) * 2)));
+  }
+
+  // Loads (or reuses) each selected run's series and draws them.
+  async load() {
+    const runs = this.page.runsWithTag(this.tag);
+    const samples = this.samples();
+    const key = this.page.gen + '|' + samples + '|' + runs.join('\u0000');
+    if (key === this.loadedKey) return;
+    this.loadedKey = key;
+    this.status.textContent = 'Loading…';
+    try {
+      const series = await Promise.all(runs.map(async (r) => {
+        const cols = await this.page.fetchSeries(r, this.tag, samples);
+        return { run: r, color: runColor(r), cols };
+      }));
+      if (key !== this.loadedKey) return; // a newer load superseded this one
+      if (!this.chart) this.chart = new ScalarChart(this.wrap, { onZoom: (r) => this.zoomed(r) });
+      this.chart.view = Object.assign(this.chart.view, this.view());
+      this.chart.setSeries(series);
+      // A reload while zoomed: fetch the dense window again.
+      if (this.chart.zoomed) {
+        const o = this.chart.chart.options.scales.x;
+        this.zoomed([o.min, o.max]);
+      }
+      const nf = series.reduce((a, s) => a + countNonFinite(s.cols), 0);
+      this.status.textContent = nf ? `${nf} non-finite point${nf > 1 ? 's' : ''} marked (▲ +Inf, ▼ -Inf, ✕ NaN)` : '';
+      this.status.classList.toggle('warn', nf > 0);
+      this.publish();
+    } catch (e) {
+      this.loadedKey = '';
+      this.status.textContent = 'Could not load: ' + e.message;
+      this.status.classList.add('warn');
+    }
+  }
+
+  // Zooming in on steps asks the server again for the visible window at
+  // full density (min_step/max_step); the points outside it stay as they
+  // were, so smoothing runs over the same series as before the zoom.
+  async zoomed(range) {
+    const token = {};
+    this.zoomToken = token;
+    if (!range || this.page.ctx.state.x !== 'step') {
+      this.window = null;
+      if (this.zoomData) { this.zoomData = false; this.loadedKey = ''; await this.load(); }
+      this.publish();
+      return;
+    }
+    const a = Math.floor(range[0]), b = Math.ceil(range[1]);
+    const samples = this.samples();
+    const runs = this.page.runsWithTag(this.tag);
+    try {
+      let inWindow = 0;
+      const series = await Promise.all(runs.map(async (r) => {
+        const [full, win] = await Promise.all([
+          this.page.fetchSeries(r, this.tag, samples),
+          getJSON('data/plugin/scalars/scalars', { run: r, tag: this.tag, samples, min_step: a, max_step: b }).then((rows) => parseScalars(rows, num)),
+        ]);
+        inWindow += win.n;
+        return { run: r, color: runColor(r), cols: mergeWindow(full, win, a, b) };
+      }));
+      if (this.zoomToken !== token || !this.chart || !this.chart.zoomed) return;
+      this.zoomData = true;
+      this.window = { range: [a, b], points: inWindow };
+      this.chart.setSeries(series);
+      this.publish();
+    } catch (e) {
+      this.status.textContent = 'Could not load the zoomed range: ' + e.message;
+    }
+  }
+
+  publish() {
+    if (this.chart) window.__tfb.charts['scalars:' + this.tag] = { ...this.chart.summary(), window: this.window || null };
+  }
+
+  destroy() {
+    if (this.chart) this.chart.destroy();
+    delete window.__tfb.charts['scalars:' + this.tag];
+  }
+}
+
+// The full (downsampled) series with the window [a, b] replaced by the
+// denser window answer.
+function mergeWindow(full, win, a, b) {
+  const idx = [];
+  for (let i = 0; i < full.n; i++) if (full.step[i] < a) idx.push(['f', i]);
+  for (let i = 0; i < win.n; i++) idx.push(['w', i]);
+  for (let i = 0; i < full.n; i++) if (full.step[i] > b) idx.push(['f', i]);
+  const n = idx.length;
+  const out = { wall: new Float64Array(n), step: new Float64Array(n), value: new Float64Array(n), n };
+  idx.forEach(([src, i], k) => {
+    const c = src === 'f' ? full : win;
+    out.wall[k] = c.wall[i]; out.step[k] = c.step[i]; out.value[k] = c.value[i];
+  });
+  return out;
+}
+
+function countNonFinite(c) {
+  let n = 0;
+  for (let i = 0; i < c.n; i++) if (!Number.isFinite(c.value[i])) n++;
+  return n;
+}
+
+const page = {
+  id: 'scalars',
+  title: 'Scalars',
+  available(data) { return Object.values(data.scalarTags).some((t) => Object.keys(t).length > 0); },
+
+  mount(ctx) {
+    this.ctx = ctx;
+    this.gen = 0;
+    this.cache = new Map();
+    this.cards = new Map();
+    this.visible = new Set();
+    this.observer = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const card = e.target.$card;
+        if (!card) continue;
+        if (e.isIntersecting) { this.visible.add(card); card.load(); } else this.visible.delete(card);
+      }
+    }, { rootMargin: '300px' });
+    this.buildSettings(ctx);
+    this.head = h('div', { class: 'page-head' });
+    this.body = h('div', { class: 'sections', id: 'scalar-sections' });
+    ctx.main.append(this.head, this.body);
+    this.layout();
+    this.onResize = debounce(() => { for (const c of this.visible) c.load(); }, 300);
+    window.addEventListener('resize', this.onResize);
+  },
+
+  unmount() {
+    this.observer.disconnect();
+    window.removeEventListener('resize', this.onResize);
+    for (const c of this.cards.values()) c.destroy();
+    this.cards.clear();
+  },
+
+  buildSettings(ctx) {
+    const s = ctx.state;
+    const set = ctx.setState;
+    const { ok } = safeRegex(s.tagFilter);
+    this.tagFilter = h('input', { type: 'search', id: 'tag-filter', class: 'filter' + (ok ? '' : ' invalid'),
+      placeholder: 'Filter tags (regex)  /', value: s.tagFilter, 'aria-label': 'Filter tags (regex)',
+      oninput: debounce((e) => set({ tagFilter: e.target.value }), 150) });
+    this.smoothRange = h('input', { type: 'range', id: 'smoothing', min: 0, max: 0.999, step: 0.001, value: s.smoothing,
+      oninput: (e) => { this.smoothNum.value = e.target.value; this.setSmoothing(parseFloat(e.target.value)); } });
+    this.smoothNum = h('input', { type: 'number', id: 'smoothing-value', class: 'num-input', min: 0, max: 0.999, step: 0.001, value: s.smoothing,
+      onchange: (e) => {
+        let v = parseFloat(e.target.value);
+        if (!(v >= 0)) v = 0;
+        if (v > 0.999) v = 0.999;
+        e.target.value = v;
+        this.smoothRange.value = v;
+        this.setSmoothing(v);
+      } });
+    this.setSmoothing = debounce((v) => set({ smoothing: v }), 60);
+    const radio = (val, label) => h('label', { class: 'radio' },
+      h('input', { type: 'radio', name: 'xaxis', value: val, checked: s.x === val, onchange: () => set({ x: val }) }), label);
+    this.logBox = h('input', { type: 'checkbox', id: 'log-y', checked: s.logy, onchange: (e) => set({ logy: e.target.checked }) });
+    ctx.settings.append(
+      h('h3', null, 'Tags'), this.tagFilter,
+      h('h3', null, 'Smoothing'), h('div', { class: 'slider-row' }, this.smoothRange, this.smoothNum),
+      h('h3', null, 'Horizontal axis'), h('div', { class: 'radios', id: 'x-axis' }, radio('step', 'Step'), radio('relative', 'Relative'), radio('wall', 'Wall')),
+      h('h3', null, 'Vertical axis'), h('label', { class: 'check' }, this.logBox, 'Log scale'),
+      h('p', { class: 'muted small hint' }, 'Drag a box on a chart to zoom, double-click to reset.'));
+  },
+
+  runsWithTag(tag) {
+    return this.ctx.runs.filter((r) => this.ctx.data.scalarTags[r] && tag in this.ctx.data.scalarTags[r]);
+  },
+
+  async fetchSeries(run, tag, samples) {
+    const key = run + '\u0000' + tag;
+    const hit = this.cache.get(key);
+    if (hit && hit.gen === this.gen && hit.samples === samples) return hit.promise;
+    const promise = getJSON('data/plugin/scalars/scalars', { run, tag, samples })
+      .then((rows) => parseScalars(rows, num));
+    this.cache.set(key, { gen: this.gen, samples, promise });
+    promise.catch(() => this.cache.delete(key));
+    return promise;
+  },
+
+  // (Re)builds the sections for the current tag set, reusing cards.
+  layout() {
+    const ctx = this.ctx;
+    const tags = scalarTagsOf(ctx.data, ctx.runs, ctx.state.tagFilter);
+    const keep = new Set(tags);
+    for (const [t, c] of this.cards) {
+      if (!keep.has(t)) { this.observer.unobserve(c.el); this.visible.delete(c); c.destroy(); this.cards.delete(t); }
+    }
+    const groups = new Map();
+    for (const t of tags) {
+      const g = groupOf(t);
+      if (!groups.has(g)) groups.set(g, []);
+      groups.get(g).push(t);
+    }
+    clear(this.body);
+    clear(this.head);
+    const total = Object.values(ctx.data.scalarTags).reduce((a, t) => a + Object.keys(t).length, 0);
+    this.head.append(h('span', { class: 'muted' },
+      `${tags.length} tag${tags.length === 1 ? '' : 's'}` + (ctx.state.tagFilter ? (tags.length === 1 ? ' matches' : ' match') + ' the filter' : '') +
+      `, ${ctx.runs.length} run${ctx.runs.length === 1 ? '' : 's'} selected`));
+    if (!tags.length) {
+      this.body.appendChild(h('div', { class: 'empty small' },
+        ctx.runs.length ? (total ? 'No scalar tag matches the filter.' : 'No scalars logged yet.') : 'No run selected: tick runs in the sidebar.'));
+    }
+    for (const [g, list] of [...groups.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+      const grid = h('div', { class: 'grid' });
+      const sec = h('details', { class: 'section', open: !collapsed.has(g) },
+        h('summary', null, h('span', { class: 'section-name' }, g), h('span', { class: 'muted count' }, String(list.length))),
+        grid);
+      sec.addEventListener('toggle', () => {
+        if (sec.open) collapsed.delete(g); else collapsed.add(g);
+      });
+      for (const t of list) {
+        let c = this.cards.get(t);
+        if (!c) {
+          c = new Card(this, t);
+          c.el.$card = c;
+          this.cards.set(t, c);
+          this.observer.observe(c.el);
+        }
+        grid.appendChild(c.el);
+      }
+      this.body.appendChild(sec);
+    }
+    window.__tfb.pages.scalars = { tags, groups: [...groups.keys()] };
+    // Cards that stay visible after a relayout reload if their runs changed.
+    for (const c of this.visible) c.load();
+  },
+
+  update(ctx, changed) {
+    this.ctx = ctx;
+    if (changed.includes('data')) this.gen++;
+    if (changed.some((k) => ['data', 'runs', 'runFilter', 'tagFilter'].includes(k))) {
+      const { ok } = safeRegex(ctx.state.tagFilter);
+      this.tagFilter.classList.toggle('invalid', !ok);
+      if (document.activeElement !== this.tagFilter) this.tagFilter.value = ctx.state.tagFilter;
+      this.layout();
+    }
+    if (changed.some((k) => ['smoothing', 'x', 'logy', 'settings', 'step'].includes(k))) {
+      if (changed.includes('logy')) for (const c of this.cards.values()) { c.logy = null; c.el.querySelector('.logbtn').classList.remove('on'); }
+      this.smoothRange.value = ctx.state.smoothing;
+      this.smoothNum.value = ctx.state.smoothing;
+      this.logBox.checked = ctx.state.logy;
+      for (const r of document.querySelectorAll('input[name=xaxis]')) r.checked = r.value === ctx.state.x;
+      for (const c of this.cards.values()) c.applyView();
+    }
+    if (changed.includes('step') && ctx.state.step !== null) this.scrollToFocus();
+  },
+
+  scrollToFocus() {
+    const first = this.cards.values().next().value;
+    if (first) first.el.scrollIntoView({ block: 'center' });
+  },
+};
+
+export default page;

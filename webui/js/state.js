@@ -1,0 +1,94 @@
+// View state kept in the URL fragment, so a link reproduces the view
+// (UI.md): tab, selected runs, run and tag filters, smoothing, x axis, log y
+// and the page-specific keys. Defaults are left out of the URL.
+
+const DEFAULTS = {
+  tab: '',
+  runs: null,        // null = every run selected; else an array of names
+  runFilter: '',
+  tagFilter: '',
+  smoothing: 0.6,
+  x: 'step',         // step | relative | wall
+  logy: false,
+  run: '',           // the one run a single-run page shows
+  tag: '',           // histograms runs-table tag, etc.
+  step: null,        // step to focus (from the health page)
+  auto: true,        // auto-reload
+};
+
+const listeners = [];
+export const state = { ...DEFAULTS };
+
+function parse(hash) {
+  const q = new URLSearchParams(hash.replace(/^#/, ''));
+  const s = { ...DEFAULTS };
+  if (q.has('tab')) s.tab = q.get('tab');
+  if (q.has('runs')) s.runs = q.get('runs') === '' ? [] : q.getAll('runs').flatMap((v) => JSON.parse(v));
+  if (q.has('runFilter')) s.runFilter = q.get('runFilter');
+  if (q.has('tagFilter')) s.tagFilter = q.get('tagFilter');
+  if (q.has('smoothing')) {
+    const v = parseFloat(q.get('smoothing'));
+    if (v >= 0 && v <= 0.999) s.smoothing = v;
+  }
+  if (['step', 'relative', 'wall'].includes(q.get('x'))) s.x = q.get('x');
+  if (q.has('logy')) s.logy = q.get('logy') === '1';
+  if (q.has('run')) s.run = q.get('run');
+  if (q.has('tag')) s.tag = q.get('tag');
+  if (q.has('step') && /^-?\d+$/.test(q.get('step'))) s.step = parseInt(q.get('step'), 10);
+  if (q.has('auto')) s.auto = q.get('auto') !== '0';
+  return s;
+}
+
+function serialize(s) {
+  const q = new URLSearchParams();
+  if (s.tab) q.set('tab', s.tab);
+  // Run names may hold commas or any character: store them as JSON.
+  if (s.runs !== null) q.set('runs', s.runs.length ? JSON.stringify(s.runs) : '');
+  if (s.runFilter) q.set('runFilter', s.runFilter);
+  if (s.tagFilter) q.set('tagFilter', s.tagFilter);
+  if (s.smoothing !== DEFAULTS.smoothing) q.set('smoothing', String(s.smoothing));
+  if (s.x !== DEFAULTS.x) q.set('x', s.x);
+  if (s.logy) q.set('logy', '1');
+  if (s.run) q.set('run', s.run);
+  if (s.tag) q.set('tag', s.tag);
+  if (s.step !== null) q.set('step', String(s.step));
+  if (!s.auto) q.set('auto', '0');
+  return q.toString();
+}
+
+export function loadFromUrl() {
+  let s;
+  try { s = parse(location.hash); } catch (e) { s = { ...DEFAULTS }; }
+  Object.assign(state, s);
+}
+
+// Applies changes, writes the URL (replaceState: no history entry per slider
+// move), and tells listeners which keys changed.
+export function setState(changes) {
+  const changed = [];
+  for (const [k, v] of Object.entries(changes)) {
+    if (JSON.stringify(state[k]) !== JSON.stringify(v)) { state[k] = v; changed.push(k); }
+  }
+  if (!changed.length) return;
+  const hash = serialize(state);
+  const target = location.pathname + location.search + (hash ? '#' + hash : '');
+  if (changed.includes('tab')) history.pushState(null, '', target);
+  else history.replaceState(null, '', target);
+  for (const fn of listeners) fn(changed);
+}
+
+export function onStateChange(fn) { listeners.push(fn); }
+
+// Back/forward and edited URLs.
+window.addEventListener('popstate', () => {
+  const before = { ...state };
+  loadFromUrl();
+  const changed = Object.keys(state).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(state[k]));
+  if (changed.length) for (const fn of listeners) fn(changed);
+});
+
+// A regex from user input; an invalid one matches nothing and is flagged.
+export function safeRegex(src) {
+  if (!src) return { re: null, ok: true };
+  try { return { re: new RegExp(src, 'i'), ok: true }; } catch (e) { return { re: /$^/, ok: false }; }
+}
