@@ -18,11 +18,15 @@ log() { printf '\n==> %s\n' "$*"; }
 # ---- 1. packages (Debian 12) -------------------------------------------
 PKGS="meson ninja-build gcc clang libclang-rt-14-dev pkg-config libcmocka-dev
       libmicrohttpd-dev libsqlite3-dev zlib1g-dev protobuf-compiler python3
-      nodejs npm chromium sqlite3 wrk"
+      chromium sqlite3 wrk"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
+# Node.js may come from elsewhere than Debian (with its own npm, which
+# Debian's npm package conflicts with): ask for the commands, not packages.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then
     log "installing:$missing"
