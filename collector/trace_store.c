@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -804,6 +805,37 @@ int tfb_trace_store_attach(tfb_writer *w, tfb_trace_store *s)
     return err;
 }
 
+/* nsys's globalTid = (pid << 24) | tid. getpid and gettid are system
+ * calls (glibc caches neither), far over the step calls' budget, so each
+ * thread keeps its value; a fork moves the generation on and the child's
+ * threads compute theirs again. */
+static atomic_uint g_fork_gen = 1;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+static _Thread_local int64_t tl_gtid;
+static _Thread_local unsigned tl_gtid_gen;
+
+static void after_fork_child(void)
+{
+    atomic_fetch_add(&g_fork_gen, 1);
+}
+
+static void register_atfork(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+static int64_t global_tid(void)
+{
+    pthread_once(&g_atfork_once, register_atfork);
+    unsigned gen = atomic_load_explicit(&g_fork_gen, memory_order_relaxed);
+    if (tl_gtid_gen != gen) {
+        tl_gtid = ((int64_t)getpid() << 24) |
+                  ((int64_t)syscall(SYS_gettid) & 0xffffff);
+        tl_gtid_gen = gen;
+    }
+    return tl_gtid;
+}
+
 int tfb_trace_host_span(tfb_writer *w, tfb_host_span_kind kind, int64_t step,
                         int64_t start_ns, int64_t end_ns)
 {
@@ -815,8 +847,7 @@ int tfb_trace_host_span(tfb_writer *w, tfb_host_span_kind kind, int64_t step,
     row.c[TFB_HS_START] = start_ns;
     row.c[TFB_HS_END] = end_ns;
     row.c[TFB_HS_STEP] = step;
-    row.c[TFB_HS_GLOBALTID] = ((int64_t)getpid() << 24) |
-                              ((int64_t)syscall(SYS_gettid) & 0xffffff);
+    row.c[TFB_HS_GLOBALTID] = global_tid();
     row.text = kind == TFB_HOST_SPAN_STEP ? "step" : "input";
     row.text2 = NULL;
     int err;

@@ -178,17 +178,22 @@ typedef struct idle_acc {
     int64_t host_wait, kernel_wait, other;
 } idle_acc;
 
-static int cmp_stream_start(const void *a, const void *b)
+static int cmp_start(const void *a, const void *b)
 {
     const tfb_gpu_span *x = *(const tfb_gpu_span *const *)a;
     const tfb_gpu_span *y = *(const tfb_gpu_span *const *)b;
-    if (x->stream != y->stream)
-        return x->stream < y->stream ? -1 : 1;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return (x->end > y->end) - (x->end < y->end);
 }
 
+/* HTA's classification of idle gaps, applied to the device's timeline:
+ * a gap is a stretch in which no kernel runs on any stream of the device,
+ * so the three parts add up to span_ns - busy_ns. The kernel that ends the
+ * gap decides its kind: "host wait" when its launch call began after the
+ * GPU fell idle, "kernel wait" when the gap is shorter than
+ * TFB_GPU_KERNEL_WAIT_NS, "other" otherwise. (HTA sums per stream; on a
+ * multi-stream device those sums exceed the device's idle time.) */
 static int idle_breakdown(const tfb_gpu_trace *t, int32_t device,
                           idle_acc *acc)
 {
@@ -206,25 +211,21 @@ static int idle_breakdown(const tfb_gpu_trace *t, int32_t device,
     for (size_t i = 0; i < t->nspans; i++)
         if (t->spans[i].kind == TFB_GPU_KERNEL && t->spans[i].device == device)
             v[k++] = &t->spans[i];
-    qsort(v, cnt, sizeof *v, cmp_stream_start);
-    int64_t prev_end = 0;
-    for (size_t i = 0; i < cnt; i++) {
-        if (i == 0 || v[i]->stream != v[i - 1]->stream) {
-            prev_end = v[i]->end;
-            continue;
-        }
-        int64_t gap = v[i]->start - prev_end;
+    qsort(v, cnt, sizeof *v, cmp_start);
+    int64_t busy_end = v[0]->end;
+    for (size_t i = 1; i < cnt; i++) {
+        int64_t gap = v[i]->start - busy_end;
         if (gap > 0) {
             const tfb_gpu_call *c = find_call(t, v[i]->correlation);
-            if (c && c->start > prev_end)
+            if (c && c->start > busy_end)
                 acc->host_wait += gap;
             else if (gap < TFB_GPU_KERNEL_WAIT_NS)
                 acc->kernel_wait += gap;
             else
                 acc->other += gap;
         }
-        if (v[i]->end > prev_end)
-            prev_end = v[i]->end;
+        if (v[i]->end > busy_end)
+            busy_end = v[i]->end;
     }
     free(v);
     return 0;

@@ -10,10 +10,12 @@
  *  - busy_ns: length of the union of the device's kernel intervals;
  *    span_ns: last kernel end - first kernel start; busy_fraction =
  *    busy_ns / span_ns (0 when span_ns is 0).
- *  - idle (HTA): per stream, kernels in start order; each gap g > 0 before
- *    a kernel is "host_wait" when that kernel's launch call (runtime record
- *    with the same correlation id) started after the previous kernel ended,
- *    else "kernel_wait" when g < TFB_GPU_KERNEL_WAIT_NS, else "other".
+ *  - idle (HTA's rule on the device timeline): each gap g > 0 in which no
+ *    kernel runs on any stream of the device is "host_wait" when the kernel
+ *    ending it was launched (runtime record with the same correlation id)
+ *    after the GPU fell idle, else "kernel_wait" when g <
+ *    TFB_GPU_KERNEL_WAIT_NS, else "other"; the three add up to
+ *    span_ns - busy_ns.
  *  - kernel stats group by name: count, total/mean/min/max, population
  *    std, share = total / Σ total over all kernels; grid/block/registers/
  *    shared_mem from the name's first launch.

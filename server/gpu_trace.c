@@ -130,8 +130,12 @@ int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
 
 int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span *s)
 {
-    if (s->end < s->start)
-        return 0; /* malformed: skipped */
+    /* Malformed or nonsense times are skipped: before the epoch, ending
+     * before starting, or lasting more than a week (sums of durations must
+     * stay far from overflowing). */
+    if (s->start < 0 || s->end < s->start ||
+        s->end - s->start > INT64_C(7) * 86400 * 1000000000)
+        return 0;
     if (grow((void **)&b->t->spans, &b->cap_spans, b->t->nspans + 1,
              sizeof *b->t->spans))
         return TFB_ENOMEM;
