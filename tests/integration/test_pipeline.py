@@ -25,74 +25,20 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import Server, run_tests  # noqa: E402
+import tfevents_py  # noqa: E402
 
 TFBOARD = sys.argv[1] if len(sys.argv) > 1 else None
 
 # ---- event files, written without any TensorBoard code -------------------
 
 
-def _crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-_T = _crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    for b in data:
-        c = _T[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def masked_crc(data):
-    c = crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _varint(n):
-    out = bytearray()
-    n &= (1 << 64) - 1
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _field_bytes(num, payload):
-    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
-
-
 def event(wall, step=None, file_version=None, scalars=()):
     """Event{wall_time, step, file_version | summary{value{tag, simple_value}}}."""
-    b = b"\x09" + struct.pack("<d", wall)
-    if step is not None:
-        b += b"\x10" + _varint(step)
-    if file_version is not None:
-        b += _field_bytes(3, file_version.encode())
-    if scalars:
-        summ = b""
-        for tag, value in scalars:
-            v = _field_bytes(1, tag.encode()) + b"\x15" + struct.pack("<f", value)
-            summ += _field_bytes(1, v)
-        b += _field_bytes(5, summ)
-    return b
+    return tfevents_py.event(wall, step, file_version,
+                             tfevents_py.scalars_summary(scalars) if scalars else None)
 
 
-def record(payload):
-    n = struct.pack("<Q", len(payload))
-    return (n + struct.pack("<I", masked_crc(n)) + payload
-            + struct.pack("<I", masked_crc(payload)))
+record = tfevents_py.record
 
 
 def write_events(run_dir, events, name="events.out.tfevents.1700000000.test.1.0"):
