@@ -1,5 +1,6 @@
 // Browser test of the Scalars dashboard against the real tfboard: series
-// and point counts, smoothing, run and tag filters, x axis modes, log y,
+// and point counts, smoothing (the server's full-history EMA, unchanged by
+// zoom), run and tag filters, x axis modes, log y,
 // zoom, tooltip, downloads, URL state, keys, non-finite markers, and a tag
 // that looks like HTML shown as text.
 'use strict';
@@ -15,6 +16,34 @@ const waitChart = (page, tag, pred, what) => T.until(page, ([t, p]) => {
   // eslint-disable-next-line no-new-func
   return c && new Function('c', 'return ' + p)(c) ? c : null;
 }, [tag, pred], what);
+
+// GET the scalars route from the page (same origin); rows as JSON.
+const scalars = (page, q) => page.evaluate(async (params) => {
+  const res = await fetch('data/plugin/scalars/scalars?' + new URLSearchParams(params), { cache: 'no-store' });
+  if (!res.ok) throw new Error('HTTP ' + res.status);
+  return res.json();
+}, q);
+// step -> value of the finite rows of a scalars answer.
+const stepMap = (rows) => new Map(rows.filter((r) => typeof r[2] === 'number').map((r) => [r[1], r[2]]));
+// Every [step, value] pair matches want.get(step) within 1e-9 relative.
+function assertNear(pairs, want, what) {
+  for (const [st, v] of pairs) {
+    const w = want.get(st);
+    T.assert(w !== undefined, `${what}: step ${st} missing`);
+    T.assert(Math.abs(v - w) <= 1e-9 * Math.max(1e-12, Math.abs(w)), `${what}: step ${st}: ${v} vs ${w}`);
+  }
+}
+// TensorBoard's browser-side smoothing (debiased EMA) of the given points,
+// used only to show that smoothing downsampled points gives other values.
+function emaOf(values, w) {
+  let last = 0, n = 0;
+  return values.map((v) => {
+    if (typeof v !== 'number') return v;
+    last = last * w + (1 - w) * v;
+    n++;
+    return last / (1 - Math.pow(w, n));
+  });
+}
 
 T.run(async () => {
   const logdir = T.makeLogdir(gen);
@@ -113,6 +142,75 @@ T.run(async () => {
       T.assertEq(c2.runs.alpha.points, before.runs.alpha.points, 'back to the overview series');
     });
 
+    // The smoothed line is the server's smoothing=W answer: TensorBoard's
+    // debiased EMA over the whole series, then downsampled. TensorBoard
+    // smooths the downsampled points instead, so its curve changes with
+    // zoom and sample count; these steps check that ours does not.
+    let overview = null;   // [step, smoothed] of the unzoomed line
+    await T.step('the smoothed line is the server\'s full-history smoothing answer', async () => {
+      const c = await waitChart(page, 'train/big', '!c.zoomed && c.drawn && c.view.smoothing > 0', 'train/big smoothed');
+      const W = c.view.smoothing, N = c.drawn.samples;
+      T.assertEq(c.drawn.weight, W, 'the drawn weight is the view\'s');
+      const answer = await scalars(page, { run: 'alpha', tag: 'train/big', samples: N, smoothing: W });
+      const finite = answer.filter((r) => typeof r[2] === 'number').map((r) => [r[1], r[2]]);
+      T.assert(finite.length > 100, 'a downsampled answer: ' + finite.length);
+      T.assertEq(c.runs.alpha.smoothed, finite, 'line = the smoothing=' + W + ' answer, point for point');
+      // Every drawn value is the EMA at its step over all 20000 points.
+      const full = stepMap(await scalars(page, { run: 'alpha', tag: 'train/big', smoothing: W }));
+      T.assertEq(full.size, 20000, 'full-resolution answer');
+      assertNear(c.runs.alpha.smoothed, full, 'overview vs full history');
+      // The check can fail: smoothing the downsampled raw points (what
+      // TensorBoard does) gives other values.
+      const raw = await scalars(page, { run: 'alpha', tag: 'train/big', samples: N });
+      const tb = emaOf(raw.map((r) => r[2]), W);
+      let worst = 0;
+      raw.forEach((r, i) => { worst = Math.max(worst, Math.abs(tb[i] - full.get(r[1])) / Math.max(1e-12, Math.abs(full.get(r[1])))); });
+      T.assert(worst > 1e-3, 'smoothing after downsampling would differ (worst relative ' + worst + ')');
+      overview = c.runs.alpha.smoothed;
+    });
+
+    let zoomedLine = null;
+    await T.step('a drag-zoom keeps the smoothed values at the same steps', async () => {
+      const box = await page.$eval('.card[data-tag="train/big"] canvas', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+      await page.mouse.move(box.x + box.w * 0.6, box.y + box.h * 0.4);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.w * 0.64, box.y + box.h * 0.42, { steps: 4 });
+      await page.mouse.up();
+      const c = await waitChart(page, 'train/big', 'c.zoomed && c.window', 'dense window');
+      const [a, b] = c.window.range;
+      const inWin = c.runs.alpha.smoothed.filter(([st]) => st >= a && st <= b);
+      T.assertEq(inWin.length, b - a + 1, 'every step of the window is on the smoothed line');
+      const full = stepMap(await scalars(page, { run: 'alpha', tag: 'train/big', smoothing: c.view.smoothing }));
+      assertNear(inWin, full, 'window vs full history');
+      const zoomedAt = new Map(inWin);
+      const same = overview.filter(([st]) => zoomedAt.has(st));
+      T.assert(same.length >= 10, 'overview points inside the window: ' + same.length);
+      assertNear(same, zoomedAt, 'overview vs zoomed at the same steps');
+      zoomedLine = inWin;
+    });
+
+    await T.step('moving the slider asks only for the smoothed series and changes it', async () => {
+      const asked = [];
+      const onReq = (r) => { if (r.url().includes('/data/plugin/scalars/scalars')) asked.push(r.url()); };
+      page.on('request', onReq);
+      await page.fill('#smoothing', '0.5');
+      const c = await waitChart(page, 'train/big', 'c.view.smoothing === 0.5 && c.zoomed && c.window', 'smoothing 0.5 while zoomed');
+      page.off('request', onReq);
+      T.assert(asked.length >= 2, 'asked the server again: ' + asked.length);
+      for (const u of asked) T.assertEq(new URL(u).searchParams.get('smoothing'), '0.5', 'only smoothed series asked for: ' + u);
+      const [a, b] = c.window.range;
+      const inWin = c.runs.alpha.smoothed.filter(([st]) => st >= a && st <= b);
+      T.assertEq(inWin.length, b - a + 1, 'the window is still dense');
+      assertNear(inWin, stepMap(await scalars(page, { run: 'alpha', tag: 'train/big', smoothing: 0.5 })), 'weight 0.5 vs full history');
+      const before = new Map(zoomedLine);
+      const moved = inWin.filter(([st, v]) => Math.abs(v - before.get(st)) > 1e-6 * Math.max(1, Math.abs(v))).length;
+      T.assert(moved > inWin.length / 2, `the slider changed the smoothed values (${moved} of ${inWin.length})`);
+      await T.screenshot(page, 'scalars_smoothed_zoom');
+      const box = await page.$eval('.card[data-tag="train/big"] canvas', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+      await page.mouse.dblclick(box.x + box.w * 0.5, box.y + box.h * 0.5);
+      await waitChart(page, 'train/big', '!c.zoomed && !c.window', 'zoom reset');
+    });
+
     await T.step('settings: ignoring outliers clips the y range; enlarge widens the card', async () => {
       const before = await chart(page, 'train/big');
       T.assert(before.scales.y[1] >= 1000, 'the spike sets the y range: ' + before.scales.y);
@@ -156,6 +254,16 @@ T.run(async () => {
       T.assertEq(rows.length, 3, 'one tooltip row per run');
       const vals = rows.map((r) => parseFloat(r[2]));
       for (let i = 1; i < vals.length; i++) T.assert(vals[i - 1] >= vals[i], 'sorted by value: ' + vals);
+      // Smoothed and raw values are the server's at the row's step.
+      const W = (await chart(page, 'train/loss')).view.smoothing;
+      T.assert(W > 0, 'smoothing on for the tooltip check');
+      for (const r of rows) {
+        const st = parseFloat(r[4]);
+        const sm = stepMap(await scalars(page, { run: r[1], tag: 'train/loss', smoothing: W })).get(st);
+        const raw = stepMap(await scalars(page, { run: r[1], tag: 'train/loss' })).get(st);
+        T.assert(Math.abs(parseFloat(r[2]) - sm) <= 1e-3 * Math.abs(sm), `${r[1]} smoothed at step ${st}: ${r[2]} vs ${sm}`);
+        T.assert(Math.abs(parseFloat(r[3]) - raw) <= 1e-3 * Math.abs(raw), `${r[1]} raw at step ${st}: ${r[3]} vs ${raw}`);
+      }
       await T.screenshot(page, 'scalars_tooltip');
       await page.mouse.move(0, 0);
     });

@@ -1,13 +1,14 @@
 // Chart helpers on top of Chart.js (vendored, global `Chart`).
 // ScalarChart is the scalar card's chart: smoothed line over the faint raw
-// line per run, step / relative / wall x axis, log y, drag-box zoom with
+// line per run (the smoothed points are the server's smoothing=W answer,
+// an EMA over the full history, so zooming or resampling never changes
+// the curve's shape; TensorBoard smooths the downsampled points instead), step / relative / wall x axis, log y, drag-box zoom with
 // double-click reset, a cross-hair tooltip listing every run at the hovered
 // x sorted by value, and non-finite points drawn as markers on the chart's
 // edge (▲ +Inf and ✕ NaN at the top, ▼ -Inf at the bottom) instead of being
 // dropped or breaking the line.
 import { h, clear } from './dom.js';
 import { withAlpha, themeColor } from './colors.js';
-import { smooth } from './smoothing.js';
 import { eng, rel, wall, wallShort } from './format.js';
 
 const ChartJS = window.Chart;
@@ -132,10 +133,14 @@ export class ScalarChart {
   constructor(wrap, opts = {}) {
     this.wrap = wrap;
     this.opts = opts;
-    this.series = [];          // [{run, color, cols}] cols from parseScalars
+    // [{run, color, cols, smooth}]: cols (parseScalars) is the raw series,
+    // smooth the server's smoothed series for view.smoothing (null when
+    // the weight is 0).
+    this.series = [];
     this.view = { smoothing: 0.6, x: 'step', logy: false, ignoreOutliers: false, focusStep: null };
     this.prepared = [];
     this.hoverPx = null;
+    this.hoverPos = null;      // the mouse position the tooltip is for
     this.hoverPoints = [];
     this.focusX = null;
     this.zoomed = false;
@@ -172,6 +177,12 @@ export class ScalarChart {
   }
 
   setSeries(series) { this.series = series; this._prepare(); this.redraw(); }
+  // Series and the smoothing weight their smoothed columns were asked
+  // with, together, so the view never claims a weight it has not drawn.
+  setData(series, smoothing) {
+    this.view.smoothing = smoothing;
+    this.setSeries(series);
+  }
   setView(view) {
     const xChanged = view.x !== undefined && view.x !== this.view.x;
     Object.assign(this.view, view);
@@ -182,31 +193,43 @@ export class ScalarChart {
 
   visibleSeries() { return this.prepared; }
 
-  // Turns raw columns into line data (finite points only) and markers.
+  // Turns raw and smoothed columns into line data (finite points only) and
+  // the raw series' non-finite points into markers.
   _prepare() {
     const { x, smoothing, logy } = this.view;
     this.prepared = this.series.map((s) => {
       const c = s.cols;
       const t0 = c.n ? c.wall[0] : 0;
-      const xv = (i) => (x === 'step' ? c.step[i] : x === 'relative' ? c.wall[i] - t0 : c.wall[i]);
-      const sm = smooth(c.value, smoothing);
-      const raw = [], smoothed = [], nonfinite = [];
-      for (let i = 0; i < c.n; i++) {
-        const v = c.value[i];
-        const xi = xv(i);
-        if (!Number.isFinite(v)) {
-          nonfinite.push({ x: xi, step: c.step[i], kind: Number.isNaN(v) ? 'nan' : v > 0 ? 'pos_inf' : 'neg_inf' });
-          continue;
+      const line = (cols, nonfinite) => {
+        const out = [];
+        for (let i = 0; i < cols.n; i++) {
+          const v = cols.value[i];
+          const xi = x === 'step' ? cols.step[i] : x === 'relative' ? cols.wall[i] - t0 : cols.wall[i];
+          if (!Number.isFinite(v)) {
+            if (nonfinite) nonfinite.push({ x: xi, step: cols.step[i], kind: Number.isNaN(v) ? 'nan' : v > 0 ? 'pos_inf' : 'neg_inf' });
+            continue;
+          }
+          if (logy && v <= 0) continue;
+          out.push({ x: xi, y: v, i, step: cols.step[i] });
         }
-        if (logy && v <= 0) continue;
-        raw.push({ x: xi, y: v, i });
-        smoothed.push({ x: xi, y: sm[i], i });
-      }
+        return out;
+      };
+      const nonfinite = [];
+      const raw = line(c, nonfinite);
+      // The server passes non-finite points through its smoothed answer
+      // too; the raw series' markers already stand for them.
+      const smoothCols = smoothing > 0 && s.smooth ? s.smooth : c;
+      const smoothed = smoothCols === c ? raw : line(smoothCols, null);
       // Out-of-order steps (restarted runs) would draw back-and-forth lines;
       // keep file order like TensorBoard, but the tooltip's binary search
-      // needs x order, so keep a sorted copy for lookup.
-      const sorted = smoothed.slice().sort((a, b) => a.x - b.x);
-      return { run: s.run, color: s.color, cols: c, t0, raw, smoothed, sorted, nonfinite };
+      // needs x order, so keep sorted copies for lookup.
+      const byX = (a, b) => a.x - b.x;
+      const sorted = smoothed.slice().sort(byX);
+      const rawSorted = smoothed === raw ? sorted : raw.slice().sort(byX);
+      // The raw point at each step, for the tooltip's raw value.
+      const rawAt = new Map();
+      for (const q of raw) rawAt.set(q.step, q);
+      return { run: s.run, color: s.color, cols: c, smoothCols, t0, raw, smoothed, sorted, rawSorted, rawAt, nonfinite };
     });
     const f = this.view.focusStep;
     this.focusX = null;
@@ -246,6 +269,13 @@ export class ScalarChart {
       }
     }
     ch.update('none');
+    this._rehover();
+  }
+
+  // New data or a new x range moves the points under a resting mouse: list
+  // what is under it now rather than the points it was over before.
+  _rehover() {
+    if (this.hoverPos) this._hover(this.hoverPos);
   }
 
   resetZoom(redraw = true) {
@@ -262,6 +292,7 @@ export class ScalarChart {
     if (y0 !== null) { sy.min = y0; sy.max = y1; } else { delete sy.min; delete sy.max; }
     this.zoomed = true;
     this.chart.update('none');
+    this._rehover();
     if (this.opts.onZoom) this.opts.onZoom([x0, x1]);
   }
 
@@ -277,6 +308,9 @@ export class ScalarChart {
         points: p.cols.n, line: p.raw.length, nonfinite: nf, min, max,
         lastRaw: p.raw.length ? p.raw[p.raw.length - 1].y : null,
         lastSmoothed: p.smoothed.length ? p.smoothed[p.smoothed.length - 1].y : null,
+        // The drawn line as [step, value] pairs (the smoothed line when
+        // smoothing is on, else the raw one), for the tests.
+        smoothed: p.smoothed.map((q) => [q.step, q.y]),
       };
     }
     return {
@@ -340,6 +374,7 @@ export class ScalarChart {
   }
 
   _hover(p) {
+    this.hoverPos = p;
     if (!p || !this.chart.chartArea || p.x < this.chart.chartArea.left || p.x > this.chart.chartArea.right) {
       if (this.hoverPx !== null) { this.hoverPx = null; this.hoverPoints = []; this.tooltip.hidden = true; this.chart.draw(); }
       return;
@@ -362,10 +397,16 @@ export class ScalarChart {
         continue;
       }
       const pt = s.sorted[k];
-      const i = pt.i;
+      // The raw value at the smoothed point's step. Downsampling keeps each
+      // bucket's extremes of the series it was asked for, so the raw answer
+      // may lack that step; then the raw point nearest in x stands in, and
+      // the cell says which step it is from.
+      let rp = s.rawAt.get(pt.step);
+      if (!rp) rp = s.rawSorted[nearest(s.rawSorted, pt.x)];
+      const w = s.smoothCols.wall[pt.i];
       rows.push({
-        run: s.run, color: s.color, smoothed: pt.y, raw: s.cols.value[i], step: s.cols.step[i],
-        wall: s.cols.wall[i], relSec: s.cols.wall[i] - s.t0, sortKey: pt.y, x: pt.x,
+        run: s.run, color: s.color, smoothed: pt.y, raw: rp.y, rawStep: rp.step, step: pt.step,
+        wall: w, relSec: w - s.t0, sortKey: pt.y, x: pt.x,
       });
       pts.push({ x: pt.x, y: pt.y, color: s.color });
     }
@@ -391,7 +432,9 @@ export class ScalarChart {
         h('td', null, h('span', { class: 'swatch', style: { background: r.color } })),
         h('td', { class: 'run-name' }, r.run),
         smoothing ? h('td', { class: 'num' }, eng(r.smoothed)) : null,
-        h('td', { class: 'num' }, eng(r.raw)),
+        r.rawStep !== undefined && r.rawStep !== r.step
+          ? h('td', { class: 'num', title: 'raw value at step ' + r.rawStep + ' (the nearest sampled raw point)' }, eng(r.raw))
+          : h('td', { class: 'num' }, eng(r.raw)),
         h('td', { class: 'num' }, eng(r.step)),
         h('td', { class: 'num' }, r.wall !== undefined ? (this.view.x === 'wall' ? wall(r.wall) : rel(r.relSec)) : '')));
     }

@@ -1,7 +1,12 @@
 // Scalars dashboard: one card per tag, grouped by tag prefix into
 // collapsible sections; each card draws every selected run that has the tag.
 // Data is fetched per (run, tag) when a card scrolls into view, with
-// samples= about 2 points per pixel of the chart's width.
+// samples= about 2 points per pixel of the chart's width: the raw series
+// (the faint line) and, when the weight is above 0, the server's smoothed
+// series (smoothing=W: TensorBoard's debiased EMA over the full history,
+// then downsampled), which draws the smoothed line. Smoothing on the server
+// before downsampling keeps the curve's shape the same at any zoom or
+// sample count; moving the slider asks again for the smoothed series only.
 import { h, clear, debounce } from '../dom.js';
 import { getJSON, url, num } from '../api.js';
 import { runColor } from '../colors.js';
@@ -33,6 +38,7 @@ function fileName(run, tag, ext) {
 }
 
 const collapsed = new Set();
+const CACHE_MAX = 240;
 
 function ignoreOutliers() { return localStorage.getItem('tfb.ignoreOutliers') === '1'; }
 
@@ -58,6 +64,11 @@ class Card {
             this.menu))),
       this.wrap, this.status);
     this.chart = null;
+    this.range = null;   // zoomed step window [a, b], or null
+    this.drawToken = null;
+    // Coalesces the view changes of one gesture into one load; the line
+    // keeps its last weight until the new smoothed series is in.
+    this.smoothSoon = debounce(() => this.load(), 50);
   }
 
   openMenu() {
@@ -82,92 +93,104 @@ class Card {
     this.applyView();
   }
 
+  // The view settings but smoothing, which changes only together with the
+  // smoothed series fetched for it (Card.draw).
   view() {
     const s = this.page.ctx.state;
     return {
-      smoothing: s.smoothing, x: s.x, logy: this.logy === null ? s.logy : this.logy,
+      x: s.x, logy: this.logy === null ? s.logy : this.logy,
       ignoreOutliers: ignoreOutliers(), focusStep: s.step,
     };
   }
 
   applyView() {
-    if (this.chart) { this.chart.setView(this.view()); this.publish(); }
+    if (!this.chart) return;
+    this.chart.setView(this.view());
+    this.publish();
+    // A new smoothing weight needs the server's smoothed series (load()
+    // does nothing when the weight is the one drawn or being fetched).
+    if (this.page.visible.has(this)) this.smoothSoon();
   }
 
   samples() {
     return Math.max(200, Math.min(5000, Math.round((this.wrap.clientWidth || 400) * 2)));
   }
 
-  // Loads (or reuses) each selected run's series and draws them.
+  // Loads (or reuses) each selected run's series and draws them; a no-op
+  // when nothing it depends on changed since the last draw.
   async load() {
     const runs = this.page.runsWithTag(this.tag);
-    const samples = this.samples();
-    const key = this.page.gen + '|' + samples + '|' + runs.join('\u0000');
+    const key = [this.page.gen, this.samples(), this.page.ctx.state.smoothing, ...runs].join('\u0000');
     if (key === this.loadedKey) return;
     this.loadedKey = key;
-    this.status.textContent = 'Loading…';
+    await this.draw();
+  }
+
+  // Fetches what the chart needs now and draws it: per run the raw and
+  // (weight > 0) smoothed overview series, and when zoomed on steps both
+  // again for the window, merged in. Requests go through the page's cache,
+  // so a slider move asks only for the smoothed series at the new weight
+  // and a zoom only for the window. A newer draw supersedes this one.
+  async draw() {
+    const token = {};
+    this.drawToken = token;
+    const runs = this.page.runsWithTag(this.tag);
+    const samples = this.samples();
+    const weight = this.page.ctx.state.smoothing;
+    const range = this.page.ctx.state.x === 'step' ? this.range : null;
+    const first = !this.chart;
+    if (first) this.status.textContent = 'Loading…';
     try {
+      let inWindow = 0;
       const series = await Promise.all(runs.map(async (r) => {
-        const cols = await this.page.fetchSeries(r, this.tag, samples);
-        return { run: r, color: runColor(r), cols };
+        const get = (w, win) => this.page.fetchSeries(r, this.tag, samples, w, win);
+        const [raw, smooth, rawWin, smoothWin] = await Promise.all([
+          get(0, null),
+          weight > 0 ? get(weight, null) : null,
+          range ? get(0, range) : null,
+          range && weight > 0 ? get(weight, range) : null,
+        ]);
+        const s = { run: r, color: runColor(r), cols: raw, smooth };
+        if (range) {
+          inWindow += rawWin.n;
+          s.cols = mergeWindow(raw, rawWin, range[0], range[1]);
+          if (smooth) s.smooth = mergeWindow(smooth, smoothWin, range[0], range[1]);
+        }
+        return s;
       }));
-      if (key !== this.loadedKey) return; // a newer load superseded this one
+      if (this.drawToken !== token) return;
       if (!this.chart) this.chart = new ScalarChart(this.wrap, { onZoom: (r) => this.zoomed(r) });
       this.chart.view = Object.assign(this.chart.view, this.view());
-      this.chart.setSeries(series);
-      // A reload while zoomed: fetch the dense window again.
-      if (this.chart.zoomed) {
-        const o = this.chart.chart.options.scales.x;
-        this.zoomed([o.min, o.max]);
-      }
+      // A zoom reset while this draw was in flight drops its window.
+      if (range && !this.chart.zoomed) return;
+      this.window = range ? { range, points: inWindow } : null;
+      this.drawn = { samples, weight };
+      this.chart.setData(series, weight);
       const nf = series.reduce((a, s) => a + countNonFinite(s.cols), 0);
       this.status.textContent = nf ? `${nf} non-finite point${nf > 1 ? 's' : ''} marked (▲ +Inf, ▼ -Inf, ✕ NaN)` : '';
       this.status.classList.toggle('warn', nf > 0);
       this.publish();
     } catch (e) {
+      if (this.drawToken !== token) return;
       this.loadedKey = '';
-      this.status.textContent = 'Could not load: ' + e.message;
+      this.status.textContent = (range ? 'Could not load the zoomed range: ' : 'Could not load: ') + e.message;
       this.status.classList.add('warn');
     }
   }
 
   // Zooming in on steps asks the server again for the visible window at
-  // full density (min_step/max_step); the points outside it stay as they
-  // were, so smoothing runs over the same series as before the zoom.
-  async zoomed(range) {
-    const token = {};
-    this.zoomToken = token;
-    if (!range || this.page.ctx.state.x !== 'step') {
-      this.window = null;
-      if (this.zoomData) { this.zoomData = false; this.loadedKey = ''; await this.load(); }
-      this.publish();
-      return;
-    }
-    const a = Math.floor(range[0]), b = Math.ceil(range[1]);
-    const samples = this.samples();
-    const runs = this.page.runsWithTag(this.tag);
-    try {
-      let inWindow = 0;
-      const series = await Promise.all(runs.map(async (r) => {
-        const [full, win] = await Promise.all([
-          this.page.fetchSeries(r, this.tag, samples),
-          getJSON('data/plugin/scalars/scalars', { run: r, tag: this.tag, samples, min_step: a, max_step: b }).then((rows) => parseScalars(rows, num)),
-        ]);
-        inWindow += win.n;
-        return { run: r, color: runColor(r), cols: mergeWindow(full, win, a, b) };
-      }));
-      if (this.zoomToken !== token || !this.chart || !this.chart.zoomed) return;
-      this.zoomData = true;
-      this.window = { range: [a, b], points: inWindow };
-      this.chart.setSeries(series);
-      this.publish();
-    } catch (e) {
-      this.status.textContent = 'Could not load the zoomed range: ' + e.message;
-    }
+  // full density (min_step/max_step), raw and smoothed; the points outside
+  // it stay as they were. The window's smoothed values are still the
+  // full-history EMA, so the curve keeps its shape.
+  zoomed(range) {
+    const next = range && this.page.ctx.state.x === 'step' ? [Math.floor(range[0]), Math.ceil(range[1])] : null;
+    if (!next && !this.range) { this.publish(); return; }
+    this.range = next;
+    this.draw();
   }
 
   publish() {
-    if (this.chart) window.__tfb.charts['scalars:' + this.tag] = { ...this.chart.summary(), window: this.window || null };
+    if (this.chart) window.__tfb.charts['scalars:' + this.tag] = { ...this.chart.summary(), window: this.window || null, drawn: this.drawn || null };
   }
 
   destroy() {
@@ -266,14 +289,26 @@ const page = {
     return this.ctx.runs.filter((r) => this.ctx.data.scalarTags[r] && tag in this.ctx.data.scalarTags[r]);
   },
 
-  async fetchSeries(run, tag, samples) {
-    const key = run + '\u0000' + tag;
+  // One scalar series as columns: raw (weight 0) or smoothed by the
+  // server with the weight, the overview or a step window [a, b]. Cached by
+  // (run, tag, samples, weight, window, generation); the cache forgets
+  // older generations and, past CACHE_MAX entries, the oldest ones (a
+  // dragged slider leaves many weights behind).
+  fetchSeries(run, tag, samples, weight, win) {
+    const key = [this.gen, run, tag, samples, weight, win ? win.join(':') : ''].join('\u0000');
     const hit = this.cache.get(key);
-    if (hit && hit.gen === this.gen && hit.samples === samples) return hit.promise;
-    const promise = getJSON('data/plugin/scalars/scalars', { run, tag, samples })
-      .then((rows) => parseScalars(rows, num));
-    this.cache.set(key, { gen: this.gen, samples, promise });
-    promise.catch(() => this.cache.delete(key));
+    if (hit) {
+      this.cache.delete(key);   // refresh its place in the eviction order
+      this.cache.set(key, hit);
+      return hit;
+    }
+    const q = { run, tag, samples };
+    if (weight > 0) q.smoothing = weight;
+    if (win) { q.min_step = win[0]; q.max_step = win[1]; }
+    const promise = getJSON('data/plugin/scalars/scalars', q).then((rows) => parseScalars(rows, num));
+    this.cache.set(key, promise);
+    promise.catch(() => { if (this.cache.get(key) === promise) this.cache.delete(key); });
+    while (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value);
     return promise;
   },
 
@@ -328,7 +363,7 @@ const page = {
 
   update(ctx, changed) {
     this.ctx = ctx;
-    if (changed.includes('data')) this.gen++;
+    if (changed.includes('data')) { this.gen++; this.cache.clear(); }
     if (changed.some((k) => ['data', 'runs', 'runFilter', 'tagFilter'].includes(k))) {
       const { ok } = safeRegex(ctx.state.tagFilter);
       this.tagFilter.classList.toggle('invalid', !ok);
