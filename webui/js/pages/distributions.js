@@ -2,12 +2,11 @@
 // computed from the histogram buckets, at TensorBoard's basis points
 // (min, ~2σ, ~1σ, ~0.5σ, median and their mirrors, max): nested shaded
 // bands with the median as a line.
-import { h, clear, debounce } from '../dom.js';
+import { h, debounce } from '../dom.js';
 import { runColor, withAlpha } from '../colors.js';
 import { eng } from '../format.js';
 import { makeChart, xTickFormatter, xAxisTitle } from '../charts.js';
-import { fetchHist, histTagsOf } from './histograms.js';
-import { groupOf } from './scalars.js';
+import { fetchHist, histTagsOf, renderCards } from './histograms.js';
 
 export const BASIS_POINTS = [0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000];
 
@@ -125,29 +124,8 @@ const page = {
   },
   layout() {
     for (const c of this.cards) c.destroy();
-    this.observer.disconnect();
-    clear(this.body);
-    this.cards = [];
     const items = histTagsOf(this.ctx.data, this.ctx.runs, this.ctx.state.tagFilter);
-    const groups = new Map();
-    for (const it of items) {
-      const g = groupOf(it.tag);
-      if (!groups.has(g)) groups.set(g, []);
-      groups.get(g).push(it);
-    }
-    if (!items.length) this.body.appendChild(h('div', { class: 'empty small' }, this.ctx.runs.length ? 'No histogram tag matches.' : 'No run selected.'));
-    for (const [g, list] of groups) {
-      const grid = h('div', { class: 'grid' });
-      for (const it of list) {
-        const c = new DistCard(this, it.run, it.tag);
-        c.el.$card = c;
-        this.cards.push(c);
-        grid.appendChild(c.el);
-        this.observer.observe(c.el);
-      }
-      this.body.appendChild(h('details', { class: 'section', open: true },
-        h('summary', null, h('span', { class: 'section-name' }, g), h('span', { class: 'muted count' }, String(list.length))), grid));
-    }
+    renderCards(this, items, DistCard);
     window.__tfb.pages.distributions = { cards: items.length };
   },
 };

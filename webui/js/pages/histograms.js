@@ -76,6 +76,34 @@ function niceTicks(lo, hi, n) {
   return ticks;
 }
 
+// Lays out one card per (run, tag) in collapsible sections by tag prefix,
+// watched by the page's IntersectionObserver so cards load when seen. The
+// Histograms and Distributions pages share it.
+export function renderCards(page, items, CardClass) {
+  page.observer.disconnect();
+  clear(page.body);
+  page.cards = [];
+  const groups = new Map();
+  for (const it of items) {
+    const g = groupOf(it.tag);
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(it);
+  }
+  if (!items.length) page.body.appendChild(h('div', { class: 'empty small' }, page.ctx.runs.length ? 'No histogram tag matches.' : 'No run selected.'));
+  for (const [g, list] of groups) {
+    const grid = h('div', { class: 'grid' });
+    for (const it of list) {
+      const c = new CardClass(page, it.run, it.tag);
+      c.el.$card = c;
+      page.cards.push(c);
+      grid.appendChild(c.el);
+      page.observer.observe(c.el);
+    }
+    page.body.appendChild(h('details', { class: 'section', open: true },
+      h('summary', null, h('span', { class: 'section-name' }, g), h('span', { class: 'muted count' }, String(list.length))), grid));
+  }
+}
+
 export function drawRidges(canvas, hists, color, mode, hover) {
   const dpr = window.devicePixelRatio || 1;
   const W = canvas.clientWidth, H = canvas.clientHeight;
@@ -228,28 +256,7 @@ const page = {
   },
   layout() {
     const items = histTagsOf(this.ctx.data, this.ctx.runs, this.ctx.state.tagFilter);
-    this.observer.disconnect();
-    clear(this.body);
-    this.cards = [];
-    const groups = new Map();
-    for (const it of items) {
-      const g = groupOf(it.tag);
-      if (!groups.has(g)) groups.set(g, []);
-      groups.get(g).push(it);
-    }
-    if (!items.length) this.body.appendChild(h('div', { class: 'empty small' }, this.ctx.runs.length ? 'No histogram tag matches.' : 'No run selected.'));
-    for (const [g, list] of groups) {
-      const grid = h('div', { class: 'grid' });
-      for (const it of list) {
-        const c = new HistCard(this, it.run, it.tag);
-        c.el.$card = c;
-        this.cards.push(c);
-        grid.appendChild(c.el);
-        this.observer.observe(c.el);
-      }
-      this.body.appendChild(h('details', { class: 'section', open: true },
-        h('summary', null, h('span', { class: 'section-name' }, g), h('span', { class: 'muted count' }, String(list.length))), grid));
-    }
+    renderCards(this, items, HistCard);
     window.__tfb.pages.histograms = { cards: items.length };
   },
 };
