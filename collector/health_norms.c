@@ -165,14 +165,56 @@ static int finish(tfb_writer *w, const char **names, double *norms,
 /* Up to this many tensors, names and norms live on the stack. */
 #define STACK_TENSORS 64
 
-int tfb_grad_norms(tfb_writer *w, const tfb_tensor *grads, size_t n,
-                   int64_t step, double *global_norm)
+/* The two public variants differ only in the element type: they hand
+ * these accessors to one body. */
+typedef struct tensor_list {
+    const void *grads;
+    const char *(*name_at)(const void *grads, size_t i);
+    int (*valid_at)(const void *grads, size_t i);
+    double (*norm_at)(const void *grads, size_t i);
+} tensor_list;
+
+static const char *name_f32(const void *g, size_t i)
 {
-    if (grads == NULL && n > 0)
+    return ((const tfb_tensor *)g)[i].name;
+}
+
+static int valid_f32(const void *g, size_t i)
+{
+    const tfb_tensor *t = (const tfb_tensor *)g + i;
+    return t->name && t->name[0] && (t->data || t->len == 0);
+}
+
+static double norm_f32(const void *g, size_t i)
+{
+    const tfb_tensor *t = (const tfb_tensor *)g + i;
+    return tfb_l2_norm(t->data, t->len);
+}
+
+static const char *name_f64(const void *g, size_t i)
+{
+    return ((const tfb_tensor_f64 *)g)[i].name;
+}
+
+static int valid_f64(const void *g, size_t i)
+{
+    const tfb_tensor_f64 *t = (const tfb_tensor_f64 *)g + i;
+    return t->name && t->name[0] && (t->data || t->len == 0);
+}
+
+static double norm_f64(const void *g, size_t i)
+{
+    const tfb_tensor_f64 *t = (const tfb_tensor_f64 *)g + i;
+    return tfb_l2_norm_f64(t->data, t->len);
+}
+
+static int grad_norms(tfb_writer *w, const tensor_list *l, size_t n,
+                      int64_t step, double *global_norm)
+{
+    if (l->grads == NULL && n > 0)
         return TFB_EINVAL;
     for (size_t i = 0; i < n; i++)
-        if (grads[i].name == NULL || grads[i].name[0] == '\0' ||
-            (grads[i].data == NULL && grads[i].len > 0))
+        if (!l->valid_at(l->grads, i))
             return TFB_EINVAL;
     double norms_s[STACK_TENSORS];
     const char *names_s[STACK_TENSORS];
@@ -188,8 +230,8 @@ int tfb_grad_norms(tfb_writer *w, const tfb_tensor *grads, size_t n,
         }
     }
     for (size_t i = 0; i < n; i++) {
-        norms[i] = tfb_l2_norm(grads[i].data, grads[i].len);
-        names[i] = grads[i].name;
+        norms[i] = l->norm_at(l->grads, i);
+        names[i] = l->name_at(l->grads, i);
     }
     int rc = finish(w, names, norms, n, step, global_norm);
     if (norms != norms_s) {
@@ -199,36 +241,16 @@ int tfb_grad_norms(tfb_writer *w, const tfb_tensor *grads, size_t n,
     return rc;
 }
 
+int tfb_grad_norms(tfb_writer *w, const tfb_tensor *grads, size_t n,
+                   int64_t step, double *global_norm)
+{
+    tensor_list l = {grads, name_f32, valid_f32, norm_f32};
+    return grad_norms(w, &l, n, step, global_norm);
+}
+
 int tfb_grad_norms_f64(tfb_writer *w, const tfb_tensor_f64 *grads, size_t n,
                        int64_t step, double *global_norm)
 {
-    if (grads == NULL && n > 0)
-        return TFB_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (grads[i].name == NULL || grads[i].name[0] == '\0' ||
-            (grads[i].data == NULL && grads[i].len > 0))
-            return TFB_EINVAL;
-    double norms_s[STACK_TENSORS];
-    const char *names_s[STACK_TENSORS];
-    double *norms = norms_s;
-    const char **names = names_s;
-    if (n > STACK_TENSORS) {
-        norms = malloc(n * sizeof *norms);
-        names = malloc(n * sizeof *names);
-        if (norms == NULL || names == NULL) {
-            free(norms);
-            free(names);
-            return TFB_ENOMEM;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        norms[i] = tfb_l2_norm_f64(grads[i].data, grads[i].len);
-        names[i] = grads[i].name;
-    }
-    int rc = finish(w, names, norms, n, step, global_norm);
-    if (norms != norms_s) {
-        free(norms);
-        free(names);
-    }
-    return rc;
+    tensor_list l = {grads, name_f64, valid_f64, norm_f64};
+    return grad_norms(w, &l, n, step, global_norm);
 }
