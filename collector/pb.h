@@ -48,19 +48,34 @@ static inline uint8_t *pb_put_key(uint8_t *p, unsigned field, unsigned wt)
     return pb_put_varint(p, ((uint64_t)field << 3) | wt);
 }
 
+/* Little-endian hosts store the wire bytes with one move; others
+ * assemble them byte by byte. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PB_HOST_LE 1
+#endif
+
 static inline uint8_t *pb_put_fixed32(uint8_t *p, uint32_t v)
 {
+#ifdef PB_HOST_LE
+    memcpy(p, &v, 4);
+#else
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
     p[2] = (uint8_t)(v >> 16);
     p[3] = (uint8_t)(v >> 24);
+#endif
     return p + 4;
 }
 
 static inline uint8_t *pb_put_fixed64(uint8_t *p, uint64_t v)
 {
+#ifdef PB_HOST_LE
+    memcpy(p, &v, 8);
+    return p + 8;
+#else
     p = pb_put_fixed32(p, (uint32_t)v);
     return pb_put_fixed32(p, (uint32_t)(v >> 32));
+#endif
 }
 
 static inline uint8_t *pb_put_double(uint8_t *p, double d)
@@ -105,13 +120,25 @@ typedef struct pb_field {
 
 static inline uint32_t pb_le32(const uint8_t *p)
 {
+#ifdef PB_HOST_LE
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+#else
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
            ((uint32_t)p[3] << 24);
+#endif
 }
 
 static inline uint64_t pb_le64(const uint8_t *p)
 {
+#ifdef PB_HOST_LE
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
     return (uint64_t)pb_le32(p) | ((uint64_t)pb_le32(p + 4) << 32);
+#endif
 }
 
 static inline int pb_get_varint(const uint8_t **pp, const uint8_t *end,
