@@ -54,6 +54,9 @@ void tfb_seal_records(uint8_t *buf, size_t len);
  * "scalars" plugin (when with_meta), computed without the general size
  * walk. It is what tfb_scalar() costs, so it is kept branch-light. */
 size_t tfb_ev_scalar_size(int64_t step, size_t tag_len, int with_meta);
+/* No scalar record is larger than this (step as a 10-byte varint, every
+ * length prefix at its widest for tag_len, the metadata included). */
+#define TFB_EV_SCALAR_MAX(tag_len) ((tag_len) + 80)
 size_t tfb_ev_scalar_write(uint8_t *dst, double wall_time, int64_t step,
                            const char *tag, size_t tag_len, int with_meta,
                            float value);

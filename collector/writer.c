@@ -24,6 +24,7 @@
 #include "event.h"
 #include "histogram.h"
 #include "tag_table.h"
+#include "wallclock.h"
 #include "tfboard.h"
 #include "writer_internal.h"
 
@@ -51,6 +52,7 @@ struct tfb_writer {
     tfb_writer_opts opts;
     char *path, *run_dir;
     tfb_tag_table tags;
+    tfb_wallclock clock; /* read under mu */
     /* Tags are mostly string literals passed again and again: a cache keyed
      * by the tag's address skips hashing. An entry is trusted only after
      * its bytes compare equal, so a reused buffer cannot fool it. */
@@ -286,6 +288,7 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
     w->spare.data = malloc(half);
     int rc = (!w->run_dir || !w->active.data || !w->spare.data) ? TFB_ENOMEM : 0;
     w->active.cap = w->spare.cap = half;
+    tfb_wallclock_init(&w->clock);
     if (!rc)
         rc = make_dirs(run_dir);
     if (!rc)
@@ -485,8 +488,12 @@ static inline unsigned cache_slot(const char *tag)
     return (unsigned)(((uintptr_t)tag >> 3) ^ ((uintptr_t)tag >> 9)) & 63;
 }
 
-int tfb_scalar_at(tfb_writer *w, const char *tag, double value, int64_t step,
-                  double wall_time)
+/* The hot path. wall == NULL means "now", read under the lock from the
+ * writer's TSC-backed clock. The record is encoded straight into the
+ * queue: room for the largest possible record is reserved, the exact size
+ * committed. */
+static int log_scalar(tfb_writer *w, const char *tag, double value,
+                      int64_t step, const double *wall)
 {
     if (!w || !tag)
         return TFB_EINVAL;
@@ -510,12 +517,15 @@ int tfb_scalar_at(tfb_writer *w, const char *tag, double value, int64_t step,
         e->flags |= TFB_TAG_META_SCALAR; /* undone below on failure */
         copy = e->tag;
     }
-    size_t need = tfb_ev_scalar_size(step, tag_len, with_meta);
+    size_t most = TFB_EV_SCALAR_MAX(tag_len);
     uint8_t *dst;
-    int rc = reserve_locked(w, need, &dst);
+    int rc = reserve_locked(w, most, &dst);
     if (rc == 0) {
-        tfb_ev_scalar_write(dst, wall_time, step, tag, tag_len, with_meta, f);
-        commit_locked(w, need);
+        double t = wall ? *wall
+                        : (double)tfb_wallclock_now(&w->clock) * 1e-9;
+        size_t n = tfb_ev_scalar_write(dst, t, step, tag, tag_len,
+                                       with_meta, f);
+        commit_locked(w, n);
         w->tag_cache[slot].ptr = tag;
         w->tag_cache[slot].copy = copy;
         w->tag_cache[slot].len = tag_len;
@@ -536,9 +546,15 @@ int tfb_scalar_at(tfb_writer *w, const char *tag, double value, int64_t step,
     return rc;
 }
 
+int tfb_scalar_at(tfb_writer *w, const char *tag, double value, int64_t step,
+                  double wall_time)
+{
+    return log_scalar(w, tag, value, step, &wall_time);
+}
+
 int tfb_scalar(tfb_writer *w, const char *tag, double value, int64_t step)
 {
-    return tfb_scalar_at(w, tag, value, step, now_wall());
+    return log_scalar(w, tag, value, step, NULL);
 }
 
 static int log_histo(tfb_writer *w, const char *tag, tfb_histo *h,
