@@ -111,8 +111,12 @@ typedef struct tfb_trace_store_opts {
     /* Commit period of the background thread in ms; 0 = default 1000. A
      * commit also happens whenever batch_rows rows are waiting. */
     unsigned commit_interval_ms;
-    /* Rows per transaction that trigger an early commit; 0 = 65536. */
+    /* Rows waiting that trigger an early commit; 0 = 65536. */
     size_t batch_rows;
+    /* Most rows in one transaction: a larger backlog is written as several
+     * transactions, so a reader sees progress and the WAL stays near the
+     * autocheckpoint size; 0 = batch_rows. */
+    size_t txn_rows;
     /* Most rows queued; past it pushes that may not block are dropped and
      * counted, pushes that may block wait. 0 = 1 << 18 (about 60 MB). */
     size_t max_queued_rows;
@@ -127,6 +131,8 @@ typedef struct tfb_trace_store_stats {
     uint64_t rows_dropped;   /* refused by a non-blocking push: queue full */
     uint64_t transactions;   /* commits */
     uint64_t strings;        /* distinct interned strings */
+    uint64_t write_ns;       /* wall time the writer spent writing batches */
+    uint64_t write_cpu_ns;   /* CPU time of the writer thread in them */
     int sticky_error;        /* first SQLite failure (TFB_ETRACE / EIO...) */
 } tfb_trace_store_stats;
 

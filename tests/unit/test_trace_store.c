@@ -1,7 +1,9 @@
 /*
  * test_trace_store.c - the SQLite trace store: schema (nsys names), WAL,
  * batched rows read back with sqlite3, string interning, META, host spans
- * and their attachment, the queue cap, and bad arguments.
+ * and their attachment, the queue cap, bad arguments, and a batch of
+ * interleaved tables split into several transactions read back value by
+ * value while the store still has the file open.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -316,6 +318,148 @@ static void test_queue_cap_and_bad_args(void **state)
     free(dir);
 }
 
+
+/* Expected value of kernel column c of the i-th kernel row pushed. Some
+ * columns are NULL on some rows, some hold one value on every row of a
+ * transaction (the store binds those once) and which ones changes from
+ * one transaction to the next, the rest differ from row to row, so a
+ * value that lands in the wrong column or row is seen. */
+static int64_t kval(int i, int c)
+{
+    if (c == TFB_K_DEVICE)
+        return 3;
+    if (c == TFB_K_CONTEXT)
+        return i < 300 ? 9 : i;
+    if (c == TFB_K_LOCAL_MEM_PER_THREAD)
+        return i < 300 ? TFB_TRACE_NULL : 1;
+    if (c == TFB_K_GRAPH_NODE && (i < 300 || i % 2))
+        return TFB_TRACE_NULL;
+    if (c == TFB_K_MANGLED && i % 5 == 0)
+        return TFB_TRACE_NULL;
+    if (c == TFB_K_START)
+        return INT64_C(1700000000000000000) + (int64_t)i * 1000;
+    return (int64_t)i * 100 + c + (c == TFB_K_END ? INT64_C(1) << 40 : 0);
+}
+
+static void test_interleaved_batch(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    tfb_trace_store *s = NULL;
+    tfb_trace_store_opts o = {0};
+    o.commit_interval_ms = 60000; /* one batch, taken at the flush */
+    o.batch_rows = 100000;
+    o.txn_rows = 900; /* about 300 rows of each table per transaction */
+    o.file_name = "mix.sqlite";
+    assert_int_equal(tfb_trace_store_open(&s, dir, &o), 0);
+    assert_int_equal(tfb_trace_store_flush(s), 0); /* the initial META */
+    tfb_trace_store_stats st0;
+    tfb_trace_store_get_stats(s, &st0);
+
+    /* Kernels, runtime calls and NVTX marks interleaved as a tracer queues
+     * them, with META rows that replace each other in between. */
+    enum { N = 2700 };
+    tfb_trace_row *rows = calloc(N, sizeof *rows);
+    char(*texts)[32] = calloc(N, sizeof *texts);
+    assert_non_null(rows);
+    assert_non_null(texts);
+    int nk = 0, nr = 0, nn = 0, nm = 0;
+    for (int i = 0; i < N; i++) {
+        tfb_trace_row *r = &rows[i];
+        if (i % 37 == 36) {
+            r->table = TFB_TT_META;
+            snprintf(texts[i], sizeof texts[i], "v%d", nm++);
+            r->text = "mixkey";
+            r->text2 = texts[i];
+        } else if (i % 3 == 0) {
+            r->table = TFB_TT_KERNEL;
+            for (int c = 0; c < TFB_K_NCOLS_; c++)
+                r->c[c] = kval(nk, c);
+            nk++;
+        } else if (i % 3 == 1) {
+            r->table = TFB_TT_RUNTIME;
+            r->c[TFB_RT_START] = i;
+            r->c[TFB_RT_END] = i + 1;
+            r->c[TFB_RT_EVENTCLASS] = 1;
+            r->c[TFB_RT_CORRELATION] = nr++;
+            r->c[TFB_RT_NAMEID] = i < 900 ? 0 : i;
+            r->c[TFB_RT_CBID] = TFB_TRACE_NULL;
+        } else {
+            r->table = TFB_TT_NVTX;
+            r->c[TFB_NV_START] = i;
+            r->c[TFB_NV_END] = TFB_TRACE_NULL;
+            r->c[TFB_NV_EVENTTYPE] = TFB_NVTX_MARK;
+            r->c[TFB_NV_RANGEID] = nn;
+            r->c[TFB_NV_TEXTID] = TFB_TRACE_NULL;
+            snprintf(texts[i], sizeof texts[i], "mark %d", nn++);
+            r->text = texts[i];
+        }
+    }
+    assert_int_equal(tfb_trace_store_push(s, rows, N, 1), 0);
+    memset(texts, 'X', N * sizeof *texts - 1); /* the store copied them */
+    assert_int_equal(tfb_trace_store_flush(s), 0);
+    tfb_trace_store_stats st;
+    tfb_trace_store_get_stats(s, &st);
+    assert_int_equal(st.rows_written, st.rows_queued);
+    assert_int_equal(st.transactions - st0.transactions, N / 900);
+
+    /* Read while the store still has the file open (WAL). */
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
+    sqlite3 *db = open_ro(path);
+    sqlite3_stmt *q = NULL;
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT start, end, deviceId, contextId, streamId,"
+                           " correlationId, globalPid, demangledName,"
+                           " shortName, gridX, gridY, gridZ, blockX, blockY,"
+                           " blockZ, registersPerThread, staticSharedMemory,"
+                           " dynamicSharedMemory, localMemoryPerThread,"
+                           " gridId, launchType, graphNodeId, mangledName"
+                           " FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY rowid",
+                           -1, &q, NULL),
+        SQLITE_OK);
+    int k = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        assert_true(k < nk);
+        for (int c = 0; c < TFB_K_NCOLS_; c++) {
+            int64_t want = kval(k, c);
+            if (want == TFB_TRACE_NULL)
+                assert_int_equal(sqlite3_column_type(q, c), SQLITE_NULL);
+            else
+                assert_int_equal(sqlite3_column_int64(q, c), want);
+        }
+        k++;
+    }
+    sqlite3_finalize(q);
+    assert_int_equal(k, nk);
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+                               " WHERE cbid IS NULL AND eventClass = 1"),
+                     nr);
+    /* Each table's rows keep their queue order. */
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+                               " WHERE correlationId != rowid - 1"),
+                     0);
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM NVTX_EVENTS WHERE"
+                               " text != 'mark ' || rangeId OR end IS NOT NULL"),
+                     0);
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM NVTX_EVENTS"), nn);
+    char buf[64], want[64];
+    snprintf(want, sizeof want, "v%d", nm - 1); /* the last one wins */
+    q_text(db, "SELECT value FROM META WHERE key = 'mixkey'", buf, sizeof buf);
+    assert_string_equal(buf, want);
+    /* The writer's virtual table never reaches the file's schema. */
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE"
+                               " sql LIKE '%tfb_rows%'"),
+                     0);
+    sqlite3_close(db);
+    assert_int_equal(tfb_trace_store_close(s), 0);
+    free(rows);
+    free(texts);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_rows_and_strings),
         cmocka_unit_test(test_host_spans),
         cmocka_unit_test(test_queue_cap_and_bad_args),
+        cmocka_unit_test(test_interleaved_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
