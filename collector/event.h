@@ -53,13 +53,15 @@ void tfb_seal_records(uint8_t *buf, size_t len);
 /* The scalar fast path: the same bytes as a TFB_EV_SIMPLE value with the
  * "scalars" plugin (when with_meta), computed without the general size
  * walk. It is what tfb_scalar() costs, so it is kept branch-light. */
-size_t tfb_ev_scalar_size(int64_t step, size_t tag_len, int with_meta);
 /* No scalar record is larger than this (step as a 10-byte varint, every
- * length prefix at its widest for tag_len, the metadata included). */
+ * length prefix at its widest for tag_len, the metadata included), and
+ * the encoder writes nothing past it. */
 #define TFB_EV_SCALAR_MAX(tag_len) ((tag_len) + 80)
+/* tag_field is the tag already encoded as Value field 1 (key, length,
+ * bytes; see tag_table.h), readable for field_len + 32 bytes. */
 size_t tfb_ev_scalar_write(uint8_t *dst, double wall_time, int64_t step,
-                           const char *tag, size_t tag_len, int with_meta,
-                           float value);
+                           const uint8_t *tag_field, size_t field_len,
+                           int with_meta, float value);
 
 /* The file_version record ("brain.Event:2"). dst must hold
  * TFB_EV_FILE_VERSION_MAX bytes; returns the bytes written. */

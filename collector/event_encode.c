@@ -210,26 +210,14 @@ size_t tfb_ev_file_version_write(uint8_t *dst, double wall_time)
 /* Value{tag=1, simple_value=2, metadata=9{plugin_data=1{plugin_name=1}}} */
 #define SCALAR_META_BYTES 13 /* 4a 0b 0a 09 0a 07 "scalars" */
 
-static inline size_t scalar_value_size(size_t tag_len, int with_meta)
-{
-    return pb_len_field_size(tag_len) + 5 +
-           (with_meta ? SCALAR_META_BYTES : 0);
-}
-
-size_t tfb_ev_scalar_size(int64_t step, size_t tag_len, int with_meta)
-{
-    return TFB_RECORD_OVERHEAD +
-           event_size(step, scalar_value_size(tag_len, with_meta));
-}
-
 size_t tfb_ev_scalar_write(uint8_t *dst, double wall_time, int64_t step,
-                           const char *tag, size_t tag_len, int with_meta,
-                           float value)
+                           const uint8_t *tag_field, size_t field_len,
+                           int with_meta, float value)
 {
     static const uint8_t meta[SCALAR_META_BYTES] = {
         0x4a, 0x0b, 0x0a, 0x09, 0x0a, 0x07,
         's', 'c', 'a', 'l', 'a', 'r', 's'};
-    size_t vsize = scalar_value_size(tag_len, with_meta);
+    size_t vsize = field_len + 5 + (with_meta ? SCALAR_META_BYTES : 0);
     size_t esize = event_size(step, vsize);
     uint8_t *p = dst + 12;
     *p++ = 0x09; /* wall_time */
@@ -242,7 +230,14 @@ size_t tfb_ev_scalar_write(uint8_t *dst, double wall_time, int64_t step,
     p = pb_put_varint(p, pb_len_field_size(vsize));
     *p++ = 0x0a; /* value */
     p = pb_put_varint(p, vsize);
-    p = pb_put_bytes(p, 1, tag, tag_len);
+    /* Short tags (nearly all) in one fixed 32-byte move: the source is
+     * padded, and the bytes past the field land in space that the rest of
+     * the record, or the reserved maximum, covers. */
+    if (field_len <= 32)
+        memcpy(p, tag_field, 32);
+    else
+        memcpy(p, tag_field, field_len);
+    p += field_len;
     *p++ = 0x15; /* simple_value */
     p = pb_put_float(p, value);
     if (with_meta)

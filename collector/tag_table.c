@@ -52,15 +52,27 @@ tfb_tag_entry *tfb_tag_table_get(tfb_tag_table *t, const char *tag,
     }
     if ((t->count + 1) * 10 > t->cap * 7 && grow(t) < 0)
         return NULL;
-    char *copy = malloc(len + 1);
-    if (!copy)
+    /* field = 0x0a, varint(len), tag bytes, NUL, padding */
+    size_t hdr = 2; /* key, and the length's first varint byte */
+    for (size_t v = len; v >= 0x80; v >>= 7)
+        hdr++;
+    uint8_t *field = calloc(1, hdr + len + 1 + TFB_TAG_FIELD_PAD);
+    if (!field)
         return NULL;
-    memcpy(copy, tag, len);
-    copy[len] = 0;
+    uint8_t *q = field;
+    *q++ = 0x0a;
+    for (size_t v = len;; v >>= 7) {
+        if (v < 0x80) {
+            *q++ = (uint8_t)v;
+            break;
+        }
+        *q++ = (uint8_t)(v | 0x80);
+    }
+    memcpy(q, tag, len);
     size_t j = h & (t->cap - 1);
     while (t->slots[j].tag)
         j = (j + 1) & (t->cap - 1);
-    t->slots[j] = (tfb_tag_entry){h, copy, len, 0};
+    t->slots[j] = (tfb_tag_entry){h, (char *)q, len, field, hdr + len, 0};
     t->count++;
     return &t->slots[j];
 }
@@ -68,7 +80,7 @@ tfb_tag_entry *tfb_tag_table_get(tfb_tag_table *t, const char *tag,
 void tfb_tag_table_free(tfb_tag_table *t)
 {
     for (size_t i = 0; i < t->cap; i++)
-        free(t->slots[i].tag);
+        free(t->slots[i].field);
     free(t->slots);
     t->slots = NULL;
     t->cap = t->count = 0;

@@ -16,10 +16,18 @@ enum {
     TFB_TAG_NONFINITE = 1u << 3,
 };
 
+/* Readable bytes after each entry's field, so encoders may copy short
+ * fields with one fixed-size move. */
+#define TFB_TAG_FIELD_PAD 32
+
 typedef struct tfb_tag_entry {
     uint64_t hash;
-    char *tag; /* owned copy, NUL-terminated */
+    char *tag; /* the tag, NUL-terminated, inside field's allocation */
     size_t len;
+    /* The tag encoded as Summary.Value field 1 (key, length, bytes), as
+     * the scalar encoder copies it; owned; TFB_TAG_FIELD_PAD bytes follow. */
+    uint8_t *field;
+    size_t field_len;
     unsigned flags;
 } tfb_tag_entry;
 

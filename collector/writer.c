@@ -59,7 +59,8 @@ struct tfb_writer {
     struct {
         const char *ptr;  /* the caller's pointer */
         const char *copy; /* the table's copy of the tag (stable) */
-        size_t len;
+        const uint8_t *field; /* its encoded field (stable) */
+        size_t len, field_len;
     } tag_cache[64];
     uint64_t records_logged, records_dropped, bytes_written;
     struct tfb_gpu_tracer *gpu;
@@ -503,10 +504,14 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
     pthread_mutex_lock(&w->mu);
     int with_meta;
     const char *copy;
+    const uint8_t *field;
+    size_t field_len;
     if (w->tag_cache[slot].ptr == tag && w->tag_cache[slot].len == tag_len &&
         memcmp(w->tag_cache[slot].copy, tag, tag_len) == 0) {
         with_meta = 0; /* cached only once the metadata is in the queue */
         copy = w->tag_cache[slot].copy;
+        field = w->tag_cache[slot].field;
+        field_len = w->tag_cache[slot].field_len;
     } else {
         tfb_tag_entry *e = tfb_tag_table_get(&w->tags, tag, tag_len);
         if (!e) {
@@ -516,6 +521,8 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
         with_meta = !(e->flags & TFB_TAG_META_SCALAR);
         e->flags |= TFB_TAG_META_SCALAR; /* undone below on failure */
         copy = e->tag;
+        field = e->field;
+        field_len = e->field_len;
     }
     size_t most = TFB_EV_SCALAR_MAX(tag_len);
     uint8_t *dst;
@@ -523,12 +530,14 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
     if (rc == 0) {
         double t = wall ? *wall
                         : (double)tfb_wallclock_now(&w->clock) * 1e-9;
-        size_t n = tfb_ev_scalar_write(dst, t, step, tag, tag_len,
+        size_t n = tfb_ev_scalar_write(dst, t, step, field, field_len,
                                        with_meta, f);
         commit_locked(w, n);
         w->tag_cache[slot].ptr = tag;
         w->tag_cache[slot].copy = copy;
+        w->tag_cache[slot].field = field;
         w->tag_cache[slot].len = tag_len;
+        w->tag_cache[slot].field_len = field_len;
     } else if (with_meta) {
         /* Not written: the next value of this tag must carry the metadata.
          * (Look the entry up again: the table may have grown while
