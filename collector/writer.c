@@ -396,7 +396,18 @@ int tfb_flush(tfb_writer *w)
 
 /* With w->mu held: room for `need` bytes at the end of the active buffer,
  * waiting (or dropping) while the queue is full. */
-static int reserve_locked(tfb_writer *w, size_t need, uint8_t **dst)
+static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst);
+
+static inline int reserve_locked(tfb_writer *w, size_t need, uint8_t **dst)
+{
+    if (w->active.len + need <= w->active.cap && !w->sticky && !w->closing) {
+        *dst = w->active.data + w->active.len;
+        return 0;
+    }
+    return reserve_slow(w, need, dst);
+}
+
+static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst)
 {
     for (;;) {
         if (w->sticky)
@@ -484,6 +495,17 @@ static void classify(double x, tfb_nonfinite_counts *c)
         c->neg_inf++;
 }
 
+/* tag equals the n-byte string copy (which holds no NUL). Reads tag only up
+ * to its first difference: a caller's shorter string is never read past its
+ * terminator, as memcmp might. */
+static inline int same_string(const char *copy, const char *tag, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tag[i] != copy[i])
+            return 0;
+    return tag[n] == 0;
+}
+
 static inline unsigned cache_slot(const char *tag)
 {
     return (unsigned)(((uintptr_t)tag >> 3) ^ ((uintptr_t)tag >> 9)) & 63;
@@ -499,20 +521,22 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
     if (!w || !tag)
         return TFB_EINVAL;
     float f = (float)value;
-    size_t tag_len = strlen(tag);
     unsigned slot = cache_slot(tag);
     pthread_mutex_lock(&w->mu);
     int with_meta;
     const char *copy;
     const uint8_t *field;
-    size_t field_len;
-    if (w->tag_cache[slot].ptr == tag && w->tag_cache[slot].len == tag_len &&
-        memcmp(w->tag_cache[slot].copy, tag, tag_len) == 0) {
+    size_t field_len, tag_len = w->tag_cache[slot].len;
+    /* A hit needs the same pointer and the same bytes, terminator included
+     * (so no strlen on the hot path). */
+    if (w->tag_cache[slot].ptr == tag &&
+        same_string(w->tag_cache[slot].copy, tag, tag_len)) {
         with_meta = 0; /* cached only once the metadata is in the queue */
         copy = w->tag_cache[slot].copy;
         field = w->tag_cache[slot].field;
         field_len = w->tag_cache[slot].field_len;
     } else {
+        tag_len = strlen(tag);
         tfb_tag_entry *e = tfb_tag_table_get(&w->tags, tag, tag_len);
         if (!e) {
             pthread_mutex_unlock(&w->mu);

@@ -109,6 +109,30 @@ static void scalars(void **state)
     tfb_reader_close(r);
 }
 
+/* One buffer reused for several tags (as snprintf loops do): the writer's
+ * tag cache must notice the new content, shorter or longer. */
+static void reused_tag_buffer(void **state)
+{
+    fixture *f = *state;
+    char buf[32];
+    const char *names[] = {"layer/a", "layer/b", "layer", "layer/ab", "layer/a"};
+    for (int i = 0; i < 5; i++) {
+        strcpy(buf, names[i]);
+        assert_int_equal(tfb_scalar(f->w, buf, i, i), 0);
+    }
+    tfb_reader *r = reopen(f);
+    tfb_event ev;
+    tfb_value v;
+    for (int i = 0; i < 5; i++) {
+        assert_true(next_value(r, &ev, &v));
+        assert_true(sv_eq(v.tag, names[i]));
+        assert_true(v.scalar == i);
+        /* metadata on each tag's first value only */
+        assert_int_equal(v.plugin_name.len != 0, i != 4);
+    }
+    tfb_reader_close(r);
+}
+
 static void text(void **state)
 {
     fixture *f = *state;
@@ -359,6 +383,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(scalars, setup, teardown),
+        cmocka_unit_test_setup_teardown(reused_tag_buffer, setup, teardown),
         cmocka_unit_test_setup_teardown(text, setup, teardown),
         cmocka_unit_test_setup_teardown(histogram, setup, teardown),
         cmocka_unit_test(histogram_edges),
