@@ -24,7 +24,7 @@ left() { echo $((540 - ($(date +%s) - T0))); }
 echo "== build libtfboard"
 if command -v meson >/dev/null 2>&1 && command -v ninja >/dev/null 2>&1; then
     [ -f "$BUILD/build.ninja" ] || timeout "$(left)" meson setup "$BUILD" "$ROOT" \
-        -Dcupti=enabled -Dcuda_root="$CUDA_ROOT" -Dserver=false -Dtests=false \
+        -Dcupti=enabled -Dcudadir="$CUDA_ROOT" -Dserver=false -Dtests=false \
         -Dexamples=false -Dbuildtype=release >/dev/null
     timeout "$(left)" ninja -C "$BUILD" collector/libtfboard.a >/dev/null
     LIB=$BUILD/collector/libtfboard.a
