@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # tests/run.sh - installs what the tests need, builds with -Dwerror=true,
 # runs every suite (unit, integration, webui), again under AddressSanitizer
-# and UndefinedBehaviorSanitizer, once more built without CUDA (unit and
-# integration), fuzzes the reader for a while, and prints
+# and UndefinedBehaviorSanitizer, unit and integration under
+# ThreadSanitizer and once more built without CUDA, fuzzes the reader for a
+# while, and prints
 # "N passed, N failed" last. Exits non-zero on any failure.
 #
 #   FUZZ_SECONDS=N   how long libFuzzer runs (default 60; 0 skips it)
-#   SKIP_ASAN=1      skip the sanitizer pass (local iteration only)
+#   SKIP_ASAN=1      skip the ASan/UBSan pass (local iteration only)
+#   SKIP_TSAN=1      skip the ThreadSanitizer pass (local iteration only)
 #   TFB_BENCH=1      also run the benchmarks (numbers only, never a failure)
 set -u
 cd "$(dirname "$0")/.."
@@ -107,6 +109,14 @@ build_and_test build-ci release -Dbuildtype=debugoptimized
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   TIMEOUT_MULT=3 build_and_test build-asan asan -Dbuildtype=debug \
     -Db_sanitize=address,undefined -Db_lundef=false
+fi
+
+# ---- 4b. ThreadSanitizer over the threaded code (writer, pipeline drainer,
+# CUPTI tracer, trace store, server loading while answering) ---------------
+if [ "${SKIP_TSAN:-0}" != 1 ]; then
+  TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" SUITES="unit integration" \
+    TIMEOUT_MULT=3 build_and_test build-tsan tsan -Dbuildtype=debugoptimized \
+    -Db_sanitize=thread -Db_lundef=false
 fi
 
 # ---- 5. a machine without CUDA: the GPU functions are stubs --------------
