@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include <cmocka.h>
 
+#include "test_util.h"
 #include "tfboard.h"
 
 /* Reference: scale by the largest magnitude (a power of two, exact), then a
@@ -245,43 +245,6 @@ static void test_grad_norms_bad_input(void **st)
     assert_true(g == 42); /* out-parameter untouched on failure */
 }
 
-/* Finds the one event file in dir. */
-static char *event_file_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
-    char *path = NULL;
-    while ((e = readdir(d)) != NULL) {
-        if (strstr(e->d_name, "tfevents") == NULL)
-            continue;
-        assert_null(path);
-        size_t n = strlen(dir) + strlen(e->d_name) + 2;
-        path = malloc(n);
-        assert_non_null(path);
-        snprintf(path, n, "%s/%s", dir, e->d_name);
-    }
-    closedir(d);
-    assert_non_null(path);
-    return path;
-}
-
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    char p[4096];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
 
 static void test_grad_norms_logged(void **st)
 {
@@ -299,7 +262,7 @@ static void test_grad_norms_logged(void **st)
     assert_rel(g, 13.0, 1e-15);
     assert_int_equal(tfb_writer_close(w), 0);
 
-    char *path = event_file_in(dir);
+    char *path = tu_find_event_file(dir);
     tfb_reader *r = NULL;
     assert_int_equal(tfb_reader_open(&r, path), 0);
     tfb_event ev;
@@ -333,7 +296,7 @@ static void test_grad_norms_logged(void **st)
     assert_int_equal(n_g, 3);
     tfb_reader_close(r);
     free(path);
-    remove_dir(dir);
+    tu_rmtree(dir);
 }
 
 int main(void)

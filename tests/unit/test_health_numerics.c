@@ -5,7 +5,6 @@
  * check writes nothing; an unhealthy one writes a readable numerics record;
  * on_nonfinite fires once per tag.
  */
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +18,7 @@
 #include <cmocka.h>
 
 #include "health_internal.h"
+#include "test_util.h"
 #include "tfboard.h"
 
 static float f32_bits(uint32_t u)
@@ -272,43 +272,6 @@ static void test_bad_arguments(void **st)
 
 /* ---- with a writer --------------------------------------------------- */
 
-static char *event_file_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    struct dirent *e;
-    char *path = NULL;
-    while ((e = readdir(d)) != NULL) {
-        if (strstr(e->d_name, "tfevents") == NULL)
-            continue;
-        assert_null(path);
-        size_t n = strlen(dir) + strlen(e->d_name) + 2;
-        path = malloc(n);
-        assert_non_null(path);
-        snprintf(path, n, "%s/%s", dir, e->d_name);
-    }
-    closedir(d);
-    assert_non_null(path);
-    return path;
-}
-
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    char p[4096];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 typedef struct seen {
     char tag[64];
     int64_t step;
@@ -395,7 +358,7 @@ static void test_healthy_check_writes_nothing(void **st)
         assert_int_equal(tfb_check_numerics_f64(w, "grads/d", d, 100, step), 0);
     }
     assert_int_equal(tfb_flush(w), 0);
-    char *path = event_file_in(dir);
+    char *path = tu_find_event_file(dir);
     int n_num;
     int64_t step = -1;
     tfb_nonfinite_counts c;
@@ -405,7 +368,7 @@ static void test_healthy_check_writes_nothing(void **st)
     assert_int_equal(n_num, 0);
     assert_int_equal(k.n, 0);
     free(path);
-    remove_dir(dir);
+    tu_rmtree(dir);
 }
 
 static void test_unhealthy_check_writes_record_and_calls_once(void **st)
@@ -445,7 +408,7 @@ static void test_unhealthy_check_writes_record_and_calls_once(void **st)
     assert_int_equal(k.s[1].step, 9);
     assert_counts(k.s[1].c, (tfb_nonfinite_counts){0, 1, 0});
 
-    char *path = event_file_in(dir);
+    char *path = tu_find_event_file(dir);
     int n_num = 0;
     int64_t step = -1;
     tfb_nonfinite_counts c = {0, 0, 0};
@@ -458,7 +421,7 @@ static void test_unhealthy_check_writes_record_and_calls_once(void **st)
     assert_int_equal(step, 10);
     assert_counts(c, (tfb_nonfinite_counts){0, 1, 0});
     free(path);
-    remove_dir(dir);
+    tu_rmtree(dir);
 }
 
 static void test_check_with_writer_needs_tag(void **st)
@@ -472,7 +435,7 @@ static void test_check_with_writer_needs_tag(void **st)
     assert_int_equal(tfb_check_numerics(w, NULL, x, 1, 0), TFB_EINVAL);
     assert_int_equal(tfb_check_numerics(w, "", x, 1, 0), TFB_EINVAL);
     assert_int_equal(tfb_writer_close(w), 0);
-    remove_dir(dir);
+    tu_rmtree(dir);
 }
 
 int main(void)

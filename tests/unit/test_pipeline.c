@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include <sqlite3.h>
 
+#include "test_util.h"
 #include "tfboard.h"
 #include "trace_store.h"
 
@@ -28,31 +28,6 @@ typedef struct logged {
     double step_ms[MAX_STEPS], input_ms[MAX_STEPS];
     int other; /* any other pipeline/ tag */
 } logged;
-
-static char *make_tmpdir(void)
-{
-    char tmpl[] = "/tmp/tfb_test_pipeline.XXXXXX";
-    char *d = mkdtemp(tmpl);
-    assert_non_null(d);
-    return strdup(d);
-}
-
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    char p[4096];
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
 
 static void sleep_ms(long ms)
 {
@@ -111,7 +86,7 @@ static void test_null_writer(void **state)
 static void test_out_of_order(void **state)
 {
     (void)state;
-    char *dir = make_tmpdir();
+    char *dir = tu_mkdtemp();
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
 
@@ -148,7 +123,7 @@ static void test_out_of_order(void **state)
     assert_int_equal(l.seen_step[2], 0);
     assert_int_equal(l.other, 0);
     free(path);
-    rm_tree(dir);
+    tu_rmtree(dir);
     free(dir);
 }
 
@@ -158,7 +133,7 @@ static void test_out_of_order(void **state)
 static void test_scalars_logged(void **state)
 {
     (void)state;
-    char *dir = make_tmpdir();
+    char *dir = tu_mkdtemp();
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
 
@@ -199,7 +174,7 @@ static void test_scalars_logged(void **state)
     assert_true(l.input_ms[2] >= 5.0);
     assert_int_equal(l.seen_step[3], 0);
     free(path);
-    rm_tree(dir);
+    tu_rmtree(dir);
     free(dir);
 }
 
@@ -208,7 +183,7 @@ static void test_scalars_logged(void **state)
 static void test_flush_includes_steps(void **state)
 {
     (void)state;
-    char *dir = make_tmpdir();
+    char *dir = tu_mkdtemp();
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
     for (int s = 0; s < 5; s++) {
@@ -223,7 +198,7 @@ static void test_flush_includes_steps(void **state)
         assert_int_equal(l.seen_input[s], 1);
     }
     assert_int_equal(tfb_writer_close(w), 0);
-    rm_tree(dir);
+    tu_rmtree(dir);
     free(dir);
 }
 
@@ -232,7 +207,7 @@ static void test_flush_includes_steps(void **state)
 static void test_close_mid_step(void **state)
 {
     (void)state;
-    char *dir = make_tmpdir();
+    char *dir = tu_mkdtemp();
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
     assert_int_equal(tfb_step_begin(w, 0), 0);
@@ -247,7 +222,7 @@ static void test_close_mid_step(void **state)
     assert_int_equal(l.seen_step[1], 0);
     assert_int_equal(l.seen_input[1], 0);
     free(path);
-    rm_tree(dir);
+    tu_rmtree(dir);
     free(dir);
 }
 
@@ -255,7 +230,7 @@ static void test_close_mid_step(void **state)
 static void test_many_steps(void **state)
 {
     (void)state;
-    char *dir = make_tmpdir();
+    char *dir = tu_mkdtemp();
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
     for (int s = 0; s < MAX_STEPS; s++) {
@@ -275,7 +250,7 @@ static void test_many_steps(void **state)
         assert_true(l.input_ms[s] <= l.step_ms[s]);
     }
     free(path);
-    rm_tree(dir);
+    tu_rmtree(dir);
     free(dir);
 }
 
@@ -293,7 +268,7 @@ static int64_t real_now_ns(void)
 static void test_spans_in_trace_store(void **state)
 {
     (void)state;
-    char *dir = make_tmpdir();
+    char *dir = tu_mkdtemp();
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
 
@@ -352,7 +327,7 @@ static void test_spans_in_trace_store(void **state)
     assert_int_equal(sqlite3_column_int(st, 0), 10); /* not step 100's */
     sqlite3_finalize(st);
     sqlite3_close(db);
-    rm_tree(dir);
+    tu_rmtree(dir);
     free(dir);
 }
 
@@ -364,7 +339,7 @@ static void test_ring_overflow(void **state)
 {
     (void)state;
     enum { STEPS = 20000 };
-    char *dir = make_tmpdir();
+    char *dir = tu_mkdtemp();
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
     for (int s = 0; s < STEPS; s++) {
@@ -402,7 +377,7 @@ static void test_ring_overflow(void **state)
             fail_msg("step %d logged as %d", s, seen[s]);
     free(seen);
     free(path);
-    rm_tree(dir);
+    tu_rmtree(dir);
     free(dir);
 }
 
