@@ -47,7 +47,7 @@ typedef struct tfb_cupti_api {
  * libcupti.so.13, else libcupti.so. Resolves the functions and checks the
  * library's cuptiGetVersion against the CUPTI_API_VERSION of our headers
  * (same major, not older). Returns 0, TFB_ENOCUPTI (not found, symbol
- * missing) or TFB_EVERSION, with a message in msg. Thread-safe (no shared
+ * missing) or TFB_ECUPTIVERSION, with a message in msg. Thread-safe (no shared
  * state); each call dlopens again (refcounted by the loader). */
 int tfb_cupti_load(tfb_cupti_api *api, const char *path, char *msg,
                    size_t msg_len);

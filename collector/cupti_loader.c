@@ -110,7 +110,7 @@ int tfb_cupti_load(tfb_cupti_api *api, const char *path, char *msg,
                  "was built with (%u)",
                  (unsigned)v, (unsigned)CUPTI_API_VERSION);
         dlclose(h);
-        return TFB_EVERSION;
+        return TFB_ECUPTIVERSION;
     }
     api->handle = h;
     api->version = v;

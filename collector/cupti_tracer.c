@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "abi.h"
 #include "cupti_internal.h"
 #include "writer_internal.h"
 
@@ -64,6 +65,7 @@ void tfb_gpu_opts_init(tfb_gpu_opts *opts)
     if (!opts)
         return;
     memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
     opts->buffer_bytes = DEFAULT_BUFFER_BYTES;
     opts->max_buffers = DEFAULT_MAX_BUFFERS;
     opts->flush_interval_ms = DEFAULT_INTERVAL_MS;
@@ -141,7 +143,8 @@ static void emit_util(void *user, uint32_t device, int64_t bucket,
 {
     tfb_gpu_tracer *t = user;
     char tag[64];
-    snprintf(tag, sizeof tag, "gpu/%u/utilization", (unsigned)device);
+    snprintf(tag, sizeof tag, TFB_TAG_GPU_PREFIX "%u/" TFB_TAG_GPU_UTILIZATION,
+             (unsigned)device);
     tfb_scalar_at(t->w, tag, busy, bucket, (double)bucket_end_ns / 1e9);
 }
 
@@ -411,7 +414,8 @@ int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
     memset(&t->stats, 0, sizeof t->stats);
     tfb_gpu_opts_init(&t->opts);
     if (opts) {
-        t->opts = *opts;
+        if (tfb_abi_read(&t->opts, sizeof t->opts, opts) < 0)
+            return TFB_EINVAL;
         tfb_gpu_opts def;
         tfb_gpu_opts_init(&def);
         if (!t->opts.buffer_bytes)
@@ -553,19 +557,28 @@ int tfb_gpu_trace_stop(tfb_writer *w)
     return t->stats.sticky_error;
 }
 
+void tfb_gpu_stats_init(tfb_gpu_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    out->size = sizeof *out;
+}
+
 int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)
 {
     if (!w || !out)
         return TFB_EINVAL;
     tfb_gpu_tracer *t = get_tracer(w, 0);
-    if (!t) {
-        memset(out, 0, sizeof *out);
-        return 0;
+    tfb_gpu_stats st;
+    tfb_gpu_stats_init(&st);
+    if (t) {
+        pthread_mutex_lock(&t->mu);
+        st = t->stats;
+        pthread_mutex_unlock(&t->mu);
+        st.size = sizeof st;
     }
-    pthread_mutex_lock(&t->mu);
-    *out = t->stats;
-    pthread_mutex_unlock(&t->mu);
-    return 0;
+    return tfb_abi_write(out, &st, sizeof st);
 }
 
 const char *tfb_gpu_trace_error(const tfb_writer *w)

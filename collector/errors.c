@@ -26,6 +26,11 @@ const char *tfb_version(void)
     return TFB_VERSION_STRING;
 }
 
+int tfb_version_number(void)
+{
+    return TFB_VERSION_NUMBER;
+}
+
 int tfb_err_from_errno(int e)
 {
     switch (e) {

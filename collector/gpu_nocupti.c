@@ -4,6 +4,7 @@
  */
 #include <string.h>
 
+#include "abi.h"
 #include "writer_internal.h"
 
 static const char k_msg[] =
@@ -15,6 +16,7 @@ void tfb_gpu_opts_init(tfb_gpu_opts *opts)
     if (!opts)
         return;
     memset(opts, 0, sizeof *opts);
+    opts->size = sizeof *opts;
     opts->buffer_bytes = (size_t)8 << 20;
     opts->max_buffers = 32;
     opts->flush_interval_ms = 1000;
@@ -33,12 +35,21 @@ int tfb_gpu_trace_stop(tfb_writer *w)
     return w ? 0 : TFB_EINVAL;
 }
 
+void tfb_gpu_stats_init(tfb_gpu_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    out->size = sizeof *out;
+}
+
 int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)
 {
     if (!w || !out)
         return TFB_EINVAL;
-    memset(out, 0, sizeof *out);
-    return 0;
+    tfb_gpu_stats st;
+    tfb_gpu_stats_init(&st);
+    return tfb_abi_write(out, &st, sizeof st);
 }
 
 const char *tfb_gpu_trace_error(const tfb_writer *w)

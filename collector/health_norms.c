@@ -122,7 +122,7 @@ static int log_norms(tfb_writer *w, const char **names,
                      const double *norms, size_t n, double global,
                      int64_t step)
 {
-    static const char prefix[] = "grad_norm/";
+    static const char prefix[] = TFB_TAG_GRAD_NORM_PREFIX;
     char small[256];
     int first_err = 0;
     for (size_t i = 0; i <= n; i++) {

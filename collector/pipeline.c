@@ -98,8 +98,8 @@ static inline int64_t real_ns(void)
 
 static int log_rec(tfb_writer *w, const step_rec *r)
 {
-    int rc = tfb_scalar_at(w, "pipeline/step_ms", r->step_ms, r->step, r->wall);
-    int rc2 = tfb_scalar_at(w, "pipeline/input_ms", r->input_ms, r->step,
+    int rc = tfb_scalar_at(w, TFB_TAG_STEP_MS, r->step_ms, r->step, r->wall);
+    int rc2 = tfb_scalar_at(w, TFB_TAG_INPUT_MS, r->input_ms, r->step,
                             r->wall);
     return rc < 0 ? rc : rc2;
 }

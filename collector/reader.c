@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "errors.h"
 #include "event_decode.h"
 #include "pb.h"
@@ -80,13 +81,22 @@ void tfb_reader_close(tfb_reader *r)
     free(r);
 }
 
+void tfb_reader_stats_init(tfb_reader_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    out->size = sizeof *out;
+}
+
 int tfb_reader_get_stats(const tfb_reader *r, tfb_reader_stats *out)
 {
     if (!r || !out)
         return TFB_EINVAL;
-    *out = r->st;
-    out->offset = r->base + r->pos;
-    return 0;
+    tfb_reader_stats st = r->st;
+    st.size = sizeof st;
+    st.offset = r->base + r->pos;
+    return tfb_abi_write(out, &st, sizeof st);
 }
 
 static void note_corruption(tfb_reader *r, uint64_t off)

@@ -26,6 +26,7 @@
 #include "tag_table.h"
 #include "wallclock.h"
 #include "tfboard.h"
+#include "abi.h"
 #include "writer_internal.h"
 
 #define DEFAULT_QUEUE_BYTES (8u << 20)
@@ -88,6 +89,7 @@ void tfb_writer_opts_init(tfb_writer_opts *o)
     if (!o)
         return;
     memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
     o->queue_bytes = DEFAULT_QUEUE_BYTES;
     o->flush_interval_ms = DEFAULT_FLUSH_MS;
 }
@@ -268,7 +270,10 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
     w->fd = -1;
     tfb_writer_opts_init(&w->opts);
     if (opts) {
-        w->opts = *opts;
+        if (tfb_abi_read(&w->opts, sizeof w->opts, opts) < 0) {
+            free(w);
+            return TFB_EINVAL;
+        }
         if (!w->opts.queue_bytes)
             w->opts.queue_bytes = DEFAULT_QUEUE_BYTES;
         if (!w->opts.flush_interval_ms)
@@ -681,17 +686,27 @@ void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
                              c->pos_inf, c->neg_inf);
 }
 
+void tfb_writer_stats_init(tfb_writer_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    out->size = sizeof *out;
+}
+
 int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out)
 {
     if (!w || !out)
         return TFB_EINVAL;
+    tfb_writer_stats st;
+    tfb_writer_stats_init(&st);
     pthread_mutex_lock(&w->mu);
-    out->records_logged = w->records_logged;
-    out->records_dropped = w->records_dropped;
-    out->bytes_written = w->bytes_written;
-    out->sticky_error = w->sticky;
+    st.records_logged = w->records_logged;
+    st.records_dropped = w->records_dropped;
+    st.bytes_written = w->bytes_written;
+    st.sticky_error = w->sticky;
     pthread_mutex_unlock(&w->mu);
-    return 0;
+    return tfb_abi_write(out, &st, sizeof st);
 }
 
 const char *tfb_writer_path(const tfb_writer *w)

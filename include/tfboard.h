@@ -13,6 +13,12 @@
  *  - Strings are NUL-terminated UTF-8 unless a length is given.
  *  - The library never aborts, never prints, and never raises a signal.
  *
+ *  - Every options and stats struct begins with `size_t size`, set by its
+ *    _init function (call it before filling fields): fields are only ever
+ *    added at the end, so a program built against an older header keeps
+ *    working with a newer library, and the library fills or reads only
+ *    the fields the caller's struct has.
+ *
  * Thread-safety is stated per function. "Thread-safe on one writer" means
  * any number of threads may call it concurrently on the same tfb_writer.
  */
@@ -33,9 +39,13 @@ extern "C" {
 #endif
 
 #define TFB_VERSION_MAJOR 0
-#define TFB_VERSION_MINOR 1
+#define TFB_VERSION_MINOR 2
 #define TFB_VERSION_PATCH 0
-#define TFB_VERSION_STRING "0.1.0"
+#define TFB_VERSION_STRING "0.2.0"
+/* major * 1000000 + minor * 1000 + patch, as tfb_version_number() says. */
+#define TFB_VERSION_NUMBER                                                    \
+    (TFB_VERSION_MAJOR * 1000000 + TFB_VERSION_MINOR * 1000 +                 \
+     TFB_VERSION_PATCH)
 
 /* ------------------------------------------------------------------------
  * Errors. One table: the enum and tfb_strerror() are generated from it.
@@ -55,7 +65,7 @@ extern "C" {
     XX(ENOCUPTI, -12, "CUPTI library could not be loaded")                    \
     XX(ENOGPU, -13, "no GPU or CUDA driver available")                        \
     XX(EBUSY, -14, "CUPTI is held by another profiler")                       \
-    XX(EVERSION, -15, "library version mismatch")                             \
+    XX(ECUPTIVERSION, -15, "CUPTI version too old for this library")          \
     XX(ETOOBIG, -16, "value too large")                                       \
     XX(ESTATE, -17, "call out of order")                                      \
     XX(ETRACE, -18, "trace store error")
@@ -71,8 +81,29 @@ typedef enum {
  * "unknown error"). Thread-safe; the string is never freed. */
 TFB_API const char *tfb_strerror(int code);
 
-/* The library's version string, e.g. "0.1.0". Thread-safe. */
+/* The library's version string, e.g. "0.2.0". Thread-safe. */
 TFB_API const char *tfb_version(void);
+
+/* The loaded library's TFB_VERSION_NUMBER. A program checks that the
+ * library it loaded is at least as new as the header it was built with:
+ *   if (tfb_version_number() < TFB_VERSION_NUMBER) ...
+ * Thread-safe. */
+TFB_API int tfb_version_number(void);
+
+/* ------------------------------------------------------------------------
+ * Tag names that the library writes and the server reads (any writer may
+ * use them; the dashboards recognise runs by them).
+ * ---------------------------------------------------------------------- */
+/* grad_norm/<layer> per layer and grad_norm/global (tfb_grad_norms). */
+#define TFB_TAG_GRAD_NORM_PREFIX "grad_norm/"
+#define TFB_TAG_GRAD_NORM_GLOBAL "grad_norm/global"
+/* Per step: the whole step and the time it waited for input, in ms
+ * (tfb_step_begin .. tfb_step_end). */
+#define TFB_TAG_STEP_MS "pipeline/step_ms"
+#define TFB_TAG_INPUT_MS "pipeline/input_ms"
+/* Per-device GPU scalars are gpu/<device>/<metric>. */
+#define TFB_TAG_GPU_PREFIX "gpu/"
+#define TFB_TAG_GPU_UTILIZATION "utilization" /* traced kernel busy share */
 
 /* ========================================================================
  * Writer
@@ -88,6 +119,7 @@ typedef void (*tfb_nonfinite_fn)(void *user, const char *tag, int64_t step,
                                  uint64_t neg_inf);
 
 typedef struct tfb_writer_opts {
+    size_t size; /* sizeof(tfb_writer_opts), set by tfb_writer_opts_init */
     /* Bytes of encoded records the queue holds before the caller waits (or
      * drops). 0 = default, 8 MiB. */
     size_t queue_bytes;
@@ -105,14 +137,15 @@ typedef struct tfb_writer_opts {
     void *on_nonfinite_user;
 } tfb_writer_opts;
 
-/* Fills `opts` with the defaults. Thread-safe. */
+/* Fills `opts` with the defaults and its size. Thread-safe. */
 TFB_API void tfb_writer_opts_init(tfb_writer_opts *opts);
 
 /* Creates run_dir (and its parents) if needed and a new event file in it,
  * named events.out.tfevents.<unix s>.<host>.<pid>.<seq>, created with O_EXCL
  * (two writers never collide), and starts the background writer thread.
  * The first record is Event{wall_time, file_version="brain.Event:2"}.
- * opts may be NULL (defaults); it is copied, the caller keeps ownership.
+ * opts may be NULL (defaults); it is copied, the caller keeps ownership;
+ * opts->size of 0 (not initialised) gives TFB_EINVAL.
  * On success *out owns the writer; release it with tfb_writer_close().
  * Thread-safe. */
 TFB_API int tfb_writer_open(tfb_writer **out, const char *run_dir,
@@ -158,13 +191,18 @@ TFB_API int tfb_text(tfb_writer *w, const char *tag, const char *utf8,
                      int64_t step);
 
 typedef struct tfb_writer_stats {
+    size_t size;              /* set by tfb_writer_stats_init */
     uint64_t records_logged;  /* records accepted into the queue */
     uint64_t records_dropped; /* dropped (drop_when_full) */
     uint64_t bytes_written;   /* bytes in the file so far */
     int sticky_error;         /* 0 or the first disk error */
 } tfb_writer_stats;
 
-/* Copies the writer's counters. Thread-safe on one writer. */
+/* Zeroes *out and sets its size. */
+TFB_API void tfb_writer_stats_init(tfb_writer_stats *out);
+
+/* Copies the writer's counters into *out, which tfb_writer_stats_init
+ * prepared (out->size 0 gives TFB_EINVAL). Thread-safe on one writer. */
 TFB_API int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out);
 
 /* The event file's path; owned by w, valid until close. Thread-safe. */
@@ -259,6 +297,7 @@ TFB_API int tfb_step_end(tfb_writer *w);
  * ====================================================================== */
 
 typedef struct tfb_gpu_opts {
+    size_t size; /* sizeof(tfb_gpu_opts), set by tfb_gpu_opts_init */
     /* Path of libcupti; NULL = $TFB_CUPTI_PATH, then libcupti.so.13, then
      * libcupti.so. */
     const char *cupti_path;
@@ -282,7 +321,7 @@ TFB_API void tfb_gpu_opts_init(tfb_gpu_opts *opts);
 
 /* Starts CUPTI activity tracing for the process, writing the trace store
  * <run_dir>/<host>.<pid>.trace.sqlite. Returns TFB_ENOCUPTI, TFB_ENOGPU,
- * TFB_EBUSY, TFB_EVERSION or TFB_ENOTSUP (built without CUDA headers) when
+ * TFB_EBUSY, TFB_ECUPTIVERSION or TFB_ENOTSUP (built without CUDA headers) when
  * tracing cannot run; logging goes on either way. One tracing writer per
  * process. opts may be NULL. Not thread-safe against stop on the same w. */
 TFB_API int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts);
@@ -292,12 +331,18 @@ TFB_API int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts);
 TFB_API int tfb_gpu_trace_stop(tfb_writer *w);
 
 typedef struct tfb_gpu_stats {
+    size_t size; /* set by tfb_gpu_stats_init */
     uint64_t kernels, memcpys, memsets, syncs, api_calls, markers, overheads;
     uint64_t records_dropped; /* by CUPTI or by our buffer cap */
     uint64_t buffers_completed;
     int sticky_error;
 } tfb_gpu_stats;
 
+/* Zeroes *out and sets its size. */
+TFB_API void tfb_gpu_stats_init(tfb_gpu_stats *out);
+
+/* Copies the tracer's counters into *out (prepared by tfb_gpu_stats_init;
+ * out->size 0 gives TFB_EINVAL). */
 TFB_API int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out);
 
 /* Detailed message for the last tracing failure on w (e.g. the dlopen or
@@ -384,6 +429,7 @@ TFB_API int tfb_reader_next(tfb_reader *r, tfb_event *ev);
 
 #define TFB_READER_MAX_CORRUPTIONS 16
 typedef struct tfb_reader_stats {
+    size_t size;                /* set by tfb_reader_stats_init */
     uint64_t records;           /* good records read */
     uint64_t offset;            /* bytes consumed: where reading resumes */
     uint64_t file_size;         /* size seen at the last read */
@@ -398,6 +444,11 @@ typedef struct tfb_reader_stats {
                                    reading restarted from offset 0 */
 } tfb_reader_stats;
 
+/* Zeroes *out and sets its size. */
+TFB_API void tfb_reader_stats_init(tfb_reader_stats *out);
+
+/* Copies the reader's statistics into *out (prepared by
+ * tfb_reader_stats_init; out->size 0 gives TFB_EINVAL). */
 TFB_API int tfb_reader_get_stats(const tfb_reader *r, tfb_reader_stats *out);
 
 /* Iterates the values of a Summary message: *pos starts at 0. Returns 1 and

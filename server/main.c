@@ -1,105 +1,11 @@
 /*
- * main.c - `tfboard`: serve a logdir, or `tfboard report ...`.
+ * main.c - the `tfboard` program: everything but this line lives in the
+ * server library (cli.c), so that a build with extra dashboards is a
+ * main() that registers them first (tests/plugin/).
  */
-#include <errno.h>
-#include <malloc.h>
-#include <signal.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include "config.h"
-#include "http.h"
-#include "loader.h"
-#include "store.h"
-#ifdef TFB_HAVE_REPORT
-#include "report.h"
-#endif
-
-static int serve(const tfb_config *cfg)
-{
-    struct stat st;
-    if (stat(cfg->logdir, &st) != 0) {
-        fprintf(stderr, "tfboard: logdir %s: %s\n", cfg->logdir,
-                strerror(errno));
-        return 1;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "tfboard: logdir %s is not a directory\n",
-                cfg->logdir);
-        return 1;
-    }
-    /* Signals go to sigwait below, not to the pool threads. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    tfb_store *store;
-    if (tfb_store_create(&store, cfg->logdir) < 0) {
-        fprintf(stderr, "tfboard: out of memory\n");
-        return 1;
-    }
-    tfb_server *srv;
-    if (tfb_server_start(&srv, cfg, store, stderr) < 0) {
-        tfb_store_destroy(store);
-        return 1;
-    }
-    const char *host = cfg->host;
-    char hn[256];
-    if (cfg->bind_all) {
-        if (gethostname(hn, sizeof hn) != 0)
-            snprintf(hn, sizeof hn, "localhost");
-        hn[sizeof hn - 1] = 0;
-        host = hn;
-    }
-    int v6 = strchr(host, ':') != NULL;
-    printf("tfboard %s serving %s at http://%s%s%s:%d/ (Ctrl+C to quit)\n",
-           tfb_version(), cfg->logdir, v6 ? "[" : "", host, v6 ? "]" : "",
-           tfb_server_port(srv));
-    fflush(stdout);
-
-    tfb_loader_opts lo = {cfg->reload_interval, cfg->load_threads, stderr};
-    tfb_loader *loader;
-    if (tfb_loader_start(&loader, store, &lo) < 0) {
-        fprintf(stderr, "tfboard: cannot start the loader\n");
-        tfb_server_stop(srv);
-        tfb_store_destroy(store);
-        return 1;
-    }
-    int sig = 0;
-    sigwait(&set, &sig);
-    if (!cfg->quiet)
-        fprintf(stderr, "tfboard: stopping\n");
-    tfb_server_stop(srv);
-    tfb_loader_stop(loader);
-    tfb_store_destroy(store);
-    return 0;
-}
+#include "cli.h"
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && strcmp(argv[1], "report") == 0) {
-#ifdef TFB_HAVE_REPORT
-        return tfb_report_main(argc - 1, argv + 1);
-#else
-        fprintf(stderr, "tfboard: this build has no report command\n");
-        return 2;
-#endif
-    }
-    /* Series arrays above 16 KiB get their own mappings: they grow with
-     * mremap (no copy, no heap holes) and trimming gives pages back, which
-     * keeps resident memory near 20 bytes a scalar point. A fixed threshold
-     * also stops glibc from raising it after frees. */
-    mallopt(M_MMAP_THRESHOLD, 16 * 1024);
-    tfb_config cfg;
-    int rc = tfb_config_parse(&cfg, argc, argv, stdout, stderr);
-    if (rc == 1)
-        return 0;
-    if (rc < 0)
-        return 2;
-    return serve(&cfg);
+    return tfb_cli_main(argc, argv);
 }

@@ -113,6 +113,7 @@ static double bench_sustained(long n, double *mbps)
     tfb_flush(w);
     double dt = now_s() - t0;
     tfb_writer_stats st;
+    tfb_writer_stats_init(&st);
     tfb_writer_get_stats(w, &st);
     *mbps = (double)st.bytes_written / dt / 1e6;
     tfb_writer_close(w);
@@ -165,7 +166,8 @@ static void bench_reader(long mb, double *mbps, double *evps, double *sz_mb)
     char tags[50][32];
     for (int i = 0; i < 50; i++)
         snprintf(tags[i], sizeof tags[i], "group%d/metric_%d", i % 5, i);
-    tfb_writer_stats st = {0};
+    tfb_writer_stats st;
+    tfb_writer_stats_init(&st);
     for (int64_t s = 0;; s++) {
         for (int i = 0; i < 50; i++)
             tfb_scalar(w, tags[i], (double)s * 0.001 + i, s);

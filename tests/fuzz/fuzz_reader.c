@@ -46,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
         tfb_reader_stats st;
+        tfb_reader_stats_init(&st);
         tfb_reader_get_stats(r, &st);
         tfb_reader_close(r);
     }

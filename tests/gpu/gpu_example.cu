@@ -147,6 +147,7 @@ int main(int argc, char **argv)
     long long t_end = wall_ns();
 
     tfb_gpu_stats st;
+    tfb_gpu_stats_init(&st);
     memset(&st, 0, sizeof st);
     if (trace) {
         rc = tfb_gpu_trace_stop(w);

@@ -24,6 +24,7 @@ static void test_not_supported(void **state)
     assert_non_null(strstr(tfb_gpu_trace_error(w), "without the CUDA headers"));
     assert_int_equal(tfb_gpu_trace_stop(w), 0);
     tfb_gpu_stats st;
+    tfb_gpu_stats_init(&st);
     memset(&st, 0xff, sizeof st);
     assert_int_equal(tfb_gpu_trace_get_stats(w, &st), 0);
     assert_int_equal(st.kernels, 0);

@@ -200,6 +200,7 @@ static void test_full_run(void **state)
     assert_int_equal(rt, 0);
 
     tfb_gpu_stats st;
+    tfb_gpu_stats_init(&st);
     assert_int_equal(tfb_gpu_trace_get_stats(w, &st), 0);
     assert_int_equal(st.kernels, 2);
     assert_int_equal(st.memcpys, 1);
@@ -279,6 +280,7 @@ static void test_buffer_cap(void **state)
     assert_true(fl >= 1);
     assert_int_equal(tfb_gpu_trace_stop(w), 0);
     tfb_gpu_stats st;
+    tfb_gpu_stats_init(&st);
     assert_int_equal(tfb_gpu_trace_get_stats(w, &st), 0);
     /* The one buffer was still being walked when the next was asked
      * for: the rest were dropped and counted, memory stayed bounded. */

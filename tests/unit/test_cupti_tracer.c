@@ -69,6 +69,7 @@ static void test_missing_cupti(void **state)
     assert_int_equal(tfb_scalar(w, "loss", 1.5, 1), 0);
     assert_int_equal(tfb_gpu_trace_stop(w), 0);
     tfb_gpu_stats st;
+    tfb_gpu_stats_init(&st);
     assert_int_equal(tfb_gpu_trace_get_stats(w, &st), 0);
     assert_int_equal(st.kernels, 0);
     assert_int_equal(tfb_trace_host_span(w, TFB_HOST_SPAN_STEP, 1, 1, 2),

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "../../server/gradients_analysis.h"
-#include "../../server/health_analysis.h"
-#include "../../server/store.h"
+#include "gradients_analysis.h"
+#include "health_analysis.h"
+#include "store.h"
 
 static tfb_series *series(tfb_run *r, tfb_series_kind k, const char *tag)
 {

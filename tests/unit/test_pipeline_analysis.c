@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../server/pipeline_analysis.h"
-#include "../../server/pipeline_trace.h"
+#include "pipeline_analysis.h"
+#include "pipeline_trace.h"
 
 #define N 50
 

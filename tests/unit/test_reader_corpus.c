@@ -157,6 +157,7 @@ static void check_file(const expect *e)
     }
     assert_int_equal(rc, 0);
     tfb_reader_stats st;
+    tfb_reader_stats_init(&st);
     assert_int_equal(tfb_reader_get_stats(r, &st), 0);
     assert_int_equal(records, e->records);
     assert_int_equal(ntags, e->tags);

@@ -52,6 +52,7 @@ static int make_sample(void **state)
     s->starts = calloc(200, sizeof *s->starts);
     while (tfb_reader_next(r, &ev) == 1) {
         tfb_reader_stats st;
+        tfb_reader_stats_init(&st);
         tfb_reader_get_stats(r, &st);
         s->starts[s->n] = ev.offset;
         s->ends[s->n++] = st.offset;
@@ -106,6 +107,7 @@ static void cut_at_every_offset(void **state)
         assert_int_equal(tu_write_file(path, s->data, cut), 0);
         size_t n;
         tfb_reader_stats st;
+        tfb_reader_stats_init(&st);
         read_all(path, &n, &st);
         size_t want = 0;
         while (want < s->n && s->ends[want] <= cut)
@@ -133,6 +135,7 @@ static void flip_every_bit(void **state)
         assert_int_equal(tu_write_file(path, copy, s->len), 0);
         size_t n;
         tfb_reader_stats st;
+        tfb_reader_stats_init(&st);
         read_all(path, &n, &st);
         size_t hit = 0;
         while (s->ends[hit] <= i)
@@ -164,6 +167,7 @@ static void garbage_between_records(void **state)
     assert_int_equal(tu_write_file(path, buf, s->len + sizeof junk), 0);
     size_t n;
     tfb_reader_stats st;
+    tfb_reader_stats_init(&st);
     read_all(path, &n, &st);
     assert_int_equal(n, s->n);
     assert_int_equal(st.resyncs, 1);
@@ -202,6 +206,7 @@ static void appended_in_chunks(void **state)
     fclose(f);
     assert_int_equal(n, s->n);
     tfb_reader_stats st;
+    tfb_reader_stats_init(&st);
     tfb_reader_get_stats(r, &st);
     assert_int_equal(st.corrupt_records + st.resyncs, 0);
     tfb_reader_close(r);
@@ -228,6 +233,7 @@ static void truncated_then_rewritten(void **state)
         n++;
     assert_int_equal(n, 3);
     tfb_reader_stats st;
+    tfb_reader_stats_init(&st);
     tfb_reader_get_stats(r, &st);
     assert_int_equal(st.replaced, 1);
     /* Replaced by another file of the same name (rename over it). */

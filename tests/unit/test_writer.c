@@ -54,6 +54,7 @@ static long read_and_check_sequences(const char *path, int ntags, long *per)
         total++;
     }
     tfb_reader_stats st;
+    tfb_reader_stats_init(&st);
     tfb_reader_get_stats(r, &st);
     assert_int_equal(st.corrupt_records, 0);
     assert_int_equal(st.resyncs, 0);
@@ -101,6 +102,7 @@ static void eight_threads_lose_nothing(void **state)
     }
     char *path = strdup(tfb_writer_path(w));
     tfb_writer_stats st;
+    tfb_writer_stats_init(&st);
     assert_int_equal(tfb_writer_get_stats(w, &st), 0);
     assert_int_equal(st.records_logged, T * N);
     assert_int_equal(st.records_dropped, 0);
@@ -185,6 +187,7 @@ static int full_disk_child(const char *dir, int use_rlimit)
     if (tfb_flush(w) != TFB_ENOSPC)
         return 13;
     tfb_writer_stats st;
+    tfb_writer_stats_init(&st);
     tfb_writer_get_stats(w, &st);
     if (st.sticky_error != TFB_ENOSPC)
         return 14;
@@ -259,6 +262,7 @@ static void drop_mode_counts(void **state)
             fail_msg("unexpected %d", rc);
     }
     tfb_writer_stats st;
+    tfb_writer_stats_init(&st);
     tfb_writer_get_stats(w, &st);
     assert_int_equal(st.records_dropped, dropped);
     assert_int_equal(st.records_logged, ok);

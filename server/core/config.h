@@ -1,0 +1,39 @@
+/*
+ * config.h - the parsed command line of `tfboard` (serve mode).
+ *
+ * Thread-safety: filled once by tfb_config_parse() before any thread
+ * starts, read-only afterwards, so any thread may read it without a lock.
+ */
+#ifndef TFB_SERVER_CONFIG_H
+#define TFB_SERVER_CONFIG_H
+
+#include <stdio.h>
+
+typedef struct tfb_config {
+    const char *logdir;      /* --logdir DIR (required); points into argv */
+    const char *host;        /* --host ADDR; default "127.0.0.1" */
+    int bind_all;            /* --bind_all: listen on every address */
+    int port;                /* --port N; default 6006; 0 = pick a free one */
+    double reload_interval;  /* --reload_interval S; default 5; 0 = load once */
+    const char *webui_dir;   /* --webui-dir DIR; NULL = embedded assets */
+    int load_threads;        /* --load_threads N; 0 = one per CPU */
+    int http_threads;        /* --http_threads N; 0 = one per CPU */
+    double grad_vanish;      /* --grad-vanish X; default 1e-6 (health) */
+    double grad_explode;     /* --grad-explode X; default 1e2 (health) */
+    int quiet;               /* --quiet: no progress lines on stderr */
+} tfb_config;
+
+/* Sets every field to its default. */
+void tfb_config_defaults(tfb_config *cfg);
+
+/* Parses argv (argv[0] is the program) into cfg (defaults first).
+ * Returns 0 to go on serving, 1 when --help/--version was handled (text
+ * printed to out; exit 0), or a negative TFB_E* code after printing a
+ * clear message to err (exit 2). Strings in cfg point into argv. */
+int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
+                     FILE *err);
+
+/* The --help text. */
+void tfb_config_usage(FILE *out);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * http_api.h - what an HTTP route handler sees: the request's query
+ * parameters, the store and config, and the ways to answer.
+ *
+ * Handlers are named in a plugin's descriptor (plugin.h) or, for the few
+ * routes of the core, in core/dispatch.c.
+ *
+ * Thread-safety: handlers run on libmicrohttpd's pool threads, many at
+ * once; a req/resp pair belongs to one call on one thread. The store is
+ * safe to read concurrently (see store.h); the config is read-only.
+ *
+ * A handler returns 0 after filling resp (tfb_http_json, _text, _error),
+ * or a negative TFB_E* code, which becomes 500 unless it already set an
+ * answer (the param helpers below set the 400/404 answer themselves and
+ * return a negative code, so `if (helper(...) < 0) return 0;`... or simply
+ * return the code: an answer already set is kept).
+ */
+#ifndef TFB_SERVER_HTTP_API_H
+#define TFB_SERVER_HTTP_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "json.h"
+#include "store.h"
+
+typedef struct tfb_http_req tfb_http_req;
+typedef struct tfb_http_resp tfb_http_resp;
+
+typedef int (*tfb_http_handler)(const tfb_http_req *req,
+                                tfb_http_resp *resp);
+
+/* The store and the config of the server answering req. */
+tfb_store *tfb_server_store(const tfb_http_req *req);
+const tfb_config *tfb_server_config(const tfb_http_req *req);
+
+/* The request path (decoded, without the query string). */
+const char *tfb_http_path(const tfb_http_req *req);
+
+/* The raw (URL-decoded) value of query parameter name, NULL if absent. */
+const char *tfb_http_query(const tfb_http_req *req, const char *name);
+
+/* Parameter helpers. Each returns 0 and sets *out, or sets a 400 answer
+ * {"error": "..."} naming the parameter and returns TFB_EINVAL. When the
+ * parameter is absent and required is 0, *out = def and 0 is returned. */
+int tfb_http_param_str(const tfb_http_req *req, tfb_http_resp *resp,
+                       const char *name, int required, const char *def,
+                       const char **out);
+int tfb_http_param_i64(const tfb_http_req *req, tfb_http_resp *resp,
+                       const char *name, int required, int64_t def,
+                       int64_t min, int64_t max, int64_t *out);
+int tfb_http_param_double(const tfb_http_req *req, tfb_http_resp *resp,
+                          const char *name, int required, double def,
+                          double min, double max, double *out);
+/* Boolean: true/false/1/0. */
+int tfb_http_param_bool(const tfb_http_req *req, tfb_http_resp *resp,
+                        const char *name, int def, int *out);
+
+/* The required `run` parameter: 400 when missing, 404 {"error"} when no
+ * such run (TFB_ENOENT). */
+int tfb_http_param_run(const tfb_http_req *req, tfb_http_resp *resp,
+                       tfb_run **out);
+/* `run` and `tag` for a series of the given kind: 400 when missing, 404
+ * when unknown. run_out may be NULL. */
+int tfb_http_param_series(const tfb_http_req *req, tfb_http_resp *resp,
+                          tfb_series_kind kind, tfb_run **run_out,
+                          tfb_series **out);
+
+/* Answers. Each replaces any earlier answer. */
+/* 200 application/json from the builder (its buffer is taken; j is left
+ * empty). A failed builder gives 500. */
+int tfb_http_json(tfb_http_resp *resp, tfb_json *j);
+/* Any status and content type; body is copied. */
+int tfb_http_text(tfb_http_resp *resp, unsigned status,
+                  const char *content_type, const char *body, size_t len);
+/* Takes ownership of a malloc'd body. */
+int tfb_http_body_take(tfb_http_resp *resp, unsigned status,
+                       const char *content_type, char *body, size_t len);
+/* status with {"error": "<message>"}; printf-style. Returns TFB_EINVAL for
+ * 4xx and TFB_EIO for 5xx so handlers may `return tfb_http_error(...)`. */
+int tfb_http_error(tfb_http_resp *resp, unsigned status, const char *fmt,
+                   ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* 1 when an answer has been set. */
+int tfb_http_resp_is_set(const tfb_http_resp *resp);
+
+/* A core route (core/dispatch.c): exact path. */
+typedef struct tfb_route {
+    const char *path;
+    tfb_http_handler handler;
+} tfb_route;
+
+/* Returns the handler for path (core routes, then the plugins' routes
+ * under /data/plugin/<name>/), or NULL. */
+tfb_http_handler tfb_route_find(const char *path);
+
+#endif

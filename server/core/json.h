@@ -1,0 +1,81 @@
+/*
+ * json.h - a growable JSON text builder for HTTP answers and reports.
+ *
+ * Any area may use it.
+ * Thread-safety: a tfb_json is used by one thread at a time; distinct
+ * builders are independent.
+ *
+ * Commas are inserted automatically: call tfb_json_key() before each value
+ * inside an object, nothing between array elements. An allocation failure
+ * (or nesting deeper than TFB_JSON_MAX_DEPTH) is sticky: later calls do
+ * nothing and tfb_json_take() returns NULL.
+ *
+ * Strings are escaped for JSON (", \, control characters as \uXXXX) and
+ * also `<`, `>` and `&` as \u003c, \u003e, \u0026 so that the text can
+ * never close a <script> element or be read as markup. Invalid UTF-8 bytes
+ * become U+FFFD. Non-finite doubles are written as the strings "NaN",
+ * "Infinity", "-Infinity" (TensorBoard's convention).
+ */
+#ifndef TFB_SERVER_JSON_H
+#define TFB_SERVER_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TFB_JSON_MAX_DEPTH 64
+
+typedef struct tfb_json {
+    char *buf;
+    size_t len, cap;
+    int failed;
+    int depth;
+    /* per depth: 1 when the next value needs a comma before it */
+    unsigned char comma[TFB_JSON_MAX_DEPTH + 1];
+    int after_key; /* a key was written; its value follows without comma */
+} tfb_json;
+
+void tfb_json_init(tfb_json *j);
+/* Frees the buffer (unless taken). NULL-safe. */
+void tfb_json_free(tfb_json *j);
+/* Returns the NUL-terminated text (caller frees with free()) and its
+ * length, and resets j to empty; NULL on a sticky failure. */
+char *tfb_json_take(tfb_json *j, size_t *len);
+/* 1 after an allocation failure. */
+int tfb_json_failed(const tfb_json *j);
+
+void tfb_json_object_begin(tfb_json *j);
+void tfb_json_object_end(tfb_json *j);
+void tfb_json_array_begin(tfb_json *j);
+void tfb_json_array_end(tfb_json *j);
+/* An object key (escaped like a string). */
+void tfb_json_key(tfb_json *j, const char *key);
+void tfb_json_keyn(tfb_json *j, const char *key, size_t len);
+
+void tfb_json_str(tfb_json *j, const char *s);   /* NULL writes null */
+void tfb_json_strn(tfb_json *j, const char *s, size_t len);
+/* Shortest text that reads back as the same double; non-finite as above. */
+void tfb_json_double(tfb_json *j, double v);
+/* Shortest text that reads back as the same float (for float32 data). */
+void tfb_json_float(tfb_json *j, float v);
+void tfb_json_i64(tfb_json *j, int64_t v);
+void tfb_json_u64(tfb_json *j, uint64_t v);
+void tfb_json_bool(tfb_json *j, int v);
+void tfb_json_null(tfb_json *j);
+/* Appends already-valid JSON text as one value. */
+void tfb_json_raw(tfb_json *j, const char *text, size_t len);
+
+/* Appends bytes as they are, with no separator: for building CSV or other
+ * text with the same growable buffer. */
+void tfb_json_append(tfb_json *j, const char *text, size_t len);
+
+/* Appends the JSON-escaped form of s (no quotes) to j's buffer; also used
+ * by the CSV writer. Exposed for tests. */
+void tfb_json_escape_into(tfb_json *j, const char *s, size_t len);
+
+/* Low-level number formatting into buf (at least 32 bytes); returns the
+ * length. Non-finite values give NaN / Infinity / -Infinity unquoted. */
+size_t tfb_fmt_double(char *buf, double v);
+size_t tfb_fmt_float(char *buf, float v);
+size_t tfb_fmt_i64(char *buf, int64_t v);
+
+#endif

@@ -1,0 +1,833 @@
+/*
+ * loader.c - logdir scanning and (re)loading into the store. See loader.h.
+ */
+#include "loader.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Events between progress updates and stop checks. */
+#define CHUNK_EVENTS 65536
+#define MAX_DEPTH 64
+
+typedef struct tag_entry {
+    char *tag;
+    size_t len;
+    uint64_t hash;
+    char *plugin; /* from the tag's first value that carried metadata */
+    size_t plugin_len;
+    tfb_series *series[TFB_SERIES_KIND_COUNT];
+    struct tag_entry *succ;
+} tag_entry;
+
+typedef struct file_state {
+    char *path;
+    char *name; /* base name, for ordering */
+    tfb_reader *reader;
+    dev_t dev;
+    ino_t ino;
+    uint64_t size;  /* at the last scan */
+    uint64_t done;  /* bytes consumed */
+    int error;      /* last error (reported once per change) */
+    int gone;       /* deleted since: data kept, reader closed */
+    tfb_reader_stats stats;
+} file_state;
+
+typedef struct run_state {
+    tfb_run *run;
+    char *dir;
+    file_state *files;
+    size_t n_files, cap_files;
+    tag_entry *tags; /* open addressing, cap a power of two */
+    size_t n_tags, cap_tags;
+    /* The entry of the previous value. Writers log the same tags in the
+     * same order, so each entry's `succ` (the tag that followed it last
+     * time) predicts the next one and skips most hash lookups. Cleared
+     * when the table is rehashed (entries move). */
+    tag_entry *last;
+    int need_reset;
+} run_state;
+
+struct tfb_loader {
+    tfb_store *store;
+    tfb_loader_opts opts;
+    run_state **runs;
+    size_t n_runs, cap_runs;
+    pthread_t thread;
+    int has_thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    atomic_int stop;
+    /* pass state shared by the workers */
+    atomic_size_t next_run;
+    atomic_uint_fast64_t points;
+    atomic_uint_fast64_t bytes_done;
+    atomic_uint_fast64_t files_done;
+    uint64_t bytes_total, files_total, reloads;
+    int first_done;
+    int logdir_missing; /* the last pass could not open the logdir */
+};
+
+/* ---- small helpers -------------------------------------------------- */
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    if (d)
+        memcpy(d, s, n + 1);
+    return d;
+}
+
+static char *path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *p = malloc(la + lb + 2);
+    if (!p)
+        return NULL;
+    memcpy(p, a, la);
+    p[la] = '/';
+    memcpy(p + la + 1, b, lb + 1);
+    return p;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t ls = strlen(s), lf = strlen(suf);
+    return ls >= lf && memcmp(s + ls - lf, suf, lf) == 0;
+}
+
+static int is_trace_name(const char *n)
+{
+    return ends_with(n, ".sqlite") || ends_with(n, ".pt.trace.json") ||
+           ends_with(n, ".pt.trace.json.gz");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* ---- tag table (loader-private, one per run) ------------------------ */
+
+static void tags_free(run_state *rs)
+{
+    for (size_t i = 0; i < rs->cap_tags; i++) {
+        free(rs->tags[i].tag);
+        free(rs->tags[i].plugin);
+    }
+    free(rs->tags);
+    rs->tags = NULL;
+    rs->n_tags = rs->cap_tags = 0;
+}
+
+static tag_entry *tag_lookup(run_state *rs, const char *tag, size_t len)
+{
+    if (rs->n_tags * 2 >= rs->cap_tags) {
+        size_t nc = rs->cap_tags ? rs->cap_tags * 2 : 64;
+        tag_entry *nt = calloc(nc, sizeof *nt);
+        if (!nt)
+            return NULL;
+        for (size_t i = 0; i < rs->cap_tags; i++) {
+            tag_entry *e = &rs->tags[i];
+            if (!e->tag)
+                continue;
+            size_t k = e->hash & (nc - 1);
+            while (nt[k].tag)
+                k = (k + 1) & (nc - 1);
+            nt[k] = *e;
+            nt[k].succ = NULL;
+        }
+        free(rs->tags);
+        rs->tags = nt;
+        rs->cap_tags = nc;
+        rs->last = NULL;
+    }
+    uint64_t h = hash_bytes(tag, len);
+    size_t k = h & (rs->cap_tags - 1);
+    while (rs->tags[k].tag) {
+        tag_entry *e = &rs->tags[k];
+        if (e->hash == h && e->len == len && memcmp(e->tag, tag, len) == 0)
+            return e;
+        k = (k + 1) & (rs->cap_tags - 1);
+    }
+    tag_entry *e = &rs->tags[k];
+    e->tag = malloc(len + 1);
+    if (!e->tag)
+        return NULL;
+    memcpy(e->tag, tag, len);
+    e->tag[len] = 0;
+    e->len = len;
+    e->hash = h;
+    rs->n_tags++;
+    return e;
+}
+
+/* ---- scanning ------------------------------------------------------- */
+
+static run_state *find_run_state(tfb_loader *l, tfb_run *run)
+{
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (l->runs[i]->run == run)
+            return l->runs[i];
+    return NULL;
+}
+
+static int add_file(run_state *rs, const char *path, const char *name)
+{
+    for (size_t i = 0; i < rs->n_files; i++)
+        if (strcmp(rs->files[i].path, path) == 0)
+            return 0;
+    if (rs->n_files == rs->cap_files) {
+        size_t nc = rs->cap_files ? rs->cap_files * 2 : 4;
+        file_state *nf = realloc(rs->files, nc * sizeof *nf);
+        if (!nf)
+            return TFB_ENOMEM;
+        rs->files = nf;
+        rs->cap_files = nc;
+    }
+    file_state *f = &rs->files[rs->n_files];
+    memset(f, 0, sizeof *f);
+    f->path = xstrdup(path);
+    f->name = xstrdup(name);
+    if (!f->path || !f->name) {
+        free(f->path);
+        free(f->name);
+        return TFB_ENOMEM;
+    }
+    rs->n_files++;
+    return 0;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+    return strcmp(((const file_state *)a)->name, ((const file_state *)b)->name);
+}
+
+/* Registers the directory dir (relative name rel) as a run when it holds
+ * event or trace files. */
+static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
+                        char **events, size_t n_events, char **traces,
+                        size_t n_traces)
+{
+    if (n_events == 0 && n_traces == 0)
+        return 0;
+    tfb_run *run;
+    int rc = tfb_store_get_run(l->store, rel, &run);
+    if (rc < 0)
+        return rc;
+    run_state *rs = find_run_state(l, run);
+    if (!rs) {
+        rs = calloc(1, sizeof *rs);
+        if (!rs)
+            return TFB_ENOMEM;
+        rs->run = run;
+        rs->dir = xstrdup(dir);
+        if (!rs->dir) {
+            free(rs);
+            return TFB_ENOMEM;
+        }
+        if (l->n_runs == l->cap_runs) {
+            size_t nc = l->cap_runs ? l->cap_runs * 2 : 16;
+            run_state **nr = realloc(l->runs, nc * sizeof *nr);
+            if (!nr) {
+                free(rs->dir);
+                free(rs);
+                return TFB_ENOMEM;
+            }
+            l->runs = nr;
+            l->cap_runs = nc;
+        }
+        l->runs[l->n_runs++] = rs;
+    }
+    size_t before = rs->n_files;
+    for (size_t i = 0; i < n_events; i++) {
+        char *p = path_join(dir, events[i]);
+        if (!p)
+            return TFB_ENOMEM;
+        rc = add_file(rs, p, events[i]);
+        free(p);
+        if (rc < 0)
+            return rc;
+    }
+    if (rs->n_files != before)
+        qsort(rs->files, rs->n_files, sizeof *rs->files, cmp_file);
+    char **tp = calloc(n_traces ? n_traces : 1, sizeof *tp);
+    if (!tp)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < n_traces; i++) {
+        tp[i] = path_join(dir, traces[i]);
+        if (!tp[i]) {
+            tfb_strv_free(tp, n_traces);
+            return TFB_ENOMEM;
+        }
+    }
+    rc = tfb_run_set_trace_files(run, tp, n_traces);
+    tfb_strv_free(tp, n_traces);
+    return rc;
+}
+
+static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
+{
+    if (depth > MAX_DEPTH || atomic_load(&l->stop))
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return depth == 0 ? TFB_ENOENT : 0;
+    char **events = NULL, **traces = NULL, **subdirs = NULL;
+    size_t ne = 0, nt = 0, ns = 0, ce = 0, ct = 0, cs = 0;
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+            continue;
+        char *p = path_join(dir, n);
+        if (!p) {
+            rc = TFB_ENOMEM;
+            break;
+        }
+        struct stat st;
+        int is_dir = 0, is_file = 0;
+        if (lstat(p, &st) == 0) {
+            if (S_ISDIR(st.st_mode))
+                is_dir = 1; /* symlinked dirs are not followed */
+            else if (S_ISREG(st.st_mode))
+                is_file = 1;
+            else if (S_ISLNK(st.st_mode) && stat(p, &st) == 0 &&
+                     S_ISREG(st.st_mode))
+                is_file = 1;
+        }
+        free(p);
+        char ***arr = NULL;
+        size_t *cnt = NULL, *cap = NULL;
+        if (is_dir) {
+            arr = &subdirs, cnt = &ns, cap = &cs;
+        } else if (is_file && strstr(n, "tfevents")) {
+            arr = &events, cnt = &ne, cap = &ce;
+        } else if (is_file && is_trace_name(n)) {
+            arr = &traces, cnt = &nt, cap = &ct;
+        }
+        if (!arr)
+            continue;
+        if (*cnt == *cap) {
+            size_t nc = *cap ? *cap * 2 : 8;
+            char **na = realloc(*arr, nc * sizeof *na);
+            if (!na) {
+                rc = TFB_ENOMEM;
+                break;
+            }
+            *arr = na;
+            *cap = nc;
+        }
+        (*arr)[*cnt] = xstrdup(n);
+        if (!(*arr)[*cnt]) {
+            rc = TFB_ENOMEM;
+            break;
+        }
+        (*cnt)++;
+    }
+    closedir(d);
+    if (rc == 0) {
+        /* qsort's array may not be NULL, even for zero elements */
+        if (ne > 1)
+            qsort(events, ne, sizeof *events, cmp_str);
+        if (nt > 1)
+            qsort(traces, nt, sizeof *traces, cmp_str);
+        if (ns > 1)
+            qsort(subdirs, ns, sizeof *subdirs, cmp_str);
+        rc = scan_one_dir(l, dir, rel, events, ne, traces, nt);
+    }
+    for (size_t i = 0; rc == 0 && i < ns; i++) {
+        char *sub = path_join(dir, subdirs[i]);
+        char *srel = strcmp(rel, ".") == 0 ? xstrdup(subdirs[i])
+                                           : path_join(rel, subdirs[i]);
+        if (!sub || !srel)
+            rc = TFB_ENOMEM;
+        else
+            rc = scan_dir(l, sub, srel, depth + 1);
+        free(sub);
+        free(srel);
+    }
+    tfb_strv_free(events, ne);
+    tfb_strv_free(traces, nt);
+    tfb_strv_free(subdirs, ns);
+    return rc;
+}
+
+/* ---- reading -------------------------------------------------------- */
+
+typedef struct worker_buf {
+    tfb_bucket *buckets;
+    size_t cap;
+} worker_buf;
+
+static void publish_progress(tfb_loader *l, int done)
+{
+    tfb_load_progress p = {0};
+    p.files_total = l->files_total;
+    p.files_done = atomic_load(&l->files_done);
+    if (p.files_done > p.files_total)
+        p.files_done = p.files_total;
+    p.bytes_total = l->bytes_total;
+    p.bytes_done = atomic_load(&l->bytes_done);
+    if (p.bytes_done > p.bytes_total)
+        p.bytes_done = p.bytes_total;
+    p.points = atomic_load(&l->points);
+    p.done = done || l->first_done;
+    p.reloads = l->reloads;
+    tfb_store_set_progress(l->store, &p);
+}
+
+static tfb_series *series_for(run_state *rs, tag_entry *e,
+                              tfb_series_kind kind, const tfb_value *v)
+{
+    if (e->series[kind])
+        return e->series[kind];
+    tfb_series *s = NULL;
+    const char *plugin = e->plugin ? e->plugin : "";
+    if (tfb_run_get_series(rs->run, kind, e->tag, e->len, plugin,
+                           strlen(plugin), v->display_name.ptr,
+                           v->display_name.len, v->description.ptr,
+                           v->description.len, &s) < 0)
+        return NULL;
+    e->series[kind] = s;
+    return s;
+}
+
+static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
+                             const tfb_event *ev)
+{
+    if (v->tag.len == 0)
+        return 0;
+    tag_entry *e = rs->last ? rs->last->succ : NULL;
+    if (!e || e->len != v->tag.len ||
+        memcmp(e->tag, v->tag.ptr, v->tag.len) != 0) {
+        e = tag_lookup(rs, v->tag.ptr, v->tag.len);
+        if (!e)
+            return 0;
+        /* tag_lookup may have rehashed and cleared rs->last */
+        if (rs->last)
+            rs->last->succ = e;
+    }
+    rs->last = e;
+    if (v->plugin_name.len) {
+        if (!e->plugin) {
+            e->plugin = malloc(v->plugin_name.len + 1);
+            if (e->plugin) {
+                memcpy(e->plugin, v->plugin_name.ptr, v->plugin_name.len);
+                e->plugin[v->plugin_name.len] = 0;
+                e->plugin_len = v->plugin_name.len;
+            }
+        }
+    } else if (e->plugin) {
+        /* Writers put metadata on a tag's first value only. */
+        tfb_value_apply_plugin(v, e->plugin, e->plugin_len);
+    }
+    tfb_series *s;
+    switch (v->kind) {
+    case TFB_VALUE_SCALAR:
+        s = series_for(rs, e, TFB_SERIES_SCALAR, v);
+        if (s && tfb_series_append_scalar(s, ev->step, ev->wall_time,
+                                          v->scalar) == 0)
+            return 1;
+        return 0;
+    case TFB_VALUE_HISTOGRAM: {
+        double mn = NAN, mx = NAN, num = NAN, sum = NAN;
+        int64_t nb = tfb_value_histogram(v, wb->buckets, wb->cap, &mn, &mx,
+                                         &num, &sum);
+        if (nb < 0)
+            return 0;
+        if ((size_t)nb > wb->cap) {
+            tfb_bucket *nbuf = realloc(wb->buckets, (size_t)nb * sizeof *nbuf);
+            if (!nbuf)
+                return 0;
+            wb->buckets = nbuf;
+            wb->cap = (size_t)nb;
+            nb = tfb_value_histogram(v, wb->buckets, wb->cap, &mn, &mx, &num,
+                                     &sum);
+            if (nb < 0 || (size_t)nb > wb->cap)
+                return 0;
+        }
+        s = series_for(rs, e, TFB_SERIES_HISTOGRAM, v);
+        if (s && tfb_series_append_histogram(s, ev->step, ev->wall_time, mn,
+                                             mx, num, sum, wb->buckets,
+                                             (size_t)nb) == 0)
+            return 1;
+        return 0;
+    }
+    case TFB_VALUE_TEXT: {
+        tfb_strview t = {"", 0};
+        if (tfb_value_string(v, 0, &t) != 1)
+            t.ptr = "", t.len = 0;
+        s = series_for(rs, e, TFB_SERIES_TEXT, v);
+        if (s && tfb_series_append_text(s, ev->step, ev->wall_time, t.ptr,
+                                        t.len) == 0)
+            return 1;
+        return 0;
+    }
+    case TFB_VALUE_NUMERICS:
+        s = series_for(rs, e, TFB_SERIES_NUMERICS, v);
+        if (s && tfb_series_append_numerics(s, ev->step, ev->wall_time,
+                                            &v->numerics) == 0)
+            return 1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static void close_readers(run_state *rs)
+{
+    for (size_t i = 0; i < rs->n_files; i++) {
+        tfb_reader_close(rs->files[i].reader);
+        rs->files[i].reader = NULL;
+        rs->files[i].done = 0;
+        rs->files[i].gone = 0;
+        memset(&rs->files[i].stats, 0, sizeof rs->files[i].stats);
+    }
+}
+
+static void report_error(tfb_loader *l, file_state *f, int rc)
+{
+    if (rc != f->error && rc < 0 && l->opts.log)
+        fprintf(l->opts.log, "tfboard: cannot read %s: %s\n", f->path,
+                tfb_strerror(rc));
+    f->error = rc;
+}
+
+/* Reads what is new in one file. Returns 1 when the run must be reset
+ * (file replaced), else 0. */
+static int read_file(tfb_loader *l, run_state *rs, file_state *f,
+                     worker_buf *wb, double *first, double *last,
+                     int64_t *max_step)
+{
+    struct stat st;
+    if (stat(f->path, &st) != 0) {
+        if (errno == ENOENT) {
+            /* Deleted: keep its data, stop reading it. */
+            if (f->reader) {
+                tfb_reader_close(f->reader);
+                f->reader = NULL;
+            }
+            f->gone = 1;
+            return 0;
+        }
+        report_error(l, f, TFB_EIO);
+        return 0;
+    }
+    if (f->reader || f->gone) {
+        if (f->gone || st.st_ino != f->ino || st.st_dev != f->dev ||
+            (uint64_t)st.st_size < f->done)
+            return 1;
+    }
+    f->size = (uint64_t)st.st_size;
+    if (!f->reader) {
+        int rc = tfb_reader_open(&f->reader, f->path);
+        if (rc < 0) {
+            report_error(l, f, rc);
+            f->reader = NULL;
+            return 0;
+        }
+        f->dev = st.st_dev;
+        f->ino = st.st_ino;
+        f->done = 0;
+    }
+    tfb_event ev;
+    uint64_t points = 0;
+    size_t events = 0;
+    int rc;
+    while ((rc = tfb_reader_next(f->reader, &ev)) == 1) {
+        if (ev.wall_time > 0 || ev.wall_time < 0) {
+            if (isnan(*first) || ev.wall_time < *first)
+                *first = ev.wall_time;
+            if (isnan(*last) || ev.wall_time > *last)
+                *last = ev.wall_time;
+        } else if (isnan(*first)) {
+            /* events with no wall time (proto3 default 0) still make the
+             * run start somewhere */
+            *first = *last = 0;
+        }
+        if (ev.step > *max_step)
+            *max_step = ev.step;
+        if (ev.kind == TFB_EVENT_SUMMARY) {
+            size_t pos = 0;
+            tfb_value v;
+            while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1)
+                points += ingest_value(rs, wb, &v, &ev);
+        }
+        if (++events == CHUNK_EVENTS) {
+            events = 0;
+            tfb_reader_stats s;
+            tfb_reader_stats_init(&s);
+            if (tfb_reader_get_stats(f->reader, &s) == 0 &&
+                s.offset > f->done) {
+                atomic_fetch_add(&l->bytes_done, s.offset - f->done);
+                f->done = s.offset;
+            }
+            atomic_fetch_add(&l->points, points);
+            points = 0;
+            publish_progress(l, 0);
+            if (atomic_load(&l->stop))
+                break;
+        }
+    }
+    atomic_fetch_add(&l->points, points);
+    if (rc < 0)
+        report_error(l, f, rc);
+    else if (f->error)
+        f->error = 0;
+    tfb_reader_stats s;
+    tfb_reader_stats_init(&s);
+    if (tfb_reader_get_stats(f->reader, &s) == 0) {
+        if (s.offset > f->done)
+            atomic_fetch_add(&l->bytes_done, s.offset - f->done);
+        if (s.replaced && !f->stats.replaced) {
+            f->stats = s;
+            return 1;
+        }
+        f->done = s.offset;
+        f->stats = s;
+    }
+    return 0;
+}
+
+static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        double first = NAN, last = NAN;
+        int64_t max_step = INT64_MIN;
+        int reset = 0;
+        for (size_t i = 0; i < rs->n_files && !atomic_load(&l->stop); i++) {
+            file_state *f = &rs->files[i];
+            if (read_file(l, rs, f, wb, &first, &last, &max_step)) {
+                reset = 1;
+                break;
+            }
+            if (f->size && f->done >= f->size)
+                atomic_fetch_add(&l->files_done, 1);
+        }
+        if (!isnan(first))
+            tfb_run_note_event(rs->run, first, max_step);
+        if (!isnan(last))
+            tfb_run_note_event(rs->run, last, max_step);
+        if (!reset)
+            break;
+        /* A file was replaced or truncated: drop what the run holds and
+         * read every file of it again from the start. */
+        close_readers(rs);
+        for (size_t i = 0; i < rs->cap_tags; i++)
+            memset(rs->tags[i].series, 0, sizeof rs->tags[i].series);
+        tfb_run_reset(rs->run);
+    }
+    /* Publish file infos and release spare capacity. */
+    tfb_file_info *fi = calloc(rs->n_files ? rs->n_files : 1, sizeof *fi);
+    if (fi) {
+        for (size_t i = 0; i < rs->n_files; i++) {
+            fi[i].path = rs->files[i].path;
+            fi[i].stats = rs->files[i].stats;
+            fi[i].error = rs->files[i].error;
+        }
+        (void)tfb_run_set_files(rs->run, fi, rs->n_files);
+        free(fi);
+    }
+    for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
+        tfb_series **v;
+        size_t n;
+        if (tfb_run_series(rs->run, (tfb_series_kind)k, &v, &n) == 0) {
+            for (size_t i = 0; i < n; i++)
+                tfb_series_trim(v[i]);
+            free(v);
+        }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    tfb_loader *l = arg;
+    worker_buf wb = {NULL, 0};
+    for (;;) {
+        size_t i = atomic_fetch_add(&l->next_run, 1);
+        if (i >= l->n_runs || atomic_load(&l->stop))
+            break;
+        load_run(l, l->runs[i], &wb);
+        publish_progress(l, 0);
+    }
+    free(wb.buckets);
+    return NULL;
+}
+
+static int cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}
+
+int tfb_loader_pass(tfb_loader *l)
+{
+    const char *logdir = tfb_store_logdir(l->store);
+    int rc = scan_dir(l, logdir, ".", 0);
+    if (rc < 0 && rc != TFB_ENOENT)
+        return rc;
+    /* Totals for the progress bar: sizes as the scan sees them. */
+    uint64_t bytes = 0, files = 0, done_bytes = 0;
+    for (size_t i = 0; i < l->n_runs; i++)
+        for (size_t k = 0; k < l->runs[i]->n_files; k++) {
+            file_state *f = &l->runs[i]->files[k];
+            struct stat st;
+            uint64_t sz = stat(f->path, &st) == 0 ? (uint64_t)st.st_size
+                                                  : f->done;
+            bytes += sz > f->done ? sz : f->done;
+            done_bytes += f->done;
+            files++;
+        }
+    l->bytes_total = bytes;
+    l->files_total = files;
+    atomic_store(&l->bytes_done, done_bytes);
+    atomic_store(&l->files_done, 0);
+    atomic_store(&l->next_run, 0);
+    publish_progress(l, 0);
+
+    int nt = l->opts.threads > 0 ? l->opts.threads : cpu_count();
+    if ((size_t)nt > l->n_runs)
+        nt = (int)l->n_runs;
+    pthread_t th[64];
+    int started = 0;
+    for (int i = 1; i < nt && i < 64; i++)
+        if (pthread_create(&th[started], NULL, worker_main, l) == 0)
+            started++;
+    worker_main(l);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (l->has_thread && l->opts.reload_interval <= 0) {
+        /* Loading once: no pass follows, so the readers and their buffers
+         * go now, before the progress says done. */
+        for (size_t i = 0; i < l->n_runs; i++)
+            for (size_t k = 0; k < l->runs[i]->n_files; k++) {
+                tfb_reader_close(l->runs[i]->files[k].reader);
+                l->runs[i]->files[k].reader = NULL;
+            }
+    }
+    l->first_done = 1;
+    l->reloads++;
+    atomic_store(&l->files_done, l->files_total);
+    publish_progress(l, 1);
+    tfb_store_bump_generation(l->store);
+    return rc == TFB_ENOENT ? rc : 0;
+}
+
+static void *loader_main(void *arg)
+{
+    tfb_loader *l = arg;
+    for (;;) {
+        int rc = tfb_loader_pass(l);
+        /* Say it once when the logdir goes away, not at every reload. */
+        if (rc == TFB_ENOENT && !l->logdir_missing && l->opts.log)
+            fprintf(l->opts.log, "tfboard: logdir %s is not readable; "
+                                 "serving what was loaded\n",
+                    tfb_store_logdir(l->store));
+        l->logdir_missing = rc == TFB_ENOENT;
+        if (l->opts.reload_interval <= 0 || atomic_load(&l->stop))
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double secs = l->opts.reload_interval;
+        ts.tv_sec += (time_t)secs;
+        ts.tv_nsec += (long)((secs - floor(secs)) * 1e9);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&l->lock);
+        while (!atomic_load(&l->stop)) {
+            if (pthread_cond_timedwait(&l->cond, &l->lock, &ts) == ETIMEDOUT)
+                break;
+        }
+        pthread_mutex_unlock(&l->lock);
+        if (atomic_load(&l->stop))
+            break;
+    }
+    return NULL;
+}
+
+int tfb_loader_create(tfb_loader **out, tfb_store *store,
+                      const tfb_loader_opts *opts)
+{
+    if (!out || !store)
+        return TFB_EINVAL;
+    tfb_loader *l = calloc(1, sizeof *l);
+    if (!l)
+        return TFB_ENOMEM;
+    l->store = store;
+    if (opts)
+        l->opts = *opts;
+    pthread_mutex_init(&l->lock, NULL);
+    pthread_cond_init(&l->cond, NULL);
+    *out = l;
+    return 0;
+}
+
+int tfb_loader_start(tfb_loader **out, tfb_store *store,
+                     const tfb_loader_opts *opts)
+{
+    tfb_loader *l;
+    int rc = tfb_loader_create(&l, store, opts);
+    if (rc < 0)
+        return rc;
+    l->has_thread = 1; /* before the thread reads it */
+    if (pthread_create(&l->thread, NULL, loader_main, l) != 0) {
+        l->has_thread = 0;
+        tfb_loader_stop(l);
+        return TFB_ENOMEM;
+    }
+    *out = l;
+    return 0;
+}
+
+void tfb_loader_stop(tfb_loader *l)
+{
+    if (!l)
+        return;
+    if (l->has_thread) {
+        pthread_mutex_lock(&l->lock);
+        atomic_store(&l->stop, 1);
+        pthread_cond_broadcast(&l->cond);
+        pthread_mutex_unlock(&l->lock);
+        pthread_join(l->thread, NULL);
+    }
+    for (size_t i = 0; i < l->n_runs; i++) {
+        run_state *rs = l->runs[i];
+        for (size_t k = 0; k < rs->n_files; k++) {
+            tfb_reader_close(rs->files[k].reader);
+            free(rs->files[k].path);
+            free(rs->files[k].name);
+        }
+        free(rs->files);
+        tags_free(rs);
+        free(rs->dir);
+        free(rs);
+    }
+    free(l->runs);
+    pthread_mutex_destroy(&l->lock);
+    pthread_cond_destroy(&l->cond);
+    free(l);
+}

@@ -1,0 +1,47 @@
+/*
+ * loader.h - scans the logdir for runs and event/trace files and loads
+ * them into the store, in parallel, then again every reload interval.
+ *
+ *
+ * Thread-safety: start/stop from one thread (main). The loader's own
+ * threads are the only writers of the store.
+ *
+ * Files: a run is a directory (relative to the logdir; "." is the logdir)
+ * holding event files (name contains "tfevents") or trace files (*.sqlite,
+ * *.pt.trace.json, *.pt.trace.json.gz). Symlinked directories are not
+ * followed (no loops). Each run's event files are read in name order by
+ * one thread at a time; runs load in parallel. A file that shrank or was
+ * replaced (other inode) resets its run, which is read again from the
+ * start. A deleted file keeps the data it gave; if it comes back it counts
+ * as replaced. An unreadable file is reported on stderr once and in the
+ * run's file infos; everything else goes on.
+ */
+#ifndef TFB_SERVER_LOADER_H
+#define TFB_SERVER_LOADER_H
+
+#include <stdio.h>
+
+#include "store.h"
+
+typedef struct tfb_loader tfb_loader;
+
+typedef struct tfb_loader_opts {
+    double reload_interval; /* seconds between passes; 0 = one pass only */
+    int threads;            /* parallel run loaders; 0 = one per CPU */
+    FILE *log;              /* messages (unreadable files); NULL = quiet */
+} tfb_loader_opts;
+
+/* Starts the background loading thread; returns at once. */
+int tfb_loader_start(tfb_loader **out, tfb_store *store,
+                     const tfb_loader_opts *opts);
+/* Runs one full pass on the calling thread (scan + read); for tests and
+ * `tfboard report`. */
+int tfb_loader_pass(tfb_loader *l);
+/* Creates a loader without a thread (use tfb_loader_pass). */
+int tfb_loader_create(tfb_loader **out, tfb_store *store,
+                      const tfb_loader_opts *opts);
+/* Stops the thread (if any) within about one file chunk and frees the
+ * loader. NULL-safe. The store stays valid. */
+void tfb_loader_stop(tfb_loader *l);
+
+#endif

@@ -1,0 +1,217 @@
+/*
+ * route_runs.c - the run list, run details for the runs table, load
+ * progress, and TensorBoard's environment and plugins listing routes (the
+ * listing comes from the plugin table, plugin.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "plugin.h"
+#include "routes_core.h"
+
+int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_run **runs;
+    size_t nr;
+    if (tfb_store_runs(tfb_server_store(req), &runs, &nr) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_array_begin(&j);
+    for (size_t i = 0; i < nr; i++)
+        tfb_json_str(&j, tfb_run_name(runs[i]));
+    tfb_json_array_end(&j);
+    free(runs);
+    return tfb_http_json(resp, &j);
+}
+
+static void number_or_null(tfb_json *j, double v)
+{
+    if (isnan(v))
+        tfb_json_null(j);
+    else
+        tfb_json_double(j, v);
+}
+
+/* [{"name", "dir", "first_wall", "last_wall", "max_step", "tags":
+ *   {"scalars": n, "histograms": n, "text": n, "numerics": n},
+ *   "points", "files": [{"path", "records", "bytes", "corrupt_records",
+ *   "resyncs", "bytes_skipped", "corruption_offsets", "truncated_tail",
+ *   "error"}], "trace_files": [...]}] in /data/runs order. */
+int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    static const char *const kind_names[TFB_SERIES_KIND_COUNT] = {
+        "scalars", "histograms", "text", "numerics"};
+    tfb_run **runs;
+    size_t nr;
+    if (tfb_store_runs(tfb_server_store(req), &runs, &nr) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_array_begin(&j);
+    for (size_t i = 0; i < nr; i++) {
+        tfb_run *r = runs[i];
+        tfb_json_object_begin(&j);
+        tfb_json_key(&j, "name");
+        tfb_json_str(&j, tfb_run_name(r));
+        tfb_json_key(&j, "first_wall");
+        number_or_null(&j, tfb_run_first_wall(r));
+        tfb_json_key(&j, "last_wall");
+        number_or_null(&j, tfb_run_last_wall(r));
+        tfb_json_key(&j, "max_step");
+        int64_t ms = tfb_run_max_step(r);
+        if (ms == INT64_MIN)
+            tfb_json_null(&j);
+        else
+            tfb_json_i64(&j, ms);
+        uint64_t points = 0;
+        tfb_json_key(&j, "tags");
+        tfb_json_object_begin(&j);
+        for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
+            tfb_series **ser;
+            size_t ns = 0;
+            if (tfb_run_series(r, (tfb_series_kind)k, &ser, &ns) == 0) {
+                for (size_t q = 0; q < ns; q++)
+                    points += tfb_series_count(ser[q]);
+                free(ser);
+            }
+            tfb_json_key(&j, kind_names[k]);
+            tfb_json_u64(&j, ns);
+        }
+        tfb_json_object_end(&j);
+        tfb_json_key(&j, "points");
+        tfb_json_u64(&j, points);
+        tfb_json_key(&j, "files");
+        tfb_json_array_begin(&j);
+        tfb_file_info *fi;
+        size_t nf;
+        if (tfb_run_files(r, &fi, &nf) == 0) {
+            for (size_t q = 0; q < nf; q++) {
+                tfb_json_object_begin(&j);
+                tfb_json_key(&j, "path");
+                tfb_json_str(&j, fi[q].path);
+                tfb_json_key(&j, "records");
+                tfb_json_u64(&j, fi[q].stats.records);
+                tfb_json_key(&j, "bytes");
+                tfb_json_u64(&j, fi[q].stats.offset);
+                tfb_json_key(&j, "corrupt_records");
+                tfb_json_u64(&j, fi[q].stats.corrupt_records);
+                tfb_json_key(&j, "resyncs");
+                tfb_json_u64(&j, fi[q].stats.resyncs);
+                tfb_json_key(&j, "bytes_skipped");
+                tfb_json_u64(&j, fi[q].stats.bytes_skipped);
+                tfb_json_key(&j, "corruption_offsets");
+                tfb_json_array_begin(&j);
+                for (unsigned o = 0; o < fi[q].stats.n_offsets &&
+                                     o < TFB_READER_MAX_CORRUPTIONS; o++)
+                    tfb_json_u64(&j, fi[q].stats.corruption_offsets[o]);
+                tfb_json_array_end(&j);
+                tfb_json_key(&j, "truncated_tail");
+                tfb_json_bool(&j, fi[q].stats.truncated_tail);
+                tfb_json_key(&j, "error");
+                if (fi[q].error)
+                    tfb_json_str(&j, tfb_strerror(fi[q].error));
+                else
+                    tfb_json_null(&j);
+                tfb_json_object_end(&j);
+            }
+            tfb_file_infos_free(fi, nf);
+        }
+        tfb_json_array_end(&j);
+        tfb_json_key(&j, "trace_files");
+        tfb_json_array_begin(&j);
+        char **tr;
+        size_t nt;
+        if (tfb_run_trace_files(r, &tr, &nt) == 0) {
+            for (size_t q = 0; q < nt; q++)
+                tfb_json_str(&j, tr[q]);
+            tfb_strv_free(tr, nt);
+        }
+        tfb_json_array_end(&j);
+        tfb_json_object_end(&j);
+    }
+    tfb_json_array_end(&j);
+    free(runs);
+    return tfb_http_json(resp, &j);
+}
+
+int tfb_route_progress(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_load_progress p;
+    tfb_store_progress(tfb_server_store(req), &p);
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "files_total");
+    tfb_json_u64(&j, p.files_total);
+    tfb_json_key(&j, "files_done");
+    tfb_json_u64(&j, p.files_done);
+    tfb_json_key(&j, "bytes_total");
+    tfb_json_u64(&j, p.bytes_total);
+    tfb_json_key(&j, "bytes_done");
+    tfb_json_u64(&j, p.bytes_done);
+    tfb_json_key(&j, "points");
+    tfb_json_u64(&j, p.points);
+    tfb_json_key(&j, "reloads");
+    tfb_json_u64(&j, p.reloads);
+    tfb_json_key(&j, "done");
+    tfb_json_bool(&j, p.done);
+    tfb_json_object_end(&j);
+    return tfb_http_json(resp, &j);
+}
+
+int tfb_route_environment(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "data_location");
+    tfb_json_str(&j, tfb_store_logdir(tfb_server_store(req)));
+    tfb_json_key(&j, "window_title");
+    tfb_json_str(&j, "tfboard");
+    tfb_json_key(&j, "version");
+    tfb_json_str(&j, tfb_version());
+    tfb_json_object_end(&j);
+    return tfb_http_json(resp, &j);
+}
+
+/* {plugin: {"enabled": bool}} for the core dashboards: enabled when some
+ * run holds data of that kind (the page hides the other tabs). */
+/* TensorBoard's listing shape, one entry per plugin in table order (the
+ * tab order): {name: {"enabled", "tab_name", "disable_reload",
+ * "remove_dom", "loading_mechanism": {"type": "JS_MODULE",
+ * "module_path"}}}; a plugin without a page has type "NONE". */
+int tfb_route_plugins_listing(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_store *st = tfb_server_store(req);
+    size_t np;
+    const tfb_plugin *const *pl = tfb_plugins(&np);
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    for (size_t k = 0; k < np; k++) {
+        const tfb_plugin *p = pl[k];
+        tfb_json_key(&j, p->name);
+        tfb_json_object_begin(&j);
+        tfb_json_key(&j, "enabled");
+        tfb_json_bool(&j, tfb_plugin_enabled(p, st));
+        tfb_json_key(&j, "tab_name");
+        tfb_json_str(&j, p->title);
+        tfb_json_key(&j, "disable_reload");
+        tfb_json_bool(&j, 0);
+        tfb_json_key(&j, "remove_dom");
+        tfb_json_bool(&j, 0);
+        tfb_json_key(&j, "loading_mechanism");
+        tfb_json_object_begin(&j);
+        tfb_json_key(&j, "type");
+        tfb_json_str(&j, p->module ? "JS_MODULE" : "NONE");
+        if (p->module) {
+            tfb_json_key(&j, "module_path");
+            tfb_json_str(&j, p->module);
+        }
+        tfb_json_object_end(&j);
+        tfb_json_object_end(&j);
+    }
+    tfb_json_object_end(&j);
+    return tfb_http_json(resp, &j);
+}

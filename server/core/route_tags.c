@@ -1,0 +1,55 @@
+/*
+ * route_tags.c - TensorBoard's /tags answer for one kind of series, shared
+ * by the scalars, histograms, distributions and text dashboards.
+ */
+#include <stdlib.h>
+
+#include "routes_core.h"
+
+int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
+                           tfb_series_kind kind)
+{
+    tfb_store *st = tfb_server_store(req);
+    tfb_run **runs;
+    size_t nr;
+    if (tfb_store_runs(st, &runs, &nr) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    for (size_t i = 0; i < nr; i++) {
+        tfb_series **ser;
+        size_t ns;
+        if (tfb_run_series(runs[i], kind, &ser, &ns) < 0)
+            continue;
+        if (ns) {
+            tfb_json_key(&j, tfb_run_name(runs[i]));
+            tfb_json_object_begin(&j);
+            for (size_t k = 0; k < ns; k++) {
+                tfb_json_key(&j, tfb_series_tag(ser[k]));
+                tfb_json_object_begin(&j);
+                tfb_json_key(&j, "displayName");
+                tfb_json_str(&j, tfb_series_display_name(ser[k]));
+                tfb_json_key(&j, "description");
+                tfb_json_str(&j, tfb_series_description(ser[k]));
+                tfb_json_object_end(&j);
+            }
+            tfb_json_object_end(&j);
+        }
+        free(ser);
+    }
+    tfb_json_object_end(&j);
+    free(runs);
+    return tfb_http_json(resp, &j);
+}
+
+int tfb_run_has_kind(tfb_store *s, tfb_run *r, tfb_series_kind kind)
+{
+    (void)s;
+    tfb_series **ser;
+    size_t ns;
+    if (tfb_run_series(r, kind, &ser, &ns) < 0)
+        return 0;
+    free(ser);
+    return ns > 0;
+}

@@ -1,0 +1,27 @@
+/*
+ * routes_core.h - the routes that belong to no dashboard (run list, run
+ * details, load progress, environment, plugins listing), and the tag
+ * listing that several dashboards share.
+ * Thread-safety: each handler may run on many threads at once.
+ */
+#ifndef TFB_SERVER_ROUTES_CORE_H
+#define TFB_SERVER_ROUTES_CORE_H
+
+#include "http_api.h"
+
+/* route_runs.c */
+int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp);
+int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp);
+int tfb_route_progress(const tfb_http_req *req, tfb_http_resp *resp);
+int tfb_route_environment(const tfb_http_req *req, tfb_http_resp *resp);
+int tfb_route_plugins_listing(const tfb_http_req *req, tfb_http_resp *resp);
+
+/* route_tags.c: {run: {tag: {displayName, description}}} for one kind of
+ * series (TensorBoard's /tags answer). */
+int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
+                           tfb_series_kind kind);
+/* 1 when run r has at least one series of that kind (a plugin's has_data
+ * test). */
+int tfb_run_has_kind(tfb_store *s, tfb_run *r, tfb_series_kind kind);
+
+#endif

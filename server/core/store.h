@@ -1,0 +1,220 @@
+/*
+ * store.h - the in-memory store of everything read from a logdir.
+ *
+ * The loader (loader.c) is the only
+ * writer; HTTP handlers and the analyses (gpu, health, gradients,
+ * pipeline, report) use the read side below.
+ *
+ * Lifetime: runs and series are created as they are found and are never
+ * freed before tfb_store_destroy(), so tfb_run / tfb_series pointers stay
+ * valid for the life of the store. A run whose event file was replaced or
+ * truncated is reset (its series emptied, then re-read); its pointers stay.
+ * Deleted files and runs keep the data already loaded.
+ *
+ * Thread-safety: every function here may be called from any thread at any
+ * time while loading goes on. Series data is append-only: a reader pins a
+ * consistent snapshot with tfb_series_read_begin() and releases it with
+ * tfb_series_read_end(); in between the loader may append (the reader does
+ * not see the new points) but never moves or frees the arrays. Hold a pin
+ * briefly (for one query): the loader waits for pins only when it must grow
+ * an array. Queries never wait on file I/O. While pinned, any other read
+ * function may be called and other series may be pinned too; only pinning
+ * the same series twice on one thread is forbidden (the lock prefers the
+ * waiting loader, so the second pin would deadlock).
+ *
+ * Memory: a scalar point costs 20 bytes (int64 step, double wall time,
+ * float32 value - the width simple_value has on disk; double-typed tensor
+ * scalars are rounded to float32, as TensorBoard's scalar dashboard does).
+ */
+#ifndef TFB_SERVER_STORE_H
+#define TFB_SERVER_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfboard.h"
+
+typedef struct tfb_store tfb_store;
+typedef struct tfb_run tfb_run;
+typedef struct tfb_series tfb_series;
+
+typedef enum {
+    TFB_SERIES_SCALAR = 0,  /* simple_value / rank-0 numeric tensors */
+    TFB_SERIES_HISTOGRAM,   /* HistogramProto / [k,3] tensors */
+    TFB_SERIES_TEXT,        /* text plugin strings */
+    TFB_SERIES_NUMERICS,    /* plugin tfboard_numerics {nan,+inf,-inf} */
+    TFB_SERIES_KIND_COUNT
+} tfb_series_kind;
+
+/* Non-finite statistics of a series, computed at ingestion.
+ * SCALAR: points whose value is NaN / +Inf / -Inf.
+ * HISTOGRAM: points whose min, max, sum or num is not finite (each point
+ *   counted once: in nan if any field is NaN, else in pos_inf/neg_inf by
+ *   the sign of the first infinite field).
+ * NUMERICS: the sums of the recorded counts; points = records with any
+ *   count > 0.
+ * TEXT: always zero. */
+typedef struct tfb_nonfinite_stats {
+    uint64_t nan, pos_inf, neg_inf;
+    uint64_t points;        /* points that held any non-finite value */
+    int has_first;          /* 1 when first_step/first_wall are set */
+    int64_t first_step;     /* step of the first such point (file order) */
+    double first_wall;
+} tfb_nonfinite_stats;
+
+/* One histogram point; its buckets are buckets[bucket_off ..
+ * bucket_off + n_buckets) of the view. */
+typedef struct tfb_hist_point {
+    double min, max, num, sum;
+    uint64_t bucket_off;
+    uint32_t n_buckets;
+} tfb_hist_point;
+
+/* A pinned snapshot of one series: count points, in file order (files of a
+ * run in name order). Arrays not of the series' kind are NULL. */
+typedef struct tfb_series_view {
+    tfb_series_kind kind;
+    size_t count;
+    const int64_t *step;
+    const double *wall;
+    const float *value;                   /* SCALAR */
+    const tfb_hist_point *hist;           /* HISTOGRAM */
+    const tfb_bucket *buckets;            /* HISTOGRAM */
+    const uint64_t *text_off;             /* TEXT: text i is */
+    const uint32_t *text_len;             /* text_data + text_off[i], */
+    const char *text_data;                /* text_len[i] bytes, UTF-8 */
+    const tfb_nonfinite_counts *numerics; /* NUMERICS */
+    tfb_nonfinite_stats nonfinite;        /* copied at pin time */
+} tfb_series_view;
+
+/* Load progress of the whole logdir (also served at
+ * /data/plugin/core/progress). */
+typedef struct tfb_load_progress {
+    uint64_t files_total, files_done;
+    uint64_t bytes_total, bytes_done;
+    uint64_t points;          /* points stored, all kinds */
+    int done;                 /* 1 when the first full pass has finished */
+    uint64_t reloads;         /* completed passes */
+} tfb_load_progress;
+
+/* Per event file: where the reader stands and what it found. */
+typedef struct tfb_file_info {
+    char *path;               /* absolute or logdir-joined path */
+    tfb_reader_stats stats;   /* last stats from the reader */
+    int error;                /* 0 or the last TFB_E* error (unreadable) */
+} tfb_file_info;
+
+/* ---- store ---------------------------------------------------------- */
+
+/* Creates an empty store for logdir (copied). */
+int tfb_store_create(tfb_store **out, const char *logdir);
+/* Frees everything. No thread may use the store any more. NULL-safe. */
+void tfb_store_destroy(tfb_store *s);
+const char *tfb_store_logdir(const tfb_store *s);
+
+/* A counter that grows each time any data or run list changes; analyses
+ * may cache results keyed by it. */
+uint64_t tfb_store_generation(const tfb_store *s);
+
+void tfb_store_progress(const tfb_store *s, tfb_load_progress *out);
+
+/* The runs, ordered by first wall time (runs with no event yet last, then
+ * by name). *out is a malloc'd array the caller frees with free(); the
+ * pointers in it live as long as the store. */
+int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n);
+/* NULL when there is no run of that name. */
+tfb_run *tfb_store_find_run(tfb_store *s, const char *name);
+
+/* ---- runs ----------------------------------------------------------- */
+
+/* Name relative to the logdir ("." for the logdir itself); stable. */
+const char *tfb_run_name(const tfb_run *r);
+/* The run's directory path (logdir joined with the name); stable. */
+const char *tfb_run_dir(const tfb_run *r);
+/* Wall time of the run's first event (file_version or other); NaN when
+ * none was read yet. */
+double tfb_run_first_wall(const tfb_run *r);
+/* Largest wall time and step seen in any event of the run (NaN / INT64_MIN
+ * when none). */
+double tfb_run_last_wall(const tfb_run *r);
+int64_t tfb_run_max_step(const tfb_run *r);
+
+/* The series of one kind, in first-seen order. *out is malloc'd (free()
+ * it); the pointers live as long as the store. */
+int tfb_run_series(tfb_run *r, tfb_series_kind kind, tfb_series ***out,
+                   size_t *n);
+/* NULL when the run has no series of that kind and tag. */
+tfb_series *tfb_run_find_series(tfb_run *r, tfb_series_kind kind,
+                                const char *tag);
+
+/* Trace files found in the run directory (*.sqlite, *.pt.trace.json,
+ * *.pt.trace.json.gz): malloc'd copies of their paths in name order; free
+ * with tfb_strv_free(). A directory holding only trace files is a run. */
+int tfb_run_trace_files(tfb_run *r, char ***out, size_t *n);
+void tfb_strv_free(char **v, size_t n);
+
+/* The run's event files in name order with their reader statistics;
+ * malloc'd copies, free with tfb_file_infos_free(). */
+int tfb_run_files(tfb_run *r, tfb_file_info **out, size_t *n);
+void tfb_file_infos_free(tfb_file_info *v, size_t n);
+
+/* ---- series --------------------------------------------------------- */
+
+tfb_series_kind tfb_series_get_kind(const tfb_series *s);
+const char *tfb_series_tag(const tfb_series *s);          /* stable */
+/* Plugin name from the tag's first value ("" if none); stable after the
+ * first point. */
+const char *tfb_series_plugin(const tfb_series *s);
+const char *tfb_series_display_name(const tfb_series *s); /* "" if none */
+const char *tfb_series_description(const tfb_series *s);  /* "" if none */
+tfb_run *tfb_series_run(const tfb_series *s);
+
+/* Pins a snapshot (see the top of this file). Always succeeds for a
+ * valid series; returns 0. Every begin needs exactly one end, on the same
+ * thread. */
+int tfb_series_read_begin(tfb_series *s, tfb_series_view *v);
+void tfb_series_read_end(tfb_series *s);
+
+/* Points now stored (without pinning). */
+size_t tfb_series_count(const tfb_series *s);
+
+/* ---- writer side (loader.c only) ------------------------------------ */
+
+/* Finds or creates the run called name (relative to the logdir). */
+int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out);
+/* Replaces the run's list of trace files (the strings are copied). */
+int tfb_run_set_trace_files(tfb_run *r, char *const *paths, size_t n);
+/* Replaces the run's list of event file infos (copied). */
+int tfb_run_set_files(tfb_run *r, const tfb_file_info *files, size_t n);
+/* Records an event's wall time and step for the run's first/last. */
+void tfb_run_note_event(tfb_run *r, double wall, int64_t step);
+/* Empties every series of the run (file replaced): counts go to 0,
+ * arrays are kept; tags stay listed. */
+void tfb_run_reset(tfb_run *r);
+
+/* Finds or creates a series; plugin/display/description are taken from
+ * the first call that creates it. */
+int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
+                       size_t tag_len, const char *plugin, size_t plugin_len,
+                       const char *display, size_t display_len,
+                       const char *desc, size_t desc_len, tfb_series **out);
+
+/* Appends one point (the single loader thread of the run only). The point
+ * becomes visible to readers at once. */
+int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
+                             double value);
+int tfb_series_append_histogram(tfb_series *s, int64_t step, double wall,
+                                double min, double max, double num,
+                                double sum, const tfb_bucket *b, size_t nb);
+int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
+                           const char *text, size_t len);
+int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
+                               const tfb_nonfinite_counts *c);
+/* Releases spare capacity (after a pass reached the end of the files). */
+void tfb_series_trim(tfb_series *s);
+
+/* Load progress, set by the loader. */
+void tfb_store_set_progress(tfb_store *s, const tfb_load_progress *p);
+void tfb_store_bump_generation(tfb_store *s);
+
+#endif

@@ -1,0 +1,338 @@
+/*
+ * gpu.c - the GPU dashboard: parse parameters, get the run's (cached)
+ * trace, call the analyses, send their JSON (/data/plugin/gpu/...); the
+ * report section from the same structs; the plugin descriptor.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_analysis.h"
+#include "plugin.h"
+#include "report_fmt.h"
+
+#define REPORT_TOP_KERNELS 10
+
+/* The run's trace; *t stays NULL (and 0 is returned) for a run without
+ * one. A negative return means the answer is set. */
+static int get_trace(const tfb_http_req *req, tfb_http_resp *resp,
+                     tfb_gpu_trace **t)
+{
+    tfb_run *run;
+    *t = NULL;
+    int rc = tfb_http_param_run(req, resp, &run);
+    if (rc < 0)
+        return rc;
+    rc = tfb_gpu_trace_of_run(tfb_server_store(req), run, t);
+    if (rc < 0)
+        return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
+                              tfb_strerror(rc));
+    return 0;
+}
+
+static int send(tfb_http_resp *resp, tfb_json *j, int rc)
+{
+    if (rc < 0) {
+        tfb_json_free(j);
+        return tfb_http_error(resp, 500, "GPU analysis failed: %s",
+                              tfb_strerror(rc));
+    }
+    return tfb_http_json(resp, j);
+}
+
+static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_gpu_trace *t;
+    int rc = get_trace(req, resp, &t);
+    if (rc < 0)
+        return rc;
+    tfb_json j;
+    tfb_json_init(&j);
+    if (!t) {
+        const char *e = "{\"devices\":[],\"files\":0}";
+        tfb_json_raw(&j, e, strlen(e));
+        return tfb_http_json(resp, &j);
+    }
+    tfb_gpu_summary sum;
+    rc = tfb_gpu_summarize(t, &sum);
+    if (rc == 0)
+        tfb_gpu_summary_json(&j, &sum);
+    tfb_gpu_summary_free(&sum);
+    tfb_gpu_trace_release(t);
+    return send(resp, &j, rc);
+}
+
+static int route_kernels(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    int64_t limit;
+    if (tfb_http_param_i64(req, resp, "limit", 0, 100, 0, INT32_MAX, &limit) < 0)
+        return TFB_EINVAL;
+    tfb_gpu_trace *t;
+    int rc = get_trace(req, resp, &t);
+    if (rc < 0)
+        return rc;
+    tfb_json j;
+    tfb_json_init(&j);
+    if (!t) {
+        const char *e = "{\"kernels\":[],\"total\":0,\"total_ns\":0}";
+        tfb_json_raw(&j, e, strlen(e));
+        return tfb_http_json(resp, &j);
+    }
+    tfb_gpu_kernels k;
+    rc = tfb_gpu_kernel_stats(t, (size_t)limit, &k);
+    if (rc == 0)
+        tfb_gpu_kernels_json(&j, &k);
+    tfb_gpu_kernels_free(&k);
+    tfb_gpu_trace_release(t);
+    return send(resp, &j, rc);
+}
+
+static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    int64_t buckets, device;
+    if (tfb_http_param_i64(req, resp, "buckets", 0, 200, 1, 100000, &buckets) < 0 ||
+        tfb_http_param_i64(req, resp, "device", 0, -1, -1, INT32_MAX, &device) < 0)
+        return TFB_EINVAL;
+    tfb_gpu_trace *t;
+    int rc = get_trace(req, resp, &t);
+    if (rc < 0)
+        return rc;
+    if (!t)
+        return tfb_http_error(resp, 404, "run has no GPU trace");
+    if (device < 0) {
+        /* The first device that ran a kernel. */
+        for (size_t i = 0; i < t->nspans && device < 0; i++)
+            if (t->spans[i].kind == TFB_GPU_KERNEL)
+                device = t->spans[i].device;
+    }
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_gpu_util u = {0};
+    rc = device < 0 ? TFB_ENOENT
+                    : tfb_gpu_utilization(t, (int32_t)device, (size_t)buckets,
+                                          &u);
+    if (rc == 0)
+        tfb_gpu_utilization_json(&j, &u);
+    tfb_gpu_util_free(&u);
+    tfb_gpu_trace_release(t);
+    if (rc == TFB_ENOENT) {
+        tfb_json_free(&j);
+        return tfb_http_error(resp, 404, "no kernels on device %lld",
+                              (long long)device);
+    }
+    return send(resp, &j, rc);
+}
+
+static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    int64_t w0, w1, max;
+    if (tfb_http_param_i64(req, resp, "start_ns", 0, INT64_MIN, INT64_MIN,
+                           INT64_MAX, &w0) < 0 ||
+        tfb_http_param_i64(req, resp, "end_ns", 0, INT64_MAX, INT64_MIN,
+                           INT64_MAX, &w1) < 0 ||
+        tfb_http_param_i64(req, resp, "max", 0, 2000, 1, 100000, &max) < 0)
+        return TFB_EINVAL;
+    if (w1 < w0)
+        return tfb_http_error(resp, 400, "end_ns is before start_ns");
+    tfb_gpu_trace *t;
+    int rc = get_trace(req, resp, &t);
+    if (rc < 0)
+        return rc;
+    tfb_gpu_trace empty = {0};
+    tfb_json j;
+    tfb_json_init(&j);
+    rc = tfb_gpu_timeline_json(t ? t : &empty, w0, w1, (size_t)max, &j);
+    tfb_gpu_trace_release(t);
+    return send(resp, &j, rc);
+}
+
+static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_gpu_trace *t;
+    int rc = get_trace(req, resp, &t);
+    if (rc < 0)
+        return rc;
+    if (!t)
+        return tfb_http_error(resp, 404, "run has no GPU trace");
+    tfb_json j;
+    tfb_json_init(&j);
+    rc = tfb_gpu_chrome_trace_json(t, &j);
+    tfb_gpu_trace_release(t);
+    return send(resp, &j, rc);
+}
+
+/* ---- report --------------------------------------------------------------- */
+
+static void put_ms(FILE *f, int64_t ns)
+{
+    tfb_report_put_num(f, (double)ns / 1e6);
+}
+
+static void devices_text(FILE *f, const tfb_gpu_summary *s, int md)
+{
+    if (md)
+        fputs("| device | name | kernels | busy ms | span ms | utilization | "
+              "host wait ms | kernel wait ms | other idle ms |\n"
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", f);
+    else
+        fputs("  gpu:\n", f);
+    for (size_t i = 0; i < s->n_devices; i++) {
+        const tfb_gpu_device_summary *d = &s->devices[i];
+        char fallback[32];
+        snprintf(fallback, sizeof fallback, "GPU %d", (int)d->id);
+        const char *name = d->name ? d->name : fallback;
+        if (md) {
+            fprintf(f, "| %d | ", (int)d->id);
+            tfb_report_put_str(f, name, 1);
+            fprintf(f, " | %lld | ", (long long)d->kernels);
+        } else {
+            fprintf(f, "    device %d (", (int)d->id);
+            tfb_report_put_str(f, name, 0);
+            fprintf(f, "): %lld kernels, busy ", (long long)d->kernels);
+        }
+        put_ms(f, d->busy_ns);
+        fputs(md ? " | " : " ms of ", f);
+        put_ms(f, d->span_ns);
+        fprintf(f, md ? " | %.1f%% | " : " ms (utilization %.1f%%); idle: host "
+                                         "wait ",
+                100.0 * d->busy_fraction);
+        put_ms(f, d->idle_host_wait_ns);
+        fputs(md ? " | " : " ms, kernel wait ", f);
+        put_ms(f, d->idle_kernel_wait_ns);
+        fputs(md ? " | " : " ms, other ", f);
+        put_ms(f, d->idle_other_ns);
+        fputs(md ? " |\n" : " ms\n", f);
+    }
+}
+
+static void kernels_text(FILE *f, const tfb_gpu_kernels *k, int md)
+{
+    if (k->n == 0)
+        return;
+    if (md)
+        fputs("\nTop kernels by total time:\n\n| kernel | count | total ms | "
+              "mean us | share |\n| --- | --- | --- | --- | --- |\n", f);
+    else
+        fprintf(f, "    top kernels by total time:\n    %-40s %8s %12s %10s "
+                   "%7s\n", "kernel", "count", "total ms", "mean us", "share");
+    for (size_t i = 0; i < k->n; i++) {
+        const tfb_gpu_kernel_stat *s = &k->v[i];
+        double total = (double)s->total_ns / 1e6, mean = s->mean_ns / 1e3;
+        if (md) {
+            fputs("| ", f);
+            tfb_report_put_str(f, s->name, 1);
+            fprintf(f, " | %lld | %.4g | %.4g | %.1f%% |\n",
+                    (long long)s->count, total, mean, 100.0 * s->share);
+        } else {
+            fputs("    ", f);
+            tfb_report_put_str(f, s->name, 0);
+            tfb_report_pad(f, strlen(s->name), 40);
+            fprintf(f, " %8lld %12.4g %10.4g %6.1f%%\n", (long long)s->count,
+                    total, mean, 100.0 * s->share);
+        }
+    }
+}
+
+/* The run's summary and top kernels; *t NULL when it has no trace. A trace
+ * that cannot be read is no section, not a failed report. */
+static int analyze(tfb_store *s, tfb_run *r, tfb_gpu_trace **t,
+                   tfb_gpu_summary *sum, tfb_gpu_kernels *k)
+{
+    memset(sum, 0, sizeof *sum);
+    memset(k, 0, sizeof *k);
+    *t = NULL;
+    int rc = tfb_gpu_trace_of_run(s, r, t);
+    if (rc < 0 || !*t) {
+        *t = NULL;
+        return rc == TFB_ENOMEM ? rc : 0;
+    }
+    rc = tfb_gpu_summarize(*t, sum);
+    if (rc == 0)
+        rc = tfb_gpu_kernel_stats(*t, REPORT_TOP_KERNELS, k);
+    return rc;
+}
+
+static void done(tfb_gpu_trace *t, tfb_gpu_summary *sum, tfb_gpu_kernels *k)
+{
+    tfb_gpu_summary_free(sum);
+    tfb_gpu_kernels_free(k);
+    tfb_gpu_trace_release(t);
+}
+
+static int report_text(FILE *f, tfb_store *s, tfb_run *r,
+                       const tfb_report_opts *o, int md)
+{
+    (void)o;
+    tfb_gpu_trace *t;
+    tfb_gpu_summary sum;
+    tfb_gpu_kernels k;
+    int rc = analyze(s, r, &t, &sum, &k);
+    if (md)
+        fputs("\n### GPU\n\n", f);
+    if (rc == 0 && !t)
+        fputs(md ? "Not traced.\n" : "  gpu: not traced\n", f);
+    if (rc == 0 && t) {
+        devices_text(f, &sum, md);
+        kernels_text(f, &k, md);
+    }
+    done(t, &sum, &k);
+    return rc;
+}
+
+/* "gpu": {"devices": [...summary...], "kernels": [top kernels],
+ * "kernel_names"}, or null when the run has no trace. */
+static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
+                       const tfb_report_opts *o)
+{
+    (void)o;
+    tfb_gpu_trace *t;
+    tfb_gpu_summary sum;
+    tfb_gpu_kernels k;
+    int rc = analyze(s, r, &t, &sum, &k);
+    tfb_json_key(j, "gpu");
+    if (rc == 0 && t) {
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "devices");
+        tfb_gpu_devices_json(j, &sum);
+        tfb_json_key(j, "kernels");
+        tfb_gpu_kernel_list_json(j, &k);
+        tfb_json_key(j, "kernel_names");
+        tfb_json_u64(j, k.distinct);
+        tfb_json_object_end(j);
+    } else {
+        tfb_json_null(j);
+    }
+    done(t, &sum, &k);
+    return rc;
+}
+
+static int has_trace(tfb_store *s, tfb_run *r)
+{
+    (void)s;
+    char **files;
+    size_t n;
+    if (tfb_run_trace_files(r, &files, &n) < 0)
+        return 0;
+    tfb_strv_free(files, n);
+    return n > 0;
+}
+
+static const tfb_plugin_route routes[] = {
+    {"summary", route_summary},
+    {"kernels", route_kernels},
+    {"utilization", route_utilization},
+    {"timeline", route_timeline},
+    {"trace.json", route_trace_json},
+};
+
+const tfb_plugin tfb_plugin_gpu = {
+    .name = "gpu",
+    .title = "GPU",
+    .module = "js/pages/gpu.js",
+    .routes = routes,
+    .n_routes = sizeof routes / sizeof routes[0],
+    .has_data = has_trace,
+    .report_text = report_text,
+    .report_json = report_json,
+};

@@ -1,0 +1,144 @@
+/*
+ * health.c - the health dashboard: NaN/Inf alerts of every run
+ * (/data/plugin/health/alerts) and their report section.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health_analysis.h"
+#include "plugin.h"
+#include "report_fmt.h"
+
+static int route_alerts(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_run *run = NULL;
+    int rc;
+    if (tfb_http_query(req, "run") != NULL &&
+        (rc = tfb_http_param_run(req, resp, &run)) < 0)
+        return rc;
+    tfb_health_alert *a;
+    size_t n;
+    rc = tfb_health_alerts(tfb_server_store(req), run, &a, &n);
+    if (rc < 0)
+        return rc;
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_health_alerts_json(&j, a, n);
+    free(a);
+    return tfb_http_json(resp, &j);
+}
+
+static void alerts_text(FILE *f, const tfb_health_alert *v, size_t n, int md)
+{
+    if (md)
+        fputs("\n### Health alerts\n\n", f);
+    if (n == 0) {
+        fputs(md ? "No NaN or Inf values.\n" : "  alerts: none\n", f);
+        return;
+    }
+    if (md) {
+        fputs("First non-finite value first.\n\n"
+              "| tag | first step | first time | NaN | +Inf | -Inf | "
+              "events |\n| --- | --- | --- | --- | --- | --- | --- |\n",
+              f);
+    } else {
+        fprintf(f, "  alerts: %zu tag%s held NaN/Inf (first one first)\n",
+                n, n == 1 ? "" : "s");
+        fprintf(f, "    %-32s %10s %-23s %8s %8s %8s %8s\n", "tag",
+                "first step", " first wall time", "NaN", "+Inf", "-Inf",
+                "events");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const tfb_health_alert *a = &v[i];
+        if (md) {
+            fputs("| ", f);
+            tfb_report_put_str(f, a->tag, 1);
+            fprintf(f, " | %lld | ", (long long)a->first_step);
+            tfb_report_put_wall(f, a->first_wall_time);
+            fprintf(f, " | %llu | %llu | %llu | %llu |\n",
+                    (unsigned long long)a->nan,
+                    (unsigned long long)a->pos_inf,
+                    (unsigned long long)a->neg_inf,
+                    (unsigned long long)a->events);
+        } else {
+            fputs("    ", f);
+            tfb_report_put_str(f, a->tag, 0);
+            for (size_t k = strlen(a->tag); k < 32; k++)
+                fputc(' ', f);
+            fprintf(f, " %10lld ", (long long)a->first_step);
+            tfb_report_put_wall(f, a->first_wall_time);
+            fprintf(f, " %8llu %8llu %8llu %8llu\n",
+                    (unsigned long long)a->nan,
+                    (unsigned long long)a->pos_inf,
+                    (unsigned long long)a->neg_inf,
+                    (unsigned long long)a->events);
+        }
+    }
+}
+
+static int report_text(FILE *f, tfb_store *s, tfb_run *r,
+                       const tfb_report_opts *o, int markdown)
+{
+    (void)o;
+    tfb_health_alert *v;
+    size_t n;
+    int rc = tfb_health_alerts(s, r, &v, &n);
+    if (rc < 0)
+        return rc;
+    alerts_text(f, v, n, markdown);
+    free(v);
+    return 0;
+}
+
+static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
+                       const tfb_report_opts *o)
+{
+    (void)o;
+    tfb_health_alert *v;
+    size_t n;
+    int rc = tfb_health_alerts(s, r, &v, &n);
+    if (rc < 0)
+        return rc;
+    tfb_json_key(j, "alerts");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < n; i++) {
+        const tfb_health_alert *a = &v[i];
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "run");
+        tfb_json_str(j, a->run);
+        tfb_json_key(j, "tag");
+        tfb_json_str(j, a->tag);
+        tfb_json_key(j, "first_step");
+        tfb_json_i64(j, a->first_step);
+        tfb_json_key(j, "first_wall_time");
+        tfb_json_double(j, a->first_wall_time);
+        tfb_json_key(j, "nan");
+        tfb_json_u64(j, a->nan);
+        tfb_json_key(j, "pos_inf");
+        tfb_json_u64(j, a->pos_inf);
+        tfb_json_key(j, "neg_inf");
+        tfb_json_u64(j, a->neg_inf);
+        tfb_json_key(j, "events");
+        tfb_json_u64(j, a->events);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+
+    free(v);
+    return 0;
+}
+
+static const tfb_plugin_route routes[] = {
+    {"alerts", route_alerts},
+};
+
+const tfb_plugin tfb_plugin_health = {
+    .name = "health",
+    .title = "Health",
+    .module = "js/pages/health.js",
+    .routes = routes,
+    .n_routes = sizeof routes / sizeof routes[0],
+    .report_text = report_text,
+    .report_json = report_json,
+};

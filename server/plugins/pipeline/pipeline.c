@@ -1,0 +1,172 @@
+/*
+ * pipeline.c - the input-pipeline dashboard: per-step timings, the
+ * input-bound verdict and its recommendations
+ * (/data/plugin/pipeline/{summary,steps}), and the report section.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline_analysis.h"
+#include "plugin.h"
+#include "report_fmt.h"
+
+static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_run *run;
+    int rc = tfb_http_param_run(req, resp, &run);
+    if (rc < 0)
+        return rc;
+    tfb_pipeline_summary s;
+    rc = tfb_pipeline_analyze_run(tfb_server_store(req), run, &s);
+    if (rc < 0)
+        return rc;
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_pipeline_summary_json(&j, &s);
+    return tfb_http_json(resp, &j);
+}
+
+static int route_steps(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_run *run;
+    int rc = tfb_http_param_run(req, resp, &run);
+    if (rc < 0)
+        return rc;
+    tfb_pipeline_step *steps;
+    size_t n;
+    rc = tfb_pipeline_collect(run, &steps, &n);
+    if (rc < 0)
+        return rc;
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_pipeline_steps_json(&j, steps, n);
+    free(steps);
+    return tfb_http_json(resp, &j);
+}
+
+static void emit_line(void *user, const char *text)
+{
+    FILE **ctx = user;
+    FILE *f = ctx[0];
+    int markdown = ctx[1] != NULL;
+    fputs(markdown ? "- " : "    - ", f);
+    tfb_report_put_str(f, text, 0); /* our own sentences: no markup in them */
+    fputc('\n', f);
+}
+
+static const char *verdict_words(const char *v)
+{
+    if (!v)
+        return "no data";
+    if (!strcmp(v, "highly"))
+        return "HIGHLY input-bound";
+    if (!strcmp(v, "moderately"))
+        return "MODERATELY input-bound";
+    if (!strcmp(v, "potentially"))
+        return "POTENTIALLY input-bound";
+    return "NOT input-bound";
+}
+
+static void pipeline_text(FILE *f, const tfb_pipeline_summary *p, int md)
+{
+    if (p->steps == 0) {
+        fputs(md ? "\n### Input pipeline\n\nNo pipeline/step_ms and "
+                   "pipeline/input_ms scalars.\n"
+                 : "  input pipeline: no step timings\n",
+              f);
+        return;
+    }
+    if (md) {
+        fprintf(f, "\n### Input pipeline\n\n**%s**: %.1f%% of step time "
+                   "waiting for input (mean step %.4g ms, mean input wait "
+                   "%.4g ms, %zu steps).\n\n",
+                verdict_words(p->verdict), 100.0 * p->input_fraction,
+                p->mean_step_ms, p->mean_input_ms, p->steps);
+        fputs("| ms | mean | stddev | min | p50 | p90 | p99 | max |\n"
+              "| --- | --- | --- | --- | --- | --- | --- | --- |\n", f);
+    } else {
+        fprintf(f, "  input pipeline: %s: %.1f%% of step time waiting for "
+                   "input (mean step %.4g ms, mean input wait %.4g ms, "
+                   "%zu steps)\n",
+                verdict_words(p->verdict), 100.0 * p->input_fraction,
+                p->mean_step_ms, p->mean_input_ms, p->steps);
+        fprintf(f, "    %-8s %10s %10s %10s %10s %10s %10s %10s\n", "ms",
+                "mean", "stddev", "min", "p50", "p90", "p99", "max");
+    }
+    const tfb_pipeline_stats *st[2] = {&p->step_ms, &p->input_ms};
+    const char *names[2] = {"step", "input"};
+    for (int k = 0; k < 2; k++) {
+        const tfb_pipeline_stats *s = st[k];
+        if (md)
+            fprintf(f, "| %s | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | "
+                       "%.4g |\n",
+                    names[k], s->mean, s->stddev, s->min, s->p50, s->p90,
+                    s->p99, s->max);
+        else
+            fprintf(f, "    %-8s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g "
+                       "%10.4g\n",
+                    names[k], s->mean, s->stddev, s->min, s->p50, s->p90,
+                    s->p99, s->max);
+    }
+    if (p->trace.has_trace) {
+        fprintf(f, md ? "\nFrom the trace: other host time %.1f%% of step "
+                        "time; %.1f%% of GPU idle time inside input waits.\n"
+                      : "    trace: other host time %.1f%% of step time; "
+                        "%.1f%% of GPU idle time inside input waits\n",
+                100.0 * p->trace.other_host_fraction,
+                100.0 * p->trace.gpu_idle_in_input_fraction);
+    }
+    fputs(md ? "\nRecommendations:\n\n" : "    recommendations:\n", f);
+    FILE *ctx[2] = {f, md ? f : NULL};
+    tfb_pipeline_recommend(p, emit_line, ctx);
+}
+
+static int report_text(FILE *f, tfb_store *s, tfb_run *r,
+                       const tfb_report_opts *o, int markdown)
+{
+    (void)o;
+    tfb_pipeline_summary p;
+    int rc = tfb_pipeline_analyze_run(s, r, &p);
+    if (rc < 0)
+        return rc;
+    pipeline_text(f, &p, markdown);
+    return 0;
+}
+
+static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
+                       const tfb_report_opts *o)
+{
+    (void)o;
+    tfb_pipeline_summary p;
+    int rc = tfb_pipeline_analyze_run(s, r, &p);
+    if (rc < 0)
+        return rc;
+    tfb_json_key(j, "pipeline");
+    if (p.steps > 0)
+        tfb_pipeline_summary_json(j, &p);
+    else
+        tfb_json_null(j);
+    return 0;
+}
+
+static int has_steps(tfb_store *s, tfb_run *r)
+{
+    (void)s;
+    return tfb_run_find_series(r, TFB_SERIES_SCALAR, TFB_TAG_STEP_MS) != NULL;
+}
+
+static const tfb_plugin_route routes[] = {
+    {"summary", route_summary},
+    {"steps", route_steps},
+};
+
+const tfb_plugin tfb_plugin_pipeline = {
+    .name = "pipeline",
+    .title = "Input pipeline",
+    .module = "js/pages/pipeline.js",
+    .routes = routes,
+    .n_routes = sizeof routes / sizeof routes[0],
+    .has_data = has_steps,
+    .report_text = report_text,
+    .report_json = report_json,
+};

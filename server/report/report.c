@@ -1,0 +1,325 @@
+/*
+ * report.c - `tfboard report`: parses its options, loads the logdir once
+ * (no HTTP server, no reload), builds the report model and writes it in
+ * the chosen format. Exit status: 0, 1 when --fail-on nan finds an alert
+ * (or the output cannot be written), 2 on bad usage or an unreadable
+ * logdir.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "gradients_analysis.h"
+#include "loader.h"
+#include "report_html.h"
+#include "report_model.h"
+#include "report_text.h"
+#include "store.h"
+
+typedef enum { FMT_TEXT, FMT_MARKDOWN, FMT_JSON, FMT_HTML } report_format;
+
+typedef struct report_args {
+    const char *logdir;
+    const char *output; /* NULL = stdout */
+    report_format format;
+    int fail_on_nan;
+    int quiet;
+    tfb_report_opts opts;
+} report_args;
+
+static void usage(FILE *f)
+{
+    fputs("usage: tfboard report --logdir DIR [--run REGEX]\n"
+          "         [--format text|markdown|json|html] [--fail-on nan]\n"
+          "         [--output FILE] [--grad-vanish X] [--grad-explode X]\n"
+          "         [--quiet]\n"
+          "\n"
+          "A post-mortem of each run in DIR: steps and duration, last/min/max\n"
+          "of each scalar, NaN/Inf alerts (first one first), gradient flags,\n"
+          "the input-pipeline verdict, and GPU figures when traced.\n"
+          "\n"
+          "  --run REGEX        only runs whose name matches (POSIX extended)\n"
+          "  --format F         text (default), markdown, json, or html (one\n"
+          "                     self-contained page with charts)\n"
+          "  --fail-on nan      exit 1 when any run has a NaN/Inf alert (CI)\n"
+          "  --output FILE      write there instead of standard output\n"
+          "  --grad-vanish X    gradient norms below X are flagged (1e-6)\n"
+          "  --grad-explode X   gradient norms above X are flagged (1e2)\n"
+          "  --quiet            no progress lines on standard error\n",
+          f);
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Returns 0 to go on, 1 after --help, -1 on bad usage (message printed). */
+static int parse_args(int argc, char **argv, report_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->opts.grad_vanish = TFB_GRAD_VANISH_DEFAULT;
+    a->opts.grad_explode = TFB_GRAD_EXPLODE_DEFAULT;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        if (!strcmp(arg, "--quiet")) {
+            a->quiet = 1;
+            continue;
+        }
+        /* --opt=value and --opt value both work. */
+        const char *val = NULL;
+        char name[64];
+        const char *eq = strchr(arg, '=');
+        if (eq && (size_t)(eq - arg) < sizeof name) {
+            memcpy(name, arg, (size_t)(eq - arg));
+            name[eq - arg] = 0;
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", arg);
+        }
+        static const char *const with_value[] = {
+            "--logdir", "--run", "--format", "--fail-on", "--output",
+            "--grad-vanish", "--grad-explode"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+            known |= !strcmp(name, with_value[k]);
+        if (!known) {
+            fprintf(stderr, "tfboard report: unknown option '%s'\n", arg);
+            return -1;
+        }
+        if (!val) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "tfboard report: %s needs a value\n", name);
+                return -1;
+            }
+            val = argv[++i];
+        }
+        if (!strcmp(name, "--logdir")) {
+            a->logdir = val;
+        } else if (!strcmp(name, "--run")) {
+            a->opts.run_regex = val;
+        } else if (!strcmp(name, "--output")) {
+            a->output = val;
+        } else if (!strcmp(name, "--format")) {
+            if (!strcmp(val, "text"))
+                a->format = FMT_TEXT;
+            else if (!strcmp(val, "markdown") || !strcmp(val, "md"))
+                a->format = FMT_MARKDOWN;
+            else if (!strcmp(val, "json"))
+                a->format = FMT_JSON;
+            else if (!strcmp(val, "html"))
+                a->format = FMT_HTML;
+            else {
+                fprintf(stderr, "tfboard report: --format must be text, "
+                                "markdown, json or html, not '%s'\n", val);
+                return -1;
+            }
+        } else if (!strcmp(name, "--fail-on")) {
+            if (strcmp(val, "nan")) {
+                fprintf(stderr, "tfboard report: --fail-on knows only "
+                                "'nan', not '%s'\n", val);
+                return -1;
+            }
+            a->fail_on_nan = 1;
+        } else {
+            double *dst = !strcmp(name, "--grad-vanish") ? &a->opts.grad_vanish
+                                                         : &a->opts.grad_explode;
+            if (parse_double(val, dst) < 0) {
+                fprintf(stderr, "tfboard report: %s needs a number, not "
+                                "'%s'\n", name, val);
+                return -1;
+            }
+        }
+    }
+    if (!a->logdir) {
+        fprintf(stderr, "tfboard report: --logdir is required\n");
+        return -1;
+    }
+    return 0;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct load_job {
+    tfb_loader *loader;
+    int rc;
+    atomic_int finished;
+} load_job;
+
+static void *load_thread(void *arg)
+{
+    load_job *job = arg;
+    job->rc = tfb_loader_pass(job->loader);
+    atomic_store(&job->finished, 1);
+    return NULL;
+}
+
+/* One loader pass on a thread of its own while this one reports progress:
+ * silent for a second, then a line a second, so small logdirs print
+ * nothing and large ones show they are moving. */
+static int load_once(tfb_store *store, int quiet)
+{
+    tfb_loader_opts lo = {.reload_interval = 0, .threads = 0,
+                          .log = quiet ? NULL : stderr};
+    load_job job = {.rc = 0};
+    atomic_init(&job.finished, 0);
+    int rc = tfb_loader_create(&job.loader, store, &lo);
+    if (rc < 0)
+        return rc;
+    pthread_t th;
+    if (pthread_create(&th, NULL, load_thread, &job) != 0) {
+        tfb_loader_stop(job.loader);
+        return TFB_ENOMEM;
+    }
+    double t0 = mono_s(), next = t0 + 1.0;
+    tfb_load_progress p;
+    while (!atomic_load(&job.finished)) {
+        struct timespec d = {0, 20 * 1000 * 1000};
+        nanosleep(&d, NULL);
+        double now = mono_s();
+        if (!quiet && now >= next) {
+            tfb_store_progress(store, &p);
+            fprintf(stderr,
+                    "tfboard report: loading: %llu/%llu files, %.1f/%.1f MB, "
+                    "%llu points (%.0f s)\n",
+                    (unsigned long long)p.files_done,
+                    (unsigned long long)p.files_total,
+                    (double)p.bytes_done / 1e6, (double)p.bytes_total / 1e6,
+                    (unsigned long long)p.points, now - t0);
+            next = now + 1.0;
+        }
+    }
+    pthread_join(th, NULL);
+    tfb_loader_stop(job.loader);
+    if (!quiet && mono_s() - t0 >= 1.0) {
+        tfb_store_progress(store, &p);
+        fprintf(stderr, "tfboard report: loaded %llu files, %llu points in "
+                        "%.1f s\n",
+                (unsigned long long)p.files_done,
+                (unsigned long long)p.points, mono_s() - t0);
+    }
+    return job.rc;
+}
+
+static int write_report(FILE *f, const tfb_report *rep, report_format fmt)
+{
+    switch (fmt) {
+    case FMT_TEXT:
+        return tfb_report_text(f, rep, 0);
+    case FMT_MARKDOWN:
+        return tfb_report_text(f, rep, 1);
+    case FMT_HTML:
+        return tfb_report_html(f, rep);
+    case FMT_JSON: {
+        tfb_json j;
+        tfb_json_init(&j);
+        int rc = tfb_report_json(&j, rep);
+        if (rc < 0) {
+            tfb_json_free(&j);
+            return rc;
+        }
+        size_t len;
+        char *txt = tfb_json_take(&j, &len);
+        if (!txt)
+            return TFB_ENOMEM;
+        fwrite(txt, 1, len, f);
+        fputc('\n', f);
+        free(txt);
+        return 0;
+    }
+    }
+    return TFB_EINVAL;
+}
+
+int tfb_report_main(int argc, char **argv)
+{
+    report_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0) {
+        if (rc < 0)
+            usage(stderr);
+        return rc > 0 ? 0 : 2;
+    }
+    struct stat st;
+    if (stat(a.logdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tfboard report: %s: not a readable directory\n",
+                a.logdir);
+        return 2;
+    }
+
+    tfb_store *store;
+    rc = tfb_store_create(&store, a.logdir);
+    if (rc < 0) {
+        fprintf(stderr, "tfboard report: %s\n", tfb_strerror(rc));
+        return 2;
+    }
+    rc = load_once(store, a.quiet);
+    if (rc < 0) {
+        fprintf(stderr, "tfboard report: loading %s: %s\n", a.logdir,
+                tfb_strerror(rc));
+        tfb_store_destroy(store);
+        return 2;
+    }
+
+    tfb_report rep;
+    char err[512] = "";
+    rc = tfb_report_build(&rep, store, &a.opts, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "tfboard report: %s\n", err[0] ? err
+                                                       : tfb_strerror(rc));
+        tfb_store_destroy(store);
+        return rc == TFB_EINVAL ? 2 : 1;
+    }
+
+    FILE *out = stdout;
+    if (a.output && !(out = fopen(a.output, "w"))) {
+        fprintf(stderr, "tfboard report: cannot write %s: %s\n", a.output,
+                strerror(errno));
+        tfb_report_free(&rep);
+        tfb_store_destroy(store);
+        return 1;
+    }
+    int status = 0;
+    rc = write_report(out, &rep, a.format);
+    if (rc < 0) {
+        fprintf(stderr, "tfboard report: %s\n", tfb_strerror(rc));
+        status = 1;
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        fprintf(stderr, "tfboard report: write error: %s\n", strerror(errno));
+        status = 1;
+    }
+    if (out != stdout)
+        fclose(out);
+    if (status == 0 && a.fail_on_nan && rep.total_alerts > 0) {
+        fprintf(stderr, "tfboard report: %zu NaN/Inf alert%s (--fail-on "
+                        "nan)\n",
+                rep.total_alerts, rep.total_alerts == 1 ? "" : "s");
+        status = 1;
+    }
+    tfb_report_free(&rep);
+    tfb_store_destroy(store);
+    return status;
+}

@@ -1,0 +1,149 @@
+/*
+ * report_json.c - the report as JSON (the `--format json` output, and the
+ * data the html page draws from). Field names match the HTTP routes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_model.h"
+
+static void num_or_null(tfb_json *j, double v)
+{
+    /* Unknown (not non-finite data) is null; the caller decides which. */
+    tfb_json_double(j, v);
+}
+
+static void wall_or_null(tfb_json *j, double w)
+{
+    if (isnan(w))
+        tfb_json_null(j);
+    else
+        tfb_json_double(j, w);
+}
+
+static int run_json(tfb_json *j, const tfb_report *rep,
+                    const tfb_report_run *rr)
+{
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "run");
+    tfb_json_str(j, rr->name);
+    tfb_json_key(j, "steps");
+    if (rr->max_step == INT64_MIN)
+        tfb_json_null(j);
+    else
+        tfb_json_i64(j, rr->max_step);
+    tfb_json_key(j, "first_wall_time");
+    wall_or_null(j, rr->first_wall);
+    tfb_json_key(j, "last_wall_time");
+    wall_or_null(j, rr->last_wall);
+    tfb_json_key(j, "duration_s");
+    if (isnan(rr->first_wall) || isnan(rr->last_wall))
+        tfb_json_null(j);
+    else
+        tfb_json_double(j, rr->last_wall - rr->first_wall);
+
+    tfb_json_key(j, "scalars");
+    tfb_json_object_begin(j);
+    for (size_t i = 0; i < rr->n_scalars; i++) {
+        const tfb_report_scalar *s = &rr->scalars[i];
+        tfb_json_key(j, s->tag);
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "last");
+        num_or_null(j, s->last);
+        tfb_json_key(j, "min");
+        if (s->has_finite)
+            tfb_json_double(j, s->min);
+        else
+            tfb_json_null(j);
+        tfb_json_key(j, "max");
+        if (s->has_finite)
+            tfb_json_double(j, s->max);
+        else
+            tfb_json_null(j);
+        tfb_json_key(j, "count");
+        tfb_json_u64(j, s->count);
+        tfb_json_key(j, "last_step");
+        tfb_json_i64(j, s->last_step);
+        tfb_json_key(j, "nonfinite");
+        tfb_json_u64(j, s->nonfinite);
+        tfb_json_object_end(j);
+    }
+    tfb_json_object_end(j);
+
+    size_t np;
+    const tfb_plugin *const *pl = tfb_plugins(&np);
+    for (size_t k = 0; k < np; k++)
+        if (pl[k]->report_json) {
+            int rc = pl[k]->report_json(j, rep->store, rr->run, &rep->opts);
+            if (rc < 0)
+                return rc;
+        }
+    tfb_json_object_end(j);
+    return 0;
+}
+
+int tfb_report_json(tfb_json *j, const tfb_report *rep)
+{
+    int rc = 0;
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "logdir");
+    tfb_json_str(j, rep->logdir);
+    tfb_json_key(j, "runs");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < rep->n_runs && rc == 0; i++)
+        rc = run_json(j, rep, &rep->runs[i]);
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+    return rc;
+}
+
+void tfb_report_series_json(tfb_json *j, tfb_run *run, const char *tag,
+                            size_t max_points)
+{
+    tfb_series *s = tfb_run_find_series(run, TFB_SERIES_SCALAR, tag);
+    tfb_json_array_begin(j);
+    if (!s) {
+        tfb_json_array_end(j);
+        return;
+    }
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    size_t n = v.count;
+    /* Strides of about n / (max_points / 3) points; from each, its
+     * minimum, maximum and first non-finite point, in order, so spikes and
+     * NaNs survive the thinning. */
+    size_t stride = 1;
+    if (max_points >= 3 && n > max_points)
+        stride = (n + max_points / 3 - 1) / (max_points / 3);
+    for (size_t b = 0; b < n; b += stride) {
+        size_t e = b + stride < n ? b + stride : n;
+        size_t lo = b, hi = b;
+        for (size_t i = b; i < e; i++) {
+            float x = v.value[i];
+            if (!isfinite(x))
+                continue;
+            if (!isfinite(v.value[lo]) || x < v.value[lo])
+                lo = i;
+            if (!isfinite(v.value[hi]) || x > v.value[hi])
+                hi = i;
+        }
+        int nonfinite_kept = 0;
+        for (size_t i = b; i < e; i++) {
+            /* One non-finite point per stride marks it; a diverged run's
+             * long NaN tail must not defeat the thinning. */
+            int nf = !isfinite(v.value[i]) && !nonfinite_kept;
+            int keep = stride == 1 || i == lo || i == hi || nf || i == n - 1;
+            if (!keep)
+                continue;
+            if (nf)
+                nonfinite_kept = 1;
+            tfb_json_array_begin(j);
+            tfb_json_i64(j, v.step[i]);
+            tfb_json_float(j, v.value[i]);
+            tfb_json_array_end(j);
+        }
+    }
+    tfb_series_read_end(s);
+    tfb_json_array_end(j);
+}

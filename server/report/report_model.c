@@ -1,0 +1,143 @@
+/*
+ * report_model.c - gathers the report's own facts for each selected run
+ * from the store (the plugins' sections are written by the plugins).
+ */
+#include "report_model.h"
+
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "health_analysis.h"
+
+static int scalar_facts(tfb_series *s, tfb_report_scalar *out)
+{
+    memset(out, 0, sizeof *out);
+    out->tag = tfb_series_tag(s);
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    out->count = v.count;
+    out->last = NAN;
+    out->min = INFINITY;
+    out->max = -INFINITY;
+    for (size_t i = 0; i < v.count; i++) {
+        double x = v.value[i];
+        if (isfinite(x)) {
+            out->has_finite = 1;
+            if (x < out->min)
+                out->min = x;
+            if (x > out->max)
+                out->max = x;
+        } else {
+            out->nonfinite++;
+        }
+    }
+    if (v.count) {
+        out->last = v.value[v.count - 1];
+        out->last_step = v.step[v.count - 1];
+    }
+    tfb_series_read_end(s);
+    return 0;
+}
+
+static int run_facts(tfb_report_run *rr, tfb_store *store, tfb_run *run,
+                     const tfb_report_opts *opts)
+{
+    memset(rr, 0, sizeof *rr);
+    rr->run = run;
+    rr->name = tfb_run_name(run);
+    rr->max_step = tfb_run_max_step(run);
+    rr->first_wall = tfb_run_first_wall(run);
+    rr->last_wall = tfb_run_last_wall(run);
+
+    tfb_series **ser;
+    size_t n;
+    int rc = tfb_run_series(run, TFB_SERIES_SCALAR, &ser, &n);
+    if (rc < 0)
+        return rc;
+    if (n > 0) {
+        rr->scalars = calloc(n, sizeof *rr->scalars);
+        if (!rr->scalars) {
+            free(ser);
+            return TFB_ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+            scalar_facts(ser[i], &rr->scalars[i]);
+        rr->n_scalars = n;
+    }
+    free(ser);
+
+    (void)opts;
+    tfb_health_alert *alerts;
+    rc = tfb_health_alerts(store, run, &alerts, &rr->n_alerts);
+    if (rc < 0)
+        return rc;
+    free(alerts);
+    return 0;
+}
+
+int tfb_report_build(tfb_report *rep, tfb_store *store,
+                     const tfb_report_opts *opts, char *err, size_t err_len)
+{
+    memset(rep, 0, sizeof *rep);
+    const char *run_regex = opts->run_regex;
+    if (!(opts->grad_vanish >= 0 && opts->grad_explode > opts->grad_vanish)) {
+        snprintf(err, err_len, "gradient thresholds need 0 <= vanish < "
+                               "explode");
+        return TFB_EINVAL;
+    }
+    rep->logdir = tfb_store_logdir(store);
+    rep->store = store;
+    rep->opts = *opts;
+    regex_t re;
+    if (run_regex) {
+        int rc = regcomp(&re, run_regex, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char msg[256];
+            regerror(rc, &re, msg, sizeof msg);
+            snprintf(err, err_len, "bad --run regex '%s': %s", run_regex, msg);
+            return TFB_EINVAL;
+        }
+    }
+    tfb_run **runs;
+    size_t n;
+    int rc = tfb_store_runs(store, &runs, &n);
+    if (rc < 0) {
+        if (run_regex)
+            regfree(&re);
+        return rc;
+    }
+    rep->runs = n ? calloc(n, sizeof *rep->runs) : NULL;
+    if (n && !rep->runs)
+        rc = TFB_ENOMEM;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (run_regex && regexec(&re, tfb_run_name(runs[i]), 0, NULL, 0) != 0)
+            continue;
+        rc = run_facts(&rep->runs[rep->n_runs], store, runs[i],
+                       opts);
+        rep->total_alerts += rep->runs[rep->n_runs].n_alerts;
+        rep->n_runs++;
+    }
+    free(runs);
+    if (run_regex)
+        regfree(&re);
+    if (rc < 0) {
+        snprintf(err, err_len, "%s", tfb_strerror(rc));
+        tfb_report_free(rep);
+    }
+    return rc;
+}
+
+void tfb_report_free(tfb_report *rep)
+{
+    if (!rep)
+        return;
+    for (size_t i = 0; i < rep->n_runs; i++) {
+        tfb_report_run *rr = &rep->runs[i];
+        free(rr->scalars);
+    }
+    free(rep->runs);
+    memset(rep, 0, sizeof *rep);
+}
