@@ -356,6 +356,8 @@ static void free_pool(tfb_gpu_tracer *t)
     t->allocated = 0;
 }
 
+static void tracer_on_close(tfb_writer *w);
+
 static tfb_gpu_tracer *get_tracer(tfb_writer *w, int create)
 {
     struct tfb_gpu_tracer **slot = tfb_writer_gpu_slot(w);
@@ -369,6 +371,7 @@ static tfb_gpu_tracer *get_tracer(tfb_writer *w, int create)
         pthread_cond_init(&t->cv, NULL);
         t->w = w;
         *slot = t;
+        tfb_writer_set_hooks(w, TFB_WRITER_MOD_GPU, NULL, tracer_on_close);
     }
     return *slot;
 }
@@ -591,7 +594,7 @@ const char *tfb_gpu_trace_error(const tfb_writer *w)
     return (*slot)->err;
 }
 
-void tfb_gpu_trace_on_close(tfb_writer *w)
+static void tracer_on_close(tfb_writer *w)
 {
     struct tfb_gpu_tracer **slot = tfb_writer_gpu_slot(w);
     if (!slot || !*slot)

@@ -57,7 +57,3 @@ const char *tfb_gpu_trace_error(const tfb_writer *w)
     return w ? k_msg : "";
 }
 
-void tfb_gpu_trace_on_close(tfb_writer *w)
-{
-    (void)w;
-}

@@ -209,6 +209,9 @@ static struct tfb_pipeline *pipeline_create(tfb_writer *w)
     return p;
 }
 
+static void pipeline_on_flush(tfb_writer *w);
+static void pipeline_on_close(tfb_writer *w);
+
 int tfb_step_begin(tfb_writer *w, int64_t step)
 {
     if (!w)
@@ -220,6 +223,8 @@ int tfb_step_begin(tfb_writer *w, int64_t step)
         if (!p)
             return TFB_ENOMEM;
         *slot = p;
+        tfb_writer_set_hooks(w, TFB_WRITER_MOD_PIPELINE, pipeline_on_flush,
+                             pipeline_on_close);
     }
     if (p->state != PIPE_IDLE)
         return TFB_ESTATE;
@@ -300,7 +305,7 @@ int tfb_step_end(tfb_writer *w)
     return 0;
 }
 
-void tfb_pipeline_on_flush(tfb_writer *w)
+static void pipeline_on_flush(tfb_writer *w)
 {
     struct tfb_pipeline *p = w ? *tfb_writer_pipeline_slot(w) : NULL;
     if (!p)
@@ -321,7 +326,7 @@ void tfb_pipeline_on_flush(tfb_writer *w)
     }
 }
 
-void tfb_pipeline_on_close(tfb_writer *w)
+static void pipeline_on_close(tfb_writer *w)
 {
     if (!w)
         return;

@@ -66,6 +66,9 @@ struct tfb_writer {
     uint64_t records_logged, records_dropped, bytes_written;
     struct tfb_gpu_tracer *gpu;
     struct tfb_pipeline *pipeline;
+    struct {
+        tfb_writer_hook on_flush, on_close;
+    } hooks[TFB_WRITER_MOD_COUNT];
 };
 
 static atomic_uint g_file_seq;
@@ -344,21 +347,26 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
     return 0;
 }
 
-/* Module hooks: weak, so a static link pulls in the GPU and pipeline
- * modules only when the program uses them (and then there is state to
- * release). */
-extern void tfb_gpu_trace_on_close(tfb_writer *w) __attribute__((weak));
-extern void tfb_pipeline_on_close(tfb_writer *w) __attribute__((weak));
-extern void tfb_pipeline_on_flush(tfb_writer *w) __attribute__((weak));
+void tfb_writer_set_hooks(tfb_writer *w, tfb_writer_module m,
+                          tfb_writer_hook on_flush, tfb_writer_hook on_close)
+{
+    if (!w || (unsigned)m >= TFB_WRITER_MOD_COUNT)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->hooks[m].on_flush = on_flush;
+    w->hooks[m].on_close = on_close;
+    pthread_mutex_unlock(&w->mu);
+}
 
 int tfb_writer_close(tfb_writer *w)
 {
     if (!w)
         return 0;
-    if (tfb_gpu_trace_on_close)
-        tfb_gpu_trace_on_close(w);
-    if (tfb_pipeline_on_close)
-        tfb_pipeline_on_close(w);
+    /* close is not concurrent with other calls on w: no lock needed to
+     * read the hooks. */
+    for (int m = 0; m < TFB_WRITER_MOD_COUNT; m++)
+        if (w->hooks[m].on_close)
+            w->hooks[m].on_close(w);
     pthread_mutex_lock(&w->mu);
     w->closing = 1;
     pthread_cond_signal(&w->cv_work);
@@ -385,8 +393,14 @@ int tfb_flush(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
-    if (tfb_pipeline_on_flush)
-        tfb_pipeline_on_flush(w);
+    tfb_writer_hook flush_hooks[TFB_WRITER_MOD_COUNT];
+    pthread_mutex_lock(&w->mu);
+    for (int m = 0; m < TFB_WRITER_MOD_COUNT; m++)
+        flush_hooks[m] = w->hooks[m].on_flush;
+    pthread_mutex_unlock(&w->mu);
+    for (int m = 0; m < TFB_WRITER_MOD_COUNT; m++)
+        if (flush_hooks[m])
+            flush_hooks[m](w);
     pthread_mutex_lock(&w->mu);
     uint64_t target = w->appended;
     if (w->flush_target < target)

@@ -16,16 +16,27 @@ struct tfb_pipeline;     /* collector/pipeline.c */
 struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w);
 struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w);
 
-/* Hooks the writer calls in tfb_writer_close(), before it drains its queue:
- * the GPU tracer is stopped (its last utilization scalars still reach the
- * file), then the pipeline state is freed. Each module defines its hook. */
-void tfb_gpu_trace_on_close(tfb_writer *w);
-void tfb_pipeline_on_close(tfb_writer *w);
-
-/* Called by tfb_flush() first, so that what a module buffers of its own
- * (the pipeline's step scalars) is in the writer's queue before the flush
- * point is taken. */
-void tfb_pipeline_on_flush(tfb_writer *w);
+/* A module that keeps state on a writer gives the writer its hooks when
+ * it first fills its slot; the writer calls them, never the module's
+ * functions by name, so the dependency runs one way (module -> writer).
+ *  - on_flush runs first in tfb_flush(), so that what a module buffers of
+ *    its own (the pipeline's step scalars) is in the writer's queue before
+ *    the flush point is taken;
+ *  - on_close runs in tfb_writer_close(), before the writer drains its
+ *    queue, in module order: the GPU tracer is stopped first (its last
+ *    utilization scalars still reach the file), then the pipeline state is
+ *    freed.
+ * Either hook may be NULL. Setting them again replaces them. Thread-safe
+ * on one writer. */
+typedef void (*tfb_writer_hook)(tfb_writer *w);
+typedef enum {
+    TFB_WRITER_MOD_GPU = 0,
+    TFB_WRITER_MOD_PIPELINE,
+    TFB_WRITER_MOD_METRICS,
+    TFB_WRITER_MOD_COUNT
+} tfb_writer_module;
+void tfb_writer_set_hooks(tfb_writer *w, tfb_writer_module m,
+                          tfb_writer_hook on_flush, tfb_writer_hook on_close);
 
 /* Writes a numerics record (plugin TFB_NUMERICS_PLUGIN, int64 tensor [3]
  * {nan, +inf, -inf}) under tag at step. Thread-safe on one writer. */
