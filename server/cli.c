@@ -56,10 +56,13 @@ static int serve(const tfb_config *cfg)
         host = hn;
     }
     int v6 = strchr(host, ':') != NULL;
-    printf("tfboard %s serving %s at http://%s%s%s:%d/ (Ctrl+C to quit)\n",
-           tfb_version(), cfg->logdir, v6 ? "[" : "", host, v6 ? "]" : "",
-           tfb_server_port(srv));
-    fflush(stdout);
+    if (!cfg->quiet) {
+        printf("tfboard %s serving %s at http://%s%s%s:%d/ (Ctrl+C to "
+               "quit)\n",
+               tfb_version(), cfg->logdir, v6 ? "[" : "", host, v6 ? "]" : "",
+               tfb_server_port(srv));
+        fflush(stdout);
+    }
 
     tfb_loader_opts lo = {cfg->reload_interval, cfg->load_threads, stderr};
     tfb_loader *loader;

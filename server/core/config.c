@@ -18,6 +18,8 @@ void tfb_config_defaults(tfb_config *cfg)
     cfg->reload_interval = 5;
     cfg->grad_vanish = 1e-6;
     cfg->grad_explode = 1e2;
+    cfg->max_conn_per_client = 64;
+    cfg->request_timeout = 30;
 }
 
 void tfb_config_usage(FILE *out)
@@ -48,6 +50,16 @@ void tfb_config_usage(FILE *out)
         "as vanishing (default 1e-6)\n"
         "  --grad-explode X        gradient norm above which a layer counts "
         "as exploding (default 1e2)\n"
+        "  --allow_host NAME       also accept requests whose Host header is "
+        "NAME\n"
+        "                          (others than the bound address and "
+        "localhost get 403,\n"
+        "                          against DNS rebinding; --bind_all accepts "
+        "any)\n"
+        "  --max_connections_per_client N  connections one address may hold "
+        "(default 64)\n"
+        "  --request_timeout S     a request must arrive whole within S "
+        "seconds (default 30)\n"
         "  --quiet                 no messages but errors\n"
         "  --help                  this text\n"
         "  --version               the version\n",
@@ -149,6 +161,14 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
             bad = parse_double(v, 0, &cfg->grad_vanish) < 0;
         } else if ((v = opt_value(a, inline_val, "--grad_explode", argc, argv, &i))) {
             bad = parse_double(v, 0, &cfg->grad_explode) < 0;
+        } else if ((v = opt_value(a, inline_val, "--allow_host", argc, argv, &i))) {
+            bad = !*v || cfg->n_allow_hosts == TFB_CONFIG_MAX_ALLOW_HOSTS;
+            if (!bad)
+                cfg->allow_hosts[cfg->n_allow_hosts++] = v;
+        } else if ((v = opt_value(a, inline_val, "--max_connections_per_client", argc, argv, &i))) {
+            bad = parse_int(v, 1, 100000, &cfg->max_conn_per_client) < 0;
+        } else if ((v = opt_value(a, inline_val, "--request_timeout", argc, argv, &i))) {
+            bad = parse_double(v, 0.1, &cfg->request_timeout) < 0;
         } else {
             fprintf(err, "tfboard: unknown option '%s' (see tfboard --help)\n",
                     argv[i]);

@@ -9,6 +9,8 @@
 
 #include <stdio.h>
 
+#define TFB_CONFIG_MAX_ALLOW_HOSTS 16
+
 typedef struct tfb_config {
     const char *logdir;      /* --logdir DIR (required); points into argv */
     const char *host;        /* --host ADDR; default "127.0.0.1" */
@@ -20,7 +22,16 @@ typedef struct tfb_config {
     int http_threads;        /* --http_threads N; 0 = one per CPU */
     double grad_vanish;      /* --grad-vanish X; default 1e-6 (health) */
     double grad_explode;     /* --grad-explode X; default 1e2 (health) */
-    int quiet;               /* --quiet: no progress lines on stderr */
+    int quiet;               /* --quiet: no messages but errors */
+    /* --allow_host NAME (repeatable): Host header values accepted besides
+     * the bound address, localhost, 127.0.0.1 and ::1 (DNS rebinding:
+     * other Hosts get 403 unless --bind_all). */
+    const char *allow_hosts[TFB_CONFIG_MAX_ALLOW_HOSTS];
+    int n_allow_hosts;
+    int max_conn_per_client; /* --max_connections_per_client N; default 64 */
+    double request_timeout;  /* --request_timeout S: a request must arrive
+                                whole within S seconds of the connection
+                                (or of the last answer); default 30 */
 } tfb_config;
 
 /* Sets every field to its default. */

@@ -14,13 +14,28 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "http_internal.h"
 #include "static_files.h"
+
+/* One open connection, for the request deadline: libmicrohttpd's own
+ * timeout is an idle timeout, which a client sending a byte now and then
+ * resets forever (and 4,096 such connections made the server
+ * unreachable). */
+typedef struct conn_track {
+    int fd;
+    int64_t deadline_ns; /* INT64_MAX while a request is being answered */
+    struct conn_track *prev, *next;
+} conn_track;
+
+#define SOCKET_SNDBUF (512 * 1024)
 
 struct tfb_server {
     struct MHD_Daemon *daemon;
@@ -29,7 +44,124 @@ struct tfb_server {
     const tfb_config *cfg;
     tfb_store *store;
     char *webui_root; /* realpath of --webui-dir, or NULL */
+    /* the deadline reaper */
+    pthread_mutex_t conn_mu;
+    pthread_cond_t conn_cv;
+    conn_track conns; /* list head */
+    pthread_t reaper;
+    int have_reaper, stopping;
+    int64_t timeout_ns;
 };
+
+static int64_t mono_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static conn_track *track_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+static void set_deadline(tfb_server *s, struct MHD_Connection *c,
+                         int64_t deadline)
+{
+    conn_track *t = track_of(c);
+    if (!t)
+        return;
+    pthread_mutex_lock(&s->conn_mu);
+    t->deadline_ns = deadline;
+    pthread_mutex_unlock(&s->conn_mu);
+}
+
+/* The headers are in: the answer may take as long as it takes (a long
+ * download is not a slow client). */
+static void conn_request_started(tfb_server *s, struct MHD_Connection *c)
+{
+    set_deadline(s, c, INT64_MAX);
+}
+
+/* Answered: the next request on this keep-alive connection must arrive
+ * whole within the timeout too. */
+static void conn_request_done(tfb_server *s, struct MHD_Connection *c)
+{
+    set_deadline(s, c, mono_now_ns() + s->timeout_ns);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    tfb_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        conn_track *t = calloc(1, sizeof *t);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!t || !ci) {
+            free(t);
+            *socket_context = NULL;
+            return;
+        }
+        t->fd = ci->connect_fd;
+        t->deadline_ns = mono_now_ns() + s->timeout_ns;
+        /* Streamed answers are made as fast as the socket takes them: a
+         * bounded send buffer keeps a stalled client from making us format
+         * megabytes ahead (the kernel would autotune it to 4 MB). */
+        int sndbuf = SOCKET_SNDBUF;
+        setsockopt(t->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
+        pthread_mutex_lock(&s->conn_mu);
+        t->next = s->conns.next;
+        t->prev = &s->conns;
+        s->conns.next->prev = t;
+        s->conns.next = t;
+        pthread_mutex_unlock(&s->conn_mu);
+        *socket_context = t;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_track *t = *socket_context;
+        if (!t)
+            return;
+        /* Unlinked before libmicrohttpd closes the fd, so the reaper never
+         * shuts down a number that was reused. */
+        pthread_mutex_lock(&s->conn_mu);
+        t->prev->next = t->next;
+        t->next->prev = t->prev;
+        pthread_mutex_unlock(&s->conn_mu);
+        free(t);
+        *socket_context = NULL;
+    }
+}
+
+/* Shuts down the connections whose request did not arrive in time;
+ * libmicrohttpd then sees the end of the stream and closes them. */
+static void *reaper_main(void *arg)
+{
+    tfb_server *s = arg;
+    pthread_mutex_lock(&s->conn_mu);
+    while (!s->stopping) {
+        int64_t now = mono_now_ns();
+        for (conn_track *t = s->conns.next; t != &s->conns; t = t->next)
+            if (t->deadline_ns <= now) {
+                shutdown(t->fd, SHUT_RDWR);
+                t->deadline_ns = INT64_MAX;
+            }
+        /* conn_cv waits on CLOCK_MONOTONIC: setting the clock back does
+         * not stall the reaper. */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 250 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &ts);
+    }
+    pthread_mutex_unlock(&s->conn_mu);
+    return NULL;
+}
 
 static const char *mhd_query(void *ctx, const char *name)
 {
@@ -70,17 +202,71 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(w - s);
 }
 
+#define STREAM_BLOCK (64 * 1024)
+
+typedef struct stream_state {
+    tfb_http_stream_fn fn;
+    void *ctx;
+    void (*free_ctx)(void *ctx);
+} stream_state;
+
+static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    stream_state *st = cls;
+    long n = st->fn(st->ctx, buf, max);
+    if (n < 0)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (n == 0)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    stream_state *st = cls;
+    if (st->free_ctx)
+        st->free_ctx(st->ctx);
+    free(st);
+}
+
+static struct MHD_Response *make_response(tfb_http_resp *a)
+{
+    if (!a->stream) {
+        struct MHD_Response *r = MHD_create_response_from_buffer(
+            a->len, a->body ? a->body : (void *)"", a->body ?
+            MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+        if (r)
+            a->body = NULL; /* owned by the response now */
+        return r;
+    }
+    stream_state *st = malloc(sizeof *st);
+    if (!st)
+        return NULL;
+    st->fn = a->stream;
+    st->ctx = a->stream_ctx;
+    st->free_ctx = a->stream_free;
+    struct MHD_Response *r = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_cb, st, stream_free);
+    if (!r) {
+        free(st);
+        return NULL;
+    }
+    /* Owned by the response now: freed by stream_free. */
+    a->stream = NULL;
+    a->stream_ctx = NULL;
+    a->stream_free = NULL;
+    return r;
+}
+
 static enum MHD_Result send_answer(struct MHD_Connection *c,
                                    tfb_http_resp *a, int is_data)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        a->len, a->body ? a->body : (void *)"", a->body ?
-        MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r = make_response(a);
     if (!r) {
         tfb_http_resp_clear(a);
         return MHD_NO;
     }
-    a->body = NULL; /* owned by the response now */
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             a->content_type ? a->content_type
                                             : "application/octet-stream");
@@ -95,22 +281,110 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
     return ret;
 }
 
+/* Requests with more query parameters than this, or a longer URI, get 414
+ * before libmicrohttpd parses them: each parameter takes room in the
+ * connection's memory pool, and a pool that overflows left the client
+ * without an answer. */
+#define MAX_QUERY_PARAMS 256
+#define MAX_URI_BYTES (16 * 1024)
+#define CONN_MEMORY_LIMIT (1024 * 1024)
+
+/* The request's state, from the URI log callback (called with the raw
+ * URI, before anything is parsed) to the completion callback. */
+typedef struct req_state {
+    int too_long;
+    int seen; /* on_request ran once (headers in) */
+} req_state;
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)cls;
+    (void)c;
+    req_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    size_t params = 0, len = 0;
+    for (const char *p = uri; *p; p++, len++)
+        params += *p == '&' || *p == '?';
+    st->too_long = params > MAX_QUERY_PARAMS || len > MAX_URI_BYTES;
+    return st;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)toe;
+    free(*con_cls);
+    *con_cls = NULL;
+    conn_request_done(cls, c);
+}
+
+/* DNS rebinding: a page on evil.example that resolves to 127.0.0.1 can
+ * read the API unless the Host header is checked. Accepted: no Host
+ * (HTTP/1.0), the bound address, localhost, 127.0.0.1, [::1], and each
+ * --allow_host; with --bind_all, any. The port is ignored. */
+static int host_allowed(const tfb_config *cfg, const char *host)
+{
+    if (!host || cfg->bind_all)
+        return 1;
+    char name[256];
+    size_t n = strlen(host);
+    if (n >= sizeof name)
+        return 0;
+    memcpy(name, host, n + 1);
+    if (name[0] == '[') {
+        char *end = strchr(name, ']');
+        if (!end)
+            return 0;
+        *end = 0;
+        memmove(name, name + 1, strlen(name + 1) + 1);
+    } else {
+        /* host:port; a bare IPv6 address (several colons) is left. */
+        char *colon = strrchr(name, ':');
+        if (colon && strchr(name, ':') == colon)
+            *colon = 0;
+    }
+    if (!strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") ||
+        !strcmp(name, "::1") || !strcasecmp(name, cfg->host))
+        return 1;
+    for (int i = 0; i < cfg->n_allow_hosts; i++)
+        if (!strcasecmp(name, cfg->allow_hosts[i]))
+            return 1;
+    return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
-    static int first_call_marker;
     tfb_http_resp a = {0};
+    req_state *rs = *con_cls;
+    if (!rs)
+        return MHD_NO; /* out of memory in on_uri */
+    tfb_server *s = cls;
     /* The first call comes with the headers only. Answering on it would be
      * an answer before the request was read, for which libmicrohttpd
      * closes the connection; answer on the next call and keep-alive works.
      */
-    if (*con_cls == NULL) {
-        *con_cls = &first_call_marker;
+    if (!rs->seen) {
+        rs->seen = 1;
+        conn_request_started(s, c);
         return MHD_YES;
     }
-    tfb_server *s = cls;
+    if (rs->too_long) {
+        tfb_http_error(&a, 414, "request URI too long: at most %d query "
+                                "parameters and %d bytes",
+                       MAX_QUERY_PARAMS, MAX_URI_BYTES);
+        return send_answer(c, &a, 1);
+    }
+    if (!host_allowed(s->cfg, MHD_lookup_connection_value(
+                                  c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {
+        tfb_http_error(&a, 403, "Host header not allowed (DNS rebinding "
+                                "protection); start tfboard with "
+                                "--allow_host NAME or --bind_all");
+        return send_answer(c, &a, 1);
+    }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         if (*upload_size) {
             *upload_size = 0; /* discard any body */
@@ -202,6 +476,19 @@ static int bind_socket(const tfb_config *cfg, FILE *err, int *port_out)
     return fd;
 }
 
+static void stop_reaper(tfb_server *s)
+{
+    pthread_mutex_lock(&s->conn_mu);
+    s->stopping = 1;
+    pthread_cond_signal(&s->conn_cv);
+    pthread_mutex_unlock(&s->conn_mu);
+    if (s->have_reaper)
+        pthread_join(s->reaper, NULL);
+    s->have_reaper = 0;
+    pthread_mutex_destroy(&s->conn_mu);
+    pthread_cond_destroy(&s->conn_cv);
+}
+
 int tfb_server_start(tfb_server **out, const tfb_config *cfg,
                      tfb_store *store, FILE *err)
 {
@@ -227,6 +514,15 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
         return fd;
     }
     s->fd = fd;
+    s->timeout_ns = (int64_t)(cfg->request_timeout * 1e9);
+    s->conns.next = s->conns.prev = &s->conns;
+    pthread_mutex_init(&s->conn_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->conn_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    s->have_reaper = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = cfg->http_threads > 0 ? (unsigned)cfg->http_threads
                        : ncpu > 0 ? (unsigned)ncpu : 1;
@@ -236,10 +532,17 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)cfg->max_conn_per_client,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_LIMIT,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_UNESCAPE_CALLBACK, unescape, (void *)NULL, MHD_OPTION_END);
     if (!s->daemon) {
         fprintf(err, "tfboard: the HTTP server could not start\n");
         close(fd);
+        stop_reaper(s);
         free(s->webui_root);
         free(s);
         return TFB_EIO;
@@ -260,6 +563,7 @@ void tfb_server_stop(tfb_server *s)
         return;
     if (s->daemon)
         MHD_stop_daemon(s->daemon);
+    stop_reaper(s);
     if (s->fd >= 0)
         close(s->fd);
     free(s->webui_root);

@@ -85,6 +85,20 @@ int tfb_http_error(tfb_http_resp *resp, unsigned status, const char *fmt,
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* A streamed answer, for answers too large to build whole (a full-
+ * resolution series of millions of points): fn is called again and again
+ * on the HTTP event loop as the client takes the bytes, each time to write
+ * at most max bytes into buf; it returns how many it wrote (> 0), 0 at the
+ * end, or a negative value to abort the connection. Memory stays at one
+ * buffer per answer, and small requests are served between the chunks.
+ * free_ctx(ctx) runs once when the answer is done or abandoned (also when
+ * a later answer replaces this one). fn must not block on I/O; it may pin
+ * store series for the duration of one call only. */
+typedef long (*tfb_http_stream_fn)(void *ctx, char *buf, size_t max);
+int tfb_http_stream(tfb_http_resp *resp, unsigned status,
+                    const char *content_type, tfb_http_stream_fn fn,
+                    void *ctx, void (*free_ctx)(void *ctx));
+
 /* 1 when an answer has been set. */
 int tfb_http_resp_is_set(const tfb_http_resp *resp);
 

@@ -1,7 +1,7 @@
 /*
  * http_internal.h - the request/answer structs behind http_api.h, shared
  * by http.c (libmicrohttpd glue) and http_params.c (parameter helpers).
- * Area "server"; not for handlers, which use http_api.h only.
+ * Not for handlers, which use http_api.h only.
  */
 #ifndef TFB_SERVER_HTTP_INTERNAL_H
 #define TFB_SERVER_HTTP_INTERNAL_H
@@ -26,6 +26,10 @@ struct tfb_http_resp {
     char *body;               /* malloc'd */
     size_t len;
     int set;
+    /* A streamed answer (tfb_http_stream) instead of body. */
+    tfb_http_stream_fn stream;
+    void *stream_ctx;
+    void (*stream_free)(void *ctx);
 };
 
 /* Frees the body; the struct may be reused. */

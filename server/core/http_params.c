@@ -28,7 +28,23 @@ const char *tfb_http_query(const tfb_http_req *req, const char *name)
 void tfb_http_resp_clear(tfb_http_resp *resp)
 {
     free(resp->body);
+    if (resp->stream_free)
+        resp->stream_free(resp->stream_ctx);
     memset(resp, 0, sizeof *resp);
+}
+
+int tfb_http_stream(tfb_http_resp *resp, unsigned status,
+                    const char *content_type, tfb_http_stream_fn fn,
+                    void *ctx, void (*free_ctx)(void *ctx))
+{
+    tfb_http_resp_clear(resp);
+    resp->status = status;
+    resp->content_type = content_type;
+    resp->stream = fn;
+    resp->stream_ctx = ctx;
+    resp->stream_free = free_ctx;
+    resp->set = 1;
+    return 0;
 }
 
 int tfb_http_resp_is_set(const tfb_http_resp *resp)
@@ -39,7 +55,11 @@ int tfb_http_resp_is_set(const tfb_http_resp *resp)
 int tfb_http_body_take(tfb_http_resp *resp, unsigned status,
                        const char *content_type, char *body, size_t len)
 {
-    free(resp->body);
+    /* A body replaces a stream that was set before. */
+    char *old = resp->body;
+    resp->body = NULL;
+    tfb_http_resp_clear(resp);
+    free(old == body ? NULL : old);
     resp->status = status;
     resp->content_type = content_type;
     resp->body = body;

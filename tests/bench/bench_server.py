@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -34,14 +35,28 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def free_port():
+    """A port nobody listens on now (--quiet prints no banner to read the
+    port of --port 0 from)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def start(tfboard, logdir):
+    port = free_port()
     t0 = time.time()
-    p = subprocess.Popen([tfboard, "--logdir", logdir, "--port", "0",
+    p = subprocess.Popen([tfboard, "--logdir", logdir, "--port", str(port),
                           "--reload_interval", "0", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          text=True)
-    line = p.stdout.readline()
-    port = int(re.search(r"http://[^ ]*:(\d+)/", line).group(1))
+    end = time.time() + 20
+    while time.time() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+        except OSError:
+            time.sleep(0.01)
     return p, port, t0
 
 

@@ -21,6 +21,122 @@ static void csv_num(tfb_json *b, const char *txt, size_t n, char sep)
     tfb_json_append(b, &sep, 1);
 }
 
+
+/* Full-resolution answers of more points than this are streamed (built a
+ * block at a time on the HTTP event loop), so forty clients downloading a
+ * 2 M-point series hold forty 64 KiB blocks, not forty 60 MB answers, and
+ * small requests are answered between the blocks. */
+#define STREAM_MIN_POINTS 50000
+
+typedef struct scalar_stream {
+    tfb_series *s;
+    size_t count;      /* points when the request came: the answer's end */
+    size_t next;       /* next point to write */
+    int csv, phase;    /* phase 0: header, 1: points, 2: closing, 3: end */
+    double w, ema, wn; /* the EMA runs over every point, as downsample.c */
+    tfb_ds_opts o;
+    int ema_first;     /* no row written yet (JSON commas) */
+    char pending[128]; /* a row that did not fit the last block */
+    size_t pending_len;
+} scalar_stream;
+
+/* A number as JSON: non-finite values are TensorBoard's quoted strings. */
+static size_t json_num(char *out, double v, int as_float)
+{
+    if (isfinite(v))
+        return as_float ? tfb_fmt_float(out, (float)v) : tfb_fmt_double(out, v);
+    out[0] = '"';
+    size_t n = 1 + tfb_fmt_double(out + 1, v);
+    out[n++] = '"';
+    return n;
+}
+
+static size_t format_row(const scalar_stream *st, const tfb_series_view *v,
+                         size_t k, double shown, int first, char *out)
+{
+    size_t n = 0;
+    if (st->csv) {
+        n += tfb_fmt_double(out + n, v->wall[k]);
+        out[n++] = ',';
+        n += tfb_fmt_i64(out + n, v->step[k]);
+        out[n++] = ',';
+        n += st->w > 0 ? tfb_fmt_double(out + n, shown)
+                       : tfb_fmt_float(out + n, v->value[k]);
+        out[n++] = '\n';
+        return n;
+    }
+    if (!first)
+        out[n++] = ',';
+    out[n++] = '[';
+    n += json_num(out + n, v->wall[k], 0);
+    out[n++] = ',';
+    n += tfb_fmt_i64(out + n, v->step[k]);
+    out[n++] = ',';
+    n += st->w > 0 ? json_num(out + n, shown, 0)
+                   : json_num(out + n, v->value[k], 1);
+    out[n++] = ']';
+    return n;
+}
+
+static long scalar_stream_next(void *ctx, char *buf, size_t max)
+{
+    scalar_stream *st = ctx;
+    size_t n = 0;
+    if (st->phase == 0) {
+        static const char head[] = "Wall time,Step,Value\n";
+        if (st->csv) {
+            memcpy(buf, head, sizeof head - 1);
+            n = sizeof head - 1;
+        } else {
+            buf[n++] = '[';
+        }
+        st->phase = 1;
+    }
+    if (st->pending_len && n + st->pending_len <= max) {
+        memcpy(buf + n, st->pending, st->pending_len);
+        n += st->pending_len;
+        st->pending_len = 0;
+    }
+    if (st->phase == 1 && !st->pending_len) {
+        tfb_series_view v;
+        tfb_series_read_begin(st->s, &v);
+        /* A file replaced meanwhile empties the series: end early. */
+        size_t end = v.count < st->count ? v.count : st->count;
+        while (st->next < end) {
+            size_t k = st->next;
+            double x = v.value[k], shown = x;
+            if (st->w > 0 && isfinite(x)) {
+                st->ema = st->ema * st->w + (1 - st->w) * x;
+                st->wn *= st->w;
+                shown = st->ema / (1 - st->wn);
+            }
+            st->next++;
+            if (st->o.has_range &&
+                (v.step[k] < st->o.min_step || v.step[k] > st->o.max_step))
+                continue;
+            char row[128];
+            size_t len = format_row(st, &v, k, shown, st->ema_first, row);
+            st->ema_first = 0;
+            if (n + len > max) {
+                memcpy(st->pending, row, len);
+                st->pending_len = len;
+                break;
+            }
+            memcpy(buf + n, row, len);
+            n += len;
+        }
+        tfb_series_read_end(st->s);
+        if (st->next >= end && !st->pending_len)
+            st->phase = 2;
+    }
+    if (st->phase == 2 && n < max) {
+        if (!st->csv)
+            buf[n++] = ']';
+        st->phase = 3;
+    }
+    return (long)n;
+}
+
 static int tfb_route_scalars(const tfb_http_req *req, tfb_http_resp *resp)
 {
     tfb_series *s;
@@ -46,6 +162,23 @@ static int tfb_route_scalars(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_ds_opts o = {(size_t)samples, smoothing,
                      min_step != INT64_MIN || max_step != INT64_MAX,
                      min_step, max_step};
+    size_t count = tfb_series_count(s);
+    if (count > STREAM_MIN_POINTS && (samples == 0 || count <= (size_t)samples)) {
+        scalar_stream *st = calloc(1, sizeof *st);
+        if (!st)
+            return tfb_http_error(resp, 500, "out of memory");
+        st->s = s;
+        st->count = count;
+        st->csv = csv;
+        st->w = smoothing;
+        st->wn = 1;
+        st->o = o;
+        st->ema_first = 1;
+        return tfb_http_stream(resp, 200,
+                               csv ? "text/csv; charset=utf-8"
+                                   : "application/json; charset=utf-8",
+                               scalar_stream_next, st, free);
+    }
     tfb_series_view v;
     tfb_series_read_begin(s, &v);
     tfb_ds_point *pts = NULL;
