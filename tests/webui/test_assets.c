@@ -79,7 +79,7 @@ int main(void)
     CHECK(index && strcmp(index->content_type, "text/html; charset=utf-8") == 0);
     CHECK(has_bytes(index, "<!doctype html>"));
 
-    const tfb_asset *js = tfb_asset_find("/js/app.js");
+    const tfb_asset *js = tfb_asset_find("/js/core/app.js");
     CHECK(js && strncmp(js->content_type, "text/javascript", 15) == 0);
     const tfb_asset *css = tfb_asset_find("/style.css");
     CHECK(css && strncmp(css->content_type, "text/css", 8) == 0);

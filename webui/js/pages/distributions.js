@@ -2,10 +2,10 @@
 // computed from the histogram buckets, at TensorBoard's basis points
 // (min, ~2σ, ~1σ, ~0.5σ, median and their mirrors, max): nested shaded
 // bands with the median as a line.
-import { h, debounce } from '../dom.js';
-import { runColor, withAlpha } from '../colors.js';
-import { eng } from '../format.js';
-import { makeChart, xTickFormatter, xAxisTitle } from '../charts.js';
+import { h, debounce } from '../core/dom.js';
+import { runColor, withAlpha } from '../core/colors.js';
+import { eng } from '../core/format.js';
+import { makeChart, xTickFormatter, xAxisTitle } from '../core/charts.js';
 import { fetchHist, histTagsOf, renderCards } from './histograms.js';
 
 export const BASIS_POINTS = [0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000];
@@ -97,9 +97,6 @@ class DistCard {
 }
 
 const page = {
-  id: 'distributions',
-  title: 'Distributions',
-  available(data) { return Object.values(data.histTags).some((t) => Object.keys(t).length > 0); },
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

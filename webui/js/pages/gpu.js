@@ -4,11 +4,11 @@
 // with one lane per stream, drawn on a canvas, that zooms like a map (wheel
 // to zoom, drag to pan, double-click to reset) and asks the server again for
 // the visible window.
-import { h, clear, debounce, sortableTable } from '../dom.js';
-import { getJSON, num } from '../api.js';
-import { eng, ns, pct, bytes, int, si } from '../format.js';
-import { makeChart, } from '../charts.js';
-import { themeColor, withAlpha } from '../colors.js';
+import { h, clear, debounce, sortableTable } from '../core/dom.js';
+import { getJSON, num } from '../core/api.js';
+import { eng, ns, pct, bytes, int, si } from '../core/format.js';
+import { makeChart, } from '../core/charts.js';
+import { themeColor, withAlpha } from '../core/colors.js';
 
 const gpuRunsCache = { list: [] };
 
@@ -197,16 +197,14 @@ class Timeline {
 }
 
 const page = {
-  id: 'gpu',
-  title: 'GPU',
-  // Runs with GPU traces: runs_info lists each run's trace files.
+  // Runs with GPU traces for the run selector: runs_info lists each run's
+  // trace files.
   probe(data) {
     const info = Array.isArray(data.runsInfo) ? data.runsInfo : [];
     const withTrace = new Set(info.filter((x) => x && Array.isArray(x.trace_files) && x.trace_files.length).map((x) => x.name));
     gpuRunsCache.list = data.runs.filter((r) => withTrace.has(r));
     return Promise.resolve();
   },
-  available() { return gpuRunsCache.list.length > 0; },
   mount(ctx) {
     this.ctx = ctx;
     this.charts = [];

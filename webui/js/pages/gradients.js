@@ -2,11 +2,11 @@
 // layer × step heat map on a log colour scale (viridis), with the cells the
 // server flagged (vanishing, exploding, non-finite) outlined, the global norm
 // as a line below, and values on hover. Data: /data/plugin/gradients/norms.
-import { h, clear } from '../dom.js';
-import { getJSON, num } from '../api.js';
-import { eng } from '../format.js';
-import { viridis, themeColor } from '../colors.js';
-import { makeChart } from '../charts.js';
+import { h, clear } from '../core/dom.js';
+import { getJSON, num } from '../core/api.js';
+import { eng } from '../core/format.js';
+import { viridis, themeColor } from '../core/colors.js';
+import { makeChart } from '../core/charts.js';
 
 function gradRuns(data) {
   return data.runs.filter((r) => Object.keys(data.scalarTags[r] || {}).some((t) => t.startsWith('grad_norm/')));
@@ -130,9 +130,6 @@ class HeatMap {
 }
 
 const page = {
-  id: 'gradients',
-  title: 'Gradients',
-  available(data) { return gradRuns(data).length > 0; },
   mount(ctx) {
     this.ctx = ctx;
     this.chart = null;

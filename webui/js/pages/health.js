@@ -1,19 +1,16 @@
 // Health dashboard: every (run, tag) that ever held NaN or ±Inf, from
 // /data/plugin/health/alerts, first occurrence first (where the trouble
 // started). A click opens the scalar chart at that step.
-import { h, sortableTable } from '../dom.js';
-import { num } from '../api.js';
-import { runColor } from '../colors.js';
-import { wall, int } from '../format.js';
+import { h, sortableTable } from '../core/dom.js';
+import { num } from '../core/api.js';
+import { runColor } from '../core/colors.js';
+import { wall, int } from '../core/format.js';
 
 function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
 
 const page = {
-  id: 'health',
-  title: 'Health',
-  // Shown whenever the server has the health route and there are runs: "no
-  // alerts" is an answer worth seeing too.
-  available(data) { return data.alerts !== null && data.runs.length > 0; },
+  // The red count on the tab (the server enables the tab whenever there
+  // are runs: "no alerts" is an answer worth seeing too).
   badge(data) { return data.alerts ? data.alerts.length : 0; },
 
   mount(ctx) {

@@ -2,11 +2,11 @@
 // ridge in TensorBoard's "offset" view (earliest step at the back/top,
 // later steps in front), or all overlaid on one baseline. Drawn on a canvas:
 // the bucket counts are re-binned onto a shared x range.
-import { h, clear, debounce } from '../dom.js';
-import { getJSON, num } from '../api.js';
-import { runColor, withAlpha, themeColor } from '../colors.js';
-import { eng } from '../format.js';
-import { safeRegex } from '../state.js';
+import { h, clear, debounce } from '../core/dom.js';
+import { getJSON, num } from '../core/api.js';
+import { runColor, withAlpha, themeColor } from '../core/colors.js';
+import { eng } from '../core/format.js';
+import { safeRegex } from '../core/state.js';
 import { groupOf } from './scalars.js';
 
 const cache = new Map();
@@ -227,9 +227,6 @@ class HistCard {
 }
 
 const page = {
-  id: 'histograms',
-  title: 'Histograms',
-  available(data) { return Object.values(data.histTags).some((t) => Object.keys(t).length > 0); },
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

@@ -2,11 +2,11 @@
 // statistics, recommendations, a stacked bar per step (input wait vs the
 // rest of the step) and, when the run has a GPU trace, how much of the GPU's
 // idle time falls inside input waits.
-import { h, clear } from '../dom.js';
-import { getJSON, num } from '../api.js';
-import { eng, pct } from '../format.js';
-import { makeChart } from '../charts.js';
-import { themeColor } from '../colors.js';
+import { h, clear } from '../core/dom.js';
+import { getJSON, num } from '../core/api.js';
+import { eng, pct } from '../core/format.js';
+import { makeChart } from '../core/charts.js';
+import { themeColor } from '../core/colors.js';
 
 const VERDICT_TEXT = {
   highly: 'Highly input-bound',
@@ -41,9 +41,6 @@ function stat(label, value, sub) {
 }
 
 const page = {
-  id: 'pipeline',
-  title: 'Input pipeline',
-  available(data) { return pipelineRuns(data).length > 0; },
   mount(ctx) {
     this.ctx = ctx;
     this.chart = null;

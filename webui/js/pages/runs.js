@@ -2,12 +2,12 @@
 // start, duration and the last / min / max of a chosen scalar tag; sortable;
 // ticking or clicking a row selects the run everywhere (the sidebar's
 // checkboxes follow).
-import { h, clear, sortableTable } from '../dom.js';
-import { getJSON, num } from '../api.js';
-import { runColor } from '../colors.js';
-import { eng, rel, wall, int } from '../format.js';
-import { safeRegex } from '../state.js';
-import { setRunChecked, setRunsChecked } from '../sidebar.js';
+import { h, clear, sortableTable } from '../core/dom.js';
+import { getJSON, num } from '../core/api.js';
+import { runColor } from '../core/colors.js';
+import { eng, rel, wall, int } from '../core/format.js';
+import { safeRegex } from '../core/state.js';
+import { setRunChecked, setRunsChecked } from '../core/sidebar.js';
 
 function allScalarTags(data) {
   const s = new Set();
@@ -26,10 +26,6 @@ function infoFor(info, run) {
 }
 
 const page = {
-  id: 'runs',
-  title: 'Runs',
-  available(data) { return data.runs.length > 0; },
-
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

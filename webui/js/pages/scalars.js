@@ -7,11 +7,11 @@
 // then downsampled), which draws the smoothed line. Smoothing on the server
 // before downsampling keeps the curve's shape the same at any zoom or
 // sample count; moving the slider asks again for the smoothed series only.
-import { h, clear, debounce } from '../dom.js';
-import { getJSON, url, num } from '../api.js';
-import { runColor } from '../colors.js';
-import { ScalarChart, parseScalars } from '../charts.js';
-import { safeRegex } from '../state.js';
+import { h, clear, debounce } from '../core/dom.js';
+import { getJSON, url, num } from '../core/api.js';
+import { runColor } from '../core/colors.js';
+import { ScalarChart, parseScalars } from '../core/charts.js';
+import { safeRegex } from '../core/state.js';
 
 // Tags of the selected runs, in first-seen order, filtered by the regex.
 export function scalarTagsOf(data, runs, filter) {
@@ -222,10 +222,6 @@ function countNonFinite(c) {
 }
 
 const page = {
-  id: 'scalars',
-  title: 'Scalars',
-  available(data) { return Object.values(data.scalarTags).some((t) => Object.keys(t).length > 0); },
-
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

@@ -1,15 +1,12 @@
 // Text dashboard: per (tag, run), the entries by step, shown as plain text
 // (textContent), never parsed as HTML or markdown.
-import { h, clear, debounce } from '../dom.js';
-import { getJSON, num } from '../api.js';
-import { runColor } from '../colors.js';
-import { wall } from '../format.js';
-import { safeRegex } from '../state.js';
+import { h, clear, debounce } from '../core/dom.js';
+import { getJSON, num } from '../core/api.js';
+import { runColor } from '../core/colors.js';
+import { wall } from '../core/format.js';
+import { safeRegex } from '../core/state.js';
 
 const page = {
-  id: 'text',
-  title: 'Text',
-  available(data) { return Object.values(data.textTags).some((t) => Object.keys(t).length > 0); },
   mount(ctx) {
     this.ctx = ctx;
     this.tagFilter = h('input', { type: 'search', id: 'tag-filter', class: 'filter', placeholder: 'Filter tags (regex)  /', value: ctx.state.tagFilter,

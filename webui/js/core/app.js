@@ -2,34 +2,33 @@
 // have data, reload button and time, auto-reload, settings; the load
 // progress bar; the health banner; the sidebar with the run selector and the
 // page's own settings; the main area the page draws into.
+//
+// The frame knows no dashboard by name: the server's /data/plugins_listing
+// names them in tab order, says which have data, gives each tab's title and
+// the page module to import() (webui/README.md "Pages"). A new dashboard is
+// a new plugin on the server and a new module here, no edit to this file.
 import { h, clear } from './dom.js';
 import { getJSON, getOptional, onActivity } from './api.js';
 import { state, setState, loadFromUrl, onStateChange } from './state.js';
 import { mountRunList, selectedRuns } from './sidebar.js';
 import { wallShort, int, bytes } from './format.js';
 import { assignRunColors } from './colors.js';
-import scalars from './pages/scalars.js';
-import runs from './pages/runs.js';
-import histograms from './pages/histograms.js';
-import distributions from './pages/distributions.js';
-import text from './pages/text.js';
-import health from './pages/health.js';
-import gradients from './pages/gradients.js';
-import gpu from './pages/gpu.js';
-import pipeline from './pages/pipeline.js';
-
-const PAGES = [scalars, runs, histograms, distributions, text, health, gradients, gpu, pipeline];
 const AUTO_RELOAD_MS = 30000;
 
 // Test hook (tests/webui): charts and pages publish what they drew here.
-window.__tfb = { charts: {}, pages: {}, reloads: 0, errors: [], ready: false };
+window.__tfb = { charts: {}, pages: {}, reloads: 0, errors: [], ready: false, tabs: [], modules: {} };
 
 const data = {
   runs: [], scalarTags: {}, histTags: {}, textTags: {}, alerts: null,
   runsInfo: null, plugins: null, progress: null, loaded: false,
+  // The listing as the frame uses it, in tab order: [{name, title,
+  // enabled, disableReload, path, load}] where load is the settled module
+  // load of an enabled entry ({mod} or {error}); null for a disabled one.
+  pages: [],
+  listingError: null,    // why there are no tabs although there are runs
 };
 
-let current = null;      // the mounted page
+let current = null;      // {entry, mod, broken}: the page in the main area (broken: its error shown instead)
 let runList = null;
 let els = {};
 let autoTimer = null;
@@ -89,41 +88,173 @@ function ctx() {
   };
 }
 
-function availablePages() {
-  return PAGES.filter((p) => p.available(data));
+// ---- the plugin listing and the page modules ----
+
+// Turns TensorBoard's listing {name: {enabled, tab_name, disable_reload,
+// loading_mechanism: {type, module_path}}} into entries in tab order (an
+// object keeps its keys in insertion order, so JSON order is tab order).
+// A malformed entry stays in the list with the reason, so its tab says what
+// went wrong instead of vanishing.
+function parseListing(listing) {
+  if (!listing || typeof listing !== 'object' || Array.isArray(listing)) {
+    throw new Error('the server\'s plugin listing is not an object');
+  }
+  const out = [];
+  for (const [name, p] of Object.entries(listing)) {
+    const e = { name, title: name, enabled: false, disableReload: false, path: null, problem: null };
+    out.push(e);
+    if (!p || typeof p !== 'object') { e.problem = 'its listing entry is not an object'; continue; }
+    e.enabled = p.enabled === true;
+    if (typeof p.tab_name === 'string' && p.tab_name) e.title = p.tab_name;
+    e.disableReload = p.disable_reload === true;
+    const lm = p.loading_mechanism;
+    if (!lm || typeof lm !== 'object') e.problem = 'the listing gives no loading_mechanism';
+    else if (lm.type !== 'JS_MODULE') e.problem = 'unsupported loading mechanism "' + String(lm.type) + '" (this UI loads JS_MODULE only)';
+    else if (typeof lm.module_path !== 'string' || !lm.module_path) e.problem = 'the listing gives no module_path';
+    else e.path = lm.module_path;
+  }
+  return out;
+}
+
+// module URL -> {promise, failed}: each module is imported once. A load that
+// failed (network, 404, syntax error) is kept, so the tab shows the error,
+// and is tried again only on a reload the user asked for; the retry adds a
+// query to the URL because the browser may remember the failed URL.
+const moduleCache = new Map();
+let retries = 0;
+
+// Imports the page module of entry e; resolves with {mod} or {error},
+// never rejects.
+function loadPage(e) {
+  if (e.problem) return Promise.resolve({ error: e.problem });
+  let u;
+  try {
+    // module_path is relative to the page root (index.html), not to this
+    // module, and must stay on this server: a listing cannot pull in code
+    // from elsewhere.
+    u = new URL(e.path, document.baseURI);
+    if (u.origin !== location.origin) throw new Error('not on this server');
+  } catch (err) {
+    return Promise.resolve({ error: 'bad module_path "' + e.path + '": ' + err.message });
+  }
+  let c = moduleCache.get(u.href);
+  if (!c) {
+    c = { failed: false, retry: 0 };
+    c.promise = importPage(u, e.path, c);
+    moduleCache.set(u.href, c);
+  } else if (c.failed && c.retry < retries) {
+    c.failed = false;
+    c.retry = retries;
+    const r = new URL(u);
+    r.searchParams.set('retry', String(retries));
+    c.promise = importPage(r, e.path, c);
+  }
+  return c.promise;
+}
+
+function importPage(u, path, c) {
+  return import(u.href).then((m) => {
+    const mod = m && m.default;
+    if (!mod || typeof mod.mount !== 'function') return { error: path + ' does not export a page (a default export with mount(ctx))' };
+    return { mod };
+  }, (err) => {
+    c.failed = true;
+    return { error: 'could not load ' + path + ': ' + (err && err.message ? err.message : String(err)) };
+  });
+}
+
+// Loads the modules of the enabled entries (in parallel, cached) and runs
+// their probes; resolves with the entries, each enabled one with .load set.
+async function loadPages(entries) {
+  await Promise.all(entries.map(async (e) => {
+    e.load = e.enabled ? await loadPage(e) : null;
+    if (e.load && e.load.mod && e.load.mod.probe) {
+      try { await e.load.mod.probe(data); } catch (err) { /* the page shows what it has */ }
+    }
+  }));
+  window.__tfb.modules = Object.fromEntries(entries.filter((e) => e.load)
+    .map((e) => [e.name, e.load.mod ? 'loaded' : e.load.error]));
+  return entries;
+}
+
+function enabledPages() {
+  return data.pages.filter((e) => e.enabled);
 }
 
 function renderTabs() {
   clear(els.tabs);
-  for (const p of availablePages()) {
-    const active = current === p;
-    const badge = p.badge ? p.badge(data) : 0;
+  const tabs = enabledPages();
+  for (const e of tabs) {
+    const active = current !== null && current.entry.name === e.name;
+    const mod = e.load && e.load.mod;
+    let badge = 0;
+    try { badge = mod && mod.badge ? mod.badge(data) : 0; } catch (err) { badge = 0; }
     els.tabs.appendChild(h('a', {
-      class: 'tab' + (active ? ' active' : ''), role: 'tab', href: '#tab=' + p.id, id: 'tab-' + p.id,
+      class: 'tab' + (active ? ' active' : '') + (mod ? '' : ' broken'), role: 'tab',
+      href: '#tab=' + encodeURIComponent(e.name), id: 'tab-' + e.name,
       'aria-selected': active ? 'true' : 'false',
-      onclick: (e) => { e.preventDefault(); setState({ tab: p.id, step: null }); },
-    }, p.title, badge ? h('span', { class: 'badge', title: badge + ' alerts' }, String(badge)) : null));
+      title: mod ? null : e.load.error,
+      onclick: (ev) => { ev.preventDefault(); setState({ tab: e.name, step: null }); },
+    }, e.title, badge ? h('span', { class: 'badge', title: badge + ' alerts' }, String(badge)) : null));
   }
+  window.__tfb.tabs = tabs.map((e) => e.name);
 }
 
-// Picks the page for state.tab (or the first with data), mounting it when it
-// changed. Returns true when a new page was mounted.
+// The main area when a page cannot be shown: which dashboard, and why.
+function renderPageError(e, why) {
+  els.main.appendChild(h('div', { class: 'empty load-error', id: 'page-error', role: 'alert' },
+    h('h2', null, 'The ' + e.title + ' dashboard could not be shown'),
+    h('p', null, why),
+    h('p', { class: 'muted' }, 'The other tabs still work. Reload (r) to try again; if it persists, the tfboard server and its web UI files do not match.')));
+}
+
+// Picks the page for state.tab (or the first enabled one), mounting it when
+// it changed. Returns true when a new page was mounted.
 function choosePage() {
-  const avail = availablePages();
-  let want = avail.find((p) => p.id === state.tab) || null;
-  if (!want && state.tab && !data.loaded) want = PAGES.find((p) => p.id === state.tab) || null;
-  if (!want) want = avail[0] || null;
-  if (want === current) return false;
-  if (current && current.unmount) current.unmount();
+  const tabs = enabledPages();
+  const want = tabs.find((e) => e.name === state.tab) || tabs[0] || null;
+  const wantMod = want && want.load ? want.load.mod || null : null;
+  if (want === null && current === null) return false;
+  if (want !== null && current !== null && current.entry.name === want.name && current.mod === wantMod) {
+    current.entry = want;  // the same page in a newer listing
+    return false;
+  }
+  if (current && !current.broken && current.mod.unmount) {
+    try { current.mod.unmount(); } catch (err) { window.__tfb.errors.push(String(err && err.message)); }
+  }
   clear(els.main);
   clear(els.settings);
-  current = want;
-  if (current) current.mount(ctx());
+  current = want ? { entry: want, mod: wantMod, broken: !wantMod } : null;
+  if (!current) return true;
+  if (!wantMod) {
+    renderPageError(want, want.load ? want.load.error : 'its module was not loaded');
+    return true;
+  }
+  try {
+    wantMod.mount(ctx());
+  } catch (err) {
+    // A page that throws while mounting must not leave a blank page.
+    current.broken = true;
+    clear(els.main);
+    clear(els.settings);
+    renderPageError(want, 'it failed while drawing: ' + (err && err.message ? err.message : String(err)));
+    window.__tfb.errors.push(String(err && err.message));
+  }
   return true;
 }
 
 function renderEmpty() {
-  if (current || !data.loaded || data.runs.length) return;
+  if (current || !data.loaded) return;
+  if (data.runs.length) {
+    // Runs but no tab: say why rather than show nothing.
+    if (!el('listing-error')) {
+      clear(els.main);
+      els.main.appendChild(h('div', { class: 'empty load-error', id: 'listing-error', role: 'alert' },
+        h('h2', null, 'No dashboards'),
+        h('p', null, data.listingError || 'The server lists no dashboard with data for these runs.')));
+    }
+    return;
+  }
   clear(els.main);
   const loading = data.progress && !data.progress.done;
   els.main.appendChild(h('div', { class: 'empty', id: 'empty-help' },
@@ -170,7 +301,11 @@ function refreshPage(changed) {
   renderTabs();
   renderBanner();
   renderEmpty();
-  if (!mounted && current && current.update) current.update(ctx(), changed);
+  if (mounted || !current || current.broken || !current.mod.update) return;
+  // disable_reload (TensorBoard's listing): the page does not redraw on a
+  // data reload, only on its own state changes.
+  if (current.entry.disableReload && changed.length === 1 && changed[0] === 'data') return;
+  current.mod.update(ctx(), changed);
 }
 
 // Tag listings come as {run: {tag: {...}}} (scalars, histograms) or
@@ -187,7 +322,7 @@ function tagMap(v) {
   return out;
 }
 
-async function fetchCatalog() {
+async function fetchCatalog(userAsked) {
   const [runsList, scalarTags, histTags, textTags, alerts, runsInfo, plugins] = await Promise.all([
     getJSON('data/runs'),
     getOptional('data/plugin/scalars/tags'),
@@ -205,7 +340,16 @@ async function fetchCatalog() {
   data.alerts = alerts && Array.isArray(alerts.alerts) ? alerts.alerts : null;
   data.runsInfo = runsInfo;
   data.plugins = plugins;
-  await Promise.all(PAGES.filter((p) => p.probe).map((p) => p.probe(data).catch(() => null)));
+  let entries = [];
+  data.listingError = null;
+  try {
+    if (plugins === null) throw new Error('this server has no /data/plugins_listing');
+    entries = parseListing(plugins);
+  } catch (e) {
+    data.listingError = 'The server did not list its dashboards: ' + e.message + '.';
+  }
+  if (userAsked) retries++;
+  data.pages = await loadPages(entries);
   data.loaded = true;
 }
 
@@ -215,7 +359,7 @@ async function reload(userAsked) {
   if (reloading) return reloading;
   reloading = (async () => {
     try {
-      await fetchCatalog();
+      await fetchCatalog(userAsked);
       window.__tfb.reloads++;
       el('reload-time').textContent = 'Reloaded ' + wallShort(Date.now() / 1000);
       el('reload-time').classList.remove('error');
