@@ -3,16 +3,18 @@
 // progress bar; the health banner; the sidebar with the run selector and the
 // page's own settings; the main area the page draws into.
 //
-// The frame knows no dashboard by name: the server's /data/plugins_listing
+// The frame has no list of dashboards: the server's /data/plugins_listing
 // names them in tab order, says which have data, gives each tab's title and
 // the page module to import() (webui/README.md "Pages"). A new dashboard is
-// a new plugin on the server and a new module here, no edit to this file.
+// a new plugin on the server and a new module in js/pages/, no edit here.
+// (Only the health banner links to two pages by name, scalars and health.)
 import { h, clear } from './dom.js';
 import { getJSON, getOptional, onActivity } from './api.js';
 import { state, setState, loadFromUrl, onStateChange } from './state.js';
 import { mountRunList, selectedRuns } from './sidebar.js';
 import { wallShort, int, bytes } from './format.js';
 import { assignRunColors } from './colors.js';
+
 const AUTO_RELOAD_MS = 30000;
 
 // Test hook (tests/webui): charts and pages publish what they drew here.
