@@ -165,18 +165,16 @@ function importPage(u, path, c) {
   });
 }
 
-// Loads the modules of the enabled entries (in parallel, cached) and runs
-// their probes; resolves with the entries, each enabled one with .load set.
-async function loadPages(entries) {
+// Runs the probes of the loaded page modules (after the catalog is in
+// data) and publishes the module states for the tests.
+async function probePages(entries) {
   await Promise.all(entries.map(async (e) => {
-    e.load = e.enabled ? await loadPage(e) : null;
     if (e.load && e.load.mod && e.load.mod.probe) {
       try { await e.load.mod.probe(data); } catch (err) { /* the page shows what it has */ }
     }
   }));
   window.__tfb.modules = Object.fromEntries(entries.filter((e) => e.load)
     .map((e) => [e.name, e.load.mod ? 'loaded' : e.load.error]));
-  return entries;
 }
 
 function enabledPages() {
@@ -325,15 +323,30 @@ function tagMap(v) {
 }
 
 async function fetchCatalog(userAsked) {
-  const [runsList, scalarTags, histTags, textTags, alerts, runsInfo, plugins] = await Promise.all([
+  // The listing first: data only grows, so whatever it enables is in the
+  // answers asked for after it, and a tab never opens on a page whose runs
+  // and tags the catalog does not have yet. The page modules load while the
+  // rest of the catalog is fetched.
+  const plugins = await getOptional('data/plugins_listing');
+  let entries = [];
+  let listingError = null;
+  try {
+    if (plugins === null) throw new Error('this server has no /data/plugins_listing');
+    entries = parseListing(plugins);
+  } catch (e) {
+    listingError = 'The server did not list its dashboards: ' + e.message + '.';
+  }
+  if (userAsked) retries++;
+  const loads = Promise.all(entries.map(async (e) => { e.load = e.enabled ? await loadPage(e) : null; }));
+  const [runsList, scalarTags, histTags, textTags, alerts, runsInfo] = await Promise.all([
     getJSON('data/runs'),
     getOptional('data/plugin/scalars/tags'),
     getOptional('data/plugin/histograms/tags'),
     getOptional('data/plugin/text/tags'),
     getOptional('data/plugin/health/alerts'),
     getOptional('data/runs_info'),
-    getOptional('data/plugins_listing'),
   ]);
+  await loads;
   data.runs = Array.isArray(runsList) ? runsList.map(String) : [];
   assignRunColors(data.runs);
   data.scalarTags = tagMap(scalarTags);
@@ -342,16 +355,9 @@ async function fetchCatalog(userAsked) {
   data.alerts = alerts && Array.isArray(alerts.alerts) ? alerts.alerts : null;
   data.runsInfo = runsInfo;
   data.plugins = plugins;
-  let entries = [];
-  data.listingError = null;
-  try {
-    if (plugins === null) throw new Error('this server has no /data/plugins_listing');
-    entries = parseListing(plugins);
-  } catch (e) {
-    data.listingError = 'The server did not list its dashboards: ' + e.message + '.';
-  }
-  if (userAsked) retries++;
-  data.pages = await loadPages(entries);
+  data.listingError = listingError;
+  await probePages(entries);
+  data.pages = entries;
   data.loaded = true;
 }
 
