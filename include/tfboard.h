@@ -296,6 +296,9 @@ typedef struct tfb_gpu_stats {
     uint64_t records_dropped; /* by CUPTI or by our buffer cap */
     uint64_t buffers_completed;
     int sticky_error;
+    /* GPU memory (issue 13): CUDA_GPU_MEMORY_USAGE_EVENTS rows (allocations
+     * and releases) and CUDA_GPU_MEMORY_POOL_EVENTS rows written. */
+    uint64_t memory_events, memory_pool_events;
 } tfb_gpu_stats;
 
 TFB_API int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out);
