@@ -345,11 +345,15 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
 extern void tfb_gpu_trace_on_close(tfb_writer *w) __attribute__((weak));
 extern void tfb_pipeline_on_close(tfb_writer *w) __attribute__((weak));
 extern void tfb_pipeline_on_flush(tfb_writer *w) __attribute__((weak));
+/* Always-on GPU metrics (issue 13): the sampler logs through w. */
+extern void tfb_gpu_metrics_on_close(tfb_writer *w) __attribute__((weak));
 
 int tfb_writer_close(tfb_writer *w)
 {
     if (!w)
         return 0;
+    if (tfb_gpu_metrics_on_close)
+        tfb_gpu_metrics_on_close(w);
     if (tfb_gpu_trace_on_close)
         tfb_gpu_trace_on_close(w);
     if (tfb_pipeline_on_close)

@@ -22,6 +22,11 @@ struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w);
 void tfb_gpu_trace_on_close(tfb_writer *w);
 void tfb_pipeline_on_close(tfb_writer *w);
 
+/* Always-on GPU metrics (issue 13, collector/gpu_metrics.c): stops the
+ * NVML sampler of w, first of all hooks, so its last scalars are queued
+ * before the writer drains. */
+void tfb_gpu_metrics_on_close(tfb_writer *w);
+
 /* Called by tfb_flush() first, so that what a module buffers of its own
  * (the pipeline's step scalars) is in the writer's queue before the flush
  * point is taken. */
