@@ -524,7 +524,8 @@ static int downsample(work *w, dev_work *d, int64_t t0, int64_t t1)
     o[k].reserved = d->entry_reserved;
     k++;
     if (n + 2 <= maxp) {
-        memcpy(o + k, d->pts, n * sizeof *o);
+        if (n)
+            memcpy(o + k, d->pts, n * sizeof *o);
         k += n;
     } else {
         size_t nb = (maxp - 2) / 2;
