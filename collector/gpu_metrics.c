@@ -89,6 +89,16 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static tfb_gpu_metrics *g_list;
 static char g_err[512];
 
+/* fork() while another thread holds g_mu would leave it locked forever in
+ * the child; holding it across fork keeps the child's start/stop usable. */
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+static void atfork_prepare(void) { pthread_mutex_lock(&g_mu); }
+static void atfork_release(void) { pthread_mutex_unlock(&g_mu); }
+static void atfork_register(void)
+{
+    pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}
+
 static const char *const k_metric[N_METRICS] = {
     TFB_TAG_GPU_SM_UTIL, TFB_TAG_GPU_MEM_UTIL, TFB_TAG_GPU_MEM_USED,
     TFB_TAG_GPU_MEM_TOTAL, TFB_TAG_GPU_POWER, TFB_TAG_GPU_TEMP,
@@ -292,6 +302,7 @@ int tfb_gpu_metrics_start(tfb_writer *w, const tfb_gpu_metrics_opts *opts)
     if (o.interval_ms == 0)
         o.interval_ms = 500;
 
+    pthread_once(&g_atfork_once, atfork_register);
     pthread_mutex_lock(&g_mu);
     tfb_gpu_metrics **slot = find_slot(w);
     if (*slot && (*slot)->owner == getpid()) {

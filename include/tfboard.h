@@ -324,10 +324,11 @@ TFB_API const char *tfb_gpu_trace_error(const tfb_writer *w);
  * Values are stored as float32, as every TensorBoard scalar: byte counts
  * keep about 7 significant digits (8 KiB steps near 80 GB).
  *
- * Fork: the sampler thread does not exist in a child process. A child must
- * not use the parent's sampler; tfb_gpu_metrics_stop / tfb_writer_close
- * called in a child only forget it (no join, no NVML call), and it may
- * start its own.
+ * Fork: the sampler thread does not exist in a child process, and a child
+ * must not use the parent's sampler: in the child, tfb_gpu_metrics_stop
+ * only forgets it (no join, no NVML call: NVML state does not survive
+ * fork), tfb_gpu_metrics_get_stats reports zeros, and a new
+ * tfb_gpu_metrics_start may start the child's own.
  * ====================================================================== */
 
 /* Tag = TFB_TAG_GPU_PREFIX "<dev>/" metric, e.g. "gpu/0/sm_util". */

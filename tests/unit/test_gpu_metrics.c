@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tfboard.h"
 #include "test_util.h"
@@ -332,6 +334,43 @@ static void test_errors(void **state)
     free(dir);
 }
 
+static void test_fork_child_leaves_sampler(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    tfb_writer *w = NULL;
+    assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
+    tfb_gpu_metrics_opts o;
+    opts_fake(&o, 10);
+    assert_int_equal(tfb_gpu_metrics_start(w, &o), 0);
+    int i0, s0, n0;
+    g_counts(&i0, &s0, &n0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* The child sees no sampler: zeros, and stop only forgets it (no
+         * join of a thread that is not there, no NVML shutdown). */
+        tfb_gpu_metrics_stats st;
+        int ok = tfb_gpu_metrics_get_stats(w, &st) == 0 && st.samples == 0 &&
+                 tfb_gpu_metrics_stop(w) == 0;
+        int i1, s1, n1;
+        g_counts(&i1, &s1, &n1);
+        _exit(ok && s1 == s0 ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* The parent's sampler still runs. */
+    tfb_gpu_metrics_stats st;
+    assert_int_equal(tfb_gpu_metrics_get_stats(w, &st), 0);
+    assert_true(st.samples >= 1);
+    assert_int_equal(tfb_gpu_metrics_start(w, &o), TFB_ESTATE);
+    assert_int_equal(tfb_writer_close(w), 0);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -354,6 +393,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_period_and_stop),
         cmocka_unit_test(test_close_stops),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_fork_child_leaves_sampler),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     dlclose(h);
