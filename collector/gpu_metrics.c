@@ -331,8 +331,7 @@ int tfb_gpu_metrics_start(tfb_writer *w, const tfb_gpu_metrics_opts *opts)
             set_err("nvmlInit_v2 failed: %s%s", nvml_err(&m->api, r, eb,
                                                            sizeof eb), "");
             rc = map_init_error(r);
-            dlclose(m->api.handle);
-            free(m);
+            free(m); /* the library stays loaded: see stop */
             pthread_mutex_unlock(&g_mu);
             return rc;
         }
@@ -371,8 +370,8 @@ int tfb_gpu_metrics_start(tfb_writer *w, const tfb_gpu_metrics_opts *opts)
         }
     }
     if (rc) {
-        if (m->api.handle)
-            dlclose(m->api.handle);
+        /* A library without NVML's functions was closed by load_nvml; one
+         * that ran nvmlInit stays loaded (see stop). */
         free(m);
         pthread_mutex_unlock(&g_mu);
         return rc;
@@ -396,7 +395,6 @@ int tfb_gpu_metrics_start(tfb_writer *w, const tfb_gpu_metrics_opts *opts)
         pthread_cond_destroy(&m->cv);
         pthread_mutex_destroy(&m->mu);
         m->api.Shutdown();
-        dlclose(m->api.handle);
         free(m);
         pthread_mutex_unlock(&g_mu);
         return TFB_ENOMEM;
@@ -430,7 +428,9 @@ int tfb_gpu_metrics_stop(tfb_writer *w)
     pthread_mutex_unlock(&m->mu);
     pthread_join(m->thread, NULL);
     m->api.Shutdown();
-    dlclose(m->api.handle);
+    /* Never dlclosed once initialized (as CUPTI): the driver library may
+     * keep exit handlers or threads; a later start dlopens it again
+     * (refcounted, no reload). */
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);
     free(m);

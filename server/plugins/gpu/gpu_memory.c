@@ -321,12 +321,17 @@ static void fill_alloc(const work *w, const rec *r, tfb_gmem_alloc *a,
                           r->t_ns, 1);
 }
 
-static const rec *g_sort_recs; /* qsort has no context argument */
+/* Sort keys of the allocations live at the peak (qsort has no context
+ * argument, and a static pointer would not be thread-safe). */
+typedef struct live_key {
+    int64_t bytes, t_ns;
+    uint64_t address;
+    size_t rec;
+} live_key;
 
 static int cmp_live(const void *a, const void *b)
 {
-    const rec *x = &g_sort_recs[*(const size_t *)a];
-    const rec *y = &g_sort_recs[*(const size_t *)b];
+    const live_key *x = a, *y = b;
     if (x->bytes != y->bytes)
         return x->bytes < y->bytes ? 1 : -1;
     if (x->t_ns != y->t_ns)
@@ -577,7 +582,6 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
     /* Live right after event p: made at or before p, freed after it. */
     size_t p = d->peak_ev != NO_EVENT ? d->peak_ev : d->last_pre_ev;
     size_t nlive = 0, nend = 0;
-    size_t *idx = NULL;
     if (p != NO_EVENT) {
         for (size_t r = 0; r < w->nrecs; r++) {
             const rec *x = &w->recs[r];
@@ -596,30 +600,34 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
     out->live_at_peak_total = nlive;
     out->live_at_end = nend;
     if (nlive) {
-        idx = malloc(nlive * sizeof *idx);
-        if (!idx)
+        live_key *keys = malloc(nlive * sizeof *keys);
+        if (!keys)
             return TFB_ENOMEM;
         size_t k = 0;
         for (size_t r = 0; r < w->nrecs; r++) {
             const rec *x = &w->recs[r];
             if (x->dev == di && x->alloc_ev <= p &&
-                (x->free_ev == NO_EVENT || x->free_ev > p))
-                idx[k++] = r;
+                (x->free_ev == NO_EVENT || x->free_ev > p)) {
+                keys[k].bytes = x->bytes;
+                keys[k].t_ns = x->t_ns;
+                keys[k].address = x->address;
+                keys[k].rec = r;
+                k++;
+            }
         }
-        g_sort_recs = w->recs;
-        qsort(idx, nlive, sizeof *idx, cmp_live);
+        qsort(keys, nlive, sizeof *keys, cmp_live);
         size_t top = nlive < w->o.top_live ? nlive : w->o.top_live;
         out->live_at_peak = calloc(top ? top : 1, sizeof *out->live_at_peak);
         if (!out->live_at_peak) {
-            free(idx);
+            free(keys);
             return TFB_ENOMEM;
         }
         for (size_t i = 0; i < top; i++) {
-            const rec *x = &w->recs[idx[i]];
+            const rec *x = &w->recs[keys[i].rec];
             fill_alloc(w, x, &out->live_at_peak[i], x->free_ev == NO_EVENT);
         }
         out->n_live_at_peak = top;
-        free(idx);
+        free(keys);
     }
     if (d->ring_n) {
         out->last_allocs = calloc(d->ring_n, sizeof *out->last_allocs);
