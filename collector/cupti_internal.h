@@ -114,6 +114,7 @@ int64_t tfb_cupti_process_buffer(tfb_cupti_proc *p, uint8_t *buf,
 typedef struct tfb_cupti_counts {
     uint64_t kernels, memcpys, memsets, syncs, api_calls, markers, overheads,
         devices, other;
+    uint64_t memory, memory_pools; /* MEMORY2 / MEMORY_POOL records */
 } tfb_cupti_counts;
 void tfb_cupti_proc_counts(const tfb_cupti_proc *p, tfb_cupti_counts *out);
 

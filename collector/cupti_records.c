@@ -563,6 +563,96 @@ static void on_device(tfb_cupti_proc *p, const CUpti_ActivityDevice5 *d,
     p->counts.devices++;
 }
 
+/* ------------------------------------------------------------------------
+ * GPU memory (issue 13): allocations/releases and pool changes.
+ * ---------------------------------------------------------------------- */
+static int64_t u64_col(uint64_t v)
+{
+    /* Device addresses and sizes fit in 63 bits; anything larger is kept
+     * bit for bit (it reads back negative, never wraps into a wrong
+     * positive). */
+    return (int64_t)v;
+}
+
+static void on_memory(tfb_cupti_proc *p, const CUpti_ActivityMemory4 *m,
+                      int *err)
+{
+    int64_t name_id = TFB_TRACE_NULL;
+    if (m->name && m->name[0]) {
+        /* Only static variables carry a name: rare, so no cache. */
+        int64_t id = tfb_trace_store_intern(p->store, m->name);
+        if (id >= 0)
+            name_id = id;
+        else if (!*err)
+            *err = (int)id;
+    }
+    tfb_trace_row *r = next_row(p, TFB_TT_MEM_USAGE, err);
+    int64_t *c = r->c;
+    c[TFB_MU_START] = u64_col(m->timestamp);
+    c[TFB_MU_GLOBALPID] = m->processId ? (int64_t)m->processId << 24
+                                       : p->global_pid;
+    c[TFB_MU_DEVICE] = m->deviceId;
+    c[TFB_MU_CONTEXT] = m->contextId;
+    c[TFB_MU_STREAM] = m->streamId;
+    c[TFB_MU_CORRELATION] = m->correlationId;
+    c[TFB_MU_ADDRESS] = u64_col(m->address);
+    c[TFB_MU_PC] = m->PC ? u64_col(m->PC) : TFB_TRACE_NULL;
+    c[TFB_MU_BYTES] = u64_col(m->bytes);
+    c[TFB_MU_MEMKIND] = m->memoryKind;
+    /* nsys numbering: 0 allocation, 1 deallocation; an invalid operation
+     * is stored as -1 (the column is NOT NULL) so it counts as neither. */
+    c[TFB_MU_OPERATION] =
+        m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+            ? TFB_MEM_OP_ALLOCATION
+        : m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+            ? TFB_MEM_OP_DEALLOCATION
+            : -1;
+    c[TFB_MU_NAME] = name_id;
+    c[TFB_MU_ISASYNC] = m->isAsync;
+    CUpti_ActivityMemoryPoolType pt = m->memoryPoolConfig.memoryPoolType;
+    int local = pt == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    int imported = pt == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+    c[TFB_MU_POOL_TYPE] = local || imported ? (int64_t)pt : TFB_TRACE_NULL;
+    c[TFB_MU_POOL_ADDRESS] =
+        local ? u64_col(m->memoryPoolConfig.address) : TFB_TRACE_NULL;
+    c[TFB_MU_POOL_RELEASE_THRESHOLD] =
+        local ? u64_col(m->memoryPoolConfig.releaseThreshold) : TFB_TRACE_NULL;
+    c[TFB_MU_POOL_SIZE] =
+        local ? u64_col(m->memoryPoolConfig.pool.size) : TFB_TRACE_NULL;
+    c[TFB_MU_POOL_UTILIZED] =
+        local ? u64_col(m->memoryPoolConfig.utilizedSize) : TFB_TRACE_NULL;
+    c[TFB_MU_IMPORTED_POOL_ADDRESS] =
+        imported ? u64_col(m->memoryPoolConfig.address) : TFB_TRACE_NULL;
+    c[TFB_MU_IMPORTED_POOL_PID] =
+        imported ? u64_col(m->memoryPoolConfig.pool.processId)
+                 : TFB_TRACE_NULL;
+    learn_context(p, m->contextId, m->deviceId);
+    p->counts.memory++;
+}
+
+static void on_memory_pool(tfb_cupti_proc *p,
+                           const CUpti_ActivityMemoryPool3 *m, int *err)
+{
+    tfb_trace_row *r = next_row(p, TFB_TT_MEM_POOL, err);
+    int64_t *c = r->c;
+    c[TFB_MP_START] = u64_col(m->timestamp);
+    c[TFB_MP_GLOBALPID] = m->processId ? (int64_t)m->processId << 24
+                                       : p->global_pid;
+    c[TFB_MP_DEVICE] = m->deviceId;
+    c[TFB_MP_CORRELATION] = m->correlationId;
+    /* CUPTI's CUpti_ActivityMemoryPoolOperationType: 1 created,
+     * 2 destroyed, 3 trimmed. */
+    c[TFB_MP_OPERATION] = m->memoryPoolOperationType;
+    c[TFB_MP_POOL_TYPE] = m->memoryPoolType;
+    c[TFB_MP_ADDRESS] = u64_col(m->address);
+    c[TFB_MP_SIZE] = u64_col(m->size);
+    c[TFB_MP_RELEASE_THRESHOLD] = u64_col(m->releaseThreshold);
+    c[TFB_MP_UTILIZED] = u64_col(m->utilizedSize);
+    c[TFB_MP_MIN_BYTES_TO_KEEP] = u64_col((uint64_t)m->minBytesToKeep);
+    c[TFB_MP_IS_MANAGED] = m->isManagedPool;
+    p->counts.memory_pools++;
+}
+
 int64_t tfb_cupti_process_buffer(tfb_cupti_proc *p, uint8_t *buf,
                                  size_t valid)
 {
@@ -603,6 +693,13 @@ int64_t tfb_cupti_process_buffer(tfb_cupti_proc *p, uint8_t *buf,
             break;
         case CUPTI_ACTIVITY_KIND_DEVICE:
             on_device(p, (const CUpti_ActivityDevice5 *)(void *)rec, &err);
+            break;
+        case CUPTI_ACTIVITY_KIND_MEMORY2:
+            on_memory(p, (const CUpti_ActivityMemory4 *)(void *)rec, &err);
+            break;
+        case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
+            on_memory_pool(p, (const CUpti_ActivityMemoryPool3 *)(void *)rec,
+                           &err);
             break;
         default:
             p->counts.other++;

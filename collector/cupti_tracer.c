@@ -184,6 +184,8 @@ static void process_done(tfb_gpu_tracer *t)
         t->stats.api_calls = c.api_calls;
         t->stats.markers = c.markers;
         t->stats.overheads = c.overheads;
+        t->stats.memory_events = c.memory;
+        t->stats.memory_pool_events = c.memory_pools;
         pthread_mutex_unlock(&t->mu);
     }
 }
@@ -285,6 +287,9 @@ static const CUpti_ActivityKind k_optional[] = {
     CUPTI_ACTIVITY_KIND_MARKER,
     CUPTI_ACTIVITY_KIND_OVERHEAD,
     CUPTI_ACTIVITY_KIND_DEVICE,
+    /* GPU memory (issue 13): allocations/releases and pool changes. */
+    CUPTI_ACTIVITY_KIND_MEMORY2,
+    CUPTI_ACTIVITY_KIND_MEMORY_POOL,
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))

@@ -59,6 +59,18 @@ static const char *const gpuinfo_cols[] = {
     "computeMinor", "l2CacheSize", "memoryBandwidth"};
 static const char *const hostspan_cols[] = {"start", "end", "step",
                                             "globalTid"};
+/* GPU memory (issue 13): nsys's column names. */
+static const char *const memusage_cols[] = {
+    "start", "globalPid", "deviceId", "contextId", "streamId",
+    "correlationId", "address", "pc", "bytes", "memKind",
+    "memoryOperationType", "name", "isAsync", "memoryPoolType",
+    "localMemoryPoolAddress", "localMemoryPoolReleaseThreshold",
+    "localMemoryPoolSize", "localMemoryPoolUtilizedSize",
+    "importedMemoryPoolAddress", "importedMemoryPoolProcessId"};
+static const char *const mempool_cols[] = {
+    "start", "globalPid", "deviceId", "correlationId", "operationType",
+    "poolType", "address", "size", "releaseThreshold", "utilizedSize",
+    "minBytesToKeep", "isManagedPool"};
 
 #define NCOLS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -135,6 +147,26 @@ static const table_spec k_tables[TFB_TT_COUNT_] = {
         "CREATE TABLE IF NOT EXISTS META(key TEXT NOT NULL PRIMARY KEY,"
         " value TEXT)",
         NULL, 0, "key", "value", 1},
+    [TFB_TT_MEM_USAGE] = {"CUDA_GPU_MEMORY_USAGE_EVENTS",
+        "CREATE TABLE IF NOT EXISTS CUDA_GPU_MEMORY_USAGE_EVENTS("
+        "start INTEGER NOT NULL, globalPid INTEGER, deviceId INTEGER NOT NULL,"
+        " contextId INTEGER, streamId INTEGER, correlationId INTEGER,"
+        " address INTEGER NOT NULL, pc INTEGER, bytes INTEGER NOT NULL,"
+        " memKind INTEGER, memoryOperationType INTEGER NOT NULL,"
+        " name INTEGER REFERENCES StringIds(id), isAsync INTEGER,"
+        " memoryPoolType INTEGER, localMemoryPoolAddress INTEGER,"
+        " localMemoryPoolReleaseThreshold INTEGER, localMemoryPoolSize INTEGER,"
+        " localMemoryPoolUtilizedSize INTEGER, importedMemoryPoolAddress INTEGER,"
+        " importedMemoryPoolProcessId INTEGER)",
+        memusage_cols, NCOLS(memusage_cols), NULL, NULL, 0},
+    [TFB_TT_MEM_POOL] = {"CUDA_GPU_MEMORY_POOL_EVENTS",
+        "CREATE TABLE IF NOT EXISTS CUDA_GPU_MEMORY_POOL_EVENTS("
+        "start INTEGER NOT NULL, globalPid INTEGER, deviceId INTEGER NOT NULL,"
+        " correlationId INTEGER, operationType INTEGER NOT NULL,"
+        " poolType INTEGER, address INTEGER NOT NULL, size INTEGER,"
+        " releaseThreshold INTEGER, utilizedSize INTEGER,"
+        " minBytesToKeep INTEGER, isManagedPool INTEGER)",
+        mempool_cols, NCOLS(mempool_cols), NULL, NULL, 0},
 };
 
 /* nsys's ENUM_CUDA_MEMCPY_OPER, so copyKind can be joined to a label. */
@@ -153,6 +185,27 @@ static const char k_memcpy_enum_sql[] =
     "(8,'CUDA_MEMCPY_OPER_DTOD','Device-to-Device'),"
     "(9,'CUDA_MEMCPY_OPER_HTOH','Host-to-Host'),"
     "(10,'CUDA_MEMCPY_OPER_PTOP','Peer-to-Peer');";
+
+/* GPU memory (issue 13): labels for memoryOperationType and memKind, so
+ * the nsys recipes' joins work on our files too. memKind keeps CUPTI's
+ * CUpti_ActivityMemoryKind numbers. */
+static const char k_mem_enum_sql[] =
+    "CREATE TABLE IF NOT EXISTS ENUM_CUDA_DEV_MEM_EVENT_OPER(id INTEGER NOT"
+    " NULL PRIMARY KEY, name TEXT NOT NULL, label TEXT NOT NULL);"
+    "INSERT OR IGNORE INTO ENUM_CUDA_DEV_MEM_EVENT_OPER VALUES"
+    "(0,'CUDA_DEV_MEM_EVENT_OPR_ALLOCATION','Allocation'),"
+    "(1,'CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION','Deallocation');"
+    "CREATE TABLE IF NOT EXISTS ENUM_CUDA_MEM_KIND(id INTEGER NOT NULL"
+    " PRIMARY KEY, name TEXT NOT NULL, label TEXT NOT NULL);"
+    "INSERT OR IGNORE INTO ENUM_CUDA_MEM_KIND VALUES"
+    "(0,'CUDA_MEMOPR_MEMORY_KIND_UNKNOWN','Unknown'),"
+    "(1,'CUDA_MEMOPR_MEMORY_KIND_PAGEABLE','Pageable'),"
+    "(2,'CUDA_MEMOPR_MEMORY_KIND_PINNED','Pinned'),"
+    "(3,'CUDA_MEMOPR_MEMORY_KIND_DEVICE','Device'),"
+    "(4,'CUDA_MEMOPR_MEMORY_KIND_ARRAY','Array'),"
+    "(5,'CUDA_MEMOPR_MEMORY_KIND_MANAGED','Managed'),"
+    "(6,'CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC','Device Static'),"
+    "(7,'CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC','Managed Static');";
 
 /* A queued row. `owned` tells whether text/text2 were copied by the store
  * (freed after the insert) or point at storage that outlives the queue
@@ -819,6 +872,8 @@ int tfb_trace_store_open(tfb_trace_store **out, const char *run_dir,
         err = exec_sql(s->db, k_tables[t].create);
     if (!err)
         err = exec_sql(s->db, k_memcpy_enum_sql);
+    if (!err)
+        err = exec_sql(s->db, k_mem_enum_sql);
     if (!err) {
         /* A reopened file (trace stopped and restarted in one process)
          * keeps its strings; new ids continue after them. */

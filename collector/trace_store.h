@@ -36,6 +36,9 @@ typedef enum {
     TFB_TT_GPU_INFO,      /* TARGET_INFO_GPU (name column = row text) */
     TFB_TT_HOST_SPAN,     /* TFB_HOST_SPANS (kind column = row text) */
     TFB_TT_META,          /* META(key = text, value = text2) */
+    /* GPU memory (issue 13) */
+    TFB_TT_MEM_USAGE,     /* CUDA_GPU_MEMORY_USAGE_EVENTS */
+    TFB_TT_MEM_POOL,      /* CUDA_GPU_MEMORY_POOL_EVENTS */
     TFB_TT_COUNT_
 } tfb_trace_table;
 
@@ -101,6 +104,27 @@ enum { /* TARGET_INFO_GPU; text = name */
 enum { /* TFB_HOST_SPANS; text = kind ("step" | "input") */
     TFB_HS_START, TFB_HS_END, TFB_HS_STEP, TFB_HS_GLOBALTID, TFB_HS_NCOLS_
 };
+
+/* ---- GPU memory (issue 13) ---- */
+enum { /* CUDA_GPU_MEMORY_USAGE_EVENTS (CUpti_ActivityMemory4) */
+    TFB_MU_START, TFB_MU_GLOBALPID, TFB_MU_DEVICE, TFB_MU_CONTEXT,
+    TFB_MU_STREAM, TFB_MU_CORRELATION, TFB_MU_ADDRESS, TFB_MU_PC,
+    TFB_MU_BYTES, TFB_MU_MEMKIND, TFB_MU_OPERATION, TFB_MU_NAME,
+    TFB_MU_ISASYNC, TFB_MU_POOL_TYPE, TFB_MU_POOL_ADDRESS,
+    TFB_MU_POOL_RELEASE_THRESHOLD, TFB_MU_POOL_SIZE,
+    TFB_MU_POOL_UTILIZED, TFB_MU_IMPORTED_POOL_ADDRESS,
+    TFB_MU_IMPORTED_POOL_PID, TFB_MU_NCOLS_
+};
+enum { /* CUDA_GPU_MEMORY_POOL_EVENTS (CUpti_ActivityMemoryPool3) */
+    TFB_MP_START, TFB_MP_GLOBALPID, TFB_MP_DEVICE, TFB_MP_CORRELATION,
+    TFB_MP_OPERATION, TFB_MP_POOL_TYPE, TFB_MP_ADDRESS, TFB_MP_SIZE,
+    TFB_MP_RELEASE_THRESHOLD, TFB_MP_UTILIZED, TFB_MP_MIN_BYTES_TO_KEEP,
+    TFB_MP_IS_MANAGED, TFB_MP_NCOLS_
+};
+/* CUDA_GPU_MEMORY_USAGE_EVENTS.memoryOperationType, as nsys's
+ * ENUM_CUDA_DEV_MEM_EVENT_OPER (CUPTI's own enum is 1 / 2). */
+#define TFB_MEM_OP_ALLOCATION 0
+#define TFB_MEM_OP_DEALLOCATION 1
 
 /* Values of NVTX_EVENTS.eventType, as in the nsys export. */
 #define TFB_NVTX_MARK 34

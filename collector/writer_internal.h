@@ -23,16 +23,16 @@ struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w);
  *    its own (the pipeline's step scalars) is in the writer's queue before
  *    the flush point is taken;
  *  - on_close runs in tfb_writer_close(), before the writer drains its
- *    queue, in module order: the GPU tracer is stopped first (its last
- *    utilization scalars still reach the file), then the pipeline state is
- *    freed.
+ *    queue, in module order: the NVML sampler stops first and the GPU
+ *    tracer next (the last samples and utilization scalars still reach the
+ *    file), then the pipeline state is freed.
  * Either hook may be NULL. Setting them again replaces them. Thread-safe
  * on one writer. */
 typedef void (*tfb_writer_hook)(tfb_writer *w);
 typedef enum {
-    TFB_WRITER_MOD_GPU = 0,
+    TFB_WRITER_MOD_METRICS = 0,
+    TFB_WRITER_MOD_GPU,
     TFB_WRITER_MOD_PIPELINE,
-    TFB_WRITER_MOD_METRICS,
     TFB_WRITER_MOD_COUNT
 } tfb_writer_module;
 void tfb_writer_set_hooks(tfb_writer *w, tfb_writer_module m,

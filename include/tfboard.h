@@ -68,13 +68,14 @@ extern "C" {
     XX(ECUPTIVERSION, -15, "CUPTI version too old for this library")          \
     XX(ETOOBIG, -16, "value too large")                                       \
     XX(ESTATE, -17, "call out of order")                                      \
-    XX(ETRACE, -18, "trace store error")
+    XX(ETRACE, -18, "trace store error")                                      \
+    XX(ENONVML, -20, "NVML library could not be loaded")
 
 typedef enum {
 #define TFB_ERR_ENUM_(name, code, msg) TFB_##name = (code),
     TFB_ERRNO_MAP(TFB_ERR_ENUM_)
 #undef TFB_ERR_ENUM_
-    TFB_ERRNO_MIN_ = -18
+    TFB_ERRNO_MIN_ = -18 /* end of the contiguous codes; -19 is reserved */
 } tfb_errno;
 
 /* A static string naming `code` (0 gives "success", unknown codes
@@ -336,6 +337,9 @@ typedef struct tfb_gpu_stats {
     uint64_t records_dropped; /* by CUPTI or by our buffer cap */
     uint64_t buffers_completed;
     int sticky_error;
+    /* GPU memory (issue 13): CUDA_GPU_MEMORY_USAGE_EVENTS rows (allocations
+     * and releases) and CUDA_GPU_MEMORY_POOL_EVENTS rows written. */
+    uint64_t memory_events, memory_pool_events;
 } tfb_gpu_stats;
 
 /* Zeroes *out and sets its size. */
@@ -348,6 +352,90 @@ TFB_API int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out);
 /* Detailed message for the last tracing failure on w (e.g. the dlopen or
  * CUPTI error text). Owned by w; never NULL. */
 TFB_API const char *tfb_gpu_trace_error(const tfb_writer *w);
+
+/* ========================================================================
+ * Always-on GPU metrics (NVML)
+ *
+ * A background thread samples NVML (libnvidia-ml.so.1, loaded at run time
+ * with dlopen, never linked) every interval_ms and logs, per device, the
+ * scalars gpu/<dev>/<metric> through the writer, where <dev> is NVML's
+ * device index (nvidia-smi's numbering; it can differ from CUDA's ordinal
+ * under CUDA_VISIBLE_DEVICES). Each sample's scalars carry the sample's
+ * wall time and, as step, the sample number (0, 1, 2...). The device's name
+ * is logged once as text gpu/<dev>/name. The training thread pays nothing:
+ * no call, no lock, no I/O. Unlike GPU tracing it needs no CUPTI and can
+ * stay on for a whole run (a sample costs about a dozen NVML calls).
+ *
+ * Values are stored as float32, as every TensorBoard scalar: byte counts
+ * keep about 7 significant digits (8 KiB steps near 80 GB).
+ *
+ * Fork: the sampler thread does not exist in a child process, and a child
+ * must not use the parent's sampler: in the child, tfb_gpu_metrics_stop
+ * only forgets it (no join, no NVML call: NVML state does not survive
+ * fork), tfb_gpu_metrics_get_stats reports zeros, and a new
+ * tfb_gpu_metrics_start may start the child's own.
+ * ====================================================================== */
+
+/* Tag = TFB_TAG_GPU_PREFIX "<dev>/" metric, e.g. "gpu/0/sm_util". */
+#define TFB_TAG_GPU_PREFIX "gpu/"
+#define TFB_TAG_GPU_SM_UTIL "sm_util"               /* % of the period a kernel ran */
+#define TFB_TAG_GPU_MEM_UTIL "mem_util"             /* % of the period memory was read or written */
+#define TFB_TAG_GPU_MEM_USED "mem_used_bytes"       /* device memory in use (all processes) */
+#define TFB_TAG_GPU_MEM_TOTAL "mem_total_bytes"     /* device memory size */
+#define TFB_TAG_GPU_POWER "power_w"                 /* board power draw, W */
+#define TFB_TAG_GPU_TEMP "temp_c"                   /* GPU die temperature, deg C */
+#define TFB_TAG_GPU_SM_CLOCK "sm_clock_mhz"         /* current SM clock, MHz */
+#define TFB_TAG_GPU_NAME "name"                     /* text, logged once */
+
+typedef struct tfb_gpu_metrics_opts {
+    size_t size; /* set by tfb_gpu_metrics_opts_init */
+    /* Path of the NVML library; NULL = $TFB_NVML_PATH, then
+     * libnvidia-ml.so.1. */
+    const char *nvml_path;
+    /* Sample period in ms; 0 = default 500. */
+    unsigned interval_ms;
+} tfb_gpu_metrics_opts;
+
+/* Fills opts with defaults. Thread-safe. */
+TFB_API void tfb_gpu_metrics_opts_init(tfb_gpu_metrics_opts *opts);
+
+/* Loads NVML, initializes it, finds the devices, logs the first sample
+ * before it returns (so even a short run has one) and starts the sampler
+ * thread. Returns TFB_ENONVML when the library cannot be loaded or lacks a
+ * function, TFB_ENOGPU when nvmlInit fails or finds no device, TFB_EACCES
+ * when NVML denies access, TFB_ESTATE when metrics already run on w,
+ * TFB_EINVAL, TFB_ENOMEM. On failure nothing changes (logging goes on, see
+ * tfb_gpu_metrics_error). A device call that fails in a sample (e.g. power
+ * not supported) only leaves that scalar out and is counted. opts may be
+ * NULL (copied). Thread-safe. */
+TFB_API int tfb_gpu_metrics_start(tfb_writer *w,
+                                  const tfb_gpu_metrics_opts *opts);
+
+/* Stops and joins the sampler, shuts NVML down. Called by
+ * tfb_writer_close too. Returns 0 also when metrics were not running.
+ * Thread-safe; must not run concurrently with tfb_writer_close on w. */
+TFB_API int tfb_gpu_metrics_stop(tfb_writer *w);
+
+typedef struct tfb_gpu_metrics_stats {
+    size_t size;           /* set by tfb_gpu_metrics_stats_init */
+    uint64_t samples;      /* samples taken (all devices each time) */
+    uint64_t devices;      /* devices sampled */
+    uint64_t read_errors;  /* NVML device calls that failed */
+    uint64_t log_errors;   /* scalars the writer refused (dropped, closed) */
+} tfb_gpu_metrics_stats;
+
+/* Zeroes *out and sets its size. */
+TFB_API void tfb_gpu_metrics_stats_init(tfb_gpu_metrics_stats *out);
+
+/* Copies the counters of the sampler running on w (zeros when none) into
+ * *out, prepared by tfb_gpu_metrics_stats_init. Thread-safe. */
+TFB_API int tfb_gpu_metrics_get_stats(tfb_writer *w,
+                                      tfb_gpu_metrics_stats *out);
+
+/* Message for the last tfb_gpu_metrics_start failure in this process
+ * (dlopen text, NVML's error string), "" when none. A static buffer of the
+ * library: read it right after the failing call. Thread-safe. */
+TFB_API const char *tfb_gpu_metrics_error(void);
 
 /* ========================================================================
  * Reader

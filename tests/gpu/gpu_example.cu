@@ -2,8 +2,13 @@
  * gpu_example.cu - a small CUDA program traced by libtfboard, for
  * tests/gpu/run_gpu_test.sh (needs a GPU; not part of `meson test`).
  *
- * usage: gpu_example RUN_DIR trace|notrace ITERATIONS
+ * usage: gpu_example RUN_DIR trace|notrace|full ITERATIONS
+ *   full = trace, and always-on NVML metrics (every 100 ms), for the checks
+ *   (the overhead runs compare trace with notrace only).
  *
+ * 0. Memory of known sizes: cudaMalloc/cudaFree of MEM_A and MEM_B bytes,
+ *    and a stream-ordered (pool) cudaMallocAsync/cudaFreeAsync of MEM_POOL
+ *    bytes, for the CUDA_GPU_MEMORY_USAGE_EVENTS checks.
  * 1. Copies (HtoD, DtoH), a memset and a few named kernels, inside an NVTX
  *    range, each iteration also timed as a tfboard step.
  * 2. A kernel-bound loop: ITERATIONS launches of a compute-heavy kernel
@@ -56,6 +61,11 @@ __global__ void busy_kernel(float *out, int rounds)
     out[i] = v;
 }
 
+/* Sizes the script looks for in CUDA_GPU_MEMORY_USAGE_EVENTS. */
+#define MEM_A ((size_t)3 * 1048576 + 512)
+#define MEM_B ((size_t)7 * 1048576)
+#define MEM_POOL ((size_t)1048576)
+
 static long long wall_ns(void)
 {
     struct timespec ts;
@@ -73,10 +83,12 @@ static long long mono_ns(void)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: %s RUN_DIR trace|notrace ITERATIONS\n", argv[0]);
+        fprintf(stderr, "usage: %s RUN_DIR trace|notrace|full ITERATIONS\n",
+                argv[0]);
         return 2;
     }
-    int trace = strcmp(argv[2], "trace") == 0;
+    int full = strcmp(argv[2], "full") == 0;
+    int trace = full || strcmp(argv[2], "trace") == 0;
     int iters = atoi(argv[3]);
     if (iters <= 0)
         iters = 200;
@@ -101,7 +113,31 @@ int main(int argc, char **argv)
             return 4;
         }
     }
+    int metrics_rc = -1;
+    if (full) {
+        tfb_gpu_metrics_opts mo;
+        tfb_gpu_metrics_opts_init(&mo);
+        mo.interval_ms = 100;
+        metrics_rc = tfb_gpu_metrics_start(w, &mo);
+        if (metrics_rc)
+            fprintf(stderr, "tfb_gpu_metrics_start: %s: %s\n",
+                    tfb_strerror(metrics_rc), tfb_gpu_metrics_error());
+    }
     long long t_begin = wall_ns();
+
+    /* Memory of known sizes (allocated and released while traced). */
+    void *ma = NULL, *mb = NULL, *mp = NULL;
+    CHECK(cudaMalloc(&ma, MEM_A));
+    CHECK(cudaMalloc(&mb, MEM_B));
+    CHECK(cudaFree(ma));
+    CHECK(cudaFree(mb));
+    int pools = 0;
+    CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, 0));
+    if (pools) {
+        CHECK(cudaMallocAsync(&mp, MEM_POOL, 0));
+        CHECK(cudaFreeAsync(mp, 0));
+        CHECK(cudaStreamSynchronize(0));
+    }
 
     float *ha = (float *)malloc(n * sizeof(float));
     float *hb = (float *)malloc(n * sizeof(float));
@@ -146,6 +182,11 @@ int main(int argc, char **argv)
     double loop_ms = (double)(mono_ns() - l0) / 1e6;
     long long t_end = wall_ns();
 
+    tfb_gpu_metrics_stats ms;
+    tfb_gpu_metrics_stats_init(&ms);
+    memset(&ms, 0, sizeof ms);
+    if (full)
+        tfb_gpu_metrics_get_stats(w, &ms);
     tfb_gpu_stats st;
     tfb_gpu_stats_init(&st);
     memset(&st, 0, sizeof st);
@@ -158,13 +199,19 @@ int main(int argc, char **argv)
     rc = tfb_writer_close(w);
     printf("window_start_ns=%lld window_end_ns=%lld loop_ms=%.3f iters=%d "
            "kernels=%llu memcpys=%llu memsets=%llu syncs=%llu api_calls=%llu "
-           "markers=%llu overheads=%llu dropped=%llu buffers=%llu\n",
+           "markers=%llu overheads=%llu dropped=%llu buffers=%llu "
+           "memory_events=%llu memory_pool_events=%llu pools=%d "
+           "metrics_rc=%d metrics_samples=%llu metrics_read_errors=%llu\n",
            t_begin, t_end, loop_ms, iters, (unsigned long long)st.kernels,
            (unsigned long long)st.memcpys, (unsigned long long)st.memsets,
            (unsigned long long)st.syncs, (unsigned long long)st.api_calls,
            (unsigned long long)st.markers, (unsigned long long)st.overheads,
            (unsigned long long)st.records_dropped,
-           (unsigned long long)st.buffers_completed);
+           (unsigned long long)st.buffers_completed,
+           (unsigned long long)st.memory_events,
+           (unsigned long long)st.memory_pool_events, pools, metrics_rc,
+           (unsigned long long)ms.samples,
+           (unsigned long long)ms.read_errors);
     cudaFree(da);
     cudaFree(db);
     cudaFree(dc);

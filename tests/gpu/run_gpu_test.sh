@@ -2,7 +2,9 @@
 # run_gpu_test.sh - GPU tracing on a real GPU (not part of `meson test`: CI
 # has no GPU). Builds libtfboard and tests/gpu/gpu_example.cu (nvcc), traces
 # it, checks the trace store (kernels, copies, memsets, runtime calls, host
-# spans, plausible times) and the utilization scalars, then measures the
+# spans, plausible times, memory allocations of known sizes in
+# CUDA_GPU_MEMORY_USAGE_EVENTS), the utilization scalars and the always-on
+# NVML metrics (gpu/0/* scalars with plausible values), then measures the
 # tracing overhead on a kernel-bound loop (median of alternating runs; must
 # be < 2 %). Bounded: about 2-4 minutes, hard limit 9 minutes.
 #
@@ -58,7 +60,7 @@ fi
 
 echo "== traced run"
 mkdir -p "$WORK/run"
-OUT=$(timeout "$(left)" "$WORK/gpu_example" "$WORK/run" trace 200)
+OUT=$(timeout "$(left)" "$WORK/gpu_example" "$WORK/run" full 1000)
 echo "$OUT"
 
 echo "== check the trace store"
@@ -119,6 +121,88 @@ check(kv["dropped"] == "0", "no records dropped")
 ev = [f for f in os.listdir(run) if "tfevents" in f]
 data = open(os.path.join(run, ev[0]), "rb").read() if ev else b""
 check(b"gpu/0/utilization" in data, "gpu/0/utilization scalars logged")
+
+# GPU memory records (issue 13): the example's allocations of known sizes.
+MEM_A, MEM_B, MEM_POOL, MEM_4M = 3 * 2**20 + 512, 7 * 2**20, 2**20, 4 * 2**20
+T = "CUDA_GPU_MEMORY_USAGE_EVENTS"
+print("memory rows by (op, bytes):", q("SELECT memoryOperationType, bytes, "
+      "COUNT(*) FROM %s GROUP BY 1, 2 ORDER BY 2" % T))
+for size, name in ((MEM_A, "MEM_A"), (MEM_B, "MEM_B")):
+    n = q("SELECT COUNT(*) FROM %s a JOIN %s f ON f.address = a.address AND "
+          "f.deviceId = a.deviceId AND f.memoryOperationType = 1 AND "
+          "f.start >= a.start WHERE a.memoryOperationType = 0 AND a.bytes = %d"
+          " AND a.memKind = 3" % (T, T, size))[0][0]
+    check(n >= 1, "%s: cudaMalloc of %d bytes and its cudaFree recorded" %
+          (name, size))
+check(q("SELECT COUNT(*) FROM %s WHERE memoryOperationType = 0 AND bytes = %d"
+        % (T, MEM_4M))[0][0] >= 4, "the four 4 MiB cudaMallocs recorded")
+bad = q("SELECT COUNT(*) FROM %s WHERE start < %d OR start > %d OR address = 0"
+        % (T, w0 - 10**9, w1 + 10**9))[0][0]
+check(bad == 0, "memory event times inside the run's window, addresses set")
+if kv["pools"] == "1":
+    check(q("SELECT COUNT(*) FROM %s WHERE bytes = %d AND memoryPoolType = 1 "
+            "AND localMemoryPoolAddress IS NOT NULL" % (T, MEM_POOL))[0][0] >= 1,
+          "cudaMallocAsync of 1 MiB recorded as pool-backed")
+print("pool events:", q("SELECT operationType, COUNT(*) FROM "
+                        "CUDA_GPU_MEMORY_POOL_EVENTS GROUP BY 1"))
+check(int(kv["memory_events"]) == q("SELECT COUNT(*) FROM %s" % T)[0][0],
+      "tfb_gpu_stats.memory_events matches the rows")
+
+# Always-on NVML metrics: gpu/0/<metric> scalars, read from the event file.
+import struct
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+def fields(b):
+    i = 0
+    while i < len(b):
+        k, i = varint(b, i)
+        f, t = k >> 3, k & 7
+        if t == 0:
+            v, i = varint(b, i)
+        elif t == 1:
+            v = b[i:i + 8]; i += 8
+        elif t == 5:
+            v = b[i:i + 4]; i += 4
+        elif t == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+        else:
+            return
+        yield f, t, v
+vals = {}
+pos = 0
+while pos + 12 <= len(data):
+    (n,) = struct.unpack_from("<Q", data, pos)
+    rec = data[pos + 12:pos + 12 + n]
+    pos += 12 + n + 4
+    for f, t, v in fields(rec):
+        if f == 5 and t == 2:  # Event.summary
+            for f2, t2, v2 in fields(v):
+                if f2 != 1:
+                    continue
+                tag, x = None, None
+                for f3, t3, v3 in fields(v2):
+                    if f3 == 1:
+                        tag = v3.decode()
+                    elif f3 == 2 and t3 == 5:
+                        x = struct.unpack("<f", v3)[0]
+                if tag and tag.startswith("gpu/0/") and x is not None:
+                    vals.setdefault(tag[6:], []).append(x)
+print("NVML samples:", {k: (len(v), min(v), max(v)) for k, v in vals.items()})
+check(kv["metrics_rc"] == "0", "tfb_gpu_metrics_start succeeded")
+check(len(vals.get("sm_util", [])) >= 2, "at least 2 samples at 100 ms")
+rng = {"sm_util": (0, 100), "mem_util": (0, 100), "power_w": (1, 2000),
+       "temp_c": (5, 120), "sm_clock_mhz": (100, 5000),
+       "mem_total_bytes": (2**30, 2**41), "mem_used_bytes": (2**20, 2**41)}
+for k, (lo, hi) in rng.items():
+    v = vals.get(k, [])
+    check(bool(v) and all(lo <= x <= hi for x in v),
+          "gpu/0/%s in [%g, %g]: %s" % (k, lo, hi, v[:3]))
+used, total = vals.get("mem_used_bytes", [0]), vals.get("mem_total_bytes", [1])
+check(max(used) <= min(total), "memory used <= total")
 sys.exit(1 if fails else 0)
 EOF
 

@@ -571,6 +571,243 @@ static void test_bad_args(void **state)
                      TFB_EACCES);
 }
 
+/* ------------------------------------------------------------------------
+ * GPU memory (issue 13): Memory4 and MemoryPool3 records
+ * ---------------------------------------------------------------------- */
+static void put_mem(buf *b, int op, uint64_t addr, uint64_t bytes,
+                    uint32_t dev, uint32_t stream, int64_t ts, uint32_t corr,
+                    int pool_type, uint64_t pool_addr)
+{
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = (CUpti_ActivityMemoryOperationType)op;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.correlationId = corr;
+    m.address = addr;
+    m.bytes = bytes;
+    m.timestamp = (uint64_t)ts;
+    m.PC = 0;
+    m.processId = 4242;
+    m.deviceId = dev;
+    m.contextId = 3;
+    m.streamId = stream;
+    m.isAsync = pool_type != 0;
+    m.memoryPoolConfig.memoryPoolType = (CUpti_ActivityMemoryPoolType)pool_type;
+    if (pool_type == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
+        m.memoryPoolConfig.address = pool_addr;
+        m.memoryPoolConfig.releaseThreshold = 1 << 20;
+        m.memoryPoolConfig.pool.size = UINT64_C(64) << 20;
+        m.memoryPoolConfig.utilizedSize = bytes;
+    }
+    put(b, &m, sizeof m);
+}
+
+static void test_memory_records(void **state)
+{
+    (void)state;
+    static buf b;
+    memset(&b, 0, sizeof b);
+    const uint64_t A = UINT64_C(0x7f1200000000);
+    put_mem(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, A, 4096, 0, 7,
+            B + 100, 21, 0, 0);
+    put_mem(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, A + 8192,
+            UINT64_C(3) << 30, 1, 9, B + 200, 22, 0, 0);
+    put_mem(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, A, 4096, 0, 7,
+            B + 300, 23, 0, 0);
+    put_mem(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+            UINT64_C(0x7f3000000000), 1000, 0, 13, B + 400, 24,
+            CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL, UINT64_C(0x7f3000000000));
+    /* A named static variable. */
+    CUpti_ActivityMemory4 sv;
+    memset(&sv, 0, sizeof sv);
+    sv.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    sv.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    sv.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC;
+    sv.address = A + 65536;
+    sv.bytes = 256;
+    sv.timestamp = (uint64_t)(B + 50);
+    sv.PC = 0x1234;
+    sv.name = "g_table";
+    put(&b, &sv, sizeof sv);
+
+    CUpti_ActivityMemoryPool3 mp;
+    memset(&mp, 0, sizeof mp);
+    mp.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+    mp.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+    mp.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    mp.correlationId = 30;
+    mp.processId = 4242;
+    mp.deviceId = 0;
+    mp.minBytesToKeep = 0;
+    mp.address = UINT64_C(0x7f3000000000);
+    mp.size = UINT64_C(64) << 20;
+    mp.releaseThreshold = 1 << 20;
+    mp.timestamp = (uint64_t)(B + 350);
+    mp.utilizedSize = 0;
+    put(&b, &mp, sizeof mp);
+    mp.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED;
+    mp.minBytesToKeep = 4096;
+    mp.size = UINT64_C(32) << 20;
+    mp.timestamp = (uint64_t)(B + 900);
+    put(&b, &mp, sizeof mp);
+
+    char *dir = tu_mkdtemp();
+    tfb_trace_store *s = NULL;
+    assert_int_equal(tfb_trace_store_open(&s, dir, NULL), 0);
+    tfb_cupti_proc *p = NULL;
+    assert_int_equal(tfb_cupti_proc_new(&p, &g_api, s, NULL), 0);
+    assert_int_equal(tfb_cupti_process_buffer(p, b.data, b.len), 7);
+    tfb_cupti_counts c;
+    tfb_cupti_proc_counts(p, &c);
+    assert_int_equal(c.memory, 5);
+    assert_int_equal(c.memory_pools, 2);
+    assert_int_equal(c.other, 0);
+    assert_int_equal(tfb_trace_store_flush(s), 0);
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
+    tfb_cupti_proc_free(p);
+    assert_int_equal(tfb_trace_store_close(s), 0);
+
+    sqlite3 *db = open_ro(path);
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS"),
+                     5);
+    /* Every column of the first allocation, exactly. */
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT start, globalPid, deviceId, contextId, "
+                           "streamId, correlationId, address, pc, bytes, "
+                           "memKind, memoryOperationType, name, isAsync, "
+                           "memoryPoolType, localMemoryPoolAddress, "
+                           "localMemoryPoolSize, importedMemoryPoolAddress "
+                           "FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE "
+                           "correlationId = 21",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(st, 0), B + 100);
+    assert_int_equal(sqlite3_column_int64(st, 1), INT64_C(4242) << 24);
+    assert_int_equal(sqlite3_column_int64(st, 2), 0);
+    assert_int_equal(sqlite3_column_int64(st, 3), 3);
+    assert_int_equal(sqlite3_column_int64(st, 4), 7);
+    assert_int_equal(sqlite3_column_int64(st, 5), 21);
+    assert_int_equal(sqlite3_column_int64(st, 6), (int64_t)A);
+    assert_int_equal(sqlite3_column_type(st, 7), SQLITE_NULL);
+    assert_int_equal(sqlite3_column_int64(st, 8), 4096);
+    assert_int_equal(sqlite3_column_int64(st, 9),
+                     CUPTI_ACTIVITY_MEMORY_KIND_DEVICE);
+    assert_int_equal(sqlite3_column_int64(st, 10), TFB_MEM_OP_ALLOCATION);
+    assert_int_equal(sqlite3_column_type(st, 11), SQLITE_NULL);
+    assert_int_equal(sqlite3_column_int64(st, 12), 0);
+    for (int i = 13; i <= 16; i++)
+        assert_int_equal(sqlite3_column_type(st, i), SQLITE_NULL);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+
+    /* The release, the 3 GiB allocation on device 1, and the labels. */
+    assert_int_equal(q_int(db, "SELECT memoryOperationType FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE "
+                               "correlationId = 23"),
+                     TFB_MEM_OP_DEALLOCATION);
+    assert_int_equal(q_int(db, "SELECT bytes FROM CUDA_GPU_MEMORY_USAGE_EVENTS"
+                               " WHERE deviceId = 1"),
+                     INT64_C(3) << 30);
+    char t[128];
+    q_text(db, "SELECT o.label FROM CUDA_GPU_MEMORY_USAGE_EVENTS e JOIN "
+               "ENUM_CUDA_DEV_MEM_EVENT_OPER o ON o.id = e.memoryOperationType"
+               " WHERE e.correlationId = 23",
+           t, sizeof t);
+    assert_string_equal(t, "Deallocation");
+    /* Bytes in use on device 0 after the three plain events: 0. */
+    assert_int_equal(q_int(db, "SELECT SUM(CASE memoryOperationType WHEN 0 "
+                               "THEN bytes ELSE -bytes END) FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE deviceId"
+                               " = 0 AND memKind = 3 AND memoryPoolType IS "
+                               "NULL"),
+                     0);
+    /* Pool-backed allocation: the pool's fields. */
+    assert_int_equal(q_int(db, "SELECT localMemoryPoolAddress FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE "
+                               "correlationId = 24"),
+                     INT64_C(0x7f3000000000));
+    assert_int_equal(q_int(db, "SELECT localMemoryPoolSize FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE "
+                               "correlationId = 24"),
+                     INT64_C(64) << 20);
+    assert_int_equal(q_int(db, "SELECT localMemoryPoolReleaseThreshold FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE "
+                               "correlationId = 24"),
+                     1 << 20);
+    assert_int_equal(q_int(db, "SELECT localMemoryPoolUtilizedSize FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE "
+                               "correlationId = 24"),
+                     1000);
+    assert_int_equal(q_int(db, "SELECT streamId FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE "
+                               "correlationId = 24"),
+                     13);
+    /* The static variable: name through StringIds, pc, memKind; no pid in
+     * the record -> this process's globalPid. */
+    q_text(db, "SELECT s.value FROM CUDA_GPU_MEMORY_USAGE_EVENTS e JOIN "
+               "StringIds s ON s.id = e.name",
+           t, sizeof t);
+    assert_string_equal(t, "g_table");
+    assert_int_equal(q_int(db, "SELECT pc FROM CUDA_GPU_MEMORY_USAGE_EVENTS "
+                               "WHERE name IS NOT NULL"),
+                     0x1234);
+    assert_int_equal(q_int(db, "SELECT globalPid FROM "
+                               "CUDA_GPU_MEMORY_USAGE_EVENTS WHERE name IS "
+                               "NOT NULL"),
+                     (int64_t)getpid() << 24);
+    q_text(db, "SELECT k.label FROM CUDA_GPU_MEMORY_USAGE_EVENTS e JOIN "
+               "ENUM_CUDA_MEM_KIND k ON k.id = e.memKind WHERE e.name IS NOT "
+               "NULL",
+           t, sizeof t);
+    assert_string_equal(t, "Device Static");
+
+    /* Pool events. */
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM "
+                               "CUDA_GPU_MEMORY_POOL_EVENTS"),
+                     2);
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT start, globalPid, deviceId, correlationId, "
+                           "operationType, poolType, address, size, "
+                           "releaseThreshold, utilizedSize, minBytesToKeep, "
+                           "isManagedPool FROM CUDA_GPU_MEMORY_POOL_EVENTS "
+                           "ORDER BY start",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(st, 0), B + 350);
+    assert_int_equal(sqlite3_column_int64(st, 1), INT64_C(4242) << 24);
+    assert_int_equal(sqlite3_column_int64(st, 2), 0);
+    assert_int_equal(sqlite3_column_int64(st, 3), 30);
+    assert_int_equal(sqlite3_column_int64(st, 4),
+                     CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED);
+    assert_int_equal(sqlite3_column_int64(st, 5),
+                     CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL);
+    assert_int_equal(sqlite3_column_int64(st, 6), INT64_C(0x7f3000000000));
+    assert_int_equal(sqlite3_column_int64(st, 7), INT64_C(64) << 20);
+    assert_int_equal(sqlite3_column_int64(st, 8), 1 << 20);
+    assert_int_equal(sqlite3_column_int64(st, 9), 0);
+    assert_int_equal(sqlite3_column_int64(st, 10), 0);
+    assert_int_equal(sqlite3_column_int64(st, 11), 0);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(st, 0), B + 900);
+    assert_int_equal(sqlite3_column_int64(st, 4),
+                     CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED);
+    assert_int_equal(sqlite3_column_int64(st, 7), INT64_C(32) << 20);
+    assert_int_equal(sqlite3_column_int64(st, 10), 4096);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     char msg[512];
@@ -585,6 +822,7 @@ int main(void)
         cmocka_unit_test(test_short_names),
         cmocka_unit_test(test_utilization_tracker),
         cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_memory_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,200 @@
+/*
+ * gpu_memory.h - GPU memory analysis (issue 13): typed C, no JSON. The
+ * routes, page and report sections are built on top of this.
+ *
+ * Input: a time-ordered list of memory events (allocations and frees, per
+ * device), optionally kernel intervals, NVTX ranges and step intervals.
+ * Output, per device: bytes in use over time as a step line (downsampled
+ * to a bounded number of points, keeping the peak), the peak and when it
+ * happened, the allocations live at the peak (largest first, with stream,
+ * the kernel and the NVTX range running when each was allocated), the
+ * "OOM post-mortem" (the last allocations before the end, bytes in use at
+ * the end); and allocation churn per step.
+ *
+ * Rules (times in ns):
+ *  - Bytes in use = bytes allocated since the first event and not freed
+ *    yet. The window [start_ns, end_ns] only selects what is reported:
+ *    events before it are replayed so the state on entry is exact, events
+ *    after it are ignored.
+ *  - A free is matched to the live allocation at the same device and
+ *    address and removes that allocation's bytes (the free's own byte
+ *    count is not trusted: Kineto writes it negative, CUPTI repeats it).
+ *    A free with no live allocation - its allocation happened before the
+ *    trace started, or its record was lost - is counted in
+ *    unmatched_frees / unmatched_free_bytes (its own |bytes|) and changes
+ *    nothing: bytes in use never go negative and are relative to the
+ *    trace start.
+ *  - An allocation at an address that is still live (its free was lost)
+ *    replaces the old one, which is counted in `replaced`.
+ *  - Pools: a pool-backed allocation (cudaMallocAsync from a memory pool,
+ *    or a caching allocator's block as Kineto reports them) counts with its
+ *    own bytes in `bytes` (what the program holds). `reserved` is what the
+ *    device has given away: bytes of allocations outside pools, plus for
+ *    each pool max(pool's last reported reserved size, bytes live in it).
+ *    A pool whose reserved size is never reported counts its live bytes.
+ *  - Peak: the largest `bytes` in the window (the state on entry
+ *    included); on a tie the earliest time that reached it.
+ *  - Downsampling: when the window holds more than max_points change
+ *    points, it is cut into equal time buckets and each bucket keeps its
+ *    lowest and highest point (in time order), after the entry point and
+ *    before the end point; the peak is always kept exactly.
+ *  - Context of an allocation: the kernel on the same device whose
+ *    [start, end) holds the allocation time (several: the one on the same
+ *    stream, else the latest started); the NVTX range (device -1 or the
+ *    same device) holding it that started last (the innermost one).
+ *  - Churn: events in the window whose time falls in a step's
+ *    [start, end); one row per (step, device) with any event.
+ *
+ * Ownership: the result borrows the input's strings (kernel and range
+ * names); it must not outlive them. Thread-safety: pure function of its
+ * input; thread-safe.
+ */
+#ifndef TFB_SERVER_GPU_MEMORY_H
+#define TFB_SERVER_GPU_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    TFB_GMEM_ALLOC = 0, /* as nsys's memoryOperationType */
+    TFB_GMEM_FREE = 1
+} tfb_gmem_op;
+
+typedef struct tfb_gmem_event {
+    int64_t t_ns;
+    int32_t device;
+    int32_t op;            /* tfb_gmem_op */
+    uint64_t address;
+    int64_t bytes;         /* as recorded (a free's value is not used) */
+    int64_t stream;        /* -1 = unknown */
+    uint64_t pool;         /* pool id/address; 0 = not pool-backed */
+    int64_t pool_reserved; /* the pool's reserved bytes after the event,
+                              -1 = not reported */
+} tfb_gmem_event;
+
+typedef struct tfb_gmem_interval {
+    int64_t start_ns, end_ns;
+    int32_t device;   /* -1 = any device (NVTX ranges) */
+    int64_t stream;   /* kernels; -1 = unknown */
+    const char *name; /* borrowed */
+} tfb_gmem_interval;
+
+typedef struct tfb_gmem_step {
+    int64_t step, start_ns, end_ns;
+} tfb_gmem_step;
+
+typedef struct tfb_gmem_input {
+    const tfb_gmem_event *events; /* sorted by t_ns (ties: given order) */
+    size_t n_events;
+    const tfb_gmem_interval *kernels; /* any order */
+    size_t n_kernels;
+    const tfb_gmem_interval *ranges; /* NVTX; any order */
+    size_t n_ranges;
+    const tfb_gmem_step *steps; /* any order; should not overlap */
+    size_t n_steps;
+} tfb_gmem_input;
+
+typedef struct tfb_gmem_opts {
+    int64_t start_ns, end_ns; /* window; INT64_MIN / INT64_MAX = all */
+    size_t max_points;        /* per device, >= 4; 0 = 1000 */
+    size_t top_live;          /* allocations live at the peak; 0 = 20 */
+    size_t last_allocs;       /* OOM post-mortem; 0 = 20 */
+} tfb_gmem_opts;
+
+void tfb_gmem_opts_init(tfb_gmem_opts *o);
+
+typedef struct tfb_gmem_point {
+    int64_t t_ns;     /* the value holds from here to the next point */
+    int64_t bytes;    /* in use */
+    int64_t reserved; /* see the pool rule */
+} tfb_gmem_point;
+
+typedef struct tfb_gmem_alloc {
+    uint64_t address;
+    int64_t bytes;
+    int64_t t_ns;        /* allocation time */
+    int64_t stream;      /* -1 = unknown */
+    uint64_t pool;       /* 0 = not pool-backed */
+    int live_at_end;     /* post-mortem list: still live at the end */
+    const char *kernel;  /* running at allocation time, or NULL */
+    const char *range;   /* innermost NVTX range then, or NULL */
+} tfb_gmem_alloc;
+
+typedef struct tfb_gmem_device {
+    int32_t device;
+    tfb_gmem_point *points; /* time order; first = state on entry at the
+                               window start, last = state at its end */
+    size_t n_points;
+    size_t n_changes;       /* change points before downsampling */
+    int64_t peak_bytes, peak_t_ns;
+    int64_t peak_reserved;  /* highest `reserved` in the window */
+    tfb_gmem_alloc *live_at_peak; /* largest first (ties: earlier, then
+                                     lower address); at most top_live */
+    size_t n_live_at_peak;
+    size_t live_at_peak_total; /* allocations live at the peak */
+    int64_t end_bytes, end_reserved; /* at the window end */
+    size_t live_at_end;              /* allocations live then */
+    tfb_gmem_alloc *last_allocs;     /* most recent first */
+    size_t n_last_allocs;
+    /* In the window. */
+    uint64_t allocs, frees, replaced, unmatched_frees;
+    int64_t alloc_bytes, free_bytes, unmatched_free_bytes;
+    uint64_t pool_allocs; /* allocations that were pool-backed */
+} tfb_gmem_device;
+
+typedef struct tfb_gmem_churn {
+    int64_t step;
+    int32_t device;
+    uint64_t allocs, frees;
+    int64_t alloc_bytes, free_bytes; /* free bytes: the matched allocation's
+                                        (unmatched frees: their own) */
+} tfb_gmem_churn;
+
+typedef struct tfb_gmem_result {
+    tfb_gmem_device *devices; /* by device id */
+    size_t n_devices;
+    tfb_gmem_churn *churn; /* by step, then device */
+    size_t n_churn;
+    uint64_t events_outside_steps; /* window events in no step (when steps
+                                      were given) */
+} tfb_gmem_result;
+
+/* Runs the analysis. Returns 0 and *out (free with tfb_gmem_result_free),
+ * TFB_EINVAL (NULL argument, events out of time order, max_points < 4,
+ * start_ns > end_ns) or TFB_ENOMEM. */
+int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
+                     tfb_gmem_result **out);
+void tfb_gmem_result_free(tfb_gmem_result *r);
+
+/* ------------------------------------------------------------------------
+ * Loaders (gpu_memory_load.c): the events of a file, appended to a growing
+ * list. The list owns nothing but its array.
+ * ---------------------------------------------------------------------- */
+typedef struct tfb_gmem_events {
+    tfb_gmem_event *v;
+    size_t n, cap;
+} tfb_gmem_events;
+
+void tfb_gmem_events_free(tfb_gmem_events *e);
+
+/* CUDA_GPU_MEMORY_USAGE_EVENTS of an nsys-schema SQLite file (ours or an
+ * nsys export; opened read-only, immutable). Rows with memoryOperationType
+ * other than 0/1 are skipped; the pool is localMemoryPoolAddress (else
+ * importedMemoryPoolAddress), its reserved size localMemoryPoolSize.
+ * Returns the number of events appended (sorted by time, ties by rowid),
+ * TFB_ENOENT when the file has no such table, TFB_ECORRUPT when it is not
+ * a readable SQLite file, TFB_ENOMEM. */
+int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path);
+
+/* Kineto `[memory]` instant events (ph "i", args Addr, Bytes, Total
+ * Allocated, Total Reserved, Device Id, Device Type) of a Chrome trace
+ * JSON file (.json or .json.gz). Only CUDA events (Device Type 1) are
+ * kept. Bytes > 0 is an allocation, < 0 a free; every block belongs to
+ * the caching allocator, one pool per device (pool id 1) whose reserved
+ * size is Total Reserved. ts is in µs (fractional): t_ns = round(ts *
+ * 1000) + the trace's baseTimeNanoseconds when present. Returns the
+ * number of events appended (sorted by time), TFB_ECORRUPT for JSON it
+ * cannot parse, TFB_ENOENT / TFB_EIO, TFB_ENOMEM. */
+int64_t tfb_gmem_load_kineto(tfb_gmem_events *out, const char *path);
+
+#endif

@@ -1,0 +1,630 @@
+/*
+ * gpu_memory_load.c - memory events for gpu_memory.c from the files a run
+ * holds: an nsys-schema SQLite trace (ours or an nsys export) and Kineto
+ * Chrome-trace JSON `[memory]` instant events. Formats and rules are in
+ * gpu_memory.h.
+ *
+ * The Kineto reader is a small scanner of its own that only picks the
+ * `[memory]` events out (gpu_load_kineto.c reads the kernel and copy
+ * events; the two stay independent so either can change alone).
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "gpu_memory.h"
+#include "tfboard.h"
+
+#define MAX_JSON_BYTES ((size_t)4 << 30)
+
+void tfb_gmem_events_free(tfb_gmem_events *e)
+{
+    if (!e)
+        return;
+    free(e->v);
+    e->v = NULL;
+    e->n = e->cap = 0;
+}
+
+static tfb_gmem_event *push(tfb_gmem_events *e)
+{
+    if (e->n == e->cap) {
+        size_t c = e->cap ? e->cap * 2 : 256;
+        tfb_gmem_event *v = realloc(e->v, c * sizeof *v);
+        if (!v)
+            return NULL;
+        e->v = v;
+        e->cap = c;
+    }
+    tfb_gmem_event *x = &e->v[e->n++];
+    memset(x, 0, sizeof *x);
+    x->stream = -1;
+    x->pool_reserved = -1;
+    return x;
+}
+
+/* Sorts v[from, n) by time, keeping the file order of equal times. */
+typedef struct keyed {
+    int64_t t;
+    size_t i;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+static int sort_tail(tfb_gmem_events *e, size_t from)
+{
+    size_t n = e->n - from;
+    int sorted = 1;
+    for (size_t i = from + 1; i < e->n && sorted; i++)
+        sorted = e->v[i].t_ns >= e->v[i - 1].t_ns;
+    if (sorted)
+        return 0;
+    keyed *k = malloc(n * sizeof *k);
+    tfb_gmem_event *tmp = malloc(n * sizeof *tmp);
+    if (!k || !tmp) {
+        free(k);
+        free(tmp);
+        return TFB_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        k[i].t = e->v[from + i].t_ns;
+        k[i].i = i;
+    }
+    qsort(k, n, sizeof *k, cmp_keyed);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = e->v[from + k[i].i];
+    memcpy(e->v + from, tmp, n * sizeof *tmp);
+    free(k);
+    free(tmp);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * nsys-schema SQLite
+ * ---------------------------------------------------------------------- */
+static char *ro_uri(const char *path)
+{
+    /* file: URI; characters with a meaning in URIs are %-escaped. */
+    size_t n = strlen(path);
+    char *u = malloc(n * 3 + 32);
+    if (!u)
+        return NULL;
+    char *o = u;
+    o += sprintf(o, "file:");
+    for (const char *p = path; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '%' || c == '?' || c == '#' || c < 0x21 || c >= 0x7f)
+            o += sprintf(o, "%%%02X", c);
+        else
+            *o++ = (char)c;
+    }
+    strcpy(o, "?mode=ro&immutable=1");
+    return u;
+}
+
+static int has_column(sqlite3 *db, const char *col)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info("
+                                "'CUDA_GPU_MEMORY_USAGE_EVENTS')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    while (!found && sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *name = sqlite3_column_text(st, 0);
+        found = name && strcmp((const char *)name, col) == 0;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path)
+{
+    if (!out || !path)
+        return TFB_EINVAL;
+    char *uri = ro_uri(path);
+    if (!uri)
+        return TFB_ENOMEM;
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                             NULL);
+    free(uri);
+    if (rc != SQLITE_OK) {
+        sqlite3_close(db);
+        return rc == SQLITE_CANTOPEN ? TFB_ENOENT : TFB_ECORRUPT;
+    }
+    /* Required columns, then optional ones (older nsys exports lack the
+     * pool columns; they read as NULL). */
+    static const char *const req[] = {"start", "deviceId", "address",
+                                      "bytes", "memoryOperationType"};
+    static const char *const opt[] = {"streamId", "localMemoryPoolAddress",
+                                      "localMemoryPoolSize",
+                                      "importedMemoryPoolAddress"};
+    sqlite3_stmt *probe = NULL;
+    rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = "
+                                "'table' AND name = "
+                                "'CUDA_GPU_MEMORY_USAGE_EVENTS'",
+                            -1, &probe, NULL);
+    int step = rc == SQLITE_OK ? sqlite3_step(probe) : rc;
+    sqlite3_finalize(probe);
+    if (step != SQLITE_ROW) {
+        sqlite3_close(db);
+        return step == SQLITE_DONE ? TFB_ENOENT : TFB_ECORRUPT;
+    }
+    char sql[512];
+    size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT");
+    for (size_t i = 0; i < 5; i++) {
+        if (!has_column(db, req[i])) {
+            sqlite3_close(db);
+            return TFB_ECORRUPT;
+        }
+        len += (size_t)snprintf(sql + len, sizeof sql - len, "%s\"%s\"",
+                                i ? ", " : " ", req[i]);
+    }
+    for (size_t i = 0; i < 4; i++)
+        len += (size_t)snprintf(sql + len, sizeof sql - len, ", %s%s%s",
+                                has_column(db, opt[i]) ? "\"" : "",
+                                has_column(db, opt[i]) ? opt[i] : "NULL",
+                                has_column(db, opt[i]) ? "\"" : "");
+    snprintf(sql + len, sizeof sql - len,
+             " FROM CUDA_GPU_MEMORY_USAGE_EVENTS ORDER BY start, rowid");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return TFB_ECORRUPT;
+    }
+    size_t from = out->n;
+    int64_t n = 0;
+    int err = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t op = sqlite3_column_int64(st, 4);
+        if (sqlite3_column_type(st, 4) == SQLITE_NULL || (op != 0 && op != 1))
+            continue;
+        tfb_gmem_event *e = push(out);
+        if (!e) {
+            err = TFB_ENOMEM;
+            break;
+        }
+        e->t_ns = sqlite3_column_int64(st, 0);
+        e->device = (int32_t)sqlite3_column_int64(st, 1);
+        e->address = (uint64_t)sqlite3_column_int64(st, 2);
+        e->bytes = sqlite3_column_int64(st, 3);
+        e->op = op == 0 ? TFB_GMEM_ALLOC : TFB_GMEM_FREE;
+        if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+            e->stream = sqlite3_column_int64(st, 5);
+        /* nsys writes 0 where a value is missing: 0 = no pool. */
+        uint64_t local = (uint64_t)sqlite3_column_int64(st, 6);
+        uint64_t imported = (uint64_t)sqlite3_column_int64(st, 8);
+        if (local) {
+            e->pool = local;
+            if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+                e->pool_reserved = sqlite3_column_int64(st, 7);
+        } else if (imported) {
+            e->pool = imported;
+        }
+        n++;
+    }
+    if (!err && rc != SQLITE_DONE)
+        err = TFB_ECORRUPT;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    if (err) {
+        out->n = from;
+        return err;
+    }
+    return n; /* ORDER BY start, rowid: sorted already */
+}
+
+/* ------------------------------------------------------------------------
+ * Kineto JSON
+ * ---------------------------------------------------------------------- */
+static char *read_all(const char *path, size_t *len, int *err)
+{
+    gzFile f = gzopen(path, "rb"); /* plain files pass through */
+    if (!f) {
+        FILE *probe = fopen(path, "rb");
+        if (probe)
+            fclose(probe);
+        *err = probe ? TFB_EIO : TFB_ENOENT;
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        if (n == cap) {
+            if (cap >= MAX_JSON_BYTES) {
+                free(buf);
+                buf = NULL;
+                *err = TFB_ETOOBIG;
+                break;
+            }
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t room = cap - n;
+        int r = gzread(f, buf + n, (unsigned)(room > (1u << 30) ? 1u << 30
+                                                                : room));
+        if (r < 0) {
+            free(buf);
+            buf = NULL;
+            *err = TFB_ECORRUPT; /* a damaged .gz */
+            break;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    gzclose(f);
+    if (!buf) {
+        if (!*err)
+            *err = TFB_ENOMEM;
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+typedef struct js {
+    const char *p, *end;
+    int bad;
+} js;
+
+static void js_ws(js *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' ||
+                             *s->p == '\t'))
+        s->p++;
+}
+
+static int js_eat(js *s, char c)
+{
+    js_ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A string's raw bytes (escapes left as they are). */
+static int js_str(js *s, const char **b, size_t *n)
+{
+    js_ws(s);
+    if (s->p >= s->end || *s->p != '"') {
+        s->bad = 1;
+        return 0;
+    }
+    const char *q = ++s->p;
+    while (s->p < s->end && *s->p != '"') {
+        if (*s->p == '\\')
+            s->p++;
+        s->p++;
+    }
+    if (s->p >= s->end) {
+        s->bad = 1;
+        return 0;
+    }
+    *b = q;
+    *n = (size_t)(s->p - q);
+    s->p++;
+    return 1;
+}
+
+static int raw_is(const char *b, size_t n, const char *lit)
+{
+    return strlen(lit) == n && memcmp(b, lit, n) == 0;
+}
+
+/* Skips one value; a number's text is returned in (*nb, *nn). */
+static void js_skip(js *s, const char **nb, size_t *nn)
+{
+    js_ws(s);
+    if (s->p >= s->end) {
+        s->bad = 1;
+        return;
+    }
+    char c = *s->p;
+    if (c == '"') {
+        const char *b;
+        size_t n;
+        js_str(s, &b, &n);
+        if (nb) {
+            /* Numbers written as strings ("Addr": "0x..." is not Kineto's
+             * form, but ids sometimes are quoted). */
+            *nb = b;
+            *nn = n;
+        }
+        return;
+    }
+    if (c == '{' || c == '[') {
+        int depth = 0;
+        while (s->p < s->end) {
+            char x = *s->p;
+            if (x == '"') {
+                const char *b;
+                size_t n;
+                if (!js_str(s, &b, &n))
+                    return;
+                continue;
+            }
+            s->p++;
+            if (x == '{' || x == '[')
+                depth++;
+            else if ((x == '}' || x == ']') && --depth == 0)
+                return;
+        }
+        s->bad = 1;
+        return;
+    }
+    const char *q = s->p;
+    while (s->p < s->end && *s->p != ',' && *s->p != '}' && *s->p != ']' &&
+           *s->p != ' ' && *s->p != '\n' && *s->p != '\r' && *s->p != '\t')
+        s->p++;
+    if (s->p == q)
+        s->bad = 1;
+    if (nb) {
+        *nb = q;
+        *nn = (size_t)(s->p - q);
+    }
+}
+
+static int num_i64(const char *b, size_t n, int64_t *out)
+{
+    if (!b || !n || n > 24)
+        return 0;
+    char tmp[32];
+    memcpy(tmp, b, n);
+    tmp[n] = 0;
+    char *e = NULL;
+    long long v = strtoll(tmp, &e, 10);
+    if (e == tmp)
+        return 0;
+    if (*e == '.' || *e == 'e' || *e == 'E') {
+        double d = strtod(tmp, &e);
+        v = (long long)d;
+    }
+    *out = v;
+    return 1;
+}
+
+static int num_u64(const char *b, size_t n, uint64_t *out)
+{
+    if (!b || !n || n > 24)
+        return 0;
+    char tmp[32];
+    memcpy(tmp, b, n);
+    tmp[n] = 0;
+    char *e = NULL;
+    unsigned long long v = strtoull(tmp, &e, 0);
+    if (e == tmp)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* µs with decimals -> integer ns, digit by digit (an epoch in µs does not
+ * fit a double to the ns). */
+static int us_to_ns(const char *b, size_t n, int64_t *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (i < n && b[i] == '-') {
+        neg = 1;
+        i++;
+    }
+    int64_t whole = 0;
+    size_t digits = 0;
+    for (; i < n && b[i] >= '0' && b[i] <= '9'; i++, digits++) {
+        if (whole > (INT64_MAX - 9) / 10 / 1000)
+            return 0;
+        whole = whole * 10 + (b[i] - '0');
+    }
+    int64_t frac = 0;
+    int fd = 0, round_up = 0;
+    if (i < n && b[i] == '.') {
+        for (i++; i < n && b[i] >= '0' && b[i] <= '9'; i++) {
+            if (fd < 3) {
+                frac = frac * 10 + (b[i] - '0');
+                fd++;
+            } else if (fd == 3) {
+                round_up = b[i] >= '5';
+                fd++;
+            }
+        }
+    }
+    if (i < n || !digits) {
+        /* An exponent or junk: through a double (rare; loses ns). */
+        char tmp[40];
+        if (n >= sizeof tmp)
+            return 0;
+        memcpy(tmp, b, n);
+        tmp[n] = 0;
+        char *e = NULL;
+        double d = strtod(tmp, &e);
+        if (e == tmp || *e)
+            return 0;
+        *out = (int64_t)(d * 1000.0 + (d < 0 ? -0.5 : 0.5));
+        return 1;
+    }
+    while (fd < 3) {
+        frac *= 10;
+        fd++;
+    }
+    int64_t v = whole * 1000 + frac + round_up;
+    *out = neg ? -v : v;
+    return 1;
+}
+
+typedef struct mem_ev {
+    int is_instant, is_memory, have_ts, have_bytes, have_dev;
+    int64_t ts_ns, bytes, reserved, dev, dev_type;
+    uint64_t addr;
+} mem_ev;
+
+static void read_args(js *s, mem_ev *m)
+{
+    if (!js_eat(s, '{')) {
+        js_skip(s, NULL, NULL);
+        return;
+    }
+    if (js_eat(s, '}'))
+        return;
+    do {
+        const char *k, *nb = NULL;
+        size_t kn, nn = 0;
+        if (!js_str(s, &k, &kn) || !js_eat(s, ':')) {
+            s->bad = 1;
+            return;
+        }
+        js_skip(s, &nb, &nn);
+        if (s->bad)
+            return;
+        if (raw_is(k, kn, "Addr"))
+            num_u64(nb, nn, &m->addr);
+        else if (raw_is(k, kn, "Bytes"))
+            m->have_bytes = num_i64(nb, nn, &m->bytes);
+        else if (raw_is(k, kn, "Total Reserved"))
+            num_i64(nb, nn, &m->reserved);
+        else if (raw_is(k, kn, "Device Id"))
+            m->have_dev = num_i64(nb, nn, &m->dev);
+        else if (raw_is(k, kn, "Device Type"))
+            num_i64(nb, nn, &m->dev_type);
+    } while (js_eat(s, ','));
+    if (!js_eat(s, '}'))
+        s->bad = 1;
+}
+
+static void read_event(js *s, mem_ev *m)
+{
+    memset(m, 0, sizeof *m);
+    m->reserved = -1;
+    m->dev_type = -1;
+    if (!js_eat(s, '{')) {
+        js_skip(s, NULL, NULL);
+        return;
+    }
+    if (js_eat(s, '}'))
+        return;
+    do {
+        const char *k;
+        size_t kn;
+        if (!js_str(s, &k, &kn) || !js_eat(s, ':')) {
+            s->bad = 1;
+            return;
+        }
+        if (raw_is(k, kn, "args")) {
+            read_args(s, m);
+        } else {
+            const char *vb = NULL;
+            size_t vn = 0;
+            js_ws(s);
+            int is_str = s->p < s->end && *s->p == '"';
+            js_skip(s, &vb, &vn);
+            if (raw_is(k, kn, "ph"))
+                m->is_instant = is_str && raw_is(vb, vn, "i");
+            else if (raw_is(k, kn, "name"))
+                m->is_memory = is_str && raw_is(vb, vn, "[memory]");
+            else if (raw_is(k, kn, "ts"))
+                m->have_ts = us_to_ns(vb, vn, &m->ts_ns);
+        }
+        if (s->bad)
+            return;
+    } while (js_eat(s, ','));
+    if (!js_eat(s, '}'))
+        s->bad = 1;
+}
+
+int64_t tfb_gmem_load_kineto(tfb_gmem_events *out, const char *path)
+{
+    if (!out || !path)
+        return TFB_EINVAL;
+    size_t len = 0;
+    int err = 0;
+    char *buf = read_all(path, &len, &err);
+    if (!buf)
+        return err;
+    js s = {buf, buf + len, 0};
+    size_t from = out->n;
+    int64_t base = 0, n = 0;
+    if (!js_eat(&s, '{'))
+        s.bad = 1;
+    while (!s.bad && !err) {
+        const char *k, *nb = NULL;
+        size_t kn, nn = 0;
+        if (!js_str(&s, &k, &kn) || !js_eat(&s, ':')) {
+            s.bad = 1;
+            break;
+        }
+        if (raw_is(k, kn, "traceEvents")) {
+            if (!js_eat(&s, '[')) {
+                s.bad = 1;
+                break;
+            }
+            if (!js_eat(&s, ']')) {
+                do {
+                    mem_ev m;
+                    read_event(&s, &m);
+                    if (s.bad)
+                        break;
+                    /* Device Type 1 = CUDA (c10::DeviceType); CPU blocks
+                     * (0) and others are not GPU memory. */
+                    if (!m.is_instant || !m.is_memory || !m.have_ts ||
+                        !m.have_bytes || m.dev_type != 1 || !m.have_dev ||
+                        m.bytes == 0)
+                        continue;
+                    tfb_gmem_event *e = push(out);
+                    if (!e) {
+                        err = TFB_ENOMEM;
+                        break;
+                    }
+                    e->t_ns = m.ts_ns;
+                    e->device = (int32_t)m.dev;
+                    e->address = m.addr;
+                    e->op = m.bytes > 0 ? TFB_GMEM_ALLOC : TFB_GMEM_FREE;
+                    e->bytes = m.bytes > 0 ? m.bytes : -m.bytes;
+                    e->pool = 1; /* the caching allocator */
+                    e->pool_reserved = m.reserved;
+                    n++;
+                } while (js_eat(&s, ','));
+                if (!s.bad && !err && !js_eat(&s, ']'))
+                    s.bad = 1;
+            }
+        } else {
+            js_skip(&s, &nb, &nn);
+            if (!s.bad && raw_is(k, kn, "baseTimeNanoseconds"))
+                num_i64(nb, nn, &base);
+        }
+        if (s.bad || err || !js_eat(&s, ','))
+            break;
+    }
+    if (!s.bad && !err && !js_eat(&s, '}'))
+        s.bad = 1;
+    free(buf);
+    if (!err && s.bad)
+        err = TFB_ECORRUPT;
+    if (!err)
+        for (size_t i = from; i < out->n; i++)
+            out->v[i].t_ns += base;
+    if (!err)
+        err = sort_tail(out, from);
+    if (err) {
+        out->n = from;
+        return err;
+    }
+    return n;
+}
