@@ -15,6 +15,7 @@ from ._lib import TfbError, check, lib
 
 __all__ = ["SummaryWriter", "TfbError"]
 
+_scalar = lib.tfb_scalar  # the hot call, bound once
 _OPTS_BYTES = 1024  # tfb_writer_opts, with room for fields added later
 
 # torch.utils.tensorboard.SummaryWriter calls this package does not
@@ -179,7 +180,7 @@ class SummaryWriter:
             _step(global_step)
         try:
             if walltime is None:
-                rc = lib.tfb_scalar(w, t, scalar_value, step)
+                rc = _scalar(w, t, scalar_value, step)
             else:
                 rc = lib.tfb_scalar_at(w, t, scalar_value, step,
                                        float(walltime))
