@@ -68,9 +68,11 @@ def _to_numpy(values):
         torch = None
     if torch is not None and isinstance(values, torch.Tensor):
         t = values.detach()
+        if t.is_complex():
+            raise TypeError("complex tensors have no histogram or numerics")
         if t.dtype == torch.float32 or t.dtype == torch.float64:
             pass
-        elif t.is_floating_point() or t.is_complex():
+        elif t.is_floating_point():
             # float16/bfloat16: widen (exact); NumPy has no bfloat16.
             t = t.to(torch.float32)
         else:
@@ -258,12 +260,14 @@ class SummaryWriter:
         run = os.path.join(self.log_dir, run_name or str(time.time()))
         w = self._open(run)
         try:
+            # PyTorch's order: experiment, session start, session end,
+            # then the metrics as scalars at step 0.
             self._write_hparams(w, hparam_dict, list(metric_dict))
+            check(lib.tfb_hparams_end(w, _lib.HPARAMS_SUCCESS),
+                  "tfb_hparams_end")
             for k, v in metric_dict.items():
                 check(lib.tfb_scalar(w, self._tag(k), float(v), 0),
                       "add_hparams metric %s" % k)
-            check(lib.tfb_hparams_end(w, _lib.HPARAMS_SUCCESS),
-                  "tfb_hparams_end")
         finally:
             rc = lib.tfb_writer_close(w)
         check(rc, "add_hparams close")

@@ -151,3 +151,77 @@ def test_example_runs(tmp_path):
     assert runs
     f = event_file(os.path.join(str(tmp_path), sorted(runs)[0]))
     assert os.path.getsize(f) > 1000
+
+
+
+def test_same_as_torch_writer(pb, tmp_path):
+    """The same calls through torch.utils.tensorboard.SummaryWriter and
+    tfboard.SummaryWriter decode to the same tags, steps, plugins, values
+    and histogram buckets. Needs the tensorboard package (torch's writer
+    imports it); skipped without it. Known differences, not compared: our
+    scalars carry plugin "scalars" metadata on a tag's first value, our
+    text tensor is rank 0 (PyTorch's has shape [1]), our hparams values
+    carry an empty DT_FLOAT tensor and start/end times (as TensorBoard's
+    own hparams API and newer PyTorch write them)."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter as TorchWriter
+    except Exception as e:  # ImportError, or tensorboard's own errors
+        pytest.skip("torch.utils.tensorboard unavailable: %s" % e)
+    a = torch.randn(5000, generator=torch.Generator().manual_seed(1)) * 7
+    hp = {"lr": 0.01, "layers": 3, "opt": "adam"}
+    metrics = {"hparam/loss": 0.25}
+    for name, cls in (("torch", TorchWriter), ("ours", tfboard.SummaryWriter)):
+        w = cls(str(tmp_path / name))
+        w.add_scalar("loss", 0.5, 1)
+        w.add_scalar("loss", 0.25, 2)
+        w.add_histogram("w", a, 3)
+        w.add_text("notes", "hello", 4)
+        w.add_hparams(hp, metrics, run_name="hp")
+        w.close()
+
+    def decoded(d, msg):
+        out = []
+        for payload in records(event_file(d)):
+            e = msg()
+            e.ParseFromString(payload)
+            if e.HasField("summary"):
+                out += [(e.step, v) for v in e.summary.value]
+        return out
+
+    ref = decoded(str(tmp_path / "torch"), pb.event.Event)
+    ours = decoded(str(tmp_path / "ours"), pb.event.Event)
+    assert [(s, v.tag) for s, v in ours] == [(s, v.tag) for s, v in ref]
+    for (_, o), (_, r) in zip(ours, ref):
+        assert o.WhichOneof("value") == r.WhichOneof("value")
+        if r.tag == "loss":
+            assert o.simple_value == r.simple_value
+        if r.tag == "w":
+            assert_same_histogram(our_histogram(o.histo),
+                                  our_histogram(r.histo))
+        if r.HasField("metadata"):
+            assert o.metadata.plugin_data.plugin_name == \
+                r.metadata.plugin_data.plugin_name
+        if r.WhichOneof("value") == "tensor":
+            assert o.tensor.dtype == r.tensor.dtype
+            assert list(o.tensor.string_val) == list(r.tensor.string_val)
+
+    hr = decoded(str(tmp_path / "torch" / "hp"), pb.hparams.HParamsEvent)
+    ho = decoded(str(tmp_path / "ours" / "hp"), pb.hparams.HParamsEvent)
+    assert sorted(v.tag for _, v in ho) == sorted(v.tag for _, v in hr)
+    by_tag = {v.tag: v for _, v in hr}
+    for _, o in ho:
+        r = by_tag[o.tag]
+        if not o.tag.startswith("_hparams_/"):
+            assert o.simple_value == r.simple_value
+            continue
+        assert o.metadata.plugin_data.plugin_name == "hparams"
+        c, rc = o.metadata.plugin_data.content, r.metadata.plugin_data.content
+        assert c.version == rc.version
+        assert c.WhichOneof("data") == rc.WhichOneof("data")
+        assert list(c.experiment.hparam_infos) == \
+            list(rc.experiment.hparam_infos)
+        assert list(c.experiment.metric_infos) == \
+            list(rc.experiment.metric_infos)
+        assert dict(c.session_start_info.hparams) == \
+            dict(rc.session_start_info.hparams)
+        assert c.session_end_info.status == rc.session_end_info.status
