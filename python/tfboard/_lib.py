@@ -78,19 +78,52 @@ EINVAL = -1
 ECLOSED = -8
 
 
+_OPTS_FIELDS = [
+    ("queue_bytes", c_size_t),
+    ("drop_when_full", c_int),
+    ("flush_interval_ms", ctypes.c_uint),
+    ("filename_suffix", c_char_p),
+    ("on_nonfinite", c_void_p),
+    ("on_nonfinite_user", c_void_p),
+]
+
+
 class WriterOpts(ctypes.Structure):
     """The leading fields of tfb_writer_opts, as tfboard.h declares them.
     Only these are set by name; the struct itself is always filled by
-    tfb_writer_opts_init in a larger buffer (see writer.py), so fields the
-    library adds at the end keep their defaults."""
-    _fields_ = [
-        ("queue_bytes", c_size_t),
-        ("drop_when_full", c_int),
-        ("flush_interval_ms", ctypes.c_uint),
-        ("filename_suffix", c_char_p),
-        ("on_nonfinite", c_void_p),
-        ("on_nonfinite_user", c_void_p),
-    ]
+    tfb_writer_opts_init in a larger buffer (see writer_opts), so fields
+    the library adds at the end keep their defaults."""
+    _fields_ = _OPTS_FIELDS
+
+
+class SizedWriterOpts(ctypes.Structure):
+    """The same, for a library whose opts structs start with
+    `size_t size` (set by the _init function)."""
+    _fields_ = [("size", c_size_t)] + _OPTS_FIELDS
+
+
+OPTS_BYTES = 1024  # room for fields added to tfb_writer_opts later
+_DEFAULT_QUEUE = 8 << 20   # tfboard.h: queue_bytes default, 8 MiB
+_DEFAULT_FLUSH_MS = 2000   # tfboard.h: flush_interval_ms default
+
+
+def writer_opts():
+    """(buffer, view): tfb_writer_opts filled by tfb_writer_opts_init, and
+    a ctypes view of its known fields. The layout is checked against the
+    documented defaults, so a header change fails loudly here instead of
+    writing to the wrong field."""
+    buf = ctypes.create_string_buffer(OPTS_BYTES)
+    lib.tfb_writer_opts_init(buf)
+    for cls in (WriterOpts, SizedWriterOpts):
+        view = cls.from_buffer(buf)
+        if view.queue_bytes == _DEFAULT_QUEUE and \
+                view.flush_interval_ms == _DEFAULT_FLUSH_MS:
+            if cls is SizedWriterOpts and not \
+                    ctypes.sizeof(WriterOpts) < view.size <= OPTS_BYTES:
+                continue
+            return buf, view
+    raise ImportError("tfboard: %s has a tfb_writer_opts layout this "
+                      "package does not know" % lib_path)
 
 
 class Hparam(ctypes.Structure):

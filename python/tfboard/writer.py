@@ -16,7 +16,6 @@ from ._lib import TfbError, check, lib
 __all__ = ["SummaryWriter", "TfbError"]
 
 _scalar = lib.tfb_scalar  # the hot call, bound once
-_OPTS_BYTES = 1024  # tfb_writer_opts, with room for fields added later
 
 # torch.utils.tensorboard.SummaryWriter calls this package does not
 # implement: they raise NotImplementedError naming the call rather than
@@ -131,9 +130,7 @@ class SummaryWriter:
 
     # -- plumbing ------------------------------------------------------
     def _open(self, run_dir):
-        buf = ctypes.create_string_buffer(_OPTS_BYTES)
-        lib.tfb_writer_opts_init(buf)
-        opts = _lib.WriterOpts.from_buffer(buf)
+        buf, opts = _lib.writer_opts()
         opts.flush_interval_ms = self._flush_ms
         suffix = self._suffix.encode() if self._suffix else None
         opts.filename_suffix = suffix  # copied by tfb_writer_open

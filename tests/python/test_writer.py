@@ -278,3 +278,26 @@ def test_read_back_over_http(tmp_path):
         tx = s.json("/data/plugin/text/text", run="run1",
                     tag="notes/text_summary")
         assert [t["text"] for t in tx] == ["hello"] and tx[0]["step"] == 3
+
+
+def test_writer_opts_layout():
+    """The known fields of tfb_writer_opts sit where tfboard.h puts them:
+    the defaults that tfb_writer_opts_init writes read back by name."""
+    from tfboard import _lib
+    buf, o = _lib.writer_opts()
+    assert o.queue_bytes == 8 << 20 and o.flush_interval_ms == 2000
+    assert o.drop_when_full == 0 and o.filename_suffix is None
+    assert not o.on_nonfinite and not o.on_nonfinite_user
+
+
+def test_flush_secs_and_suffix(tmp_path):
+    with tfboard.SummaryWriter(str(tmp_path), filename_suffix=".v2",
+                               flush_secs=0.05) as w:
+        w.add_scalar("a", 1.0, 0)
+        assert w.path.endswith(".v2")
+        # Written by the background flush alone, well before close.
+        import time
+        deadline = time.time() + 30  # a bound for a stuck writer only
+        while os.path.getsize(w.path) < 60 and time.time() < deadline:
+            time.sleep(0.01)
+        assert os.path.getsize(w.path) >= 60
