@@ -143,6 +143,70 @@ static void protoc_fields(void **state)
     free(path);
 }
 
+/* Many hyperparameters with long values (the message buffers grow), and
+ * the unknown status (proto3 default: no status field). */
+static void many_and_unknown_status(void **state)
+{
+    (void)state;
+    if (!protoc || !*protoc) {
+        skip();
+        return;
+    }
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/many", g_dir);
+    tfb_writer *w;
+    assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
+    enum { N = 300 };
+    static tfb_hparam hp[N];
+    static char names[N][16];
+    static char longval[5000];
+    memset(longval, 'v', sizeof longval - 1);
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "p%03d", i);
+        hp[i].name = names[i];
+        hp[i].type = i % 2 ? TFB_HPARAM_STRING : TFB_HPARAM_NUMBER;
+        hp[i].str = longval;
+        hp[i].number = i;
+    }
+    assert_int_equal(tfb_hparams(w, hp, N), 0);
+    assert_int_equal(tfb_hparams_end(w, TFB_HPARAMS_UNKNOWN), 0);
+    char *path = strdup(tfb_writer_path(w));
+    assert_int_equal(tfb_writer_close(w), 0);
+
+    size_t len;
+    uint8_t *data = tu_read_file(path, &len);
+    size_t off = 0, i = 0;
+    while (off + 12 <= len) {
+        uint64_t n = 0;
+        memcpy(&n, data + off, 8);
+        char *txt = decode(data + off + 12, (size_t)n);
+        size_t count = 0;
+        for (const char *p = txt; (p = strstr(p, i == 1 ? "hparam_infos {"
+                                                        : "hparams {")); p++)
+            count++;
+        if (i == 1 || i == 2)
+            assert_int_equal(count, N);
+        if (i == 2) {
+            expect_seq(txt, (const char *const[]){"key: \"p001\"",
+                                                  "string_value: \"vvvv",
+                                                  "key: \"p298\"",
+                                                  "number_value: 298", NULL});
+            assert_null(strstr(txt, "metric_infos"));
+        }
+        if (i == 3) {
+            expect_seq(txt, (const char *const[]){"session_end_info {",
+                                                  "end_time_secs", NULL});
+            assert_null(strstr(txt, "status:"));
+        }
+        free(txt);
+        off += 12 + n + 4;
+        i++;
+    }
+    assert_int_equal(i, 4);
+    free(data);
+    free(path);
+}
+
 static int strview_is(tfb_strview v, const char *s)
 {
     return v.len == strlen(s) && !memcmp(v.ptr, s, v.len);
@@ -234,6 +298,7 @@ int main(void)
     g_dir = tu_mkdtemp();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(protoc_fields),
+        cmocka_unit_test(many_and_unknown_status),
         cmocka_unit_test(reader_sees_hparams),
         cmocka_unit_test(bad_input),
     };
