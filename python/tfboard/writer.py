@@ -95,10 +95,12 @@ class SummaryWriter:
     torch.utils.tensorboard.SummaryWriter (add_scalar, add_scalars,
     add_histogram, add_text, add_hparams, flush, close, context manager).
     max_queue is accepted for compatibility: libtfboard's queue is sized in
-    bytes and never blocks the caller on disk I/O. rank, world_size and job
+    bytes and never blocks the caller on disk I/O. rank and world_size
     default to the launcher's environment (RANK/WORLD_SIZE, Open MPI,
-    Slurm); here they only name the default log_dir - the library reads the
-    same environment for the run's metadata.
+    Slurm); they (and job) are kept as attributes and name the default
+    log_dir (<...>_rank<r> when world_size > 1). The run's own distributed
+    metadata is left to libtfboard, which reads the same environment in
+    tfb_writer_opts_init, so Python and C runs agree.
 
     Thread-safe: any number of threads may log into one writer, except
     that close() must not run concurrently with other calls.
@@ -125,7 +127,6 @@ class SummaryWriter:
         self._tags = {}
         self._subs = {}  # add_scalars' writers, keyed by run folder
         self._subs_lock = threading.Lock()
-        self._step_open = False
         self._w = self._open(self.log_dir)
 
     # -- plumbing ------------------------------------------------------
