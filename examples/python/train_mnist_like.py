@@ -23,7 +23,7 @@ class Synthetic(torch.utils.data.Dataset):
         g = torch.Generator().manual_seed(seed)
         self.templates = torch.rand(10, 1, 28, 28, generator=g)
         self.labels = torch.randint(0, 10, (n,), generator=g)
-        self.noise = torch.randn(n, 1, 28, 28, generator=g) * 0.3
+        self.noise = torch.randn(n, 1, 28, 28, generator=g) * 2.5
 
     def __len__(self):
         return len(self.labels)
