@@ -23,6 +23,7 @@
 #include "errors.h"
 #include "event.h"
 #include "histogram.h"
+#include "pb.h"
 #include "tag_table.h"
 #include "wallclock.h"
 #include "tfboard.h"
@@ -741,4 +742,31 @@ struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w)
 struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w)
 {
     return &w->pipeline;
+}
+
+/* ---- Pre-serialized events (hparams.c) ---- */
+
+int tfb_writer_log_event(tfb_writer *w, const uint8_t *event, size_t len)
+{
+    if (!w || (!event && len))
+        return TFB_EINVAL;
+    size_t need = len + TFB_RECORD_OVERHEAD;
+    pthread_mutex_lock(&w->mu);
+    uint8_t *dst;
+    int rc = reserve_locked(w, need, &dst);
+    if (!rc) {
+        /* The length now, both CRCs later (tfb_seal_records, off the
+         * logging thread), as for every other record. */
+        pb_put_fixed64(dst, len);
+        if (len)
+            memcpy(dst + 12, event, len);
+        commit_locked(w, need);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+double tfb_now_wall(void)
+{
+    return now_wall();
 }

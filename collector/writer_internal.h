@@ -53,4 +53,13 @@ void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
  * timestamps use on Linux). */
 int64_t tfb_now_ns(void);
 
+/* Enqueues one already serialized Event message (len bytes, the TFRecord
+ * framing is added here) as one record. For the rare records whose shape
+ * the generic encoder does not cover (hparams). Thread-safe on one writer;
+ * event is read during the call only. */
+int tfb_writer_log_event(tfb_writer *w, const uint8_t *event, size_t len);
+
+/* Current wall time in seconds since the Unix epoch (CLOCK_REALTIME). */
+double tfb_now_wall(void);
+
 #endif

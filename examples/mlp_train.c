@@ -336,6 +336,22 @@ int main(int argc, char **argv)
     }
     printf("logging to %s\n", tfb_writer_path(w));
 
+    /* The run's hyperparameters (TensorBoard's hparams plugin), so runs
+     * with other settings can be compared by them; the final loss is the
+     * metric, logged at the end. */
+    const tfb_hparam hp[] = {
+        {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
+        {.name = "steps", .type = TFB_HPARAM_NUMBER, .number = (double)steps},
+        {.name = "batch", .type = TFB_HPARAM_NUMBER, .number = (double)batch},
+        {.name = "hidden1", .type = TFB_HPARAM_NUMBER, .number = HID},
+        {.name = "hidden2", .type = TFB_HPARAM_NUMBER, .number = HID},
+        {.name = "seed", .type = TFB_HPARAM_NUMBER, .number = (double)seed},
+        {.name = "activation", .type = TFB_HPARAM_STRING, .str = "leaky_relu"},
+    };
+    static const char *const metrics[] = {"hparam/final_loss"};
+    int log_err = tfb_hparams_with_metrics(w, hp, sizeof hp / sizeof hp[0],
+                                           metrics, 1);
+
     rng_state = UINT64_C(0x2545F4914F6CDD1D) ^ (uint64_t)seed;
     make_spirals();
     static model m, g;
@@ -344,7 +360,6 @@ int main(int argc, char **argv)
     int idx[MAXB];
     static step_out so;
     char tag[128];
-    int log_err = 0;
     long step;
     for (step = 0; step < steps; step++) {
         for (long b = 0; b < batch; b++)
@@ -406,6 +421,14 @@ int main(int argc, char **argv)
     else
         printf("no non-finite loss in %ld steps; final loss %.4f accuracy "
                "%.3f\n", step, (double)so.loss, (double)so.accuracy);
+    /* The metric, then the session's end: a failure when training
+     * diverged. */
+    int diverged = wt.seen_loss || !isfinite(so.loss);
+    int e1 = tfb_scalar(w, "hparam/final_loss", so.loss, step);
+    int e2 = tfb_hparams_end(w, diverged ? TFB_HPARAMS_FAILURE
+                                         : TFB_HPARAMS_SUCCESS);
+    if (!log_err)
+        log_err = e1 < 0 ? e1 : (e2 < 0 ? e2 : 0);
     int crc = tfb_writer_close(w);
     free(run_dir);
     if (log_err < 0 || crc < 0) {

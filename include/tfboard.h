@@ -213,6 +213,76 @@ TFB_API const char *tfb_writer_path(const tfb_writer *w);
 TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
 
 /* ========================================================================
+ * Hyperparameters
+ *
+ * The run's hyperparameters in the format of TensorBoard's hparams plugin,
+ * as PyTorch's SummaryWriter.add_hparams writes them, so TensorBoard (and
+ * tfboard) can compare runs by them:
+ *
+ *   tfb_hparam hp[] = {
+ *       {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = 1e-3},
+ *       {.name = "optimizer", .type = TFB_HPARAM_STRING, .str = "adam"},
+ *   };
+ *   const char *metrics[] = {"hparam/final_loss"};
+ *   tfb_hparams_with_metrics(w, hp, 2, metrics, 1);   // at the start
+ *   ... train, tfb_scalar(w, "hparam/final_loss", loss, step) ...
+ *   tfb_hparams_end(w, TFB_HPARAMS_SUCCESS);          // at the end
+ *
+ * Records: summary values _hparams_/experiment (the names and types of the
+ * hyperparameters and the metric tags), _hparams_/session_start_info (the
+ * values) and _hparams_/session_end_info (the status), each an empty
+ * DT_FLOAT tensor with plugin "hparams" and an HParamsPluginData as
+ * content. Log them once per writer (one writer = one session); the
+ * metrics are ordinary scalars under the named tags.
+ * ====================================================================== */
+
+/* The values are those of the proto's DataType (1 string, 2 bool,
+ * 3 float64), so they go to the file unchanged. */
+typedef enum {
+    TFB_HPARAM_STRING = 1,
+    TFB_HPARAM_BOOL = 2,
+    TFB_HPARAM_NUMBER = 3 /* a double; integers are numbers too */
+} tfb_hparam_type;
+
+/* One hyperparameter. Only the field named by `type` is read, so the
+ * struct can be filled with designated initializers. */
+typedef struct tfb_hparam {
+    const char *name;     /* non-empty, unique within one call */
+    tfb_hparam_type type;
+    const char *str;      /* TFB_HPARAM_STRING: UTF-8, non-NULL */
+    double number;        /* TFB_HPARAM_NUMBER (NaN/Inf are kept) */
+    int boolean;          /* TFB_HPARAM_BOOL: 0 false, else true */
+} tfb_hparam;
+
+/* SessionEndInfo.status, the proto's Status values. */
+typedef enum {
+    TFB_HPARAMS_UNKNOWN = 0,
+    TFB_HPARAMS_SUCCESS = 1,
+    TFB_HPARAMS_FAILURE = 2,
+    TFB_HPARAMS_RUNNING = 3
+} tfb_hparams_status;
+
+/* Logs the experiment (hparam infos; metric infos for metric_tags, which
+ * may be NULL with n_metrics 0) and the session start (the values and the
+ * start time), as two records at step 0. The metric tags name scalars the
+ * caller logs itself. kv and the tags are read during the call only.
+ * TFB_EINVAL for a NULL or empty name, a NULL string value, an unknown
+ * type, or a name given twice (nothing is written then).
+ * Thread-safe on one writer. */
+TFB_API int tfb_hparams_with_metrics(tfb_writer *w, const tfb_hparam *kv,
+                                     size_t n,
+                                     const char *const *metric_tags,
+                                     size_t n_metrics);
+
+/* tfb_hparams_with_metrics without metrics. */
+TFB_API int tfb_hparams(tfb_writer *w, const tfb_hparam *kv, size_t n);
+
+/* Logs the session end: status and end time. Call once, after the last
+ * metric; TFB_EINVAL for a status outside the enum. Thread-safe on one
+ * writer. */
+TFB_API int tfb_hparams_end(tfb_writer *w, tfb_hparams_status status);
+
+/* ========================================================================
  * Training health: gradient norms and NaN/Inf checks
  * ====================================================================== */
 

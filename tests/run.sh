@@ -21,7 +21,8 @@ log() { printf '\n==> %s\n' "$*"; }
 # ---- 1. packages (Debian 12) -------------------------------------------
 PKGS="meson ninja-build gcc clang libclang-rt-14-dev pkg-config libcmocka-dev
       libmicrohttpd-dev libsqlite3-dev zlib1g-dev protobuf-compiler python3
-      chromium sqlite3 wrk"
+      chromium sqlite3 wrk
+      python3-pytest python3-numpy python3-torch python3-protobuf"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

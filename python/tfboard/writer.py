@@ -1,0 +1,534 @@
+"""tfboard.SummaryWriter: a drop-in for torch.utils.tensorboard's writer,
+over libtfboard (ctypes). See README.md, "Python quick start"."""
+import contextlib
+import ctypes
+import math
+import os
+import socket
+import threading
+import time
+import warnings
+from datetime import datetime
+
+from . import _lib
+from ._lib import TfbError, check, lib
+
+__all__ = ["SummaryWriter", "TfbError"]
+
+_scalar = lib.tfb_scalar  # the hot call, bound once
+
+# torch.utils.tensorboard.SummaryWriter calls this package does not
+# implement: they raise NotImplementedError naming the call rather than
+# dropping the data.
+_UNSUPPORTED = (
+    "add_histogram_raw", "add_image", "add_images", "add_image_with_boxes",
+    "add_figure", "add_video", "add_audio", "add_graph", "add_onnx_graph",
+    "add_embedding", "add_pr_curve", "add_pr_curve_raw",
+    "add_custom_scalars", "add_custom_scalars_multilinechart",
+    "add_custom_scalars_marginchart", "add_mesh",
+)
+
+
+def _env_int(*names):
+    for n in names:
+        v = os.environ.get(n)
+        if v is not None:
+            try:
+                return int(v)
+            except ValueError:
+                pass
+    return None
+
+
+def _default_log_dir(comment, rank, world_size):
+    # As PyTorch: runs/<Mon DD_HH-MM-SS>_<host><comment>. Ranks of one job
+    # start at slightly different times, so each gets its own folder name;
+    # the rank suffix keeps them apart and sorted.
+    now = datetime.now().strftime("%b%d_%H-%M-%S")
+    name = now + "_" + socket.gethostname() + comment
+    if world_size is not None and world_size > 1 and rank is not None:
+        name += "_rank%d" % rank
+    return os.path.join("runs", name)
+
+
+def _step(global_step):
+    if global_step is None:
+        return 0
+    return int(global_step)
+
+
+def _to_numpy(values):
+    """values (torch tensor, NumPy array, sequence, number) as a contiguous
+    float32 or float64 NumPy array, converted without a Python loop."""
+    import numpy as np
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and isinstance(values, torch.Tensor):
+        t = values.detach()
+        if t.is_complex():
+            raise TypeError("complex tensors have no histogram or numerics")
+        if t.dtype == torch.float32 or t.dtype == torch.float64:
+            pass
+        elif t.is_floating_point():
+            # float16/bfloat16: widen (exact); NumPy has no bfloat16.
+            t = t.to(torch.float32)
+        else:
+            t = t.to(torch.float64)
+        values = t.cpu().numpy()
+    a = np.asarray(values)
+    if a.dtype == np.float32:
+        return np.ascontiguousarray(a.reshape(-1))
+    if a.dtype.kind not in "fiub":
+        raise TypeError("add_histogram: values of dtype %s are not numbers"
+                        % a.dtype)
+    if a.dtype.kind == "f" and a.dtype.itemsize < 4:
+        return np.ascontiguousarray(a.reshape(-1), dtype=np.float32)
+    return np.ascontiguousarray(a.reshape(-1), dtype=np.float64)
+
+
+class SummaryWriter:
+    """Writes TensorBoard event files through libtfboard.
+
+    Same constructor and add_* signatures as
+    torch.utils.tensorboard.SummaryWriter (add_scalar, add_scalars,
+    add_histogram, add_text, add_hparams, flush, close, context manager).
+    max_queue is accepted for compatibility: libtfboard's queue is sized in
+    bytes and never blocks the caller on disk I/O. rank and world_size
+    default to the launcher's environment (RANK/WORLD_SIZE, Open MPI,
+    Slurm); they (and job) are kept as attributes and name the default
+    log_dir (<...>_rank<r> when world_size > 1). The run's own distributed
+    metadata is left to libtfboard, which reads the same environment in
+    tfb_writer_opts_init, so Python and C runs agree.
+
+    Thread-safe: any number of threads may log into one writer, except
+    that close() must not run concurrently with other calls.
+    """
+
+    def __init__(self, log_dir=None, comment="", purge_step=None,
+                 max_queue=10, flush_secs=120, filename_suffix="", *,
+                 rank=None, world_size=None, job=None):
+        if purge_step is not None:
+            raise NotImplementedError(
+                "tfboard.SummaryWriter(purge_step=...) is not supported")
+        if rank is None:
+            rank = _env_int("RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID")
+        if world_size is None:
+            world_size = _env_int("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE",
+                                  "SLURM_NTASKS")
+        self.rank, self.world_size, self.job = rank, world_size, job
+        if not log_dir:
+            log_dir = _default_log_dir(comment, rank, world_size)
+        self.log_dir = str(log_dir)
+        self._flush_ms = max(1, int(float(flush_secs) * 1000))
+        self._suffix = filename_suffix or ""
+        self._w = None
+        self._tags = {}
+        self._subs = {}  # add_scalars' writers, keyed by run folder
+        self._subs_lock = threading.Lock()
+        self._w = self._open(self.log_dir)
+
+    # -- plumbing ------------------------------------------------------
+    def _open(self, run_dir):
+        buf, opts = _lib.writer_opts()
+        opts.flush_interval_ms = self._flush_ms
+        suffix = self._suffix.encode() if self._suffix else None
+        opts.filename_suffix = suffix  # copied by tfb_writer_open
+        out = ctypes.c_void_p()
+        check(lib.tfb_writer_open(ctypes.byref(out), os.fsencode(run_dir),
+                                  buf), "tfb_writer_open(%s)" % run_dir)
+        return out.value
+
+    def _handle(self):
+        w = self._w
+        if w is None:
+            raise TfbError(_lib.ECLOSED, "SummaryWriter(%s)" % self.log_dir)
+        return w
+
+    def _tag(self, tag):
+        t = self._tags.get(tag)
+        if t is None:
+            if not isinstance(tag, str):
+                raise TypeError("tag must be a str, not %s"
+                                % type(tag).__name__)
+            t = tag.encode()
+            if len(self._tags) < 65536:
+                self._tags[tag] = t
+        return t
+
+    def get_logdir(self):
+        return self.log_dir
+
+    @property
+    def path(self):
+        """The event file's path."""
+        return os.fsdecode(lib.tfb_writer_path(self._handle()))
+
+    # -- PyTorch's calls -----------------------------------------------
+    def add_scalar(self, tag, scalar_value, global_step=None, walltime=None,
+                   new_style=False, double_precision=False):
+        w = self._w
+        if w is None:
+            self._handle()
+        if new_style or double_precision:
+            raise NotImplementedError(
+                "add_scalar(new_style=True/double_precision=True) is not "
+                "supported: tfboard writes simple_value scalars")
+        t = self._tags.get(tag) or self._tag(tag)
+        step = global_step if global_step.__class__ is int else \
+            _step(global_step)
+        try:
+            if walltime is None:
+                rc = _scalar(w, t, scalar_value, step)
+            else:
+                rc = lib.tfb_scalar_at(w, t, scalar_value, step,
+                                       float(walltime))
+        except ctypes.ArgumentError:
+            # A tensor, a NumPy number: convert once (one device sync for
+            # a CUDA tensor, as PyTorch's .item()).
+            v = float(scalar_value.item() if hasattr(scalar_value, "item")
+                      else scalar_value)
+            if walltime is None:
+                rc = lib.tfb_scalar(w, t, v, step)
+            else:
+                rc = lib.tfb_scalar_at(w, t, v, step, float(walltime))
+        if rc:
+            check(rc, "add_scalar(%s)" % tag)
+
+    def add_scalars(self, main_tag, tag_scalar_dict, global_step=None,
+                    walltime=None):
+        # As PyTorch: each key goes to its own run folder
+        # <log_dir>/<main_tag with / as _>_<key>, under the tag main_tag.
+        self._handle()
+        for key, value in tag_scalar_dict.items():
+            run = os.path.join(self.log_dir,
+                               main_tag.replace("/", "_") + "_" + key)
+            with self._subs_lock:
+                sub = self._subs.get(run)
+                if sub is None:
+                    sub = self._subs[run] = _SubWriter(self._open(run))
+            rc = (lib.tfb_scalar(sub.w, self._tag(main_tag),
+                                 float(value), _step(global_step))
+                  if walltime is None else
+                  lib.tfb_scalar_at(sub.w, self._tag(main_tag), float(value),
+                                    _step(global_step), float(walltime)))
+            check(rc, "add_scalars(%s)" % main_tag)
+
+    def add_histogram(self, tag, values, global_step=None, bins="tensorflow",
+                      walltime=None, max_bins=None):
+        w = self._handle()
+        if not (isinstance(bins, str) and bins == "tensorflow"):
+            raise NotImplementedError(
+                "add_histogram(bins=%r) is not supported: tfboard uses "
+                "TensorFlow's default buckets (bins='tensorflow')" % (bins,))
+        if walltime is not None or max_bins is not None:
+            raise NotImplementedError(
+                "add_histogram(walltime=/max_bins=) is not supported")
+        a = _to_numpy(values)
+        if a.size == 0:
+            raise ValueError("The input has no element.")  # as PyTorch
+        fn = lib.tfb_histogram if a.dtype.itemsize == 4 else \
+            lib.tfb_histogram_f64
+        check(fn(w, self._tag(tag), a.ctypes.data, a.size,
+                 _step(global_step)), "add_histogram(%s)" % tag)
+
+    def add_text(self, tag, text_string, global_step=None, walltime=None):
+        w = self._handle()
+        if walltime is not None:
+            raise NotImplementedError("add_text(walltime=) is not supported")
+        # PyTorch writes the text under <tag>/text_summary.
+        check(lib.tfb_text(w, self._tag(tag + "/text_summary"),
+                           str(text_string).encode(), _step(global_step)),
+              "add_text(%s)" % tag)
+
+    def add_hparams(self, hparam_dict, metric_dict,
+                    hparam_domain_discrete=None, run_name=None):
+        """As PyTorch: a run folder <log_dir>/<run_name or time.time()>
+        gets the experiment, session start and end (success) records and
+        one scalar per metric. bool values are written as bools (PyTorch
+        1.13 writes them as numbers, since bool is an int)."""
+        self._handle()
+        if not isinstance(hparam_dict, dict) or \
+                not isinstance(metric_dict, dict):
+            raise TypeError("hparam_dict and metric_dict must be dicts")
+        if hparam_domain_discrete:
+            raise NotImplementedError(
+                "add_hparams(hparam_domain_discrete=) is not supported")
+        run = os.path.join(self.log_dir, run_name or str(time.time()))
+        w = self._open(run)
+        try:
+            # PyTorch's order: experiment, session start, session end,
+            # then the metrics as scalars at step 0.
+            self._write_hparams(w, hparam_dict, list(metric_dict))
+            check(lib.tfb_hparams_end(w, _lib.HPARAMS_SUCCESS),
+                  "tfb_hparams_end")
+            for k, v in metric_dict.items():
+                check(lib.tfb_scalar(w, self._tag(k), float(v), 0),
+                      "add_hparams metric %s" % k)
+        finally:
+            rc = lib.tfb_writer_close(w)
+        check(rc, "add_hparams close")
+
+    def flush(self):
+        check(lib.tfb_flush(self._handle()), "flush")
+        with self._subs_lock:
+            subs = list(self._subs.values())
+        for s in subs:
+            check(lib.tfb_flush(s.w), "flush")
+
+    def close(self):
+        """Writes everything and closes the file; later calls raise
+        TfbError (writer is closed). Closing twice is allowed."""
+        w, self._w = self._w, None
+        if w is None:
+            return
+        with self._subs_lock:
+            subs, self._subs = list(self._subs.values()), {}
+        rcs = [lib.tfb_writer_close(s.w) for s in subs]
+        rcs.append(lib.tfb_writer_close(w))
+        for rc in rcs:
+            check(rc, "close")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            if self._w is not None:
+                self.close()
+        except Exception:
+            pass
+
+    # -- hyperparameters (the C API, for runs logged by this writer) ----
+    @staticmethod
+    def _write_hparams(w, hparam_dict, metric_tags):
+        hps, keep = [], []
+        for k, v in hparam_dict.items():
+            if v is None:
+                continue  # as PyTorch
+            name = str(k).encode()
+            keep.append(name)
+            if isinstance(v, bool):
+                hps.append(_lib.Hparam(name, _lib.HPARAM_BOOL, None, 0.0,
+                                       int(v)))
+            elif isinstance(v, (int, float)):
+                hps.append(_lib.Hparam(name, _lib.HPARAM_NUMBER, None,
+                                       float(v), 0))
+            elif isinstance(v, str):
+                s = v.encode()
+                keep.append(s)
+                hps.append(_lib.Hparam(name, _lib.HPARAM_STRING, s, 0.0, 0))
+            elif hasattr(v, "reshape") and hasattr(v, "tolist"):
+                # a tensor or array: its first element, as PyTorch
+                hps.append(_lib.Hparam(name, _lib.HPARAM_NUMBER, None,
+                                       float(v.reshape(-1)[0]), 0))
+            else:
+                raise ValueError("value should be one of int, float, str, "
+                                 "bool, or torch.Tensor")
+        arr = (_lib.Hparam * max(1, len(hps)))(*hps)
+        tags = [str(t).encode() for t in metric_tags]
+        tarr = (ctypes.c_char_p * max(1, len(tags)))(*tags)
+        check(lib.tfb_hparams_with_metrics(w, arr, len(hps), tarr, len(tags)),
+              "add_hparams")
+
+    def log_hparams(self, hparam_dict, metric_tags=(), status=None):
+        """tfb_hparams on this writer's own run (not a sub-run as
+        add_hparams): the experiment and session start now; pass status
+        ("success", "failure", ...) to end_hparams later."""
+        self._write_hparams(self._handle(), hparam_dict, list(metric_tags))
+
+    def end_hparams(self, status="success"):
+        codes = {"unknown": _lib.HPARAMS_UNKNOWN,
+                 "success": _lib.HPARAMS_SUCCESS,
+                 "failure": _lib.HPARAMS_FAILURE,
+                 "running": _lib.HPARAMS_RUNNING}
+        if status not in codes:
+            raise ValueError("status must be one of %s" % sorted(codes))
+        check(lib.tfb_hparams_end(self._handle(), codes[status]),
+              "end_hparams")
+
+    # -- what PyTorch does not have --------------------------------------
+    def grad_norms(self, model, step):
+        """Logs grad_norm/<name> for every parameter with a gradient and
+        grad_norm/global (sqrt of the sum of squares); returns the global
+        norm. model: an nn.Module, a dict name -> tensor, or an iterable of
+        (name, tensor) (a parameter's .grad is used when it has one). The
+        norms are computed where the tensors are (on the GPU for CUDA
+        parameters) in float64, and fetched with one transfer (one sync)."""
+        import torch
+        w = self._handle()
+        if hasattr(model, "named_parameters"):
+            items = model.named_parameters()
+        elif isinstance(model, dict):
+            items = model.items()
+        else:
+            items = model
+        names, norms = [], []
+        for name, p in items:
+            g = p.grad if getattr(p, "grad", None) is not None else p
+            if g is p and isinstance(p, torch.nn.Parameter):
+                continue  # a parameter without a gradient
+            names.append(name)
+            norms.append(torch.linalg.vector_norm(g.detach(),
+                                                  dtype=torch.float64))
+        if not norms:
+            return 0.0
+        by_dev = {}
+        for i, n in enumerate(norms):
+            by_dev.setdefault(n.device, []).append(i)
+        vals = [0.0] * len(norms)
+        for dev, idx in by_dev.items():
+            stacked = torch.stack([norms[i] for i in idx]).cpu().tolist()
+            for i, v in zip(idx, stacked):
+                vals[i] = v
+        s = _step(step)
+        total = 0.0
+        for name, v in zip(names, vals):
+            check(lib.tfb_scalar(w, self._tag("grad_norm/" + name), v, s),
+                  "grad_norms")
+            total += v * v
+        g = math.sqrt(total)
+        check(lib.tfb_scalar(w, self._tag("grad_norm/global"), g, s),
+              "grad_norms")
+        return g
+
+    def check_numerics(self, tensor_or_dict, step, tag="numerics"):
+        """As tfb_check_numerics: counts NaN, +Inf and -Inf; only when some
+        are found writes a numerics record (plugin tfboard_numerics) under
+        the tag (for a dict: the key) and reports the tag once. Returns
+        the number of non-finite values. CUDA tensors are counted on the
+        GPU; only a tensor with non-finite values is copied to the host."""
+        w = self._handle()
+        items = tensor_or_dict.items() if isinstance(tensor_or_dict, dict) \
+            else [(tag, tensor_or_dict)]
+        s = _step(step)
+        total = 0
+        for name, t in items:
+            total += self._check_one(w, name, t, s)
+        return total
+
+    def _check_one(self, w, name, t, step):
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is not None and isinstance(t, torch.Tensor):
+            t = t.detach()
+            if not t.is_floating_point():
+                return 0
+            if t.device.type != "cpu":
+                if int(torch.count_nonzero(~torch.isfinite(t))) == 0:
+                    return 0
+        a = _to_numpy(t)
+        fn = lib.tfb_check_numerics if a.dtype.itemsize == 4 else \
+            lib.tfb_check_numerics_f64
+        return check(fn(w, self._tag(name), a.ctypes.data, a.size, step),
+                     "check_numerics(%s)" % name)
+
+    @contextlib.contextmanager
+    def step(self, step):
+        """with writer.step(s): one training step (pipeline/step_ms)."""
+        w = self._handle()
+        check(lib.tfb_step_begin(w, _step(step)), "step begin")
+        try:
+            yield
+        finally:
+            if self._w is not None:
+                check(lib.tfb_step_end(w), "step end")
+
+    @contextlib.contextmanager
+    def input_wait(self):
+        """with writer.input_wait(): time spent waiting for input inside
+        the current step (pipeline/input_ms)."""
+        w = self._handle()
+        check(lib.tfb_input_begin(w), "input begin")
+        try:
+            yield
+        finally:
+            if self._w is not None:
+                check(lib.tfb_input_end(w), "input end")
+
+    def timed(self, iterable, start_step=0):
+        """for batch in writer.timed(loader): each iteration is one step
+        (from fetching its batch to fetching the next), and fetching is
+        timed as input wait. When the iterable has a len() (a DataLoader),
+        exactly that many steps are logged; otherwise the fetch that finds
+        the end is logged as one more, input-only step."""
+        w = self._handle()
+        try:
+            remaining = len(iterable)
+        except TypeError:
+            remaining = -1
+        it = iter(iterable)
+        s = int(start_step)
+        open_step = False
+        try:
+            while remaining != 0:
+                if open_step:
+                    open_step = False
+                    check(lib.tfb_step_end(w), "step end")
+                check(lib.tfb_step_begin(w, s), "step begin")
+                open_step = True
+                check(lib.tfb_input_begin(w), "input begin")
+                try:
+                    item = next(it)
+                except StopIteration:
+                    lib.tfb_input_end(w)
+                    return
+                check(lib.tfb_input_end(w), "input end")
+                yield item
+                s += 1
+                if remaining > 0:
+                    remaining -= 1
+        finally:
+            if open_step and self._w is not None:
+                lib.tfb_step_end(w)
+
+    @contextlib.contextmanager
+    def gpu_trace(self, strict=False):
+        """with writer.gpu_trace(): CUPTI tracing of the block
+        (tfb_gpu_trace_start/stop). When tracing cannot run (no GPU, no
+        CUPTI) a warning is issued and the block runs untraced; with
+        strict=True TfbError is raised instead."""
+        w = self._handle()
+        rc = lib.tfb_gpu_trace_start(w, None)
+        if rc < 0:
+            detail = (lib.tfb_gpu_trace_error(w) or b"").decode(
+                errors="replace")
+            err = TfbError(rc, "gpu_trace: " + detail if detail
+                           else "gpu_trace")
+            if strict:
+                raise err
+            warnings.warn(str(err), RuntimeWarning, stacklevel=3)
+        try:
+            yield
+        finally:
+            if rc >= 0 and self._w is not None:
+                check(lib.tfb_gpu_trace_stop(w), "gpu_trace stop")
+
+
+class _SubWriter:
+    __slots__ = ("w",)
+
+    def __init__(self, w):
+        self.w = w
+
+
+def _unsupported(name):
+    def call(self, *args, **kwargs):
+        raise NotImplementedError(
+            "tfboard.SummaryWriter.%s is not supported (yet); use "
+            "torch.utils.tensorboard for it" % name)
+    call.__name__ = name
+    call.__doc__ = "Not supported: raises NotImplementedError."
+    return call
+
+
+for _n in _UNSUPPORTED:
+    setattr(SummaryWriter, _n, _unsupported(_n))
+del _n
