@@ -25,18 +25,24 @@ void tfb_gpu_opts_init(tfb_gpu_opts *opts)
 int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
 {
     (void)opts;
-    return w ? TFB_ENOTSUP : TFB_EINVAL;
+    if (!w)
+        return TFB_EINVAL;
+    return tfb_writer_forked(w) ? TFB_EFORKED : TFB_ENOTSUP;
 }
 
 int tfb_gpu_trace_stop(tfb_writer *w)
 {
-    return w ? 0 : TFB_EINVAL;
+    if (!w)
+        return TFB_EINVAL;
+    return tfb_writer_forked(w) ? TFB_EFORKED : 0;
 }
 
 int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)
 {
     if (!w || !out)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     memset(out, 0, sizeof *out);
     return 0;
 }

@@ -213,6 +213,8 @@ int tfb_step_begin(tfb_writer *w, int64_t step)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED; /* the drainer thread is the parent's */
     struct tfb_pipeline **slot = tfb_writer_pipeline_slot(w);
     struct tfb_pipeline *p = *slot;
     if (!p) {
@@ -240,6 +242,8 @@ int tfb_input_begin(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
     if (!p || p->state != PIPE_IN_STEP)
         return TFB_ESTATE;
@@ -255,6 +259,8 @@ int tfb_input_end(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
     if (!p || p->state != PIPE_IN_INPUT)
         return TFB_ESTATE;
@@ -273,6 +279,8 @@ int tfb_step_end(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
     if (!p || p->state != PIPE_IN_STEP)
         return TFB_ESTATE;
@@ -329,6 +337,17 @@ void tfb_pipeline_on_close(tfb_writer *w)
     struct tfb_pipeline *p = *slot;
     if (!p)
         return;
+    if (tfb_writer_forked(w)) {
+        /* A child of fork(): the drainer does not exist here, and the
+         * steps still in the ring are the parent's (its drainer logs
+         * them). Free the memory only: no join, no drain, and no destroy
+         * of a mutex or condition the vanished thread may hold or wait
+         * on. */
+        free(p->ring);
+        free(p);
+        *slot = NULL;
+        return;
+    }
     if (p->have_thread) {
         pthread_mutex_lock(&p->mu);
         p->stop = 1;

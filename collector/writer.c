@@ -22,6 +22,7 @@
 
 #include "errors.h"
 #include "event.h"
+#include "fork_guard.h"
 #include "histogram.h"
 #include "tag_table.h"
 #include "wallclock.h"
@@ -65,7 +66,20 @@ struct tfb_writer {
     uint64_t records_logged, records_dropped, bytes_written;
     struct tfb_gpu_tracer *gpu;
     struct tfb_pipeline *pipeline;
+    unsigned fork_gen; /* tfb_fork_generation() at open; see fork_guard.h */
 };
+
+/* w was inherited across fork(): its thread does not exist here and its
+ * mutex may be held forever, so no call may lock it or wait for it. */
+static inline int inherited(const tfb_writer *w)
+{
+    return w->fork_gen != tfb_fork_generation();
+}
+
+int tfb_writer_forked(const tfb_writer *w)
+{
+    return w && inherited(w);
+}
 
 static atomic_uint g_file_seq;
 
@@ -266,6 +280,8 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
     if (!w)
         return TFB_ENOMEM;
     w->fd = -1;
+    tfb_fork_guard_init();
+    w->fork_gen = tfb_fork_generation();
     tfb_writer_opts_init(&w->opts);
     if (opts) {
         w->opts = *opts;
@@ -346,10 +362,54 @@ extern void tfb_gpu_trace_on_close(tfb_writer *w) __attribute__((weak));
 extern void tfb_pipeline_on_close(tfb_writer *w) __attribute__((weak));
 extern void tfb_pipeline_on_flush(tfb_writer *w) __attribute__((weak));
 
+/* tfb_writer_close in a child of fork(): release what is certainly
+ * consistent, without joining the thread (it does not exist here) and
+ * without writing anything (the queued bytes are the parent's; its own
+ * thread writes them to its file). */
+static int close_inherited(tfb_writer *w)
+{
+    if (tfb_gpu_trace_on_close)
+        tfb_gpu_trace_on_close(w); /* each module checks the fork itself */
+    if (tfb_pipeline_on_close)
+        tfb_pipeline_on_close(w);
+    /* Only this process's copy of the descriptor: the parent's stays
+     * open, and close() writes nothing. */
+    close(w->fd);
+    /* If no thread held the mutex at fork time, buffers and tag table are
+     * consistent and can be freed; otherwise another thread was changing
+     * them and they are left (a bounded leak in the child, never a crash).
+     * trylock never waits. The condition variables are never destroyed:
+     * glibc's destroy waits for waiters, which here are threads that are
+     * gone. */
+    if (pthread_mutex_trylock(&w->mu) == 0) {
+        tfb_tag_table_free(&w->tags);
+        free(w->active.data);
+        free(w->spare.data);
+        pthread_mutex_unlock(&w->mu);
+        pthread_mutex_destroy(&w->mu);
+    }
+    free(w->run_dir);
+    free(w->path);
+    free((char *)w->opts.filename_suffix);
+    free(w);
+    return TFB_EFORKED;
+}
+
+int tfb_writer_closep(tfb_writer **pw)
+{
+    if (!pw || !*pw)
+        return 0;
+    tfb_writer *w = *pw;
+    *pw = NULL;
+    return tfb_writer_close(w);
+}
+
 int tfb_writer_close(tfb_writer *w)
 {
     if (!w)
         return 0;
+    if (inherited(w))
+        return close_inherited(w);
     if (tfb_gpu_trace_on_close)
         tfb_gpu_trace_on_close(w);
     if (tfb_pipeline_on_close)
@@ -380,6 +440,8 @@ int tfb_flush(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
     if (tfb_pipeline_on_flush)
         tfb_pipeline_on_flush(w);
     pthread_mutex_lock(&w->mu);
@@ -456,6 +518,8 @@ static void commit_locked(tfb_writer *w, size_t n)
 static int log_value(tfb_writer *w, tfb_ev_value *v, unsigned meta_flag,
                      double wall, int64_t step)
 {
+    if (inherited(w))
+        return TFB_EFORKED;
     pthread_mutex_lock(&w->mu);
     tfb_tag_entry *e = NULL;
     if (meta_flag) {
@@ -520,6 +584,8 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
 {
     if (!w || !tag)
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
     float f = (float)value;
     unsigned slot = cache_slot(tag);
     pthread_mutex_lock(&w->mu);
@@ -615,6 +681,8 @@ int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
 {
     if (!w || !tag || (!values && n))
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED; /* before the histogram is built */
     tfb_histo h;
     int rc = tfb_histo_build_f32(&h, values, n);
     return rc ? rc : log_histo(w, tag, &h, step);
@@ -625,6 +693,8 @@ int tfb_histogram_f64(tfb_writer *w, const char *tag, const double *values,
 {
     if (!w || !tag || (!values && n))
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
     tfb_histo h;
     int rc = tfb_histo_build_f64(&h, values, n);
     return rc ? rc : log_histo(w, tag, &h, step);
@@ -666,7 +736,7 @@ int tfb_writer_numerics_record(tfb_writer *w, const char *tag, int64_t step,
 void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
                                  const tfb_nonfinite_counts *c)
 {
-    if (!w || !tag || !c || !w->opts.on_nonfinite)
+    if (!w || !tag || !c || !w->opts.on_nonfinite || inherited(w))
         return;
     int first = 0;
     pthread_mutex_lock(&w->mu);
@@ -685,6 +755,8 @@ int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out)
 {
     if (!w || !out)
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
     pthread_mutex_lock(&w->mu);
     out->records_logged = w->records_logged;
     out->records_dropped = w->records_dropped;
@@ -696,12 +768,12 @@ int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out)
 
 const char *tfb_writer_path(const tfb_writer *w)
 {
-    return w ? w->path : NULL;
+    return w && !inherited(w) ? w->path : NULL;
 }
 
 const char *tfb_writer_run_dir(const tfb_writer *w)
 {
-    return w ? w->run_dir : NULL;
+    return w && !inherited(w) ? w->run_dir : NULL;
 }
 
 struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w)
