@@ -49,7 +49,9 @@ int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)
 
 const char *tfb_gpu_trace_error(const tfb_writer *w)
 {
-    return w ? k_msg : "";
+    if (!w)
+        return "";
+    return tfb_writer_forked(w) ? tfb_strerror(TFB_EFORKED) : k_msg;
 }
 
 void tfb_gpu_trace_on_close(tfb_writer *w)

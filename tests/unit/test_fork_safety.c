@@ -26,14 +26,21 @@
 #include "test_util.h"
 #include "tfboard.h"
 
-/* ThreadSanitizer stops a child of a multi-threaded fork that starts
- * threads, which is exactly what this test checks works (the child opens
- * its own writer). Harmless in other builds. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-    return "die_after_fork=0";
-}
+/* ThreadSanitizer does not support starting threads in a child of a
+ * multi-threaded fork (it dies, or with die_after_fork=0 trips over the
+ * parent's thread ids: "dup thread with used id"). Under TSan the child
+ * therefore only checks the inherited writer; opening its own writer (a
+ * new thread) is checked by the other builds. */
+#if defined(__SANITIZE_THREAD__)
+#define TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN_BUILD 1
+#endif
+#endif
+#ifndef TSAN_BUILD
+#define TSAN_BUILD 0
+#endif
 
 #define CHILD_CHECK(cond)                                                   \
     do {                                                                    \
@@ -179,6 +186,12 @@ static void child_body(void *p)
     CHILD_CHECK(tfb_writer_path(w) == NULL);
     CHILD_CHECK(tfb_writer_run_dir(w) == NULL);
     CHILD_CHECK(strstr(tfb_strerror(TFB_EFORKED), "fork") != NULL);
+
+    if (TSAN_BUILD) {
+        CHILD_CHECK(tfb_writer_closep(&a->inherited) == TFB_EFORKED);
+        CHILD_CHECK(a->inherited == NULL);
+        return;
+    }
 
     /* The worker's own writer works as usual, pipeline timer included
      * (its helper thread is started here, in the child). */
