@@ -59,6 +59,31 @@ struct tfb_gpu_tracer {
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static tfb_gpu_tracer *g_active;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+/* fork(): g_mu is held across it (CUPTI's callbacks hold it only briefly),
+ * so the child finds it free, and the child forgets the parent's tracer:
+ * its thread, store and CUPTI subscription stay the parent's. */
+static void tracer_prepare(void)
+{
+    pthread_mutex_lock(&g_mu);
+}
+
+static void tracer_parent(void)
+{
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void tracer_child(void)
+{
+    g_active = NULL;
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void register_atfork(void)
+{
+    (void)pthread_atfork(tracer_prepare, tracer_parent, tracer_child);
+}
 
 void tfb_gpu_opts_init(tfb_gpu_opts *opts)
 {
@@ -410,6 +435,9 @@ int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
+    pthread_once(&g_atfork_once, register_atfork);
     tfb_gpu_tracer *t = get_tracer(w, 1);
     if (!t)
         return TFB_ENOMEM;
@@ -531,6 +559,8 @@ int tfb_gpu_trace_stop(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED; /* the tracer thread is the parent's */
     tfb_gpu_tracer *t = get_tracer(w, 0);
     if (!t || !t->active)
         return 0;
@@ -577,6 +607,8 @@ int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)
 {
     if (!w || !out)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     tfb_gpu_tracer *t = get_tracer(w, 0);
     tfb_gpu_stats st;
     tfb_gpu_stats_init(&st);
@@ -593,6 +625,8 @@ const char *tfb_gpu_trace_error(const tfb_writer *w)
 {
     if (!w)
         return "";
+    if (tfb_writer_forked(w))
+        return tfb_strerror(TFB_EFORKED);
     struct tfb_gpu_tracer **slot = tfb_writer_gpu_slot((tfb_writer *)w);
     if (!slot || !*slot)
         return "";
@@ -604,6 +638,21 @@ static void tracer_on_close(tfb_writer *w)
     struct tfb_gpu_tracer **slot = tfb_writer_gpu_slot(w);
     if (!slot || !*slot)
         return;
+    if (tfb_writer_forked(w)) {
+        /* A child of fork(): the tracer thread, CUPTI's subscription and
+         * the trace store (an SQLite connection, which must not be closed
+         * in a child: that could touch the parent's database files) are
+         * the parent's. Only the buffer pool is freed, and only if no
+         * thread held its lock at fork time (trylock never waits). */
+        tfb_gpu_tracer *t = *slot;
+        if (pthread_mutex_trylock(&t->mu) == 0) {
+            free_pool(t);
+            pthread_mutex_unlock(&t->mu);
+            free(t);
+        }
+        *slot = NULL;
+        return;
+    }
     tfb_gpu_trace_stop(w);
     tfb_gpu_tracer *t = *slot;
     pthread_mutex_destroy(&t->mu);

@@ -198,7 +198,16 @@ static int parse_tensor(const uint8_t *p, size_t n, tensor_info *t)
                 if (t->rank < 2)
                     t->dims[t->rank] = size;
                 t->rank++;
-                t->elems *= size;
+                /* A crafted shape may claim sizes whose product overflows
+                 * int64 (undefined behaviour), or negative sizes: the
+                 * element count is then unknown (-1, sticky), so no size
+                 * check can pass by wrap-around. */
+                int64_t prod;
+                if (t->elems < 0 || size < 0 ||
+                    __builtin_mul_overflow(t->elems, size, &prod))
+                    t->elems = -1;
+                else
+                    t->elems = prod;
             }
         } else if (f.num == 4 && f.wt == PB_LEN) {
             t->content = f.p;
@@ -401,6 +410,18 @@ int tfb_value_string(const tfb_value *v, size_t i, tfb_strview *out)
     return 0;
 }
 
+/* A count stored as a float (a float/double tensor from another writer)
+ * may be +Inf or beyond 2^64, where a plain cast is undefined behaviour.
+ * Such a count saturates at UINT64_MAX: it is still a non-zero count, so
+ * the record still says "non-finite values were seen". x >= 0 here. */
+static uint64_t count_from_double(double x)
+{
+    /* 2^64 is exactly representable; every double below it converts. */
+    if (x >= 18446744073709551616.0)
+        return UINT64_MAX;
+    return (uint64_t)x;
+}
+
 static int decode_numerics(tfb_value *v)
 {
     tensor_info t;
@@ -410,10 +431,10 @@ static int decode_numerics(tfb_value *v)
         return -1;
     for (int i = 0; i < 3; i++)
         if (!(c[i] >= 0))
-            return -1;
-    v->numerics.nan = (uint64_t)c[0];
-    v->numerics.pos_inf = (uint64_t)c[1];
-    v->numerics.neg_inf = (uint64_t)c[2];
+            return -1; /* negative or NaN: not a count */
+    v->numerics.nan = count_from_double(c[0]);
+    v->numerics.pos_inf = count_from_double(c[1]);
+    v->numerics.neg_inf = count_from_double(c[2]);
     return 0;
 }
 
@@ -613,13 +634,24 @@ static int64_t histo_proto_buckets(const tfb_value *v, tfb_bucket *out,
     if (r < 0)
         rc = TFB_ECORRUPT;
     if (rc == 0) {
+        /* TensorBoard's reading (data_compat.py, 2.21): the empty buckets
+         * at both ends go first, then min and max become the outer edges
+         * of what is left. Keeping the empty ends would give edge buckets
+         * running backwards ([min, limit] with limit < min). */
         size_t k = lim.n < cnt.n ? lim.n : cnt.n;
-        for (size_t i = 0; i < k && i < cap; i++) {
-            out[i].left = i == 0 ? mn : lim.a[i - 1];
-            out[i].right = i + 1 == k ? mx : lim.a[i];
-            out[i].count = cnt.a[i];
+        size_t first = 0, last = k; /* kept: [first, last) */
+        while (first < last && cnt.a[first] == 0)
+            first++;
+        while (last > first && cnt.a[last - 1] == 0)
+            last--;
+        size_t kept = last - first;
+        for (size_t j = 0; j < kept && j < cap; j++) {
+            size_t i = first + j;
+            out[j].left = j == 0 ? mn : lim.a[i - 1];
+            out[j].right = j + 1 == kept ? mx : lim.a[i];
+            out[j].count = cnt.a[i];
         }
-        rc = (int64_t)k;
+        rc = (int64_t)kept;
         if (pmin) *pmin = mn;
         if (pmax) *pmax = mx;
         if (pnum) *pnum = num;

@@ -27,12 +27,16 @@ void tfb_gpu_opts_init(tfb_gpu_opts *opts)
 int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
 {
     (void)opts;
-    return w ? TFB_ENOTSUP : TFB_EINVAL;
+    if (!w)
+        return TFB_EINVAL;
+    return tfb_writer_forked(w) ? TFB_EFORKED : TFB_ENOTSUP;
 }
 
 int tfb_gpu_trace_stop(tfb_writer *w)
 {
-    return w ? 0 : TFB_EINVAL;
+    if (!w)
+        return TFB_EINVAL;
+    return tfb_writer_forked(w) ? TFB_EFORKED : 0;
 }
 
 void tfb_gpu_stats_init(tfb_gpu_stats *out)
@@ -47,6 +51,8 @@ int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)
 {
     if (!w || !out)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     tfb_gpu_stats st;
     tfb_gpu_stats_init(&st);
     return tfb_abi_write(out, &st, sizeof st);
@@ -54,6 +60,8 @@ int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)
 
 const char *tfb_gpu_trace_error(const tfb_writer *w)
 {
-    return w ? k_msg : "";
+    if (!w)
+        return "";
+    return tfb_writer_forked(w) ? tfb_strerror(TFB_EFORKED) : k_msg;
 }
 

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "tfboard.h"
+#include "writer_internal.h"
 
 #define NACC 8
 
@@ -213,6 +214,8 @@ static int grad_norms(tfb_writer *w, const tensor_list *l, size_t n,
 {
     if (l->grads == NULL && n > 0)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED; /* w is the parent's: see tfboard.h */
     for (size_t i = 0; i < n; i++)
         if (!l->valid_at(l->grads, i))
             return TFB_EINVAL;

@@ -320,6 +320,8 @@ int64_t tfb_check_numerics(tfb_writer *w, const char *tag, const float *data,
 {
     if ((data == NULL && len > 0) || (w != NULL && (tag == NULL || !*tag)))
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED; /* even for healthy data: see tfboard.h */
     tfb_nonfinite_counts c;
     tfb_count_nonfinite(data, len, &c);
     return report(w, tag, step, &c);
@@ -330,6 +332,8 @@ int64_t tfb_check_numerics_f64(tfb_writer *w, const char *tag,
 {
     if ((data == NULL && len > 0) || (w != NULL && (tag == NULL || !*tag)))
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED; /* even for healthy data: see tfboard.h */
     tfb_nonfinite_counts c;
     tfb_count_nonfinite_f64(data, len, &c);
     return report(w, tag, step, &c);

@@ -14,7 +14,7 @@
  *    drains every DRAIN_MS (or when half full) with tfb_scalar_at, keeping
  *    the step's own wall time. When the ring is full the step logs
  *    synchronously: nothing is ever dropped. tfb_writer_close drains the
- *    rest (tfb_pipeline_on_close runs before the writer empties its
+ *    rest (its close hook runs before the writer empties its
  *    queue).
  *  - Host spans are offered to the trace store while it accepts them; when
  *    it answers that no trace runs, the step timer asks again only after
@@ -216,6 +216,8 @@ int tfb_step_begin(tfb_writer *w, int64_t step)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED; /* the drainer thread is the parent's */
     struct tfb_pipeline **slot = tfb_writer_pipeline_slot(w);
     struct tfb_pipeline *p = *slot;
     if (!p) {
@@ -245,6 +247,8 @@ int tfb_input_begin(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
     if (!p || p->state != PIPE_IN_STEP)
         return TFB_ESTATE;
@@ -260,6 +264,8 @@ int tfb_input_end(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
     if (!p || p->state != PIPE_IN_INPUT)
         return TFB_ESTATE;
@@ -278,6 +284,8 @@ int tfb_step_end(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
     struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
     if (!p || p->state != PIPE_IN_STEP)
         return TFB_ESTATE;
@@ -334,6 +342,17 @@ static void pipeline_on_close(tfb_writer *w)
     struct tfb_pipeline *p = *slot;
     if (!p)
         return;
+    if (tfb_writer_forked(w)) {
+        /* A child of fork(): the drainer does not exist here, and the
+         * steps still in the ring are the parent's (its drainer logs
+         * them). Free the memory only: no join, no drain, and no destroy
+         * of a mutex or condition the vanished thread may hold or wait
+         * on. */
+        free(p->ring);
+        free(p);
+        *slot = NULL;
+        return;
+    }
     if (p->have_thread) {
         pthread_mutex_lock(&p->mu);
         p->stop = 1;

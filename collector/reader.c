@@ -96,6 +96,7 @@ int tfb_reader_get_stats(const tfb_reader *r, tfb_reader_stats *out)
     tfb_reader_stats st = r->st;
     st.size = sizeof st;
     st.offset = r->base + r->pos;
+    st.buffer_bytes = r->cap;
     return tfb_abi_write(out, &st, sizeof st);
 }
 
@@ -116,10 +117,13 @@ static int fill_slow(tfb_reader *r, size_t need)
             r->base += r->pos;
             r->pos = 0;
         }
-        if (need > r->cap || r->cap - r->len < CHUNK / 4) {
+        /* Grow only when the bytes actually read fill the buffer, never
+         * straight to `need`: a record header can claim up to 2 GiB, and
+         * reserving that before the bytes exist would cost 4 GiB per file
+         * (garbage, or a record that never completes). So the buffer stays
+         * within twice what the file really holds past our offset. */
+        if (r->cap - r->len < CHUNK / 4) {
             size_t nc = r->cap ? r->cap * 2 : CHUNK;
-            while (nc < need)
-                nc *= 2;
             uint8_t *nb = realloc(r->buf, nc);
             if (!nb)
                 return TFB_ENOMEM;

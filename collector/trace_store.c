@@ -3,6 +3,7 @@
  * string interning, the batching writer thread, and host-span attachment.
  */
 #include "trace_store.h"
+#include "fork_guard.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -1153,12 +1154,41 @@ void tfb_trace_store_get_stats(tfb_trace_store *s, tfb_trace_store_stats *out)
 static pthread_mutex_t g_attach_mu = PTHREAD_MUTEX_INITIALIZER;
 static tfb_writer *g_attached_w;
 static tfb_trace_store *g_attached_s;
+static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+
+/* fork(): the attach lock is held across it, so the child never finds it
+ * held by a thread that is gone; the child then forgets the attachment
+ * (the store and its thread are the parent's, and a writer the child opens
+ * could get the freed address of the inherited one). */
+static void attach_prepare(void)
+{
+    pthread_mutex_lock(&g_attach_mu);
+}
+
+static void attach_parent(void)
+{
+    pthread_mutex_unlock(&g_attach_mu);
+}
+
+static void attach_child(void)
+{
+    g_attached_w = NULL;
+    g_attached_s = NULL;
+    pthread_mutex_unlock(&g_attach_mu);
+}
+
+static void register_atfork(void)
+{
+    tfb_fork_guard_init();
+    (void)pthread_atfork(attach_prepare, attach_parent, attach_child);
+}
 
 int tfb_trace_store_attach(tfb_writer *w, tfb_trace_store *s)
 {
     if (!w)
         return TFB_EINVAL;
     int err = 0;
+    pthread_once(&g_atfork_once, register_atfork);
     pthread_mutex_lock(&g_attach_mu);
     if (!s) {
         if (g_attached_w == w) {
@@ -1177,27 +1207,15 @@ int tfb_trace_store_attach(tfb_writer *w, tfb_trace_store *s)
 
 /* nsys's globalTid = (pid << 24) | tid. getpid and gettid are system
  * calls (glibc caches neither), far over the step calls' budget, so each
- * thread keeps its value; a fork moves the generation on and the child's
- * threads compute theirs again. */
-static atomic_uint g_fork_gen = 1;
-static pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+ * thread keeps its value; a fork moves the generation on (fork_guard.h,
+ * never 0) and the child's threads compute theirs again. */
 static _Thread_local int64_t tl_gtid;
 static _Thread_local unsigned tl_gtid_gen;
-
-static void after_fork_child(void)
-{
-    atomic_fetch_add(&g_fork_gen, 1);
-}
-
-static void register_atfork(void)
-{
-    pthread_atfork(NULL, NULL, after_fork_child);
-}
 
 static int64_t global_tid(void)
 {
     pthread_once(&g_atfork_once, register_atfork);
-    unsigned gen = atomic_load_explicit(&g_fork_gen, memory_order_relaxed);
+    unsigned gen = tfb_fork_generation();
     if (tl_gtid_gen != gen) {
         tl_gtid = ((int64_t)getpid() << 24) |
                   ((int64_t)syscall(SYS_gettid) & 0xffffff);

@@ -22,6 +22,7 @@
 
 #include "errors.h"
 #include "event.h"
+#include "fork_guard.h"
 #include "histogram.h"
 #include "pb.h"
 #include "tag_table.h"
@@ -70,7 +71,20 @@ struct tfb_writer {
     struct {
         tfb_writer_hook on_flush, on_close;
     } hooks[TFB_WRITER_MOD_COUNT];
+    unsigned fork_gen; /* tfb_fork_generation() at open; see fork_guard.h */
 };
+
+/* w was inherited across fork(): its thread does not exist here and its
+ * mutex may be held forever, so no call may lock it or wait for it. */
+static inline int inherited(const tfb_writer *w)
+{
+    return w->fork_gen != tfb_fork_generation();
+}
+
+int tfb_writer_forked(const tfb_writer *w)
+{
+    return w && inherited(w);
+}
 
 static atomic_uint g_file_seq;
 
@@ -272,6 +286,8 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
     if (!w)
         return TFB_ENOMEM;
     w->fd = -1;
+    tfb_fork_guard_init();
+    w->fork_gen = tfb_fork_generation();
     tfb_writer_opts_init(&w->opts);
     if (opts) {
         if (tfb_abi_read(&w->opts, sizeof w->opts, opts) < 0) {
@@ -359,10 +375,55 @@ void tfb_writer_set_hooks(tfb_writer *w, tfb_writer_module m,
     pthread_mutex_unlock(&w->mu);
 }
 
+/* tfb_writer_close in a child of fork(): release what is certainly
+ * consistent, without joining the thread (it does not exist here) and
+ * without writing anything (the queued bytes are the parent's; its own
+ * thread writes them to its file). */
+static int close_inherited(tfb_writer *w)
+{
+    /* Each module checks the fork itself. The hooks are read without the
+     * lock, which a thread of the parent may hold forever here. */
+    for (int m = 0; m < TFB_WRITER_MOD_COUNT; m++)
+        if (w->hooks[m].on_close)
+            w->hooks[m].on_close(w);
+    /* Only this process's copy of the descriptor: the parent's stays
+     * open, and close() writes nothing. */
+    close(w->fd);
+    /* If no thread held the mutex at fork time, buffers and tag table are
+     * consistent and can be freed; otherwise another thread was changing
+     * them and they are left (a bounded leak in the child, never a crash).
+     * trylock never waits. The condition variables are never destroyed:
+     * glibc's destroy waits for waiters, which here are threads that are
+     * gone. */
+    if (pthread_mutex_trylock(&w->mu) == 0) {
+        tfb_tag_table_free(&w->tags);
+        free(w->active.data);
+        free(w->spare.data);
+        pthread_mutex_unlock(&w->mu);
+        pthread_mutex_destroy(&w->mu);
+    }
+    free(w->run_dir);
+    free(w->path);
+    free((char *)w->opts.filename_suffix);
+    free(w);
+    return TFB_EFORKED;
+}
+
+int tfb_writer_closep(tfb_writer **pw)
+{
+    if (!pw || !*pw)
+        return 0;
+    tfb_writer *w = *pw;
+    *pw = NULL;
+    return tfb_writer_close(w);
+}
+
 int tfb_writer_close(tfb_writer *w)
 {
     if (!w)
         return 0;
+    if (inherited(w))
+        return close_inherited(w);
     /* close is not concurrent with other calls on w: no lock needed to
      * read the hooks. */
     for (int m = 0; m < TFB_WRITER_MOD_COUNT; m++)
@@ -394,6 +455,8 @@ int tfb_flush(tfb_writer *w)
 {
     if (!w)
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
     tfb_writer_hook flush_hooks[TFB_WRITER_MOD_COUNT];
     pthread_mutex_lock(&w->mu);
     for (int m = 0; m < TFB_WRITER_MOD_COUNT; m++)
@@ -476,6 +539,8 @@ static void commit_locked(tfb_writer *w, size_t n)
 static int log_value(tfb_writer *w, tfb_ev_value *v, unsigned meta_flag,
                      double wall, int64_t step)
 {
+    if (inherited(w))
+        return TFB_EFORKED;
     pthread_mutex_lock(&w->mu);
     tfb_tag_entry *e = NULL;
     if (meta_flag) {
@@ -540,6 +605,8 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
 {
     if (!w || !tag)
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
     float f = (float)value;
     unsigned slot = cache_slot(tag);
     pthread_mutex_lock(&w->mu);
@@ -635,6 +702,8 @@ int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
 {
     if (!w || !tag || (!values && n))
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED; /* before the histogram is built */
     tfb_histo h;
     int rc = tfb_histo_build_f32(&h, values, n);
     return rc ? rc : log_histo(w, tag, &h, step);
@@ -645,6 +714,8 @@ int tfb_histogram_f64(tfb_writer *w, const char *tag, const double *values,
 {
     if (!w || !tag || (!values && n))
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
     tfb_histo h;
     int rc = tfb_histo_build_f64(&h, values, n);
     return rc ? rc : log_histo(w, tag, &h, step);
@@ -686,7 +757,7 @@ int tfb_writer_numerics_record(tfb_writer *w, const char *tag, int64_t step,
 void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
                                  const tfb_nonfinite_counts *c)
 {
-    if (!w || !tag || !c || !w->opts.on_nonfinite)
+    if (!w || !tag || !c || !w->opts.on_nonfinite || inherited(w))
         return;
     int first = 0;
     pthread_mutex_lock(&w->mu);
@@ -713,6 +784,8 @@ int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out)
 {
     if (!w || !out)
         return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
     tfb_writer_stats st;
     tfb_writer_stats_init(&st);
     pthread_mutex_lock(&w->mu);
@@ -726,12 +799,12 @@ int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out)
 
 const char *tfb_writer_path(const tfb_writer *w)
 {
-    return w ? w->path : NULL;
+    return w && !inherited(w) ? w->path : NULL;
 }
 
 const char *tfb_writer_run_dir(const tfb_writer *w)
 {
-    return w ? w->run_dir : NULL;
+    return w && !inherited(w) ? w->run_dir : NULL;
 }
 
 struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w)

@@ -49,6 +49,11 @@ int tfb_writer_numerics_record(tfb_writer *w, const char *tag, int64_t step,
 void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
                                  const tfb_nonfinite_counts *c);
 
+/* 1 when w was opened in a parent process and inherited across fork()
+ * (see fork_guard.h): the modules then return TFB_EFORKED and never lock
+ * or join anything of w's. 0 for NULL. Thread-safe, lock-free. */
+int tfb_writer_forked(const tfb_writer *w);
+
 /* Current time, ns since the Unix epoch (CLOCK_REALTIME: the clock CUPTI
  * timestamps use on Linux). */
 int64_t tfb_now_ns(void);

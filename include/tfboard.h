@@ -21,6 +21,7 @@
  *
  * Thread-safety is stated per function. "Thread-safe on one writer" means
  * any number of threads may call it concurrently on the same tfb_writer.
+ * After fork() see "Hardening" below.
  */
 #ifndef TFBOARD_H
 #define TFBOARD_H
@@ -69,13 +70,15 @@ extern "C" {
     XX(ETOOBIG, -16, "value too large")                                       \
     XX(ESTATE, -17, "call out of order")                                      \
     XX(ETRACE, -18, "trace store error")                                      \
+    XX(EFORKED, -19,                                                          \
+       "writer was inherited across fork(); open a new one in the child")    \
     XX(ENONVML, -20, "NVML library could not be loaded")
 
 typedef enum {
 #define TFB_ERR_ENUM_(name, code, msg) TFB_##name = (code),
     TFB_ERRNO_MAP(TFB_ERR_ENUM_)
 #undef TFB_ERR_ENUM_
-    TFB_ERRNO_MIN_ = -18 /* end of the contiguous codes; -19 is reserved */
+    TFB_ERRNO_MIN_ = -20
 } tfb_errno;
 
 /* A static string naming `code` (0 gives "success", unknown codes
@@ -154,8 +157,10 @@ TFB_API int tfb_writer_open(tfb_writer **out, const char *run_dir,
 
 /* Writes everything queued, closes the file, joins the thread and frees w.
  * Returns the writer's sticky error if one happened (the data queued before
- * it may be lost), else 0. NULL-safe. Not to be called concurrently with
- * any other call on w. */
+ * it may be lost), else 0 (TFB_EFORKED in a child of fork(), see
+ * "Hardening" below). NULL-safe. Not to be called concurrently with any
+ * other call on w. Closing the same pointer twice, or any call on w after close, is
+ * undefined (w is freed): use tfb_writer_closep to make that impossible. */
 TFB_API int tfb_writer_close(tfb_writer *w);
 
 /* Returns when everything logged before the call is in the file (write()
@@ -600,6 +605,11 @@ typedef struct tfb_reader_stats {
     int truncated_tail;         /* 1 when a partial record waits at the end */
     int replaced;               /* 1 if the file shrank or was replaced and
                                    reading restarted from offset 0 */
+    /* --- hardening (issue 10) --- */
+    /* Bytes of read buffer the reader holds now. It grows only as bytes
+     * arrive (at most about twice what was read past the offset), never to
+     * the length a record header claims. */
+    uint64_t buffer_bytes;
 } tfb_reader_stats;
 
 /* Zeroes *out and sets its size. */
@@ -620,11 +630,17 @@ TFB_API int tfb_summary_next(const uint8_t *summary, size_t len, size_t *pos,
 TFB_API void tfb_value_apply_plugin(tfb_value *v, const char *plugin,
                                     size_t plugin_len);
 
-/* Histogram buckets in TensorBoard's form, from a HistogramProto (lefts =
- * [min] + limits[:-1], rights = limits[:-1] + [max]; empty buckets are kept)
- * or a [k,3] tensor. Writes at most cap buckets to out (may be NULL with
- * cap 0 to count) and returns the total number of buckets, or a negative
- * code. min/max/num/sum may each be NULL. */
+/* Histogram buckets exactly as TensorBoard 2.21 shows them. From a
+ * HistogramProto: first the empty buckets at both ends are dropped (empty
+ * buckets between non-empty ones stay), then for the kept buckets
+ * a..b: lefts = [min] + limits[a..b-1], rights = limits[a..b-1] + [max],
+ * counts = bucket[a..b]. So one non-empty bucket gives [min, max]; all
+ * empty (or no buckets) gives 0 buckets; with consistent min/max no bucket
+ * runs backwards (left > right). From a [k,3] tensor: its rows as they
+ * are. Writes at most cap buckets to out (may be NULL with cap 0 to count)
+ * and returns the total number of buckets, or a negative code.
+ * min/max/num/sum (the proto's fields, all buckets' for a tensor) may each
+ * be NULL. Pure function; thread-safe. */
 typedef struct tfb_bucket {
     double left, right, count;
 } tfb_bucket;
@@ -639,6 +655,28 @@ TFB_API int tfb_value_string(const tfb_value *v, size_t i, tfb_strview *out);
 /* Decodes a rank-0 numeric tensor (float, double, half, int32, int64, bool;
  * tensor_content or typed field) to double. Returns 0 or TFB_EINVAL. */
 TFB_API int tfb_value_tensor_scalar(const tfb_value *v, double *out);
+
+/* ========================================================================
+ * Hardening (issue 10): fork() and close
+ *
+ * fork(): a writer belongs to the process that opened it. In a child of
+ * fork() (e.g. a PyTorch DataLoader worker) the writer's thread does not
+ * exist, so every call on an inherited writer - logging, tfb_flush, stats,
+ * pipeline timers, GPU tracing - returns TFB_EFORKED at once, never blocks,
+ * never writes to the parent's file and never touches the parent's
+ * threads (tfb_writer_path/run_dir return NULL). tfb_writer_close on it in
+ * the child frees what it safely can, drops the queued bytes (they are the
+ * parent's to write) and returns TFB_EFORKED. The child may open writers
+ * of its own and use them normally; the parent's writer is unaffected.
+ * Only fork() is detected (pthread_atfork), not a raw clone() system call.
+ * ====================================================================== */
+
+/* tfb_writer_close(*pw), then *pw = NULL, so a second tfb_writer_closep
+ * (or a later check of the pointer) is harmless. pw NULL or *pw NULL: a
+ * no-op returning 0. The pointer is cleared before the close starts.
+ * Same thread rules as tfb_writer_close; only the pointer at *pw is
+ * cleared, not other copies of it. */
+TFB_API int tfb_writer_closep(tfb_writer **pw);
 
 /* ========================================================================
  * Low-level format helpers (exported for tools and tests)

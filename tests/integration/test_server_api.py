@@ -142,11 +142,15 @@ def test_histograms_format():
     assert [p[1] for p in h] == [0, 10, 20]
     for wall, step, buckets in h:
         assert sum(b[2] for b in buckets) == 1000
-        # lefts = [min] + limits[:-1], rights = limits[:-1] + [max]
+        # TensorBoard 2.21: empty buckets at both ends dropped, then
+        # lefts = [min] + inner limits, rights = inner limits + [max]
         assert buckets[0][0] == f32(-5.0 + step)
         assert abs(buckets[-1][1] - (4.99 + step)) < 1e-4
+        assert buckets[0][2] > 0 and buckets[-1][2] > 0
         for a, b in zip(buckets, buckets[1:]):
             assert a[1] == b[0]
+        for b in buckets:
+            assert b[0] <= b[1], "backwards bucket %r" % (b,)
     one = SRV.json("/data/plugin/histograms/histograms", run="run_a",
                    tag="weights", samples=2)
     assert [p[1] for p in one] == [0, 20]
