@@ -502,6 +502,10 @@ int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
                   : TFB_ENOMEM;
     if (!err)
         err = tfb_trace_store_attach(w, t->store);
+    /* Best effort: META rows only queue, and a missing rank must not stop
+     * tracing. */
+    if (!err)
+        (void)tfb_trace_store_rank_meta(t->store, w);
     if (!err && pthread_create(&t->thread, NULL, tracer_main, t) != 0)
         err = TFB_ENOMEM;
     if (err) {

@@ -65,6 +65,7 @@ struct tfb_writer {
     uint64_t records_logged, records_dropped, bytes_written;
     struct tfb_gpu_tracer *gpu;
     struct tfb_pipeline *pipeline;
+    tfb_rank_owned rank; /* distributed jobs (ranks.c) */
 };
 
 static atomic_uint g_file_seq;
@@ -90,6 +91,10 @@ void tfb_writer_opts_init(tfb_writer_opts *o)
     memset(o, 0, sizeof *o);
     o->queue_bytes = DEFAULT_QUEUE_BYTES;
     o->flush_interval_ms = DEFAULT_FLUSH_MS;
+    /* Distributed jobs: "unset", resolved at open (see tfboard.h). */
+    o->rank = -1;
+    o->world_size = 0;
+    o->local_rank = -1;
 }
 
 /* mkdir -p: each missing parent is created; an existing directory is
@@ -262,9 +267,26 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
 {
     if (!out || !run_dir || !*run_dir)
         return TFB_EINVAL;
+    tfb_rank_owned r;
+    int rc = tfb_rank_resolve(opts, &r);
+    if (rc)
+        return rc;
+    return tfb_writer_open_resolved(out, run_dir, opts, &r);
+}
+
+int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
+                             const tfb_writer_opts *opts, tfb_rank_owned *r)
+{
+    if (!out || !run_dir || !*run_dir) {
+        tfb_rank_owned_free(r);
+        return TFB_EINVAL;
+    }
     tfb_writer *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        tfb_rank_owned_free(r);
         return TFB_ENOMEM;
+    }
+    w->rank = *r;
     w->fd = -1;
     tfb_writer_opts_init(&w->opts);
     if (opts) {
@@ -277,10 +299,14 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
     /* The suffix string is the caller's; keep our own copy. */
     char *suffix = NULL;
     if (w->opts.filename_suffix && !(suffix = strdup(w->opts.filename_suffix))) {
+        tfb_rank_owned_free(&w->rank);
         free(w);
         return TFB_ENOMEM;
     }
     w->opts.filename_suffix = suffix;
+    /* The caller's strings are not kept; the resolved copies are. */
+    w->opts.job = w->rank.job;
+    w->opts.host = w->rank.host;
     size_t half = w->opts.queue_bytes / 2;
     if (half < 4096)
         half = 4096;
@@ -299,6 +325,19 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
         size_t n = tfb_ev_file_version_write(rec, now_wall());
         rc = write_all(w->fd, rec, n);
         w->bytes_written = n;
+    }
+    if (!rc && w->rank.rank >= 0) {
+        /* Written here, like file_version, so it is the second record
+         * whatever the caller logs first. */
+        uint8_t *rrec;
+        size_t rn;
+        rc = tfb_rank_record(&w->rank, now_wall(), &rrec, &rn);
+        if (!rc) {
+            rc = write_all(w->fd, rrec, rn);
+            free(rrec);
+            if (!rc)
+                w->bytes_written += rn;
+        }
     }
     if (!rc) {
         pthread_condattr_t ca;
@@ -332,6 +371,7 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
         free(w->run_dir);
         free(w->path);
         free(suffix);
+        tfb_rank_owned_free(&w->rank);
         free(w);
         return rc;
     }
@@ -372,6 +412,7 @@ int tfb_writer_close(tfb_writer *w)
     free(w->run_dir);
     free(w->path);
     free((char *)w->opts.filename_suffix);
+    tfb_rank_owned_free(&w->rank);
     free(w);
     return rc;
 }
@@ -712,4 +753,9 @@ struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w)
 struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w)
 {
     return &w->pipeline;
+}
+
+const tfb_rank_owned *tfb_writer_rank(const tfb_writer *w)
+{
+    return &w->rank;
 }
