@@ -445,18 +445,20 @@ static void test_sort_and_quantiles(void **state)
     double *d = malloc(N * sizeof *d), *e = malloc(N * sizeof *e);
     assert_true(a && b && t && d && e);
     uint64_t x = 88172645463325252ull;
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 4; round++) {
         for (int i = 0; i < N; i++) {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             /* full range, then negatives near zero, then ns timestamps */
-            a[i] = round == 0   ? (int64_t)x
+            a[i] = round == 0 || round == 3 ? (int64_t)x
                    : round == 1 ? (int64_t)(x % 2001) - 1000
                                 : INT64_C(1764590000000000000) +
                                       (int64_t)(x % 10000000000ull);
             b[i] = a[i];
-            d[i] = (double)(x % 1000) / 7.0;
+            /* round 3: one far outlier puts nearly every value in the
+             * first bucket of the bucket selection */
+            d[i] = round == 3 && i == 7 ? 1e12 : (double)(x % 1000) / 7.0;
             e[i] = d[i];
         }
         tfb_ranks_sort_i64(a, t, N);

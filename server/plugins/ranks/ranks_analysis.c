@@ -36,17 +36,40 @@ void tfb_ranks_opts_init(tfb_ranks_opts *o)
     o->max_columns = DEFAULT_COLUMNS;
 }
 
-/* A usable step of one rank, with the derived times. */
-typedef struct rstep {
-    int64_t step;
-    size_t order; /* position in the caller's array: the later one wins */
-    double step_ms, input_ms, comm_ms, wall;
-    double own, compute;
-} rstep;
+/* Derived times of a step: own = step - comm (floored at 0), compute =
+ * own - input (floored at 0); unknown input/comm count as 0. */
+static inline double own_of(const tfb_ranks_step *x)
+{
+    double o = x->step_ms - (isnan(x->comm_ms) ? 0.0 : x->comm_ms);
+    return o > 0 ? o : 0;
+}
+
+static inline double compute_of(const tfb_ranks_step *x)
+{
+    double c = own_of(x) - (isnan(x->input_ms) ? 0.0 : x->input_ms);
+    return c > 0 ? c : 0;
+}
+
+enum series { S_STEP, S_INPUT, S_COMM, S_COMPUTE, S_OWN };
+
+static inline double series_of(const tfb_ranks_step *x, enum series which)
+{
+    switch (which) {
+    case S_STEP: return x->step_ms;
+    case S_INPUT: return x->input_ms;
+    case S_COMM: return x->comm_ms;
+    case S_COMPUTE: return compute_of(x);
+    case S_OWN: return own_of(x);
+    }
+    return NAN;
+}
 
 typedef struct rank_work {
     size_t input;
-    rstep *s;
+    /* The rank's usable steps, ascending and unique: the caller's array
+     * when it already is so (the usual case: no copy), else a copy. */
+    const tfb_ranks_step *s;
+    tfb_ranks_step *owned;
     size_t n, cur;
     size_t shared, above; /* steps with >= 2 ranks; of them, above median */
     double sum_step, sum_input, sum_comm;
@@ -91,12 +114,25 @@ static const char *label_of(const tfb_ranks_input *in)
     return in->label ? in->label : "(unnamed run)";
 }
 
-static int cmp_rstep(const void *a, const void *b)
+/* (step, position in the caller's array): sorting by both keeps the
+ * caller's order among repeated steps. */
+typedef struct step_key {
+    int64_t step;
+    size_t order;
+} step_key;
+
+static int cmp_step_key(const void *a, const void *b)
 {
-    const rstep *x = a, *y = b;
+    const step_key *x = a, *y = b;
     if (x->step != y->step)
         return x->step < y->step ? -1 : 1;
     return x->order < y->order ? -1 : (x->order > y->order);
+}
+
+static int usable(const tfb_ranks_step *x)
+{
+    return x->step_ms >= 0 && !isinf(x->step_ms) && !(x->input_ms < 0) &&
+           !(x->comm_ms < 0) && !isinf(x->input_ms) && !isinf(x->comm_ms);
 }
 
 typedef struct cand {
@@ -118,58 +154,54 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : (x > y);
 }
 
-static double nz(double x)
-{
-    return isnan(x) ? 0.0 : x;
-}
-
 /* Usable steps of one input, sorted by step, the last of a repeated step
  * kept. Counts bad and repeated steps. */
 static int load_steps(const tfb_ranks_input *in, rank_work *w, size_t *bad,
                       size_t *dups)
 {
     *bad = *dups = 0;
-    w->s = in->n_steps ? malloc(in->n_steps * sizeof *w->s) : NULL;
-    if (in->n_steps && !w->s)
-        return TFB_ENOMEM;
-    size_t k = 0;
-    int sorted = 1;
+    int clean = 1;
     for (size_t i = 0; i < in->n_steps; i++) {
-        const tfb_ranks_step *x = &in->steps[i];
-        if (!(x->step_ms >= 0) || isinf(x->step_ms) ||
-            (x->input_ms < 0) || (x->comm_ms < 0) || isinf(x->input_ms) ||
-            isinf(x->comm_ms)) {
+        if (!usable(&in->steps[i])) {
             (*bad)++;
-            continue;
-        }
-        rstep r = {.step = x->step, .order = i, .step_ms = x->step_ms,
-                   .input_ms = x->input_ms, .comm_ms = x->comm_ms,
-                   .wall = x->wall_end};
-        r.own = r.step_ms - nz(r.comm_ms);
-        if (r.own < 0)
-            r.own = 0;
-        r.compute = r.own - nz(r.input_ms);
-        if (r.compute < 0)
-            r.compute = 0;
-        if (k && w->s[k - 1].step >= r.step)
-            sorted = 0;
-        w->s[k++] = r;
-    }
-    if (!sorted)
-        qsort(w->s, k, sizeof *w->s, cmp_rstep);
-    /* Repeated steps: keep the last logged (a restarted run rewrote it). */
-    size_t m = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (m && w->s[m - 1].step == w->s[i].step) {
-            w->s[m - 1] = w->s[i];
-            (*dups)++;
-        } else {
-            w->s[m++] = w->s[i];
+            clean = 0;
+        } else if (i && in->steps[i - 1].step >= in->steps[i].step) {
+            clean = 0;
         }
     }
-    w->n = m;
-    for (size_t i = 0; i < m; i++) {
-        const rstep *r = &w->s[i];
+    if (clean) {
+        w->s = in->steps;
+        w->n = in->n_steps;
+    } else {
+        size_t k = 0;
+        step_key *keys = malloc((in->n_steps ? in->n_steps : 1) * sizeof *keys);
+        w->owned = malloc((in->n_steps ? in->n_steps : 1) * sizeof *w->owned);
+        if (!keys || !w->owned) {
+            free(keys);
+            return TFB_ENOMEM;
+        }
+        for (size_t i = 0; i < in->n_steps; i++)
+            if (usable(&in->steps[i]))
+                keys[k++] = (step_key){in->steps[i].step, i};
+        qsort(keys, k, sizeof *keys, cmp_step_key);
+        /* Repeated steps: keep the last logged (a restarted run rewrote
+         * it). */
+        size_t m = 0;
+        for (size_t i = 0; i < k; i++) {
+            const tfb_ranks_step *x = &in->steps[keys[i].order];
+            if (m && w->owned[m - 1].step == x->step) {
+                w->owned[m - 1] = *x;
+                (*dups)++;
+            } else {
+                w->owned[m++] = *x;
+            }
+        }
+        free(keys);
+        w->s = w->owned;
+        w->n = m;
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        const tfb_ranks_step *r = &w->s[i];
         w->sum_step += r->step_ms;
         if (!isnan(r->input_ms)) {
             w->sum_input += r->input_ms;
@@ -183,15 +215,15 @@ static int load_steps(const tfb_ranks_input *in, rank_work *w, size_t *bad,
     return 0;
 }
 
-/* mean / p50 / p90 of field `off` (a double in rstep) over non-NaN values. */
-static tfb_ranks_dist dist_of(const rank_work *w, size_t off, double *scratch)
+/* mean / p50 / p90 of one series over its non-NaN values. */
+static tfb_ranks_dist dist_of(const rank_work *w, enum series which,
+                              double *scratch)
 {
     tfb_ranks_dist d = {NAN, NAN, NAN, 0};
     size_t n = 0;
     double sum = 0;
     for (size_t i = 0; i < w->n; i++) {
-        double x;
-        memcpy(&x, (const char *)&w->s[i] + off, sizeof x);
+        double x = series_of(&w->s[i], which);
         if (isnan(x))
             continue;
         scratch[n++] = x;
@@ -201,8 +233,10 @@ static tfb_ranks_dist dist_of(const rank_work *w, size_t off, double *scratch)
     if (!n)
         return d;
     d.mean = sum / (double)n;
-    d.p50 = tfb_ranks_quantile(scratch, n, 0.5);
-    d.p90 = tfb_ranks_quantile(scratch, n, 0.9);
+    double q[2] = {0.5, 0.9}, v[2];
+    tfb_ranks_quantiles(scratch, n, q, v, 2);
+    d.p50 = v[0];
+    d.p90 = v[1];
     return d;
 }
 
@@ -242,26 +276,53 @@ static double median_without(const double *sorted, size_t n, size_t skip)
 static int step_pass(rank_work *rw, size_t nr, tfb_ranks_result *res,
                      size_t max_cols)
 {
-    size_t total = 0;
-    for (size_t r = 0; r < nr; r++)
+    /* The union of the step numbers. Usually every rank logged the same
+     * steps: then it is the longest rank's list, no sort needed. */
+    size_t total = 0, longest = 0;
+    for (size_t r = 0; r < nr; r++) {
         total += rw[r].n;
-    int64_t *all = total ? malloc(total * sizeof *all) : NULL;
-    int64_t *tmp = total ? malloc(total * sizeof *tmp) : NULL;
-    if (total && (!all || !tmp)) {
-        free(all);
-        free(tmp);
-        return TFB_ENOMEM;
+        if (rw[r].n > rw[longest].n)
+            longest = r;
     }
-    size_t k = 0;
-    for (size_t r = 0; r < nr; r++)
-        for (size_t i = 0; i < rw[r].n; i++)
-            all[k++] = rw[r].s[i].step;
-    tfb_ranks_sort_i64(all, tmp, total);
-    free(tmp);
+    int same = 1;
+    for (size_t r = 0; r < nr && same; r++) {
+        /* Both ascending and unique: r's steps are a subset of the
+         * longest's iff each is found walking forward. */
+        const tfb_ranks_step *L = rw[longest].s;
+        size_t j = 0, nl = rw[longest].n;
+        for (size_t i = 0; i < rw[r].n && same; i++) {
+            while (j < nl && L[j].step < rw[r].s[i].step)
+                j++;
+            same = j < nl && L[j].step == rw[r].s[i].step;
+        }
+    }
+    int64_t *all = NULL;
     size_t nu = 0;
-    for (size_t i = 0; i < total; i++)
-        if (!nu || all[nu - 1] != all[i])
-            all[nu++] = all[i];
+    if (same) {
+        nu = nr ? rw[longest].n : 0;
+        all = malloc((nu ? nu : 1) * sizeof *all);
+        if (!all)
+            return TFB_ENOMEM;
+        for (size_t i = 0; i < nu; i++)
+            all[i] = rw[longest].s[i].step;
+    } else {
+        all = malloc(total * sizeof *all);
+        int64_t *tmp = malloc(total * sizeof *tmp);
+        if (!all || !tmp) {
+            free(all);
+            free(tmp);
+            return TFB_ENOMEM;
+        }
+        size_t k = 0;
+        for (size_t r = 0; r < nr; r++)
+            for (size_t i = 0; i < rw[r].n; i++)
+                all[k++] = rw[r].s[i].step;
+        tfb_ranks_sort_i64(all, tmp, total);
+        free(tmp);
+        for (size_t i = 0; i < total; i++)
+            if (!nu || all[nu - 1] != all[i])
+                all[nu++] = all[i];
+    }
     res->n_steps = nu;
     res->steps = all;
     res->skew_ms = nu ? malloc(nu * sizeof *res->skew_ms) : NULL;
@@ -307,15 +368,16 @@ static int step_pass(rank_work *rw, size_t nr, tfb_ranks_result *res,
             rank_work *w = &rw[r];
             if (w->cur >= w->n || w->s[w->cur].step != all[u])
                 continue;
-            const rstep *x = &w->s[w->cur];
-            own[present++] = x->own;
-            if (!isnan(x->wall) && !isinf(x->wall)) {
-                wmin = x->wall < wmin ? x->wall : wmin;
-                wmax = x->wall > wmax ? x->wall : wmax;
+            const tfb_ranks_step *x = &w->s[w->cur];
+            own[present++] = own_of(x);
+            if (!isnan(x->wall_end) && !isinf(x->wall_end)) {
+                wmin = x->wall_end < wmin ? x->wall_end : wmin;
+                wmax = x->wall_end > wmax ? x->wall_end : wmax;
                 nwall++;
             }
             size_t cell = r * cols + c;
-            double v[4] = {x->step_ms, x->input_ms, x->comm_ms, x->compute};
+            double v[4] = {x->step_ms, x->input_ms, x->comm_ms,
+                           compute_of(x)};
             for (int s = 0; s < 4; s++) {
                 if (isnan(v[s]))
                     continue;
@@ -341,7 +403,7 @@ static int step_pass(rank_work *rw, size_t nr, tfb_ranks_result *res,
                 continue;
             if (present >= 2) {
                 w->shared++;
-                if (w->s[w->cur].own > med)
+                if (own_of(&w->s[w->cur]) > med)
                     w->above++;
             }
             w->cur++;
@@ -358,8 +420,10 @@ static int step_pass(rank_work *rw, size_t nr, tfb_ranks_result *res,
         for (size_t i = 0; i < nskew; i++)
             sum += skews[i];
         d.mean = sum / (double)nskew;
-        d.p50 = tfb_ranks_quantile(skews, nskew, 0.5);
-        d.p90 = tfb_ranks_quantile(skews, nskew, 0.9);
+        double q[2] = {0.5, 0.9}, v[2];
+        tfb_ranks_quantiles(skews, nskew, q, v, 2);
+        d.p50 = v[0];
+        d.p90 = v[1];
     }
     res->skew = d;
     free(own);
@@ -518,11 +582,11 @@ int tfb_ranks_analyze(const tfb_ranks_input *inputs, size_t n,
         k->rank = in->rank;
         k->input_index = rw[r].input;
         k->n_steps = rw[r].n;
-        k->step_ms = dist_of(&rw[r], offsetof(rstep, step_ms), scratch);
-        k->input_ms = dist_of(&rw[r], offsetof(rstep, input_ms), scratch);
-        k->comm_ms = dist_of(&rw[r], offsetof(rstep, comm_ms), scratch);
-        k->compute_ms = dist_of(&rw[r], offsetof(rstep, compute), scratch);
-        k->own_ms = dist_of(&rw[r], offsetof(rstep, own), scratch);
+        k->step_ms = dist_of(&rw[r], S_STEP, scratch);
+        k->input_ms = dist_of(&rw[r], S_INPUT, scratch);
+        k->comm_ms = dist_of(&rw[r], S_COMM, scratch);
+        k->compute_ms = dist_of(&rw[r], S_COMPUTE, scratch);
+        k->own_ms = dist_of(&rw[r], S_OWN, scratch);
         double ss = rw[r].sum_step;
         k->comm_share = rw[r].have_comm && ss > 0 ? rw[r].sum_comm / ss : NAN;
         k->input_share =
@@ -600,7 +664,7 @@ int tfb_ranks_analyze(const tfb_ranks_input *inputs, size_t n,
 done:
     if (rw)
         for (size_t r = 0; r < n; r++)
-            free(rw[r].s);
+            free(rw[r].owned);
     free(rw);
     free(cs);
     free(scratch);
