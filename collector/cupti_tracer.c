@@ -532,9 +532,6 @@ int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
     }
     snprintf(buf, sizeof buf, "%lld", (long long)t_call);
     tfb_trace_store_meta(t->store, "trace_start_ns", buf);
-    const char *rank = getenv("RANK");
-    if (rank)
-        tfb_trace_store_meta(t->store, "rank", rank);
 
     t->util = tfb_gpu_util_new(t_call, (int64_t)t->opts.utilization_interval_ms *
                                         1000000);
@@ -542,6 +539,11 @@ int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
                   : TFB_ENOMEM;
     if (!err)
         err = tfb_trace_store_attach(w, t->store);
+    /* The writer's rank (opts or launcher environment, not just $RANK).
+     * Best effort: META rows only queue, and a missing rank must not stop
+     * tracing. */
+    if (!err)
+        (void)tfb_trace_store_rank_meta(t->store, w);
     if (!err && pthread_create(&t->thread, NULL, tracer_main, t) != 0)
         err = TFB_ENOMEM;
     if (err) {

@@ -2,6 +2,9 @@
  * pipeline.c - input-pipeline step timing: tfb_step_begin, tfb_input_begin,
  * tfb_input_end, tfb_step_end.
  *
+ * tfb_comm_begin/tfb_comm_end (distributed jobs) time collectives inside a
+ * step the same way; their sum is a third scalar, comm/ms.
+ *
  * Budget: <= 100 ns per call on the training thread. So:
  *  - Durations come from CLOCK_MONOTONIC (a vDSO read, immune to NTP
  *    steps). Times for the trace store and the scalars' wall time must be
@@ -46,13 +49,16 @@
 enum pipeline_state {
     PIPE_IDLE = 0,  /* between steps */
     PIPE_IN_STEP,   /* after step_begin, not waiting for input */
-    PIPE_IN_INPUT   /* after input_begin, before input_end */
+    PIPE_IN_INPUT,  /* after input_begin, before input_end */
+    PIPE_IN_COMM    /* after comm_begin, before comm_end */
 };
 
 typedef struct step_rec {
     int64_t step;
     double step_ms, input_ms;
     double wall; /* seconds since the Unix epoch, at step_end */
+    double comm_ms;
+    int has_comm; /* the writer has seen a comm span: log comm/ms */
 } step_rec;
 
 struct tfb_pipeline {
@@ -62,6 +68,9 @@ struct tfb_pipeline {
     int64_t step_begin_ns;   /* CLOCK_MONOTONIC */
     int64_t input_begin_ns;  /* CLOCK_MONOTONIC */
     int64_t input_sum_ns;    /* summed input waits inside this step */
+    int64_t comm_begin_ns;   /* CLOCK_MONOTONIC */
+    int64_t comm_sum_ns;     /* summed comm spans inside this step */
+    int comm_seen;           /* a comm span ever began on this writer */
     int64_t mono_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at step_begin */
     int spans;               /* offer spans to the trace store */
     int64_t next_probe_ns;   /* when not offering: ask again from then on */
@@ -69,6 +78,7 @@ struct tfb_pipeline {
     nvtxDomainHandle_t nvtx_domain;
     nvtxStringHandle_t nvtx_step;
     nvtxStringHandle_t nvtx_input;
+    nvtxStringHandle_t nvtx_comm;
 #endif
 
     /* The ring: head written by the training thread, tail by the drainer. */
@@ -101,6 +111,12 @@ static int log_rec(tfb_writer *w, const step_rec *r)
     int rc = tfb_scalar_at(w, TFB_TAG_STEP_MS, r->step_ms, r->step, r->wall);
     int rc2 = tfb_scalar_at(w, TFB_TAG_INPUT_MS, r->input_ms, r->step,
                             r->wall);
+    if (r->has_comm) {
+        int rc3 = tfb_scalar_at(w, TFB_TAG_COMM_MS, r->comm_ms, r->step,
+                                r->wall);
+        if (rc2 >= 0)
+            rc2 = rc3;
+    }
     return rc < 0 ? rc : rc2;
 }
 
@@ -147,7 +163,9 @@ static void nvtx_init(struct tfb_pipeline *p)
     p->nvtx_domain = nvtxDomainCreateA("tfboard");
     p->nvtx_step = nvtxDomainRegisterStringA(p->nvtx_domain, "step");
     p->nvtx_input = nvtxDomainRegisterStringA(p->nvtx_domain, "input");
+    p->nvtx_comm = nvtxDomainRegisterStringA(p->nvtx_domain, "comm");
 }
+
 
 static void nvtx_push(const struct tfb_pipeline *p, nvtxStringHandle_t name,
                       uint32_t argb, int64_t step)
@@ -161,6 +179,27 @@ static void nvtx_push(const struct tfb_pipeline *p, nvtxStringHandle_t name,
     a.payload.llValue = step;
     a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
     a.message.registered = name;
+    nvtxDomainRangePushEx(p->nvtx_domain, &a);
+}
+
+/* A comm range: the caller's name as an ASCII message (NVTX copies it if
+ * a tool is injected), or the registered "comm". */
+static void nvtx_push_comm(const struct tfb_pipeline *p, const char *name,
+                           int64_t step)
+{
+    if (!name) {
+        nvtx_push(p, p->nvtx_comm, 0xFF55A868u, step);
+        return;
+    }
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.colorType = NVTX_COLOR_ARGB;
+    a.color = 0xFF55A868u;
+    a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+    a.payload.llValue = step;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name;
     nvtxDomainRangePushEx(p->nvtx_domain, &a);
 }
 
@@ -232,6 +271,7 @@ int tfb_step_begin(tfb_writer *w, int64_t step)
         return TFB_ESTATE;
     p->step = step;
     p->input_sum_ns = 0;
+    p->comm_sum_ns = 0;
     p->step_begin_ns = mono_ns();
     p->mono_to_real_ns = real_ns() - p->step_begin_ns;
     if (!p->spans && p->step_begin_ns >= p->next_probe_ns)
@@ -298,7 +338,8 @@ int tfb_step_end(tfb_writer *w)
         offer_span(p, TFB_HOST_SPAN_STEP, p->step_begin_ns, now);
     step_rec r = {p->step, (double)(now - p->step_begin_ns) / 1e6,
                   (double)p->input_sum_ns / 1e6,
-                  (double)(now + p->mono_to_real_ns) / 1e9};
+                  (double)(now + p->mono_to_real_ns) / 1e9,
+                  (double)p->comm_sum_ns / 1e6, p->comm_seen};
     uint64_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&p->tail, memory_order_acquire);
     if (!p->have_thread || head - tail >= RING_CAP)
@@ -310,6 +351,46 @@ int tfb_step_end(tfb_writer *w)
      * RING_CAP / 2 steps). A lost wake-up costs at most one period. */
     if (head + 1 - tail == RING_CAP / 2)
         pthread_cond_signal(&p->cv);
+    return 0;
+}
+
+int tfb_comm_begin(tfb_writer *w, const char *name)
+{
+    if (!w)
+        return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    if (!p || p->state != PIPE_IN_STEP)
+        return TFB_ESTATE;
+    p->comm_begin_ns = mono_ns();
+    p->comm_seen = 1;
+#ifdef TFB_HAVE_CUPTI
+    nvtx_push_comm(p, name, p->step);
+#else
+    (void)name;
+#endif
+    p->state = PIPE_IN_COMM;
+    return 0;
+}
+
+int tfb_comm_end(tfb_writer *w)
+{
+    if (!w)
+        return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    if (!p || p->state != PIPE_IN_COMM)
+        return TFB_ESTATE;
+    int64_t now = mono_ns();
+    p->comm_sum_ns += now - p->comm_begin_ns;
+    p->state = PIPE_IN_STEP;
+#ifdef TFB_HAVE_CUPTI
+    nvtx_pop(p);
+#endif
+    if (p->spans)
+        offer_span(p, TFB_HOST_SPAN_COMM, p->comm_begin_ns, now);
     return 0;
 }
 

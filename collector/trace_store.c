@@ -4,6 +4,7 @@
  */
 #include "trace_store.h"
 #include "fork_guard.h"
+#include "writer_internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -1183,6 +1184,29 @@ static void register_atfork(void)
     (void)pthread_atfork(attach_prepare, attach_parent, attach_child);
 }
 
+/* Distributed jobs: the writer's rank goes to META so a trace can be
+ * matched to its rank without the event file. */
+int tfb_trace_store_rank_meta(tfb_trace_store *s, const tfb_writer *w)
+{
+    if (!s || !w)
+        return TFB_EINVAL;
+    const tfb_rank_owned *r = tfb_writer_rank(w);
+    if (r->rank < 0)
+        return 0;
+    char num[16];
+    snprintf(num, sizeof num, "%d", r->rank);
+    int err = tfb_trace_store_meta(s, "rank", num);
+    snprintf(num, sizeof num, "%d", r->world_size);
+    if (!err)
+        err = tfb_trace_store_meta(s, "world_size", num);
+    snprintf(num, sizeof num, "%d", r->local_rank);
+    if (!err)
+        err = tfb_trace_store_meta(s, "local_rank", num);
+    if (!err)
+        err = tfb_trace_store_meta(s, "job", r->job);
+    return err;
+}
+
 int tfb_trace_store_attach(tfb_writer *w, tfb_trace_store *s)
 {
     if (!w)
@@ -1227,7 +1251,8 @@ static int64_t global_tid(void)
 int tfb_trace_host_span(tfb_writer *w, tfb_host_span_kind kind, int64_t step,
                         int64_t start_ns, int64_t end_ns)
 {
-    if (!w || (kind != TFB_HOST_SPAN_STEP && kind != TFB_HOST_SPAN_INPUT) ||
+    if (!w || (kind != TFB_HOST_SPAN_STEP && kind != TFB_HOST_SPAN_INPUT &&
+               kind != TFB_HOST_SPAN_COMM) ||
         end_ns < start_ns)
         return TFB_EINVAL;
     tfb_trace_row row;
@@ -1236,7 +1261,9 @@ int tfb_trace_host_span(tfb_writer *w, tfb_host_span_kind kind, int64_t step,
     row.c[TFB_HS_END] = end_ns;
     row.c[TFB_HS_STEP] = step;
     row.c[TFB_HS_GLOBALTID] = global_tid();
-    row.text = kind == TFB_HOST_SPAN_STEP ? "step" : "input";
+    row.text = kind == TFB_HOST_SPAN_STEP    ? "step"
+               : kind == TFB_HOST_SPAN_INPUT ? "input"
+                                             : "comm";
     row.text2 = NULL;
     int err;
     /* The attach lock is held while pushing so that detach (and the store's

@@ -101,7 +101,7 @@ enum { /* TARGET_INFO_GPU; text = name */
     TFB_GI_COMPUTEMAJOR, TFB_GI_COMPUTEMINOR, TFB_GI_L2, TFB_GI_MEMBW,
     TFB_GI_NCOLS_
 };
-enum { /* TFB_HOST_SPANS; text = kind ("step" | "input") */
+enum { /* TFB_HOST_SPANS; text = kind ("step" | "input" | "comm") */
     TFB_HS_START, TFB_HS_END, TFB_HS_STEP, TFB_HS_GLOBALTID, TFB_HS_NCOLS_
 };
 
@@ -205,11 +205,12 @@ void tfb_trace_store_get_stats(tfb_trace_store *s, tfb_trace_store_stats *out);
  * go to TFB_HOST_SPANS(start, end, kind, step, globalTid). When no store is
  * attached to w this returns TFB_ESTATE at once (one mutex, no I/O). Never
  * blocks on a full queue: the span is dropped and TFB_EDROPPED returned.
- * kind: TFB_HOST_SPAN_STEP or TFB_HOST_SPAN_INPUT. Thread-safe.
+ * kind: a tfb_host_span_kind. Thread-safe.
  * ---------------------------------------------------------------------- */
 typedef enum {
     TFB_HOST_SPAN_STEP = 0,  /* stored as kind "step" */
-    TFB_HOST_SPAN_INPUT = 1  /* stored as kind "input" */
+    TFB_HOST_SPAN_INPUT = 1, /* stored as kind "input" */
+    TFB_HOST_SPAN_COMM = 2   /* stored as kind "comm" (tfb_comm_begin/end) */
 } tfb_host_span_kind;
 
 int tfb_trace_host_span(tfb_writer *w, tfb_host_span_kind kind, int64_t step,
@@ -220,5 +221,10 @@ int tfb_trace_host_span(tfb_writer *w, tfb_host_span_kind kind, int64_t step,
  * waits for spans being added). One attachment per process: attaching a
  * second writer returns TFB_EBUSY. Thread-safe. */
 int tfb_trace_store_attach(tfb_writer *w, tfb_trace_store *s);
+
+/* Distributed jobs: writes w's rank to META (keys "rank", "world_size",
+ * "local_rank", "job"; nothing when w is not a known rank). The GPU tracer
+ * calls it at start. Thread-safe. */
+int tfb_trace_store_rank_meta(tfb_trace_store *s, const tfb_writer *w);
 
 #endif

@@ -72,6 +72,7 @@ struct tfb_writer {
         tfb_writer_hook on_flush, on_close;
     } hooks[TFB_WRITER_MOD_COUNT];
     unsigned fork_gen; /* tfb_fork_generation() at open; see fork_guard.h */
+    tfb_rank_owned rank; /* distributed jobs (ranks.c) */
 };
 
 /* w was inherited across fork(): its thread does not exist here and its
@@ -110,6 +111,10 @@ void tfb_writer_opts_init(tfb_writer_opts *o)
     o->size = sizeof *o;
     o->queue_bytes = DEFAULT_QUEUE_BYTES;
     o->flush_interval_ms = DEFAULT_FLUSH_MS;
+    /* Distributed jobs: "unset", resolved at open (see tfboard.h). */
+    o->rank = -1;
+    o->world_size = 0;
+    o->local_rank = -1;
 }
 
 /* mkdir -p: each missing parent is created; an existing directory is
@@ -282,9 +287,26 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
 {
     if (!out || !run_dir || !*run_dir)
         return TFB_EINVAL;
+    tfb_rank_owned r;
+    int rc = tfb_rank_resolve(opts, &r);
+    if (rc)
+        return rc;
+    return tfb_writer_open_resolved(out, run_dir, opts, &r);
+}
+
+int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
+                             const tfb_writer_opts *opts, tfb_rank_owned *r)
+{
+    if (!out || !run_dir || !*run_dir) {
+        tfb_rank_owned_free(r);
+        return TFB_EINVAL;
+    }
     tfb_writer *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        tfb_rank_owned_free(r);
         return TFB_ENOMEM;
+    }
+    w->rank = *r;
     w->fd = -1;
     tfb_fork_guard_init();
     w->fork_gen = tfb_fork_generation();
@@ -302,10 +324,14 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
     /* The suffix string is the caller's; keep our own copy. */
     char *suffix = NULL;
     if (w->opts.filename_suffix && !(suffix = strdup(w->opts.filename_suffix))) {
+        tfb_rank_owned_free(&w->rank);
         free(w);
         return TFB_ENOMEM;
     }
     w->opts.filename_suffix = suffix;
+    /* The caller's strings are not kept; the resolved copies are. */
+    w->opts.job = w->rank.job;
+    w->opts.host = w->rank.host;
     size_t half = w->opts.queue_bytes / 2;
     if (half < 4096)
         half = 4096;
@@ -324,6 +350,19 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
         size_t n = tfb_ev_file_version_write(rec, now_wall());
         rc = write_all(w->fd, rec, n);
         w->bytes_written = n;
+    }
+    if (!rc && w->rank.rank >= 0) {
+        /* Written here, like file_version, so it is the second record
+         * whatever the caller logs first. */
+        uint8_t *rrec;
+        size_t rn;
+        rc = tfb_rank_record(&w->rank, now_wall(), &rrec, &rn);
+        if (!rc) {
+            rc = write_all(w->fd, rrec, rn);
+            free(rrec);
+            if (!rc)
+                w->bytes_written += rn;
+        }
     }
     if (!rc) {
         pthread_condattr_t ca;
@@ -357,6 +396,7 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
         free(w->run_dir);
         free(w->path);
         free(suffix);
+        tfb_rank_owned_free(&w->rank);
         free(w);
         return rc;
     }
@@ -447,6 +487,7 @@ int tfb_writer_close(tfb_writer *w)
     free(w->run_dir);
     free(w->path);
     free((char *)w->opts.filename_suffix);
+    tfb_rank_owned_free(&w->rank);
     free(w);
     return rc;
 }
@@ -842,4 +883,9 @@ int tfb_writer_log_event(tfb_writer *w, const uint8_t *event, size_t len)
 double tfb_now_wall(void)
 {
     return now_wall();
+}
+
+const tfb_rank_owned *tfb_writer_rank(const tfb_writer *w)
+{
+    return &w->rank;
 }

@@ -67,4 +67,34 @@ int tfb_writer_log_event(tfb_writer *w, const uint8_t *event, size_t len);
 /* Current wall time in seconds since the Unix epoch (CLOCK_REALTIME). */
 double tfb_now_wall(void);
 
+/* ------------------------------------------------------------------------
+ * Distributed jobs (collector/ranks.c)
+ * ---------------------------------------------------------------------- */
+
+/* A writer's resolved rank. rank < 0: not part of a known job (no rank
+ * record is written). job and host are malloc'd, already cleaned to
+ * [A-Za-z0-9._-]. */
+typedef struct tfb_rank_owned {
+    int rank, world_size, local_rank;
+    char *job, *host;
+} tfb_rank_owned;
+
+/* Resolves opts (NULL = defaults) against the environment as the public
+ * header documents. Returns 0, TFB_EINVAL (inconsistent opts) or
+ * TFB_ENOMEM; *out owns its strings (tfb_rank_owned_free). */
+int tfb_rank_resolve(const tfb_writer_opts *opts, tfb_rank_owned *out);
+void tfb_rank_owned_free(tfb_rank_owned *r);
+
+/* A whole sealed TFRecord holding the rank record (malloc'd). */
+int tfb_rank_record(const tfb_rank_owned *r, double wall, uint8_t **rec,
+                    size_t *len);
+
+/* tfb_writer_open with the rank already resolved: the writer takes r's
+ * strings (on failure too). */
+int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
+                             const tfb_writer_opts *opts, tfb_rank_owned *r);
+
+/* The writer's resolved rank; owned by w. */
+const tfb_rank_owned *tfb_writer_rank(const tfb_writer *w);
+
 #endif

@@ -27,7 +27,7 @@ echo "==> building (build/)"
 ninja -C build >/dev/null
 
 echo "==> training the examples into runs/"
-rm -rf runs/demo runs/diverge runs/input_bound runs/balanced
+rm -rf runs/demo runs/diverge runs/input_bound runs/balanced runs/ddp
 # A small MLP: loss, accuracy, weight/gradient histograms, gradient norms.
 build/examples/mlp_train --logdir runs --name demo --steps 600
 # The same model with a learning rate that makes it diverge: NaN alerts.
@@ -37,6 +37,10 @@ build/examples/pipeline_train --logdir runs --run input_bound --steps 120 \
   --loaders 1 --prefetch 1 --loader-ms 12 --step-ms 4
 build/examples/pipeline_train --logdir runs --run balanced --steps 120 \
   --loaders 4 --prefetch 8 --loader-ms 4 --step-ms 6
+# A data-parallel job of 4 processes (runs/ddp/rank-0000N) in which rank 2
+# computes 30 % slower: the others wait for it in the all-reduce.
+build/examples/ddp_train --logdir runs --job ddp --ranks 4 --steps 200 \
+  --compute-ms 8 --slow-rank 2 --slow-factor 1.3
 
 if [ "${NO_SERVE:-0}" = 1 ]; then
   build/server/tfboard report --logdir runs

@@ -139,6 +139,21 @@ typedef struct tfb_writer_opts {
     /* See tfb_nonfinite_fn. NULL = no callback. */
     tfb_nonfinite_fn on_nonfinite;
     void *on_nonfinite_user;
+
+    /* Distributed jobs: which rank of which job this writer is. All are
+     * resolved at open (tfb_writer_opts_init leaves them "unset"); see the
+     * "Distributed jobs" section below for the environment variables.
+     * world_size > 0: rank (0 <= rank < world_size, else TFB_EINVAL),
+     * world_size and local_rank (-1 = unknown) are taken from here;
+     * world_size <= 0 (the default; also a zeroed struct): all three come
+     * from the launcher's environment. */
+    int rank;          /* default -1 */
+    int world_size;    /* default 0 = from the environment */
+    int local_rank;    /* default -1 */
+    /* Job name; NULL or "" = from the environment. Copied at open. */
+    const char *job;
+    /* Host name for the rank record; NULL = gethostname(). Copied. */
+    const char *host;
 } tfb_writer_opts;
 
 /* Fills `opts` with the defaults and its size. Thread-safe. */
@@ -367,6 +382,93 @@ TFB_API int tfb_step_begin(tfb_writer *w, int64_t step);
 TFB_API int tfb_input_begin(tfb_writer *w);
 TFB_API int tfb_input_end(tfb_writer *w);
 TFB_API int tfb_step_end(tfb_writer *w);
+
+/* ========================================================================
+ * Distributed jobs: many ranks, one view
+ *
+ * Each process (rank) of a job has its own writer. Which rank it is comes
+ * from tfb_writer_opts (rank, world_size, local_rank, job, host), or, when
+ * opts.world_size <= 0 (the default), from the launcher's environment at
+ * open time, the first family whose rank variable is a whole number >= 0:
+ *   1. RANK, WORLD_SIZE, LOCAL_RANK            (torchrun and most launchers)
+ *   2. OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK (Open MPI's mpirun)
+ *   3. SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID (srun)
+ * The three values of one family are used together; a world size that
+ * does not exceed the rank counts as unknown (0). The job name is
+ * opts.job, else the first non-empty of $TFB_JOB, $TORCHELASTIC_RUN_ID,
+ * $SLURM_JOB_ID, else TFB_RANK_DEFAULT_JOB. Job and host names are cleaned
+ * to [A-Za-z0-9._-] (any other byte becomes '_', at most 128 bytes), so a
+ * job name is always one safe path component.
+ *
+ * When the rank is known (from opts or the environment) the event file's
+ * second record, right after file_version, is the rank record: step 0,
+ * tag TFB_RANK_TAG, plugin TFB_RANK_PLUGIN (other TensorBoard readers skip
+ * unknown plugins), a rank-0 DT_STRING tensor whose one string is UTF-8
+ * "key=value" lines, each ended by '\n', in this order:
+ *   version=1  job=<job>  rank=<int>  world_size=<int, 0 = unknown>
+ *   local_rank=<int, -1 = unknown>  host=<host>
+ * Readers must skip keys they do not know (later versions may add some).
+ * tfb_summary_next gives it as kind TFB_VALUE_TENSOR with that plugin
+ * name; tfb_value_rank_info decodes it. No rank known: no record, as
+ * before.
+ * ====================================================================== */
+
+#define TFB_RANK_PLUGIN "tfboard_rank"
+#define TFB_RANK_TAG "tfboard/rank"
+#define TFB_RANK_DEFAULT_JOB "default"
+/* The communication time per step (see tfb_comm_begin). */
+#define TFB_TAG_COMM_MS "comm/ms"
+
+/* tfb_writer_open keeps meaning "this exact directory". tfb_writer_open_rank
+ * opens the writer of one rank under a shared log directory:
+ *     <logdir>/<job>/rank-<NNNNN>/   (rank as 5 digits, zero-padded)
+ * with rank and job resolved as above; with no rank known (no launcher)
+ * it is rank 0 of a job of 1. Everything else as tfb_writer_open (opts may
+ * be NULL). TFB_EINVAL for inconsistent opts. Thread-safe. */
+TFB_API int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
+                                 const tfb_writer_opts *opts);
+
+/* A rank: in a writer (tfb_writer_get_rank) or decoded from a rank record
+ * (tfb_value_rank_info). */
+typedef struct tfb_rank_info {
+    int32_t rank;        /* >= 0 */
+    int32_t world_size;  /* > rank, or 0 when unknown */
+    int32_t local_rank;  /* -1 when unknown */
+    /* Not NUL-terminated in a decoded record (use the lengths); never
+     * NULL; may be empty in a foreign record. */
+    const char *job;
+    size_t job_len;
+    const char *host;
+    size_t host_len;
+} tfb_rank_info;
+
+/* The rank w resolved at open. Strings owned by w (NUL-terminated), valid
+ * until close. TFB_ENOENT when w is not a known rank. Thread-safe. */
+TFB_API int tfb_writer_get_rank(const tfb_writer *w, tfb_rank_info *out);
+
+/* Decodes a rank record read with tfb_summary_next (plugin_name must be
+ * TFB_RANK_PLUGIN, else TFB_EINVAL). The views point into the value's
+ * buffer (valid as long as the value's own views). TFB_ECORRUPT when the
+ * text lacks version or rank, or holds a bad number. Thread-safe. */
+struct tfb_value;
+TFB_API int tfb_value_rank_info(const struct tfb_value *v, tfb_rank_info *out);
+
+/* Communication spans: time the host side of a collective (all-reduce,
+ * barrier, ...) inside a step:
+ *     tfb_step_begin(w, s); ... tfb_comm_begin(w, "allreduce");
+ *     nccl_all_reduce(...); tfb_comm_end(w); ... tfb_step_end(w);
+ * The spans of a step are summed and logged as TFB_TAG_COMM_MS at the
+ * step's wall time, next to pipeline/step_ms and pipeline/input_ms; once a
+ * writer has seen a span, every later step logs comm/ms (0 when it had
+ * none). While GPU tracing runs the spans go into the trace store
+ * (TFB_HOST_SPANS kind "comm"); with NVTX they are ranges in domain
+ * "tfboard" named `name` (NULL = "comm"; the name is not copied and is
+ * used during the call only). Same rules as the step calls: one training
+ * thread per writer, <= 100 ns, no I/O; a span must lie inside a step and
+ * not inside an input wait, else TFB_ESTATE (the call is ignored);
+ * TFB_EINVAL for w NULL. */
+TFB_API int tfb_comm_begin(tfb_writer *w, const char *name);
+TFB_API int tfb_comm_end(tfb_writer *w);
 
 /* ========================================================================
  * GPU tracing (CUPTI, loaded at run time)
