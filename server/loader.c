@@ -7,6 +7,7 @@
 #include "hash.h"
 #include "str.h"
 #include "strtab.h"
+#include "vec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -66,6 +67,7 @@ struct tfb_loader {
     tfb_loader_opts opts;
     run_state **runs;
     size_t n_runs, cap_runs;
+    tfb_strtab run_idx; /* run name -> run_state (keys: the run's name) */
     pthread_t thread;
     int has_thread;
     pthread_mutex_t lock;
@@ -150,10 +152,8 @@ static tag_entry *tag_lookup(run_state *rs, const char *tag, size_t len)
 
 static run_state *find_run_state(tfb_loader *l, tfb_run *run)
 {
-    for (size_t i = 0; i < l->n_runs; i++)
-        if (l->runs[i]->run == run)
-            return l->runs[i];
-    return NULL;
+    const char *name = tfb_run_name(run);
+    return tfb_strtab_get(&l->run_idx, name, strlen(name));
 }
 
 static int add_file(run_state *rs, const char *path, const char *name)
@@ -210,16 +210,13 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
             free(rs);
             return TFB_ENOMEM;
         }
-        if (l->n_runs == l->cap_runs) {
-            size_t nc = l->cap_runs ? l->cap_runs * 2 : 16;
-            run_state **nr = realloc(l->runs, nc * sizeof *nr);
-            if (!nr) {
-                free(rs->dir);
-                free(rs);
-                return TFB_ENOMEM;
-            }
-            l->runs = nr;
-            l->cap_runs = nc;
+        const char *name = tfb_run_name(run);
+        if (tfb_vec_reserve((void **)&l->runs, &l->cap_runs, sizeof *l->runs,
+                            l->n_runs + 1) < 0 ||
+            tfb_strtab_put(&l->run_idx, name, strlen(name), rs) < 0) {
+            free(rs->dir);
+            free(rs);
+            return TFB_ENOMEM;
         }
         l->runs[l->n_runs++] = rs;
     }
@@ -787,6 +784,7 @@ void tfb_loader_stop(tfb_loader *l)
         free(rs);
     }
     free(l->runs);
+    tfb_strtab_free(&l->run_idx);
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->cond);
     free(l);

@@ -67,6 +67,7 @@ struct tfb_store {
     pthread_mutex_t lock; /* runs list, progress */
     tfb_run **runs;
     size_t n_runs, cap_runs;
+    tfb_strtab run_idx; /* name -> run (keys: each run's own name) */
     _Atomic uint64_t generation;
     tfb_load_progress progress;
 };
@@ -133,6 +134,7 @@ void tfb_store_destroy(tfb_store *s)
     for (size_t i = 0; i < s->n_runs; i++)
         run_free(s->runs[i]);
     free(s->runs);
+    tfb_strtab_free(&s->run_idx);
     pthread_mutex_destroy(&s->lock);
     free(s->logdir);
     free(s);
@@ -213,13 +215,10 @@ int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n)
 
 tfb_run *tfb_store_find_run(tfb_store *s, const char *name)
 {
-    tfb_run *found = NULL;
+    size_t len = strlen(name);
+    uint64_t h = tfb_hash_bytes(name, len);
     pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n_runs; i++)
-        if (strcmp(s->runs[i]->name, name) == 0) {
-            found = s->runs[i];
-            break;
-        }
+    tfb_run *found = tfb_strtab_get_h(&s->run_idx, name, len, h);
     pthread_mutex_unlock(&s->lock);
     return found;
 }
@@ -258,16 +257,12 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
     r->last_wall = NAN;
     r->max_step = INT64_MIN;
     pthread_mutex_lock(&s->lock);
-    if (s->n_runs == s->cap_runs) {
-        size_t nc = s->cap_runs ? s->cap_runs * 2 : 16;
-        tfb_run **nr = realloc(s->runs, nc * sizeof *nr);
-        if (!nr) {
-            pthread_mutex_unlock(&s->lock);
-            run_free(r);
-            return TFB_ENOMEM;
-        }
-        s->runs = nr;
-        s->cap_runs = nc;
+    if (tfb_vec_reserve((void **)&s->runs, &s->cap_runs, sizeof *s->runs,
+                        s->n_runs + 1) < 0 ||
+        tfb_strtab_put(&s->run_idx, r->name, strlen(r->name), r) < 0) {
+        pthread_mutex_unlock(&s->lock);
+        run_free(r);
+        return TFB_ENOMEM;
     }
     s->runs[s->n_runs++] = r;
     pthread_mutex_unlock(&s->lock);

@@ -2,7 +2,8 @@
  * test_many_tags.c - a run with 200 k distinct tags loads (issue 10 item
  * 5: registering tags was quadratic) and every tag is listed once, in
  * order, and found with its own value. Also: the same tag under two kinds
- * stays two series, and a tag that was never written is not found.
+ * stays two series, and a tag that was never written is not found. And
+ * many runs, each found by name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -97,10 +98,56 @@ static void many_tags(void **state)
     free(dir);
 }
 
+/* Runs are indexed by name too: each of many runs is found, with its own
+ * series, and a second pass registers none twice. */
+static void many_runs(void **state)
+{
+    (void)state;
+    enum { RUNS = 300 };
+    char *dir = tu_mkdtemp();
+    char run[4096];
+    for (int i = 0; i < RUNS; i++) {
+        snprintf(run, sizeof run, "%s/g%d/r%03d", dir, i % 7, i);
+        tfb_writer *w;
+        assert_int_equal(tfb_writer_open(&w, run, NULL), 0);
+        assert_int_equal(tfb_scalar(w, "x", (double)i, 0), 0);
+        assert_int_equal(tfb_writer_close(w), 0);
+    }
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, dir), 0);
+    tfb_loader *l;
+    tfb_loader_opts lo = {0, 2, NULL};
+    assert_int_equal(tfb_loader_create(&l, st, &lo), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        assert_int_equal(tfb_loader_pass(l), 0);
+        tfb_run **v;
+        size_t n;
+        assert_int_equal(tfb_store_runs(st, &v, &n), 0);
+        free(v);
+        assert_int_equal(n, RUNS);
+        for (int i = 0; i < RUNS; i++) {
+            snprintf(run, sizeof run, "g%d/r%03d", i % 7, i);
+            tfb_run *r = tfb_store_find_run(st, run);
+            assert_non_null(r);
+            assert_string_equal(tfb_run_name(r), run);
+            tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, "x");
+            assert_non_null(s);
+            assert_int_equal(tfb_series_count(s), 1);
+        }
+    }
+    assert_null(tfb_store_find_run(st, "g0"));
+    assert_null(tfb_store_find_run(st, "g0/r00"));
+    tfb_loader_stop(l);
+    tfb_store_destroy(st);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(many_tags),
+        cmocka_unit_test(many_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
