@@ -643,8 +643,11 @@ static int reserve_point(tfb_series *s, size_t count)
 {
     if (count < s->cap)
         return 0;
-    /* grow by 1.5x: resident slack stays small for the 24 B budget */
-    size_t nc = s->cap < 64 ? 64 : s->cap + s->cap / 2;
+    /* grow by 1.5x: resident slack stays small for the 24 B budget.
+     * Small series start at 4 points and grow 4x up to 64, so a run with
+     * a million one-point tags does not reserve 64 points for each. */
+    size_t nc = s->cap < 64 ? (s->cap ? s->cap * 4 : 4)
+                            : s->cap + s->cap / 2;
     pthread_rwlock_wrlock(&s->lock);
     int rc = resize_points(s, nc);
     pthread_rwlock_unlock(&s->lock);
