@@ -42,7 +42,9 @@ void *tfb_strtab_get_h(const tfb_strtab *t, const char *key, size_t len,
 /* Stores val for key (key not copied, see above), replacing the value of
  * an equal key already present (the stored key pointer then becomes this
  * one). val must not be NULL (NULL means "absent" to get). Returns 0, or
- * -1 when memory runs out (the table is unchanged then). */
+ * -1 when memory runs out (the table is unchanged then). The _h form
+ * takes h = tfb_hash_bytes(key, len) (never 0), computed once by callers
+ * that also looked the key up. */
 int tfb_strtab_put(tfb_strtab *t, const char *key, size_t len, void *val);
 int tfb_strtab_put_h(tfb_strtab *t, const char *key, size_t len, uint64_t h,
                      void *val);
