@@ -17,6 +17,7 @@
 
 #include "abi.h"
 #include "cupti_internal.h"
+#include "deadline.h"
 #include "writer_internal.h"
 
 typedef struct tfb_gpu_tracer tfb_gpu_tracer;
@@ -221,16 +222,15 @@ static void *tracer_main(void *arg)
     int64_t flush_ns = (int64_t)t->opts.flush_interval_ms * 1000000;
     int64_t util_ns = (int64_t)t->opts.utilization_interval_ms * 1000000;
     int64_t tick = flush_ns < util_ns ? flush_ns : util_ns;
-    int64_t next_flush = tfb_now_ns() + flush_ns;
-    int64_t next_util = tfb_now_ns() + util_ns;
+    /* Scheduled on CLOCK_MONOTONIC, so a wall clock set back cannot
+     * postpone a flush; the utilization buckets stay on CUPTI's clock. */
+    int64_t next_flush = tfb_mono_now_ns() + flush_ns;
+    int64_t next_util = tfb_mono_now_ns() + util_ns;
     for (;;) {
         pthread_mutex_lock(&t->mu);
         if (!t->ndone && !t->stop) {
             struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            int64_t ns = ts.tv_nsec + tick;
-            ts.tv_sec += (time_t)(ns / 1000000000);
-            ts.tv_nsec = (long)(ns % 1000000000);
+            tfb_deadline_after_ms(&ts, (unsigned)(tick / 1000000));
             pthread_cond_timedwait(&t->cv, &t->mu, &ts);
         }
         int stop = t->stop;
@@ -239,7 +239,7 @@ static void *tracer_main(void *arg)
         process_done(t);
         if (stop)
             break;
-        int64_t now = tfb_now_ns();
+        int64_t now = tfb_mono_now_ns();
         if (now >= next_flush) {
             /* Completed records only (flag 0): never stalls the GPU. The
              * buffers come back through on_buffer_complete; they are walked
@@ -251,7 +251,8 @@ static void *tracer_main(void *arg)
         if (now >= next_util) {
             /* One bucket of lag: records of the last bucket may still sit
              * in CUPTI's buffers. */
-            tfb_gpu_util_emit_until(t->util, now - util_ns, emit_util, t);
+            tfb_gpu_util_emit_until(t->util, tfb_now_ns() - util_ns,
+                                    emit_util, t);
             next_util = now + util_ns;
         }
     }
@@ -398,7 +399,7 @@ static tfb_gpu_tracer *get_tracer(tfb_writer *w, int create)
         if (!t)
             return NULL;
         pthread_mutex_init(&t->mu, NULL);
-        pthread_cond_init(&t->cv, NULL);
+        tfb_cond_init_monotonic(&t->cv);
         t->w = w;
         *slot = t;
         tfb_writer_set_hooks(w, TFB_WRITER_MOD_GPU, NULL, tracer_on_close);

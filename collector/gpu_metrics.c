@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "abi.h"
+#include "deadline.h"
 #include "writer_internal.h"
 
 /* ------------------------------------------------------------------------
@@ -389,12 +390,8 @@ int tfb_gpu_metrics_start(tfb_writer *w, const tfb_gpu_metrics_opts *opts)
         return rc;
     }
     m->stats.devices = m->ndev;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&m->mu, NULL);
-    pthread_cond_init(&m->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    tfb_cond_init_monotonic(&m->cv);
     for (unsigned d = 0; d < m->ndev; d++) {
         char tag[48];
         snprintf(tag, sizeof tag, "%s%u/%s", TFB_TAG_GPU_PREFIX, d,

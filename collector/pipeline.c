@@ -30,6 +30,7 @@
  */
 #include "writer_internal.h"
 #include "trace_store.h"
+#include "deadline.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -141,12 +142,7 @@ static void *drain_main(void *arg)
     pthread_mutex_lock(&p->mu);
     while (!p->stop) {
         struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += DRAIN_MS * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        tfb_deadline_after_ms(&until, DRAIN_MS);
         pthread_cond_timedwait(&p->cv, &p->mu, &until);
         pthread_mutex_unlock(&p->mu);
         drain(p);
@@ -238,7 +234,7 @@ static struct tfb_pipeline *pipeline_create(tfb_writer *w)
     atomic_init(&p->head, 0);
     atomic_init(&p->tail, 0);
     pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->cv, NULL);
+    tfb_cond_init_monotonic(&p->cv); /* clock steps cannot stall it */
     /* Without the thread every step logs synchronously: slower, still
      * correct. */
     p->have_thread = pthread_create(&p->thread, NULL, drain_main, p) == 0;

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strtab.h"
+
 enum {
     TFB_TAG_META_SCALAR = 1u << 0,
     TFB_TAG_META_HISTO = 1u << 1,
@@ -21,7 +23,6 @@ enum {
 #define TFB_TAG_FIELD_PAD 32
 
 typedef struct tfb_tag_entry {
-    uint64_t hash;
     char *tag; /* the tag, NUL-terminated, inside field's allocation */
     size_t len;
     /* The tag encoded as Summary.Value field 1 (key, length, bytes), as
@@ -31,14 +32,15 @@ typedef struct tfb_tag_entry {
     unsigned flags;
 } tfb_tag_entry;
 
+/* Zero-initialise for an empty table. Entries are allocated one by one
+ * and indexed by the base string table (keys: each entry's own tag). */
 typedef struct tfb_tag_table {
-    tfb_tag_entry *slots;
-    size_t cap; /* power of two; 0 before the first insert */
-    size_t count;
+    tfb_strtab index;
 } tfb_tag_table;
 
 /* Finds tag, inserting it (with flags 0) when absent. Returns NULL only
- * when memory runs out. The entry pointer is valid until the next call. */
+ * when memory runs out. Entries never move: the pointer stays valid until
+ * tfb_tag_table_free. */
 tfb_tag_entry *tfb_tag_table_get(tfb_tag_table *t, const char *tag,
                                  size_t len);
 

@@ -6,6 +6,11 @@
 #include "fork_guard.h"
 #include "writer_internal.h"
 
+#include "deadline.h"
+#include "hash.h"
+#include "str.h"
+#include "strtab.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -222,12 +227,6 @@ typedef struct rowvec {
     size_t n, cap;
 } rowvec;
 
-typedef struct intern_entry {
-    char *str; /* NULL = empty slot */
-    uint64_t hash;
-    int64_t id;
-} intern_entry;
-
 struct tfb_trace_store {
     char *path;
     sqlite3 *db;
@@ -261,23 +260,14 @@ struct tfb_trace_store {
     tfb_trace_store_stats stats;
 
     pthread_mutex_t smu; /* intern table */
-    intern_entry *itab;
-    size_t icap, icount;
+    /* string (our copy, the key) -> id + 1, as a pointer-sized integer */
+    tfb_strtab itab;
     int64_t next_id;
 };
 
 /* ------------------------------------------------------------------------
  * Helpers
  * ---------------------------------------------------------------------- */
-static char *dupstr(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static int vec_reserve(rowvec *v, size_t need)
 {
     if (need <= v->cap)
@@ -704,11 +694,7 @@ static void *writer_main(void *arg)
         while (!s->stop && s->pending.n < s->opts.batch_rows &&
                s->flush_target <= s->committed_seq) {
             struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            uint64_t ns = (uint64_t)ts.tv_nsec +
-                          (uint64_t)s->opts.commit_interval_ms * 1000000u;
-            ts.tv_sec += (time_t)(ns / 1000000000u);
-            ts.tv_nsec = (long)(ns % 1000000000u);
+            tfb_deadline_after_ms(&ts, s->opts.commit_interval_ms);
             if (pthread_cond_timedwait(&s->wake, &s->mu, &ts) == ETIMEDOUT)
                 break;
         }
@@ -839,8 +825,9 @@ int tfb_trace_store_open(tfb_trace_store **out, const char *run_dir,
     s->opts.file_name = NULL; /* not kept: the caller owns the string */
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->smu, NULL);
-    pthread_cond_init(&s->wake, NULL);
-    pthread_cond_init(&s->done, NULL);
+    /* Timed waits on CLOCK_MONOTONIC: clock steps cannot stall commits. */
+    tfb_cond_init_monotonic(&s->wake);
+    tfb_cond_init_monotonic(&s->done);
 
     int err = make_path(&s->path, run_dir, opts ? opts->file_name : NULL);
     if (err)
@@ -936,9 +923,10 @@ int tfb_trace_store_close(tfb_trace_store *s)
                                   NULL, NULL);
         sqlite3_close(s->db);
     }
-    for (size_t i = 0; i < s->icap; i++)
-        free(s->itab ? s->itab[i].str : NULL);
-    free(s->itab);
+    for (size_t i = 0; i < s->itab.cap; i++)
+        if (s->itab.slots[i].hash)
+            free((char *)s->itab.slots[i].key);
+    tfb_strtab_free(&s->itab);
     int err = s->stats.sticky_error;
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->smu);
@@ -962,11 +950,11 @@ static int push_locked(tfb_trace_store *s, const tfb_trace_row *rows, size_t n,
         q->r = rows[i];
         q->own1 = q->own2 = 0;
         if (copy && rows[i].text) {
-            q->r.text = dupstr(rows[i].text);
+            q->r.text = tfb_strdup(rows[i].text);
             q->own1 = q->r.text != NULL;
         }
         if (copy && rows[i].text2) {
-            q->r.text2 = dupstr(rows[i].text2);
+            q->r.text2 = tfb_strdup(rows[i].text2);
             q->own2 = q->r.text2 != NULL;
         }
         if ((copy && rows[i].text && !q->own1) ||
@@ -1019,59 +1007,20 @@ int tfb_trace_store_push(tfb_trace_store *s, const tfb_trace_row *rows,
     return push_common(s, rows, n, block, 1);
 }
 
-static uint64_t hash_str(const char *p)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *p; p++) {
-        h ^= (unsigned char)*p;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-static int intern_grow(tfb_trace_store *s)
-{
-    size_t ncap = s->icap ? s->icap * 2 : 1024;
-    intern_entry *nt = calloc(ncap, sizeof *nt);
-    if (!nt)
-        return TFB_ENOMEM;
-    for (size_t i = 0; i < s->icap; i++) {
-        if (!s->itab[i].str)
-            continue;
-        size_t j = (size_t)s->itab[i].hash & (ncap - 1);
-        while (nt[j].str)
-            j = (j + 1) & (ncap - 1);
-        nt[j] = s->itab[i];
-    }
-    free(s->itab);
-    s->itab = nt;
-    s->icap = ncap;
-    return 0;
-}
-
 int64_t tfb_trace_store_intern(tfb_trace_store *s, const char *str)
 {
     if (!s || !str)
         return TFB_EINVAL;
-    uint64_t h = hash_str(str);
+    size_t len = strlen(str);
+    uint64_t h = tfb_hash_bytes(str, len);
     pthread_mutex_lock(&s->smu);
-    if (s->icap) {
-        size_t j = (size_t)h & (s->icap - 1);
-        while (s->itab[j].str) {
-            if (s->itab[j].hash == h && strcmp(s->itab[j].str, str) == 0) {
-                int64_t id = s->itab[j].id;
-                pthread_mutex_unlock(&s->smu);
-                return id;
-            }
-            j = (j + 1) & (s->icap - 1);
-        }
+    void *v = tfb_strtab_get_h(&s->itab, str, len, h);
+    if (v) {
+        pthread_mutex_unlock(&s->smu);
+        return (int64_t)((uintptr_t)v - 1);
     }
     int64_t ret;
-    if ((s->icount + 1) * 2 > s->icap && intern_grow(s) != 0) {
-        ret = TFB_ENOMEM;
-        goto out;
-    }
-    char *copy = dupstr(str);
+    char *copy = tfb_strdup(str);
     if (!copy) {
         ret = TFB_ENOMEM;
         goto out;
@@ -1083,19 +1032,21 @@ int64_t tfb_trace_store_intern(tfb_trace_store *s, const char *str)
     row.text = copy; /* lives in the intern table until close */
     /* Queued while smu is held, so no row using the id can be queued
      * before the string itself. */
+    /* Room in the table before the row is queued, so the insert after it
+     * cannot fail. */
+    if (tfb_strtab_reserve(&s->itab, s->itab.count + 1) < 0) {
+        free(copy);
+        ret = TFB_ENOMEM;
+        goto out;
+    }
     int err = push_common(s, &row, 1, 1, 0);
     if (err) {
         free(copy);
         ret = err;
         goto out;
     }
-    size_t j = (size_t)h & (s->icap - 1);
-    while (s->itab[j].str)
-        j = (j + 1) & (s->icap - 1);
-    s->itab[j].str = copy;
-    s->itab[j].hash = h;
-    s->itab[j].id = s->next_id;
-    s->icount++;
+    (void)tfb_strtab_put_h(&s->itab, copy, len, h,
+                           (void *)(uintptr_t)(s->next_id + 1));
     ret = s->next_id++;
     pthread_mutex_lock(&s->mu);
     s->stats.strings++;

@@ -24,6 +24,7 @@
 #include "event.h"
 #include "fork_guard.h"
 #include "histogram.h"
+#include "deadline.h"
 #include "pb.h"
 #include "tag_table.h"
 #include "wallclock.h"
@@ -204,43 +205,24 @@ static int file_deleted(int fd)
     return fstat(fd, &st) == 0 && st.st_nlink == 0;
 }
 
-static void deadline_after(struct timespec *ts, unsigned ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
-static int past(const struct timespec *ts)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec > ts->tv_sec ||
-           (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
-}
-
 static void *writer_thread(void *arg)
 {
     tfb_writer *w = arg;
     struct timespec deadline;
-    deadline_after(&deadline, w->opts.flush_interval_ms);
+    tfb_deadline_after_ms(&deadline, w->opts.flush_interval_ms);
     pthread_mutex_lock(&w->mu);
     for (;;) {
         int due = w->kicked || w->closing || w->flush_target > w->written ||
-                  past(&deadline);
+                  tfb_deadline_passed(&deadline);
         if (!due || w->active.len == 0) {
             if (w->closing && w->active.len == 0)
                 break;
-            if (past(&deadline)) {
+            if (tfb_deadline_passed(&deadline)) {
                 /* Idle period over: look for a deleted file, then sleep
                  * another interval. */
                 if (!w->sticky && file_deleted(w->fd))
                     w->sticky = TFB_ENOENT;
-                deadline_after(&deadline, w->opts.flush_interval_ms);
+                tfb_deadline_after_ms(&deadline, w->opts.flush_interval_ms);
                 if (w->sticky)
                     pthread_cond_broadcast(&w->cv_space);
             }
@@ -275,7 +257,7 @@ static void *writer_thread(void *arg)
         out.len = 0;
         w->spare = out;
         w->written = upto;
-        deadline_after(&deadline, w->opts.flush_interval_ms);
+        tfb_deadline_after_ms(&deadline, w->opts.flush_interval_ms);
         pthread_cond_broadcast(&w->cv_space);
     }
     pthread_mutex_unlock(&w->mu);
@@ -365,13 +347,11 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
         }
     }
     if (!rc) {
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        /* Deadlines on CLOCK_MONOTONIC: a wall clock set back must not
+         * stall the periodic flush. */
         pthread_mutex_init(&w->mu, NULL);
-        pthread_cond_init(&w->cv_work, &ca);
-        pthread_cond_init(&w->cv_space, NULL);
-        pthread_condattr_destroy(&ca);
+        tfb_cond_init_monotonic(&w->cv_work);
+        tfb_cond_init_monotonic(&w->cv_space);
         /* The background thread takes no signals: they belong to the
          * training program's own threads. */
         sigset_t all, old;
@@ -595,15 +575,12 @@ static int log_value(tfb_writer *w, tfb_ev_value *v, unsigned meta_flag,
     }
     size_t need = tfb_ev_record_size(step, v);
     uint8_t *dst;
-    const tfb_tag_entry *slots_before = w->tags.slots;
     int rc = reserve_locked(w, need, &dst);
     if (!rc) {
         tfb_ev_record_write(dst, wall, step, v);
         commit_locked(w, need);
-        /* If reserve_locked waited, another thread may have grown the
-         * table and moved the entry: look it up again. */
-        if (e && w->tags.slots != slots_before)
-            e = tfb_tag_table_get(&w->tags, v->tag, v->tag_len);
+        /* Entries never move, even if reserve_locked waited and another
+         * thread added tags meanwhile. */
         if (e)
             e->flags |= meta_flag;
     }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "http_internal.h"
 #include "static_files.h"
 
@@ -55,9 +56,7 @@ struct tfb_server {
 
 static int64_t mono_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return (int64_t)tfb_mono_now_ns();
 }
 
 static conn_track *track_of(struct MHD_Connection *c)
@@ -148,15 +147,8 @@ static void *reaper_main(void *arg)
                 shutdown(t->fd, SHUT_RDWR);
                 t->deadline_ns = INT64_MAX;
             }
-        /* conn_cv waits on CLOCK_MONOTONIC: setting the clock back does
-         * not stall the reaper. */
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 250 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        tfb_deadline_after_ms(&ts, 250);
         pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &ts);
     }
     pthread_mutex_unlock(&s->conn_mu);
@@ -517,11 +509,7 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
     s->timeout_ns = (int64_t)(cfg->request_timeout * 1e9);
     s->conns.next = s->conns.prev = &s->conns;
     pthread_mutex_init(&s->conn_mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->conn_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    tfb_cond_init_monotonic(&s->conn_cv);
     s->have_reaper = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = cfg->http_threads > 0 ? (unsigned)cfg->http_threads

@@ -3,6 +3,12 @@
  */
 #include "loader.h"
 
+#include "deadline.h"
+#include "hash.h"
+#include "str.h"
+#include "strtab.h"
+#include "vec.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -22,7 +28,6 @@
 typedef struct tag_entry {
     char *tag;
     size_t len;
-    uint64_t hash;
     char *plugin; /* from the tag's first value that carried metadata */
     size_t plugin_len;
     tfb_series *series[TFB_SERIES_KIND_COUNT];
@@ -47,12 +52,12 @@ typedef struct run_state {
     char *dir;
     file_state *files;
     size_t n_files, cap_files;
-    tag_entry *tags; /* open addressing, cap a power of two */
-    size_t n_tags, cap_tags;
+    /* tag -> tag_entry (each malloc'd; the key is its own tag copy).
+     * Entries never move. */
+    tfb_strtab tags;
     /* The entry of the previous value. Writers log the same tags in the
      * same order, so each entry's `succ` (the tag that followed it last
-     * time) predicts the next one and skips most hash lookups. Cleared
-     * when the table is rehashed (entries move). */
+     * time) predicts the next one and skips most hash lookups. */
     tag_entry *last;
     int need_reset;
 } run_state;
@@ -62,6 +67,7 @@ struct tfb_loader {
     tfb_loader_opts opts;
     run_state **runs;
     size_t n_runs, cap_runs;
+    tfb_strtab run_idx; /* run name -> run_state (keys: the run's name) */
     pthread_t thread;
     int has_thread;
     pthread_mutex_t lock;
@@ -78,15 +84,6 @@ struct tfb_loader {
 };
 
 /* ---- small helpers -------------------------------------------------- */
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s);
-    char *d = malloc(n + 1);
-    if (d)
-        memcpy(d, s, n + 1);
-    return d;
-}
 
 static char *path_join(const char *a, const char *b)
 {
@@ -117,68 +114,37 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* ---- tag table (loader-private, one per run) ------------------------ */
 
 static void tags_free(run_state *rs)
 {
-    for (size_t i = 0; i < rs->cap_tags; i++) {
-        free(rs->tags[i].tag);
-        free(rs->tags[i].plugin);
+    for (size_t i = 0; i < rs->tags.cap; i++) {
+        tag_entry *e = rs->tags.slots[i].val;
+        if (!rs->tags.slots[i].hash || !e)
+            continue;
+        free(e->tag);
+        free(e->plugin);
+        free(e);
     }
-    free(rs->tags);
-    rs->tags = NULL;
-    rs->n_tags = rs->cap_tags = 0;
+    tfb_strtab_free(&rs->tags);
 }
 
 static tag_entry *tag_lookup(run_state *rs, const char *tag, size_t len)
 {
-    if (rs->n_tags * 2 >= rs->cap_tags) {
-        size_t nc = rs->cap_tags ? rs->cap_tags * 2 : 64;
-        tag_entry *nt = calloc(nc, sizeof *nt);
-        if (!nt)
-            return NULL;
-        for (size_t i = 0; i < rs->cap_tags; i++) {
-            tag_entry *e = &rs->tags[i];
-            if (!e->tag)
-                continue;
-            size_t k = e->hash & (nc - 1);
-            while (nt[k].tag)
-                k = (k + 1) & (nc - 1);
-            nt[k] = *e;
-            nt[k].succ = NULL;
-        }
-        free(rs->tags);
-        rs->tags = nt;
-        rs->cap_tags = nc;
-        rs->last = NULL;
-    }
-    uint64_t h = hash_bytes(tag, len);
-    size_t k = h & (rs->cap_tags - 1);
-    while (rs->tags[k].tag) {
-        tag_entry *e = &rs->tags[k];
-        if (e->hash == h && e->len == len && memcmp(e->tag, tag, len) == 0)
-            return e;
-        k = (k + 1) & (rs->cap_tags - 1);
-    }
-    tag_entry *e = &rs->tags[k];
-    e->tag = malloc(len + 1);
-    if (!e->tag)
+    uint64_t h = tfb_hash_bytes(tag, len);
+    tag_entry *e = tfb_strtab_get_h(&rs->tags, tag, len, h);
+    if (e)
+        return e;
+    e = calloc(1, sizeof *e);
+    if (!e)
         return NULL;
-    memcpy(e->tag, tag, len);
-    e->tag[len] = 0;
+    e->tag = tfb_strndup(tag, len);
     e->len = len;
-    e->hash = h;
-    rs->n_tags++;
+    if (!e->tag || tfb_strtab_put_h(&rs->tags, e->tag, len, h, e) < 0) {
+        free(e->tag);
+        free(e);
+        return NULL;
+    }
     return e;
 }
 
@@ -186,10 +152,8 @@ static tag_entry *tag_lookup(run_state *rs, const char *tag, size_t len)
 
 static run_state *find_run_state(tfb_loader *l, tfb_run *run)
 {
-    for (size_t i = 0; i < l->n_runs; i++)
-        if (l->runs[i]->run == run)
-            return l->runs[i];
-    return NULL;
+    const char *name = tfb_run_name(run);
+    return tfb_strtab_get(&l->run_idx, name, strlen(name));
 }
 
 static int add_file(run_state *rs, const char *path, const char *name)
@@ -207,8 +171,8 @@ static int add_file(run_state *rs, const char *path, const char *name)
     }
     file_state *f = &rs->files[rs->n_files];
     memset(f, 0, sizeof *f);
-    f->path = xstrdup(path);
-    f->name = xstrdup(name);
+    f->path = tfb_strdup(path);
+    f->name = tfb_strdup(name);
     if (!f->path || !f->name) {
         free(f->path);
         free(f->name);
@@ -241,21 +205,18 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
         if (!rs)
             return TFB_ENOMEM;
         rs->run = run;
-        rs->dir = xstrdup(dir);
+        rs->dir = tfb_strdup(dir);
         if (!rs->dir) {
             free(rs);
             return TFB_ENOMEM;
         }
-        if (l->n_runs == l->cap_runs) {
-            size_t nc = l->cap_runs ? l->cap_runs * 2 : 16;
-            run_state **nr = realloc(l->runs, nc * sizeof *nr);
-            if (!nr) {
-                free(rs->dir);
-                free(rs);
-                return TFB_ENOMEM;
-            }
-            l->runs = nr;
-            l->cap_runs = nc;
+        const char *name = tfb_run_name(run);
+        if (tfb_vec_reserve((void **)&l->runs, &l->cap_runs, sizeof *l->runs,
+                            l->n_runs + 1) < 0 ||
+            tfb_strtab_put(&l->run_idx, name, strlen(name), rs) < 0) {
+            free(rs->dir);
+            free(rs);
+            return TFB_ENOMEM;
         }
         l->runs[l->n_runs++] = rs;
     }
@@ -339,7 +300,7 @@ static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
             *arr = na;
             *cap = nc;
         }
-        (*arr)[*cnt] = xstrdup(n);
+        (*arr)[*cnt] = tfb_strdup(n);
         if (!(*arr)[*cnt]) {
             rc = TFB_ENOMEM;
             break;
@@ -359,7 +320,7 @@ static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
     }
     for (size_t i = 0; rc == 0 && i < ns; i++) {
         char *sub = path_join(dir, subdirs[i]);
-        char *srel = strcmp(rel, ".") == 0 ? xstrdup(subdirs[i])
+        char *srel = strcmp(rel, ".") == 0 ? tfb_strdup(subdirs[i])
                                            : path_join(rel, subdirs[i]);
         if (!sub || !srel)
             rc = TFB_ENOMEM;
@@ -425,7 +386,6 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
         e = tag_lookup(rs, v->tag.ptr, v->tag.len);
         if (!e)
             return 0;
-        /* tag_lookup may have rehashed and cleared rs->last */
         if (rs->last)
             rs->last->succ = e;
     }
@@ -635,8 +595,11 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
         /* A file was replaced or truncated: drop what the run holds and
          * read every file of it again from the start. */
         close_readers(rs);
-        for (size_t i = 0; i < rs->cap_tags; i++)
-            memset(rs->tags[i].series, 0, sizeof rs->tags[i].series);
+        for (size_t i = 0; i < rs->tags.cap; i++) {
+            tag_entry *e = rs->tags.slots[i].val;
+            if (rs->tags.slots[i].hash && e)
+                memset(e->series, 0, sizeof e->series);
+        }
         tfb_run_reset(rs->run);
     }
     /* Publish file infos and release spare capacity. */
@@ -748,15 +711,11 @@ static void *loader_main(void *arg)
         l->logdir_missing = rc == TFB_ENOENT;
         if (l->opts.reload_interval <= 0 || atomic_load(&l->stop))
             break;
+        /* On CLOCK_MONOTONIC: a wall clock set back cannot stall the
+         * reload. */
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        double secs = l->opts.reload_interval;
-        ts.tv_sec += (time_t)secs;
-        ts.tv_nsec += (long)((secs - floor(secs)) * 1e9);
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        double ms = l->opts.reload_interval * 1000.0;
+        tfb_deadline_after_ms(&ts, ms >= 4e9 ? 4000000000u : (unsigned)ms);
         pthread_mutex_lock(&l->lock);
         while (!atomic_load(&l->stop)) {
             if (pthread_cond_timedwait(&l->cond, &l->lock, &ts) == ETIMEDOUT)
@@ -781,7 +740,7 @@ int tfb_loader_create(tfb_loader **out, tfb_store *store,
     if (opts)
         l->opts = *opts;
     pthread_mutex_init(&l->lock, NULL);
-    pthread_cond_init(&l->cond, NULL);
+    tfb_cond_init_monotonic(&l->cond);
     *out = l;
     return 0;
 }
@@ -827,6 +786,7 @@ void tfb_loader_stop(tfb_loader *l)
         free(rs);
     }
     free(l->runs);
+    tfb_strtab_free(&l->run_idx);
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->cond);
     free(l);

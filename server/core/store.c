@@ -17,6 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+#include "str.h"
+#include "strtab.h"
+#include "vec.h"
+
 struct tfb_series {
     tfb_run *run;
     tfb_series_kind kind;
@@ -45,6 +50,10 @@ struct tfb_run {
     pthread_mutex_t lock; /* series lists, files, traces, times */
     tfb_series **series[TFB_SERIES_KIND_COUNT];
     size_t n_series[TFB_SERIES_KIND_COUNT], cap_series[TFB_SERIES_KIND_COUNT];
+    /* tag -> series, per kind (keys: each series' own tag copy): finding
+     * or adding a series is O(1), so a run with a million tags loads in
+     * linear time. */
+    tfb_strtab series_idx[TFB_SERIES_KIND_COUNT];
     double first_wall, last_wall;
     int64_t max_step;
     char **traces;
@@ -58,20 +67,10 @@ struct tfb_store {
     pthread_mutex_t lock; /* runs list, progress */
     tfb_run **runs;
     size_t n_runs, cap_runs;
+    tfb_strtab run_idx; /* name -> run (keys: each run's own name) */
     _Atomic uint64_t generation;
     tfb_load_progress progress;
 };
-
-static char *dupn(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (!d)
-        return NULL;
-    if (n)
-        memcpy(d, s, n);
-    d[n] = 0;
-    return d;
-}
 
 /* ---- store ---------------------------------------------------------- */
 
@@ -82,7 +81,7 @@ int tfb_store_create(tfb_store **out, const char *logdir)
     tfb_store *s = calloc(1, sizeof *s);
     if (!s)
         return TFB_ENOMEM;
-    s->logdir = dupn(logdir, strlen(logdir));
+    s->logdir = tfb_strndup(logdir, strlen(logdir));
     if (!s->logdir) {
         free(s);
         return TFB_ENOMEM;
@@ -118,6 +117,7 @@ static void run_free(tfb_run *r)
         for (size_t i = 0; i < r->n_series[k]; i++)
             series_free(r->series[k][i]);
         free(r->series[k]);
+        tfb_strtab_free(&r->series_idx[k]);
     }
     tfb_strv_free(r->traces, r->n_traces);
     tfb_file_infos_free(r->files, r->n_files);
@@ -134,6 +134,7 @@ void tfb_store_destroy(tfb_store *s)
     for (size_t i = 0; i < s->n_runs; i++)
         run_free(s->runs[i]);
     free(s->runs);
+    tfb_strtab_free(&s->run_idx);
     pthread_mutex_destroy(&s->lock);
     free(s->logdir);
     free(s);
@@ -214,13 +215,10 @@ int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n)
 
 tfb_run *tfb_store_find_run(tfb_store *s, const char *name)
 {
-    tfb_run *found = NULL;
+    size_t len = strlen(name);
+    uint64_t h = tfb_hash_bytes(name, len);
     pthread_mutex_lock(&s->lock);
-    for (size_t i = 0; i < s->n_runs; i++)
-        if (strcmp(s->runs[i]->name, name) == 0) {
-            found = s->runs[i];
-            break;
-        }
+    tfb_run *found = tfb_strtab_get_h(&s->run_idx, name, len, h);
     pthread_mutex_unlock(&s->lock);
     return found;
 }
@@ -236,10 +234,10 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
     if (!r)
         return TFB_ENOMEM;
     r->store = s;
-    r->name = dupn(name, strlen(name));
+    r->name = tfb_strndup(name, strlen(name));
     size_t ll = strlen(s->logdir);
     if (strcmp(name, ".") == 0) {
-        r->dir = dupn(s->logdir, ll);
+        r->dir = tfb_strndup(s->logdir, ll);
     } else {
         r->dir = malloc(ll + strlen(name) + 2);
         if (r->dir) {
@@ -259,16 +257,12 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
     r->last_wall = NAN;
     r->max_step = INT64_MIN;
     pthread_mutex_lock(&s->lock);
-    if (s->n_runs == s->cap_runs) {
-        size_t nc = s->cap_runs ? s->cap_runs * 2 : 16;
-        tfb_run **nr = realloc(s->runs, nc * sizeof *nr);
-        if (!nr) {
-            pthread_mutex_unlock(&s->lock);
-            run_free(r);
-            return TFB_ENOMEM;
-        }
-        s->runs = nr;
-        s->cap_runs = nc;
+    if (tfb_vec_reserve((void **)&s->runs, &s->cap_runs, sizeof *s->runs,
+                        s->n_runs + 1) < 0 ||
+        tfb_strtab_put(&s->run_idx, r->name, strlen(r->name), r) < 0) {
+        pthread_mutex_unlock(&s->lock);
+        run_free(r);
+        return TFB_ENOMEM;
     }
     s->runs[s->n_runs++] = r;
     pthread_mutex_unlock(&s->lock);
@@ -344,14 +338,9 @@ int tfb_run_series(tfb_run *r, tfb_series_kind kind, tfb_series ***out,
 }
 
 static tfb_series *find_locked(tfb_run *r, tfb_series_kind kind,
-                               const char *tag, size_t len)
+                               const char *tag, size_t len, uint64_t h)
 {
-    for (size_t i = 0; i < r->n_series[kind]; i++) {
-        tfb_series *se = r->series[kind][i];
-        if (strlen(se->tag) == len && memcmp(se->tag, tag, len) == 0)
-            return se;
-    }
-    return NULL;
+    return tfb_strtab_get_h(&r->series_idx[kind], tag, len, h);
 }
 
 tfb_series *tfb_run_find_series(tfb_run *r, tfb_series_kind kind,
@@ -359,8 +348,10 @@ tfb_series *tfb_run_find_series(tfb_run *r, tfb_series_kind kind,
 {
     if ((unsigned)kind >= TFB_SERIES_KIND_COUNT || !tag)
         return NULL;
+    size_t len = strlen(tag);
+    uint64_t h = tfb_hash_bytes(tag, len);
     pthread_mutex_lock(&r->lock);
-    tfb_series *se = find_locked(r, kind, tag, strlen(tag));
+    tfb_series *se = find_locked(r, kind, tag, len, h);
     pthread_mutex_unlock(&r->lock);
     return se;
 }
@@ -372,8 +363,9 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
 {
     if ((unsigned)kind >= TFB_SERIES_KIND_COUNT)
         return TFB_EINVAL;
+    uint64_t h = tfb_hash_bytes(tag, tag_len);
     pthread_mutex_lock(&r->lock);
-    tfb_series *se = find_locked(r, kind, tag, tag_len);
+    tfb_series *se = find_locked(r, kind, tag, tag_len, h);
     if (se) {
         pthread_mutex_unlock(&r->lock);
         *out = se;
@@ -385,10 +377,10 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
         goto fail;
     se->run = r;
     se->kind = kind;
-    se->tag = dupn(tag, tag_len);
-    se->plugin = dupn(plugin ? plugin : "", plugin ? plugin_len : 0);
-    se->display = dupn(display ? display : "", display ? display_len : 0);
-    se->desc = dupn(desc ? desc : "", desc ? desc_len : 0);
+    se->tag = tfb_strndup(tag, tag_len);
+    se->plugin = tfb_strndup(plugin ? plugin : "", plugin ? plugin_len : 0);
+    se->display = tfb_strndup(display ? display : "", display ? display_len : 0);
+    se->desc = tfb_strndup(desc ? desc : "", desc ? desc_len : 0);
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
     pthread_rwlockattr_setkind_np(&attr,
@@ -400,15 +392,11 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
         series_free(se);
         goto fail;
     }
-    if (r->n_series[kind] == r->cap_series[kind]) {
-        size_t nc = r->cap_series[kind] ? r->cap_series[kind] * 2 : 8;
-        tfb_series **nv = realloc(r->series[kind], nc * sizeof *nv);
-        if (!nv) {
-            series_free(se);
-            goto fail;
-        }
-        r->series[kind] = nv;
-        r->cap_series[kind] = nc;
+    if (tfb_vec_reserve((void **)&r->series[kind], &r->cap_series[kind],
+                        sizeof *r->series[kind], r->n_series[kind] + 1) < 0 ||
+        tfb_strtab_put_h(&r->series_idx[kind], se->tag, tag_len, h, se) < 0) {
+        series_free(se);
+        goto fail;
     }
     r->series[kind][r->n_series[kind]++] = se;
     pthread_mutex_unlock(&r->lock);
@@ -435,7 +423,7 @@ static int strv_copy(char *const *src, size_t n, char ***out)
     if (!v)
         return TFB_ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        v[i] = dupn(src[i], strlen(src[i]));
+        v[i] = tfb_strndup(src[i], strlen(src[i]));
         if (!v[i]) {
             tfb_strv_free(v, n);
             return TFB_ENOMEM;
@@ -487,7 +475,7 @@ static int infos_copy(const tfb_file_info *src, size_t n, tfb_file_info **out)
         return TFB_ENOMEM;
     for (size_t i = 0; i < n; i++) {
         v[i] = src[i];
-        v[i].path = dupn(src[i].path, strlen(src[i].path));
+        v[i].path = tfb_strndup(src[i].path, strlen(src[i].path));
         if (!v[i].path) {
             tfb_file_infos_free(v, n);
             return TFB_ENOMEM;
@@ -655,8 +643,11 @@ static int reserve_point(tfb_series *s, size_t count)
 {
     if (count < s->cap)
         return 0;
-    /* grow by 1.5x: resident slack stays small for the 24 B budget */
-    size_t nc = s->cap < 64 ? 64 : s->cap + s->cap / 2;
+    /* grow by 1.5x: resident slack stays small for the 24 B budget.
+     * Small series start at 4 points and grow 4x up to 64, so a run with
+     * a million one-point tags does not reserve 64 points for each. */
+    size_t nc = s->cap < 64 ? (s->cap ? s->cap * 4 : 4)
+                            : s->cap + s->cap / 2;
     pthread_rwlock_wrlock(&s->lock);
     int rc = resize_points(s, nc);
     pthread_rwlock_unlock(&s->lock);

@@ -52,6 +52,14 @@ static void internals_hidden(void **state)
     assert_null(dlsym(self, "tfb_ev_record_write"));
     assert_null(dlsym(self, "tfb_histo_build_f32"));
     assert_null(dlsym(self, "tfb_writer_numerics_record"));
+    /* Nor the shared base (base/), linked in with hidden visibility. */
+    assert_null(dlsym(self, "tfb_hash_bytes"));
+    assert_null(dlsym(self, "tfb_strtab_put"));
+    assert_null(dlsym(self, "tfb_vec_reserve"));
+    assert_null(dlsym(self, "tfb_strndup"));
+    assert_null(dlsym(self, "tfb_json_str_decode"));
+    assert_null(dlsym(self, "tfb_cond_init_monotonic"));
+    assert_null(dlsym(self, "tfb_deadline_after_ms"));
     dlclose(self);
 }
 

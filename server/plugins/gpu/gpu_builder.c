@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gpu_trace.h"
+#include "hash.h"
 
 struct tfb_gpu_builder {
     tfb_gpu_trace *t;
@@ -52,16 +53,6 @@ int tfb_gpu_copy_kind_from_text(const char *s, size_t len)
 /* ------------------------------------------------------------------------
  * Builder
  * ---------------------------------------------------------------------- */
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -87,7 +78,7 @@ static int rehash(tfb_gpu_builder *b)
         nt[i] = -1;
     for (size_t i = 0; i < b->t->nstrings; i++) {
         const char *s = b->t->strings[i];
-        size_t j = (size_t)hash_bytes(s, strlen(s)) & (nc - 1);
+        size_t j = (size_t)tfb_hash_bytes(s, strlen(s)) & (nc - 1);
         while (nt[j] >= 0)
             j = (j + 1) & (nc - 1);
         nt[j] = (int32_t)i;
@@ -104,7 +95,7 @@ int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
         return -1;
     if ((b->t->nstrings + 1) * 2 > b->hcap && rehash(b) != 0)
         return -1;
-    size_t j = (size_t)hash_bytes(s, len) & (b->hcap - 1);
+    size_t j = (size_t)tfb_hash_bytes(s, len) & (b->hcap - 1);
     while (b->htab[j] >= 0) {
         const char *c = b->t->strings[b->htab[j]];
         if (strlen(c) == len && memcmp(c, s, len) == 0)

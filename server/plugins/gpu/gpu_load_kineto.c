@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "gpu_trace.h"
+#include "json_str.h"
 
 #define MAX_FILE_BYTES ((size_t)4 << 30)
 
@@ -90,27 +91,14 @@ static int eat(scan *s, char c)
 static int str_tok(scan *s, tok *t)
 {
     ws(s);
-    if (s->p >= s->end || *s->p != '"') {
+    const char *next = tfb_json_str_scan(s->p, s->end, &t->s, &t->len,
+                                         &t->has_esc);
+    if (!next) {
         s->bad = 1;
         return 0;
     }
-    s->p++;
-    t->s = s->p;
     t->is_str = 1;
-    t->has_esc = 0;
-    while (s->p < s->end && *s->p != '"') {
-        if (*s->p == '\\') {
-            t->has_esc = 1;
-            s->p++;
-        }
-        s->p++;
-    }
-    if (s->p >= s->end) {
-        s->bad = 1;
-        return 0;
-    }
-    t->len = (size_t)(s->p - t->s);
-    s->p++;
+    s->p = next;
     return 1;
 }
 
@@ -257,52 +245,6 @@ static int us_to_ns(const tok *t, int64_t *out)
     return 1;
 }
 
-/* Appends the UTF-8 of code point cp. */
-static size_t put_utf8(char *o, uint32_t cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    o[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-static int hex4(const char *p, const char *end, uint32_t *out)
-{
-    if (end - p < 4)
-        return 0;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= (uint32_t)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (uint32_t)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (uint32_t)(c - 'A' + 10);
-        else
-            return 0;
-    }
-    *out = v;
-    return 1;
-}
-
 /* Interns a string token, decoding escapes. */
 static int32_t intern_tok(tfb_gpu_builder *b, const tok *t)
 {
@@ -311,47 +253,7 @@ static int32_t intern_tok(tfb_gpu_builder *b, const tok *t)
     char *o = malloc(t->len + 1);
     if (!o)
         return -1;
-    size_t n = 0;
-    const char *p = t->s, *end = t->s + t->len;
-    while (p < end) {
-        if (*p != '\\') {
-            o[n++] = *p++;
-            continue;
-        }
-        p++;
-        if (p >= end)
-            break;
-        char c = *p++;
-        switch (c) {
-        case 'n': o[n++] = '\n'; break;
-        case 't': o[n++] = '\t'; break;
-        case 'r': o[n++] = '\r'; break;
-        case 'b': o[n++] = '\b'; break;
-        case 'f': o[n++] = '\f'; break;
-        case 'u': {
-            uint32_t cp;
-            if (!hex4(p, end, &cp)) {
-                o[n++] = '?';
-                break;
-            }
-            p += 4;
-            if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' &&
-                p[1] == 'u') {
-                uint32_t lo;
-                if (hex4(p + 2, end, &lo) && lo >= 0xdc00 && lo < 0xe000) {
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                    p += 6;
-                }
-            }
-            if (cp >= 0xd800 && cp < 0xe000)
-                cp = 0xfffd; /* lone surrogate */
-            /* \u escapes of n bytes never expand past 6 source bytes. */
-            n += put_utf8(o + n, cp);
-            break;
-        }
-        default: o[n++] = c; break;
-        }
-    }
+    size_t n = tfb_json_str_decode(t->s, t->len, o);
     int32_t id = tfb_gpu_builder_str(b, o, n);
     free(o);
     return id;

@@ -1,0 +1,226 @@
+/* test_base.c - the shared base (base/): hash, string table, vec, string
+ * copy, JSON string literals, monotonic deadlines. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deadline.h"
+#include "hash.h"
+#include "json_str.h"
+#include "str.h"
+#include "strtab.h"
+#include "vec.h"
+
+static void hash_basics(void **state)
+{
+    (void)state;
+    assert_true(tfb_hash_bytes("abc", 3) == tfb_hash_str("abc"));
+    assert_true(tfb_hash_bytes("", 0) == tfb_hash_str(""));
+    assert_true(tfb_hash_bytes(NULL, 0) != 0);
+    assert_true(tfb_hash_bytes("abc", 3) != tfb_hash_bytes("abd", 3));
+    assert_true(tfb_hash_bytes("a\0b", 3) != tfb_hash_bytes("a\0c", 3));
+    /* The low bits index the tables: keys that differ only in a high bit
+     * of one byte still spread over the low bits. */
+    unsigned seen = 0;
+    for (int c = 0; c < 8; c++) {
+        char k[2] = {'x', (char)(c << 5)};
+        seen |= 1u << (tfb_hash_bytes(k, 2) & 15);
+    }
+    assert_true(__builtin_popcount(seen) >= 4);
+}
+
+static void strtab_many(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    char (*keys)[16] = malloc(N * sizeof *keys);
+    assert_non_null(keys);
+    tfb_strtab t = {0};
+    assert_null(tfb_strtab_get(&t, "x", 1)); /* empty table */
+    for (int i = 0; i < N; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i);
+        assert_int_equal(tfb_strtab_put(&t, keys[i], strlen(keys[i]),
+                                        &keys[i]), 0);
+    }
+    assert_int_equal(t.count, N);
+    assert_true(t.count * 10 <= t.cap * 7); /* load factor kept */
+    for (int i = 0; i < N; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%d", i); /* another buffer, same bytes */
+        assert_ptr_equal(tfb_strtab_get(&t, k, strlen(k)), &keys[i]);
+    }
+    assert_null(tfb_strtab_get(&t, "k", 1));
+    assert_null(tfb_strtab_get(&t, "k1", 1 + 1 + 1)); /* "k1\0" */
+    /* a prefix of a key is another key */
+    assert_ptr_equal(tfb_strtab_get(&t, "k12345", 2), &keys[1]);
+    /* put on an existing key replaces its value, count unchanged */
+    int other;
+    assert_int_equal(tfb_strtab_put(&t, "k7", 2, &other), 0);
+    assert_ptr_equal(tfb_strtab_get(&t, "k7", 2), &other);
+    assert_int_equal(t.count, N);
+    assert_int_equal(tfb_strtab_put(&t, "k8", 2, NULL), -1);
+    tfb_strtab_free(&t);
+    assert_int_equal(t.count, 0);
+    assert_null(tfb_strtab_get(&t, "k1", 2));
+    free(keys);
+}
+
+static void strtab_odd_keys(void **state)
+{
+    (void)state;
+    tfb_strtab t = {0};
+    int a, b, c;
+    assert_int_equal(tfb_strtab_put(&t, "", 0, &a), 0);
+    assert_int_equal(tfb_strtab_put(&t, "x\0y", 3, &b), 0);
+    assert_int_equal(tfb_strtab_put(&t, "x", 1, &c), 0);
+    assert_ptr_equal(tfb_strtab_get(&t, "", 0), &a);
+    assert_ptr_equal(tfb_strtab_get(&t, "x\0y", 3), &b);
+    assert_ptr_equal(tfb_strtab_get(&t, "x", 1), &c);
+    assert_null(tfb_strtab_get(&t, "x\0z", 3));
+    /* reserve: room for 1000 keys, then inserting them does not grow */
+    assert_int_equal(tfb_strtab_reserve(&t, 1000), 0);
+    size_t cap = t.cap;
+    static char keys[997][8];
+    for (int i = 0; i < 997; i++) {
+        snprintf(keys[i], sizeof keys[i], "%d", i);
+        assert_int_equal(tfb_strtab_put(&t, keys[i], strlen(keys[i]), &a), 0);
+    }
+    assert_int_equal(t.count, 1000);
+    assert_int_equal(t.cap, cap);
+    tfb_strtab_free(&t);
+}
+
+static void vec_growth(void **state)
+{
+    (void)state;
+    int *v = NULL;
+    size_t cap = 0, grows = 0;
+    for (size_t n = 0; n < 100000; n++) {
+        size_t before = cap;
+        assert_int_equal(tfb_vec_reserve((void **)&v, &cap, sizeof *v, n + 1),
+                         0);
+        grows += cap != before;
+        v[n] = (int)n;
+    }
+    assert_true(grows <= 14); /* doubling from 16: log2(100000/16) + 1 */
+    for (size_t n = 0; n < 100000; n++)
+        assert_int_equal(v[n], (int)n);
+    /* overflow of need * elem: refused, array untouched */
+    int *keep = v;
+    size_t kc = cap;
+    assert_int_equal(tfb_vec_reserve((void **)&v, &cap, 16, SIZE_MAX / 8), -1);
+    assert_ptr_equal(v, keep);
+    assert_int_equal(cap, kc);
+    assert_int_equal(tfb_vec_reserve((void **)&v, &cap, sizeof *v, 10), 0);
+    assert_int_equal(cap, kc); /* already enough */
+    free(v);
+}
+
+static void str_copies(void **state)
+{
+    (void)state;
+    char *a = tfb_strndup("hello world", 5);
+    assert_string_equal(a, "hello");
+    free(a);
+    char *b = tfb_strndup(NULL, 0);
+    assert_string_equal(b, "");
+    free(b);
+    char *c = tfb_strndup("a\0b", 3);
+    assert_memory_equal(c, "a\0b\0", 4);
+    free(c);
+    char *d = tfb_strdup("tag/x");
+    assert_string_equal(d, "tag/x");
+    free(d);
+}
+
+static void json_decode(const char *lit, const char *want, size_t want_len)
+{
+    const char *end = lit + strlen(lit), *s;
+    size_t len;
+    int esc;
+    const char *next = tfb_json_str_scan(lit, end, &s, &len, &esc);
+    assert_non_null(next);
+    assert_ptr_equal(next, end);
+    char out[64];
+    assert_true(len <= sizeof out);
+    size_t n = tfb_json_str_decode(s, len, out);
+    assert_true(n <= len);
+    assert_int_equal(n, want_len);
+    assert_memory_equal(out, want, want_len);
+}
+
+static void json_strings(void **state)
+{
+    (void)state;
+    json_decode("\"plain\"", "plain", 5);
+    json_decode("\"a\\\"b\\\\c\\/d\"", "a\"b\\c/d", 7);
+    json_decode("\"\\n\\t\\r\\b\\f\"", "\n\t\r\b\f", 5);
+    json_decode("\"\\u0041\\u00e9\\u20ac\"", "A\xc3\xa9\xe2\x82\xac", 6);
+    /* U+1F600 as a surrogate pair */
+    json_decode("\"\\ud83d\\ude00\"", "\xf0\x9f\x98\x80", 4);
+    /* lone surrogates become U+FFFD; a bad \u escape '?' */
+    json_decode("\"\\ud83dx\"", "\xef\xbf\xbdx", 4);
+    json_decode("\"\\ude00\"", "\xef\xbf\xbd", 3);
+    json_decode("\"\\u12G4\"", "?12G4", 5);
+    json_decode("\"\\u12\"", "?12", 3);
+    /* scan: has_esc, the end of the literal, unterminated literals */
+    const char *lit = "\"ab\" , 1", *s;
+    size_t len;
+    int esc = 7;
+    const char *next = tfb_json_str_scan(lit, lit + strlen(lit), &s, &len, &esc);
+    assert_ptr_equal(next, lit + 4);
+    assert_int_equal(len, 2);
+    assert_int_equal(esc, 0);
+    const char *open = "\"abc\\\"";
+    assert_null(tfb_json_str_scan(open, open + strlen(open), &s, &len, &esc));
+    assert_null(tfb_json_str_scan("x\"\"", lit + 3, &s, &len, &esc));
+    assert_null(tfb_json_str_scan(lit, lit, &s, &len, &esc));
+}
+
+static void deadlines(void **state)
+{
+    (void)state;
+    pthread_cond_t cv;
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    assert_int_equal(tfb_cond_init_monotonic(&cv), 0);
+    struct timespec ts, now;
+    tfb_deadline_after_ms(&ts, 1500);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    assert_true(ts.tv_nsec >= 0 && ts.tv_nsec < 1000000000L);
+    long long diff = (ts.tv_sec - now.tv_sec) * 1000000000LL +
+                     (ts.tv_nsec - now.tv_nsec);
+    assert_true(diff > 1000000000LL && diff <= 1500000000LL);
+    assert_false(tfb_deadline_passed(&ts));
+    /* a wait on a monotonic deadline ends with ETIMEDOUT after it */
+    tfb_deadline_after_ms(&ts, 10);
+    pthread_mutex_lock(&mu);
+    int rc;
+    while ((rc = pthread_cond_timedwait(&cv, &mu, &ts)) == 0)
+        ;
+    pthread_mutex_unlock(&mu);
+    assert_int_equal(rc, ETIMEDOUT);
+    assert_true(tfb_deadline_passed(&ts));
+    assert_true(tfb_mono_now_ns() > 0);
+    pthread_cond_destroy(&cv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hash_basics),
+        cmocka_unit_test(strtab_many),
+        cmocka_unit_test(strtab_odd_keys),
+        cmocka_unit_test(vec_growth),
+        cmocka_unit_test(str_copies),
+        cmocka_unit_test(json_strings),
+        cmocka_unit_test(deadlines),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
