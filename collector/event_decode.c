@@ -127,6 +127,9 @@ static void decode_metadata(const uint8_t *p, size_t n, tfb_value *v)
                 if (g.num == 1 && g.wt == PB_LEN) {
                     v->plugin_name.ptr = (const char *)g.p;
                     v->plugin_name.len = g.len;
+                } else if (g.num == 2 && g.wt == PB_LEN) {
+                    v->plugin_content.ptr = (const char *)g.p;
+                    v->plugin_content.len = g.len;
                 }
         } else if (f.num == 2) {
             v->display_name.ptr = (const char *)f.p;

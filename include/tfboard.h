@@ -675,6 +675,9 @@ typedef struct tfb_value {
     /* Raw sub-messages for the accessors below (NULL when absent). */
     const uint8_t *histo; size_t histo_len;   /* HistogramProto */
     const uint8_t *tensor; size_t tensor_len; /* TensorProto */
+    /* SummaryMetadata.plugin_data.content: the plugin's own bytes (e.g.
+     * the HParamsPluginData of hparams records); empty when absent. */
+    tfb_strview plugin_content;
 } tfb_value;
 
 /* Opens path for reading. Nothing is read until tfb_reader_next. */

@@ -451,6 +451,18 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
                                             &v->numerics) == 0)
             return 1;
         return 0;
+    case TFB_VALUE_TENSOR:
+    case TFB_VALUE_UNKNOWN:
+        /* A value of a plugin the store has no series for (hparams,
+         * tfboard_rank): the latest per tag, for that plugin to decode. */
+        if (e->plugin && e->plugin_len &&
+            tfb_run_put_record(rs->run, e->plugin, e->plugin_len, e->tag,
+                               e->len, ev->step, ev->wall_time,
+                               v->plugin_content.ptr,
+                               v->plugin_content.len, v->tensor,
+                               v->tensor ? v->tensor_len : 0) == 0)
+            return 1;
+        return 0;
     default:
         return 0;
     }

@@ -60,6 +60,8 @@ struct tfb_run {
     size_t n_traces;
     tfb_file_info *files;
     size_t n_files;
+    tfb_plugin_record *records; /* under lock */
+    size_t n_records, cap_records;
 };
 
 struct tfb_store {
@@ -121,6 +123,7 @@ static void run_free(tfb_run *r)
     }
     tfb_strv_free(r->traces, r->n_traces);
     tfb_file_infos_free(r->files, r->n_files);
+    tfb_plugin_records_free(r->records, r->n_records);
     pthread_mutex_destroy(&r->lock);
     free(r->name);
     free(r->dir);
@@ -802,5 +805,120 @@ int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
     if (c->nan || c->pos_inf || c->neg_inf)
         note_nonfinite(s, step, wall, c->nan, c->pos_inf, c->neg_inf);
     atomic_store_explicit(&s->count, n + 1, memory_order_release);
+    return 0;
+}
+
+/* ---- plugin records ------------------------------------------------- */
+
+static void record_clear(tfb_plugin_record *x)
+{
+    free(x->plugin);
+    free(x->tag);
+    free(x->content);
+    free(x->tensor);
+    memset(x, 0, sizeof *x);
+}
+
+void tfb_plugin_records_free(tfb_plugin_record *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        record_clear(&v[i]);
+    free(v);
+}
+
+static void *dup_bytes(const void *p, size_t n)
+{
+    void *d = malloc(n ? n : 1);
+    if (d && n)
+        memcpy(d, p, n);
+    return d;
+}
+
+static int record_copy(tfb_plugin_record *d, const char *plugin,
+                       size_t plugin_len, const char *tag, size_t tag_len,
+                       int64_t step, double wall, const void *content,
+                       size_t content_len, const void *tensor,
+                       size_t tensor_len)
+{
+    memset(d, 0, sizeof *d);
+    d->plugin = tfb_strndup(plugin, plugin_len);
+    d->tag = tfb_strndup(tag, tag_len);
+    d->content = dup_bytes(content, content_len);
+    d->tensor = dup_bytes(tensor, tensor_len);
+    d->step = step;
+    d->wall = wall;
+    d->content_len = content_len;
+    d->tensor_len = tensor_len;
+    if (!d->plugin || !d->tag || !d->content || !d->tensor) {
+        record_clear(d);
+        return TFB_ENOMEM;
+    }
+    return 0;
+}
+
+int tfb_run_put_record(tfb_run *r, const char *plugin, size_t plugin_len,
+                       const char *tag, size_t tag_len, int64_t step,
+                       double wall, const void *content, size_t content_len,
+                       const void *tensor, size_t tensor_len)
+{
+    if (content_len + tensor_len > TFB_RECORD_MAX_BYTES)
+        return TFB_ETOOBIG;
+    tfb_plugin_record fresh;
+    int rc = record_copy(&fresh, plugin, plugin_len, tag, tag_len, step, wall,
+                         content, content_len, tensor, tensor_len);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&r->lock);
+    size_t i = 0;
+    /* Few plugin tags per run (a handful of hparams and rank records): a
+     * linear search is enough. */
+    for (; i < r->n_records; i++)
+        if (!strcmp(r->records[i].plugin, fresh.plugin) &&
+            !strcmp(r->records[i].tag, fresh.tag))
+            break;
+    if (i == r->n_records &&
+        tfb_vec_reserve((void **)&r->records, &r->cap_records,
+                        sizeof *r->records, r->n_records + 1) < 0) {
+        pthread_mutex_unlock(&r->lock);
+        record_clear(&fresh);
+        return TFB_ENOMEM;
+    }
+    if (i == r->n_records)
+        r->n_records++;
+    else
+        record_clear(&r->records[i]);
+    r->records[i] = fresh;
+    pthread_mutex_unlock(&r->lock);
+    tfb_store_bump_generation(r->store);
+    return 0;
+}
+
+int tfb_run_records(tfb_run *r, const char *plugin, tfb_plugin_record **out,
+                    size_t *n)
+{
+    pthread_mutex_lock(&r->lock);
+    size_t m = 0;
+    for (size_t i = 0; i < r->n_records; i++)
+        m += !strcmp(r->records[i].plugin, plugin);
+    tfb_plugin_record *v = calloc(m ? m : 1, sizeof *v);
+    int rc = v ? 0 : TFB_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; rc == 0 && i < r->n_records; i++) {
+        const tfb_plugin_record *x = &r->records[i];
+        if (strcmp(x->plugin, plugin) != 0)
+            continue;
+        rc = record_copy(&v[k], x->plugin, strlen(x->plugin), x->tag,
+                         strlen(x->tag), x->step, x->wall, x->content,
+                         x->content_len, x->tensor, x->tensor_len);
+        if (rc == 0)
+            k++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (rc < 0) {
+        tfb_plugin_records_free(v, k);
+        return rc;
+    }
+    *out = v;
+    *n = k;
     return 0;
 }

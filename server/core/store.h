@@ -163,6 +163,27 @@ void tfb_strv_free(char **v, size_t n);
 int tfb_run_files(tfb_run *r, tfb_file_info **out, size_t *n);
 void tfb_file_infos_free(tfb_file_info *v, size_t n);
 
+/* Values of the plugins the store keeps no series for (hparams,
+ * tfboard_rank, ...): the latest value of each (plugin, tag) of a run, as
+ * its plugin's metadata content and its tensor, both raw. A plugin decodes
+ * its own. Values over TFB_RECORD_MAX_BYTES are not kept. */
+#define TFB_RECORD_MAX_BYTES (1u << 20)
+typedef struct tfb_plugin_record {
+    char *plugin, *tag;
+    int64_t step;
+    double wall;
+    uint8_t *content; /* SummaryMetadata.plugin_data.content */
+    size_t content_len;
+    uint8_t *tensor;  /* TensorProto */
+    size_t tensor_len;
+} tfb_plugin_record;
+
+/* Copies of run r's records of `plugin` (every tag), in the order their
+ * tags were first seen; free with tfb_plugin_records_free. */
+int tfb_run_records(tfb_run *r, const char *plugin, tfb_plugin_record **out,
+                    size_t *n);
+void tfb_plugin_records_free(tfb_plugin_record *v, size_t n);
+
 /* ---- series --------------------------------------------------------- */
 
 tfb_series_kind tfb_series_get_kind(const tfb_series *s);
@@ -215,6 +236,13 @@ int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
                            const char *text, size_t len);
 int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
                                const tfb_nonfinite_counts *c);
+/* Keeps the value as the latest of (plugin, tag) of the run (see
+ * tfb_run_records). Returns 0, TFB_ETOOBIG or TFB_ENOMEM. */
+int tfb_run_put_record(tfb_run *r, const char *plugin, size_t plugin_len,
+                       const char *tag, size_t tag_len, int64_t step,
+                       double wall, const void *content, size_t content_len,
+                       const void *tensor, size_t tensor_len);
+
 /* Releases spare capacity (after a pass reached the end of the files). */
 void tfb_series_trim(tfb_series *s);
 
