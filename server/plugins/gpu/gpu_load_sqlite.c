@@ -3,26 +3,89 @@
  * layout: ours (*.trace.sqlite) or `nsys export --type sqlite`. Names are
  * StringIds ids in both; a name column holding text is taken as it is.
  * Columns a file lacks read as NULL, so older or trimmed exports load.
+ *
+ * A trace file is data from elsewhere, and SQLite files can compute: a
+ * table name may be a VIEW over an endless recursive query, a trigger or a
+ * generated column may run code. So a file is opened read-only and
+ * immutable (no lock, no -wal/-shm file created, nothing written; a live
+ * store's tail still in its WAL is read after the writer's next
+ * checkpoint), with an untrusted schema, defensive mode and a 1 MiB value
+ * limit; every table read must be a real table (a view is refused, with a
+ * message naming the file); and a progress handler stops any statement
+ * past the load's time budget, while the builder counts rows against the
+ * row budget.
  */
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_trace.h"
 
-static int has_table(sqlite3 *db, const char *name)
+typedef struct loader {
+    tfb_gpu_builder *b;
+    sqlite3 *db;
+    const char *path;
+    int interrupted; /* the progress handler stopped a statement */
+    /* StringIds: id -> interned string, looked up on first use */
+    sqlite3_stmt *str_stmt;
+    int64_t *sid_keys;
+    int32_t *sid_vals;
+    size_t sid_cap, sid_n;
+    /* progress: rows read of about rows_est */
+    uint64_t rows_read, rows_est;
+} loader;
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int on_progress(void *arg)
+{
+    loader *L = arg;
+    if (tfb_gpu_load_ctl_late(tfb_gpu_builder_ctl(L->b))) {
+        L->interrupted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* 1 when name is a table; 0 when absent; TFB_ECORRUPT (message set)
+ * when it is something else (a view). */
+static int table_kind(loader *L, const char *name)
 {
     sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM sqlite_master WHERE type IN "
-                           "('table','view') AND name = ?",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
+    int rc = 0;
+    if (sqlite3_prepare_v2(L->db,
+                           "SELECT type, sql FROM sqlite_master WHERE name = ? "
+                           "COLLATE NOCASE",
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return 0;
+    }
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *ty = sqlite3_column_text(st, 0);
+        const unsigned char *sql = sqlite3_column_text(st, 1);
+        if (ty && strcmp((const char *)ty, "table") == 0 && sql &&
+            sqlite3_strnicmp((const char *)sql, "CREATE VIRTUAL", 14) == 0)
+            rc = tfb_gpu_builder_fail(
+                L->b, TFB_ECORRUPT,
+                "%s: %s is a virtual table: trace files are read only from "
+                "plain tables", base_name(L->path), name);
+        else if (ty && strcmp((const char *)ty, "table") == 0)
+            rc = 1;
+        else if (ty && (strcmp((const char *)ty, "view") == 0))
+            rc = tfb_gpu_builder_fail(
+                L->b, TFB_ECORRUPT,
+                "%s: %s is a view, not a table: trace files are read only "
+                "from tables (a view can compute rows without end)",
+                base_name(L->path), name);
     }
     sqlite3_finalize(st);
-    return found;
+    return rc;
 }
 
 static int has_column(sqlite3 *db, const char *table, const char *col)
@@ -58,24 +121,128 @@ static int64_t int_or(sqlite3_stmt *st, int i, int64_t def)
                : sqlite3_column_int64(st, i);
 }
 
-/* A name column: the StringIds text when the id resolves, the column's
- * own text when it is text, else -1. Column i is the raw value, i + 1 the
- * joined StringIds value. */
-static int32_t name_of(tfb_gpu_builder *b, sqlite3_stmt *st, int i, int *oom)
+/* A statement's end: SQLITE_DONE, or an error. Interrupted by the time
+ * budget: TFB_ETOOBIG with the message; other errors (malformed content)
+ * end the table quietly, as a damaged file keeps what could be read. */
+static int step_end(loader *L, int rc)
 {
-    int ci = sqlite3_column_type(st, i + 1) != SQLITE_NULL ? i + 1 : i;
-    if (sqlite3_column_type(st, ci) != SQLITE_TEXT)
+    if (L->interrupted)
+        return tfb_gpu_builder_fail(L->b, TFB_ETOOBIG,
+                                    "%s: reading the trace took longer "
+                                    "than the load budget",
+                                    base_name(L->path));
+    (void)rc;
+    return 0;
+}
+
+static void row_done(loader *L)
+{
+    if ((++L->rows_read & 0xffff) == 0 && L->rows_est)
+        tfb_gpu_builder_progress(L->b, (double)L->rows_read /
+                                           (double)L->rows_est);
+}
+
+/* ---- StringIds ------------------------------------------------------------ */
+
+static uint64_t hash_id(int64_t id)
+{
+    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+static int sid_put(loader *L, int64_t id, int32_t v)
+{
+    if ((L->sid_n + 1) * 2 > L->sid_cap) {
+        size_t nc = L->sid_cap ? L->sid_cap * 2 : 256;
+        int64_t *nk = malloc(nc * sizeof *nk);
+        int32_t *nv = malloc(nc * sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return TFB_ENOMEM;
+        }
+        for (size_t i = 0; i < nc; i++)
+            nv[i] = INT32_MIN; /* empty */
+        for (size_t i = 0; i < L->sid_cap; i++) {
+            if (L->sid_vals[i] == INT32_MIN)
+                continue;
+            size_t j = (size_t)hash_id(L->sid_keys[i]) & (nc - 1);
+            while (nv[j] != INT32_MIN)
+                j = (j + 1) & (nc - 1);
+            nk[j] = L->sid_keys[i];
+            nv[j] = L->sid_vals[i];
+        }
+        free(L->sid_keys);
+        free(L->sid_vals);
+        L->sid_keys = nk;
+        L->sid_vals = nv;
+        L->sid_cap = nc;
+    }
+    size_t j = (size_t)hash_id(id) & (L->sid_cap - 1);
+    while (L->sid_vals[j] != INT32_MIN && L->sid_keys[j] != id)
+        j = (j + 1) & (L->sid_cap - 1);
+    if (L->sid_vals[j] == INT32_MIN)
+        L->sid_n++;
+    L->sid_keys[j] = id;
+    L->sid_vals[j] = v;
+    return 0;
+}
+
+/* The interned text of StringIds id, -1 when unknown; -2 on ENOMEM. */
+static int32_t string_id(loader *L, int64_t id)
+{
+    if (L->sid_cap) {
+        size_t j = (size_t)hash_id(id) & (L->sid_cap - 1);
+        while (L->sid_vals[j] != INT32_MIN) {
+            if (L->sid_keys[j] == id)
+                return L->sid_vals[j];
+            j = (j + 1) & (L->sid_cap - 1);
+        }
+    }
+    if (!L->str_stmt)
         return -1;
-    const char *s = (const char *)sqlite3_column_text(st, ci);
-    int len = sqlite3_column_bytes(st, ci);
-    int32_t id = tfb_gpu_builder_str(b, s, (size_t)len);
-    if (id < 0)
+    int32_t v = -1;
+    sqlite3_reset(L->str_stmt);
+    sqlite3_bind_int64(L->str_stmt, 1, id);
+    if (sqlite3_step(L->str_stmt) == SQLITE_ROW &&
+        sqlite3_column_type(L->str_stmt, 0) == SQLITE_TEXT) {
+        v = tfb_gpu_builder_str(
+            L->b, (const char *)sqlite3_column_text(L->str_stmt, 0),
+            (size_t)sqlite3_column_bytes(L->str_stmt, 0));
+        if (v < 0)
+            return -2;
+    }
+    if (sid_put(L, id, v))
+        return -2;
+    return v;
+}
+
+/* A name column: the StringIds text when it holds an id that resolves, its
+ * own text when it is text, else -1. */
+static int32_t name_of(loader *L, sqlite3_stmt *st, int i, int *oom)
+{
+    int ty = sqlite3_column_type(st, i);
+    int32_t id = -1;
+    if (ty == SQLITE_INTEGER) {
+        id = string_id(L, sqlite3_column_int64(st, i));
+    } else if (ty == SQLITE_TEXT) {
+        id = tfb_gpu_builder_str(L->b, (const char *)sqlite3_column_text(st, i),
+                                 (size_t)sqlite3_column_bytes(st, i));
+        if (id < 0)
+            id = -2;
+    }
+    if (id == -2) {
         *oom = 1;
+        id = -1;
+    }
     return id;
 }
 
-static int load_kernels(tfb_gpu_builder *b, sqlite3 *db)
+/* ---- tables ---------------------------------------------------------------- */
+
+static int load_kernels(loader *L)
 {
+    sqlite3 *db = L->db;
     const char *T = "CUPTI_ACTIVITY_KIND_KERNEL";
     char c[16][64];
     const char *name_col = has_column(db, T, "demangledName") ? "demangledName"
@@ -84,13 +251,12 @@ static int load_kernels(tfb_gpu_builder *b, sqlite3 *db)
     char namebuf[64] = "NULL";
     if (name_col)
         snprintf(namebuf, sizeof namebuf, "t.\"%s\"", name_col);
-    int join = has_table(db, "StringIds");
     char sql[2048];
-    /* Column 14: the raw name column, 15: its StringIds text. */
-    int len = snprintf(
+    /* Column 14: the name column (text, or a StringIds id). */
+    snprintf(
         sql, sizeof sql,
         "SELECT t.start, t.\"end\", %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-        "%s, %s, %s, %s FROM %s t",
+        "%s, %s, %s FROM %s t",
         col(db, T, "deviceId", c[0], 64), col(db, T, "streamId", c[1], 64),
         col(db, T, "correlationId", c[2], 64), col(db, T, "gridX", c[3], 64),
         col(db, T, "gridY", c[4], 64), col(db, T, "gridZ", c[5], 64),
@@ -98,17 +264,15 @@ static int load_kernels(tfb_gpu_builder *b, sqlite3 *db)
         col(db, T, "blockZ", c[8], 64),
         col(db, T, "registersPerThread", c[9], 64),
         col(db, T, "staticSharedMemory", c[10], 64),
-        col(db, T, "dynamicSharedMemory", c[11], 64), namebuf,
-        join && name_col ? "s.value" : "NULL", T);
-    if (join && name_col && len > 0 && (size_t)len < sizeof sql)
-        snprintf(sql + len, sizeof sql - (size_t)len,
-                 " LEFT JOIN StringIds s ON s.id = %s", namebuf);
+        col(db, T, "dynamicSharedMemory", c[11], 64), namebuf, T);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int oom = 0, err = 0;
-    while (!err && !oom && sqlite3_step(st) == SQLITE_ROW) {
-        tfb_gpu_span s;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int oom = 0, err = 0, rc = 0;
+    while (!err && !oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        tfb_gpu_span_in s;
         memset(&s, 0, sizeof s);
         s.kind = TFB_GPU_KERNEL;
         s.start = sqlite3_column_int64(st, 0);
@@ -122,21 +286,26 @@ static int load_kernels(tfb_gpu_builder *b, sqlite3 *db)
         }
         s.registers = (int32_t)int_or(st, 11, 0);
         s.shared_mem = (int32_t)(int_or(st, 12, 0) + int_or(st, 13, 0));
-        s.name = name_of(b, st, 14, &oom);
+        s.name = name_of(L, st, 14, &oom);
         s.step = -1;
         if (!oom)
-            err = tfb_gpu_builder_span(b, &s);
+            err = tfb_gpu_builder_span(L->b, &s);
+        row_done(L);
     }
     sqlite3_finalize(st);
-    return oom ? TFB_ENOMEM : err;
+    if (oom)
+        return TFB_ENOMEM;
+    return err ? err : step_end(L, rc);
 }
 
-static int load_copies(tfb_gpu_builder *b, sqlite3 *db, int memset_)
+static int load_copies(loader *L, int memset_)
 {
+    sqlite3 *db = L->db;
     const char *T = memset_ ? "CUPTI_ACTIVITY_KIND_MEMSET"
                             : "CUPTI_ACTIVITY_KIND_MEMCPY";
-    if (!has_table(db, T))
-        return 0;
+    int k = table_kind(L, T);
+    if (k <= 0)
+        return k;
     char c[5][64];
     char sql[1024];
     snprintf(sql, sizeof sql,
@@ -145,11 +314,13 @@ static int load_copies(tfb_gpu_builder *b, sqlite3 *db, int memset_)
              col(db, T, "correlationId", c[2], 64), col(db, T, "bytes", c[3], 64),
              memset_ ? "NULL" : col(db, T, "copyKind", c[4], 64), T);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int err = 0;
-    while (!err && sqlite3_step(st) == SQLITE_ROW) {
-        tfb_gpu_span s;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int err = 0, rc = 0;
+    while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        tfb_gpu_span_in s;
         memset(&s, 0, sizeof s);
         s.kind = memset_ ? TFB_GPU_MEMSET : TFB_GPU_MEMCPY;
         s.start = sqlite3_column_int64(st, 0);
@@ -162,93 +333,109 @@ static int load_copies(tfb_gpu_builder *b, sqlite3 *db, int memset_)
         s.copy_kind = (uint8_t)(ck >= 0 && ck < 256 ? ck : 0);
         s.name = -1;
         s.step = -1;
-        err = tfb_gpu_builder_span(b, &s);
+        err = tfb_gpu_builder_span(L->b, &s);
+        row_done(L);
     }
     sqlite3_finalize(st);
-    return err;
+    return err ? err : step_end(L, rc);
 }
 
-static int load_runtime(tfb_gpu_builder *b, sqlite3 *db)
+static int load_runtime(loader *L)
 {
+    sqlite3 *db = L->db;
     const char *T = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    if (!has_table(db, T) || !has_column(db, T, "correlationId"))
-        return 0;
-    int join = has_table(db, "StringIds") && has_column(db, T, "nameId");
+    int k = table_kind(L, T);
+    if (k <= 0 || !has_column(db, T, "correlationId"))
+        return k < 0 ? k : 0;
     char sql[512];
     snprintf(sql, sizeof sql,
-             "SELECT t.start, t.\"end\", t.correlationId, %s, %s FROM %s t %s",
-             has_column(db, T, "nameId") ? "t.nameId" : "NULL",
-             join ? "s.value" : "NULL", T,
-             join ? "LEFT JOIN StringIds s ON s.id = t.nameId" : "");
+             "SELECT t.start, t.\"end\", t.correlationId, %s FROM %s t",
+             has_column(db, T, "nameId") ? "t.nameId" : "NULL", T);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int oom = 0, err = 0;
-    while (!err && !oom && sqlite3_step(st) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int oom = 0, err = 0, rc = 0;
+    while (!err && !oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         tfb_gpu_call c;
         c.start = sqlite3_column_int64(st, 0);
         c.end = sqlite3_column_int64(st, 1);
         c.correlation = int_or(st, 2, -1);
-        c.name = name_of(b, st, 3, &oom);
+        c.name = name_of(L, st, 3, &oom);
         if (!oom)
-            err = tfb_gpu_builder_call(b, &c);
+            err = tfb_gpu_builder_call(L->b, &c);
+        row_done(L);
     }
     sqlite3_finalize(st);
-    return oom ? TFB_ENOMEM : err;
+    if (oom)
+        return TFB_ENOMEM;
+    return err ? err : step_end(L, rc);
 }
 
-static int load_devices(tfb_gpu_builder *b, sqlite3 *db)
+static int load_devices(loader *L)
 {
+    sqlite3 *db = L->db;
     const char *T = "TARGET_INFO_GPU";
-    if (!has_table(db, T) || !has_column(db, T, "id"))
-        return 0;
+    int k = table_kind(L, T);
+    if (k <= 0 || !has_column(db, T, "id"))
+        return k < 0 ? k : 0;
     char c[2][64];
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT t.id, %s, %s FROM %s t",
              col(db, T, "name", c[0], 64), col(db, T, "smCount", c[1], 64), T);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int err = 0;
-    while (!err && sqlite3_step(st) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int err = 0, rc = 0;
+    while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        err = tfb_gpu_builder_rows(L->b, 1);
         int32_t name = -1;
-        if (sqlite3_column_type(st, 1) == SQLITE_TEXT) {
-            name = tfb_gpu_builder_str(b, (const char *)sqlite3_column_text(st, 1),
+        if (!err && sqlite3_column_type(st, 1) == SQLITE_TEXT) {
+            name = tfb_gpu_builder_str(L->b,
+                                       (const char *)sqlite3_column_text(st, 1),
                                        (size_t)sqlite3_column_bytes(st, 1));
             if (name < 0)
                 err = TFB_ENOMEM;
         }
         if (!err)
-            err = tfb_gpu_builder_device(b, (int32_t)sqlite3_column_int64(st, 0),
+            err = tfb_gpu_builder_device(L->b,
+                                         (int32_t)sqlite3_column_int64(st, 0),
                                          name, (int32_t)int_or(st, 2, -1));
     }
     sqlite3_finalize(st);
-    return err;
+    return err ? err : step_end(L, rc);
 }
 
-static int load_host_spans(tfb_gpu_builder *b, sqlite3 *db)
+static int load_host_spans(loader *L)
 {
-    if (!has_table(db, "TFB_HOST_SPANS"))
-        return 0;
+    int k = table_kind(L, "TFB_HOST_SPANS");
+    if (k <= 0)
+        return k;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
+    if (sqlite3_prepare_v2(L->db,
                            "SELECT start, \"end\", kind, step FROM "
                            "TFB_HOST_SPANS",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int err = 0;
-    while (!err && sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *k = sqlite3_column_text(st, 2);
-        if (!k)
-            continue;
-        tfb_gpu_span s;
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int err = 0, rc = 0;
+    while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        row_done(L);
+        const unsigned char *kd = sqlite3_column_text(st, 2);
+        tfb_gpu_span_in s;
         memset(&s, 0, sizeof s);
-        if (strcmp((const char *)k, "step") == 0)
+        if (kd && strcmp((const char *)kd, "step") == 0)
             s.kind = TFB_GPU_HOST_STEP;
-        else if (strcmp((const char *)k, "input") == 0)
+        else if (kd && strcmp((const char *)kd, "input") == 0)
             s.kind = TFB_GPU_HOST_INPUT;
-        else
+        else {
+            err = tfb_gpu_builder_rows(L->b, 1);
             continue;
+        }
         s.start = sqlite3_column_int64(st, 0);
         s.end = sqlite3_column_int64(st, 1);
         s.step = int_or(st, 3, -1);
@@ -256,36 +443,115 @@ static int load_host_spans(tfb_gpu_builder *b, sqlite3 *db)
         s.stream = -1;
         s.name = -1;
         s.correlation = -1;
-        err = tfb_gpu_builder_span(b, &s);
+        err = tfb_gpu_builder_span(L->b, &s);
     }
     sqlite3_finalize(st);
-    return err;
+    return err ? err : step_end(L, rc);
+}
+
+/* Rows to expect, for the progress figure: max(rowid) of each table read
+ * (an index lookup, not a count). */
+static uint64_t estimate_rows(loader *L)
+{
+    static const char *const tables[] = {
+        "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "TFB_HOST_SPANS"};
+    uint64_t total = 0;
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        if (table_kind(L, tables[i]) != 1)
+            continue;
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", tables[i]);
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+            int64_t v = sqlite3_column_int64(st, 0);
+            if (v > 0)
+                total += (uint64_t)v;
+        }
+        sqlite3_finalize(st);
+    }
+    return total;
+}
+
+/* file:<path, percent-encoded>?mode=ro&immutable=1 */
+static char *file_uri(const char *path)
+{
+    size_t n = strlen(path);
+    char *u = malloc(n * 3 + 64);
+    if (!u)
+        return NULL;
+    char *o = u;
+    o += sprintf(o, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || strchr("/-_.~", *p))
+            *o++ = (char)*p;
+        else
+            o += sprintf(o, "%%%02X", *p);
+    }
+    strcpy(o, "?mode=ro&immutable=1");
+    return u;
 }
 
 int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
 {
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.b = b;
+    L.path = path;
+    char *uri = file_uri(path);
+    if (!uri)
+        return TFB_ENOMEM;
+    int rc = sqlite3_open_v2(uri, &L.db,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+                                 SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    free(uri);
+    if (rc != SQLITE_OK) {
+        sqlite3_close(L.db);
         return 0;
     }
-    /* A store being written (WAL) may be busy for a moment. */
-    sqlite3_busy_timeout(db, 1000);
-    if (!has_table(db, "CUPTI_ACTIVITY_KIND_KERNEL")) {
-        sqlite3_close(db);
-        return 0;
+    /* Schema code (views, triggers, generated columns) may call only
+     * harmless functions; no value over 1 MiB; no writes to the schema
+     * even through a bug of ours. */
+    sqlite3_db_config(L.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_db_config(L.db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_limit(L.db, SQLITE_LIMIT_LENGTH, 1 << 20);
+    sqlite3_progress_handler(L.db, 10000, on_progress, &L);
+    int err = table_kind(&L, "CUPTI_ACTIVITY_KIND_KERNEL");
+    if (err <= 0) {
+        sqlite3_close(L.db);
+        return err; /* 0: not a trace; < 0: refused */
     }
-    int err = load_devices(b, db);
+    err = table_kind(&L, "StringIds");
+    if (err == 1 &&
+        sqlite3_prepare_v2(L.db, "SELECT value FROM StringIds WHERE id = ?",
+                           -1, &L.str_stmt, NULL) != SQLITE_OK) {
+        sqlite3_finalize(L.str_stmt);
+        L.str_stmt = NULL;
+    }
+    if (err > 0)
+        err = 0;
+    L.rows_est = err ? 0 : estimate_rows(&L);
     if (!err)
-        err = load_kernels(b, db);
+        err = load_devices(&L);
     if (!err)
-        err = load_copies(b, db, 0);
+        err = load_kernels(&L);
     if (!err)
-        err = load_copies(b, db, 1);
+        err = load_copies(&L, 0);
     if (!err)
-        err = load_runtime(b, db);
+        err = load_copies(&L, 1);
     if (!err)
-        err = load_host_spans(b, db);
-    sqlite3_close(db);
+        err = load_runtime(&L);
+    if (!err)
+        err = load_host_spans(&L);
+    if (!err && L.interrupted)
+        err = step_end(&L, 0);
+    sqlite3_finalize(L.str_stmt);
+    sqlite3_close(L.db);
+    free(L.sid_keys);
+    free(L.sid_vals);
     return err ? err : 1;
 }
