@@ -114,6 +114,8 @@ static const char *col(sqlite3 *db, const char *table, const char *c,
     return buf;
 }
 
+/* NULL reads as 0 with sqlite3_column_int64 already: int_or only where
+ * the default is something else (each type check costs, 10 M rows). */
 static int64_t int_or(sqlite3_stmt *st, int i, int64_t def)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL
@@ -277,15 +279,16 @@ static int load_kernels(loader *L)
         s.kind = TFB_GPU_KERNEL;
         s.start = sqlite3_column_int64(st, 0);
         s.end = sqlite3_column_int64(st, 1);
-        s.device = (int32_t)int_or(st, 2, 0);
-        s.stream = (int32_t)int_or(st, 3, 0);
+        s.device = (int32_t)sqlite3_column_int64(st, 2);
+        s.stream = (int32_t)sqlite3_column_int64(st, 3);
         s.correlation = int_or(st, 4, -1);
         for (int k = 0; k < 3; k++) {
-            s.grid[k] = (int32_t)int_or(st, 5 + k, 0);
-            s.block[k] = (int32_t)int_or(st, 8 + k, 0);
+            s.grid[k] = (int32_t)sqlite3_column_int64(st, 5 + k);
+            s.block[k] = (int32_t)sqlite3_column_int64(st, 8 + k);
         }
-        s.registers = (int32_t)int_or(st, 11, 0);
-        s.shared_mem = (int32_t)(int_or(st, 12, 0) + int_or(st, 13, 0));
+        s.registers = (int32_t)sqlite3_column_int64(st, 11);
+        s.shared_mem = (int32_t)(sqlite3_column_int64(st, 12) +
+                                 sqlite3_column_int64(st, 13));
         s.name = name_of(L, st, 14, &oom);
         s.step = -1;
         if (!oom)
@@ -325,11 +328,11 @@ static int load_copies(loader *L, int memset_)
         s.kind = memset_ ? TFB_GPU_MEMSET : TFB_GPU_MEMCPY;
         s.start = sqlite3_column_int64(st, 0);
         s.end = sqlite3_column_int64(st, 1);
-        s.device = (int32_t)int_or(st, 2, 0);
-        s.stream = (int32_t)int_or(st, 3, 0);
+        s.device = (int32_t)sqlite3_column_int64(st, 2);
+        s.stream = (int32_t)sqlite3_column_int64(st, 3);
         s.correlation = int_or(st, 4, -1);
-        s.bytes = int_or(st, 5, 0);
-        int64_t ck = int_or(st, 6, 0);
+        s.bytes = sqlite3_column_int64(st, 5);
+        int64_t ck = sqlite3_column_int64(st, 6);
         s.copy_kind = (uint8_t)(ck >= 0 && ck < 256 ? ck : 0);
         s.name = -1;
         s.step = -1;
