@@ -491,6 +491,48 @@ int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c)
     return 0;
 }
 
+int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
+                               size_t cap)
+{
+    int err = count_rows(b, n);
+    tfb_gpu_trace *t = b->t;
+    if (!err && (uint64_t)t->ncalls + n >= UINT32_MAX)
+        err = TFB_ETOOBIG;
+    if (err) {
+        free(v);
+        return err;
+    }
+    /* Rows with no correlation or nonsense times are dropped, as
+     * tfb_gpu_builder_call does. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        tfb_gpu_call c = v[i];
+        if (c.correlation < 0 || c.end < c.start || c.start < 0)
+            continue;
+        if (c.correlation > b->corr_max)
+            b->corr_max = c.correlation;
+        c.correlation += b->corr_base;
+        v[m++] = c;
+    }
+    if (t->ncalls == 0) {
+        free(t->calls);
+        t->calls = v;
+        t->ncalls = m;
+        b->cap_calls = cap;
+        return 0;
+    }
+    if (grow((void **)&t->calls, &b->cap_calls, t->ncalls + m,
+             sizeof *t->calls)) {
+        free(v);
+        return TFB_ENOMEM;
+    }
+    if (m)
+        memcpy(t->calls + t->ncalls, v, m * sizeof *v);
+    t->ncalls += m;
+    free(v);
+    return 0;
+}
+
 int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
                            int32_t sm_count)
 {

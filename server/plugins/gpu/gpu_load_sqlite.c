@@ -15,10 +15,13 @@
  * past the load's time budget, while the builder counts rows against the
  * row budget.
  */
+#include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_trace.h"
 
@@ -32,8 +35,10 @@ typedef struct loader {
     int64_t *sid_keys;
     int32_t *sid_vals;
     size_t sid_cap, sid_n;
-    /* progress: rows read of about rows_est */
+    /* progress: rows read (here and by the runtime reader) of about
+     * rows_est */
     uint64_t rows_read, rows_est;
+    _Atomic uint64_t *other_rows;
 } loader;
 
 static const char *base_name(const char *p)
@@ -139,9 +144,11 @@ static int step_end(loader *L, int rc)
 
 static void row_done(loader *L)
 {
-    if ((++L->rows_read & 0xffff) == 0 && L->rows_est)
-        tfb_gpu_builder_progress(L->b, (double)L->rows_read /
+    if ((++L->rows_read & 0xffff) == 0 && L->rows_est) {
+        uint64_t other = L->other_rows ? atomic_load(L->other_rows) : 0;
+        tfb_gpu_builder_progress(L->b, (double)(L->rows_read + other) /
                                            (double)L->rows_est);
+    }
 }
 
 /* ---- StringIds ------------------------------------------------------------ */
@@ -343,37 +350,270 @@ static int load_copies(loader *L, int memset_)
     return err ? err : step_end(L, rc);
 }
 
-static int load_runtime(loader *L)
+/* ---- runtime calls, read on a second thread --------------------------------
+ * The runtime table is as long as the kernel table: it is read on its own
+ * connection and thread while this one reads the kernels (half the wall
+ * time on two cores). Its names (a few distinct StringIds ids) are kept
+ * as local texts and interned in the builder after the join. */
+static char *file_uri(const char *path);
+
+typedef struct call_reader {
+    char *uri;
+    const char *path;
+    double deadline;
+    uint64_t max_rows;
+    atomic_int cancel;
+    _Atomic uint64_t rows;
+    int has_name;
+    tfb_gpu_call *v;
+    size_t n, cap;
+    char **names; /* local name index -> text */
+    size_t nnames, cap_names;
+    int64_t *ids; /* id map: StringIds id -> local index */
+    int32_t *idx;
+    size_t id_n, id_cap;
+    int err;      /* 0, TFB_ENOMEM, TFB_ETOOBIG */
+    int interrupted;
+    pthread_t th;
+} call_reader;
+
+static int reader_progress(void *arg)
 {
-    sqlite3 *db = L->db;
-    const char *T = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    int k = table_kind(L, T);
-    if (k <= 0 || !has_column(db, T, "correlationId"))
-        return k < 0 ? k : 0;
-    char sql[512];
+    call_reader *R = arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    if (atomic_load(&R->cancel) || (R->deadline > 0 && now > R->deadline)) {
+        R->interrupted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int32_t reader_name(call_reader *R, const char *text, size_t len)
+{
+    if (R->nnames && strlen(R->names[R->nnames - 1]) == len &&
+        memcmp(R->names[R->nnames - 1], text, len) == 0)
+        return (int32_t)(R->nnames - 1);
+    if (R->nnames >= INT32_MAX)
+        return -2;
+    if (R->nnames == R->cap_names) {
+        size_t nc = R->cap_names ? R->cap_names * 2 : 16;
+        char **nv = realloc(R->names, nc * sizeof *nv);
+        if (!nv)
+            return -2;
+        R->names = nv;
+        R->cap_names = nc;
+    }
+    char *c = malloc(len + 1);
+    if (!c)
+        return -2;
+    memcpy(c, text, len);
+    c[len] = '\0';
+    R->names[R->nnames] = c;
+    return (int32_t)R->nnames++;
+}
+
+/* Local index of StringIds id (looked up once); -1 unknown, -2 ENOMEM. */
+static int32_t reader_id(call_reader *R, sqlite3_stmt *q, int64_t id)
+{
+    if (R->id_cap) {
+        size_t j = (size_t)hash_id(id) & (R->id_cap - 1);
+        while (R->idx[j] != INT32_MIN) {
+            if (R->ids[j] == id)
+                return R->idx[j];
+            j = (j + 1) & (R->id_cap - 1);
+        }
+    }
+    int32_t v = -1;
+    if (q) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, id);
+        if (sqlite3_step(q) == SQLITE_ROW &&
+            sqlite3_column_type(q, 0) == SQLITE_TEXT)
+            v = reader_name(R, (const char *)sqlite3_column_text(q, 0),
+                            (size_t)sqlite3_column_bytes(q, 0));
+        if (v == -2)
+            return -2;
+    }
+    if ((R->id_n + 1) * 2 > R->id_cap) {
+        size_t nc = R->id_cap ? R->id_cap * 2 : 64;
+        int64_t *nk = malloc(nc * sizeof *nk);
+        int32_t *nv = malloc(nc * sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return -2;
+        }
+        for (size_t i = 0; i < nc; i++)
+            nv[i] = INT32_MIN;
+        for (size_t i = 0; i < R->id_cap; i++) {
+            if (R->idx[i] == INT32_MIN)
+                continue;
+            size_t j = (size_t)hash_id(R->ids[i]) & (nc - 1);
+            while (nv[j] != INT32_MIN)
+                j = (j + 1) & (nc - 1);
+            nk[j] = R->ids[i];
+            nv[j] = R->idx[i];
+        }
+        free(R->ids);
+        free(R->idx);
+        R->ids = nk;
+        R->idx = nv;
+        R->id_cap = nc;
+    }
+    size_t j = (size_t)hash_id(id) & (R->id_cap - 1);
+    while (R->idx[j] != INT32_MIN)
+        j = (j + 1) & (R->id_cap - 1);
+    R->ids[j] = id;
+    R->idx[j] = v;
+    R->id_n++;
+    return v;
+}
+
+static void *reader_main(void *arg)
+{
+    call_reader *R = arg;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL, *q = NULL;
+    if (sqlite3_open_v2(R->uri, &db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+                            SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 20);
+    sqlite3_progress_handler(db, 10000, reader_progress, R);
+    if (sqlite3_prepare_v2(db, "SELECT value FROM StringIds WHERE id = ?", -1,
+                           &q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(q);
+        q = NULL;
+    }
+    char sql[256];
     snprintf(sql, sizeof sql,
-             "SELECT t.start, t.\"end\", t.correlationId, %s FROM %s t",
-             has_column(db, T, "nameId") ? "t.nameId" : "NULL", T);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return step_end(L, 0);
+             "SELECT t.start, t.\"end\", t.correlationId, %s FROM "
+             "CUPTI_ACTIVITY_KIND_RUNTIME t",
+             R->has_name ? "t.nameId" : "NULL");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        goto out;
+    while (!R->err && sqlite3_step(st) == SQLITE_ROW) {
+        uint64_t rows = atomic_fetch_add(&R->rows, 1) + 1;
+        if (R->max_rows && rows > R->max_rows) {
+            R->err = TFB_ETOOBIG;
+            break;
+        }
+        if (R->n == R->cap) {
+            size_t nc = R->cap ? R->cap * 2 : 1024;
+            tfb_gpu_call *nv = realloc(R->v, nc * sizeof *nv);
+            if (!nv) {
+                R->err = TFB_ENOMEM;
+                break;
+            }
+            R->v = nv;
+            R->cap = nc;
+        }
+        tfb_gpu_call *c = &R->v[R->n];
+        c->start = sqlite3_column_int64(st, 0);
+        c->end = sqlite3_column_int64(st, 1);
+        c->correlation = int_or(st, 2, -1);
+        int ty = sqlite3_column_type(st, 3);
+        c->name = -1;
+        if (ty == SQLITE_INTEGER)
+            c->name = reader_id(R, q, sqlite3_column_int64(st, 3));
+        else if (ty == SQLITE_TEXT)
+            c->name = reader_name(R, (const char *)sqlite3_column_text(st, 3),
+                                  (size_t)sqlite3_column_bytes(st, 3));
+        if (c->name == -2) {
+            R->err = TFB_ENOMEM;
+            break;
+        }
+        R->n++;
     }
-    int oom = 0, err = 0, rc = 0;
-    while (!err && !oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        tfb_gpu_call c;
-        c.start = sqlite3_column_int64(st, 0);
-        c.end = sqlite3_column_int64(st, 1);
-        c.correlation = int_or(st, 2, -1);
-        c.name = name_of(L, st, 3, &oom);
-        if (!oom)
-            err = tfb_gpu_builder_call(L->b, &c);
-        row_done(L);
-    }
+out:
     sqlite3_finalize(st);
-    if (oom)
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return NULL;
+}
+
+static void reader_free(call_reader *R)
+{
+    for (size_t i = 0; i < R->nnames; i++)
+        free(R->names[i]);
+    free(R->names);
+    free(R->ids);
+    free(R->idx);
+    free(R->v);
+    free(R->uri);
+}
+
+/* Starts the runtime reader when the file has the table (1), 0 when not,
+ * negative when refused or on ENOMEM. */
+static int runtime_start(loader *L, call_reader *R)
+{
+    const char *T = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    memset(R, 0, sizeof *R);
+    int k = table_kind(L, T);
+    if (k <= 0 || !has_column(L->db, T, "correlationId"))
+        return k < 0 ? k : 0;
+    tfb_gpu_load_ctl *ctl = tfb_gpu_builder_ctl(L->b);
+    R->uri = file_uri(L->path);
+    if (!R->uri)
         return TFB_ENOMEM;
-    return err ? err : step_end(L, rc);
+    R->path = L->path;
+    R->deadline = ctl ? ctl->deadline : 0;
+    R->max_rows = ctl ? ctl->max_rows : 0;
+    R->has_name = has_column(L->db, T, "nameId");
+    atomic_init(&R->cancel, 0);
+    atomic_init(&R->rows, 0);
+    if (pthread_create(&R->th, NULL, reader_main, R) != 0) {
+        reader_free(R);
+        return TFB_ENOMEM;
+    }
+    return 1;
+}
+
+/* Joins the reader and hands its calls to the builder (cancel: stop it
+ * first, the load failed). */
+static int runtime_finish(loader *L, call_reader *R, int cancel)
+{
+    if (cancel)
+        atomic_store(&R->cancel, 1);
+    pthread_join(R->th, NULL);
+    int err = 0;
+    if (cancel)
+        err = 0;
+    else if (R->err == TFB_ETOOBIG || (R->interrupted && !R->err))
+        err = tfb_gpu_builder_fail(
+            L->b, TFB_ETOOBIG, "%s: %s", base_name(L->path),
+            R->err == TFB_ETOOBIG
+                ? "the runtime calls exceed the load budget (rows)"
+                : "reading the trace took longer than the load budget");
+    else
+        err = R->err;
+    int32_t *map = NULL;
+    if (!err && R->nnames) {
+        map = malloc(R->nnames * sizeof *map);
+        if (!map)
+            err = TFB_ENOMEM;
+        for (size_t i = 0; !err && i < R->nnames; i++) {
+            map[i] = tfb_gpu_builder_str(L->b, R->names[i],
+                                         strlen(R->names[i]));
+            if (map[i] < 0)
+                err = TFB_ENOMEM;
+        }
+    }
+    if (!err) {
+        for (size_t i = 0; i < R->n; i++)
+            if (R->v[i].name >= 0)
+                R->v[i].name = map[R->v[i].name];
+        err = tfb_gpu_builder_calls_take(L->b, R->v, R->n, R->cap);
+        R->v = NULL;
+    }
+    free(map);
+    reader_free(R);
+    return err;
 }
 
 static int load_devices(loader *L)
@@ -538,8 +778,18 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     if (err > 0)
         err = 0;
     L.rows_est = err ? 0 : estimate_rows(&L);
+    call_reader R;
+    int reading = 0;
     if (!err)
         err = load_devices(&L);
+    if (!err) {
+        err = runtime_start(&L, &R);
+        reading = err == 1;
+        if (err > 0)
+            err = 0;
+        if (reading)
+            L.other_rows = &R.rows;
+    }
     if (!err)
         err = load_kernels(&L);
     if (!err)
@@ -547,9 +797,12 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     if (!err)
         err = load_copies(&L, 1);
     if (!err)
-        err = load_runtime(&L);
-    if (!err)
         err = load_host_spans(&L);
+    if (reading) {
+        int e2 = runtime_finish(&L, &R, err != 0);
+        if (!err)
+            err = e2;
+    }
     if (!err && L.interrupted)
         err = step_end(&L, 0);
     sqlite3_finalize(L.str_stmt);

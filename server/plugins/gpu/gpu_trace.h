@@ -270,6 +270,13 @@ int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len);
 /* Adds a span / call: 0, TFB_ENOMEM, or TFB_ETOOBIG past the budgets. */
 int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s);
 int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c);
+/* Adds n calls read elsewhere (a reader thread; names already interned
+ * in this builder, correlation ids raw), taking the malloc'd array v of
+ * capacity cap (adopted when the builder has no call yet, else copied
+ * and freed). Counts them against the row budget. 0, TFB_ENOMEM or
+ * TFB_ETOOBIG; v is consumed in all cases. */
+int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
+                               size_t cap);
 /* Adds or updates a device (name/sm_count < 0 keep the old values). */
 int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
                            int32_t sm_count);
