@@ -171,11 +171,18 @@ def main():
         G.write(GEN, os.path.join(TMP, "big", "report1.sqlite"), N)
         print("generated %d kernels in %.1f s" % (N, time.time() - t0))
         E = G.expected(N)
+        code = 0
         with Server(TFBOARD, TMP) as srv:
             SRV = srv
             srv.wait_loaded()
-            run_tests([test_summary, test_kernels, test_utilization,
-                       test_timeline, test_trace_json_window])
+            try:
+                run_tests([test_summary, test_kernels, test_utilization,
+                           test_timeline, test_trace_json_window])
+            except SystemExit as e:
+                code = e.code
+        # (Leaving the with block stopped the server with SIGTERM and
+        # checked that it exited cleanly, without sanitizer reports.)
+        sys.exit(code)
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
 
