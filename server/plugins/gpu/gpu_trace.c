@@ -339,6 +339,7 @@ int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
     struct timespec until;
     if (wait_ms > 0)
         deadline_in(&until, wait_ms);
+    tfb_gpu_trace *evicted = NULL;
     pthread_mutex_lock(&g_cache_mu);
     cache_entry *e = NULL, *victim = NULL;
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
@@ -360,19 +361,15 @@ int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
                      "too many GPU traces are loading at once; try again");
             return 0;
         }
-        /* Evict: the trace lives on while requests hold it. */
+        /* Evict: the trace lives on while requests hold it (freed after
+         * the unlock when this was its last reference). */
         e = victim;
-        tfb_gpu_trace *old = e->trace;
+        evicted = e->trace;
         free(e->sig);
         free(e->error);
         memset(e, 0, sizeof *e);
         e->store = store;
         e->run = r;
-        if (old && --old->refs == 0) {
-            pthread_mutex_unlock(&g_cache_mu);
-            tfb_gpu_trace_free(old);
-            pthread_mutex_lock(&g_cache_mu);
-        }
     }
     e->used = ++g_clock;
     for (int round = 0;; round++) {
@@ -427,7 +424,10 @@ int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
             break;
         }
     }
+    int last = evicted && --evicted->refs == 0;
     pthread_mutex_unlock(&g_cache_mu);
+    if (last)
+        tfb_gpu_trace_free(evicted);
     free(sig);
     tfb_strv_free(files, n);
     return err;
