@@ -33,6 +33,13 @@ def rss_bytes(pid):
         return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1)) * 1024
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process (all its threads), in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def get(port, path):
     try:
         with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path),
@@ -71,6 +78,7 @@ def main():
             time.sleep(0.05)
         rss0 = rss_bytes(p.pid)
         q = "?run=big"
+        cpu0 = cpu_seconds(p.pid)
         t0 = time.time()
         polls = 0
         while True:
@@ -80,10 +88,12 @@ def main():
             polls += 1
             time.sleep(0.1)
         load = time.time() - t0
+        cpu = cpu_seconds(p.pid) - cpu0
         assert st == 200, (st, body[:300])
         rss1 = rss_bytes(p.pid)
-        print("load: %.2f s (%d answers 202 \"loading\" meanwhile)"
-              % (load, polls))
+        print("load: %.2f s wall, %.2f s CPU (%d answers 202 \"loading\" "
+              "meanwhile; load average %.1f)"
+              % (load, cpu, polls, os.getloadavg()[0]))
         print("resident memory: %.1f MB more, %.1f bytes a kernel"
               % ((rss1 - rss0) / 1e6, (rss1 - rss0) / n))
         e = gpu_trace_gen.expected(n) if n <= 2000000 else None
