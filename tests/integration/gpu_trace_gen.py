@@ -2,7 +2,6 @@
 the trace of n kernels is made), as the figures the GPU routes must answer.
 Used by tests/integration/test_gpu_big.py and tests/bench/bench_gpu_trace.py.
 """
-import os
 import subprocess
 
 B = 1700000000000000000

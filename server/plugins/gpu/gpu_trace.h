@@ -190,7 +190,8 @@ typedef struct tfb_gpu_status {
 
 /* The GPU trace of run r, without blocking on a load: starts the run's
  * load in the background when needed (first request, or a trace file
- * changed size or mtime), waits at most wait_ms for it, and answers:
+ * changed size or mtime), waits at most wait_ms for it (0: not at all;
+ * < 0: until the load of the current files ended), and answers:
  * READY with *out set (one reference: release it) - while a changed file
  * is reloaded, the previous trace is answered -, LOADING with progress,
  * FAILED with the message, or NONE. No lock is held while a file is read.
