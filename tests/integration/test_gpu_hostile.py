@@ -163,6 +163,18 @@ def test_report_finishes_with_error_line():
                     if "rank0.trace.sqlite" in ln.replace("\\", "")]
             assert line and "error" in line[0].lower(), p.stdout
             assert "view" in line[0], line
+    out = os.path.join(TMP, "..", os.path.basename(TMP) + ".html")
+    try:
+        p = subprocess.run([TFBOARD, "report", "--logdir", TMP, "--format",
+                            "html", "--quiet", "--output", out],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        with open(out) as f:
+            page = f.read()
+        assert "is a view, not a table" in page and "gpu.error" in page
+    finally:
+        if os.path.exists(out):
+            os.remove(out)
     assert sidecars() == [], sidecars()
 
 
