@@ -581,10 +581,12 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
     if (cancel)
         atomic_store(&R->cancel, 1);
     pthread_join(R->th, NULL);
-    int err = 0;
-    if (cancel)
-        err = 0;
-    else if (R->err == TFB_ETOOBIG || (R->interrupted && !R->err))
+    if (cancel) {
+        reader_free(R);
+        return 0;
+    }
+    int err;
+    if (R->err == TFB_ETOOBIG || (R->interrupted && !R->err))
         err = tfb_gpu_builder_fail(
             L->b, TFB_ETOOBIG, "%s: %s", base_name(L->path),
             R->err == TFB_ETOOBIG
