@@ -159,8 +159,39 @@ def test_report_fails_loudly_on_unreadable_files():
     assert "good" in out.stdout  # the rest is still reported
 
 
+def test_gzip_bomb_trace():
+    """A 4 MB .gz that inflates to gigabytes: refused with a clear error
+    (inflating it whole took 4.1 GB before), the server keeps serving."""
+    import gzip
+    logdir = os.path.join(TMP, "bomb")
+    write_run(logdir, "ok", 3)
+    d = os.path.join(logdir, "bomb")
+    os.makedirs(d)
+    path = os.path.join(d, "w.pt.trace.json.gz")
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        f.write(b'{"traceEvents": [], "pad": "')
+        zeros = b"0" * (1 << 24)
+        for _ in range(72):  # 1.2 GB of text
+            f.write(zeros)
+        f.write(b'"}')
+    assert os.path.getsize(path) < 8 << 20
+    with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        def answered():
+            st, _, body = srv.get("/data/plugin/gpu/summary", run="bomb")
+            return (st, body) if st != 202 else None
+        st, body = wait_for(answered, "the bomb's answer", timeout=120)
+        assert st == 500, (st, body)
+        assert "inflates to more than" in json.loads(body)["error"], body
+        with open("/proc/%d/status" % srv.proc.pid) as f:
+            hwm = [l for l in f if l.startswith("VmHWM")][0].split()[1]
+        print("   gzip bomb refused; server peak RSS %d MB" % (int(hwm) // 1024))
+        assert int(hwm) < 400 * 1024
+        assert srv.json("/data/runs")
+
+
 try:
-    run_tests([test_fifo_and_dev_zero_swapped_in,
+    run_tests([test_gzip_bomb_trace, test_fifo_and_dev_zero_swapped_in,
                test_huge_sparse_file_does_not_starve_others,
                test_many_runs_at_low_fd_limit,
                test_report_fails_loudly_on_unreadable_files])
