@@ -338,15 +338,19 @@ async function fetchCatalog(userAsked) {
   }
   if (userAsked) retries++;
   const loads = Promise.all(entries.map(async (e) => { e.load = e.enabled ? await loadPage(e) : null; }));
-  const [runsList, scalarTags, histTags, textTags, alerts, runsInfo] = await Promise.all([
+  const [runsList, scalarTags, histTags, textTags, alerts, runsInfo, env] = await Promise.all([
     getJSON('data/runs'),
     getOptional('data/plugin/scalars/tags'),
     getOptional('data/plugin/histograms/tags'),
     getOptional('data/plugin/text/tags'),
     getOptional('data/plugin/health/alerts'),
     getOptional('data/runs_info'),
+    data.env ? Promise.resolve(data.env) : getOptional('data/environment'),
   ]);
   await loads;
+  data.env = env;
+  // Tag names the dashboards recognise runs by, as the server spells them.
+  data.tagNames = (env && env.tag_names) || {};
   data.runs = Array.isArray(runsList) ? runsList.map(String) : [];
   assignRunColors(data.runs);
   data.scalarTags = tagMap(scalarTags);
