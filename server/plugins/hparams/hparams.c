@@ -1,8 +1,9 @@
 /*
  * hparams.c - the hparams plugin: routes /data/plugin/hparams/{experiment,
- * runs, groups} and the run's hparams section of `tfboard report`. It has
- * no tab: its table is a part of the Runs page (webui/js/pages/runs.js)
- * and its groups are drawn by the Scalars page.
+ * runs, groups} and the run's hparams section of `tfboard report`. Its
+ * tab (webui/js/pages/hparams.js) shows a hparam-vs-metric scatter; the
+ * table with a column per hparam is on the Runs page and the groups are
+ * drawn by the Scalars page.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -312,7 +313,7 @@ static const tfb_plugin_route routes[] = {
 const tfb_plugin tfb_plugin_hparams = {
     .name = "hparams",
     .title = "HParams",
-    .module = NULL, /* no tab: the Runs and Scalars pages show it */
+    .module = "js/pages/hparams.js",
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_hparams,
