@@ -11,7 +11,7 @@ import { runColor } from '../core/colors.js';
 import { eng, rel, wall, int } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 import { setRunChecked, setRunsChecked } from '../core/sidebar.js';
-import { hpText, hpMatches, hpFilterParse, loadHparams } from './hparams.js';
+import { hpText, hpMatches, hpFilterParse, loadHparams } from '../lib/hparams.js';
 
 function allScalarTags(data) {
   const s = new Set();

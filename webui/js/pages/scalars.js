@@ -12,8 +12,8 @@ import { getJSON, url, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { safeRegex } from '../core/state.js';
-import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout } from './scalars_compare.js';
-import { loadHparams } from './hparams.js';
+import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout } from '../lib/scalars_compare.js';
+import { loadHparams } from '../lib/hparams.js';
 
 // Tags of the selected runs, in first-seen order, filtered by the regex.
 export function scalarTagsOf(data, runs, filter) {
