@@ -366,7 +366,7 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
     free(runs);
     if (!by_hparam)
         regfree(&re);
-    if (e == 0)
+    if (e == 0 && out->n_groups)
         qsort(out->groups, out->n_groups, sizeof *out->groups, cmp_group);
     for (size_t i = 0; i < out->n_groups && e == 0; i++)
         e = compute_curve(s, &out->groups[i], tag);
