@@ -157,6 +157,13 @@ const page = {
     }
     this.hpRows = new Map(hp.runs.map((r) => [r.run, r]));
     const hpf = ctx.state.hpFilter || {};
+    // New data under an active filter: runs that now match join the
+    // selection (and ones that no longer match leave it).
+    if (this.filterGen !== this.gen) {
+      const first = this.filterGen === undefined;
+      this.filterGen = this.gen;
+      if (!first && Object.values(hpf).some((v) => v)) this.applySelection(hpf);
+    }
     for (const inp of this.hpFilters.querySelectorAll('input[data-hparam]')) {
       const { ok } = hpFilterParse(hpf[inp.dataset.hparam] || '');
       inp.classList.toggle('invalid', !ok);

@@ -163,7 +163,7 @@ class Card {
       const nf = ans.groups.reduce((a, g) => a + g.points.reduce((b, p) => b + num(p[6]), 0), 0);
       this.status.textContent = `${ans.groups.length} group${ans.groups.length === 1 ? '' : 's'} by ${groupBy}` +
         (ans.left_out ? `; ${ans.left_out} run${ans.left_out === 1 ? '' : 's'} in no group` : '') +
-        (nf ? `; ${nf} non-finite value${nf === 1 ? '' : 's'} left out of the means` : '');
+        (nf ? `; ${nf} non-finite value${nf === 1 ? '' : 's'} left out of the means` : '') + ' (means are not smoothed)';
       this.status.classList.toggle('warn', nf > 0);
       window.__tfb.charts['scalars:' + this.tag] = { grouped: true, groupBy, band: this.page.ctx.state.band, groups: summary, leftOut: ans.left_out };
     } catch (e) {
