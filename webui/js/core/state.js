@@ -14,6 +14,8 @@ const DEFAULTS = {
   tag: '',           // histograms runs-table tag, etc.
   step: null,        // step to focus (from the health page)
   auto: true,        // auto-reload
+  cmpA: '',          // the compare page's baseline run
+  cmpB: '',          // and the run compared with it
 };
 
 const listeners = [];
@@ -36,6 +38,8 @@ function parse(hash) {
   if (q.has('tag')) s.tag = q.get('tag');
   if (q.has('step') && /^-?\d+$/.test(q.get('step'))) s.step = parseInt(q.get('step'), 10);
   if (q.has('auto')) s.auto = q.get('auto') !== '0';
+  if (q.has('cmpA')) s.cmpA = q.get('cmpA');
+  if (q.has('cmpB')) s.cmpB = q.get('cmpB');
   return s;
 }
 
@@ -53,6 +57,8 @@ function serialize(s) {
   if (s.tag) q.set('tag', s.tag);
   if (s.step !== null) q.set('step', String(s.step));
   if (!s.auto) q.set('auto', '0');
+  if (s.cmpA) q.set('cmpA', s.cmpA);
+  if (s.cmpB) q.set('cmpB', s.cmpB);
   return q.toString();
 }
 
