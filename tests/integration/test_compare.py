@@ -288,6 +288,9 @@ def test_bad_fail_on():
     assert p.returncode == 2 and "needs --compare" in p.stderr, p.stderr
     p = report("--logdir", STATE["logdir"], "--compare", "lr0.1")
     assert p.returncode == 2 and "two runs" in p.stderr, p.stderr
+    h = report("--help", check_rc=0).stdout
+    assert "regress:METRIC>LIMIT" in h and "higher is worse" in h and "higher is better" in h, h
+    assert "Without" in h and "--logdir, A and B are directories" in h, h
 
 
 def test_resolving_a_and_b():
