@@ -19,7 +19,7 @@ static int run_param(const tfb_http_req *req, tfb_http_resp *resp,
         return rc;
     *out = tfb_store_find_run(tfb_server_store(req), v);
     if (!*out)
-        return tfb_http_error(resp, 404, "no run named in '%s'", name);
+        return tfb_http_error(resp, 404, "%s: no run '%s'", name, v);
     return 0;
 }
 
