@@ -7,6 +7,7 @@
 #include "hash.h"
 #include "str.h"
 #include "strtab.h"
+#include "utf8.h"
 #include "vec.h"
 
 #include <dirent.h>
@@ -21,8 +22,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errors.h"
+
 /* Events between progress updates and stop checks. */
 #define CHUNK_EVENTS 65536
+/* Bytes read from one file between stop checks, and in one pass: a 20 GB
+ * file (or a sparse one of garbage) is read over several passes, which
+ * follow each other at once, so it cannot hold back every other run's
+ * reload, and SIGTERM is seen within one chunk. */
+#define CHUNK_BYTES ((uint64_t)32 << 20)
+#define PASS_FILE_BYTES ((uint64_t)128 << 20)
 #define MAX_DEPTH 64
 
 typedef struct tag_entry {
@@ -60,6 +69,10 @@ typedef struct run_state {
      * time) predicts the next one and skips most hash lookups. */
     tag_entry *last;
     int need_reset;
+    /* What a user should hear about (the run's notes, runs_info). */
+    uint64_t empty_tag_values; /* values with neither tag nor node name */
+    uint64_t bad_utf8_tags;    /* tags renamed by the U+FFFD rule */
+    uint64_t noted_empty, noted_utf8;
 } run_state;
 
 struct tfb_loader {
@@ -79,6 +92,8 @@ struct tfb_loader {
     atomic_uint_fast64_t bytes_done;
     atomic_uint_fast64_t files_done;
     uint64_t bytes_total, files_total, reloads;
+    atomic_int more; /* a file stopped at its pass budget with bytes left */
+    int deep_noted;  /* said once that a directory was too deep */
     int first_done;
     int logdir_missing; /* the last pass could not open the logdir */
 };
@@ -196,9 +211,22 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
     if (n_events == 0 && n_traces == 0)
         return 0;
     tfb_run *run;
-    int rc = tfb_store_get_run(l->store, rel, &run);
+    /* A directory name that is not UTF-8 is listed, and queried, with its
+     * invalid bytes as U+FFFD (the only form JSON can carry). */
+    int bad_name = !tfb_utf8_valid(rel, strlen(rel));
+    char *clean_rel = bad_name ? tfb_utf8_clean(rel, strlen(rel), NULL)
+                               : (char *)rel;
+    if (!clean_rel)
+        return TFB_ENOMEM;
+    int rc = tfb_store_get_run(l->store, clean_rel, &run);
+    if (bad_name)
+        free(clean_rel);
     if (rc < 0)
         return rc;
+    if (bad_name)
+        tfb_run_set_note(run, "name",
+                         "the directory name is not valid UTF-8: its invalid "
+                         "bytes are shown (and queried) as U+FFFD");
     run_state *rs = find_run_state(l, run);
     if (!rs) {
         rs = calloc(1, sizeof *rs);
@@ -249,8 +277,17 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
 
 static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
 {
-    if (depth > MAX_DEPTH || atomic_load(&l->stop))
+    if (atomic_load(&l->stop))
         return 0;
+    if (depth > MAX_DEPTH) {
+        if (!l->deep_noted && l->opts.log)
+            fprintf(l->opts.log, "tfboard: %s is more than %d directories "
+                                 "below the logdir; it and what is under it "
+                                 "are not scanned\n",
+                    dir, MAX_DEPTH);
+        l->deep_noted = 1;
+        return 0;
+    }
     DIR *d = opendir(dir);
     if (!d)
         return depth == 0 ? TFB_ENOENT : 0;
@@ -276,6 +313,11 @@ static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
                 is_file = 1;
             else if (S_ISLNK(st.st_mode) && stat(p, &st) == 0 &&
                      S_ISREG(st.st_mode))
+                is_file = 1;
+            else if (strstr(n, "tfevents"))
+                /* A FIFO, device or link to one named like an event file:
+                 * listed, so that runs_info and the report say why it is
+                 * not read (read_file never opens it). */
                 is_file = 1;
         }
         free(p);
@@ -366,10 +408,23 @@ static tfb_series *series_for(run_state *rs, tag_entry *e,
         return e->series[kind];
     tfb_series *s = NULL;
     const char *plugin = e->plugin ? e->plugin : "";
-    if (tfb_run_get_series(rs->run, kind, e->tag, e->len, plugin,
-                           strlen(plugin), v->display_name.ptr,
-                           v->display_name.len, v->description.ptr,
-                           v->description.len, &s) < 0)
+    /* The U+FFFD rule of utf8.h: the tag listed is the tag queried. */
+    const char *tag = e->tag;
+    size_t tag_len = e->len;
+    char *clean = NULL;
+    if (!tfb_utf8_valid(tag, tag_len)) {
+        clean = tfb_utf8_clean(tag, tag_len, &tag_len);
+        if (!clean)
+            return NULL;
+        tag = clean;
+        rs->bad_utf8_tags++;
+    }
+    int rc = tfb_run_get_series(rs->run, kind, tag, tag_len, plugin,
+                                strlen(plugin), v->display_name.ptr,
+                                v->display_name.len, v->description.ptr,
+                                v->description.len, &s);
+    free(clean);
+    if (rc < 0)
         return NULL;
     e->series[kind] = s;
     return s;
@@ -378,8 +433,11 @@ static tfb_series *series_for(run_state *rs, tag_entry *e,
 static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
                              const tfb_event *ev)
 {
-    if (v->tag.len == 0)
+    if (v->tag.len == 0) {
+        /* Neither a tag nor a node name: nothing to list it under. */
+        rs->empty_tag_values++;
         return 0;
+    }
     tag_entry *e = rs->last ? rs->last->succ : NULL;
     if (!e || e->len != v->tag.len ||
         memcmp(e->tag, v->tag.ptr, v->tag.len) != 0) {
@@ -504,7 +562,19 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             f->gone = 1;
             return 0;
         }
-        report_error(l, f, TFB_EIO);
+        report_error(l, f, tfb_err_from_errno(errno));
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        /* Replaced by a FIFO, a device, a link to /dev/zero: never read
+         * it (an open could block, a read never end); keep what was
+         * loaded from the real file, and say why no more comes. */
+        if (f->reader) {
+            tfb_reader_close(f->reader);
+            f->reader = NULL;
+        }
+        f->gone = 1;
+        report_error(l, f, TFB_ENOTFILE);
         return 0;
     }
     if (f->reader || f->gone) {
@@ -527,8 +597,15 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
     tfb_event ev;
     uint64_t points = 0;
     size_t events = 0;
-    int rc;
-    while ((rc = tfb_reader_next(f->reader, &ev)) == 1) {
+    int rc = 0;
+    uint64_t pass_left = PASS_FILE_BYTES;
+    uint64_t at = f->done;
+    for (;;) {
+        /* One chunk at a time, so the stop flag is seen within one chunk
+         * whatever the file holds (even garbage, where no event comes). */
+        uint64_t chunk = pass_left < CHUNK_BYTES ? pass_left : CHUNK_BYTES;
+        tfb_reader_set_limit(f->reader, chunk);
+        while ((rc = tfb_reader_next(f->reader, &ev)) == 1) {
         if (ev.wall_time > 0 || ev.wall_time < 0) {
             if (isnan(*first) || ev.wall_time < *first)
                 *first = ev.wall_time;
@@ -562,6 +639,26 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             if (atomic_load(&l->stop))
                 break;
         }
+        }
+        if (rc != 0 || atomic_load(&l->stop))
+            break;
+        tfb_reader_stats cs;
+        tfb_reader_stats_init(&cs);
+        if (tfb_reader_get_stats(f->reader, &cs) < 0)
+            break;
+        uint64_t used = cs.offset > at ? cs.offset - at : 0;
+        at = cs.offset;
+        /* Stopped short of the chunk: the end of what the file holds (or a
+         * record still being written). */
+        if (used < chunk || cs.offset >= cs.file_size)
+            break;
+        if (used >= pass_left) {
+            /* This pass's share is spent: the next pass (at once) goes
+             * on from here, after every other run had its turn. */
+            atomic_store(&l->more, 1);
+            break;
+        }
+        pass_left -= used;
     }
     atomic_fetch_add(&l->points, points);
     if (rc < 0)
@@ -580,7 +677,34 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         f->done = s.offset;
         f->stats = s;
     }
+    /* Only files being read hold a descriptor: 5,000 runs must not take
+     * 5,000 descriptors (the HTTP side needs them to accept). */
+    tfb_reader_release_fd(f->reader);
     return 0;
+}
+
+/* The run's notes about values it could not list as they were. */
+static void publish_notes(run_state *rs)
+{
+    char text[200];
+    if (rs->empty_tag_values != rs->noted_empty) {
+        snprintf(text, sizeof text,
+                 "%llu value%s with an empty tag (and no node name) could "
+                 "not be listed and were left out",
+                 (unsigned long long)rs->empty_tag_values,
+                 rs->empty_tag_values == 1 ? "" : "s");
+        if (tfb_run_set_note(rs->run, "empty_tags", text) == 0)
+            rs->noted_empty = rs->empty_tag_values;
+    }
+    if (rs->bad_utf8_tags != rs->noted_utf8) {
+        snprintf(text, sizeof text,
+                 "%llu tag%s not valid UTF-8: invalid bytes are shown (and "
+                 "queried) as U+FFFD",
+                 (unsigned long long)rs->bad_utf8_tags,
+                 rs->bad_utf8_tags == 1 ? " is" : "s are");
+        if (tfb_run_set_note(rs->run, "utf8_tags", text) == 0)
+            rs->noted_utf8 = rs->bad_utf8_tags;
+    }
 }
 
 static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
@@ -614,6 +738,7 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
         }
         tfb_run_reset(rs->run);
     }
+    publish_notes(rs);
     /* Publish file infos and release spare capacity. */
     tfb_file_info *fi = calloc(rs->n_files ? rs->n_files : 1, sizeof *fi);
     if (fi) {
@@ -657,8 +782,11 @@ static int cpu_count(void)
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
-int tfb_loader_pass(tfb_loader *l)
+/* One scan and read of every run; files over their pass budget set
+ * l->more, and the caller runs another pass at once. */
+static int one_pass(tfb_loader *l)
 {
+    atomic_store(&l->more, 0);
     const char *logdir = tfb_store_logdir(l->store);
     int rc = scan_dir(l, logdir, ".", 0);
     if (rc < 0 && rc != TFB_ENOENT)
@@ -693,6 +821,12 @@ int tfb_loader_pass(tfb_loader *l)
     worker_main(l);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    int more = atomic_load(&l->more) && !atomic_load(&l->stop);
+    if (more) {
+        /* Not done yet: progress stays "loading"; the next pass follows. */
+        publish_progress(l, 0);
+        return rc == TFB_ENOENT ? rc : 0;
+    }
     if (l->has_thread && l->opts.reload_interval <= 0) {
         /* Loading once: no pass follows, so the readers and their buffers
          * go now, before the progress says done. */
@@ -710,11 +844,22 @@ int tfb_loader_pass(tfb_loader *l)
     return rc == TFB_ENOENT ? rc : 0;
 }
 
+int tfb_loader_pass(tfb_loader *l)
+{
+    int rc;
+    do
+        rc = one_pass(l);
+    while (rc >= 0 && atomic_load(&l->more) && !atomic_load(&l->stop));
+    return rc;
+}
+
 static void *loader_main(void *arg)
 {
     tfb_loader *l = arg;
     for (;;) {
-        int rc = tfb_loader_pass(l);
+        int rc = one_pass(l);
+        if (rc >= 0 && atomic_load(&l->more) && !atomic_load(&l->stop))
+            continue; /* a big file goes on at once */
         /* Say it once when the logdir goes away, not at every reload. */
         if (rc == TFB_ENOENT && !l->logdir_missing && l->opts.log)
             fprintf(l->opts.log, "tfboard: logdir %s is not readable; "

@@ -81,6 +81,16 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_object_end(&j);
         tfb_json_key(&j, "points");
         tfb_json_u64(&j, points);
+        tfb_json_key(&j, "notes");
+        tfb_json_array_begin(&j);
+        char **notes;
+        size_t nn;
+        if (tfb_run_notes(r, &notes, &nn) == 0) {
+            for (size_t q = 0; q < nn; q++)
+                tfb_json_str(&j, notes[q]);
+            tfb_strv_free(notes, nn);
+        }
+        tfb_json_array_end(&j);
         tfb_json_key(&j, "files");
         tfb_json_array_begin(&j);
         tfb_file_info *fi;
