@@ -165,18 +165,34 @@ static void kstats_free(kstat *v, size_t n)
     free(v);
 }
 
-/* *traced 0 when the run has no readable trace (not an error). */
-static int kernels_of(tfb_store *s, tfb_run *r, int *traced, kstat **out,
-                      size_t *n, int64_t *total)
+/* *traced 0 when the run has no readable trace (not an error): *loading
+ * when it is still being read, *error (malloc'd) when it failed. */
+static int kernels_of(tfb_store *s, tfb_run *r, int wait_ms, int *traced,
+                      int *loading, char **error, kstat **out, size_t *n,
+                      int64_t *total)
 {
     *traced = 0;
     *out = NULL;
     *n = 0;
     *total = 0;
     tfb_gpu_trace *t = NULL;
-    int rc = tfb_gpu_trace_of_run(s, r, &t);
-    if (rc < 0 || !t)
+    tfb_gpu_status st;
+    memset(&st, 0, sizeof st);
+    int rc = tfb_gpu_trace_get(s, r, wait_ms, &t, &st);
+    if (rc < 0)
         return rc == TFB_ENOMEM ? rc : 0;
+    if (st.state == TFB_GPU_LOADING)
+        *loading = 1;
+    if (st.state == TFB_GPU_FAILED) {
+        *error = tfb_strdup(st.error[0] ? st.error : "unreadable trace");
+        if (!*error)
+            return TFB_ENOMEM;
+    }
+    if (st.state != TFB_GPU_READY || !t) {
+        if (t)
+            tfb_gpu_trace_release(t);
+        return 0;
+    }
     tfb_gpu_kernels k;
     rc = tfb_gpu_kernel_stats(t, 0, &k);
     if (rc < 0) {
@@ -223,13 +239,15 @@ static int cmp_kernel_delta(const void *x, const void *y)
 }
 
 static int compare_kernels(tfb_store *sa, tfb_run *a, tfb_store *sb,
-                           tfb_run *b, tfb_compare *c)
+                           tfb_run *b, int wait_ms, tfb_compare *c)
 {
     kstat *ka = NULL, *kb = NULL;
     size_t na = 0, nb = 0;
-    int rc = kernels_of(sa, a, &c->traced_a, &ka, &na, &c->kernel_ns_a);
+    int rc = kernels_of(sa, a, wait_ms, &c->traced_a, &c->loading_a,
+                        &c->gpu_error_a, &ka, &na, &c->kernel_ns_a);
     if (rc == 0)
-        rc = kernels_of(sb, b, &c->traced_b, &kb, &nb, &c->kernel_ns_b);
+        rc = kernels_of(sb, b, wait_ms, &c->traced_b, &c->loading_b,
+                        &c->gpu_error_b, &kb, &nb, &c->kernel_ns_b);
     if (rc == 0 && na + nb) {
         c->kernels = calloc(na + nb, sizeof *c->kernels);
         if (!c->kernels)
@@ -290,7 +308,7 @@ static int compare_kernels(tfb_store *sa, tfb_run *a, tfb_store *sb,
 
 int tfb_compare_runs(tfb_store *sa, tfb_run *a, const char *name_a,
                      tfb_store *sb, tfb_run *b, const char *name_b,
-                     tfb_compare *out)
+                     int gpu_wait_ms, tfb_compare *out)
 {
     memset(out, 0, sizeof *out);
     out->kernel_change = NAN;
@@ -299,10 +317,12 @@ int tfb_compare_runs(tfb_store *sa, tfb_run *a, const char *name_a,
     int rc = out->name_a && out->name_b ? 0 : TFB_ENOMEM;
     if (rc == 0)
         rc = compare_scalars(a, b, out);
+    /* Kernels before the pipeline: the pipeline's trace figures wait for
+     * the trace only briefly, and by then it is loaded. */
+    if (rc == 0)
+        rc = compare_kernels(sa, a, sb, b, gpu_wait_ms, out);
     if (rc == 0)
         rc = compare_pipeline(sa, a, sb, b, &out->pipeline);
-    if (rc == 0)
-        rc = compare_kernels(sa, a, sb, b, out);
     if (rc == 0)
         rc = tfb_compare_hparams_diff(sa, a, sb, b, out);
     if (rc < 0)
@@ -322,6 +342,8 @@ void tfb_compare_free(tfb_compare *c)
     for (size_t i = 0; i < c->n_kernels; i++)
         free(c->kernels[i].name);
     free(c->kernels);
+    free(c->gpu_error_a);
+    free(c->gpu_error_b);
     for (size_t i = 0; i < c->n_hparams; i++) {
         free(c->hparams[i].name);
         free(c->hparams[i].a);

@@ -77,6 +77,8 @@ typedef struct tfb_compare {
     size_t only_a, only_b;          /* scalar tags in one run only */
     tfb_compare_pipeline pipeline;
     int traced_a, traced_b;         /* the run has a readable GPU trace */
+    int loading_a, loading_b;       /* its trace is still being read */
+    char *gpu_error_a, *gpu_error_b; /* why its trace could not be read */
     int64_t kernel_ns_a, kernel_ns_b; /* Σ kernel time */
     double kernel_change;
     tfb_compare_kernel *kernels;    /* by B - A total descending */
@@ -88,11 +90,14 @@ typedef struct tfb_compare {
 
 /* Compares run a of store sa (the baseline) with run b of store sb (the
  * stores may be the same). name_a/name_b label the runs in the output
- * (copied). Returns 0 or TFB_ENOMEM; an unreadable trace is "not traced",
- * never a failure. On failure *out is left empty. */
+ * (copied; NULL: the run's name). GPU traces load in the background
+ * (gpu_trace.h): gpu_wait_ms bounds the wait for each (< 0: until loaded,
+ * as the report does; an HTTP route waits briefly and answers "loading").
+ * Returns 0 or TFB_ENOMEM; an unreadable trace is "not traced" with its
+ * error, never a failure. On failure *out is left empty. */
 int tfb_compare_runs(tfb_store *sa, tfb_run *a, const char *name_a,
                      tfb_store *sb, tfb_run *b, const char *name_b,
-                     tfb_compare *out);
+                     int gpu_wait_ms, tfb_compare *out);
 void tfb_compare_free(tfb_compare *c);
 
 /* (b - a) / |a| with the rules above. */
@@ -109,7 +114,8 @@ double tfb_compare_change(double a, double b);
  *   "step_ms_change", "input_ms_a", "input_ms_b", "input_ms_change",
  *   "input_share_a", "input_share_b", "input_share_change", "verdict_a",
  *   "verdict_b"} (a side without step timings has nulls),
- *  "gpu": {"traced_a", "traced_b", "kernel_ns_a", "kernel_ns_b",
+ *  "gpu": {"traced_a", "traced_b", "loading_a", "loading_b", "error_a",
+ *   "error_b", "kernel_ns_a", "kernel_ns_b",
  *   "kernel_change", "kernels": [{"name", "count_a", "count_b",
  *   "total_ns_a", "total_ns_b", "mean_ns_a", "mean_ns_b", "change",
  *   "slower"}]},

@@ -178,7 +178,7 @@ int tfb_report_compare_main(const tfb_report_compare_args *a)
 
     tfb_compare c;
     int rc = tfb_compare_runs(sa.store, sa.run, a->a, sb.store, sb.run, a->b,
-                              &c);
+                              -1, &c);
     if (rc < 0) {
         fprintf(stderr, "tfboard report: %s\n", tfb_strerror(rc));
         status = 1;

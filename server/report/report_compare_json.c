@@ -102,6 +102,14 @@ static void gpu_json(tfb_json *j, const tfb_compare *c)
     tfb_json_bool(j, c->traced_a);
     tfb_json_key(j, "traced_b");
     tfb_json_bool(j, c->traced_b);
+    tfb_json_key(j, "loading_a");
+    tfb_json_bool(j, c->loading_a);
+    tfb_json_key(j, "loading_b");
+    tfb_json_bool(j, c->loading_b);
+    tfb_json_key(j, "error_a");
+    tfb_json_str(j, c->gpu_error_a);
+    tfb_json_key(j, "error_b");
+    tfb_json_str(j, c->gpu_error_b);
     tfb_json_key(j, "kernel_ns_a");
     if (c->traced_a)
         tfb_json_i64(j, c->kernel_ns_a);

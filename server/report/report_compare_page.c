@@ -94,6 +94,8 @@ const char *const tfb_report_compare_js[] = {
     "  sec = add(main, el('section', 'run'));\n"
     "  add(sec, el('h2', null, 'GPU kernel time'));\n"
     "  var g = c.gpu;\n"
+    "  if (g.error_a) add(sec, el('p', 'alert', 'Run A\\'s trace could not be read: ' + g.error_a));\n"
+    "  if (g.error_b) add(sec, el('p', 'alert', 'Run B\\'s trace could not be read: ' + g.error_b));\n"
     "  if (!g.traced_a && !g.traced_b) add(sec, el('p', 'muted', 'Neither run was traced.'));\n"
     "  else {\n"
     "    var slower = g.kernels.filter(function (k) { return k.slower; }).length;\n"

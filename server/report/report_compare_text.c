@@ -170,6 +170,15 @@ static void pipeline_text(FILE *f, const tfb_compare_pipeline *p, int md)
 static void gpu_text(FILE *f, const tfb_compare *c, int md)
 {
     section(f, md, "GPU kernel time");
+    for (int s = 0; s < 2; s++) {
+        const char *e = s ? c->gpu_error_b : c->gpu_error_a;
+        if (e) {
+            fprintf(f, "%srun %c's trace could not be read: ", md ? "" : "    ",
+                    s ? 'B' : 'A');
+            tfb_report_put_str(f, e, md);
+            fputs(md ? "\n\n" : "\n", f);
+        }
+    }
     if (!c->traced_a && !c->traced_b) {
         fputs(md ? "Neither run was traced.\n" : "    neither run traced\n",
               f);

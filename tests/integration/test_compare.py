@@ -27,6 +27,7 @@ import math
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -310,6 +311,36 @@ def test_resolving_a_and_b():
         assert c["pipeline"]["step_ms_b"] == pipe_json()["pipeline"]["step_ms_b"]
 
 
+def test_unreadable_trace():
+    """A trace that cannot be read is no GPU side, with its reason; the rest
+    of the comparison stands and the report does not fail."""
+    with tempfile.TemporaryDirectory(prefix="tfb_cmp_bad_") as d:
+        run = os.path.join(d, "bad")
+        shutil.copytree(os.path.join(STATE["logdir"], "l4"), run)
+        os.remove(os.path.join(run, "host_1.1700000000000.pt.trace.json"))
+        # A kernel "table" that is a view: the GPU loader refuses it.
+        db = sqlite3.connect(os.path.join(run, "rank0.trace.sqlite"))
+        db.executescript("""
+            CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+            CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS
+              SELECT 100 AS start, 150 AS "end", 0 AS deviceId, 7 AS streamId,
+                     1 AS correlationId, 1 AS demangledName;
+        """)
+        db.commit()
+        db.close()
+        p = report("--compare", os.path.join(STATE["logdir"], "l1"), run, "--format", "json",
+                   check_rc=0)
+        g = json.loads(p.stdout)["gpu"]
+        assert g["traced_a"] and not g["traced_b"] and g["error_a"] is None, g
+        assert g["error_b"] and "rank0.trace.sqlite" in g["error_b"], g
+        assert g["kernel_change"] is None and all(k["change"] is None for k in g["kernels"]), g
+        txt = report("--compare", os.path.join(STATE["logdir"], "l1"), run, check_rc=0).stdout
+        assert "run B's trace could not be read" in txt, txt
+        p = report("--compare", os.path.join(STATE["logdir"], "l1"), run,
+                   "--fail-on", "regress:kernel_ms>5%")
+        assert p.returncode == 1 and "run B has no GPU trace" in p.stderr, p.stderr
+
+
 def test_html():
     with tempfile.TemporaryDirectory(prefix="tfb_cmp_html_") as d:
         out = os.path.join(d, "c.html")
@@ -351,7 +382,7 @@ def main():
             run_tests([test_scalars_measured, test_hparams_differ, test_text_and_markdown,
                        test_pipeline_measured, test_kernels_measured, test_route_is_the_report,
                        test_gates_fail_and_pass, test_bad_fail_on, test_resolving_a_and_b,
-                       test_html])
+                       test_unreadable_trace, test_html])
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@
 #include "plugin.h"
 #include "report_compare.h"
 
+#define GPU_WAIT_MS 1000
+
 static int run_param(const tfb_http_req *req, tfb_http_resp *resp,
                      const char *name, tfb_run **out)
 {
@@ -33,7 +35,10 @@ static int route_compare(const tfb_http_req *req, tfb_http_resp *resp)
         return rc;
     tfb_store *s = tfb_server_store(req);
     tfb_compare c;
-    rc = tfb_compare_runs(s, a, NULL, s, b, NULL, &c);
+    /* A GPU trace loads in the background; an HTTP thread waits for it
+     * briefly (as the pipeline route does) and the answer says "loading"
+     * for a side still being read: the page asks again. */
+    rc = tfb_compare_runs(s, a, NULL, s, b, NULL, GPU_WAIT_MS, &c);
     if (rc < 0)
         return rc;
     tfb_json j;

@@ -65,6 +65,7 @@ const page = {
     ctx.main.append(h('h2', { class: 'page-title' }, 'Compare two runs'), this.body);
     this.render();
   },
+  unmount() { clearTimeout(this.retry); this.token = null; },
   update(ctx, changed) {
     this.ctx = ctx;
     if (changed.some((k) => ['data', 'cmpA', 'cmpB'].includes(k))) this.render();
@@ -137,7 +138,17 @@ const page = {
     ]));
 
     this.body.appendChild(h('h3', { class: 'card-h' }, 'GPU kernel time by kernel'));
-    if (!g.traced_a && !g.traced_b) this.body.appendChild(h('div', { class: 'empty small' }, 'Neither run was traced.'));
+    for (const [side, err] of [['A', g.error_a], ['B', g.error_b]]) {
+      if (err) this.body.appendChild(h('div', { class: 'empty small error-text' }, `Run ${side}'s trace could not be read: ${err}`));
+    }
+    const loading = g.loading_a || g.loading_b;
+    if (loading) {
+      // The server reads traces in the background: ask again shortly.
+      this.body.appendChild(h('div', { class: 'empty small', id: 'compare-gpu-loading' }, 'Reading the GPU trace' + (g.loading_a && g.loading_b ? 's' : ' of run ' + (g.loading_a ? 'A' : 'B')) + '…'));
+      const token = this.token;
+      clearTimeout(this.retry);
+      this.retry = setTimeout(() => { if (this.token === token) this.render(); }, 500);
+    } else if (!g.traced_a && !g.traced_b) this.body.appendChild(h('div', { class: 'empty small' }, 'Neither run was traced.'));
     else this.body.appendChild(table('compare-kernels', ['Kernel', 'Count A', 'Count B', 'Total A', 'Total B', 'Change', ''],
       g.kernels.map((k) => h('tr', { class: k.slower ? 'slower' : null, dataset: { kernel: k.name } },
         h('td', { class: 'mono' + (k.slower ? ' error-text' : '') }, k.name), td(String(k.count_a)), td(String(k.count_b)),
