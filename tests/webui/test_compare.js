@@ -1,89 +1,140 @@
-// Browser test of the compare dashboard against the real tfboard: two MLP
-// runs at learning rates 0.1 and 0.02 (examples/mlp_train, hparams logged),
-// each with a PyTorch-profiler trace of known kernels (gemm 30% slower in
-// the second). The page shows the pickers from the URL, the scalar changes
-// (as the route computes them), the slower kernels highlighted and the one
-// differing hparam; changing a picker updates the URL and the tables.
+// Browser test of comparing runs (issue 12) against the real tfboard and a
+// logdir from gen_compare_logdir: hparam columns in the Runs table (sort,
+// filter; the filter is the selection of every page and lives in the URL),
+// a grouped scalar chart with its band (means checked against the server's
+// rule), a multi-tag chart, the layout saved to the logdir and read back,
+// and the HParams tab's scatter.
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { execFileSync } = require('child_process');
 const T = require('./lib.js');
 
-const [tfboard] = process.argv.slice(2);
-if (!tfboard) { console.error('usage: test_compare.js TFBOARD [GEN_LOGDIR]'); process.exit(2); }
-const MLP = path.join(process.env.TFB_BUILD_ROOT || '', 'examples', 'mlp_train');
-if (!fs.existsSync(MLP)) T.skip(MLP + ' not built');
+const [tfboard, gen] = process.argv.slice(2);
+if (!tfboard || !gen) { console.error('usage: test_compare.js TFBOARD GEN_COMPARE_LOGDIR'); process.exit(2); }
 
-const KERNELS = {
-  'lr0.1': { gemm_kernel: [100, 100, 100], relu_kernel: [10, 10] },
-  'lr0.02': { gemm_kernel: [130, 130, 130], relu_kernel: [10, 10], softmax_kernel: [40] },
-};
-
-function writeTrace(dir, kernels) {
-  const ev = [];
-  let ts = 1000;
-  for (const [name, durs] of Object.entries(kernels)) {
-    for (const d of durs) { ev.push({ ph: 'X', cat: 'kernel', name, pid: 0, tid: 7, ts, dur: d }); ts += d + 50; }
-  }
-  fs.writeFileSync(path.join(dir, 'host_1.1700000000000.pt.trace.json'), JSON.stringify({ traceEvents: ev }));
-}
+const RUNS = ['lr=0.1,seed=1', 'lr=0.1,seed=2', 'lr=0.01,seed=1', 'lr=0.01,seed=2'];
+const near = (a, b) => Math.abs(a - b) < 1e-5;
 
 T.run(async () => {
-  const logdir = T.tmpdir('tfb-webui-compare-');
-  for (const lr of ['0.1', '0.02']) {
-    execFileSync(MLP, ['--logdir', logdir, '--name', 'lr' + lr, '--lr', lr, '--steps', '200', '--hist-every', '1000'],
-      { stdio: 'ignore', timeout: 60000 });
-    writeTrace(path.join(logdir, 'lr' + lr), KERNELS['lr' + lr]);
-  }
+  const logdir = T.makeLogdir(gen);
   const srv = await T.startServer(tfboard, logdir);
   const browser = await T.launch();
   const page = await T.newPage(browser);
-  const api = (p) => page.evaluate((u) => fetch(u).then((r) => r.json()), p);
+  const pages = () => page.evaluate(() => window.__tfb.pages);
   try {
-    await T.step('compare tab, pickers from the URL, the route\'s figures in the tables', async () => {
-      await T.openApp(page, srv.url, 'tab=compare&cmpA=lr0.1&cmpB=lr0.02');
-      const tabs = await page.$$eval('#tabs .tab', (as) => as.map((a) => a.id.replace('tab-', '')));
-      T.assert(tabs.includes('compare'), 'compare tab: ' + tabs);
-      await T.until(page, () => window.__tfb.pages.compare && window.__tfb.pages.compare.b === 'lr0.02', null, 'compare page drawn');
-      T.assertEq(await page.$eval('#compare-a', (s) => s.value), 'lr0.1', 'A picker');
-      T.assertEq(await page.$eval('#compare-b', (s) => s.value), 'lr0.02', 'B picker');
-      const c = await api('data/plugin/compare/compare?a=lr0.1&b=lr0.02');
-      const rows = await page.$$eval('#compare-scalars tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
-      T.assertEq(rows.map((r) => r[0]), c.scalars.map((s) => s.tag), 'one row per shared tag');
-      const loss = rows.find((r) => r[0] === 'loss');
-      const sl = c.scalars.find((s) => s.tag === 'loss');
-      T.assertEq(loss[3], (sl.last_change >= 0 ? '+' : '') + (100 * sl.last_change).toFixed(1) + ' %', 'loss change as the route says');
-      T.assert(sl.last_change > 0, 'the smaller rate ends with a higher loss');
+    await T.step('runs table: one column per hparam, sortable', async () => {
+      await T.openApp(page, srv.url, 'tab=runs');
+      await T.until(page, () => window.__tfb.pages.runs && window.__tfb.pages.runs.rows.length === 4 &&
+        window.__tfb.pages.runs.hparams.length === 3, null, 'runs rows with hparams');
+      const p = (await pages()).runs;
+      T.assertEq(p.hparams, ['lr', 'seed', 'act'], 'hparam columns (experiment order)');
+      const heads = await page.$$eval('.runs-table th', (ths) => ths.map((t) => t.textContent.replace(/[▲▼]/g, '').trim()));
+      T.assert(heads.includes('lr') && heads.includes('seed') && heads.includes('act') && heads.includes('Status'), 'headers ' + heads);
+      const row = p.rows.find((r) => r.run === 'lr=0.1,seed=2');
+      T.assertEq(row.hp, { lr: 0.1, seed: 2, act: 'relu' }, 'row hparams');
+      T.assertEq(row.status, 'success', 'status');
+      await page.click('.runs-table th:has-text("lr")');
+      let order = await page.$$eval('.runs-table tbody tr', (trs) => trs.map((tr) => tr.dataset.run));
+      T.assert(order[0].startsWith('lr=0.1,') && order[3].startsWith('lr=0.01,'), 'lr descending first: ' + order);
+      await page.click('.runs-table th:has-text("lr")');
+      order = await page.$$eval('.runs-table tbody tr', (trs) => trs.map((tr) => tr.dataset.run));
+      T.assert(order[0].startsWith('lr=0.01,') && order[3].startsWith('lr=0.1,'), 'lr ascending: ' + order);
+      const cell = await page.$eval('.runs-table tbody tr[data-run="lr=0.01,seed=2"]', (tr) => tr.textContent);
+      T.assert(cell.includes('0.01') && cell.includes('tanh'), 'cells show values: ' + cell);
     });
 
-    await T.step('kernels: slower ones highlighted; differing hparams', async () => {
-      const ks = await page.$$eval('#compare-kernels tbody tr', (trs) => trs.map((tr) => ({
-        name: tr.dataset.kernel, slower: tr.classList.contains('slower'), change: tr.children[5].textContent })));
-      T.assertEq(ks, [
-        { name: 'gemm_kernel', slower: true, change: '+30.0 %' },
-        { name: 'softmax_kernel', slower: true, change: 'new' },
-        { name: 'relu_kernel', slower: false, change: '+0.0 %' },
-      ], 'kernel rows');
-      const color = await page.$eval('#compare-kernels tr.slower td', (td) => getComputedStyle(td).color);
-      const plain = await page.$eval('#compare-kernels tr:not(.slower) td', (td) => getComputedStyle(td).color);
-      T.assert(color !== plain, 'slower rows are coloured: ' + color + ' vs ' + plain);
-      const hp = await page.$$eval('#compare-hparams tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
-      T.assertEq(hp, [['lr', '0.1', '0.02']], 'hparams that differ');
-      await T.screenshot(page, 'compare');
+    await T.step('runs table: an hparam filter keeps the rows and selects those runs everywhere (in the URL)', async () => {
+      await page.fill('input.hp-filter[data-hparam="lr"]', '=0.1');
+      await T.until(page, () => window.__tfb.pages.runs.rows.length === 2, null, 'two rows after the filter');
+      await T.until(page, () => !document.querySelector('#run-list input[data-run="lr=0.01,seed=1"]').checked &&
+        document.querySelector('#run-list input[data-run="lr=0.1,seed=2"]').checked, null, 'sidebar selection follows');
+      const u = decodeURIComponent(page.url());
+      T.assert(u.includes('hpFilter={"lr":"=0.1"}'), 'filter in URL: ' + u);
+      T.assert(u.includes('runs=["lr=0.1,seed=1","lr=0.1,seed=2"]'), 'selection in URL: ' + u);
+      await page.fill('input.hp-filter[data-hparam="act"]', 'rel');
+      await T.until(page, () => window.__tfb.pages.runs.rows.length === 2, null, 'still two rows (regex on text)');
+      await T.screenshot(page, 'compare_runs_hparams');
+      // a range over a number column, and a bad regex flagged
+      await page.fill('input.hp-filter[data-hparam="act"]', '');
+      await page.fill('input.hp-filter[data-hparam="lr"]', '0..0.05');
+      await T.until(page, () => window.__tfb.pages.runs.rows.length === 2 &&
+        window.__tfb.pages.runs.rows.every((r) => r.hp.lr === 0.01), null, 'range filter');
+      await page.fill('input.hp-filter[data-hparam="act"]', '(');
+      await T.until(page, () => document.querySelector('input.hp-filter[data-hparam="act"]').classList.contains('invalid'), null, 'invalid regex flagged');
+      await page.fill('input.hp-filter[data-hparam="act"]', '');
+      await page.fill('input.hp-filter[data-hparam="lr"]', '');
+      await T.until(page, () => window.__tfb.pages.runs.rows.length === 4 &&
+        [...document.querySelectorAll('#run-list input[data-run]')].every((i) => i.checked), null, 'cleared: all runs again');
     });
 
-    await T.step('swapping the runs goes to the URL and redraws', async () => {
-      await page.click('#compare-swap');
-      await T.until(page, () => window.__tfb.pages.compare.a === 'lr0.02', null, 'swapped');
-      const url = decodeURIComponent(page.url());
-      T.assert(url.includes('cmpA=lr0.02') && url.includes('cmpB=lr0.1'), 'URL: ' + url);
-      const ks = await page.$$eval('#compare-kernels tbody tr.slower', (trs) => trs.map((tr) => tr.dataset.kernel));
-      T.assertEq(ks, [], 'nothing slower the other way round');
-      await page.selectOption('#compare-b', 'lr0.02');
-      await T.until(page, () => window.__tfb.pages.compare.b === 'lr0.02', null, 'B picked');
-      const n = await page.$$eval('#compare-hparams tbody tr', (trs) => trs.length);
-      T.assertEq(n, 0, 'a run against itself: no hparams differ');
+    await T.step('scalars: runs grouped by hparam lr, mean with a min-max band, NaN left out', async () => {
+      await T.openApp(page, srv.url, 'tab=scalars&group=hparam:lr');
+      const c = await T.until(page, () => { const x = window.__tfb.charts['scalars:loss/train']; return x && x.grouped ? x : null; }, null, 'grouped chart');
+      T.assertEq(c.groups.map((g) => g.key), ['0.01', '0.1'], 'group keys (numeric order)');
+      T.assertEq(c.groups[1].runs, ['lr=0.1,seed=1', 'lr=0.1,seed=2'].filter((r) => c.groups[1].runs.includes(r)), 'members');
+      const g = c.groups[1];
+      T.assertEq(g.points, 21, 'grid = union of the steps 0,5,..,100');
+      // step 0: seed 1 only; step 5: seed 1 carried (1.0) and seed 2
+      // (2.05); step 45: seed 2 is NaN: left out; step 100: seed 2 ended.
+      T.assert(near(g.mean[0], 1.0), 'mean at 0: ' + g.mean[0]);
+      T.assert(near(g.mean[1], 1.525), 'mean at 5: ' + g.mean[1]);
+      T.assert(near(g.low[1], 1.0) && near(g.high[1], 2.05), 'band at 5');
+      T.assert(near(g.mean[9], 1.4), 'mean at 45 without the NaN: ' + g.mean[9]);
+      T.assert(near(g.mean[10], 1.5), 'mean at 50: seed 2 carries its NaN from 45, left out again: ' + g.mean[10]);
+      T.assert(near(g.mean[20], 2.0), 'mean at 100: ' + g.mean[20]);
+      const g0 = c.groups[0];
+      T.assert(near(g0.mean[5], 11.5) && near(g0.low[5], 10.5) && near(g0.high[5], 12.5), 'aligned group at step 50');
+      const status = await page.$eval('.card[data-tag="loss/train"] .card-status', (e) => e.textContent);
+      T.assert(status.includes('2 groups') && status.includes('2 non-finite'), 'status: ' + status);
+      await T.screenshot(page, 'compare_groups_minmax');
+      await page.selectOption('#group-band', 'std');
+      const s = await T.until(page, () => { const x = window.__tfb.charts['scalars:loss/train']; return x && x.band === 'std' ? x : null; }, null, 'std band');
+      T.assert(near(s.groups[0].low[5], 10.5) && near(s.groups[0].high[5], 12.5), 'std band of two values 1 apart is mean ± 1');
+      T.assert(near(s.groups[1].low[1], 1.525 - 0.525) && near(s.groups[1].high[1], 1.525 + 0.525), 'std band at 5');
+      T.assert(decodeURIComponent(page.url()).includes('band=std'), 'band in URL');
+      await T.screenshot(page, 'compare_groups_std');
+    });
+
+    await T.step('scalars: runs grouped by a regex capture over the name', async () => {
+      await page.selectOption('#group-by', 'regex');
+      await page.fill('#group-regex', 'seed=([0-9])');
+      await page.press('#group-regex', 'Enter');
+      const c = await T.until(page, () => { const x = window.__tfb.charts['scalars:loss/train']; return x && x.groupBy === 'regex:seed=([0-9])' ? x : null; }, null, 'regex groups');
+      T.assertEq(c.groups.map((g) => g.key), ['1', '2'], 'keys from the capture');
+      T.assertEq(c.groups[0].runs.length, 2, 'two runs per seed');
+    });
+
+    await T.step('scalars: a multi-tag chart of loss/(train|val), kept in the URL and saved to the logdir', async () => {
+      await T.openApp(page, srv.url, 'tab=scalars&runs=' + encodeURIComponent(JSON.stringify(['lr=0.1,seed=1'])));
+      await page.fill('#multi-input', 'loss/(train|val)');
+      await page.click('#multi-add');
+      const c = await T.until(page, () => window.__tfb.charts['scalars:multi:loss/(train|val)'], null, 'multi chart');
+      T.assertEq(Object.keys(c.runs).sort(), ['loss/train', 'loss/val'], 'two lines: both tags of the one run');
+      T.assertEq(c.runs['loss/val'].points, 6, 'loss/val points');
+      T.assert(decodeURIComponent(page.url()).includes('multi=["loss/(train|val)"]'), 'multi in URL');
+      await page.evaluate(() => document.querySelector('#multi-section').scrollIntoView());
+      await T.screenshot(page, 'compare_multitag');
+      await page.click('#layout-save');
+      await T.until(page, () => document.querySelector('#layout-msg').textContent.includes('saved'), null, 'saved message');
+      const saved = JSON.parse(fs.readFileSync(path.join(logdir, 'tfboard_layout.json'), 'utf8'));
+      T.assertEq(saved.multi, ['loss/(train|val)'], 'layout file');
+      // a fresh view without multi in the URL takes the shared layout
+      const p2 = await T.newPage(browser);
+      await T.openApp(p2, srv.url, 'tab=scalars');
+      await T.until(p2, () => window.__tfb.charts['scalars:multi:loss/(train|val)'], null, 'layout applied in a fresh view');
+      T.assertEq(p2.problems, [], 'no errors in the second page');
+      await p2.context().close();
+    });
+
+    await T.step('hparams tab: scatter of lr against the metric loss/val', async () => {
+      await T.openApp(page, srv.url, 'tab=hparams');
+      const p = await T.until(page, () => window.__tfb.pages.hparams && window.__tfb.pages.hparams.points.length ? window.__tfb.pages.hparams : null, null, 'scatter');
+      T.assertEq(p.x, 'lr', 'x');
+      T.assertEq(p.y, 'loss/val', 'y: the experiment metric');
+      T.assertEq(p.points.length, 4, 'one point per run');
+      const pt = p.points.find((q) => q.run === 'lr=0.01,seed=2');
+      T.assert(pt.x === 0.01 && near(pt.y, 13.0), 'last loss/val of lr=0.01,seed=2: ' + JSON.stringify(pt));
+      await T.screenshot(page, 'compare_hparams_tab');
     });
 
     await T.step('no console errors or failed requests', async () => {

@@ -1,8 +1,9 @@
 /*
  * hparams.c - the hparams plugin: routes /data/plugin/hparams/{experiment,
- * runs, groups} and the run's hparams section of `tfboard report`. It has
- * no tab: its table is a part of the Runs page (webui/js/pages/runs.js)
- * and its groups are drawn by the Scalars page.
+ * runs, groups} and the run's hparams section of `tfboard report`. Its
+ * tab (webui/js/pages/hparams.js) shows a hparam-vs-metric scatter; the
+ * table with a column per hparam is on the Runs page and the groups are
+ * drawn by the Scalars page.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "hparams_analysis.h"
 #include "hparams_groups.h"
 #include "plugin.h"
+#include "report_fmt.h"
 
 static void json_value(tfb_json *j, const tfb_hparam_value *v)
 {
@@ -257,14 +259,23 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
         tfb_hparams_set_free(&h);
         return e < 0 ? e : 0;
     }
-    fprintf(f, markdown ? "\n#### Hyperparameters\n\n" : "  hparams:");
+    fputs(markdown ? "\n### Hyperparameters\n\n" : "  hparams:", f);
     for (size_t i = 0; i < h.n_hparams; i++) {
-        char buf[128];
-        tfb_hparam_value_text(&h.hparams[i].value, buf, sizeof buf);
+        size_t len = tfb_hparam_value_text(&h.hparams[i].value, NULL, 0);
+        char *buf = malloc(len + 1);
+        if (!buf) {
+            tfb_hparams_set_free(&h);
+            return TFB_ENOMEM;
+        }
+        tfb_hparam_value_text(&h.hparams[i].value, buf, len + 1);
+        /* names and values come from files: the writer escapes them */
+        fputs(markdown ? "- " : " ", f);
+        tfb_report_put_str(f, h.hparams[i].name, markdown);
+        fputs(markdown ? " = " : "=", f);
+        tfb_report_put_str(f, buf, markdown);
         if (markdown)
-            fprintf(f, "- `%s` = `%s`\n", h.hparams[i].name, buf);
-        else
-            fprintf(f, " %s=%s", h.hparams[i].name, buf);
+            fputc('\n', f);
+        free(buf);
     }
     if (h.has_end) {
         char sb[24];
@@ -312,7 +323,7 @@ static const tfb_plugin_route routes[] = {
 const tfb_plugin tfb_plugin_hparams = {
     .name = "hparams",
     .title = "HParams",
-    .module = NULL, /* no tab: the Runs and Scalars pages show it */
+    .module = "js/pages/hparams.js",
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_hparams,

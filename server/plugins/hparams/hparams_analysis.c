@@ -771,7 +771,9 @@ int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out)
     if (e == 0) {
         for (size_t i = 0; i < out->n_columns; i++) {
             tfb_hparam_column *c = &out->columns[i];
-            qsort(c->values, c->n_values, sizeof *c->values, cmp_value_qsort);
+            if (c->n_values)
+                qsort(c->values, c->n_values, sizeof *c->values,
+                      cmp_value_qsort);
             if (c->type < 0) { /* infer from the values */
                 int t = -1;
                 for (size_t k = 0; k < c->n_values; k++) {

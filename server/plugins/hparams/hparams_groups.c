@@ -366,7 +366,7 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
     free(runs);
     if (!by_hparam)
         regfree(&re);
-    if (e == 0)
+    if (e == 0 && out->n_groups)
         qsort(out->groups, out->n_groups, sizeof *out->groups, cmp_group);
     for (size_t i = 0; i < out->n_groups && e == 0; i++)
         e = compute_curve(s, &out->groups[i], tag);
@@ -431,10 +431,14 @@ int tfb_route_hparams_groups(const tfb_http_req *req, tfb_http_resp *resp)
     if (runs_txt && (n_only = parse_runs(runs_txt, &only)) < 0)
         return tfb_http_error(resp, 400,
                               "runs must be a JSON array of run names");
+    /* An empty list selects no run (only == NULL would mean all). */
+    const char *none[1] = {NULL};
+    const char *const *sel = !runs_txt ? NULL
+                             : only    ? (const char *const *)only
+                                       : none;
     tfb_run_groups g;
     char err[200] = "";
-    int e = tfb_run_groups_compute(tfb_server_store(req), tag, group_by,
-                                   runs_txt ? (const char *const *)only : NULL,
+    int e = tfb_run_groups_compute(tfb_server_store(req), tag, group_by, sel,
                                    (size_t)n_only, &g, err, sizeof err);
     for (long i = 0; i < n_only; i++)
         free(only[i]);
