@@ -86,6 +86,23 @@ T.run(async () => {
       T.assertEq(n, 0, 'a run against itself: no hparams differ');
     });
 
+    await T.step('report --compare --format html draws the same comparison offline', async () => {
+      const out = path.join(logdir, 'compare.html');
+      execFileSync(tfboard, ['report', '--quiet', '--logdir', logdir, '--compare', 'lr0.1', 'lr0.02', '--format', 'html',
+        '--output', out], { stdio: 'inherit', timeout: 60000 });
+      const p2 = await T.newPage(browser);
+      await p2.goto('file://' + out);
+      await T.until(p2, () => document.body.getAttribute('data-rendered') === '1', null, 'html page drawn');
+      const c = await api('data/plugin/compare/compare?a=lr0.1&b=lr0.02');
+      const tables = await p2.$$eval('section.run table', (ts) => ts.map((t) => t.querySelectorAll('tbody tr').length));
+      T.assertEq(tables, [c.scalars.length, c.gpu.kernels.length, c.hparams.differ.length], 'rows: scalars, kernels, hparams');
+      const worse = await p2.$$eval('tr.worse td:first-child', (tds) => tds.map((td) => td.textContent));
+      T.assertEq(worse, ['gemm_kernel', 'softmax_kernel'], 'slower kernels marked');
+      await T.screenshot(p2, 'compare_report_html');
+      T.assertEq(p2.problems, [], 'html page problems');
+      await p2.close();
+    });
+
     await T.step('no console errors or failed requests', async () => {
       T.assertEq(page.problems, [], 'problems');
     });
