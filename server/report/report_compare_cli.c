@@ -205,8 +205,10 @@ int tfb_report_compare_main(const tfb_report_compare_args *a)
         if (f != stdout)
             fclose(f);
     }
-    /* The gates: every failing one is named, not just the first. */
-    for (size_t i = 0; i < a->n_gates && status != 1; i++) {
+    /* The gates: every failing one is named, not just the first. An
+     * output that could not be written (status 1) is failure enough. */
+    int out_failed = status;
+    for (size_t i = 0; i < a->n_gates && !out_failed; i++) {
         char why[512];
         if (tfb_compare_gate_check(&c, &a->gates[i], why, sizeof why)) {
             fprintf(stderr, "tfboard report: %s\n", why);
@@ -215,11 +217,12 @@ int tfb_report_compare_main(const tfb_report_compare_args *a)
                                            sizeof why))
                     fprintf(stderr, "tfboard report: %s\n", why);
             status = 1;
+            break;
         } else if (!a->quiet) {
             fprintf(stderr, "tfboard report: %s\n", why);
         }
     }
-    if (status == 0 && a->fail_on_nan) {
+    if (!out_failed && a->fail_on_nan) {
         tfb_health_alert *al;
         size_t n = 0;
         if (tfb_health_alerts(sb.store, sb.run, &al, &n) == 0)

@@ -78,6 +78,11 @@ int tfb_compare_gate_parse(const char *spec, tfb_compare_gate *out,
     return 0;
 }
 
+static const char *nonfinite(double v)
+{
+    return isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity";
+}
+
 static const char *metric_name(const tfb_compare_gate *g)
 {
     switch (g->metric) {
@@ -158,12 +163,12 @@ int tfb_compare_gate_check(const tfb_compare *c, const tfb_compare_gate *g,
     }
     if (!isfinite(a)) {
         snprintf(why, why_len, "regress:%s%s cannot be checked: A's value "
-                               "is %g", name, limit, a);
+                               "is %s", name, limit, nonfinite(a));
         return 1;
     }
     if (!isfinite(b)) {
-        snprintf(why, why_len, "regress:%s%s: B's value is %g (A: %.6g)",
-                 name, limit, b, a);
+        snprintf(why, why_len, "regress:%s%s FAILED: B's value is %s (A: "
+                               "%.6g)", name, limit, nonfinite(b), a);
         return 1;
     }
     double worse = g->higher_is_worse ? b - a : a - b;

@@ -311,6 +311,23 @@ def test_resolving_a_and_b():
         assert c["pipeline"]["step_ms_b"] == pipe_json()["pipeline"]["step_ms_b"]
 
 
+def test_diverged_b():
+    """B diverged (mlp_train --lr 5): its final loss is NaN, a regression
+    whatever the limit; --fail-on nan fails on B's alerts, not A's."""
+    with tempfile.TemporaryDirectory(prefix="tfb_cmp_div_") as d:
+        run_example([MLP, "--logdir", d, "--name", "ok", "--steps", "100"])
+        run_example([MLP, "--logdir", d, "--name", "bad", "--steps", "100", "--lr", "5"])
+        p = report("--logdir", d, "--compare", "ok", "bad", "--format", "json",
+                   "--fail-on", "regress:loss>1000%", "--fail-on", "nan")
+        assert p.returncode == 1, (p.returncode, p.stderr)
+        assert "regress:loss>1000% FAILED: B's value is NaN" in p.stderr, p.stderr
+        assert re.search(r"B has \d+ NaN/Inf alerts", p.stderr), p.stderr
+        loss = next(s for s in json.loads(p.stdout)["scalars"] if s["tag"] == "loss")
+        assert loss["last_b"] == "NaN" and loss["last_change"] is None, loss
+        p = report("--logdir", d, "--compare", "bad", "ok", "--fail-on", "nan")
+        assert p.returncode == 0, p.stderr
+
+
 def test_unreadable_trace():
     """A trace that cannot be read is no GPU side, with its reason; the rest
     of the comparison stands and the report does not fail."""
@@ -382,7 +399,7 @@ def main():
             run_tests([test_scalars_measured, test_hparams_differ, test_text_and_markdown,
                        test_pipeline_measured, test_kernels_measured, test_route_is_the_report,
                        test_gates_fail_and_pass, test_bad_fail_on, test_resolving_a_and_b,
-                       test_unreadable_trace, test_html])
+                       test_unreadable_trace, test_diverged_b, test_html])
 
 
 if __name__ == "__main__":
