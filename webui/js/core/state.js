@@ -22,6 +22,8 @@ const DEFAULTS = {
   hpx: '',           // hparams scatter: x hparam
   hpy: '',           // hparams scatter: y metric tag
   hpStat: 'last',    // hparams scatter: last | min | max
+  cmpA: '',          // the compare page's baseline run
+  cmpB: '',          // and the run compared with it
 };
 
 // A JSON value from the URL, or the default when it is not of its shape.
@@ -59,6 +61,8 @@ function parse(hash) {
   if (q.has('hpx')) s.hpx = q.get('hpx');
   if (q.has('hpy')) s.hpy = q.get('hpy');
   if (['last', 'min', 'max'].includes(q.get('hpStat'))) s.hpStat = q.get('hpStat');
+  if (q.has('cmpA')) s.cmpA = q.get('cmpA');
+  if (q.has('cmpB')) s.cmpB = q.get('cmpB');
   return s;
 }
 
@@ -84,6 +88,8 @@ function serialize(s) {
   if (s.hpx) q.set('hpx', s.hpx);
   if (s.hpy) q.set('hpy', s.hpy);
   if (s.hpStat !== DEFAULTS.hpStat) q.set('hpStat', s.hpStat);
+  if (s.cmpA) q.set('cmpA', s.cmpA);
+  if (s.cmpB) q.set('cmpB', s.cmpB);
   return q.toString();
 }
 
