@@ -186,7 +186,8 @@ def test_gzip_bomb_trace():
         with open("/proc/%d/status" % srv.proc.pid) as f:
             hwm = [l for l in f if l.startswith("VmHWM")][0].split()[1]
         print("   gzip bomb refused; server peak RSS %d MB" % (int(hwm) // 1024))
-        assert int(hwm) < 400 * 1024
+        # without the cap the whole 1.2 GB of text is held (old: 4 GB cap)
+        assert int(hwm) < 1000 * 1024, hwm
         assert srv.json("/data/runs")
 
 
