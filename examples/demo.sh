@@ -42,6 +42,16 @@ build/examples/pipeline_train --logdir runs --run balanced --steps 120 \
 build/examples/ddp_train --logdir runs --job ddp --ranks 4 --steps 200 \
   --compute-ms 8 --slow-rank 2 --slow-factor 1.3
 
+# PyTorch through the Python package (Debian's python3-torch), when there.
+if /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null; then
+  rm -rf runs/python
+  PYTHONPATH=python TFBOARD_LIB=build/collector/libtfboard.so \
+    /usr/bin/python3 examples/python/train_mnist_like.py --logdir runs/python \
+    --steps 200
+else
+  echo "(python3-torch not installed: skipping the Python example)"
+fi
+
 if [ "${NO_SERVE:-0}" = 1 ]; then
   build/server/tfboard report --logdir runs
   exit 0
