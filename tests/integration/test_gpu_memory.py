@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Integration test of the GPU memory view (/data/plugin/gpu/memory, issue
+13 item 2) and of the always-on GPU metrics enabling the GPU tab (item 3),
+on the real tfboard binary.
+
+The logdir holds:
+  nsysmem/  an nsys-schema SQLite file written here with sqlite3: kernels,
+            CUDA_GPU_MEMORY_USAGE_EVENTS on two devices, an NVTX range,
+            our TFB_HOST_SPANS steps. Device 0 allocates and frees (its
+            trace ends after frees: no post-mortem); device 1 only
+            allocates until the end (the post-mortem rule holds);
+  kinetomem/ a PyTorch-profiler JSON with `[memory]` events (caching
+            allocator blocks, Total Reserved) and a kernel;
+  nvml/     only the NVML scalars tfb_gpu_metrics_start writes
+            (gpu/<dev>/sm_util, mem_used_bytes, ...), in an event file
+            written with the Python tfevents writer: no trace;
+  plain/    a run with an unrelated scalar only.
+Every figure is checked exactly against the events written.
+
+Arguments: the tfboard binary, the logdir generator (unused).
+"""
+
+import json
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tfb_server_util import Server, run_tests  # noqa: E402
+from tfevents_py import event, record, scalars_summary  # noqa: E402
+
+TFBOARD = sys.argv[1]
+B = 1700000000000000000
+TMP = tempfile.mkdtemp(prefix="tfb_gpumem_")
+SRV = None
+
+# (t, device, op, address, bytes, stream)
+MEM = [
+    (1100, 0, 0, 0x1000, 1000, 3),
+    (1200, 1, 0, 0x10, 8000, 5),
+    (1500, 0, 0, 0x2000, 4000, 3),
+    (2500, 0, 1, 0x1000, 1000, 3),
+    (2600, 0, 0, 0x3000, 2000, 3),
+    (3000, 1, 0, 0x20, 16000, 5),
+    (3500, 0, 1, 0x2000, 4000, 3),
+    (3600, 0, 1, 0x3000, 2000, 3),
+    (3800, 1, 0, 0x30, 32000, 5),
+]
+
+
+def make_nsysmem(d):
+    os.makedirs(d)
+    db = sqlite3.connect(os.path.join(d, "report1.sqlite"))
+    db.executescript("""
+        CREATE TABLE StringIds(id INTEGER NOT NULL PRIMARY KEY,
+                               value TEXT NOT NULL);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL,
+            end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
+            contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+            correlationId INTEGER, globalPid INTEGER,
+            demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL,
+            registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL,
+            gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,
+            blockX INTEGER NOT NULL, blockY INTEGER NOT NULL,
+            blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
+            dynamicSharedMemory INTEGER NOT NULL);
+        CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS(start INTEGER NOT NULL,
+            globalPid INTEGER, deviceId INTEGER NOT NULL,
+            contextId INTEGER, streamId INTEGER, correlationId INTEGER,
+            address INTEGER NOT NULL, pc INTEGER, bytes INTEGER NOT NULL,
+            memKind INTEGER, memoryOperationType INTEGER NOT NULL,
+            name INTEGER, isAsync INTEGER, memoryPoolType INTEGER,
+            localMemoryPoolAddress INTEGER,
+            localMemoryPoolReleaseThreshold INTEGER,
+            localMemoryPoolSize INTEGER,
+            localMemoryPoolUtilizedSize INTEGER,
+            importedMemoryPoolAddress INTEGER,
+            importedMemoryPoolProcessId INTEGER);
+        CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER,
+            eventType INTEGER NOT NULL, rangeId INTEGER, globalTid INTEGER,
+            textId INTEGER, domainId INTEGER, text TEXT);
+        CREATE TABLE TFB_HOST_SPANS(start INTEGER NOT NULL,
+            end INTEGER NOT NULL, kind TEXT NOT NULL, step INTEGER,
+            globalTid INTEGER);
+    """)
+    db.executemany("INSERT INTO StringIds VALUES(?,?)",
+                   [(0, "void attn<float>(float*, int)"), (1, "attn"),
+                    (2, "void grow(float*)"), (3, "grow"),
+                    (4, "forward <b>")])
+    # attn on device 0 stream 3 [1000, 2000); grow on device 1 stream 5
+    # [3700, 3900).
+    for s, e, dev, stream, dn, sn in ((1000, 2000, 0, 3, 0, 1),
+                                      (3700, 3900, 1, 5, 2, 3)):
+        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,?,1,?,"
+                   "1,1,?,?,32,8,1,1,256,1,1,0,0)",
+                   (B + s, B + e, dev, stream, dn, sn))
+    for t, dev, op, addr, nb, stream in MEM:
+        db.execute("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS(start, deviceId,"
+                   " streamId, address, bytes, memKind, memoryOperationType)"
+                   " VALUES(?,?,?,?,?,3,?)", (B + t, dev, stream, addr, nb, op))
+    # NVTX push/pop range "forward <b>" [1400, 3000) (text by id), and a
+    # mark (no end) that is not a range.
+    db.execute("INSERT INTO NVTX_EVENTS(start, end, eventType, textId) "
+               "VALUES(?,?,59,4)", (B + 1400, B + 3000))
+    db.execute("INSERT INTO NVTX_EVENTS(start, end, eventType, text) "
+               "VALUES(?,NULL,34,'mark')", (B + 1500,))
+    db.executemany("INSERT INTO TFB_HOST_SPANS VALUES(?,?,'step',?,1)",
+                   [(B + 1000, B + 2000, 1), (B + 2000, B + 4000, 2)])
+    db.commit()
+    db.close()
+
+
+def make_kinetomem(d):
+    os.makedirs(d)
+    base = 1700000000000000  # µs
+
+    def mem(ts, addr, nb, alloc, reserved):
+        return {"ph": "i", "cat": "cpu_instant_event", "s": "t",
+                "name": "[memory]", "pid": 1, "tid": 1, "ts": ts,
+                "args": {"Total Reserved": reserved,
+                         "Total Allocated": alloc, "Bytes": nb,
+                         "Addr": addr, "Device Id": 0, "Device Type": 1}}
+    ev = [
+        {"ph": "X", "cat": "kernel", "name": "ampere_sgemm", "pid": 0,
+         "tid": 7, "ts": base + 1, "dur": 5,
+         "args": {"device": 0, "stream": 7, "correlation": 7}},
+        mem(base + 2, 1000, 1 << 20, 1 << 20, 2 << 20),
+        mem(base + 3, 2000, 3 << 20, 4 << 20, 4 << 20),
+        mem(base + 10, 1000, -(1 << 20), 3 << 20, 4 << 20),
+        # A CPU block (Device Type 0) is not GPU memory.
+        {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
+         "pid": 1, "tid": 1, "ts": base + 11,
+         "args": {"Bytes": 999, "Addr": 5, "Device Id": -1,
+                  "Device Type": 0}},
+    ]
+    with open(os.path.join(d, "host_1.1700000000000.pt.trace.json"),
+              "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": ev}, f)
+
+
+NVML = {"sm_util": [40.0, 55.0, 90.0], "mem_used_bytes": [1e9, 2e9, 3e9],
+        "mem_total_bytes": [80e9] * 3, "power_w": [100.0, 200.0, 300.0],
+        "temp_c": [40.0, 50.0, 60.0], "sm_clock_mhz": [1400.0] * 3}
+
+
+def make_events(d, pairs_per_step):
+    os.makedirs(d)
+    recs = [record(event(1700000000.0, file_version="brain.Event:2"))]
+    for i, pairs in enumerate(pairs_per_step):
+        recs.append(record(event(1700000000.0 + i, step=i,
+                                 summary=scalars_summary(pairs))))
+    with open(os.path.join(d, "events.out.tfevents.1700000000.h.1.0"),
+              "wb") as f:
+        f.write(b"".join(recs))
+
+
+def setup():
+    make_nsysmem(os.path.join(TMP, "nsysmem"))
+    make_kinetomem(os.path.join(TMP, "kinetomem"))
+    steps = []
+    for i in range(3):
+        pairs = []
+        for dev in (0, 1):
+            for m, vals in NVML.items():
+                pairs.append(("gpu/%d/%s" % (dev, m), vals[i]))
+        steps.append(pairs)
+    make_events(os.path.join(TMP, "nvml"), steps)
+    make_events(os.path.join(TMP, "plain"), [[("loss", 1.0)]])
+
+
+def dev(res, d):
+    (x,) = [v for v in res["devices"] if v["device"] == d]
+    return x
+
+
+def test_nsys_memory():
+    r = SRV.json("/data/plugin/gpu/memory", run="nsysmem")
+    assert r["files"] == 1 and r["events"] == len(MEM), r
+    assert r["start_ns"] == B + 1100 and r["end_ns"] == B + 3800
+    assert r["has_trace"] is True
+    assert [d["device"] for d in r["devices"]] == [0, 1]
+    d0 = dev(r, 0)
+    # Step line: entry, each change, end.
+    pts = [(t - B, b) for t, b, _ in d0["points"]]
+    assert (1100, 1000) in pts and (1500, 5000) in pts
+    assert (2500, 4000) in pts and (2600, 6000) in pts
+    assert (3500, 2000) in pts and (3600, 0) in pts
+    assert d0["peak_bytes"] == 6000 and d0["peak_t_ns"] == B + 2600
+    assert d0["live_at_peak_total"] == 2
+    live = d0["live_at_peak"]
+    assert [(a["address"], a["bytes"]) for a in live] == [
+        ("0x2000", 4000), ("0x3000", 2000)], live
+    # 0x2000 was allocated inside attn and inside the NVTX range; 0x3000
+    # inside the range only.
+    assert live[0]["kernel"] == "void attn<float>(float*, int)"
+    assert live[0]["range"] == "forward <b>"
+    assert live[0]["stream"] == 3 and live[0]["pool"] is None
+    assert live[1]["kernel"] is None and live[1]["range"] == "forward <b>"
+    assert d0["end_bytes"] == 0 and d0["live_at_end"] == 0
+    assert d0["allocs"] == 3 and d0["frees"] == 3
+    assert d0["alloc_bytes"] == 7000 and d0["free_bytes"] == 7000
+    assert d0["last_event_alloc"] is False and d0["post_mortem"] is False
+    d1 = dev(r, 1)
+    assert d1["peak_bytes"] == 56000 and d1["peak_t_ns"] == B + 3800
+    assert d1["end_bytes"] == 56000 and d1["live_at_end"] == 3
+    assert d1["last_event_alloc"] is True and d1["post_mortem"] is True
+    la = d1["last_allocs"]
+    assert [a["address"] for a in la] == ["0x30", "0x20", "0x10"], la
+    assert all(a["live_at_end"] for a in la)
+    assert la[0]["kernel"] == "void grow(float*)" and la[0]["range"] is None
+    assert "90%" in r["post_mortem_rule"]
+    # Churn per step and device.
+    churn = {(c["step"], c["device"]): c for c in r["churn"]}
+    assert set(churn) == {(1, 0), (1, 1), (2, 0), (2, 1)}, churn
+    c = churn[(1, 0)]
+    assert (c["allocs"], c["frees"], c["alloc_bytes"], c["free_bytes"]) == (
+        2, 0, 5000, 0)
+    c = churn[(2, 0)]
+    assert (c["allocs"], c["frees"], c["alloc_bytes"], c["free_bytes"]) == (
+        1, 3, 2000, 7000)
+    c = churn[(2, 1)]
+    assert (c["allocs"], c["alloc_bytes"]) == (2, 48000)
+    assert r["events_outside_steps"] == 0
+    assert r["context"]["steps"] == 2 and r["context"]["ranges"] == 1
+
+
+def test_nsys_memory_window():
+    # [2550, 3550]: the state on entry (4000 on device 0) is exact.
+    r = SRV.json("/data/plugin/gpu/memory", run="nsysmem",
+                 start_ns=B + 2550, end_ns=B + 3550, top=1, last=1)
+    d0 = dev(r, 0)
+    assert d0["points"][0][:2] == [B + 2550, 4000], d0["points"]
+    assert d0["peak_bytes"] == 6000 and d0["peak_t_ns"] == B + 2600
+    assert len(d0["live_at_peak"]) == 1 and d0["live_at_peak_total"] == 2
+    assert d0["end_bytes"] == 2000
+    d1 = dev(r, 1)
+    # Device 1's last event in the window is an allocation (at 3000) and
+    # it ends at its peak: post-mortem; one allocation asked.
+    assert d1["end_bytes"] == 24000 and d1["post_mortem"] is True
+    assert [a["address"] for a in d1["last_allocs"]] == ["0x20"]
+    # points=4 keeps the peak.
+    r = SRV.json("/data/plugin/gpu/memory", run="nsysmem", points=4)
+    d0 = dev(r, 0)
+    assert [B + 2600, 6000] in [p[:2] for p in d0["points"]], d0["points"]
+    assert d0["changes"] == 6
+
+
+def test_kineto_memory():
+    r = SRV.json("/data/plugin/gpu/memory", run="kinetomem")
+    assert r["files"] == 1 and r["events"] == 3, r
+    (d0,) = r["devices"]
+    base = 1700000000000000 * 1000
+    assert d0["peak_bytes"] == 4 << 20 and d0["peak_t_ns"] == base + 3000
+    assert d0["peak_reserved"] == 4 << 20
+    assert d0["end_bytes"] == 3 << 20 and d0["end_reserved"] == 4 << 20
+    live = d0["live_at_peak"]
+    assert [a["bytes"] for a in live] == [3 << 20, 1 << 20]
+    # Allocated while ampere_sgemm ran on device 0 ([1, 6) µs).
+    assert live[0]["kernel"] == "ampere_sgemm" and live[0]["pool"] == "0x1"
+    assert d0["post_mortem"] is False  # its last event is a free
+
+
+def test_nvml_only_run():
+    listing = SRV.json("/data/plugins_listing")
+    assert listing["gpu"]["enabled"] is True
+    # No trace: the memory route and summary answer empty, not errors.
+    r = SRV.json("/data/plugin/gpu/memory", run="nvml")
+    assert r["devices"] == [] and r["files"] == 0 and r["events"] == 0
+    s = SRV.json("/data/plugin/gpu/summary", run="nvml")
+    assert s["devices"] == []
+    pts = SRV.json("/data/plugin/scalars/scalars", run="nvml",
+                   tag="gpu/1/power_w")
+    assert [p[2] for p in pts] == [100.0, 200.0, 300.0]
+
+
+def test_gpu_tab_without_gpu_data():
+    # A logdir with only a plain run: the GPU tab is disabled.
+    d = tempfile.mkdtemp(prefix="tfb_gpumem_plain_")
+    try:
+        make_events(os.path.join(d, "plain"), [[("loss", 1.0)]])
+        with Server(TFBOARD, d) as srv:
+            srv.wait_loaded()
+            assert srv.json("/data/plugins_listing")["gpu"]["enabled"] is False
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_errors():
+    st, _, _ = SRV.get("/data/plugin/gpu/memory")
+    assert st == 400
+    st, _, _ = SRV.get("/data/plugin/gpu/memory", run="nope")
+    assert st == 404
+    st, _, _ = SRV.get("/data/plugin/gpu/memory", run="nsysmem", points=2)
+    assert st == 400
+    st, _, body = SRV.get("/data/plugin/gpu/memory", run="nsysmem",
+                          start_ns=B + 10, end_ns=B + 5)
+    assert st == 400 and b"end_ns" in body
+    r = SRV.json("/data/plugin/gpu/memory", run="plain")
+    assert r["devices"] == [] and r["churn"] == []
+
+
+def main():
+    global SRV
+    try:
+        setup()
+        with Server(TFBOARD, TMP) as srv:
+            SRV = srv
+            srv.wait_loaded()
+            run_tests([test_nsys_memory, test_nsys_memory_window,
+                       test_kineto_memory, test_nvml_only_run,
+                       test_gpu_tab_without_gpu_data, test_errors])
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
