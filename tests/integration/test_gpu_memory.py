@@ -301,6 +301,42 @@ def test_errors():
     assert r["devices"] == [] and r["churn"] == []
 
 
+def report(fmt):
+    import subprocess
+    p = subprocess.run([TFBOARD, "report", "--logdir", TMP, "--format", fmt],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_report():
+    rep = json.loads(report("json"))
+    runs = {r["run"]: r for r in rep["runs"]}
+    m = runs["nsysmem"]["gpu_memory"]
+    d0, d1 = m["devices"]
+    assert d0["peak_bytes"] == 6000 and d0["post_mortem"] is False
+    assert [a["address"] for a in d0["live_at_peak"]] == ["0x2000", "0x3000"]
+    assert "last_allocs" not in d0
+    assert d1["post_mortem"] is True
+    assert [a["address"] for a in d1["last_allocs"]] == ["0x30", "0x20",
+                                                         "0x10"]
+    assert runs["nvml"]["gpu_memory"] is None
+    assert runs["kinetomem"]["gpu_memory"]["devices"][0]["peak_bytes"] == \
+        4 << 20
+    md = report("markdown")
+    assert "- GPU 0: peak 5.86 KiB at +1.500 us, 2 allocations live" in md, md
+    assert ("| 3.91 KiB | +0.400 us | 3 | void attn\\<float\\>\\(float\\*, "
+            "int\\) | forward \\<b\\> |") in md, md
+    assert "**OOM post-mortem**" in md
+    assert "| 31.2 KiB | +2.700 us | 5 | void grow\\(float\\*\\) | - | yes |" \
+        in md, md
+    txt = report("text")
+    assert "GPU 1: peak 54.7 KiB at +2.700 us, 3 allocations live" in txt
+    assert "OOM post-mortem" in txt.split("run nsysmem")[1], txt
+    assert "OOM post-mortem" not in txt.split("run kinetomem")[1].split(
+        "run ")[0], txt
+
+
 def main():
     global SRV
     try:
@@ -310,7 +346,8 @@ def main():
             srv.wait_loaded()
             run_tests([test_nsys_memory, test_nsys_memory_window,
                        test_kineto_memory, test_nvml_only_run,
-                       test_gpu_tab_without_gpu_data, test_errors])
+                       test_gpu_tab_without_gpu_data, test_errors,
+                       test_report])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
 

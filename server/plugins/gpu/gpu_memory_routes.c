@@ -255,9 +255,16 @@ static void put_bytes(FILE *f, int64_t b)
         fprintf(f, "%.3g %s", x, unit[u]);
 }
 
+/* An offset from the first memory event, in a unit that shows it. */
 static void put_secs(FILE *f, int64_t ns)
 {
-    fprintf(f, "%.3f s", (double)ns / 1e9);
+    double a = ns < 0 ? -(double)ns : (double)ns;
+    if (a >= 1e9)
+        fprintf(f, "%.3f s", (double)ns / 1e9);
+    else if (a >= 1e6)
+        fprintf(f, "%.3f ms", (double)ns / 1e6);
+    else
+        fprintf(f, "%.3f us", (double)ns / 1e3);
 }
 
 static void alloc_rows(FILE *f, const tfb_gmem_alloc *a, size_t n,
@@ -277,13 +284,17 @@ static void alloc_rows(FILE *f, const tfb_gmem_alloc *a, size_t n,
                     (long long)a[i].stream);
         else
             fputs(md ? " | - | " : "", f);
-        if (a[i].kernel || md) {
+        if (a[i].kernel) {
             fputs(md ? "" : ", kernel ", f);
-            tfb_report_put_str(f, a[i].kernel ? a[i].kernel : "-", md);
+            tfb_report_put_str(f, a[i].kernel, md);
+        } else if (md) {
+            fputs("-", f);
         }
-        if (a[i].range || md) {
+        if (a[i].range) {
             fputs(md ? " | " : ", in ", f);
-            tfb_report_put_str(f, a[i].range ? a[i].range : "-", md);
+            tfb_report_put_str(f, a[i].range, md);
+        } else if (md) {
+            fputs(" | -", f);
         }
         if (with_end)
             fputs(md ? (a[i].live_at_end ? " | yes" : " | no")
