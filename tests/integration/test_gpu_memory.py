@@ -23,138 +23,17 @@ Arguments: the tfboard binary, the logdir generator (unused).
 import json
 import os
 import shutil
-import sqlite3
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import Server, run_tests  # noqa: E402
-from tfevents_py import event, record, scalars_summary  # noqa: E402
+from gpu_memory_gen import (B, MEM, NVML, make_events,  # noqa: E402
+                            make_kinetomem, make_nsysmem)
 
 TFBOARD = sys.argv[1]
-B = 1700000000000000000
 TMP = tempfile.mkdtemp(prefix="tfb_gpumem_")
 SRV = None
-
-# (t, device, op, address, bytes, stream)
-MEM = [
-    (1100, 0, 0, 0x1000, 1000, 3),
-    (1200, 1, 0, 0x10, 8000, 5),
-    (1500, 0, 0, 0x2000, 4000, 3),
-    (2500, 0, 1, 0x1000, 1000, 3),
-    (2600, 0, 0, 0x3000, 2000, 3),
-    (3000, 1, 0, 0x20, 16000, 5),
-    (3500, 0, 1, 0x2000, 4000, 3),
-    (3600, 0, 1, 0x3000, 2000, 3),
-    (3800, 1, 0, 0x30, 32000, 5),
-]
-
-
-def make_nsysmem(d):
-    os.makedirs(d)
-    db = sqlite3.connect(os.path.join(d, "report1.sqlite"))
-    db.executescript("""
-        CREATE TABLE StringIds(id INTEGER NOT NULL PRIMARY KEY,
-                               value TEXT NOT NULL);
-        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL,
-            end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
-            contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-            correlationId INTEGER, globalPid INTEGER,
-            demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL,
-            registersPerThread INTEGER NOT NULL, gridX INTEGER NOT NULL,
-            gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,
-            blockX INTEGER NOT NULL, blockY INTEGER NOT NULL,
-            blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
-            dynamicSharedMemory INTEGER NOT NULL);
-        CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS(start INTEGER NOT NULL,
-            globalPid INTEGER, deviceId INTEGER NOT NULL,
-            contextId INTEGER, streamId INTEGER, correlationId INTEGER,
-            address INTEGER NOT NULL, pc INTEGER, bytes INTEGER NOT NULL,
-            memKind INTEGER, memoryOperationType INTEGER NOT NULL,
-            name INTEGER, isAsync INTEGER, memoryPoolType INTEGER,
-            localMemoryPoolAddress INTEGER,
-            localMemoryPoolReleaseThreshold INTEGER,
-            localMemoryPoolSize INTEGER,
-            localMemoryPoolUtilizedSize INTEGER,
-            importedMemoryPoolAddress INTEGER,
-            importedMemoryPoolProcessId INTEGER);
-        CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER,
-            eventType INTEGER NOT NULL, rangeId INTEGER, globalTid INTEGER,
-            textId INTEGER, domainId INTEGER, text TEXT);
-        CREATE TABLE TFB_HOST_SPANS(start INTEGER NOT NULL,
-            end INTEGER NOT NULL, kind TEXT NOT NULL, step INTEGER,
-            globalTid INTEGER);
-    """)
-    db.executemany("INSERT INTO StringIds VALUES(?,?)",
-                   [(0, "void attn<float>(float*, int)"), (1, "attn"),
-                    (2, "void grow(float*)"), (3, "grow"),
-                    (4, "forward <b>")])
-    # attn on device 0 stream 3 [1000, 2000); grow on device 1 stream 5
-    # [3700, 3900).
-    for s, e, dev, stream, dn, sn in ((1000, 2000, 0, 3, 0, 1),
-                                      (3700, 3900, 1, 5, 2, 3)):
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,?,1,?,"
-                   "1,1,?,?,32,8,1,1,256,1,1,0,0)",
-                   (B + s, B + e, dev, stream, dn, sn))
-    for t, dev, op, addr, nb, stream in MEM:
-        db.execute("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS(start, deviceId,"
-                   " streamId, address, bytes, memKind, memoryOperationType)"
-                   " VALUES(?,?,?,?,?,3,?)", (B + t, dev, stream, addr, nb, op))
-    # NVTX push/pop range "forward <b>" [1400, 3000) (text by id), and a
-    # mark (no end) that is not a range.
-    db.execute("INSERT INTO NVTX_EVENTS(start, end, eventType, textId) "
-               "VALUES(?,?,59,4)", (B + 1400, B + 3000))
-    db.execute("INSERT INTO NVTX_EVENTS(start, end, eventType, text) "
-               "VALUES(?,NULL,34,'mark')", (B + 1500,))
-    db.executemany("INSERT INTO TFB_HOST_SPANS VALUES(?,?,'step',?,1)",
-                   [(B + 1000, B + 2000, 1), (B + 2000, B + 4000, 2)])
-    db.commit()
-    db.close()
-
-
-def make_kinetomem(d):
-    os.makedirs(d)
-    base = 1700000000000000  # µs
-
-    def mem(ts, addr, nb, alloc, reserved):
-        return {"ph": "i", "cat": "cpu_instant_event", "s": "t",
-                "name": "[memory]", "pid": 1, "tid": 1, "ts": ts,
-                "args": {"Total Reserved": reserved,
-                         "Total Allocated": alloc, "Bytes": nb,
-                         "Addr": addr, "Device Id": 0, "Device Type": 1}}
-    ev = [
-        {"ph": "X", "cat": "kernel", "name": "ampere_sgemm", "pid": 0,
-         "tid": 7, "ts": base + 1, "dur": 5,
-         "args": {"device": 0, "stream": 7, "correlation": 7}},
-        mem(base + 2, 1000, 1 << 20, 1 << 20, 2 << 20),
-        mem(base + 3, 2000, 3 << 20, 4 << 20, 4 << 20),
-        mem(base + 10, 1000, -(1 << 20), 3 << 20, 4 << 20),
-        # A CPU block (Device Type 0) is not GPU memory.
-        {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]",
-         "pid": 1, "tid": 1, "ts": base + 11,
-         "args": {"Bytes": 999, "Addr": 5, "Device Id": -1,
-                  "Device Type": 0}},
-    ]
-    with open(os.path.join(d, "host_1.1700000000000.pt.trace.json"),
-              "w") as f:
-        json.dump({"schemaVersion": 1, "traceEvents": ev}, f)
-
-
-NVML = {"sm_util": [40.0, 55.0, 90.0], "mem_used_bytes": [1e9, 2e9, 3e9],
-        "mem_total_bytes": [80e9] * 3, "power_w": [100.0, 200.0, 300.0],
-        "temp_c": [40.0, 50.0, 60.0], "sm_clock_mhz": [1400.0] * 3}
-
-
-def make_events(d, pairs_per_step):
-    os.makedirs(d)
-    recs = [record(event(1700000000.0, file_version="brain.Event:2"))]
-    for i, pairs in enumerate(pairs_per_step):
-        recs.append(record(event(1700000000.0 + i, step=i,
-                                 summary=scalars_summary(pairs))))
-    with open(os.path.join(d, "events.out.tfevents.1700000000.h.1.0"),
-              "wb") as f:
-        f.write(b"".join(recs))
-
 
 def setup():
     make_nsysmem(os.path.join(TMP, "nsysmem"))
