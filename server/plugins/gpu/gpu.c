@@ -385,7 +385,7 @@ static int has_nvml(tfb_run *r)
 }
 
 /* A trace file, or the always-on NVML metrics. */
-static int has_trace(tfb_store *s, tfb_run *r)
+static int has_gpu_data(tfb_store *s, tfb_run *r)
 {
     (void)s;
     char **files;
@@ -411,7 +411,7 @@ const tfb_plugin tfb_plugin_gpu = {
     .module = "js/pages/gpu.js",
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
-    .has_data = has_trace,
+    .has_data = has_gpu_data,
     .report_text = report_text,
     .report_json = report_json,
 };

@@ -109,6 +109,7 @@ void tfb_gmem_view_json(tfb_json *j, const tfb_gmem_view *v)
 {
     tfb_json_object_begin(j);
     kv_u64(j, "files", v->files);
+    kv_u64(j, "files_skipped", v->files_skipped);
     kv_u64(j, "events", v->events);
     kv_i64(j, "start_ns", v->first_ns);
     kv_i64(j, "end_ns", v->last_ns);

@@ -59,6 +59,7 @@ int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
     v->first_ns = m->first_ns;
     v->last_ns = m->last_ns;
     v->files = m->files;
+    v->files_skipped = m->files_skipped;
     v->events = m->events.n;
     v->has_trace = m->has_trace;
     v->kernels = m->n_kernels;

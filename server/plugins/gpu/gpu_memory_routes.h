@@ -36,7 +36,7 @@ typedef struct tfb_gmem_view {
     /* The events' extent (the run's, not the window's), files read, events
      * in all, whether kernels/steps came from a trace. */
     int64_t first_ns, last_ns;
-    size_t files, events;
+    size_t files, files_skipped, events;
     int has_trace;
     size_t kernels, ranges, steps; /* context kept (see gpu_memory_run.h) */
     /* The data whose names the result borrows, when the view holds a

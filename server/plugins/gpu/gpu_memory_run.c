@@ -304,6 +304,41 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
     return err;
 }
 
+/* The row budget of the load (ctl->max_rows, the trace's): a file whose
+ * memory table would take the run past it is refused before it is read
+ * (its events cost 56 bytes each in memory). */
+static int memory_rows_ok(const char *path, size_t have, tfb_gpu_load_ctl *ctl)
+{
+    if (!ctl)
+        return 0;
+    char *uri = ro_uri(path);
+    if (!uri)
+        return TFB_ENOMEM;
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                             NULL);
+    free(uri);
+    int64_t rows = 0;
+    if (rc == SQLITE_OK && is_table(db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM "
+                                   "CUDA_GPU_MEMORY_USAGE_EVENTS",
+                               -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            rows = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    if (rows > 0 && (uint64_t)rows + have > ctl->max_rows) {
+        snprintf(ctl->error, sizeof ctl->error,
+                 "%s: %lld memory events, more than the budget of %llu rows",
+                 base_name(path), (long long)rows,
+                 (unsigned long long)ctl->max_rows);
+        return TFB_ETOOBIG;
+    }
+    return 0;
+}
+
 /* Merges the sorted runs v[0, mid) and v[mid, n) keeping order on ties. */
 static int merge_sorted(tfb_gmem_events *e, size_t mid)
 {
@@ -345,8 +380,12 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
         }
         int64_t got = 0;
         size_t before = m->events.n;
-        if (has_suffix(paths[i], ".sqlite"))
+        if (has_suffix(paths[i], ".sqlite")) {
+            err = memory_rows_ok(paths[i], m->events.n, ctl);
+            if (err)
+                break;
             got = tfb_gmem_load_sqlite(&m->events, paths[i]);
+        }
         else if (has_suffix(paths[i], ".pt.trace.json") ||
                  has_suffix(paths[i], ".pt.trace.json.gz"))
             got = tfb_gmem_load_kineto(&m->events, paths[i]);
@@ -354,6 +393,12 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
             continue;
         if (got == TFB_ENOENT)
             continue; /* no memory table: not an error */
+        if (got == TFB_ECORRUPT || got == TFB_EIO) {
+            /* Not SQLite, damaged JSON: skipped, as the trace loader
+             * skips what is not a trace. */
+            m->files_skipped++;
+            continue;
+        }
         if (got < 0) {
             err = (int)got;
             if (ctl)
@@ -627,7 +672,6 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
     if (wait_ms > 0)
         deadline_in(&until, wait_ms);
     tfb_gmem_run *evicted = NULL;
-    int started = 0;
     pthread_mutex_lock(&g_mu);
     entry *e = NULL, *victim = NULL;
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
@@ -664,7 +708,6 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
                     files = NULL;
                     n = 0;
                     tr = NULL;
-                    started = 1;
                 }
             }
             int rc = 0;
@@ -691,7 +734,6 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
             }
         }
     }
-    (void)started;
     int last = evicted && --evicted->refs == 0;
     pthread_mutex_unlock(&g_mu);
     if (last)

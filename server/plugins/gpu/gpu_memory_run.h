@@ -35,6 +35,7 @@ typedef struct tfb_gmem_run {
     char **names;
     size_t n_names;
     size_t files;             /* trace files that held memory events */
+    size_t files_skipped;     /* unreadable (not SQLite, damaged JSON) */
     int64_t first_ns, last_ns; /* of the events (0, 0 when none) */
     int has_trace;            /* kernels/steps came from a trace */
     int refs;                 /* internal */
@@ -62,9 +63,12 @@ void tfb_gmem_run_input(const tfb_gmem_run *m, tfb_gmem_input *in);
 
 /* Builds the data from explicit files and a trace (may be NULL) on the
  * calling thread (tests, tools; the background load calls it). ctl may be
- * NULL; its budgets bound the NVTX rows read. *out is never NULL on
- * success (files == 0 when none held memory events). TFB_ECORRUPT (ctl's
- * error names the file), TFB_ETOOBIG, TFB_ENOMEM. */
+ * NULL; its budgets bound the rows read (a file whose memory table is
+ * larger than what is left of max_rows is refused before it is read) and
+ * the NVTX reading time. Files that cannot be read (not SQLite, damaged
+ * JSON) are skipped and counted. *out is never NULL on success (files ==
+ * 0 when none held memory events). TFB_ETOOBIG (ctl's error names the
+ * file), TFB_ENOMEM. */
 int tfb_gmem_run_load_files(char *const *paths, size_t n,
                             const tfb_gpu_trace *trace,
                             tfb_gpu_load_ctl *ctl, tfb_gmem_run **out);
