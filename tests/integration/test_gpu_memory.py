@@ -23,6 +23,7 @@ Arguments: the tfboard binary, the logdir generator (unused).
 import json
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 
@@ -47,6 +48,20 @@ def setup():
         steps.append(pairs)
     make_events(os.path.join(TMP, "nvml"), steps)
     make_events(os.path.join(TMP, "plain"), [[("loss", 1.0)]])
+    # The same trace next to a file that is not SQLite: skipped, counted.
+    make_nsysmem(os.path.join(TMP, "mixed"))
+    with open(os.path.join(TMP, "mixed", "junk.sqlite"), "wb") as f:
+        f.write(os.urandom(4096))
+    # A memory "table" that is an endless recursive VIEW next to a real
+    # kernel table: not read (only tables are), the answer comes at once.
+    make_nsysmem(os.path.join(TMP, "memview"))
+    db = sqlite3.connect(os.path.join(TMP, "memview", "report1.sqlite"))
+    db.executescript("""DROP TABLE CUDA_GPU_MEMORY_USAGE_EVENTS;
+        CREATE VIEW CUDA_GPU_MEMORY_USAGE_EVENTS AS
+          WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r)
+          SELECT i AS start, 0 AS deviceId, 7 AS streamId, i AS address,
+                 64 AS bytes, 0 AS memoryOperationType FROM r;""")
+    db.close()
 
 
 def dev(res, d):
@@ -166,6 +181,17 @@ def test_gpu_tab_without_gpu_data():
         shutil.rmtree(d, ignore_errors=True)
 
 
+def test_skipped_and_hostile_files():
+    r = SRV.json("/data/plugin/gpu/memory", run="mixed")
+    assert r["files"] == 1 and r["files_skipped"] == 1, r
+    assert r["events"] == len(MEM) and dev(r, 0)["peak_bytes"] == 6000
+    r = SRV.json("/data/plugin/gpu/memory", run="memview")
+    assert r["files"] == 0 and r["events"] == 0 and r["devices"] == [], r
+    # The run's kernels are still there.
+    s = SRV.json("/data/plugin/gpu/summary", run="memview")
+    assert [d["kernels"] for d in s["devices"]] == [1, 1], s
+
+
 def test_errors():
     st, _, _ = SRV.get("/data/plugin/gpu/memory")
     assert st == 400
@@ -225,7 +251,8 @@ def main():
             srv.wait_loaded()
             run_tests([test_nsys_memory, test_nsys_memory_window,
                        test_kineto_memory, test_nvml_only_run,
-                       test_gpu_tab_without_gpu_data, test_errors,
+                       test_gpu_tab_without_gpu_data,
+                       test_skipped_and_hostile_files, test_errors,
                        test_report])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
