@@ -212,7 +212,7 @@ const char *const tfb_report_page_js[] = {
     "  function gpuMemorySection(sec, m) {\n"
     "    if (!m) return;\n"
     "    if (m.error) { add(sec, el('p', 'alert', 'GPU memory events error: ' + m.error)); return; }\n"
-    "    function mib(b) { return num(b / 1048576) + ' MiB'; }\n"
+    "    function mib(b) { return b >= 1073741824 ? num(b / 1073741824) + ' GiB' : num(b / 1048576) + ' MiB'; }\n"
     "    function allocRows(v) { return v.map(function (a) {\n"
     "      return [mib(a.bytes), num((a.t_ns - m.first_ns) / 1e6) + ' ms', a.stream === null ? '-' : a.stream,\n"
     "        a.kernel || '-', a.range || '-']; }); }\n"
