@@ -4,7 +4,8 @@
 # it, checks the trace store (kernels, copies, memsets, runtime calls, host
 # spans, plausible times, memory allocations of known sizes in
 # CUDA_GPU_MEMORY_USAGE_EVENTS), the utilization scalars and the always-on
-# NVML metrics (gpu/0/* scalars with plausible values), then measures the
+# NVML metrics (gpu/0/* scalars with plausible values), the server's memory
+# view of the trace (when the server builds here), then measures the
 # tracing overhead on a kernel-bound loop (median of alternating runs; must
 # be < 2 %). Bounded: about 2-4 minutes, hard limit 9 minutes.
 #
@@ -205,6 +206,68 @@ used, total = vals.get("mem_used_bytes", [0]), vals.get("mem_total_bytes", [1])
 check(max(used) <= min(total), "memory used <= total")
 sys.exit(1 if fails else 0)
 EOF
+
+# The server's memory view of that trace (issue 13): optional, skipped
+# when the server cannot be built here (meson or its libraries missing).
+echo "== the server's memory view of the traced run"
+SBUILD=$BUILD-server
+if command -v meson >/dev/null 2>&1 && command -v ninja >/dev/null 2>&1 && \
+   { [ -f "$SBUILD/build.ninja" ] || timeout "$(left)" meson setup "$SBUILD" "$ROOT" \
+        -Dtests=false -Dexamples=false -Dbuildtype=release >/dev/null 2>&1; } && \
+   timeout "$(left)" ninja -C "$SBUILD" server/tfboard >/dev/null 2>&1; then
+    timeout "$(left)" python3 - "$SBUILD/server/tfboard" "$WORK" "$OUT" <<'EOF'
+import json, subprocess, sys, time, urllib.request
+tfboard, logdir, line = sys.argv[1:4]
+kv = dict(p.split("=", 1) for p in line.split())
+fails = []
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        fails.append(what)
+p = subprocess.Popen([tfboard, "--logdir", logdir, "--host", "127.0.0.1",
+                      "--port", "0"], stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT, text=True)
+try:
+    url = None
+    end = time.time() + 30
+    while url is None and time.time() < end:
+        l = p.stdout.readline()
+        if "http://" in l:
+            url = l[l.index("http://"):].split()[0].rstrip("/")
+    check(url is not None, "tfboard started")
+    def get(path):
+        end = time.time() + 120
+        while True:
+            with urllib.request.urlopen(url + path, timeout=30) as r:
+                if r.status != 202 or time.time() > end:
+                    return json.loads(r.read())
+            time.sleep(0.3)
+    if url:
+        m = get("/data/plugin/gpu/memory?run=run&top=50")
+        n = int(kv["memory_events"])
+        check(m["files"] == 1 and 0 < m["events"] <= n,
+              "memory route: %d events (store: %d)" % (m["events"], n))
+        d = m["devices"][0] if m["devices"] else {}
+        print("device %s: peak %s at %s, live %s, allocs %s, frees %s, end %s"
+              % (d.get("device"), d.get("peak_bytes"), d.get("peak_t_ns"),
+                 d.get("live_at_peak_total"), d.get("allocs"), d.get("frees"),
+                 d.get("end_bytes")))
+        check(d.get("allocs", 0) >= 6, "allocations counted")
+        check(d.get("peak_bytes", 0) >= 4 * 4 * 2**20,
+              "peak holds the four 4 MiB buffers")
+        sizes = [a["bytes"] for a in d.get("live_at_peak", [])]
+        check(sizes.count(4 * 2**20) >= 4, "4 MiB blocks live at the peak")
+        lst = json.loads(urllib.request.urlopen(
+            url + "/data/plugins_listing", timeout=30).read())
+        check(lst["gpu"]["enabled"] is True, "GPU tab enabled")
+finally:
+    p.terminate()
+    p.wait(timeout=30)
+sys.exit(1 if fails else 0)
+EOF
+else
+    echo "skip: the server could not be built here"
+fi
 
 echo "== overhead on a kernel-bound loop ($RUNS runs per mode, $ITERS kernels)"
 i=0

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gpu_analysis.h"
+#include "gpu_memory_routes.h"
 #include "plugin.h"
 #include "report_fmt.h"
 
@@ -323,6 +324,8 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
         kernels_text(f, &k, md);
     }
     done(t, &sum, &k);
+    if (rc == 0)
+        rc = tfb_gpu_memory_report_text(f, s, r, md);
     return rc;
 }
 
@@ -357,18 +360,40 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
         tfb_json_null(j);
     }
     done(t, &sum, &k);
+    if (rc == 0)
+        rc = tfb_gpu_memory_report_json(j, s, r);
     return rc;
 }
 
-static int has_trace(tfb_store *s, tfb_run *r)
+/* NVML metrics (tfb_gpu_metrics_start) of devices 0..NVML_DEVICES-1: a
+ * few hash lookups, no walk over the run's tags. */
+#define NVML_DEVICES 64
+
+static int has_nvml(tfb_run *r)
+{
+    static const char *const metric[] = {TFB_TAG_GPU_SM_UTIL,
+                                         TFB_TAG_GPU_MEM_USED};
+    char tag[64];
+    for (int d = 0; d < NVML_DEVICES; d++)
+        for (size_t k = 0; k < 2; k++) {
+            snprintf(tag, sizeof tag, TFB_TAG_GPU_PREFIX "%d/%s", d,
+                     metric[k]);
+            if (tfb_run_find_series(r, TFB_SERIES_SCALAR, tag))
+                return 1;
+        }
+    return 0;
+}
+
+/* A trace file, or the always-on NVML metrics. */
+static int has_gpu_data(tfb_store *s, tfb_run *r)
 {
     (void)s;
     char **files;
     size_t n;
     if (tfb_run_trace_files(r, &files, &n) < 0)
-        return 0;
+        return has_nvml(r);
     tfb_strv_free(files, n);
-    return n > 0;
+    return n > 0 || has_nvml(r);
 }
 
 static const tfb_plugin_route routes[] = {
@@ -377,6 +402,7 @@ static const tfb_plugin_route routes[] = {
     {"utilization", route_utilization},
     {"timeline", route_timeline},
     {"trace.json", route_trace_json},
+    {"memory", tfb_gpu_route_memory},
 };
 
 const tfb_plugin tfb_plugin_gpu = {
@@ -385,7 +411,7 @@ const tfb_plugin tfb_plugin_gpu = {
     .module = "js/pages/gpu.js",
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
-    .has_data = has_trace,
+    .has_data = has_gpu_data,
     .report_text = report_text,
     .report_json = report_json,
 };

@@ -9,8 +9,9 @@ import { getJSON, num, url } from '../core/api.js';
 import { eng, ns, pct, bytes, int, si } from '../core/format.js';
 import { makeChart, } from '../core/charts.js';
 import { themeColor, withAlpha } from '../core/colors.js';
+import { MemoryView, renderNvml, hasNvml } from './gpu_memory.js';
 
-const gpuRunsCache = { list: [] };
+const gpuRunsCache = { list: [], traced: new Set() };
 
 // A run's trace loads in the background on the server: until it is read,
 // the GPU routes answer 202 {"loading": true, "progress": 0..1}. Poll
@@ -218,7 +219,9 @@ const page = {
   probe(data) {
     const info = Array.isArray(data.runsInfo) ? data.runsInfo : [];
     const withTrace = new Set(info.filter((x) => x && Array.isArray(x.trace_files) && x.trace_files.length).map((x) => x.name));
-    gpuRunsCache.list = data.runs.filter((r) => withTrace.has(r));
+    // Runs with the always-on NVML metrics (gpu/<dev>/sm_util, ...) too.
+    gpuRunsCache.traced = withTrace;
+    gpuRunsCache.list = data.runs.filter((r) => withTrace.has(r) || hasNvml((data.scalarTags || {})[r]));
     return Promise.resolve();
   },
   mount(ctx) {
@@ -231,7 +234,7 @@ const page = {
     ctx.main.append(h('h2', { class: 'page-title' }, 'GPU'), this.body);
     this.render();
   },
-  unmount() { for (const c of this.charts) c.destroy(); this.charts = []; },
+  unmount() { for (const c of this.charts) c.destroy(); this.charts = []; if (this.mem) this.mem.destroy(); this.mem = null; },
   update(ctx, changed) {
     this.ctx = ctx;
     if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
@@ -245,6 +248,19 @@ const page = {
     if (!run) return;
     const token = {};
     this.token = token;
+    if (this.mem) { this.mem.destroy(); this.mem = null; }
+    if (!gpuRunsCache.traced.has(run)) {
+      // No trace: the NVML metrics only.
+      for (const c of this.charts) c.destroy();
+      this.charts = [];
+      clear(this.body);
+      this.body.appendChild(h('p', { class: 'muted small', id: 'gpu-no-trace' }, `${run} has no GPU trace; these are the GPU metrics sampled while it ran.`));
+      const nv = await renderNvml(this.body, run, this.ctx.data.scalarTags[run], null);
+      if (this.token !== token) { for (const c of nv.charts) c.destroy(); return; }
+      this.charts.push(...nv.charts);
+      window.__tfb.pages.gpu = { run, traced: false, devices: 0, nvml: nv.info };
+      return;
+    }
     let summary, kernels;
     const progress = (p) => {
       if (this.token !== token) return;
@@ -292,7 +308,7 @@ const page = {
     this.body.appendChild(devRow);
 
     // Utilization over time, one line per device.
-    const ucanvas = h('canvas');
+    const ucanvas = h('canvas', { id: 'gpu-util-chart' });
     this.body.appendChild(h('div', { class: 'card', style: { marginBottom: '12px' } }, h('h3', { class: 'card-h' }, 'Utilization'), h('div', { class: 'chart-wrap short' }, ucanvas)));
     let t0 = Infinity;
     for (const u of utils) if (u) t0 = Math.min(t0, num(u.start_ns));
@@ -310,6 +326,12 @@ const page = {
           y: { min: 0, max: 100, title: { display: true, text: 'Busy (%)' } } },
       },
     }));
+
+    // Memory and NVML metrics: filled below, without holding up the rest.
+    const memWrap = h('div', { id: 'gpu-memory-wrap' });
+    const nvmlWrap = h('div', { id: 'gpu-nvml-wrap' });
+    this.body.append(memWrap, nvmlWrap);
+    this.utilChart = this.charts[this.charts.length - 1];
 
     // Memcpy breakdown.
     const mrows = [];
@@ -367,7 +389,44 @@ const page = {
       h('div', { class: 'card' }, h('h3', { class: 'card-h' }, 'Memory copies and sets'), mrows.length ? mtable.el : h('div', { class: 'muted' }, 'No memory copies recorded.')));
 
     this.timeline = new Timeline(document.getElementById('timeline-wrap'), run);
-    window.__tfb.pages.gpu = { run, devices: devices.length, kernels: krows.length, kernelsShown: krows.length, memcpy: mrows.length, utilPoints: uds.map((d) => d.data.length) };
+    window.__tfb.pages.gpu = { run, traced: true, devices: devices.length, kernels: krows.length, kernelsShown: krows.length, memcpy: mrows.length, utilPoints: uds.map((d) => d.data.length) };
+    this.renderExtras(run, token, Number.isFinite(t0) ? t0 : null, memWrap, nvmlWrap);
+  },
+  // The memory view and the NVML charts, on the utilization chart's time
+  // origin (the first kernel); zooming the memory chart zooms it too.
+  async renderExtras(run, token, t0, memWrap, nvmlWrap) {
+    const util = this.utilChart;
+    const alignUtil = (v) => {
+      if (!util || !v) return;
+      util.options.scales.x.min = v[0];
+      util.options.scales.x.max = v[1];
+      util.update('none');
+    };
+    const mem = new MemoryView(run, { t0, xTitle: t0 === null ? null : 'Time since first kernel (s)', onView: alignUtil });
+    try {
+      const el = await mem.load();
+      if (this.token !== token) { mem.destroy(); return; }
+      this.mem = mem;
+      if (el) {
+        memWrap.appendChild(el);
+        // Both charts over the union of the two extents.
+        if (util) {
+          const ux = util.scales.x;
+          const ext = [Math.min(mem.extent[0], ux.min), Math.max(mem.extent[1], ux.max)];
+          mem.extent = ext;
+          mem.setView(null);
+        }
+      }
+      window.__tfb.pages.gpuMemory = el ? mem.info : { devices: 0 };
+    } catch (e) {
+      if (this.token !== token) return;
+      memWrap.appendChild(h('div', { class: 'empty small error-text', id: 'gpu-memory-error' }, 'Could not load the memory view: ' + e.message));
+      window.__tfb.pages.gpuMemory = { error: e.message };
+    }
+    const nv = await renderNvml(nvmlWrap, run, this.ctx.data.scalarTags[run], t0 === null ? null : t0 / 1e9);
+    if (this.token !== token) { for (const c of nv.charts) c.destroy(); return; }
+    this.charts.push(...nv.charts);
+    window.__tfb.pages.gpu.nvml = nv.info;
   },
 };
 

@@ -1,0 +1,423 @@
+/*
+ * gpu_memory_routes.c - /data/plugin/gpu/memory and the memory part of the
+ * GPU report section: get the run's memory events (loaded in the
+ * background, gpu_memory_run.c), analyse the asked window
+ * (tfb_gmem_analyze), apply the post-mortem rule (gpu_memory_routes.h),
+ * and render the struct (JSON in gpu_memory_json.c, text here).
+ */
+#include "gpu_memory_routes.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_fmt.h"
+#include "tfboard.h"
+
+/* As gpu.c: small loads finish within the request, bigger ones answer 202
+ * "loading" and the page asks again. */
+#define ROUTE_WAIT_MS 1000
+#define REPORT_TOP_LIVE 5
+#define REPORT_LAST_ALLOCS 10
+
+void tfb_gmem_view_free(tfb_gmem_view *v)
+{
+    if (!v)
+        return;
+    tfb_gmem_result_free(v->res);
+    free(v->post_mortem);
+    free(v->last_is_alloc);
+    tfb_gmem_run_release(v->hold);
+    memset(v, 0, sizeof *v);
+}
+
+/* Index of the first event with t_ns > t. */
+static size_t upper(const tfb_gmem_event *ev, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ev[mid].t_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
+                        tfb_gmem_view *v)
+{
+    if (!m || !opts || !v)
+        return TFB_EINVAL;
+    memset(v, 0, sizeof *v);
+    tfb_gmem_input in;
+    tfb_gmem_run_input(m, &in);
+    int rc = tfb_gmem_analyze(&in, opts, &v->res);
+    if (rc)
+        return rc;
+    v->first_ns = m->first_ns;
+    v->last_ns = m->last_ns;
+    v->files = m->files;
+    v->files_skipped = m->files_skipped;
+    v->events = m->events.n;
+    v->has_trace = m->has_trace;
+    v->kernels = m->n_kernels;
+    v->ranges = m->n_ranges;
+    v->steps = m->n_steps;
+    size_t nd = v->res->n_devices;
+    v->post_mortem = calloc(nd ? nd : 1, sizeof *v->post_mortem);
+    v->last_is_alloc = calloc(nd ? nd : 1, sizeof *v->last_is_alloc);
+    if (!v->post_mortem || !v->last_is_alloc) {
+        tfb_gmem_view_free(v);
+        return TFB_ENOMEM;
+    }
+    /* The last event of each device in the window: one backward walk from
+     * the window's end that stops once every device is seen. */
+    size_t end = upper(m->events.v, m->events.n, opts->end_ns);
+    size_t left = nd;
+    int *seen = calloc(nd ? nd : 1, sizeof *seen);
+    if (!seen) {
+        tfb_gmem_view_free(v);
+        return TFB_ENOMEM;
+    }
+    for (size_t i = end; i > 0 && left; i--) {
+        const tfb_gmem_event *e = &m->events.v[i - 1];
+        if (e->t_ns < opts->start_ns)
+            break;
+        for (size_t d = 0; d < nd; d++)
+            if (v->res->devices[d].device == e->device) {
+                if (!seen[d]) {
+                    seen[d] = 1;
+                    v->last_is_alloc[d] = e->op == TFB_GMEM_ALLOC;
+                    left--;
+                }
+                break;
+            }
+    }
+    free(seen);
+    for (size_t d = 0; d < nd; d++) {
+        const tfb_gmem_device *dv = &v->res->devices[d];
+        v->post_mortem[d] =
+            v->last_is_alloc[d] && dv->peak_bytes > 0 && dv->end_bytes > 0 &&
+            (double)dv->end_bytes >=
+                TFB_GMEM_POST_MORTEM_FRACTION * (double)dv->peak_bytes;
+    }
+    return 0;
+}
+
+/* The run's memory events: 0 with *m (NULL when the run has none), or a
+ * negative code with the answer set (202 loading, 500 error). */
+static int get_memory(const tfb_http_req *req, tfb_http_resp *resp,
+                      tfb_gmem_run **m)
+{
+    *m = NULL;
+    tfb_run *run;
+    int rc = tfb_http_param_run(req, resp, &run);
+    if (rc < 0)
+        return rc;
+    tfb_store *store = tfb_server_store(req);
+    /* The trace first: its kernels and steps are the allocations'
+     * context, so the memory load starts once it is there. */
+    tfb_gpu_trace *t = NULL;
+    tfb_gpu_status st;
+    rc = tfb_gpu_trace_get(store, run, ROUTE_WAIT_MS, &t, &st);
+    if (rc < 0)
+        return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
+                              tfb_strerror(rc));
+    if (st.state == TFB_GPU_FAILED)
+        return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
+                              st.error);
+    if (st.state != TFB_GPU_LOADING) {
+        rc = tfb_gmem_run_get(store, run, &t, ROUTE_WAIT_MS, m, &st);
+        if (rc < 0)
+            return tfb_http_error(resp, 500,
+                                  "cannot read the GPU memory events: %s",
+                                  tfb_strerror(rc));
+        if (st.state == TFB_GPU_FAILED)
+            return tfb_http_error(resp, 500,
+                                  "cannot read the GPU memory events: %s",
+                                  st.error);
+    }
+    if (st.state == TFB_GPU_LOADING) {
+        tfb_gpu_trace_release(t);
+        char body[96];
+        int n = snprintf(body, sizeof body,
+                         "{\"loading\":true,\"progress\":%.3f}",
+                         st.progress);
+        tfb_http_text(resp, 202, "application/json", body, (size_t)n);
+        return TFB_ESTATE;
+    }
+    tfb_gpu_trace_release(t);
+    return 0;
+}
+
+int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    int64_t w0, w1, points, top, last;
+    if (tfb_http_param_i64(req, resp, "start_ns", 0, INT64_MIN, INT64_MIN,
+                           INT64_MAX, &w0) < 0 ||
+        tfb_http_param_i64(req, resp, "end_ns", 0, INT64_MAX, INT64_MIN,
+                           INT64_MAX, &w1) < 0 ||
+        tfb_http_param_i64(req, resp, "points", 0, 1000, 4, 100000,
+                           &points) < 0 ||
+        tfb_http_param_i64(req, resp, "top", 0, 20, 1, 10000, &top) < 0 ||
+        tfb_http_param_i64(req, resp, "last", 0, 20, 1, 10000, &last) < 0)
+        return TFB_EINVAL;
+    if (w1 < w0)
+        return tfb_http_error(resp, 400, "end_ns is before start_ns");
+    tfb_gmem_run *m;
+    int rc = get_memory(req, resp, &m);
+    if (rc < 0)
+        return rc;
+    tfb_gmem_run empty = {0};
+    tfb_gmem_opts o;
+    tfb_gmem_opts_init(&o);
+    o.start_ns = w0;
+    o.end_ns = w1;
+    o.max_points = (size_t)points;
+    o.top_live = (size_t)top;
+    o.last_allocs = (size_t)last;
+    tfb_gmem_view v;
+    rc = tfb_gmem_view_build(m ? m : &empty, &o, &v);
+    tfb_json j;
+    tfb_json_init(&j);
+    if (rc == 0)
+        tfb_gmem_view_json(&j, &v);
+    tfb_gmem_view_free(&v); /* before m: the result borrows its names */
+    tfb_gmem_run_release(m);
+    if (rc < 0) {
+        tfb_json_free(&j);
+        return tfb_http_error(resp, 500, "GPU memory analysis failed: %s",
+                              tfb_strerror(rc));
+    }
+    return tfb_http_json(resp, &j);
+}
+
+/* ---- report --------------------------------------------------------------- */
+
+/* The report's view (whole trace): *have 0 when the run has no memory
+ * events; err set when they could not be read. */
+static int report_view(tfb_store *s, tfb_run *r, tfb_gmem_view *v, int *have,
+                       char *err, size_t errcap)
+{
+    *have = 0;
+    err[0] = '\0';
+    memset(v, 0, sizeof *v);
+    tfb_gpu_trace *t = NULL;
+    char terr[512] = "";
+    int rc = tfb_gpu_trace_of_run_err(s, r, &t, terr, sizeof terr);
+    if (rc == TFB_ENOMEM)
+        return rc;
+    if (rc < 0) {
+        /* The trace section reports the error already. */
+        return 0;
+    }
+    tfb_gmem_run *m = NULL;
+    tfb_gpu_status st;
+    rc = tfb_gmem_run_get(s, r, &t, -1, &m, &st);
+    if (rc < 0)
+        return rc;
+    if (st.state == TFB_GPU_FAILED) {
+        snprintf(err, errcap, "%s", st.error);
+        return 0;
+    }
+    if (!m || m->events.n == 0) {
+        tfb_gmem_run_release(m);
+        return 0;
+    }
+    tfb_gmem_opts o;
+    tfb_gmem_opts_init(&o);
+    o.max_points = 4;
+    o.top_live = REPORT_TOP_LIVE;
+    o.last_allocs = REPORT_LAST_ALLOCS;
+    rc = tfb_gmem_view_build(m, &o, v);
+    if (rc == 0) {
+        v->hold = m; /* the result borrows m's names */
+        *have = 1;
+    } else {
+        tfb_gmem_run_release(m);
+    }
+    return rc;
+}
+
+static void put_bytes(FILE *f, int64_t b)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double x = (double)b;
+    int u = 0;
+    while ((x >= 1024.0 || x <= -1024.0) && u < 4) {
+        x /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        fprintf(f, "%lld B", (long long)b);
+    else
+        fprintf(f, "%.3g %s", x, unit[u]);
+}
+
+/* An offset from the first memory event, in a unit that shows it. */
+static void put_secs(FILE *f, int64_t ns)
+{
+    double a = ns < 0 ? -(double)ns : (double)ns;
+    if (a >= 1e9)
+        fprintf(f, "%.3f s", (double)ns / 1e9);
+    else if (a >= 1e6)
+        fprintf(f, "%.3f ms", (double)ns / 1e6);
+    else
+        fprintf(f, "%.3f us", (double)ns / 1e3);
+}
+
+static void alloc_rows(FILE *f, const tfb_gmem_alloc *a, size_t n,
+                       int64_t t0, int md, int with_end)
+{
+    if (md)
+        fprintf(f, "| bytes | at | stream | kernel | NVTX range |%s\n"
+                   "| --- | --- | --- | --- | --- |%s\n",
+                with_end ? " live at end |" : "", with_end ? " --- |" : "");
+    for (size_t i = 0; i < n; i++) {
+        fputs(md ? "| " : "      ", f);
+        put_bytes(f, a[i].bytes);
+        fputs(md ? " | +" : " at +", f);
+        put_secs(f, a[i].t_ns - t0);
+        if (a[i].stream >= 0)
+            fprintf(f, md ? " | %lld | " : ", stream %lld",
+                    (long long)a[i].stream);
+        else
+            fputs(md ? " | - | " : "", f);
+        if (a[i].kernel) {
+            fputs(md ? "" : ", kernel ", f);
+            tfb_report_put_str(f, a[i].kernel, md);
+        } else if (md) {
+            fputs("-", f);
+        }
+        if (a[i].range) {
+            fputs(md ? " | " : ", in ", f);
+            tfb_report_put_str(f, a[i].range, md);
+        } else if (md) {
+            fputs(" | -", f);
+        }
+        if (with_end)
+            fputs(md ? (a[i].live_at_end ? " | yes" : " | no")
+                     : (a[i].live_at_end ? ", still live" : ", freed"),
+                  f);
+        fputs(md ? " |\n" : "\n", f);
+    }
+}
+
+int tfb_gpu_memory_report_text(FILE *f, tfb_store *s, tfb_run *r, int md)
+{
+    tfb_gmem_view v;
+    int have;
+    char err[512];
+    int rc = report_view(s, r, &v, &have, err, sizeof err);
+    if (rc < 0)
+        return rc;
+    if (err[0]) {
+        fputs(md ? "\n**Memory events error:** " : "  gpu memory: error: ", f);
+        tfb_report_put_str(f, err, md);
+        fputs("\n", f);
+    }
+    if (!have)
+        return 0;
+    fputs(md ? "\nMemory (peak bytes in use per device; times from the "
+               "first memory event):\n\n"
+             : "  gpu memory (times from the first memory event):\n",
+          f);
+    for (size_t d = 0; d < v.res->n_devices; d++) {
+        const tfb_gmem_device *dv = &v.res->devices[d];
+        fprintf(f, md ? "- GPU %d: peak " : "    GPU %d: peak ",
+                (int)dv->device);
+        put_bytes(f, dv->peak_bytes);
+        fputs(" at +", f);
+        put_secs(f, dv->peak_t_ns - v.first_ns);
+        fprintf(f, ", %zu allocations live; at the end ",
+                dv->live_at_peak_total);
+        put_bytes(f, dv->end_bytes);
+        fprintf(f, " in %zu allocations\n", dv->live_at_end);
+        if (dv->n_live_at_peak) {
+            fputs(md ? "\nLargest allocations live at the peak:\n\n"
+                     : "    largest allocations live at the peak:\n",
+                  f);
+            alloc_rows(f, dv->live_at_peak, dv->n_live_at_peak, v.first_ns,
+                       md, 0);
+            if (md)
+                fputs("\n", f);
+        }
+        if (v.post_mortem[d] && dv->n_last_allocs) {
+            fputs(md ? "**OOM post-mortem** (the trace ends with memory "
+                       "high, still allocating): the last allocations, "
+                       "most recent first:\n\n"
+                     : "    OOM post-mortem (the trace ends with memory "
+                       "high, still allocating): last allocations, most "
+                       "recent first:\n",
+                  f);
+            alloc_rows(f, dv->last_allocs, dv->n_last_allocs, v.first_ns,
+                       md, 1);
+            if (md)
+                fputs("\n", f);
+        }
+    }
+    tfb_gmem_view_free(&v);
+    return 0;
+}
+
+int tfb_gpu_memory_report_json(tfb_json *j, tfb_store *s, tfb_run *r)
+{
+    tfb_gmem_view v;
+    int have;
+    char err[512];
+    int rc = report_view(s, r, &v, &have, err, sizeof err);
+    if (rc < 0)
+        return rc;
+    tfb_json_key(j, "gpu_memory");
+    if (err[0]) {
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "error");
+        tfb_json_str(j, err);
+        tfb_json_object_end(j);
+        return 0;
+    }
+    if (!have) {
+        tfb_json_null(j);
+        return 0;
+    }
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "first_ns");
+    tfb_json_i64(j, v.first_ns);
+    tfb_json_key(j, "devices");
+    tfb_json_array_begin(j);
+    for (size_t d = 0; d < v.res->n_devices; d++) {
+        const tfb_gmem_device *dv = &v.res->devices[d];
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "device");
+        tfb_json_i64(j, dv->device);
+        tfb_json_key(j, "peak_bytes");
+        tfb_json_i64(j, dv->peak_bytes);
+        tfb_json_key(j, "peak_t_ns");
+        tfb_json_i64(j, dv->peak_t_ns);
+        tfb_json_key(j, "live_at_peak_total");
+        tfb_json_u64(j, dv->live_at_peak_total);
+        tfb_json_key(j, "end_bytes");
+        tfb_json_i64(j, dv->end_bytes);
+        tfb_json_key(j, "live_at_peak");
+        tfb_json_array_begin(j);
+        for (size_t i = 0; i < dv->n_live_at_peak; i++)
+            tfb_gmem_alloc_json(j, &dv->live_at_peak[i], 0);
+        tfb_json_array_end(j);
+        tfb_json_key(j, "post_mortem");
+        tfb_json_bool(j, v.post_mortem[d]);
+        if (v.post_mortem[d]) {
+            tfb_json_key(j, "last_allocs");
+            tfb_json_array_begin(j);
+            for (size_t i = 0; i < dv->n_last_allocs; i++)
+                tfb_gmem_alloc_json(j, &dv->last_allocs[i], 1);
+            tfb_json_array_end(j);
+        }
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+    tfb_gmem_view_free(&v);
+    return 0;
+}

@@ -1,0 +1,68 @@
+/*
+ * gpu_memory_routes.h - the GPU memory view: route /data/plugin/gpu/memory
+ * and the memory part of the GPU report section, both rendering one typed
+ * struct (tfb_gmem_view) built from the run's memory events
+ * (gpu_memory_run.h) by the analysis (gpu_memory.h).
+ *
+ * OOM post-mortem rule: a device's post-mortem is shown when the trace
+ * ends with its memory high - bytes in use at the window's end are at
+ * least 90 % of the window's peak (and not 0), and the device's last
+ * memory event in the window is an allocation, i.e. memory was still
+ * growing when the trace stopped, as it is when a process dies of an
+ * out-of-memory error (a run that ends normally frees or stays flat
+ * after its last step).
+ *
+ * Thread-safety: all functions are thread-safe.
+ */
+#ifndef TFB_SERVER_GPU_MEMORY_ROUTES_H
+#define TFB_SERVER_GPU_MEMORY_ROUTES_H
+
+#include <stdio.h>
+
+#include "gpu_memory.h"
+#include "gpu_memory_run.h"
+#include "http_api.h"
+#include "json.h"
+#include "plugin.h"
+
+#define TFB_GMEM_POST_MORTEM_FRACTION 0.9
+
+typedef struct tfb_gmem_view {
+    tfb_gmem_result *res;
+    /* Per device of res (same order): the post-mortem rule holds; the
+     * last event in the window was an allocation. */
+    int *post_mortem;
+    int *last_is_alloc;
+    /* The events' extent (the run's, not the window's), files read, events
+     * in all, whether kernels/steps came from a trace. */
+    int64_t first_ns, last_ns;
+    size_t files, files_skipped, events;
+    int has_trace;
+    size_t kernels, ranges, steps; /* context kept (see gpu_memory_run.h) */
+    /* The data whose names the result borrows, when the view holds a
+     * reference to it (released by tfb_gmem_view_free); may be NULL. */
+    tfb_gmem_run *hold;
+} tfb_gmem_view;
+
+/* Analyses m over the window of opts (v->hold stays NULL: m must outlive
+ * v unless the caller sets it). 0, TFB_EINVAL, TFB_ENOMEM. */
+int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
+                        tfb_gmem_view *v);
+void tfb_gmem_view_free(tfb_gmem_view *v);
+
+/* JSON (gpu_memory_json.c): the route's body; see server/API.md. */
+void tfb_gmem_view_json(tfb_json *j, const tfb_gmem_view *v);
+/* One allocation row. */
+void tfb_gmem_alloc_json(tfb_json *j, const tfb_gmem_alloc *a, int with_end);
+
+/* GET /data/plugin/gpu/memory. */
+int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp);
+
+/* The memory part of the GPU report section: peak per device, top live
+ * allocations at the peak, the post-mortem when its rule holds. Text
+ * writes nothing when the run has no memory events; JSON writes the
+ * member "gpu_memory" (null when none; {"error"} when unreadable). */
+int tfb_gpu_memory_report_text(FILE *f, tfb_store *s, tfb_run *r, int md);
+int tfb_gpu_memory_report_json(tfb_json *j, tfb_store *s, tfb_run *r);
+
+#endif
