@@ -16,6 +16,7 @@ extern const tfb_plugin tfb_plugin_health;
 extern const tfb_plugin tfb_plugin_gradients;
 extern const tfb_plugin tfb_plugin_gpu;
 extern const tfb_plugin tfb_plugin_pipeline;
+extern const tfb_plugin tfb_plugin_ranks;
 
 #define TFB_MAX_PLUGINS 32
 
@@ -31,8 +32,9 @@ static const tfb_plugin *table[TFB_MAX_PLUGINS] = {
     &tfb_plugin_gradients,
     &tfb_plugin_gpu,
     &tfb_plugin_pipeline,
+    &tfb_plugin_ranks,
 };
-static size_t n_table = 9;
+static size_t n_table = 10;
 
 const tfb_plugin *const *tfb_plugins(size_t *n)
 {
