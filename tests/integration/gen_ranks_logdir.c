@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "tfboard.h"
 
@@ -54,7 +55,8 @@ static int open_rank(tfb_writer **w, const char *logdir, const char *job,
 static int write_job(const char *logdir, const char *job, int ranks,
                      int steps, int slow_rank, double slow_factor)
 {
-    double base = 1.7e9;
+    /* An hour ago: the runs' wall times stay near their file_version's. */
+    double base = (double)time(NULL) - 3600.0;
     double *slowest = malloc((size_t)steps * sizeof *slowest);
     double *own = malloc((size_t)steps * (size_t)ranks * sizeof *own);
     if (!slowest || !own)
@@ -120,7 +122,7 @@ static int write_bad(const char *logdir)
             return 1;
         }
         for (int s = 0; s < 50; s++) {
-            double wall = 1.7e9 + 0.03 * s;
+            double wall = (double)time(NULL) - 3600.0 + 0.03 * s;
             tfb_scalar_at(w, TFB_TAG_STEP_MS, 30.0 + rnd(), s, wall);
             tfb_scalar_at(w, TFB_TAG_INPUT_MS, 2.0, s, wall);
             tfb_scalar_at(w, TFB_TAG_COMM_MS, 5.0, s, wall);

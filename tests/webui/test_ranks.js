@@ -4,7 +4,8 @@
 // sizes that disagree, a rank directory with no events). Checks the
 // straggler sentence, the heat map, the per-rank table, the breakdown bars
 // and overlap, the skew chart, the notes (as text, no error), and takes
-// screenshots (ranks.png, ranks_bad.png).
+// screenshots (ranks.png, ranks_gpu.png, ranks_bad.png, ranks_report.png),
+// and the job's section of the HTML report.
 'use strict';
 const path = require('path');
 const { execFileSync } = require('child_process');
@@ -81,6 +82,21 @@ T.run(async () => {
       T.assertEq(await page.$$eval('.error-text.empty', (e) => e.length), 0, 'no error box');
       T.assertEq(p.stragglers, [], 'no straggler among equal ranks');
       await T.screenshot(page, 'ranks_bad');
+    });
+
+    await T.step('HTML report: the job section on its first rank run', async () => {
+      const file = path.join(T.tmpdir('tfb-ranks-report-'), 'report.html');
+      execFileSync(tfboard, ['report', '--logdir', logdir, '--format', 'html', '--output', file], { timeout: 60000 });
+      await page.goto('file://' + file);
+      await T.until(page, () => document.body.getAttribute('data-rendered') === '1', null, 'report rendered');
+      const text = await page.evaluate(() => document.body.innerText);
+      T.assert(text.includes('Distributed job train'), 'job heading');
+      T.assert(/rank 5 is 2\d % slower than the median rank/.test(text), 'straggler sentence');
+      T.assert(text.includes("Rank 3 of job train; the job's section is under run train/rank-00000."), 'pointer line');
+      T.assert(text.includes('Note: rank 1 appears more than once'), 'bad job note');
+      T.assert(/job comm\/compute overlap \d+\.\d%/.test(text), 'overlap line');
+      await page.evaluate(() => [...document.querySelectorAll('p')].find((e) => e.textContent.startsWith('8 ranks (world size 8)')).previousSibling.scrollIntoView());
+      await T.screenshot(page, 'ranks_report');
     });
 
     await T.step('no page errors', async () => {
