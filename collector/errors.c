@@ -51,6 +51,9 @@ int tfb_err_from_errno(int e)
         return TFB_ENOMEM;
     case EINVAL:
         return TFB_EINVAL;
+    case EMFILE:
+    case ENFILE:
+        return TFB_EMFILE;
     default:
         return TFB_EIO;
     }

@@ -36,8 +36,30 @@ struct tfb_reader {
     size_t pos;      /* next record starts at buf + pos */
     uint64_t base;   /* file offset of buf[0] */
     int eof;         /* the last read() returned 0 */
+    int resyncing;   /* a resync scan was cut by the limit: go on with it */
+    uint64_t limit_end; /* tfb_reader_set_limit: stop at this offset; 0 none */
     tfb_reader_stats st;
 };
+
+/* Opens path without blocking (a FIFO would block a plain open until a
+ * writer comes) and accepts regular files only. */
+static int open_regular(const char *path, int *fd_out, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return tfb_err_from_errno(errno);
+    if (fstat(fd, st) < 0) {
+        int rc = tfb_err_from_errno(errno);
+        close(fd);
+        return rc;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        close(fd);
+        return TFB_ENOTFILE;
+    }
+    *fd_out = fd;
+    return 0;
+}
 
 int tfb_reader_open(tfb_reader **out, const char *path)
 {
@@ -46,16 +68,9 @@ int tfb_reader_open(tfb_reader **out, const char *path)
     tfb_reader *r = calloc(1, sizeof *r);
     if (!r)
         return TFB_ENOMEM;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0) {
-        int rc = tfb_err_from_errno(errno);
-        free(r);
-        return rc;
-    }
     struct stat st;
-    if (fstat(r->fd, &st) < 0 || S_ISDIR(st.st_mode)) {
-        int rc = S_ISDIR(st.st_mode) ? TFB_EINVAL : tfb_err_from_errno(errno);
-        close(r->fd);
+    int rc = open_regular(path, &r->fd, &st);
+    if (rc < 0) {
         free(r);
         return rc;
     }
@@ -177,15 +192,16 @@ static int check_replaced(tfb_reader *r)
     int swapped = stat(r->path, &st) == 0 &&
                   (st.st_dev != r->dev || st.st_ino != r->ino);
     if (swapped) {
-        int fd = open(r->path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        int fd;
+        int rc = open_regular(r->path, &fd, &fst);
+        if (rc == TFB_ENOTFILE)
+            return rc; /* replaced by a FIFO or a device: never read it */
+        if (rc < 0)
             return 0; /* gone again: keep what we have */
         close(r->fd);
         r->fd = fd;
-        if (fstat(fd, &fst) == 0) {
-            r->dev = fst.st_dev;
-            r->ino = fst.st_ino;
-        }
+        r->dev = fst.st_dev;
+        r->ino = fst.st_ino;
     } else if (fstat(r->fd, &fst) < 0 || (uint64_t)fst.st_size >= off) {
         return 0;
     }
@@ -204,8 +220,17 @@ static int check_replaced(tfb_reader *r)
 static int resync(tfb_reader *r)
 {
     uint64_t start = r->base + r->pos;
-    r->pos++;
+    if (!r->resyncing)
+        r->pos++;
+    r->resyncing = 0;
     for (;;) {
+        if (r->limit_end && r->base + r->pos >= r->limit_end) {
+            /* Cut by the caller's limit (a huge file of garbage): go on
+             * from here at the next call. */
+            r->st.bytes_skipped += r->base + r->pos - start;
+            r->resyncing = 1;
+            return 0;
+        }
         int f = fill(r, 12);
         if (f < 0)
             return f;
@@ -221,15 +246,84 @@ static int resync(tfb_reader *r)
             r->st.bytes_skipped += r->base + r->pos - start;
             return 1;
         }
+        /* No header starts inside 12 zero bytes (the masked CRC of a zero
+         * length is not zero), so a zero-filled stretch (a preallocated or
+         * sparse file, the tail of a crash) is passed at memory speed,
+         * not one CRC per byte. */
+        if (h[0] == 0 && h[11] == 0) {
+            size_t end = r->len, q = r->pos + 1;
+            while (q < end && r->buf[q] == 0)
+                q++;
+            r->pos = q - r->pos >= 12 ? q - 11 : r->pos + 1;
+            continue;
+        }
         r->pos++;
     }
+}
+
+void tfb_reader_set_limit(tfb_reader *r, uint64_t bytes)
+{
+    if (r)
+        r->limit_end = bytes ? r->base + r->pos + bytes : 0;
+}
+
+int tfb_reader_release_fd(tfb_reader *r)
+{
+    if (r && r->fd >= 0) {
+        close(r->fd);
+        r->fd = -1;
+    }
+    return 0;
+}
+
+/* The descriptor released by tfb_reader_release_fd, opened again where
+ * reading stopped; a file replaced meanwhile is read from its start. */
+static int reopen(tfb_reader *r)
+{
+    struct stat st;
+    int rc = open_regular(r->path, &r->fd, &st);
+    if (rc < 0) {
+        r->fd = -1;
+        return rc;
+    }
+    if (st.st_dev != r->dev || st.st_ino != r->ino ||
+        (uint64_t)st.st_size < r->base + r->len) {
+        r->dev = st.st_dev;
+        r->ino = st.st_ino;
+        r->base = 0;
+        r->pos = r->len = 0;
+        r->resyncing = 0;
+        r->st.replaced = 1;
+        r->st.truncated_tail = 0;
+        return 0;
+    }
+    if (lseek(r->fd, (off_t)(r->base + r->len), SEEK_SET) < 0)
+        return tfb_err_from_errno(errno);
+    return 0;
 }
 
 int tfb_reader_next(tfb_reader *r, tfb_event *ev)
 {
     if (!r || !ev)
         return TFB_EINVAL;
+    if (r->fd < 0) {
+        int rc = reopen(r);
+        if (rc < 0)
+            return rc;
+    }
     for (;;) {
+        if (r->limit_end && r->base + r->pos >= r->limit_end)
+            return 0; /* the caller's limit: our place is kept */
+        if (r->resyncing) {
+            int s = resync(r);
+            if (s < 0)
+                return s;
+            if (s == 0) {
+                r->eof = 0;
+                return 0;
+            }
+            continue;
+        }
         int f = fill(r, 12);
         if (f < 0)
             return f;

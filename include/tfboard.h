@@ -72,13 +72,15 @@ extern "C" {
     XX(ETRACE, -18, "trace store error")                                      \
     XX(EFORKED, -19,                                                          \
        "writer was inherited across fork(); open a new one in the child")    \
-    XX(ENONVML, -20, "NVML library could not be loaded")
+    XX(ENONVML, -20, "NVML library could not be loaded")                      \
+    XX(ENOTFILE, -21, "not a regular file")                                   \
+    XX(EMFILE, -22, "too many open files")
 
 typedef enum {
 #define TFB_ERR_ENUM_(name, code, msg) TFB_##name = (code),
     TFB_ERRNO_MAP(TFB_ERR_ENUM_)
 #undef TFB_ERR_ENUM_
-    TFB_ERRNO_MIN_ = -20
+    TFB_ERRNO_MIN_ = -22
 } tfb_errno;
 
 /* A static string naming `code` (0 gives "success", unknown codes
@@ -680,7 +682,9 @@ typedef struct tfb_value {
     tfb_strview plugin_content;
 } tfb_value;
 
-/* Opens path for reading. Nothing is read until tfb_reader_next. */
+/* Opens path for reading. Nothing is read until tfb_reader_next. Only
+ * regular files are read: a FIFO, a device or a directory gives
+ * TFB_ENOTFILE (the open never blocks, O_NONBLOCK). */
 TFB_API int tfb_reader_open(tfb_reader **out, const char *path);
 /* NULL-safe. */
 TFB_API void tfb_reader_close(tfb_reader *r);
@@ -694,6 +698,20 @@ TFB_API void tfb_reader_close(tfb_reader *r);
  * next valid record header. A payload that is not a valid Event is counted
  * as corrupt and skipped. */
 TFB_API int tfb_reader_next(tfb_reader *r, tfb_event *ev);
+
+/* Bounds the work of the next calls: once `bytes` more bytes have been
+ * consumed (records read, or garbage scanned over), tfb_reader_next
+ * returns 0 as at the end of the file, keeping its place, until the next
+ * tfb_reader_set_limit. A caller tells the two apart with
+ * tfb_reader_get_stats (offset < file_size). 0 = no limit (the default).
+ * So one huge or sparse file cannot hold a caller that serves others. */
+TFB_API void tfb_reader_set_limit(tfb_reader *r, uint64_t bytes);
+
+/* Closes the reader's file descriptor but keeps its place: the next
+ * tfb_reader_next opens the file again (if it was replaced meanwhile,
+ * reading restarts from offset 0 as after any replacement). For callers
+ * that keep thousands of readers between reads. Returns 0. */
+TFB_API int tfb_reader_release_fd(tfb_reader *r);
 
 #define TFB_READER_MAX_CORRUPTIONS 16
 typedef struct tfb_reader_stats {

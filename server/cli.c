@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,8 +83,20 @@ static int serve(const tfb_config *cfg)
     return 0;
 }
 
+/* The usual soft limit of 1,024 descriptors is far below the hard one:
+ * take what we may, for many connections and big logdirs. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int tfb_cli_main(int argc, char **argv)
 {
+    raise_fd_limit();
     if (argc >= 2 && strcmp(argv[1], "report") == 0) {
         return tfb_report_main(argc - 1, argv + 1);
     }

@@ -88,6 +88,9 @@ build_and_test() {
   if [ -n "${SUITES:-}" ]; then
     for su in $SUITES; do suites+=(--suite "$su"); done
   fi
+  # NOSUITES: suites left out (the 'slow' suite runs in the normal build
+  # only).
+  for su in ${NOSUITES:-}; do suites+=(--no-suite "$su"); done
   log "[$label] meson setup $*"
   rm -rf "$dir"
   if ! meson setup "$dir" -Dwerror=true "$@" >"$dir.setup.log" 2>&1; then
@@ -108,7 +111,7 @@ build_and_test build-ci release -Dbuildtype=debugoptimized
 
 # ---- 4. the sanitizer build ----------------------------------------------
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
-  TIMEOUT_MULT=3 build_and_test build-asan asan -Dbuildtype=debug \
+  NOSUITES=slow TIMEOUT_MULT=3 build_and_test build-asan asan -Dbuildtype=debug \
     -Db_sanitize=address,undefined -Db_lundef=false
 fi
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -468,6 +469,18 @@ static int bind_socket(const tfb_config *cfg, FILE *err, int *port_out)
     return fd;
 }
 
+/* At most 4,096 connections, and never so many that accepting them would
+ * take the descriptors event files and traces need (a server at the fd
+ * limit spins on EMFILE instead of answering). */
+static unsigned connection_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 4096;
+    rlim_t room = rl.rlim_cur > 256 ? rl.rlim_cur - 128 : rl.rlim_cur / 2;
+    return room < 4096 ? (unsigned)room : 4096;
+}
+
 static void stop_reaper(tfb_server *s)
 {
     pthread_mutex_lock(&s->conn_mu);
@@ -519,7 +532,7 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
         on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit(),
         MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         (unsigned)cfg->max_conn_per_client,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY_LIMIT,

@@ -21,8 +21,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errors.h"
+
 /* Events between progress updates and stop checks. */
 #define CHUNK_EVENTS 65536
+/* Bytes read from one file between stop checks, and in one pass: a 20 GB
+ * file (or a sparse one of garbage) is read over several passes, which
+ * follow each other at once, so it cannot hold back every other run's
+ * reload, and SIGTERM is seen within one chunk. */
+#define CHUNK_BYTES ((uint64_t)32 << 20)
+#define PASS_FILE_BYTES ((uint64_t)128 << 20)
 #define MAX_DEPTH 64
 
 typedef struct tag_entry {
@@ -79,6 +87,7 @@ struct tfb_loader {
     atomic_uint_fast64_t bytes_done;
     atomic_uint_fast64_t files_done;
     uint64_t bytes_total, files_total, reloads;
+    atomic_int more; /* a file stopped at its pass budget with bytes left */
     int first_done;
     int logdir_missing; /* the last pass could not open the logdir */
 };
@@ -276,6 +285,11 @@ static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
                 is_file = 1;
             else if (S_ISLNK(st.st_mode) && stat(p, &st) == 0 &&
                      S_ISREG(st.st_mode))
+                is_file = 1;
+            else if (strstr(n, "tfevents"))
+                /* A FIFO, device or link to one named like an event file:
+                 * listed, so that runs_info and the report say why it is
+                 * not read (read_file never opens it). */
                 is_file = 1;
         }
         free(p);
@@ -504,7 +518,19 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             f->gone = 1;
             return 0;
         }
-        report_error(l, f, TFB_EIO);
+        report_error(l, f, tfb_err_from_errno(errno));
+        return 0;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        /* Replaced by a FIFO, a device, a link to /dev/zero: never read
+         * it (an open could block, a read never end); keep what was
+         * loaded from the real file, and say why no more comes. */
+        if (f->reader) {
+            tfb_reader_close(f->reader);
+            f->reader = NULL;
+        }
+        f->gone = 1;
+        report_error(l, f, TFB_ENOTFILE);
         return 0;
     }
     if (f->reader || f->gone) {
@@ -527,8 +553,15 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
     tfb_event ev;
     uint64_t points = 0;
     size_t events = 0;
-    int rc;
-    while ((rc = tfb_reader_next(f->reader, &ev)) == 1) {
+    int rc = 0;
+    uint64_t pass_left = PASS_FILE_BYTES;
+    uint64_t at = f->done;
+    for (;;) {
+        /* One chunk at a time, so the stop flag is seen within one chunk
+         * whatever the file holds (even garbage, where no event comes). */
+        uint64_t chunk = pass_left < CHUNK_BYTES ? pass_left : CHUNK_BYTES;
+        tfb_reader_set_limit(f->reader, chunk);
+        while ((rc = tfb_reader_next(f->reader, &ev)) == 1) {
         if (ev.wall_time > 0 || ev.wall_time < 0) {
             if (isnan(*first) || ev.wall_time < *first)
                 *first = ev.wall_time;
@@ -562,6 +595,26 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             if (atomic_load(&l->stop))
                 break;
         }
+        }
+        if (rc != 0 || atomic_load(&l->stop))
+            break;
+        tfb_reader_stats cs;
+        tfb_reader_stats_init(&cs);
+        if (tfb_reader_get_stats(f->reader, &cs) < 0)
+            break;
+        uint64_t used = cs.offset > at ? cs.offset - at : 0;
+        at = cs.offset;
+        /* Stopped short of the chunk: the end of what the file holds (or a
+         * record still being written). */
+        if (used < chunk || cs.offset >= cs.file_size)
+            break;
+        if (used >= pass_left) {
+            /* This pass's share is spent: the next pass (at once) goes
+             * on from here, after every other run had its turn. */
+            atomic_store(&l->more, 1);
+            break;
+        }
+        pass_left -= used;
     }
     atomic_fetch_add(&l->points, points);
     if (rc < 0)
@@ -580,6 +633,9 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         f->done = s.offset;
         f->stats = s;
     }
+    /* Only files being read hold a descriptor: 5,000 runs must not take
+     * 5,000 descriptors (the HTTP side needs them to accept). */
+    tfb_reader_release_fd(f->reader);
     return 0;
 }
 
@@ -657,8 +713,11 @@ static int cpu_count(void)
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
-int tfb_loader_pass(tfb_loader *l)
+/* One scan and read of every run; files over their pass budget set
+ * l->more, and the caller runs another pass at once. */
+static int one_pass(tfb_loader *l)
 {
+    atomic_store(&l->more, 0);
     const char *logdir = tfb_store_logdir(l->store);
     int rc = scan_dir(l, logdir, ".", 0);
     if (rc < 0 && rc != TFB_ENOENT)
@@ -693,6 +752,12 @@ int tfb_loader_pass(tfb_loader *l)
     worker_main(l);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    int more = atomic_load(&l->more) && !atomic_load(&l->stop);
+    if (more) {
+        /* Not done yet: progress stays "loading"; the next pass follows. */
+        publish_progress(l, 0);
+        return rc == TFB_ENOENT ? rc : 0;
+    }
     if (l->has_thread && l->opts.reload_interval <= 0) {
         /* Loading once: no pass follows, so the readers and their buffers
          * go now, before the progress says done. */
@@ -710,11 +775,22 @@ int tfb_loader_pass(tfb_loader *l)
     return rc == TFB_ENOENT ? rc : 0;
 }
 
+int tfb_loader_pass(tfb_loader *l)
+{
+    int rc;
+    do
+        rc = one_pass(l);
+    while (rc >= 0 && atomic_load(&l->more) && !atomic_load(&l->stop));
+    return rc;
+}
+
 static void *loader_main(void *arg)
 {
     tfb_loader *l = arg;
     for (;;) {
-        int rc = tfb_loader_pass(l);
+        int rc = one_pass(l);
+        if (rc >= 0 && atomic_load(&l->more) && !atomic_load(&l->stop))
+            continue; /* a big file goes on at once */
         /* Say it once when the logdir goes away, not at every reload. */
         if (rc == TFB_ENOENT && !l->logdir_missing && l->opts.log)
             fprintf(l->opts.log, "tfboard: logdir %s is not readable; "

@@ -34,8 +34,9 @@ typedef struct tfb_loader_opts {
 /* Starts the background loading thread; returns at once. */
 int tfb_loader_start(tfb_loader **out, tfb_store *store,
                      const tfb_loader_opts *opts);
-/* Runs one full pass on the calling thread (scan + read); for tests and
- * `tfboard report`. */
+/* Loads the logdir on the calling thread (scan + read, as many passes as
+ * big files need: each pass reads at most 256 MiB of a file); for tests
+ * and `tfboard report`. */
 int tfb_loader_pass(tfb_loader *l);
 /* Creates a loader without a thread (use tfb_loader_pass). */
 int tfb_loader_create(tfb_loader **out, tfb_store *store,

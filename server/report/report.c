@@ -2,8 +2,8 @@
  * report.c - `tfboard report`: parses its options, loads the logdir once
  * (no HTTP server, no reload), builds the report model and writes it in
  * the chosen format. Exit status: 0, 1 when --fail-on nan finds an alert
- * (or the output cannot be written), 2 on bad usage or an unreadable
- * logdir.
+ * (or the output cannot be written), 2 on bad usage, an unreadable
+ * logdir, or event files that could not be read.
  */
 #include "report.h"
 
@@ -223,6 +223,33 @@ static int load_once(tfb_store *store, int quiet)
     return job.rc;
 }
 
+/* Event files whose last read failed, and the first of them as
+ * "path: reason". */
+static void count_unreadable(tfb_store *store, size_t *n, char *first,
+                             size_t first_len)
+{
+    tfb_run **runs;
+    size_t nr;
+    *n = 0;
+    if (tfb_store_runs(store, &runs, &nr) < 0)
+        return;
+    for (size_t i = 0; i < nr; i++) {
+        tfb_file_info *fi;
+        size_t nf;
+        if (tfb_run_files(runs[i], &fi, &nf) < 0)
+            continue;
+        for (size_t k = 0; k < nf; k++)
+            if (fi[k].error < 0) {
+                if (*n == 0)
+                    snprintf(first, first_len, "%s: %s", fi[k].path,
+                             tfb_strerror(fi[k].error));
+                (*n)++;
+            }
+        tfb_file_infos_free(fi, nf);
+    }
+    free(runs);
+}
+
 static int write_report(FILE *f, const tfb_report *rep, report_format fmt)
 {
     switch (fmt) {
@@ -313,6 +340,18 @@ int tfb_report_main(int argc, char **argv)
     }
     if (out != stdout)
         fclose(out);
+    /* A report over files it could not read would look complete and be
+     * wrong (thousands of empty runs when descriptors ran out): say so and
+     * fail. */
+    size_t bad = 0;
+    char first_bad[600] = "";
+    count_unreadable(store, &bad, first_bad, sizeof first_bad);
+    if (bad > 0) {
+        fprintf(stderr, "tfboard report: %zu event file%s could not be read "
+                        "(%s); the report is incomplete\n",
+                bad, bad == 1 ? "" : "s", first_bad);
+        status = 2;
+    }
     if (status == 0 && a.fail_on_nan && rep.total_alerts > 0) {
         fprintf(stderr, "tfboard report: %zu NaN/Inf alert%s (--fail-on "
                         "nan)\n",

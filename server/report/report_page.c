@@ -192,6 +192,7 @@ const char *const tfb_report_page_js[] = {
     "  function gpuSection(sec, gpu) {\n"
     "    add(sec, el('h3', null, 'GPU'));\n"
     "    if (!gpu) { add(sec, el('p', 'muted', 'Not traced.')); return; }\n"
+    "    if (gpu.error) { add(sec, el('p', 'alert', 'Trace error: ' + gpu.error)); return; }\n"
     "    var devs = gpu.devices || [];\n"
     "    if (devs.length) table(sec, ['device', 'name', 'kernels', 'busy', 'span', 'utilization', 'host wait', 'kernel wait', 'other idle'],\n"
     "      devs.map(function (d) {\n"

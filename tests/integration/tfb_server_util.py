@@ -76,6 +76,12 @@ class Server:
 
     def json(self, path, **params):
         st, ct, body = self.get(path, **params)
+        # A GPU route answers 202 {"loading": true, ...} while the run's
+        # trace is read in the background: ask again until it is there.
+        end = time.time() + 3 * DEADLINE_S
+        while st == 202 and time.time() < end:
+            time.sleep(0.05)
+            st, ct, body = self.get(path, **params)
         assert st == 200, (path, params, st, body[:300])
         assert ct.startswith("application/json"), ct
         return json.loads(body)

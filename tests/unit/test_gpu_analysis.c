@@ -2,8 +2,10 @@
  * test_gpu_analysis.c - the server's GPU analyses on small Kineto traces
  * written here: exact µs -> ns conversion, busy intervals (union per device
  * and over all devices), GPU idle time inside given intervals (what the
- * input-pipeline analysis lays against input waits), and the timeline's
- * merging and truncation at a tiny max.
+ * input-pipeline analysis lays against input waits), the timeline's
+ * merging and truncation at a tiny max; SQLite trace files read safely
+ * (views refused, row and time budgets, nothing written next to them);
+ * the lane index against a brute-force count on random spans.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +14,8 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <sqlite3.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,12 +156,213 @@ static void test_timeline_merge(void **state)
     free(dir);
 }
 
+/* ---- SQLite trace files ------------------------------------------------ */
+
+static void exec_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
+        fprintf(stderr, "sql: %s\n", msg ? msg : "?");
+    sqlite3_free(msg);
+    assert_int_equal(rc, SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+}
+
+#define KTABLE                                                                \
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, "    \
+    "deviceId INTEGER, streamId INTEGER, correlationId INTEGER, "             \
+    "demangledName TEXT);"
+
+/* n kernels 1000 ns apart, 500 ns long, on stream 1 (a recursive insert:
+ * fast). */
+static void write_kernels(const char *path, int n, const char *extra)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "PRAGMA journal_mode=WAL;" KTABLE
+             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL "
+             "WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r "
+             "WHERE i + 1 < %d) SELECT 1000 * i, 1000 * i + 500, 0, 1, i, "
+             "'k' FROM r;%s",
+             n, extra ? extra : "");
+    exec_sql(path, sql);
+}
+
+static int load_err(const char *path, tfb_gpu_load_ctl *ctl)
+{
+    char *paths[1] = {(char *)path};
+    tfb_gpu_trace *t = NULL;
+    tfb_gpu_load_ctl_init(ctl, 1);
+    int rc = tfb_gpu_trace_load_files_ctl(paths, 1, ctl, &t);
+    if (rc == 0) {
+        assert_non_null(t);
+        tfb_gpu_trace_release(t);
+    }
+    return rc;
+}
+
+static void test_sqlite_view_refused(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/h.trace.sqlite", dir);
+    exec_sql(path,
+             "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE "
+             "r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT 100 AS "
+             "start, 50 AS \"end\", 0 AS deviceId, 1 AS streamId, i AS "
+             "correlationId, 'k' AS demangledName FROM r;");
+    tfb_gpu_load_ctl ctl;
+    assert_int_equal(load_err(path, &ctl), TFB_ECORRUPT);
+    assert_non_null(strstr(ctl.error, "h.trace.sqlite"));
+    assert_non_null(strstr(ctl.error, "is a view"));
+    /* A real kernel table with a view for the copies: refused too. */
+    snprintf(path, sizeof path, "%s/g.sqlite", dir);
+    write_kernels(path, 10,
+                  "CREATE VIEW CUPTI_ACTIVITY_KIND_MEMCPY AS SELECT * FROM "
+                  "CUPTI_ACTIVITY_KIND_KERNEL;");
+    assert_int_equal(load_err(path, &ctl), TFB_ECORRUPT);
+    assert_non_null(strstr(ctl.error, "CUPTI_ACTIVITY_KIND_MEMCPY is a view"));
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void test_sqlite_budgets(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char path[1024], side[1100];
+    snprintf(path, sizeof path, "%s/b.trace.sqlite", dir);
+    write_kernels(path, 300000, NULL);
+    /* Written in WAL mode and closed: nothing may appear next to it when
+     * it is read (immutable, read-only). */
+    snprintf(side, sizeof side, "%s-wal", path);
+    assert_int_not_equal(access(side, F_OK), 0);
+    tfb_gpu_load_ctl ctl;
+    assert_int_equal(load_err(path, &ctl), 0);
+    assert_int_not_equal(access(side, F_OK), 0);
+    snprintf(side, sizeof side, "%s-shm", path);
+    assert_int_not_equal(access(side, F_OK), 0);
+    assert_int_equal(atomic_load(&ctl.progress_ppm), 1000000);
+
+    tfb_gpu_load_limits lim = {1000, 0};
+    tfb_gpu_set_load_limits(&lim);
+    assert_int_equal(load_err(path, &ctl), TFB_ETOOBIG);
+    assert_non_null(strstr(ctl.error, "more than 1000 rows"));
+    lim = (tfb_gpu_load_limits){0, 1e-6};
+    tfb_gpu_set_load_limits(&lim);
+    assert_int_equal(load_err(path, &ctl), TFB_ETOOBIG);
+    assert_non_null(strstr(ctl.error, "longer than the load budget"));
+    tfb_gpu_set_load_limits(NULL);
+    assert_int_equal(load_err(path, &ctl), 0);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* ---- the lane index against brute force -------------------------------- */
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static size_t json_num(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    assert_non_null(p);
+    return (size_t)strtoull(p + strlen(key), NULL, 10);
+}
+
+static void test_window_index(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/r.sqlite", dir);
+    enum { N = 5000 };
+    static int64_t st[N], en[N];
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, KTABLE "BEGIN;", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_stmt *ins = NULL;
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES"
+                           "(?,?,0,?,?,'k')",
+                           -1, &ins, NULL),
+        SQLITE_OK);
+    for (int i = 0; i < N; i++) {
+        /* Mostly short spans, some long ones and instants, 3 streams. */
+        st[i] = (int64_t)(rnd() % 1000000);
+        uint64_t r = rnd() % 100;
+        en[i] = st[i] + (r < 5 ? 0 : r < 10 ? (int64_t)(rnd() % 300000)
+                                            : (int64_t)(rnd() % 500));
+        sqlite3_bind_int64(ins, 1, st[i]);
+        sqlite3_bind_int64(ins, 2, en[i]);
+        sqlite3_bind_int(ins, 3, i % 3);
+        sqlite3_bind_int(ins, 4, i);
+        assert_int_equal(sqlite3_step(ins), SQLITE_DONE);
+        sqlite3_reset(ins);
+    }
+    sqlite3_finalize(ins);
+    assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    char *paths[1] = {path};
+    tfb_gpu_trace *t = NULL;
+    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    assert_int_equal(t->nspans, N);
+    for (int q = 0; q < 300; q++) {
+        int64_t w0 = (int64_t)(rnd() % 1100000) - 50000;
+        int64_t w1 = q % 10 == 0 ? w0 : w0 + (int64_t)(rnd() % 200000);
+        size_t want = 0;
+        for (int i = 0; i < N; i++) {
+            int in = en[i] > st[i] ? st[i] < w1 && en[i] > w0
+                                   : st[i] >= w0 && st[i] <= w1;
+            /* As the timeline always had it: with w1 > w0 a span that
+             * starts at w1 is out, an instant too. */
+            if (w1 > w0 && st[i] >= w1)
+                in = 0;
+            want += in;
+        }
+        tfb_json j;
+        tfb_json_init(&j);
+        assert_int_equal(tfb_gpu_timeline_json(t, w0, w1, 100, &j), 0);
+        size_t len;
+        char *s = tfb_json_take(&j, &len);
+        assert_int_equal(json_num(s, "\"total\":"), want);
+        free(s);
+        if (w1 > w0) {
+            tfb_json_init(&j);
+            assert_int_equal(tfb_gpu_chrome_trace_json(t, w0, w1, 50, &j), 0);
+            s = tfb_json_take(&j, &len);
+            assert_int_equal(json_num(s, "\"events_total\":"), want);
+            size_t ev = json_num(s, "\"events\":");
+            assert_true(ev <= 50 && ev == (want < 50 ? want : ev));
+            free(s);
+        }
+    }
+    tfb_gpu_trace_release(t);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_ns),
         cmocka_unit_test(test_busy_and_idle),
         cmocka_unit_test(test_timeline_merge),
+        cmocka_unit_test(test_sqlite_view_refused),
+        cmocka_unit_test(test_sqlite_budgets),
+        cmocka_unit_test(test_window_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,12 @@ T.run(async () => {
       const t1 = await T.until(page, (f) => window.__tfb.pages.gpuTimeline.fetches > f && window.__tfb.pages.gpuTimeline.total < 800 && window.__tfb.pages.gpuTimeline, t0.fetches, 'zoomed fetch');
       T.assert(t1.view[1] - t1.view[0] < (t0.view[1] - t0.view[0]) / 5, 'window narrowed');
       T.assert(t1.total > 0 && !t1.merged, 'spans of the window, unmerged: ' + JSON.stringify(t1));
+      // "Download this window": trace.json of the visible window.
+      const href = await page.getAttribute('#gpu-download', 'href');
+      T.assert(href.includes('start_ns=' + Math.floor(t1.view[0])) && href.includes('end_ns='), 'download link names the window: ' + href);
+      const tr = await page.evaluate(async (u) => (await fetch(u)).json(), href);
+      const spans = tr.traceEvents.filter((e) => e.ph === 'X' && e.cat !== 'cuda_runtime').length;
+      T.assert(tr.otherData.truncated === false && spans === t1.total, 'window trace: ' + spans + ' of ' + t1.total);
       await page.mouse.move(box.x + box.w * 0.6, box.y + 12);
       await T.screenshot(page, 'gpu_timeline_zoomed');
       await page.mouse.dblclick(box.x + box.w * 0.5, box.y + 10);

@@ -14,8 +14,14 @@
 
 #define REPORT_TOP_KERNELS 10
 
+/* How long a request waits for its run's trace to load before it answers
+ * 202 "loading": small traces load within it and answer at once. */
+#define ROUTE_WAIT_MS 1000
+
 /* The run's trace; *t stays NULL (and 0 is returned) for a run without
- * one. A negative return means the answer is set. */
+ * one. A negative return means the answer is set: 202 {"loading": true,
+ * "progress"} while the trace loads in the background, 500 {"error"} when
+ * it could not be read (the message names the file and the reason). */
 static int get_trace(const tfb_http_req *req, tfb_http_resp *resp,
                      tfb_gpu_trace **t)
 {
@@ -24,10 +30,22 @@ static int get_trace(const tfb_http_req *req, tfb_http_resp *resp,
     int rc = tfb_http_param_run(req, resp, &run);
     if (rc < 0)
         return rc;
-    rc = tfb_gpu_trace_of_run(tfb_server_store(req), run, t);
+    tfb_gpu_status st;
+    rc = tfb_gpu_trace_get(tfb_server_store(req), run, ROUTE_WAIT_MS, t, &st);
     if (rc < 0)
         return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
                               tfb_strerror(rc));
+    if (st.state == TFB_GPU_FAILED)
+        return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
+                              st.error);
+    if (st.state == TFB_GPU_LOADING) {
+        char body[96];
+        int n = snprintf(body, sizeof body,
+                         "{\"loading\":true,\"progress\":%.3f}",
+                         st.progress);
+        tfb_http_text(resp, 202, "application/json", body, (size_t)n);
+        return TFB_ESTATE;
+    }
     return 0;
 }
 
@@ -100,11 +118,15 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
         return rc;
     if (!t)
         return tfb_http_error(resp, 404, "run has no GPU trace");
-    if (device < 0) {
-        /* The first device that ran a kernel. */
-        for (size_t i = 0; i < t->nspans && device < 0; i++)
-            if (t->spans[i].kind == TFB_GPU_KERNEL)
-                device = t->spans[i].device;
+    if (device < 0 && t->agg) {
+        /* The device that ran the first kernel. */
+        int64_t first = INT64_MAX;
+        for (size_t i = 0; i < t->ndevices; i++)
+            if (t->agg->dev[i].has_kernels &&
+                t->agg->dev[i].start_ns < first) {
+                first = t->agg->dev[i].start_ns;
+                device = t->agg->dev[i].id;
+            }
     }
     tfb_json j;
     tfb_json_init(&j);
@@ -149,6 +171,17 @@ static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
 
 static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
 {
+    int64_t w0, w1, max;
+    if (tfb_http_param_i64(req, resp, "start_ns", 0, INT64_MIN, INT64_MIN,
+                           INT64_MAX, &w0) < 0 ||
+        tfb_http_param_i64(req, resp, "end_ns", 0, INT64_MAX, INT64_MIN,
+                           INT64_MAX, &w1) < 0 ||
+        tfb_http_param_i64(req, resp, "max_events", 0,
+                           TFB_GPU_TRACE_JSON_MAX_EVENTS, 1,
+                           TFB_GPU_TRACE_JSON_MAX_EVENTS_LIMIT, &max) < 0)
+        return TFB_EINVAL;
+    if (w1 < w0)
+        return tfb_http_error(resp, 400, "end_ns is before start_ns");
     tfb_gpu_trace *t;
     int rc = get_trace(req, resp, &t);
     if (rc < 0)
@@ -157,7 +190,7 @@ static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
         return tfb_http_error(resp, 404, "run has no GPU trace");
     tfb_json j;
     tfb_json_init(&j);
-    rc = tfb_gpu_chrome_trace_json(t, &j);
+    rc = tfb_gpu_chrome_trace_json(t, w0, w1, (size_t)max, &j);
     tfb_gpu_trace_release(t);
     return send(resp, &j, rc);
 }
@@ -234,18 +267,25 @@ static void kernels_text(FILE *f, const tfb_gpu_kernels *k, int md)
     }
 }
 
-/* The run's summary and top kernels; *t NULL when it has no trace. A trace
- * that cannot be read is no section, not a failed report. */
+/* The run's summary and top kernels; *t NULL when it has no trace or it
+ * could not be read (err then says why: the section prints it, and the
+ * report goes on). */
 static int analyze(tfb_store *s, tfb_run *r, tfb_gpu_trace **t,
-                   tfb_gpu_summary *sum, tfb_gpu_kernels *k)
+                   tfb_gpu_summary *sum, tfb_gpu_kernels *k, char *err,
+                   size_t errcap)
 {
     memset(sum, 0, sizeof *sum);
     memset(k, 0, sizeof *k);
+    err[0] = '\0';
     *t = NULL;
-    int rc = tfb_gpu_trace_of_run(s, r, t);
+    int rc = tfb_gpu_trace_of_run_err(s, r, t, err, errcap);
+    if (rc == TFB_ENOMEM)
+        return rc;
     if (rc < 0 || !*t) {
+        if (rc < 0 && !err[0])
+            snprintf(err, errcap, "%s", tfb_strerror(rc));
         *t = NULL;
-        return rc == TFB_ENOMEM ? rc : 0;
+        return 0;
     }
     rc = tfb_gpu_summarize(*t, sum);
     if (rc == 0)
@@ -267,11 +307,17 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
     tfb_gpu_trace *t;
     tfb_gpu_summary sum;
     tfb_gpu_kernels k;
-    int rc = analyze(s, r, &t, &sum, &k);
+    char err[512];
+    int rc = analyze(s, r, &t, &sum, &k, err, sizeof err);
     if (md)
         fputs("\n### GPU\n\n", f);
-    if (rc == 0 && !t)
+    if (rc == 0 && !t && err[0]) {
+        fputs(md ? "**Trace error:** " : "  gpu: error: ", f);
+        tfb_report_put_str(f, err, md);
+        fputs("\n", f);
+    } else if (rc == 0 && !t) {
         fputs(md ? "Not traced.\n" : "  gpu: not traced\n", f);
+    }
     if (rc == 0 && t) {
         devices_text(f, &sum, md);
         kernels_text(f, &k, md);
@@ -281,7 +327,8 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
 }
 
 /* "gpu": {"devices": [...summary...], "kernels": [top kernels],
- * "kernel_names"}, or null when the run has no trace. */
+ * "kernel_names"}, {"error": "..."} when the trace could not be read, or
+ * null when the run has no trace. */
 static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
                        const tfb_report_opts *o)
 {
@@ -289,7 +336,8 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     tfb_gpu_trace *t;
     tfb_gpu_summary sum;
     tfb_gpu_kernels k;
-    int rc = analyze(s, r, &t, &sum, &k);
+    char err[512];
+    int rc = analyze(s, r, &t, &sum, &k, err, sizeof err);
     tfb_json_key(j, "gpu");
     if (rc == 0 && t) {
         tfb_json_object_begin(j);
@@ -299,6 +347,11 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
         tfb_gpu_kernel_list_json(j, &k);
         tfb_json_key(j, "kernel_names");
         tfb_json_u64(j, k.distinct);
+        tfb_json_object_end(j);
+    } else if (rc == 0 && err[0]) {
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "error");
+        tfb_json_str(j, err);
         tfb_json_object_end(j);
     } else {
         tfb_json_null(j);

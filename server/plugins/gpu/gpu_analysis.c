@@ -7,6 +7,7 @@
 #include "gpu_analysis.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,28 +43,32 @@ static size_t normalize(ival *v, size_t n)
     return o;
 }
 
-/* The device's (or every device's, device < 0) kernel intervals, merged. */
+/* The device's (or every device's, device < 0) kernel intervals, merged:
+ * a copy of the aggregate (all devices: the devices' lists merged). */
 static int busy_of(const tfb_gpu_trace *t, int32_t device, ival **out,
                    size_t *n)
 {
+    const tfb_gpu_aggregates *a = t->agg;
     size_t cnt = 0;
-    for (size_t i = 0; i < t->nspans; i++)
-        if (t->spans[i].kind == TFB_GPU_KERNEL &&
-            (device < 0 || t->spans[i].device == device))
-            cnt++;
+    for (size_t d = 0; a && d < t->ndevices; d++)
+        if (device < 0 || t->devices[d].id == device)
+            cnt += a->nbusy[d];
     ival *v = malloc((cnt ? cnt : 1) * sizeof *v);
     if (!v)
         return TFB_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < t->nspans; i++) {
-        const tfb_gpu_span *s = &t->spans[i];
-        if (s->kind == TFB_GPU_KERNEL && (device < 0 || s->device == device)) {
-            v[k].s = s->start;
-            v[k].e = s->end;
+    size_t k = 0, ndev = 0;
+    for (size_t d = 0; a && d < t->ndevices; d++) {
+        if (device >= 0 && t->devices[d].id != device)
+            continue;
+        ndev++;
+        for (size_t i = 0; i < a->nbusy[d]; i++) {
+            v[k].s = a->busy[d][2 * i];
+            v[k].e = a->busy[d][2 * i + 1];
             k++;
         }
     }
-    *n = normalize(v, k);
+    /* One device's list is sorted and disjoint already. */
+    *n = ndev > 1 ? normalize(v, k) : k;
     *out = v;
     return 0;
 }
@@ -156,177 +161,46 @@ int tfb_gpu_idle_within(const tfb_gpu_trace *t, int32_t device, int64_t w0,
 }
 
 /* ------------------------------------------------------------------------
- * Summary
+ * Aggregates: one pass over the GPU lanes' spans merged in (start, end)
+ * order (a heap over the lanes), as the old whole-trace walks saw them.
  * ---------------------------------------------------------------------- */
-static const tfb_gpu_call *find_call(const tfb_gpu_trace *t, int64_t corr)
+
+/* The call with that correlation id; *hint remembers where the last one
+ * was: launches are found in correlation order most of the time. */
+static const tfb_gpu_call *find_call(const tfb_gpu_trace *t, int64_t corr,
+                                     size_t *hint)
 {
-    if (corr < 0)
+    if (corr < 0 || !t->ncalls)
         return NULL;
+    for (size_t k = *hint; k < *hint + 2 && k < t->ncalls; k++) {
+        const tfb_gpu_call *c = &t->calls[t->calls_by_corr[k]];
+        if (c->correlation == corr) {
+            *hint = k + 1;
+            return c;
+        }
+    }
     size_t lo = 0, hi = t->ncalls;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->calls[mid].correlation < corr)
+        if (t->calls[t->calls_by_corr[mid]].correlation < corr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < t->ncalls && t->calls[lo].correlation == corr ? &t->calls[lo]
-                                                              : NULL;
-}
-
-typedef struct idle_acc {
-    int64_t host_wait, kernel_wait, other;
-} idle_acc;
-
-static int cmp_start(const void *a, const void *b)
-{
-    const tfb_gpu_span *x = *(const tfb_gpu_span *const *)a;
-    const tfb_gpu_span *y = *(const tfb_gpu_span *const *)b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return (x->end > y->end) - (x->end < y->end);
-}
-
-/* HTA's classification of idle gaps, applied to the device's timeline:
- * a gap is a stretch in which no kernel runs on any stream of the device,
- * so the three parts add up to span_ns - busy_ns. The kernel that ends the
- * gap decides its kind: "host wait" when its launch call began after the
- * GPU fell idle, "kernel wait" when the gap is shorter than
- * TFB_GPU_KERNEL_WAIT_NS, "other" otherwise. (HTA sums per stream; on a
- * multi-stream device those sums exceed the device's idle time.) */
-static int idle_breakdown(const tfb_gpu_trace *t, int32_t device,
-                          idle_acc *acc)
-{
-    memset(acc, 0, sizeof *acc);
-    size_t cnt = 0;
-    for (size_t i = 0; i < t->nspans; i++)
-        if (t->spans[i].kind == TFB_GPU_KERNEL && t->spans[i].device == device)
-            cnt++;
-    if (!cnt)
-        return 0;
-    const tfb_gpu_span **v = malloc(cnt * sizeof *v);
-    if (!v)
-        return TFB_ENOMEM;
-    size_t k = 0;
-    for (size_t i = 0; i < t->nspans; i++)
-        if (t->spans[i].kind == TFB_GPU_KERNEL && t->spans[i].device == device)
-            v[k++] = &t->spans[i];
-    qsort(v, cnt, sizeof *v, cmp_start);
-    int64_t busy_end = v[0]->end;
-    for (size_t i = 1; i < cnt; i++) {
-        int64_t gap = v[i]->start - busy_end;
-        if (gap > 0) {
-            const tfb_gpu_call *c = find_call(t, v[i]->correlation);
-            if (c && c->start > busy_end)
-                acc->host_wait += gap;
-            else if (gap < TFB_GPU_KERNEL_WAIT_NS)
-                acc->kernel_wait += gap;
-            else
-                acc->other += gap;
-        }
-        if (v[i]->end > busy_end)
-            busy_end = v[i]->end;
+    if (lo < t->ncalls && t->calls[t->calls_by_corr[lo]].correlation == corr) {
+        *hint = lo + 1;
+        return &t->calls[t->calls_by_corr[lo]];
     }
-    free(v);
-    return 0;
+    return NULL;
 }
 
-typedef struct copy_acc {
-    int64_t count, bytes, ns;
-} copy_acc;
+typedef struct dev_acc {
+    int64_t cur_s, cur_e; /* the busy stretch being grown */
+    int64_t busy_end;     /* idle breakdown: when the device fell idle */
+    size_t hint;
+    size_t cap;
+} dev_acc;
 
-static int device_summary(const tfb_gpu_trace *t, const tfb_gpu_device *d,
-                          tfb_gpu_device_summary *o)
-{
-    int64_t cur_s = 0, cur_e = 0;
-    memset(o, 0, sizeof *o);
-    o->id = d->id;
-    o->name = tfb_gpu_str(t, d->name, NULL);
-    o->sm_count = d->sm_count;
-    for (size_t i = 0; i < t->nspans; i++) {
-        const tfb_gpu_span *s = &t->spans[i];
-        if (s->device != d->id)
-            continue;
-        int64_t dur = s->end - s->start;
-        if (s->kind == TFB_GPU_KERNEL) {
-            o->kernels++;
-            o->kernel_ns += dur;
-            /* Spans are sorted by start: the union grows left to right. */
-            if (!o->has_kernels) {
-                o->start_ns = s->start;
-                o->end_ns = s->end;
-                cur_s = s->start;
-                cur_e = s->end;
-                o->has_kernels = 1;
-            } else {
-                if (s->start > cur_e) {
-                    o->busy_ns += cur_e - cur_s;
-                    cur_s = s->start;
-                    cur_e = s->end;
-                } else if (s->end > cur_e) {
-                    cur_e = s->end;
-                }
-                if (s->end > o->end_ns)
-                    o->end_ns = s->end;
-            }
-        } else if (s->kind == TFB_GPU_MEMCPY) {
-            o->memcpy[s->copy_kind].count++;
-            o->memcpy[s->copy_kind].bytes += s->bytes;
-            o->memcpy[s->copy_kind].ns += dur;
-        } else if (s->kind == TFB_GPU_MEMSET) {
-            o->memset.count++;
-            o->memset.bytes += s->bytes;
-            o->memset.ns += dur;
-        }
-    }
-    if (o->has_kernels)
-        o->busy_ns += cur_e - cur_s;
-    idle_acc idle;
-    int err = idle_breakdown(t, d->id, &idle);
-    if (err)
-        return err;
-    o->idle_host_wait_ns = idle.host_wait;
-    o->idle_kernel_wait_ns = idle.kernel_wait;
-    o->idle_other_ns = idle.other;
-    o->span_ns = o->has_kernels ? o->end_ns - o->start_ns : 0;
-    o->busy_fraction =
-        o->span_ns > 0 ? (double)o->busy_ns / (double)o->span_ns : 0.0;
-    return 0;
-}
-
-int tfb_gpu_summarize(const tfb_gpu_trace *t, tfb_gpu_summary *out)
-{
-    if (!t || !out)
-        return TFB_EINVAL;
-    memset(out, 0, sizeof *out);
-    out->files = t->files_read;
-    if (t->ndevices == 0)
-        return 0;
-    out->devices = calloc(t->ndevices, sizeof *out->devices);
-    if (!out->devices)
-        return TFB_ENOMEM;
-    for (size_t i = 0; i < t->ndevices; i++) {
-        int err = device_summary(t, &t->devices[i], &out->devices[i]);
-        if (err) {
-            tfb_gpu_summary_free(out);
-            return err;
-        }
-    }
-    out->n_devices = t->ndevices;
-    return 0;
-}
-
-void tfb_gpu_summary_free(tfb_gpu_summary *s)
-{
-    if (!s)
-        return;
-    free(s->devices);
-    memset(s, 0, sizeof *s);
-}
-
-/* ------------------------------------------------------------------------
- * Kernels
- * ---------------------------------------------------------------------- */
 typedef struct kstat {
     int32_t name;
     int64_t count, total, min, max;
@@ -345,57 +219,163 @@ static int cmp_kstat(const void *a, const void *b, void *arg)
     return strcmp(tfb_gpu_str(t, x->name, ""), tfb_gpu_str(t, y->name, ""));
 }
 
-int tfb_gpu_kernel_stats(const tfb_gpu_trace *t, size_t limit,
-                         tfb_gpu_kernels *out)
+typedef struct cursor {
+    size_t pos, end, lane;
+} cursor;
+
+static int cur_less(const tfb_gpu_trace *t, const cursor *a, const cursor *b)
 {
-    if (!t || !out)
-        return TFB_EINVAL;
-    memset(out, 0, sizeof *out);
-    /* One slot per string index, plus one for unnamed kernels. */
-    size_t ns = t->nstrings + 1;
-    kstat *acc = calloc(ns, sizeof *acc);
-    if (!acc)
-        return TFB_ENOMEM;
-    int64_t grand = 0;
-    for (size_t i = 0; i < t->nspans; i++) {
-        const tfb_gpu_span *s = &t->spans[i];
-        if (s->kind != TFB_GPU_KERNEL)
-            continue;
-        size_t slot = s->name >= 0 && (size_t)s->name < t->nstrings
-                          ? (size_t)s->name
-                          : t->nstrings;
-        kstat *k = &acc[slot];
-        int64_t d = s->end - s->start;
-        if (!k->count) {
-            k->name = slot == t->nstrings ? -1 : s->name;
-            k->min = k->max = d;
-            k->first = s;
-        }
-        k->count++;
-        k->total += d;
-        if (d < k->min)
-            k->min = d;
-        if (d > k->max)
-            k->max = d;
-        double delta = (double)d - k->mean;
-        k->mean += delta / (double)k->count;
-        k->m2 += delta * ((double)d - k->mean);
-        grand += d;
+    const tfb_gpu_span *x = &t->spans[a->pos], *y = &t->spans[b->pos];
+    if (x->start != y->start)
+        return x->start < y->start;
+    if (x->end != y->end)
+        return x->end < y->end;
+    return a->lane < b->lane;
+}
+
+static void sift_down(const tfb_gpu_trace *t, cursor *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && cur_less(t, &h[l], &h[m]))
+            m = l;
+        if (r < n && cur_less(t, &h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        cursor tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
     }
+}
+
+static int push_busy(tfb_gpu_aggregates *a, size_t d, dev_acc *acc,
+                     int64_t s, int64_t e)
+{
+    if (a->nbusy[d] == acc->cap) {
+        size_t nc = acc->cap ? acc->cap * 2 : 64;
+        int64_t *nv = realloc(a->busy[d], nc * 2 * sizeof *nv);
+        if (!nv)
+            return TFB_ENOMEM;
+        a->busy[d] = nv;
+        acc->cap = nc;
+    }
+    a->busy[d][2 * a->nbusy[d]] = s;
+    a->busy[d][2 * a->nbusy[d] + 1] = e;
+    a->nbusy[d]++;
+    return 0;
+}
+
+/* Device index (into t->devices) of each lane; SIZE_MAX for host lanes. */
+static size_t *lane_devices(const tfb_gpu_trace *t)
+{
+    size_t *m = malloc((t->nlanes ? t->nlanes : 1) * sizeof *m);
+    if (!m)
+        return NULL;
+    for (size_t i = 0; i < t->nlanes; i++) {
+        m[i] = SIZE_MAX;
+        if (t->lanes[i].host)
+            continue;
+        for (size_t d = 0; d < t->ndevices; d++)
+            if (t->devices[d].id == t->lanes[i].device)
+                m[i] = d;
+    }
+    return m;
+}
+
+/* HTA's classification of idle gaps, applied to the device's timeline:
+ * a gap is a stretch in which no kernel runs on any stream of the device,
+ * so the three parts add up to span_ns - busy_ns. The kernel that ends the
+ * gap decides its kind: "host wait" when its launch call began after the
+ * GPU fell idle, "kernel wait" when the gap is shorter than
+ * TFB_GPU_KERNEL_WAIT_NS, "other" otherwise. (HTA sums per stream; on a
+ * multi-stream device those sums exceed the device's idle time.) */
+static int device_kernel(const tfb_gpu_trace *t, tfb_gpu_aggregates *a,
+                         size_t d, dev_acc *acc, const tfb_gpu_span *s)
+{
+    tfb_gpu_device_summary *o = &a->dev[d];
+    o->kernels++;
+    o->kernel_ns += s->end - s->start;
+    if (!o->has_kernels) {
+        o->has_kernels = 1;
+        o->start_ns = s->start;
+        o->end_ns = s->end;
+        acc->cur_s = s->start;
+        acc->cur_e = s->end;
+        acc->busy_end = s->end;
+        return 0;
+    }
+    int64_t gap = s->start - acc->busy_end;
+    if (gap > 0) {
+        const tfb_gpu_call *c = find_call(t, s->correlation, &acc->hint);
+        if (c && c->start > acc->busy_end)
+            o->idle_host_wait_ns += gap;
+        else if (gap < TFB_GPU_KERNEL_WAIT_NS)
+            o->idle_kernel_wait_ns += gap;
+        else
+            o->idle_other_ns += gap;
+    }
+    if (s->end > acc->busy_end)
+        acc->busy_end = s->end;
+    if (s->end > o->end_ns)
+        o->end_ns = s->end;
+    /* Sorted by start: the union grows left to right. */
+    if (s->start > acc->cur_e) {
+        o->busy_ns += acc->cur_e - acc->cur_s;
+        int err = push_busy(a, d, acc, acc->cur_s, acc->cur_e);
+        if (err)
+            return err;
+        acc->cur_s = s->start;
+        acc->cur_e = s->end;
+    } else if (s->end > acc->cur_e) {
+        acc->cur_e = s->end;
+    }
+    return 0;
+}
+
+static void kernel_stat_add(kstat *acc, size_t nstrings,
+                            const tfb_gpu_trace *t, const tfb_gpu_span *s,
+                            int64_t *grand)
+{
+    const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, s);
+    int32_t name = ki ? ki->name : -1;
+    size_t slot =
+        name >= 0 && (size_t)name < nstrings ? (size_t)name : nstrings;
+    kstat *k = &acc[slot];
+    int64_t d = s->end - s->start;
+    if (!k->count) {
+        k->name = slot == nstrings ? -1 : name;
+        k->min = k->max = d;
+        k->first = s;
+    }
+    k->count++;
+    k->total += d;
+    if (d < k->min)
+        k->min = d;
+    if (d > k->max)
+        k->max = d;
+    double delta = (double)d - k->mean;
+    k->mean += delta / (double)k->count;
+    k->m2 += delta * ((double)d - k->mean);
+    *grand += d;
+}
+
+static int kernel_stats_final(const tfb_gpu_trace *t, kstat *acc,
+                              size_t ns, int64_t grand,
+                              tfb_gpu_aggregates *a)
+{
     size_t m = 0;
     for (size_t i = 0; i < ns; i++)
         if (acc[i].count)
             acc[m++] = acc[i];
     qsort_r(acc, m, sizeof *acc, cmp_kstat, (void *)t);
-    size_t shown = limit && limit < m ? limit : m;
-    out->v = shown ? calloc(shown, sizeof *out->v) : NULL;
-    if (shown && !out->v) {
-        free(acc);
+    a->kstats = m ? calloc(m, sizeof *a->kstats) : NULL;
+    if (m && !a->kstats)
         return TFB_ENOMEM;
-    }
-    for (size_t i = 0; i < shown; i++) {
+    for (size_t i = 0; i < m; i++) {
         const kstat *k = &acc[i];
-        tfb_gpu_kernel_stat *o = &out->v[i];
+        tfb_gpu_kernel_stat *o = &a->kstats[i];
         o->name = tfb_gpu_str(t, k->name, "<unknown>");
         o->count = k->count;
         o->total_ns = k->total;
@@ -404,15 +384,164 @@ int tfb_gpu_kernel_stats(const tfb_gpu_trace *t, size_t limit,
         o->max_ns = k->max;
         o->std_ns = sqrt(k->m2 / (double)k->count);
         o->share = grand > 0 ? (double)k->total / (double)grand : 0.0;
-        memcpy(o->grid, k->first->grid, sizeof o->grid);
-        memcpy(o->block, k->first->block, sizeof o->block);
-        o->registers = k->first->registers;
-        o->shared_mem = k->first->shared_mem;
+        const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, k->first);
+        if (ki) {
+            memcpy(o->grid, ki->grid, sizeof o->grid);
+            memcpy(o->block, ki->block, sizeof o->block);
+            o->registers = ki->registers;
+            o->shared_mem = ki->shared_mem;
+        }
     }
+    a->nkstats = m;
+    a->ktotal = grand;
+    return 0;
+}
+
+void tfb_gpu_aggregates_free(tfb_gpu_aggregates *a)
+{
+    if (!a)
+        return;
+    if (a->busy)
+        for (size_t i = 0; i < a->ndev; i++)
+            free(a->busy[i]);
+    free(a->busy);
+    free(a->nbusy);
+    free(a->dev);
+    free(a->kstats);
+    free(a);
+}
+
+int tfb_gpu_aggregate(tfb_gpu_trace *t)
+{
+    tfb_gpu_aggregates *a = calloc(1, sizeof *a);
+    if (!a)
+        return TFB_ENOMEM;
+    size_t nd = t->ndevices ? t->ndevices : 1;
+    a->ndev = t->ndevices;
+    a->dev = calloc(nd, sizeof *a->dev);
+    a->busy = calloc(nd, sizeof *a->busy);
+    a->nbusy = calloc(nd, sizeof *a->nbusy);
+    dev_acc *acc = calloc(nd, sizeof *acc);
+    size_t ns = t->nstrings + 1;
+    kstat *ks = calloc(ns, sizeof *ks);
+    size_t *ldev = lane_devices(t);
+    cursor *heap = malloc((t->nlanes ? t->nlanes : 1) * sizeof *heap);
+    int err = 0;
+    if (!a->dev || !a->busy || !a->nbusy || !acc || !ks || !ldev || !heap) {
+        err = TFB_ENOMEM;
+        goto out;
+    }
+    for (size_t d = 0; d < t->ndevices; d++) {
+        a->dev[d].id = t->devices[d].id;
+        a->dev[d].name = tfb_gpu_str(t, t->devices[d].name, NULL);
+        a->dev[d].sm_count = t->devices[d].sm_count;
+    }
+    size_t hn = 0;
+    for (size_t i = 0; i < t->nlanes; i++)
+        if (!t->lanes[i].host && t->lanes[i].n)
+            heap[hn++] = (cursor){t->lanes[i].off,
+                                  t->lanes[i].off + t->lanes[i].n, i};
+    for (size_t i = hn; i-- > 0;)
+        sift_down(t, heap, hn, i);
+    int64_t grand = 0;
+    while (hn && !err) {
+        const tfb_gpu_span *s = &t->spans[heap[0].pos];
+        size_t d = ldev[heap[0].lane];
+        if (++heap[0].pos == heap[0].end)
+            heap[0] = heap[--hn];
+        sift_down(t, heap, hn, 0);
+        if (s->kind == TFB_GPU_KERNEL)
+            kernel_stat_add(ks, t->nstrings, t, s, &grand);
+        if (d == SIZE_MAX)
+            continue;
+        int64_t dur = s->end - s->start;
+        tfb_gpu_device_summary *o = &a->dev[d];
+        if (s->kind == TFB_GPU_KERNEL) {
+            err = device_kernel(t, a, d, &acc[d], s);
+        } else if (s->kind == TFB_GPU_MEMCPY) {
+            o->memcpy[s->copy_kind].count++;
+            o->memcpy[s->copy_kind].bytes += tfb_gpu_span_bytes(t, s);
+            o->memcpy[s->copy_kind].ns += dur;
+        } else if (s->kind == TFB_GPU_MEMSET) {
+            o->memset.count++;
+            o->memset.bytes += tfb_gpu_span_bytes(t, s);
+            o->memset.ns += dur;
+        }
+    }
+    for (size_t d = 0; d < t->ndevices && !err; d++) {
+        tfb_gpu_device_summary *o = &a->dev[d];
+        if (o->has_kernels) {
+            o->busy_ns += acc[d].cur_e - acc[d].cur_s;
+            err = push_busy(a, d, &acc[d], acc[d].cur_s, acc[d].cur_e);
+            /* The growth doubled: give back the tail. */
+            int64_t *v = realloc(a->busy[d], a->nbusy[d] * 2 * sizeof *v);
+            if (v)
+                a->busy[d] = v;
+        }
+        o->span_ns = o->has_kernels ? o->end_ns - o->start_ns : 0;
+        o->busy_fraction =
+            o->span_ns > 0 ? (double)o->busy_ns / (double)o->span_ns : 0.0;
+    }
+    if (!err)
+        err = kernel_stats_final(t, ks, ns, grand, a);
+out:
     free(acc);
+    free(ks);
+    free(ldev);
+    free(heap);
+    if (err) {
+        tfb_gpu_aggregates_free(a);
+        return err;
+    }
+    t->agg = a;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Summary and kernels: copies of the aggregates
+ * ---------------------------------------------------------------------- */
+int tfb_gpu_summarize(const tfb_gpu_trace *t, tfb_gpu_summary *out)
+{
+    if (!t || !out)
+        return TFB_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->files = t->files_read;
+    if (t->ndevices == 0 || !t->agg)
+        return 0;
+    out->devices = malloc(t->ndevices * sizeof *out->devices);
+    if (!out->devices)
+        return TFB_ENOMEM;
+    memcpy(out->devices, t->agg->dev, t->ndevices * sizeof *out->devices);
+    out->n_devices = t->ndevices;
+    return 0;
+}
+
+void tfb_gpu_summary_free(tfb_gpu_summary *s)
+{
+    if (!s)
+        return;
+    free(s->devices);
+    memset(s, 0, sizeof *s);
+}
+
+int tfb_gpu_kernel_stats(const tfb_gpu_trace *t, size_t limit,
+                         tfb_gpu_kernels *out)
+{
+    if (!t || !out)
+        return TFB_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!t->agg)
+        return 0;
+    size_t m = t->agg->nkstats;
+    size_t shown = limit && limit < m ? limit : m;
+    out->v = shown ? malloc(shown * sizeof *out->v) : NULL;
+    if (shown && !out->v)
+        return TFB_ENOMEM;
+    if (shown)
+        memcpy(out->v, t->agg->kstats, shown * sizeof *out->v);
     out->n = shown;
     out->distinct = m;
-    out->total_ns = grand;
+    out->total_ns = t->agg->ktotal;
     return 0;
 }
 
@@ -432,16 +561,26 @@ int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
 {
     if (!t || !out || buckets == 0)
         return TFB_EINVAL;
-    ival *v;
-    size_t n;
-    int err = busy_of(t, device, &v, &n);
-    if (err)
-        return err;
+    /* One device: its aggregate, read in place; all devices: merged. */
+    int64_t *pairs = NULL, *owned = NULL;
+    size_t n = 0;
+    if (device >= 0) {
+        for (size_t d = 0; t->agg && d < t->ndevices; d++)
+            if (t->devices[d].id == device) {
+                pairs = t->agg->busy[d];
+                n = t->agg->nbusy[d];
+            }
+    } else {
+        int err = tfb_gpu_busy_intervals(t, -1, &owned, &n);
+        if (err)
+            return err;
+        pairs = owned;
+    }
     if (!n) {
-        free(v);
+        free(owned);
         return TFB_ENOENT;
     }
-    int64_t start = v[0].s, span = v[n - 1].e - start;
+    int64_t start = pairs[0], span = pairs[2 * n - 1] - start;
     int64_t bucket = (span + (int64_t)buckets - 1) / (int64_t)buckets;
     if (bucket < 1)
         bucket = 1;
@@ -450,11 +589,11 @@ int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
     if (!busy || !frac) {
         free(busy);
         free(frac);
-        free(v);
+        free(owned);
         return TFB_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
-        int64_t s = v[i].s, e = v[i].e;
+        int64_t s = pairs[2 * i], e = pairs[2 * i + 1];
         while (s < e) {
             int64_t b = (s - start) / bucket;
             if (b >= (int64_t)buckets)
@@ -468,7 +607,7 @@ int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
     for (size_t b = 0; b < buckets; b++)
         frac[b] = (double)busy[b] / (double)bucket;
     free(busy);
-    free(v);
+    free(owned);
     out->device = device;
     out->start_ns = start;
     out->bucket_ns = bucket;

@@ -20,6 +20,10 @@
  *    std, share = total / Σ total over all kernels; grid/block/registers/
  *    shared_mem from the name's first launch.
  *
+ * The summary, kernel statistics and busy intervals are computed once,
+ * when the trace is built (tfb_gpu_aggregate, one merged pass over the
+ * spans in start order); the functions below copy or scan those.
+ *
  * Thread-safety: pure functions of an immutable trace; thread-safe.
  */
 #ifndef TFB_SERVER_GPU_ANALYSIS_H
@@ -61,17 +65,33 @@ typedef struct tfb_gpu_summary {
 } tfb_gpu_summary;
 
 int tfb_gpu_summarize(const tfb_gpu_trace *t, tfb_gpu_summary *out);
+
+/* What a trace carries, computed once (gpu_builder.c calls
+ * tfb_gpu_aggregate when it finishes a trace). */
+typedef struct tfb_gpu_kernel_stat tfb_gpu_kernel_stat;
+typedef struct tfb_gpu_aggregates {
+    struct tfb_gpu_device_summary *dev; /* aligned with t->devices */
+    size_t ndev;
+    int64_t **busy;  /* per device: merged kernel intervals, (start, end) */
+    size_t *nbusy;   /* pairs per device */
+    tfb_gpu_kernel_stat *kstats; /* every name, by total desc then name */
+    size_t nkstats;
+    int64_t ktotal;  /* Σ kernel time */
+} tfb_gpu_aggregates;
+
+int tfb_gpu_aggregate(tfb_gpu_trace *t);
+void tfb_gpu_aggregates_free(tfb_gpu_aggregates *a);
 void tfb_gpu_summary_free(tfb_gpu_summary *s);
 
 /* Statistics of one kernel name; launch geometry from its first launch.
  * name is the trace's string (valid while the trace is held). */
-typedef struct tfb_gpu_kernel_stat {
+struct tfb_gpu_kernel_stat {
     const char *name;
     int64_t count, total_ns, min_ns, max_ns;
     double mean_ns, std_ns, share;
     int32_t grid[3], block[3];
     int32_t registers, shared_mem;
-} tfb_gpu_kernel_stat;
+};
 
 typedef struct tfb_gpu_kernels {
     tfb_gpu_kernel_stat *v; /* by total_ns descending, then name */
@@ -124,14 +144,29 @@ void tfb_gpu_utilization_json(tfb_json *j, const tfb_gpu_util *u);
  * the same bin of resolution_ns (bins aligned at start_ns), or overlap, are
  * merged into one (count, busy_ns = their union); resolution_ns is the
  * smallest width found that leaves at most max spans. More lanes than max:
- * truncated = true and only the first lanes' spans are sent. */
+ * truncated = true and only the first lanes' spans are sent.
+ * Cost: O(log n) per lane to find the window (the lane index), O(max log n)
+ * per width tried, and one walk over the window's spans to write the
+ * merged ones: never the whole trace. */
 int tfb_gpu_timeline_json(const tfb_gpu_trace *t, int64_t start_ns,
                           int64_t end_ns, size_t max, tfb_json *j);
 
 /* Chrome trace JSON (Perfetto, chrome://tracing): {"traceEvents": [...],
- * "displayTimeUnit": "ns", "otherData": {"base_time_ns"}}; ts/dur in µs
- * relative to the first event, written with exact ns decimals. */
-int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, tfb_json *j);
+ * "displayTimeUnit": "ns", "otherData": {"base_time_ns", "generator",
+ * "truncated", "events_total", "events", and "cut_at_ns" when truncated}};
+ * ts/dur in µs relative to the trace's first event (base_time_ns, the same
+ * for every window), written with exact ns decimals.
+ * Events: the spans overlapping [start_ns, end_ns) (the timeline's rule)
+ * and the runtime calls that start in it (INT64_MIN / INT64_MAX: no
+ * bound), at most max_events of them: past that, the events that start
+ * from the latest time keeping the count within max_events (cut_at_ns)
+ * are left out, truncated is true and events_total says how many the
+ * window holds. Flow arrows (launch -> kernel) and names are not counted. */
+#define TFB_GPU_TRACE_JSON_MAX_EVENTS 1000000
+#define TFB_GPU_TRACE_JSON_MAX_EVENTS_LIMIT 100000000
+int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t start_ns,
+                              int64_t end_ns, size_t max_events,
+                              tfb_json *j);
 
 /* GPU busy intervals: the union of kernel intervals of `device` (-1 = all
  * devices), sorted and disjoint, as (start, end) pairs in *out (malloc'd,

@@ -1,20 +1,44 @@
 /*
  * gpu_builder.c - the in-memory GPU trace and the builder that the trace
- * loaders fill: interned strings, spans, runtime calls, devices, and
- * correlation ids made unique across files.
+ * loaders fill: interned strings and kernel descriptions, spans gathered
+ * per lane, runtime calls, devices, correlation ids made unique across
+ * files, the load's budgets; then sorting, the per-lane window index and
+ * the aggregates (gpu_analysis.c) when the trace is finished.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "gpu_analysis.h"
 #include "gpu_trace.h"
 #include "hash.h"
 
+#define MAX_LANES 65535u
+
+typedef struct tmp_lane {
+    int32_t device, stream;
+    uint8_t host;
+    tfb_gpu_span *v;
+    size_t n, cap;
+} tmp_lane;
+
 struct tfb_gpu_builder {
     tfb_gpu_trace *t;
-    size_t cap_spans, cap_calls, cap_devices, cap_strings;
+    tfb_gpu_load_ctl *ctl;
+    size_t cap_calls, cap_devices, cap_strings, cap_kinfo, cap_values;
     /* string intern table: indexes into t->strings, -1 = empty */
     int32_t *htab;
     size_t hcap;
+    /* kernel description intern table: indexes into t->kinfo */
+    int32_t *ktab;
+    size_t kcap;
+    /* lanes while building, and their (host, device, stream) table */
+    tmp_lane *lanes;
+    size_t nlanes, cap_lanes;
+    int32_t *ltab;
+    size_t lcap;
     int64_t corr_base;
     int64_t corr_max; /* largest raw id seen in the current file */
 };
@@ -25,6 +49,65 @@ const char *tfb_gpu_str(const tfb_gpu_trace *t, int32_t i,
     if (!t || i < 0 || (size_t)i >= t->nstrings)
         return fallback;
     return t->strings[i];
+}
+
+int32_t tfb_gpu_span_device(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+{
+    return s->lane < t->nlanes ? t->lanes[s->lane].device : -1;
+}
+
+int32_t tfb_gpu_span_stream(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+{
+    return s->lane < t->nlanes ? t->lanes[s->lane].stream : -1;
+}
+
+static int64_t value_of(const tfb_gpu_trace *t, const tfb_gpu_span *s,
+                        int64_t def)
+{
+    return s->kind != TFB_GPU_KERNEL && s->info >= 0 &&
+                   (size_t)s->info < t->nvalues
+               ? t->values[s->info]
+               : def;
+}
+
+int64_t tfb_gpu_span_bytes(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+{
+    return s->kind == TFB_GPU_MEMCPY || s->kind == TFB_GPU_MEMSET
+               ? value_of(t, s, 0)
+               : 0;
+}
+
+int64_t tfb_gpu_span_step(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+{
+    return s->kind == TFB_GPU_HOST_STEP || s->kind == TFB_GPU_HOST_INPUT
+               ? value_of(t, s, -1)
+               : -1;
+}
+
+const tfb_gpu_kinfo *tfb_gpu_span_kinfo(const tfb_gpu_trace *t,
+                                        const tfb_gpu_span *s)
+{
+    return s->kind == TFB_GPU_KERNEL && s->info >= 0 &&
+                   (size_t)s->info < t->nkinfo
+               ? &t->kinfo[s->info]
+               : NULL;
+}
+
+const tfb_gpu_call *tfb_gpu_call_of(const tfb_gpu_trace *t, int64_t corr)
+{
+    if (!t || corr < 0 || !t->calls_by_corr)
+        return NULL;
+    size_t lo = 0, hi = t->ncalls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->calls[t->calls_by_corr[mid]].correlation < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->ncalls && t->calls[t->calls_by_corr[lo]].correlation == corr)
+        return &t->calls[t->calls_by_corr[lo]];
+    return NULL;
 }
 
 static const char *const k_copy_labels[] = {
@@ -51,8 +134,85 @@ int tfb_gpu_copy_kind_from_text(const char *s, size_t len)
 }
 
 /* ------------------------------------------------------------------------
+ * Load control
+ * ---------------------------------------------------------------------- */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int tfb_gpu_load_ctl_late(const tfb_gpu_load_ctl *c)
+{
+    return c && c->deadline > 0 && now_s() > c->deadline;
+}
+
+tfb_gpu_load_ctl *tfb_gpu_builder_ctl(tfb_gpu_builder *b)
+{
+    return b->ctl;
+}
+
+int tfb_gpu_builder_fail(tfb_gpu_builder *b, int code, const char *fmt, ...)
+{
+    if (b->ctl && !b->ctl->error[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(b->ctl->error, sizeof b->ctl->error, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void tfb_gpu_builder_progress(tfb_gpu_builder *b, double frac)
+{
+    tfb_gpu_load_ctl *c = b->ctl;
+    if (!c || c->nfiles == 0)
+        return;
+    if (frac < 0)
+        frac = 0;
+    if (frac > 1)
+        frac = 1;
+    double p = ((double)c->file + frac) / (double)c->nfiles;
+    /* Sorting and indexing come after the rows: keep 5 % for them. */
+    atomic_store_explicit(&c->progress_ppm, (uint32_t)(p * 950000.0),
+                          memory_order_relaxed);
+}
+
+/* Budget check every 64 Ki rows: the clock is read rarely. */
+static int count_rows(tfb_gpu_builder *b, uint64_t n)
+{
+    tfb_gpu_load_ctl *c = b->ctl;
+    if (!c)
+        return 0;
+    uint64_t before = c->rows;
+    c->rows += n;
+    if (c->max_rows && c->rows > c->max_rows)
+        return tfb_gpu_builder_fail(
+            b, TFB_ETOOBIG,
+            "the trace has more than %llu rows (the load budget)",
+            (unsigned long long)c->max_rows);
+    if ((before >> 16) != (c->rows >> 16) && tfb_gpu_load_ctl_late(c))
+        return tfb_gpu_builder_fail(b, TFB_ETOOBIG,
+                                    "reading the trace took longer than "
+                                    "the load budget");
+    return 0;
+}
+
+int tfb_gpu_builder_rows(tfb_gpu_builder *b, uint64_t n)
+{
+    return count_rows(b, n);
+}
+
+/* ------------------------------------------------------------------------
  * Builder
  * ---------------------------------------------------------------------- */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -68,14 +228,31 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+/* Gives back the unused tail of a grown array (the growth doubles). */
+static void shrink(void **v, size_t n, size_t elem)
+{
+    if (!*v || n == 0)
+        return;
+    void *p = realloc(*v, n * elem);
+    if (p)
+        *v = p;
+}
+
+static int32_t *new_table(size_t n)
+{
+    int32_t *t = malloc(n * sizeof *t);
+    if (t)
+        for (size_t i = 0; i < n; i++)
+            t[i] = -1;
+    return t;
+}
+
 static int rehash(tfb_gpu_builder *b)
 {
     size_t nc = b->hcap ? b->hcap * 2 : 1024;
-    int32_t *nt = malloc(nc * sizeof *nt);
+    int32_t *nt = new_table(nc);
     if (!nt)
         return -1;
-    for (size_t i = 0; i < nc; i++)
-        nt[i] = -1;
     for (size_t i = 0; i < b->t->nstrings; i++) {
         const char *s = b->t->strings[i];
         size_t j = (size_t)tfb_hash_bytes(s, strlen(s)) & (nc - 1);
@@ -102,7 +279,8 @@ int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
             return b->htab[j];
         j = (j + 1) & (b->hcap - 1);
     }
-    if (grow((void **)&b->t->strings, &b->cap_strings, b->t->nstrings + 1,
+    if (b->t->nstrings >= INT32_MAX ||
+        grow((void **)&b->t->strings, &b->cap_strings, b->t->nstrings + 1,
              sizeof *b->t->strings))
         return -1;
     char *copy = malloc(len + 1);
@@ -116,34 +294,184 @@ int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
     return idx;
 }
 
-int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span *s)
+static uint64_t kinfo_hash(const tfb_gpu_kinfo *k)
 {
+    uint64_t h = (uint64_t)(uint32_t)k->name;
+    for (int i = 0; i < 3; i++) {
+        h = mix(h, (uint32_t)k->grid[i]);
+        h = mix(h, (uint32_t)k->block[i]);
+    }
+    h = mix(h, (uint32_t)k->registers);
+    return mix(h, (uint32_t)k->shared_mem);
+}
+
+static int kinfo_eq(const tfb_gpu_kinfo *a, const tfb_gpu_kinfo *b)
+{
+    return a->name == b->name && a->registers == b->registers &&
+           a->shared_mem == b->shared_mem &&
+           memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
+           memcmp(a->block, b->block, sizeof a->block) == 0;
+}
+
+/* The index of an equal kernel description, added when new; -1 ENOMEM. */
+static int32_t intern_kinfo(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
+{
+    tfb_gpu_trace *t = b->t;
+    if ((t->nkinfo + 1) * 2 > b->kcap) {
+        size_t nc = b->kcap ? b->kcap * 2 : 256;
+        int32_t *nt = new_table(nc);
+        if (!nt)
+            return -1;
+        for (size_t i = 0; i < t->nkinfo; i++) {
+            size_t j = (size_t)kinfo_hash(&t->kinfo[i]) & (nc - 1);
+            while (nt[j] >= 0)
+                j = (j + 1) & (nc - 1);
+            nt[j] = (int32_t)i;
+        }
+        free(b->ktab);
+        b->ktab = nt;
+        b->kcap = nc;
+    }
+    size_t j = (size_t)kinfo_hash(k) & (b->kcap - 1);
+    while (b->ktab[j] >= 0) {
+        if (kinfo_eq(&t->kinfo[b->ktab[j]], k))
+            return b->ktab[j];
+        j = (j + 1) & (b->kcap - 1);
+    }
+    if (t->nkinfo >= INT32_MAX ||
+        grow((void **)&t->kinfo, &b->cap_kinfo, t->nkinfo + 1,
+             sizeof *t->kinfo))
+        return -1;
+    t->kinfo[t->nkinfo] = *k;
+    b->ktab[j] = (int32_t)t->nkinfo;
+    return (int32_t)t->nkinfo++;
+}
+
+static uint64_t lane_hash(int host, int32_t device, int32_t stream)
+{
+    return mix(mix((uint64_t)host, (uint32_t)device), (uint32_t)stream);
+}
+
+/* The building lane of (host, device, stream); -1 on ENOMEM, -2 when
+ * there are too many lanes. */
+static int32_t lane_of(tfb_gpu_builder *b, int host, int32_t device,
+                       int32_t stream)
+{
+    if ((b->nlanes + 1) * 2 > b->lcap) {
+        size_t nc = b->lcap ? b->lcap * 2 : 64;
+        int32_t *nt = new_table(nc);
+        if (!nt)
+            return -1;
+        for (size_t i = 0; i < b->nlanes; i++) {
+            const tmp_lane *l = &b->lanes[i];
+            size_t j =
+                (size_t)lane_hash(l->host, l->device, l->stream) & (nc - 1);
+            while (nt[j] >= 0)
+                j = (j + 1) & (nc - 1);
+            nt[j] = (int32_t)i;
+        }
+        free(b->ltab);
+        b->ltab = nt;
+        b->lcap = nc;
+    }
+    size_t j = (size_t)lane_hash(host, device, stream) & (b->lcap - 1);
+    while (b->ltab[j] >= 0) {
+        const tmp_lane *l = &b->lanes[b->ltab[j]];
+        if (l->host == host && l->device == device && l->stream == stream)
+            return b->ltab[j];
+        j = (j + 1) & (b->lcap - 1);
+    }
+    if (b->nlanes >= MAX_LANES)
+        return -2;
+    if (grow((void **)&b->lanes, &b->cap_lanes, b->nlanes + 1,
+             sizeof *b->lanes))
+        return -1;
+    tmp_lane *l = &b->lanes[b->nlanes];
+    memset(l, 0, sizeof *l);
+    l->host = (uint8_t)host;
+    l->device = device;
+    l->stream = stream;
+    b->ltab[j] = (int32_t)b->nlanes;
+    return (int32_t)b->nlanes++;
+}
+
+static int32_t add_value(tfb_gpu_builder *b, int64_t v)
+{
+    tfb_gpu_trace *t = b->t;
+    if (t->nvalues >= INT32_MAX ||
+        grow((void **)&t->values, &b->cap_values, t->nvalues + 1,
+             sizeof *t->values))
+        return -1;
+    t->values[t->nvalues] = v;
+    return (int32_t)t->nvalues++;
+}
+
+int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
+{
+    int err = count_rows(b, 1);
+    if (err)
+        return err;
     /* Malformed or nonsense times are skipped: before the epoch, ending
      * before starting, or lasting more than a week (sums of durations must
      * stay far from overflowing). */
     if (s->start < 0 || s->end < s->start ||
-        s->end - s->start > INT64_C(7) * 86400 * 1000000000)
+        s->end - s->start > INT64_C(7) * 86400 * 1000000000 ||
+        s->kind >= TFB_GPU_KIND_COUNT)
         return 0;
-    if (grow((void **)&b->t->spans, &b->cap_spans, b->t->nspans + 1,
-             sizeof *b->t->spans))
-        return TFB_ENOMEM;
-    tfb_gpu_span *d = &b->t->spans[b->t->nspans++];
-    *d = *s;
-    if (d->correlation >= 0) {
-        if (d->correlation > b->corr_max)
-            b->corr_max = d->correlation;
-        d->correlation += b->corr_base;
+    int host = s->kind == TFB_GPU_HOST_STEP || s->kind == TFB_GPU_HOST_INPUT
+                   ? s->kind
+                   : 0;
+    int32_t li = lane_of(b, host, host ? -1 : s->device, host ? -1 : s->stream);
+    if (li == -2) {
+        b->t->spans_dropped++;
+        return 0;
     }
-    if (d->device >= 0 && d->kind <= TFB_GPU_MEMSET)
-        return tfb_gpu_builder_device(b, d->device, -1, -1);
+    if (li < 0)
+        return TFB_ENOMEM;
+    tfb_gpu_span d;
+    memset(&d, 0, sizeof d);
+    d.start = s->start;
+    d.end = s->end;
+    d.kind = s->kind;
+    d.copy_kind = s->copy_kind;
+    d.lane = (uint16_t)li;
+    d.correlation = s->correlation;
+    if (d.correlation >= 0) {
+        if (d.correlation > b->corr_max)
+            b->corr_max = d.correlation;
+        d.correlation += b->corr_base;
+    }
+    if (s->kind == TFB_GPU_KERNEL) {
+        tfb_gpu_kinfo k;
+        k.name = s->name;
+        memcpy(k.grid, s->grid, sizeof k.grid);
+        memcpy(k.block, s->block, sizeof k.block);
+        k.registers = s->registers;
+        k.shared_mem = s->shared_mem;
+        d.info = intern_kinfo(b, &k);
+    } else {
+        d.info = add_value(b, host ? s->step : s->bytes);
+    }
+    if (d.info < 0)
+        return TFB_ENOMEM;
+    tmp_lane *l = &b->lanes[li];
+    if (grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+        return TFB_ENOMEM;
+    l->v[l->n++] = d;
+    if (!host && s->device >= 0)
+        return tfb_gpu_builder_device(b, s->device, -1, -1);
     return 0;
 }
 
 int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c)
 {
-    if (c->correlation < 0)
+    int err = count_rows(b, 1);
+    if (err)
+        return err;
+    if (c->correlation < 0 || c->end < c->start || c->start < 0)
         return 0;
-    if (grow((void **)&b->t->calls, &b->cap_calls, b->t->ncalls + 1,
+    if (b->t->ncalls >= UINT32_MAX ||
+        grow((void **)&b->t->calls, &b->cap_calls, b->t->ncalls + 1,
              sizeof *b->t->calls))
         return TFB_ENOMEM;
     tfb_gpu_call *d = &b->t->calls[b->t->ncalls++];
@@ -154,30 +482,76 @@ int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c)
     return 0;
 }
 
+int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
+                               size_t cap)
+{
+    int err = count_rows(b, n);
+    tfb_gpu_trace *t = b->t;
+    if (!err && (uint64_t)t->ncalls + n >= UINT32_MAX)
+        err = TFB_ETOOBIG;
+    if (err) {
+        free(v);
+        return err;
+    }
+    /* Rows with no correlation or nonsense times are dropped, as
+     * tfb_gpu_builder_call does. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        tfb_gpu_call c = v[i];
+        if (c.correlation < 0 || c.end < c.start || c.start < 0)
+            continue;
+        if (c.correlation > b->corr_max)
+            b->corr_max = c.correlation;
+        c.correlation += b->corr_base;
+        v[m++] = c;
+    }
+    if (t->ncalls == 0) {
+        free(t->calls);
+        t->calls = v;
+        t->ncalls = m;
+        b->cap_calls = cap;
+        return 0;
+    }
+    if (grow((void **)&t->calls, &b->cap_calls, t->ncalls + m,
+             sizeof *t->calls)) {
+        free(v);
+        return TFB_ENOMEM;
+    }
+    if (m)
+        memcpy(t->calls + t->ncalls, v, m * sizeof *v);
+    t->ncalls += m;
+    free(v);
+    return 0;
+}
+
 int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
                            int32_t sm_count)
 {
     tfb_gpu_trace *t = b->t;
-    for (size_t i = 0; i < t->ndevices; i++) {
-        if (t->devices[i].id == id) {
-            if (name >= 0)
-                t->devices[i].name = name;
-            if (sm_count >= 0)
-                t->devices[i].sm_count = sm_count;
-            return 0;
-        }
+    /* Sorted by id: binary search (spans call this for every row). */
+    size_t lo = 0, hi = t->ndevices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->devices[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->ndevices && t->devices[lo].id == id) {
+        if (name >= 0)
+            t->devices[lo].name = name;
+        if (sm_count >= 0)
+            t->devices[lo].sm_count = sm_count;
+        return 0;
     }
     if (grow((void **)&t->devices, &b->cap_devices, t->ndevices + 1,
              sizeof *t->devices))
         return TFB_ENOMEM;
-    size_t pos = t->ndevices;
-    while (pos > 0 && t->devices[pos - 1].id > id) {
-        t->devices[pos] = t->devices[pos - 1];
-        pos--;
-    }
-    t->devices[pos].id = id;
-    t->devices[pos].name = name;
-    t->devices[pos].sm_count = sm_count;
+    memmove(&t->devices[lo + 1], &t->devices[lo],
+            (t->ndevices - lo) * sizeof *t->devices);
+    t->devices[lo].id = id;
+    t->devices[lo].name = name;
+    t->devices[lo].sm_count = sm_count;
     t->ndevices++;
     return 0;
 }
@@ -191,17 +565,23 @@ void tfb_gpu_trace_free(tfb_gpu_trace *t)
 {
     if (!t)
         return;
+    tfb_gpu_aggregates_free(t->agg);
     for (size_t i = 0; i < t->nstrings; i++)
         free(t->strings[i]);
+    for (size_t i = 0; i < t->nlanes; i++)
+        free(t->lanes[i].tree);
+    free(t->lanes);
     free(t->strings);
     free(t->spans);
+    free(t->kinfo);
+    free(t->values);
     free(t->calls);
+    free(t->calls_by_corr);
     free(t->devices);
     free(t);
 }
 
-
-int tfb_gpu_builder_new(tfb_gpu_builder **out)
+int tfb_gpu_builder_new(tfb_gpu_builder **out, tfb_gpu_load_ctl *ctl)
 {
     tfb_gpu_builder *b = calloc(1, sizeof *b);
     if (!b)
@@ -211,6 +591,7 @@ int tfb_gpu_builder_new(tfb_gpu_builder **out)
         free(b);
         return TFB_ENOMEM;
     }
+    b->ctl = ctl;
     *out = b;
     return 0;
 }
@@ -231,6 +612,21 @@ void tfb_gpu_builder_end_file(tfb_gpu_builder *b, int read)
         b->corr_base += b->corr_max + 1;
 }
 
+static void free_building(tfb_gpu_builder *b)
+{
+    for (size_t i = 0; i < b->nlanes; i++)
+        free(b->lanes[i].v);
+    free(b->lanes);
+    free(b->ltab);
+    free(b->htab);
+    free(b->ktab);
+    free(b);
+}
+
+/* ------------------------------------------------------------------------
+ * Finishing: lanes in order, spans sorted per lane, the max-end trees,
+ * calls by start and by correlation, the extent, the aggregates.
+ * ---------------------------------------------------------------------- */
 static int cmp_span(const void *a, const void *b)
 {
     const tfb_gpu_span *x = a, *y = b;
@@ -239,25 +635,194 @@ static int cmp_span(const void *a, const void *b)
     return (x->end > y->end) - (x->end < y->end);
 }
 
-static int cmp_call(const void *a, const void *b)
+static int cmp_tmp_lane(const void *a, const void *b)
+{
+    const tmp_lane *x = a, *y = b;
+    if (x->host != y->host)
+        return x->host < y->host ? -1 : 1;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    return (x->stream > y->stream) - (x->stream < y->stream);
+}
+
+static int cmp_call_start(const void *a, const void *b)
 {
     const tfb_gpu_call *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
     return (x->correlation > y->correlation) -
            (x->correlation < y->correlation);
 }
 
-tfb_gpu_trace *tfb_gpu_builder_finish(tfb_gpu_builder *b)
+static int cmp_corr_idx(const void *a, const void *b, void *arg)
+{
+    const tfb_gpu_call *c = arg;
+    int64_t x = c[*(const uint32_t *)a].correlation;
+    int64_t y = c[*(const uint32_t *)b].correlation;
+    return (x > y) - (x < y);
+}
+
+static int build_tree(tfb_gpu_trace *t, tfb_gpu_lane *l)
+{
+    const size_t F = TFB_GPU_TREE_FANOUT;
+    size_t total = 0, n = l->n;
+    l->levels = 0;
+    while (n > F && l->levels < TFB_GPU_TREE_LEVELS) {
+        n = (n + F - 1) / F;
+        l->tree_off[l->levels] = total;
+        l->tree_n[l->levels] = n;
+        total += n;
+        l->levels++;
+    }
+    if (!total)
+        return 0;
+    l->tree = malloc(total * sizeof *l->tree);
+    if (!l->tree)
+        return TFB_ENOMEM;
+    for (size_t lv = 0; lv < l->levels; lv++) {
+        int64_t *dst = l->tree + l->tree_off[lv];
+        size_t below = lv ? l->tree_n[lv - 1] : l->n;
+        for (size_t k = 0; k < l->tree_n[lv]; k++) {
+            int64_t m = INT64_MIN;
+            for (size_t i = k * F; i < (k + 1) * F && i < below; i++) {
+                int64_t v = lv ? l->tree[l->tree_off[lv - 1] + i]
+                               : t->spans[l->off + i].end;
+                if (v > m)
+                    m = v;
+            }
+            dst[k] = m;
+        }
+    }
+    return 0;
+}
+
+static int finish_spans(tfb_gpu_builder *b)
+{
+    tfb_gpu_trace *t = b->t;
+    size_t total = 0;
+    for (size_t i = 0; i < b->nlanes; i++)
+        total += b->lanes[i].n;
+    /* Lane order: GPU streams by (device, stream), then host kinds; each
+     * span gets its lane's final number as it is copied. */
+    if (b->nlanes)
+        qsort(b->lanes, b->nlanes, sizeof *b->lanes, cmp_tmp_lane);
+    t->spans = malloc((total ? total : 1) * sizeof *t->spans);
+    t->lanes = calloc(b->nlanes ? b->nlanes : 1, sizeof *t->lanes);
+    if (!t->spans || !t->lanes)
+        return TFB_ENOMEM;
+    size_t off = 0;
+    for (size_t i = 0; i < b->nlanes; i++) {
+        tmp_lane *tl = &b->lanes[i];
+        tfb_gpu_lane *l = &t->lanes[i];
+        l->device = tl->device;
+        l->stream = tl->stream;
+        l->host = tl->host;
+        l->off = off;
+        l->n = tl->n;
+        tfb_gpu_span *dst = t->spans + off;
+        int sorted = 1;
+        for (size_t k = 0; k < tl->n; k++) {
+            dst[k] = tl->v[k];
+            dst[k].lane = (uint16_t)i;
+            if (k && sorted && cmp_span(&dst[k - 1], &dst[k]) > 0)
+                sorted = 0;
+        }
+        free(tl->v);
+        tl->v = NULL;
+        tl->n = 0;
+        if (!sorted)
+            qsort(dst, l->n, sizeof *dst, cmp_span);
+        off += l->n;
+    }
+    t->nspans = total;
+    t->nlanes = b->nlanes;
+    for (size_t i = 0; i < t->nlanes; i++)
+        if (build_tree(t, &t->lanes[i]))
+            return TFB_ENOMEM;
+    return 0;
+}
+
+static int finish_calls(tfb_gpu_trace *t)
+{
+    if (!t->ncalls)
+        return 0;
+    int sorted = 1;
+    for (size_t i = 1; i < t->ncalls && sorted; i++)
+        sorted = cmp_call_start(&t->calls[i - 1], &t->calls[i]) <= 0;
+    if (!sorted)
+        qsort(t->calls, t->ncalls, sizeof *t->calls, cmp_call_start);
+    t->calls_by_corr = malloc(t->ncalls * sizeof *t->calls_by_corr);
+    if (!t->calls_by_corr)
+        return TFB_ENOMEM;
+    sorted = 1;
+    for (size_t i = 0; i < t->ncalls; i++) {
+        t->calls_by_corr[i] = (uint32_t)i;
+        if (i && t->calls[i - 1].correlation > t->calls[i].correlation)
+            sorted = 0;
+    }
+    /* Launch order is usually correlation order: no sort then. */
+    if (!sorted)
+        qsort_r(t->calls_by_corr, t->ncalls, sizeof *t->calls_by_corr,
+                cmp_corr_idx, t->calls);
+    return 0;
+}
+
+int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out)
 {
     tfb_gpu_trace *t = b->t;
     free(b->htab);
-    free(b);
-    /* qsort's base may not be NULL, even for zero elements. */
-    if (t->nspans)
-        qsort(t->spans, t->nspans, sizeof *t->spans, cmp_span);
-    if (t->ncalls)
-        qsort(t->calls, t->ncalls, sizeof *t->calls, cmp_call);
+    b->htab = NULL;
+    free(b->ktab);
+    b->ktab = NULL;
+    int err = finish_spans(b);
+    if (!err)
+        err = finish_calls(t);
+    free_building(b);
+    if (err) {
+        tfb_gpu_trace_free(t);
+        return err;
+    }
+    shrink((void **)&t->calls, t->ncalls, sizeof *t->calls);
+    shrink((void **)&t->values, t->nvalues, sizeof *t->values);
+    shrink((void **)&t->kinfo, t->nkinfo, sizeof *t->kinfo);
+    shrink((void **)&t->strings, t->nstrings, sizeof *t->strings);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < t->nlanes; i++) {
+        const tfb_gpu_lane *l = &t->lanes[i];
+        if (!l->n)
+            continue;
+        if (t->spans[l->off].start < lo)
+            lo = t->spans[l->off].start;
+        int64_t m = INT64_MIN;
+        if (l->levels)
+            for (size_t k = 0; k < l->tree_n[l->levels - 1]; k++)
+                m = l->tree[l->tree_off[l->levels - 1] + k] > m
+                        ? l->tree[l->tree_off[l->levels - 1] + k]
+                        : m;
+        else
+            for (size_t k = 0; k < l->n; k++)
+                m = t->spans[l->off + k].end > m ? t->spans[l->off + k].end
+                                                 : m;
+        if (m > hi)
+            hi = m;
+    }
+    if (lo == INT64_MAX)
+        lo = hi = 0;
+    t->start_ns = lo;
+    t->end_ns = hi;
+    t->first_ns = t->nspans ? lo : INT64_MAX;
+    if (t->ncalls && t->calls[0].start < t->first_ns)
+        t->first_ns = t->calls[0].start;
+    if (t->first_ns == INT64_MAX)
+        t->first_ns = 0;
+    err = tfb_gpu_aggregate(t);
+    if (err) {
+        tfb_gpu_trace_free(t);
+        return err;
+    }
     t->refs = 1;
-    return t;
+    *out = t;
+    return 0;
 }
 
 void tfb_gpu_builder_free(tfb_gpu_builder *b)
@@ -265,6 +830,5 @@ void tfb_gpu_builder_free(tfb_gpu_builder *b)
     if (!b)
         return;
     tfb_gpu_trace_free(b->t);
-    free(b->htab);
-    free(b);
+    free_building(b);
 }

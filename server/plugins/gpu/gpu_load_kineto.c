@@ -405,7 +405,7 @@ static int add_event(tfb_gpu_builder *b, const ev *e, int64_t base_ns)
             return TFB_ENOMEM;
         return tfb_gpu_builder_call(b, &c);
     }
-    tfb_gpu_span s;
+    tfb_gpu_span_in s;
     memset(&s, 0, sizeof s);
     s.kind = (uint8_t)kind;
     s.start = ts;

@@ -3,26 +3,94 @@
  * layout: ours (*.trace.sqlite) or `nsys export --type sqlite`. Names are
  * StringIds ids in both; a name column holding text is taken as it is.
  * Columns a file lacks read as NULL, so older or trimmed exports load.
+ *
+ * A trace file is data from elsewhere, and SQLite files can compute: a
+ * table name may be a VIEW over an endless recursive query, a trigger or a
+ * generated column may run code. So a file is opened read-only and
+ * immutable (no lock, no -wal/-shm file created, nothing written; a live
+ * store's tail still in its WAL is read after the writer's next
+ * checkpoint), with an untrusted schema, defensive mode and a 1 MiB value
+ * limit; every table read must be a real table (a view is refused, with a
+ * message naming the file); and a progress handler stops any statement
+ * past the load's time budget, while the builder counts rows against the
+ * row budget.
  */
+#include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu_trace.h"
 
-static int has_table(sqlite3 *db, const char *name)
+typedef struct loader {
+    tfb_gpu_builder *b;
+    sqlite3 *db;
+    const char *path;
+    int interrupted; /* the progress handler stopped a statement */
+    /* StringIds: id -> interned string, looked up on first use */
+    sqlite3_stmt *str_stmt;
+    int64_t *sid_keys;
+    int32_t *sid_vals;
+    size_t sid_cap, sid_n;
+    /* progress: rows read (here and by the runtime reader) of about
+     * rows_est */
+    uint64_t rows_read, rows_est;
+    _Atomic uint64_t *other_rows;
+} loader;
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int on_progress(void *arg)
+{
+    loader *L = arg;
+    if (tfb_gpu_load_ctl_late(tfb_gpu_builder_ctl(L->b))) {
+        L->interrupted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* 1 when name is a table; 0 when absent; TFB_ECORRUPT (message set)
+ * when it is something else (a view). */
+static int table_kind(loader *L, const char *name)
 {
     sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM sqlite_master WHERE type IN "
-                           "('table','view') AND name = ?",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
+    int rc = 0;
+    if (sqlite3_prepare_v2(L->db,
+                           "SELECT type, sql FROM sqlite_master WHERE name = ? "
+                           "COLLATE NOCASE",
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return 0;
+    }
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *ty = sqlite3_column_text(st, 0);
+        const unsigned char *sql = sqlite3_column_text(st, 1);
+        if (ty && strcmp((const char *)ty, "table") == 0 && sql &&
+            sqlite3_strnicmp((const char *)sql, "CREATE VIRTUAL", 14) == 0)
+            rc = tfb_gpu_builder_fail(
+                L->b, TFB_ECORRUPT,
+                "%s: %s is a virtual table: trace files are read only from "
+                "plain tables", base_name(L->path), name);
+        else if (ty && strcmp((const char *)ty, "table") == 0)
+            rc = 1;
+        else if (ty && (strcmp((const char *)ty, "view") == 0))
+            rc = tfb_gpu_builder_fail(
+                L->b, TFB_ECORRUPT,
+                "%s: %s is a view, not a table: trace files are read only "
+                "from tables (a view can compute rows without end)",
+                base_name(L->path), name);
     }
     sqlite3_finalize(st);
-    return found;
+    return rc;
 }
 
 static int has_column(sqlite3 *db, const char *table, const char *col)
@@ -51,6 +119,8 @@ static const char *col(sqlite3 *db, const char *table, const char *c,
     return buf;
 }
 
+/* NULL reads as 0 with sqlite3_column_int64 already: int_or only where
+ * the default is something else (each type check costs, 10 M rows). */
 static int64_t int_or(sqlite3_stmt *st, int i, int64_t def)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL
@@ -58,24 +128,130 @@ static int64_t int_or(sqlite3_stmt *st, int i, int64_t def)
                : sqlite3_column_int64(st, i);
 }
 
-/* A name column: the StringIds text when the id resolves, the column's
- * own text when it is text, else -1. Column i is the raw value, i + 1 the
- * joined StringIds value. */
-static int32_t name_of(tfb_gpu_builder *b, sqlite3_stmt *st, int i, int *oom)
+/* A statement's end: SQLITE_DONE, or an error. Interrupted by the time
+ * budget: TFB_ETOOBIG with the message; other errors (malformed content)
+ * end the table quietly, as a damaged file keeps what could be read. */
+static int step_end(loader *L, int rc)
 {
-    int ci = sqlite3_column_type(st, i + 1) != SQLITE_NULL ? i + 1 : i;
-    if (sqlite3_column_type(st, ci) != SQLITE_TEXT)
+    if (L->interrupted)
+        return tfb_gpu_builder_fail(L->b, TFB_ETOOBIG,
+                                    "%s: reading the trace took longer "
+                                    "than the load budget",
+                                    base_name(L->path));
+    (void)rc;
+    return 0;
+}
+
+static void row_done(loader *L)
+{
+    if ((++L->rows_read & 0xffff) == 0 && L->rows_est) {
+        uint64_t other = L->other_rows ? atomic_load(L->other_rows) : 0;
+        tfb_gpu_builder_progress(L->b, (double)(L->rows_read + other) /
+                                           (double)L->rows_est);
+    }
+}
+
+/* ---- StringIds ------------------------------------------------------------ */
+
+static uint64_t hash_id(int64_t id)
+{
+    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+static int sid_put(loader *L, int64_t id, int32_t v)
+{
+    if ((L->sid_n + 1) * 2 > L->sid_cap) {
+        size_t nc = L->sid_cap ? L->sid_cap * 2 : 256;
+        int64_t *nk = malloc(nc * sizeof *nk);
+        int32_t *nv = malloc(nc * sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return TFB_ENOMEM;
+        }
+        for (size_t i = 0; i < nc; i++)
+            nv[i] = INT32_MIN; /* empty */
+        for (size_t i = 0; i < L->sid_cap; i++) {
+            if (L->sid_vals[i] == INT32_MIN)
+                continue;
+            size_t j = (size_t)hash_id(L->sid_keys[i]) & (nc - 1);
+            while (nv[j] != INT32_MIN)
+                j = (j + 1) & (nc - 1);
+            nk[j] = L->sid_keys[i];
+            nv[j] = L->sid_vals[i];
+        }
+        free(L->sid_keys);
+        free(L->sid_vals);
+        L->sid_keys = nk;
+        L->sid_vals = nv;
+        L->sid_cap = nc;
+    }
+    size_t j = (size_t)hash_id(id) & (L->sid_cap - 1);
+    while (L->sid_vals[j] != INT32_MIN && L->sid_keys[j] != id)
+        j = (j + 1) & (L->sid_cap - 1);
+    if (L->sid_vals[j] == INT32_MIN)
+        L->sid_n++;
+    L->sid_keys[j] = id;
+    L->sid_vals[j] = v;
+    return 0;
+}
+
+/* The interned text of StringIds id, -1 when unknown; -2 on ENOMEM. */
+static int32_t string_id(loader *L, int64_t id)
+{
+    if (L->sid_cap) {
+        size_t j = (size_t)hash_id(id) & (L->sid_cap - 1);
+        while (L->sid_vals[j] != INT32_MIN) {
+            if (L->sid_keys[j] == id)
+                return L->sid_vals[j];
+            j = (j + 1) & (L->sid_cap - 1);
+        }
+    }
+    if (!L->str_stmt)
         return -1;
-    const char *s = (const char *)sqlite3_column_text(st, ci);
-    int len = sqlite3_column_bytes(st, ci);
-    int32_t id = tfb_gpu_builder_str(b, s, (size_t)len);
-    if (id < 0)
+    int32_t v = -1;
+    sqlite3_reset(L->str_stmt);
+    sqlite3_bind_int64(L->str_stmt, 1, id);
+    if (sqlite3_step(L->str_stmt) == SQLITE_ROW &&
+        sqlite3_column_type(L->str_stmt, 0) == SQLITE_TEXT) {
+        v = tfb_gpu_builder_str(
+            L->b, (const char *)sqlite3_column_text(L->str_stmt, 0),
+            (size_t)sqlite3_column_bytes(L->str_stmt, 0));
+        if (v < 0)
+            return -2;
+    }
+    if (sid_put(L, id, v))
+        return -2;
+    return v;
+}
+
+/* A name column: the StringIds text when it holds an id that resolves, its
+ * own text when it is text, else -1. */
+static int32_t name_of(loader *L, sqlite3_stmt *st, int i, int *oom)
+{
+    int ty = sqlite3_column_type(st, i);
+    int32_t id = -1;
+    if (ty == SQLITE_INTEGER) {
+        id = string_id(L, sqlite3_column_int64(st, i));
+    } else if (ty == SQLITE_TEXT) {
+        id = tfb_gpu_builder_str(L->b, (const char *)sqlite3_column_text(st, i),
+                                 (size_t)sqlite3_column_bytes(st, i));
+        if (id < 0)
+            id = -2;
+    }
+    if (id == -2) {
         *oom = 1;
+        id = -1;
+    }
     return id;
 }
 
-static int load_kernels(tfb_gpu_builder *b, sqlite3 *db)
+/* ---- tables ---------------------------------------------------------------- */
+
+static int load_kernels(loader *L)
 {
+    sqlite3 *db = L->db;
     const char *T = "CUPTI_ACTIVITY_KIND_KERNEL";
     char c[16][64];
     const char *name_col = has_column(db, T, "demangledName") ? "demangledName"
@@ -84,13 +260,12 @@ static int load_kernels(tfb_gpu_builder *b, sqlite3 *db)
     char namebuf[64] = "NULL";
     if (name_col)
         snprintf(namebuf, sizeof namebuf, "t.\"%s\"", name_col);
-    int join = has_table(db, "StringIds");
     char sql[2048];
-    /* Column 14: the raw name column, 15: its StringIds text. */
-    int len = snprintf(
+    /* Column 14: the name column (text, or a StringIds id). */
+    snprintf(
         sql, sizeof sql,
         "SELECT t.start, t.\"end\", %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-        "%s, %s, %s, %s FROM %s t",
+        "%s, %s, %s FROM %s t",
         col(db, T, "deviceId", c[0], 64), col(db, T, "streamId", c[1], 64),
         col(db, T, "correlationId", c[2], 64), col(db, T, "gridX", c[3], 64),
         col(db, T, "gridY", c[4], 64), col(db, T, "gridZ", c[5], 64),
@@ -98,45 +273,49 @@ static int load_kernels(tfb_gpu_builder *b, sqlite3 *db)
         col(db, T, "blockZ", c[8], 64),
         col(db, T, "registersPerThread", c[9], 64),
         col(db, T, "staticSharedMemory", c[10], 64),
-        col(db, T, "dynamicSharedMemory", c[11], 64), namebuf,
-        join && name_col ? "s.value" : "NULL", T);
-    if (join && name_col && len > 0 && (size_t)len < sizeof sql)
-        snprintf(sql + len, sizeof sql - (size_t)len,
-                 " LEFT JOIN StringIds s ON s.id = %s", namebuf);
+        col(db, T, "dynamicSharedMemory", c[11], 64), namebuf, T);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int oom = 0, err = 0;
-    while (!err && !oom && sqlite3_step(st) == SQLITE_ROW) {
-        tfb_gpu_span s;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int oom = 0, err = 0, rc = 0;
+    while (!err && !oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        tfb_gpu_span_in s;
         memset(&s, 0, sizeof s);
         s.kind = TFB_GPU_KERNEL;
         s.start = sqlite3_column_int64(st, 0);
         s.end = sqlite3_column_int64(st, 1);
-        s.device = (int32_t)int_or(st, 2, 0);
-        s.stream = (int32_t)int_or(st, 3, 0);
+        s.device = (int32_t)sqlite3_column_int64(st, 2);
+        s.stream = (int32_t)sqlite3_column_int64(st, 3);
         s.correlation = int_or(st, 4, -1);
         for (int k = 0; k < 3; k++) {
-            s.grid[k] = (int32_t)int_or(st, 5 + k, 0);
-            s.block[k] = (int32_t)int_or(st, 8 + k, 0);
+            s.grid[k] = (int32_t)sqlite3_column_int64(st, 5 + k);
+            s.block[k] = (int32_t)sqlite3_column_int64(st, 8 + k);
         }
-        s.registers = (int32_t)int_or(st, 11, 0);
-        s.shared_mem = (int32_t)(int_or(st, 12, 0) + int_or(st, 13, 0));
-        s.name = name_of(b, st, 14, &oom);
+        s.registers = (int32_t)sqlite3_column_int64(st, 11);
+        s.shared_mem = (int32_t)(sqlite3_column_int64(st, 12) +
+                                 sqlite3_column_int64(st, 13));
+        s.name = name_of(L, st, 14, &oom);
         s.step = -1;
         if (!oom)
-            err = tfb_gpu_builder_span(b, &s);
+            err = tfb_gpu_builder_span(L->b, &s);
+        row_done(L);
     }
     sqlite3_finalize(st);
-    return oom ? TFB_ENOMEM : err;
+    if (oom)
+        return TFB_ENOMEM;
+    return err ? err : step_end(L, rc);
 }
 
-static int load_copies(tfb_gpu_builder *b, sqlite3 *db, int memset_)
+static int load_copies(loader *L, int memset_)
 {
+    sqlite3 *db = L->db;
     const char *T = memset_ ? "CUPTI_ACTIVITY_KIND_MEMSET"
                             : "CUPTI_ACTIVITY_KIND_MEMCPY";
-    if (!has_table(db, T))
-        return 0;
+    int k = table_kind(L, T);
+    if (k <= 0)
+        return k;
     char c[5][64];
     char sql[1024];
     snprintf(sql, sizeof sql,
@@ -145,110 +324,363 @@ static int load_copies(tfb_gpu_builder *b, sqlite3 *db, int memset_)
              col(db, T, "correlationId", c[2], 64), col(db, T, "bytes", c[3], 64),
              memset_ ? "NULL" : col(db, T, "copyKind", c[4], 64), T);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int err = 0;
-    while (!err && sqlite3_step(st) == SQLITE_ROW) {
-        tfb_gpu_span s;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int err = 0, rc = 0;
+    while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        tfb_gpu_span_in s;
         memset(&s, 0, sizeof s);
         s.kind = memset_ ? TFB_GPU_MEMSET : TFB_GPU_MEMCPY;
         s.start = sqlite3_column_int64(st, 0);
         s.end = sqlite3_column_int64(st, 1);
-        s.device = (int32_t)int_or(st, 2, 0);
-        s.stream = (int32_t)int_or(st, 3, 0);
+        s.device = (int32_t)sqlite3_column_int64(st, 2);
+        s.stream = (int32_t)sqlite3_column_int64(st, 3);
         s.correlation = int_or(st, 4, -1);
-        s.bytes = int_or(st, 5, 0);
-        int64_t ck = int_or(st, 6, 0);
+        s.bytes = sqlite3_column_int64(st, 5);
+        int64_t ck = sqlite3_column_int64(st, 6);
         s.copy_kind = (uint8_t)(ck >= 0 && ck < 256 ? ck : 0);
         s.name = -1;
         s.step = -1;
-        err = tfb_gpu_builder_span(b, &s);
+        err = tfb_gpu_builder_span(L->b, &s);
+        row_done(L);
     }
     sqlite3_finalize(st);
+    return err ? err : step_end(L, rc);
+}
+
+/* ---- runtime calls, read on a second thread --------------------------------
+ * The runtime table is as long as the kernel table: it is read on its own
+ * connection and thread while this one reads the kernels (half the wall
+ * time on two cores). Its names (a few distinct StringIds ids) are kept
+ * as local texts and interned in the builder after the join. */
+static char *file_uri(const char *path);
+
+typedef struct call_reader {
+    char *uri;
+    const char *path;
+    double deadline;
+    uint64_t max_rows;
+    atomic_int cancel;
+    _Atomic uint64_t rows;
+    int has_name;
+    tfb_gpu_call *v;
+    size_t n, cap;
+    char **names; /* local name index -> text */
+    size_t nnames, cap_names;
+    int64_t *ids; /* id map: StringIds id -> local index */
+    int32_t *idx;
+    size_t id_n, id_cap;
+    int err;      /* 0, TFB_ENOMEM, TFB_ETOOBIG */
+    int interrupted;
+    pthread_t th;
+} call_reader;
+
+static int reader_progress(void *arg)
+{
+    call_reader *R = arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    if (atomic_load(&R->cancel) || (R->deadline > 0 && now > R->deadline)) {
+        R->interrupted = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int32_t reader_name(call_reader *R, const char *text, size_t len)
+{
+    if (R->nnames && strlen(R->names[R->nnames - 1]) == len &&
+        memcmp(R->names[R->nnames - 1], text, len) == 0)
+        return (int32_t)(R->nnames - 1);
+    if (R->nnames >= INT32_MAX)
+        return -2;
+    if (R->nnames == R->cap_names) {
+        size_t nc = R->cap_names ? R->cap_names * 2 : 16;
+        char **nv = realloc(R->names, nc * sizeof *nv);
+        if (!nv)
+            return -2;
+        R->names = nv;
+        R->cap_names = nc;
+    }
+    char *c = malloc(len + 1);
+    if (!c)
+        return -2;
+    memcpy(c, text, len);
+    c[len] = '\0';
+    R->names[R->nnames] = c;
+    return (int32_t)R->nnames++;
+}
+
+/* Local index of StringIds id (looked up once); -1 unknown, -2 ENOMEM. */
+static int32_t reader_id(call_reader *R, sqlite3_stmt *q, int64_t id)
+{
+    if (R->id_cap) {
+        size_t j = (size_t)hash_id(id) & (R->id_cap - 1);
+        while (R->idx[j] != INT32_MIN) {
+            if (R->ids[j] == id)
+                return R->idx[j];
+            j = (j + 1) & (R->id_cap - 1);
+        }
+    }
+    int32_t v = -1;
+    if (q) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, id);
+        if (sqlite3_step(q) == SQLITE_ROW &&
+            sqlite3_column_type(q, 0) == SQLITE_TEXT)
+            v = reader_name(R, (const char *)sqlite3_column_text(q, 0),
+                            (size_t)sqlite3_column_bytes(q, 0));
+        if (v == -2)
+            return -2;
+    }
+    if ((R->id_n + 1) * 2 > R->id_cap) {
+        size_t nc = R->id_cap ? R->id_cap * 2 : 64;
+        int64_t *nk = malloc(nc * sizeof *nk);
+        int32_t *nv = malloc(nc * sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return -2;
+        }
+        for (size_t i = 0; i < nc; i++)
+            nv[i] = INT32_MIN;
+        for (size_t i = 0; i < R->id_cap; i++) {
+            if (R->idx[i] == INT32_MIN)
+                continue;
+            size_t j = (size_t)hash_id(R->ids[i]) & (nc - 1);
+            while (nv[j] != INT32_MIN)
+                j = (j + 1) & (nc - 1);
+            nk[j] = R->ids[i];
+            nv[j] = R->idx[i];
+        }
+        free(R->ids);
+        free(R->idx);
+        R->ids = nk;
+        R->idx = nv;
+        R->id_cap = nc;
+    }
+    size_t j = (size_t)hash_id(id) & (R->id_cap - 1);
+    while (R->idx[j] != INT32_MIN)
+        j = (j + 1) & (R->id_cap - 1);
+    R->ids[j] = id;
+    R->idx[j] = v;
+    R->id_n++;
+    return v;
+}
+
+static void *reader_main(void *arg)
+{
+    call_reader *R = arg;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL, *q = NULL;
+    if (sqlite3_open_v2(R->uri, &db,
+                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+                            SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 20);
+    sqlite3_progress_handler(db, 10000, reader_progress, R);
+    if (sqlite3_prepare_v2(db, "SELECT value FROM StringIds WHERE id = ?", -1,
+                           &q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(q);
+        q = NULL;
+    }
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT t.start, t.\"end\", t.correlationId, %s FROM "
+             "CUPTI_ACTIVITY_KIND_RUNTIME t",
+             R->has_name ? "t.nameId" : "NULL");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        goto out;
+    while (!R->err && sqlite3_step(st) == SQLITE_ROW) {
+        uint64_t rows = atomic_fetch_add(&R->rows, 1) + 1;
+        if (R->max_rows && rows > R->max_rows) {
+            R->err = TFB_ETOOBIG;
+            break;
+        }
+        if (R->n == R->cap) {
+            size_t nc = R->cap ? R->cap * 2 : 1024;
+            tfb_gpu_call *nv = realloc(R->v, nc * sizeof *nv);
+            if (!nv) {
+                R->err = TFB_ENOMEM;
+                break;
+            }
+            R->v = nv;
+            R->cap = nc;
+        }
+        tfb_gpu_call *c = &R->v[R->n];
+        c->start = sqlite3_column_int64(st, 0);
+        c->end = sqlite3_column_int64(st, 1);
+        c->correlation = int_or(st, 2, -1);
+        int ty = sqlite3_column_type(st, 3);
+        c->name = -1;
+        if (ty == SQLITE_INTEGER)
+            c->name = reader_id(R, q, sqlite3_column_int64(st, 3));
+        else if (ty == SQLITE_TEXT)
+            c->name = reader_name(R, (const char *)sqlite3_column_text(st, 3),
+                                  (size_t)sqlite3_column_bytes(st, 3));
+        if (c->name == -2) {
+            R->err = TFB_ENOMEM;
+            break;
+        }
+        R->n++;
+    }
+out:
+    sqlite3_finalize(st);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return NULL;
+}
+
+static void reader_free(call_reader *R)
+{
+    for (size_t i = 0; i < R->nnames; i++)
+        free(R->names[i]);
+    free(R->names);
+    free(R->ids);
+    free(R->idx);
+    free(R->v);
+    free(R->uri);
+}
+
+/* Starts the runtime reader when the file has the table (1), 0 when not,
+ * negative when refused or on ENOMEM. */
+static int runtime_start(loader *L, call_reader *R)
+{
+    const char *T = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    memset(R, 0, sizeof *R);
+    int k = table_kind(L, T);
+    if (k <= 0 || !has_column(L->db, T, "correlationId"))
+        return k < 0 ? k : 0;
+    tfb_gpu_load_ctl *ctl = tfb_gpu_builder_ctl(L->b);
+    R->uri = file_uri(L->path);
+    if (!R->uri)
+        return TFB_ENOMEM;
+    R->path = L->path;
+    R->deadline = ctl ? ctl->deadline : 0;
+    R->max_rows = ctl ? ctl->max_rows : 0;
+    R->has_name = has_column(L->db, T, "nameId");
+    atomic_init(&R->cancel, 0);
+    atomic_init(&R->rows, 0);
+    if (pthread_create(&R->th, NULL, reader_main, R) != 0) {
+        reader_free(R);
+        return TFB_ENOMEM;
+    }
+    return 1;
+}
+
+/* Joins the reader and hands its calls to the builder (cancel: stop it
+ * first, the load failed). */
+static int runtime_finish(loader *L, call_reader *R, int cancel)
+{
+    if (cancel)
+        atomic_store(&R->cancel, 1);
+    pthread_join(R->th, NULL);
+    if (cancel) {
+        reader_free(R);
+        return 0;
+    }
+    int err;
+    if (R->err == TFB_ETOOBIG || (R->interrupted && !R->err))
+        err = tfb_gpu_builder_fail(
+            L->b, TFB_ETOOBIG, "%s: %s", base_name(L->path),
+            R->err == TFB_ETOOBIG
+                ? "the runtime calls exceed the load budget (rows)"
+                : "reading the trace took longer than the load budget");
+    else
+        err = R->err;
+    int32_t *map = NULL;
+    if (!err && R->nnames) {
+        map = malloc(R->nnames * sizeof *map);
+        if (!map)
+            err = TFB_ENOMEM;
+        for (size_t i = 0; !err && i < R->nnames; i++) {
+            map[i] = tfb_gpu_builder_str(L->b, R->names[i],
+                                         strlen(R->names[i]));
+            if (map[i] < 0)
+                err = TFB_ENOMEM;
+        }
+    }
+    if (!err) {
+        for (size_t i = 0; i < R->n; i++)
+            if (R->v[i].name >= 0)
+                R->v[i].name = map[R->v[i].name];
+        err = tfb_gpu_builder_calls_take(L->b, R->v, R->n, R->cap);
+        R->v = NULL;
+    }
+    free(map);
+    reader_free(R);
     return err;
 }
 
-static int load_runtime(tfb_gpu_builder *b, sqlite3 *db)
+static int load_devices(loader *L)
 {
-    const char *T = "CUPTI_ACTIVITY_KIND_RUNTIME";
-    if (!has_table(db, T) || !has_column(db, T, "correlationId"))
-        return 0;
-    int join = has_table(db, "StringIds") && has_column(db, T, "nameId");
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT t.start, t.\"end\", t.correlationId, %s, %s FROM %s t %s",
-             has_column(db, T, "nameId") ? "t.nameId" : "NULL",
-             join ? "s.value" : "NULL", T,
-             join ? "LEFT JOIN StringIds s ON s.id = t.nameId" : "");
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int oom = 0, err = 0;
-    while (!err && !oom && sqlite3_step(st) == SQLITE_ROW) {
-        tfb_gpu_call c;
-        c.start = sqlite3_column_int64(st, 0);
-        c.end = sqlite3_column_int64(st, 1);
-        c.correlation = int_or(st, 2, -1);
-        c.name = name_of(b, st, 3, &oom);
-        if (!oom)
-            err = tfb_gpu_builder_call(b, &c);
-    }
-    sqlite3_finalize(st);
-    return oom ? TFB_ENOMEM : err;
-}
-
-static int load_devices(tfb_gpu_builder *b, sqlite3 *db)
-{
+    sqlite3 *db = L->db;
     const char *T = "TARGET_INFO_GPU";
-    if (!has_table(db, T) || !has_column(db, T, "id"))
-        return 0;
+    int k = table_kind(L, T);
+    if (k <= 0 || !has_column(db, T, "id"))
+        return k < 0 ? k : 0;
     char c[2][64];
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT t.id, %s, %s FROM %s t",
              col(db, T, "name", c[0], 64), col(db, T, "smCount", c[1], 64), T);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int err = 0;
-    while (!err && sqlite3_step(st) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int err = 0, rc = 0;
+    while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        err = tfb_gpu_builder_rows(L->b, 1);
         int32_t name = -1;
-        if (sqlite3_column_type(st, 1) == SQLITE_TEXT) {
-            name = tfb_gpu_builder_str(b, (const char *)sqlite3_column_text(st, 1),
+        if (!err && sqlite3_column_type(st, 1) == SQLITE_TEXT) {
+            name = tfb_gpu_builder_str(L->b,
+                                       (const char *)sqlite3_column_text(st, 1),
                                        (size_t)sqlite3_column_bytes(st, 1));
             if (name < 0)
                 err = TFB_ENOMEM;
         }
         if (!err)
-            err = tfb_gpu_builder_device(b, (int32_t)sqlite3_column_int64(st, 0),
+            err = tfb_gpu_builder_device(L->b,
+                                         (int32_t)sqlite3_column_int64(st, 0),
                                          name, (int32_t)int_or(st, 2, -1));
     }
     sqlite3_finalize(st);
-    return err;
+    return err ? err : step_end(L, rc);
 }
 
-static int load_host_spans(tfb_gpu_builder *b, sqlite3 *db)
+static int load_host_spans(loader *L)
 {
-    if (!has_table(db, "TFB_HOST_SPANS"))
-        return 0;
+    int k = table_kind(L, "TFB_HOST_SPANS");
+    if (k <= 0)
+        return k;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
+    if (sqlite3_prepare_v2(L->db,
                            "SELECT start, \"end\", kind, step FROM "
                            "TFB_HOST_SPANS",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    int err = 0;
-    while (!err && sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *k = sqlite3_column_text(st, 2);
-        if (!k)
-            continue;
-        tfb_gpu_span s;
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return step_end(L, 0);
+    }
+    int err = 0, rc = 0;
+    while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        row_done(L);
+        const unsigned char *kd = sqlite3_column_text(st, 2);
+        tfb_gpu_span_in s;
         memset(&s, 0, sizeof s);
-        if (strcmp((const char *)k, "step") == 0)
+        if (kd && strcmp((const char *)kd, "step") == 0)
             s.kind = TFB_GPU_HOST_STEP;
-        else if (strcmp((const char *)k, "input") == 0)
+        else if (kd && strcmp((const char *)kd, "input") == 0)
             s.kind = TFB_GPU_HOST_INPUT;
-        else
+        else {
+            err = tfb_gpu_builder_rows(L->b, 1);
             continue;
+        }
         s.start = sqlite3_column_int64(st, 0);
         s.end = sqlite3_column_int64(st, 1);
         s.step = int_or(st, 3, -1);
@@ -256,36 +688,128 @@ static int load_host_spans(tfb_gpu_builder *b, sqlite3 *db)
         s.stream = -1;
         s.name = -1;
         s.correlation = -1;
-        err = tfb_gpu_builder_span(b, &s);
+        err = tfb_gpu_builder_span(L->b, &s);
     }
     sqlite3_finalize(st);
-    return err;
+    return err ? err : step_end(L, rc);
+}
+
+/* Rows to expect, for the progress figure: max(rowid) of each table read
+ * (an index lookup, not a count). */
+static uint64_t estimate_rows(loader *L)
+{
+    static const char *const tables[] = {
+        "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+        "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "TFB_HOST_SPANS"};
+    uint64_t total = 0;
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        if (table_kind(L, tables[i]) != 1)
+            continue;
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", tables[i]);
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW) {
+            int64_t v = sqlite3_column_int64(st, 0);
+            if (v > 0)
+                total += (uint64_t)v;
+        }
+        sqlite3_finalize(st);
+    }
+    return total;
+}
+
+/* file:<path, percent-encoded>?mode=ro&immutable=1 */
+static char *file_uri(const char *path)
+{
+    size_t n = strlen(path);
+    char *u = malloc(n * 3 + 64);
+    if (!u)
+        return NULL;
+    char *o = u;
+    o += sprintf(o, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || strchr("/-_.~", *p))
+            *o++ = (char)*p;
+        else
+            o += sprintf(o, "%%%02X", *p);
+    }
+    strcpy(o, "?mode=ro&immutable=1");
+    return u;
 }
 
 int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
 {
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
+    loader L;
+    memset(&L, 0, sizeof L);
+    L.b = b;
+    L.path = path;
+    char *uri = file_uri(path);
+    if (!uri)
+        return TFB_ENOMEM;
+    int rc = sqlite3_open_v2(uri, &L.db,
+                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
+                                 SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    free(uri);
+    if (rc != SQLITE_OK) {
+        sqlite3_close(L.db);
         return 0;
     }
-    /* A store being written (WAL) may be busy for a moment. */
-    sqlite3_busy_timeout(db, 1000);
-    if (!has_table(db, "CUPTI_ACTIVITY_KIND_KERNEL")) {
-        sqlite3_close(db);
-        return 0;
+    /* Schema code (views, triggers, generated columns) may call only
+     * harmless functions; no value over 1 MiB; no writes to the schema
+     * even through a bug of ours. */
+    sqlite3_db_config(L.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_db_config(L.db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_limit(L.db, SQLITE_LIMIT_LENGTH, 1 << 20);
+    sqlite3_progress_handler(L.db, 10000, on_progress, &L);
+    int err = table_kind(&L, "CUPTI_ACTIVITY_KIND_KERNEL");
+    if (err <= 0) {
+        sqlite3_close(L.db);
+        return err; /* 0: not a trace; < 0: refused */
     }
-    int err = load_devices(b, db);
+    err = table_kind(&L, "StringIds");
+    if (err == 1 &&
+        sqlite3_prepare_v2(L.db, "SELECT value FROM StringIds WHERE id = ?",
+                           -1, &L.str_stmt, NULL) != SQLITE_OK) {
+        sqlite3_finalize(L.str_stmt);
+        L.str_stmt = NULL;
+    }
+    if (err > 0)
+        err = 0;
+    L.rows_est = err ? 0 : estimate_rows(&L);
+    call_reader R;
+    int reading = 0;
     if (!err)
-        err = load_kernels(b, db);
+        err = load_devices(&L);
+    if (!err) {
+        err = runtime_start(&L, &R);
+        reading = err == 1;
+        if (err > 0)
+            err = 0;
+        if (reading)
+            L.other_rows = &R.rows;
+    }
     if (!err)
-        err = load_copies(b, db, 0);
+        err = load_kernels(&L);
     if (!err)
-        err = load_copies(b, db, 1);
+        err = load_copies(&L, 0);
     if (!err)
-        err = load_runtime(b, db);
+        err = load_copies(&L, 1);
     if (!err)
-        err = load_host_spans(b, db);
-    sqlite3_close(db);
+        err = load_host_spans(&L);
+    if (reading) {
+        int e2 = runtime_finish(&L, &R, err != 0);
+        if (!err)
+            err = e2;
+    }
+    if (!err && L.interrupted)
+        err = step_end(&L, 0);
+    sqlite3_finalize(L.str_stmt);
+    sqlite3_close(L.db);
+    free(L.sid_keys);
+    free(L.sid_vals);
     return err ? err : 1;
 }

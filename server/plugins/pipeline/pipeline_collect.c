@@ -148,7 +148,12 @@ int tfb_pipeline_trace_of_run(tfb_store *store, tfb_run *run,
 {
     memset(out, 0, sizeof *out);
     tfb_gpu_trace *t = NULL;
-    int rc = tfb_gpu_trace_of_run(store, run, &t);
+    /* The GPU trace loads in the background (gpu_trace.h): wait a moment
+     * for it, never for a whole big load (an HTTP thread would be held;
+     * the figures stay unknown until it is read). `tfboard report` writes
+     * the GPU section, which waits for the trace, before this one. */
+    tfb_gpu_status gst;
+    int rc = tfb_gpu_trace_get(store, run, 1000, &t, &gst);
     if (rc < 0 || !t)
         return rc == TFB_ENOMEM ? rc : 0; /* no usable trace: unknown */
     size_t ns = 0, ni = 0;

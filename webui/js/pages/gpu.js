@@ -5,12 +5,24 @@
 // to zoom, drag to pan, double-click to reset) and asks the server again for
 // the visible window.
 import { h, clear, debounce, sortableTable } from '../core/dom.js';
-import { getJSON, num } from '../core/api.js';
+import { getJSON, num, url } from '../core/api.js';
 import { eng, ns, pct, bytes, int, si } from '../core/format.js';
 import { makeChart, } from '../core/charts.js';
 import { themeColor, withAlpha } from '../core/colors.js';
 
 const gpuRunsCache = { list: [] };
+
+// A run's trace loads in the background on the server: until it is read,
+// the GPU routes answer 202 {"loading": true, "progress": 0..1}. Poll
+// until the answer is there, telling onProgress how far the load is.
+async function gpuJSON(path, params, onProgress) {
+  for (;;) {
+    const res = await getJSON(path, params);
+    if (!res || res.loading !== true) return res;
+    if (onProgress) onProgress(num(res.progress));
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
 
 const DEV_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#e15759', '#9c755f'];
 const IDLE_PARTS = [
@@ -48,7 +60,10 @@ class Timeline {
     this.canvas = h('canvas', { class: 'plain', id: 'gpu-timeline' });
     this.tip = h('div', { class: 'chart-tooltip', hidden: true });
     this.info = h('div', { class: 'card-status muted' });
-    wrap.append(this.canvas, this.tip, this.info);
+    // trace.json of the visible window (Perfetto, chrome://tracing); the
+    // server caps it at max_events and says so in otherData.truncated.
+    this.download = h('a', { class: 'small', id: 'gpu-download', download: `${run}.trace.json`, style: { marginLeft: 'auto' }, title: 'Chrome trace JSON of the visible window, for Perfetto' }, 'Download this window (trace.json)');
+    wrap.append(this.canvas, this.tip, h('div', { class: 'toolbar' }, this.info, this.download));
     this.fetchSoon = debounce(() => this.fetch(), 150);
     this.bind();
     this.fetch();
@@ -59,7 +74,7 @@ class Timeline {
     try {
       const q = { run: this.run, max: 3000 };
       if (this.view) { q.start_ns = Math.floor(this.view[0]); q.end_ns = Math.ceil(this.view[1]); }
-      const res = await getJSON('data/plugin/gpu/timeline', q);
+      const res = await gpuJSON('data/plugin/gpu/timeline', q);
       if (this.token !== token) return;
       if (!this.full) {
         this.full = [num(res.start_ns), Math.max(num(res.end_ns), num(res.start_ns) + 1000)];
@@ -71,7 +86,7 @@ class Timeline {
       this.merged = !!res.merged;
       this.total = num(res.total);
       this.draw();
-      window.__tfb.pages.gpuTimeline = { spans: this.spans.length, total: this.total, merged: this.merged, lanes: this.lanes.slice(), view: this.view.slice(), fetches: (window.__tfb.pages.gpuTimeline?.fetches || 0) + 1 };
+      window.__tfb.pages.gpuTimeline = { spans: this.spans.length, total: this.total, merged: this.merged, lanes: this.lanes.slice(), view: this.view.slice(), download: this.download.getAttribute('href'), fetches: (window.__tfb.pages.gpuTimeline?.fetches || 0) + 1 };
     } catch (e) {
       this.info.textContent = 'Could not load the timeline: ' + e.message;
     }
@@ -136,6 +151,7 @@ class Timeline {
       const t = a + ((b - a) * k) / n;
       ctx.fillText(si((t - this.full[0]) / 1e9, 's'), labelW + (pw * k) / n, yAxis);
     }
+    this.download.href = url('data/plugin/gpu/trace.json', { run: this.run, start_ns: Math.floor(a), end_ns: Math.ceil(b) });
     this.info.textContent = `${int(this.total ?? this.spans.length)} spans in a ${ns(b - a)} window` +
       (this.merged ? `, neighbours merged into ${int(this.spans.length)} marks` : '') + '. Wheel: zoom · drag: pan · double-click: reset.';
   }
@@ -230,19 +246,26 @@ const page = {
     const token = {};
     this.token = token;
     let summary, kernels;
+    const progress = (p) => {
+      if (this.token !== token) return;
+      clear(this.body);
+      this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-loading' }, `Reading the GPU trace of ${run}… ${Math.round(100 * p)} %`));
+      window.__tfb.pages.gpuLoading = { run, progress: p };
+    };
     try {
       [summary, kernels] = await Promise.all([
-        getJSON('data/plugin/gpu/summary', { run }),
-        getJSON('data/plugin/gpu/kernels', { run, limit: 500 }),
+        gpuJSON('data/plugin/gpu/summary', { run }, progress),
+        gpuJSON('data/plugin/gpu/kernels', { run, limit: 500 }),
       ]);
     } catch (e) {
       if (this.token !== token) return;
       clear(this.body);
-      this.body.appendChild(h('div', { class: 'empty small error-text' }, 'Could not load the GPU analysis: ' + e.message));
+      this.body.appendChild(h('div', { class: 'empty small error-text', id: 'gpu-error' }, 'Could not load the GPU analysis: ' + e.message));
+      window.__tfb.pages.gpu = { run, error: e.message };
       return;
     }
     const devices = summary.devices || [];
-    const utils = await Promise.all(devices.map((d) => getJSON('data/plugin/gpu/utilization', { run, device: d.id, buckets: 300 }).catch(() => null)));
+    const utils = await Promise.all(devices.map((d) => gpuJSON('data/plugin/gpu/utilization', { run, device: d.id, buckets: 300 }).catch(() => null)));
     if (this.token !== token) return;
     for (const c of this.charts) c.destroy();
     this.charts = [];
