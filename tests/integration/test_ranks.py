@@ -9,7 +9,8 @@ binary on a logdir holding
                 with no event file);
   trA/, trB/    nsys-schema SQLite traces of 4 ranks (no event files), NCCL
                 kernels named ncclKernel_* in trA and ncclDevKernel_* in trB
-                with the same timings (ranks_traces.py).
+                with the same timings (ranks_traces.py);
+  trC/          rank 0 traced, rank 1's trace unreadable, rank 2 untraced.
 
 Checks: the job list, the straggler named with its measured slowdown within
 10 % of the one asked for and none without a slow rank, the notes on bad
@@ -31,6 +32,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ranks_traces  # noqa: E402
 from tfb_server_util import Server, run_tests  # noqa: E402
+from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN = sys.argv[1], sys.argv[2]
 EXAMPLE = os.path.join(os.environ.get("TFB_BUILD_ROOT", ""), "examples", "ddp_train")
@@ -54,6 +56,24 @@ def setup():
     subprocess.run([GEN, logdir], check=True, timeout=120)
     ranks_traces.write_job(os.path.join(logdir, "trA"), 4, "a")
     ranks_traces.write_job(os.path.join(logdir, "trB"), 4, "b")
+    # trC: rank 0 traced, rank 1's trace unreadable (its kernel table is a
+    # view), rank 2 without a trace.
+    ranks_traces.write_job(os.path.join(logdir, "trC"), 1, "a")
+    bad = os.path.join(logdir, "trC", "rank-00001")
+    os.makedirs(bad)
+    import sqlite3
+    db = sqlite3.connect(os.path.join(bad, "report1.sqlite"))
+    db.executescript("CREATE TABLE t(x); CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS "
+                     "SELECT 1 AS start, 2 AS end, 0 AS deviceId, 1 AS streamId FROM t;")
+    db.close()
+    # rank 2: event files only, no rank record (a rank by its directory).
+    untraced = os.path.join(logdir, "trC", "rank-00002")
+    os.makedirs(untraced)
+    with open(os.path.join(untraced, "events.out.tfevents.1.test"), "wb") as f:
+        f.write(record(event(1.7e9, file_version="brain.Event:2")))
+        for step in range(5):
+            f.write(record(event(1.7e9 + step, step, summary=scalars_summary(
+                [("pipeline/step_ms", 10.0), ("pipeline/input_ms", 1.0)]))))
     STATE["logdir"] = logdir
 
 
@@ -66,7 +86,7 @@ def test_jobs_listed():
         srv.wait_loaded()
         jobs = srv.json("/data/plugin/ranks/jobs")["jobs"]
         names = [j["job"] for j in jobs]
-        assert names == sorted(["bad", "even", "slow", "train", "trA", "trB"]), names
+        assert names == sorted(["bad", "even", "slow", "train", "trA", "trB", "trC"]), names
         by = {j["job"]: j for j in jobs}
         assert by["slow"]["ranks"] == 4 and by["slow"]["world_size"] == 4, by["slow"]
         assert [r["rank"] for r in by["slow"]["runs"]] == [0, 1, 2, 3]
@@ -186,6 +206,21 @@ def test_overlap_two_schemes():
         assert g["n_traced"] == 0 and g["overlap"] is None and g["notes"] == [], g
 
 
+def test_trace_errors():
+    with Server(TFBOARD, STATE["logdir"]) as srv:
+        srv.wait_loaded()
+        g = srv.json("/data/plugin/ranks/gpu", job="trC")
+        by = {r["rank"]: r for r in g["ranks"]}
+        assert by[0]["state"] == "ready" and by[0]["has_trace"], by[0]
+        assert by[1]["state"] == "failed" and "report1.sqlite" in by[1]["error"], by[1]
+        assert by[2]["state"] == "none" and not by[2]["has_trace"], by[2]
+        assert g["n_traced"] == 1 and g["n_failed"] == 1 and g["n_loading"] == 0, g
+        assert g["overlap"] == ranks_traces.expected(0)["overlap"], g["overlap"]
+        kinds = sorted((n["rank"], n["kind"]) for n in g["notes"])
+        assert kinds == [(1, "trace_error"), (2, "no_trace")], g["notes"]
+        assert "rank 1: cannot read the GPU trace: " in g["notes"][0]["text"], g["notes"]
+
+
 def test_errors():
     with Server(TFBOARD, STATE["logdir"]) as srv:
         srv.wait_loaded()
@@ -251,7 +286,8 @@ def main():
     try:
         run_tests([test_jobs_listed, test_ddp_straggler, test_ddp_even,
                    test_generated_straggler, test_bad_input_notes,
-                   test_overlap_two_schemes, test_errors, test_report])
+                   test_overlap_two_schemes, test_trace_errors, test_errors,
+                   test_report])
     finally:
         shutil.rmtree(STATE["tmp"], ignore_errors=True)
 

@@ -19,6 +19,10 @@
 #include "ranks_job.h"
 #include "report_fmt.h"
 
+/* How long the gpu route waits for its ranks' traces to load (all loads
+ * run side by side) before it answers 202 "loading". */
+#define ROUTE_WAIT_MS 1000
+
 /* The `job` parameter: the job of that name, or the first job when absent.
  * Sets a 404 answer when there is none. */
 static int param_job(const tfb_http_req *req, tfb_http_resp *resp,
@@ -106,8 +110,18 @@ static int route_gpu(const tfb_http_req *req, tfb_http_resp *resp)
     rc = param_job(req, resp, jobs, nj, &jb);
     if (rc == 0) {
         tfb_ranks_gpu_view g;
-        rc = tfb_ranks_job_gpu(s, jb, &g);
-        if (rc == 0) {
+        rc = tfb_ranks_job_gpu(s, jb, ROUTE_WAIT_MS, &g);
+        if (rc == 0 && g.n_loading) {
+            /* As the gpu plugin's routes: ask again (the page polls). */
+            char body[160];
+            int len = snprintf(body, sizeof body,
+                               "{\"loading\":true,\"progress\":%.3f,"
+                               "\"ranks_loading\":%zu,\"ranks\":%zu}",
+                               g.progress, g.n_loading, g.n_ranks);
+            tfb_ranks_gpu_view_free(&g);
+            rc = tfb_http_text(resp, 202, "application/json", body,
+                               (size_t)len);
+        } else if (rc == 0) {
             tfb_json j;
             tfb_json_init(&j);
             tfb_ranks_gpu_json(&j, jb, &g);
@@ -295,6 +309,14 @@ static void job_text(FILE *f, const tfb_ranks_job *jb,
         put_pct(f, g->overlap);
         fputc('\n', f);
     }
+    for (size_t i = 0; g && i < g->n_ranks; i++)
+        if (g->ranks[i].state == TFB_RANKS_TRACE_FAILED) {
+            fprintf(f, md ? "\nRank %d: cannot read the GPU trace: "
+                          : "    rank %d: cannot read the GPU trace: ",
+                    (int)g->ranks[i].rank);
+            tfb_report_put_str(f, g->ranks[i].error, md);
+            fputc('\n', f);
+        }
     size_t nn = res->n_notes + jb->n_empty_dirs;
     if (nn)
         fputs(md ? "\nNotes:\n\n" : "    notes:\n", f);
@@ -338,7 +360,7 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
     memset(&g, 0, sizeof g);
     rc = tfb_ranks_job_analyze(c.job, &o2, &res);
     if (rc == 0)
-        rc = tfb_ranks_job_gpu(s, c.job, &g);
+        rc = tfb_ranks_job_gpu(s, c.job, -1, &g);
     if (rc == 0)
         job_text(f, c.job, res, &o2, &g, markdown);
     tfb_ranks_gpu_view_free(&g);
@@ -378,11 +400,11 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     memset(&g, 0, sizeof g);
     rc = tfb_ranks_job_analyze(c.job, &o2, &res);
     if (rc == 0)
-        rc = tfb_ranks_job_gpu(s, c.job, &g);
+        rc = tfb_ranks_job_gpu(s, c.job, -1, &g);
     if (rc == 0) {
         tfb_ranks_job_json(j, c.job, res, &o2, TFB_RANKS_M_STEP, 0);
         tfb_json_key(j, "ranks_gpu");
-        if (g.n_traced)
+        if (g.n_traced || g.n_failed)
             tfb_ranks_gpu_json(j, c.job, &g);
         else
             tfb_json_null(j);

@@ -93,10 +93,21 @@ void tfb_ranks_empty_dir_note(const tfb_ranks_job *job, size_t i, char *buf,
 
 /* ---- the GPU side (ranks_gpu.c) ---------------------------------------- */
 
+/* Where a rank's trace stands (the gpu plugin's loader). */
+typedef enum {
+    TFB_RANKS_TRACE_NONE = 0, /* no trace file */
+    TFB_RANKS_TRACE_LOADING,  /* being read in the background */
+    TFB_RANKS_TRACE_READY,
+    TFB_RANKS_TRACE_FAILED    /* unreadable: see error */
+} tfb_ranks_trace_state;
+
 typedef struct tfb_ranks_gpu_rank {
     int32_t rank;
     const char *run_name;
-    int has_trace;
+    int state;             /* tfb_ranks_trace_state */
+    double progress;       /* 0..1 while loading */
+    char error[512];       /* FAILED: the gpu plugin's message */
+    int has_trace;         /* READY: the figures below are set */
     tfb_ranks_gpu gpu;     /* tfb_ranks_gpu_breakdown of its trace */
     size_t bad_intervals;  /* left out (end < start) */
     size_t n_comm_kernels; /* kernels classed as communication */
@@ -105,18 +116,23 @@ typedef struct tfb_ranks_gpu_rank {
 typedef struct tfb_ranks_gpu_view {
     tfb_ranks_gpu_rank *ranks; /* one per member, in member order */
     size_t n_ranks;
-    size_t n_traced;
+    size_t n_traced;       /* READY */
+    size_t n_loading, n_failed;
+    double progress;       /* over the ranks with trace files, 0..1 */
     /* Over the traced ranks: sums of the breakdown and of the overlap. */
     int64_t compute_ns, comm_ns, memory_ns, idle_ns;
     int64_t comm_union_ns, overlap_ns;
     double overlap;        /* overlap_ns / comm_union_ns; NaN when 0 */
 } tfb_ranks_gpu_view;
 
-/* Loads each member's GPU trace (the gpu plugin's cache,
- * tfb_gpu_trace_of_run) and computes its breakdown and overlap: kernels
- * classed by tfb_ranks_classify_kernel, memcpy/memset as memory, host spans
- * left out. Returns 0 or TFB_ENOMEM; free with tfb_ranks_gpu_view_free. */
-int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job,
+/* Each member's GPU trace (the gpu plugin's cache and background loader,
+ * tfb_gpu_trace_get) and, for the ready ones, its breakdown and overlap:
+ * kernels classed by tfb_ranks_classify_kernel, memcpy/memset as memory,
+ * host spans left out. Every rank's load is started before any is waited
+ * for; wait_ms bounds the whole wait (0: none; < 0: until every load
+ * ended, for the report). No lock is held while a trace loads. Returns 0
+ * or TFB_ENOMEM; free with tfb_ranks_gpu_view_free. */
+int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
                       tfb_ranks_gpu_view *out);
 void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v);
 

@@ -292,6 +292,10 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
     tfb_json_str(j, job->name);
     tfb_json_key(j, "n_traced");
     tfb_json_u64(j, g->n_traced);
+    tfb_json_key(j, "n_loading");
+    tfb_json_u64(j, g->n_loading);
+    tfb_json_key(j, "n_failed");
+    tfb_json_u64(j, g->n_failed);
     tfb_json_key(j, "compute_ns");
     tfb_json_i64(j, g->compute_ns);
     tfb_json_key(j, "comm_ns");
@@ -314,8 +318,18 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
         tfb_json_i64(j, r->rank);
         tfb_json_key(j, "run");
         tfb_json_str(j, r->run_name);
+        static const char *const states[] = {"none", "loading", "ready",
+                                             "failed"};
         tfb_json_key(j, "has_trace");
         tfb_json_bool(j, r->has_trace);
+        tfb_json_key(j, "state");
+        tfb_json_str(j, states[r->state >= 0 && r->state < 4 ? r->state : 0]);
+        if (r->state == TFB_RANKS_TRACE_LOADING) {
+            knum(j, "progress", r->progress);
+        } else if (r->state == TFB_RANKS_TRACE_FAILED) {
+            tfb_json_key(j, "error");
+            tfb_json_str(j, r->error);
+        }
         if (r->has_trace) {
             tfb_json_key(j, "devices");
             tfb_json_i64(j, r->gpu.n_devices);
@@ -348,14 +362,19 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
     /* A rank without a trace while others have one. */
     tfb_json_key(j, "notes");
     tfb_json_array_begin(j);
-    for (size_t i = 0; g->n_traced && i < g->n_ranks; i++) {
+    int others = g->n_traced + g->n_loading + g->n_failed > 0;
+    for (size_t i = 0; others && i < g->n_ranks; i++) {
         const tfb_ranks_gpu_rank *r = &g->ranks[i];
-        char text[300];
-        if (!r->has_trace) {
+        char text[800];
+        if (r->state == TFB_RANKS_TRACE_FAILED) {
+            snprintf(text, sizeof text,
+                     "rank %d: cannot read the GPU trace: %s", (int)r->rank,
+                     r->error);
+        } else if (r->state == TFB_RANKS_TRACE_NONE) {
             snprintf(text, sizeof text,
                      "rank %d (%s) has no GPU trace while other ranks have "
                      "one", (int)r->rank, r->run_name);
-        } else if (r->bad_intervals) {
+        } else if (r->has_trace && r->bad_intervals) {
             snprintf(text, sizeof text,
                      "rank %d: %zu trace intervals end before they start "
                      "and are left out", (int)r->rank, r->bad_intervals);
@@ -364,7 +383,9 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
         }
         tfb_json_object_begin(j);
         tfb_json_key(j, "kind");
-        tfb_json_str(j, r->has_trace ? "bad_values" : "no_trace");
+        tfb_json_str(j, r->state == TFB_RANKS_TRACE_FAILED ? "trace_error"
+                        : r->has_trace                     ? "bad_values"
+                                                           : "no_trace");
         tfb_json_key(j, "rank");
         tfb_json_i64(j, r->rank);
         tfb_json_key(j, "text");

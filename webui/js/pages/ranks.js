@@ -193,7 +193,20 @@ const page = {
     this.gpuSlot.appendChild(gpuCard);
     let gpu;
     try {
-      gpu = await getJSON('data/plugin/ranks/gpu', { job: this.job });
+      // 202 {"loading": true, "progress"} while the ranks' traces load in
+      // the background: show the progress and ask again.
+      for (;;) {
+        gpu = await getJSON('data/plugin/ranks/gpu', { job: this.job });
+        if (this.token !== token) return;
+        if (!gpu.loading) break;
+        clear(gpuCard);
+        gpuCard.append(h('h3', { class: 'card-h' }, 'GPU time per rank (HTA temporal breakdown)'),
+          h('div', { class: 'muted small', id: 'ranks-gpu-loading' },
+            `Loading the GPU traces of ${num(gpu.ranks_loading)} of ${num(gpu.ranks)} ranks: ${pct(fin(gpu.progress) ?? 0, 0)}`));
+        window.__tfb.pages.ranks.gpuProgress = fin(gpu.progress);
+        await new Promise((r) => setTimeout(r, 300));
+        if (this.token !== token) return;
+      }
     } catch (e) {
       if (this.token !== token) return;
       clear(gpuCard);
@@ -312,7 +325,7 @@ const page = {
     clear(card);
     card.appendChild(h('h3', { class: 'card-h' }, 'GPU time per rank (HTA temporal breakdown)'));
     const traced = gpu.ranks.filter((r) => r.has_trace);
-    if (!traced.length) {
+    if (!traced.length && !(gpu.notes || []).length) {
       card.appendChild(h('div', { class: 'muted small' }, 'No GPU trace in this job (no *.sqlite or *.pt.trace.json files in the rank directories).'));
       return;
     }
@@ -320,6 +333,7 @@ const page = {
       `Communication/computation overlap: ${share(gpu.overlap)} of the NCCL kernel time has a compute kernel running on the same device ` +
       `(${num(gpu.n_traced)} of ${gpu.ranks.length} ranks traced).`));
     for (const n of gpu.notes || []) card.appendChild(h('div', { class: 'small error-text note' }, String(n.text)));
+    if (!traced.length) return;
     const canvas = h('canvas', { id: 'ranks-breakdown' });
     const height = Math.max(160, Math.min(600, 28 * traced.length + 60));
     card.appendChild(h('div', { class: 'chart-wrap', style: { height: height + 'px' } }, canvas));
