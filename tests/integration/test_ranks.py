@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ranks_traces  # noqa: E402
@@ -221,6 +222,37 @@ def test_trace_errors():
         assert "rank 1: cannot read the GPU trace: " in g["notes"][0]["text"], g["notes"]
 
 
+def write_steps(path, first, n, mode):
+    with open(path, mode) as f:
+        if mode == "wb":
+            f.write(record(event(1.7e9, file_version="brain.Event:2")))
+        for step in range(first, first + n):
+            f.write(record(event(1.7e9 + step, step, summary=scalars_summary(
+                [("pipeline/step_ms", 10.0), ("comm/ms", 2.0)]))))
+
+
+def test_live_job_not_stale():
+    """The job view follows new steps (its answers are cached)."""
+    logdir = os.path.join(STATE["tmp"], "live")
+    files = []
+    for r in range(2):
+        d = os.path.join(logdir, "job", "rank-%d" % r)
+        os.makedirs(d)
+        files.append(os.path.join(d, "events.out.tfevents.1.test"))
+        write_steps(files[-1], 0, 3, "wb")
+    with Server(TFBOARD, logdir, "--reload_interval", "0.2") as srv:
+        srv.wait_loaded()
+        assert job(srv, "job")["n_steps"] == 3
+        assert job(srv, "job")["n_steps"] == 3  # from the cache
+        for f in files:
+            write_steps(f, 3, 4, "ab")
+        end = time.time() + 20
+        while time.time() < end and job(srv, "job")["n_steps"] != 7:
+            time.sleep(0.1)
+        j = job(srv, "job")
+        assert j["n_steps"] == 7 and [r["steps"] for r in j["ranks"]] == [7, 7], j["ranks"]
+
+
 def test_errors():
     with Server(TFBOARD, STATE["logdir"]) as srv:
         srv.wait_loaded()
@@ -286,7 +318,8 @@ def main():
     try:
         run_tests([test_jobs_listed, test_ddp_straggler, test_ddp_even,
                    test_generated_straggler, test_bad_input_notes,
-                   test_overlap_two_schemes, test_trace_errors, test_errors,
+                   test_overlap_two_schemes, test_trace_errors,
+                   test_live_job_not_stale, test_errors,
                    test_report])
     finally:
         shutil.rmtree(STATE["tmp"], ignore_errors=True)

@@ -11,7 +11,10 @@
  * job's other rank runs get one line that points there.
  */
 #include <math.h>
+#include <pthread.h>
 #include <regex.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +63,94 @@ static int route_jobs(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
+/* The job view's answers, cached: a page on auto-reload asks for the same
+ * view every few seconds, and a 256-rank job costs about a second to
+ * analyse. The key holds what the answer depends on - the store's points
+ * and bytes read as the loader last published them (they change whenever
+ * data arrives or a run is reset), the job's composition and the
+ * parameters - so an answer is at most one progress update old. The lock
+ * guards the table only, never an analysis. */
+#define CACHE_SLOTS 4
+typedef struct cache_slot {
+    char *key;
+    char *body;
+    size_t len;
+    uint64_t used;
+} cache_slot;
+static pthread_mutex_t g_cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static cache_slot g_cache[CACHE_SLOTS];
+static uint64_t g_cache_clock;
+
+/* A malloc'd copy of the cached body for key, or NULL. */
+static char *cache_get(const char *key, size_t *len)
+{
+    char *copy = NULL;
+    pthread_mutex_lock(&g_cache_mu);
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        cache_slot *c = &g_cache[i];
+        if (c->key && strcmp(c->key, key) == 0) {
+            copy = malloc(c->len ? c->len : 1);
+            if (copy) {
+                memcpy(copy, c->body, c->len);
+                *len = c->len;
+                c->used = ++g_cache_clock;
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_cache_mu);
+    return copy;
+}
+
+/* Keeps a copy of body under key (the least recently used slot goes). */
+static void cache_put(const char *key, const char *body, size_t len)
+{
+    char *k = strdup(key);
+    char *b = malloc(len ? len : 1);
+    if (!k || !b) {
+        free(k);
+        free(b);
+        return;
+    }
+    memcpy(b, body, len);
+    pthread_mutex_lock(&g_cache_mu);
+    cache_slot *victim = &g_cache[0];
+    for (int i = 0; i < CACHE_SLOTS; i++) {
+        if (g_cache[i].key && strcmp(g_cache[i].key, key) == 0) {
+            victim = &g_cache[i];
+            break;
+        }
+        if (g_cache[i].used < victim->used)
+            victim = &g_cache[i];
+    }
+    free(victim->key);
+    free(victim->body);
+    *victim = (cache_slot){k, b, len, ++g_cache_clock};
+    pthread_mutex_unlock(&g_cache_mu);
+}
+
+static char *cache_key(tfb_store *s, const tfb_ranks_job *jb, int64_t cols,
+                       int metric)
+{
+    tfb_load_progress p;
+    tfb_store_progress(s, &p);
+    size_t need = strlen(jb->name) + 160;
+    for (size_t i = 0; i < jb->n_members; i++)
+        need += strlen(jb->members[i].run_name) + 1;
+    char *k = malloc(need);
+    if (!k)
+        return NULL;
+    size_t w = (size_t)snprintf(
+        k, need, "%p|%llu|%llu|%zu|%lld|%d|%s", (void *)s,
+        (unsigned long long)p.points, (unsigned long long)p.bytes_done,
+        jb->n_empty_dirs, (long long)cols,
+        metric, jb->name);
+    for (size_t i = 0; i < jb->n_members && w < need; i++)
+        w += (size_t)snprintf(k + w, need - w, "|%s",
+                              jb->members[i].run_name);
+    return k;
+}
+
 static int route_job(const tfb_http_req *req, tfb_http_resp *resp)
 {
     int64_t cols;
@@ -85,14 +176,34 @@ static int route_job(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_ranks_opts o;
     tfb_ranks_opts_init(&o);
     o.max_columns = (size_t)cols;
+    char *key = NULL, *body = NULL;
+    size_t len = 0;
+    if (rc == 0 && (key = cache_key(tfb_server_store(req), jb, cols,
+                                    metric)) != NULL &&
+        (body = cache_get(key, &len)) != NULL) {
+        rc = tfb_http_body_take(resp, 200, "application/json; charset=utf-8",
+                                body, len);
+        goto done;
+    }
     if (rc == 0)
         rc = tfb_ranks_job_analyze(jb, &o, &res);
     if (rc == 0) {
         tfb_json j;
         tfb_json_init(&j);
         tfb_ranks_job_json(&j, jb, res, &o, (tfb_ranks_metric)metric, 1);
-        rc = tfb_http_json(resp, &j);
+        body = tfb_json_take(&j, &len);
+        if (!body) {
+            rc = tfb_http_error(resp, 500, "out of memory");
+        } else {
+            if (key)
+                cache_put(key, body, len);
+            rc = tfb_http_body_take(resp, 200,
+                                    "application/json; charset=utf-8", body,
+                                    len);
+        }
     }
+done:
+    free(key);
     tfb_ranks_result_free(res);
     tfb_ranks_jobs_free(jobs, nj);
     return rc;
