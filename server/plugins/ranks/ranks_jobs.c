@@ -297,7 +297,8 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
         if ((rc = scan_empty_dirs(s, &jobs[j], cs, nc)) < 0)
             goto fail;
     }
-    qsort(jobs, nj, sizeof *jobs, cmp_job);
+    if (nj > 1)
+        qsort(jobs, nj, sizeof *jobs, cmp_job);
     rc = 0;
     *out = jobs;
     *n_out = nj;
