@@ -305,7 +305,8 @@ static void put_ms(FILE *f, double v)
 static void put_pct(FILE *f, double v)
 {
     if (isfinite(v))
-        fprintf(f, "%.1f%%", 100.0 * v);
+        /* + 0.0 turns a -0.0 (a rank a hair faster) into 0.0 */
+        fprintf(f, "%.1f%%", fabs(v) < 0.0005 ? 0.0 : 100.0 * v + 0.0);
     else
         fputs("-", f);
 }
