@@ -67,6 +67,13 @@ T.run(async () => {
       await T.screenshot(page, 'ranks');
       await page.evaluate(() => document.querySelector('#ranks-gpu').scrollIntoView());
       await T.screenshot(page, 'ranks_gpu');
+      // A reload keeps the job and the heat-map metric, and draws again.
+      await page.evaluate(() => { window.__tfb.pages.ranks.gpu = 'loading'; });
+      await page.keyboard.press('r');
+      await T.until(page, () => window.__tfb.pages.ranks.gpu !== 'loading', null, 'redrawn after reload');
+      const after = await ranks();
+      T.assertEq([after.job, after.heatmap.metric, after.gpu.traced], ['train', 'compute_ms', 8], 'after reload');
+      T.assert(await page.$('#ranks-breakdown'), 'breakdown chart after reload');
     });
 
     await T.step('bad input: notes on the page, not an error', async () => {

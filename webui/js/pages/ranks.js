@@ -140,6 +140,7 @@ const page = {
   destroyCharts() {
     for (const c of this.charts) c.destroy();
     this.charts = [];
+    this.gpuCharts = [];
   },
   async render() {
     const token = {};
@@ -186,11 +187,17 @@ const page = {
       heatmap: { rows: job.matrix.rows.length, cols: job.matrix.columns.length, metric: job.matrix.metric },
       gpu: 'loading',
     };
-    // The GPU side: traces may take a while to load the first time.
+    // The GPU side: traces may take a while to load the first time. On a
+    // reload the figures drawn before stay until the new ones arrive (no
+    // collapse and jump of the page).
     const gpuCard = h('div', { class: 'card', id: 'ranks-gpu', style: { marginBottom: '12px' } },
       h('h3', { class: 'card-h' }, 'GPU time per rank (HTA temporal breakdown)'),
       h('div', { class: 'muted small' }, 'Loading the ranks\' GPU traces…'));
     this.gpuSlot.appendChild(gpuCard);
+    if (this.lastGpu && this.lastGpu.job === this.job) {
+      this.drawGpu(gpuCard, this.lastGpu.data);
+      this.rankTable.setRows(this.rows(job, this.lastGpu.data));
+    }
     let gpu;
     try {
       // 202 {"loading": true, "progress"} while the ranks' traces load in
@@ -199,10 +206,12 @@ const page = {
         gpu = await getJSON('data/plugin/ranks/gpu', { job: this.job });
         if (this.token !== token) return;
         if (!gpu.loading) break;
-        clear(gpuCard);
-        gpuCard.append(h('h3', { class: 'card-h' }, 'GPU time per rank (HTA temporal breakdown)'),
-          h('div', { class: 'muted small', id: 'ranks-gpu-loading' },
-            `Loading the GPU traces of ${num(gpu.ranks_loading)} of ${num(gpu.ranks)} ranks: ${pct(fin(gpu.progress) ?? 0, 0)}`));
+        let msg = gpuCard.querySelector('#ranks-gpu-loading');
+        if (!msg) {
+          msg = h('div', { class: 'muted small', id: 'ranks-gpu-loading' });
+          gpuCard.insertBefore(msg, gpuCard.children[1] || null);
+        }
+        msg.textContent = `Loading the GPU traces of ${num(gpu.ranks_loading)} of ${num(gpu.ranks)} ranks: ${pct(fin(gpu.progress) ?? 0, 0)}`;
         window.__tfb.pages.ranks.gpuProgress = fin(gpu.progress);
         await new Promise((r) => setTimeout(r, 300));
         if (this.token !== token) return;
@@ -214,6 +223,8 @@ const page = {
       return;
     }
     if (this.token !== token) return;
+    this.lastGpu = { job: this.job, data: gpu };
+    for (const c of this.gpuCharts || []) { c.destroy(); this.charts = this.charts.filter((x) => x !== c); }
     this.drawGpu(gpuCard, gpu);
     this.rankTable.setRows(this.rows(job, gpu));
     window.__tfb.pages.ranks.gpu = { traced: num(gpu.n_traced), overlap: fin(gpu.overlap) };
@@ -338,7 +349,7 @@ const page = {
     const height = Math.max(160, Math.min(600, 28 * traced.length + 60));
     card.appendChild(h('div', { class: 'chart-wrap', style: { height: height + 'px' } }, canvas));
     const tot = (r) => BREAKDOWN.reduce((a, [k]) => a + num(r[k]), 0) || 1;
-    this.charts.push(makeChart(canvas, {
+    const chart = makeChart(canvas, {
       type: 'bar',
       data: {
         labels: traced.map((r) => 'rank ' + num(r.rank)),
@@ -352,7 +363,9 @@ const page = {
           tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + eng(c.parsed.x) + '%' } } },
         scales: { x: { stacked: true, max: 100, title: { display: true, text: '% of the trace span' } }, y: { stacked: true } },
       },
-    }));
+    });
+    this.charts.push(chart);
+    this.gpuCharts = [chart];
   },
 };
 
