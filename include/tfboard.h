@@ -110,6 +110,8 @@ TFB_API int tfb_version_number(void);
 /* Per-device GPU scalars are gpu/<device>/<metric>. */
 #define TFB_TAG_GPU_PREFIX "gpu/"
 #define TFB_TAG_GPU_UTILIZATION "utilization" /* traced kernel busy share */
+/* More in their sections: TFB_TAG_COMM_MS (distributed jobs) and the NVML
+ * metrics TFB_TAG_GPU_SM_UTIL ... (always-on GPU metrics). */
 
 /* ========================================================================
  * Writer
@@ -556,7 +558,6 @@ TFB_API const char *tfb_gpu_trace_error(const tfb_writer *w);
  * ====================================================================== */
 
 /* Tag = TFB_TAG_GPU_PREFIX "<dev>/" metric, e.g. "gpu/0/sm_util". */
-#define TFB_TAG_GPU_PREFIX "gpu/"
 #define TFB_TAG_GPU_SM_UTIL "sm_util"               /* % of the period a kernel ran */
 #define TFB_TAG_GPU_MEM_UTIL "mem_util"             /* % of the period memory was read or written */
 #define TFB_TAG_GPU_MEM_USED "mem_used_bytes"       /* device memory in use (all processes) */

@@ -19,11 +19,26 @@ static const tfb_route core_routes[] = {
 
 #define PLUGIN_PREFIX "/data/plugin/"
 
+/* The plugin route for path, or NULL (core routes are GET only). */
+static const tfb_plugin_route *plugin_route(const char *path, int put);
+
+tfb_http_handler tfb_route_find_put(const char *path)
+{
+    const tfb_plugin_route *r = plugin_route(path, 1);
+    return r ? r->handler : NULL;
+}
+
 tfb_http_handler tfb_route_find(const char *path)
 {
     for (size_t i = 0; i < sizeof core_routes / sizeof core_routes[0]; i++)
         if (strcmp(core_routes[i].path, path) == 0)
             return core_routes[i].handler;
+    const tfb_plugin_route *r = plugin_route(path, 0);
+    return r ? r->handler : NULL;
+}
+
+static const tfb_plugin_route *plugin_route(const char *path, int put)
+{
     size_t plen = strlen(PLUGIN_PREFIX);
     if (strncmp(path, PLUGIN_PREFIX, plen) != 0)
         return NULL;
@@ -34,8 +49,10 @@ tfb_http_handler tfb_route_find(const char *path)
     const tfb_plugin *p = tfb_plugin_find(name, (size_t)(slash - name));
     if (!p)
         return NULL;
-    for (size_t i = 0; i < p->n_routes; i++)
-        if (strcmp(p->routes[i].path, slash + 1) == 0)
-            return p->routes[i].handler;
+    const tfb_plugin_route *t = put ? p->put_routes : p->routes;
+    size_t n = put ? p->n_put_routes : p->n_routes;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(t[i].path, slash + 1) == 0)
+            return &t[i];
     return NULL;
 }

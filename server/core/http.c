@@ -287,6 +287,11 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
 typedef struct req_state {
     int too_long;
     int seen; /* on_request ran once (headers in) */
+    /* PUT to a route that accepts it: the body, at most TFB_HTTP_PUT_MAX
+     * bytes (past that it is dropped and the answer is 413). */
+    char *body;
+    size_t body_len;
+    int body_too_big;
 } req_state;
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
@@ -307,7 +312,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)toe;
-    free(*con_cls);
+    req_state *st = *con_cls;
+    if (st)
+        free(st->body);
+    free(st);
     *con_cls = NULL;
     conn_request_done(cls, c);
 }
@@ -378,6 +386,55 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                 "--allow_host NAME or --bind_all");
         return send_answer(c, &a, 1);
     }
+    tfb_http_handler put_h = strcmp(method, "PUT") == 0
+                                 ? tfb_route_find_put(url)
+                                 : NULL;
+    int is_put = put_h != NULL;
+    if (is_put && *upload_size) {
+        /* Collect the body, capped; keep draining past the cap so the
+         * answer (413) goes out on a connection that can be kept. */
+        size_t n = *upload_size;
+        *upload_size = 0;
+        if (rs->body_too_big)
+            return MHD_YES;
+        if (n > TFB_HTTP_PUT_MAX - rs->body_len) {
+            rs->body_too_big = 1;
+            free(rs->body);
+            rs->body = NULL;
+            rs->body_len = 0;
+            return MHD_YES;
+        }
+        char *b = realloc(rs->body, rs->body_len + n + 1);
+        if (!b)
+            return MHD_NO;
+        memcpy(b + rs->body_len, upload, n);
+        rs->body = b;
+        rs->body_len += n;
+        b[rs->body_len] = '\0';
+        return MHD_YES;
+    }
+    if (is_put) {
+        const char *ct = MHD_lookup_connection_value(
+            c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+        /* application/json only (parameters such as charset allowed): a
+         * type a cross-site form cannot send without a preflight. */
+        if (!ct || strncasecmp(ct, "application/json", 16) != 0 ||
+            (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
+            tfb_http_error(&a, 415, "PUT needs Content-Type: "
+                                    "application/json");
+            return send_answer(c, &a, 1);
+        }
+        if (rs->body_too_big) {
+            tfb_http_error(&a, 413, "body over %d bytes", TFB_HTTP_PUT_MAX);
+            return send_answer(c, &a, 1);
+        }
+        tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, "PUT",
+                            rs->body ? rs->body : "", rs->body_len};
+        int rc = put_h(&req, &a);
+        if (!tfb_http_resp_is_set(&a))
+            tfb_http_error(&a, 500, "internal error: %s", tfb_strerror(rc));
+        return send_answer(c, &a, 1);
+    }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         if (*upload_size) {
             *upload_size = 0; /* discard any body */
@@ -390,7 +447,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     (void)version;
     int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
     if (is_data) {
-        tfb_http_req req = {url, mhd_query, c, s->store, s->cfg};
+        tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, method,
+                            NULL, 0};
         tfb_http_dispatch(&req, &a);
     } else {
         tfb_static_serve(s->webui_root, url, &a);

@@ -38,6 +38,14 @@ const tfb_config *tfb_server_config(const tfb_http_req *req);
 /* The request path (decoded, without the query string). */
 const char *tfb_http_path(const tfb_http_req *req);
 
+/* "GET", "HEAD" or "PUT" (PUT only for a plugin's put_routes). */
+const char *tfb_http_method(const tfb_http_req *req);
+
+/* The body of a PUT: *len bytes, NUL-terminated; NULL (and *len 0) for
+ * other methods. Valid during the handler call. */
+#define TFB_HTTP_PUT_MAX (64 * 1024)
+const char *tfb_http_body(const tfb_http_req *req, size_t *len);
+
 /* The raw (URL-decoded) value of query parameter name, NULL if absent. */
 const char *tfb_http_query(const tfb_http_req *req, const char *name);
 
@@ -111,5 +119,7 @@ typedef struct tfb_route {
 /* Returns the handler for path (core routes, then the plugins' routes
  * under /data/plugin/<name>/), or NULL. */
 tfb_http_handler tfb_route_find(const char *path);
+/* The PUT handler for path (a plugin's put_routes), or NULL. */
+tfb_http_handler tfb_route_find_put(const char *path);
 
 #endif

@@ -18,6 +18,10 @@ struct tfb_http_req {
     void *query_ctx;
     tfb_store *store;
     const tfb_config *config;
+    /* NULL means GET; body is set for PUT only. */
+    const char *method;
+    const char *body;
+    size_t body_len;
 };
 
 struct tfb_http_resp {

@@ -20,6 +20,17 @@ const tfb_config *tfb_server_config(const tfb_http_req *req)
 }
 const char *tfb_http_path(const tfb_http_req *req) { return req->path; }
 
+const char *tfb_http_method(const tfb_http_req *req)
+{
+    return req->method ? req->method : "GET";
+}
+
+const char *tfb_http_body(const tfb_http_req *req, size_t *len)
+{
+    *len = req->body ? req->body_len : 0;
+    return req->body;
+}
+
 const char *tfb_http_query(const tfb_http_req *req, const char *name)
 {
     return req->query ? req->query(req->query_ctx, name) : NULL;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 void tfb_json_init(tfb_json *j)
 {
     memset(j, 0, sizeof *j);
@@ -121,40 +123,6 @@ void tfb_json_object_end(tfb_json *j) { close_(j, '}'); }
 void tfb_json_array_begin(tfb_json *j) { open_(j, '['); }
 void tfb_json_array_end(tfb_json *j) { close_(j, ']'); }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned cp;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    /* overlong, surrogates, beyond U+10FFFF */
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return len;
-}
-
 void tfb_json_escape_into(tfb_json *j, const char *str, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -192,7 +160,7 @@ void tfb_json_escape_into(tfb_json *j, const char *str, size_t n)
             put(j, u, 6);
             i++;
         } else {
-            size_t l = utf8_seq(s + i, n - i);
+            size_t l = tfb_utf8_seq(s + i, n - i);
             if (l == 0) {
                 put(j, "\\ufffd", 6);
                 i++;

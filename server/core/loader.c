@@ -7,6 +7,7 @@
 #include "hash.h"
 #include "str.h"
 #include "strtab.h"
+#include "utf8.h"
 #include "vec.h"
 
 #include <dirent.h>
@@ -68,6 +69,10 @@ typedef struct run_state {
      * time) predicts the next one and skips most hash lookups. */
     tag_entry *last;
     int need_reset;
+    /* What a user should hear about (the run's notes, runs_info). */
+    uint64_t empty_tag_values; /* values with neither tag nor node name */
+    uint64_t bad_utf8_tags;    /* tags renamed by the U+FFFD rule */
+    uint64_t noted_empty, noted_utf8;
 } run_state;
 
 struct tfb_loader {
@@ -88,6 +93,7 @@ struct tfb_loader {
     atomic_uint_fast64_t files_done;
     uint64_t bytes_total, files_total, reloads;
     atomic_int more; /* a file stopped at its pass budget with bytes left */
+    int deep_noted;  /* said once that a directory was too deep */
     int first_done;
     int logdir_missing; /* the last pass could not open the logdir */
 };
@@ -205,9 +211,22 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
     if (n_events == 0 && n_traces == 0)
         return 0;
     tfb_run *run;
-    int rc = tfb_store_get_run(l->store, rel, &run);
+    /* A directory name that is not UTF-8 is listed, and queried, with its
+     * invalid bytes as U+FFFD (the only form JSON can carry). */
+    int bad_name = !tfb_utf8_valid(rel, strlen(rel));
+    char *clean_rel = bad_name ? tfb_utf8_clean(rel, strlen(rel), NULL)
+                               : (char *)rel;
+    if (!clean_rel)
+        return TFB_ENOMEM;
+    int rc = tfb_store_get_run(l->store, clean_rel, &run);
+    if (bad_name)
+        free(clean_rel);
     if (rc < 0)
         return rc;
+    if (bad_name)
+        tfb_run_set_note(run, "name",
+                         "the directory name is not valid UTF-8: its invalid "
+                         "bytes are shown (and queried) as U+FFFD");
     run_state *rs = find_run_state(l, run);
     if (!rs) {
         rs = calloc(1, sizeof *rs);
@@ -258,8 +277,17 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
 
 static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
 {
-    if (depth > MAX_DEPTH || atomic_load(&l->stop))
+    if (atomic_load(&l->stop))
         return 0;
+    if (depth > MAX_DEPTH) {
+        if (!l->deep_noted && l->opts.log)
+            fprintf(l->opts.log, "tfboard: %s is more than %d directories "
+                                 "below the logdir; it and what is under it "
+                                 "are not scanned\n",
+                    dir, MAX_DEPTH);
+        l->deep_noted = 1;
+        return 0;
+    }
     DIR *d = opendir(dir);
     if (!d)
         return depth == 0 ? TFB_ENOENT : 0;
@@ -380,10 +408,23 @@ static tfb_series *series_for(run_state *rs, tag_entry *e,
         return e->series[kind];
     tfb_series *s = NULL;
     const char *plugin = e->plugin ? e->plugin : "";
-    if (tfb_run_get_series(rs->run, kind, e->tag, e->len, plugin,
-                           strlen(plugin), v->display_name.ptr,
-                           v->display_name.len, v->description.ptr,
-                           v->description.len, &s) < 0)
+    /* The U+FFFD rule of utf8.h: the tag listed is the tag queried. */
+    const char *tag = e->tag;
+    size_t tag_len = e->len;
+    char *clean = NULL;
+    if (!tfb_utf8_valid(tag, tag_len)) {
+        clean = tfb_utf8_clean(tag, tag_len, &tag_len);
+        if (!clean)
+            return NULL;
+        tag = clean;
+        rs->bad_utf8_tags++;
+    }
+    int rc = tfb_run_get_series(rs->run, kind, tag, tag_len, plugin,
+                                strlen(plugin), v->display_name.ptr,
+                                v->display_name.len, v->description.ptr,
+                                v->description.len, &s);
+    free(clean);
+    if (rc < 0)
         return NULL;
     e->series[kind] = s;
     return s;
@@ -392,8 +433,11 @@ static tfb_series *series_for(run_state *rs, tag_entry *e,
 static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
                              const tfb_event *ev)
 {
-    if (v->tag.len == 0)
+    if (v->tag.len == 0) {
+        /* Neither a tag nor a node name: nothing to list it under. */
+        rs->empty_tag_values++;
         return 0;
+    }
     tag_entry *e = rs->last ? rs->last->succ : NULL;
     if (!e || e->len != v->tag.len ||
         memcmp(e->tag, v->tag.ptr, v->tag.len) != 0) {
@@ -639,6 +683,30 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
     return 0;
 }
 
+/* The run's notes about values it could not list as they were. */
+static void publish_notes(run_state *rs)
+{
+    char text[200];
+    if (rs->empty_tag_values != rs->noted_empty) {
+        snprintf(text, sizeof text,
+                 "%llu value%s with an empty tag (and no node name) could "
+                 "not be listed and were left out",
+                 (unsigned long long)rs->empty_tag_values,
+                 rs->empty_tag_values == 1 ? "" : "s");
+        if (tfb_run_set_note(rs->run, "empty_tags", text) == 0)
+            rs->noted_empty = rs->empty_tag_values;
+    }
+    if (rs->bad_utf8_tags != rs->noted_utf8) {
+        snprintf(text, sizeof text,
+                 "%llu tag%s not valid UTF-8: invalid bytes are shown (and "
+                 "queried) as U+FFFD",
+                 (unsigned long long)rs->bad_utf8_tags,
+                 rs->bad_utf8_tags == 1 ? " is" : "s are");
+        if (tfb_run_set_note(rs->run, "utf8_tags", text) == 0)
+            rs->noted_utf8 = rs->bad_utf8_tags;
+    }
+}
+
 static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
 {
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -670,6 +738,7 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
         }
         tfb_run_reset(rs->run);
     }
+    publish_notes(rs);
     /* Publish file infos and release spare capacity. */
     tfb_file_info *fi = calloc(rs->n_files ? rs->n_files : 1, sizeof *fi);
     if (fi) {

@@ -68,6 +68,13 @@ typedef struct tfb_plugin {
                        const tfb_report_opts *o, int markdown);
     int (*report_json)(tfb_json *j, tfb_store *s, tfb_run *r,
                        const tfb_report_opts *o);
+    /* Routes that answer PUT (paths as in routes; NULL/0: none). The HTTP
+     * layer lets a PUT through only to these, only with Content-Type
+     * application/json and a body of at most TFB_HTTP_PUT_MAX bytes
+     * (tfb_http_body); the server grants no CORS, so a cross-site page
+     * cannot send one. GET/HEAD of the same path go to routes. */
+    const tfb_plugin_route *put_routes;
+    size_t n_put_routes;
 } tfb_plugin;
 
 /* The table: the built-in plugins, then the registered ones, in order.

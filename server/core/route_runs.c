@@ -81,6 +81,16 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_object_end(&j);
         tfb_json_key(&j, "points");
         tfb_json_u64(&j, points);
+        tfb_json_key(&j, "notes");
+        tfb_json_array_begin(&j);
+        char **notes;
+        size_t nn;
+        if (tfb_run_notes(r, &notes, &nn) == 0) {
+            for (size_t q = 0; q < nn; q++)
+                tfb_json_str(&j, notes[q]);
+            tfb_strv_free(notes, nn);
+        }
+        tfb_json_array_end(&j);
         tfb_json_key(&j, "files");
         tfb_json_array_begin(&j);
         tfb_file_info *fi;
@@ -171,12 +181,36 @@ int tfb_route_environment(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json_str(&j, "tfboard");
     tfb_json_key(&j, "version");
     tfb_json_str(&j, tfb_version());
+    /* The tag names the library writes and the dashboards recognise runs
+     * by (tfboard.h), so the web UI never spells them itself. */
+    static const char *const tag_names[][2] = {
+        {"grad_norm_prefix", TFB_TAG_GRAD_NORM_PREFIX},
+        {"grad_norm_global", TFB_TAG_GRAD_NORM_GLOBAL},
+        {"step_ms", TFB_TAG_STEP_MS},
+        {"input_ms", TFB_TAG_INPUT_MS},
+        {"comm_ms", TFB_TAG_COMM_MS},
+        {"gpu_prefix", TFB_TAG_GPU_PREFIX},
+        {"gpu_utilization", TFB_TAG_GPU_UTILIZATION},
+        {"gpu_sm_util", TFB_TAG_GPU_SM_UTIL},
+        {"gpu_mem_util", TFB_TAG_GPU_MEM_UTIL},
+        {"gpu_mem_used", TFB_TAG_GPU_MEM_USED},
+        {"gpu_mem_total", TFB_TAG_GPU_MEM_TOTAL},
+        {"gpu_power", TFB_TAG_GPU_POWER},
+        {"gpu_temp", TFB_TAG_GPU_TEMP},
+        {"gpu_sm_clock", TFB_TAG_GPU_SM_CLOCK},
+        {"gpu_name", TFB_TAG_GPU_NAME},
+    };
+    tfb_json_key(&j, "tag_names");
+    tfb_json_object_begin(&j);
+    for (size_t i = 0; i < sizeof tag_names / sizeof tag_names[0]; i++) {
+        tfb_json_key(&j, tag_names[i][0]);
+        tfb_json_str(&j, tag_names[i][1]);
+    }
+    tfb_json_object_end(&j);
     tfb_json_object_end(&j);
     return tfb_http_json(resp, &j);
 }
 
-/* {plugin: {"enabled": bool}} for the core dashboards: enabled when some
- * run holds data of that kind (the page hides the other tabs). */
 /* TensorBoard's listing shape, one entry per plugin in table order (the
  * tab order): {name: {"enabled", "tab_name", "disable_reload",
  * "remove_dom", "loading_mechanism": {"type": "JS_MODULE",

@@ -62,6 +62,8 @@ struct tfb_run {
     size_t n_files;
     tfb_plugin_record *records; /* under lock */
     size_t n_records, cap_records;
+    char **note_keys, **notes; /* under lock */
+    size_t n_notes, cap_notes;
 };
 
 struct tfb_store {
@@ -124,6 +126,8 @@ static void run_free(tfb_run *r)
     tfb_strv_free(r->traces, r->n_traces);
     tfb_file_infos_free(r->files, r->n_files);
     tfb_plugin_records_free(r->records, r->n_records);
+    tfb_strv_free(r->note_keys, r->n_notes);
+    tfb_strv_free(r->notes, r->n_notes);
     pthread_mutex_destroy(&r->lock);
     free(r->name);
     free(r->dir);
@@ -920,5 +924,70 @@ int tfb_run_records(tfb_run *r, const char *plugin, tfb_plugin_record **out,
     }
     *out = v;
     *n = k;
+    return 0;
+}
+
+/* ---- notes ------------------------------------------------------------ */
+
+int tfb_run_set_note(tfb_run *r, const char *key, const char *text)
+{
+    char *t = text ? tfb_strdup(text) : NULL;
+    if (text && !t)
+        return TFB_ENOMEM;
+    int rc = 0;
+    pthread_mutex_lock(&r->lock);
+    size_t i = 0;
+    while (i < r->n_notes && strcmp(r->note_keys[i], key) != 0)
+        i++;
+    if (i < r->n_notes) {
+        if (t && !strcmp(r->notes[i], t)) {
+            free(t); /* unchanged */
+        } else if (t) {
+            free(r->notes[i]);
+            r->notes[i] = t;
+        } else {
+            free(r->notes[i]);
+            free(r->note_keys[i]);
+            memmove(r->notes + i, r->notes + i + 1,
+                    (r->n_notes - i - 1) * sizeof *r->notes);
+            memmove(r->note_keys + i, r->note_keys + i + 1,
+                    (r->n_notes - i - 1) * sizeof *r->note_keys);
+            r->n_notes--;
+        }
+    } else if (t) {
+        size_t cap = r->cap_notes;
+        char *k = tfb_strdup(key);
+        if (!k || tfb_vec_reserve((void **)&r->note_keys, &cap,
+                                  sizeof *r->note_keys, r->n_notes + 1) < 0 ||
+            tfb_vec_reserve((void **)&r->notes, &r->cap_notes,
+                            sizeof *r->notes, r->n_notes + 1) < 0) {
+            free(k);
+            free(t);
+            rc = TFB_ENOMEM;
+        } else {
+            r->note_keys[r->n_notes] = k;
+            r->notes[r->n_notes++] = t;
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+int tfb_run_notes(tfb_run *r, char ***out, size_t *n)
+{
+    pthread_mutex_lock(&r->lock);
+    size_t m = r->n_notes;
+    char **v = calloc(m ? m : 1, sizeof *v);
+    int rc = v ? 0 : TFB_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < m; i++)
+        if (!(v[i] = tfb_strdup(r->notes[i])))
+            rc = TFB_ENOMEM;
+    pthread_mutex_unlock(&r->lock);
+    if (rc < 0) {
+        tfb_strv_free(v, m);
+        return rc;
+    }
+    *out = v;
+    *n = m;
     return 0;
 }

@@ -163,6 +163,12 @@ void tfb_strv_free(char **v, size_t n);
 int tfb_run_files(tfb_run *r, tfb_file_info **out, size_t *n);
 void tfb_file_infos_free(tfb_file_info *v, size_t n);
 
+/* Notes about how the run was read that a user should see (names that
+ * were not UTF-8, values dropped): one text per key, listed by
+ * /data/runs_info. *out is a malloc'd copy of the texts in key order of
+ * first setting; free with tfb_strv_free. */
+int tfb_run_notes(tfb_run *r, char ***out, size_t *n);
+
 /* Values of the plugins the store keeps no series for (hparams,
  * tfboard_rank, ...): the latest value of each (plugin, tag) of a run, as
  * its plugin's metadata content and its tensor, both raw. A plugin decodes
@@ -236,6 +242,9 @@ int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
                            const char *text, size_t len);
 int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
                                const tfb_nonfinite_counts *c);
+/* Sets (or, with text NULL, removes) the run's note under key. */
+int tfb_run_set_note(tfb_run *r, const char *key, const char *text);
+
 /* Keeps the value as the latest of (plugin, tag) of the run (see
  * tfb_run_records). Returns 0, TFB_ETOOBIG or TFB_ENOMEM. */
 int tfb_run_put_record(tfb_run *r, const char *plugin, size_t plugin_len,

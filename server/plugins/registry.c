@@ -17,6 +17,8 @@ extern const tfb_plugin tfb_plugin_gradients;
 extern const tfb_plugin tfb_plugin_gpu;
 extern const tfb_plugin tfb_plugin_pipeline;
 extern const tfb_plugin tfb_plugin_ranks;
+extern const tfb_plugin tfb_plugin_hparams;
+extern const tfb_plugin tfb_plugin_compare;
 
 #define TFB_MAX_PLUGINS 32
 
@@ -33,8 +35,10 @@ static const tfb_plugin *table[TFB_MAX_PLUGINS] = {
     &tfb_plugin_gpu,
     &tfb_plugin_pipeline,
     &tfb_plugin_ranks,
+    &tfb_plugin_hparams,
+    &tfb_plugin_compare,
 };
-static size_t n_table = 10;
+static size_t n_table = 12;
 
 const tfb_plugin *const *tfb_plugins(size_t *n)
 {

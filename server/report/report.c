@@ -18,12 +18,11 @@
 
 #include "gradients_analysis.h"
 #include "loader.h"
+#include "report_compare_cli.h"
 #include "report_html.h"
 #include "report_model.h"
 #include "report_text.h"
 #include "store.h"
-
-typedef enum { FMT_TEXT, FMT_MARKDOWN, FMT_JSON, FMT_HTML } report_format;
 
 typedef struct report_args {
     const char *logdir;
@@ -32,6 +31,10 @@ typedef struct report_args {
     int fail_on_nan;
     int quiet;
     tfb_report_opts opts;
+    /* --compare A B and its regress gates (report_compare_cli.c) */
+    const char *compare_a, *compare_b;
+    tfb_compare_gate gates[TFB_REPORT_MAX_GATES];
+    size_t n_gates;
 } report_args;
 
 static void usage(FILE *f)
@@ -40,6 +43,8 @@ static void usage(FILE *f)
           "         [--format text|markdown|json|html] [--fail-on nan]\n"
           "         [--output FILE] [--grad-vanish X] [--grad-explode X]\n"
           "         [--quiet]\n"
+          "       tfboard report --compare A B [--logdir DIR]\n"
+          "         [--format ...] [--fail-on 'regress:METRIC>LIMIT' ...]\n"
           "\n"
           "A post-mortem of each run in DIR: steps and duration, last/min/max\n"
           "of each scalar, NaN/Inf alerts (first one first), gradient flags,\n"
@@ -54,6 +59,7 @@ static void usage(FILE *f)
           "  --grad-explode X   gradient norms above X are flagged (1e2)\n"
           "  --quiet            no progress lines on standard error\n",
           f);
+    tfb_report_compare_usage(f);
 }
 
 static int parse_double(const char *s, double *out)
@@ -81,6 +87,16 @@ static int parse_args(int argc, char **argv, report_args *a)
         }
         if (!strcmp(arg, "--quiet")) {
             a->quiet = 1;
+            continue;
+        }
+        if (!strcmp(arg, "--compare")) {
+            if (i + 2 >= argc) {
+                fprintf(stderr, "tfboard report: --compare needs two runs "
+                                "or directories: --compare A B\n");
+                return -1;
+            }
+            a->compare_a = argv[++i];
+            a->compare_b = argv[++i];
             continue;
         }
         /* --opt=value and --opt value both work. */
@@ -131,10 +147,25 @@ static int parse_args(int argc, char **argv, report_args *a)
                                 "markdown, json or html, not '%s'\n", val);
                 return -1;
             }
+        } else if (!strcmp(name, "--fail-on") &&
+                   !strncmp(val, "regress:", 8)) {
+            char err[512];
+            if (a->n_gates == TFB_REPORT_MAX_GATES) {
+                fprintf(stderr, "tfboard report: at most %d regress "
+                                "gates\n", TFB_REPORT_MAX_GATES);
+                return -1;
+            }
+            if (tfb_compare_gate_parse(val + 8, &a->gates[a->n_gates], err,
+                                       sizeof err) < 0) {
+                fprintf(stderr, "tfboard report: --fail-on %s\n", err);
+                return -1;
+            }
+            a->n_gates++;
         } else if (!strcmp(name, "--fail-on")) {
             if (strcmp(val, "nan")) {
-                fprintf(stderr, "tfboard report: --fail-on knows only "
-                                "'nan', not '%s'\n", val);
+                fprintf(stderr, "tfboard report: --fail-on knows 'nan' "
+                                "and 'regress:METRIC>LIMIT', not '%s'\n",
+                        val);
                 return -1;
             }
             a->fail_on_nan = 1;
@@ -148,7 +179,17 @@ static int parse_args(int argc, char **argv, report_args *a)
             }
         }
     }
-    if (!a->logdir) {
+    if (a->n_gates && !a->compare_a) {
+        fprintf(stderr, "tfboard report: --fail-on regress:... needs "
+                        "--compare A B\n");
+        return -1;
+    }
+    if (a->compare_a && a->opts.run_regex) {
+        fprintf(stderr, "tfboard report: --run does not apply to "
+                        "--compare\n");
+        return -1;
+    }
+    if (!a->logdir && !a->compare_a) {
         fprintf(stderr, "tfboard report: --logdir is required\n");
         return -1;
     }
@@ -179,7 +220,7 @@ static void *load_thread(void *arg)
 /* One loader pass on a thread of its own while this one reports progress:
  * silent for a second, then a line a second, so small logdirs print
  * nothing and large ones show they are moving. */
-static int load_once(tfb_store *store, int quiet)
+int tfb_report_load_once(tfb_store *store, int quiet)
 {
     tfb_loader_opts lo = {.reload_interval = 0, .threads = 0,
                           .log = quiet ? NULL : stderr};
@@ -289,6 +330,14 @@ int tfb_report_main(int argc, char **argv)
             usage(stderr);
         return rc > 0 ? 0 : 2;
     }
+    if (a.compare_a) {
+        tfb_report_compare_args ca = {
+            .logdir = a.logdir, .a = a.compare_a, .b = a.compare_b,
+            .output = a.output, .format = a.format,
+            .fail_on_nan = a.fail_on_nan, .quiet = a.quiet,
+            .gates = a.gates, .n_gates = a.n_gates};
+        return tfb_report_compare_main(&ca);
+    }
     struct stat st;
     if (stat(a.logdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "tfboard report: %s: not a readable directory\n",
@@ -302,7 +351,7 @@ int tfb_report_main(int argc, char **argv)
         fprintf(stderr, "tfboard report: %s\n", tfb_strerror(rc));
         return 2;
     }
-    rc = load_once(store, a.quiet);
+    rc = tfb_report_load_once(store, a.quiet);
     if (rc < 0) {
         fprintf(stderr, "tfboard report: loading %s: %s\n", a.logdir,
                 tfb_strerror(rc));

@@ -9,4 +9,9 @@
 extern const char *const tfb_report_page_css[];
 extern const char *const tfb_report_page_js[];
 
+/* The compare page (report_compare_page.c): extra styles after the
+ * report's, and its script. */
+extern const char *const tfb_report_compare_css[];
+extern const char *const tfb_report_compare_js[];
+
 #endif

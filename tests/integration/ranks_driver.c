@@ -144,7 +144,9 @@ int main(int argc, char **argv)
             if (!strstr(fe->d_name, "tfevents"))
                 continue;
             char path[1024];
-            snprintf(path, sizeof path, "%s/%s", f->dir, fe->d_name);
+            int pn = snprintf(path, sizeof path, "%s/%s", f->dir, fe->d_name);
+            if (pn < 0 || (size_t)pn >= sizeof path)
+                continue; /* a path this long is no test file of ours */
             int rc = read_event_file(path, f);
             if (rc < 0) {
                 fprintf(stderr, "%s: %s\n", path, tfb_strerror(rc));

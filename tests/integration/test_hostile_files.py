@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import Server, run_tests, wait_for  # noqa: E402
-from tfevents_py import event, record, scalars_summary  # noqa: E402
+from tfevents_py import event, f_float, ld, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(prefix="tfb_hostile_")
@@ -159,8 +159,75 @@ def test_report_fails_loudly_on_unreadable_files():
     assert "good" in out.stdout  # the rest is still reported
 
 
+def test_gzip_bomb_trace():
+    """A 4 MB .gz that inflates to gigabytes: refused with a clear error
+    (inflating it whole took 4.1 GB before), the server keeps serving."""
+    import gzip
+    logdir = os.path.join(TMP, "bomb")
+    write_run(logdir, "ok", 3)
+    d = os.path.join(logdir, "bomb")
+    os.makedirs(d)
+    path = os.path.join(d, "w.pt.trace.json.gz")
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        f.write(b'{"traceEvents": [], "pad": "')
+        zeros = b"0" * (1 << 24)
+        for _ in range(72):  # 1.2 GB of text
+            f.write(zeros)
+        f.write(b'"}')
+    assert os.path.getsize(path) < 8 << 20
+    with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        def answered():
+            st, _, body = srv.get("/data/plugin/gpu/summary", run="bomb")
+            return (st, body) if st != 202 else None
+        st, body = wait_for(answered, "the bomb's answer", timeout=120)
+        assert st == 500, (st, body)
+        assert "inflates to more than" in json.loads(body)["error"], body
+        with open("/proc/%d/status" % srv.proc.pid) as f:
+            hwm = [l for l in f if l.startswith("VmHWM")][0].split()[1]
+        print("   gzip bomb refused; server peak RSS %d MB" % (int(hwm) // 1024))
+        # without the cap the whole 1.2 GB of text is held (old: 4 GB cap)
+        assert int(hwm) < 1000 * 1024, hwm
+        assert srv.json("/data/runs")
+
+
+def test_names_rule():
+    """Names that are not UTF-8 are listed and queried with U+FFFD; values
+    with an empty tag and directories too deep are not silent."""
+    logdir = os.path.join(TMP, "names").encode()
+    run = os.path.join(logdir, b"run\xff\xfe")
+    os.makedirs(run)
+    with open(os.path.join(run, b"events.out.tfevents.1.n"), "wb") as f:
+        f.write(record(event(1.0, file_version="brain.Event:2")))
+        for st in range(3):
+            vals = (ld(1, ld(1, b"loss\xc3") + f_float(2, st)) +
+                    ld(1, ld(1, b"") + f_float(2, st)))
+            f.write(record(event(1.0 + st, st, summary=vals)))
+    deep = logdir + b"/" + b"/".join([b"d"] * 70)
+    os.makedirs(deep)
+    write_run(deep.decode(), "lost", 1)
+    srv = Server(TFBOARD, logdir.decode(), "--reload_interval", "0").__enter__()
+    try:
+        srv.wait_loaded()
+        name = "run\ufffd\ufffd"
+        assert srv.json("/data/runs") == [name]
+        tags = srv.json("/data/plugin/scalars/tags")
+        assert list(tags[name]) == ["loss\ufffd"], tags
+        pts = srv.json("/data/plugin/scalars/scalars", run=name,
+                       tag="loss\ufffd")
+        assert [p[2] for p in pts] == [0, 1, 2]
+        notes = srv.json("/data/runs_info")[0]["notes"]
+        text = " ".join(notes)
+        assert "directory name is not valid UTF-8" in text, notes
+        assert "1 tag is not valid UTF-8" in text, notes
+        assert "3 values with an empty tag" in text, notes
+    finally:
+        rc, err = srv.stop()
+    assert "more than 64 directories below the logdir" in err, err
+
+
 try:
-    run_tests([test_fifo_and_dev_zero_swapped_in,
+    run_tests([test_names_rule, test_gzip_bomb_trace, test_fifo_and_dev_zero_swapped_in,
                test_huge_sparse_file_does_not_starve_others,
                test_many_runs_at_low_fd_limit,
                test_report_fails_loudly_on_unreadable_files])

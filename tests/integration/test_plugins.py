@@ -18,7 +18,7 @@ from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
 BUILTIN = ["scalars", "runs", "histograms", "distributions", "text",
-           "health", "gradients", "gpu", "pipeline", "ranks"]
+           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare"]
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
 
@@ -64,6 +64,7 @@ def test_listing_follows_new_data():
     with Server(TFBOARD, logdir, "--reload_interval", "1") as srv:
         srv.wait_loaded()
         assert not listing(srv)["pipeline"]["enabled"]
+        assert not listing(srv)["compare"]["enabled"]  # one run
         write_run(logdir, "b", ["pipeline/step_ms", "pipeline/input_ms",
                                 "grad_norm/fc1"])
         import time
@@ -74,6 +75,7 @@ def test_listing_follows_new_data():
                 break
             time.sleep(0.2)
         assert lst["pipeline"]["enabled"] and lst["gradients"]["enabled"]
+        assert lst["compare"]["enabled"]  # two runs now
 
 
 def test_plugin_from_outside():

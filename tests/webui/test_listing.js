@@ -54,7 +54,7 @@ T.run(async () => {
     await T.step('tabs are the enabled listing entries, in its order, titled by tab_name', async () => {
       await T.openApp(page, srv.url);
       const l = await listing(page);
-      T.assertEq(Object.keys(l), ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'ranks'], 'listing keys');
+      T.assertEq(Object.keys(l), ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'ranks', 'hparams', 'compare'], 'listing keys');
       T.assertEq(enabledNames(l), ['scalars', 'runs', 'health', 'pipeline'], 'enabled for a pipeline-only logdir');
       T.assertEq(await tabIds(page), enabledNames(l), 'tab ids');
       T.assertEq(await tabTitles(page), enabledNames(l).map((k) => l[k].tab_name), 'tab titles');
@@ -94,7 +94,7 @@ T.run(async () => {
       fs.renameSync(path.join(full, 'gpu'), path.join(logdir, 'gpu'));
       await reloadUntil(page, async (p) => (await tabIds(p)).includes('gpu'), 'the GPU tab');
       const l = await listing(page);
-      T.assertEq(enabledNames(l), ['scalars', 'runs', 'health', 'gpu', 'pipeline'], 'enabled after the trace');
+      T.assertEq(enabledNames(l), ['scalars', 'runs', 'health', 'gpu', 'pipeline', 'compare'], 'enabled after the trace (two runs: compare)');
       T.assertEq(await tabIds(page), enabledNames(l), 'tabs follow the new listing, in its order');
       T.assertEq(await activeTab(page), 'pipeline', 'the page shown stays');
       T.assert((await pageModulesFetched(page)).includes('js/pages/gpu.js'), 'gpu.js loaded on the reload');

@@ -12,51 +12,15 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "gpu_file.h"
 #include "gpu_trace.h"
 #include "json_str.h"
 
-#define MAX_FILE_BYTES ((size_t)4 << 30)
 
 /* ------------------------------------------------------------------------
  * File
  * ---------------------------------------------------------------------- */
-static char *read_all(const char *path, size_t *len)
-{
-    /* gzread passes uncompressed files through unchanged. */
-    gzFile f = gzopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 20, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (n == cap) {
-            if (cap >= MAX_FILE_BYTES)
-                break;
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        unsigned want = (unsigned)((cap - n) > (1u << 30) ? (1u << 30) : cap - n);
-        int r = gzread(f, buf + n, want);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    gzclose(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = n;
-    }
-    return buf;
-}
-
 /* ------------------------------------------------------------------------
  * Scanner
  * ---------------------------------------------------------------------- */
@@ -437,9 +401,15 @@ static int add_event(tfb_gpu_builder *b, const ev *e, int64_t base_ns)
 int tfb_gpu_load_kineto(tfb_gpu_builder *b, const char *path)
 {
     size_t len = 0;
-    char *text = read_all(path, &len);
-    if (!text)
-        return 0;
+    char *text;
+    int rc = tfb_gpu_read_text(path, TFB_GPU_MAX_TEXT_BYTES, &text, &len);
+    if (rc == TFB_ETOOBIG || rc == TFB_ENOMEM)
+        return tfb_gpu_builder_fail(b, rc, "%s inflates to more than %zu MiB "
+                                    "or %dx its size; not read",
+                                    path, TFB_GPU_MAX_TEXT_BYTES >> 20,
+                                    TFB_GPU_MAX_RATIO);
+    if (rc < 0)
+        return 0; /* unreadable or damaged: not a trace */
     scan s = {text, text + len, 0};
     /* Pass 1: top-level keys; find traceEvents and baseTimeNanoseconds. */
     const char *events = NULL;

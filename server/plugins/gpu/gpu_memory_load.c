@@ -12,12 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "gpu_file.h"
 #include "gpu_memory.h"
 #include "tfboard.h"
 
-#define MAX_JSON_BYTES ((size_t)4 << 30)
 
 void tfb_gmem_events_free(tfb_gmem_events *e)
 {
@@ -226,58 +225,6 @@ int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path)
 /* ------------------------------------------------------------------------
  * Kineto JSON
  * ---------------------------------------------------------------------- */
-static char *read_all(const char *path, size_t *len, int *err)
-{
-    gzFile f = gzopen(path, "rb"); /* plain files pass through */
-    if (!f) {
-        FILE *probe = fopen(path, "rb");
-        if (probe)
-            fclose(probe);
-        *err = probe ? TFB_EIO : TFB_ENOENT;
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (n == cap) {
-            if (cap >= MAX_JSON_BYTES) {
-                free(buf);
-                buf = NULL;
-                *err = TFB_ETOOBIG;
-                break;
-            }
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t room = cap - n;
-        int r = gzread(f, buf + n, (unsigned)(room > (1u << 30) ? 1u << 30
-                                                                : room));
-        if (r < 0) {
-            free(buf);
-            buf = NULL;
-            *err = TFB_ECORRUPT; /* a damaged .gz */
-            break;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    gzclose(f);
-    if (!buf) {
-        if (!*err)
-            *err = TFB_ENOMEM;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
 
 typedef struct js {
     const char *p, *end;
@@ -555,9 +502,10 @@ int64_t tfb_gmem_load_kineto(tfb_gmem_events *out, const char *path)
         return TFB_EINVAL;
     size_t len = 0;
     int err = 0;
-    char *buf = read_all(path, &len, &err);
-    if (!buf)
-        return err;
+    char *buf;
+    int rc = tfb_gpu_read_text(path, TFB_GPU_MAX_TEXT_BYTES, &buf, &len);
+    if (rc < 0)
+        return rc;
     js s = {buf, buf + len, 0};
     size_t from = out->n;
     int64_t base = 0, n = 0;

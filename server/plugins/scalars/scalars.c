@@ -8,6 +8,7 @@
 #include "downsample.h"
 #include "plugin.h"
 #include "routes_core.h"
+#include "scalars_layout.h"
 
 static int tfb_route_scalar_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
@@ -310,6 +311,12 @@ static const tfb_plugin_route routes[] = {
     {"tags", tfb_route_scalar_tags},
     {"scalars", tfb_route_scalars},
     {"summary", tfb_route_scalar_summary},
+    {"layout", tfb_route_scalars_layout},
+};
+
+/* The shared layout file: the one route that accepts PUT. */
+static const tfb_plugin_route put_routes[] = {
+    {"layout", tfb_route_scalars_layout},
 };
 
 const tfb_plugin tfb_plugin_scalars = {
@@ -319,4 +326,6 @@ const tfb_plugin tfb_plugin_scalars = {
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_scalars,
+    .put_routes = put_routes,
+    .n_put_routes = sizeof put_routes / sizeof put_routes[0],
 };

@@ -111,6 +111,7 @@ function parseListing(listing) {
     e.disableReload = p.disable_reload === true;
     const lm = p.loading_mechanism;
     if (!lm || typeof lm !== 'object') e.problem = 'the listing gives no loading_mechanism';
+    else if (lm.type === 'NONE') e.noPage = true; // data only, no tab
     else if (lm.type !== 'JS_MODULE') e.problem = 'unsupported loading mechanism "' + String(lm.type) + '" (this UI loads JS_MODULE only)';
     else if (typeof lm.module_path !== 'string' || !lm.module_path) e.problem = 'the listing gives no module_path';
     else e.path = lm.module_path;
@@ -178,7 +179,7 @@ async function probePages(entries) {
 }
 
 function enabledPages() {
-  return data.pages.filter((e) => e.enabled);
+  return data.pages.filter((e) => e.enabled && !e.noPage);
 }
 
 function renderTabs() {
@@ -196,6 +197,15 @@ function renderTabs() {
       title: mod ? null : e.load.error,
       onclick: (ev) => { ev.preventDefault(); setState({ tab: e.name, step: null }); },
     }, e.title, badge ? h('span', { class: 'badge', title: badge + ' alerts' }, String(badge)) : null));
+  }
+  // Dashboards without data are not tabs (as in TensorBoard) but never
+  // missing without a word: one greyed note names them.
+  const off = (data.pages || []).filter((e) => !e.enabled && !e.noPage);
+  if (off.length) {
+    els.tabs.appendChild(h('span', {
+      class: 'tabs-off', id: 'tabs-off', 'aria-disabled': 'true',
+      title: 'No run has data for: ' + off.map((e) => e.title).join(', ') + '. Log it and its tab appears.',
+    }, off.length + ' more'));
   }
   window.__tfb.tabs = tabs.map((e) => e.name);
 }
@@ -337,16 +347,20 @@ async function fetchCatalog(userAsked) {
     listingError = 'The server did not list its dashboards: ' + e.message + '.';
   }
   if (userAsked) retries++;
-  const loads = Promise.all(entries.map(async (e) => { e.load = e.enabled ? await loadPage(e) : null; }));
-  const [runsList, scalarTags, histTags, textTags, alerts, runsInfo] = await Promise.all([
+  const loads = Promise.all(entries.map(async (e) => { e.load = e.enabled && !e.noPage ? await loadPage(e) : null; }));
+  const [runsList, scalarTags, histTags, textTags, alerts, runsInfo, env] = await Promise.all([
     getJSON('data/runs'),
     getOptional('data/plugin/scalars/tags'),
     getOptional('data/plugin/histograms/tags'),
     getOptional('data/plugin/text/tags'),
     getOptional('data/plugin/health/alerts'),
     getOptional('data/runs_info'),
+    data.env ? Promise.resolve(data.env) : getOptional('data/environment'),
   ]);
   await loads;
+  data.env = env;
+  // Tag names the dashboards recognise runs by, as the server spells them.
+  data.tagNames = (env && env.tag_names) || {};
   data.runs = Array.isArray(runsList) ? runsList.map(String) : [];
   assignRunColors(data.runs);
   data.scalarTags = tagMap(scalarTags);

@@ -14,7 +14,22 @@ const DEFAULTS = {
   tag: '',           // histograms runs-table tag, etc.
   step: null,        // step to focus (from the health page)
   auto: true,        // auto-reload
+  // Compare runs (issue 12):
+  hpFilter: {},      // runs table: {hparam name: filter text}
+  group: '',         // scalars: '' | 'hparam:<name>' | 'regex:<ERE>'
+  band: 'minmax',    // scalars groups: minmax | std
+  multi: [],         // scalars: multi-tag charts, one tag regex each
+  hpx: '',           // hparams scatter: x hparam
+  hpy: '',           // hparams scatter: y metric tag
+  hpStat: 'last',    // hparams scatter: last | min | max
+  cmpA: '',          // the compare page's baseline run
+  cmpB: '',          // and the run compared with it
 };
+
+// A JSON value from the URL, or the default when it is not of its shape.
+function jsonKey(q, key, ok) {
+  try { const v = JSON.parse(q.get(key)); return ok(v) ? v : DEFAULTS[key]; } catch (e) { return DEFAULTS[key]; }
+}
 
 const listeners = [];
 export const state = { ...DEFAULTS };
@@ -36,6 +51,18 @@ function parse(hash) {
   if (q.has('tag')) s.tag = q.get('tag');
   if (q.has('step') && /^-?\d+$/.test(q.get('step'))) s.step = parseInt(q.get('step'), 10);
   if (q.has('auto')) s.auto = q.get('auto') !== '0';
+  if (q.has('hpFilter')) {
+    s.hpFilter = jsonKey(q, 'hpFilter', (v) => v && typeof v === 'object' && !Array.isArray(v) &&
+      Object.values(v).every((x) => typeof x === 'string'));
+  }
+  if (q.has('group')) s.group = q.get('group');
+  if (['minmax', 'std'].includes(q.get('band'))) s.band = q.get('band');
+  if (q.has('multi')) s.multi = jsonKey(q, 'multi', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'));
+  if (q.has('hpx')) s.hpx = q.get('hpx');
+  if (q.has('hpy')) s.hpy = q.get('hpy');
+  if (['last', 'min', 'max'].includes(q.get('hpStat'))) s.hpStat = q.get('hpStat');
+  if (q.has('cmpA')) s.cmpA = q.get('cmpA');
+  if (q.has('cmpB')) s.cmpB = q.get('cmpB');
   return s;
 }
 
@@ -53,6 +80,16 @@ function serialize(s) {
   if (s.tag) q.set('tag', s.tag);
   if (s.step !== null) q.set('step', String(s.step));
   if (!s.auto) q.set('auto', '0');
+  const hpf = Object.fromEntries(Object.entries(s.hpFilter || {}).filter(([, v]) => v));
+  if (Object.keys(hpf).length) q.set('hpFilter', JSON.stringify(hpf));
+  if (s.group) q.set('group', s.group);
+  if (s.band !== DEFAULTS.band) q.set('band', s.band);
+  if (s.multi && s.multi.length) q.set('multi', JSON.stringify(s.multi));
+  if (s.hpx) q.set('hpx', s.hpx);
+  if (s.hpy) q.set('hpy', s.hpy);
+  if (s.hpStat !== DEFAULTS.hpStat) q.set('hpStat', s.hpStat);
+  if (s.cmpA) q.set('cmpA', s.cmpA);
+  if (s.cmpB) q.set('cmpB', s.cmpB);
   return q.toString();
 }
 

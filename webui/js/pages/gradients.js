@@ -9,7 +9,7 @@ import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 
 function gradRuns(data) {
-  return data.runs.filter((r) => Object.keys(data.scalarTags[r] || {}).some((t) => t.startsWith('grad_norm/')));
+  return data.runs.filter((r) => Object.keys(data.scalarTags[r] || {}).some((t) => t.startsWith(data.tagNames.grad_norm_prefix)));
 }
 
 const FLAG_COLOR = { vanishing: '#4e79a7', exploding: '#e15759', nonfinite: '#e15759' };

@@ -18,7 +18,7 @@ const VERDICT_TEXT = {
 const MAX_BARS = 400;
 
 function pipelineRuns(data) {
-  return data.runs.filter((r) => data.scalarTags[r] && 'pipeline/step_ms' in data.scalarTags[r]);
+  return data.runs.filter((r) => data.scalarTags[r] && data.tagNames.step_ms in data.scalarTags[r]);
 }
 
 // Steps averaged into at most MAX_BARS bars, so a 100k-step run stays
@@ -46,7 +46,7 @@ const page = {
     this.chart = null;
     this.runSelect = h('select', { id: 'pipeline-run', onchange: (e) => ctx.setState({ run: e.target.value }) });
     ctx.settings.append(h('h3', null, 'Run'), this.runSelect,
-      h('p', { class: 'muted small hint' }, 'From the pipeline/step_ms and pipeline/input_ms scalars (tfb_step_begin / tfb_input_begin in libtfboard).'));
+      h('p', { class: 'muted small hint' }, `From the ${ctx.data.tagNames.step_ms} and ${ctx.data.tagNames.input_ms} scalars (tfb_step_begin / tfb_input_begin in libtfboard).`));
     this.body = h('div');
     ctx.main.append(h('h2', { class: 'page-title' }, 'Input pipeline'), this.body);
     this.render();

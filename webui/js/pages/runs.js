@@ -1,13 +1,17 @@
 // Runs table (beyond TensorBoard, #3074): one row per run with its steps,
 // start, duration and the last / min / max of a chosen scalar tag; sortable;
 // ticking or clicking a row selects the run everywhere (the sidebar's
-// checkboxes follow).
-import { h, clear, sortableTable } from '../core/dom.js';
+// checkboxes follow). Compare runs (issue 12): every hyperparameter is a
+// column (sortable) with a filter in the settings; the filtered rows are
+// the selected runs on every page (state.hpFilter and state.runs, both in
+// the URL).
+import { h, clear, sortableTable, debounce } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { eng, rel, wall, int } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 import { setRunChecked, setRunsChecked } from '../core/sidebar.js';
+import { hpText, hpMatches, hpFilterParse, loadHparams } from '../lib/hparams.js';
 
 function allScalarTags(data) {
   const s = new Set();
@@ -33,6 +37,25 @@ const page = {
     this.tagSelect = h('select', { id: 'runs-tag', onchange: (e) => ctx.setState({ tag: e.target.value }) });
     ctx.settings.append(h('h3', null, 'Values of tag'), this.tagSelect,
       h('p', { class: 'muted small hint' }, 'Click a row, or its checkbox, to select the run on every page.'));
+    this.hpFilters = h('div', { class: 'hp-filters', id: 'hp-filters' });
+    ctx.settings.append(h('h3', null, 'Hyperparameters'), this.hpFilters);
+    this.hpNames = null;
+    this.tableCard = h('div', { class: 'card table-card' });
+    this.head = h('div', { class: 'toolbar' });
+    ctx.main.append(h('h2', { class: 'page-title' }, 'Runs'), this.head, this.tableCard);
+    this.buildTable([]);
+    this.refresh();
+  },
+
+  // The table's columns: the fixed ones, one per hparam after the run
+  // name, and the status when some run has one.
+  buildTable(hps) {
+    const hpCols = hps.map((c) => ({
+      key: 'hp:' + c.name, label: c.display_name || c.name, num: c.type === 'number',
+      value: (r) => (r.hp && c.name in r.hp ? hpSortValue(r.hp[c.name]) : null),
+      render: (r) => (r.hp && c.name in r.hp ? h('span', { class: 'hp-value' }, hpText(r.hp[c.name])) : '–'),
+    }));
+    const statusCol = hps.length ? [{ key: 'status', label: 'Status', render: (r) => r.status || '–' }] : [];
     this.table = sortableTable([
       { key: 'sel', label: '', value: (r) => (r.selected ? 1 : 0), render: (r) => h('input', {
         type: 'checkbox', checked: r.selected, 'aria-label': 'select ' + r.run,
@@ -40,11 +63,12 @@ const page = {
         onchange: (e) => setRunChecked(this.ctx.data.runs, r.run, e.target.checked) }) },
       { key: 'run', label: 'Run', render: (r) => h('span', { class: 'run-cell' },
         h('span', { class: 'swatch', style: { background: runColor(r.run) } }), ' ', r.run) },
+      ...hpCols, ...statusCol,
       { key: 'steps', label: 'Steps', num: true, render: (r) => (r.steps === null ? '–' : int(r.steps)) },
       { key: 'start', label: 'Start', num: true, render: (r) => wall(r.start) },
       { key: 'duration', label: 'Duration', num: true, render: (r) => rel(r.duration) },
       { key: 'points', label: 'Points', num: true, render: (r) => (r.points === null ? '–' : int(r.points)) },
-      { key: 'last', label: 'Last', num: true, render: (r) => eng(r.last) },
+      { key: 'last', label: 'Last', num: true, render: (r) => (r.metricRun ? h('span', { title: 'from run ' + r.metricRun }, eng(r.last), ' ↑') : eng(r.last)) },
       { key: 'min', label: 'Min', num: true, render: (r) => eng(r.min) },
       { key: 'max', label: 'Max', num: true, render: (r) => eng(r.max) },
       { key: 'nonfinite', label: 'Non-finite', num: true, render: (r) => (r.nonfinite ? h('span', { class: 'error-text' }, String(r.nonfinite)) : '0') },
@@ -53,9 +77,39 @@ const page = {
       rowProps: (r) => ({ class: 'clickable' + (r.selected ? ' selected' : ''), dataset: { run: r.run },
         onclick: () => setRunChecked(this.ctx.data.runs, r.run, !r.selected) }),
     });
-    this.head = h('div', { class: 'toolbar' });
-    ctx.main.append(h('h2', { class: 'page-title' }, 'Runs'), this.head, h('div', { class: 'card table-card' }, this.table.el));
-    this.refresh();
+    clear(this.tableCard);
+    this.tableCard.append(this.table.el);
+  },
+
+  // One filter box per hparam; typing filters the rows and selects them.
+  buildFilters(hps) {
+    clear(this.hpFilters);
+    if (!hps.length) { this.hpFilters.append(h('p', { class: 'muted small' }, 'No run logged hyperparameters.')); return; }
+    for (const c of hps) {
+      const ph = c.type === 'number' ? '>0.01, 1..5, =3 or regex' : 'regex';
+      const input = h('input', { type: 'search', class: 'filter hp-filter', dataset: { hparam: c.name },
+        placeholder: ph, value: (this.ctx.state.hpFilter || {})[c.name] || '', 'aria-label': 'Filter ' + c.name,
+        oninput: debounce((e) => this.setHpFilter(c.name, e.target.value), 150) });
+      const vals = c.values.length ? c.values.map(hpText).join(', ') + (c.more_values ? ', …' : '') : '';
+      this.hpFilters.append(h('label', { class: 'hp-filter-row', title: vals },
+        h('span', { class: 'hp-name' }, c.display_name || c.name), input));
+    }
+  },
+
+  setHpFilter(name, text) {
+    const f = { ...(this.ctx.state.hpFilter || {}) };
+    if (text) f[name] = text; else delete f[name];
+    this.ctx.setState({ hpFilter: f });
+    this.applySelection(f);
+  },
+
+  // The runs the hparam filter keeps become the selection of every page;
+  // no filter left selects every run again.
+  applySelection(f) {
+    const all = this.ctx.data.runs;
+    if (!Object.values(f).some((v) => v)) { setRunsChecked(all, all); return; }
+    const rows = this.hpRows || new Map();
+    setRunsChecked(all, all.filter((r) => hpMatches(rows.get(r), f)));
   },
 
   unmount() {},
@@ -91,8 +145,40 @@ const page = {
       if (this.sumKey !== key) { this.sumKey = key; this.sumPromise = getJSON('data/plugin/scalars/summary', { tag }).catch(() => ({})); }
       sums = (await this.sumPromise) || {};
     }
-    const rows = shown.map((run) => {
-      const sm = sums[run] || null;
+    // Hyperparameters of every run, and the metric from the parent run for
+    // PyTorch's add_hparams sub-runs.
+    const hp = await loadHparams(this.gen, tag);
+    if (this.token !== token) return;
+    const names = hp.experiment.hparams.map((c) => c.name).join('\u0000');
+    if (names !== this.hpNames) {
+      this.hpNames = names;
+      this.buildTable(hp.experiment.hparams);
+      this.buildFilters(hp.experiment.hparams);
+    }
+    this.hpRows = new Map(hp.runs.map((r) => [r.run, r]));
+    const hpf = ctx.state.hpFilter || {};
+    // New data under an active filter: runs that now match join the
+    // selection (and ones that no longer match leave it).
+    if (this.filterGen !== this.gen) {
+      const first = this.filterGen === undefined;
+      this.filterGen = this.gen;
+      if (!first && Object.values(hpf).some((v) => v)) this.applySelection(hpf);
+    }
+    for (const inp of this.hpFilters.querySelectorAll('input[data-hparam]')) {
+      const { ok } = hpFilterParse(hpf[inp.dataset.hparam] || '');
+      inp.classList.toggle('invalid', !ok);
+      if (document.activeElement !== inp) inp.value = hpf[inp.dataset.hparam] || '';
+    }
+    const rows = shown.filter((run) => hpMatches(this.hpRows.get(run), hpf)).map((run) => {
+      const hr = this.hpRows.get(run);
+      let sm = sums[run] || null;
+      let metricRun = null;
+      const pm = hr && hr.metrics && hr.metrics[tag];
+      if (!sm && pm && pm.run) {
+        // from the parent run: the same fields as scalars/summary
+        sm = { count: pm.count, last: pm.last, min: pm.min, max: pm.max, last_step: pm.last_step, nan: pm.nonfinite, pos_inf: 0, neg_inf: 0 };
+        metricRun = pm.run;
+      }
       const info = infoFor(ctx.data.runsInfo, run);
       const start = sm ? num(sm.first_wall) : info ? num(info.first_wall) : null;
       const end = sm ? num(sm.last_wall) : info ? num(info.last_wall) : null;
@@ -103,12 +189,18 @@ const page = {
         duration: start !== null && end !== null ? end - start : null,
         last: sm ? num(sm.last) : null, min: sm ? num(sm.min) : null, max: sm ? num(sm.max) : null,
         nonfinite: sm ? num(sm.nan) + num(sm.pos_inf) + num(sm.neg_inf) : 0,
+        hp: hr && hr.has_hparams ? hr.hparams : null, status: hr ? hr.status : null, metricRun,
       };
     });
     if (this.token !== token) return;
     this.table.setRows(rows);
-    window.__tfb.pages.runs = { tag, rows: rows.map((r) => ({ ...r })) };
+    window.__tfb.pages.runs = { tag, rows: rows.map((r) => ({ ...r })), hparams: hp.experiment.hparams.map((c) => c.name) };
   },
 };
+
+// Sorting: numbers as numbers, the rest as text.
+function hpSortValue(v) {
+  return typeof v === 'number' ? v : v === null ? null : hpText(v);
+}
 
 export default page;

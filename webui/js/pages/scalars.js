@@ -12,6 +12,8 @@ import { getJSON, url, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { safeRegex } from '../core/state.js';
+import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout } from '../lib/scalars_compare.js';
+import { loadHparams } from '../lib/hparams.js';
 
 // Tags of the selected runs, in first-seen order, filtered by the regex.
 export function scalarTagsOf(data, runs, filter) {
@@ -42,10 +44,15 @@ const CACHE_MAX = 240;
 
 function ignoreOutliers() { return localStorage.getItem('tfb.ignoreOutliers') === '1'; }
 
+let layoutChecked = false; // the shared layout is offered once per page load
+
 class Card {
-  constructor(page, tag) {
+  // tag: the card's tag; multi: a tag regex instead (a multi-tag chart,
+  // tag is then 'multi:<regex>').
+  constructor(page, tag, multi = null) {
     this.page = page;
     this.tag = tag;
+    this.multi = multi;
     this.loadedKey = '';
     this.logy = null;   // per-card override of the global log scale
     this.wrap = h('div', { class: 'chart-wrap' });
@@ -54,7 +61,7 @@ class Card {
     const btn = (glyph, title, fn, cls) => h('button', { class: 'icon-btn small ' + (cls || ''), title, 'aria-label': title, onclick: fn }, glyph);
     this.el = h('div', { class: 'card', dataset: { tag } },
       h('div', { class: 'card-head' },
-        h('div', { class: 'card-title', title: tag }, tag),
+        h('div', { class: 'card-title', title: tag }, multi ? h('span', null, h('span', { class: 'muted' }, 'tags ~ '), multi) : tag),
         h('div', { class: 'card-tools' },
           btn('⤢', 'Enlarge', () => { this.el.classList.toggle('wide'); }, 'enlarge'),
           btn('log', 'Toggle log scale', () => this.toggleLog(), 'logbtn'),
@@ -71,16 +78,26 @@ class Card {
     this.smoothSoon = debounce(() => this.load(), 50);
   }
 
+  // The card's lines: [{run, tag, label, color}] - one per selected run
+  // with the tag, or for a multi-tag chart one per (run, matching tag).
+  targets() {
+    if (this.multi) return multiTargets(this.page.ctx.data, this.page.ctx.runs, this.multi);
+    return this.page.runsWithTag(this.tag).map((r) => ({ run: r, tag: this.tag, label: r, color: runColor(r) }));
+  }
+
+  // Run groups apply to the one-tag cards.
+  grouping() { return this.multi ? '' : this.page.ctx.state.group; }
+
   openMenu() {
     clear(this.menu);
-    const runs = this.page.runsWithTag(this.tag);
-    for (const r of runs) {
-      const q = { run: r, tag: this.tag };
+    const runs = this.targets();
+    for (const t of runs) {
+      const q = { run: t.run, tag: t.tag };
       this.menu.appendChild(h('div', { class: 'menu-row' },
-        h('span', { class: 'swatch', style: { background: runColor(r) } }),
-        h('span', { class: 'run-name' }, r),
-        h('a', { href: url('data/plugin/scalars/scalars', { ...q, format: 'csv' }), download: fileName(r, this.tag, 'csv') }, 'CSV'),
-        h('a', { href: url('data/plugin/scalars/scalars', q), download: fileName(r, this.tag, 'json') }, 'JSON')));
+        h('span', { class: 'swatch', style: { background: t.color } }),
+        h('span', { class: 'run-name' }, t.label),
+        h('a', { href: url('data/plugin/scalars/scalars', { ...q, format: 'csv' }), download: fileName(t.run, t.tag, 'csv') }, 'CSV'),
+        h('a', { href: url('data/plugin/scalars/scalars', q), download: fileName(t.run, t.tag, 'json') }, 'JSON')));
     }
     if (!runs.length) this.menu.appendChild(h('div', { class: 'muted' }, 'No run selected.'));
     this.menu.hidden = !this.menu.hidden;
@@ -104,7 +121,8 @@ class Card {
   }
 
   applyView() {
-    if (!this.chart) return;
+    if (this.grouping()) { if (this.page.visible.has(this)) this.load(); return; }
+    if (!this.chart) { if (this.gchart && this.page.visible.has(this)) this.load(); return; }
     this.chart.setView(this.view());
     this.publish();
     // A new smoothing weight needs the server's smoothed series (load()
@@ -119,11 +137,41 @@ class Card {
   // Loads (or reuses) each selected run's series and draws them; a no-op
   // when nothing it depends on changed since the last draw.
   async load() {
-    const runs = this.page.runsWithTag(this.tag);
-    const key = [this.page.gen, this.samples(), this.page.ctx.state.smoothing, ...runs].join('\u0000');
+    const runs = this.targets().map((t) => t.label);
+    const g = this.grouping();
+    const key = [this.page.gen, this.samples(), g ? g + '|' + this.page.ctx.state.band + '|' + this.page.ctx.state.logy : this.page.ctx.state.smoothing, ...runs].join('\u0000');
     if (key === this.loadedKey) return;
     this.loadedKey = key;
-    await this.draw();
+    await (g ? this.drawGrouped(g) : this.draw());
+  }
+
+  // One line per run group (the server's mean over aligned steps) with its
+  // band; replaces the per-run chart while grouping is on.
+  async drawGrouped(groupBy) {
+    const token = {};
+    this.drawToken = token;
+    if (this.chart) { this.chart.destroy(); this.chart = null; }
+    try {
+      const ans = await fetchGroups(this.tag, groupBy, this.page.runsWithTag(this.tag));
+      if (this.drawToken !== token) return;
+      if (this.gchart) this.gchart.destroy();
+      clear(this.wrap);
+      const canvas = h('canvas');
+      this.wrap.append(canvas);
+      const { chart, summary } = drawGroups(canvas, ans, this.page.ctx.state.band, this.page.ctx.state.logy);
+      this.gchart = chart;
+      const nf = ans.groups.reduce((a, g) => a + g.points.reduce((b, p) => b + num(p[6]), 0), 0);
+      this.status.textContent = `${ans.groups.length} group${ans.groups.length === 1 ? '' : 's'} by ${groupBy}` +
+        (ans.left_out ? `; ${ans.left_out} run${ans.left_out === 1 ? '' : 's'} in no group` : '') +
+        (nf ? `; ${nf} non-finite value${nf === 1 ? '' : 's'} left out of the means` : '') + ' (means are not smoothed)';
+      this.status.classList.toggle('warn', nf > 0);
+      window.__tfb.charts['scalars:' + this.tag] = { grouped: true, groupBy, band: this.page.ctx.state.band, groups: summary, leftOut: ans.left_out };
+    } catch (e) {
+      if (this.drawToken !== token) return;
+      this.loadedKey = '';
+      this.status.textContent = 'Could not group: ' + e.message;
+      this.status.classList.add('warn');
+    }
   }
 
   // Fetches what the chart needs now and draws it: per run the raw and
@@ -134,7 +182,8 @@ class Card {
   async draw() {
     const token = {};
     this.drawToken = token;
-    const runs = this.page.runsWithTag(this.tag);
+    if (this.gchart) { this.gchart.destroy(); this.gchart = null; clear(this.wrap); }
+    const runs = this.targets();
     const samples = this.samples();
     const weight = this.page.ctx.state.smoothing;
     const range = this.page.ctx.state.x === 'step' ? this.range : null;
@@ -142,15 +191,15 @@ class Card {
     if (first) this.status.textContent = 'Loading…';
     try {
       let inWindow = 0;
-      const series = await Promise.all(runs.map(async (r) => {
-        const get = (w, win) => this.page.fetchSeries(r, this.tag, samples, w, win);
+      const series = await Promise.all(runs.map(async (t) => {
+        const get = (w, win) => this.page.fetchSeries(t.run, t.tag, samples, w, win);
         const [raw, smooth, rawWin, smoothWin] = await Promise.all([
           get(0, null),
           weight > 0 ? get(weight, null) : null,
           range ? get(0, range) : null,
           range && weight > 0 ? get(weight, range) : null,
         ]);
-        const s = { run: r, color: runColor(r), cols: raw, smooth };
+        const s = { run: t.label, color: t.color, cols: raw, smooth };
         if (range) {
           inWindow += rawWin.n;
           s.cols = mergeWindow(raw, rawWin, range[0], range[1]);
@@ -195,6 +244,7 @@ class Card {
 
   destroy() {
     if (this.chart) this.chart.destroy();
+    if (this.gchart) this.gchart.destroy();
     delete window.__tfb.charts['scalars:' + this.tag];
   }
 }
@@ -279,6 +329,31 @@ const page = {
       h('h3', null, 'Horizontal axis'), h('div', { class: 'radios', id: 'x-axis' }, radio('step', 'Step'), radio('relative', 'Relative'), radio('wall', 'Wall')),
       h('h3', null, 'Vertical axis'), h('label', { class: 'check' }, this.logBox, 'Log scale'),
       h('p', { class: 'muted small hint' }, 'Drag a box on a chart to zoom, double-click to reset.'));
+    this.compareBox = h('div', { id: 'compare-settings' });
+    this.compareMsg = h('p', { class: 'muted small', id: 'layout-msg' });
+    ctx.settings.append(this.compareBox, this.compareMsg);
+    this.buildCompare();
+  },
+
+  // Group-by choices need the hparam names: built again when they come.
+  async buildCompare() {
+    const gen = this.gen;
+    const hp = await loadHparams(gen, '');
+    const names = hp.experiment.hparams.map((c) => c.name);
+    if (this.compareNames === names.join('\u0000') && this.compare) return;
+    this.compareNames = names.join('\u0000');
+    this.compare = buildCompareSettings(this.ctx, names, (m) => { this.compareMsg.textContent = m; });
+    clear(this.compareBox);
+    this.compareBox.append(this.compare.el);
+    // A fresh view (no groups or multi-tag charts in the URL) takes the
+    // logdir's shared layout, once per page load.
+    if (!layoutChecked) {
+      layoutChecked = true;
+      if (!this.ctx.state.group && !this.ctx.state.multi.length) {
+        const l = await loadLayout().catch(() => null);
+        if (l) { applyLayout(this.ctx, l); this.compareMsg.textContent = 'Shared layout from the logdir applied.'; }
+      }
+    }
   },
 
   runsWithTag(tag) {
@@ -314,7 +389,7 @@ const page = {
     const tags = scalarTagsOf(ctx.data, ctx.runs, ctx.state.tagFilter);
     const keep = new Set(tags);
     for (const [t, c] of this.cards) {
-      if (!keep.has(t)) { this.observer.unobserve(c.el); this.visible.delete(c); c.destroy(); this.cards.delete(t); }
+      if (!c.multi && !keep.has(t)) { this.observer.unobserve(c.el); this.visible.delete(c); c.destroy(); this.cards.delete(t); }
     }
     const groups = new Map();
     for (const t of tags) {
@@ -324,6 +399,28 @@ const page = {
     }
     clear(this.body);
     clear(this.head);
+    // Multi-tag charts first, in their own section.
+    const multi = ctx.state.multi || [];
+    const multiKeys = new Set(multi.map((m) => 'multi:' + m));
+    for (const [t, c] of this.cards) {
+      if (c.multi && !multiKeys.has(t)) { this.observer.unobserve(c.el); this.visible.delete(c); c.destroy(); this.cards.delete(t); }
+    }
+    if (multi.length) {
+      const grid = h('div', { class: 'grid' });
+      for (const m of multi) {
+        const key = 'multi:' + m;
+        let c = this.cards.get(key);
+        if (!c) {
+          c = new Card(this, key, m);
+          c.el.$card = c;
+          this.cards.set(key, c);
+          this.observer.observe(c.el);
+        }
+        grid.appendChild(c.el);
+      }
+      this.body.appendChild(h('details', { class: 'section', open: true, id: 'multi-section' },
+        h('summary', null, h('span', { class: 'section-name' }, 'Multi-tag charts'), h('span', { class: 'muted count' }, String(multi.length))), grid));
+    }
     const total = Object.values(ctx.data.scalarTags).reduce((a, t) => a + Object.keys(t).length, 0);
     this.head.append(h('span', { class: 'muted' },
       `${tags.length} tag${tags.length === 1 ? '' : 's'}` + (ctx.state.tagFilter ? (tags.length === 1 ? ' matches' : ' match') + ' the filter' : '') +
@@ -359,7 +456,10 @@ const page = {
 
   update(ctx, changed) {
     this.ctx = ctx;
-    if (changed.includes('data')) { this.gen++; this.cache.clear(); }
+    if (changed.includes('data')) { this.gen++; this.cache.clear(); this.buildCompare(); }
+    if (this.compare && changed.some((k) => ['group', 'band', 'multi'].includes(k))) this.compare.update();
+    if (changed.includes('multi')) this.layout();
+    if (changed.some((k) => ['group', 'band'].includes(k))) for (const c of this.visible) c.load();
     if (changed.some((k) => ['data', 'runs', 'runFilter', 'tagFilter'].includes(k))) {
       const { ok } = safeRegex(ctx.state.tagFilter);
       this.tagFilter.classList.toggle('invalid', !ok);

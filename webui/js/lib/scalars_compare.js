@@ -1,0 +1,189 @@
+// Compare runs on the Scalars page (issue 12):
+//  - run groups: with state.group ('hparam:<name>' or 'regex:<ERE>') each
+//    tag's card draws one line per group, the mean over the group's runs,
+//    with a band (min–max or ±1 std, state.band) - all computed by the
+//    server over aligned steps (/data/plugin/hparams/groups; the rule is in
+//    server/plugins/hparams/hparams_groups.h);
+//  - multi-tag charts: state.multi holds tag regexes; each is one chart of
+//    every matching tag of every selected run;
+//  - the layout (multi, group, band) is saved to / loaded from the logdir's
+//    tfboard_layout.json (/data/plugin/scalars/layout), so a team shares it.
+import { h, clear } from '../core/dom.js';
+import { getJSON, num, url } from '../core/api.js';
+import { makeChart } from '../core/charts.js';
+import { withAlpha } from '../core/colors.js';
+import { eng } from '../core/format.js';
+import { safeRegex } from '../core/state.js';
+
+// Group and multi-tag line colours: a fixed palette by position (run
+// colours stay the runs').
+const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
+  '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
+export function seriesColor(i) { return PALETTE[i % PALETTE.length]; }
+
+// The (run, tag) lines of a multi-tag chart: every tag matching the regex
+// (case-sensitive, as the user wrote it; tags are exact names) of every
+// selected run.
+export function multiTargets(data, runs, src) {
+  let re;
+  try { re = new RegExp(src); } catch (e) { return []; }
+  const tags = new Set();
+  for (const r of runs) for (const t of Object.keys(data.scalarTags[r] || {})) if (re.test(t)) tags.add(t);
+  const tagList = [...tags].sort((a, b) => a.localeCompare(b));
+  const out = [];
+  tagList.forEach((t, ti) => runs.forEach((r, ri) => {
+    if (data.scalarTags[r] && t in data.scalarTags[r]) {
+      out.push({ run: r, tag: t, label: runs.length > 1 ? `${r} · ${t}` : t, color: seriesColor(ti * runs.length + ri) });
+    }
+  }));
+  return out;
+}
+
+// The groups of one tag over the given runs: {groups: [{key, runs,
+// points: [[step, mean, min, max, std, n, nonfinite]]}], left_out, rule}.
+export function fetchGroups(tag, groupBy, runs) {
+  return getJSON('data/plugin/hparams/groups', { tag, group_by: groupBy, runs: JSON.stringify(runs) });
+}
+
+// Draws the groups into canvas with Chart.js: per group a band (lower and
+// upper edge, filled between) and the mean line. Returns the chart and a
+// summary for the tests.
+export function drawGroups(canvas, answer, band, logy) {
+  const ds = [];
+  const summary = [];
+  answer.groups.forEach((g, i) => {
+    const color = seriesColor(i);
+    const lo = [], hi = [], mean = [];
+    for (const p of g.points) {
+      const [step, m, mn, mx, sd] = [num(p[0]), num(p[1]), num(p[2]), num(p[3]), num(p[4])];
+      if (!Number.isFinite(m)) { mean.push({ x: step, y: null }); lo.push({ x: step, y: null }); hi.push({ x: step, y: null }); continue; }
+      mean.push({ x: step, y: m });
+      lo.push({ x: step, y: band === 'std' ? m - sd : mn });
+      hi.push({ x: step, y: band === 'std' ? m + sd : mx });
+    }
+    const base = ds.length;
+    ds.push({ label: g.key + ' (low)', data: lo, borderWidth: 0, pointRadius: 0, fill: false, tfbBand: true });
+    ds.push({ label: g.key + ' (high)', data: hi, borderWidth: 0, pointRadius: 0, backgroundColor: withAlpha(color, 0.18), fill: { target: base }, tfbBand: true });
+    ds.push({ label: `${g.key} (${g.runs.length} run${g.runs.length === 1 ? '' : 's'})`, data: mean, borderColor: color, backgroundColor: color, borderWidth: 1.8, pointRadius: 0, fill: false });
+    summary.push({ key: g.key, runs: g.runs.slice(), points: g.points.length, mean: mean.map((p) => p.y), low: lo.map((p) => p.y), high: hi.map((p) => p.y) });
+  });
+  const chart = makeChart(canvas, {
+    type: 'line',
+    data: { datasets: ds },
+    options: {
+      parsing: false,
+      spanGaps: false,
+      plugins: {
+        legend: { display: true, position: 'bottom', labels: { boxWidth: 10, filter: (item, d) => !d.datasets[item.datasetIndex].tfbBand } },
+        tooltip: { mode: 'index', intersect: false, filter: (c) => !c.dataset.tfbBand, callbacks: { label: (c) => c.dataset.label + ': ' + eng(c.parsed.y) } },
+        filler: { propagate: false },
+      },
+      interaction: { mode: 'index', intersect: false },
+      scales: {
+        x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { callback: (v) => eng(v), maxRotation: 0 } },
+        y: { type: logy ? 'logarithmic' : 'linear', ticks: { callback: (v) => eng(v) } },
+      },
+    },
+  });
+  return { chart, summary };
+}
+
+// The settings block: group by (none / an hparam / a regex), band, the
+// multi-tag charts and the layout buttons. hparams: names to offer.
+export function buildCompareSettings(ctx, hparams, onMessage) {
+  const s = ctx.state;
+  const mode = s.group.startsWith('hparam:') ? 'hparam' : s.group.startsWith('regex:') ? 'regex' : '';
+  const groupSel = h('select', { id: 'group-by', 'aria-label': 'Group runs by' },
+    h('option', { value: '' }, 'no grouping'),
+    ...hparams.map((n) => h('option', { value: 'hparam:' + n, selected: s.group === 'hparam:' + n }, 'hparam ' + n)),
+    h('option', { value: 'regex', selected: mode === 'regex' }, 'regex over run name…'));
+  const reInput = h('input', { type: 'search', id: 'group-regex', class: 'filter', placeholder: 'e.g. lr=([0-9.e-]+)',
+    value: mode === 'regex' ? s.group.slice(6) : '', hidden: mode !== 'regex', 'aria-label': 'Group regex (first capture group)' });
+  let regexMode = mode === 'regex'; // chosen, maybe with no regex typed yet
+  const apply = () => {
+    regexMode = groupSel.value === 'regex';
+    if (regexMode) {
+      reInput.hidden = false;
+      ctx.setState({ group: reInput.value ? 'regex:' + reInput.value : '' });
+    } else {
+      reInput.hidden = true;
+      ctx.setState({ group: groupSel.value });
+    }
+  };
+  groupSel.addEventListener('change', apply);
+  reInput.addEventListener('change', apply);
+  const bandSel = h('select', { id: 'group-band', 'aria-label': 'Band',
+    onchange: (e) => ctx.setState({ band: e.target.value }) },
+  h('option', { value: 'minmax', selected: s.band === 'minmax' }, 'band: min – max'),
+  h('option', { value: 'std', selected: s.band === 'std' }, 'band: mean ± 1 std'));
+
+  const multiInput = h('input', { type: 'search', id: 'multi-input', class: 'filter', placeholder: 'tags regex, e.g. loss/(train|val)', 'aria-label': 'Multi-tag chart regex' });
+  const add = () => {
+    const v = multiInput.value.trim();
+    if (!v) return;
+    if (!safeRegex(v).ok) { multiInput.classList.add('invalid'); return; }
+    multiInput.classList.remove('invalid');
+    if (!ctx.state.multi.includes(v)) ctx.setState({ multi: [...ctx.state.multi, v] });
+    multiInput.value = '';
+  };
+  multiInput.addEventListener('keydown', (e) => { if (e.key === 'Enter') add(); });
+  const list = h('ul', { class: 'multi-list', id: 'multi-list' });
+  const refreshList = () => {
+    clear(list);
+    for (const m of ctx.state.multi) {
+      list.append(h('li', null, h('code', null, m), ' ',
+        h('button', { class: 'link', title: 'Remove', onclick: () => ctx.setState({ multi: ctx.state.multi.filter((x) => x !== m) }) }, '✕')));
+    }
+  };
+  refreshList();
+  const save = h('button', { class: 'link', id: 'layout-save', onclick: () => saveLayout(ctx.state).then(
+    () => onMessage('Layout saved to tfboard_layout.json in the logdir.'), (e) => onMessage('Could not save the layout: ' + e.message)) }, 'Save layout to logdir');
+  const load = h('button', { class: 'link', id: 'layout-load', onclick: () => loadLayout().then((l) => {
+    if (l) { applyLayout(ctx, l); onMessage('Shared layout loaded.'); } else onMessage('The logdir has no saved layout.');
+  }, (e) => onMessage('Could not load the layout: ' + e.message)) }, 'Load shared layout');
+  const el = h('div', { class: 'compare-settings' },
+    h('h3', null, 'Group runs'), groupSel, reInput, bandSel,
+    h('h3', null, 'Multi-tag charts'), h('div', { class: 'row' }, multiInput, h('button', { class: 'link', id: 'multi-add', onclick: add }, 'Add')), list,
+    h('div', { class: 'row-buttons' }, save, load));
+  return {
+    el,
+    update() {
+      refreshList();
+      const g = ctx.state.group;
+      if (g) regexMode = g.startsWith('regex:');
+      const md = regexMode ? 'regex' : g;
+      groupSel.value = md;
+      reInput.hidden = md !== 'regex';
+      bandSel.value = ctx.state.band;
+    },
+  };
+}
+
+export function layoutOf(state) {
+  return { version: 1, multi: state.multi, group: state.group, band: state.band };
+}
+
+export async function saveLayout(state) {
+  const res = await fetch(url('data/plugin/scalars/layout'), {
+    method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(layoutOf(state)),
+  });
+  if (!res.ok) {
+    let msg = res.status + ' ' + res.statusText;
+    try { const j = await res.json(); if (j.error) msg = j.error; } catch (e) { /* not JSON */ }
+    throw new Error(msg);
+  }
+}
+
+export async function loadLayout() {
+  const r = await getJSON('data/plugin/scalars/layout');
+  return r && r.layout && typeof r.layout === 'object' ? r.layout : null;
+}
+
+// Takes the known keys of a layout, each only when of the right shape.
+export function applyLayout(ctx, l) {
+  const ch = {};
+  if (Array.isArray(l.multi) && l.multi.every((x) => typeof x === 'string')) ch.multi = l.multi;
+  if (typeof l.group === 'string') ch.group = l.group;
+  if (l.band === 'minmax' || l.band === 'std') ch.band = l.band;
+  ctx.setState(ch);
+}

@@ -1,0 +1,137 @@
+// HParams dashboard (issue 12): a scatter of one hyperparameter against one
+// metric (last, min or max of a scalar tag: the experiments' metric tags
+// or any scalar tag), one point per run in its colour, clicking a point
+// selects only that run; and the experiment's hyperparameters with their
+// types and the values seen. The runs table with a column per
+// hyperparameter is on the Runs page; run groups on the Scalars page (the
+// helpers they share are in js/lib/hparams.js).
+import { h, clear } from '../core/dom.js';
+import { num } from '../core/api.js';
+import { runColor } from '../core/colors.js';
+import { makeChart } from '../core/charts.js';
+import { eng } from '../core/format.js';
+import { setRunsChecked } from '../core/sidebar.js';
+import { hpText, loadHparams } from '../lib/hparams.js';
+
+function allScalarTags(data) {
+  const s = new Set();
+  for (const t of Object.values(data.scalarTags)) for (const k of Object.keys(t)) s.add(k);
+  return [...s].sort((a, b) => a.localeCompare(b));
+}
+
+const page = {
+  mount(ctx) {
+    this.ctx = ctx;
+    this.gen = 0;
+    this.xSel = h('select', { id: 'hp-x', onchange: (e) => ctx.setState({ hpx: e.target.value }) });
+    this.ySel = h('select', { id: 'hp-y', onchange: (e) => ctx.setState({ hpy: e.target.value }) });
+    this.statSel = h('select', { id: 'hp-stat', onchange: (e) => ctx.setState({ hpStat: e.target.value }) },
+      ...['last', 'min', 'max'].map((v) => h('option', { value: v, selected: ctx.state.hpStat === v }, v)));
+    ctx.settings.append(h('h3', null, 'Horizontal: hyperparameter'), this.xSel,
+      h('h3', null, 'Vertical: metric'), this.ySel, h('h3', null, 'Value of the metric'), this.statSel,
+      h('p', { class: 'muted small hint' }, 'Click a point to select only that run; the Runs page filters by every hyperparameter.'));
+    this.canvas = h('canvas');
+    this.info = h('div', { class: 'card-status muted' });
+    this.infoTable = h('div', { class: 'card table-card' });
+    ctx.main.append(h('h2', { class: 'page-title' }, 'Hyperparameters'),
+      h('div', { class: 'card wide' }, h('div', { class: 'chart-wrap hp-scatter' }, this.canvas), this.info),
+      h('h3', null, 'Hyperparameters of the experiment'), this.infoTable);
+    this.refresh();
+  },
+
+  unmount() { if (this.chart) this.chart.destroy(); this.chart = null; },
+
+  update(ctx, changed) {
+    this.ctx = ctx;
+    if (changed.includes('data')) this.gen++;
+    this.refresh();
+  },
+
+  async refresh() {
+    const ctx = this.ctx;
+    const token = {};
+    this.token = token;
+    const base = await loadHparams(this.gen, '');
+    if (this.token !== token) return;
+    const hps = base.experiment.hparams;
+    const metricTags = base.experiment.metrics.map((m) => m.tag);
+    const tags = [...new Set([...metricTags, ...allScalarTags(ctx.data)])];
+    const x = hps.some((c) => c.name === ctx.state.hpx) ? ctx.state.hpx : (hps[0] ? hps[0].name : '');
+    const y = tags.includes(ctx.state.hpy) ? ctx.state.hpy : (metricTags[0] || tags[0] || '');
+    clear(this.xSel);
+    for (const c of hps) this.xSel.append(h('option', { value: c.name, selected: c.name === x }, c.display_name || c.name));
+    clear(this.ySel);
+    for (const t of tags) this.ySel.append(h('option', { value: t, selected: t === y }, t));
+    this.statSel.value = ctx.state.hpStat;
+    this.renderInfo(hps);
+    const hp = y ? await loadHparams(this.gen, y) : base;
+    if (this.token !== token) return;
+    const col = hps.find((c) => c.name === x);
+    const sel = new Set(ctx.runs);
+    const pts = [];
+    const categories = col && col.type !== 'number' ? col.values.map(hpText) : null;
+    for (const r of hp.runs) {
+      if (!r.has_hparams || !sel.has(r.run) || !col || !(x in r.hparams)) continue;
+      const m = r.metrics[y];
+      const v = m ? num(m[ctx.state.hpStat]) : null;
+      if (v === null || !Number.isFinite(v)) continue;
+      const hv = r.hparams[x];
+      const xv = categories ? categories.indexOf(hpText(hv)) : num(hv);
+      if (!Number.isFinite(xv)) continue;
+      pts.push({ x: xv, y: v, run: r.run });
+    }
+    this.draw(pts, x, y, categories);
+    this.info.textContent = !hps.length ? 'No run logged hyperparameters.'
+      : `${pts.length} run${pts.length === 1 ? '' : 's'} with ${x} and ${ctx.state.hpStat} of ${y || '–'}`;
+    window.__tfb.pages.hparams = { x, y, stat: ctx.state.hpStat, points: pts.map((p) => ({ ...p })), categories };
+  },
+
+  draw(pts, x, y, categories) {
+    if (this.chart) this.chart.destroy();
+    const ds = [{
+      data: pts, pointRadius: 5, pointHoverRadius: 7,
+      pointBackgroundColor: pts.map((p) => runColor(p.run)), pointBorderColor: pts.map((p) => runColor(p.run)),
+    }];
+    this.chart = makeChart(this.canvas, {
+      type: 'scatter',
+      data: { datasets: ds },
+      options: {
+        parsing: false,
+        plugins: {
+          legend: { display: false },
+          tooltip: { callbacks: { label: (c) => `${c.raw.run}: ${x} = ${categories ? categories[c.raw.x] : eng(c.raw.x)}, ${y} = ${eng(c.raw.y)}` } },
+        },
+        onClick: (e, els) => {
+          if (!els.length) return;
+          setRunsChecked(this.ctx.data.runs, [pts[els[0].index].run]);
+        },
+        scales: {
+          x: {
+            type: 'linear', title: { display: true, text: x }, grace: '5%',
+            ...(categories ? { min: -0.5, max: categories.length - 0.5, ticks: { stepSize: 1, callback: (v) => (Number.isInteger(v) ? categories[v] ?? '' : '') } } : { ticks: { callback: (v) => eng(v) } }),
+          },
+          y: { title: { display: true, text: y }, grace: '5%', ticks: { callback: (v) => eng(v) } },
+        },
+      },
+    });
+  },
+
+  renderInfo(hps) {
+    clear(this.infoTable);
+    if (!hps.length) return;
+    const t = h('table', { class: 'table', id: 'hp-info' },
+      h('thead', null, h('tr', null, h('th', null, 'Name'), h('th', null, 'Type'), h('th', { class: 'num' }, 'Runs'), h('th', null, 'Values'))));
+    const body = h('tbody');
+    for (const c of hps) {
+      const vals = c.type === 'number' && c.min !== null && c.values.length > 8
+        ? `${eng(num(c.min))} … ${eng(num(c.max))} (${c.values.length}${c.more_values ? '+' : ''} values)`
+        : c.values.map(hpText).join(', ') + (c.more_values ? ', …' : '');
+      body.append(h('tr', null, h('td', { title: c.description || '' }, c.display_name || c.name), h('td', null, c.type),
+        h('td', { class: 'num' }, String(c.runs)), h('td', null, vals + (c.interval ? `  [interval ${c.interval[0]} – ${c.interval[1]}]` : ''))));
+    }
+    t.append(body);
+    this.infoTable.append(t);
+  },
+};
+
+export default page;
