@@ -16,6 +16,7 @@ extern const tfb_plugin tfb_plugin_health;
 extern const tfb_plugin tfb_plugin_gradients;
 extern const tfb_plugin tfb_plugin_gpu;
 extern const tfb_plugin tfb_plugin_pipeline;
+extern const tfb_plugin tfb_plugin_ranks;
 extern const tfb_plugin tfb_plugin_hparams;
 extern const tfb_plugin tfb_plugin_compare;
 
@@ -33,10 +34,11 @@ static const tfb_plugin *table[TFB_MAX_PLUGINS] = {
     &tfb_plugin_gradients,
     &tfb_plugin_gpu,
     &tfb_plugin_pipeline,
+    &tfb_plugin_ranks,
     &tfb_plugin_hparams,
     &tfb_plugin_compare,
 };
-static size_t n_table = 11;
+static size_t n_table = 12;
 
 const tfb_plugin *const *tfb_plugins(size_t *n)
 {

@@ -18,7 +18,7 @@ from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
 BUILTIN = ["scalars", "runs", "histograms", "distributions", "text",
-           "health", "gradients", "gpu", "pipeline", "hparams", "compare"]
+           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare"]
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
 

@@ -29,9 +29,10 @@ static void test_builtin_names_and_routes(void **state)
     const tfb_plugin *const *pl = tfb_plugins(&n);
     static const char *const want[] = {"scalars", "runs", "histograms",
                                        "distributions", "text", "health",
-                                       "gradients", "gpu", "pipeline"};
-    assert_true(n >= 9);
-    for (size_t i = 0; i < 9; i++)
+                                       "gradients", "gpu", "pipeline",
+                                       "ranks"};
+    assert_true(n >= 10);
+    for (size_t i = 0; i < 10; i++)
         assert_string_equal(pl[i]->name, want[i]);
     for (size_t i = 0; i < n; i++) {
         assert_non_null(pl[i]->title);
@@ -52,7 +53,7 @@ static void test_builtin_names_and_routes(void **state)
         "/data/plugin/distributions/distributions",
         "/data/plugin/text/text", "/data/plugin/health/alerts",
         "/data/plugin/gradients/norms", "/data/plugin/gpu/trace.json",
-        "/data/plugin/pipeline/steps"};
+        "/data/plugin/pipeline/steps", "/data/plugin/ranks/job"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         assert_non_null(tfb_route_find(paths[i]));
     assert_null(tfb_route_find("/data/plugin/scalars"));

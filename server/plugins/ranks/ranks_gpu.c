@@ -1,0 +1,210 @@
+/*
+ * ranks_gpu.c - the GPU side of a job: each rank's trace (through the gpu
+ * plugin's cache and background loader, gpu_trace.h) turned into the
+ * analysis's device intervals, then HTA's temporal breakdown and the
+ * comm/compute overlap (ranks_overlap.c). The only file of the plugin that
+ * knows the trace API.
+ *
+ * Loading: every rank's load is started first (the gpu plugin reads each
+ * run's trace on its own thread, without a lock other requests wait on),
+ * then the request waits for them within its budget; ranks still loading
+ * are reported as loading, never waited for past the budget.
+ */
+#include "ranks_job.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gpu_trace.h"
+#include "tfboard.h"
+
+void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v)
+{
+    if (!v)
+        return;
+    free(v->ranks);
+    memset(v, 0, sizeof *v);
+}
+
+/* The device intervals of trace t (GPU lanes only), kernels classed by
+ * name (once per string). */
+static int intervals_of(const tfb_gpu_trace *t, tfb_ranks_interval **out,
+                        size_t *n_out, size_t *n_comm)
+{
+    *out = NULL;
+    *n_out = 0;
+    *n_comm = 0;
+    int8_t *cls = calloc(t->nstrings ? t->nstrings : 1, 1);
+    if (!cls)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < t->nstrings; i++)
+        cls[i] = (int8_t)tfb_ranks_classify_kernel(t->strings[i]);
+    size_t n = 0;
+    for (size_t l = 0; l < t->nlanes; l++)
+        if (!t->lanes[l].host)
+            n += t->lanes[l].n;
+    tfb_ranks_interval *iv = malloc((n ? n : 1) * sizeof *iv);
+    if (!iv) {
+        free(cls);
+        return TFB_ENOMEM;
+    }
+    size_t m = 0, comm = 0;
+    for (size_t l = 0; l < t->nlanes; l++) {
+        const tfb_gpu_lane *ln = &t->lanes[l];
+        if (ln->host)
+            continue;
+        for (size_t i = ln->off; i < ln->off + ln->n && i < t->nspans; i++) {
+            const tfb_gpu_span *s = &t->spans[i];
+            int32_t c;
+            if (s->kind == TFB_GPU_KERNEL) {
+                int32_t name = s->info >= 0 && (size_t)s->info < t->nkinfo
+                                   ? t->kinfo[s->info].name
+                                   : -1;
+                c = name >= 0 && (size_t)name < t->nstrings
+                        ? cls[name]
+                        : TFB_RANKS_COMPUTE;
+            } else if (s->kind == TFB_GPU_MEMCPY ||
+                       s->kind == TFB_GPU_MEMSET) {
+                c = TFB_RANKS_MEMORY;
+            } else {
+                continue;
+            }
+            comm += c == TFB_RANKS_COMM;
+            iv[m++] = (tfb_ranks_interval){s->start, s->end, ln->device,
+                                           ln->stream, c};
+        }
+    }
+    free(cls);
+    *out = iv;
+    *n_out = m;
+    *n_comm = comm;
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Figures of one ready trace into g. */
+static int figures(const tfb_gpu_trace *t, tfb_ranks_gpu_rank *g)
+{
+    tfb_ranks_interval *iv;
+    size_t niv, ncomm;
+    int rc = intervals_of(t, &iv, &niv, &ncomm);
+    if (rc == 0)
+        rc = tfb_ranks_gpu_breakdown(iv, niv, &g->gpu, &g->bad_intervals);
+    free(iv);
+    if (rc < 0)
+        return rc;
+    g->has_trace = 1;
+    g->gpu.has_trace = 1;
+    g->n_comm_kernels = ncomm;
+    return 0;
+}
+
+int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
+                      tfb_ranks_gpu_view *out)
+{
+    memset(out, 0, sizeof *out);
+    out->overlap = NAN;
+    size_t n = job->n_members;
+    out->ranks = calloc(n ? n : 1, sizeof *out->ranks);
+    tfb_gpu_trace **tr = calloc(n ? n : 1, sizeof *tr);
+    if (!out->ranks || !tr) {
+        free(tr);
+        tfb_ranks_gpu_view_free(out);
+        return TFB_ENOMEM;
+    }
+    out->n_ranks = n;
+    int rc = 0;
+    /* 1. Start (or find) every rank's load without waiting, so they run
+     * side by side; 2. wait for the ones still loading, within the
+     * budget. */
+    double deadline = now_ms() + (wait_ms > 0 ? wait_ms : 0);
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            tfb_ranks_gpu_rank *g = &out->ranks[i];
+            if (pass == 0) {
+                g->rank = job->members[i].rank;
+                g->run_name = job->members[i].run_name;
+                g->gpu.busy_pct = NAN;
+                g->gpu.overlap = NAN;
+            } else if (g->state != TFB_RANKS_TRACE_LOADING) {
+                continue;
+            }
+            int w = 0;
+            if (pass == 1) {
+                if (wait_ms < 0) {
+                    w = -1;
+                } else {
+                    double left = deadline - now_ms();
+                    w = left > 0 ? (int)left : 0;
+                }
+            }
+            tfb_gpu_status st;
+            memset(&st, 0, sizeof st);
+            rc = tfb_gpu_trace_get(s, job->members[i].run, w, &tr[i], &st);
+            if (rc < 0)
+                break;
+            switch (st.state) {
+            case TFB_GPU_READY:
+                g->state = tr[i] ? TFB_RANKS_TRACE_READY
+                                 : TFB_RANKS_TRACE_NONE;
+                break;
+            case TFB_GPU_LOADING:
+                g->state = TFB_RANKS_TRACE_LOADING;
+                g->progress = st.progress;
+                break;
+            case TFB_GPU_FAILED:
+                g->state = TFB_RANKS_TRACE_FAILED;
+                snprintf(g->error, sizeof g->error, "%s", st.error);
+                break;
+            default:
+                g->state = TFB_RANKS_TRACE_NONE;
+                break;
+            }
+        }
+    }
+    double progress = 0;
+    size_t with_file = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        tfb_ranks_gpu_rank *g = &out->ranks[i];
+        if (g->state != TFB_RANKS_TRACE_NONE)
+            with_file++;
+        if (g->state == TFB_RANKS_TRACE_LOADING) {
+            out->n_loading++;
+            progress += g->progress;
+        } else if (g->state == TFB_RANKS_TRACE_READY) {
+            progress += 1.0;
+            if ((rc = figures(tr[i], g)) < 0)
+                break;
+            out->n_traced++;
+            out->compute_ns += g->gpu.compute_ns;
+            out->comm_ns += g->gpu.comm_ns;
+            out->memory_ns += g->gpu.memory_ns;
+            out->idle_ns += g->gpu.idle_ns;
+            out->comm_union_ns += g->gpu.comm_union_ns;
+            out->overlap_ns += g->gpu.overlap_ns;
+        } else if (g->state == TFB_RANKS_TRACE_FAILED) {
+            progress += 1.0;
+            out->n_failed++;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        tfb_gpu_trace_release(tr[i]);
+    free(tr);
+    if (rc < 0) {
+        tfb_ranks_gpu_view_free(out);
+        return rc;
+    }
+    out->progress = with_file ? progress / (double)with_file : 1.0;
+    if (out->comm_union_ns > 0)
+        out->overlap = (double)out->overlap_ns / (double)out->comm_union_ns;
+    return 0;
+}

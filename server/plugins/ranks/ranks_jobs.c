@@ -1,0 +1,519 @@
+/*
+ * ranks_jobs.c - jobs from the store (rank records, rank-N directories),
+ * each rank run's steps as the analysis's input, and the job analysis.
+ * The rules are in ranks_job.h.
+ */
+#include "ranks_job.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tfboard.h"
+
+/* ---- membership ---------------------------------------------------------- */
+
+/* The number in a final path component rank-<digits>, or -1. */
+static int32_t rank_of_dirname(const char *name)
+{
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    if (strncmp(base, "rank-", 5) != 0 || !base[5])
+        return -1;
+    int64_t v = 0;
+    for (const char *p = base + 5; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (*p - '0');
+        if (v > INT32_MAX)
+            return -1;
+    }
+    return (int32_t)v;
+}
+
+/* The run's rank record, decoded: 1 (m filled, job_out malloc'd), 0 when
+ * none or undecodable, TFB_ENOMEM. */
+static int read_record(tfb_run *r, tfb_ranks_member *m, char **job_out)
+{
+    tfb_plugin_record *recs;
+    size_t n;
+    int rc = tfb_run_records(r, TFB_RANK_PLUGIN, &recs, &n);
+    if (rc < 0)
+        return rc;
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++) {
+        tfb_value v;
+        memset(&v, 0, sizeof v);
+        v.kind = TFB_VALUE_TENSOR;
+        v.plugin_name.ptr = recs[i].plugin;
+        v.plugin_name.len = strlen(recs[i].plugin);
+        v.tensor = recs[i].tensor;
+        v.tensor_len = recs[i].tensor_len;
+        tfb_rank_info ri;
+        if (tfb_value_rank_info(&v, &ri) != 0)
+            continue;
+        char *job = malloc(ri.job_len + 1);
+        if (!job) {
+            tfb_plugin_records_free(recs, n);
+            return TFB_ENOMEM;
+        }
+        memcpy(job, ri.job, ri.job_len);
+        job[ri.job_len] = 0;
+        m->rank = ri.rank;
+        m->world_size = ri.world_size;
+        m->has_record = 1;
+        size_t hl = ri.host_len < sizeof m->host - 1 ? ri.host_len
+                                                     : sizeof m->host - 1;
+        memcpy(m->host, ri.host, hl);
+        m->host[hl] = 0;
+        *job_out = job;
+        found = 1;
+    }
+    tfb_plugin_records_free(recs, n);
+    return found;
+}
+
+int tfb_ranks_run_is_rank(tfb_run *r)
+{
+    if (rank_of_dirname(tfb_run_name(r)) >= 0)
+        return 1;
+    tfb_plugin_record *recs;
+    size_t n;
+    if (tfb_run_records(r, TFB_RANK_PLUGIN, &recs, &n) < 0)
+        return 0;
+    tfb_plugin_records_free(recs, n);
+    return n > 0;
+}
+
+/* The parent directory of a run name ("." for a top-level run), malloc'd. */
+static char *parent_of(const char *name)
+{
+    const char *slash = strrchr(name, '/');
+    if (!slash)
+        return strdup(".");
+    size_t n = (size_t)(slash - name);
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, name, n);
+        p[n] = 0;
+    }
+    return p;
+}
+
+typedef struct cand {
+    tfb_ranks_member m;
+    char *job;    /* NULL until assigned */
+    char *parent;
+} cand;
+
+static int cmp_member(const void *a, const void *b)
+{
+    const tfb_ranks_member *x = a, *y = b;
+    /* Unknown ranks last. */
+    uint32_t rx = (uint32_t)x->rank, ry = (uint32_t)y->rank;
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return strcmp(x->run_name, y->run_name);
+}
+
+static int cmp_job(const void *a, const void *b)
+{
+    const tfb_ranks_job *x = a, *y = b;
+    return strcmp(x->name, y->name);
+}
+
+void tfb_ranks_jobs_free(tfb_ranks_job *v, size_t n)
+{
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].name);
+        free(v[i].members);
+        for (size_t k = 0; k < v[i].n_empty_dirs; k++)
+            free(v[i].empty_dirs[k]);
+        free(v[i].empty_dirs);
+    }
+    free(v);
+}
+
+/* rank-N directories in the parents of the job's members that are no run
+ * of the store (no event file in them). */
+static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
+                           size_t nc)
+{
+    const char *logdir = tfb_store_logdir(s);
+    for (size_t i = 0; i < nc; i++) {
+        if (!cs[i].job || strcmp(cs[i].job, job->name) != 0)
+            continue;
+        /* Each parent once. */
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = cs[k].job && strcmp(cs[k].job, job->name) == 0 &&
+                   strcmp(cs[k].parent, cs[i].parent) == 0;
+        if (seen)
+            continue;
+        char path[4096];
+        int pl = strcmp(cs[i].parent, ".") == 0
+                     ? snprintf(path, sizeof path, "%s", logdir)
+                     : snprintf(path, sizeof path, "%s/%s", logdir,
+                                cs[i].parent);
+        if (pl < 0 || (size_t)pl >= sizeof path)
+            continue;
+        DIR *d = opendir(path);
+        if (!d)
+            continue;
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            if (rank_of_dirname(de->d_name) < 0)
+                continue;
+            char rel[4096], full[8192];
+            int rl = strcmp(cs[i].parent, ".") == 0
+                         ? snprintf(rel, sizeof rel, "%s", de->d_name)
+                         : snprintf(rel, sizeof rel, "%s/%s", cs[i].parent,
+                                    de->d_name);
+            if (rl < 0 || (size_t)rl >= sizeof rel)
+                continue;
+            snprintf(full, sizeof full, "%s/%s", path, de->d_name);
+            struct stat st;
+            if (stat(full, &st) != 0 || !S_ISDIR(st.st_mode))
+                continue;
+            if (tfb_store_find_run(s, rel))
+                continue;
+            char **nv = realloc(job->empty_dirs,
+                                (job->n_empty_dirs + 1) * sizeof *nv);
+            char *c = strdup(rel);
+            if (!nv || !c) {
+                free(c);
+                if (nv)
+                    job->empty_dirs = nv;
+                closedir(d);
+                return TFB_ENOMEM;
+            }
+            job->empty_dirs = nv;
+            job->empty_dirs[job->n_empty_dirs++] = c;
+        }
+        closedir(d);
+    }
+    /* readdir order is the file system's: sort for stable output. */
+    for (size_t a = 1; a < job->n_empty_dirs; a++)
+        for (size_t b = a; b > 0 && strcmp(job->empty_dirs[b - 1],
+                                           job->empty_dirs[b]) > 0; b--) {
+            char *t = job->empty_dirs[b];
+            job->empty_dirs[b] = job->empty_dirs[b - 1];
+            job->empty_dirs[b - 1] = t;
+        }
+    return 0;
+}
+
+int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    tfb_run **runs;
+    size_t nr;
+    int rc = tfb_store_runs(s, &runs, &nr);
+    if (rc < 0)
+        return rc;
+    cand *cs = calloc(nr ? nr : 1, sizeof *cs);
+    tfb_ranks_job *jobs = NULL;
+    size_t nj = 0, nc = 0;
+    if (!cs) {
+        free(runs);
+        return TFB_ENOMEM;
+    }
+    /* 1. Runs with a record, and rank-N runs. */
+    for (size_t i = 0; i < nr; i++) {
+        cand c;
+        memset(&c, 0, sizeof c);
+        c.m.run = runs[i];
+        c.m.run_name = tfb_run_name(runs[i]);
+        c.m.rank = -1;
+        rc = read_record(runs[i], &c.m, &c.job);
+        if (rc < 0)
+            goto fail;
+        if (rc == 0) {
+            c.m.rank = rank_of_dirname(c.m.run_name);
+            if (c.m.rank < 0)
+                continue;
+        }
+        c.parent = parent_of(c.m.run_name);
+        if (!c.parent) {
+            free(c.job);
+            rc = TFB_ENOMEM;
+            goto fail;
+        }
+        cs[nc++] = c;
+    }
+    /* 2. rank-N runs without a record: a sibling's job, else the parent. */
+    for (size_t i = 0; i < nc; i++) {
+        if (cs[i].job)
+            continue;
+        const char *name = NULL;
+        for (size_t k = 0; k < nc && !name; k++)
+            if (cs[k].m.has_record && strcmp(cs[k].parent, cs[i].parent) == 0)
+                name = cs[k].job;
+        cs[i].job = strdup(name ? name : cs[i].parent);
+        if (!cs[i].job) {
+            rc = TFB_ENOMEM;
+            goto fail;
+        }
+    }
+    /* 3. Group by job name. */
+    for (size_t i = 0; i < nc; i++) {
+        size_t j = 0;
+        while (j < nj && strcmp(jobs[j].name, cs[i].job) != 0)
+            j++;
+        if (j == nj) {
+            tfb_ranks_job *nv = realloc(jobs, (nj + 1) * sizeof *nv);
+            if (!nv) {
+                rc = TFB_ENOMEM;
+                goto fail;
+            }
+            jobs = nv;
+            memset(&jobs[nj], 0, sizeof jobs[nj]);
+            jobs[nj].name = strdup(cs[i].job);
+            nj++;
+            if (!jobs[j].name) {
+                rc = TFB_ENOMEM;
+                goto fail;
+            }
+        }
+        tfb_ranks_job *jb = &jobs[j];
+        tfb_ranks_member *nm =
+            realloc(jb->members, (jb->n_members + 1) * sizeof *nm);
+        if (!nm) {
+            rc = TFB_ENOMEM;
+            goto fail;
+        }
+        jb->members = nm;
+        jb->members[jb->n_members++] = cs[i].m;
+    }
+    for (size_t j = 0; j < nj; j++) {
+        qsort(jobs[j].members, jobs[j].n_members, sizeof *jobs[j].members,
+              cmp_member);
+        if ((rc = scan_empty_dirs(s, &jobs[j], cs, nc)) < 0)
+            goto fail;
+    }
+    if (nj > 1)
+        qsort(jobs, nj, sizeof *jobs, cmp_job);
+    rc = 0;
+    *out = jobs;
+    *n_out = nj;
+    jobs = NULL;
+    nj = 0;
+fail:
+    for (size_t i = 0; i < nc; i++) {
+        free(cs[i].job);
+        free(cs[i].parent);
+    }
+    free(cs);
+    free(runs);
+    tfb_ranks_jobs_free(jobs, nj);
+    return rc;
+}
+
+const tfb_ranks_job *tfb_ranks_job_find(const tfb_ranks_job *v, size_t n,
+                                        const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(v[i].name, name) == 0)
+            return &v[i];
+    return NULL;
+}
+
+const tfb_ranks_job *tfb_ranks_job_of_run(const tfb_ranks_job *v, size_t n,
+                                          const tfb_run *r)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < v[i].n_members; k++)
+            if (v[i].members[k].run == r)
+                return &v[i];
+    return NULL;
+}
+
+/* ---- steps from the store ------------------------------------------------ */
+
+typedef struct sv {
+    int64_t step;
+    size_t order;
+    double v;
+} sv;
+
+static int cmp_sv(const void *a, const void *b)
+{
+    const sv *x = a, *y = b;
+    if (x->step != y->step)
+        return (x->step > y->step) - (x->step < y->step);
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* The series' points by step, one per step (the last logged). */
+static int by_step(tfb_series *s, sv **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s)
+        return 0;
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    size_t cnt = v.count;
+    sv *a = cnt ? malloc(cnt * sizeof *a) : NULL;
+    if (cnt && !a) {
+        tfb_series_read_end(s);
+        return TFB_ENOMEM;
+    }
+    int sorted = 1;
+    for (size_t i = 0; i < cnt; i++) {
+        a[i] = (sv){v.step[i], i, (double)v.value[i]};
+        if (i && v.step[i] < v.step[i - 1])
+            sorted = 0;
+    }
+    tfb_series_read_end(s);
+    if (!sorted)
+        qsort(a, cnt, sizeof *a, cmp_sv);
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        if (m && a[m - 1].step == a[i].step)
+            a[m - 1] = a[i];
+        else
+            a[m++] = a[i];
+    }
+    *out = a;
+    *n = m;
+    return 0;
+}
+
+/* a[*cur].v when a[*cur].step == step (cur advances with ascending
+ * lookups), else by binary search; NaN when absent. */
+static double lookup(const sv *a, size_t n, size_t *cur, int64_t step)
+{
+    size_t c = *cur;
+    for (int k = 0; k < 4 && c < n && a[c].step < step; k++)
+        c++;
+    if (c < n && a[c].step == step) {
+        *cur = c + 1;
+        return a[c].v;
+    }
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid].step < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < n && a[lo].step == step) {
+        *cur = lo + 1;
+        return a[lo].v;
+    }
+    *cur = lo;
+    return NAN;
+}
+
+int tfb_ranks_collect(tfb_run *r, tfb_ranks_step **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    tfb_series *st = tfb_run_find_series(r, TFB_SERIES_SCALAR,
+                                         TFB_TAG_STEP_MS);
+    if (!st)
+        return 0;
+    sv *in = NULL, *cm = NULL;
+    size_t ni = 0, ncm = 0;
+    int rc = by_step(tfb_run_find_series(r, TFB_SERIES_SCALAR,
+                                         TFB_TAG_INPUT_MS), &in, &ni);
+    if (rc == 0)
+        rc = by_step(tfb_run_find_series(r, TFB_SERIES_SCALAR,
+                                         TFB_TAG_COMM_MS), &cm, &ncm);
+    if (rc < 0) {
+        free(in);
+        return rc;
+    }
+    tfb_series_view v;
+    tfb_series_read_begin(st, &v);
+    tfb_ranks_step *a = v.count ? malloc(v.count * sizeof *a) : NULL;
+    if (v.count && !a) {
+        tfb_series_read_end(st);
+        free(in);
+        free(cm);
+        return TFB_ENOMEM;
+    }
+    size_t ci = 0, cc = 0;
+    for (size_t i = 0; i < v.count; i++) {
+        int64_t step = v.step[i];
+        a[i] = (tfb_ranks_step){
+            .step = step,
+            .step_ms = (double)v.value[i],
+            .input_ms = lookup(in, ni, &ci, step),
+            .comm_ms = lookup(cm, ncm, &cc, step),
+            .wall_end = v.wall[i],
+        };
+    }
+    size_t n = v.count;
+    tfb_series_read_end(st);
+    free(in);
+    free(cm);
+    *out = a;
+    *n_out = n;
+    return 0;
+}
+
+int tfb_ranks_job_analyze(const tfb_ranks_job *job, const tfb_ranks_opts *o,
+                          tfb_ranks_result **out)
+{
+    size_t n = job->n_members;
+    tfb_ranks_input *in = calloc(n ? n : 1, sizeof *in);
+    if (!in)
+        return TFB_ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const tfb_ranks_member *m = &job->members[i];
+        tfb_ranks_step *steps;
+        size_t ns;
+        rc = tfb_ranks_collect(m->run, &steps, &ns);
+        if (rc < 0)
+            break;
+        in[i] = (tfb_ranks_input){.rank = m->rank,
+                                  .world_size = m->world_size,
+                                  .label = m->run_name,
+                                  .steps = steps,
+                                  .n_steps = ns};
+    }
+    if (rc == 0)
+        rc = tfb_ranks_analyze(in, n, o, out);
+    for (size_t i = 0; i < n; i++)
+        free((void *)in[i].steps);
+    free(in);
+    return rc;
+}
+
+void tfb_ranks_straggler_sentence(const tfb_ranks_result *res, size_t k,
+                                  char *buf, size_t len)
+{
+    if (!len)
+        return;
+    buf[0] = 0;
+    if (k >= res->n_stragglers)
+        return;
+    const tfb_ranks_rank *rk = &res->ranks[res->stragglers[k]];
+    int w = snprintf(buf, len,
+                     "rank %d is %.0f %% slower than the median rank",
+                     (int)rk->rank, 100.0 * rk->slowdown);
+    if (w < 0 || (size_t)w >= len)
+        return;
+    if (isfinite(res->others_comm_share))
+        snprintf(buf + w, len - (size_t)w,
+                 "; the other ranks spend %.0f %% of each step waiting in "
+                 "communication", 100.0 * res->others_comm_share);
+}
+
+void tfb_ranks_empty_dir_note(const tfb_ranks_job *job, size_t i, char *buf,
+                              size_t len)
+{
+    snprintf(buf, len, "%s holds no event file; that rank is missing from "
+                       "the job", i < job->n_empty_dirs ? job->empty_dirs[i]
+                                                        : "?");
+}

@@ -1,0 +1,397 @@
+/*
+ * ranks_json.c - JSON of the ranks plugin's structs (the shapes are in
+ * server/API.md, /data/plugin/ranks/...). Written from the structs only;
+ * run names, job names and hosts come from files and are escaped by the
+ * JSON writer. Non-finite numbers are written as JSON null.
+ */
+#include "ranks_job.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void num(tfb_json *j, double v)
+{
+    if (isfinite(v))
+        tfb_json_double(j, v);
+    else
+        tfb_json_null(j);
+}
+
+static void knum(tfb_json *j, const char *k, double v)
+{
+    tfb_json_key(j, k);
+    num(j, v);
+}
+
+int tfb_ranks_metric_parse(const char *s)
+{
+    static const char *const names[] = {"step_ms", "input_ms", "comm_ms",
+                                        "compute_ms"};
+    for (int i = 0; s && i < 4; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static const char *note_kind(tfb_ranks_note_kind k)
+{
+    switch (k) {
+    case TFB_RANKS_NOTE_NO_STEPS: return "no_steps";
+    case TFB_RANKS_NOTE_DUP_RANK: return "duplicate_rank";
+    case TFB_RANKS_NOTE_WORLD_SIZE: return "world_size";
+    case TFB_RANKS_NOTE_MISSING_RANKS: return "missing_ranks";
+    case TFB_RANKS_NOTE_NO_TRACE: return "no_trace";
+    case TFB_RANKS_NOTE_NO_RANK: return "no_rank";
+    case TFB_RANKS_NOTE_DUP_STEP: return "duplicate_step";
+    case TFB_RANKS_NOTE_BAD_VALUES: return "bad_values";
+    case TFB_RANKS_NOTE_RANK_OUT_OF_WORLD: return "rank_out_of_world";
+    }
+    return "other";
+}
+
+void tfb_ranks_jobs_json(tfb_json *j, const tfb_ranks_job *v, size_t n)
+{
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "jobs");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < n; i++) {
+        const tfb_ranks_job *jb = &v[i];
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "job");
+        tfb_json_str(j, jb->name);
+        tfb_json_key(j, "ranks");
+        tfb_json_u64(j, jb->n_members);
+        /* The most common known world size, as the analysis takes it. */
+        int32_t ws = 0;
+        size_t best = 0;
+        for (size_t a = 0; a < jb->n_members; a++) {
+            size_t c = 0;
+            for (size_t b = 0; b < jb->n_members; b++)
+                c += jb->members[b].world_size == jb->members[a].world_size;
+            if (jb->members[a].world_size > 0 && c > best) {
+                best = c;
+                ws = jb->members[a].world_size;
+            }
+        }
+        tfb_json_key(j, "world_size");
+        tfb_json_i64(j, ws);
+        tfb_json_key(j, "runs");
+        tfb_json_array_begin(j);
+        for (size_t k = 0; k < jb->n_members; k++) {
+            tfb_json_object_begin(j);
+            tfb_json_key(j, "run");
+            tfb_json_str(j, jb->members[k].run_name);
+            tfb_json_key(j, "rank");
+            tfb_json_i64(j, jb->members[k].rank);
+            tfb_json_object_end(j);
+        }
+        tfb_json_array_end(j);
+        tfb_json_key(j, "empty_dirs");
+        tfb_json_array_begin(j);
+        for (size_t k = 0; k < jb->n_empty_dirs; k++)
+            tfb_json_str(j, jb->empty_dirs[k]);
+        tfb_json_array_end(j);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+}
+
+static void dist(tfb_json *j, const char *k, const tfb_ranks_dist *d)
+{
+    tfb_json_key(j, k);
+    tfb_json_object_begin(j);
+    knum(j, "mean", d->mean);
+    knum(j, "p50", d->p50);
+    knum(j, "p90", d->p90);
+    tfb_json_key(j, "n");
+    tfb_json_u64(j, d->n);
+    tfb_json_object_end(j);
+}
+
+static const tfb_ranks_member *member_of(const tfb_ranks_job *job,
+                                         const tfb_ranks_rank *rk)
+{
+    return rk->input_index < job->n_members ? &job->members[rk->input_index]
+                                            : NULL;
+}
+
+void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
+                        const tfb_ranks_result *res, const tfb_ranks_opts *o,
+                        tfb_ranks_metric metric, int with_matrix)
+{
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "job");
+    tfb_json_str(j, job->name);
+    tfb_json_key(j, "world_size");
+    tfb_json_i64(j, res->world_size);
+    tfb_json_key(j, "n_ranks");
+    tfb_json_u64(j, res->n_ranks);
+    tfb_json_key(j, "n_steps");
+    tfb_json_u64(j, res->n_steps);
+    knum(j, "job_median_own_ms", res->job_median_own_ms);
+    tfb_json_key(j, "rule");
+    tfb_json_object_begin(j);
+    knum(j, "straggler_excess", o->straggler_excess);
+    knum(j, "straggler_share", o->straggler_share);
+    tfb_json_object_end(j);
+
+    tfb_json_key(j, "ranks");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < res->n_ranks; i++) {
+        const tfb_ranks_rank *rk = &res->ranks[i];
+        const tfb_ranks_member *m = member_of(job, rk);
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "rank");
+        tfb_json_i64(j, rk->rank);
+        tfb_json_key(j, "run");
+        tfb_json_str(j, m ? m->run_name : NULL);
+        tfb_json_key(j, "host");
+        tfb_json_str(j, m && m->host[0] ? m->host : NULL);
+        tfb_json_key(j, "steps");
+        tfb_json_u64(j, rk->n_steps);
+        dist(j, "step_ms", &rk->step_ms);
+        dist(j, "input_ms", &rk->input_ms);
+        dist(j, "comm_ms", &rk->comm_ms);
+        dist(j, "compute_ms", &rk->compute_ms);
+        dist(j, "own_ms", &rk->own_ms);
+        knum(j, "comm_share", rk->comm_share);
+        knum(j, "input_share", rk->input_share);
+        knum(j, "slowdown", rk->slowdown);
+        knum(j, "slower_share", rk->slower_share);
+        tfb_json_key(j, "straggler");
+        tfb_json_bool(j, rk->straggler);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+
+    tfb_json_key(j, "stragglers");
+    tfb_json_array_begin(j);
+    for (size_t k = 0; k < res->n_stragglers; k++) {
+        const tfb_ranks_rank *rk = &res->ranks[res->stragglers[k]];
+        const tfb_ranks_member *m = member_of(job, rk);
+        char sentence[256];
+        tfb_ranks_straggler_sentence(res, k, sentence, sizeof sentence);
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "rank");
+        tfb_json_i64(j, rk->rank);
+        tfb_json_key(j, "run");
+        tfb_json_str(j, m ? m->run_name : NULL);
+        knum(j, "slowdown", rk->slowdown);
+        knum(j, "slower_share", rk->slower_share);
+        tfb_json_key(j, "sentence");
+        tfb_json_str(j, sentence);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    knum(j, "others_comm_share", res->others_comm_share);
+
+    tfb_json_key(j, "skew");
+    tfb_json_object_begin(j);
+    knum(j, "mean_ms", res->skew.mean);
+    knum(j, "p50_ms", res->skew.p50);
+    knum(j, "p90_ms", res->skew.p90);
+    tfb_json_key(j, "n");
+    tfb_json_u64(j, res->skew.n);
+    knum(j, "max_ms", res->skew_max_ms);
+    tfb_json_key(j, "max_step");
+    if (res->skew_max_step >= 0)
+        tfb_json_i64(j, res->skew_max_step);
+    else
+        tfb_json_null(j);
+    if (with_matrix) {
+        /* Per step: [step, skew ms or null]. */
+        tfb_json_key(j, "steps");
+        tfb_json_array_begin(j);
+        for (size_t i = 0; i < res->n_steps; i++) {
+            tfb_json_array_begin(j);
+            tfb_json_i64(j, res->steps[i]);
+            num(j, res->skew_ms[i]);
+            tfb_json_array_end(j);
+        }
+        tfb_json_array_end(j);
+    }
+    tfb_json_object_end(j);
+
+    if (with_matrix) {
+        static const char *const mnames[] = {"step_ms", "input_ms",
+                                             "comm_ms", "compute_ms"};
+        const tfb_ranks_matrix *mx = &res->matrix;
+        const double *cells = metric == TFB_RANKS_M_INPUT  ? mx->input_ms
+                              : metric == TFB_RANKS_M_COMM ? mx->comm_ms
+                              : metric == TFB_RANKS_M_COMPUTE
+                                  ? mx->compute_ms
+                                  : mx->step_ms;
+        tfb_json_key(j, "matrix");
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "metric");
+        tfb_json_str(j, mnames[metric]);
+        tfb_json_key(j, "columns");
+        tfb_json_array_begin(j);
+        for (size_t c = 0; c < mx->n_cols; c++) {
+            tfb_json_array_begin(j);
+            tfb_json_i64(j, mx->col_first[c]);
+            tfb_json_i64(j, mx->col_last[c]);
+            tfb_json_array_end(j);
+        }
+        tfb_json_array_end(j);
+        tfb_json_key(j, "rows");
+        tfb_json_array_begin(j);
+        for (size_t r = 0; r < mx->n_rows; r++) {
+            tfb_json_array_begin(j);
+            for (size_t c = 0; c < mx->n_cols && cells; c++)
+                num(j, cells[r * mx->n_cols + c]);
+            tfb_json_array_end(j);
+        }
+        tfb_json_array_end(j);
+        tfb_json_object_end(j);
+    }
+
+    tfb_json_key(j, "notes");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < res->n_notes; i++) {
+        const tfb_ranks_note *nt = &res->notes[i];
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "kind");
+        tfb_json_str(j, note_kind(nt->kind));
+        tfb_json_key(j, "rank");
+        if (nt->rank >= 0)
+            tfb_json_i64(j, nt->rank);
+        else
+            tfb_json_null(j);
+        tfb_json_key(j, "count");
+        tfb_json_i64(j, nt->count);
+        tfb_json_key(j, "text");
+        tfb_json_str(j, nt->text);
+        tfb_json_object_end(j);
+    }
+    for (size_t i = 0; i < job->n_empty_dirs; i++) {
+        char text[512];
+        tfb_ranks_empty_dir_note(job, i, text, sizeof text);
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "kind");
+        tfb_json_str(j, "empty_rank_dir");
+        tfb_json_key(j, "rank");
+        tfb_json_null(j);
+        tfb_json_key(j, "count");
+        tfb_json_i64(j, 0);
+        tfb_json_key(j, "text");
+        tfb_json_str(j, text);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+}
+
+void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
+                        const tfb_ranks_gpu_view *g)
+{
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "job");
+    tfb_json_str(j, job->name);
+    tfb_json_key(j, "n_traced");
+    tfb_json_u64(j, g->n_traced);
+    tfb_json_key(j, "n_loading");
+    tfb_json_u64(j, g->n_loading);
+    tfb_json_key(j, "n_failed");
+    tfb_json_u64(j, g->n_failed);
+    tfb_json_key(j, "compute_ns");
+    tfb_json_i64(j, g->compute_ns);
+    tfb_json_key(j, "comm_ns");
+    tfb_json_i64(j, g->comm_ns);
+    tfb_json_key(j, "memory_ns");
+    tfb_json_i64(j, g->memory_ns);
+    tfb_json_key(j, "idle_ns");
+    tfb_json_i64(j, g->idle_ns);
+    tfb_json_key(j, "comm_union_ns");
+    tfb_json_i64(j, g->comm_union_ns);
+    tfb_json_key(j, "overlap_ns");
+    tfb_json_i64(j, g->overlap_ns);
+    knum(j, "overlap", g->overlap);
+    tfb_json_key(j, "ranks");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < g->n_ranks; i++) {
+        const tfb_ranks_gpu_rank *r = &g->ranks[i];
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "rank");
+        tfb_json_i64(j, r->rank);
+        tfb_json_key(j, "run");
+        tfb_json_str(j, r->run_name);
+        static const char *const states[] = {"none", "loading", "ready",
+                                             "failed"};
+        tfb_json_key(j, "has_trace");
+        tfb_json_bool(j, r->has_trace);
+        tfb_json_key(j, "state");
+        tfb_json_str(j, states[r->state >= 0 && r->state < 4 ? r->state : 0]);
+        if (r->state == TFB_RANKS_TRACE_LOADING) {
+            knum(j, "progress", r->progress);
+        } else if (r->state == TFB_RANKS_TRACE_FAILED) {
+            tfb_json_key(j, "error");
+            tfb_json_str(j, r->error);
+        }
+        if (r->has_trace) {
+            tfb_json_key(j, "devices");
+            tfb_json_i64(j, r->gpu.n_devices);
+            tfb_json_key(j, "span_ns");
+            tfb_json_i64(j, r->gpu.span_ns);
+            tfb_json_key(j, "compute_ns");
+            tfb_json_i64(j, r->gpu.compute_ns);
+            tfb_json_key(j, "comm_ns");
+            tfb_json_i64(j, r->gpu.comm_ns);
+            tfb_json_key(j, "memory_ns");
+            tfb_json_i64(j, r->gpu.memory_ns);
+            tfb_json_key(j, "idle_ns");
+            tfb_json_i64(j, r->gpu.idle_ns);
+            knum(j, "busy_pct", r->gpu.busy_pct);
+            tfb_json_key(j, "comm_union_ns");
+            tfb_json_i64(j, r->gpu.comm_union_ns);
+            tfb_json_key(j, "overlap_ns");
+            tfb_json_i64(j, r->gpu.overlap_ns);
+            knum(j, "overlap", r->gpu.overlap);
+            tfb_json_key(j, "intervals");
+            tfb_json_u64(j, r->gpu.n_intervals);
+            tfb_json_key(j, "comm_kernels");
+            tfb_json_u64(j, r->n_comm_kernels);
+            tfb_json_key(j, "bad_intervals");
+            tfb_json_u64(j, r->bad_intervals);
+        }
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    /* A rank without a trace while others have one. */
+    tfb_json_key(j, "notes");
+    tfb_json_array_begin(j);
+    int others = g->n_traced + g->n_loading + g->n_failed > 0;
+    for (size_t i = 0; others && i < g->n_ranks; i++) {
+        const tfb_ranks_gpu_rank *r = &g->ranks[i];
+        char text[800];
+        if (r->state == TFB_RANKS_TRACE_FAILED) {
+            snprintf(text, sizeof text,
+                     "rank %d: cannot read the GPU trace: %s", (int)r->rank,
+                     r->error);
+        } else if (r->state == TFB_RANKS_TRACE_NONE) {
+            snprintf(text, sizeof text,
+                     "rank %d (%s) has no GPU trace while other ranks have "
+                     "one", (int)r->rank, r->run_name);
+        } else if (r->has_trace && r->bad_intervals) {
+            snprintf(text, sizeof text,
+                     "rank %d: %zu trace intervals end before they start "
+                     "and are left out", (int)r->rank, r->bad_intervals);
+        } else {
+            continue;
+        }
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "kind");
+        tfb_json_str(j, r->state == TFB_RANKS_TRACE_FAILED ? "trace_error"
+                        : r->has_trace                     ? "bad_values"
+                                                           : "no_trace");
+        tfb_json_key(j, "rank");
+        tfb_json_i64(j, r->rank);
+        tfb_json_key(j, "text");
+        tfb_json_str(j, text);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+}

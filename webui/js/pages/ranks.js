@@ -1,0 +1,372 @@
+// Ranks dashboard: one distributed job at a time (runs that share a job
+// name, or rank-N directories under one parent). From the ranks' event
+// files: the straggler sentence, a rank x step heat map, the per-rank table
+// and the per-step skew; from their GPU traces (asked for separately, as
+// traces load slower): HTA's temporal breakdown per rank and the
+// communication/computation overlap. Notes on bad input are shown as text.
+import { h, clear, sortableTable } from '../core/dom.js';
+import { getJSON, num } from '../core/api.js';
+import { eng, pct } from '../core/format.js';
+import { makeChart } from '../core/charts.js';
+import { viridis, themeColor } from '../core/colors.js';
+
+const METRICS = [
+  ['step_ms', 'Step time'],
+  ['compute_ms', 'Compute time'],
+  ['comm_ms', 'Communication time'],
+  ['input_ms', 'Input wait'],
+];
+const MAX_SKEW_POINTS = 1500;
+const BREAKDOWN = [
+  ['compute_ns', 'Compute', '#4e79a7'],
+  ['comm_ns', 'Communication', '#f28e2b'],
+  ['memory_ns', 'Memory', '#76b7b2'],
+  ['idle_ns', 'Idle', '#bab0ac'],
+];
+
+function fin(v) {
+  const x = v === null || v === undefined ? NaN : num(v);
+  return typeof x === 'number' && Number.isFinite(x) ? x : null;
+}
+function ms(v) { const x = fin(v); return x === null ? '–' : eng(x); }
+function share(v) { const x = fin(v); return x === null ? '–' : pct(x); }
+
+function stat(label, value, sub) {
+  return h('div', { class: 'stat' }, h('div', { class: 'label' }, label),
+    h('div', { class: 'value' }, value), sub ? h('div', { class: 'sub' }, sub) : null);
+}
+
+// Skew per step, thinned to at most MAX_SKEW_POINTS by keeping each
+// bucket's largest value (a spike must stay visible).
+function thinSkew(steps) {
+  const pts = steps.filter((p) => fin(p[1]) !== null).map((p) => ({ x: num(p[0]), y: fin(p[1]) }));
+  if (pts.length <= MAX_SKEW_POINTS) return pts;
+  const per = Math.ceil(pts.length / MAX_SKEW_POINTS);
+  const out = [];
+  for (let i = 0; i < pts.length; i += per) {
+    let best = pts[i];
+    for (let k = i + 1; k < Math.min(i + per, pts.length); k++) if (pts[k].y > best.y) best = pts[k];
+    out.push(best);
+  }
+  return out;
+}
+
+// The rank x step heat map on a canvas: one row per rank, one cell per
+// column of steps, coloured on viridis between the smallest and largest
+// cell; empty cells stay the background colour. Hover shows the cell.
+function drawHeatmap(wrap, job, tip) {
+  const m = job.matrix;
+  const rows = m.rows.length, cols = m.columns.length;
+  const canvas = h('canvas', { id: 'ranks-heatmap', class: 'heatmap' });
+  wrap.appendChild(canvas);
+  const padL = 64, padB = 26, padT = 6, padR = 8;
+  const cssW = Math.max(300, wrap.clientWidth || 800);
+  const rowH = Math.max(2, Math.min(22, Math.floor(360 / Math.max(1, rows))));
+  const cssH = padT + rows * rowH + padB;
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(cssW * dpr);
+  canvas.height = Math.round(cssH * dpr);
+  canvas.style.width = cssW + 'px';
+  canvas.style.height = cssH + 'px';
+  const g = canvas.getContext('2d');
+  g.scale(dpr, dpr);
+  let lo = Infinity, hi = -Infinity;
+  for (const r of m.rows) for (const v of r) { const x = fin(v); if (x !== null) { lo = Math.min(lo, x); hi = Math.max(hi, x); } }
+  const span = hi > lo ? hi - lo : 1;
+  const cellW = (cssW - padL - padR) / Math.max(1, cols);
+  const text = themeColor('--text') || '#222';
+  const muted = themeColor('--muted') || '#777';
+  g.font = '11px sans-serif';
+  g.textBaseline = 'middle';
+  for (let r = 0; r < rows; r++) {
+    const y = padT + r * rowH;
+    for (let c = 0; c < cols; c++) {
+      const x = fin(m.rows[r][c]);
+      if (x === null) continue;
+      g.fillStyle = viridis((x - lo) / span);
+      g.fillRect(padL + c * cellW, y, Math.ceil(cellW), rowH);
+    }
+    const rk = job.ranks[r];
+    if (rowH >= 9 || r % Math.ceil(9 / rowH) === 0) {
+      g.fillStyle = rk && rk.straggler ? themeColor('--danger') || '#c00' : text;
+      g.textAlign = 'right';
+      g.fillText('rank ' + (rk ? rk.rank : r), padL - 6, y + rowH / 2);
+    }
+  }
+  g.fillStyle = muted;
+  g.textAlign = 'left';
+  if (cols) {
+    g.fillText('step ' + m.columns[0][0], padL, padT + rows * rowH + 13);
+    g.textAlign = 'right';
+    g.fillText('step ' + m.columns[cols - 1][1], cssW - padR, padT + rows * rowH + 13);
+  }
+  canvas.addEventListener('mousemove', (e) => {
+    const b = canvas.getBoundingClientRect();
+    const c = Math.floor((e.clientX - b.left - padL) / cellW);
+    const r = Math.floor((e.clientY - b.top - padT) / rowH);
+    if (c < 0 || c >= cols || r < 0 || r >= rows) { tip.textContent = ''; return; }
+    const col = m.columns[c];
+    const steps = col[0] === col[1] ? 'step ' + col[0] : 'steps ' + col[0] + '–' + col[1];
+    const rk = job.ranks[r];
+    tip.textContent = `rank ${rk ? rk.rank : r}, ${steps}: ${ms(m.rows[r][c])} ms`;
+  });
+  canvas.addEventListener('mouseleave', () => { tip.textContent = ''; });
+  return { lo, hi };
+}
+
+const page = {
+  mount(ctx) {
+    this.ctx = ctx;
+    this.charts = [];
+    this.job = null;
+    this.metric = 'step_ms';
+    this.jobSelect = h('select', { id: 'ranks-job', onchange: (e) => { this.job = e.target.value; this.render(); } });
+    this.metricSelect = h('select', { id: 'ranks-metric', onchange: (e) => { this.metric = e.target.value; this.render(); } },
+      METRICS.map(([k, label]) => h('option', { value: k, selected: k === this.metric }, label)));
+    ctx.settings.append(h('h3', null, 'Job'), this.jobSelect,
+      h('h3', null, 'Heat map'), this.metricSelect,
+      h('p', { class: 'muted small hint' },
+        'A job is the runs that share a job name (rank record of tfb_writer_open_rank) or rank-N directories under one parent. ' +
+        'Times from pipeline/step_ms, pipeline/input_ms and comm/ms; GPU figures from the ranks\' traces.'));
+    this.body = h('div');
+    ctx.main.append(h('h2', { class: 'page-title' }, 'Ranks'), this.body);
+    this.render();
+  },
+  unmount() { this.destroyCharts(); this.token = null; },
+  update(ctx, changed) {
+    this.ctx = ctx;
+    if (changed.includes('data')) this.render();
+  },
+  destroyCharts() {
+    for (const c of this.charts) c.destroy();
+    this.charts = [];
+    this.gpuCharts = [];
+  },
+  async render() {
+    const token = {};
+    this.token = token;
+    let jobs;
+    try {
+      jobs = (await getJSON('data/plugin/ranks/jobs')).jobs || [];
+    } catch (e) {
+      if (this.token !== token) return;
+      this.showError('Could not list the jobs: ' + e.message);
+      return;
+    }
+    if (this.token !== token) return;
+    const names = jobs.map((j) => String(j.job));
+    if (!names.includes(this.job)) this.job = names[0] || null;
+    clear(this.jobSelect);
+    for (const j of jobs) {
+      this.jobSelect.appendChild(h('option', { value: String(j.job), selected: String(j.job) === this.job },
+        `${j.job} (${num(j.ranks)} rank${num(j.ranks) === 1 ? '' : 's'})`));
+    }
+    if (!this.job) {
+      this.destroyCharts();
+      clear(this.body);
+      this.body.appendChild(h('div', { class: 'empty small' }, 'No distributed job in this logdir.'));
+      window.__tfb.pages.ranks = { job: null, jobs: 0 };
+      return;
+    }
+    let job;
+    try {
+      job = await getJSON('data/plugin/ranks/job', { job: this.job, metric: this.metric, columns: 400 });
+    } catch (e) {
+      if (this.token !== token) return;
+      this.showError('Could not load the job view: ' + e.message);
+      return;
+    }
+    if (this.token !== token) return;
+    this.destroyCharts();
+    clear(this.body);
+    this.drawJob(job);
+    window.__tfb.pages.ranks = {
+      job: job.job, jobs: jobs.length, ranks: job.ranks.length,
+      stragglers: job.stragglers.map((s) => num(s.rank)),
+      notes: job.notes.map((n) => String(n.text)),
+      heatmap: { rows: job.matrix.rows.length, cols: job.matrix.columns.length, metric: job.matrix.metric },
+      gpu: 'loading',
+    };
+    // The GPU side: traces may take a while to load the first time. On a
+    // reload the figures drawn before stay until the new ones arrive (no
+    // collapse and jump of the page).
+    const gpuCard = h('div', { class: 'card', id: 'ranks-gpu', style: { marginBottom: '12px' } },
+      h('h3', { class: 'card-h' }, 'GPU time per rank (HTA temporal breakdown)'),
+      h('div', { class: 'muted small' }, 'Loading the ranks\' GPU traces…'));
+    this.gpuSlot.appendChild(gpuCard);
+    if (this.lastGpu && this.lastGpu.job === this.job) {
+      this.drawGpu(gpuCard, this.lastGpu.data);
+      this.rankTable.setRows(this.rows(job, this.lastGpu.data));
+    }
+    let gpu;
+    try {
+      // 202 {"loading": true, "progress"} while the ranks' traces load in
+      // the background: show the progress and ask again.
+      for (;;) {
+        gpu = await getJSON('data/plugin/ranks/gpu', { job: this.job });
+        if (this.token !== token) return;
+        if (!gpu.loading) break;
+        let msg = gpuCard.querySelector('#ranks-gpu-loading');
+        if (!msg) {
+          msg = h('div', { class: 'muted small', id: 'ranks-gpu-loading' });
+          gpuCard.insertBefore(msg, gpuCard.children[1] || null);
+        }
+        msg.textContent = `Loading the GPU traces of ${num(gpu.ranks_loading)} of ${num(gpu.ranks)} ranks: ${pct(fin(gpu.progress) ?? 0, 0)}`;
+        window.__tfb.pages.ranks.gpuProgress = fin(gpu.progress);
+        await new Promise((r) => setTimeout(r, 300));
+        if (this.token !== token) return;
+      }
+    } catch (e) {
+      if (this.token !== token) return;
+      clear(gpuCard);
+      gpuCard.appendChild(h('div', { class: 'small error-text' }, 'Could not load the GPU figures: ' + e.message));
+      return;
+    }
+    if (this.token !== token) return;
+    this.lastGpu = { job: this.job, data: gpu };
+    for (const c of this.gpuCharts || []) { c.destroy(); this.charts = this.charts.filter((x) => x !== c); }
+    this.drawGpu(gpuCard, gpu);
+    this.rankTable.setRows(this.rows(job, gpu));
+    window.__tfb.pages.ranks.gpu = { traced: num(gpu.n_traced), overlap: fin(gpu.overlap) };
+  },
+  showError(msg) {
+    this.destroyCharts();
+    clear(this.body);
+    this.body.appendChild(h('div', { class: 'empty small error-text' }, msg));
+  },
+  rows(job, gpu) {
+    const g = new Map();
+    if (gpu) for (const r of gpu.ranks) g.set(num(r.rank), r);
+    return job.ranks.map((r) => {
+      const gr = g.get(num(r.rank));
+      return {
+        rank: num(r.rank), run: String(r.run || ''), host: r.host ? String(r.host) : '',
+        steps: num(r.steps),
+        step_mean: fin(r.step_ms.mean), step_p50: fin(r.step_ms.p50), step_p90: fin(r.step_ms.p90),
+        input: fin(r.input_ms.mean), comm: fin(r.comm_ms.mean), compute: fin(r.compute_ms.p50),
+        busy: gr && gr.has_trace ? fin(gr.busy_pct) : null,
+        overlap: gr && gr.has_trace ? fin(gr.overlap) : null,
+        slowdown: fin(r.slowdown), straggler: !!r.straggler,
+      };
+    });
+  },
+  drawJob(job) {
+    const rule = job.rule || {};
+    const strag = job.stragglers || [];
+    const verdict = h('div', { class: 'verdict ' + (strag.length ? 'highly' : 'not'), id: 'ranks-verdict' },
+      h('h2', null, strag.length ? `${strag.length} straggler${strag.length === 1 ? '' : 's'}` : 'No straggler'),
+      strag.map((s) => h('div', { class: 'straggler-sentence' }, String(s.sentence))),
+      h('div', { class: 'muted small' },
+        `Rule: a rank whose own time (step − communication) is more than ${pct(fin(rule.straggler_excess) ?? 0, 0)} above the median rank's, ` +
+        `in at least ${pct(fin(rule.straggler_share) ?? 0, 0)} of the steps.`));
+    const sk = job.skew || {};
+    this.body.append(verdict,
+      h('div', { class: 'stats' },
+        stat('Ranks', String(num(job.n_ranks)), job.world_size ? 'world size ' + num(job.world_size) : 'world size unknown'),
+        stat('Steps', String(num(job.n_steps))),
+        stat('Median own time', ms(job.job_median_own_ms) + ' ms', 'step − communication'),
+        stat('Others in comm', share(job.others_comm_share), 'of each step, non-stragglers'),
+        stat('Skew p50', ms(sk.p50_ms) + ' ms', 'p90 ' + ms(sk.p90_ms) + ' ms'),
+        stat('Skew max', ms(sk.max_ms) + ' ms', sk.max_step === null || sk.max_step === undefined ? '' : 'at step ' + num(sk.max_step))));
+    const notes = job.notes || [];
+    if (notes.length) {
+      this.body.appendChild(h('div', { class: 'card', id: 'ranks-notes', style: { marginBottom: '12px' } },
+        h('h3', { class: 'card-h' }, 'Notes on the input'),
+        h('ul', { class: 'recs' }, notes.map((n) => h('li', { class: 'note' }, String(n.text))))));
+    }
+    // Heat map.
+    const metricLabel = (METRICS.find(([k]) => k === job.matrix.metric) || [0, job.matrix.metric])[1];
+    const tip = h('div', { class: 'muted small', id: 'ranks-heatmap-tip', style: { minHeight: '16px' } });
+    const wrap = h('div', { class: 'heatmap-wrap' });
+    const legend = h('div', { class: 'muted small' });
+    const steps = job.matrix.columns.length;
+    const per = steps ? job.matrix.columns[0][1] - job.matrix.columns[0][0] + 1 : 1;
+    this.body.appendChild(h('div', { class: 'card', style: { marginBottom: '12px' } },
+      h('h3', { class: 'card-h' }, `${metricLabel} per rank and step` + (per > 1 ? ` (mean over about ${per} steps per cell)` : '')),
+      wrap, legend, tip));
+    if (job.matrix.rows.length && steps) {
+      const { lo, hi } = drawHeatmap(wrap, job, tip);
+      if (Number.isFinite(lo)) legend.textContent = `colour: ${eng(lo)} ms (dark) to ${eng(hi)} ms (light)`;
+    } else {
+      wrap.appendChild(h('div', { class: 'muted small' }, 'No step timings.'));
+    }
+    // Per-rank table.
+    const cols = [
+      { key: 'rank', label: 'Rank', num: true, render: (r) => (r.straggler ? h('b', { class: 'error-text' }, String(r.rank)) : String(r.rank)) },
+      { key: 'run', label: 'Run', render: (r) => h('span', { class: 'mono', style: { whiteSpace: 'nowrap' } }, r.run) },
+      { key: 'host', label: 'Host', render: (r) => h('span', { style: { whiteSpace: 'nowrap' } }, r.host) },
+      { key: 'steps', label: 'Steps', num: true },
+      { key: 'step_mean', label: 'Step mean ms', num: true, render: (r) => ms(r.step_mean) },
+      { key: 'step_p50', label: 'p50', num: true, render: (r) => ms(r.step_p50) },
+      { key: 'step_p90', label: 'p90', num: true, render: (r) => ms(r.step_p90) },
+      { key: 'input', label: 'Input wait ms', num: true, render: (r) => ms(r.input) },
+      { key: 'comm', label: 'Comm ms', num: true, render: (r) => ms(r.comm) },
+      { key: 'compute', label: 'Compute p50 ms', num: true, render: (r) => ms(r.compute) },
+      { key: 'busy', label: 'GPU busy', num: true, render: (r) => (r.busy === null ? '–' : eng(r.busy) + ' %') },
+      { key: 'overlap', label: 'Comm overlap', num: true, render: (r) => share(r.overlap) },
+      { key: 'slowdown', label: 'vs median', num: true, render: (r) => (r.slowdown === null ? '–' : (r.slowdown >= 0 ? '+' : '') + pct(r.slowdown)) },
+    ];
+    this.rankTable = sortableTable(cols, { sortKey: 'rank', sortDir: 1 });
+    this.rankTable.setRows(this.rows(job, null));
+    this.rankTable.el.id = 'ranks-table';
+    this.body.appendChild(h('div', { class: 'card table-card', style: { marginBottom: '12px' } }, this.rankTable.el));
+    this.gpuSlot = h('div');
+    this.body.appendChild(this.gpuSlot);
+    // Skew.
+    const pts = thinSkew((sk.steps || []));
+    const canvas = h('canvas', { id: 'ranks-skew' });
+    this.body.appendChild(h('div', { class: 'card' },
+      h('h3', { class: 'card-h' }, 'Skew per step: last minus first rank to finish (ms)'),
+      pts.length ? h('div', { class: 'chart-wrap' }, canvas) : h('div', { class: 'muted small' }, 'Needs the wall times of at least 2 ranks per step.')));
+    if (pts.length) {
+      this.charts.push(makeChart(canvas, {
+        type: 'line',
+        data: { datasets: [{ label: 'skew', data: pts, borderColor: '#e15759', backgroundColor: '#e15759', pointRadius: 0, borderWidth: 1 }] },
+        options: {
+          animation: false, parsing: false, normalized: true,
+          plugins: { legend: { display: false },
+            tooltip: { callbacks: { title: (it) => 'Step ' + it[0].parsed.x, label: (c) => eng(c.parsed.y) + ' ms' } } },
+          scales: { x: { type: 'linear', title: { display: true, text: 'Step' } },
+            y: { beginAtZero: true, title: { display: true, text: 'ms' }, ticks: { callback: (v) => eng(v) } } },
+        },
+      }));
+    }
+  },
+  drawGpu(card, gpu) {
+    clear(card);
+    card.appendChild(h('h3', { class: 'card-h' }, 'GPU time per rank (HTA temporal breakdown)'));
+    const traced = gpu.ranks.filter((r) => r.has_trace);
+    if (!traced.length && !(gpu.notes || []).length) {
+      card.appendChild(h('div', { class: 'muted small' }, 'No GPU trace in this job (no *.sqlite or *.pt.trace.json files in the rank directories).'));
+      return;
+    }
+    card.appendChild(h('div', { class: 'small', id: 'ranks-overlap' },
+      `Communication/computation overlap: ${share(gpu.overlap)} of the NCCL kernel time has a compute kernel running on the same device ` +
+      `(${num(gpu.n_traced)} of ${gpu.ranks.length} ranks traced).`));
+    for (const n of gpu.notes || []) card.appendChild(h('div', { class: 'small error-text note' }, String(n.text)));
+    if (!traced.length) return;
+    const canvas = h('canvas', { id: 'ranks-breakdown' });
+    const height = Math.max(160, Math.min(600, 28 * traced.length + 60));
+    card.appendChild(h('div', { class: 'chart-wrap', style: { height: height + 'px' } }, canvas));
+    const tot = (r) => BREAKDOWN.reduce((a, [k]) => a + num(r[k]), 0) || 1;
+    const chart = makeChart(canvas, {
+      type: 'bar',
+      data: {
+        labels: traced.map((r) => 'rank ' + num(r.rank)),
+        datasets: BREAKDOWN.map(([k, label, color]) => ({
+          label, backgroundColor: color, stack: 's', data: traced.map((r) => (100 * num(r[k])) / tot(r)),
+        })),
+      },
+      options: {
+        indexAxis: 'y', animation: false, maintainAspectRatio: false,
+        plugins: { legend: { position: 'top', align: 'end', labels: { boxWidth: 12 } },
+          tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + eng(c.parsed.x) + '%' } } },
+        scales: { x: { stacked: true, max: 100, title: { display: true, text: '% of the trace span' } }, y: { stacked: true } },
+      },
+    });
+    this.charts.push(chart);
+    this.gpuCharts = [chart];
+  },
+};
+
+export default page;
