@@ -4,6 +4,8 @@
  */
 #include <stdlib.h>
 
+#include "downsample.h"
+
 #include "routes_core.h"
 
 int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
@@ -52,4 +54,40 @@ int tfb_run_has_kind(tfb_store *s, tfb_run *r, tfb_series_kind kind)
         return 0;
     free(ser);
     return ns > 0;
+}
+
+int tfb_route_histogram_points(const tfb_http_req *req, tfb_http_resp *resp,
+                               tfb_hist_point_fn fn)
+{
+    tfb_series *s;
+    int64_t samples;
+    if (tfb_http_param_series(req, resp, TFB_SERIES_HISTOGRAM, NULL, &s) < 0 ||
+        tfb_http_param_i64(req, resp, "samples", 0, 0, 0, 100000000,
+                           &samples) < 0)
+        return 0;
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    size_t *idx = malloc((v.count ? v.count : 1) * sizeof *idx);
+    tfb_json j;
+    tfb_json_init(&j);
+    if (idx) {
+        size_t n = tfb_ds_pick_even(v.count, (size_t)samples, idx);
+        tfb_json_array_begin(&j);
+        for (size_t q = 0; q < n; q++) {
+            size_t i = idx[q];
+            tfb_json_array_begin(&j);
+            tfb_json_double(&j, v.wall[i]);
+            tfb_json_i64(&j, v.step[i]);
+            fn(&j, &v, i);
+            tfb_json_array_end(&j);
+        }
+        tfb_json_array_end(&j);
+    }
+    tfb_series_read_end(s);
+    free(idx);
+    if (!idx) {
+        tfb_json_free(&j);
+        return tfb_http_error(resp, 500, "out of memory");
+    }
+    return tfb_http_json(resp, &j);
 }

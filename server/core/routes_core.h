@@ -20,6 +20,15 @@ int tfb_route_plugins_listing(const tfb_http_req *req, tfb_http_resp *resp);
  * series (TensorBoard's /tags answer). */
 int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
                            tfb_series_kind kind);
+/* route_tags.c: answers [[wall_time, step, X], ...] for the histogram
+ * series named by the request's run and tag, every point or `samples`
+ * evenly spaced ones (first and last kept); X is written by fn for point i
+ * of the pinned view. Shared by the histograms and distributions routes. */
+typedef void (*tfb_hist_point_fn)(tfb_json *j, const tfb_series_view *v,
+                                  size_t i);
+int tfb_route_histogram_points(const tfb_http_req *req, tfb_http_resp *resp,
+                               tfb_hist_point_fn fn);
+
 /* 1 when run r has at least one series of that kind (a plugin's has_data
  * test). */
 int tfb_run_has_kind(tfb_store *s, tfb_run *r, tfb_series_kind kind);

@@ -4,9 +4,7 @@
  * series: /data/plugin/distributions/{tags,distributions}.
  */
 #include <math.h>
-#include <stdlib.h>
 
-#include "downsample.h"
 #include "plugin.h"
 #include "routes_core.h"
 
@@ -57,49 +55,25 @@ static void compress(const tfb_bucket *b, size_t nb, double out[9])
         out[k] = hi;
 }
 
+/* A point as its nine [basis_point, value] pairs. */
+static void quantiles_json(tfb_json *j, const tfb_series_view *v, size_t i)
+{
+    const tfb_hist_point *h = &v->hist[i];
+    double c[9];
+    compress(v->buckets + h->bucket_off, h->n_buckets, c);
+    tfb_json_array_begin(j);
+    for (int k = 0; k < 9; k++) {
+        tfb_json_array_begin(j);
+        tfb_json_i64(j, BPS[k]);
+        tfb_json_double(j, c[k]);
+        tfb_json_array_end(j);
+    }
+    tfb_json_array_end(j);
+}
+
 static int tfb_route_distributions(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    tfb_series *s;
-    int64_t samples;
-    if (tfb_http_param_series(req, resp, TFB_SERIES_HISTOGRAM, NULL, &s) < 0 ||
-        tfb_http_param_i64(req, resp, "samples", 0, 0, 0, 100000000,
-                           &samples) < 0)
-        return 0;
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    size_t *idx = malloc((v.count ? v.count : 1) * sizeof *idx);
-    tfb_json j;
-    tfb_json_init(&j);
-    if (idx) {
-        size_t n = tfb_ds_pick_even(v.count, (size_t)samples, idx);
-        tfb_json_array_begin(&j);
-        for (size_t q = 0; q < n; q++) {
-            size_t i = idx[q];
-            const tfb_hist_point *h = &v.hist[i];
-            double c[9];
-            compress(v.buckets + h->bucket_off, h->n_buckets, c);
-            tfb_json_array_begin(&j);
-            tfb_json_double(&j, v.wall[i]);
-            tfb_json_i64(&j, v.step[i]);
-            tfb_json_array_begin(&j);
-            for (int k = 0; k < 9; k++) {
-                tfb_json_array_begin(&j);
-                tfb_json_i64(&j, BPS[k]);
-                tfb_json_double(&j, c[k]);
-                tfb_json_array_end(&j);
-            }
-            tfb_json_array_end(&j);
-            tfb_json_array_end(&j);
-        }
-        tfb_json_array_end(&j);
-    }
-    tfb_series_read_end(s);
-    free(idx);
-    if (!idx) {
-        tfb_json_free(&j);
-        return tfb_http_error(resp, 500, "out of memory");
-    }
-    return tfb_http_json(resp, &j);
+    return tfb_route_histogram_points(req, resp, quantiles_json);
 }
 
 static int has_histograms(tfb_store *s, tfb_run *r)
