@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "tfboard.h"
 
 /* NVTX rows read per file at most (a hostile file cannot make us read
@@ -468,7 +469,21 @@ typedef struct entry {
 } entry;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+/* Waits on CLOCK_MONOTONIC (a wall clock set back must not stretch them),
+ * so the cond var is made at first use, not by a static initializer. */
+static pthread_cond_t g_cv;
+static pthread_once_t g_cv_once = PTHREAD_ONCE_INIT;
+
+static void g_cv_init(void)
+{
+    tfb_cond_init_monotonic(&g_cv);
+}
+
+static pthread_cond_t *g_cv_get(void)
+{
+    pthread_once(&g_cv_once, g_cv_init);
+    return &g_cv;
+}
 static entry g_cache[CACHE_SLOTS];
 static uint64_t g_clock;
 
@@ -572,7 +587,7 @@ static void *load_thread(void *arg)
         break;
     }
     int last = old && --old->refs == 0;
-    pthread_cond_broadcast(&g_cv);
+    pthread_cond_broadcast(g_cv_get());
     pthread_mutex_unlock(&g_mu);
     if (last)
         tfb_gmem_run_free(old);
@@ -630,16 +645,6 @@ static void answer(entry *e, tfb_gmem_run **out, tfb_gpu_status *st)
     e->used = ++g_clock;
 }
 
-static void deadline_in(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
 
 int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
                      int wait_ms, tfb_gmem_run **out, tfb_gpu_status *st)
@@ -670,7 +675,7 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
     }
     struct timespec until;
     if (wait_ms > 0)
-        deadline_in(&until, wait_ms);
+        tfb_deadline_after_ms(&until, (unsigned)wait_ms);
     tfb_gmem_run *evicted = NULL;
     pthread_mutex_lock(&g_mu);
     entry *e = NULL, *victim = NULL;
@@ -713,11 +718,11 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
             int rc = 0;
             while (!err && e->loading && rc == 0) {
                 if (wait_ms < 0)
-                    rc = pthread_cond_wait(&g_cv, &g_mu);
+                    rc = pthread_cond_wait(g_cv_get(), &g_mu);
                 else if (wait_ms == 0)
                     rc = ETIMEDOUT;
                 else
-                    rc = pthread_cond_timedwait(&g_cv, &g_mu, &until);
+                    rc = pthread_cond_timedwait(g_cv_get(), &g_mu, &until);
             }
             if (err) {
                 /* nothing */

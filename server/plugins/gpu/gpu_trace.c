@@ -10,6 +10,7 @@
  * its budgets (rows, seconds: tfb_gpu_load_limits), with the trace or with
  * an error message that the run's requests then answer.
  */
+#include "deadline.h"
 #include "gpu_trace.h"
 
 #include <errno.h>
@@ -143,7 +144,21 @@ typedef struct cache_entry {
 } cache_entry;
 
 static pthread_mutex_t g_cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t g_cache_cv = PTHREAD_COND_INITIALIZER;
+/* Waits on CLOCK_MONOTONIC (a wall clock set back must not stretch them),
+ * so the cond var is made at first use, not by a static initializer. */
+static pthread_cond_t g_cache_cv;
+static pthread_once_t g_cache_cv_once = PTHREAD_ONCE_INIT;
+
+static void g_cache_cv_init(void)
+{
+    tfb_cond_init_monotonic(&g_cache_cv);
+}
+
+static pthread_cond_t *g_cache_cv_get(void)
+{
+    pthread_once(&g_cache_cv_once, g_cache_cv_init);
+    return &g_cache_cv;
+}
 static cache_entry g_cache[CACHE_SLOTS];
 static uint64_t g_clock;
 
@@ -245,7 +260,7 @@ static void *load_thread(void *arg)
         break;
     }
     int last = old && --old->refs == 0;
-    pthread_cond_broadcast(&g_cache_cv);
+    pthread_cond_broadcast(g_cache_cv_get());
     pthread_mutex_unlock(&g_cache_mu);
     if (last)
         tfb_gpu_trace_free(old);
@@ -302,16 +317,6 @@ static void answer(cache_entry *e, tfb_gpu_trace **out, tfb_gpu_status *st)
     e->used = ++g_clock;
 }
 
-static void deadline_in(struct timespec *ts, int ms)
-{
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
 
 /* wait_ms < 0: until the load of the current files ended. */
 int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
@@ -338,7 +343,7 @@ int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
     }
     struct timespec until;
     if (wait_ms > 0)
-        deadline_in(&until, wait_ms);
+        tfb_deadline_after_ms(&until, (unsigned)wait_ms);
     tfb_gpu_trace *evicted = NULL;
     pthread_mutex_lock(&g_cache_mu);
     cache_entry *e = NULL, *victim = NULL;
@@ -394,11 +399,11 @@ int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
         int rc = 0;
         while (e->loading && rc == 0) {
             if (wait_ms < 0)
-                rc = pthread_cond_wait(&g_cache_cv, &g_cache_mu);
+                rc = pthread_cond_wait(g_cache_cv_get(), &g_cache_mu);
             else if (wait_ms == 0)
                 rc = ETIMEDOUT;
             else
-                rc = pthread_cond_timedwait(&g_cache_cv, &g_cache_mu, &until);
+                rc = pthread_cond_timedwait(g_cache_cv_get(), &g_cache_mu, &until);
         }
         if (e->store != store || e->run != r) {
             /* Cannot happen: a loading entry is never evicted. */
