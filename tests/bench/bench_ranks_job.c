@@ -172,7 +172,8 @@ static void bench_gpu(const char *dir, long kernels)
     const int ranks = 8;
     double t0 = now_s();
     for (int r = 0; r < ranks; r++) {
-        char d[4096], f[4200];
+        /* Room for any dir (at most 4200 bytes, see main) and the rest. */
+        char d[4300], f[4400];
         snprintf(d, sizeof d, "%s/gpujob", dir);
         mkdir(d, 0755);
         snprintf(d, sizeof d, "%s/gpujob/rank-%05d", dir, r);
