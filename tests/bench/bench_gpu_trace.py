@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -67,12 +68,22 @@ def main():
     gpu_trace_gen.write(a.gen, path, n)
     print("generated %d kernels in %.1f s (%.0f MB)"
           % (n, time.time() - t0, os.path.getsize(path) / 1e6))
-    p = subprocess.Popen([a.tfboard, "--logdir", tmp, "--port", "0",
+    # A port picked here: with --quiet the server prints no banner.
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        port = sk.getsockname()[1]
+    p = subprocess.Popen([a.tfboard, "--logdir", tmp, "--port", str(port),
                           "--reload_interval", "0", "--quiet"],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          text=True)
     try:
-        port = int(re.search(r":(\d+)/", p.stdout.readline()).group(1))
+        end = time.time() + 30
+        while time.time() < end:
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                time.sleep(0.02)
         while not json.loads(get(port, "/data/plugin/core/progress")[1])[
                 "done"]:
             time.sleep(0.05)
