@@ -14,6 +14,7 @@ load < 10 s, each route < 1 s, < 100 bytes a kernel."""
 import argparse
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
