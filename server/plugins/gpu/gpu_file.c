@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -66,4 +68,51 @@ int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len)
     *out = buf;
     *len = n;
     return 0;
+}
+
+/* Appends "path|size|mtime_ns|" to *sig; frees it and sets NULL on
+ * ENOMEM. */
+static void sig_add(char **sig, size_t *len, const char *path)
+{
+    struct stat st;
+    char buf[128];
+    long long size = -1, mt = -1;
+    if (stat(path, &st) == 0) {
+        size = (long long)st.st_size;
+        mt = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    }
+    int k = snprintf(buf, sizeof buf, "|%lld|%lld|", size, mt);
+    size_t pl = strlen(path);
+    char *ns = realloc(*sig, *len + pl + (size_t)k + 1);
+    if (!ns) {
+        free(*sig);
+        *sig = NULL;
+        return;
+    }
+    memcpy(ns + *len, path, pl);
+    memcpy(ns + *len + pl, buf, (size_t)k + 1);
+    *len += pl + (size_t)k;
+    *sig = ns;
+}
+
+char *tfb_gpu_files_signature(char *const *files, size_t n)
+{
+    char *sig = calloc(1, 1);
+    size_t len = 0;
+    for (size_t i = 0; i < n && sig; i++) {
+        sig_add(&sig, &len, files[i]);
+        size_t pl = strlen(files[i]);
+        if (sig && pl >= 7 && strcmp(files[i] + pl - 7, ".sqlite") == 0) {
+            char *wal = malloc(pl + 5);
+            if (!wal) {
+                free(sig);
+                return NULL;
+            }
+            memcpy(wal, files[i], pl);
+            memcpy(wal + pl, "-wal", 5);
+            sig_add(&sig, &len, wal);
+            free(wal);
+        }
+    }
+    return sig;
 }

@@ -24,4 +24,9 @@
  * cannot be opened, TFB_ECORRUPT for a damaged .gz, TFB_ENOMEM. */
 int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len);
 
+/* A text that changes when any of the files (or, for *.sqlite, its WAL)
+ * changes size or mtime: the key under which a loaded trace is cached.
+ * malloc'd; NULL on ENOMEM. */
+char *tfb_gpu_files_signature(char *const *files, size_t n);
+
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "deadline.h"
+#include "gpu_file.h"
 #include "tfboard.h"
 
 /* NVTX rows read per file at most (a hostile file cannot make us read
@@ -498,52 +499,6 @@ void tfb_gmem_run_release(tfb_gmem_run *m)
         tfb_gmem_run_free(m);
 }
 
-static void sig_add(char **sig, size_t *len, const char *path)
-{
-    struct stat st;
-    char buf[128];
-    long long size = -1, mt = -1;
-    if (stat(path, &st) == 0) {
-        size = (long long)st.st_size;
-        mt = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-    }
-    int k = snprintf(buf, sizeof buf, "|%lld|%lld|", size, mt);
-    size_t pl = strlen(path);
-    char *ns = realloc(*sig, *len + pl + (size_t)k + 1);
-    if (!ns) {
-        free(*sig);
-        *sig = NULL;
-        return;
-    }
-    memcpy(ns + *len, path, pl);
-    memcpy(ns + *len + pl, buf, (size_t)k + 1);
-    *len += pl + (size_t)k;
-    *sig = ns;
-}
-
-/* Changes when a trace file (or its WAL) changes. */
-static char *signature(char **files, size_t n)
-{
-    char *sig = calloc(1, 1);
-    size_t len = 0;
-    for (size_t i = 0; i < n && sig; i++) {
-        sig_add(&sig, &len, files[i]);
-        if (sig && has_suffix(files[i], ".sqlite")) {
-            size_t pl = strlen(files[i]);
-            char *wal = malloc(pl + 5);
-            if (!wal) {
-                free(sig);
-                return NULL;
-            }
-            memcpy(wal, files[i], pl);
-            memcpy(wal + pl, "-wal", 5);
-            sig_add(&sig, &len, wal);
-            free(wal);
-        }
-    }
-    return sig;
-}
-
 static void job_free(job *j)
 {
     if (!j)
@@ -667,7 +622,7 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
         tfb_gpu_trace_release(tr);
         return err;
     }
-    char *sig = signature(files, n);
+    char *sig = tfb_gpu_files_signature(files, n);
     if (!sig) {
         tfb_strv_free(files, n);
         tfb_gpu_trace_release(tr);

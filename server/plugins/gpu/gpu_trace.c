@@ -11,6 +11,7 @@
  * an error message that the run's requests then answer.
  */
 #include "deadline.h"
+#include "gpu_file.h"
 #include "gpu_trace.h"
 
 #include <errno.h>
@@ -173,47 +174,6 @@ void tfb_gpu_trace_release(tfb_gpu_trace *t)
         tfb_gpu_trace_free(t);
 }
 
-static void sig_add_file(char **sig, size_t *len, const char *path)
-{
-    struct stat st;
-    char buf[128];
-    long long size = -1, mt = -1;
-    if (stat(path, &st) == 0) {
-        size = (long long)st.st_size;
-        mt = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-    }
-    int n = snprintf(buf, sizeof buf, "|%lld|%lld|", size, mt);
-    size_t pl = strlen(path);
-    char *ns = realloc(*sig, *len + pl + (size_t)n + 1);
-    if (!ns)
-        return;
-    memcpy(ns + *len, path, pl);
-    memcpy(ns + *len + pl, buf, (size_t)n + 1);
-    *len += pl + (size_t)n;
-    *sig = ns;
-}
-
-/* A text that changes when any trace file (or its WAL) changes. */
-static char *signature(char **files, size_t n)
-{
-    char *sig = calloc(1, 1);
-    size_t len = 0;
-    for (size_t i = 0; i < n && sig; i++) {
-        sig_add_file(&sig, &len, files[i]);
-        if (has_suffix(files[i], ".sqlite")) {
-            size_t pl = strlen(files[i]);
-            char *wal = malloc(pl + 5);
-            if (wal) {
-                memcpy(wal, files[i], pl);
-                memcpy(wal + pl, "-wal", 5);
-                sig_add_file(&sig, &len, wal);
-                free(wal);
-            }
-        }
-    }
-    return sig;
-}
-
 static void job_free(job *j)
 {
     if (!j)
@@ -336,7 +296,7 @@ int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
         tfb_strv_free(files, n);
         return 0;
     }
-    char *sig = signature(files, n);
+    char *sig = tfb_gpu_files_signature(files, n);
     if (!sig) {
         tfb_strv_free(files, n);
         return TFB_ENOMEM;
