@@ -279,15 +279,48 @@ int tfb_step_begin(tfb_writer *w, int64_t step)
     return 0;
 }
 
+/* The pipeline of w when it is in state `want`; else NULL with *rc the
+ * call's error. Inlined: these calls are on the training thread. */
+static inline struct tfb_pipeline *pipe_in(tfb_writer *w,
+                                           enum pipeline_state want, int *rc)
+{
+    if (!w) {
+        *rc = TFB_EINVAL;
+        return NULL;
+    }
+    if (tfb_writer_forked(w)) {
+        *rc = TFB_EFORKED;
+        return NULL;
+    }
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    if (!p || p->state != want) {
+        *rc = TFB_ESTATE;
+        return NULL;
+    }
+    return p;
+}
+
+/* Ends a span nested in the step (input wait, collective): adds it to the
+ * step's sum, closes its NVTX range, offers it to the trace store. */
+static inline void end_nested(struct tfb_pipeline *p, int64_t begin_ns,
+                              int64_t *sum_ns, tfb_host_span_kind span_kind)
+{
+    int64_t now = mono_ns();
+    *sum_ns += now - begin_ns;
+    p->state = PIPE_IN_STEP;
+#ifdef TFB_HAVE_CUPTI
+    nvtx_pop(p);
+#endif
+    if (p->spans)
+        offer_span(p, span_kind, begin_ns, now);
+}
+
 int tfb_input_begin(tfb_writer *w)
 {
-    if (!w)
-        return TFB_EINVAL;
-    if (tfb_writer_forked(w))
-        return TFB_EFORKED;
-    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
-    if (!p || p->state != PIPE_IN_STEP)
-        return TFB_ESTATE;
+    int rc;
+    struct tfb_pipeline *p = pipe_in(w, PIPE_IN_STEP, &rc);
+    if (!p)
+        return rc;
     p->input_begin_ns = mono_ns();
 #ifdef TFB_HAVE_CUPTI
     nvtx_push(p, p->nvtx_input, 0xFFDD8452u, p->step);
@@ -298,21 +331,11 @@ int tfb_input_begin(tfb_writer *w)
 
 int tfb_input_end(tfb_writer *w)
 {
-    if (!w)
-        return TFB_EINVAL;
-    if (tfb_writer_forked(w))
-        return TFB_EFORKED;
-    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
-    if (!p || p->state != PIPE_IN_INPUT)
-        return TFB_ESTATE;
-    int64_t now = mono_ns();
-    p->input_sum_ns += now - p->input_begin_ns;
-    p->state = PIPE_IN_STEP;
-#ifdef TFB_HAVE_CUPTI
-    nvtx_pop(p);
-#endif
-    if (p->spans)
-        offer_span(p, TFB_HOST_SPAN_INPUT, p->input_begin_ns, now);
+    int rc;
+    struct tfb_pipeline *p = pipe_in(w, PIPE_IN_INPUT, &rc);
+    if (!p)
+        return rc;
+    end_nested(p, p->input_begin_ns, &p->input_sum_ns, TFB_HOST_SPAN_INPUT);
     return 0;
 }
 
@@ -352,13 +375,10 @@ int tfb_step_end(tfb_writer *w)
 
 int tfb_comm_begin(tfb_writer *w, const char *name)
 {
-    if (!w)
-        return TFB_EINVAL;
-    if (tfb_writer_forked(w))
-        return TFB_EFORKED;
-    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
-    if (!p || p->state != PIPE_IN_STEP)
-        return TFB_ESTATE;
+    int rc;
+    struct tfb_pipeline *p = pipe_in(w, PIPE_IN_STEP, &rc);
+    if (!p)
+        return rc;
     p->comm_begin_ns = mono_ns();
     p->comm_seen = 1;
 #ifdef TFB_HAVE_CUPTI
@@ -372,21 +392,11 @@ int tfb_comm_begin(tfb_writer *w, const char *name)
 
 int tfb_comm_end(tfb_writer *w)
 {
-    if (!w)
-        return TFB_EINVAL;
-    if (tfb_writer_forked(w))
-        return TFB_EFORKED;
-    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
-    if (!p || p->state != PIPE_IN_COMM)
-        return TFB_ESTATE;
-    int64_t now = mono_ns();
-    p->comm_sum_ns += now - p->comm_begin_ns;
-    p->state = PIPE_IN_STEP;
-#ifdef TFB_HAVE_CUPTI
-    nvtx_pop(p);
-#endif
-    if (p->spans)
-        offer_span(p, TFB_HOST_SPAN_COMM, p->comm_begin_ns, now);
+    int rc;
+    struct tfb_pipeline *p = pipe_in(w, PIPE_IN_COMM, &rc);
+    if (!p)
+        return rc;
+    end_nested(p, p->comm_begin_ns, &p->comm_sum_ns, TFB_HOST_SPAN_COMM);
     return 0;
 }
 
