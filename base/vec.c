@@ -1,25 +1,45 @@
-/* vec.c - growable array helper (see vec.h). */
+/* vec.c - the growth behind the typed vector (see vec.h). */
 #include "vec.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-int tfb_vec_reserve(void **v, size_t *cap, size_t elem, size_t need)
+void *tfb_vec__grow(void *v, size_t *cap, size_t elem, size_t need)
 {
     if (need <= *cap)
-        return 0;
+        return v;
     if (elem == 0)
-        return -1;
+        return v;
     size_t max = SIZE_MAX / elem;
     if (need > max)
-        return -1;
+        return v;
     size_t nc = *cap ? *cap : 16;
     while (nc < need)
         nc = nc > max / 2 ? max : nc * 2;
-    void *nv = realloc(*v, nc * elem);
+    void *nv = realloc(v, nc * elem);
     if (!nv)
+        return v;
+    *cap = nc;
+    return nv;
+}
+
+void *tfb_vec__trim(void *v, size_t *cap, size_t elem, size_t n)
+{
+    if (n == 0 || n >= *cap)
+        return v;
+    void *nv = realloc(v, n * elem);
+    if (!nv)
+        return v;
+    *cap = n;
+    return nv;
+}
+
+int tfb_vec_reserve(void **v, size_t *cap, size_t elem, size_t need)
+{
+    size_t old = *cap;
+    void *nv = tfb_vec__grow(*v, cap, elem, need);
+    if (need > old && *cap == old)
         return -1;
     *v = nv;
-    *cap = nc;
     return 0;
 }

@@ -1,25 +1,75 @@
 /*
- * vec.h - one growable-array helper: make room for more elements with
- * amortised doubling and overflow checks, for any element type.
+ * vec.h - the one growable array of the tree: a typed vector whose element
+ * size comes from sizeof, in the spirit of h2o's H2O_VECTOR and lwan's
+ * DEFINE_ARRAY_TYPE.
  *
- *     struct { item *v; size_t n, cap; } a = {0};
- *     if (tfb_vec_reserve((void **)&a.v, &a.cap, sizeof *a.v, a.n + 1) < 0)
+ *     TFB_VEC(struct span) spans = {0};        // or: typedef TFB_VEC(int) tfb_int_vec;
+ *     if (tfb_vec_push(&spans, s) < 0)         // copies s to the end
  *         return TFB_ENOMEM;
- *     a.v[a.n++] = x;
+ *     struct span *p = tfb_vec_add(&spans);    // a zeroed slot at the end, or NULL
+ *     if (tfb_vec_need(&spans, spans.n + 100) < 0)   // room for 100 more
+ *         return TFB_ENOMEM;
+ *     for (size_t i = 0; i < spans.n; i++) use(spans.v[i]);
+ *     tfb_vec_free(&spans);
  *
- * Ownership: base; the array belongs to the caller (free() it).
- * Thread-safety: none; the caller serialises use of one array.
+ * Growth doubles the capacity (16 elements the first time), so n pushes
+ * cost O(n) in all; need * sizeof overflowing size_t is refused, never
+ * wrapped. On failure the vector is unchanged (v, n and cap as before).
+ * The macros evaluate their vector argument more than once: pass a plain
+ * lvalue (&x, or p->field), never an expression with side effects.
+ *
+ * Ownership: base; the array belongs to the vector's owner (tfb_vec_free,
+ * or free(vec.v) after taking it over).
+ * Thread-safety: none; the caller serialises use of one vector.
  * Internal to libtfboard and the server: not exported.
  */
 #ifndef TFB_BASE_VEC_H
 #define TFB_BASE_VEC_H
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* Ensures *cap >= need elements of elem bytes at *v, growing to at least
- * double the old capacity (min_cap elements the first time: 16) so n
- * pushes cost O(n) in all. Returns 0, or -1 when need * elem overflows
- * size_t or memory runs out; *v and *cap are unchanged then. */
+/* The type of a vector of T: { T *v; size_t n, cap; }. Zero-initialise
+ * ({0}) for an empty vector. Declare a named type with
+ * `typedef TFB_VEC(T) name;` when it crosses a function boundary. */
+#define TFB_VEC(T) struct { T *v; size_t n, cap; }
+
+/* Ensures room for `need` elements in all: 0, or -1 (overflow or out of
+ * memory; the vector is unchanged). */
+#define tfb_vec_need(a, need)                                               \
+    ((size_t)(need) <= (a)->cap                                             \
+         ? 0                                                                \
+         : ((a)->v = tfb_vec__grow((a)->v, &(a)->cap, sizeof *(a)->v,       \
+                                   (size_t)(need)),                         \
+            (a)->cap >= (size_t)(need) ? 0 : -1))
+
+/* Appends a copy of x: 0, or -1 (unchanged). */
+#define tfb_vec_push(a, x)                                                  \
+    (tfb_vec_need((a), (a)->n + 1) < 0 ? -1 : ((a)->v[(a)->n++] = (x), 0))
+
+/* Appends a zeroed element and returns a pointer to it, or NULL
+ * (unchanged). The pointer is valid until the next growth. */
+#define tfb_vec_add(a)                                                      \
+    (tfb_vec_need((a), (a)->n + 1) < 0                                      \
+         ? NULL                                                             \
+         : memset(&(a)->v[(a)->n++], 0, sizeof *(a)->v))
+
+/* Frees the array; the vector is empty and reusable. */
+#define tfb_vec_free(a) (free((a)->v), (a)->v = NULL, (a)->n = (a)->cap = 0)
+
+/* Shrinks the array to n elements (keeps it when n is 0 or realloc
+ * fails: trimming is an optimisation, never an error). */
+#define tfb_vec_trim(a)                                                     \
+    ((a)->v = tfb_vec__trim((a)->v, &(a)->cap, sizeof *(a)->v, (a)->n))
+
+/* Internals of the macros. tfb_vec__grow returns the new array with *cap
+ * raised to at least need, or the old array with *cap unchanged. */
+void *tfb_vec__grow(void *v, size_t *cap, size_t elem, size_t need);
+void *tfb_vec__trim(void *v, size_t *cap, size_t elem, size_t n);
+
+/* The untyped form, for code that has not moved to TFB_VEC yet: ensures
+ * *cap >= need elements of elem bytes at *v. Returns 0 or -1 (unchanged). */
 int tfb_vec_reserve(void **v, size_t *cap, size_t elem, size_t need);
 
 #endif

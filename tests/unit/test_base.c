@@ -97,6 +97,42 @@ static void strtab_odd_keys(void **state)
     tfb_strtab_free(&t);
 }
 
+typedef struct { double x; int tag; } vec_item;
+
+static void vec_typed(void **state)
+{
+    (void)state;
+    TFB_VEC(vec_item) a = {0};
+    size_t grows = 0;
+    for (int i = 0; i < 50000; i++) {
+        size_t before = a.cap;
+        vec_item it = {i * 0.5, i};
+        assert_int_equal(tfb_vec_push(&a, it), 0);
+        grows += a.cap != before;
+    }
+    assert_int_equal(a.n, 50000);
+    assert_true(grows <= 13); /* doubling from 16 */
+    for (int i = 0; i < 50000; i++)
+        assert_int_equal(a.v[i].tag, i);
+    vec_item *z = tfb_vec_add(&a);
+    assert_non_null(z);
+    assert_int_equal(z->tag, 0); /* zeroed */
+    assert_int_equal(a.n, 50001);
+    /* overflow of need * sizeof: refused, vector unchanged */
+    vec_item *keep = a.v;
+    size_t kc = a.cap, kn = a.n;
+    assert_int_equal(tfb_vec_need(&a, SIZE_MAX / 4), -1);
+    assert_ptr_equal(a.v, keep);
+    assert_int_equal(a.cap, kc);
+    assert_int_equal(a.n, kn);
+    tfb_vec_trim(&a);
+    assert_int_equal(a.cap, a.n);
+    assert_int_equal(a.v[50000 - 1].tag, 49999);
+    tfb_vec_free(&a);
+    assert_null(a.v);
+    assert_int_equal(a.n + a.cap, 0);
+}
+
 static void vec_growth(void **state)
 {
     (void)state;
@@ -218,6 +254,7 @@ int main(void)
         cmocka_unit_test(strtab_many),
         cmocka_unit_test(strtab_odd_keys),
         cmocka_unit_test(vec_growth),
+        cmocka_unit_test(vec_typed),
         cmocka_unit_test(str_copies),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(deadlines),
