@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pb.h"
+#include "vec.h"
 
 enum {
     DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 5,
@@ -578,34 +579,17 @@ int tfb_summary_next(const uint8_t *summary, size_t len, size_t *pos,
 
 /* ---- histograms ---- */
 
-typedef struct dvec {
-    double *a;
-    size_t n, cap;
-} dvec;
-
-static int dvec_push(dvec *d, double x)
-{
-    if (d->n == d->cap) {
-        size_t nc = d->cap ? d->cap * 2 : 64;
-        double *na = realloc(d->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        d->a = na;
-        d->cap = nc;
-    }
-    d->a[d->n++] = x;
-    return 0;
-}
+typedef TFB_VEC(double) dvec;
 
 /* Appends a repeated double field (packed, or one unpacked element). */
 static int push_doubles(dvec *d, const pb_field *f)
 {
     if (f->wt == PB_I64)
-        return dvec_push(d, pb_as_double(f->u));
+        return tfb_vec_push(d, pb_as_double(f->u));
     if (f->wt != PB_LEN || f->len % 8)
         return -1;
     for (size_t i = 0; i < f->len; i += 8)
-        if (dvec_push(d, pb_as_double(pb_le64(f->p + i))) < 0)
+        if (tfb_vec_push(d, pb_as_double(pb_le64(f->p + i))) < 0)
             return -1;
     return 0;
 }
@@ -643,16 +627,16 @@ static int64_t histo_proto_buckets(const tfb_value *v, tfb_bucket *out,
          * running backwards ([min, limit] with limit < min). */
         size_t k = lim.n < cnt.n ? lim.n : cnt.n;
         size_t first = 0, last = k; /* kept: [first, last) */
-        while (first < last && cnt.a[first] == 0)
+        while (first < last && cnt.v[first] == 0)
             first++;
-        while (last > first && cnt.a[last - 1] == 0)
+        while (last > first && cnt.v[last - 1] == 0)
             last--;
         size_t kept = last - first;
         for (size_t j = 0; j < kept && j < cap; j++) {
             size_t i = first + j;
-            out[j].left = j == 0 ? mn : lim.a[i - 1];
-            out[j].right = j + 1 == kept ? mx : lim.a[i];
-            out[j].count = cnt.a[i];
+            out[j].left = j == 0 ? mn : lim.v[i - 1];
+            out[j].right = j + 1 == kept ? mx : lim.v[i];
+            out[j].count = cnt.v[i];
         }
         rc = (int64_t)kept;
         if (pmin) *pmin = mn;
@@ -660,8 +644,8 @@ static int64_t histo_proto_buckets(const tfb_value *v, tfb_bucket *out,
         if (pnum) *pnum = num;
         if (psum) *psum = sum;
     }
-    free(lim.a);
-    free(cnt.a);
+    tfb_vec_free(&lim);
+    tfb_vec_free(&cnt);
     return rc;
 }
 

@@ -19,6 +19,7 @@
 #include "event_decode.h"
 #include "pb.h"
 #include "tfboard.h"
+#include "vec.h"
 
 #define CHUNK (1u << 20)
 /* A length CRC can match by chance on garbage; a record claiming more
@@ -30,11 +31,9 @@ struct tfb_reader {
     char *path;
     dev_t dev;
     ino_t ino;
-    uint8_t *buf;
-    size_t cap;
-    size_t len;      /* valid bytes in buf */
-    size_t pos;      /* next record starts at buf + pos */
-    uint64_t base;   /* file offset of buf[0] */
+    TFB_VEC(uint8_t) buf; /* buf.n: the bytes read so far */
+    size_t pos;      /* next record starts at buf.v + pos */
+    uint64_t base;   /* file offset of buf.v[0] */
     int eof;         /* the last read() returned 0 */
     int resyncing;   /* a resync scan was cut by the limit: go on with it */
     uint64_t limit_end; /* tfb_reader_set_limit: stop at this offset; 0 none */
@@ -91,7 +90,7 @@ void tfb_reader_close(tfb_reader *r)
         return;
     if (r->fd >= 0)
         close(r->fd);
-    free(r->buf);
+    tfb_vec_free(&r->buf);
     free(r->path);
     free(r);
 }
@@ -111,7 +110,7 @@ int tfb_reader_get_stats(const tfb_reader *r, tfb_reader_stats *out)
     tfb_reader_stats st = r->st;
     st.size = sizeof st;
     st.offset = r->base + r->pos;
-    st.buffer_bytes = r->cap;
+    st.buffer_bytes = r->buf.cap;
     return tfb_abi_write(out, &st, sizeof st);
 }
 
@@ -125,10 +124,10 @@ static void note_corruption(tfb_reader *r, uint64_t off)
  * Returns 1 when they are there, 0 when the file ends first, <0 on error. */
 static int fill_slow(tfb_reader *r, size_t need)
 {
-    while (r->len - r->pos < need) {
+    while (r->buf.n - r->pos < need) {
         if (r->pos > 0) { /* slide the unread tail to the front */
-            memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-            r->len -= r->pos;
+            memmove(r->buf.v, r->buf.v + r->pos, r->buf.n - r->pos);
+            r->buf.n -= r->pos;
             r->base += r->pos;
             r->pos = 0;
         }
@@ -137,15 +136,11 @@ static int fill_slow(tfb_reader *r, size_t need)
          * reserving that before the bytes exist would cost 4 GiB per file
          * (garbage, or a record that never completes). So the buffer stays
          * within twice what the file really holds past our offset. */
-        if (r->cap - r->len < CHUNK / 4) {
-            size_t nc = r->cap ? r->cap * 2 : CHUNK;
-            uint8_t *nb = realloc(r->buf, nc);
-            if (!nb)
-                return TFB_ENOMEM;
-            r->buf = nb;
-            r->cap = nc;
-        }
-        ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
+        size_t want = r->buf.cap ? r->buf.n + CHUNK / 4 : CHUNK;
+        if (r->buf.cap - r->buf.n < CHUNK / 4 &&
+            tfb_vec_need(&r->buf, want) < 0)
+            return TFB_ENOMEM;
+        ssize_t k = read(r->fd, r->buf.v + r->buf.n, r->buf.cap - r->buf.n);
         if (k < 0) {
             if (errno == EINTR)
                 continue;
@@ -155,15 +150,15 @@ static int fill_slow(tfb_reader *r, size_t need)
             r->eof = 1;
             return 0;
         }
-        r->len += (size_t)k;
-        r->st.file_size = r->base + r->len;
+        r->buf.n += (size_t)k;
+        r->st.file_size = r->base + r->buf.n;
     }
     return 1;
 }
 
 static inline int fill(tfb_reader *r, size_t need)
 {
-    if (r->len - r->pos >= need) /* the common case: already buffered */
+    if (r->buf.n - r->pos >= need) /* the common case: already buffered */
         return 1;
     return fill_slow(r, need);
 }
@@ -173,13 +168,11 @@ static inline int fill(tfb_reader *r, size_t need)
  * otherwise outweigh the data. fill_slow() allocates it again. */
 static void release_idle_buffer(tfb_reader *r)
 {
-    if (r->pos != r->len)
+    if (r->pos != r->buf.n)
         return; /* a partial record waits there */
     r->base += r->pos;
-    r->pos = r->len = 0;
-    free(r->buf);
-    r->buf = NULL;
-    r->cap = 0;
+    r->pos = 0;
+    tfb_vec_free(&r->buf);
 }
 
 /* At the end of what the file holds: detect a file that was truncated
@@ -208,7 +201,7 @@ static int check_replaced(tfb_reader *r)
     if (lseek(r->fd, 0, SEEK_SET) < 0)
         return tfb_err_from_errno(errno);
     r->base = 0;
-    r->pos = r->len = 0;
+    r->pos = r->buf.n = 0;
     r->eof = 0;
     r->st.replaced = 1;
     r->st.truncated_tail = 0;
@@ -240,7 +233,7 @@ static int resync(tfb_reader *r)
             r->st.bytes_skipped += r->base + r->pos - start;
             return 0;
         }
-        const uint8_t *h = r->buf + r->pos;
+        const uint8_t *h = r->buf.v + r->pos;
         if (tfb_masked_crc32c(h, 8) == pb_le32(h + 8) &&
             pb_le64(h) <= MAX_RECORD) {
             r->st.bytes_skipped += r->base + r->pos - start;
@@ -251,8 +244,8 @@ static int resync(tfb_reader *r)
          * sparse file, the tail of a crash) is passed at memory speed,
          * not one CRC per byte. */
         if (h[0] == 0 && h[11] == 0) {
-            size_t end = r->len, q = r->pos + 1;
-            while (q < end && r->buf[q] == 0)
+            size_t end = r->buf.n, q = r->pos + 1;
+            while (q < end && r->buf.v[q] == 0)
                 q++;
             r->pos = q - r->pos >= 12 ? q - 11 : r->pos + 1;
             continue;
@@ -287,17 +280,17 @@ static int reopen(tfb_reader *r)
         return rc;
     }
     if (st.st_dev != r->dev || st.st_ino != r->ino ||
-        (uint64_t)st.st_size < r->base + r->len) {
+        (uint64_t)st.st_size < r->base + r->buf.n) {
         r->dev = st.st_dev;
         r->ino = st.st_ino;
         r->base = 0;
-        r->pos = r->len = 0;
+        r->pos = r->buf.n = 0;
         r->resyncing = 0;
         r->st.replaced = 1;
         r->st.truncated_tail = 0;
         return 0;
     }
-    if (lseek(r->fd, (off_t)(r->base + r->len), SEEK_SET) < 0)
+    if (lseek(r->fd, (off_t)(r->base + r->buf.n), SEEK_SET) < 0)
         return tfb_err_from_errno(errno);
     return 0;
 }
@@ -328,7 +321,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
         if (f < 0)
             return f;
         if (f == 0) {
-            r->st.truncated_tail = r->len > r->pos;
+            r->st.truncated_tail = r->buf.n > r->pos;
             int c = check_replaced(r);
             if (c < 0)
                 return c;
@@ -338,7 +331,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
             release_idle_buffer(r);
             return 0;
         }
-        const uint8_t *h = r->buf + r->pos;
+        const uint8_t *h = r->buf.v + r->pos;
         uint64_t len = pb_le64(h);
         uint64_t off = r->base + r->pos;
         if (tfb_masked_crc32c(h, 8) != pb_le32(h + 8) || len > MAX_RECORD) {
@@ -367,7 +360,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
             r->eof = 0;
             return 0;
         }
-        h = r->buf + r->pos;
+        h = r->buf.v + r->pos;
         const uint8_t *payload = h + 12;
         r->pos += total;
         if (tfb_masked_crc32c(payload, (size_t)len) != pb_le32(payload + len) ||

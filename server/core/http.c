@@ -26,6 +26,7 @@
 #include "deadline.h"
 #include "http_internal.h"
 #include "static_files.h"
+#include "vec.h"
 
 /* One open connection, for the request deadline: libmicrohttpd's own
  * timeout is an idle timeout, which a client sending a byte now and then
@@ -289,8 +290,7 @@ typedef struct req_state {
     int seen; /* on_request ran once (headers in) */
     /* PUT to a route that accepts it: the body, at most TFB_HTTP_PUT_MAX
      * bytes (past that it is dropped and the answer is 413). */
-    char *body;
-    size_t body_len;
+    TFB_VEC(char) body; /* NUL-terminated once non-empty */
     int body_too_big;
 } req_state;
 
@@ -314,7 +314,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     req_state *st = *con_cls;
     if (st)
-        free(st->body);
+        tfb_vec_free(&st->body);
     free(st);
     *con_cls = NULL;
     conn_request_done(cls, c);
@@ -397,20 +397,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         *upload_size = 0;
         if (rs->body_too_big)
             return MHD_YES;
-        if (n > TFB_HTTP_PUT_MAX - rs->body_len) {
+        if (n > TFB_HTTP_PUT_MAX - rs->body.n) {
             rs->body_too_big = 1;
-            free(rs->body);
-            rs->body = NULL;
-            rs->body_len = 0;
+            tfb_vec_free(&rs->body);
             return MHD_YES;
         }
-        char *b = realloc(rs->body, rs->body_len + n + 1);
-        if (!b)
+        if (tfb_vec_need(&rs->body, rs->body.n + n + 1) < 0)
             return MHD_NO;
-        memcpy(b + rs->body_len, upload, n);
-        rs->body = b;
-        rs->body_len += n;
-        b[rs->body_len] = '\0';
+        memcpy(rs->body.v + rs->body.n, upload, n);
+        rs->body.n += n;
+        rs->body.v[rs->body.n] = '\0';
         return MHD_YES;
     }
     if (is_put) {
@@ -429,7 +425,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             return send_answer(c, &a, 1);
         }
         tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, "PUT",
-                            rs->body ? rs->body : "", rs->body_len};
+                            rs->body.v ? rs->body.v : "", rs->body.n};
         int rc = put_h(&req, &a);
         if (!tfb_http_resp_is_set(&a))
             tfb_http_error(&a, 500, "internal error: %s", tfb_strerror(rc));

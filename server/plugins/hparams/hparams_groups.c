@@ -244,29 +244,24 @@ static int cmp_group(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
+/* The groups being built; handed to out->groups when the build ends. */
 typedef struct gbuild {
-    tfb_run_groups *out;
-    size_t cap;
+    TFB_VEC(tfb_run_group) groups;
 } gbuild;
 
 static int add_member(gbuild *b, const char *key, size_t key_len,
                       const char *run)
 {
-    tfb_run_groups *o = b->out;
     tfb_run_group *g = NULL;
-    for (size_t i = 0; i < o->n_groups && !g; i++)
-        if (strlen(o->groups[i].key) == key_len &&
-            memcmp(o->groups[i].key, key, key_len) == 0)
-            g = &o->groups[i];
+    for (size_t i = 0; i < b->groups.n && !g; i++)
+        if (strlen(b->groups.v[i].key) == key_len &&
+            memcmp(b->groups.v[i].key, key, key_len) == 0)
+            g = &b->groups.v[i];
     if (!g) {
-        if (tfb_vec_reserve((void **)&o->groups, &b->cap, sizeof *o->groups,
-                            o->n_groups + 1) < 0)
+        if (!(g = tfb_vec_add(&b->groups)))
             return TFB_ENOMEM;
-        g = &o->groups[o->n_groups];
-        memset(g, 0, sizeof *g);
         if (!(g->key = tfb_strndup(key, key_len)))
             return TFB_ENOMEM;
-        o->n_groups++;
     }
     /* runs grow one at a time: realloc to exact size is fine here (the
      * run count of a group is small next to its points) */
@@ -327,7 +322,7 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
             regfree(&re);
         return e;
     }
-    gbuild b = {.out = out};
+    gbuild b = {0};
     for (size_t i = 0; i < nr && e == 0; i++) {
         const char *name = tfb_run_name(runs[i]);
         if (!in_only(name, only, n_only) ||
@@ -366,6 +361,8 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
     free(runs);
     if (!by_hparam)
         regfree(&re);
+    out->groups = b.groups.v; /* freed by tfb_run_groups_free, even on error */
+    out->n_groups = b.groups.n;
     if (e == 0 && out->n_groups)
         qsort(out->groups, out->n_groups, sizeof *out->groups, cmp_group);
     for (size_t i = 0; i < out->n_groups && e == 0; i++)
@@ -380,8 +377,7 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
 static long parse_runs(const char *txt, char ***out)
 {
     const char *p = txt, *end = txt + strlen(txt);
-    char **v = NULL;
-    size_t n = 0, cap = 0;
+    TFB_VEC(char *) v = {0};
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\t'))
         p++;
     if (p >= end || *p++ != '[')
@@ -396,22 +392,21 @@ static long parse_runs(const char *txt, char ***out)
         int esc;
         const char *q = tfb_json_str_scan(p, end, &s, &len, &esc);
         char *d = q ? malloc(len + 1) : NULL;
-        if (!d || tfb_vec_reserve((void **)&v, &cap, sizeof *v, n + 1) < 0) {
+        if (!d || tfb_vec_push(&v, d) < 0) {
             free(d);
-            for (size_t i = 0; i < n; i++)
-                free(v[i]);
-            free(v);
+            for (size_t i = 0; i < v.n; i++)
+                free(v.v[i]);
+            tfb_vec_free(&v);
             return -1;
         }
         size_t dl = esc ? tfb_json_str_decode(s, len, d) : len;
         if (!esc)
             memcpy(d, s, len);
         d[dl] = '\0';
-        v[n++] = d;
         p = q;
     }
-    *out = v;
-    return (long)n;
+    *out = v.v;
+    return (long)v.n;
 }
 
 static void json_num_or_null(tfb_json *j, double v)
