@@ -1,7 +1,8 @@
 /*
  * report_html.c - writes the html report: the page frame, the report's
- * JSON with the chart series in a data block, Chart.js and the page script
- * inlined (report_page.c), under a Content-Security-Policy that forbids
+ * JSON with the chart series in a data block, Chart.js and the page's
+ * stylesheet and script inlined from the embedded assets (report_page.h),
+ * under a Content-Security-Policy that forbids
  * every external load, so the file works offline and attached to a bug.
  */
 #include "report_html.h"
@@ -12,34 +13,7 @@
 #include "pipeline_analysis.h"
 #include "report_page.h"
 
-#ifdef TFB_HAVE_EMBEDDED_ASSETS
-#include "assets.h"
-#endif
-
-#define CHART_JS_PATH "/vendor/chart.umd.min.js"
 #define MAX_PIPELINE_BARS 1000
-
-/* Writes script text so that nothing in it can close the <script>
- * element early: "</" becomes "<\/" (the same string to JavaScript in
- * strings and regular expressions, where such text can appear). */
-static void put_script(FILE *f, const char *s, size_t len)
-{
-    size_t start = 0;
-    for (size_t i = 0; i + 1 < len; i++) {
-        if (s[i] == '<' && s[i + 1] == '/') {
-            fwrite(s + start, 1, i + 1 - start, f);
-            fputc('\\', f);
-            start = i + 1;
-        }
-    }
-    fwrite(s + start, 1, len - start, f);
-}
-
-static void put_pieces(FILE *f, const char *const *pieces)
-{
-    for (size_t i = 0; pieces[i]; i++)
-        fputs(pieces[i], f);
-}
 
 /* The chart data of one run: the pipeline steps (thinned evenly to at
  * most MAX_PIPELINE_BARS bars) and the first scalar series. */
@@ -111,26 +85,13 @@ int tfb_report_html(FILE *f, const tfb_report *rep)
     if (!data)
         return TFB_ENOMEM;
 
-    fputs("<!doctype html>\n<html lang=\"en\">\n<head>\n"
-          "<meta charset=\"utf-8\">\n"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\""
-          "default-src 'none'; script-src 'unsafe-inline'; "
-          "style-src 'unsafe-inline'; img-src data:\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, "
-          "initial-scale=1\">\n"
-          "<title>tfboard report</title>\n<style>\n",
-          f);
-    put_pieces(f, tfb_report_page_css);
-    fputs("</style>\n", f);
-#ifdef TFB_HAVE_EMBEDDED_ASSETS
-    const tfb_asset *chart = tfb_asset_find(CHART_JS_PATH);
-    if (chart) {
-        fputs("<script>\n", f);
-        put_script(f, (const char *)chart->data, chart->len);
-        fputs("\n</script>\n", f);
-    }
-#endif
-    fputs("</head>\n<body>\n<header><h1>tfboard report</h1>"
+    tfb_report_page_head(f, "report");
+    fputs("<style>\n", f);
+    err = tfb_report_page_put(f, TFB_REPORT_PAGE_CSS, 1);
+    fputs("</style>\n<script>\n", f);
+    /* Without Chart.js the page still renders, without its charts. */
+    tfb_report_page_put(f, TFB_REPORT_CHART_JS, 0);
+    fputs("\n</script>\n</head>\n<body>\n<header><h1>tfboard report</h1>"
           "<p id=\"meta\" class=\"muted\"></p></header>\n"
           "<main id=\"runs\"><noscript>This report draws itself with "
           "JavaScript; the same facts are in `tfboard report --format "
@@ -140,7 +101,10 @@ int tfb_report_html(FILE *f, const tfb_report *rep)
     fwrite(data, 1, len, f);
     free(data);
     fputs("</script>\n<script>\n", f);
-    put_pieces(f, tfb_report_page_js);
+    if (!err)
+        err = tfb_report_page_put(f, TFB_REPORT_PAGE_JS, 0);
     fputs("</script>\n</body>\n</html>\n", f);
+    if (err)
+        return err;
     return ferror(f) ? TFB_EIO : 0;
 }

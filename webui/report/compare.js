@@ -1,0 +1,98 @@
+(function () {
+  'use strict';
+  var c = JSON.parse(document.getElementById('tfb-data').textContent);
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function val(x) {
+    if (x === 'NaN') return NaN;
+    if (x === 'Infinity') return Infinity;
+    if (x === '-Infinity') return -Infinity;
+    return x;
+  }
+  function num(x) {
+    x = val(x);
+    if (x === null || x === undefined) return '\u2013';
+    if (typeof x !== 'number') return String(x);
+    if (isNaN(x)) return 'NaN';
+    if (!isFinite(x)) return x > 0 ? '+Inf' : '-Inf';
+    if (x === 0) return '0';
+    var a = Math.abs(x);
+    if (a >= 1e-3 && a < 1e5) return String(+x.toPrecision(4));
+    return x.toExponential(3);
+  }
+  function change(x) {
+    x = val(x);
+    if (x === null || x === undefined || isNaN(x)) return '\u2013';
+    if (!isFinite(x)) return x > 0 ? 'new' : '-new';
+    return (x >= 0 ? '+' : '') + (100 * x).toFixed(1) + '%';
+  }
+  function ms(ns) { return ns === null || ns === undefined ? '\u2013' : num(ns / 1e6) + ' ms'; }
+  function pct(x) { return x === null || x === undefined ? '\u2013' : (100 * x).toFixed(1) + '%'; }
+  /* rows: arrays of cells; a cell is text or {t: text, cls: class}. */
+  function table(parent, heads, rows, rowCls) {
+    var t = add(parent, el('table'));
+    var tr = add(add(t, el('thead')), el('tr'));
+    heads.forEach(function (h) { add(tr, el('th', null, h)); });
+    var tb = add(t, el('tbody'));
+    rows.forEach(function (r, i) {
+      var row = add(tb, el('tr', rowCls ? rowCls(i) : null));
+      r.forEach(function (x) {
+        if (x && typeof x === 'object') add(row, el('td', x.cls, x.t));
+        else add(row, el('td', null, x));
+      });
+    });
+    return t;
+  }
+  /* For figures where higher is worse (times): colour the change. */
+  function timeChange(x) {
+    var v = val(x);
+    return { t: change(x), cls: typeof v === 'number' && v > 0.05 ? 'worse' : typeof v === 'number' && v < -0.05 ? 'better' : null };
+  }
+  document.getElementById('meta').textContent = 'A (baseline): ' + c.a + ' \u2014 B: ' + c.b +
+    ' \u2014 changes are (B \u2212 A) / |A|';
+  var main = document.getElementById('runs');
+  var sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'Scalars'));
+  add(sec, el('p', 'muted', c.scalars.length + ' shared tags, ' + c.scalars_only_a + ' only in A, ' + c.scalars_only_b + ' only in B'));
+  if (c.scalars.length) table(sec, ['tag', 'final A', 'final B', 'change', 'min A', 'min B', 'change'], c.scalars.map(function (s) {
+    return [s.tag, num(s.last_a), num(s.last_b), change(s.last_change), num(s.min_a), num(s.min_b), change(s.min_change)];
+  }));
+  sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'Input pipeline'));
+  var p = c.pipeline;
+  if (!p.steps_a && !p.steps_b) add(sec, el('p', 'muted', 'Neither run has pipeline/step_ms and pipeline/input_ms scalars.'));
+  else table(sec, ['figure', 'A', 'B', 'change'], [
+    ['mean step time', num(p.step_ms_a) + ' ms', num(p.step_ms_b) + ' ms', timeChange(p.step_ms_change)],
+    ['mean input wait', num(p.input_ms_a) + ' ms', num(p.input_ms_b) + ' ms', timeChange(p.input_ms_change)],
+    ['input share', pct(p.input_share_a), pct(p.input_share_b),
+      p.input_share_change === null ? '\u2013' : ((p.input_share_change >= 0 ? '+' : '') + (100 * p.input_share_change).toFixed(1) + ' pts')],
+    ['verdict', p.verdict_a || '\u2013', p.verdict_b || '\u2013', '']]);
+  sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'GPU kernel time'));
+  var g = c.gpu;
+  if (g.error_a) add(sec, el('p', 'alert', 'Run A\'s trace could not be read: ' + g.error_a));
+  if (g.error_b) add(sec, el('p', 'alert', 'Run B\'s trace could not be read: ' + g.error_b));
+  if (!g.traced_a && !g.traced_b) add(sec, el('p', 'muted', 'Neither run was traced.'));
+  else {
+    var slower = g.kernels.filter(function (k) { return k.slower; }).length;
+    add(sec, el('p', null, 'All kernels: ' + ms(g.kernel_ns_a) + ' \u2192 ' + ms(g.kernel_ns_b) + ' (' + change(g.kernel_change) + '); ' +
+      slower + ' kernel' + (slower === 1 ? '' : 's') + ' slower'));
+    table(sec, ['kernel', 'count A', 'count B', 'total A', 'total B', 'change'], g.kernels.map(function (k) {
+      return [k.name, k.count_a, k.count_b, ms(k.total_ns_a), ms(k.total_ns_b), change(k.change)];
+    }), function (i) { return g.kernels[i].slower ? 'worse' : null; });
+  }
+  sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'Hparams that differ'));
+  var hp = c.hparams;
+  add(sec, el('p', 'muted', 'A logged ' + hp.count_a + ', B logged ' + hp.count_b));
+  if (!hp.differ.length) add(sec, el('p', 'muted', 'None.'));
+  else table(sec, ['hparam', 'A', 'B'], hp.differ.map(function (h) {
+    return [h.name, h.a === null ? '(not set)' : h.a, h.b === null ? '(not set)' : h.b];
+  }));
+  document.body.setAttribute('data-rendered', '1');
+})();
