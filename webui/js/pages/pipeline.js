@@ -7,6 +7,7 @@ import { getJSON, num } from '../core/api.js';
 import { eng, pct } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { themeColor } from '../core/colors.js';
+import { COLOR } from '../lib/plot.js';
 
 const VERDICT_TEXT = {
   highly: 'Highly input-bound',
@@ -113,7 +114,7 @@ const page = {
         labels: bars.map((b) => b.label),
         datasets: [
           { label: 'Input wait', data: bars.map((b) => b.input), backgroundColor: themeColor('--danger'), stack: 's' },
-          { label: 'Rest of step', data: bars.map((b) => Math.max(0, b.step - b.input)), backgroundColor: '#4e79a7', stack: 's' },
+          { label: 'Rest of step', data: bars.map((b) => Math.max(0, b.step - b.input)), backgroundColor: COLOR.blue, stack: 's' },
         ],
       },
       options: {
