@@ -432,6 +432,50 @@ static void test_walk_many_buffers(void **state)
     free(dir);
 }
 
+/* CUPTI may free a name and hand the same address out for another kernel's
+ * name: the cache, keyed by the pointer, must notice the text changed and
+ * intern the new name, and after that find the new name at that address. */
+static void test_reused_name_pointer(void **state)
+{
+    (void)state;
+    static buf b;
+    char name[32] = "_Z4gemmv";
+    char *dir = tu_mkdtemp();
+    tfb_trace_store *s = NULL;
+    assert_int_equal(tfb_trace_store_open(&s, dir, NULL), 0);
+    tfb_cupti_proc *p = NULL;
+    assert_int_equal(tfb_cupti_proc_new(&p, &g_api, s, NULL), 0);
+    memset(&b, 0, sizeof b);
+    put_kernel(&b, name, 0, 1, B + 100, B + 200, 1);
+    assert_int_equal(tfb_cupti_process_buffer(p, b.data, b.len), 1);
+    strcpy(name, "_Z4reluv"); /* same address, another kernel */
+    for (uint32_t k = 2; k <= 3; k++) {
+        memset(&b, 0, sizeof b);
+        put_kernel(&b, name, 0, 1, B + 100 * k, B + 100 * k + 50, k);
+        assert_int_equal(tfb_cupti_process_buffer(p, b.data, b.len), 1);
+    }
+    assert_int_equal(tfb_trace_store_flush(s), 0);
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
+    tfb_cupti_proc_free(p);
+    assert_int_equal(tfb_trace_store_close(s), 0);
+    sqlite3 *db = open_ro(path);
+    char t[64];
+    q_text(db, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds"
+               " s ON s.id = k.shortName WHERE k.correlationId = 1",
+           t, sizeof t);
+    assert_string_equal(t, "gemm");
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+                               " JOIN StringIds s ON s.id = k.shortName"
+                               " WHERE s.value = 'relu'"),
+                     2);
+    /* gemm's and relu's demangled, short and mangled names. */
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM StringIds"), 6);
+    sqlite3_close(db);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 static void test_incomplete_records(void **state)
 {
     (void)state;
@@ -819,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_walk_all_kinds),
         cmocka_unit_test(test_walk_many_buffers),
         cmocka_unit_test(test_incomplete_records),
+        cmocka_unit_test(test_reused_name_pointer),
         cmocka_unit_test(test_short_names),
         cmocka_unit_test(test_utilization_tracker),
         cmocka_unit_test(test_bad_args),
