@@ -24,6 +24,7 @@
 
 #include "test_util.h"
 #include "tfboard.h"
+#include "vec.h"
 
 /* ---- a tiny protobuf encoder ---- */
 
@@ -378,8 +379,7 @@ static void check_file(const char *path, corpus_counts *cc)
         return;
     cc->files++;
     tfb_event ev;
-    tfb_bucket *b = NULL;
-    size_t cap = 0;
+    TFB_VEC(tfb_bucket) b = {0};
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
@@ -389,29 +389,28 @@ static void check_file(const char *path, corpus_counts *cc)
             if (!v.histo) /* [k,3] tensors are shown row for row */
                 continue;
             double mn, mx;
-            int64_t k = tfb_value_histogram(&v, b, cap, &mn, &mx, NULL, NULL);
-            if (k > (int64_t)cap) {
-                cap = (size_t)k;
-                b = realloc(b, cap * sizeof *b);
-                assert_non_null(b);
-                k = tfb_value_histogram(&v, b, cap, &mn, &mx, NULL, NULL);
+            int64_t k = tfb_value_histogram(&v, b.v, b.cap, &mn, &mx, NULL,
+                                            NULL);
+            if (k > (int64_t)b.cap) {
+                assert_int_equal(tfb_vec_need(&b, (size_t)k), 0);
+                k = tfb_value_histogram(&v, b.v, b.cap, &mn, &mx, NULL, NULL);
             }
             assert_true(k >= 0);
             cc->protos++;
             cc->buckets += k;
             for (int64_t i = 0; i < k; i++)
-                if (b[i].left > b[i].right) {
+                if (b.v[i].left > b.v[i].right) {
                     if (cc->backwards++ == 0)
                         print_message("backwards bucket in %s: [%g, %g]\n",
-                                      path, b[i].left, b[i].right);
+                                      path, b.v[i].left, b.v[i].right);
                 }
             if (k > 0) {
-                assert_true(b[0].count != 0 && b[k - 1].count != 0);
-                assert_true(b[0].left == mn && b[k - 1].right == mx);
+                assert_true(b.v[0].count != 0 && b.v[k - 1].count != 0);
+                assert_true(b.v[0].left == mn && b.v[k - 1].right == mx);
             }
         }
     }
-    free(b);
+    tfb_vec_free(&b);
     tfb_reader_close(r);
 }
 
