@@ -193,8 +193,8 @@ static void check_groups(const tfb_run_groups *g)
     const tfb_run_group *a = &g->groups[0], *b = &g->groups[1];
     assert_string_equal(a->key, "0.1");
     assert_string_equal(b->key, "0.2");
-    assert_int_equal(a->n_runs, 2);
-    assert_int_equal(b->n_runs, 1);
+    assert_int_equal(a->runs.n, 2);
+    assert_int_equal(b->runs.n, 1);
     /* group 0.1: seed 1 at steps 0,10,20 (1,2,3); seed 2 at 5,15 (10,NaN).
      * Grid = union {0,5,10,15,20}; carry forward within each run's span. */
     assert_int_equal(a->n_points, 5);
@@ -250,7 +250,7 @@ static void groups_rule(void **state)
                      0);
     assert_int_equal(g.n_groups, 2);
     assert_string_equal(g.groups[0].key, "seed=1");
-    assert_int_equal(g.groups[0].n_runs, 2);
+    assert_int_equal(g.groups[0].runs.n, 2);
     tfb_run_groups_free(&g);
 
     assert_int_equal(tfb_run_groups_compute(st, "loss", "regex:(", NULL, 0,

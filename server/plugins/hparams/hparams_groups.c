@@ -132,13 +132,13 @@ static int load_member(tfb_series *se, member *m)
 static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
 {
     (void)s;
-    member *ms = calloc(g->n_runs ? g->n_runs : 1, sizeof *ms);
+    member *ms = calloc(g->runs.n ? g->runs.n : 1, sizeof *ms);
     if (!ms)
         return TFB_ENOMEM;
     int e = 0;
     size_t total = 0;
-    for (size_t i = 0; i < g->n_runs && e == 0; i++) {
-        tfb_run *r = tfb_store_find_run(s, g->runs[i]);
+    for (size_t i = 0; i < g->runs.n && e == 0; i++) {
+        tfb_run *r = tfb_store_find_run(s, g->runs.v[i]);
         tfb_series *se = r ? tfb_run_find_series(r, TFB_SERIES_SCALAR, tag)
                            : NULL;
         if (se) {
@@ -151,7 +151,7 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
     if (e == 0 && !(grid = malloc((total ? total : 1) * sizeof *grid)))
         e = TFB_ENOMEM;
     if (e == 0) {
-        for (size_t i = 0; i < g->n_runs; i++)
+        for (size_t i = 0; i < g->runs.n; i++)
             for (size_t k = 0; k < ms[i].n; k++)
                 grid[ng++] = ms[i].pts[k].step;
         qsort(grid, ng, sizeof *grid, cmp_i64);
@@ -170,7 +170,7 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
         double sum = 0, mn = INFINITY, mx = -INFINITY;
         /* Two passes over the values at t: mean, then the squared
          * deviations (stable for values far from 0). */
-        for (size_t i = 0; i < g->n_runs; i++) {
+        for (size_t i = 0; i < g->runs.n; i++) {
             member *m = &ms[i];
             if (!m->n || t < m->pts[0].step || t > m->pts[m->n - 1].step)
                 continue;
@@ -193,7 +193,7 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
             p.min = mn;
             p.max = mx;
             double ss = 0;
-            for (size_t i = 0; i < g->n_runs; i++) {
+            for (size_t i = 0; i < g->runs.n; i++) {
                 member *m = &ms[i];
                 if (!m->n || t < m->pts[0].step || t > m->pts[m->n - 1].step)
                     continue;
@@ -207,7 +207,7 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
         }
         g->points[g->n_points++] = p;
     }
-    for (size_t i = 0; i < g->n_runs; i++)
+    for (size_t i = 0; i < g->runs.n; i++)
         free(ms[i].pts);
     free(ms);
     free(grid);
@@ -217,9 +217,9 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
 static void group_free(tfb_run_group *g)
 {
     free(g->key);
-    for (size_t i = 0; i < g->n_runs; i++)
-        free(g->runs[i]);
-    free(g->runs);
+    for (size_t i = 0; i < g->runs.n; i++)
+        free(g->runs.v[i]);
+    tfb_vec_free(&g->runs);
     free(g->points);
 }
 
@@ -263,15 +263,11 @@ static int add_member(gbuild *b, const char *key, size_t key_len,
         if (!(g->key = tfb_strndup(key, key_len)))
             return TFB_ENOMEM;
     }
-    /* runs grow one at a time: realloc to exact size is fine here (the
-     * run count of a group is small next to its points) */
-    char **nr = realloc(g->runs, (g->n_runs + 1) * sizeof *nr);
-    if (!nr)
+    char *copy = tfb_strdup(run);
+    if (!copy || tfb_vec_push(&g->runs, copy) < 0) {
+        free(copy);
         return TFB_ENOMEM;
-    g->runs = nr;
-    if (!(g->runs[g->n_runs] = tfb_strdup(run)))
-        return TFB_ENOMEM;
-    g->n_runs++;
+    }
     return 0;
 }
 
@@ -468,8 +464,8 @@ int tfb_route_hparams_groups(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_str(&j, gr->key);
         tfb_json_key(&j, "runs");
         tfb_json_array_begin(&j);
-        for (size_t k = 0; k < gr->n_runs; k++)
-            tfb_json_str(&j, gr->runs[k]);
+        for (size_t k = 0; k < gr->runs.n; k++)
+            tfb_json_str(&j, gr->runs.v[k]);
         tfb_json_array_end(&j);
         /* [step, mean, min, max, std, n, nonfinite] */
         tfb_json_key(&j, "points");
