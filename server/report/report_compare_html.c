@@ -36,6 +36,8 @@ int tfb_compare_html(FILE *f, const tfb_compare *c)
     free(data);
     fputs("</script>\n<script>\n", f);
     if (!err)
+        err = tfb_report_page_put(f, TFB_REPORT_HELPERS_JS, 0);
+    if (!err)
         err = tfb_report_page_put(f, TFB_REPORT_COMPARE_JS, 0);
     fputs("</script>\n</body>\n</html>\n", f);
     if (err)

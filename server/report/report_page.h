@@ -14,7 +14,9 @@
 
 #include <stdio.h>
 
-/* Embedded asset paths (webui/meson.build). */
+/* Embedded asset paths (webui/meson.build). TFB_REPORT_HELPERS_JS goes
+ * first in the <script> element of either page's script. */
+#define TFB_REPORT_HELPERS_JS "/report/page.js"
 #define TFB_REPORT_PAGE_CSS "/report/report.css"
 #define TFB_REPORT_PAGE_JS "/report/report.js"
 #define TFB_REPORT_COMPARE_CSS "/report/compare.css"

@@ -8,32 +8,8 @@
   var VERDICT = { highly: 'Highly input-bound', moderately: 'Moderately input-bound',
     potentially: 'Potentially input-bound', not: 'Not input-bound' };
 
-  /* Everything from event files goes in through textContent only. */
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function add(parent, child) { parent.appendChild(child); return child; }
-  function val(x) {
-    if (x === 'NaN') return NaN;
-    if (x === 'Infinity') return Infinity;
-    if (x === '-Infinity') return -Infinity;
-    return x;
-  }
-  function num(x) {
-    x = val(x);
-    if (x === null || x === undefined) return '\u2013';
-    if (typeof x !== 'number') return String(x);
-    if (isNaN(x)) return 'NaN';
-    if (!isFinite(x)) return x > 0 ? '+Inf' : '-Inf';
-    if (x === 0) return '0';
-    var a = Math.abs(x);
-    if (a >= 1e-3 && a < 1e5) return String(+x.toPrecision(4));
-    return x.toExponential(3);
-  }
-  function pct(x) { return x === null || x === undefined ? '\u2013' : (100 * x).toFixed(1) + '%'; }
+  var el = tfbPage.el, add = tfbPage.add, val = tfbPage.val, num = tfbPage.num, pct = tfbPage.pct,
+    table = tfbPage.table;
   function when(t) {
     if (t === null || t === undefined) return '\u2013';
     return new Date(t * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
@@ -45,17 +21,6 @@
     var h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
     var p2 = function (v) { return (v < 10 ? '0' : '') + v; };
     return (h ? h + 'h ' + p2(m) + 'm ' : m + 'm ') + p2(r) + 's';
-  }
-  function table(parent, heads, rows) {
-    var t = add(parent, el('table'));
-    var tr = add(add(t, el('thead')), el('tr'));
-    heads.forEach(function (h) { add(tr, el('th', null, h)); });
-    var tb = add(t, el('tbody'));
-    rows.forEach(function (r) {
-      var row = add(tb, el('tr'));
-      r.forEach(function (c) { add(row, el('td', null, c)); });
-    });
-    return t;
   }
   function chartBox(parent, title, wide) {
     var box = add(parent, el('div', 'chart' + (wide ? ' wide' : '')));
