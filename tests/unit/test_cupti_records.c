@@ -75,6 +75,17 @@ static sqlite3 *open_ro(const char *path)
     return db;
 }
 
+/* Frees p, closes s (which writes every queued row) and opens its file
+ * read-only. */
+static sqlite3 *close_and_open(tfb_cupti_proc *p, tfb_trace_store *s)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
+    tfb_cupti_proc_free(p);
+    assert_int_equal(tfb_trace_store_close(s), 0);
+    return open_ro(path);
+}
+
 static int64_t q_int(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st = NULL;
@@ -410,11 +421,7 @@ static void test_walk_many_buffers(void **state)
         total += n;
     }
     assert_int_equal(tfb_trace_store_flush(s), 0);
-    char path[1024];
-    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
-    tfb_cupti_proc_free(p);
-    assert_int_equal(tfb_trace_store_close(s), 0);
-    sqlite3 *db = open_ro(path);
+    sqlite3 *db = close_and_open(p, s);
     assert_int_equal(q_int(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
                      total);
     assert_int_equal(q_int(db, "SELECT COUNT(DISTINCT correlationId) FROM "
@@ -455,11 +462,7 @@ static void test_reused_name_pointer(void **state)
         assert_int_equal(tfb_cupti_process_buffer(p, b.data, b.len), 1);
     }
     assert_int_equal(tfb_trace_store_flush(s), 0);
-    char path[1024];
-    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
-    tfb_cupti_proc_free(p);
-    assert_int_equal(tfb_trace_store_close(s), 0);
-    sqlite3 *db = open_ro(path);
+    sqlite3 *db = close_and_open(p, s);
     char t[64];
     q_text(db, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds"
                " s ON s.id = k.shortName WHERE k.correlationId = 1",
@@ -708,12 +711,7 @@ static void test_memory_records(void **state)
     assert_int_equal(c.memory_pools, 2);
     assert_int_equal(c.other, 0);
     assert_int_equal(tfb_trace_store_flush(s), 0);
-    char path[1024];
-    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
-    tfb_cupti_proc_free(p);
-    assert_int_equal(tfb_trace_store_close(s), 0);
-
-    sqlite3 *db = open_ro(path);
+    sqlite3 *db = close_and_open(p, s);
     assert_int_equal(q_int(db, "SELECT COUNT(*) FROM "
                                "CUDA_GPU_MEMORY_USAGE_EVENTS"),
                      5);
