@@ -11,6 +11,7 @@ import { makeChart, } from '../core/charts.js';
 import { themeColor, withAlpha } from '../core/colors.js';
 import { COLOR, devColor, filledSet, timeChartOptions, sizeCanvas } from '../lib/plot.js';
 import { MemoryView, renderNvml, hasNvml } from './gpu_memory.js';
+import { pickRun } from '../lib/run_pick.js';
 
 const gpuRunsCache = { list: [], traced: new Set() };
 
@@ -231,11 +232,7 @@ const page = {
     if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
   },
   async render() {
-    const runs = gpuRunsCache.list;
-    const sel = this.ctx.runs.filter((r) => runs.includes(r));
-    const run = runs.includes(this.ctx.state.run) ? this.ctx.state.run : (sel[0] || runs[0]);
-    clear(this.runSelect);
-    for (const r of runs) this.runSelect.appendChild(h('option', { value: r, selected: r === run }, r));
+    const run = pickRun(this.ctx, gpuRunsCache.list, this.runSelect);
     if (!run) return;
     const token = {};
     this.token = token;

@@ -8,6 +8,7 @@ import { eng } from '../core/format.js';
 import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { COLOR, sizeCanvas } from '../lib/plot.js';
+import { pickRun } from '../lib/run_pick.js';
 
 function gradRuns(data) {
   return data.runs.filter((r) => Object.keys(data.scalarTags[r] || {}).some((t) => t.startsWith(data.tagNames.grad_norm_prefix)));
@@ -139,11 +140,7 @@ const page = {
     if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
   },
   async render() {
-    const runs = gradRuns(this.ctx.data);
-    const sel = this.ctx.runs.filter((r) => runs.includes(r));
-    const run = runs.includes(this.ctx.state.run) ? this.ctx.state.run : (sel[0] || runs[0]);
-    clear(this.runSelect);
-    for (const r of runs) this.runSelect.appendChild(h('option', { value: r, selected: r === run }, r));
+    const run = pickRun(this.ctx, gradRuns(this.ctx.data), this.runSelect);
     if (!run) return;
     const token = {};
     this.token = token;
