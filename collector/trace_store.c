@@ -123,7 +123,7 @@ typedef struct table_spec {
     int replace; /* INSERT OR REPLACE */
 } table_spec;
 
-/* The column arrays: tt_cols_<table>[]. */
+/* The column arrays, TFB_TT_<table>_cols[]. */
 #define I(n, d) {n, d},
 #define T(n, d) {n, d},
 #define X(tt, name, rep, cols) static const col_spec tt##_cols[] = {cols};
