@@ -4,6 +4,7 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,8 @@ static int reserve(tfb_json *j, size_t n)
 {
     if (j->failed)
         return -1;
-    if (tfb_vec_need(&j->out, j->out.n + n + 1) < 0) {
+    if (n >= SIZE_MAX - j->out.n || /* n + 1 more would wrap */
+        tfb_vec_need(&j->out, j->out.n + n + 1) < 0) {
         j->failed = 1;
         return -1;
     }
