@@ -588,6 +588,8 @@ static int push_doubles(dvec *d, const pb_field *f)
         return tfb_vec_push(d, pb_as_double(f->u));
     if (f->wt != PB_LEN || f->len % 8)
         return -1;
+    if (tfb_vec_need(d, d->n + f->len / 8) < 0) /* one allocation */
+        return -1;
     for (size_t i = 0; i < f->len; i += 8)
         if (tfb_vec_push(d, pb_as_double(pb_le64(f->p + i))) < 0)
             return -1;
