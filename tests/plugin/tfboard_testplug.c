@@ -101,6 +101,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 static const tfb_plugin testplug = {
+    TFB_PLUGIN_ABI,
     .name = "testplug",
     .title = "Test plugin",
     .module = "js/plugins/testplug.js",

@@ -1,11 +1,14 @@
 /*
- * report_compare.h - two runs side by side: `tfboard report --compare A B`
- * and the compare dashboard (/data/plugin/compare/compare?a=..&b=..).
+ * compare_analysis.h - two runs side by side: the comparison that the
+ * compare dashboard (/data/plugin/compare/compare?a=..&b=..) and `tfboard
+ * report --compare A B` (server/report/report_compare.h) share. It lives
+ * in the compare plugin's folder, below the report, so the route needs
+ * nothing from server/report/.
  *
  * The comparison is built once as structs (tfb_compare_runs); the JSON
- * (report_compare_json.c), text/Markdown (report_compare_text.c) and html
- * (report_compare_html.c) writers render the same structs, and the
- * regression gate (tfb_compare_gate_*) judges them.
+ * (compare_json.c, here), text/Markdown and html writers (server/report/
+ * report_compare_text.c, report_compare_html.c) render the same structs,
+ * and the report's regression gate (tfb_compare_gate_*) judges them.
  *
  * Facts compared (A is the baseline, B the new run):
  *  - every scalar tag the two runs share: its final value (last point in
@@ -24,8 +27,8 @@
  * Thread-safety: a tfb_compare is built and read by one thread; building
  * reads the stores as any analysis does (safe alongside the loader).
  */
-#ifndef TFB_SERVER_REPORT_COMPARE_H
-#define TFB_SERVER_REPORT_COMPARE_H
+#ifndef TFB_SERVER_COMPARE_ANALYSIS_H
+#define TFB_SERVER_COMPARE_ANALYSIS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -103,7 +106,7 @@ void tfb_compare_free(tfb_compare *c);
 /* (b - a) / |a| with the rules above. */
 double tfb_compare_change(double a, double b);
 
-/* ---- writers ---------------------------------------------------------- */
+/* ---- the JSON writer ------------------------------------------------- */
 
 /* The comparison object (route /data/plugin/compare/compare and
  * `tfboard report --compare --format json`):
@@ -123,56 +126,5 @@ double tfb_compare_change(double a, double b);
  * Unknown numbers are null; non-finite data values are "NaN"/"Infinity"
  * strings as everywhere in the API. */
 void tfb_compare_json(tfb_json *j, const tfb_compare *c);
-
-/* Text (markdown 0) or Markdown. Returns 0 or TFB_EIO. */
-int tfb_compare_text(FILE *f, const tfb_compare *c, int markdown);
-
-/* One self-contained html page (same rules as report_html.h). Returns 0,
- * TFB_ENOMEM or TFB_EIO. */
-int tfb_compare_html(FILE *f, const tfb_compare *c);
-
-/* ---- the regression gate ---------------------------------------------- */
-
-/*
- * --fail-on 'regress:METRIC>LIMIT' or 'regress:METRIC<LIMIT':
- *  - '>' means higher is worse (loss, step_ms): B fails when it is above
- *    A by more than LIMIT; '<' means higher is better (accuracy): B fails
- *    when it is below A by more than LIMIT.
- *  - LIMIT "2%" is relative to |A|; a plain number ("0.01") is an
- *    absolute difference. LIMIT >= 0.
- *  - METRIC: step_ms (mean step time), input_ms (mean input wait),
- *    input_share (the input share, a fraction), kernel_ms (total GPU
- *    kernel time); anything else is a scalar tag, compared by its final
- *    value; "tag:NAME" names a scalar tag that is spelled like one of
- *    those.
- *  - A final value that is NaN/Inf in B but finite in A is a regression;
- *    a metric missing from either run fails the gate (it cannot be
- *    checked, so it is not passed silently).
- */
-typedef enum {
-    TFB_GATE_SCALAR,
-    TFB_GATE_STEP_MS,
-    TFB_GATE_INPUT_MS,
-    TFB_GATE_INPUT_SHARE,
-    TFB_GATE_KERNEL_MS,
-} tfb_gate_metric;
-
-typedef struct tfb_compare_gate {
-    tfb_gate_metric metric;
-    char tag[256];        /* TFB_GATE_SCALAR */
-    int higher_is_worse;  /* '>' */
-    int relative;         /* LIMIT had '%' */
-    double limit;         /* a fraction when relative (2% = 0.02) */
-} tfb_compare_gate;
-
-/* Parses the text after "regress:". Returns 0, or TFB_EINVAL with the
- * reason in err. */
-int tfb_compare_gate_parse(const char *spec, tfb_compare_gate *out,
-                           char *err, size_t err_len);
-
-/* 1 when the gate fails (the reason in why), 0 when it passes (why holds
- * the figure that passed). */
-int tfb_compare_gate_check(const tfb_compare *c, const tfb_compare_gate *g,
-                           char *why, size_t why_len);
 
 #endif

@@ -193,6 +193,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_gradients = {
+    TFB_PLUGIN_ABI,
     .name = "gradients",
     .title = "Gradients",
     .module = "js/pages/gradients.js",
