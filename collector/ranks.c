@@ -19,6 +19,7 @@
 
 #include "event.h"
 #include "tfboard.h"
+#include "abi.h"
 #include "writer_internal.h"
 
 /* Launcher variables, tried family by family: rank, world size and local
@@ -184,14 +185,18 @@ static int view_int(const char *p, size_t n, int32_t *out)
 
 int tfb_value_rank_info(const tfb_value *v, tfb_rank_info *out)
 {
-    if (!v || !out || v->plugin_name.len != sizeof TFB_RANK_PLUGIN - 1 ||
+    tfb_value whole;
+    if (!v || !out || tfb_abi_size(out) < sizeof(size_t) ||
+        !(v = tfb_abi_view(&whole, sizeof whole, v)) ||
+        v->plugin_name.len != sizeof TFB_RANK_PLUGIN - 1 ||
         memcmp(v->plugin_name.ptr, TFB_RANK_PLUGIN,
                sizeof TFB_RANK_PLUGIN - 1) != 0)
         return TFB_EINVAL;
     tfb_strview s;
     if (tfb_value_string(v, 0, &s) != 1)
         return TFB_ECORRUPT;
-    tfb_rank_info r = {.rank = -1, .world_size = 0, .local_rank = -1,
+    tfb_rank_info r = {.size = sizeof r, .rank = -1, .world_size = 0,
+                       .local_rank = -1,
                        .job = "", .job_len = 0, .host = "", .host_len = 0};
     int have_version = 0;
     const char *p = s.ptr, *end = s.ptr + s.len;
@@ -229,6 +234,6 @@ int tfb_value_rank_info(const tfb_value *v, tfb_rank_info *out)
     if (!have_version || r.rank < 0 || r.world_size < 0 ||
         (r.world_size > 0 && r.rank >= r.world_size))
         return TFB_ECORRUPT;
-    *out = r;
+    tfb_abi_write(out, &r, sizeof r);
     return 0;
 }

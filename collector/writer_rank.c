@@ -49,17 +49,19 @@ int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
 
 int tfb_writer_get_rank(const tfb_writer *w, tfb_rank_info *out)
 {
-    if (!w || !out)
+    if (!w || !out || tfb_abi_size(out) < sizeof(size_t))
         return TFB_EINVAL;
     const tfb_rank_owned *r = tfb_writer_rank(w);
     if (r->rank < 0)
         return TFB_ENOENT;
-    out->rank = r->rank;
-    out->world_size = r->world_size;
-    out->local_rank = r->local_rank;
-    out->job = r->job;
-    out->job_len = strlen(r->job);
-    out->host = r->host;
-    out->host_len = strlen(r->host);
-    return 0;
+    tfb_rank_info info = {.size = sizeof info,
+                          .rank = r->rank,
+                          .world_size = r->world_size,
+                          .local_rank = r->local_rank,
+                          .job = r->job,
+                          .job_len = strlen(r->job),
+                          .host = r->host,
+                          .host_len = strlen(r->host)};
+    /* Only as far as the caller's size reaches. */
+    return tfb_abi_write(out, &info, sizeof info);
 }
