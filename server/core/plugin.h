@@ -41,8 +41,6 @@
 /* What `tfboard report` asks of every plugin's section. */
 typedef struct tfb_report_opts {
     const char *run_regex;  /* POSIX extended, unanchored; NULL = all runs */
-    double grad_vanish;     /* gradient flag thresholds */
-    double grad_explode;
 } tfb_report_opts;
 
 /* One route of a plugin: path is relative to /data/plugin/<name>/. */
@@ -122,6 +120,10 @@ typedef struct tfb_plugin {
      * Their names must not clash with core's or another plugin's. */
     const tfb_plugin_option *options;
     size_t n_options;
+    /* Called once after the command line is parsed (serve and report),
+     * for checks across its options (e.g. one threshold below another).
+     * Returns 0, or TFB_EINVAL with a one-line reason in err. NULL: none. */
+    int (*check_options)(char *err, size_t err_len);
 } tfb_plugin;
 
 /* Hands the built-in plugins (in tab order) to core; the command line
@@ -146,6 +148,24 @@ int tfb_plugin_register(const tfb_plugin *p);
 
 /* The plugin of that name, or NULL. */
 const tfb_plugin *tfb_plugin_find(const char *name, size_t len);
+
+/* ---- the plugins' command-line options (plugin_options.c) ---------- */
+
+/* The option --<name> of some plugin in the table ('-' and '_' alike;
+ * name without the dashes, len bytes), or NULL. */
+const tfb_plugin_option *tfb_plugin_option_find(const char *name, size_t len);
+
+/* Parses value by o's type into *o->dest (value is ignored for a flag and
+ * must outlive the server for a string). Returns 0 or TFB_EINVAL (empty,
+ * not a number, out of [min, max]); *dest is then unchanged. */
+int tfb_plugin_option_set(const tfb_plugin_option *o, const char *value);
+
+/* Runs every plugin's check_options. Returns 0 or the first error. */
+int tfb_plugin_options_check(char *err, size_t err_len);
+
+/* Writes the "dashboard options" part of --help (nothing when no plugin
+ * has options). */
+void tfb_plugin_options_usage(FILE *out);
 
 /* 1 when some run of the store has the plugin's data. */
 int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s);

@@ -70,6 +70,44 @@ static int valid_plugin(const tfb_plugin *p)
     return 0;
 }
 
+/* '-' and '_' are the same in option names. */
+static int same_name(const char *decl, const char *name, size_t len)
+{
+    if (strlen(decl) != len)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char a = decl[i], b = name[i];
+        if (a == '-')
+            a = '_';
+        if (b == '-')
+            b = '_';
+        if (a != b)
+            return 0;
+    }
+    return 1;
+}
+
+const tfb_plugin_option *tfb_plugin_option_find(const char *name, size_t len)
+{
+    size_t np;
+    const tfb_plugin *const *pl = tfb_plugins(&np);
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < pl[i]->n_options; k++)
+            if (same_name(pl[i]->options[k].name, name, len))
+                return &pl[i]->options[k];
+    return NULL;
+}
+
+/* 1 when one of p's options has a name another plugin's option has. */
+static int option_taken(const tfb_plugin *p)
+{
+    for (size_t i = 0; i < p->n_options; i++)
+        if (tfb_plugin_option_find(p->options[i].name,
+                                   strlen(p->options[i].name)))
+            return 1;
+    return 0;
+}
+
 /* Reads the descriptor's version and size, and copies what its size
  * covers into *whole (zero beyond). */
 static int read_descriptor(const tfb_plugin *p, tfb_plugin *whole)
@@ -126,7 +164,8 @@ int tfb_plugin_register(const tfb_plugin *p)
     int rc = read_descriptor(p, &whole);
     if (rc < 0)
         return rc;
-    if (tfb_plugin_find(whole.name, strlen(whole.name)))
+    if (tfb_plugin_find(whole.name, strlen(whole.name)) ||
+        option_taken(&whole))
         return TFB_EEXIST;
     if (n_extra == TFB_MAX_EXTRA)
         return TFB_ENOMEM;

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "config.h"
 #include "plugin.h"
 #include "plugins/registry.h"
 #include "routes_core.h"
@@ -149,6 +150,76 @@ static void test_register_older_size(void **state)
                      dummy_route);
 }
 
+/* A plugin's own options: declared in its descriptor, parsed by core's
+ * command line into the plugin's variables, listed in --help; a name
+ * another plugin's option has is refused. */
+static int opt_level = 3;
+static int opt_flag;
+static const char *opt_name = "none";
+static const tfb_plugin_option unit_options[] = {
+    {.name = "unit_level", .arg = "N", .help = "a level", .type = TFB_OPT_INT,
+     .def = "3", .min = 0, .max = 9, .dest = &opt_level},
+    {.name = "unit_flag", .help = "a flag", .type = TFB_OPT_FLAG,
+     .dest = &opt_flag},
+    {.name = "unit_name", .arg = "S", .help = "a name",
+     .type = TFB_OPT_STRING, .dest = &opt_name},
+};
+
+static void test_plugin_options(void **state)
+{
+    (void)state;
+    static const tfb_plugin withopts = {
+        TFB_PLUGIN_ABI, .name = "unit_opts", .title = "Opts",
+        .options = unit_options,
+        .n_options = sizeof unit_options / sizeof unit_options[0]};
+    assert_int_equal(tfb_plugin_register(&withopts), 0);
+    tfb_plugin_option bad_opt = {.name = "Bad", .help = "x",
+                                 .type = TFB_OPT_INT, .dest = &opt_level};
+    tfb_plugin clash_bad = {TFB_PLUGIN_ABI, .name = "unit_badopt",
+                            .title = "x", .options = &bad_opt,
+                            .n_options = 1};
+    assert_int_equal(tfb_plugin_register(&clash_bad), TFB_EINVAL);
+    tfb_plugin clash = {TFB_PLUGIN_ABI, .name = "unit_clash", .title = "x",
+                        .options = unit_options, .n_options = 1};
+    assert_int_equal(tfb_plugin_register(&clash), TFB_EEXIST);
+
+    char *argv[] = {"tfboard", "--logdir", "/x", "--unit-level", "7",
+                    "--unit_flag", "--unit-name=abc", "--grad-vanish", "0.5"};
+    tfb_config cfg;
+    FILE *null = fopen("/dev/null", "w");
+    assert_non_null(null);
+    assert_int_equal(tfb_config_parse(&cfg, 9, argv, null, null), 0);
+    assert_int_equal(opt_level, 7);
+    assert_int_equal(opt_flag, 1);
+    assert_string_equal(opt_name, "abc");
+    /* Out of range, not a number, a value for a flag: usage errors, the
+     * variable keeps its value. */
+    char *bad1[] = {"tfboard", "--logdir", "/x", "--unit-level", "10"};
+    assert_int_equal(tfb_config_parse(&cfg, 5, bad1, null, null),
+                     TFB_EINVAL);
+    char *bad2[] = {"tfboard", "--logdir", "/x", "--unit-level=x"};
+    assert_int_equal(tfb_config_parse(&cfg, 4, bad2, null, null),
+                     TFB_EINVAL);
+    char *bad3[] = {"tfboard", "--logdir", "/x", "--unit-flag=1"};
+    assert_int_equal(tfb_config_parse(&cfg, 4, bad3, null, null),
+                     TFB_EINVAL);
+    assert_int_equal(opt_level, 7);
+    fclose(null);
+
+    /* --help lists them with core's. */
+    char *help = NULL;
+    size_t help_len = 0;
+    FILE *mem = open_memstream(&help, &help_len);
+    assert_non_null(mem);
+    tfb_config_usage(mem);
+    fclose(mem);
+    assert_non_null(strstr(help, "--logdir DIR"));
+    assert_non_null(strstr(help, "--unit-level N"));
+    assert_non_null(strstr(help, "(default 3) [unit_opts]"));
+    assert_non_null(strstr(help, "--grad-vanish X"));
+    free(help);
+}
+
 /* has_data on a store with one run holding scalars only. */
 static void test_enabled(void **state)
 {
@@ -199,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_builtin_names_and_routes),
         cmocka_unit_test(test_register),
         cmocka_unit_test(test_register_older_size),
+        cmocka_unit_test(test_plugin_options),
         cmocka_unit_test(test_enabled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
