@@ -17,7 +17,7 @@
 #include "loader.h"
 #include "store.h"
 #include "report.h"
-#include "plugins/registry.h"
+#include "registry.h"
 
 static int serve(const tfb_config *cfg)
 {

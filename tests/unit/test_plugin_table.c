@@ -13,7 +13,7 @@
 
 #include "config.h"
 #include "plugin.h"
-#include "plugins/registry.h"
+#include "registry.h"
 #include "routes_core.h"
 #include "test_util.h"
 
