@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "pb.h"
 #include "vec.h"
 
@@ -380,9 +381,14 @@ static int64_t tensor_elems(const uint8_t *p, size_t n, const tensor_info *t,
     return rc < 0 ? rc : (int64_t)cc.n;
 }
 
+/* The accessors below read the caller's tfb_value through its size
+ * (abi.h): an older caller's smaller struct is seen with zeros past it. */
+
 int tfb_value_tensor_scalar(const tfb_value *v, double *out)
 {
-    if (!v || !out || !v->tensor)
+    tfb_value whole;
+    if (!v || !out || !(v = tfb_abi_view(&whole, sizeof whole, v)) ||
+        !v->tensor)
         return TFB_EINVAL;
     tensor_info t;
     if (parse_tensor(v->tensor, v->tensor_len, &t) < 0 || t.elems != 1)
@@ -397,7 +403,9 @@ int tfb_value_tensor_scalar(const tfb_value *v, double *out)
 
 int tfb_value_string(const tfb_value *v, size_t i, tfb_strview *out)
 {
-    if (!v || !out || !v->tensor)
+    tfb_value whole;
+    if (!v || !out || !(v = tfb_abi_view(&whole, sizeof whole, v)) ||
+        !v->tensor)
         return 0;
     const uint8_t *p = v->tensor, *end = p + v->tensor_len;
     pb_field f;
@@ -442,9 +450,28 @@ static int decode_numerics(tfb_value *v)
     return 0;
 }
 
+static void apply_plugin(tfb_value *v, const char *plugin, size_t len);
+
 void tfb_value_apply_plugin(tfb_value *v, const char *plugin, size_t len)
 {
-    if (!v || !v->tensor)
+    if (!v || tfb_abi_size(v) < sizeof(size_t))
+        return;
+    if (tfb_abi_size(v) >= sizeof(tfb_value)) {
+        apply_plugin(v, plugin, len);
+        return;
+    }
+    /* An older caller's smaller struct: work on a whole copy and give
+     * back only the fields it has. */
+    tfb_value whole;
+    tfb_abi_view(&whole, sizeof whole, v);
+    whole.size = sizeof whole;
+    apply_plugin(&whole, plugin, len);
+    tfb_abi_write(v, &whole, sizeof whole);
+}
+
+static void apply_plugin(tfb_value *v, const char *plugin, size_t len)
+{
+    if (!v->tensor)
         return; /* simple_value, histo and image need no plugin */
     tfb_strview pl = {plugin ? plugin : "", plugin ? len : 0};
     if (plugin_is(&pl, "scalars")) {
@@ -468,7 +495,9 @@ static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
     pb_field f;
     int r, has_simple = 0;
     tfb_strview node_name = {NULL, 0};
+    size_t size = v->size; /* the caller's, kept */
     memset(v, 0, sizeof *v);
+    v->size = size;
     /* Fast path: tag, simple_value, metadata with one-byte keys. */
     while (p < end) {
         size_t len;
@@ -560,7 +589,7 @@ static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
 int tfb_summary_next(const uint8_t *summary, size_t len, size_t *pos,
                      tfb_value *v)
 {
-    if (!pos || !v || (!summary && len))
+    if (!pos || !v || (!summary && len) || tfb_abi_size(v) < sizeof(size_t))
         return TFB_EINVAL;
     if (*pos >= len)
         return 0;
@@ -570,7 +599,15 @@ int tfb_summary_next(const uint8_t *summary, size_t len, size_t *pos,
     while ((r = pb_next(&p, end, &f)) > 0) {
         if (f.num == 1 && f.wt == PB_LEN) {
             *pos = (size_t)(p - summary);
-            return decode_value(f.p, f.len, v) < 0 ? TFB_ECORRUPT : 1;
+            if (tfb_abi_size(v) >= sizeof(tfb_value))
+                return decode_value(f.p, f.len, v) < 0 ? TFB_ECORRUPT : 1;
+            /* An older caller's smaller struct: decode whole here, give
+             * back the fields it has. */
+            tfb_value whole = {.size = sizeof whole};
+            if (decode_value(f.p, f.len, &whole) < 0)
+                return TFB_ECORRUPT;
+            tfb_abi_write(v, &whole, sizeof whole);
+            return 1;
         }
     }
     *pos = len;
@@ -691,7 +728,8 @@ int64_t tfb_value_histogram(const tfb_value *v, tfb_bucket *out, size_t cap,
                             double *min, double *max, double *num,
                             double *sum)
 {
-    if (!v || (!out && cap))
+    tfb_value whole;
+    if (!v || (!out && cap) || !(v = tfb_abi_view(&whole, sizeof whole, v)))
         return TFB_EINVAL;
     if (v->histo)
         return histo_proto_buckets(v, out, cap, min, max, num, sum);

@@ -10,9 +10,11 @@
  * inside out in small heap buffers instead of the size-first, no-allocation
  * scheme of the scalar path.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "pb.h"
 #include "tfboard.h"
 #include "vec.h"
@@ -163,12 +165,58 @@ static void put_value(mbuf *b, unsigned field, const tfb_hparam *h)
     mb_message_field(b, field, &v);
 }
 
+/* The caller's array as whole tfb_hparams of ours (malloc'd; NULL for
+ * n 0): walked with kv[0].size as the stride, each element read through
+ * its size (an older caller's smaller struct: later fields read as 0).
+ * TFB_EINVAL when a size is 0 or differs from kv[0]'s. */
+static int read_hparams(const tfb_hparam *kv, size_t n, tfb_hparam **out)
+{
+    *out = NULL;
+    if (!n)
+        return 0;
+    if (!kv)
+        return TFB_EINVAL;
+    size_t stride = tfb_abi_size(kv);
+    if (stride < sizeof(size_t) || n > SIZE_MAX / sizeof(tfb_hparam))
+        return TFB_EINVAL;
+    tfb_hparam *whole = malloc(n * sizeof *whole);
+    if (!whole)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const void *src = (const char *)kv + i * stride;
+        if (tfb_abi_size(src) != stride) {
+            free(whole);
+            return TFB_EINVAL;
+        }
+        tfb_hparam tmp;
+        memcpy(&whole[i], tfb_abi_view(&tmp, sizeof tmp, src),
+               sizeof whole[i]);
+    }
+    *out = whole;
+    return 0;
+}
+
+static int log_hparams(tfb_writer *w, const tfb_hparam *kv, size_t n,
+                       const char *const *metric_tags, size_t n_metrics);
+
 int tfb_hparams_with_metrics(tfb_writer *w, const tfb_hparam *kv, size_t n,
                              const char *const *metric_tags,
                              size_t n_metrics)
 {
     if (!w || (!metric_tags && n_metrics))
         return TFB_EINVAL;
+    tfb_hparam *whole;
+    int rc = read_hparams(kv, n, &whole);
+    if (rc)
+        return rc;
+    rc = log_hparams(w, whole, n, metric_tags, n_metrics);
+    free(whole);
+    return rc;
+}
+
+static int log_hparams(tfb_writer *w, const tfb_hparam *kv, size_t n,
+                       const char *const *metric_tags, size_t n_metrics)
+{
     int rc = check_hparams(kv, n);
     if (rc)
         return rc;

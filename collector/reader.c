@@ -297,7 +297,7 @@ static int reopen(tfb_reader *r)
 
 int tfb_reader_next(tfb_reader *r, tfb_event *ev)
 {
-    if (!r || !ev)
+    if (!r || !ev || tfb_abi_size(ev) < sizeof(size_t))
         return TFB_EINVAL;
     if (r->fd < 0) {
         int rc = reopen(r);
@@ -363,14 +363,18 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
         h = r->buf.v + r->pos;
         const uint8_t *payload = h + 12;
         r->pos += total;
+        /* Decoded whole here, then given back as far as the caller's
+         * size reaches (an older, smaller tfb_event gets its fields). */
+        tfb_event whole = {.size = sizeof whole};
         if (tfb_masked_crc32c(payload, (size_t)len) != pb_le32(payload + len) ||
-            tfb_event_decode(payload, (size_t)len, ev) < 0) {
+            tfb_event_decode(payload, (size_t)len, &whole) < 0) {
             r->st.corrupt_records++;
             r->st.bytes_skipped += total;
             note_corruption(r, off);
             continue;
         }
-        ev->offset = off;
+        whole.offset = off;
+        tfb_abi_write(ev, &whole, sizeof whole);
         r->st.records++;
         r->st.truncated_tail = 0;
         return 1;

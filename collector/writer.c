@@ -269,8 +269,14 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
 {
     if (!out || !run_dir || !*run_dir)
         return TFB_EINVAL;
+    /* The rank fields are read through the caller's size (an older
+     * caller's struct has none: they are then "unset"). */
+    tfb_writer_opts full;
+    tfb_writer_opts_init(&full);
+    if (opts && tfb_abi_read(&full, sizeof full, opts) < 0)
+        return TFB_EINVAL;
     tfb_rank_owned r;
-    int rc = tfb_rank_resolve(opts, &r);
+    int rc = tfb_rank_resolve(&full, &r);
     if (rc)
         return rc;
     return tfb_writer_open_resolved(out, run_dir, opts, &r);

@@ -79,8 +79,9 @@ typedef struct tfb_rank_owned {
     char *job, *host;
 } tfb_rank_owned;
 
-/* Resolves opts (NULL = defaults) against the environment as the public
- * header documents. Returns 0, TFB_EINVAL (inconsistent opts) or
+/* Resolves opts against the environment as the public header documents.
+ * opts is a whole tfb_writer_opts of this library's size (the caller has
+ * read the user's struct through its size with tfb_abi_read). Returns 0, TFB_EINVAL (inconsistent opts) or
  * TFB_ENOMEM; *out owns its strings (tfb_rank_owned_free). */
 int tfb_rank_resolve(const tfb_writer_opts *opts, tfb_rank_owned *out);
 void tfb_rank_owned_free(tfb_rank_owned *r);

@@ -18,6 +18,12 @@
  *    added at the end, so a program built against an older header keeps
  *    working with a newer library, and the library fills or reads only
  *    the fields the caller's struct has.
+ *  - So does every struct the library fills for the caller or reads from
+ *    it (tfb_event, tfb_value, tfb_rank_info, tfb_hparam): set `.size =
+ *    sizeof(T)` before the call (e.g. `tfb_event ev = {.size = sizeof ev};`;
+ *    the library keeps it). A size of 0 gives TFB_EINVAL; fields past the
+ *    caller's size are neither written nor read (read as unset/zero). An
+ *    array of them (tfb_hparam) is walked with its first element's size.
  *
  * Thread-safety is stated per function. "Thread-safe on one writer" means
  * any number of threads may call it concurrently on the same tfb_writer.
@@ -269,8 +275,11 @@ typedef enum {
 } tfb_hparam_type;
 
 /* One hyperparameter. Only the field named by `type` is read, so the
- * struct can be filled with designated initializers. */
+ * struct can be filled with designated initializers:
+ *     {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER,
+ *      .number = 0.1} */
 typedef struct tfb_hparam {
+    size_t size;          /* sizeof(tfb_hparam): see the convention above */
     const char *name;     /* non-empty, unique within one call */
     tfb_hparam_type type;
     const char *str;      /* TFB_HPARAM_STRING: UTF-8, non-NULL */
@@ -291,7 +300,8 @@ typedef enum {
  * start time), as two records at step 0. The metric tags name scalars the
  * caller logs itself. kv and the tags are read during the call only.
  * TFB_EINVAL for a NULL or empty name, a NULL string value, an unknown
- * type, or a name given twice (nothing is written then).
+ * type, a name given twice, or a kv[0].size of 0 or one that differs
+ * between elements (nothing is written then).
  * Thread-safe on one writer. */
 TFB_API int tfb_hparams_with_metrics(tfb_writer *w, const tfb_hparam *kv,
                                      size_t n,
@@ -435,6 +445,7 @@ TFB_API int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
 /* A rank: in a writer (tfb_writer_get_rank) or decoded from a rank record
  * (tfb_value_rank_info). */
 typedef struct tfb_rank_info {
+    size_t size;         /* sizeof(tfb_rank_info), set by the caller */
     int32_t rank;        /* >= 0 */
     int32_t world_size;  /* > rank, or 0 when unknown */
     int32_t local_rank;  /* -1 when unknown */
@@ -447,7 +458,8 @@ typedef struct tfb_rank_info {
 } tfb_rank_info;
 
 /* The rank w resolved at open. Strings owned by w (NUL-terminated), valid
- * until close. TFB_ENOENT when w is not a known rank. Thread-safe. */
+ * until close. TFB_ENOENT when w is not a known rank, TFB_EINVAL when
+ * out->size is 0. Thread-safe. */
 TFB_API int tfb_writer_get_rank(const tfb_writer *w, tfb_rank_info *out);
 
 /* Decodes a rank record read with tfb_summary_next (plugin_name must be
@@ -641,6 +653,7 @@ typedef enum {
 } tfb_event_kind;
 
 typedef struct tfb_event {
+    size_t size;  /* sizeof(tfb_event), set by the caller; kept */
     double wall_time;
     int64_t step;
     tfb_event_kind kind;
@@ -663,6 +676,7 @@ typedef enum {
 } tfb_value_kind;
 
 typedef struct tfb_value {
+    size_t size;             /* sizeof(tfb_value), set by the caller; kept */
     tfb_strview tag;         /* tag, or node_name when tag is empty */
     tfb_strview plugin_name; /* empty when the value carries no metadata */
     tfb_strview display_name;

@@ -127,14 +127,20 @@ def writer_opts():
 
 
 class Hparam(ctypes.Structure):
-    """tfb_hparam."""
+    """tfb_hparam. Its first field is its size (tfboard.h's convention):
+    set here, so Hparam(name, type, str, number, boolean) fills the rest
+    in order."""
     _fields_ = [
+        ("size", c_size_t),
         ("name", c_char_p),
         ("type", c_int),
         ("str", c_char_p),
         ("number", c_double),
         ("boolean", c_int),
     ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(ctypes.sizeof(Hparam), *args, **kwargs)
 
 
 HPARAM_STRING, HPARAM_BOOL, HPARAM_NUMBER = 1, 2, 3

@@ -249,15 +249,3 @@ int tfb_http_param_series(const tfb_http_req *req, tfb_http_resp *resp,
     *out = s;
     return 0;
 }
-
-void tfb_http_dispatch(const tfb_http_req *req, tfb_http_resp *resp)
-{
-    tfb_http_handler h = tfb_route_find(req->path);
-    if (!h) {
-        tfb_http_error(resp, 404, "no such route");
-        return;
-    }
-    int rc = h(req, resp);
-    if (!resp->set)
-        tfb_http_error(resp, 500, "internal error: %s", tfb_strerror(rc));
-}

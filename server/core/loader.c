@@ -594,7 +594,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         f->ino = st.st_ino;
         f->done = 0;
     }
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     uint64_t points = 0;
     size_t events = 0;
     int rc = 0;
@@ -620,7 +620,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             *max_step = ev.step;
         if (ev.kind == TFB_EVENT_SUMMARY) {
             size_t pos = 0;
-            tfb_value v;
+            tfb_value v = {.size = sizeof v};
             while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1)
                 points += ingest_value(rs, wb, &v, &ev);
         }

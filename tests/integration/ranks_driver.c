@@ -57,14 +57,14 @@ static int read_event_file(const char *path, rank_file *f)
     int rc = tfb_reader_open(&r, path);
     if (rc < 0)
         return rc;
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     while ((rc = tfb_reader_next(r, &ev)) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
-            tfb_rank_info ri;
+            tfb_rank_info ri = {.size = sizeof ri};
             if (tfb_value_rank_info(&v, &ri) == 0) {
                 f->rank_records++;
                 f->in.rank = ri.rank;

@@ -102,6 +102,37 @@ def test_plugin_from_outside():
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "testplug: 2 tags" in out.stdout, out.stdout
+    # Its own option (from its descriptor), in serve mode, the report and
+    # --help; a bad value is a usage error.
+    with Server(TESTPLUG, logdir, "--reload_interval", "0",
+                "--testplug-min-tags", "3") as srv:
+        srv.wait_loaded()
+        st, _, body = srv.get("/data/plugin/testplug/runs")
+        assert st == 200 and json.loads(body) == {"runs": {}}, body
+        assert listing(srv)["testplug"]["enabled"] is False
+    out = subprocess.run([TESTPLUG, "report", "--logdir", logdir,
+                          "--testplug_min_tags=3"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "testplug:" not in out.stdout, out.stdout
+    for argv in (["--help"], ["report", "--help"]):
+        out = subprocess.run([TESTPLUG] + argv, capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert "--testplug-min-tags N" in out.stdout, out.stdout
+        assert "--grad-vanish X" in out.stdout, out.stdout
+    out = subprocess.run([TFBOARD, "--help"], capture_output=True,
+                         text=True, timeout=60)
+    assert "--testplug-min-tags" not in out.stdout
+    for argv in (["--logdir", logdir, "--testplug-min-tags", "0"],
+                 ["report", "--logdir", logdir, "--testplug-min-tags=x"],
+                 ["--logdir", logdir, "--grad-vanish", "1",
+                  "--grad-explode", "1"],
+                 ["report", "--logdir", logdir, "--grad-vanish=500"]):
+        out = subprocess.run([TESTPLUG] + argv, capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 2, (argv, out.returncode, out.stderr)
+        assert out.stderr.strip(), argv
     # The plain build has no such plugin.
     with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
         srv.wait_loaded()

@@ -135,7 +135,7 @@ static void overflowing_shape_is_not_a_scalar(void **state)
     double one = 1.5;
     for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
         pbuf t, s;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         tensor_f64(&t, shapes[i], ranks[i], &one, 1);
         decode_tensor_value("scalars", &t, &s, &v);
         assert_int_equal(v.kind, TFB_VALUE_TENSOR);
@@ -149,7 +149,7 @@ static void overflowing_shape_is_not_a_scalar(void **state)
     static const int64_t ones[] = {1, 1};
     for (size_t rank = 0; rank <= 2; rank += 2) {
         pbuf t, s;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         tensor_f64(&t, ones, rank, &one, 1);
         decode_tensor_value("scalars", &t, &s, &v);
         assert_int_equal(v.kind, TFB_VALUE_SCALAR);
@@ -170,7 +170,7 @@ static void numerics_f64(const double c[3], tfb_value *v)
 static void float_counts_saturate(void **state)
 {
     (void)state;
-    tfb_value v;
+    tfb_value v = {.size = sizeof v};
     /* +Inf and 1e30 cannot be uint64 counts: they saturate, and still
      * say "non-finite values seen". */
     const double c1[3] = {INFINITY, 1e30, 5};
@@ -237,7 +237,7 @@ static int64_t decode_histo(const histo_case *c, tfb_bucket *out, size_t cap,
     put_sub(&val, 5, &h);
     put_sub(&s, 1, &val);
     size_t pos = 0;
-    tfb_value v;
+    tfb_value v = {.size = sizeof v};
     assert_int_equal(tfb_summary_next(s.b, s.n, &pos, &v), 1);
     assert_int_equal(v.kind, TFB_VALUE_HISTOGRAM);
     return tfb_value_histogram(&v, out, cap, mn, mx, NULL, NULL);
@@ -325,11 +325,11 @@ static void writer_histograms_never_backwards(void **state)
     assert_int_equal(tfb_writer_close(w), 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int seen = 0;
     while (tfb_reader_next(r, &ev) == 1) {
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
@@ -378,13 +378,13 @@ static void check_file(const char *path, corpus_counts *cc)
     if (tfb_reader_open(&r, path) != 0)
         return;
     cc->files++;
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     TFB_VEC(tfb_bucket) b = {0};
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             if (!v.histo) /* [k,3] tensors are shown row for row */
                 continue;

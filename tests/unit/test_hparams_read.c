@@ -53,9 +53,9 @@ static void ours_read_back(void **state)
     char *dir = tu_mkdtemp();
     tfb_writer *w = open_run(dir, "a");
     tfb_hparam hp[] = {
-        {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = 0.125},
-        {.name = "act", .type = TFB_HPARAM_STRING, .str = "relu"},
-        {.name = "bn", .type = TFB_HPARAM_BOOL, .boolean = 0},
+        {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = 0.125},
+        {.size = sizeof(tfb_hparam), .name = "act", .type = TFB_HPARAM_STRING, .str = "relu"},
+        {.size = sizeof(tfb_hparam), .name = "bn", .type = TFB_HPARAM_BOOL, .boolean = 0},
     };
     const char *metrics[] = {"loss"};
     assert_int_equal(tfb_hparams_with_metrics(w, hp, 3, metrics, 1), 0);
@@ -165,8 +165,8 @@ static void group_run(const char *dir, const char *name, double lr, int seed,
 {
     tfb_writer *w = open_run(dir, name);
     tfb_hparam hp[] = {
-        {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
-        {.name = "seed", .type = TFB_HPARAM_NUMBER, .number = seed},
+        {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
+        {.size = sizeof(tfb_hparam), .name = "seed", .type = TFB_HPARAM_NUMBER, .number = seed},
     };
     assert_int_equal(tfb_hparams(w, hp, 2), 0);
     for (size_t i = 0; i < n; i++)
@@ -284,7 +284,7 @@ static void metric_from_parent(void **state)
         assert_int_equal(tfb_scalar(w, "loss", 3.0 - i, i), 0);
     assert_int_equal(tfb_writer_close(w), 0);
     w = open_run(dir, "exp1/1700000000.5");
-    tfb_hparam hp[] = {{.name = "lr", .type = TFB_HPARAM_NUMBER, .number = 1}};
+    tfb_hparam hp[] = {{.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = 1}};
     assert_int_equal(tfb_hparams(w, hp, 1), 0);
     assert_int_equal(tfb_scalar(w, "hparam/acc", 0.9, 0), 0);
     assert_int_equal(tfb_writer_close(w), 0);

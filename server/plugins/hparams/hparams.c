@@ -321,6 +321,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_hparams = {
+    TFB_PLUGIN_ABI,
     .name = "hparams",
     .title = "HParams",
     .module = "js/pages/hparams.js",

@@ -542,6 +542,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_ranks = {
+    TFB_PLUGIN_ABI,
     .name = "ranks",
     .title = "Ranks",
     .module = "js/pages/ranks.js",

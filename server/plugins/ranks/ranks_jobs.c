@@ -45,14 +45,13 @@ static int read_record(tfb_run *r, tfb_ranks_member *m, char **job_out)
         return rc;
     int found = 0;
     for (size_t i = 0; i < n && !found; i++) {
-        tfb_value v;
-        memset(&v, 0, sizeof v);
+        tfb_value v = {.size = sizeof v};
         v.kind = TFB_VALUE_TENSOR;
         v.plugin_name.ptr = recs[i].plugin;
         v.plugin_name.len = strlen(recs[i].plugin);
         v.tensor = recs[i].tensor;
         v.tensor_len = recs[i].tensor_len;
-        tfb_rank_info ri;
+        tfb_rank_info ri = {.size = sizeof ri};
         if (tfb_value_rank_info(&v, &ri) != 0)
             continue;
         char *job = malloc(ri.job_len + 1);

@@ -320,6 +320,7 @@ static const tfb_plugin_route put_routes[] = {
 };
 
 const tfb_plugin tfb_plugin_scalars = {
+    TFB_PLUGIN_ABI,
     .name = "scalars",
     .title = "Scalars",
     .module = "js/pages/scalars.js",

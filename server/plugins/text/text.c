@@ -72,6 +72,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_text = {
+    TFB_PLUGIN_ABI,
     .name = "text",
     .title = "Text",
     .module = "js/pages/text.js",

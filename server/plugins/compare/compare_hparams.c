@@ -1,5 +1,5 @@
 /*
- * report_compare_hparams.c - the hparams that differ between two runs,
+ * compare_hparams.c - the hparams that differ between two runs,
  * from the hparams plugin's decoding (hparams_analysis.h): a name whose
  * values differ, or that only one run set. Values are compared as the
  * hparams table shows them (tfb_hparam_value_text), so 0.1 and 0.10 are
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "hparams_analysis.h"
-#include "report_compare_internal.h"
+#include "compare_internal.h"
 #include "str.h"
 
 /* The value as text, with its kind, so "1" (string) != 1 (number). */
