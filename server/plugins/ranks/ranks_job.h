@@ -49,6 +49,9 @@ typedef struct tfb_ranks_job {
     size_t n_members;
     char **empty_dirs;         /* relative to the logdir */
     size_t n_empty_dirs;
+    /* Per empty dir: a tfb_dirlink (dir_links.h) when it is a symbolic
+     * link that was not followed, else 0. */
+    unsigned char *empty_link;
 } tfb_ranks_job;
 
 /* The run's membership, without scanning other runs (the cheap test of

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dir_links.h"
 #include "tfboard.h"
 
 /* ---- membership ---------------------------------------------------------- */
@@ -135,6 +136,7 @@ void tfb_ranks_jobs_free(tfb_ranks_job *v, size_t n)
         for (size_t k = 0; k < v[i].n_empty_dirs; k++)
             free(v[i].empty_dirs[k]);
         free(v[i].empty_dirs);
+        free(v[i].empty_link);
     }
     free(v);
 }
@@ -182,17 +184,26 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
                 continue;
             if (tfb_store_find_run(s, rel))
                 continue;
+            /* A link the loader did not follow (it leaves the logdir,
+             * loops): the note says so rather than "no event file". */
+            tfb_dirlink lk = TFB_DIRLINK_FOLLOW;
+            if (lstat(full, &st) == 0 && S_ISLNK(st.st_mode))
+                lk = tfb_dirlink_classify(logdir, path, cs[i].parent, full);
             char **nv = realloc(job->empty_dirs,
                                 (job->n_empty_dirs + 1) * sizeof *nv);
+            if (nv)
+                job->empty_dirs = nv;
+            unsigned char *nl = realloc(job->empty_link,
+                                        (job->n_empty_dirs + 1) * sizeof *nl);
+            if (nl)
+                job->empty_link = nl;
             char *c = strdup(rel);
-            if (!nv || !c) {
+            if (!nv || !nl || !c) {
                 free(c);
-                if (nv)
-                    job->empty_dirs = nv;
                 closedir(d);
                 return TFB_ENOMEM;
             }
-            job->empty_dirs = nv;
+            job->empty_link[job->n_empty_dirs] = (unsigned char)lk;
             job->empty_dirs[job->n_empty_dirs++] = c;
         }
         closedir(d);
@@ -204,6 +215,9 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
             char *t = job->empty_dirs[b];
             job->empty_dirs[b] = job->empty_dirs[b - 1];
             job->empty_dirs[b - 1] = t;
+            unsigned char k = job->empty_link[b];
+            job->empty_link[b] = job->empty_link[b - 1];
+            job->empty_link[b - 1] = k;
         }
     return 0;
 }
@@ -513,7 +527,14 @@ void tfb_ranks_straggler_sentence(const tfb_ranks_result *res, size_t k,
 void tfb_ranks_empty_dir_note(const tfb_ranks_job *job, size_t i, char *buf,
                               size_t len)
 {
-    snprintf(buf, len, "%s holds no event file; that rank is missing from "
-                       "the job", i < job->n_empty_dirs ? job->empty_dirs[i]
-                                                        : "?");
+    tfb_dirlink lk = i < job->n_empty_dirs && job->empty_link
+                         ? (tfb_dirlink)job->empty_link[i]
+                         : TFB_DIRLINK_FOLLOW;
+    if (lk != TFB_DIRLINK_FOLLOW)
+        snprintf(buf, len, "%s %s; that rank is missing from the job",
+                 job->empty_dirs[i], tfb_dirlink_reason(lk));
+    else
+        snprintf(buf, len, "%s holds no event file; that rank is missing "
+                           "from the job",
+                 i < job->n_empty_dirs ? job->empty_dirs[i] : "?");
 }
