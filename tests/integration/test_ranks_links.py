@@ -1,9 +1,11 @@
 """Symbolic links among a job's rank directories (issue 21 item 10): a
 rank directory that links elsewhere inside the logdir is loaded as the
 rank it names; links that leave the logdir or loop are not followed and
-the Ranks view says which they are (not "holds no event file").
+the Ranks view says which they are (not "holds no event file"). And a
+rank record whose job name holds a NUL keeps the whole name (item 7).
 
 usage: test_ranks_links.py TFBOARD GEN_LOGDIR"""
+import json
 import os
 import shutil
 import sys
@@ -11,7 +13,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import Server, check_clean_exit, run_tests  # noqa: E402
-from tfevents_py import event, record, scalars_summary  # noqa: E402
+from tfevents_py import (event, key, ld, record,  # noqa: E402
+                         scalars_summary, varint)
 
 TFBOARD = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="tfb_ranklinks_")
@@ -27,7 +30,21 @@ def events(d, v):
                                  summary=scalars_summary([("loss", v + s)]))))
 
 
+def rank_record(text):
+    """Summary.Value of tag tfboard/rank, plugin tfboard_rank: a DT_STRING
+    tensor holding the record's text (tfboard.h, "Distributed jobs")."""
+    tensor = key(1, 0) + varint(7) + ld(8, text)
+    meta = ld(1, ld(1, b"tfboard_rank"))
+    return ld(1, ld(1, b"tfboard/rank") + ld(8, tensor) + ld(9, meta))
+
+
 def setup():
+    for r in range(2):
+        d = os.path.join(LOGDIR, "nuljob", "w%d" % r)
+        events(d, 5.0)
+        with open(os.path.join(d, "events.out.tfevents.1.h.1.0"), "ab") as f:
+            f.write(record(event(1.5, 0, summary=rank_record(
+                b"version=1\njob=a\0b\nrank=%d\nworld_size=2" % r))))
     events(os.path.join(LOGDIR, "job", "rank-00000"), 1.0)
     events(os.path.join(LOGDIR, "store", "r1"), 2.0)       # inside
     events(os.path.join(TMP, "elsewhere", "r2"), 3.0)       # outside
@@ -69,8 +86,17 @@ def test_symlinked_rank_dirs():
     assert err.count("rank-00003 is a symbolic link") == 1, err
 
 
+def test_job_name_with_nul():
+    with Server(TFBOARD, LOGDIR, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        st, _, body = srv.get("/data/plugin/ranks/jobs")
+        assert b'"job":"a\\u0000b"' in body, body
+        jobs = {j["job"]: j for j in json.loads(body)["jobs"]}
+        assert jobs["a\0b"]["ranks"] == 2, jobs
+
+
 setup()
 try:
-    run_tests([test_symlinked_rank_dirs])
+    run_tests([test_symlinked_rank_dirs, test_job_name_with_nul])
 finally:
     shutil.rmtree(TMP, ignore_errors=True)

@@ -44,7 +44,9 @@ typedef struct tfb_ranks_member {
 } tfb_ranks_member;
 
 typedef struct tfb_ranks_job {
-    char *name;
+    char *name;                /* name_len bytes (a NUL a writer put in
+                                  is kept) and a NUL after them */
+    size_t name_len;
     tfb_ranks_member *members; /* by rank, then run name */
     size_t n_members;
     char **empty_dirs;         /* relative to the logdir */
