@@ -159,28 +159,25 @@ static int route_runs(const tfb_http_req *req, tfb_http_resp *resp)
     const char *extra;
     if (tfb_http_param_str(req, resp, "metric", 0, NULL, &extra) < 0)
         return 0;
-    tfb_hparams_experiment e;
-    if (tfb_hparams_experiment_get(s, &e) < 0) {
-        tfb_hparams_experiment_free(&e);
-        return tfb_http_error(resp, 500, "out of memory");
-    }
     tfb_run **runs;
     size_t nr;
-    if (tfb_store_runs(s, &runs, &nr) < 0) {
-        tfb_hparams_experiment_free(&e);
+    if (tfb_store_runs(s, &runs, &nr) < 0)
         return tfb_http_error(resp, 500, "out of memory");
-    }
-    int err = 0;
+    /* Each run's records are decoded once: the experiments' metric tags
+     * come from the same sets the rows are written from. */
+    tfb_hparams_set *sets = calloc(nr ? nr : 1, sizeof *sets);
+    int err = !sets;
+    for (size_t i = 0; i < nr && !err; i++)
+        err = tfb_run_hparams(s, runs[i], &sets[i]) < 0;
+    tfb_hparams_experiment e;
+    memset(&e, 0, sizeof e);
+    if (!err)
+        err = tfb_hparams_metrics_of(sets, nr, &e) < 0;
     tfb_json j;
     tfb_json_init(&j);
     tfb_json_array_begin(&j);
     for (size_t i = 0; i < nr && !err; i++) {
-        tfb_hparams_set h;
-        if (tfb_run_hparams(s, runs[i], &h) < 0) {
-            tfb_hparams_set_free(&h);
-            err = 1;
-            break;
-        }
+        const tfb_hparams_set h = sets[i];
         const char *name = tfb_run_name(runs[i]);
         char sb[24];
         tfb_json_object_begin(&j);
@@ -240,9 +237,11 @@ static int route_runs(const tfb_http_req *req, tfb_http_resp *resp)
         }
         tfb_json_object_end(&j);
         tfb_json_object_end(&j);
-        tfb_hparams_set_free(&h);
     }
     tfb_json_array_end(&j);
+    for (size_t i = 0; sets && i < nr; i++)
+        tfb_hparams_set_free(&sets[i]);
+    free(sets);
     free(runs);
     tfb_hparams_experiment_free(&e);
     if (err) {

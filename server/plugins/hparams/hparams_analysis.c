@@ -722,10 +722,11 @@ static int add_value(exp_build *b, tfb_hparam_column *c,
     return 0;
 }
 
-static int merge_experiment(exp_build *b, const tfb_hparams_set *h)
+static int merge_experiment(exp_build *b, const tfb_hparams_set *h,
+                            int metrics_only)
 {
     tfb_hparams_experiment *e = b->e;
-    for (size_t i = 0; i < h->n_infos; i++) {
+    for (size_t i = 0; i < h->n_infos && !metrics_only; i++) {
         const tfb_hparam_info *in = &h->infos[i];
         tfb_hparam_column *c;
         if (add_column(b, in->name, in->name_len, &c) < 0)
@@ -789,6 +790,16 @@ static int merge_experiment(exp_build *b, const tfb_hparams_set *h)
     return 0;
 }
 
+static void build_free(exp_build *b)
+{
+    free(b->cap_v);
+    tfb_strtab_free(&b->cols);
+    tfb_strtab_free(&b->mets);
+    for (size_t i = 0; i < b->met_keys.n; i++)
+        free(b->met_keys.v[i]);
+    tfb_vec_free(&b->met_keys);
+}
+
 static int cmp_value_qsort(const void *a, const void *b)
 {
     return tfb_hparam_value_cmp(a, b);
@@ -822,7 +833,7 @@ int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out)
         e = tfb_run_hparams(s, runs[i], &sets[i]);
         if (e == 0 && sets[i].has_experiment) {
             out->n_experiments++;
-            e = merge_experiment(&b, &sets[i]);
+            e = merge_experiment(&b, &sets[i], 0);
         }
     }
     b.n_from_exp = out->n_columns;
@@ -871,12 +882,22 @@ int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out)
                   sizeof *out->columns, cmp_column_name);
         }
     }
-    free(b.cap_v);
-    tfb_strtab_free(&b.cols);
-    tfb_strtab_free(&b.mets);
-    for (size_t i = 0; i < b.met_keys.n; i++)
-        free(b.met_keys.v[i]);
-    tfb_vec_free(&b.met_keys);
+    build_free(&b);
+    return e;
+}
+
+int tfb_hparams_metrics_of(const tfb_hparams_set *sets, size_t n,
+                           tfb_hparams_experiment *out)
+{
+    memset(out, 0, sizeof *out);
+    exp_build b = {.e = out};
+    int e = 0;
+    for (size_t i = 0; i < n && e == 0; i++)
+        if (sets[i].has_experiment) {
+            out->n_experiments++;
+            e = merge_experiment(&b, &sets[i], 1);
+        }
+    build_free(&b);
     return e;
 }
 

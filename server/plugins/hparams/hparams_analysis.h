@@ -179,6 +179,14 @@ typedef struct tfb_hparams_experiment {
 int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out);
 void tfb_hparams_experiment_free(tfb_hparams_experiment *e);
 
+/* Only the metric tags of the experiments among sets (runs already
+ * decoded by the caller, n of them), merged as tfb_hparams_experiment_get
+ * merges them: out->metrics, n_metrics, metrics_left_out and
+ * n_experiments are set, no columns. For a route that decodes each run
+ * once. Returns 0 or TFB_ENOMEM; free with tfb_hparams_experiment_free. */
+int tfb_hparams_metrics_of(const tfb_hparams_set *sets, size_t n,
+                           tfb_hparams_experiment *out);
+
 /* ---- helpers ------------------------------------------------------------ */
 
 /* Total order of values used for sorting: kind (number < string < bool <
