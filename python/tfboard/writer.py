@@ -193,12 +193,14 @@ class SummaryWriter:
         self._tags: Dict[Any, bytes] = {}
         self._subs: Dict[str, _SubWriter] = {}  # add_scalars' writers
         self._subs_lock = threading.Lock()
-        # The handle's guard: calls in the library are counted (_busy)
-        # under _lock, and close() waits until none is left before it
-        # frees the writer, so no call ever runs on a freed handle.
-        self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        self._busy = 0
+        # The handle's guard: a call marks itself in flight (an entry of
+        # _inflight: list.append/pop are atomic, so the hot path takes no
+        # lock) before it reads the handle, and close() clears the handle
+        # before it waits for _inflight to empty, so no call ever runs on
+        # a freed handle: a call that read the handle was already counted
+        # when close() looked.
+        self._inflight: List[None] = []
+        self._close_lock = threading.Lock()
         self._scalar = lib.tfb_scalar  # the hot call, bound once
         self._w = self._open(self.log_dir)
 
@@ -220,21 +222,17 @@ class SummaryWriter:
         return w
 
     def _enter(self) -> int:
-        """The handle, counted as in use until _leave: TfbError when the
-        writer is closed (or closing)."""
-        with self._lock:
-            w = self._w
-            if w is None:
-                raise TfbError(_lib.ECLOSED,
-                               "SummaryWriter(%s)" % self.log_dir)
-            self._busy += 1
-            return w
+        """The handle, counted as in flight until _leave: TfbError when
+        the writer is closed (or closing)."""
+        self._inflight.append(None)
+        w = self._w
+        if w is None:
+            self._inflight.pop()
+            raise TfbError(_lib.ECLOSED, "SummaryWriter(%s)" % self.log_dir)
+        return w
 
     def _leave(self) -> None:
-        with self._lock:
-            self._busy -= 1
-            if not self._busy and self._w is None:
-                self._idle.notify_all()
+        self._inflight.pop()
 
     def _c(self, fn: Callable[..., _T], *args: Any) -> _T:
         """fn(handle, *args) with the handle guarded (see _enter)."""
@@ -284,8 +282,12 @@ class SummaryWriter:
         t = self._tags.get(tag) or self._tag(tag)
         step = global_step if global_step.__class__ is int and \
             _I64_MIN <= global_step <= _I64_MAX else _step(global_step)
-        w = self._enter()
+        inflight = self._inflight  # _enter/_leave, inlined: the hot call
+        inflight.append(None)
         try:
+            w = self._w
+            if w is None:
+                self._handle()  # raises TfbError: closed
             if walltime is None:
                 rc = self._scalar(w, t, scalar_value, step)
             else:
@@ -301,7 +303,7 @@ class SummaryWriter:
             else:
                 rc = lib.tfb_scalar_at(w, t, v, step, float(walltime))
         finally:
-            self._leave()
+            inflight.pop()
         if rc:
             check(rc, "add_scalar(%s)" % tag)
 
@@ -430,12 +432,14 @@ class SummaryWriter:
         TfbError (writer is closed). Closing twice is allowed. Safe while
         other threads log: the calls already in the library finish first,
         and those that start later raise TfbError."""
-        with self._lock:
+        with self._close_lock:
             w, self._w = self._w, None
-            if w is None:
-                return
-            while self._busy:
-                self._idle.wait()
+        if w is None:
+            return
+        # The calls already in the library finish (microseconds each);
+        # later ones see no handle and raise.
+        while self._inflight:
+            time.sleep(0.0001)
         with self._subs_lock:
             subs, self._subs = list(self._subs.values()), {}
         rcs = [lib.tfb_writer_close(s.w) for s in subs]
