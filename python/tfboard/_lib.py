@@ -23,7 +23,7 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
-__all__ = ["lib", "TfbError", "check", "load", "lib_path", "struct_size",
+__all__ = ["lib", "TfbError", "check", "load", "struct_size",
            "new_struct"]
 
 _S = TypeVar("_S", bound=ctypes.Structure)

@@ -10,7 +10,7 @@ import time
 import warnings
 from datetime import datetime
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping,
-                    Optional, Sequence, Tuple, TypeVar, Union)
+                    Optional, Sequence, Tuple, TypeVar)
 
 from . import _lib
 from ._lib import TfbError, check, lib

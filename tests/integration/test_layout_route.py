@@ -5,7 +5,6 @@ concurrent PUTs, a symlink planted at a temp name, invalid UTF-8, raw
 write (a read-only mount, and a directory of another user).
 
 usage: test_layout_route.py TFBOARD GEN_LOGDIR"""
-import glob
 import http.client
 import json
 import os
@@ -15,7 +14,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import Server, run_tests  # noqa: E402
