@@ -31,6 +31,7 @@ def library_version_number() -> int:
 def __getattr__(name: str) -> Any:  # PEP 562: loaded on first read
     if name == "__version__":
         return _lib.version()
-    if name == "lib_path":
-        return _lib.load() and _lib.__getattr__("lib_path")
+    if name == "lib_path":  # the path the library was loaded from
+        _lib.load()
+        return _lib._path
     raise AttributeError("module 'tfboard' has no attribute %r" % name)
