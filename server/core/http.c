@@ -373,14 +373,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         conn_request_started(s, c);
         return MHD_YES;
     }
+    /* A request refused before its body is read (URI too long, Host not
+     * allowed) still has its body drained first: an answer queued while
+     * upload data is pending makes libmicrohttpd drop the connection, and
+     * the client would get an empty reply instead of the reason. */
+    int host_ok = host_allowed(s->cfg, MHD_lookup_connection_value(
+                                           c, MHD_HEADER_KIND,
+                                           MHD_HTTP_HEADER_HOST));
+    if ((rs->too_long || !host_ok) && *upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
     if (rs->too_long) {
         tfb_http_error(&a, 414, "request URI too long: at most %d query "
                                 "parameters and %d bytes",
                        MAX_QUERY_PARAMS, MAX_URI_BYTES);
         return send_answer(c, &a, 1);
     }
-    if (!host_allowed(s->cfg, MHD_lookup_connection_value(
-                                  c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {
+    if (!host_ok) {
         tfb_http_error(&a, 403, "Host header not allowed (DNS rebinding "
                                 "protection); start tfboard with "
                                 "--allow_host NAME or --bind_all");

@@ -4,6 +4,7 @@
 #include "loader.h"
 
 #include "deadline.h"
+#include "dir_links.h"
 #include "hash.h"
 #include "str.h"
 #include "strtab.h"
@@ -275,6 +276,21 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
     return rc;
 }
 
+/* A symbolic link to a directory (a run or rank directory kept
+ * elsewhere in the logdir) is scanned as a directory when dir_links.h's
+ * rule allows; one that leaves the logdir or loops is said once, on the
+ * first pass. */
+static int follow_dir_link(tfb_loader *l, const char *dir, const char *rel,
+                           const char *path)
+{
+    tfb_dirlink k = tfb_dirlink_classify(tfb_store_logdir(l->store), dir,
+                                         rel, path);
+    if (k != TFB_DIRLINK_FOLLOW && !l->first_done && l->opts.log)
+        fprintf(l->opts.log, "tfboard: %s %s\n", path,
+                tfb_dirlink_reason(k));
+    return k == TFB_DIRLINK_FOLLOW;
+}
+
 static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
 {
     if (atomic_load(&l->stop))
@@ -308,12 +324,14 @@ static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
         int is_dir = 0, is_file = 0;
         if (lstat(p, &st) == 0) {
             if (S_ISDIR(st.st_mode))
-                is_dir = 1; /* symlinked dirs are not followed */
+                is_dir = 1;
             else if (S_ISREG(st.st_mode))
                 is_file = 1;
             else if (S_ISLNK(st.st_mode) && stat(p, &st) == 0 &&
                      S_ISREG(st.st_mode))
                 is_file = 1;
+            else if (S_ISDIR(st.st_mode)) /* st: the link's target */
+                is_dir = follow_dir_link(l, dir, rel, p);
             else if (strstr(n, "tfevents"))
                 /* A FIFO, device or link to one named like an event file:
                  * listed, so that runs_info and the report say why it is

@@ -210,8 +210,10 @@ def test_default_log_dir(tmp_path, monkeypatch):
 
 def test_library_lookup_override(tmp_path):
     env = dict(os.environ, TFBOARD_LIB=str(tmp_path / "nope.so"))
-    r = subprocess.run([sys.executable, "-c", "import tfboard"], env=env,
-                       capture_output=True, text=True)
+    # the library is loaded on first use: import works, a writer does not
+    r = subprocess.run([sys.executable, "-c", "import tfboard\n"
+                        "tfboard.SummaryWriter(%r)" % str(tmp_path)],
+                       env=env, capture_output=True, text=True)
     assert r.returncode != 0 and "TFBOARD_LIB" in r.stderr
     env["TFBOARD_LIB"] = os.environ["TFBOARD_LIB"]
     r = subprocess.run([sys.executable, "-c",

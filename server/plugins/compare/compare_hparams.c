@@ -71,13 +71,14 @@ int tfb_compare_hparams_diff(tfb_store *sa, tfb_run *a, tfb_store *sb,
             rc = TFB_ENOMEM;
         for (size_t i = 0; i < ha.n_hparams && rc == 0; i++) {
             const tfb_hparam_kv *kv = &ha.hparams[i];
-            const tfb_hparam_value *vb = tfb_hparams_find(&hb, kv->name);
+            const tfb_hparam_value *vb =
+                tfb_hparams_findn(&hb, kv->name, kv->name_len);
             if (!vb || !same(&kv->value, vb))
                 rc = add(c, cap, kv->name, &kv->value, vb);
         }
         for (size_t i = 0; i < hb.n_hparams && rc == 0; i++) {
             const tfb_hparam_kv *kv = &hb.hparams[i];
-            if (!tfb_hparams_find(&ha, kv->name))
+            if (!tfb_hparams_findn(&ha, kv->name, kv->name_len))
                 rc = add(c, cap, kv->name, NULL, &kv->value);
         }
         if (rc == 0 && c->n_hparams > 1)
