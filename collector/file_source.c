@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "errors.h"
-#include "reader_source.h"
+#include "file_source.h"
 
 typedef struct file_source {
     int fd;
@@ -32,26 +32,45 @@ static void fs_release(void *ctx)
     f->fd = -1;
 }
 
-/* A FIFO would block a plain open until a writer comes: O_NONBLOCK, then
- * anything but a regular file is refused. */
-static int fs_open(void *ctx, tfb_object_id *id, uint64_t *size)
+int tfb_file_open_regular(const char *path, int *fd_out, struct stat *st)
 {
-    file_source *f = ctx;
-    fs_release(f);
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return tfb_err_from_errno(errno);
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
+    if (fstat(fd, st) < 0) {
         int rc = tfb_err_from_errno(errno);
         close(fd);
         return rc;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->st_mode)) {
         close(fd);
         return TFB_ENOTFILE;
     }
-    f->fd = fd;
+    *fd_out = fd;
+    return 0;
+}
+
+long tfb_file_pread(int fd, uint64_t off, void *buf, size_t len)
+{
+    for (;;) {
+        ssize_t k = pread(fd, buf, len, (off_t)off);
+        if (k >= 0)
+            return (long)k;
+        if (errno != EINTR)
+            return tfb_err_from_errno(errno);
+    }
+}
+
+static int fs_open(void *ctx, tfb_object_id *id, uint64_t *size)
+{
+    file_source *f = ctx;
+    fs_release(f);
+    struct stat st;
+    int rc = tfb_file_open_regular(f->path, &f->fd, &st);
+    if (rc < 0) {
+        f->fd = -1;
+        return rc;
+    }
     *id = id_of(&st);
     *size = (uint64_t)st.st_size;
     return 0;
@@ -73,13 +92,7 @@ static int fs_stat(void *ctx, tfb_object_id *id, uint64_t *size)
 static long fs_read_at(void *ctx, uint64_t off, void *buf, size_t len)
 {
     file_source *f = ctx;
-    for (;;) {
-        ssize_t k = pread(f->fd, buf, len, (off_t)off);
-        if (k >= 0)
-            return (long)k;
-        if (errno != EINTR)
-            return tfb_err_from_errno(errno);
-    }
+    return tfb_file_pread(f->fd, off, buf, len);
 }
 
 static void fs_destroy(void *ctx)

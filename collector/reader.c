@@ -18,6 +18,7 @@
 #include "abi.h"
 #include "errors.h"
 #include "event_decode.h"
+#include "file_source.h"
 #include "pb.h"
 #include "reader_source.h"
 #include "tfboard.h"
@@ -30,6 +31,7 @@
 struct tfb_reader {
     tfb_reader_source src;
     int opened;      /* src.open done since the last release */
+    int lent;        /* buf is the caller's (tfb_reader_lend_buffer) */
     tfb_object_id id;
     uint8_t *buf;
     size_t cap;
@@ -160,16 +162,43 @@ static inline int fill(tfb_reader *r, size_t need)
 
 /* A reader waiting at the end of a file that is not growing holds no
  * buffer: a server keeps one reader open per file, and the buffers would
- * otherwise outweigh the data. fill_slow() allocates it again. */
+ * otherwise outweigh the data. fill_slow() allocates it again. A lent
+ * buffer (tfb_reader_lend_buffer) stays for its lender to reclaim. */
 static void release_idle_buffer(tfb_reader *r)
 {
     if (r->pos != r->len)
         return; /* a partial record waits there */
     r->base += r->pos;
     r->pos = r->len = 0;
+    if (r->lent)
+        return;
     free(r->buf);
     r->buf = NULL;
     r->cap = 0;
+}
+
+int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap)
+{
+    if (!r || r->buf || !buf)
+        return 0;
+    r->buf = buf;
+    r->cap = cap;
+    r->lent = 1;
+    return 1;
+}
+
+int tfb_reader_reclaim_buffer(tfb_reader *r, uint8_t **buf, size_t *cap)
+{
+    if (!r || !r->buf || r->pos != r->len)
+        return 0;
+    r->base += r->pos;
+    r->pos = r->len = 0;
+    *buf = r->buf;
+    *cap = r->cap;
+    r->buf = NULL;
+    r->cap = 0;
+    r->lent = 0;
+    return 1;
 }
 
 static int same_id(tfb_object_id a, tfb_object_id b)

@@ -49,8 +49,16 @@ typedef struct tfb_reader_source {
  * in messages only. */
 int tfb_reader_open_source(tfb_reader **out, const tfb_reader_source *src);
 
-/* A local file as a source (file_source.c): opened with O_NONBLOCK and
- * kept only when it is a regular file; read with pread. path is copied. */
-int tfb_file_source_make(const char *path, tfb_reader_source *out);
+/* One buffer for many readers read in turn (the loader's workers read
+ * thousands of small files; a buffer each, allocated and freed per pass,
+ * cost more in page faults than the reading): lend_buffer gives a reader
+ * that holds none the caller's malloc'd buffer of cap bytes (the reader
+ * may realloc it) and returns 1 (0: the reader has one; the caller keeps
+ * its buffer); reclaim_buffer takes it (or the reader's own) back
+ * when no partial record waits in it, returning 1, else 0 (the reader
+ * keeps it and frees it once idle). */
+int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap);
+int tfb_reader_reclaim_buffer(tfb_reader *r, uint8_t **buf, size_t *cap);
+
 
 #endif

@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 
+#include "storage.h"
 #include "store.h"
 
 typedef struct tfb_loader tfb_loader;
@@ -41,6 +42,13 @@ int tfb_loader_pass(tfb_loader *l);
 /* Creates a loader without a thread (use tfb_loader_pass). */
 int tfb_loader_create(tfb_loader **out, tfb_store *store,
                       const tfb_loader_opts *opts);
+/* As tfb_loader_start / tfb_loader_create, listing, stat'ing and reading
+ * the logdir through storage (storage.h; not owned: it must outlive the
+ * loader). The plain ones use local files. */
+int tfb_loader_start_on(tfb_loader **out, tfb_store *store,
+                        const tfb_loader_opts *opts, tfb_storage *storage);
+int tfb_loader_create_on(tfb_loader **out, tfb_store *store,
+                         const tfb_loader_opts *opts, tfb_storage *storage);
 /* Stops the thread (if any) within about one file chunk and frees the
  * loader. NULL-safe. The store stays valid. */
 void tfb_loader_stop(tfb_loader *l);
