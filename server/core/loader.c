@@ -368,7 +368,9 @@ typedef struct worker_buf {
     size_t rcap;
 } worker_buf;
 
-/* A lent buffer that grew past this (a huge record) is not kept. */
+/* The worker's read buffer, and the size past which a lent buffer that
+ * grew (a huge record) is not kept. */
+#define READ_BUF ((size_t)1 << 20)
 #define KEEP_READ_BUF ((size_t)8 << 20)
 
 static void publish_progress(tfb_loader *l, int done)
@@ -596,6 +598,8 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         memcpy(f->etag, st.etag, sizeof f->etag);
         f->done = 0;
     }
+    if (!wb->rbuf && (wb->rbuf = malloc(READ_BUF)) != NULL)
+        wb->rcap = READ_BUF;
     if (wb->rbuf && tfb_reader_lend_buffer(f->reader, wb->rbuf, wb->rcap))
         wb->rbuf = NULL;
     tfb_event ev;

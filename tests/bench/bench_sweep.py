@@ -82,7 +82,7 @@ def wait_done(port, t0, timeout=600):
         p = json.loads(get(port, "/data/plugin/core/progress"))
         if p["done"]:
             return time.time() - t0, p
-        time.sleep(0.01)
+        time.sleep(0.02)
     raise SystemExit("tfboard did not finish loading in %d s" % timeout)
 
 
