@@ -8,7 +8,9 @@
  *
  * Files: a run is a directory (relative to the logdir; "." is the logdir)
  * holding event files (name contains "tfevents") or trace files (*.sqlite,
- * *.pt.trace.json, *.pt.trace.json.gz). Symlinked directories are not
+ * *.pt.trace.json, *.pt.trace.json.gz), found in one flat listing of the
+ * logdir per pass through the storage interface (storage.h), which every
+ * stat and read goes through too. Symlinked directories are not
  * followed (no loops). Each run's event files are read in name order by
  * one thread at a time; runs load in parallel. A file that shrank or was
  * replaced (other inode) resets its run, which is read again from the
