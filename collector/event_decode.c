@@ -463,7 +463,13 @@ void tfb_value_apply_plugin(tfb_value *v, const char *plugin, size_t len)
 
 /* memset(v, 0, sizeof *v), field by field: a memset of this size
  * compiles to `rep stos`, whose start-up cost was a quarter of the time
- * to decode a scalar value. Every field of tfb_value is set here. */
+ * to decode a scalar value. Every field of tfb_value is set here: a field
+ * added to tfb_value must be added here too, which the size check below
+ * makes a build error rather than an uninitialised field (LP64 size). */
+#if defined(__LP64__)
+_Static_assert(sizeof(tfb_value) == 184,
+               "tfb_value changed: set the new field in value_clear()");
+#endif
 static inline void value_clear(tfb_value *v)
 {
     static const tfb_strview none = {NULL, 0};
