@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import socket
 import statistics
@@ -102,13 +103,19 @@ def event_files(logdir):
     return sorted(out)
 
 
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def cat_seconds(files):
-    """cat of the files to /dev/null (in batches under ARG_MAX)."""
-    t = time.time()
+    """cat of the files to /dev/null (in batches under ARG_MAX): wall and
+    CPU seconds."""
+    t, c = time.time(), children_cpu()
     for i in range(0, len(files), 2000):
         subprocess.run(["cat"] + files[i:i + 2000], stdout=subprocess.DEVNULL,
                        check=True)
-    return time.time() - t
+    return time.time() - t, children_cpu() - c
 
 
 def generate(gen, d, runs, tags, steps):
@@ -141,8 +148,8 @@ def baseline_rss(tfboard):
 def measure_load(tfboard, logdir, label, base_rss):
     files = event_files(logdir)
     nbytes = sum(os.path.getsize(f) for f in files)
-    c1 = cat_seconds(files)
-    c2 = cat_seconds(files)
+    c1, _ = cat_seconds(files)
+    c2, cat_cpu = cat_seconds(files)
     p, port, t0 = serve(tfboard, logdir)
     try:
         secs, prog = wait_done(port, t0)
@@ -160,6 +167,16 @@ def measure_load(tfboard, logdir, label, base_rss):
           "%.1f cores busy, %.1f us a file)"
           % (secs, nbytes / 1e6 / secs, cpu, cpu / secs,
              secs / len(files) * 1e6))
+    # On a shared machine wall time says more about the neighbours than
+    # about us: the CPU-bound rates (bytes over CPU seconds) say what a
+    # core does, and what the machine's cores would do if they were ours.
+    ncpu = os.cpu_count() or 1
+    print("  per CPU second            cat %8.0f MB/s, tfboard %8.0f MB/s a "
+          "core; %d cores: %.0f MB/s, all data in %.2f s"
+          % (nbytes / 1e6 / max(cat_cpu, 1e-9), nbytes / 1e6 / cpu, ncpu,
+             nbytes / 1e6 / cpu * ncpu, cpu / ncpu))
+    print("  load average              %.1f on %d cores"
+          % (os.getloadavg()[0], ncpu))
     print("  tfboard RSS               %7.1f MB  %.1f B a point (above an "
           "empty server's %.1f MB)" % (rss / 1e6, (rss - base_rss) / pts,
                                        base_rss / 1e6))
