@@ -806,7 +806,7 @@ static int one_pass(tfb_loader *l)
     for (size_t i = 0; i < l->n_runs; i++)
         for (size_t k = 0; k < l->runs[i]->n_files; k++) {
             file_state *f = &l->runs[i]->files[k];
-            uint64_t sz = f->listed;
+            uint64_t sz = f->gone ? f->done : f->listed;
             bytes += sz > f->done ? sz : f->done;
             done_bytes += f->done;
             files++;
