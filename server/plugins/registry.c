@@ -11,6 +11,7 @@ extern const tfb_plugin tfb_plugin_scalars;
 extern const tfb_plugin tfb_plugin_runs;
 extern const tfb_plugin tfb_plugin_histograms;
 extern const tfb_plugin tfb_plugin_distributions;
+extern const tfb_plugin tfb_plugin_images;
 extern const tfb_plugin tfb_plugin_text;
 extern const tfb_plugin tfb_plugin_health;
 extern const tfb_plugin tfb_plugin_gradients;
@@ -29,6 +30,7 @@ static const tfb_plugin *table[TFB_MAX_PLUGINS] = {
     &tfb_plugin_runs,
     &tfb_plugin_histograms,
     &tfb_plugin_distributions,
+    &tfb_plugin_images,
     &tfb_plugin_text,
     &tfb_plugin_health,
     &tfb_plugin_gradients,
@@ -38,7 +40,7 @@ static const tfb_plugin *table[TFB_MAX_PLUGINS] = {
     &tfb_plugin_hparams,
     &tfb_plugin_compare,
 };
-static size_t n_table = 12;
+static size_t n_table = 13;
 
 const tfb_plugin *const *tfb_plugins(size_t *n)
 {

@@ -17,7 +17,7 @@ from tfb_server_util import Server, run_tests  # noqa: E402
 from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
-BUILTIN = ["scalars", "runs", "histograms", "distributions", "text",
+BUILTIN = ["scalars", "runs", "histograms", "distributions", "images", "text",
            "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare"]
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
