@@ -237,6 +237,52 @@ TFB_API const char *tfb_writer_path(const tfb_writer *w);
 TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
 
 /* ========================================================================
+ * Images
+ *
+ * Images in TensorFlow 2's format, which TensorBoard and tfboard show in
+ * their Images tab: a Summary value whose tensor is a DT_STRING vector
+ * [width, height, encoded image] (width and height as decimal strings)
+ * with plugin name "images".
+ *
+ *   uint8_t px[64 * 64 * 3];           // 8-bit, row-major HWC
+ *   ... fill px ...
+ *   tfb_image(w, "samples/gen", px, 64, 64, 3, step);
+ *
+ * tfb_image copies the pixels once and returns; the PNG is encoded (with
+ * libpng) by a background thread of the writer, started at the first
+ * image, and its record then joins the writer's queue. tfb_flush and
+ * tfb_writer_close wait for the images logged before them.
+ * ====================================================================== */
+
+/* The most pixels one image may have (height * width), and the longest
+ * side (PNG allows more; browsers and TensorBoard do not cope). */
+#define TFB_IMAGE_MAX_PIXELS (1u << 26)
+#define TFB_IMAGE_MAX_SIDE 65535
+/* Pixel bytes waiting to be encoded, at most (one image larger than this
+ * is still taken when nothing waits). */
+#define TFB_IMAGE_QUEUE_BYTES (256u << 20)
+
+/* Logs one 8-bit image of height x width pixels of `channels` channels
+ * (1 gray, 3 RGB, 4 RGBA), row-major HWC, as a PNG. pixels is read during
+ * the call only (one copy); tag is copied. Returns 0, TFB_EINVAL (NULL
+ * argument, empty tag, channels not 1/3/4, a side <= 0), TFB_ETOOBIG (past
+ * TFB_IMAGE_MAX_PIXELS or TFB_IMAGE_MAX_SIDE), TFB_EDROPPED (encoding is
+ * TFB_IMAGE_QUEUE_BYTES behind: the image is not logged, never waited
+ * for), TFB_ENOMEM, TFB_EFORKED, or the writer's sticky error. An image
+ * that fails to encode later (out of memory) is counted in the writer's
+ * records_dropped. Thread-safe on one writer. */
+TFB_API int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
+                      int height, int width, int channels, int64_t step);
+
+/* Logs an image the caller has already encoded (PNG, JPEG, GIF or WebP;
+ * its width and height are read from its header). bytes is copied into
+ * the writer's queue during the call. TFB_EINVAL for other bytes or a
+ * header that cannot be read, TFB_ETOOBIG past 1 GiB or past the limits
+ * above. Thread-safe on one writer. */
+TFB_API int tfb_image_encoded(tfb_writer *w, const char *tag,
+                              const void *bytes, size_t len, int64_t step);
+
+/* ========================================================================
  * Hyperparameters
  *
  * The run's hyperparameters in the format of TensorBoard's hparams plugin,

@@ -11,6 +11,7 @@ import warnings
 from datetime import datetime
 
 from . import _lib
+from . import media as _media
 from ._lib import TfbError, check, lib
 
 __all__ = ["SummaryWriter", "TfbError"]
@@ -21,8 +22,8 @@ _scalar = lib.tfb_scalar  # the hot call, bound once
 # implement: they raise NotImplementedError naming the call rather than
 # dropping the data.
 _UNSUPPORTED = (
-    "add_histogram_raw", "add_image", "add_images", "add_image_with_boxes",
-    "add_figure", "add_video", "add_audio", "add_graph", "add_onnx_graph",
+    "add_histogram_raw", "add_image_with_boxes", "add_video", "add_audio",
+    "add_graph", "add_onnx_graph",
     "add_embedding", "add_pr_curve", "add_pr_curve_raw",
     "add_custom_scalars", "add_custom_scalars_multilinechart",
     "add_custom_scalars_marginchart", "add_mesh",
@@ -241,6 +242,30 @@ class SummaryWriter:
         check(lib.tfb_text(w, self._tag(tag + "/text_summary"),
                            str(text_string).encode(), _step(global_step)),
               "add_text(%s)" % tag)
+
+    # Images: conversions in media.py; PNG encoding in libtfboard.
+    def add_image(self, tag, img_tensor, global_step=None, walltime=None,
+                  dataformats="CHW"):
+        w = self._handle()
+        if walltime is not None:
+            raise NotImplementedError("add_image(walltime=) is not supported")
+        _media.log_image(w, self._tag(tag), img_tensor, _step(global_step),
+                         dataformats, "add_image(%s)" % tag)
+
+    def add_images(self, tag, img_tensor, global_step=None, walltime=None,
+                   dataformats="NCHW"):
+        w = self._handle()
+        if walltime is not None:
+            raise NotImplementedError(
+                "add_images(walltime=) is not supported")
+        _media.log_image(w, self._tag(tag), img_tensor, _step(global_step),
+                         dataformats, "add_images(%s)" % tag)
+
+    def add_figure(self, tag, figure, global_step=None, close=True,
+                   walltime=None):
+        fmt = "NCHW" if isinstance(figure, (list, tuple)) else "CHW"
+        self.add_image(tag, _media.figure_to_chw(figure, close), global_step,
+                       walltime, dataformats=fmt)
 
     def add_hparams(self, hparam_dict, metric_dict,
                     hparam_domain_discrete=None, run_name=None):
