@@ -26,6 +26,7 @@ typedef struct img_job {
     double wall;
     int height, width, channels;
     size_t tag_len, bytes;
+    size_t cap;      /* bytes of data (a reused job may hold more) */
     char *tag;       /* points into data */
     uint8_t data[];  /* tag (NUL-terminated), then the pixels */
 } img_job;
@@ -36,6 +37,11 @@ struct tfb_media {
     pthread_cond_t cv_work, cv_idle;
     img_job *head, *tail;
     size_t queued_bytes;
+    /* Jobs done, kept for the next calls: a fresh 200 KB block would be
+     * mmap'ed and page-faulted on every call, which costs the caller more
+     * than the copy itself. */
+    img_job *spare[4];
+    int n_spare;
     int busy;  /* the thread holds a job being encoded */
     int stop;
     pthread_t thread;
@@ -209,7 +215,10 @@ static void *media_thread(void *arg)
         pthread_mutex_lock(&md->mu);
         md->queued_bytes -= j->bytes;
         md->busy = 0;
-        free(j);
+        if (md->n_spare < 4)
+            md->spare[md->n_spare++] = j;
+        else
+            free(j);
         if (!md->head)
             pthread_cond_broadcast(&md->cv_idle);
     }
@@ -247,6 +256,8 @@ static void media_on_close(tfb_writer *w)
     pthread_cond_signal(&md->cv_work);
     pthread_mutex_unlock(&md->mu);
     pthread_join(md->thread, NULL);
+    for (int i = 0; i < md->n_spare; i++)
+        free(md->spare[i]);
     pthread_mutex_destroy(&md->mu);
     pthread_cond_destroy(&md->cv_work);
     pthread_cond_destroy(&md->cv_idle);
@@ -323,17 +334,28 @@ int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
         return rc;
     size_t tag_len = strlen(tag);
     size_t bytes = (size_t)height * (size_t)width * (size_t)channels;
+    size_t need = tag_len + 1 + bytes;
+    img_job *j = NULL;
     pthread_mutex_lock(&md->mu);
     int full = (md->head || md->busy) &&
                md->queued_bytes + bytes > TFB_IMAGE_QUEUE_BYTES;
+    for (int i = md->n_spare; !full && i-- > 0;)
+        if (md->spare[i]->cap >= need) {
+            j = md->spare[i];
+            md->spare[i] = md->spare[--md->n_spare];
+            break;
+        }
     pthread_mutex_unlock(&md->mu);
     if (full) {
         tfb_writer_count_dropped(w);
         return TFB_EDROPPED;
     }
-    img_job *j = malloc(sizeof *j + tag_len + 1 + bytes);
-    if (!j)
-        return TFB_ENOMEM;
+    if (!j) {
+        j = malloc(sizeof *j + need);
+        if (!j)
+            return TFB_ENOMEM;
+        j->cap = need;
+    }
     j->next = NULL;
     j->step = step;
     j->wall = tfb_now_wall();
