@@ -553,11 +553,11 @@ const char *tfb_media_check(const uint8_t *p, size_t n, char *why,
         return NULL;
     }
     if (type[6] == 'p') { /* image/png */
-        if (n < 8 + 25 + 12 || memcmp(p + 12, "IHDR", 4) != 0) {
+        if (n < 8 + 25 || memcmp(p + 12, "IHDR", 4) != 0) {
             snprintf(why, cap, "damaged PNG: no IHDR header");
             return NULL;
         }
-        if (memcmp(p + n - 8, "IEND", 4) != 0) {
+        if (n < 8 + 25 + 12 || memcmp(p + n - 8, "IEND", 4) != 0) {
             snprintf(why, cap, "damaged PNG: cut short (no IEND chunk at its "
                      "end, %zu bytes)", n);
             return NULL;
