@@ -251,7 +251,9 @@ TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
  * tfb_image copies the pixels once and returns; the PNG is encoded (with
  * libpng) by a background thread of the writer, started at the first
  * image, and its record then joins the writer's queue. tfb_flush and
- * tfb_writer_close wait for the images logged before them.
+ * tfb_writer_close wait for the images logged before them. So an image's
+ * record may follow records logged after it in the file (readers order
+ * by step, not by place in the file).
  * ====================================================================== */
 
 /* The most pixels one image may have (height * width), and the longest
@@ -281,6 +283,37 @@ TFB_API int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
  * above. Thread-safe on one writer. */
 TFB_API int tfb_image_encoded(tfb_writer *w, const char *tag,
                               const void *bytes, size_t len, int64_t step);
+
+/* ========================================================================
+ * PR curves
+ *
+ * TensorBoard's pr_curves plugin format, as PyTorch's add_pr_curve writes
+ * it: a DT_FLOAT tensor [6, num_thresholds] whose rows are TP, FP, TN, FN,
+ * precision and recall at thresholds i / (num_thresholds - 1), with plugin
+ * "pr_curves" and PrCurvePluginData{num_thresholds} as content. Counts as
+ * TensorBoard computes them: prediction p falls in bucket
+ * floor(p * (num_thresholds - 1)) (outside [0, 1]: counted nowhere); TP at
+ * threshold i = positives in buckets >= i; precision = TP / max(1e-7,
+ * TP + FP), recall = TP / max(1e-7, TP + FN).
+ * ====================================================================== */
+
+/* The most thresholds (PyTorch's cap). */
+#define TFB_PR_MAX_THRESHOLDS 127
+
+/* Logs one PR curve of n (label, prediction) pairs: labels are 0 (negative)
+ * or non-zero (positive), predictions in [0, 1]. num_thresholds 2..127
+ * (larger is capped at 127, as PyTorch). Arrays are read during the call
+ * only; the record is built on the calling thread (O(n)). TFB_EINVAL for a
+ * NULL array with n > 0, an empty tag or num_thresholds < 2.
+ * Thread-safe on one writer. */
+TFB_API int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
+                         const float *predictions, size_t n,
+                         int num_thresholds, int64_t step);
+/* The same for double predictions (bucketed in double, as NumPy does for
+ * float64 arrays). */
+TFB_API int tfb_pr_curve_f64(tfb_writer *w, const char *tag,
+                             const double *labels, const double *predictions,
+                             size_t n, int num_thresholds, int64_t step);
 
 /* ========================================================================
  * Hyperparameters

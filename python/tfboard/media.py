@@ -14,13 +14,17 @@ import ctypes
 from . import _lib
 from ._lib import check, lib
 
-__all__ = ["to_hwc_uint8", "figure_to_chw", "log_image"]
+__all__ = ["to_hwc_uint8", "figure_to_chw", "log_image", "log_pr_curve"]
 
 _lib._fn("tfb_image", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
          ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
          ctypes.c_int64)
 _lib._fn("tfb_image_encoded", ctypes.c_int, ctypes.c_void_p,
          ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64)
+for _name in ("tfb_pr_curve", "tfb_pr_curve_f64"):
+    _lib._fn(_name, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+             ctypes.c_int64)
 
 
 def _numpy(x):
@@ -125,3 +129,26 @@ def figure_to_chw(figure, close=True):
         except ImportError:
             pass
     return chw
+
+
+def log_pr_curve(w, tag_bytes, labels, predictions, step, num_thresholds,
+                 what):
+    """labels and predictions (any shape, same size) to tfb_pr_curve: the
+    float32 path for float32 (and narrower) predictions, float64 otherwise,
+    so buckets fall as NumPy computes them in PyTorch's writer."""
+    import numpy as np
+    lab = _numpy(labels).reshape(-1)
+    pred = _numpy(predictions).reshape(-1)
+    if lab.size != pred.size:
+        raise ValueError("%s: %d labels for %d predictions"
+                         % (what, lab.size, pred.size))
+    if pred.dtype.kind not in "fiub" or lab.dtype.kind not in "fiub":
+        raise TypeError("%s: labels and predictions must be numbers" % what)
+    if pred.dtype.kind == "f" and pred.dtype.itemsize <= 4:
+        dt, fn = np.float32, lib.tfb_pr_curve
+    else:
+        dt, fn = np.float64, lib.tfb_pr_curve_f64
+    pred = np.ascontiguousarray(pred, dtype=dt)
+    lab = np.ascontiguousarray(lab != 0, dtype=dt)
+    check(fn(w, tag_bytes, lab.ctypes.data, pred.ctypes.data, pred.size,
+             int(num_thresholds), step), what)

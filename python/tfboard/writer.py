@@ -24,7 +24,7 @@ _scalar = lib.tfb_scalar  # the hot call, bound once
 _UNSUPPORTED = (
     "add_histogram_raw", "add_image_with_boxes", "add_video", "add_audio",
     "add_graph", "add_onnx_graph",
-    "add_embedding", "add_pr_curve", "add_pr_curve_raw",
+    "add_embedding", "add_pr_curve_raw",
     "add_custom_scalars", "add_custom_scalars_multilinechart",
     "add_custom_scalars_marginchart", "add_mesh",
 )
@@ -266,6 +266,16 @@ class SummaryWriter:
         fmt = "NCHW" if isinstance(figure, (list, tuple)) else "CHW"
         self.add_image(tag, _media.figure_to_chw(figure, close), global_step,
                        walltime, dataformats=fmt)
+
+    def add_pr_curve(self, tag, labels, predictions, global_step=None,
+                     num_thresholds=127, weights=None, walltime=None):
+        w = self._handle()
+        if weights is not None or walltime is not None:
+            raise NotImplementedError(
+                "add_pr_curve(weights=/walltime=) is not supported")
+        _media.log_pr_curve(w, self._tag(tag), labels, predictions,
+                            _step(global_step), num_thresholds,
+                            "add_pr_curve(%s)" % tag)
 
     def add_hparams(self, hparam_dict, metric_dict,
                     hparam_domain_discrete=None, run_name=None):

@@ -23,6 +23,7 @@
 #define BLOCK 1024
 
 typedef struct media_tag {
+    tfb_media_kind kind;
     char *tag, *display, *desc;
     size_t tag_len;
     tfb_media_entry **blocks;
@@ -35,10 +36,11 @@ struct tfb_media_index {
     pthread_mutex_t lock;
     media_tag **tags;
     size_t n_tags, cap_tags;
-    tfb_strtab tag_idx; /* tag -> media_tag (keys: the tag's own copy) */
+    /* per kind: tag -> media_tag (keys: the tag's own copy) */
+    tfb_strtab tag_idx[TFB_MEDIA_KIND_COUNT];
     char **paths;
     size_t n_paths, cap_paths;
-    uint64_t total;
+    uint64_t total[TFB_MEDIA_KIND_COUNT];
     /* Loader-side cache: the path given last and its number. */
     const char *last_path;
     uint32_t last_file;
@@ -72,7 +74,8 @@ void tfb_media_index_destroy(tfb_media_index *ix)
     for (size_t i = 0; i < ix->n_tags; i++)
         tag_free(ix->tags[i]);
     free(ix->tags);
-    tfb_strtab_free(&ix->tag_idx);
+    for (int k = 0; k < TFB_MEDIA_KIND_COUNT; k++)
+        tfb_strtab_free(&ix->tag_idx[k]);
     for (size_t i = 0; i < ix->n_paths; i++)
         free(ix->paths[i]);
     free(ix->paths);
@@ -94,25 +97,38 @@ void tfb_media_index_reset(tfb_media_index *ix)
         t->samples = 0;
         t->dropped = 0;
     }
-    ix->total = 0;
+    memset(ix->total, 0, sizeof ix->total);
     pthread_mutex_unlock(&ix->lock);
 }
 
-static int plugin_images(const char *plugin, size_t len)
+static int plugin_is(const char *plugin, size_t len, const char *name)
 {
-    return plugin && len == 6 && memcmp(plugin, "images", 6) == 0;
+    return plugin && len == strlen(name) && memcmp(plugin, name, len) == 0;
+}
+
+/* The kind of value v, or -1 when the index does not take it. */
+static int value_kind(const tfb_value *v, const char *plugin,
+                      size_t plugin_len)
+{
+    if (v->kind == TFB_VALUE_IMAGE)
+        return TFB_MEDIA_IMAGE;
+    if (!v->tensor)
+        return -1;
+    if (v->plugin_name.len) {
+        plugin = v->plugin_name.ptr;
+        plugin_len = v->plugin_name.len;
+    }
+    if (plugin_is(plugin, plugin_len, "images"))
+        return TFB_MEDIA_IMAGE;
+    if (plugin_is(plugin, plugin_len, "pr_curves"))
+        return TFB_MEDIA_PR_CURVE;
+    return -1;
 }
 
 int tfb_media_is_image(const tfb_value *v, const char *plugin,
                        size_t plugin_len)
 {
-    if (v->kind == TFB_VALUE_IMAGE)
-        return 1;
-    if (!v->tensor)
-        return 0;
-    if (v->plugin_name.len)
-        return plugin_images(v->plugin_name.ptr, v->plugin_name.len);
-    return plugin_images(plugin, plugin_len);
+    return value_kind(v, plugin, plugin_len) >= 0;
 }
 
 /* ---- writer side (under the lock) ---- */
@@ -150,7 +166,8 @@ static char *dup_view(const tfb_strview *s)
     return tfb_strndup(s->ptr ? s->ptr : "", s->ptr ? s->len : 0);
 }
 
-static media_tag *tag_get(tfb_media_index *ix, const tfb_value *v)
+static media_tag *tag_get(tfb_media_index *ix, tfb_media_kind kind,
+                          const tfb_value *v)
 {
     const char *tag = v->tag.ptr;
     size_t len = v->tag.len;
@@ -163,7 +180,7 @@ static media_tag *tag_get(tfb_media_index *ix, const tfb_value *v)
             return NULL;
         tag = clean;
     }
-    media_tag *t = tfb_strtab_get(&ix->tag_idx, tag, len);
+    media_tag *t = tfb_strtab_get(&ix->tag_idx[kind], tag, len);
     if (t) {
         free(clean);
         return t;
@@ -175,12 +192,13 @@ static media_tag *tag_get(tfb_media_index *ix, const tfb_value *v)
         free(clean);
         return NULL;
     }
+    t->kind = kind;
     t->tag = clean ? clean : tfb_strndup(tag, len);
     t->tag_len = len;
     t->display = dup_view(&v->display_name);
     t->desc = dup_view(&v->description);
     if (!t->tag || !t->display || !t->desc ||
-        tfb_strtab_put(&ix->tag_idx, t->tag, len, t) < 0) {
+        tfb_strtab_put(&ix->tag_idx[kind], t->tag, len, t) < 0) {
         tag_free(t);
         return NULL;
     }
@@ -250,7 +268,7 @@ static int add_one(tfb_media_index *ix, media_tag *t, uint32_t file,
     };
     int rc = push(t, &e);
     if (rc > 0)
-        ix->total++;
+        ix->total[t->kind]++;
     return rc;
 }
 
@@ -258,15 +276,22 @@ int tfb_media_index_add(tfb_media_index *ix, const char *path,
                         const tfb_event *ev, const tfb_value *v,
                         const char *plugin, size_t plugin_len)
 {
-    if (!ix || !path || !ev || !v || !ev->summary ||
-        !tfb_media_is_image(v, plugin, plugin_len))
+    int kind = v ? value_kind(v, plugin, plugin_len) : -1;
+    if (!ix || !path || !ev || kind < 0 || !ev->summary)
         return 0;
     int added = 0, rc = 0;
     pthread_mutex_lock(&ix->lock);
     uint32_t file;
     media_tag *t = NULL;
-    if (file_number(ix, path, &file) < 0 || !(t = tag_get(ix, v))) {
+    if (file_number(ix, path, &file) < 0 ||
+        !(t = tag_get(ix, (tfb_media_kind)kind, v))) {
         rc = TFB_ENOMEM;
+        goto out;
+    }
+    if (kind == TFB_MEDIA_PR_CURVE) {
+        /* The whole TensorProto; its plugin decodes it when asked. */
+        rc = add_one(ix, t, file, ev, v->tensor, v->tensor_len, 0, 0, 0);
+        added += rc > 0;
         goto out;
     }
     if (v->kind == TFB_VALUE_IMAGE) {
@@ -314,7 +339,8 @@ static const tfb_media_entry *entry_at(const media_tag *t, size_t i)
     return &t->blocks[i / BLOCK][i % BLOCK];
 }
 
-int tfb_media_tags(tfb_media_index *ix, tfb_media_tag_info **out, size_t *n)
+int tfb_media_tags(tfb_media_index *ix, tfb_media_kind kind,
+                   tfb_media_tag_info **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -324,8 +350,10 @@ int tfb_media_tags(tfb_media_index *ix, tfb_media_tag_info **out, size_t *n)
     tfb_media_tag_info *v = calloc(ix->n_tags ? ix->n_tags : 1, sizeof *v);
     size_t k = 0;
     if (v)
-        for (; k < ix->n_tags; k++) {
-            const media_tag *t = ix->tags[k];
+        for (size_t i = 0; i < ix->n_tags; i++) {
+            const media_tag *t = ix->tags[i];
+            if (t->kind != kind)
+                continue;
             v[k].tag = tfb_strndup(t->tag, t->tag_len);
             v[k].display = tfb_strndup(t->display, strlen(t->display));
             v[k].desc = tfb_strndup(t->desc, strlen(t->desc));
@@ -334,8 +362,8 @@ int tfb_media_tags(tfb_media_index *ix, tfb_media_tag_info **out, size_t *n)
             v[k].dropped = t->dropped;
             if (t->n)
                 v[k].last = *entry_at(t, t->n - 1);
-            if (!v[k].tag || !v[k].display || !v[k].desc) {
-                k++;
+            k++;
+            if (!v[k - 1].tag || !v[k - 1].display || !v[k - 1].desc) {
                 tfb_media_tag_infos_free(v, k);
                 v = NULL;
                 break;
@@ -361,18 +389,19 @@ void tfb_media_tag_infos_free(tfb_media_tag_info *v, size_t n)
     free(v);
 }
 
-uint64_t tfb_media_count(tfb_media_index *ix)
+uint64_t tfb_media_count(tfb_media_index *ix, tfb_media_kind kind)
 {
     if (!ix)
         return 0;
     pthread_mutex_lock(&ix->lock);
-    uint64_t n = ix->total;
+    uint64_t n = ix->total[kind];
     pthread_mutex_unlock(&ix->lock);
     return n;
 }
 
-int tfb_media_entries(tfb_media_index *ix, const char *tag, int sample,
-                      tfb_media_entry **out, size_t *n)
+int tfb_media_entries(tfb_media_index *ix, tfb_media_kind kind,
+                      const char *tag, int sample, tfb_media_entry **out,
+                      size_t *n)
 {
     *out = NULL;
     *n = 0;
@@ -380,7 +409,7 @@ int tfb_media_entries(tfb_media_index *ix, const char *tag, int sample,
         return TFB_EINVAL;
     int rc = 0;
     pthread_mutex_lock(&ix->lock);
-    const media_tag *t = tfb_strtab_get(&ix->tag_idx, tag, strlen(tag));
+    const media_tag *t = tfb_strtab_get(&ix->tag_idx[kind], tag, strlen(tag));
     if (!t) {
         rc = TFB_ENOENT;
     } else {
@@ -402,14 +431,14 @@ int tfb_media_entries(tfb_media_index *ix, const char *tag, int sample,
     return rc;
 }
 
-int tfb_media_find(tfb_media_index *ix, const char *tag, int sample,
-                   uint64_t index, tfb_media_entry *out)
+int tfb_media_find(tfb_media_index *ix, tfb_media_kind kind, const char *tag,
+                   int sample, uint64_t index, tfb_media_entry *out)
 {
     if (!ix || !tag || !out)
         return TFB_EINVAL;
     int rc = TFB_ENOENT;
     pthread_mutex_lock(&ix->lock);
-    const media_tag *t = tfb_strtab_get(&ix->tag_idx, tag, strlen(tag));
+    const media_tag *t = tfb_strtab_get(&ix->tag_idx[kind], tag, strlen(tag));
     if (t) {
         uint64_t k = 0;
         if (sample == 0 && t->samples <= 1) {

@@ -30,6 +30,15 @@
 
 typedef struct tfb_media_index tfb_media_index;
 
+/* What the index keeps, each kind with its own tags: the encoded images
+ * (TF1 Summary.Image; plugin "images"), and the TensorProto of each PR
+ * curve value (plugin "pr_curves", decoded by its plugin when asked). */
+typedef enum {
+    TFB_MEDIA_IMAGE = 0,
+    TFB_MEDIA_PR_CURVE,
+    TFB_MEDIA_KIND_COUNT
+} tfb_media_kind;
+
 /* Images per tag, over all steps: past this, later images are counted
  * (tfb_media_tag_info.dropped) but not indexed. 2^26 images * 48 B = 3 GB. */
 #define TFB_MEDIA_MAX_PER_TAG (1u << 26)
@@ -62,31 +71,34 @@ void tfb_media_index_destroy(tfb_media_index *ix); /* NULL-safe */
 void tfb_media_index_reset(tfb_media_index *ix);
 
 /* The loader's one call per decoded value: indexes v when it is an image
- * (Summary.Image, or a string tensor whose plugin is "images"; plugin is
- * the tag's plugin, which TF2 puts on the first value only). path is the
+ * (Summary.Image, or a string tensor whose plugin is "images") or a PR
+ * curve (plugin "pr_curves"); plugin is the tag's plugin, which TF2 puts
+ * on the first value only. path is the
  * event file ev came from (copied once per file). Returns the number of
  * images indexed (0 when v is no image), or TFB_ENOMEM. */
 int tfb_media_index_add(tfb_media_index *ix, const char *path,
                         const tfb_event *ev, const tfb_value *v,
                         const char *plugin, size_t plugin_len);
 
-/* 1 when v is an image value the index takes (for the loader's switch). */
+/* 1 when v is a value the index takes (for the loader's switch). */
 int tfb_media_is_image(const tfb_value *v, const char *plugin,
                        size_t plugin_len);
 
 /* The tags in first-seen order; free with tfb_media_tag_infos_free. */
-int tfb_media_tags(tfb_media_index *ix, tfb_media_tag_info **out, size_t *n);
+int tfb_media_tags(tfb_media_index *ix, tfb_media_kind kind,
+                   tfb_media_tag_info **out, size_t *n);
 void tfb_media_tag_infos_free(tfb_media_tag_info *v, size_t n);
-/* Images indexed in all (every tag). */
-uint64_t tfb_media_count(tfb_media_index *ix);
+/* Values of that kind indexed in all (every tag). */
+uint64_t tfb_media_count(tfb_media_index *ix, tfb_media_kind kind);
 
 /* The images of tag with that sample number (sample < 0: every sample),
  * in file order; *out is malloc'd (free()). TFB_ENOENT: no such tag. */
-int tfb_media_entries(tfb_media_index *ix, const char *tag, int sample,
-                      tfb_media_entry **out, size_t *n);
+int tfb_media_entries(tfb_media_index *ix, tfb_media_kind kind,
+                      const char *tag, int sample, tfb_media_entry **out,
+                      size_t *n);
 /* The index-th image of tag with that sample number. */
-int tfb_media_find(tfb_media_index *ix, const char *tag, int sample,
-                   uint64_t index, tfb_media_entry *out);
+int tfb_media_find(tfb_media_index *ix, tfb_media_kind kind, const char *tag,
+                   int sample, uint64_t index, tfb_media_entry *out);
 
 /* Reads e's bytes from its file: *out is malloc'd (free()), *len bytes.
  * TFB_EIO / TFB_ECORRUPT when the file no longer holds them. */

@@ -20,6 +20,7 @@ extern const tfb_plugin tfb_plugin_pipeline;
 extern const tfb_plugin tfb_plugin_ranks;
 extern const tfb_plugin tfb_plugin_hparams;
 extern const tfb_plugin tfb_plugin_compare;
+extern const tfb_plugin tfb_plugin_pr_curves;
 
 #define TFB_MAX_PLUGINS 32
 
@@ -39,8 +40,9 @@ static const tfb_plugin *table[TFB_MAX_PLUGINS] = {
     &tfb_plugin_ranks,
     &tfb_plugin_hparams,
     &tfb_plugin_compare,
+    &tfb_plugin_pr_curves,
 };
-static size_t n_table = 13;
+static size_t n_table = 14;
 
 const tfb_plugin *const *tfb_plugins(size_t *n)
 {

@@ -150,7 +150,7 @@ static void index_cost(const char *dir, long n)
     double t_load = now_s() - t0;
     struct mallinfo2 m1 = mallinfo2();
     tfb_run *r = tfb_store_find_run(s, "run");
-    uint64_t got = r ? tfb_media_count(tfb_run_media(r)) : 0;
+    uint64_t got = r ? tfb_media_count(tfb_run_media(r), TFB_MEDIA_IMAGE) : 0;
     double per = (double)(m1.uordblks - m0.uordblks) / (double)n;
     printf("index: %ld images loaded in %.3f s (%.2f us each), %llu "
            "indexed, %.1f heap bytes per image (target <= 64; entry %zu B)\n",

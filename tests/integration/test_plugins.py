@@ -18,7 +18,8 @@ from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
 BUILTIN = ["scalars", "runs", "histograms", "distributions", "images", "text",
-           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare"]
+           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare",
+           "pr_curves"]
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
 

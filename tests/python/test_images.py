@@ -215,3 +215,63 @@ def test_bad_images_raise(tmp_path):
                         dataformats="HW")
         with pytest.raises(NotImplementedError, match="walltime"):
             w.add_image("x", np.zeros((3, 4, 4)), 0, walltime=1.0)
+
+
+def torch_pr_reference(labels, predictions, k):
+    """PyTorch's compute_curve (torch/utils/tensorboard/summary.py, as its
+    behaviour is documented): buckets floor(p * (k - 1)) over [0, k - 1],
+    reverse cumulative sums, precision/recall with a 1e-7 floor."""
+    b = np.floor(predictions * (k - 1)).astype(np.int64)
+    ok = (b >= 0) & (b <= k - 1)
+    lab = labels.astype(np.float64)
+    tp_b = np.bincount(b[ok], weights=lab[ok], minlength=k)
+    fp_b = np.bincount(b[ok], weights=1.0 - lab[ok], minlength=k)
+    tp = np.cumsum(tp_b[::-1])[::-1]
+    fp = np.cumsum(fp_b[::-1])[::-1]
+    tn, fn = fp[0] - fp, tp[0] - tp
+    return np.stack((tp, fp, tn, fn, tp / np.maximum(1e-7, tp + fp),
+                     tp / np.maximum(1e-7, tp + fn))).astype(np.float32)
+
+
+@pytest.mark.parametrize("dtype,k", [(np.float32, 21), (np.float64, 127),
+                                     (np.float32, 500)])
+def test_add_pr_curve(pb, tmp_path, dtype, k):
+    rng = np.random.default_rng(7)
+    labels = rng.integers(0, 2, 400).astype(bool)
+    pred = np.clip(rng.random(400) * 0.6 + labels * 0.35, 0, 1).astype(dtype)
+    pred[:4] = [0.0, 1.0, 0.5, 0.05]  # edges and bucket boundaries
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.add_pr_curve("pr", labels, pred, 3, num_thresholds=k)
+    (payload,) = [p for p in records(event_file(str(tmp_path)))
+                  if b"pr_curves" in p]
+    e = pb.event.Event()
+    e.ParseFromString(payload)
+    v = e.summary.value[0]
+    kk = min(k, 127)
+    assert e.step == 3 and v.tag == "pr"
+    assert v.metadata.plugin_data.plugin_name == "pr_curves"
+    # PrCurvePluginData{num_thresholds = 2}
+    assert v.metadata.plugin_data.content == bytes([0x10, kk])
+    assert v.tensor.dtype == 1
+    assert [d.size for d in v.tensor.tensor_shape.dim] == [6, kk]
+    got = np.array(v.tensor.float_val, np.float32).reshape(6, kk)
+    assert np.array_equal(got, torch_pr_reference(labels, pred, kk))
+
+
+def test_add_pr_curve_torch_tensors(pb, tmp_path):
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(8)
+    labels = torch.randint(0, 2, (300,), generator=g)
+    pred = torch.rand(300, generator=g)
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.add_pr_curve("pr", labels, pred, 0, num_thresholds=11)
+        with pytest.raises(ValueError, match="labels"):
+            w.add_pr_curve("pr", labels[:5], pred, 0)
+        with pytest.raises(NotImplementedError, match="weights"):
+            w.add_pr_curve("pr", labels, pred, 0, weights=pred)
+    e = pb.event.Event()
+    e.ParseFromString([p for p in records(event_file(str(tmp_path)))
+                       if b"pr_curves" in p][0])
+    got = np.array(e.summary.value[0].tensor.float_val).reshape(6, 11)
+    assert np.array_equal(got, torch_pr_reference(labels.numpy(),
+                                                  pred.numpy(), 11))

@@ -4,7 +4,9 @@
  *   samples/gradient  48x64 RGB, steps 0, 5, 10, ..., 45 (colour by step)
  *   masks/small       8x8 gray (for the pixelated toggle), same steps
  *   many/tNNN         N_MANY tags of one small image each (lazy loading)
- * and in run alpha one damaged PNG (cut short) under broken/cut.
+ * and in run alpha one damaged PNG (cut short) under broken/cut; and a PR
+ * curve pr/class0 (tfb_pr_curve, 11 thresholds) at steps 0, 10, 20 whose
+ * predictions get better with the step (beta better than alpha).
  *
  *   gen_images_logdir DIR [N_MANY]   (default 150)
  */
@@ -50,6 +52,20 @@ static void run(const char *dir, const char *name, int shade, int n_many)
         for (int i = 0; i < 16 * 16 * 3; i++)
             px[i] = (uint8_t)(t * 7 + i + shade);
         check(tfb_image(w, tag, px, 16, 16, 3, 0), "many");
+    }
+    float labels[200], pred[200];
+    for (int step = 0; step <= 20; step += 10) {
+        uint32_t seed = 7u + (uint32_t)shade;
+        for (int i = 0; i < 200; i++) {
+            seed = seed * 1103515245u + 12345u;
+            float noise = (float)((seed >> 8) & 0xffff) / 65536.0f;
+            labels[i] = (float)(i % 2);
+            float sep = 0.1f + 0.02f * (float)step + (shade ? 0.2f : 0.0f);
+            float p = noise * (1.0f - sep) + (i % 2 ? sep : 0.0f);
+            pred[i] = p > 1 ? 1 : p;
+        }
+        check(tfb_pr_curve(w, "pr/class0", labels, pred, 200, 11, step),
+              "pr");
     }
     if (shade == 0) {
         /* A PNG cut short: the writer takes it (its header reads), the

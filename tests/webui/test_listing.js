@@ -54,7 +54,7 @@ T.run(async () => {
     await T.step('tabs are the enabled listing entries, in its order, titled by tab_name', async () => {
       await T.openApp(page, srv.url);
       const l = await listing(page);
-      T.assertEq(Object.keys(l), ['scalars', 'runs', 'histograms', 'distributions', 'images', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'ranks', 'hparams', 'compare'], 'listing keys');
+      T.assertEq(Object.keys(l), ['scalars', 'runs', 'histograms', 'distributions', 'images', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'ranks', 'hparams', 'compare', 'pr_curves'], 'listing keys');
       T.assertEq(enabledNames(l), ['scalars', 'runs', 'health', 'pipeline'], 'enabled for a pipeline-only logdir');
       T.assertEq(await tabIds(page), enabledNames(l), 'tab ids');
       T.assertEq(await tabTitles(page), enabledNames(l).map((k) => l[k].tab_name), 'tab titles');

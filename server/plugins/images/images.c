@@ -28,7 +28,7 @@ static int route_tags(const tfb_http_req *req, tfb_http_resp *resp)
     for (size_t i = 0; i < nr; i++) {
         tfb_media_tag_info *t;
         size_t nt;
-        if (tfb_media_tags(tfb_run_media(runs[i]), &t, &nt) < 0)
+        if (tfb_media_tags(tfb_run_media(runs[i]), TFB_MEDIA_IMAGE, &t, &nt) < 0)
             continue;
         size_t shown = 0;
         for (size_t k = 0; k < nt; k++) {
@@ -109,7 +109,8 @@ static int route_images(const tfb_http_req *req, tfb_http_resp *resp)
         return 0;
     tfb_media_entry *e;
     size_t n;
-    int rc = tfb_media_entries(tfb_run_media(run), tag, (int)sample, &e, &n);
+    int rc = tfb_media_entries(tfb_run_media(run), TFB_MEDIA_IMAGE, tag,
+                               (int)sample, &e, &n);
     if (rc == TFB_ENOENT)
         return tfb_http_error(resp, 404, "run '%s' has no image tag '%s'",
                               tfb_run_name(run), tag);
@@ -177,7 +178,8 @@ static int route_individual(const tfb_http_req *req, tfb_http_resp *resp)
         return 0;
     tfb_media_index *ix = tfb_run_media(run);
     tfb_media_entry e;
-    if (tfb_media_find(ix, tag, (int)sample, (uint64_t)index, &e) < 0 ||
+    if (tfb_media_find(ix, TFB_MEDIA_IMAGE, tag, (int)sample,
+                       (uint64_t)index, &e) < 0 ||
         (tfb_http_query(req, "step") && e.step != step))
         return tfb_http_error(resp, 404,
                               "run '%s' has no image %lld of tag '%s'",
@@ -211,7 +213,7 @@ static int route_individual(const tfb_http_req *req, tfb_http_resp *resp)
 static int has_images(tfb_store *s, tfb_run *r)
 {
     (void)s;
-    return tfb_media_count(tfb_run_media(r)) > 0;
+    return tfb_media_count(tfb_run_media(r), TFB_MEDIA_IMAGE) > 0;
 }
 
 static const tfb_plugin_route routes[] = {
