@@ -1,9 +1,12 @@
 /*
- * text.c - the text dashboard: /data/plugin/text/{tags,text}. The text is sent as a
- * JSON string; the page inserts it as text, never as HTML.
+ * text.c - the text dashboard: /data/plugin/text/{tags,text}. The text is
+ * sent as a JSON string, with its Markdown rendered to safe HTML
+ * (markdown.h) beside it; the page rebuilds that HTML's allowed elements
+ * with DOM calls, never inserting it as HTML.
  */
 #include <stdlib.h>
 
+#include "markdown.h"
 #include "plugin.h"
 #include "routes_core.h"
 
@@ -54,6 +57,17 @@ static int tfb_route_text(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_i64(&j, v.step[i]);
         tfb_json_key(&j, "text");
         tfb_json_strn(&j, v.text_data + v.text_off[i], v.text_len[i]);
+        /* TensorBoard's rendering of the same text (null when memory ran
+         * out: the page shows the plain text then). */
+        size_t hl;
+        char *html = tfb_markdown_html(v.text_data + v.text_off[i],
+                                       v.text_len[i], &hl);
+        tfb_json_key(&j, "html");
+        if (html)
+            tfb_json_strn(&j, html, hl);
+        else
+            tfb_json_null(&j);
+        free(html);
         tfb_json_object_end(&j);
     }
     tfb_json_array_end(&j);
