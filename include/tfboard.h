@@ -315,6 +315,16 @@ TFB_API int tfb_pr_curve_f64(tfb_writer *w, const char *tag,
                              const double *labels, const double *predictions,
                              size_t n, int num_thresholds, int64_t step);
 
+/* Logs a custom scalars layout (TensorBoard's custom_scalars plugin, as
+ * PyTorch's add_custom_scalars): layout_pb is a serialized
+ * tensorboard.Layout message (categories of multiline and margin charts
+ * naming scalar tags), copied into a DT_STRING scalar tensor under the tag
+ * "custom_scalars__config__" at step 0. tfboard opens it as multi-tag
+ * charts on the Scalars page. TFB_EINVAL for NULL or empty bytes.
+ * Thread-safe on one writer. */
+TFB_API int tfb_custom_scalars_layout(tfb_writer *w, const void *layout_pb,
+                                      size_t len);
+
 /* ========================================================================
  * Hyperparameters
  *

@@ -14,13 +14,16 @@ import ctypes
 from . import _lib
 from ._lib import check, lib
 
-__all__ = ["to_hwc_uint8", "figure_to_chw", "log_image", "log_pr_curve"]
+__all__ = ["to_hwc_uint8", "figure_to_chw", "log_image", "log_pr_curve",
+           "layout_pb", "log_custom_scalars"]
 
 _lib._fn("tfb_image", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
          ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
          ctypes.c_int64)
 _lib._fn("tfb_image_encoded", ctypes.c_int, ctypes.c_void_p,
          ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int64)
+_lib._fn("tfb_custom_scalars_layout", ctypes.c_int, ctypes.c_void_p,
+         ctypes.c_char_p, ctypes.c_size_t)
 for _name in ("tfb_pr_curve", "tfb_pr_curve_f64"):
     _lib._fn(_name, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
              ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
@@ -152,3 +155,50 @@ def log_pr_curve(w, tag_bytes, labels, predictions, step, num_thresholds,
     lab = np.ascontiguousarray(lab != 0, dtype=dt)
     check(fn(w, tag_bytes, lab.ctypes.data, pred.ctypes.data, pred.size,
              int(num_thresholds), step), what)
+
+
+def _varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def _ld(field, payload):
+    return _varint(field << 3 | 2) + _varint(len(payload)) + payload
+
+
+def layout_pb(layout):
+    """PyTorch's add_custom_scalars layout {category: {chart title:
+    ["Multiline", [tags]] or ["Margin", [value, lower, upper]]}} as a
+    serialized tensorboard.Layout (Category{title=1, chart=2},
+    Chart{title=1, multiline=2{tag=1}, margin=3{series=1{value=1,
+    lower=2, upper=3}}})."""
+    cats = b""
+    for cat, charts in layout.items():
+        c = _ld(1, str(cat).encode())
+        for title, meta in charts.items():
+            kind, tags = meta[0], list(meta[1])
+            if kind == "Margin":
+                if len(tags) != 3:
+                    raise ValueError("add_custom_scalars: a Margin chart "
+                                     "names 3 tags (value, lower, upper)")
+                body = _ld(3, _ld(1, b"".join(
+                    _ld(i + 1, str(t).encode()) for i, t in enumerate(tags))))
+            elif kind == "Multiline":
+                body = _ld(2, b"".join(_ld(1, str(t).encode())
+                                       for t in tags))
+            else:
+                raise ValueError("add_custom_scalars: chart kind %r is not "
+                                 "Multiline or Margin" % (kind,))
+            c += _ld(2, _ld(1, str(title).encode()) + body)
+        cats += _ld(2, c)
+    return cats
+
+
+def log_custom_scalars(w, layout, what):
+    b = layout_pb(layout)
+    check(lib.tfb_custom_scalars_layout(w, b, len(b)), what)

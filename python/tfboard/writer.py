@@ -25,7 +25,7 @@ _UNSUPPORTED = (
     "add_histogram_raw", "add_image_with_boxes", "add_video", "add_audio",
     "add_graph", "add_onnx_graph",
     "add_embedding", "add_pr_curve_raw",
-    "add_custom_scalars", "add_custom_scalars_multilinechart",
+    "add_custom_scalars_multilinechart",
     "add_custom_scalars_marginchart", "add_mesh",
 )
 
@@ -276,6 +276,10 @@ class SummaryWriter:
         _media.log_pr_curve(w, self._tag(tag), labels, predictions,
                             _step(global_step), num_thresholds,
                             "add_pr_curve(%s)" % tag)
+
+    def add_custom_scalars(self, layout):
+        _media.log_custom_scalars(self._handle(), layout,
+                                  "add_custom_scalars")
 
     def add_hparams(self, hparam_dict, metric_dict,
                     hparam_domain_discrete=None, run_name=None):

@@ -21,6 +21,7 @@ extern const tfb_plugin tfb_plugin_ranks;
 extern const tfb_plugin tfb_plugin_hparams;
 extern const tfb_plugin tfb_plugin_compare;
 extern const tfb_plugin tfb_plugin_pr_curves;
+extern const tfb_plugin tfb_plugin_custom_scalars;
 
 #define TFB_MAX_PLUGINS 32
 
@@ -41,8 +42,9 @@ static const tfb_plugin *table[TFB_MAX_PLUGINS] = {
     &tfb_plugin_hparams,
     &tfb_plugin_compare,
     &tfb_plugin_pr_curves,
+    &tfb_plugin_custom_scalars,
 };
-static size_t n_table = 14;
+static size_t n_table = 15;
 
 const tfb_plugin *const *tfb_plugins(size_t *n)
 {

@@ -1,5 +1,5 @@
 """The PR curves dashboard over HTTP (issue 22): PyTorch's own file gives
-exactly TensorBoard's answer; every step is listed; a malformed pr_curves
+exactly TensorBoard's answer (and its custom scalars layout too); every step is listed; a malformed pr_curves
 tensor is left out and counted, and the server keeps serving.
 
 usage: test_pr_curves.py TFBOARD GEN_LOGDIR"""
@@ -49,11 +49,16 @@ def test_torch_file_matches_tensorboard():
                 assert got == {run: curves}, (got, curves)
         te = srv.json("/data/plugin/pr_curves/available_time_entries")
         assert [e["step"] for e in te["vision"]] == [0, 7, 20]
+        # add_custom_scalars' layout, as TensorBoard merges it.
+        assert srv.json("/data/plugin/custom_scalars/layout") == \
+            want["custom_scalars_layout"]
         listing = srv.json("/data/plugins_listing")
         assert listing["pr_curves"]["enabled"] is True
+        assert listing["custom_scalars"]["enabled"] is True
         # The plugins TensorBoard enables for this logdir that tfboard has.
         ours = {k for k, v in listing.items() if v["enabled"]}
-        for p in ("images", "pr_curves", "scalars", "text", "hparams"):
+        for p in ("images", "pr_curves", "scalars", "text", "hparams",
+                  "custom_scalars"):
             assert (p in want["plugins_enabled"]) == (p in ours), p
 
 

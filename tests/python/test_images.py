@@ -275,3 +275,35 @@ def test_add_pr_curve_torch_tensors(pb, tmp_path):
     got = np.array(e.summary.value[0].tensor.float_val).reshape(6, 11)
     assert np.array_equal(got, torch_pr_reference(labels.numpy(),
                                                   pred.numpy(), 11))
+
+
+def test_add_custom_scalars_same_bytes_as_torch(pb, tmp_path):
+    """The layout record holds the very bytes PyTorch's own writer wrote for
+    the same layout (testdata torch_media, SOURCES.md)."""
+    import os
+    src = os.path.join(os.environ.get("TFB_TESTDATA", ""), "torch_media",
+                       "vision")
+    if not os.path.isdir(src):
+        pytest.skip("no testdata torch_media")
+    layout = {"Losses": {"train vs val": ["Multiline",
+                                          ["loss/train", "loss/val"]]},
+              "Accuracy": {"with band": ["Margin",
+                                         ["acc/mean", "acc/low", "acc/high"]]}}
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.add_custom_scalars(layout)
+        with pytest.raises(ValueError, match="Margin"):
+            w.add_custom_scalars({"c": {"t": ["Margin", ["a", "b"]]}})
+
+    def layout_value(path):
+        for payload in records(path):
+            e = pb.event.Event()
+            e.ParseFromString(payload)
+            for v in e.summary.value:
+                if v.tag == "custom_scalars__config__":
+                    return e.step, v
+    step, ours = layout_value(event_file(str(tmp_path)))
+    _, theirs = layout_value(event_file(src))
+    assert step == 0
+    assert ours.metadata.plugin_data.plugin_name == "custom_scalars"
+    assert ours.tensor.dtype == theirs.tensor.dtype == 7
+    assert list(ours.tensor.string_val) == list(theirs.tensor.string_val)

@@ -1,6 +1,7 @@
 // Browser test of text as Markdown (issue 22) on PyTorch's own file
 // (testdata torch_media): heading, table, list and link rendered; the
 // <script> shown as text and never run; the javascript: link not a link.
+// And its add_custom_scalars layout opening as multi-tag charts.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -39,6 +40,17 @@ T.run(async () => {
       T.assertEq(await page.evaluate(() => window.__alerted === undefined), true, 'nothing ran');
       shot = await T.screenshot(page, 'text_markdown');
       T.assertEq(page.problems, [], 'no errors');
+    });
+    await T.step('the custom scalars layout opens as multi-tag charts', async () => {
+      const p2 = await T.newPage(browser);
+      await T.openApp(p2, srv.url, 'tab=scalars');
+      await T.until(p2, () => document.querySelectorAll('#multi-section .card-title').length === 2, null, 'two multi-tag charts');
+      const titles = await p2.$$eval('#multi-section .card-title', (els) => els.map((e) => e.textContent));
+      T.assertEq(titles, ['tags ~ ^(loss/train|loss/val)$', 'tags ~ ^(acc/mean|acc/low|acc/high)$'], 'charts of exactly the layout\'s tags');
+      T.assertEq(await p2.$eval('#layout-msg', (e) => e.textContent), 'Custom scalars layout of the runs applied.', 'message');
+      const cs = await T.screenshot(p2, 'custom_scalars');
+      if (fs.existsSync('/work/shots/media')) fs.copyFileSync(cs, '/work/shots/media/custom_scalars.png');
+      T.assertEq(p2.problems, [], 'no errors');
     });
   } finally {
     await browser.close();
