@@ -105,6 +105,33 @@ def test_torch_files_match_tensorboard():
             "js/pages/images.js"
 
 
+def test_report_html_last_images():
+    """tfboard report --format html embeds the last image of each tag (a
+    data: URL, the bytes TensorBoard serves for that step)."""
+    if not os.path.isdir(TORCH):
+        print("skip: no torch_media testdata")
+        return
+    import base64
+    import re
+    import subprocess
+    with open(os.path.join(TORCH, "TENSORBOARD_ANSWERS.json")) as f:
+        want = json.load(f)["images"]["vision"]
+    out = subprocess.run([TFBOARD, "report", "--logdir", TORCH, "--format",
+                          "html"], capture_output=True, check=True).stdout
+    m = re.search(rb'<script type="application/json" id="tfb-data">(.*?)'
+                  rb'</script>', out, re.S)
+    data = json.loads(m.group(1))
+    runs = [r["run"] for r in data["report"]["runs"]]
+    imgs = data["charts"][runs.index("vision")]["images"]
+    assert {i["tag"] for i in imgs} == set(want)
+    for i in imgs:
+        last = want[i["tag"]][-1]
+        assert i["step"] == last["step"]
+        head, b64 = i["src"].split(",", 1)
+        assert head == "data:image/png;base64"
+        assert sha(base64.b64decode(b64)) == last["sha256"], i["tag"]
+
+
 def test_tf1_and_tf2_records():
     logdir = os.path.join(TMP, "formats")
     a, b, c = png(5, 4, 1), png(5, 4, 2), png(5, 4, 3)
@@ -232,7 +259,8 @@ def test_hundred_thousand_images():
 
 
 try:
-    run_tests([test_torch_files_match_tensorboard, test_tf1_and_tf2_records,
+    run_tests([test_torch_files_match_tensorboard,
+               test_report_html_last_images, test_tf1_and_tf2_records,
                test_hostile_images, test_file_changed_under_the_index,
                test_hundred_thousand_images])
 finally:
