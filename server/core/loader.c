@@ -7,6 +7,7 @@
 #include "hash.h"
 #include "media_index.h"
 #include "str.h"
+#include "text_tensor.h"
 #include "strtab.h"
 #include "utf8.h"
 #include "vec.h"
@@ -502,14 +503,15 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
         return 0;
     }
     case TFB_VALUE_TEXT: {
-        tfb_strview t = {"", 0};
-        if (tfb_value_string(v, 0, &t) != 1)
-            t.ptr = "", t.len = 0;
+        /* String 0, or a vector/matrix of strings as a pipe table. */
+        tfb_strview t;
+        char *owned;
+        tfb_text_tensor(v, &t, &owned);
         s = series_for(rs, e, TFB_SERIES_TEXT, v);
-        if (s && tfb_series_append_text(s, ev->step, ev->wall_time, t.ptr,
-                                        t.len) == 0)
-            return 1;
-        return 0;
+        int ok = s && tfb_series_append_text(s, ev->step, ev->wall_time,
+                                             t.ptr, t.len) == 0;
+        free(owned);
+        return ok ? 1 : 0;
     }
     case TFB_VALUE_NUMERICS:
         s = series_for(rs, e, TFB_SERIES_NUMERICS, v);

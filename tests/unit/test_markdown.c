@@ -57,6 +57,12 @@ static void raw_html_is_text(void **state)
     expect("a <b onclick=x>b</b>",
            "<p>a &lt;b onclick=x&gt;b&lt;/b&gt;</p>\n");
     absent("<img src=x onerror=alert(1)>", "<img");
+    /* An HTML block's Markdown is still rendered, its tags as text. */
+    expect("<div>[x](javascript:y) **b** [ok](https://a.b)</div>",
+           "<p>&lt;div&gt;x <strong>b</strong> <a href=\"https://a.b\">ok</a>"
+           "&lt;/div&gt;</p>\n");
+    expect("<script>alert('x')</script> [bad](javascript:alert(1))",
+           "<p>&lt;script&gt;alert('x')&lt;/script&gt; bad</p>\n");
     absent("<div>\n<iframe src=//evil></iframe>\n</div>", "<iframe");
 }
 

@@ -68,8 +68,9 @@ static void unwrap(cmark_node *node)
     cmark_node_free(node);
 }
 
-/* Raw HTML as text; unsafe links and every image as their text. */
-static int make_safe(cmark_node *doc)
+/* Raw HTML as text; unsafe links and every image as their text. depth:
+ * how many HTML blocks deep this document was parsed from. */
+static int make_safe(cmark_node *doc, int depth)
 {
     size_t n = 0, cap = 16;
     cmark_node **todo = malloc(cap * sizeof *todo);
@@ -111,6 +112,34 @@ static int make_safe(cmark_node *doc)
         }
         const char *lit = cmark_node_get_literal(node);
         size_t ll = lit ? strlen(lit) : 0;
+        if (t == CMARK_NODE_HTML_BLOCK && depth < 8) {
+            /* The block's text parsed again as Markdown with its first
+             * '<' escaped, so it is no HTML block any more: its tags come
+             * back as inline HTML (made text below) and its links and
+             * emphasis are rendered, as TensorBoard's sanitizer keeps
+             * them. */
+            char *src = malloc(ll + 2);
+            cmark_node *sub = NULL;
+            if (src) {
+                src[0] = '\\';
+                memcpy(src + 1, lit ? lit : "", ll);
+                sub = cmark_parse_document(src, ll + 1,
+                                           CMARK_OPT_VALIDATE_UTF8);
+                free(src);
+            }
+            if (!sub || make_safe(sub, depth + 1) < 0) {
+                cmark_node_free(sub);
+                cmark_node_free(node); /* dropped rather than unsafe */
+                rc = -1;
+                continue;
+            }
+            cmark_node *c;
+            while ((c = cmark_node_first_child(sub)) != NULL)
+                cmark_node_insert_before(node, c);
+            cmark_node_free(sub);
+            cmark_node_free(node);
+            continue;
+        }
         while (ll && (lit[ll - 1] == '\n' || lit[ll - 1] == '\r'))
             ll--;
         char *copy = malloc(ll + 1);
@@ -145,7 +174,7 @@ static int render_doc(sbuf *b, const char *src, size_t len)
     cmark_node *doc = cmark_parse_document(src, len, CMARK_OPT_VALIDATE_UTF8);
     if (!doc)
         return -1;
-    int rc = make_safe(doc);
+    int rc = make_safe(doc, 0);
     /* CMARK_OPT_UNSAFE is not given: cmark omits raw HTML and unsafe URLs
      * itself too. */
     char *html = rc == 0 ? cmark_render_html(doc, CMARK_OPT_DEFAULT) : NULL;

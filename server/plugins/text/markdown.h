@@ -5,7 +5,8 @@
  *
  * Safety: raw HTML is never passed through: an HTML block or inline tag
  * becomes text (so `<script>` shows as the characters "<script>", as
- * TensorBoard's sanitizer escapes it); a link or image whose URL is not
+ * TensorBoard's sanitizer escapes it; the Markdown inside an HTML block is
+ * still rendered); a link or image whose URL is not
  * http, https, mailto or relative (javascript:, data:, vbscript:, ...)
  * keeps its text and loses the link; images become their alt text (no
  * request leaves the page). cmark's own safe mode stays on underneath.
