@@ -307,3 +307,69 @@ def test_add_custom_scalars_same_bytes_as_torch(pb, tmp_path):
     assert ours.metadata.plugin_data.plugin_name == "custom_scalars"
     assert ours.tensor.dtype == theirs.tensor.dtype == 7
     assert list(ours.tensor.string_val) == list(theirs.tensor.string_val)
+
+
+# A PyTorch media script; the test runs it with `from tfboard import
+# SummaryWriter` in place of torch's import, the only change.
+TORCH_SCRIPT = '''
+import numpy as np
+import torch
+{import_line}
+
+w = SummaryWriter(LOGDIR)
+for step in (0, 7, 20):
+    w.add_image("samples/gradient", torch.linspace(0, 1, 3 * 8 * 12)
+                .reshape(3, 8, 12), step)
+    w.add_image("samples/noise_gray", (np.arange(64, dtype=np.uint8)
+                                       * step).reshape(8, 8), step,
+                dataformats="HW")
+    w.add_images("batch/grid", torch.rand(6, 3, 10, 10), step)
+    w.add_figure("figures/confusion", FIGURE(step), step)
+    labels = torch.arange(100) % 2
+    w.add_pr_curve("pr/class0", labels, torch.rand(100) * 0.5 + labels * 0.4,
+                   step, num_thresholds=21)
+    w.add_scalar("loss/train", 1.0 / (step + 1), step)
+    w.add_scalar("loss/val", 1.2 / (step + 1), step)
+w.add_text("notes/markdown", "# Run notes\\n\\n| a | b |\\n| - | - |\\n| 1 | 2 |")
+w.add_custom_scalars({{"Losses": {{"train vs val": ["Multiline",
+                                                   ["loss/train", "loss/val"]]}}}})
+w.close()
+'''
+
+
+def test_torch_script_by_changing_its_import(tmp_path):
+    import os
+    pytest.importorskip("torch")
+    server = os.environ.get("TFB_SERVER")
+    if not server or not os.path.exists(server):
+        pytest.skip("tfboard server not built")
+    from tfb_server_util import Server
+    src = TORCH_SCRIPT.format(
+        import_line="from tfboard import SummaryWriter")
+    # matplotlib is not installed here: FIGURE makes an object with the
+    # figure canvas API add_figure uses (see _Figure above).
+    exec(compile(src, "torch_media_script.py", "exec"), {
+        "LOGDIR": str(tmp_path / "vision"),
+        "FIGURE": lambda s: _Figure(np.full((30, 40, 4), s * 10, np.uint8))})
+    with Server(server, str(tmp_path)) as srv:
+        srv.wait_loaded()
+        tags = srv.json("/data/plugin/images/tags")["vision"]
+        assert sorted(tags) == ["batch/grid", "figures/confusion",
+                                "samples/gradient", "samples/noise_gray"]
+        for t in tags:
+            got = srv.json("/data/plugin/images/images", run="vision", tag=t)
+            assert [g["step"] for g in got] == [0, 7, 20]
+            st, ct, body = srv.get("/data/plugin/images/individualImage?" +
+                                   got[-1]["query"])
+            assert st == 200 and ct == "image/png"
+            PIL.open(io.BytesIO(body)).load()
+        pr = srv.json("/data/plugin/pr_curves/pr_curves", run="vision",
+                      tag="pr/class0")["vision"]
+        assert [c["step"] for c in pr] == [0, 7, 20]
+        assert pr[0]["true_positives"][0] == 50
+        (tx,) = srv.json("/data/plugin/text/text", run="vision",
+                         tag="notes/markdown/text_summary")
+        assert "<h1>Run notes</h1>" in tx["html"] and "<td>2</td>" in tx["html"]
+        lay = srv.json("/data/plugin/custom_scalars/layout")
+        assert lay["category"][0]["chart"][0]["multiline"]["tag"] == [
+            "loss/train", "loss/val"]
