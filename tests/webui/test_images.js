@@ -77,6 +77,18 @@ T.run(async () => {
       T.assert(/step=5$/.test(b.src), 'beta shows its step 5 image: ' + b.src);
     });
 
+    await T.step('a data reload keeps the global step and the steps picked on cards', async () => {
+      const n = await page.evaluate(() => window.__tfb.reloads);
+      await page.click('#reload');
+      await page.waitForFunction((k) => window.__tfb.reloads > k, n);
+      await T.until(page, () => window.__tfb.pages.images.cards >= 2 * 152 + 1, null, 'cards again');
+      await page.waitForTimeout(300);
+      const cards = await cardState(page);
+      const a = cards.find((c) => c.tag === 'samples/gradient' && c.run === 'alpha');
+      const b = cards.find((c) => c.tag === 'samples/gradient' && c.run === 'beta');
+      T.assertEq([a.label, b.label], ['step 20  (5/10)', 'step 5  (2/10)'], 'steps kept');
+    });
+
     await T.step('pixelated, brightness and contrast apply to every image', async () => {
       await page.check('#images-pixelated');
       await page.$eval('#images-brightness', (s) => { s.value = '1.5'; s.dispatchEvent(new Event('input')); });

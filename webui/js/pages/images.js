@@ -26,6 +26,9 @@ const page = {
     this.ctx = ctx;
     this.cards = [];
     this.view = { pixelated: false, brightness: 1, contrast: 1, global: null };
+    // Steps the user picked on single cards, kept across data reloads
+    // (key: tag, run, sample).
+    this.picked = new Map();
     this.observer = new IntersectionObserver((seen) => {
       for (const s of seen) if (s.isIntersecting) { const c = s.target.__card; if (c) { c.visible = true; this.show(c); } }
     }, { rootMargin: '200px' });
@@ -75,6 +78,7 @@ const page = {
   },
   setGlobal(step) {
     this.view.global = step;
+    this.picked.clear();
     this.globalLabel.textContent = 'step ' + step;
     for (const c of this.cards) {
       c.index = atStep(c.entries, step);
@@ -148,7 +152,7 @@ const page = {
       const g = this.view.global === null ? maxStep : Math.min(Math.max(this.view.global, minStep), maxStep);
       this.globalSlider.value = g;
       this.globalLabel.textContent = 'step ' + g;
-      if (this.view.global !== null) this.setGlobal(g);
+      if (this.view.global !== null) this.view.global = g;
     }
     this.applyFilters();
     window.__tfb.pages.images.cards = this.cards.length;
@@ -160,8 +164,19 @@ const page = {
     const label = h('span', { class: 'images-step' });
     const dims = h('span', { class: 'small images-dims' });
     const slider = h('input', { type: 'range', class: 'images-slider', min: 0, max: Math.max(0, entries.length - 1), step: 1, value: Math.max(0, entries.length - 1) });
+    const key = g.tag + '\u0000' + run + '\u0000' + g.sample;
     const c = { entries, img, note, label, dims, slider, index: Math.max(0, entries.length - 1), visible: false };
-    slider.addEventListener('input', () => { c.index = Number(slider.value); this.show(c); });
+    // A step picked on this card, else the global step, else the last.
+    const want = this.picked.has(key) ? this.picked.get(key) : this.view.global;
+    if (want !== null && want !== undefined && entries.length) {
+      c.index = atStep(entries, want);
+      slider.value = c.index;
+    }
+    slider.addEventListener('input', () => {
+      c.index = Number(slider.value);
+      if (entries[c.index]) this.picked.set(key, entries[c.index].step);
+      this.show(c);
+    });
     img.addEventListener('load', () => { window.__tfb.pages.images.loaded++; });
     // A truncated or refused image: say so in the card, nothing else.
     img.addEventListener('error', () => {
