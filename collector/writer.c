@@ -69,6 +69,7 @@ struct tfb_writer {
     uint64_t records_logged, records_dropped, bytes_written;
     struct tfb_gpu_tracer *gpu;
     struct tfb_pipeline *pipeline;
+    struct tfb_media *media;
     struct {
         tfb_writer_hook on_flush, on_close;
     } hooks[TFB_WRITER_MOD_COUNT];
@@ -839,6 +840,18 @@ struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w)
 struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w)
 {
     return &w->pipeline;
+}
+
+struct tfb_media **tfb_writer_media_slot(tfb_writer *w)
+{
+    return &w->media;
+}
+
+void tfb_writer_count_dropped(tfb_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->records_dropped++;
+    pthread_mutex_unlock(&w->mu);
 }
 
 /* ---- Pre-serialized events (hparams.c) ---- */

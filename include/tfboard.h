@@ -243,6 +243,95 @@ TFB_API const char *tfb_writer_path(const tfb_writer *w);
 TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
 
 /* ========================================================================
+ * Images
+ *
+ * Images in TensorFlow 2's format, which TensorBoard and tfboard show in
+ * their Images tab: a Summary value whose tensor is a DT_STRING vector
+ * [width, height, encoded image] (width and height as decimal strings)
+ * with plugin name "images".
+ *
+ *   uint8_t px[64 * 64 * 3];           // 8-bit, row-major HWC
+ *   ... fill px ...
+ *   tfb_image(w, "samples/gen", px, 64, 64, 3, step);
+ *
+ * tfb_image copies the pixels once and returns; the PNG is encoded (with
+ * libpng) by a background thread of the writer, started at the first
+ * image, and its record then joins the writer's queue. tfb_flush and
+ * tfb_writer_close wait for the images logged before them. So an image's
+ * record may follow records logged after it in the file (readers order
+ * by step, not by place in the file).
+ * ====================================================================== */
+
+/* The most pixels one image may have (height * width), and the longest
+ * side (PNG allows more; browsers and TensorBoard do not cope). */
+#define TFB_IMAGE_MAX_PIXELS (1u << 26)
+#define TFB_IMAGE_MAX_SIDE 65535
+/* Pixel bytes waiting to be encoded, at most (one image larger than this
+ * is still taken when nothing waits). */
+#define TFB_IMAGE_QUEUE_BYTES (256u << 20)
+
+/* Logs one 8-bit image of height x width pixels of `channels` channels
+ * (1 gray, 3 RGB, 4 RGBA), row-major HWC, as a PNG. pixels is read during
+ * the call only (one copy); tag is copied. Returns 0, TFB_EINVAL (NULL
+ * argument, empty tag, channels not 1/3/4, a side <= 0), TFB_ETOOBIG (past
+ * TFB_IMAGE_MAX_PIXELS or TFB_IMAGE_MAX_SIDE), TFB_EDROPPED (encoding is
+ * TFB_IMAGE_QUEUE_BYTES behind: the image is not logged, never waited
+ * for), TFB_ENOMEM, TFB_EFORKED, or the writer's sticky error. An image
+ * that fails to encode later (out of memory) is counted in the writer's
+ * records_dropped. Thread-safe on one writer. */
+TFB_API int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
+                      int height, int width, int channels, int64_t step);
+
+/* Logs an image the caller has already encoded (PNG, JPEG, GIF or WebP;
+ * its width and height are read from its header). bytes is copied into
+ * the writer's queue during the call. TFB_EINVAL for other bytes or a
+ * header that cannot be read, TFB_ETOOBIG past 1 GiB or past the limits
+ * above. Thread-safe on one writer. */
+TFB_API int tfb_image_encoded(tfb_writer *w, const char *tag,
+                              const void *bytes, size_t len, int64_t step);
+
+/* ========================================================================
+ * PR curves
+ *
+ * TensorBoard's pr_curves plugin format, as PyTorch's add_pr_curve writes
+ * it: a DT_FLOAT tensor [6, num_thresholds] whose rows are TP, FP, TN, FN,
+ * precision and recall at thresholds i / (num_thresholds - 1), with plugin
+ * "pr_curves" and PrCurvePluginData{num_thresholds} as content. Counts as
+ * TensorBoard computes them: prediction p falls in bucket
+ * floor(p * (num_thresholds - 1)) (outside [0, 1]: counted nowhere); TP at
+ * threshold i = positives in buckets >= i; precision = TP / max(1e-7,
+ * TP + FP), recall = TP / max(1e-7, TP + FN).
+ * ====================================================================== */
+
+/* The most thresholds (PyTorch's cap). */
+#define TFB_PR_MAX_THRESHOLDS 127
+
+/* Logs one PR curve of n (label, prediction) pairs: labels are 0 (negative)
+ * or non-zero (positive), predictions in [0, 1]. num_thresholds 2..127
+ * (larger is capped at 127, as PyTorch). Arrays are read during the call
+ * only; the record is built on the calling thread (O(n)). TFB_EINVAL for a
+ * NULL array with n > 0, an empty tag or num_thresholds < 2.
+ * Thread-safe on one writer. */
+TFB_API int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
+                         const float *predictions, size_t n,
+                         int num_thresholds, int64_t step);
+/* The same for double predictions (bucketed in double, as NumPy does for
+ * float64 arrays). */
+TFB_API int tfb_pr_curve_f64(tfb_writer *w, const char *tag,
+                             const double *labels, const double *predictions,
+                             size_t n, int num_thresholds, int64_t step);
+
+/* Logs a custom scalars layout (TensorBoard's custom_scalars plugin, as
+ * PyTorch's add_custom_scalars): layout_pb is a serialized
+ * tensorboard.Layout message (categories of multiline and margin charts
+ * naming scalar tags), copied into a DT_STRING scalar tensor under the tag
+ * "custom_scalars__config__" at step 0. tfboard opens it as multi-tag
+ * charts on the Scalars page. TFB_EINVAL for NULL or empty bytes.
+ * Thread-safe on one writer. */
+TFB_API int tfb_custom_scalars_layout(tfb_writer *w, const void *layout_pb,
+                                      size_t len);
+
+/* ========================================================================
  * Hyperparameters
  *
  * The run's hyperparameters in the format of TensorBoard's hparams plugin,

@@ -23,7 +23,8 @@ log() { printf '\n==> %s\n' "$*"; }
 PKGS="meson ninja-build gcc binutils clang libclang-rt-14-dev pkg-config libcmocka-dev
       libmicrohttpd-dev libsqlite3-dev zlib1g-dev protobuf-compiler python3
       chromium sqlite3 wrk
-      python3-pytest python3-numpy python3-torch python3-protobuf"
+      python3-pytest python3-numpy python3-torch python3-protobuf
+      libpng-dev libcmark-dev python3-pil"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -258,6 +258,14 @@ def _declare(cdll: ctypes.CDLL) -> None:
     fn("tfb_hparams_with_metrics", c_int, P, ctypes.POINTER(Hparam),
        c_size_t, ctypes.POINTER(c_char_p), c_size_t)
     fn("tfb_hparams_end", c_int, P, c_int)
+    # Media (python/tfboard/media.py).
+    fn("tfb_image", c_int, P, c_char_p, c_void_p, c_int, c_int, c_int,
+       c_int64)
+    fn("tfb_image_encoded", c_int, P, c_char_p, c_void_p, c_size_t, c_int64)
+    fn("tfb_custom_scalars_layout", c_int, P, c_char_p, c_size_t)
+    for name in ("tfb_pr_curve", "tfb_pr_curve_f64"):
+        fn(name, c_int, P, c_char_p, c_void_p, c_void_p, c_size_t, c_int,
+           c_int64)
 
 
 def version() -> str:

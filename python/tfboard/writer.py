@@ -13,6 +13,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping,
                     Optional, Sequence, Tuple, TypeVar)
 
 from . import _lib
+from . import media as _media
 from ._lib import TfbError, check, lib
 
 __all__ = ["SummaryWriter", "TfbError"]
@@ -24,10 +25,10 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 # implement: they raise NotImplementedError naming the call rather than
 # dropping the data.
 _UNSUPPORTED = (
-    "add_histogram_raw", "add_image", "add_images", "add_image_with_boxes",
-    "add_figure", "add_video", "add_audio", "add_graph", "add_onnx_graph",
-    "add_embedding", "add_pr_curve", "add_pr_curve_raw",
-    "add_custom_scalars", "add_custom_scalars_multilinechart",
+    "add_histogram_raw", "add_image_with_boxes", "add_video", "add_audio",
+    "add_graph", "add_onnx_graph",
+    "add_embedding", "add_pr_curve_raw",
+    "add_custom_scalars_multilinechart",
     "add_custom_scalars_marginchart", "add_mesh",
 )
 
@@ -377,6 +378,48 @@ class SummaryWriter:
         t = self._tag(_cstr(tag, "tag").decode() + "/text_summary")
         text, step = _cstr(str(text_string), "text"), _step(global_step)
         check(self._c(lib.tfb_text, t, text, step), "add_text(%s)" % tag)
+
+    # Images, PR curves and custom scalars: conversions in media.py; PNG
+    # encoding in libtfboard. Each goes through the handle guard (_c).
+    def add_image(self, tag: str, img_tensor: Any,
+                  global_step: Optional[int] = None,
+                  walltime: Optional[float] = None,
+                  dataformats: str = "CHW") -> None:
+        if walltime is not None:
+            raise NotImplementedError("add_image(walltime=) is not supported")
+        self._c(_media.log_image, self._tag(tag), img_tensor,
+                _step(global_step), dataformats, "add_image(%s)" % tag)
+
+    def add_images(self, tag: str, img_tensor: Any,
+                   global_step: Optional[int] = None,
+                   walltime: Optional[float] = None,
+                   dataformats: str = "NCHW") -> None:
+        if walltime is not None:
+            raise NotImplementedError(
+                "add_images(walltime=) is not supported")
+        self._c(_media.log_image, self._tag(tag), img_tensor,
+                _step(global_step), dataformats, "add_images(%s)" % tag)
+
+    def add_figure(self, tag: str, figure: Any,
+                   global_step: Optional[int] = None, close: bool = True,
+                   walltime: Optional[float] = None) -> None:
+        fmt = "NCHW" if isinstance(figure, (list, tuple)) else "CHW"
+        self.add_image(tag, _media.figure_to_chw(figure, close), global_step,
+                       walltime, dataformats=fmt)
+
+    def add_pr_curve(self, tag: str, labels: Any, predictions: Any,
+                     global_step: Optional[int] = None,
+                     num_thresholds: int = 127, weights: Any = None,
+                     walltime: Optional[float] = None) -> None:
+        if weights is not None or walltime is not None:
+            raise NotImplementedError(
+                "add_pr_curve(weights=/walltime=) is not supported")
+        self._c(_media.log_pr_curve, self._tag(tag), labels, predictions,
+                _step(global_step), num_thresholds,
+                "add_pr_curve(%s)" % tag)
+
+    def add_custom_scalars(self, layout: Mapping[str, Any]) -> None:
+        self._c(_media.log_custom_scalars, layout, "add_custom_scalars")
 
     def add_hparams(self, hparam_dict: Mapping[str, Any],
                     metric_dict: Mapping[str, Any],

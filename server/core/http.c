@@ -293,7 +293,10 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
                             a->content_type ? a->content_type
                                             : "application/octet-stream");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    if (is_data)
+    if (a->cache_control)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                                a->cache_control);
+    else if (is_data)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     if (a->status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");

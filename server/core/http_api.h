@@ -113,6 +113,11 @@ int tfb_http_stream(tfb_http_resp *resp, unsigned status,
                     const char *content_type, tfb_http_stream_fn fn,
                     void *ctx, void (*free_ctx)(void *ctx));
 
+/* The answer's Cache-Control (a static string), for answers that never
+ * change for their URL (an image whose URL names its step); call after
+ * setting the answer. Without it, /data answers get "no-cache". */
+void tfb_http_set_cache(tfb_http_resp *resp, const char *cache_control);
+
 /* 1 when an answer has been set. */
 int tfb_http_resp_is_set(const tfb_http_resp *resp);
 

@@ -37,6 +37,7 @@ struct tfb_http_resp {
     char *body;               /* malloc'd */
     size_t len;
     int set;
+    const char *cache_control; /* static string; NULL: no-cache on /data */
     /* A streamed answer (tfb_http_stream) instead of body. */
     tfb_http_stream_fn stream;
     void *stream_ctx;

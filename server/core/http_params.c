@@ -102,6 +102,11 @@ int tfb_http_text(tfb_http_resp *resp, unsigned status,
     return tfb_http_body_take(resp, status, content_type, b, len);
 }
 
+void tfb_http_set_cache(tfb_http_resp *resp, const char *cache_control)
+{
+    resp->cache_control = cache_control;
+}
+
 int tfb_http_error(tfb_http_resp *resp, unsigned status, const char *fmt, ...)
 {
     char msg[512];

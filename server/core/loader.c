@@ -6,7 +6,9 @@
 
 #include "deadline.h"
 #include "hash.h"
+#include "media_index.h"
 #include "str.h"
+#include "text_tensor.h"
 #include "strtab.h"
 #include "utf8.h"
 #include "vec.h"
@@ -68,6 +70,7 @@ typedef struct run_state {
      * same order, so each entry's `succ` (the tag that followed it last
      * time) predicts the next one and skips most hash lookups. */
     tag_entry *last;
+    const char *cur_path; /* the file being read, for the image index */
     int need_reset;
     /* What a user should hear about (the run's notes, runs_info). */
     uint64_t empty_tag_values; /* values with neither tag nor node name */
@@ -458,6 +461,12 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
         /* Writers put metadata on a tag's first value only. */
         tfb_value_apply_plugin(v, e->plugin, e->plugin_len);
     }
+    if (tfb_media_is_image(v, e->plugin, e->plugin_len)) {
+        /* Images are indexed (file, offset, length), not stored. */
+        int m = tfb_media_index_add(tfb_run_media(rs->run), rs->cur_path, ev,
+                                    v, e->plugin, e->plugin_len);
+        return m > 0 ? (uint64_t)m : 0;
+    }
     tfb_series *s;
     switch (v->kind) {
     case TFB_VALUE_SCALAR:
@@ -491,14 +500,15 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
         return 0;
     }
     case TFB_VALUE_TEXT: {
-        tfb_strview t = {"", 0};
-        if (tfb_value_string(v, 0, &t) != 1)
-            t.ptr = "", t.len = 0;
+        /* String 0, or a vector/matrix of strings as a pipe table. */
+        tfb_strview t;
+        char *owned;
+        tfb_text_tensor(v, &t, &owned);
         s = series_for(rs, e, TFB_SERIES_TEXT, v);
-        if (s && tfb_series_append_text(s, ev->step, ev->wall_time, t.ptr,
-                                        t.len) == 0)
-            return 1;
-        return 0;
+        int ok = s && tfb_series_append_text(s, ev->step, ev->wall_time,
+                                             t.ptr, t.len) == 0;
+        free(owned);
+        return ok ? 1 : 0;
     }
     case TFB_VALUE_NUMERICS:
         s = series_for(rs, e, TFB_SERIES_NUMERICS, v);
@@ -613,6 +623,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
     tfb_event ev = {.size = sizeof ev};
     uint64_t points = 0;
     size_t events = 0;
+    rs->cur_path = f->path;
     int rc = 0;
     uint64_t pass_left = PASS_FILE_BYTES;
     uint64_t at = f->done;

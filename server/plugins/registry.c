@@ -10,6 +10,7 @@ extern const tfb_plugin tfb_plugin_scalars;
 extern const tfb_plugin tfb_plugin_runs;
 extern const tfb_plugin tfb_plugin_histograms;
 extern const tfb_plugin tfb_plugin_distributions;
+extern const tfb_plugin tfb_plugin_images;
 extern const tfb_plugin tfb_plugin_text;
 extern const tfb_plugin tfb_plugin_health;
 extern const tfb_plugin tfb_plugin_gradients;
@@ -18,12 +19,15 @@ extern const tfb_plugin tfb_plugin_pipeline;
 extern const tfb_plugin tfb_plugin_ranks;
 extern const tfb_plugin tfb_plugin_hparams;
 extern const tfb_plugin tfb_plugin_compare;
+extern const tfb_plugin tfb_plugin_pr_curves;
+extern const tfb_plugin tfb_plugin_custom_scalars;
 
 static const tfb_plugin *const builtin[] = {
     &tfb_plugin_scalars,
     &tfb_plugin_runs,
     &tfb_plugin_histograms,
     &tfb_plugin_distributions,
+    &tfb_plugin_images,
     &tfb_plugin_text,
     &tfb_plugin_health,
     &tfb_plugin_gradients,
@@ -32,6 +36,8 @@ static const tfb_plugin *const builtin[] = {
     &tfb_plugin_ranks,
     &tfb_plugin_hparams,
     &tfb_plugin_compare,
+    &tfb_plugin_pr_curves,
+    &tfb_plugin_custom_scalars,
 };
 
 const tfb_plugin *const *tfb_builtin_plugins(size_t *n)

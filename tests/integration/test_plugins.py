@@ -17,8 +17,9 @@ from tfb_server_util import Server, run_tests  # noqa: E402
 from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
-BUILTIN = ["scalars", "runs", "histograms", "distributions", "text",
-           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare"]
+BUILTIN = ["scalars", "runs", "histograms", "distributions", "images", "text",
+           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare",
+           "pr_curves", "custom_scalars"]
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
 
@@ -50,6 +51,10 @@ def test_builtin_listing_matches_data():
         assert on == {"scalars", "runs", "health"}, on
         for name, v in lst.items():
             assert v["tab_name"], name
+            if name == "custom_scalars":
+                # Data only: its layout opens on the Scalars page.
+                assert v["loading_mechanism"] == {"type": "NONE"}, v
+                continue
             assert v["loading_mechanism"]["type"] == "JS_MODULE", name
             path = v["loading_mechanism"]["module_path"]
             assert path == "js/pages/%s.js" % name, path

@@ -207,6 +207,19 @@
     }));
     var grid = add(sec, el('div', 'grid'));
     (extra.scalars || []).forEach(function (s, k) { scalarChart(grid, s.tag, s.points, PALETTE[k % PALETTE.length]); });
+    // The last image of each image tag, from a data: URL (the only image
+    // source the page's policy allows).
+    var imgs = extra.images || [];
+    if (imgs.length) {
+      add(sec, el('h3', null, 'Images (last of each tag)'));
+      var ig = add(sec, el('div', 'images'));
+      imgs.forEach(function (im) {
+        var fig = add(ig, el('figure', 'image'));
+        if (im.src) { var img = add(fig, document.createElement('img')); img.src = im.src; img.alt = im.tag; }
+        else add(fig, el('p', 'alert', im.error));
+        add(fig, el('figcaption', 'muted', im.tag + ' \u00b7 step ' + im.step));
+      });
+    }
   });
   if (!hasChart) add(main, el('p', 'muted', 'Charts are not available in this build.'));
   document.body.setAttribute('data-charts', String(nCharts));

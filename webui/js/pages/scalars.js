@@ -12,7 +12,7 @@ import { getJSON, url, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { safeRegex } from '../core/state.js';
-import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout } from '../lib/scalars_compare.js';
+import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
 import { loadHparams } from '../lib/hparams.js';
 
 // Tags of the selected runs, in first-seen order, filtered by the regex.
@@ -352,6 +352,13 @@ const page = {
       if (!this.ctx.state.group && !this.ctx.state.multi.length) {
         const l = await loadLayout().catch(() => null);
         if (l) { applyLayout(this.ctx, l); this.compareMsg.textContent = 'Shared layout from the logdir applied.'; }
+        else {
+          // No shared layout: a custom scalars layout of the runs opens as
+          // multi-tag charts.
+          const cs = this.ctx.data.plugins && this.ctx.data.plugins.custom_scalars && this.ctx.data.plugins.custom_scalars.enabled
+            ? fromCustomScalars(await getJSON('data/plugin/custom_scalars/layout').catch(() => null)) : null;
+          if (cs) { applyLayout(this.ctx, cs); this.compareMsg.textContent = 'Custom scalars layout of the runs applied.'; }
+        }
       }
     }
   },
