@@ -24,6 +24,10 @@ const DEFAULTS = {
   hpStat: 'last',    // hparams scatter: last | min | max
   cmpA: '',          // the compare page's baseline run
   cmpB: '',          // and the run compared with it
+  // Sweeps (issue 18):
+  hpBrush: {},       // parallel coordinates brushes: {'hp:<name>' | 'metric:<tag>': [lo, hi] | {cats: [text, ...]}};
+                     // the runs they keep are the selection of every tab, and the runs table shows only them
+  hpColor: '',       // parallel coordinates: the metric tag that colours the lines
 };
 
 // A JSON value from the URL, or the default when it is not of its shape.
@@ -63,6 +67,12 @@ function parse(hash) {
   if (['last', 'min', 'max'].includes(q.get('hpStat'))) s.hpStat = q.get('hpStat');
   if (q.has('cmpA')) s.cmpA = q.get('cmpA');
   if (q.has('cmpB')) s.cmpB = q.get('cmpB');
+  if (q.has('hpBrush')) {
+    s.hpBrush = jsonKey(q, 'hpBrush', (v) => v && typeof v === 'object' && !Array.isArray(v) &&
+      Object.values(v).every((r) => (Array.isArray(r) && r.length === 2 && r.every((x) => typeof x === 'number')) ||
+        (r && Array.isArray(r.cats) && r.cats.every((x) => typeof x === 'string'))));
+  }
+  if (q.has('hpColor')) s.hpColor = q.get('hpColor');
   return s;
 }
 
@@ -90,6 +100,8 @@ function serialize(s) {
   if (s.hpStat !== DEFAULTS.hpStat) q.set('hpStat', s.hpStat);
   if (s.cmpA) q.set('cmpA', s.cmpA);
   if (s.cmpB) q.set('cmpB', s.cmpB);
+  if (s.hpBrush && Object.keys(s.hpBrush).length) q.set('hpBrush', JSON.stringify(s.hpBrush));
+  if (s.hpColor) q.set('hpColor', s.hpColor);
   return q.toString();
 }
 
