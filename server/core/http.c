@@ -162,6 +162,34 @@ static const char *mhd_query(void *ctx, const char *name)
                                        MHD_GET_ARGUMENT_KIND, name);
 }
 
+typedef struct query_all_ctx {
+    const char *name;
+    const char **out;
+    size_t max, n;
+} query_all_ctx;
+
+static enum MHD_Result query_all_one(void *cls, enum MHD_ValueKind kind,
+                                     const char *key, const char *value)
+{
+    (void)kind;
+    query_all_ctx *q = cls;
+    if (key && strcmp(key, q->name) == 0) {
+        if (q->n < q->max)
+            q->out[q->n] = value ? value : "";
+        q->n++;
+    }
+    return MHD_YES;
+}
+
+static size_t mhd_query_all(void *ctx, const char *name, const char **out,
+                            size_t max)
+{
+    query_all_ctx q = {name, out, max, 0};
+    MHD_get_connection_values((struct MHD_Connection *)ctx,
+                              MHD_GET_ARGUMENT_KIND, query_all_one, &q);
+    return q.n;
+}
+
 static int hexval(int c)
 {
     if (c >= '0' && c <= '9')
@@ -428,8 +456,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             tfb_http_error(&a, 413, "body over %d bytes", TFB_HTTP_PUT_MAX);
             return send_answer(c, &a, 1);
         }
-        tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, "PUT",
-                            rs->body ? rs->body : "", rs->body_len};
+        tfb_http_req req = {url,      mhd_query,
+                            c,        s->store,
+                            s->cfg,   "PUT",
+                            rs->body ? rs->body : "",
+                            rs->body_len, mhd_query_all};
         int rc = put_h(&req, &a);
         if (!tfb_http_resp_is_set(&a))
             tfb_http_error(&a, 500, "internal error: %s", tfb_strerror(rc));
@@ -447,8 +478,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     (void)version;
     int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
     if (is_data) {
-        tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, method,
-                            NULL, 0};
+        tfb_http_req req = {url,    mhd_query, c,    s->store,    s->cfg,
+                            method, NULL,      0,    mhd_query_all};
         tfb_http_dispatch(&req, &a);
     } else {
         tfb_static_serve(s->webui_root, url, &a);

@@ -36,6 +36,17 @@ const char *tfb_http_query(const tfb_http_req *req, const char *name)
     return req->query ? req->query(req->query_ctx, name) : NULL;
 }
 
+size_t tfb_http_query_all(const tfb_http_req *req, const char *name,
+                          const char **out, size_t max)
+{
+    if (req->query_all)
+        return req->query_all(req->query_ctx, name, out, max);
+    const char *v = tfb_http_query(req, name);
+    if (v && max)
+        out[0] = v;
+    return v != NULL;
+}
+
 void tfb_http_resp_clear(tfb_http_resp *resp)
 {
     free(resp->body);
