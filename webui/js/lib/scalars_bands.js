@@ -20,7 +20,8 @@ const QS = ['p5', 'p25', 'p50', 'p75', 'p95'];
 export function parseBands(ans) {
   const b = ans.bands || {};
   const n = (b.step || []).length;
-  const col = (k) => Float64Array.from(b[k] || [], (v) => num(v));
+  // A bucket no run reaches has null quantiles: NaN here, left out when drawn.
+  const col = (k) => Float64Array.from(b[k] || [], (v) => (v === null ? NaN : num(v)));
   const out = { n, step: col('step'), count: col('n') };
   for (const q of QS) out[q] = col(q);
   const series = [];

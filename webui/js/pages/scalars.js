@@ -35,6 +35,9 @@ const NEAREST_K = 5;
 // [xX], \d \w \s their classes. null when the regex uses what ERE lacks
 // (lookaround, non-capturing groups, backreferences, lazy quantifiers,
 // letters in brackets); the card then names its runs one by one.
+const MAX_RUN_PARAMS = 250;
+function ereEscape(name) { return name.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&'); }
+
 export function toERE(src) {
   let out = '';
   for (let i = 0; i < src.length; i++) {
@@ -489,7 +492,9 @@ const page = {
       const ere = toERE(s.runFilter);
       if (ere !== null) params = { run_regex: ere };
     }
-    if (!params) params = { run: runs };
+    // The route takes at most 256 run= parameters; a longer list goes as
+    // one anchored alternation of the escaped names.
+    if (!params) params = runs.length <= MAX_RUN_PARAMS ? { run: runs } : { run_regex: '^(' + runs.map(ereEscape).join('|') + ')$' };
     return { runs, count: runs.length, params };
   },
 
