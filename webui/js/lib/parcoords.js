@@ -3,8 +3,9 @@
 // the lines (all runs in a few strokes: runs outside the brushes in one
 // faint grey path, the rest bucketed by colour into one path per bucket, so
 // 10,000 runs redraw in a frame) and above them the axes, ticks and
-// brushes. A number axis is logarithmic when its values are positive and
-// span more than two decades; a text axis spaces its values evenly.
+// brushes. A number axis is logarithmic when its values are positive, span
+// more than two decades and bunch at the low end (a log-uniform sweep); a
+// text axis spaces its values evenly.
 // Dragging along an axis brushes it (the runs whose value lies in the
 // brush are kept), a click on an axis without a drag clears its brush. The
 // brushes are given back through onBrush(key, range | {cats} | null); the
@@ -25,7 +26,13 @@ export function buildAxes(axes) {
     const texts = a.values.filter((v) => v !== undefined && v !== null && typeof v !== 'number');
     if (texts.length === 0 && nums.length) {
       let lo = Math.min(...nums), hi = Math.max(...nums);
-      const log = lo > 0 && hi / lo > 100;
+      // Log when the positive values span more than two decades AND bunch
+      // at the low end of a linear axis (median under a fifth of the way
+      // up), as a log-uniform learning rate does; a uniform dropout in
+      // 0.0001..0.5 spans decades too but reads right on a linear axis.
+      const sorted = nums.slice().sort((x, y) => x - y);
+      const med = sorted[sorted.length >> 1];
+      const log = lo > 0 && hi / lo > 100 && med - lo < (hi - lo) * 0.2;
       if (lo === hi) { lo -= Math.abs(lo) * 0.5 || 1; hi += Math.abs(hi) * 0.5 || 1; }
       return { ...a, kind: 'num', log, lo, hi };
     }
