@@ -154,7 +154,7 @@ T.run(async () => {
 
     await T.step('the brush filters the runs table (virtualized)', async () => {
       await page.click('#tab-runs');
-      const p = await T.until(page, () => window.__tfb.pages.runs && window.__tfb.pages.runs.count !== undefined ? window.__tfb.pages.runs : null, null, 'runs table');
+      await T.until(page, () => window.__tfb.pages.runs && window.__tfb.pages.runs.count !== undefined, null, 'runs table');
       await T.until(page, (n) => window.__tfb.pages.runs.count === n, kept, 'rows = the runs the brush keeps');
       const brush = (await page.evaluate(() => window.__tfb.pages.parcoords.brush))['hp:lr'];
       const rows = (await page.evaluate(() => window.__tfb.pages.runs.rows));
@@ -163,7 +163,6 @@ T.run(async () => {
       T.assert(dom > 5 && dom < 200, 'table rows in the DOM: ' + dom);
       // Sorting by lr, both ways, over the filtered rows: the first row
       // holds the largest lr, then the smallest.
-      const lrOf = (run) => rows.find((r) => r.run === run);
       const lrCol = await page.$$eval('.runs-table th', (ths) => ths.findIndex((t) => t.dataset.key === 'hp:lr'));
       const firstLr = () => page.$eval('.runs-table tbody tr', (tr, i) => parseFloat(tr.children[i].textContent), lrCol);
       await page.click('.runs-table th[data-key="hp:lr"]');
@@ -173,7 +172,6 @@ T.run(async () => {
       const bottom = await firstLr();
       T.assert(rows.every((r) => r.hp.lr >= bottom), 'ascending: the smallest lr first: ' + bottom);
       T.assert(bottom >= brush[0] && top <= brush[1], 'both inside the brush');
-      void lrOf; void p;
       await T.screenshot(page, 'sweep_runs_brushed');
       await page.click('#runs-clear-brush');
       await T.until(page, (n) => window.__tfb.pages.runs.count === n, RUNS, 'every row back after clearing');
