@@ -124,6 +124,15 @@ T.run(async () => {
       await T.screenshot(page, 'sweep_bands_pick');
     });
 
+    await T.step('hovering a run in the sidebar draws it on the band charts', async () => {
+      await page.hover('#run-list li[data-run="trial-00005"]');
+      await T.until(page, () => {
+        const x = window.__tfb.charts['scalars:accuracy'];
+        return x && x.lines.some((l) => l.run === 'trial-00005' && l.role === 'highlight');
+      }, null, 'trial-00005 drawn');
+      await page.mouse.move(700, 990);
+    });
+
     let kept = 0;
     await T.step('parallel coordinates: log axis for lr, and a brush on it', async () => {
       await page.click('#tab-hparams');

@@ -97,7 +97,9 @@ export function mountRunList(container, getRuns) {
     rows.set(visible.length, (i) => {
       const r = visible[i];
       const on = chosen === null || chosen.has(r);
-      return h('li', { dataset: { run: r } },
+      // Pages may draw the hovered run (the scalars band charts do).
+      const hover = (run) => () => window.dispatchEvent(new CustomEvent('tfb:hover-run', { detail: run }));
+      return h('li', { dataset: { run: r }, onmouseenter: hover(r), onmouseleave: hover(null) },
         h('label', { title: r },
           h('input', { type: 'checkbox', checked: on, dataset: { run: r },
             onchange: (e) => setRunChecked(all, r, e.target.checked) }),

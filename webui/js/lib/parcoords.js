@@ -92,22 +92,39 @@ export class ParCoords {
     this.brush = { ...brush };
     // Positions once: f[a][i] for axis a, run i.
     this.f = axes.map((ax) => Float32Array.from(ax.values, (v) => frac(ax, v)));
+    this.version = (this.version || 0) + 1;
+    // Typed columns for the brush tests: numbers (NaN: none or text) and
+    // category indices (-1: none).
+    this.num = axes.map((ax) => Float64Array.from(ax.values, (v) => (typeof v === 'number' ? v : NaN)));
+    this.cat = axes.map((ax) => (ax.cats ? Int32Array.from(ax.values, (v) => (v === undefined || v === null ? -1 : ax.cats.indexOf(hpText(v)))) : null));
     this.draw();
   }
 
   setBrush(brush) { this.brush = { ...brush }; this.draw(); }
 
-  // Does run i pass every brush (drawn in colour)?
+  // Does run i pass every brush (drawn in colour)? The same rule as
+  // lib/hparams.js's brushMatches, on typed columns: a number brush tests
+  // the value, a text brush the value's category index.
   kept(i) {
-    for (let a = 0; a < this.axes.length; a++) {
-      const ax = this.axes[a], b = this.brush[ax.key];
-      if (!b) continue;
-      const v = ax.values[i];
-      if (v === undefined || v === null) return false;
-      if (Array.isArray(b)) { if (typeof v !== 'number' || !(v >= b[0] && v <= b[1])) return false; }
-      else if (b.cats && !b.cats.includes(hpText(v))) return false;
+    for (const t of this.tests()) {
+      if (t.set) { if (!t.set.has(this.cat[t.a][i])) return false; }
+      else { const v = this.num[t.a][i]; if (!(v >= t.lo && v <= t.hi)) return false; }
     }
     return true;
+  }
+
+  tests() {
+    if (this.testsFor === this.brush) return this.testList;
+    const list = [];
+    this.axes.forEach((ax, a) => {
+      const b = this.brush[ax.key];
+      if (!b) return;
+      if (Array.isArray(b)) list.push({ a, lo: b[0], hi: b[1] });
+      else list.push({ a, set: new Set(b.cats.map((c) => (ax.cats ? ax.cats.indexOf(c) : -2)).filter((k) => k >= 0)) });
+    });
+    this.testsFor = this.brush;
+    this.testList = list;
+    return list;
   }
 
   geometry() {
@@ -118,13 +135,47 @@ export class ParCoords {
   }
 
   draw() {
+    const t0 = performance.now();
     const dpr = window.devicePixelRatio || 1;
     const g = this.geometry();
     for (const c of [this.lines, this.over]) {
       if (c.width !== Math.round(g.W * dpr) || c.height !== Math.round(g.H * dpr)) { c.width = Math.round(g.W * dpr); c.height = Math.round(g.H * dpr); }
     }
     this.drawLines(g, dpr);
+    const t1 = performance.now();
     this.drawAxes(g, dpr);
+    this.timing = { lines: Math.round(t1 - t0), total: Math.round(performance.now() - t0) };
+  }
+
+  // Every run as a grey line, drawn once per data and size into an
+  // offscreen canvas: while a brush moves only the kept runs are stroked
+  // again, over this bitmap.
+  greyLayer(g, dpr) {
+    const key = [g.W, g.H, dpr, this.version].join('x');
+    if (this.grey && this.grey.key === key) return this.grey.canvas;
+    const c = document.createElement('canvas');
+    c.width = Math.round(g.W * dpr); c.height = Math.round(g.H * dpr);
+    const ctx = c.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const p = new Path2D();
+    for (let i = 0; i < this.runs.length; i++) this.trace(p, i, g);
+    ctx.lineWidth = this.runs.length > 2000 ? 0.6 : 1;
+    ctx.globalAlpha = 0.35;
+    ctx.strokeStyle = themeColor('--border') || '#ccc';
+    ctx.stroke(p);
+    this.grey = { key, canvas: c };
+    return c;
+  }
+
+  // Run i's polyline into path p; a missing value breaks it.
+  trace(p, i, g) {
+    let pen = false;
+    for (let a = 0; a < this.axes.length; a++) {
+      const f = this.f[a][i];
+      if (!Number.isFinite(f)) { pen = false; continue; }
+      const x = g.xs[a], y = g.bottom - f * (g.bottom - g.top);
+      if (pen) p.lineTo(x, y); else { p.moveTo(x, y); pen = true; }
+    }
   }
 
   drawLines(g, dpr) {
@@ -133,31 +184,24 @@ export class ParCoords {
     ctx.clearRect(0, 0, g.W, g.H);
     const n = this.runs.length, A = this.axes.length;
     if (!n || !A) return;
-    const yOf = (f) => g.bottom - f * (g.bottom - g.top);
-    const out = new Path2D();
     const paths = Array.from({ length: BUCKETS + 1 }, () => new Path2D());
+    const brushed = Object.keys(this.brush).length > 0;
     let kept = 0;
     for (let i = 0; i < n; i++) {
-      const keep = this.kept(i);
-      if (keep) kept++;
+      if (brushed && !this.kept(i)) continue;
+      kept++;
       const t = this.color[i];
-      const p = !keep ? out : Number.isFinite(t) ? paths[Math.min(BUCKETS - 1, Math.floor(t * BUCKETS))] : paths[BUCKETS];
-      let pen = false;
-      for (let a = 0; a < A; a++) {
-        const f = this.f[a][i];
-        if (!Number.isFinite(f)) { pen = false; continue; }
-        const x = g.xs[a], y = yOf(f);
-        if (pen) p.lineTo(x, y); else { p.moveTo(x, y); pen = true; }
-      }
+      this.trace(Number.isFinite(t) ? paths[Math.min(BUCKETS - 1, Math.floor(t * BUCKETS))] : paths[BUCKETS], i, g);
     }
     this.keptCount = kept;
+    if (brushed) {
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.drawImage(this.greyLayer(g, dpr), 0, 0);
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    }
     // Thinner and fainter as runs grow, so 10,000 lines read as a density.
-    const alpha = Math.max(0.08, Math.min(0.8, 30 / Math.sqrt(Math.max(1, kept))));
     ctx.lineWidth = n > 2000 ? 0.6 : 1;
-    ctx.globalAlpha = Math.min(0.25, alpha);
-    ctx.strokeStyle = themeColor('--border') || '#ccc';
-    ctx.stroke(out);
-    ctx.globalAlpha = alpha;
+    ctx.globalAlpha = Math.max(0.08, Math.min(0.8, 30 / Math.sqrt(Math.max(1, kept))));
     for (let b = 0; b < BUCKETS; b++) { ctx.strokeStyle = viridis((b + 0.5) / BUCKETS); ctx.stroke(paths[b]); }
     ctx.strokeStyle = themeColor('--muted') || '#888';
     ctx.stroke(paths[BUCKETS]);
@@ -256,7 +300,7 @@ export class ParCoords {
       this.drag.range = [Math.min(this.drag.y0, y), Math.max(this.drag.y0, y)];
       // Live: the lines follow the brush while it is dragged.
       const ax = this.axes[this.drag.a];
-      if (this.drag.range[1] - this.drag.range[0] >= 3) this.brush[ax.key] = this.rangeToBrush(ax, this.drag.range[0], this.drag.range[1], g);
+      if (this.drag.range[1] - this.drag.range[0] >= 3) this.brush = { ...this.brush, [ax.key]: this.rangeToBrush(ax, this.drag.range[0], this.drag.range[1], g) };
       if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = null; this.draw(); });
     };
     this._up = () => {
@@ -266,6 +310,7 @@ export class ParCoords {
       const ax = this.axes[d.a];
       const g = this.geometry();
       const b = d.range[1] - d.range[0] < 3 ? null : this.rangeToBrush(ax, d.range[0], d.range[1], g);
+      this.brush = { ...this.brush };
       if (b) this.brush[ax.key] = b; else delete this.brush[ax.key];
       this.draw();
       if (this.opts.onBrush) this.opts.onBrush(ax.key, b);
@@ -280,7 +325,7 @@ export class ParCoords {
     return {
       runs: this.runs.length, kept: this.keptCount,
       axes: this.axes.map((ax, a) => ({ key: ax.key, label: ax.label, kind: ax.kind, log: !!ax.log, lo: ax.lo, hi: ax.hi, cats: ax.cats, x: g.xs[a], top: g.top, bottom: g.bottom })),
-      brush: { ...this.brush },
+      brush: { ...this.brush }, drawMs: this.timing || null,
     };
   }
 }

@@ -16,7 +16,14 @@ import { num } from '../core/api.js';
 const ChartJS = window.Chart;
 const QS = ['p5', 'p25', 'p50', 'p75', 'p95'];
 
+// Tags where a higher value is the better one: their "best" runs are the
+// server's highest (its `worst`), and the other way round.
+const HIGHER_IS_BETTER = /acc|auc|score|precision|recall|f1|reward|return|iou|bleu|map\b/i;
+export function higherIsBetter(tag) { return HIGHER_IS_BETTER.test(tag || ''); }
+
 // The bands answer as typed columns; non-finite strings become numbers.
+// The server's best are the lowest last values; for a tag where higher is
+// better the two lists swap, so "best" always means best.
 export function parseBands(ans) {
   const b = ans.bands || {};
   const n = (b.step || []).length;
@@ -25,7 +32,8 @@ export function parseBands(ans) {
   const out = { n, step: col('step'), count: col('n') };
   for (const q of QS) out[q] = col(q);
   const series = [];
-  const best = new Set(ans.best || []), worst = new Set(ans.worst || []);
+  const up = higherIsBetter(ans.tag);
+  const best = new Set((up ? ans.worst : ans.best) || []), worst = new Set((up ? ans.best : ans.worst) || []);
   for (const [run, rows] of Object.entries(ans.series || {})) {
     const pts = [];
     const nonfinite = [];

@@ -22,7 +22,7 @@ import { setRunsChecked } from '../core/sidebar.js';
 import { eng } from '../core/format.js';
 import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout } from '../lib/scalars_compare.js';
 import { loadHparams } from '../lib/hparams.js';
-import { BandChart, parseBands } from '../lib/scalars_bands.js';
+import { BandChart, parseBands, higherIsBetter } from '../lib/scalars_bands.js';
 
 // Past this many runs a card draws the distribution across runs instead of
 // one line per run (issue 18), and the best and worst BAND_K runs.
@@ -201,7 +201,7 @@ class Card {
     const runs = this.targets().map((t) => t.label);
     const g = this.grouping();
     const key = [this.page.gen, this.samples(), g ? g + '|' + this.page.ctx.state.band + '|' + this.page.ctx.state.logy : this.page.ctx.state.smoothing,
-      runs.length > BAND_THRESHOLD ? this.page.highlight.join('\u0001') : '', ...runs].join('\u0000');
+      runs.length > BAND_THRESHOLD ? this.page.highlightRuns().join('\u0001') : '', ...runs].join('\u0000');
     if (key === this.loadedKey) return;
     this.loadedKey = key;
     await (g ? this.drawGrouped(g) : this.draw());
@@ -309,7 +309,7 @@ class Card {
     const samples = this.samples();
     if (!this.bchart) this.status.textContent = `Loading ${spec.count} runs…`;
     try {
-      const ans = await this.page.fetchMulti(this.tag, spec, samples, 'bands', this.page.highlight);
+      const ans = await this.page.fetchMulti(this.tag, spec, samples, 'bands', this.page.highlightRuns());
       if (this.drawToken !== token) return;
       if (!this.bchart) {
         clear(this.wrap);
@@ -318,7 +318,8 @@ class Card {
       this.bchart.setView(this.view());
       this.bchart.setData(ans);
       const s = this.page.ctx.state;
-      const parts = [`${ans.runs} runs: median, p25–p75, p5–p95; best ${ans.best.length} solid, worst ${ans.worst.length} dashed (by last value)`];
+      const up = higherIsBetter(this.tag);
+      const parts = [`${ans.runs} runs: median, p25–p75, p5–p95; best ${ans.best.length} solid, worst ${ans.worst.length} dashed (by last value, ${up ? 'higher' : 'lower'} is better)`];
       if (ans.runs !== spec.count) parts.push(`the server matched ${ans.runs} runs, the sidebar ${spec.count}`);
       if (ans.nonfinite.length) parts.push(`${ans.nonfinite.length} run${ans.nonfinite.length > 1 ? 's' : ''} with non-finite values (✕)`);
       if (s.smoothing > 0) parts.push('not smoothed');
@@ -394,6 +395,16 @@ const page = {
     this.gen = 0;
     this.cache = new Map();
     this.highlight = [];   // runs picked on a band chart, drawn as lines
+    this.hovered = null;   // the run under the mouse in the sidebar, too
+    // Hovering a run in the sidebar draws it on the band charts (one
+    // request per card, after the mouse rests a moment).
+    this.onHoverRun = debounce((e) => {
+      const run = e.detail || null;
+      if (run === this.hovered) return;
+      this.hovered = run;
+      for (const c of this.visible) if (c.bchart) c.load();
+    }, 200);
+    window.addEventListener('tfb:hover-run', this.onHoverRun);
 
     this.cards = new Map();
     this.visible = new Set();
@@ -414,6 +425,7 @@ const page = {
   },
 
   unmount() {
+    window.removeEventListener('tfb:hover-run', this.onHoverRun);
     this.observer.disconnect();
     window.removeEventListener('resize', this.onResize);
     for (const c of this.cards.values()) c.destroy();
@@ -477,6 +489,14 @@ const page = {
 
   runsWithTag(tag) {
     return this.ctx.runs.filter((r) => this.ctx.data.scalarTags[r] && tag in this.ctx.data.scalarTags[r]);
+  },
+
+  // The runs band charts draw as lines besides the best and worst: the
+  // picked ones and the one hovered in the sidebar.
+  highlightRuns() {
+    const out = this.highlight.slice();
+    if (this.hovered && !out.includes(this.hovered)) out.push(this.hovered);
+    return out;
   },
 
   // How a card names its runs to /multirun: nothing (every run with the
