@@ -144,6 +144,17 @@ T.run(async () => {
       T.assertEq(pc.axes.find((a) => a.key === 'hp:optimizer').cats, ['adam', 'rmsprop', 'sgd'], 'a text axis');
       T.assert(pc.axes.some((a) => a.key === 'metric:loss/val'), 'the metric axis');
       await T.screenshot(page, 'sweep_parcoords');
+      // The scatter below shows every run: its x range (a log axis for lr)
+      // covers the smallest and largest lr.
+      const sc = await T.until(page, () => {
+        const p = window.__tfb.pages.hparams;
+        const c = window.Chart.getChart(document.querySelector('.hp-scatter canvas'));
+        if (!p || p.points.length !== 2000 || !c) return null;
+        const xs = p.points.map((q) => q.x);
+        return { lo: Math.min(...xs), hi: Math.max(...xs), min: c.scales.x.min, max: c.scales.x.max, type: c.scales.x.type };
+      }, null, 'the scatter');
+      T.assertEq(sc.type, 'logarithmic', 'the scatter\'s lr axis');
+      T.assert(sc.min <= sc.lo && sc.max >= sc.hi, 'the scatter\'s x range holds every run: ' + JSON.stringify(sc));
       const box = await page.$eval('#parcoords canvas.pc-over', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y }; });
       const y0 = lr.top + (lr.bottom - lr.top) * 0.25, y1 = lr.top + (lr.bottom - lr.top) * 0.5;
       await page.mouse.move(box.x + lr.x, box.y + y0);

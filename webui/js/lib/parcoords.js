@@ -18,6 +18,17 @@ import { hpText } from './hparams.js';
 const PAD = { top: 34, bottom: 26, left: 60, right: 60 };
 const BUCKETS = 24;
 
+// Log when the positive values span more than two decades AND bunch at
+// the low end of a linear axis (median under a fifth of the way up), as a
+// log-uniform learning rate does; a uniform dropout in 0.0001..0.5 spans
+// decades too but reads right on a linear axis.
+export function wantsLog(nums) {
+  if (!nums.length) return false;
+  const sorted = nums.slice().sort((x, y) => x - y);
+  const lo = sorted[0], hi = sorted[sorted.length - 1], med = sorted[sorted.length >> 1];
+  return lo > 0 && hi / lo > 100 && med - lo < (hi - lo) * 0.2;
+}
+
 // axes: [{key, label, values: (number|string|undefined)[] per run}];
 // runs: names. Builds each axis's scale from its values.
 export function buildAxes(axes) {
@@ -26,13 +37,7 @@ export function buildAxes(axes) {
     const texts = a.values.filter((v) => v !== undefined && v !== null && typeof v !== 'number');
     if (texts.length === 0 && nums.length) {
       let lo = Math.min(...nums), hi = Math.max(...nums);
-      // Log when the positive values span more than two decades AND bunch
-      // at the low end of a linear axis (median under a fifth of the way
-      // up), as a log-uniform learning rate does; a uniform dropout in
-      // 0.0001..0.5 spans decades too but reads right on a linear axis.
-      const sorted = nums.slice().sort((x, y) => x - y);
-      const med = sorted[sorted.length >> 1];
-      const log = lo > 0 && hi / lo > 100 && med - lo < (hi - lo) * 0.2;
+      const log = wantsLog(nums);
       if (lo === hi) { lo -= Math.abs(lo) * 0.5 || 1; hi += Math.abs(hi) * 0.5 || 1; }
       return { ...a, kind: 'num', log, lo, hi };
     }
@@ -85,10 +90,14 @@ export class ParCoords {
   setData(axes, runs, color, brush) {
     this.axes = axes;
     this.runs = runs;
-    const fin = color.filter((v) => typeof v === 'number' && Number.isFinite(v));
-    const lo = fin.length ? Math.min(...fin) : 0, hi = fin.length ? Math.max(...fin) : 1;
-    // Lower is better for a loss: the best runs get the bright end.
-    this.color = color.map((v) => (typeof v === 'number' && Number.isFinite(v) ? (hi > lo ? 1 - (v - lo) / (hi - lo) : 0.5) : NaN));
+    // Colour by rank, not by value: a few diverged runs would otherwise
+    // squeeze every other run into one end of the scale. The lowest value
+    // (the best loss) gets the bright end.
+    const idx = [];
+    color.forEach((v, i) => { if (typeof v === 'number' && Number.isFinite(v)) idx.push(i); });
+    idx.sort((x, y) => color[x] - color[y]);
+    this.color = new Float64Array(color.length).fill(NaN);
+    idx.forEach((i, r) => { this.color[i] = idx.length > 1 ? 1 - r / (idx.length - 1) : 0.5; });
     this.brush = { ...brush };
     // Positions once: f[a][i] for axis a, run i.
     this.f = axes.map((ax) => Float32Array.from(ax.values, (v) => frac(ax, v)));

@@ -16,7 +16,7 @@ import { makeChart } from '../core/charts.js';
 import { eng } from '../core/format.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { hpText, loadHparams, loadHparamRows, keptRuns } from '../lib/hparams.js';
-import { ParCoords, buildAxes } from '../lib/parcoords.js';
+import { ParCoords, buildAxes, wantsLog } from '../lib/parcoords.js';
 
 function defaultMetric(tags) {
   return tags.find((t) => /(^|\/)loss$/i.test(t)) || tags.find((t) => /loss/i.test(t)) || tags[0] || '';
@@ -88,7 +88,7 @@ const page = {
     } else this.pc.setBrush(ctx.state.hpBrush || {});
     const sm = this.pc.summary();
     this.pcInfo.textContent = !this.pcRuns.length ? 'No run logged hyperparameters.'
-      : `${sm.kept} of ${sm.runs} runs kept by the brushes; colour: ${stat} of ${colorTag} (bright = lowest)`;
+      : `${sm.kept} of ${sm.runs} runs kept by the brushes; colour: ${stat} of ${colorTag} (by rank: bright = lowest)`;
     window.__tfb.pages.parcoords = { ...sm, color: colorTag, stat };
   },
 
@@ -144,6 +144,9 @@ const page = {
       if (!Number.isFinite(xv)) continue;
       pts.push({ x: xv, y: v, run: r.run });
     }
+    // Chart.js takes unparsed data as sorted on x (it reads the x range
+    // from the first and last points): sort, or most runs fall outside.
+    pts.sort((a, b) => a.x - b.x);
     this.draw(pts, x, y, categories);
     this.info.textContent = !hps.length ? 'No run logged hyperparameters.'
       : `${pts.length} run${pts.length === 1 ? '' : 's'} with ${x} and ${ctx.state.hpStat} of ${y || '–'}`;
@@ -171,7 +174,10 @@ const page = {
         },
         scales: {
           x: {
-            type: 'linear', title: { display: true, text: x }, grace: '5%',
+            // A log-uniform sweep (a learning rate) on a log axis, as in
+            // the parallel coordinates.
+            type: !categories && wantsLog(pts.map((p) => p.x)) ? 'logarithmic' : 'linear',
+            title: { display: true, text: x }, grace: '5%',
             ...(categories ? { min: -0.5, max: categories.length - 0.5, ticks: { stepSize: 1, callback: (v) => (Number.isInteger(v) ? categories[v] ?? '' : '') } } : { ticks: { callback: (v) => eng(v) } }),
           },
           y: { title: { display: true, text: y }, grace: '5%', ticks: { callback: (v) => eng(v) } },
