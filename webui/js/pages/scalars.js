@@ -289,6 +289,7 @@ class Card {
         (missing ? `${nf ? '; ' : ''}${missing} selected run${missing > 1 ? 's' : ''} not in the server's answer` : '');
       this.status.classList.toggle('warn', nf > 0 || missing > 0);
       this.publish();
+      this.page.markDrawn();
     } catch (e) {
       if (this.drawToken !== token) return;
       this.loadedKey = '';
@@ -328,6 +329,7 @@ class Card {
       this.status.classList.toggle('warn', ans.runs !== spec.count || ans.nonfinite.length > 0);
       this.drawn = { samples, mode: 'bands' };
       this.publish();
+      this.page.markDrawn();
     } catch (e) {
       if (this.drawToken !== token) return;
       this.loadedKey = '';
@@ -395,6 +397,11 @@ const page = {
     this.gen = 0;
     this.cache = new Map();
     this.highlight = [];   // runs picked on a band chart, drawn as lines
+    // The group-by settings need every run's hparams (megabytes for a big
+    // sweep): asked for once the first chart is drawn (or after 3 s), so
+    // they do not compete with it.
+    this.firstDrawn = new Promise((resolve) => { this.markDrawn = resolve; });
+    setTimeout(() => this.markDrawn(), 3000);
     this.hovered = null;   // the run under the mouse in the sidebar, too
     // Hovering a run in the sidebar draws it on the band charts (one
     // request per card, after the mouse rests a moment).
@@ -468,6 +475,7 @@ const page = {
 
   // Group-by choices need the hparam names: built again when they come.
   async buildCompare() {
+    await this.firstDrawn;
     const gen = this.gen;
     const hp = await loadHparams(gen, '');
     const names = hp.experiment.hparams.map((c) => c.name);
