@@ -30,14 +30,16 @@ export const BAND_THRESHOLD = 200;
 const BAND_K = 3;
 const NEAREST_K = 5;
 
+// The route takes at most 256 run= parameters: past MAX_RUN_PARAMS runs a
+// card sends one anchored alternation of the names, escaped for ERE.
+const MAX_RUN_PARAMS = 250;
+function ereEscape(name) { return name.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&'); }
+
 // The sidebar's run filter (a case-insensitive JavaScript regex) as the
 // POSIX ERE the server's run_regex= takes: letters outside brackets become
 // [xX], \d \w \s their classes. null when the regex uses what ERE lacks
 // (lookaround, non-capturing groups, backreferences, lazy quantifiers,
 // letters in brackets); the card then names its runs one by one.
-const MAX_RUN_PARAMS = 250;
-function ereEscape(name) { return name.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&'); }
-
 export function toERE(src) {
   let out = '';
   for (let i = 0; i < src.length; i++) {
@@ -249,6 +251,7 @@ class Card {
     const runs = this.targets();
     if (!this.multi && runs.length > BAND_THRESHOLD) { await this.drawBands(token); return; }
     if (this.bchart) { this.bchart.destroy(); this.bchart = null; }
+    if (this.note) { this.note.remove(); this.note = null; }
     const samples = this.samples();
     const weight = this.page.ctx.state.smoothing;
     const range = this.page.ctx.state.x === 'step' ? this.range : null;
@@ -551,11 +554,8 @@ const page = {
   // (with a link that selects just them).
   async pickNearest(card, p) {
     const spec = this.runSpec(card.tag);
-    const q = { tag: card.tag, step: p.step, value: p.value, k: NEAREST_K };
-    // The route filters by regex only: with named runs ask for more and
-    // keep the selected ones.
-    if (spec.params.run_regex) q.run_regex = spec.params.run_regex;
-    else if (spec.params.run) q.k = NEAREST_K * 8;
+    // The same runs as the chart's bands (run= or run_regex=).
+    const q = { tag: card.tag, step: p.step, value: p.value, k: NEAREST_K, ...spec.params };
     try {
       const ans = await getJSON('data/plugin/scalars/nearest', q);
       const allowed = new Set(spec.runs);
