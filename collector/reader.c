@@ -1,23 +1,26 @@
 /*
  * reader.c - incremental, zero-copy reader of one event file.
  *
- * The file is read in large chunks into one buffer; events are views into
- * it. A record not yet wholly in the file is "nothing more yet": the
+ * The file is read in large chunks into one buffer, by offset (pread-like,
+ * through a tfb_reader_source: a local file, or any storage); events are
+ * views into it. Bytes in the buffer are never moved: when a record runs
+ * past the end of the buffer, the buffer starts again at that record's
+ * offset and the record's first bytes are read again from the file (page
+ * cache), which costs a part of one record instead of a memmove per chunk.
+ * A record not yet wholly in the file is "nothing more yet": the
  * offset stays at its start and a later call retries once the file grew.
  * Corruption never stops reading: a bad payload CRC skips one record, a bad
  * length CRC scans forward for the next header whose length CRC checks.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "abi.h"
 #include "errors.h"
 #include "event_decode.h"
+#include "file_source.h"
 #include "pb.h"
+#include "reader_source.h"
 #include "tfboard.h"
 
 #define CHUNK (1u << 20)
@@ -26,10 +29,10 @@
 #define MAX_RECORD (1ull << 31)
 
 struct tfb_reader {
-    int fd;
-    char *path;
-    dev_t dev;
-    ino_t ino;
+    tfb_reader_source src;
+    int opened;      /* src.open done since the last release */
+    int lent;        /* buf is the caller's (tfb_reader_lend_buffer) */
+    tfb_object_id id;
     uint8_t *buf;
     size_t cap;
     size_t len;      /* valid bytes in buf */
@@ -41,23 +44,27 @@ struct tfb_reader {
     tfb_reader_stats st;
 };
 
-/* Opens path without blocking (a FIFO would block a plain open until a
- * writer comes) and accepts regular files only. */
-static int open_regular(const char *path, int *fd_out, struct stat *st)
+int tfb_reader_open_source(tfb_reader **out, const tfb_reader_source *src)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return tfb_err_from_errno(errno);
-    if (fstat(fd, st) < 0) {
-        int rc = tfb_err_from_errno(errno);
-        close(fd);
+    if (!out || !src) {
+        if (src)
+            src->destroy(src->ctx);
+        return TFB_EINVAL;
+    }
+    tfb_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        src->destroy(src->ctx);
+        return TFB_ENOMEM;
+    }
+    r->src = *src;
+    uint64_t size;
+    int rc = r->src.open(r->src.ctx, &r->id, &size);
+    if (rc < 0) {
+        tfb_reader_close(r);
         return rc;
     }
-    if (!S_ISREG(st->st_mode)) {
-        close(fd);
-        return TFB_ENOTFILE;
-    }
-    *fd_out = fd;
+    r->opened = 1;
+    *out = r;
     return 0;
 }
 
@@ -65,34 +72,20 @@ int tfb_reader_open(tfb_reader **out, const char *path)
 {
     if (!out || !path)
         return TFB_EINVAL;
-    tfb_reader *r = calloc(1, sizeof *r);
-    if (!r)
-        return TFB_ENOMEM;
-    struct stat st;
-    int rc = open_regular(path, &r->fd, &st);
-    if (rc < 0) {
-        free(r);
+    tfb_reader_source src;
+    int rc = tfb_file_source_make(path, &src);
+    if (rc < 0)
         return rc;
-    }
-    r->dev = st.st_dev;
-    r->ino = st.st_ino;
-    r->path = strdup(path);
-    if (!r->path) {
-        tfb_reader_close(r);
-        return TFB_ENOMEM;
-    }
-    *out = r;
-    return 0;
+    return tfb_reader_open_source(out, &src);
 }
 
 void tfb_reader_close(tfb_reader *r)
 {
     if (!r)
         return;
-    if (r->fd >= 0)
-        close(r->fd);
+    r->src.release(r->src.ctx);
+    r->src.destroy(r->src.ctx);
     free(r->buf);
-    free(r->path);
     free(r);
 }
 
@@ -126,11 +119,12 @@ static void note_corruption(tfb_reader *r, uint64_t off)
 static int fill_slow(tfb_reader *r, size_t need)
 {
     while (r->len - r->pos < need) {
-        if (r->pos > 0) { /* slide the unread tail to the front */
-            memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-            r->len -= r->pos;
+        /* Near the end of the buffer (or all of it used): start it again
+         * at the unread bytes, which the next read fetches again from the
+         * file; nothing is moved. */
+        if (r->pos > 0 && (r->pos == r->len || r->cap - r->len < CHUNK / 4)) {
             r->base += r->pos;
-            r->pos = 0;
+            r->len = r->pos = 0;
         }
         /* Grow only when the bytes actually read fill the buffer, never
          * straight to `need`: a record header can claim up to 2 GiB, and
@@ -145,12 +139,10 @@ static int fill_slow(tfb_reader *r, size_t need)
             r->buf = nb;
             r->cap = nc;
         }
-        ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return tfb_err_from_errno(errno);
-        }
+        long k = r->src.read_at(r->src.ctx, r->base + r->len, r->buf + r->len,
+                                r->cap - r->len);
+        if (k < 0)
+            return (int)k;
         if (k == 0) {
             r->eof = 1;
             return 0;
@@ -170,16 +162,48 @@ static inline int fill(tfb_reader *r, size_t need)
 
 /* A reader waiting at the end of a file that is not growing holds no
  * buffer: a server keeps one reader open per file, and the buffers would
- * otherwise outweigh the data. fill_slow() allocates it again. */
+ * otherwise outweigh the data. fill_slow() allocates it again. A lent
+ * buffer (tfb_reader_lend_buffer) stays for its lender to reclaim. */
 static void release_idle_buffer(tfb_reader *r)
 {
     if (r->pos != r->len)
         return; /* a partial record waits there */
     r->base += r->pos;
     r->pos = r->len = 0;
+    if (r->lent)
+        return;
     free(r->buf);
     r->buf = NULL;
     r->cap = 0;
+}
+
+int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap)
+{
+    if (!r || r->buf || !buf)
+        return 0;
+    r->buf = buf;
+    r->cap = cap;
+    r->lent = 1;
+    return 1;
+}
+
+int tfb_reader_reclaim_buffer(tfb_reader *r, uint8_t **buf, size_t *cap)
+{
+    if (!r || !r->buf || r->pos != r->len)
+        return 0;
+    r->base += r->pos;
+    r->pos = r->len = 0;
+    *buf = r->buf;
+    *cap = r->cap;
+    r->buf = NULL;
+    r->cap = 0;
+    r->lent = 0;
+    return 1;
+}
+
+static int same_id(tfb_object_id a, tfb_object_id b)
+{
+    return a.a == b.a && a.b == b.b;
 }
 
 /* At the end of what the file holds: detect a file that was truncated
@@ -187,26 +211,24 @@ static void release_idle_buffer(tfb_reader *r)
  * start over from its beginning. */
 static int check_replaced(tfb_reader *r)
 {
-    struct stat st, fst;
-    uint64_t off = r->base + r->pos;
-    int swapped = stat(r->path, &st) == 0 &&
-                  (st.st_dev != r->dev || st.st_ino != r->ino);
-    if (swapped) {
-        int fd;
-        int rc = open_regular(r->path, &fd, &fst);
+    uint64_t off = r->base + r->pos, size;
+    tfb_object_id id;
+    int s = r->src.stat(r->src.ctx, &id, &size);
+    if (s == TFB_ENOTFILE)
+        return s; /* replaced by a FIFO or a device: never read it */
+    if (s < 0)
+        return 0; /* gone: keep what we have */
+    if (!same_id(id, r->id)) {
+        int rc = r->src.open(r->src.ctx, &id, &size);
         if (rc == TFB_ENOTFILE)
-            return rc; /* replaced by a FIFO or a device: never read it */
+            return rc;
         if (rc < 0)
             return 0; /* gone again: keep what we have */
-        close(r->fd);
-        r->fd = fd;
-        r->dev = fst.st_dev;
-        r->ino = fst.st_ino;
-    } else if (fstat(r->fd, &fst) < 0 || (uint64_t)fst.st_size >= off) {
+        r->id = id;
+        r->opened = 1;
+    } else if (size >= off) {
         return 0;
     }
-    if (lseek(r->fd, 0, SEEK_SET) < 0)
-        return tfb_err_from_errno(errno);
     r->base = 0;
     r->pos = r->len = 0;
     r->eof = 0;
@@ -269,36 +291,32 @@ void tfb_reader_set_limit(tfb_reader *r, uint64_t bytes)
 
 int tfb_reader_release_fd(tfb_reader *r)
 {
-    if (r && r->fd >= 0) {
-        close(r->fd);
-        r->fd = -1;
+    if (r && r->opened) {
+        r->src.release(r->src.ctx);
+        r->opened = 0;
     }
     return 0;
 }
 
-/* The descriptor released by tfb_reader_release_fd, opened again where
- * reading stopped; a file replaced meanwhile is read from its start. */
+/* The object released by tfb_reader_release_fd, opened again; one
+ * replaced (or truncated below what was buffered) meanwhile is read from
+ * its start. */
 static int reopen(tfb_reader *r)
 {
-    struct stat st;
-    int rc = open_regular(r->path, &r->fd, &st);
-    if (rc < 0) {
-        r->fd = -1;
+    tfb_object_id id;
+    uint64_t size;
+    int rc = r->src.open(r->src.ctx, &id, &size);
+    if (rc < 0)
         return rc;
-    }
-    if (st.st_dev != r->dev || st.st_ino != r->ino ||
-        (uint64_t)st.st_size < r->base + r->len) {
-        r->dev = st.st_dev;
-        r->ino = st.st_ino;
+    r->opened = 1;
+    if (!same_id(id, r->id) || size < r->base + r->len) {
+        r->id = id;
         r->base = 0;
         r->pos = r->len = 0;
         r->resyncing = 0;
         r->st.replaced = 1;
         r->st.truncated_tail = 0;
-        return 0;
     }
-    if (lseek(r->fd, (off_t)(r->base + r->len), SEEK_SET) < 0)
-        return tfb_err_from_errno(errno);
     return 0;
 }
 
@@ -306,7 +324,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
 {
     if (!r || !ev)
         return TFB_EINVAL;
-    if (r->fd < 0) {
+    if (!r->opened) {
         int rc = reopen(r);
         if (rc < 0)
             return rc;

@@ -158,8 +158,16 @@ static void bands_free(bands *b)
 
 static const double QS[5] = {0.05, 0.25, 0.50, 0.75, 0.95};
 
+/* Buckets x runs values held at once: the bands use fewer buckets than
+ * `samples` when there are so many runs that more would take over 32 MB. */
+#define MAX_CELLS ((size_t)8 << 20)
+
 /* Bands over the pinned views: quantiles per bucket, the density, and the
- * runs ranked by their last finite value. */
+ * runs ranked by their last finite value. Each run's points are walked
+ * once, in order, into a bucket-major table of its finite values (walking
+ * all runs at one bucket, then the next, missed the cache on every run:
+ * 4x slower at 10,000 runs); then each bucket's row is contiguous for the
+ * quantiles and the density. */
 static int compute_bands(const tfb_series_view *views, size_t nr,
                          size_t samples, bands *b)
 {
@@ -186,45 +194,54 @@ static int compute_bands(const tfb_series_view *views, size_t nr,
     qsort(b->last, b->n_last, sizeof *b->last, by_value);
     if (s0 > s1)
         return 0; /* no points at all */
+    size_t most = MAX_CELLS / nr;
+    if (samples > most)
+        samples = most < 2 ? 2 : most;
     b->step = malloc(samples * sizeof *b->step);
     if (!b->step)
         return TFB_ENOMEM;
     b->nb = tfb_sweep_bucket_steps(s0, s1, samples, b->step);
     b->q = malloc(b->nb * 5 * sizeof *b->q);
     b->n = calloc(b->nb, sizeof *b->n);
-    float *row = malloc((nr ? nr : 1) * sizeof *row);
-    tfb_sweep_cursor *cur = calloc(nr ? nr : 1, sizeof *cur);
-    tfb_sweep_series *ss = malloc((nr ? nr : 1) * sizeof *ss);
+    float *cells = malloc(b->nb * nr * sizeof *cells);
     int rc = 0;
-    if (!b->q || !b->n || !row || !cur || !ss) {
+    if (!b->q || !b->n || !cells) {
         rc = TFB_ENOMEM;
         goto out;
     }
-    for (size_t r = 0; r < nr; r++)
-        ss[r] = (tfb_sweep_series){views[r].step, views[r].value,
-                                   views[r].count};
     double v0 = INFINITY, v1 = -INFINITY;
-    for (size_t i = 0; i < b->nb; i++) {
-        size_t m = 0;
-        for (size_t r = 0; r < nr; r++) {
+    for (size_t r = 0; r < nr; r++) {
+        const tfb_series_view *v = &views[r];
+        if (!v->count)
+            continue;
+        tfb_sweep_series ss = {v->step, v->value, v->count};
+        tfb_sweep_cursor cur = {0};
+        /* the first bucket within the run's span */
+        size_t lo = 0, hi = b->nb;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (b->step[mid] < v->step[0])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < b->nb; i++) {
             float x;
             size_t at;
-            if (tfb_sweep_value_at(&ss[r], &cur[r], b->step[i], &x, &at) &&
-                isfinite(x)) {
-                row[m++] = x;
-                if (x < v0)
-                    v0 = x;
-                if (x > v1)
-                    v1 = x;
-            }
+            if (!tfb_sweep_value_at(&ss, &cur, b->step[i], &x, &at))
+                break; /* past the run's last step */
+            if (!isfinite(x))
+                continue;
+            cells[i * nr + b->n[i]++] = x;
+            if (x < v0)
+                v0 = x;
+            if (x > v1)
+                v1 = x;
         }
-        b->n[i] = (uint32_t)m;
-        if (m)
-            tfb_sweep_quantiles(row, m, QS, 5, b->q + i * 5);
     }
     /* The density: every (bucket, run) value in a grid over the bucket
-     * steps and the values' range (a second walk: the range is known only
-     * now). */
+     * steps and the values' range; a bucket's row holds the same values
+     * after the quantiles reorder it. */
     b->dstep0 = s0;
     b->dstep1 = s1;
     b->nx = b->nb < DENSITY_NX_MAX ? b->nb : DENSITY_NX_MAX;
@@ -236,28 +253,22 @@ static int compute_bands(const tfb_series_view *views, size_t nr,
         rc = TFB_ENOMEM;
         goto out;
     }
-    if (v0 > v1)
-        goto out;
-    memset(cur, 0, nr * sizeof *cur);
     double scale = v1 > v0 ? (double)b->ny / (v1 - v0) : 0;
     for (size_t i = 0; i < b->nb; i++) {
-        size_t x = i * b->nx / b->nb;
-        for (size_t r = 0; r < nr; r++) {
-            float v;
-            size_t at;
-            if (!tfb_sweep_value_at(&ss[r], &cur[r], b->step[i], &v, &at) ||
-                !isfinite(v))
-                continue;
-            size_t y = (size_t)((v - v0) * scale);
+        float *row = cells + i * nr;
+        size_t m = b->n[i], x = i * b->nx / b->nb;
+        if (!m)
+            continue;
+        tfb_sweep_quantiles(row, m, QS, 5, b->q + i * 5);
+        for (size_t k = 0; k < m; k++) {
+            size_t y = (size_t)((row[k] - v0) * scale);
             if (y >= b->ny)
                 y = b->ny - 1;
             b->counts[y * b->nx + x]++;
         }
     }
 out:
-    free(row);
-    free(cur);
-    free(ss);
+    free(cells);
     return rc;
 }
 

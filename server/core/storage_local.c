@@ -1,0 +1,219 @@
+/*
+ * storage_local.c - the local file system as a tfb_storage (storage.h):
+ * a directory walk gives the flat listing; files are opened through the
+ * collector's file_source (regular files only, O_NONBLOCK) and read with
+ * pread.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "file_source.h"
+#include "storage.h"
+
+struct tfb_storage_file {
+    int fd;
+};
+
+static void fill_stat(const struct stat *st, tfb_storage_stat *out)
+{
+    memset(out, 0, sizeof *out);
+    out->size = (uint64_t)st->st_size;
+    out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 +
+                    st->st_mtim.tv_nsec;
+    snprintf(out->etag, sizeof out->etag, "%llx-%llx",
+             (unsigned long long)st->st_dev, (unsigned long long)st->st_ino);
+    out->regular = S_ISREG(st->st_mode) != 0;
+}
+
+/* ---- listing -------------------------------------------------------- */
+
+typedef struct lister {
+    tfb_storage_entry *v;
+    size_t n, cap;
+    size_t prefix_len; /* of the listed prefix, to point rel into path */
+    int max_depth, too_deep;
+} lister;
+
+static int add_entry(lister *ls, char *path, const struct stat *st)
+{
+    if (ls->n == ls->cap) {
+        size_t nc = ls->cap ? ls->cap * 2 : 256;
+        tfb_storage_entry *nv = realloc(ls->v, nc * sizeof *nv);
+        if (!nv)
+            return TFB_ENOMEM;
+        ls->v = nv;
+        ls->cap = nc;
+    }
+    tfb_storage_entry *e = &ls->v[ls->n++];
+    e->path = path;
+    e->rel = path + ls->prefix_len + 1;
+    fill_stat(st, &e->st);
+    return 0;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *p = malloc(la + lb + 2);
+    if (!p)
+        return NULL;
+    memcpy(p, a, la);
+    p[la] = '/';
+    memcpy(p + la + 1, b, lb + 1);
+    return p;
+}
+
+/* Every non-directory under dir: regular files and links to them as
+ * objects to read; anything else (a FIFO, a device, a link to one or to
+ * nothing) listed with regular = 0, so the loader can say why it is not
+ * read. Links to directories are not followed: no loops. */
+static int walk(lister *ls, const char *dir, int depth)
+{
+    if (depth > ls->max_depth) {
+        ls->too_deep = 1;
+        return 0;
+    }
+    DIR *d = opendir(dir);
+    if (!d)
+        return depth == 0 ? TFB_ENOENT : 0;
+    int dfd = dirfd(d), rc = 0;
+    char **subdirs = NULL;
+    size_t ns = 0, cs = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+            continue;
+        struct stat st;
+        /* relative to the open directory: no path walk per entry */
+        if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* gone meanwhile */
+        if (S_ISLNK(st.st_mode)) {
+            struct stat t;
+            if (fstatat(dfd, n, &t, 0) == 0 && S_ISREG(t.st_mode))
+                st = t; /* a link to a file reads as the file */
+            else if (fstatat(dfd, n, &t, 0) == 0 && S_ISDIR(t.st_mode))
+                continue; /* a link to a directory: not followed */
+        }
+        char *p = join(dir, n);
+        if (!p) {
+            rc = TFB_ENOMEM;
+            break;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (ns == cs) {
+                size_t nc = cs ? cs * 2 : 8;
+                char **na = realloc(subdirs, nc * sizeof *na);
+                if (!na) {
+                    free(p);
+                    rc = TFB_ENOMEM;
+                    break;
+                }
+                subdirs = na;
+                cs = nc;
+            }
+            subdirs[ns++] = p;
+            continue;
+        }
+        if (add_entry(ls, p, &st) < 0) {
+            free(p);
+            rc = TFB_ENOMEM;
+        }
+    }
+    closedir(d); /* before descending: one descriptor per level at most */
+    for (size_t i = 0; i < ns; i++) {
+        if (rc == 0)
+            rc = walk(ls, subdirs[i], depth + 1);
+        free(subdirs[i]);
+    }
+    free(subdirs);
+    return rc;
+}
+
+static int local_list(tfb_storage *s, const char *prefix, int max_depth,
+                      tfb_storage_entry **out, size_t *n, int *too_deep)
+{
+    (void)s;
+    lister ls = {NULL, 0, 0, strlen(prefix), max_depth, 0};
+    int rc = walk(&ls, prefix, 0);
+    if (rc < 0) {
+        tfb_storage_entries_free(ls.v, ls.n);
+        return rc;
+    }
+    *out = ls.v;
+    *n = ls.n;
+    if (too_deep)
+        *too_deep = ls.too_deep;
+    return 0;
+}
+
+/* ---- files ---------------------------------------------------------- */
+
+static int local_stat(tfb_storage *s, const char *path, tfb_storage_stat *out)
+{
+    (void)s;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return tfb_err_from_errno(errno);
+    fill_stat(&st, out);
+    return 0;
+}
+
+static int local_open(tfb_storage *s, const char *path,
+                      tfb_storage_file **out, tfb_storage_stat *st_out)
+{
+    (void)s;
+    tfb_storage_file *f = malloc(sizeof *f);
+    if (!f)
+        return TFB_ENOMEM;
+    struct stat st;
+    int rc = tfb_file_open_regular(path, &f->fd, &st);
+    if (rc < 0) {
+        free(f);
+        return rc;
+    }
+    fill_stat(&st, st_out);
+    *out = f;
+    return 0;
+}
+
+static long local_read(tfb_storage_file *f, uint64_t off, void *buf,
+                       size_t len)
+{
+    return tfb_file_pread(f->fd, off, buf, len);
+}
+
+static void local_close(tfb_storage_file *f)
+{
+    if (!f)
+        return;
+    close(f->fd);
+    free(f);
+}
+
+static void local_destroy(tfb_storage *s)
+{
+    free(s);
+}
+
+static const tfb_storage_ops local_ops = {
+    "local",     local_list,  local_stat,    local_open,
+    local_read,  local_close, local_destroy,
+};
+
+int tfb_storage_local_create(tfb_storage **out)
+{
+    tfb_storage *s = malloc(sizeof *s);
+    if (!s)
+        return TFB_ENOMEM;
+    s->ops = &local_ops;
+    *out = s;
+    return 0;
+}
