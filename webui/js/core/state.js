@@ -111,12 +111,25 @@ export function loadFromUrl() {
   Object.assign(state, s);
 }
 
+// Equal state values: arrays of strings (a selection of 10,000 runs)
+// element by element, anything else through JSON.
+function same(a, b) {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] !== b[i] && (typeof a[i] !== 'object' || JSON.stringify(a[i]) !== JSON.stringify(b[i]))) return false;
+    }
+    return true;
+  }
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 // Applies changes, writes the URL (replaceState: no history entry per slider
 // move), and tells listeners which keys changed.
 export function setState(changes) {
   const changed = [];
   for (const [k, v] of Object.entries(changes)) {
-    if (JSON.stringify(state[k]) !== JSON.stringify(v)) { state[k] = v; changed.push(k); }
+    if (!same(state[k], v)) { state[k] = v; changed.push(k); }
   }
   if (!changed.length) return;
   const hash = serialize(state);

@@ -156,9 +156,29 @@ export function virtualTable(columns, opts) {
     return tr;
   }
 
+  // The first rows drawn set the column widths, then the table's layout
+  // is fixed: an automatic table layout measures every cell again on each
+  // scroll step (most of a frame), and its columns would jump as rows with
+  // longer values scroll in.
+  let fixed = false;
+  function fixWidths() {
+    if (fixed || !order.length || !table.isConnected || !table.offsetWidth) return;
+    const ths = headRow.children;
+    const cg = document.createElement('colgroup');
+    for (const th of ths) {
+      const col = document.createElement('col');
+      col.style.width = th.getBoundingClientRect().width + 'px';
+      cg.appendChild(col);
+    }
+    table.insertBefore(cg, table.firstChild);
+    table.style.tableLayout = 'fixed';
+    fixed = true;
+  }
+
   function render() {
     renderHead();
     vr.set(order.length, (i) => makeRow(rows[order[i]]));
+    if (!fixed) requestAnimationFrame(fixWidths);
   }
 
   return {
