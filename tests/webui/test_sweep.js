@@ -122,6 +122,11 @@ T.run(async () => {
       const note = await page.$eval('.card[data-tag="accuracy"] .pick-note', (e) => e.textContent);
       T.assert(pick.runs.every((r) => note.includes(r)), 'the card names them: ' + note);
       await T.screenshot(page, 'sweep_bands_pick');
+      await page.click('.card[data-tag="accuracy"] .pick-clear');
+      await T.until(page, (want) => {
+        const x = window.__tfb.charts['scalars:accuracy'];
+        return x && !document.querySelector('.pick-note') && x.lines.every((l) => l.role !== 'highlight');
+      }, null, 'the picked runs cleared');
     });
 
     await T.step('hovering a run in the sidebar draws it on the band charts', async () => {

@@ -360,7 +360,8 @@ class Card {
     this.note = h('div', { class: 'card-status pick-note' },
       runs.length ? `Nearest to step ${Math.round(p.step)}, value ${eng(p.value)}: ` : 'No run near that point.',
       runs.map((r, i) => h('span', null, i ? ', ' : '', h('span', { class: 'swatch', style: { background: runColor(r) } }), ' ', r)),
-      runs.length ? h('button', { class: 'link', onclick: () => setRunsChecked(this.page.ctx.data.runs, runs) }, ' select only these') : null);
+      runs.length ? h('button', { class: 'link', onclick: () => setRunsChecked(this.page.ctx.data.runs, runs) }, 'select only these') : null,
+      h('button', { class: 'link pick-clear', onclick: () => this.page.clearPick() }, 'clear'));
     this.el.appendChild(this.note);
   }
 
@@ -568,6 +569,14 @@ const page = {
       card.status.textContent = 'Could not find the nearest runs: ' + e.message;
       card.status.classList.add('warn');
     }
+  },
+
+  // Forgets the picked runs: the band charts draw best and worst only.
+  clearPick() {
+    this.highlight = [];
+    delete window.__tfb.pages.scalarsPick;
+    for (const c of this.cards.values()) if (c.note) { c.note.remove(); c.note = null; }
+    for (const c of this.visible) c.load();
   },
 
   // One scalar series as columns: raw (weight 0) or smoothed by the
