@@ -222,6 +222,16 @@ export class ParCoords {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, g.W, g.H);
     const ink = themeColor('--text') || '#222', muted = themeColor('--muted') || '#666';
+    // Tick labels sit on the lines: a halo of the card's colour keeps them
+    // readable in both themes.
+    const halo = themeColor('--panel') || '#fff';
+    const label = (text, x, y) => {
+      ctx.save();
+      ctx.lineWidth = 3; ctx.lineJoin = 'round'; ctx.strokeStyle = halo;
+      ctx.strokeText(text, x, y);
+      ctx.restore();
+      ctx.fillText(text, x, y);
+    };
     ctx.font = '11px ' + getComputedStyle(document.body).fontFamily;
     this.axes.forEach((ax, a) => {
       const x = g.xs[a];
@@ -232,8 +242,8 @@ export class ParCoords {
       ctx.textAlign = 'center';
       ctx.textBaseline = 'bottom';
       ctx.font = '600 11px ' + getComputedStyle(document.body).fontFamily;
-      const label = ax.label.length > 22 ? ax.label.slice(0, 21) + '…' : ax.label;
-      ctx.fillText(label + (ax.log ? ' (log)' : ''), x, g.top - 14);
+      const title = ax.label.length > 22 ? ax.label.slice(0, 21) + '…' : ax.label;
+      ctx.fillText(title + (ax.log ? ' (log)' : ''), x, g.top - 14);
       ctx.font = '11px ' + getComputedStyle(document.body).fontFamily;
       ctx.fillStyle = muted;
       ctx.textAlign = a === this.axes.length - 1 ? 'left' : 'right';
@@ -242,7 +252,7 @@ export class ParCoords {
       const yOf = (f) => g.bottom - f * (g.bottom - g.top);
       if (ax.kind === 'num') {
         for (const f of [0, 0.25, 0.5, 0.75, 1]) {
-          ctx.fillText(eng(fromFrac(ax, f)), tx, yOf(f));
+          label(eng(fromFrac(ax, f)), tx, yOf(f));
           ctx.beginPath(); ctx.moveTo(x - 3, yOf(f) + 0.5); ctx.lineTo(x + 3, yOf(f) + 0.5); ctx.strokeStyle = muted; ctx.stroke();
         }
       } else {
@@ -250,7 +260,7 @@ export class ParCoords {
         ax.cats.forEach((c, i) => {
           if (i % step) return;
           const f = ax.cats.length === 1 ? 0.5 : i / (ax.cats.length - 1);
-          ctx.fillText(c.length > 14 ? c.slice(0, 13) + '…' : c, tx, yOf(f));
+          label(c.length > 14 ? c.slice(0, 13) + '…' : c, tx, yOf(f));
         });
       }
       // The brush: a translucent bar over the axis.
