@@ -327,7 +327,7 @@ export class BandChart {
     rows.sort((x, y) => y.v - x.v);
     for (const r of rows) {
       body.append(h('tr', null, h('td', null, h('span', { class: 'swatch', style: { background: runColor(r.run) } })),
-        h('td', { class: 'run-name' }, r.run), h('td', { class: 'num' }, eng(r.v)), h('td', { class: 'num muted' }, r.role)));
+        h('td', { class: 'run-name' }, r.run), h('td', { class: 'num' }, eng(r.v)), h('td', { class: 'num muted' }, r.role === 'highlight' ? 'picked' : r.role)));
     }
     t.append(h('div', { class: 'muted small' }, 'step ' + eng(st)), h('table', null, body));
     t.hidden = false;
