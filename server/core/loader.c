@@ -534,8 +534,8 @@ static void report_error(tfb_loader *l, file_state *f, int rc)
     f->error = rc;
 }
 
-/* Takes the read buffer back from a reader that has no partial record
- * in it, for the worker's next file. */
+/* Takes the read buffer back from the reader, for the worker's next
+ * file. */
 static void reclaim_buffer(worker_buf *wb, tfb_reader *r)
 {
     uint8_t *b;

@@ -97,9 +97,10 @@ static int walk(lister *ls, const char *dir, int depth)
             continue; /* gone meanwhile */
         if (S_ISLNK(st.st_mode)) {
             struct stat t;
-            if (fstatat(dfd, n, &t, 0) == 0 && S_ISREG(t.st_mode))
+            int ok = fstatat(dfd, n, &t, 0) == 0;
+            if (ok && S_ISREG(t.st_mode))
                 st = t; /* a link to a file reads as the file */
-            else if (fstatat(dfd, n, &t, 0) == 0 && S_ISDIR(t.st_mode))
+            else if (ok && S_ISDIR(t.st_mode))
                 continue; /* a link to a directory: not followed */
         }
         char *p = join(dir, n);
