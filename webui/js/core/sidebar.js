@@ -40,7 +40,7 @@ export function mountRunList(container, getRuns) {
   const filter = h('input', {
     type: 'search', class: 'filter', placeholder: 'Filter runs (regex)',
     value: state.runFilter, 'aria-label': 'Filter runs (regex)', id: 'run-filter',
-    oninput: (e) => { typed = e.target.value; refresh(); pushFilter(); },
+    oninput: (e) => { typed = e.target.value; list.scrollTop = 0; refresh(); pushFilter(); },
   });
   let typed = state.runFilter;
   let pushTimer = null;
