@@ -45,7 +45,9 @@ T.run(async () => {
     let firstScreen = null;
     await T.step('the first chart appears, in bands mode, from one request', async () => {
       const t0 = Date.now();
-      await page.goto(srv.url + '#tab=scalars');
+      // auto=0: a slow machine's auto-reload (every 30 s) would add its
+      // requests to the first screen's.
+      await page.goto(srv.url + '#tab=scalars&auto=0');
       const c = await T.until(page, () => Object.values(window.__tfb.charts).find((x) => x.mode === 'bands' && x.runs > 0) || null,
         null, 'a bands chart', 30000);
       console.log(`# time to first chart (${RUNS} runs, Chromium): ${Date.now() - t0} ms`);
@@ -60,7 +62,10 @@ T.run(async () => {
       if (loss) T.assertEq(loss.nonfinite, DIVERGED, 'runs with NaN in loss/train');
       // The first screen: the page, its modules, the catalog, one request
       // per visible chart; nothing per run.
-      await page.waitForTimeout(1500);
+      // Every card of the first screen drawn, then a moment for stragglers.
+      await T.until(page, () => document.querySelectorAll('.card[data-tag]').length > 0 &&
+        [...document.querySelectorAll('.card[data-tag]')].every((e) => window.__tfb.charts['scalars:' + e.dataset.tag]), null, 'every card drawn', 30000);
+      await page.waitForTimeout(800);
       firstScreen = requests.slice();
       const multi = firstScreen.filter((u) => u.includes('/data/plugin/scalars/multirun'));
       const perRun = firstScreen.filter((u) => u.includes('/data/plugin/scalars/scalars'));
