@@ -202,6 +202,22 @@ T.run(async () => {
       T.assert(rows.length > 0 && rows.every((r) => r.hp.lr >= brush[0] && r.hp.lr <= brush[1]), 'every row inside the brush');
       const dom = await page.$$eval('.runs-table tbody tr', (trs) => trs.length);
       T.assert(dom > 5 && dom < 200, 'table rows in the DOM: ' + dom);
+      // At the top the first row sits right under the head (the spacer
+      // above it has no height), and row 300 scrolls in where it belongs.
+      const gap = await page.evaluate(() => document.querySelector('.runs-table tbody tr').getBoundingClientRect().top -
+        document.querySelector('.runs-table thead th').getBoundingClientRect().bottom);
+      T.assert(Math.abs(gap) <= 1, 'no gap under the head: ' + gap);
+      const at = await page.evaluate(async () => {
+        const sc = document.querySelector('.table-card');
+        sc.scrollTop = 28 * 300;
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        const head = document.querySelector('.runs-table thead th').getBoundingClientRect().bottom;
+        const rows = [...document.querySelectorAll('.runs-table tbody tr')];
+        const first = rows.find((tr) => tr.getBoundingClientRect().top >= head - 1);
+        return { n: rows.length, top: first.getBoundingClientRect().top - head };
+      });
+      T.assert(at.n < 200 && Math.abs(at.top) <= 28, 'rows in view after scrolling: ' + JSON.stringify(at));
+      await page.evaluate(() => { document.querySelector('.table-card').scrollTop = 0; });
       // Sorting by lr, both ways, over the filtered rows: the first row
       // holds the largest lr, then the smallest.
       const lrCol = await page.$$eval('.runs-table th', (ths) => ths.findIndex((t) => t.dataset.key === 'hp:lr'));
