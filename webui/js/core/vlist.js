@@ -20,8 +20,10 @@ export function virtualRows({ scroller, body, rowHeight, spacer, overscan = 10, 
   let queued = false;
 
   function span() {
-    // Where the first row would start inside the scrolled content.
-    const off = top.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop;
+    // Where the first row would start inside the scrolled content (before
+    // the first paint the spacer is not placed yet: the top of the
+    // scroller, which at worst draws a few rows more).
+    const off = top.isConnected ? top.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop : 0;
     const H = scroller.clientHeight || 600;
     const y = scroller.scrollTop - off;
     const a = Math.max(0, Math.floor(y / rowHeight) - overscan);
@@ -54,9 +56,6 @@ export function virtualRows({ scroller, body, rowHeight, spacer, overscan = 10, 
     // n rows; render(i) makes row i (called only for rows in view).
     set(n, render) { count = n; row = render; paint(true); },
     refresh() { paint(true); },
-    // Scrolls so row i is in view.
-    reveal(i) { scroller.scrollTop = Math.max(0, i * rowHeight - scroller.clientHeight / 2); paint(false); },
-    get range() { return shown.slice(); },
     destroy() { scroller.removeEventListener('scroll', onScroll); },
   };
 }
