@@ -180,6 +180,12 @@ T.run(async () => {
       T.assert(decodeURIComponent(page.url()).includes('hpBrush={"hp:lr":['), 'the brush is in the URL');
       await T.until(page, (n) => /(\d+) \/ \d+ selected/.exec(document.getElementById('runs-count').textContent)[1] === String(n), kept, 'the sidebar selection follows');
       await T.screenshot(page, 'sweep_parcoords_brush');
+      // Colour by another metric: it gets an axis of its own; the brush stays.
+      await page.selectOption('#hp-color', 'accuracy');
+      const byAcc = await T.until(page, () => { const p = window.__tfb.pages.parcoords; return p && p.color === 'accuracy' ? p : null; }, null, 'coloured by accuracy');
+      T.assert(byAcc.axes.some((a) => a.key === 'metric:accuracy'), 'an accuracy axis');
+      T.assertEq(byAcc.kept, kept, 'the same runs kept');
+      T.assert(decodeURIComponent(page.url()).includes('hpColor=accuracy'), 'the colour metric is in the URL');
     });
 
     await T.step('the brush applies to the Scalars tab: bands over the kept runs', async () => {
