@@ -49,6 +49,12 @@ static const tfb_storage_entry *find(const tfb_storage_entry *e, size_t n,
     return NULL;
 }
 
+static int only_tfevents(const char *name, void *arg)
+{
+    (void)arg;
+    return strstr(name, "tfevents") != NULL;
+}
+
 static void test_local_list(void **state)
 {
     (void)state;
@@ -74,7 +80,7 @@ static void test_local_list(void **state)
     tfb_storage_entry *e;
     size_t n;
     int too_deep = -1;
-    assert_int_equal(s->ops->list(s, d, 2, &e, &n, &too_deep), 0);
+    assert_int_equal(s->ops->list(s, d, 2, NULL, NULL, &e, &n, &too_deep), 0);
     assert_int_equal(too_deep, 1); /* x/y/z is 3 below */
     assert_int_equal(n, 5);
     const tfb_storage_entry *ev = find(e, n, "a/events.out.tfevents.1");
@@ -102,7 +108,16 @@ static void test_local_list(void **state)
     assert_int_equal(tfb_storage_reader_open(s, fifo, &r), TFB_ENOTFILE);
     char *missing = join(d, "nope");
     assert_int_equal(s->ops->stat(s, missing, &st), TFB_ENOENT);
-    assert_int_equal(s->ops->list(s, missing, 4, &e, &n, NULL), TFB_ENOENT);
+    assert_int_equal(s->ops->list(s, missing, 4, NULL, NULL, &e, &n, NULL),
+                     TFB_ENOENT);
+    /* a name filter: only what it keeps, directories still walked */
+    assert_int_equal(s->ops->list(s, d, 8, only_tfevents, NULL, &e, &n, NULL),
+                     0);
+    assert_int_equal(n, 3);
+    assert_non_null(find(e, n, "a/events.out.tfevents.1"));
+    assert_non_null(find(e, n, "events.out.tfevents.fifo"));
+    assert_non_null(find(e, n, "linked.tfevents"));
+    tfb_storage_entries_free(e, n);
 
     /* a replaced file is a new version */
     char *p = join(d, "a/events.out.tfevents.1");
