@@ -75,6 +75,16 @@ T.run(async () => {
       T.assertEq(perRun.length, 0, 'no per-run scalars request');
       T.assert(multi.length >= 1 && multi.length <= cards, `one /multirun per drawn card: ${multi.length} for ${cards} cards`);
       await T.screenshot(page, 'sweep_bands');
+      // The download menu offers the batched answers, not 2,000 links.
+      await page.click('.card[data-tag="loss/train"] button.download');
+      const links = await page.$$eval('.card[data-tag="loss/train"] .card-menu a', (as) => as.map((x) => x.getAttribute('href')));
+      T.assertEq(links.length, 2, 'lines and bands JSON');
+      for (const l of links) {
+        const res = await page.request.get(new URL(l, srv.url).href);
+        T.assertEq(res.status(), 200, 'download ' + l);
+        T.assertEq((await res.json()).runs, RUNS, 'every run in ' + l);
+      }
+      await page.click('.card[data-tag="loss/train"] button.download');
     });
 
     await T.step('the run list keeps fewer than 200 rows in the DOM while scrolling', async () => {
