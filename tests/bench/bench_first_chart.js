@@ -7,6 +7,7 @@
 //   - a click on the band (nearest runs) until the picked runs are drawn;
 //   - a brush on the parallel coordinates (10 drag steps and the commit),
 //     and a sort of the runs table.
+// TFB_SHOT=FILE.png saves a screenshot of the first screen with the pick.
 // usage: node bench_first_chart.js TFBOARD GEN_SWEEP_LOGDIR [RUNS [STEPS]]
 //        node bench_first_chart.js --url http://127.0.0.1:PORT/ (a tfboard
 //        already serving, e.g. bench_sweep.py --keep-serving)
@@ -60,18 +61,22 @@ T.run(async () => {
     await page.mouse.click(box.x + box.w * 0.5, box.y + box.h * 0.6);
     await T.until(page, (t) => window.__tfb.pages.scalarsPick && window.__tfb.charts['scalars:' + t].lines.some((l) => l.role === 'highlight'), tag, 'the picked runs', 60000);
     console.log(`click on the band to the picked runs drawn: ${Date.now() - t2} ms`);
-    await page.click('#tab-hparams');
-    const pc = await T.until(page, () => { const p = window.__tfb.pages.parcoords; return p && p.runs > 0 ? p : null; }, null, 'parallel coordinates', 60000);
-    const ax = pc.axes[0];
-    const over = await page.$eval('#parcoords canvas.pc-over', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y }; });
-    const t3 = Date.now();
-    await page.mouse.move(over.x + ax.x, over.y + ax.top + (ax.bottom - ax.top) * 0.25);
-    await page.mouse.down();
-    await page.mouse.move(over.x + ax.x + 1, over.y + ax.top + (ax.bottom - ax.top) * 0.5, { steps: 10 });
-    await page.mouse.up();
-    await T.until(page, (k) => window.__tfb.pages.parcoords.brush[k], ax.key, 'the brush');
-    const after = await page.evaluate(() => window.__tfb.pages.parcoords);
-    console.log(`parallel coordinates brush (10 steps + commit): ${Date.now() - t3} ms; ${after.kept} of ${after.runs} runs kept; last draw ${JSON.stringify(after.drawMs)} ms`);
+    if (process.env.TFB_SHOT) await page.screenshot({ path: process.env.TFB_SHOT });
+    // Parallel coordinates only where the runs logged hyperparameters.
+    if (await page.$('#tab-hparams')) {
+      await page.click('#tab-hparams');
+      const pc = await T.until(page, () => { const p = window.__tfb.pages.parcoords; return p && p.runs > 0 ? p : null; }, null, 'parallel coordinates', 60000);
+      const ax = pc.axes[0];
+      const over = await page.$eval('#parcoords canvas.pc-over', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y }; });
+      const t3 = Date.now();
+      await page.mouse.move(over.x + ax.x, over.y + ax.top + (ax.bottom - ax.top) * 0.25);
+      await page.mouse.down();
+      await page.mouse.move(over.x + ax.x + 1, over.y + ax.top + (ax.bottom - ax.top) * 0.5, { steps: 10 });
+      await page.mouse.up();
+      await T.until(page, (k) => window.__tfb.pages.parcoords.brush[k], ax.key, 'the brush');
+      const after = await page.evaluate(() => window.__tfb.pages.parcoords);
+      console.log(`parallel coordinates brush (10 steps + commit): ${Date.now() - t3} ms; ${after.kept} of ${after.runs} runs kept; last draw ${JSON.stringify(after.drawMs)} ms`);
+    } else console.log('no hyperparameters: no parallel coordinates to brush');
     await page.click('#tab-runs');
     await T.until(page, () => window.__tfb.pages.runs && window.__tfb.pages.runs.count > 0, null, 'runs table', 60000);
     const ms = await page.evaluate(() => { const th = document.querySelector('.runs-table th[data-key="run"]'); const t = performance.now(); th.click(); return performance.now() - t; });
