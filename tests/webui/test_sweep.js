@@ -250,6 +250,23 @@ T.run(async () => {
       await T.until(page, (n) => window.__tfb.pages.runs.count === n, RUNS, 'every row back after clearing');
     });
 
+    await T.step('a brush on a metric axis filters the runs table too', async () => {
+      await page.click('#tab-hparams');
+      const pc = await T.until(page, () => { const p = window.__tfb.pages.parcoords; return p && p.runs > 0 && !Object.keys(p.brush).length ? p : null; }, null, 'no brush');
+      const ax = pc.axes.find((a) => a.key === 'metric:loss/val');
+      const box = await page.$eval('#parcoords canvas.pc-over', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y }; });
+      await page.mouse.move(box.x + ax.x, box.y + ax.bottom - 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + ax.x, box.y + ax.top + (ax.bottom - ax.top) * 0.8, { steps: 4 });
+      await page.mouse.up();
+      const p = await T.until(page, () => { const q = window.__tfb.pages.parcoords; return q.brush['metric:loss/val'] ? q : null; }, null, 'the metric brush');
+      T.assert(p.kept > 0 && p.kept < RUNS, 'runs with the lowest loss/val kept: ' + p.kept);
+      await page.click('#tab-runs');
+      await T.until(page, (n) => window.__tfb.pages.runs && window.__tfb.pages.runs.count === n, p.kept, 'rows = the runs the metric brush keeps');
+      await page.click('#runs-clear-brush');
+      await T.until(page, (n) => window.__tfb.pages.runs.count === n, RUNS, 'every row back');
+    });
+
     await T.step('no console errors, failed requests or dialogs', async () => {
       T.assertEq(page.problems, [], 'problems');
     });
