@@ -252,6 +252,16 @@ class Card {
     if (this.gchart) { this.gchart.destroy(); this.gchart = null; clear(this.wrap); }
     const runs = this.targets();
     if (!this.multi && runs.length > BAND_THRESHOLD) { await this.drawBands(token); return; }
+    // A multi-tag chart draws a line per run and tag: past the threshold
+    // it would be thousands of lines (and answers the route refuses).
+    const nRuns = this.multi ? new Set(runs.map((t) => t.run)).size : 0;
+    if (nRuns > BAND_THRESHOLD) {
+      if (this.chart) { this.chart.destroy(); this.chart = null; }
+      clear(this.wrap);
+      this.status.textContent = `${nRuns} runs: a multi-tag chart draws up to ${BAND_THRESHOLD}; filter the runs in the sidebar.`;
+      this.status.classList.add('warn');
+      return;
+    }
     if (this.bchart) { this.bchart.destroy(); this.bchart = null; }
     if (this.note) { this.note.remove(); this.note = null; }
     const samples = this.samples();
@@ -261,14 +271,18 @@ class Card {
     if (first) this.status.textContent = 'Loading…';
     try {
       let inWindow = 0;
-      // A one-tag card's raw overview lines: one batched request.
-      const batch = this.multi ? null : await this.page.fetchMulti(this.tag, this.page.runSpec(this.tag), samples, 'lines', []);
+      // The raw overview lines: one batched request per tag (a multi-tag
+      // chart has one per matching tag).
+      const tags = [...new Set(runs.map((t) => t.tag))];
+      const answers = await Promise.all(tags.map((tag) => this.page.fetchMulti(tag, this.page.runSpec(tag), samples, 'lines', [])));
       if (this.drawToken !== token) return;
-      const missing = batch ? runs.filter((t) => !(t.run in batch.series)).length : 0;
-      const series = await Promise.all(runs.filter((t) => !batch || t.run in batch.series).map(async (t) => {
+      const batch = new Map(tags.map((tag, i) => [tag, answers[i].series]));
+      const has = (t) => t.run in batch.get(t.tag);
+      const missing = runs.filter((t) => !has(t)).length;
+      const series = await Promise.all(runs.filter(has).map(async (t) => {
         const get = (w, win) => this.page.fetchSeries(t.run, t.tag, samples, w, win);
         const [raw, smooth, rawWin, smoothWin] = await Promise.all([
-          batch ? batch.series[t.run] : get(0, null),
+          batch.get(t.tag)[t.run],
           weight > 0 ? get(weight, null) : null,
           range ? get(0, range) : null,
           range && weight > 0 ? get(weight, range) : null,
