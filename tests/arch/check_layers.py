@@ -22,7 +22,11 @@ It fails (exit 1) on:
   dup     one global name defined in two files (the linker picks one);
   include a file that includes a header of a layer above its own (textual,
           `#include "..."`; e.g. anything under server/plugins/ that
-          includes a header from server/report/).
+          includes a header from server/report/);
+  folder  a product header included without its folder ("vec.h" for
+          "base/vec.h"; server headers from server/: "core/store.h",
+          "trace/trace.h"), so every include names the layer it reaches
+          into; only the public include/tfboard.h is included bare.
 
 Findings listed in the known-violations file (--known; one finding key a
 line, '#' comments) are printed as KNOWN and do not fail; a listed key that
@@ -240,6 +244,11 @@ def include_findings(root):
                     hdr = resolve_include(root, src, name, idx)
                     if hdr is None:
                         continue
+                    canon = (hdr[len('server/'):] if hdr.startswith('server/')
+                             else hdr)
+                    if not hdr.startswith('include/') and name != canon:
+                        out.append(('folder %s -> %s' % (src, hdr),
+                                    '(write it as "%s")' % canon))
                     hrank, _ = layer_of(hdr)
                     if hrank is not None and hrank > rank:
                         out.append(('include %s -> %s' % (src, hdr), ''))

@@ -2,7 +2,8 @@
 """test_check_layers.py - shows that check_layers.py can fail: it compiles
 small planted trees (two files that call each other, a three-file cycle,
 core calling a plugin, one plugin calling another, a plugin including a
-report header, one name defined twice) into objects in a temporary
+report header, a header included without its folder, one name
+defined twice) into objects in a temporary
 folder, with a compile_commands.json like meson's, and runs the checker on
 each; a clean tree must pass and each planted fault must be named.
 
@@ -26,7 +27,7 @@ CLEAN = {
     'server/core/k.c': 'int col_f(void); int core_f(void);\n'
                        'int core_f(void) { return col_f(); }\n',
     'server/core/k.h': 'int core_f(void);\n',
-    'server/plugins/x/p.c': '#include "k.h"\nint plug_f(void);\n'
+    'server/plugins/x/p.c': '#include "core/k.h"\nint plug_f(void);\n'
                             'int plug_f(void) { return core_f(); }\n',
     'server/report/r.c': 'int plug_f(void); int rep_f(void);\n'
                          'int rep_f(void) { return plug_f(); }\n',
@@ -62,6 +63,10 @@ PLANTS = {
         'server/plugins/y/inc.c': '#include "r.h"\nint inc_f(void);\n'
                                   'int inc_f(void) { return 0; }\n',
     }, 'include server/plugins/y/inc.c -> server/report/r.h'),
+    'folder': ({
+        'server/plugins/x/bare.c': '#include "k.h"\nint bare_f(void);\n'
+                                   'int bare_f(void) { return 0; }\n',
+    }, 'folder server/plugins/x/bare.c -> server/core/k.h'),
     'dup': ({
         'server/core/dup.c': 'int col_f(void);\n'
                              'int col_f(void) { return 2; }\n',
