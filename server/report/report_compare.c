@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
+#include "trace_aggregate.h"
 #include "pipeline_analysis.h"
 #include "report_compare_internal.h"
 #include "str.h"

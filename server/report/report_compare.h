@@ -12,7 +12,7 @@
  *    file order) and its minimum over finite values;
  *  - the input pipeline (pipeline_analysis.h): mean step time, mean input
  *    wait and the input share (Σ input / Σ step) with its verdict;
- *  - GPU kernel time by kernel name (gpu_analysis.h), over the union of
+ *  - GPU kernel time by kernel name (trace_aggregate.h), over the union of
  *    the names of both traces;
  *  - the hparams whose values differ (or that only one run has).
  *

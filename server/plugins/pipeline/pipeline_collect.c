@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
-#include "gpu_trace.h"
+#include "trace_aggregate.h"
+#include "trace.h"
 #include "pipeline_analysis.h"
 #include "pipeline_trace.h"
 

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu_trace.h"
+#include "trace.h"
 #include "tfboard.h"
 
 void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v)

@@ -1,5 +1,5 @@
 /*
- * gpu_trace.h - a run's GPU trace in memory: kernels, copies, memsets,
+ * trace.h - the trace layer's model: a run's GPU trace in memory: kernels, copies, memsets,
  * runtime launch calls and host step/input spans, read from every trace
  * file of the run (our *.trace.sqlite, `nsys export --type sqlite` files,
  * Kineto *.pt.trace.json[.gz]). Times are ns since the Unix epoch (Kineto's
@@ -21,8 +21,8 @@
  * Thread-safety: all functions are thread-safe; a trace may be read by any
  * number of threads.
  */
-#ifndef TFB_SERVER_GPU_TRACE_H
-#define TFB_SERVER_GPU_TRACE_H
+#ifndef TFB_SERVER_TRACE_H
+#define TFB_SERVER_TRACE_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -110,7 +110,7 @@ typedef struct tfb_gpu_device {
     int32_t sm_count;
 } tfb_gpu_device;
 
-struct tfb_gpu_aggregates; /* gpu_analysis.h */
+struct tfb_gpu_aggregates; /* trace_aggregate.h */
 
 typedef struct tfb_gpu_trace {
     /* All device and host spans, sorted by lane, then start, then end. */
@@ -141,10 +141,12 @@ typedef struct tfb_gpu_trace {
     size_t files_read, files_skipped;
     /* Spans left out: more than 65535 lanes. */
     size_t spans_dropped;
-    /* Computed once when the trace is built (gpu_analysis.c). */
+    /* Computed once when the trace is built (trace_aggregate.c). */
     struct tfb_gpu_aggregates *agg;
     int refs; /* internal */
 } tfb_gpu_trace;
+
+/* ---- reading a trace (trace.c) ----------------------------------------- */
 
 /* The string at index i, or fallback when i < 0 / out of range. */
 const char *tfb_gpu_str(const tfb_gpu_trace *t, int32_t i,
@@ -161,7 +163,7 @@ const tfb_gpu_kinfo *tfb_gpu_span_kinfo(const tfb_gpu_trace *t,
 /* The runtime call with that correlation id, or NULL. */
 const tfb_gpu_call *tfb_gpu_call_of(const tfb_gpu_trace *t, int64_t corr);
 
-/* ---- the per-run cache and background loading (gpu_trace.c) ------------ */
+/* ---- the per-run cache (trace_cache.c) and loading (trace_load.c) ------ */
 
 /* Budgets of one load (a trace file cannot make the server read forever):
  * max_rows rows read from all files of a run (spans, calls, strings,
@@ -234,10 +236,11 @@ int tfb_gpu_trace_load_files(char *const *paths, size_t n,
 int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
                                  tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out);
 
-/* Frees a trace nobody references (the cache and builder use it). */
+/* Frees a trace nobody references (trace_build.c; the cache and builder
+ * use it). */
 void tfb_gpu_trace_free(tfb_gpu_trace *t);
 
-/* ---- building (gpu_builder.c; the loaders below fill a builder) -------- */
+/* ---- building (trace_build.c; the loaders below fill a builder) ------- */
 
 typedef struct tfb_gpu_builder tfb_gpu_builder;
 
@@ -285,7 +288,8 @@ int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
  * loaders add this to every id they store. */
 int64_t tfb_gpu_builder_corr_base(const tfb_gpu_builder *b);
 
-/* Loaders: return 1 when path was read as a trace, 0 when it is not one
+/* Loaders (trace_load_sqlite.c, trace_load_kineto.c): return 1 when path
+ * was read as a trace, 0 when it is not one
  * (e.g. a .sqlite without CUPTI_ACTIVITY_KIND_KERNEL), negative on
  * ENOMEM or a refused file (the builder's ctl says why). Malformed content
  * is skipped, never fatal. */

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_file.h"
-#include "gpu_trace.h"
+#include "trace_file.h"
+#include "trace.h"
 #include "json_str.h"
 
 

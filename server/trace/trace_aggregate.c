@@ -1,10 +1,11 @@
 /*
- * gpu_analysis.c - device summary, kernel statistics, utilization over
- * time, busy/idle intervals and the report section (definitions in
- * gpu_analysis.h). The timeline and the Chrome export are in
- * gpu_timeline.c.
+ * trace_aggregate.c - a trace's aggregates: device summary, kernel
+ * statistics, utilization over time, busy/idle intervals (definitions in
+ * trace_aggregate.h). Reads the trace only (trace.c), never the builder
+ * that calls tfb_gpu_aggregate. The timeline and the Chrome export are the
+ * GPU dashboard's (plugins/gpu/gpu_timeline.c).
  */
-#include "gpu_analysis.h"
+#include "trace_aggregate.h"
 
 #include <math.h>
 #include <stdint.h>
