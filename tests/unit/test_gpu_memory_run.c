@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "gpu_memory_routes.h"
-#include "gpu_memory_run.h"
-#include "gpu_trace.h"
+#include "trace_memory.h"
+#include "trace.h"
 #include "tfboard.h"
 #include "test_util.h"
 
