@@ -1,8 +1,9 @@
 /*
- * trace.h - the trace layer's model: a run's GPU trace in memory: kernels, copies, memsets,
- * runtime launch calls and host step/input spans, read from every trace
- * file of the run (our *.trace.sqlite, `nsys export --type sqlite` files,
- * Kineto *.pt.trace.json[.gz]). Times are ns since the Unix epoch (Kineto's
+ * trace.h - the trace layer's model (server/trace/, below the plugins): a
+ * run's GPU trace in memory: kernels, copies, memsets, runtime launch
+ * calls and host step/input spans, read from every trace file of the run
+ * (our *.trace.sqlite, `nsys export --type sqlite` files, Kineto
+ * *.pt.trace.json[.gz]). Times are ns since the Unix epoch (Kineto's
  * µs are converted exactly, digit by digit).
  *
  * A tfb_gpu_trace is immutable once built and reference counted. It is

@@ -1,5 +1,5 @@
 /*
- * gpu_load_sqlite.c - reads a trace store in the Nsight Systems export
+ * trace_load_sqlite.c - reads a trace store in the Nsight Systems export
  * layout: ours (*.trace.sqlite) or `nsys export --type sqlite`. Names are
  * StringIds ids in both; a name column holding text is taken as it is.
  * Columns a file lacks read as NULL, so older or trimmed exports load.
@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "trace.h"
+#include "vec.h"
 
 typedef struct loader {
     tfb_gpu_builder *b;
@@ -365,10 +366,8 @@ typedef struct call_reader {
     atomic_int cancel;
     _Atomic uint64_t rows;
     int has_name;
-    tfb_gpu_call *v;
-    size_t n, cap;
-    char **names; /* local name index -> text */
-    size_t nnames, cap_names;
+    TFB_VEC(tfb_gpu_call) calls;
+    TFB_VEC(char *) names; /* local name index -> text */
     int64_t *ids; /* id map: StringIds id -> local index */
     int32_t *idx;
     size_t id_n, id_cap;
@@ -392,26 +391,19 @@ static int reader_progress(void *arg)
 
 static int32_t reader_name(call_reader *R, const char *text, size_t len)
 {
-    if (R->nnames && strlen(R->names[R->nnames - 1]) == len &&
-        memcmp(R->names[R->nnames - 1], text, len) == 0)
-        return (int32_t)(R->nnames - 1);
-    if (R->nnames >= INT32_MAX)
+    size_t n = R->names.n;
+    if (n && strlen(R->names.v[n - 1]) == len &&
+        memcmp(R->names.v[n - 1], text, len) == 0)
+        return (int32_t)(n - 1);
+    if (n >= INT32_MAX || tfb_vec_need(&R->names, n + 1) < 0)
         return -2;
-    if (R->nnames == R->cap_names) {
-        size_t nc = R->cap_names ? R->cap_names * 2 : 16;
-        char **nv = realloc(R->names, nc * sizeof *nv);
-        if (!nv)
-            return -2;
-        R->names = nv;
-        R->cap_names = nc;
-    }
     char *c = malloc(len + 1);
     if (!c)
         return -2;
     memcpy(c, text, len);
     c[len] = '\0';
-    R->names[R->nnames] = c;
-    return (int32_t)R->nnames++;
+    R->names.v[R->names.n++] = c;
+    return (int32_t)n;
 }
 
 /* Local index of StringIds id (looked up once); -1 unknown, -2 ENOMEM. */
@@ -503,17 +495,11 @@ static void *reader_main(void *arg)
             R->err = TFB_ETOOBIG;
             break;
         }
-        if (R->n == R->cap) {
-            size_t nc = R->cap ? R->cap * 2 : 1024;
-            tfb_gpu_call *nv = realloc(R->v, nc * sizeof *nv);
-            if (!nv) {
-                R->err = TFB_ENOMEM;
-                break;
-            }
-            R->v = nv;
-            R->cap = nc;
+        if (tfb_vec_need(&R->calls, R->calls.n + 1) < 0) {
+            R->err = TFB_ENOMEM;
+            break;
         }
-        tfb_gpu_call *c = &R->v[R->n];
+        tfb_gpu_call *c = &R->calls.v[R->calls.n];
         c->start = sqlite3_column_int64(st, 0);
         c->end = sqlite3_column_int64(st, 1);
         c->correlation = int_or(st, 2, -1);
@@ -528,7 +514,7 @@ static void *reader_main(void *arg)
             R->err = TFB_ENOMEM;
             break;
         }
-        R->n++;
+        R->calls.n++;
     }
 out:
     sqlite3_finalize(st);
@@ -539,12 +525,12 @@ out:
 
 static void reader_free(call_reader *R)
 {
-    for (size_t i = 0; i < R->nnames; i++)
-        free(R->names[i]);
-    free(R->names);
+    for (size_t i = 0; i < R->names.n; i++)
+        free(R->names.v[i]);
+    tfb_vec_free(&R->names);
     free(R->ids);
     free(R->idx);
-    free(R->v);
+    tfb_vec_free(&R->calls);
     free(R->uri);
 }
 
@@ -595,23 +581,24 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
     else
         err = R->err;
     int32_t *map = NULL;
-    if (!err && R->nnames) {
-        map = malloc(R->nnames * sizeof *map);
+    if (!err && R->names.n) {
+        map = malloc(R->names.n * sizeof *map);
         if (!map)
             err = TFB_ENOMEM;
-        for (size_t i = 0; !err && i < R->nnames; i++) {
-            map[i] = tfb_gpu_builder_str(L->b, R->names[i],
-                                         strlen(R->names[i]));
+        for (size_t i = 0; !err && i < R->names.n; i++) {
+            map[i] = tfb_gpu_builder_str(L->b, R->names.v[i],
+                                         strlen(R->names.v[i]));
             if (map[i] < 0)
                 err = TFB_ENOMEM;
         }
     }
     if (!err) {
-        for (size_t i = 0; i < R->n; i++)
-            if (R->v[i].name >= 0)
-                R->v[i].name = map[R->v[i].name];
-        err = tfb_gpu_builder_calls_take(L->b, R->v, R->n, R->cap);
-        R->v = NULL;
+        for (size_t i = 0; i < R->calls.n; i++)
+            if (R->calls.v[i].name >= 0)
+                R->calls.v[i].name = map[R->calls.v[i].name];
+        err = tfb_gpu_builder_calls_take(L->b, R->calls.v, R->calls.n,
+                                         R->calls.cap);
+        memset(&R->calls, 0, sizeof R->calls);
     }
     free(map);
     reader_free(R);
