@@ -48,7 +48,12 @@ typedef struct tfb_gmem_step {
  * Loaders (trace_load_memory.c): the events of a file, appended to a growing
  * list. The list owns nothing but its array.
  * ---------------------------------------------------------------------- */
-typedef TFB_VEC(tfb_gmem_event) tfb_gmem_events;
+/* Grown with base/vec.h's macros (the first three fields are a TFB_VEC's);
+ * a named struct so that it can carry more than the array. */
+typedef struct tfb_gmem_events {
+    tfb_gmem_event *v;
+    size_t n, cap;
+} tfb_gmem_events;
 
 void tfb_gmem_events_free(tfb_gmem_events *e);
 
