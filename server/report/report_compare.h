@@ -91,7 +91,7 @@ typedef struct tfb_compare {
 /* Compares run a of store sa (the baseline) with run b of store sb (the
  * stores may be the same). name_a/name_b label the runs in the output
  * (copied; NULL: the run's name). GPU traces load in the background
- * (gpu_trace.h): gpu_wait_ms bounds the wait for each (< 0: until loaded,
+ * (trace.h, the trace layer): gpu_wait_ms bounds the wait for each (< 0: until loaded,
  * as the report does; an HTTP route waits briefly and answers "loading").
  * Returns 0 or TFB_ENOMEM; an unreadable trace is "not traced" with its
  * error, never a failure. On failure *out is left empty. */

@@ -25,7 +25,7 @@ static const char *kind_name(int k)
 
 /* ------------------------------------------------------------------------
  * Lane windows. A lane's spans are sorted by (start, end), with a tree of
- * maximum ends (gpu_trace.h). The spans of a lane that overlap [w0, w1)
+ * maximum ends (trace.h). The spans of a lane that overlap [w0, w1)
  * are those that start in [w0, w1) - one contiguous range, found by binary
  * search - and the "straddlers" that start before w0 and end after it,
  * found by walking down the tree only where a maximum end passes w0.
