@@ -555,7 +555,7 @@ void tfb_gpu_kernels_free(tfb_gpu_kernels *k)
  * Utilization
  * ---------------------------------------------------------------------- */
 int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
-                        size_t buckets, tfb_gpu_util *out)
+                        size_t buckets, tfb_gpu_utilization_buckets *out)
 {
     if (!t || !out || buckets == 0)
         return TFB_EINVAL;
@@ -614,7 +614,7 @@ int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
     return 0;
 }
 
-void tfb_gpu_util_free(tfb_gpu_util *u)
+void tfb_gpu_utilization_free(tfb_gpu_utilization_buckets *u)
 {
     if (!u)
         return;

@@ -105,17 +105,19 @@ void tfb_gpu_kernels_free(tfb_gpu_kernels *k);
 
 /* Busy share per bucket over the device's kernel span cut into n equal
  * buckets (the last may reach past the span end; it is measured over its
- * full width). TFB_ENOENT when the device has no kernel. */
-typedef struct tfb_gpu_util {
+ * full width). TFB_ENOENT when the device has no kernel. (Not
+ * tfb_gpu_util: that is the collector's utilization sampler, and one
+ * program links both.) */
+typedef struct tfb_gpu_utilization_buckets {
     int32_t device;
     int64_t start_ns, bucket_ns;
     double *busy;
     size_t n;
-} tfb_gpu_util;
+} tfb_gpu_utilization_buckets;
 
 int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
-                        size_t buckets, tfb_gpu_util *out);
-void tfb_gpu_util_free(tfb_gpu_util *u);
+                        size_t buckets, tfb_gpu_utilization_buckets *out);
+void tfb_gpu_utilization_free(tfb_gpu_utilization_buckets *u);
 
 /* GPU busy intervals: the union of kernel intervals of `device` (-1 = all
  * devices), sorted and disjoint, as (start, end) pairs in *out (malloc'd,

@@ -29,7 +29,8 @@ void tfb_gpu_devices_json(tfb_json *j, const tfb_gpu_summary *s);
 void tfb_gpu_summary_json(tfb_json *j, const tfb_gpu_summary *s);
 void tfb_gpu_kernel_list_json(tfb_json *j, const tfb_gpu_kernels *k);
 void tfb_gpu_kernels_json(tfb_json *j, const tfb_gpu_kernels *k);
-void tfb_gpu_utilization_json(tfb_json *j, const tfb_gpu_util *u);
+void tfb_gpu_utilization_json(tfb_json *j,
+                              const tfb_gpu_utilization_buckets *u);
 
 /* {"start_ns", "end_ns", "total", "merged", "resolution_ns",
  *   "lanes": [{"id", "kind": "gpu"|"host", "device", "stream"}],
