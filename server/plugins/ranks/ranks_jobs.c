@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 
 #include "tfboard.h"
-#include "vec.h"
 
 /* ---- membership ---------------------------------------------------------- */
 
@@ -146,8 +145,6 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
                            size_t nc)
 {
     const char *logdir = tfb_store_logdir(s);
-    TFB_VEC(char *) dirs = {0};
-    int rc = 0;
     for (size_t i = 0; i < nc; i++) {
         if (!cs[i].job || strcmp(cs[i].job, job->name) != 0)
             continue;
@@ -185,22 +182,21 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
                 continue;
             if (tfb_store_find_run(s, rel))
                 continue;
+            char **nv = realloc(job->empty_dirs,
+                                (job->n_empty_dirs + 1) * sizeof *nv);
             char *c = strdup(rel);
-            if (!c || tfb_vec_push(&dirs, c) < 0) {
+            if (!nv || !c) {
                 free(c);
-                rc = TFB_ENOMEM;
-                break;
+                if (nv)
+                    job->empty_dirs = nv;
+                closedir(d);
+                return TFB_ENOMEM;
             }
+            job->empty_dirs = nv;
+            job->empty_dirs[job->n_empty_dirs++] = c;
         }
         closedir(d);
-        if (rc < 0)
-            break;
     }
-    /* The job owns them from here (tfb_ranks_jobs_free), even on ENOMEM. */
-    job->empty_dirs = dirs.v;
-    job->n_empty_dirs = dirs.n;
-    if (rc < 0)
-        return rc;
     /* readdir order is the file system's: sort for stable output. */
     for (size_t a = 1; a < job->n_empty_dirs; a++)
         for (size_t b = a; b > 0 && strcmp(job->empty_dirs[b - 1],
@@ -222,8 +218,8 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
     if (rc < 0)
         return rc;
     cand *cs = calloc(nr ? nr : 1, sizeof *cs);
-    TFB_VEC(tfb_ranks_job) jobs = {0};
-    size_t nc = 0;
+    tfb_ranks_job *jobs = NULL;
+    size_t nj = 0, nc = 0;
     if (!cs) {
         free(runs);
         return TFB_ENOMEM;
@@ -265,55 +261,49 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
             goto fail;
         }
     }
-    /* 3. Group by job name: the jobs and their sizes, then the members
-     * (each job's array allocated once). */
-    size_t *job_of = calloc(nc ? nc : 1, sizeof *job_of);
-    if (!job_of) {
-        rc = TFB_ENOMEM;
-        goto fail;
-    }
+    /* 3. Group by job name. */
     for (size_t i = 0; i < nc; i++) {
         size_t j = 0;
-        while (j < jobs.n && strcmp(jobs.v[j].name, cs[i].job) != 0)
+        while (j < nj && strcmp(jobs[j].name, cs[i].job) != 0)
             j++;
-        if (j == jobs.n) {
-            tfb_ranks_job *jb = tfb_vec_add(&jobs);
-            if (!jb || !(jb->name = strdup(cs[i].job))) {
-                free(job_of);
+        if (j == nj) {
+            tfb_ranks_job *nv = realloc(jobs, (nj + 1) * sizeof *nv);
+            if (!nv) {
+                rc = TFB_ENOMEM;
+                goto fail;
+            }
+            jobs = nv;
+            memset(&jobs[nj], 0, sizeof jobs[nj]);
+            jobs[nj].name = strdup(cs[i].job);
+            nj++;
+            if (!jobs[j].name) {
                 rc = TFB_ENOMEM;
                 goto fail;
             }
         }
-        job_of[i] = j;
-        jobs.v[j].n_members++;
-    }
-    for (size_t j = 0; j < jobs.n; j++) {
-        jobs.v[j].members =
-            malloc(jobs.v[j].n_members * sizeof *jobs.v[j].members);
-        if (!jobs.v[j].members) {
-            free(job_of);
+        tfb_ranks_job *jb = &jobs[j];
+        tfb_ranks_member *nm =
+            realloc(jb->members, (jb->n_members + 1) * sizeof *nm);
+        if (!nm) {
             rc = TFB_ENOMEM;
             goto fail;
         }
-        jobs.v[j].n_members = 0;
-    }
-    for (size_t i = 0; i < nc; i++) {
-        tfb_ranks_job *jb = &jobs.v[job_of[i]];
+        jb->members = nm;
         jb->members[jb->n_members++] = cs[i].m;
     }
-    free(job_of);
-    for (size_t j = 0; j < jobs.n; j++) {
-        qsort(jobs.v[j].members, jobs.v[j].n_members,
-              sizeof *jobs.v[j].members, cmp_member);
-        if ((rc = scan_empty_dirs(s, &jobs.v[j], cs, nc)) < 0)
+    for (size_t j = 0; j < nj; j++) {
+        qsort(jobs[j].members, jobs[j].n_members, sizeof *jobs[j].members,
+              cmp_member);
+        if ((rc = scan_empty_dirs(s, &jobs[j], cs, nc)) < 0)
             goto fail;
     }
-    if (jobs.n > 1)
-        qsort(jobs.v, jobs.n, sizeof *jobs.v, cmp_job);
+    if (nj > 1)
+        qsort(jobs, nj, sizeof *jobs, cmp_job);
     rc = 0;
-    *out = jobs.v;
-    *n_out = jobs.n;
-    memset(&jobs, 0, sizeof jobs);
+    *out = jobs;
+    *n_out = nj;
+    jobs = NULL;
+    nj = 0;
 fail:
     for (size_t i = 0; i < nc; i++) {
         free(cs[i].job);
@@ -321,7 +311,7 @@ fail:
     }
     free(cs);
     free(runs);
-    tfb_ranks_jobs_free(jobs.v, jobs.n);
+    tfb_ranks_jobs_free(jobs, nj);
     return rc;
 }
 
