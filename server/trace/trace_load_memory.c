@@ -20,8 +20,11 @@
 
 void tfb_gmem_events_free(tfb_gmem_events *e)
 {
-    if (e)
-        tfb_vec_free(e);
+    if (!e)
+        return;
+    free(e->v);
+    e->v = NULL;
+    e->n = e->cap = 0;
 }
 
 /* A new event at the end (unknown stream and pool size), or NULL. */
