@@ -12,7 +12,7 @@
  *    file order) and its minimum over finite values;
  *  - the input pipeline (pipeline_analysis.h): mean step time, mean input
  *    wait and the input share (Σ input / Σ step) with its verdict;
- *  - GPU kernel time by kernel name (trace_aggregate.h), over the union of
+ *  - GPU kernel time by kernel name (gpu_analysis.h), over the union of
  *    the names of both traces;
  *  - the hparams whose values differ (or that only one run has).
  *
@@ -91,7 +91,7 @@ typedef struct tfb_compare {
 /* Compares run a of store sa (the baseline) with run b of store sb (the
  * stores may be the same). name_a/name_b label the runs in the output
  * (copied; NULL: the run's name). GPU traces load in the background
- * (trace.h, the trace layer): gpu_wait_ms bounds the wait for each (< 0: until loaded,
+ * (gpu_trace.h): gpu_wait_ms bounds the wait for each (< 0: until loaded,
  * as the report does; an HTTP route waits briefly and answers "loading").
  * Returns 0 or TFB_ENOMEM; an unreadable trace is "not traced" with its
  * error, never a failure. On failure *out is left empty. */
