@@ -194,9 +194,9 @@ typedef struct tfb_gpu_status {
 /* The GPU trace of run r (the trace part of the run's entry in the one
  * per-run cache; the memory part is tfb_gmem_run_get, trace_memory.h),
  * without blocking on a load: starts the run's load in the background
- * when needed (first request, or a trace file
- * changed size or mtime), waits at most wait_ms for it (0: not at all;
- * < 0: until the load of the current files ended), and answers:
+ * when needed (first request, or a trace file changed size or mtime),
+ * waits at most wait_ms for it (0: not at all; < 0: until the load of the
+ * current files ended), and answers:
  * READY with *out set (one reference: release it) - while a changed file
  * is reloaded, the previous trace is answered -, LOADING with progress,
  * FAILED with the message, or NONE. No lock is held while a file is read.
