@@ -26,6 +26,14 @@
 #include "trace.h"
 #include "vec.h"
 
+/* StringIds id -> index: open addressing, linear probing, at most half
+ * full. INT32_MIN marks an empty slot (and is never stored). */
+typedef struct id_map {
+    int64_t *keys;
+    int32_t *vals;
+    size_t n, cap;
+} id_map;
+
 typedef struct loader {
     tfb_gpu_builder *b;
     sqlite3 *db;
@@ -33,9 +41,7 @@ typedef struct loader {
     int interrupted; /* the progress handler stopped a statement */
     /* StringIds: id -> interned string, looked up on first use */
     sqlite3_stmt *str_stmt;
-    int64_t *sid_keys;
-    int32_t *sid_vals;
-    size_t sid_cap, sid_n;
+    id_map sids;
     /* progress: rows read (here and by the runtime reader) of about
      * rows_est */
     uint64_t rows_read, rows_est;
@@ -160,10 +166,25 @@ static uint64_t hash_id(int64_t id)
     return h ^ (h >> 29);
 }
 
-static int sid_put(loader *L, int64_t id, int32_t v)
+/* The value stored for id, or INT32_MIN. */
+static int32_t id_get(const id_map *m, int64_t id)
 {
-    if ((L->sid_n + 1) * 2 > L->sid_cap) {
-        size_t nc = L->sid_cap ? L->sid_cap * 2 : 256;
+    if (!m->cap)
+        return INT32_MIN;
+    size_t j = (size_t)hash_id(id) & (m->cap - 1);
+    while (m->vals[j] != INT32_MIN) {
+        if (m->keys[j] == id)
+            return m->vals[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    return INT32_MIN;
+}
+
+/* Stores v for id (replacing an old value): 0 or TFB_ENOMEM. */
+static int id_put(id_map *m, int64_t id, int32_t v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
         int64_t *nk = malloc(nc * sizeof *nk);
         int32_t *nv = malloc(nc * sizeof *nv);
         if (!nk || !nv) {
@@ -172,43 +193,45 @@ static int sid_put(loader *L, int64_t id, int32_t v)
             return TFB_ENOMEM;
         }
         for (size_t i = 0; i < nc; i++)
-            nv[i] = INT32_MIN; /* empty */
-        for (size_t i = 0; i < L->sid_cap; i++) {
-            if (L->sid_vals[i] == INT32_MIN)
+            nv[i] = INT32_MIN;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->vals[i] == INT32_MIN)
                 continue;
-            size_t j = (size_t)hash_id(L->sid_keys[i]) & (nc - 1);
+            size_t j = (size_t)hash_id(m->keys[i]) & (nc - 1);
             while (nv[j] != INT32_MIN)
                 j = (j + 1) & (nc - 1);
-            nk[j] = L->sid_keys[i];
-            nv[j] = L->sid_vals[i];
+            nk[j] = m->keys[i];
+            nv[j] = m->vals[i];
         }
-        free(L->sid_keys);
-        free(L->sid_vals);
-        L->sid_keys = nk;
-        L->sid_vals = nv;
-        L->sid_cap = nc;
+        free(m->keys);
+        free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = nc;
     }
-    size_t j = (size_t)hash_id(id) & (L->sid_cap - 1);
-    while (L->sid_vals[j] != INT32_MIN && L->sid_keys[j] != id)
-        j = (j + 1) & (L->sid_cap - 1);
-    if (L->sid_vals[j] == INT32_MIN)
-        L->sid_n++;
-    L->sid_keys[j] = id;
-    L->sid_vals[j] = v;
+    size_t j = (size_t)hash_id(id) & (m->cap - 1);
+    while (m->vals[j] != INT32_MIN && m->keys[j] != id)
+        j = (j + 1) & (m->cap - 1);
+    if (m->vals[j] == INT32_MIN)
+        m->n++;
+    m->keys[j] = id;
+    m->vals[j] = v;
     return 0;
+}
+
+static void id_free(id_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
 }
 
 /* The interned text of StringIds id, -1 when unknown; -2 on ENOMEM. */
 static int32_t string_id(loader *L, int64_t id)
 {
-    if (L->sid_cap) {
-        size_t j = (size_t)hash_id(id) & (L->sid_cap - 1);
-        while (L->sid_vals[j] != INT32_MIN) {
-            if (L->sid_keys[j] == id)
-                return L->sid_vals[j];
-            j = (j + 1) & (L->sid_cap - 1);
-        }
-    }
+    int32_t known = id_get(&L->sids, id);
+    if (known != INT32_MIN)
+        return known;
     if (!L->str_stmt)
         return -1;
     int32_t v = -1;
@@ -222,7 +245,7 @@ static int32_t string_id(loader *L, int64_t id)
         if (v < 0)
             return -2;
     }
-    if (sid_put(L, id, v))
+    if (id_put(&L->sids, id, v))
         return -2;
     return v;
 }
@@ -368,9 +391,7 @@ typedef struct call_reader {
     int has_name;
     TFB_VEC(tfb_gpu_call) calls;
     TFB_VEC(char *) names; /* local name index -> text */
-    int64_t *ids; /* id map: StringIds id -> local index */
-    int32_t *idx;
-    size_t id_n, id_cap;
+    id_map ids; /* StringIds id -> local name index */
     int err;      /* 0, TFB_ENOMEM, TFB_ETOOBIG */
     int interrupted;
     pthread_t th;
@@ -409,14 +430,9 @@ static int32_t reader_name(call_reader *R, const char *text, size_t len)
 /* Local index of StringIds id (looked up once); -1 unknown, -2 ENOMEM. */
 static int32_t reader_id(call_reader *R, sqlite3_stmt *q, int64_t id)
 {
-    if (R->id_cap) {
-        size_t j = (size_t)hash_id(id) & (R->id_cap - 1);
-        while (R->idx[j] != INT32_MIN) {
-            if (R->ids[j] == id)
-                return R->idx[j];
-            j = (j + 1) & (R->id_cap - 1);
-        }
-    }
+    int32_t known = id_get(&R->ids, id);
+    if (known != INT32_MIN)
+        return known;
     int32_t v = -1;
     if (q) {
         sqlite3_reset(q);
@@ -428,39 +444,7 @@ static int32_t reader_id(call_reader *R, sqlite3_stmt *q, int64_t id)
         if (v == -2)
             return -2;
     }
-    if ((R->id_n + 1) * 2 > R->id_cap) {
-        size_t nc = R->id_cap ? R->id_cap * 2 : 64;
-        int64_t *nk = malloc(nc * sizeof *nk);
-        int32_t *nv = malloc(nc * sizeof *nv);
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return -2;
-        }
-        for (size_t i = 0; i < nc; i++)
-            nv[i] = INT32_MIN;
-        for (size_t i = 0; i < R->id_cap; i++) {
-            if (R->idx[i] == INT32_MIN)
-                continue;
-            size_t j = (size_t)hash_id(R->ids[i]) & (nc - 1);
-            while (nv[j] != INT32_MIN)
-                j = (j + 1) & (nc - 1);
-            nk[j] = R->ids[i];
-            nv[j] = R->idx[i];
-        }
-        free(R->ids);
-        free(R->idx);
-        R->ids = nk;
-        R->idx = nv;
-        R->id_cap = nc;
-    }
-    size_t j = (size_t)hash_id(id) & (R->id_cap - 1);
-    while (R->idx[j] != INT32_MIN)
-        j = (j + 1) & (R->id_cap - 1);
-    R->ids[j] = id;
-    R->idx[j] = v;
-    R->id_n++;
-    return v;
+    return id_put(&R->ids, id, v) ? -2 : v;
 }
 
 static void *reader_main(void *arg)
@@ -528,8 +512,7 @@ static void reader_free(call_reader *R)
     for (size_t i = 0; i < R->names.n; i++)
         free(R->names.v[i]);
     tfb_vec_free(&R->names);
-    free(R->ids);
-    free(R->idx);
+    id_free(&R->ids);
     tfb_vec_free(&R->calls);
     free(R->uri);
 }
@@ -796,7 +779,6 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
         err = step_end(&L, 0);
     sqlite3_finalize(L.str_stmt);
     sqlite3_close(L.db);
-    free(L.sid_keys);
-    free(L.sid_vals);
+    id_free(&L.sids);
     return err ? err : 1;
 }
