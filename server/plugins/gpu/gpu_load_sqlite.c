@@ -24,11 +24,15 @@
 #include <time.h>
 
 #include "gpu_trace.h"
+#include "trace_colcache.h"
 
 typedef struct loader {
     tfb_gpu_builder *b;
     sqlite3 *db;
     const char *path;
+    /* path with its -wal copied into the cache directory (its WAL data is
+     * read), or NULL: path itself is opened, immutable. */
+    char *wal_copy;
     int interrupted; /* the progress handler stopped a statement */
     /* StringIds: id -> interned string, looked up on first use */
     sqlite3_stmt *str_stmt;
@@ -355,7 +359,7 @@ static int load_copies(loader *L, int memset_)
  * connection and thread while this one reads the kernels (half the wall
  * time on two cores). Its names (a few distinct StringIds ids) are kept
  * as local texts and interned in the builder after the join. */
-static char *file_uri(const char *path);
+static char *file_uri(const char *path, int immutable);
 
 typedef struct call_reader {
     char *uri;
@@ -558,7 +562,7 @@ static int runtime_start(loader *L, call_reader *R)
     if (k <= 0 || !has_column(L->db, T, "correlationId"))
         return k < 0 ? k : 0;
     tfb_gpu_load_ctl *ctl = tfb_gpu_builder_ctl(L->b);
-    R->uri = file_uri(L->path);
+    R->uri = file_uri(L->wal_copy ? L->wal_copy : L->path, !L->wal_copy);
     if (!R->uri)
         return TFB_ENOMEM;
     R->path = L->path;
@@ -720,8 +724,8 @@ static uint64_t estimate_rows(loader *L)
     return total;
 }
 
-/* file:<path, percent-encoded>?mode=ro&immutable=1 */
-static char *file_uri(const char *path)
+/* file:<path, percent-encoded>?mode=ro[&immutable=1] */
+static char *file_uri(const char *path, int immutable)
 {
     size_t n = strlen(path);
     char *u = malloc(n * 3 + 64);
@@ -736,7 +740,7 @@ static char *file_uri(const char *path)
         else
             o += sprintf(o, "%%%02X", *p);
     }
-    strcpy(o, "?mode=ro&immutable=1");
+    strcpy(o, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
     return u;
 }
 
@@ -746,9 +750,12 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     memset(&L, 0, sizeof L);
     L.b = b;
     L.path = path;
-    char *uri = file_uri(path);
-    if (!uri)
+    L.wal_copy = tfb_colcache_wal_copy(path);
+    char *uri = file_uri(L.wal_copy ? L.wal_copy : path, !L.wal_copy);
+    if (!uri) {
+        tfb_colcache_wal_drop(L.wal_copy);
         return TFB_ENOMEM;
+    }
     int rc = sqlite3_open_v2(uri, &L.db,
                              SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
                                  SQLITE_OPEN_NOMUTEX,
@@ -756,6 +763,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     free(uri);
     if (rc != SQLITE_OK) {
         sqlite3_close(L.db);
+        tfb_colcache_wal_drop(L.wal_copy);
         return 0;
     }
     /* Schema code (views, triggers, generated columns) may call only
@@ -768,6 +776,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     int err = table_kind(&L, "CUPTI_ACTIVITY_KIND_KERNEL");
     if (err <= 0) {
         sqlite3_close(L.db);
+        tfb_colcache_wal_drop(L.wal_copy);
         return err; /* 0: not a trace; < 0: refused */
     }
     err = table_kind(&L, "StringIds");
@@ -809,6 +818,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
         err = step_end(&L, 0);
     sqlite3_finalize(L.str_stmt);
     sqlite3_close(L.db);
+    tfb_colcache_wal_drop(L.wal_copy);
     free(L.sid_keys);
     free(L.sid_vals);
     return err ? err : 1;

@@ -144,6 +144,9 @@ typedef struct tfb_gpu_trace {
     /* Computed once when the trace is built (gpu_analysis.c). */
     struct tfb_gpu_aggregates *agg;
     int refs; /* internal */
+    /* internal: frees a trace whose arrays are not malloc'd (the mapped
+     * cache file of trace_colcache.c); NULL for a built trace. */
+    void (*release)(struct tfb_gpu_trace *t);
 } tfb_gpu_trace;
 
 /* The string at index i, or fallback when i < 0 / out of range. */
