@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -586,6 +587,42 @@ static int write_body(writer *w, const char *sig, const tfb_gpu_trace *t,
     return 0;
 }
 
+/* Temp files being written: a server that exits in the middle (a write
+ * of a big trace takes seconds) removes them at exit instead of leaving
+ * them for the day-old sweep. */
+#define MAX_PENDING 64
+static pthread_mutex_t g_pending_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *g_pending[MAX_PENDING];
+static pthread_once_t g_pending_once = PTHREAD_ONCE_INIT;
+
+static void pending_at_exit(void)
+{
+    pthread_mutex_lock(&g_pending_mu);
+    for (size_t i = 0; i < MAX_PENDING; i++)
+        if (g_pending[i])
+            unlink(g_pending[i]);
+    pthread_mutex_unlock(&g_pending_mu);
+}
+
+static void pending_init(void)
+{
+    atexit(pending_at_exit);
+}
+
+/* Registers (on) or forgets (off) a temp file; the slot's string is the
+ * caller's. */
+static void pending(char *tmp, int on)
+{
+    pthread_once(&g_pending_once, pending_init);
+    pthread_mutex_lock(&g_pending_mu);
+    for (size_t i = 0; i < MAX_PENDING; i++)
+        if (on ? !g_pending[i] : g_pending[i] == tmp) {
+            g_pending[i] = on ? tmp : NULL;
+            break;
+        }
+    pthread_mutex_unlock(&g_pending_mu);
+}
+
 int tfb_colcache_write_file(const char *path, const char *sig,
                             const tfb_gpu_trace *t, uint64_t rows)
 {
@@ -606,6 +643,7 @@ int tfb_colcache_write_file(const char *path, const char *sig,
         free(tmp);
         return e;
     }
+    pending(tmp, 1);
     writer w = {fd, 0, 0, 0};
     int err = write_body(&w, sig, t, rows);
     if (!err && fsync(fd) != 0)
@@ -616,6 +654,7 @@ int tfb_colcache_write_file(const char *path, const char *sig,
         err = errno_code(errno);
     if (err)
         unlink(tmp);
+    pending(tmp, 0);
     free(tmp);
     return err;
 }
@@ -997,6 +1036,13 @@ int tfb_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
     }
     *key = k;
     return err;
+}
+
+int tfb_colcache_map(const tfb_colcache_key *key, tfb_gpu_trace **out)
+{
+    if (!key || !out)
+        return TFB_EINVAL;
+    return tfb_colcache_read_file(key->file, key->sig, 0, out, NULL);
 }
 
 /* ------------------------------------------------------------------------

@@ -84,6 +84,11 @@ int tfb_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
 int tfb_colcache_save(const tfb_colcache_key *key, const tfb_gpu_trace *t,
                       uint64_t rows);
 
+/* Maps the cache file that tfb_colcache_save just wrote for key (the
+ * server swaps it in for the built trace: same answers, a fraction of the
+ * resident memory). 0 and *out, or an error of tfb_colcache_read_file. */
+int tfb_colcache_map(const tfb_colcache_key *key, tfb_gpu_trace **out);
+
 void tfb_colcache_key_free(tfb_colcache_key *key);
 
 /* ---- one file (tests, tools) --------------------------------------------- */

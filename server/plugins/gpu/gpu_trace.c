@@ -71,22 +71,21 @@ void tfb_gpu_load_ctl_init(tfb_gpu_load_ctl *c, size_t nfiles)
 /* ------------------------------------------------------------------------
  * Loading files
  * ---------------------------------------------------------------------- */
-int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
-                                 tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out)
+/* The load itself. A columnar cache file of these very sources is mapped
+ * instead of reading them (*ck NULL); else *ck says where the trace built
+ * from them is to be cached (tfb_colcache_save; may be NULL). */
+static int load_files(char *const *paths, size_t n, tfb_gpu_load_ctl *ctl,
+                      tfb_gpu_trace **out, tfb_colcache_key **ck)
 {
-    /* A columnar cache file of these very sources: mapped, not read. */
-    tfb_colcache_key *ck;
-    if (tfb_colcache_load(paths, n, ctl ? ctl->max_rows : 0, out, &ck) == 0) {
+    if (tfb_colcache_load(paths, n, ctl ? ctl->max_rows : 0, out, ck) == 0) {
         if (ctl)
             atomic_store(&ctl->progress_ppm, 1000000u);
         return 0;
     }
     tfb_gpu_builder *b;
     int err = tfb_gpu_builder_new(&b, ctl);
-    if (err) {
-        tfb_colcache_key_free(ck);
+    if (err)
         return err;
-    }
     for (size_t i = 0; i < n && !err; i++) {
         int r = 0;
         if (ctl)
@@ -109,18 +108,25 @@ int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
     }
     if (err) {
         tfb_gpu_builder_free(b);
-        tfb_colcache_key_free(ck);
         return err;
     }
     err = tfb_gpu_builder_finish(b, out);
-    if (!err)
-        tfb_colcache_save(ck, *out, ctl ? ctl->rows : UINT64_MAX);
-    tfb_colcache_key_free(ck);
     if (err && ctl && !ctl->error[0])
         snprintf(ctl->error, sizeof ctl->error, "building the trace: %s",
                  tfb_strerror(err));
     if (!err && ctl)
         atomic_store(&ctl->progress_ppm, 1000000u);
+    return err;
+}
+
+int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
+                                 tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out)
+{
+    tfb_colcache_key *ck = NULL;
+    int err = load_files(paths, n, ctl, out, &ck);
+    if (!err)
+        tfb_colcache_save(ck, *out, ctl ? ctl->rows : UINT64_MAX);
+    tfb_colcache_key_free(ck);
     return err;
 }
 
@@ -197,11 +203,35 @@ static void job_free(job *j)
     free(j);
 }
 
+/* After a run's first load, off the request path (requests already have
+ * the trace): its cache file is written, then mapped back in its place,
+ * so that the run takes as little memory as after a restart. Releases
+ * the caller's reference to t. */
+static void cache_trace(tfb_gpu_trace *t, tfb_colcache_key *ck,
+                        uint64_t rows)
+{
+    tfb_gpu_trace *m = NULL;
+    if (tfb_colcache_save(ck, t, rows) == 0 && tfb_colcache_map(ck, &m) == 0) {
+        pthread_mutex_lock(&g_cache_mu);
+        for (size_t i = 0; i < CACHE_SLOTS && m; i++)
+            if (g_cache[i].trace == t) {
+                g_cache[i].trace = m; /* the entry's reference moves */
+                t->refs--;
+                m = NULL;
+            }
+        pthread_mutex_unlock(&g_cache_mu);
+        tfb_gpu_trace_free(m); /* evicted meanwhile: not needed */
+    }
+    tfb_colcache_key_free(ck);
+    tfb_gpu_trace_release(t);
+}
+
 static void *load_thread(void *arg)
 {
     job *j = arg;
     tfb_gpu_trace *t = NULL;
-    int err = tfb_gpu_trace_load_files_ctl(j->files, j->n, &j->ctl, &t);
+    tfb_colcache_key *ck = NULL;
+    int err = load_files(j->files, j->n, &j->ctl, &t, &ck);
     if (!err && t->files_read == 0) {
         tfb_gpu_trace_free(t);
         t = NULL;
@@ -213,6 +243,12 @@ static void *load_thread(void *arg)
                      tfb_strerror(err));
         msg = strdup(j->ctl.error);
     }
+    /* A built trace (not one mapped from the cache) is cached below, under
+     * a reference of this thread's, taken before anyone else can see t. */
+    tfb_gpu_trace *keep = t && ck ? t : NULL;
+    uint64_t rows = j->ctl.rows;
+    if (keep)
+        keep->refs++;
     tfb_gpu_trace *old = NULL;
     pthread_mutex_lock(&g_cache_mu);
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
@@ -238,9 +274,15 @@ static void *load_thread(void *arg)
     pthread_mutex_unlock(&g_cache_mu);
     if (last)
         tfb_gpu_trace_free(old);
-    tfb_gpu_trace_free(t); /* no entry took it (cannot happen) */
+    if (t) /* no entry took it (cannot happen) */
+        keep = NULL;
+    tfb_gpu_trace_free(t);
     free(msg);
     job_free(j);
+    if (keep)
+        cache_trace(keep, ck, rows);
+    else
+        tfb_colcache_key_free(ck);
     return NULL;
 }
 
