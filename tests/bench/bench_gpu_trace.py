@@ -194,6 +194,8 @@ def serve(tfboard, logdir, cache_dir, n):
                                                      % p.pid)):
                 time.sleep(0.05)
             if time.time() - t1 > 0.1:
+                # Mapped first, then swapped in and the built trace freed.
+                time.sleep(1)
                 parts = rss_parts(p.pid)
                 print("cache file written and mapped %.2f s after the "
                       "routes; resident memory then: %.1f bytes a kernel "
