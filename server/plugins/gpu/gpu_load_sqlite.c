@@ -7,9 +7,10 @@
  * A trace file is data from elsewhere, and SQLite files can compute: a
  * table name may be a VIEW over an endless recursive query, a trigger or a
  * generated column may run code. So a file is opened read-only and
- * immutable (no lock, no -wal/-shm file created, nothing written; a live
- * store's tail still in its WAL is read after the writer's next
- * checkpoint), with an untrusted schema, defensive mode and a 1 MiB value
+ * immutable (no lock, no -wal/-shm file created, nothing written) - or,
+ * when it has a non-empty -wal (data an immutable open would not see), a
+ * copy of it and its WAL in the cache directory is opened read-only
+ * (trace_colcache.h) -, with an untrusted schema, defensive mode and a 1 MiB value
  * limit; every table read must be a real table (a view is refused, with a
  * message naming the file); and a progress handler stops any statement
  * past the load's time budget, while the builder counts rows against the
