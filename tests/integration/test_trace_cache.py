@@ -163,8 +163,9 @@ def fresh_dir(name):
     return d
 
 
-def serve(cache_dir, *extra, runs=None, preexec=None):
-    """Answers of a fresh server, and the cache files it has mapped."""
+def serve(cache_dir, *extra, runs=None, preexec=None, expect=0):
+    """Answers of a fresh server, and the cache files it has mapped (once
+    at least `expect` are, and every file in cache_dir is)."""
     srv = Server(TFBOARD, LOG, "--cache_dir", cache_dir,
                  "--reload_interval", "0", *extra)
     if preexec:
@@ -182,9 +183,10 @@ def serve(cache_dir, *extra, runs=None, preexec=None):
             end = time.time() + 20
             while True:
                 maps = mapped_cache_files(srv.proc.pid)
-                if not cache_dir or time.time() > end or \
-                        set(cache_files(cache_dir)) <= \
-                        {os.path.basename(m) for m in maps}:
+                names = {os.path.basename(m) for m in maps}
+                if not cache_dir or time.time() > end or (
+                        len(names) >= expect and
+                        set(cache_files(cache_dir)) <= names):
                     break
                 time.sleep(0.05)
     finally:
@@ -213,7 +215,7 @@ def test_wal_store_read_in_full():
     assert nsys[0] == 200 and b'"kernels":4' in nsys[1].replace(b" ", b"")
     assert wal != nsys, wal
     d = fresh_dir("cache_wal")
-    got, _ = serve(d, runs=["nsys", "wal"])
+    got, _ = serve(d, runs=["nsys", "wal"], expect=2)
     for (path, params), v in got.items():
         if ("run", "wal") in params:
             other = tuple(("run", "nsys") if p == ("run", "wal") else p
@@ -228,7 +230,7 @@ def test_wal_store_read_in_full():
 
 def test_first_load_then_reopen():
     d = fresh_dir("cache_main")
-    first, maps1 = serve(d)
+    first, maps1 = serve(d, expect=len(RUNS))
     assert_same(first)
     files = cache_files(d)
     assert len(files) == len(RUNS), files
@@ -254,7 +256,7 @@ def cache_file_of(d, run):
 
 def test_truncated_and_flipped_cache_rebuilt():
     d = fresh_dir("cache_damage")
-    serve(d, runs=["big", "nsys"])
+    serve(d, runs=["big", "nsys"], expect=2)
     big = cache_file_of(d, "big")
     nsys = cache_file_of(d, "nsys")
     size = os.path.getsize(big)
@@ -265,7 +267,7 @@ def test_truncated_and_flipped_cache_rebuilt():
         data[len(data) // 2] ^= 0x40
         f.seek(0)
         f.write(data)
-    got, maps = serve(d, runs=["big", "nsys"])
+    got, maps = serve(d, runs=["big", "nsys"], expect=2)
     assert_same(got, {k: v for k, v in BASELINE.items()
                       if dict(k[1])["run"] in ("big", "nsys")})
     # Rewritten whole, and the new files are the ones mapped.
@@ -282,7 +284,8 @@ def test_other_source_same_name():
     path = os.path.join(run, "report1.sqlite")
     shutil.copyfile(os.path.join(LOG, "nsys", "report1.sqlite"), path)
     try:
-        first, _ = serve(d, runs=["swap"])
+        first, _ = serve(d, runs=["swap"], expect=1)
+        assert len(cache_files(d)) == 1
         st0 = os.stat(path)
         # Another file at the same path: one kernel 1 ns... 9 ns shorter,
         # same size; renamed over the old one (another inode) and given
@@ -301,8 +304,9 @@ def test_other_source_same_name():
                                                   st0.st_mtime_ns)
         assert st1.st_ino != st0.st_ino
         want, _ = serve("", runs=["swap"])
-        got, _ = serve(d, runs=["swap"])
+        got, maps = serve(d, runs=["swap"], expect=1)
         assert_same(got, want)
+        assert len(maps) == 1 and len(cache_files(d)) == 1
         assert got != first
     finally:
         shutil.rmtree(run)
@@ -368,7 +372,7 @@ def test_two_servers_share_a_cache_dir():
 
     def one(i):
         try:
-            results[i] = serve(d)[0]
+            results[i] = serve(d, expect=len(RUNS))[0]
         except Exception as e:  # reported below
             errors.append(e)
     th = [threading.Thread(target=one, args=(i,)) for i in range(2)]

@@ -439,6 +439,7 @@ static void test_load_save_by_source(void **state)
      * read is the new one; saving replaces the cache file. */
     char *tmp = write_kineto(logdir, "tmp", 7);
     assert_int_equal(rename(tmp, src), 0);
+    free(tmp);
     assert_true(tfb_colcache_load(paths, 1, 0, &m, &k) < 0);
     assert_non_null(k);
     tfb_colcache_key_free(k);
