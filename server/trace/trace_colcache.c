@@ -659,9 +659,46 @@ int tfb_colcache_write_file(const char *path, const char *sig,
     return err;
 }
 
+/* 1 when the cache file (open at fd) names a source file that no longer
+ * exists: its signature's lines are "path\tsize\t..." ("path\t-" for an
+ * absent -wal, which does not count). Unreadable files are left alone
+ * (another server may be replacing them). */
+static int orphaned(int fd)
+{
+    header h;
+    if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h ||
+        memcmp(h.magic, MAGIC, 8) != 0 || h.ncols != NCOL ||
+        h.cols[C_SIG].len > ((uint64_t)1 << 20))
+        return 0;
+    size_t n = (size_t)h.cols[C_SIG].len;
+    char *s = malloc(n + 1);
+    if (!s)
+        return 0;
+    int gone = 0;
+    if (pread(fd, s, n, (off_t)h.cols[C_SIG].off) == (ssize_t)n) {
+        s[n] = '\0';
+        char *line = strchr(s, '\n'); /* past the version line */
+        while (line && !gone) {
+            line++;
+            char *end = strchr(line, '\n');
+            char *tab = strchr(line, '\t');
+            if (!end || !tab || tab > end)
+                break;
+            *tab = '\0';
+            struct stat st;
+            gone = tab[1] != '-' && stat(line, &st) != 0 && errno == ENOENT;
+            line = end;
+        }
+    }
+    free(s);
+    return gone;
+}
+
 /* Temp files of writers that died (a crash between mkstemp and rename)
  * and WAL copies of loads that died: removed when a day old, never the
- * files of a writer or load running now. */
+ * files of a writer or load running now. Cache files of sources that were
+ * deleted: removed, so the directory holds one file per existing traced
+ * run. */
 static void sweep_stale(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -670,12 +707,26 @@ static void sweep_stale(const char *dir)
     time_t now = time(NULL);
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, ".tmp-tfbc-", 10) != 0 &&
-            strncmp(e->d_name, "wal-", 4) != 0)
-            continue;
         struct stat st;
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISREG(st.st_mode) && now - st.st_mtime > 86400)
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (strncmp(e->d_name, ".tmp-tfbc-", 10) == 0 ||
+            strncmp(e->d_name, "wal-", 4) == 0) {
+            if (now - st.st_mtime > 86400)
+                unlinkat(dirfd(d), e->d_name, 0);
+            continue;
+        }
+        if (strncmp(e->d_name, "trace-", 6) != 0 ||
+            !has_suffix(e->d_name, ".tfbc") || st.st_uid != geteuid())
+            continue;
+        int fd = openat(dirfd(d), e->d_name,
+                        O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            continue;
+        int gone = orphaned(fd);
+        close(fd);
+        if (gone)
             unlinkat(dirfd(d), e->d_name, 0);
     }
     closedir(d);

@@ -465,6 +465,25 @@ static void test_load_save_by_source(void **state)
     tfb_gpu_trace_free(t);
     assert_int_equal(count_entries(cache), 1);
 
+    /* The cache file of a deleted source goes at the next save. */
+    char *src3 = write_kineto(logdir, "c.pt.trace.json", 5);
+    char *paths3[1] = {src3};
+    assert_int_equal(tfb_gpu_trace_load_files(paths3, 1, &t), 0);
+    tfb_gpu_trace_free(t);
+    assert_int_equal(count_entries(cache), 2);
+    assert_int_equal(unlink(src3), 0);
+    free(tmp);
+    tmp = write_kineto(logdir, "tmp", 8);
+    assert_int_equal(rename(tmp, src), 0);
+    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    assert_null(t->release); /* built, and saved */
+    tfb_gpu_trace_free(t);
+    assert_int_equal(count_entries(cache), 1);
+    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    assert_non_null(t->release);
+    tfb_gpu_trace_free(t);
+    free(src3);
+
     assert_int_equal(tfb_colcache_configure("", NULL, NULL), 0);
     free(tmp);
     free(src);
