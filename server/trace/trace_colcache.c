@@ -904,13 +904,18 @@ static int attach(mapped *m, const header *h)
             d->levels > TFB_GPU_TREE_LEVELS || d->tree_at > ntree)
             return TFB_ECORRUPT;
         spans_seen += d->n;
-        uint64_t total = 0;
-        for (size_t k = 0; k < d->levels; k++) {
-            if (d->tree_off[k] != total || d->tree_n[k] > ntree)
+        /* The tree's shape follows from the lane's length (as
+         * gpu_builder.c builds it): the readers walk it by that shape. */
+        uint64_t total = 0, w = d->n;
+        uint32_t lv = 0;
+        while (w > TFB_GPU_TREE_FANOUT && lv < TFB_GPU_TREE_LEVELS) {
+            w = (w + TFB_GPU_TREE_FANOUT - 1) / TFB_GPU_TREE_FANOUT;
+            if (d->tree_off[lv] != total || d->tree_n[lv] != w)
                 return TFB_ECORRUPT;
-            total += d->tree_n[k];
+            total += w;
+            lv++;
         }
-        if (total > ntree - d->tree_at)
+        if (lv != d->levels || total > ntree - d->tree_at)
             return TFB_ECORRUPT;
         l->device = d->device;
         l->stream = d->stream;
