@@ -495,6 +495,38 @@ static void test_load_save_by_source(void **state)
     free(dir);
 }
 
+static void test_default_dir(void **state)
+{
+    (void)state;
+    setenv("XDG_CACHE_HOME", "/x/cache", 1);
+    setenv("HOME", "/home/u", 1);
+    char *d = tfb_colcache_default_dir();
+    assert_string_equal(d, "/x/cache/tfboard");
+    free(d);
+    /* A relative XDG_CACHE_HOME is invalid (the XDG spec): ignored. */
+    setenv("XDG_CACHE_HOME", "rel", 1);
+    d = tfb_colcache_default_dir();
+    assert_string_equal(d, "/home/u/.cache/tfboard");
+    free(d);
+    unsetenv("XDG_CACHE_HOME");
+    d = tfb_colcache_default_dir();
+    assert_string_equal(d, "/home/u/.cache/tfboard");
+    free(d);
+    unsetenv("HOME");
+    assert_null(tfb_colcache_default_dir());
+    /* No default: configure(NULL) turns the cache off, without failing. */
+    assert_int_equal(tfb_colcache_configure(NULL, NULL, NULL), 0);
+    assert_null(tfb_colcache_dir());
+    /* The default inside the logdir: off, not an error. */
+    char *dir = tu_mkdtemp();
+    setenv("XDG_CACHE_HOME", dir, 1);
+    assert_int_equal(tfb_colcache_configure(NULL, dir, NULL), 0);
+    assert_null(tfb_colcache_dir());
+    unsetenv("XDG_CACHE_HOME");
+    tu_rmtree(dir);
+    free(dir);
+}
+
 static void test_wal_copy(void **state)
 {
     (void)state;
@@ -551,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_write_failures),
         cmocka_unit_test(test_load_save_by_source),
         cmocka_unit_test(test_wal_copy),
+        cmocka_unit_test(test_default_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
