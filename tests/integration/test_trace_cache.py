@@ -4,7 +4,7 @@ server/trace/trace_colcache.c), on the real tfboard binary.
 
 The logdir holds our store (test_gpu_gen_trace, when libcupti loads), an
 nsys export and Kineto JSON (plain and gzip'ed) as test_gpu.py makes them,
-a bigger nsys-layout trace (gen_gpu_trace: launch calls, copies, many
+a run holding an nsys export and a Kineto file, a bigger nsys-layout trace (gen_gpu_trace: launch calls, copies, many
 lanes of window tree) and a store whose data is only in its -wal file.
 Every GPU route of every run is asked of a server without a cache; then:
   - a first load with an empty cache directory (the cache files are
@@ -107,9 +107,19 @@ def setup():
                     "20000"], check=True, timeout=300)
     make_wal_store(os.path.join(LOG, "nsys", "report1.sqlite"),
                    os.path.join(LOG, "wal"))
+    # A run of two files (one cache file for both; correlation ids of the
+    # second file shifted past the first's).
+    multi = os.path.join(LOG, "multi")
+    os.makedirs(multi)
+    shutil.copyfile(os.path.join(LOG, "nsys", "report1.sqlite"),
+                    os.path.join(multi, "report1.sqlite"))
+    test_gpu.make_kineto(os.path.join(multi, "k"), gz=False)
+    for f in os.listdir(os.path.join(multi, "k")):
+        os.rename(os.path.join(multi, "k", f), os.path.join(multi, f))
+    os.rmdir(os.path.join(multi, "k"))
     # The WAL store has its own test (without a cache directory it reads
     # as no trace, as before).
-    RUNS.extend(["nsys", "kineto", "kinetogz", "big"])
+    RUNS.extend(["nsys", "kineto", "kinetogz", "big", "multi"])
 
 
 def routes(run):
