@@ -16,7 +16,7 @@
 #include "loader.h"
 #include "store.h"
 #include "report.h"
-#include "trace_colcache.h"
+#include "trace_cachedir.h"
 
 static int serve(const tfb_config *cfg)
 {

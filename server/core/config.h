@@ -33,7 +33,7 @@ typedef struct tfb_config {
                                 whole within S seconds of the connection
                                 (or of the last answer); default 30 */
     const char *cache_dir;   /* --cache_dir DIR: the columnar trace cache
-                                (trace_colcache.h); NULL = the default
+                                (trace_cachedir.h); NULL = the default
                                 ($XDG_CACHE_HOME/tfboard), "" = none */
 } tfb_config;
 

@@ -26,7 +26,9 @@
 #include "gpu_analysis.h"
 #include "json.h"
 #include "test_util.h"
+#include "trace_cachedir.h"
 #include "trace_colcache.h"
+#include "trace_walcopy.h"
 
 #define B INT64_C(1700000000000000000)
 

@@ -10,7 +10,7 @@
  * immutable (no lock, no -wal/-shm file created, nothing written) - or,
  * when it has a non-empty -wal (data an immutable open would not see), a
  * copy of it and its WAL in the cache directory is opened read-only
- * (trace_colcache.h) -, with an untrusted schema, defensive mode and a 1 MiB value
+ * (trace_walcopy.h) -, with an untrusted schema, defensive mode and a 1 MiB value
  * limit; every table read must be a real table (a view is refused, with a
  * message naming the file); and a progress handler stops any statement
  * past the load's time budget, while the builder counts rows against the
@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "gpu_trace.h"
-#include "trace_colcache.h"
+#include "trace_walcopy.h"
 
 typedef struct loader {
     tfb_gpu_builder *b;

@@ -13,7 +13,7 @@
 #include "deadline.h"
 #include "gpu_file.h"
 #include "gpu_trace.h"
-#include "trace_colcache.h"
+#include "trace_cachedir.h"
 
 #include <errno.h>
 #include <pthread.h>
