@@ -145,6 +145,9 @@ typedef struct tfb_gpu_trace {
     /* Computed once when the trace is built (trace_aggregate.c). */
     struct tfb_gpu_aggregates *agg;
     int refs; /* internal */
+    /* internal: frees a trace whose arrays are not malloc'd (the mapped
+     * cache file of trace_colcache.c); NULL for a built trace. */
+    void (*release)(struct tfb_gpu_trace *t);
 } tfb_gpu_trace;
 
 /* ---- reading a trace (trace.c) ----------------------------------------- */
@@ -238,6 +241,16 @@ int tfb_gpu_trace_load_files(char *const *paths, size_t n,
                              tfb_gpu_trace **out);
 int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
                                  tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out);
+/* As tfb_gpu_trace_load_files_ctl, for the per-run cache, which answers a
+ * built trace before it writes its cache file: a trace mapped from the
+ * columnar cache (trace_cachedir.h) comes back with *ck NULL, a trace
+ * built from the sources with *ck (NULL when there is no cache) for the
+ * caller to tfb_colcache_save and tfb_colcache_key_free; on an error *ck
+ * is to be freed too. */
+struct tfb_colcache_key;
+int tfb_gpu_trace_load_files_keyed(char *const *paths, size_t n,
+                                   tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out,
+                                   struct tfb_colcache_key **ck);
 
 /* Frees a trace nobody references (trace_build.c; the cache and builder
  * use it). */

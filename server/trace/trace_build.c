@@ -416,6 +416,10 @@ void tfb_gpu_trace_free(tfb_gpu_trace *t)
 {
     if (!t)
         return;
+    if (t->release) {
+        t->release(t);
+        return;
+    }
     tfb_gpu_aggregates_free(t->agg);
     for (size_t i = 0; i < t->nstrings; i++)
         free(t->strings[i]);

@@ -20,6 +20,7 @@
  */
 #include "deadline.h"
 #include "trace.h"
+#include "trace_cachedir.h"
 #include "trace_file.h"
 #include "trace_memory.h"
 
@@ -43,6 +44,7 @@ typedef struct job {
     size_t n;
     char *sig;
     tfb_gpu_trace *trace; /* PART_MEMORY: the job's reference, or NULL */
+    tfb_colcache_key *ck; /* PART_TRACE: where a built trace is cached */
 } job;
 
 /* One kind of data of a run. */
@@ -77,7 +79,8 @@ typedef struct part_kind {
 static int load_trace(job *j, void **out)
 {
     tfb_gpu_trace *t = NULL;
-    int err = tfb_gpu_trace_load_files_ctl(j->files, j->n, &j->ctl, &t);
+    int err =
+        tfb_gpu_trace_load_files_keyed(j->files, j->n, &j->ctl, &t, &j->ck);
     if (!err && t->files_read == 0) {
         tfb_gpu_trace_free(t);
         t = NULL;
@@ -180,8 +183,35 @@ static void job_free(job *j)
         return;
     tfb_strv_free(j->files, j->n);
     tfb_gpu_trace_release(j->trace);
+    tfb_colcache_key_free(j->ck);
     free(j->sig);
     free(j);
+}
+
+/* After a run's first load, off the request path (requests already have
+ * the trace): its columnar cache file is written, then mapped back in its
+ * place, so that the run takes as little memory as after a restart.
+ * Releases the caller's reference to t. */
+static void cache_trace(tfb_gpu_trace *t, tfb_colcache_key *ck,
+                        uint64_t rows)
+{
+    tfb_gpu_trace *m = NULL;
+    if (tfb_colcache_save(ck, t, rows) == 0 &&
+        tfb_colcache_map(ck, &m) == 0) {
+        pthread_mutex_lock(&g_mu);
+        for (size_t i = 0; i < CACHE_SLOTS && m; i++) {
+            part *p = &g_cache[i].parts[PART_TRACE];
+            if (p->data == t) {
+                p->data = m; /* the entry's reference moves */
+                t->refs--;
+                m = NULL;
+            }
+        }
+        pthread_mutex_unlock(&g_mu);
+        tfb_gpu_trace_free(m); /* evicted meanwhile: not needed */
+    }
+    tfb_colcache_key_free(ck);
+    tfb_gpu_trace_release(t);
 }
 
 static void *load_thread(void *arg)
@@ -196,6 +226,17 @@ static void *load_thread(void *arg)
     char *msg = NULL;
     if (err)
         msg = strdup(j->ctl.error[0] ? j->ctl.error : tfb_strerror(err));
+    /* A built trace (not one mapped from the columnar cache) is cached
+     * below, under a reference of this thread's, taken before anyone else
+     * can see it. */
+    tfb_gpu_trace *keep =
+        j->part == PART_TRACE && data && j->ck ? data : NULL;
+    tfb_colcache_key *ck = keep ? j->ck : NULL;
+    uint64_t rows = j->ctl.rows;
+    if (keep) {
+        keep->refs++;
+        j->ck = NULL;
+    }
     void *old = NULL;
     pthread_mutex_lock(&g_mu);
     for (size_t i = 0; i < CACHE_SLOTS; i++) {
@@ -221,10 +262,16 @@ static void *load_thread(void *arg)
     pthread_mutex_unlock(&g_mu);
     if (last)
         k->free(old);
-    if (data)
+    if (data) {
         k->free(data); /* no entry took it (cannot happen) */
+        keep = NULL;
+    }
     free(msg);
     job_free(j);
+    if (keep)
+        cache_trace(keep, ck, rows);
+    else
+        tfb_colcache_key_free(ck);
     return NULL;
 }
 

@@ -2,9 +2,12 @@
  * trace_load.c - one load of a run's trace files: the load budgets
  * (tfb_gpu_load_limits) and the dispatch of each file to its loader (our
  * *.trace.sqlite and nsys exports: trace_load_sqlite.c; Kineto JSON:
- * trace_load_kineto.c), which fill one builder (trace_build.c). Runs on
- * the calling thread: the per-run cache (trace_cache.c) calls it from its
- * loader threads, tests and tools directly.
+ * trace_load_kineto.c), which fill one builder (trace_build.c) - unless
+ * the columnar cache (trace_cachedir.c) holds a file of these very sources,
+ * which is mapped instead, and a trace built from the sources is written
+ * there for the next time. Runs on the calling thread: the per-run cache
+ * (trace_cache.c) calls it from its loader threads, tests and tools
+ * directly.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <time.h>
 
 #include "trace.h"
+#include "trace_cachedir.h"
 
 static int has_suffix(const char *s, const char *suf)
 {
@@ -62,9 +66,19 @@ void tfb_gpu_load_ctl_init(tfb_gpu_load_ctl *c, size_t nfiles)
 /* ------------------------------------------------------------------------
  * Loading files
  * ---------------------------------------------------------------------- */
-int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
-                                 tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out)
+int tfb_gpu_trace_load_files_keyed(char *const *paths, size_t n,
+                                   tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out,
+                                   tfb_colcache_key **ck)
 {
+    /* A columnar cache file of these very sources is mapped instead of
+     * reading them (*ck NULL); else *ck says where the trace built from
+     * them is to be cached (may be NULL). */
+    *ck = NULL;
+    if (tfb_colcache_load(paths, n, ctl ? ctl->max_rows : 0, out, ck) == 0) {
+        if (ctl)
+            atomic_store(&ctl->progress_ppm, 1000000u);
+        return 0;
+    }
     tfb_gpu_builder *b;
     int err = tfb_gpu_builder_new(&b, ctl);
     if (err)
@@ -99,6 +113,17 @@ int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
                  tfb_strerror(err));
     if (!err && ctl)
         atomic_store(&ctl->progress_ppm, 1000000u);
+    return err;
+}
+
+int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
+                                 tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out)
+{
+    tfb_colcache_key *ck = NULL;
+    int err = tfb_gpu_trace_load_files_keyed(paths, n, ctl, out, &ck);
+    if (!err)
+        tfb_colcache_save(ck, *out, ctl ? ctl->rows : UINT64_MAX);
+    tfb_colcache_key_free(ck);
     return err;
 }
 

@@ -7,9 +7,10 @@
  * A trace file is data from elsewhere, and SQLite files can compute: a
  * table name may be a VIEW over an endless recursive query, a trigger or a
  * generated column may run code. So a file is opened read-only and
- * immutable (no lock, no -wal/-shm file created, nothing written; a live
- * store's tail still in its WAL is read after the writer's next
- * checkpoint), with an untrusted schema, defensive mode and a 1 MiB value
+ * immutable (no lock, no -wal/-shm file created, nothing written) - or,
+ * when it has a non-empty -wal (data an immutable open would not see), a
+ * copy of it and its WAL in the cache directory is opened read-only
+ * (trace_walcopy.h) -, with an untrusted schema, defensive mode and a 1 MiB value
  * limit; every table read must be a real table (a view is refused, with a
  * message naming the file); and a progress handler stops any statement
  * past the load's time budget, while the builder counts rows against the
@@ -24,6 +25,7 @@
 #include <time.h>
 
 #include "trace.h"
+#include "trace_walcopy.h"
 #include "vec.h"
 
 /* StringIds id -> index: open addressing, linear probing, at most half
@@ -38,6 +40,9 @@ typedef struct loader {
     tfb_gpu_builder *b;
     sqlite3 *db;
     const char *path;
+    /* path with its -wal copied into the cache directory (its WAL data is
+     * read), or NULL: path itself is opened, immutable. */
+    char *wal_copy;
     int interrupted; /* the progress handler stopped a statement */
     /* StringIds: id -> interned string, looked up on first use */
     sqlite3_stmt *str_stmt;
@@ -379,7 +384,7 @@ static int load_copies(loader *L, int memset_)
  * connection and thread while this one reads the kernels (half the wall
  * time on two cores). Its names (a few distinct StringIds ids) are kept
  * as local texts and interned in the builder after the join. */
-static char *file_uri(const char *path);
+static char *file_uri(const char *path, int immutable);
 
 typedef struct call_reader {
     char *uri;
@@ -527,7 +532,7 @@ static int runtime_start(loader *L, call_reader *R)
     if (k <= 0 || !has_column(L->db, T, "correlationId"))
         return k < 0 ? k : 0;
     tfb_gpu_load_ctl *ctl = tfb_gpu_builder_ctl(L->b);
-    R->uri = file_uri(L->path);
+    R->uri = file_uri(L->wal_copy ? L->wal_copy : L->path, !L->wal_copy);
     if (!R->uri)
         return TFB_ENOMEM;
     R->path = L->path;
@@ -690,8 +695,8 @@ static uint64_t estimate_rows(loader *L)
     return total;
 }
 
-/* file:<path, percent-encoded>?mode=ro&immutable=1 */
-static char *file_uri(const char *path)
+/* file:<path, percent-encoded>?mode=ro[&immutable=1] */
+static char *file_uri(const char *path, int immutable)
 {
     size_t n = strlen(path);
     char *u = malloc(n * 3 + 64);
@@ -706,7 +711,7 @@ static char *file_uri(const char *path)
         else
             o += sprintf(o, "%%%02X", *p);
     }
-    strcpy(o, "?mode=ro&immutable=1");
+    strcpy(o, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
     return u;
 }
 
@@ -716,9 +721,12 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     memset(&L, 0, sizeof L);
     L.b = b;
     L.path = path;
-    char *uri = file_uri(path);
-    if (!uri)
+    L.wal_copy = tfb_colcache_wal_copy(path);
+    char *uri = file_uri(L.wal_copy ? L.wal_copy : path, !L.wal_copy);
+    if (!uri) {
+        tfb_colcache_wal_drop(L.wal_copy);
         return TFB_ENOMEM;
+    }
     int rc = sqlite3_open_v2(uri, &L.db,
                              SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
                                  SQLITE_OPEN_NOMUTEX,
@@ -726,6 +734,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     free(uri);
     if (rc != SQLITE_OK) {
         sqlite3_close(L.db);
+        tfb_colcache_wal_drop(L.wal_copy);
         return 0;
     }
     /* Schema code (views, triggers, generated columns) may call only
@@ -738,6 +747,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     int err = table_kind(&L, "CUPTI_ACTIVITY_KIND_KERNEL");
     if (err <= 0) {
         sqlite3_close(L.db);
+        tfb_colcache_wal_drop(L.wal_copy);
         return err; /* 0: not a trace; < 0: refused */
     }
     err = table_kind(&L, "StringIds");
@@ -779,6 +789,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
         err = step_end(&L, 0);
     sqlite3_finalize(L.str_stmt);
     sqlite3_close(L.db);
+    tfb_colcache_wal_drop(L.wal_copy);
     id_free(&L.sids);
     return err ? err : 1;
 }
