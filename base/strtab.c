@@ -12,9 +12,12 @@ static int over_load(size_t count, size_t cap)
     return count > cap / 10 * 7 + (cap % 10) * 7 / 10;
 }
 
+/* Tables start small: a sweep has two per run (the run's series, the
+ * loader's tags), and 64 slots each were 2 bytes a point at 10,000 runs of
+ * 10 tags x 200 steps. */
 static int grow(tfb_strtab *t)
 {
-    size_t ncap = t->cap ? t->cap * 2 : 64;
+    size_t ncap = t->cap ? t->cap * 2 : 8;
     if (ncap < t->cap || ncap > SIZE_MAX / sizeof(tfb_strtab_slot))
         return -1;
     tfb_strtab_slot *ns = calloc(ncap, sizeof *ns);

@@ -16,7 +16,8 @@
  * cost O(n) in all; need * sizeof overflowing size_t is refused, never
  * wrapped. On failure the vector is unchanged (v, n and cap as before).
  * The macros evaluate their vector argument more than once: pass a plain
- * lvalue (&x, or p->field), never an expression with side effects.
+ * lvalue (&x, or p->field), never an expression with side effects; the
+ * count given to tfb_vec_need is evaluated once.
  *
  * Ownership: base; the array belongs to the vector's owner (tfb_vec_free,
  * or free(vec.v) after taking it over).
@@ -36,13 +37,9 @@
 #define TFB_VEC(T) struct { T *v; size_t n, cap; }
 
 /* Ensures room for `need` elements in all: 0, or -1 (overflow or out of
- * memory; the vector is unchanged). */
+ * memory; the vector is unchanged). `need` is evaluated once. */
 #define tfb_vec_need(a, need)                                               \
-    ((size_t)(need) <= (a)->cap                                             \
-         ? 0                                                                \
-         : ((a)->v = tfb_vec__grow((a)->v, &(a)->cap, sizeof *(a)->v,       \
-                                   (size_t)(need)),                         \
-            (a)->cap >= (size_t)(need) ? 0 : -1))
+    tfb_vec__need(&(a)->v, &(a)->cap, sizeof *(a)->v, (size_t)(need))
 
 /* Appends a copy of x: 0, or -1 (unchanged). */
 #define tfb_vec_push(a, x)                                                  \
@@ -67,6 +64,23 @@
  * raised to at least need, or the old array with *cap unchanged. */
 void *tfb_vec__grow(void *v, size_t *cap, size_t elem, size_t need);
 void *tfb_vec__trim(void *v, size_t *cap, size_t elem, size_t n);
+
+/* vfield is the address of the vector's `T *v` field: its pointer is
+ * read and written with memcpy (no type punning through void **). */
+static inline int tfb_vec__need(void *vfield, size_t *cap, size_t elem,
+                                size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    void *v;
+    size_t old = *cap;
+    memcpy(&v, vfield, sizeof v);
+    v = tfb_vec__grow(v, cap, elem, need);
+    if (*cap == old)
+        return -1;
+    memcpy(vfield, &v, sizeof v);
+    return 0;
+}
 
 /* The untyped form, for code that has not moved to TFB_VEC yet: ensures
  * *cap >= need elements of elem bytes at *v. Returns 0 or -1 (unchanged). */

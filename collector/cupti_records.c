@@ -12,15 +12,16 @@
 #include <unistd.h>
 
 #include "cupti_internal.h"
+#include "strtab.h"
+#include "vec.h"
 
 #define ROW_BATCH 4096
-#define NAME_CACHE_MIN 256
 #define API_NAME_CACHE 1024
 #define MAX_OPEN_MARKERS 4096
 #define MAX_CONTEXTS 256
 
 typedef struct name_entry {
-    const char *ptr; /* CUPTI's pointer; NULL = empty slot */
+    const char *ptr; /* CUPTI's pointer; its bytes are the entry's key */
     char *copy;      /* its text, to detect a reused pointer */
     int64_t demangled, shortname, mangled;
 } name_entry;
@@ -41,8 +42,10 @@ struct tfb_cupti_proc {
     tfb_trace_row rows[ROW_BATCH];
     size_t nrows;
 
-    name_entry *names;
-    size_t names_cap, names_count;
+    /* Kernel names by CUPTI's pointer: the key is the pointer's own bytes
+     * (in the entry), so a lookup hashes 8 bytes, not the name. */
+    tfb_strtab names;
+    TFB_VEC(name_entry *) name_entries; /* every entry, to free them */
     int64_t rt_names[API_NAME_CACHE];  /* runtime cbid -> StringIds id */
     int64_t drv_names[API_NAME_CACHE]; /* driver cbid -> StringIds id */
 
@@ -79,9 +82,12 @@ void tfb_cupti_proc_free(tfb_cupti_proc *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->names_cap; i++)
-        free(p->names[i].copy);
-    free(p->names);
+    for (size_t i = 0; i < p->name_entries.n; i++) {
+        free(p->name_entries.v[i]->copy);
+        free(p->name_entries.v[i]);
+    }
+    tfb_vec_free(&p->name_entries);
+    tfb_strtab_free(&p->names);
     free(p);
 }
 
@@ -178,26 +184,6 @@ void tfb_cupti_short_name(const char *dem, char *out, size_t cap)
     out[n] = '\0';
 }
 
-static int names_grow(tfb_cupti_proc *p)
-{
-    size_t nc = p->names_cap ? p->names_cap * 2 : NAME_CACHE_MIN;
-    name_entry *nt = calloc(nc, sizeof *nt);
-    if (!nt)
-        return TFB_ENOMEM;
-    for (size_t i = 0; i < p->names_cap; i++) {
-        if (!p->names[i].ptr)
-            continue;
-        size_t j = ((uintptr_t)p->names[i].ptr >> 3) & (nc - 1);
-        while (nt[j].ptr)
-            j = (j + 1) & (nc - 1);
-        nt[j] = p->names[i];
-    }
-    free(p->names);
-    p->names = nt;
-    p->names_cap = nc;
-    return 0;
-}
-
 /* The ids for a kernel name (demangled, short, mangled). */
 static const name_entry *kernel_names(tfb_cupti_proc *p, const char *name,
                                       int *err)
@@ -205,15 +191,17 @@ static const name_entry *kernel_names(tfb_cupti_proc *p, const char *name,
     static const name_entry unknown_fail = {NULL, NULL, -1, -1, -1};
     if (!name)
         name = "<unknown kernel>";
-    if (p->names_cap) {
-        size_t j = ((uintptr_t)name >> 3) & (p->names_cap - 1);
-        while (p->names[j].ptr) {
-            if (p->names[j].ptr == name && strcmp(p->names[j].copy, name) == 0)
-                return &p->names[j];
-            j = (j + 1) & (p->names_cap - 1);
-        }
-    }
-    if ((p->names_count + 1) * 2 > p->names_cap && names_grow(p) != 0) {
+    const name_entry *hit =
+        tfb_strtab_get(&p->names, (const char *)&name, sizeof name);
+    if (hit && strcmp(hit->copy, name) == 0)
+        return hit;
+    /* New (or a reused pointer, whose new entry replaces the old one in
+     * names): make room first, so the insert below cannot fail. */
+    name_entry *ne = malloc(sizeof *ne);
+    if (!ne ||
+        tfb_vec_need(&p->name_entries, p->name_entries.n + 1) < 0 ||
+        tfb_strtab_reserve(&p->names, p->names.count + 1) < 0) {
+        free(ne);
         *err = TFB_ENOMEM;
         return &unknown_fail;
     }
@@ -224,25 +212,23 @@ static const name_entry *kernel_names(tfb_cupti_proc *p, const char *name,
     const char *full = (dem && status == 0) ? dem : name;
     char shortbuf[512];
     tfb_cupti_short_name(full, shortbuf, sizeof shortbuf);
-    name_entry ne;
-    ne.ptr = name;
-    ne.copy = malloc(strlen(name) + 1);
-    ne.demangled = tfb_trace_store_intern(p->store, full);
-    ne.shortname = tfb_trace_store_intern(p->store, shortbuf);
-    ne.mangled = tfb_trace_store_intern(p->store, name);
+    ne->ptr = name;
+    ne->copy = malloc(strlen(name) + 1);
+    ne->demangled = tfb_trace_store_intern(p->store, full);
+    ne->shortname = tfb_trace_store_intern(p->store, shortbuf);
+    ne->mangled = tfb_trace_store_intern(p->store, name);
     free(dem);
-    if (!ne.copy || ne.demangled < 0 || ne.shortname < 0 || ne.mangled < 0) {
-        free(ne.copy);
+    if (!ne->copy || ne->demangled < 0 || ne->shortname < 0 ||
+        ne->mangled < 0) {
+        free(ne->copy);
+        free(ne);
         *err = TFB_ENOMEM;
         return &unknown_fail;
     }
-    strcpy(ne.copy, name);
-    size_t j = ((uintptr_t)name >> 3) & (p->names_cap - 1);
-    while (p->names[j].ptr)
-        j = (j + 1) & (p->names_cap - 1);
-    p->names[j] = ne;
-    p->names_count++;
-    return &p->names[j];
+    strcpy(ne->copy, name);
+    tfb_strtab_put(&p->names, (const char *)&ne->ptr, sizeof ne->ptr, ne);
+    p->name_entries.v[p->name_entries.n++] = ne;
+    return ne;
 }
 
 static int64_t api_name(tfb_cupti_proc *p, int driver, uint32_t cbid)

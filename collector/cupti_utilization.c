@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cupti_internal.h"
+#include "vec.h"
 
 typedef struct span {
     int64_t s, e;
@@ -19,14 +20,12 @@ typedef struct span {
 typedef struct dev_state {
     uint32_t id;
     int64_t cursor; /* next bucket to emit */
-    span *v;
-    size_t n, cap;
+    TFB_VEC(span) spans; /* kernel intervals not yet emitted */
 } dev_state;
 
 struct tfb_gpu_util {
     int64_t origin, interval;
-    dev_state *devs;
-    size_t ndev, capdev;
+    TFB_VEC(dev_state) devs; /* sorted by id */
     uint64_t late_ns;
     int64_t max_end;
 };
@@ -48,35 +47,29 @@ void tfb_gpu_util_free(tfb_gpu_util *u)
 {
     if (!u)
         return;
-    for (size_t i = 0; i < u->ndev; i++)
-        free(u->devs[i].v);
-    free(u->devs);
+    for (size_t i = 0; i < u->devs.n; i++)
+        tfb_vec_free(&u->devs.v[i].spans);
+    tfb_vec_free(&u->devs);
     free(u);
 }
 
 static dev_state *get_dev(tfb_gpu_util *u, uint32_t device)
 {
-    for (size_t i = 0; i < u->ndev; i++)
-        if (u->devs[i].id == device)
-            return &u->devs[i];
-    if (u->ndev == u->capdev) {
-        size_t nc = u->capdev ? u->capdev * 2 : 4;
-        dev_state *nd = realloc(u->devs, nc * sizeof *nd);
-        if (!nd)
-            return NULL;
-        u->devs = nd;
-        u->capdev = nc;
-    }
+    for (size_t i = 0; i < u->devs.n; i++)
+        if (u->devs.v[i].id == device)
+            return &u->devs.v[i];
+    if (tfb_vec_need(&u->devs, u->devs.n + 1) < 0)
+        return NULL;
     /* Keep devices sorted by id so emission order is stable. */
-    size_t pos = u->ndev;
-    while (pos > 0 && u->devs[pos - 1].id > device) {
-        u->devs[pos] = u->devs[pos - 1];
+    size_t pos = u->devs.n;
+    while (pos > 0 && u->devs.v[pos - 1].id > device) {
+        u->devs.v[pos] = u->devs.v[pos - 1];
         pos--;
     }
-    memset(&u->devs[pos], 0, sizeof u->devs[pos]);
-    u->devs[pos].id = device;
-    u->ndev++;
-    return &u->devs[pos];
+    memset(&u->devs.v[pos], 0, sizeof u->devs.v[pos]);
+    u->devs.v[pos].id = device;
+    u->devs.n++;
+    return &u->devs.v[pos];
 }
 
 int tfb_gpu_util_add_device(tfb_gpu_util *u, uint32_t device)
@@ -104,18 +97,8 @@ int tfb_gpu_util_add(tfb_gpu_util *u, uint32_t device, int64_t start_ns,
         u->max_end = end_ns;
     if (end_ns <= start_ns)
         return 0;
-    if (d->n == d->cap) {
-        size_t nc = d->cap ? d->cap * 2 : 256;
-        span *nv = realloc(d->v, nc * sizeof *nv);
-        if (!nv)
-            return TFB_ENOMEM;
-        d->v = nv;
-        d->cap = nc;
-    }
-    d->v[d->n].s = start_ns;
-    d->v[d->n].e = end_ns;
-    d->n++;
-    return 0;
+    span sp = {start_ns, end_ns};
+    return tfb_vec_push(&d->spans, sp) < 0 ? TFB_ENOMEM : 0;
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -127,30 +110,32 @@ static int cmp_span(const void *a, const void *b)
 /* Sorts and merges d's intervals into disjoint ones (same union). */
 static void merge(dev_state *d)
 {
-    if (d->n < 2)
+    span *v = d->spans.v;
+    if (d->spans.n < 2)
         return;
-    qsort(d->v, d->n, sizeof *d->v, cmp_span);
+    qsort(v, d->spans.n, sizeof *v, cmp_span);
     size_t o = 0;
-    for (size_t i = 1; i < d->n; i++) {
-        if (d->v[i].s <= d->v[o].e) {
-            if (d->v[i].e > d->v[o].e)
-                d->v[o].e = d->v[i].e;
+    for (size_t i = 1; i < d->spans.n; i++) {
+        if (v[i].s <= v[o].e) {
+            if (v[i].e > v[o].e)
+                v[o].e = v[i].e;
         } else {
-            d->v[++o] = d->v[i];
+            v[++o] = v[i];
         }
     }
-    d->n = o + 1;
+    d->spans.n = o + 1;
 }
 
 /* Busy ns of the merged intervals inside [bs, be). */
 static int64_t busy_in(const dev_state *d, int64_t bs, int64_t be)
 {
+    const span *v = d->spans.v;
     int64_t sum = 0;
-    for (size_t i = 0; i < d->n; i++) {
-        if (d->v[i].s >= be)
+    for (size_t i = 0; i < d->spans.n; i++) {
+        if (v[i].s >= be)
             break;
-        int64_t s = d->v[i].s > bs ? d->v[i].s : bs;
-        int64_t e = d->v[i].e < be ? d->v[i].e : be;
+        int64_t s = v[i].s > bs ? v[i].s : bs;
+        int64_t e = v[i].e < be ? v[i].e : be;
         if (e > s)
             sum += e - s;
     }
@@ -159,11 +144,12 @@ static int64_t busy_in(const dev_state *d, int64_t bs, int64_t be)
 
 static void drop_before(dev_state *d, int64_t t)
 {
+    span *v = d->spans.v;
     size_t o = 0;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->v[i].e > t)
-            d->v[o++] = d->v[i];
-    d->n = o;
+    for (size_t i = 0; i < d->spans.n; i++)
+        if (v[i].e > t)
+            v[o++] = v[i];
+    d->spans.n = o;
 }
 
 void tfb_gpu_util_emit_until(tfb_gpu_util *u, int64_t t_ns,
@@ -171,8 +157,8 @@ void tfb_gpu_util_emit_until(tfb_gpu_util *u, int64_t t_ns,
 {
     if (!u)
         return;
-    for (size_t i = 0; i < u->ndev; i++) {
-        dev_state *d = &u->devs[i];
+    for (size_t i = 0; i < u->devs.n; i++) {
+        dev_state *d = &u->devs.v[i];
         merge(d);
         for (;;) {
             int64_t bs = u->origin + d->cursor * u->interval;
@@ -196,8 +182,8 @@ void tfb_gpu_util_finish(tfb_gpu_util *u, int64_t t_ns,
     if (u->max_end > t_ns)
         t_ns = u->max_end;
     tfb_gpu_util_emit_until(u, t_ns, fn, user);
-    for (size_t i = 0; i < u->ndev; i++) {
-        dev_state *d = &u->devs[i];
+    for (size_t i = 0; i < u->devs.n; i++) {
+        dev_state *d = &u->devs.v[i];
         int64_t bs = u->origin + d->cursor * u->interval;
         if (t_ns <= bs)
             continue;
@@ -205,7 +191,7 @@ void tfb_gpu_util_finish(tfb_gpu_util *u, int64_t t_ns,
         if (fn)
             fn(user, d->id, d->cursor, t_ns, f);
         d->cursor++;
-        d->n = 0;
+        d->spans.n = 0;
     }
 }
 

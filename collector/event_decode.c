@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "pb.h"
+#include "vec.h"
 
 enum {
     DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 5,
@@ -379,9 +381,14 @@ static int64_t tensor_elems(const uint8_t *p, size_t n, const tensor_info *t,
     return rc < 0 ? rc : (int64_t)cc.n;
 }
 
+/* The accessors below read the caller's tfb_value through its size
+ * (abi.h): an older caller's smaller struct is seen with zeros past it. */
+
 int tfb_value_tensor_scalar(const tfb_value *v, double *out)
 {
-    if (!v || !out || !v->tensor)
+    tfb_value whole;
+    if (!v || !out || !(v = tfb_abi_view(&whole, sizeof whole, v)) ||
+        !v->tensor)
         return TFB_EINVAL;
     tensor_info t;
     if (parse_tensor(v->tensor, v->tensor_len, &t) < 0 || t.elems != 1)
@@ -396,7 +403,9 @@ int tfb_value_tensor_scalar(const tfb_value *v, double *out)
 
 int tfb_value_string(const tfb_value *v, size_t i, tfb_strview *out)
 {
-    if (!v || !out || !v->tensor)
+    tfb_value whole;
+    if (!v || !out || !(v = tfb_abi_view(&whole, sizeof whole, v)) ||
+        !v->tensor)
         return 0;
     const uint8_t *p = v->tensor, *end = p + v->tensor_len;
     pb_field f;
@@ -441,9 +450,28 @@ static int decode_numerics(tfb_value *v)
     return 0;
 }
 
+static void apply_plugin(tfb_value *v, const char *plugin, size_t len);
+
 void tfb_value_apply_plugin(tfb_value *v, const char *plugin, size_t len)
 {
-    if (!v || !v->tensor)
+    if (!v || tfb_abi_size(v) < sizeof(size_t))
+        return;
+    if (tfb_abi_size(v) >= sizeof(tfb_value)) {
+        apply_plugin(v, plugin, len);
+        return;
+    }
+    /* An older caller's smaller struct: work on a whole copy and give
+     * back only the fields it has. */
+    tfb_value whole;
+    tfb_abi_view(&whole, sizeof whole, v);
+    whole.size = sizeof whole;
+    apply_plugin(&whole, plugin, len);
+    tfb_abi_write(v, &whole, sizeof whole);
+}
+
+static void apply_plugin(tfb_value *v, const char *plugin, size_t len)
+{
+    if (!v->tensor)
         return; /* simple_value, histo and image need no plugin */
     tfb_strview pl = {plugin ? plugin : "", plugin ? len : 0};
     if (plugin_is(&pl, "scalars")) {
@@ -461,13 +489,42 @@ void tfb_value_apply_plugin(tfb_value *v, const char *plugin, size_t len)
     }
 }
 
+/* memset(v, 0, sizeof *v), field by field: a memset of this size
+ * compiles to `rep stos`, whose start-up cost was a quarter of the time
+ * to decode a scalar value. Every field of tfb_value is set here: a field
+ * added to tfb_value must be added here too, which the size check below
+ * makes a build error rather than an uninitialised field (LP64 size).
+ * v->size is the caller's and stays as it is. */
+#if defined(__LP64__)
+_Static_assert(sizeof(tfb_value) == 192,
+               "tfb_value changed: set the new field in value_clear()");
+#endif
+static inline void value_clear(tfb_value *v)
+{
+    static const tfb_strview none = {NULL, 0};
+    v->tag = none;
+    v->plugin_name = none;
+    v->display_name = none;
+    v->description = none;
+    v->kind = TFB_VALUE_UNKNOWN;
+    v->scalar = 0;
+    v->numerics.nan = v->numerics.pos_inf = v->numerics.neg_inf = 0;
+    v->image_height = v->image_width = v->image_colorspace = 0;
+    v->image_data = none;
+    v->histo = NULL;
+    v->histo_len = 0;
+    v->tensor = NULL;
+    v->tensor_len = 0;
+    v->plugin_content = none;
+}
+
 static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
 {
     const uint8_t *end = p + n;
     pb_field f;
     int r, has_simple = 0;
     tfb_strview node_name = {NULL, 0};
-    memset(v, 0, sizeof *v);
+    value_clear(v); /* v->size, the caller's, is kept */
     /* Fast path: tag, simple_value, metadata with one-byte keys. */
     while (p < end) {
         size_t len;
@@ -556,20 +613,48 @@ static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
     return 0;
 }
 
+/* decode_value into the caller's v: in place when v is as large as
+ * ours; an older caller's smaller struct gets a whole value's fields as
+ * far as its size reaches. 1, or TFB_ECORRUPT. */
+static int decode_value_sized(const uint8_t *p, size_t n, tfb_value *v)
+{
+    if (tfb_abi_size(v) >= sizeof(tfb_value))
+        return decode_value(p, n, v) < 0 ? TFB_ECORRUPT : 1;
+    tfb_value whole;
+    whole.size = sizeof whole;
+    if (decode_value(p, n, &whole) < 0)
+        return TFB_ECORRUPT;
+    tfb_abi_write(v, &whole, sizeof whole);
+    return 1;
+}
+
 int tfb_summary_next(const uint8_t *summary, size_t len, size_t *pos,
                      tfb_value *v)
 {
-    if (!pos || !v || (!summary && len))
+    if (!pos || !v || (!summary && len) || tfb_abi_size(v) < sizeof(size_t))
         return TFB_EINVAL;
     if (*pos >= len)
         return 0;
     const uint8_t *p = summary + *pos, *end = summary + len;
+    /* Fast path: a value field (1, LEN) with a one-byte key, as every
+     * writer puts them; no pb_field on the stack (its two 32-bit halves,
+     * compared as one 64-bit word, stalled store forwarding). */
+    if (*p == 0x0a) {
+        size_t n;
+        p++;
+        if (take_len(&p, end, &n) < 0) {
+            *pos = len;
+            return TFB_ECORRUPT;
+        }
+        *pos = (size_t)(p + n - summary);
+        return decode_value_sized(p, n, v);
+    }
     pb_field f;
     int r;
     while ((r = pb_next(&p, end, &f)) > 0) {
         if (f.num == 1 && f.wt == PB_LEN) {
             *pos = (size_t)(p - summary);
-            return decode_value(f.p, f.len, v) < 0 ? TFB_ECORRUPT : 1;
+            return decode_value_sized(f.p, f.len, v);
         }
     }
     *pos = len;
@@ -578,34 +663,19 @@ int tfb_summary_next(const uint8_t *summary, size_t len, size_t *pos,
 
 /* ---- histograms ---- */
 
-typedef struct dvec {
-    double *a;
-    size_t n, cap;
-} dvec;
-
-static int dvec_push(dvec *d, double x)
-{
-    if (d->n == d->cap) {
-        size_t nc = d->cap ? d->cap * 2 : 64;
-        double *na = realloc(d->a, nc * sizeof *na);
-        if (!na)
-            return -1;
-        d->a = na;
-        d->cap = nc;
-    }
-    d->a[d->n++] = x;
-    return 0;
-}
+typedef TFB_VEC(double) dvec;
 
 /* Appends a repeated double field (packed, or one unpacked element). */
 static int push_doubles(dvec *d, const pb_field *f)
 {
     if (f->wt == PB_I64)
-        return dvec_push(d, pb_as_double(f->u));
+        return tfb_vec_push(d, pb_as_double(f->u));
     if (f->wt != PB_LEN || f->len % 8)
         return -1;
+    if (tfb_vec_need(d, d->n + f->len / 8) < 0) /* one allocation */
+        return -1;
     for (size_t i = 0; i < f->len; i += 8)
-        if (dvec_push(d, pb_as_double(pb_le64(f->p + i))) < 0)
+        if (tfb_vec_push(d, pb_as_double(pb_le64(f->p + i))) < 0)
             return -1;
     return 0;
 }
@@ -643,16 +713,16 @@ static int64_t histo_proto_buckets(const tfb_value *v, tfb_bucket *out,
          * running backwards ([min, limit] with limit < min). */
         size_t k = lim.n < cnt.n ? lim.n : cnt.n;
         size_t first = 0, last = k; /* kept: [first, last) */
-        while (first < last && cnt.a[first] == 0)
+        while (first < last && cnt.v[first] == 0)
             first++;
-        while (last > first && cnt.a[last - 1] == 0)
+        while (last > first && cnt.v[last - 1] == 0)
             last--;
         size_t kept = last - first;
         for (size_t j = 0; j < kept && j < cap; j++) {
             size_t i = first + j;
-            out[j].left = j == 0 ? mn : lim.a[i - 1];
-            out[j].right = j + 1 == kept ? mx : lim.a[i];
-            out[j].count = cnt.a[i];
+            out[j].left = j == 0 ? mn : lim.v[i - 1];
+            out[j].right = j + 1 == kept ? mx : lim.v[i];
+            out[j].count = cnt.v[i];
         }
         rc = (int64_t)kept;
         if (pmin) *pmin = mn;
@@ -660,8 +730,8 @@ static int64_t histo_proto_buckets(const tfb_value *v, tfb_bucket *out,
         if (pnum) *pnum = num;
         if (psum) *psum = sum;
     }
-    free(lim.a);
-    free(cnt.a);
+    tfb_vec_free(&lim);
+    tfb_vec_free(&cnt);
     return rc;
 }
 
@@ -705,7 +775,8 @@ int64_t tfb_value_histogram(const tfb_value *v, tfb_bucket *out, size_t cap,
                             double *min, double *max, double *num,
                             double *sum)
 {
-    if (!v || (!out && cap))
+    tfb_value whole;
+    if (!v || (!out && cap) || !(v = tfb_abi_view(&whole, sizeof whole, v)))
         return TFB_EINVAL;
     if (v->histo)
         return histo_proto_buckets(v, out, cap, min, max, num, sum);

@@ -10,11 +10,14 @@
  * inside out in small heap buffers instead of the size-first, no-allocation
  * scheme of the scalar path.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "abi.h"
 #include "pb.h"
 #include "tfboard.h"
+#include "vec.h"
 #include "writer_internal.h"
 
 #define TAG_EXPERIMENT "_hparams_/experiment"
@@ -28,8 +31,7 @@ enum { DT_FLOAT = 1 };
 enum { HP_EXPERIMENT = 2, HP_SESSION_START = 3, HP_SESSION_END = 4 };
 
 typedef struct mbuf {
-    uint8_t *p;
-    size_t len, cap;
+    TFB_VEC(uint8_t) buf;
     int err; /* sticky: later appends do nothing */
 } mbuf;
 
@@ -37,19 +39,11 @@ static uint8_t *mb_room(mbuf *b, size_t n)
 {
     if (b->err)
         return NULL;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 128;
-        while (cap < b->len + n)
-            cap *= 2;
-        uint8_t *np = realloc(b->p, cap);
-        if (!np) {
-            b->err = TFB_ENOMEM;
-            return NULL;
-        }
-        b->p = np;
-        b->cap = cap;
+    if (tfb_vec_need(&b->buf, b->buf.n + n) < 0) {
+        b->err = TFB_ENOMEM;
+        return NULL;
     }
-    return b->p + b->len;
+    return b->buf.v + b->buf.n;
 }
 
 static void mb_varint_field(mbuf *b, unsigned field, uint64_t v)
@@ -59,7 +53,7 @@ static void mb_varint_field(mbuf *b, unsigned field, uint64_t v)
         return;
     d = pb_put_key(d, field, PB_VARINT);
     d = pb_put_varint(d, v);
-    b->len = (size_t)(d - b->p);
+    b->buf.n = (size_t)(d - b->buf.v);
 }
 
 static void mb_double_field(mbuf *b, unsigned field, double v)
@@ -69,7 +63,7 @@ static void mb_double_field(mbuf *b, unsigned field, double v)
         return;
     d = pb_put_key(d, field, PB_I64);
     d = pb_put_double(d, v);
-    b->len = (size_t)(d - b->p);
+    b->buf.n = (size_t)(d - b->buf.v);
 }
 
 static void mb_bytes_field(mbuf *b, unsigned field, const void *data,
@@ -79,7 +73,7 @@ static void mb_bytes_field(mbuf *b, unsigned field, const void *data,
     if (!d)
         return;
     d = pb_put_bytes(d, field, data, len);
-    b->len = (size_t)(d - b->p);
+    b->buf.n = (size_t)(d - b->buf.v);
 }
 
 /* Appends sub (a finished message) as field `field` of b, then frees it. */
@@ -88,14 +82,14 @@ static void mb_message_field(mbuf *b, unsigned field, mbuf *sub)
     if (sub->err && !b->err)
         b->err = sub->err;
     else
-        mb_bytes_field(b, field, sub->p, sub->len);
-    free(sub->p);
+        mb_bytes_field(b, field, sub->buf.v, sub->buf.n);
+    tfb_vec_free(&sub->buf);
     memset(sub, 0, sizeof *sub);
 }
 
 static void mb_free(mbuf *b)
 {
-    free(b->p);
+    tfb_vec_free(&b->buf);
     memset(b, 0, sizeof *b);
 }
 
@@ -119,7 +113,7 @@ static int log_plugin_data(tfb_writer *w, const char *tag, mbuf *content)
     mb_double_field(&event, 1, tfb_now_wall());
     mb_message_field(&event, 5, &summary);
     int rc = event.err ? event.err
-                       : tfb_writer_log_event(w, event.p, event.len);
+                       : tfb_writer_log_event(w, event.buf.v, event.buf.n);
     mb_free(&event);
     return rc;
 }
@@ -171,12 +165,58 @@ static void put_value(mbuf *b, unsigned field, const tfb_hparam *h)
     mb_message_field(b, field, &v);
 }
 
+/* The caller's array as whole tfb_hparams of ours (malloc'd; NULL for
+ * n 0): walked with kv[0].size as the stride, each element read through
+ * its size (an older caller's smaller struct: later fields read as 0).
+ * TFB_EINVAL when a size is 0 or differs from kv[0]'s. */
+static int read_hparams(const tfb_hparam *kv, size_t n, tfb_hparam **out)
+{
+    *out = NULL;
+    if (!n)
+        return 0;
+    if (!kv)
+        return TFB_EINVAL;
+    size_t stride = tfb_abi_size(kv);
+    if (stride < sizeof(size_t) || n > SIZE_MAX / sizeof(tfb_hparam))
+        return TFB_EINVAL;
+    tfb_hparam *whole = malloc(n * sizeof *whole);
+    if (!whole)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const void *src = (const char *)kv + i * stride;
+        if (tfb_abi_size(src) != stride) {
+            free(whole);
+            return TFB_EINVAL;
+        }
+        tfb_hparam tmp;
+        memcpy(&whole[i], tfb_abi_view(&tmp, sizeof tmp, src),
+               sizeof whole[i]);
+    }
+    *out = whole;
+    return 0;
+}
+
+static int log_hparams(tfb_writer *w, const tfb_hparam *kv, size_t n,
+                       const char *const *metric_tags, size_t n_metrics);
+
 int tfb_hparams_with_metrics(tfb_writer *w, const tfb_hparam *kv, size_t n,
                              const char *const *metric_tags,
                              size_t n_metrics)
 {
     if (!w || (!metric_tags && n_metrics))
         return TFB_EINVAL;
+    tfb_hparam *whole;
+    int rc = read_hparams(kv, n, &whole);
+    if (rc)
+        return rc;
+    rc = log_hparams(w, whole, n, metric_tags, n_metrics);
+    free(whole);
+    return rc;
+}
+
+static int log_hparams(tfb_writer *w, const tfb_hparam *kv, size_t n,
+                       const char *const *metric_tags, size_t n_metrics)
+{
     int rc = check_hparams(kv, n);
     if (rc)
         return rc;

@@ -1,7 +1,8 @@
 /*
  * ranks.c - distributed jobs: which rank a writer is (from the options or
  * the launcher's environment), the rank record written after file_version,
- * and its decoder for readers.
+ * and its decoder for readers. It calls nothing of the writer (the writer
+ * calls it); the rank-aware writer API is in writer_rank.c, above both.
  *
  * The rank record is a rank-0 DT_STRING tensor under tag TFB_RANK_TAG with
  * plugin TFB_RANK_PLUGIN; its one string is "key=value" lines (see the
@@ -84,13 +85,6 @@ void tfb_rank_owned_free(tfb_rank_owned *r)
 
 int tfb_rank_resolve(const tfb_writer_opts *opts, tfb_rank_owned *out)
 {
-    /* Read through the caller's size: an older caller's struct has no
-     * rank fields, and they are then "unset". */
-    tfb_writer_opts full;
-    tfb_writer_opts_init(&full);
-    if (opts && tfb_abi_read(&full, sizeof full, opts) < 0)
-        return TFB_EINVAL;
-    opts = &full;
     tfb_rank_owned r = {.rank = -1, .world_size = 0, .local_rank = -1};
     if (opts->world_size > 0) {
         /* The caller names the rank: all three come from opts. */
@@ -172,33 +166,6 @@ int tfb_rank_record(const tfb_rank_owned *r, double wall, uint8_t **rec,
     return 0;
 }
 
-int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
-                         const tfb_writer_opts *opts)
-{
-    if (!out || !logdir || !*logdir)
-        return TFB_EINVAL;
-    tfb_rank_owned r;
-    int rc = tfb_rank_resolve(opts, &r);
-    if (rc)
-        return rc;
-    if (r.rank < 0) {
-        /* No launcher: a job of one. */
-        r.rank = 0;
-        r.world_size = 1;
-        r.local_rank = 0;
-    }
-    size_t cap = strlen(logdir) + strlen(r.job) + 32;
-    char *dir = malloc(cap);
-    if (!dir) {
-        tfb_rank_owned_free(&r);
-        return TFB_ENOMEM;
-    }
-    snprintf(dir, cap, "%s/%s/rank-%05d", logdir, r.job, r.rank);
-    rc = tfb_writer_open_resolved(out, dir, opts, &r); /* takes r's strings */
-    free(dir);
-    return rc;
-}
-
 /* Parses a decimal int from a view; returns 0 on success. */
 static int view_int(const char *p, size_t n, int32_t *out)
 {
@@ -218,14 +185,18 @@ static int view_int(const char *p, size_t n, int32_t *out)
 
 int tfb_value_rank_info(const tfb_value *v, tfb_rank_info *out)
 {
-    if (!v || !out || v->plugin_name.len != sizeof TFB_RANK_PLUGIN - 1 ||
+    tfb_value whole;
+    if (!v || !out || tfb_abi_size(out) < sizeof(size_t) ||
+        !(v = tfb_abi_view(&whole, sizeof whole, v)) ||
+        v->plugin_name.len != sizeof TFB_RANK_PLUGIN - 1 ||
         memcmp(v->plugin_name.ptr, TFB_RANK_PLUGIN,
                sizeof TFB_RANK_PLUGIN - 1) != 0)
         return TFB_EINVAL;
     tfb_strview s;
     if (tfb_value_string(v, 0, &s) != 1)
         return TFB_ECORRUPT;
-    tfb_rank_info r = {.rank = -1, .world_size = 0, .local_rank = -1,
+    tfb_rank_info r = {.size = sizeof r, .rank = -1, .world_size = 0,
+                       .local_rank = -1,
                        .job = "", .job_len = 0, .host = "", .host_len = 0};
     int have_version = 0;
     const char *p = s.ptr, *end = s.ptr + s.len;
@@ -263,23 +234,6 @@ int tfb_value_rank_info(const tfb_value *v, tfb_rank_info *out)
     if (!have_version || r.rank < 0 || r.world_size < 0 ||
         (r.world_size > 0 && r.rank >= r.world_size))
         return TFB_ECORRUPT;
-    *out = r;
-    return 0;
-}
-
-int tfb_writer_get_rank(const tfb_writer *w, tfb_rank_info *out)
-{
-    if (!w || !out)
-        return TFB_EINVAL;
-    const tfb_rank_owned *r = tfb_writer_rank(w);
-    if (r->rank < 0)
-        return TFB_ENOENT;
-    out->rank = r->rank;
-    out->world_size = r->world_size;
-    out->local_rank = r->local_rank;
-    out->job = r->job;
-    out->job_len = strlen(r->job);
-    out->host = r->host;
-    out->host_len = strlen(r->host);
+    tfb_abi_write(out, &r, sizeof r);
     return 0;
 }

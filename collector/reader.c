@@ -1,24 +1,28 @@
 /*
  * reader.c - incremental, zero-copy reader of one event file.
  *
- * The file is read in large chunks into one buffer; events are views into
- * it. A record not yet wholly in the file is "nothing more yet": the
+ * The file is read in large chunks into one buffer, by offset (pread-like,
+ * through a tfb_reader_source: a local file, or any storage); events are
+ * views into it. Bytes in the buffer are never moved: when a record runs
+ * past the end of the buffer, the buffer starts again at that record's
+ * offset and the record's first bytes are read again from the file (page
+ * cache), which costs a part of one record instead of a memmove per chunk.
+ * A record not yet wholly in the file is "nothing more yet": the
  * offset stays at its start and a later call retries once the file grew.
  * Corruption never stops reading: a bad payload CRC skips one record, a bad
  * length CRC scans forward for the next header whose length CRC checks.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "abi.h"
 #include "errors.h"
 #include "event_decode.h"
+#include "file_source.h"
 #include "pb.h"
+#include "reader_source.h"
 #include "tfboard.h"
+#include "vec.h"
 
 #define CHUNK (1u << 20)
 /* A length CRC can match by chance on garbage; a record claiming more
@@ -26,38 +30,40 @@
 #define MAX_RECORD (1ull << 31)
 
 struct tfb_reader {
-    int fd;
-    char *path;
-    dev_t dev;
-    ino_t ino;
-    uint8_t *buf;
-    size_t cap;
-    size_t len;      /* valid bytes in buf */
-    size_t pos;      /* next record starts at buf + pos */
-    uint64_t base;   /* file offset of buf[0] */
+    tfb_reader_source src;
+    int opened;      /* src.open done since the last release */
+    int lent;        /* buf is the caller's (tfb_reader_lend_buffer) */
+    tfb_object_id id;
+    TFB_VEC(uint8_t) buf; /* buf.n: the valid bytes */
+    size_t pos;      /* next record starts at buf.v + pos */
+    uint64_t base;   /* file offset of buf.v[0] */
     int eof;         /* the last read() returned 0 */
     int resyncing;   /* a resync scan was cut by the limit: go on with it */
     uint64_t limit_end; /* tfb_reader_set_limit: stop at this offset; 0 none */
     tfb_reader_stats st;
 };
 
-/* Opens path without blocking (a FIFO would block a plain open until a
- * writer comes) and accepts regular files only. */
-static int open_regular(const char *path, int *fd_out, struct stat *st)
+int tfb_reader_open_source(tfb_reader **out, const tfb_reader_source *src)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return tfb_err_from_errno(errno);
-    if (fstat(fd, st) < 0) {
-        int rc = tfb_err_from_errno(errno);
-        close(fd);
+    if (!out || !src) {
+        if (src)
+            src->destroy(src->ctx);
+        return TFB_EINVAL;
+    }
+    tfb_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        src->destroy(src->ctx);
+        return TFB_ENOMEM;
+    }
+    r->src = *src;
+    uint64_t size;
+    int rc = r->src.open(r->src.ctx, &r->id, &size);
+    if (rc < 0) {
+        tfb_reader_close(r);
         return rc;
     }
-    if (!S_ISREG(st->st_mode)) {
-        close(fd);
-        return TFB_ENOTFILE;
-    }
-    *fd_out = fd;
+    r->opened = 1;
+    *out = r;
     return 0;
 }
 
@@ -65,34 +71,20 @@ int tfb_reader_open(tfb_reader **out, const char *path)
 {
     if (!out || !path)
         return TFB_EINVAL;
-    tfb_reader *r = calloc(1, sizeof *r);
-    if (!r)
-        return TFB_ENOMEM;
-    struct stat st;
-    int rc = open_regular(path, &r->fd, &st);
-    if (rc < 0) {
-        free(r);
+    tfb_reader_source src;
+    int rc = tfb_file_source_make(path, &src);
+    if (rc < 0)
         return rc;
-    }
-    r->dev = st.st_dev;
-    r->ino = st.st_ino;
-    r->path = strdup(path);
-    if (!r->path) {
-        tfb_reader_close(r);
-        return TFB_ENOMEM;
-    }
-    *out = r;
-    return 0;
+    return tfb_reader_open_source(out, &src);
 }
 
 void tfb_reader_close(tfb_reader *r)
 {
     if (!r)
         return;
-    if (r->fd >= 0)
-        close(r->fd);
-    free(r->buf);
-    free(r->path);
+    r->src.release(r->src.ctx);
+    r->src.destroy(r->src.ctx);
+    tfb_vec_free(&r->buf);
     free(r);
 }
 
@@ -111,7 +103,7 @@ int tfb_reader_get_stats(const tfb_reader *r, tfb_reader_stats *out)
     tfb_reader_stats st = r->st;
     st.size = sizeof st;
     st.offset = r->base + r->pos;
-    st.buffer_bytes = r->cap;
+    st.buffer_bytes = r->buf.cap;
     return tfb_abi_write(out, &st, sizeof st);
 }
 
@@ -125,61 +117,88 @@ static void note_corruption(tfb_reader *r, uint64_t off)
  * Returns 1 when they are there, 0 when the file ends first, <0 on error. */
 static int fill_slow(tfb_reader *r, size_t need)
 {
-    while (r->len - r->pos < need) {
-        if (r->pos > 0) { /* slide the unread tail to the front */
-            memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-            r->len -= r->pos;
+    while (r->buf.n - r->pos < need) {
+        /* Near the end of the buffer (or all of it used): start it again
+         * at the unread bytes, which the next read fetches again from the
+         * file; nothing is moved. */
+        if (r->pos > 0 && (r->pos == r->buf.n || r->buf.cap - r->buf.n < CHUNK / 4)) {
             r->base += r->pos;
-            r->pos = 0;
+            r->buf.n = r->pos = 0;
         }
         /* Grow only when the bytes actually read fill the buffer, never
          * straight to `need`: a record header can claim up to 2 GiB, and
          * reserving that before the bytes exist would cost 4 GiB per file
          * (garbage, or a record that never completes). So the buffer stays
          * within twice what the file really holds past our offset. */
-        if (r->cap - r->len < CHUNK / 4) {
-            size_t nc = r->cap ? r->cap * 2 : CHUNK;
-            uint8_t *nb = realloc(r->buf, nc);
-            if (!nb)
+        if (r->buf.cap - r->buf.n < CHUNK / 4) {
+            if (tfb_vec_need(&r->buf, r->buf.cap ? r->buf.cap * 2 : CHUNK) < 0)
                 return TFB_ENOMEM;
-            r->buf = nb;
-            r->cap = nc;
         }
-        ssize_t k = read(r->fd, r->buf + r->len, r->cap - r->len);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return tfb_err_from_errno(errno);
-        }
+        long k = r->src.read_at(r->src.ctx, r->base + r->buf.n, r->buf.v + r->buf.n,
+                                r->buf.cap - r->buf.n);
+        if (k < 0)
+            return (int)k;
         if (k == 0) {
             r->eof = 1;
             return 0;
         }
-        r->len += (size_t)k;
-        r->st.file_size = r->base + r->len;
+        r->buf.n += (size_t)k;
+        r->st.file_size = r->base + r->buf.n;
     }
     return 1;
 }
 
 static inline int fill(tfb_reader *r, size_t need)
 {
-    if (r->len - r->pos >= need) /* the common case: already buffered */
+    if (r->buf.n - r->pos >= need) /* the common case: already buffered */
         return 1;
     return fill_slow(r, need);
 }
 
 /* A reader waiting at the end of a file that is not growing holds no
  * buffer: a server keeps one reader open per file, and the buffers would
- * otherwise outweigh the data. fill_slow() allocates it again. */
+ * otherwise outweigh the data. fill_slow() allocates it again. A lent
+ * buffer (tfb_reader_lend_buffer) stays for its lender to reclaim. */
 static void release_idle_buffer(tfb_reader *r)
 {
-    if (r->pos != r->len)
+    if (r->pos != r->buf.n)
         return; /* a partial record waits there */
     r->base += r->pos;
-    r->pos = r->len = 0;
-    free(r->buf);
-    r->buf = NULL;
-    r->cap = 0;
+    r->pos = r->buf.n = 0;
+    if (r->lent)
+        return;
+    tfb_vec_free(&r->buf);
+}
+
+int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap)
+{
+    if (!r || r->buf.v || !buf)
+        return 0;
+    r->buf.v = buf;
+    r->buf.cap = cap;
+    r->lent = 1;
+    return 1;
+}
+
+int tfb_reader_reclaim_buffer(tfb_reader *r, uint8_t **buf, size_t *cap)
+{
+    if (!r || !r->buf.v)
+        return 0;
+    /* Bytes of a partial record waiting there are dropped: reading goes
+     * on at base + pos, where they are read again once complete. */
+    r->base += r->pos;
+    r->pos = r->buf.n = 0;
+    *buf = r->buf.v;
+    *cap = r->buf.cap;
+    r->buf.v = NULL;
+    r->buf.cap = 0;
+    r->lent = 0;
+    return 1;
+}
+
+static int same_id(tfb_object_id a, tfb_object_id b)
+{
+    return a.a == b.a && a.b == b.b;
 }
 
 /* At the end of what the file holds: detect a file that was truncated
@@ -187,28 +206,26 @@ static void release_idle_buffer(tfb_reader *r)
  * start over from its beginning. */
 static int check_replaced(tfb_reader *r)
 {
-    struct stat st, fst;
-    uint64_t off = r->base + r->pos;
-    int swapped = stat(r->path, &st) == 0 &&
-                  (st.st_dev != r->dev || st.st_ino != r->ino);
-    if (swapped) {
-        int fd;
-        int rc = open_regular(r->path, &fd, &fst);
+    uint64_t off = r->base + r->pos, size;
+    tfb_object_id id;
+    int s = r->src.stat(r->src.ctx, &id, &size);
+    if (s == TFB_ENOTFILE)
+        return s; /* replaced by a FIFO or a device: never read it */
+    if (s < 0)
+        return 0; /* gone: keep what we have */
+    if (!same_id(id, r->id)) {
+        int rc = r->src.open(r->src.ctx, &id, &size);
         if (rc == TFB_ENOTFILE)
-            return rc; /* replaced by a FIFO or a device: never read it */
+            return rc;
         if (rc < 0)
             return 0; /* gone again: keep what we have */
-        close(r->fd);
-        r->fd = fd;
-        r->dev = fst.st_dev;
-        r->ino = fst.st_ino;
-    } else if (fstat(r->fd, &fst) < 0 || (uint64_t)fst.st_size >= off) {
+        r->id = id;
+        r->opened = 1;
+    } else if (size >= off) {
         return 0;
     }
-    if (lseek(r->fd, 0, SEEK_SET) < 0)
-        return tfb_err_from_errno(errno);
     r->base = 0;
-    r->pos = r->len = 0;
+    r->pos = r->buf.n = 0;
     r->eof = 0;
     r->st.replaced = 1;
     r->st.truncated_tail = 0;
@@ -240,7 +257,7 @@ static int resync(tfb_reader *r)
             r->st.bytes_skipped += r->base + r->pos - start;
             return 0;
         }
-        const uint8_t *h = r->buf + r->pos;
+        const uint8_t *h = r->buf.v + r->pos;
         if (tfb_masked_crc32c(h, 8) == pb_le32(h + 8) &&
             pb_le64(h) <= MAX_RECORD) {
             r->st.bytes_skipped += r->base + r->pos - start;
@@ -251,8 +268,8 @@ static int resync(tfb_reader *r)
          * sparse file, the tail of a crash) is passed at memory speed,
          * not one CRC per byte. */
         if (h[0] == 0 && h[11] == 0) {
-            size_t end = r->len, q = r->pos + 1;
-            while (q < end && r->buf[q] == 0)
+            size_t end = r->buf.n, q = r->pos + 1;
+            while (q < end && r->buf.v[q] == 0)
                 q++;
             r->pos = q - r->pos >= 12 ? q - 11 : r->pos + 1;
             continue;
@@ -269,44 +286,40 @@ void tfb_reader_set_limit(tfb_reader *r, uint64_t bytes)
 
 int tfb_reader_release_fd(tfb_reader *r)
 {
-    if (r && r->fd >= 0) {
-        close(r->fd);
-        r->fd = -1;
+    if (r && r->opened) {
+        r->src.release(r->src.ctx);
+        r->opened = 0;
     }
     return 0;
 }
 
-/* The descriptor released by tfb_reader_release_fd, opened again where
- * reading stopped; a file replaced meanwhile is read from its start. */
+/* The object released by tfb_reader_release_fd, opened again; one
+ * replaced (or truncated below what was buffered) meanwhile is read from
+ * its start. */
 static int reopen(tfb_reader *r)
 {
-    struct stat st;
-    int rc = open_regular(r->path, &r->fd, &st);
-    if (rc < 0) {
-        r->fd = -1;
+    tfb_object_id id;
+    uint64_t size;
+    int rc = r->src.open(r->src.ctx, &id, &size);
+    if (rc < 0)
         return rc;
-    }
-    if (st.st_dev != r->dev || st.st_ino != r->ino ||
-        (uint64_t)st.st_size < r->base + r->len) {
-        r->dev = st.st_dev;
-        r->ino = st.st_ino;
+    r->opened = 1;
+    if (!same_id(id, r->id) || size < r->base + r->buf.n) {
+        r->id = id;
         r->base = 0;
-        r->pos = r->len = 0;
+        r->pos = r->buf.n = 0;
         r->resyncing = 0;
         r->st.replaced = 1;
         r->st.truncated_tail = 0;
-        return 0;
     }
-    if (lseek(r->fd, (off_t)(r->base + r->len), SEEK_SET) < 0)
-        return tfb_err_from_errno(errno);
     return 0;
 }
 
 int tfb_reader_next(tfb_reader *r, tfb_event *ev)
 {
-    if (!r || !ev)
+    if (!r || !ev || tfb_abi_size(ev) < sizeof(size_t))
         return TFB_EINVAL;
-    if (r->fd < 0) {
+    if (!r->opened) {
         int rc = reopen(r);
         if (rc < 0)
             return rc;
@@ -328,7 +341,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
         if (f < 0)
             return f;
         if (f == 0) {
-            r->st.truncated_tail = r->len > r->pos;
+            r->st.truncated_tail = r->buf.n > r->pos;
             int c = check_replaced(r);
             if (c < 0)
                 return c;
@@ -338,7 +351,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
             release_idle_buffer(r);
             return 0;
         }
-        const uint8_t *h = r->buf + r->pos;
+        const uint8_t *h = r->buf.v + r->pos;
         uint64_t len = pb_le64(h);
         uint64_t off = r->base + r->pos;
         if (tfb_masked_crc32c(h, 8) != pb_le32(h + 8) || len > MAX_RECORD) {
@@ -367,17 +380,24 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
             r->eof = 0;
             return 0;
         }
-        h = r->buf + r->pos;
+        h = r->buf.v + r->pos;
         const uint8_t *payload = h + 12;
         r->pos += total;
+        /* A caller's tfb_event as large as ours is decoded into in
+         * place; an older, smaller one gets a whole event's fields as
+         * far as its size reaches. */
+        tfb_event whole = {.size = sizeof whole};
+        tfb_event *dst = tfb_abi_size(ev) >= sizeof whole ? ev : &whole;
         if (tfb_masked_crc32c(payload, (size_t)len) != pb_le32(payload + len) ||
-            tfb_event_decode(payload, (size_t)len, ev) < 0) {
+            tfb_event_decode(payload, (size_t)len, dst) < 0) {
             r->st.corrupt_records++;
             r->st.bytes_skipped += total;
             note_corruption(r, off);
             continue;
         }
-        ev->offset = off;
+        dst->offset = off;
+        if (dst != ev) /* an older, smaller tfb_event: its fields only */
+            tfb_abi_write(ev, &whole, sizeof whole);
         r->st.records++;
         r->st.truncated_tail = 0;
         return 1;

@@ -10,6 +10,7 @@
 #include "hash.h"
 #include "str.h"
 #include "strtab.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -24,157 +25,135 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------
- * Schema. Integer columns first (tfb_trace_row.c order), then the text
- * columns (text, text2). Names follow the nsys SQLite export.
+ * Schema, spelled once. Per table: its tfb_trace_table, its name, whether
+ * rows replace each other (INSERT OR REPLACE), and its columns in file
+ * order: the integer columns I(name, declaration) first, in the order of
+ * tfb_trace_row.c, then the text columns T(...), bound to row.text and
+ * row.text2. The CREATE TABLE statements (file_ddl) and the INSERTs
+ * (prepare_one) are generated from it. Names follow the nsys SQLite export;
+ * docs/trace-store.md documents the tables, and test_trace_store.c checks
+ * the generated schema byte for byte against the files already out there.
  * ---------------------------------------------------------------------- */
+#define NN "INTEGER NOT NULL"
+#define STR_REF "REFERENCES StringIds(id)"
+#define TRACE_SCHEMA(X)                                                      \
+    X(TFB_TT_STRINGIDS, "StringIds", 0,                                      \
+      I("id", NN " PRIMARY KEY") T("value", "TEXT NOT NULL"))                \
+    X(TFB_TT_KERNEL, "CUPTI_ACTIVITY_KIND_KERNEL", 0,                        \
+      I("start", NN) I("end", NN) I("deviceId", NN) I("contextId", NN)       \
+      I("streamId", NN) I("correlationId", "INTEGER")                        \
+      I("globalPid", "INTEGER") I("demangledName", NN " " STR_REF)           \
+      I("shortName", NN " " STR_REF) I("gridX", NN) I("gridY", NN)           \
+      I("gridZ", NN) I("blockX", NN) I("blockY", NN) I("blockZ", NN)         \
+      I("registersPerThread", NN) I("staticSharedMemory", NN)                \
+      I("dynamicSharedMemory", NN) I("localMemoryPerThread", "INTEGER")      \
+      I("gridId", "INTEGER") I("launchType", "INTEGER")                      \
+      I("graphNodeId", "INTEGER") I("mangledName", "INTEGER " STR_REF))      \
+    X(TFB_TT_MEMCPY, "CUPTI_ACTIVITY_KIND_MEMCPY", 0,                        \
+      I("start", NN) I("end", NN) I("deviceId", NN) I("contextId", NN)       \
+      I("streamId", NN) I("correlationId", "INTEGER")                        \
+      I("globalPid", "INTEGER") I("bytes", NN) I("copyKind", NN)             \
+      I("srcKind", "INTEGER") I("dstKind", "INTEGER")                        \
+      I("srcDeviceId", "INTEGER") I("dstDeviceId", "INTEGER")                \
+      I("graphNodeId", "INTEGER"))                                           \
+    X(TFB_TT_MEMSET, "CUPTI_ACTIVITY_KIND_MEMSET", 0,                        \
+      I("start", NN) I("end", NN) I("deviceId", NN) I("contextId", NN)       \
+      I("streamId", NN) I("correlationId", "INTEGER")                        \
+      I("globalPid", "INTEGER") I("value", NN) I("bytes", NN)                \
+      I("memKind", "INTEGER") I("graphNodeId", "INTEGER"))                   \
+    X(TFB_TT_SYNC, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 0,                 \
+      I("start", NN) I("end", NN) I("deviceId", "INTEGER")                   \
+      I("contextId", "INTEGER") I("streamId", "INTEGER")                     \
+      I("correlationId", "INTEGER") I("globalPid", "INTEGER")                \
+      I("syncType", NN) I("eventId", "INTEGER"))                             \
+    X(TFB_TT_RUNTIME, "CUPTI_ACTIVITY_KIND_RUNTIME", 0,                      \
+      I("start", NN) I("end", NN) I("eventClass", NN)                        \
+      I("globalTid", "INTEGER") I("correlationId", "INTEGER")                \
+      I("nameId", NN " " STR_REF) I("returnValue", NN) I("cbid", "INTEGER")) \
+    X(TFB_TT_NVTX, "NVTX_EVENTS", 0,                                         \
+      I("start", NN) I("end", "INTEGER") I("eventType", NN)                  \
+      I("rangeId", "INTEGER") I("globalTid", "INTEGER")                      \
+      I("textId", "INTEGER " STR_REF) I("domainId", "INTEGER")               \
+      T("text", "TEXT"))                                                     \
+    X(TFB_TT_OVERHEAD, "PROFILER_OVERHEAD", 0,                               \
+      I("start", NN) I("end", NN) I("globalTid", "INTEGER")                  \
+      I("overheadKind", "INTEGER") I("objectKind", "INTEGER")                \
+      I("objectId", "INTEGER"))                                              \
+    X(TFB_TT_GPU_INFO, "TARGET_INFO_GPU", 1,                                 \
+      I("id", NN " PRIMARY KEY") I("smCount", "INTEGER")                     \
+      I("totalMemory", "INTEGER") I("clockRate", "INTEGER")                  \
+      I("computeMajor", "INTEGER") I("computeMinor", "INTEGER")              \
+      I("l2CacheSize", "INTEGER") I("memoryBandwidth", "INTEGER")            \
+      T("name", "TEXT"))                                                     \
+    X(TFB_TT_HOST_SPAN, "TFB_HOST_SPANS", 0,                                 \
+      I("start", NN) I("end", NN) I("step", "INTEGER")                       \
+      I("globalTid", "INTEGER") T("kind", "TEXT NOT NULL"))                  \
+    X(TFB_TT_META, "META", 1,                                                \
+      T("key", "TEXT NOT NULL PRIMARY KEY") T("value", "TEXT"))              \
+    /* GPU memory (issue 13): nsys's column names. */                        \
+    X(TFB_TT_MEM_USAGE, "CUDA_GPU_MEMORY_USAGE_EVENTS", 0,                   \
+      I("start", NN) I("globalPid", "INTEGER") I("deviceId", NN)             \
+      I("contextId", "INTEGER") I("streamId", "INTEGER")                     \
+      I("correlationId", "INTEGER") I("address", NN) I("pc", "INTEGER")      \
+      I("bytes", NN) I("memKind", "INTEGER")                                 \
+      I("memoryOperationType", NN) I("name", "INTEGER " STR_REF)             \
+      I("isAsync", "INTEGER") I("memoryPoolType", "INTEGER")                 \
+      I("localMemoryPoolAddress", "INTEGER")                                 \
+      I("localMemoryPoolReleaseThreshold", "INTEGER")                        \
+      I("localMemoryPoolSize", "INTEGER")                                    \
+      I("localMemoryPoolUtilizedSize", "INTEGER")                            \
+      I("importedMemoryPoolAddress", "INTEGER")                              \
+      I("importedMemoryPoolProcessId", "INTEGER"))                           \
+    X(TFB_TT_MEM_POOL, "CUDA_GPU_MEMORY_POOL_EVENTS", 0,                     \
+      I("start", NN) I("globalPid", "INTEGER") I("deviceId", NN)             \
+      I("correlationId", "INTEGER") I("operationType", NN)                   \
+      I("poolType", "INTEGER") I("address", NN) I("size", "INTEGER")         \
+      I("releaseThreshold", "INTEGER") I("utilizedSize", "INTEGER")          \
+      I("minBytesToKeep", "INTEGER") I("isManagedPool", "INTEGER"))
+
+typedef struct col_spec {
+    const char *name;
+    const char *decl; /* type and constraints, as in CREATE TABLE */
+} col_spec;
+
 typedef struct table_spec {
     const char *name;
-    const char *create; /* CREATE TABLE statement */
-    const char *const *icols;
-    int nicols;
-    const char *tcol;  /* column bound to row.text, or NULL */
-    const char *tcol2; /* column bound to row.text2, or NULL */
-    int replace;       /* INSERT OR REPLACE */
+    const col_spec *cols; /* nint integer columns, then the text ones */
+    int ncols, nint;
+    int replace; /* INSERT OR REPLACE */
 } table_spec;
 
-static const char *const strings_cols[] = {"id"};
-static const char *const kernel_cols[] = {
-    "start", "end", "deviceId", "contextId", "streamId", "correlationId",
-    "globalPid", "demangledName", "shortName", "gridX", "gridY", "gridZ",
-    "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-    "dynamicSharedMemory", "localMemoryPerThread", "gridId", "launchType",
-    "graphNodeId", "mangledName"};
-static const char *const memcpy_cols[] = {
-    "start", "end", "deviceId", "contextId", "streamId", "correlationId",
-    "globalPid", "bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId",
-    "dstDeviceId", "graphNodeId"};
-static const char *const memset_cols[] = {
-    "start", "end", "deviceId", "contextId", "streamId", "correlationId",
-    "globalPid", "value", "bytes", "memKind", "graphNodeId"};
-static const char *const sync_cols[] = {
-    "start", "end", "deviceId", "contextId", "streamId", "correlationId",
-    "globalPid", "syncType", "eventId"};
-static const char *const runtime_cols[] = {
-    "start", "end", "eventClass", "globalTid", "correlationId", "nameId",
-    "returnValue", "cbid"};
-static const char *const nvtx_cols[] = {
-    "start", "end", "eventType", "rangeId", "globalTid", "textId", "domainId"};
-static const char *const overhead_cols[] = {
-    "start", "end", "globalTid", "overheadKind", "objectKind", "objectId"};
-static const char *const gpuinfo_cols[] = {
-    "id", "smCount", "totalMemory", "clockRate", "computeMajor",
-    "computeMinor", "l2CacheSize", "memoryBandwidth"};
-static const char *const hostspan_cols[] = {"start", "end", "step",
-                                            "globalTid"};
-/* GPU memory (issue 13): nsys's column names. */
-static const char *const memusage_cols[] = {
-    "start", "globalPid", "deviceId", "contextId", "streamId",
-    "correlationId", "address", "pc", "bytes", "memKind",
-    "memoryOperationType", "name", "isAsync", "memoryPoolType",
-    "localMemoryPoolAddress", "localMemoryPoolReleaseThreshold",
-    "localMemoryPoolSize", "localMemoryPoolUtilizedSize",
-    "importedMemoryPoolAddress", "importedMemoryPoolProcessId"};
-static const char *const mempool_cols[] = {
-    "start", "globalPid", "deviceId", "correlationId", "operationType",
-    "poolType", "address", "size", "releaseThreshold", "utilizedSize",
-    "minBytesToKeep", "isManagedPool"};
+/* The column arrays, TFB_TT_<table>_cols[]. */
+#define I(n, d) {n, d},
+#define T(n, d) {n, d},
+#define X(tt, name, rep, cols) static const col_spec tt##_cols[] = {cols};
+TRACE_SCHEMA(X)
+#undef X
+#undef I
+#undef T
 
 #define NCOLS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static const table_spec k_tables[TFB_TT_COUNT_] = {
-    [TFB_TT_STRINGIDS] = {"StringIds",
-        "CREATE TABLE IF NOT EXISTS StringIds(id INTEGER NOT NULL PRIMARY KEY,"
-        " value TEXT NOT NULL)",
-        strings_cols, NCOLS(strings_cols), "value", NULL, 0},
-    [TFB_TT_KERNEL] = {"CUPTI_ACTIVITY_KIND_KERNEL",
-        "CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_KERNEL("
-        "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,"
-        " contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
-        " correlationId INTEGER, globalPid INTEGER,"
-        " demangledName INTEGER NOT NULL REFERENCES StringIds(id),"
-        " shortName INTEGER NOT NULL REFERENCES StringIds(id),"
-        " gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL,"
-        " blockX INTEGER NOT NULL, blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL,"
-        " registersPerThread INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,"
-        " dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER,"
-        " gridId INTEGER, launchType INTEGER, graphNodeId INTEGER,"
-        " mangledName INTEGER REFERENCES StringIds(id))",
-        kernel_cols, NCOLS(kernel_cols), NULL, NULL, 0},
-    [TFB_TT_MEMCPY] = {"CUPTI_ACTIVITY_KIND_MEMCPY",
-        "CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMCPY("
-        "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,"
-        " contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
-        " correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL,"
-        " copyKind INTEGER NOT NULL, srcKind INTEGER, dstKind INTEGER,"
-        " srcDeviceId INTEGER, dstDeviceId INTEGER, graphNodeId INTEGER)",
-        memcpy_cols, NCOLS(memcpy_cols), NULL, NULL, 0},
-    [TFB_TT_MEMSET] = {"CUPTI_ACTIVITY_KIND_MEMSET",
-        "CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_MEMSET("
-        "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,"
-        " contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,"
-        " correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL,"
-        " bytes INTEGER NOT NULL, memKind INTEGER, graphNodeId INTEGER)",
-        memset_cols, NCOLS(memset_cols), NULL, NULL, 0},
-    [TFB_TT_SYNC] = {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-        "CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_SYNCHRONIZATION("
-        "start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER,"
-        " contextId INTEGER, streamId INTEGER, correlationId INTEGER,"
-        " globalPid INTEGER, syncType INTEGER NOT NULL, eventId INTEGER)",
-        sync_cols, NCOLS(sync_cols), NULL, NULL, 0},
-    [TFB_TT_RUNTIME] = {"CUPTI_ACTIVITY_KIND_RUNTIME",
-        "CREATE TABLE IF NOT EXISTS CUPTI_ACTIVITY_KIND_RUNTIME("
-        "start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,"
-        " globalTid INTEGER, correlationId INTEGER,"
-        " nameId INTEGER NOT NULL REFERENCES StringIds(id),"
-        " returnValue INTEGER NOT NULL, cbid INTEGER)",
-        runtime_cols, NCOLS(runtime_cols), NULL, NULL, 0},
-    [TFB_TT_NVTX] = {"NVTX_EVENTS",
-        "CREATE TABLE IF NOT EXISTS NVTX_EVENTS("
-        "start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,"
-        " rangeId INTEGER, globalTid INTEGER,"
-        " textId INTEGER REFERENCES StringIds(id), domainId INTEGER, text TEXT)",
-        nvtx_cols, NCOLS(nvtx_cols), "text", NULL, 0},
-    [TFB_TT_OVERHEAD] = {"PROFILER_OVERHEAD",
-        "CREATE TABLE IF NOT EXISTS PROFILER_OVERHEAD("
-        "start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER,"
-        " overheadKind INTEGER, objectKind INTEGER, objectId INTEGER)",
-        overhead_cols, NCOLS(overhead_cols), NULL, NULL, 0},
-    [TFB_TT_GPU_INFO] = {"TARGET_INFO_GPU",
-        "CREATE TABLE IF NOT EXISTS TARGET_INFO_GPU("
-        "id INTEGER NOT NULL PRIMARY KEY, smCount INTEGER, totalMemory INTEGER,"
-        " clockRate INTEGER, computeMajor INTEGER, computeMinor INTEGER,"
-        " l2CacheSize INTEGER, memoryBandwidth INTEGER, name TEXT)",
-        gpuinfo_cols, NCOLS(gpuinfo_cols), "name", NULL, 1},
-    [TFB_TT_HOST_SPAN] = {"TFB_HOST_SPANS",
-        "CREATE TABLE IF NOT EXISTS TFB_HOST_SPANS("
-        "start INTEGER NOT NULL, end INTEGER NOT NULL, step INTEGER,"
-        " globalTid INTEGER, kind TEXT NOT NULL)",
-        hostspan_cols, NCOLS(hostspan_cols), "kind", NULL, 0},
-    [TFB_TT_META] = {"META",
-        "CREATE TABLE IF NOT EXISTS META(key TEXT NOT NULL PRIMARY KEY,"
-        " value TEXT)",
-        NULL, 0, "key", "value", 1},
-    [TFB_TT_MEM_USAGE] = {"CUDA_GPU_MEMORY_USAGE_EVENTS",
-        "CREATE TABLE IF NOT EXISTS CUDA_GPU_MEMORY_USAGE_EVENTS("
-        "start INTEGER NOT NULL, globalPid INTEGER, deviceId INTEGER NOT NULL,"
-        " contextId INTEGER, streamId INTEGER, correlationId INTEGER,"
-        " address INTEGER NOT NULL, pc INTEGER, bytes INTEGER NOT NULL,"
-        " memKind INTEGER, memoryOperationType INTEGER NOT NULL,"
-        " name INTEGER REFERENCES StringIds(id), isAsync INTEGER,"
-        " memoryPoolType INTEGER, localMemoryPoolAddress INTEGER,"
-        " localMemoryPoolReleaseThreshold INTEGER, localMemoryPoolSize INTEGER,"
-        " localMemoryPoolUtilizedSize INTEGER, importedMemoryPoolAddress INTEGER,"
-        " importedMemoryPoolProcessId INTEGER)",
-        memusage_cols, NCOLS(memusage_cols), NULL, NULL, 0},
-    [TFB_TT_MEM_POOL] = {"CUDA_GPU_MEMORY_POOL_EVENTS",
-        "CREATE TABLE IF NOT EXISTS CUDA_GPU_MEMORY_POOL_EVENTS("
-        "start INTEGER NOT NULL, globalPid INTEGER, deviceId INTEGER NOT NULL,"
-        " correlationId INTEGER, operationType INTEGER NOT NULL,"
-        " poolType INTEGER, address INTEGER NOT NULL, size INTEGER,"
-        " releaseThreshold INTEGER, utilizedSize INTEGER,"
-        " minBytesToKeep INTEGER, isManagedPool INTEGER)",
-        mempool_cols, NCOLS(mempool_cols), NULL, NULL, 0},
-};
+/* The table specs; I counts the integer columns, T nothing. */
+#define I(n, d) +1
+#define T(n, d)
+#define X(tt, name, rep, cols)                                               \
+    [tt] = {name, tt##_cols, NCOLS(tt##_cols), 0 cols, rep},
+static const table_spec k_tables[TFB_TT_COUNT_] = {TRACE_SCHEMA(X)};
+#undef X
+
+/* Every table is in the schema, at most two text columns each, and the
+ * integer columns fit tfb_trace_row.c and the 32-bit hoist mask. */
+#define X(tt, name, rep, cols) +1
+_Static_assert(0 TRACE_SCHEMA(X) == TFB_TT_COUNT_, "a table is missing");
+#undef X
+#define X(tt, name, rep, cols)                                               \
+    _Static_assert(0 cols <= TFB_TRACE_MAX_COLS && 0 cols <= 32, name);      \
+    _Static_assert(NCOLS(tt##_cols) - (0 cols) <= 2, name);
+TRACE_SCHEMA(X)
+#undef X
+#undef I
+#undef T
 
 /* nsys's ENUM_CUDA_MEMCPY_OPER, so copyKind can be joined to a label. */
 static const char k_memcpy_enum_sql[] =
@@ -222,10 +201,7 @@ typedef struct qrow {
     unsigned char own1, own2;
 } qrow;
 
-typedef struct rowvec {
-    qrow *v;
-    size_t n, cap;
-} rowvec;
+typedef TFB_VEC(qrow) rowvec;
 
 struct tfb_trace_store {
     char *path;
@@ -237,8 +213,7 @@ struct tfb_trace_store {
      * from (writer thread only). */
     const qrow *const *vt_rows;
     size_t vt_n;
-    const qrow **order;
-    size_t order_cap;
+    TFB_VEC(const qrow *) order;
     /* Per table, the last INSERT ... SELECT with constant columns taken
      * from parameters (hoist_mask: those columns). */
     sqlite3_stmt *hoist[TFB_TT_COUNT_];
@@ -268,21 +243,6 @@ struct tfb_trace_store {
 /* ------------------------------------------------------------------------
  * Helpers
  * ---------------------------------------------------------------------- */
-static int vec_reserve(rowvec *v, size_t need)
-{
-    if (need <= v->cap)
-        return 0;
-    size_t cap = v->cap ? v->cap : 1024;
-    while (cap < need)
-        cap *= 2;
-    qrow *nv = realloc(v->v, cap * sizeof *nv);
-    if (!nv)
-        return TFB_ENOMEM;
-    v->v = nv;
-    v->cap = cap;
-    return 0;
-}
-
 static void free_row_strings(qrow *q)
 {
     if (q->own1)
@@ -302,9 +262,17 @@ static int exec_sql(sqlite3 *db, const char *sql)
  * (open, filter, close a cursor) is then paid off. */
 #define RUN_MIN_VTAB 8
 
-static int table_ncols(const table_spec *ts)
+/* The CREATE TABLE IF NOT EXISTS statement of ts into sql: 0, or
+ * TFB_ETRACE when it does not fit. */
+static int file_ddl(char *sql, size_t cap, const table_spec *ts)
 {
-    return ts->nicols + (ts->tcol ? 1 : 0) + (ts->tcol2 ? 1 : 0);
+    int len = snprintf(sql, cap, "CREATE TABLE IF NOT EXISTS %s(", ts->name);
+    for (int i = 0; i < ts->ncols && len >= 0 && (size_t)len < cap; i++)
+        len += snprintf(sql + len, cap - (size_t)len, "%s%s %s",
+                        i ? ", " : "", ts->cols[i].name, ts->cols[i].decl);
+    if (len >= 0 && (size_t)len < cap)
+        len += snprintf(sql + len, cap - (size_t)len, ")");
+    return len < 0 || (size_t)len >= cap ? TFB_ETRACE : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -460,16 +428,9 @@ static const sqlite3_module k_rows_module = {
 /* The column list "a","b",... of ts into sql; returns the new length. */
 static int put_cols(char *sql, size_t cap, int len, const table_spec *ts)
 {
-    int c = 0;
-    for (int i = 0; i < ts->nicols; i++, c++)
+    for (int i = 0; i < ts->ncols; i++)
         len += snprintf(sql + len, cap - (size_t)len, "%s\"%s\"",
-                        c ? "," : "", ts->icols[i]);
-    if (ts->tcol)
-        len += snprintf(sql + len, cap - (size_t)len, "%s\"%s\"",
-                        c++ ? "," : "", ts->tcol);
-    if (ts->tcol2)
-        len += snprintf(sql + len, cap - (size_t)len, "%s\"%s\"",
-                        c++ ? "," : "", ts->tcol2);
+                        i ? "," : "", ts->cols[i].name);
     return len;
 }
 
@@ -487,20 +448,23 @@ static int prepare_one(tfb_trace_store *s, const table_spec *ts, int vt,
     len = put_cols(sql, cap, len, ts);
     if (!vt) {
         len += snprintf(sql + len, cap - (size_t)len, ") VALUES(");
-        for (int i = 0; i < table_ncols(ts); i++)
+        for (int i = 0; i < ts->ncols; i++)
             len += snprintf(sql + len, cap - (size_t)len, "%s?", i ? "," : "");
         len += snprintf(sql + len, cap - (size_t)len, ")");
     } else {
         len += snprintf(sql + len, cap - (size_t)len, ") SELECT ");
-        for (int i = 0; i < ts->nicols; i++)
-            len += snprintf(sql + len, cap - (size_t)len,
-                            consts >> i & 1 ? "%s?%d" : "%sc%d",
-                            i ? "," : "", consts >> i & 1 ? i + 1 : i);
-        if (ts->tcol)
-            len += snprintf(sql + len, cap - (size_t)len, "%st1",
-                            ts->nicols ? "," : "");
-        if (ts->tcol2)
-            len += snprintf(sql + len, cap - (size_t)len, ",t2");
+        for (int i = 0; i < ts->ncols; i++) {
+            const char *sep = i ? "," : "";
+            if (i >= ts->nint) /* the text columns: t1, t2 */
+                len += snprintf(sql + len, cap - (size_t)len, "%st%d", sep,
+                                i - ts->nint + 1);
+            else if (consts >> i & 1)
+                len += snprintf(sql + len, cap - (size_t)len, "%s?%d", sep,
+                                i + 1);
+            else
+                len += snprintf(sql + len, cap - (size_t)len, "%sc%d", sep,
+                                i);
+        }
         len += snprintf(sql + len, cap - (size_t)len, " FROM tfb_rows");
     }
     if (len < 0 || (size_t)len >= cap)
@@ -530,22 +494,16 @@ static void bind_row(sqlite3_stmt *st, const tfb_trace_row *r)
 {
     const table_spec *ts = &k_tables[r->table];
     int col = 1;
-    for (int i = 0; i < ts->nicols; i++, col++) {
+    for (int i = 0; i < ts->nint; i++, col++) {
         if (r->c[i] == TFB_TRACE_NULL)
             sqlite3_bind_null(st, col);
         else
             sqlite3_bind_int64(st, col, r->c[i]);
     }
-    if (ts->tcol) {
-        if (r->text)
-            sqlite3_bind_text(st, col, r->text, -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(st, col);
-        col++;
-    }
-    if (ts->tcol2) {
-        if (r->text2)
-            sqlite3_bind_text(st, col, r->text2, -1, SQLITE_STATIC);
+    for (int i = ts->nint; i < ts->ncols; i++, col++) {
+        const char *text = i == ts->nint ? r->text : r->text2;
+        if (text)
+            sqlite3_bind_text(st, col, text, -1, SQLITE_STATIC);
         else
             sqlite3_bind_null(st, col);
     }
@@ -571,13 +529,13 @@ static int hoisted_stmt(tfb_trace_store *s, tfb_trace_table t,
                         const qrow *const *rows, size_t n, sqlite3_stmt **st)
 {
     const table_spec *ts = &k_tables[t];
-    const uint32_t all = ts->nicols >= 32 ? UINT32_MAX
-                                          : ((uint32_t)1 << ts->nicols) - 1;
+    const uint32_t all = ts->nint >= 32 ? UINT32_MAX
+                                          : ((uint32_t)1 << ts->nint) - 1;
     const int64_t *first = rows[0]->r.c;
     uint32_t varies = 0;
     for (size_t i = 1; i < n && varies != all; i++) {
         const int64_t *c = rows[i]->r.c;
-        for (int k = 0; k < ts->nicols; k++)
+        for (int k = 0; k < ts->nint; k++)
             varies |= (uint32_t)(c[k] != first[k]) << k;
     }
     uint32_t consts = all & ~varies;
@@ -591,7 +549,7 @@ static int hoisted_stmt(tfb_trace_store *s, tfb_trace_table t,
             return err;
         s->hoist_mask[t] = consts;
     }
-    for (int k = 0; k < ts->nicols; k++) {
+    for (int k = 0; k < ts->nint; k++) {
         if (!(consts >> k & 1))
             continue;
         if (first[k] == TFB_TRACE_NULL)
@@ -643,25 +601,20 @@ static int write_batch(tfb_trace_store *s, const qrow *rows, size_t n)
     size_t count[TFB_TT_COUNT_] = {0}, at[TFB_TT_COUNT_];
     for (size_t i = 0; i < n; i++)
         count[rows[i].r.table]++;
-    if (n > s->order_cap) {
-        const qrow **o = realloc(s->order, n * sizeof *o);
-        if (o) {
-            s->order = o;
-            s->order_cap = n;
-        }
-    }
+    int grouped = tfb_vec_need(&s->order, n) == 0;
     int err = exec_sql(s->db, "BEGIN");
-    if (n <= s->order_cap) {
+    if (grouped) {
         size_t sum = 0;
         for (int t = 0; t < TFB_TT_COUNT_; t++) {
             at[t] = sum;
             sum += count[t];
         }
         for (size_t i = 0; i < n; i++)
-            s->order[at[rows[i].r.table]++] = &rows[i];
+            s->order.v[at[rows[i].r.table]++] = &rows[i];
         size_t off = 0;
         for (int t = 0; t < TFB_TT_COUNT_ && !err; t++) {
-            err = write_group(s, (tfb_trace_table)t, s->order + off, count[t]);
+            err = write_group(s, (tfb_trace_table)t, s->order.v + off,
+                              count[t]);
             off += count[t];
         }
     } else {
@@ -748,10 +701,8 @@ static void *writer_main(void *arg)
         pthread_cond_broadcast(&s->done);
     }
     pthread_mutex_unlock(&s->mu);
-    free(work.v);
-    free(s->order);
-    s->order = NULL;
-    s->order_cap = 0;
+    tfb_vec_free(&work);
+    tfb_vec_free(&s->order);
     return NULL;
 }
 
@@ -855,10 +806,27 @@ int tfb_trace_store_open(tfb_trace_store **out, const char *run_dir,
     err = exec_sql(s->db, "PRAGMA journal_mode=WAL");
     if (!err)
         err = exec_sql(s->db, "PRAGMA synchronous=NORMAL");
+    /* Keep the WAL small: a passive checkpoint after any commit that
+     * leaves more than 256 pages (4 MB) in it (SQLite's default is 1000
+     * pages, 16 MB at our page size), and the file cut back to 4 MB when
+     * it restarts, so a transaction that once made it larger does not
+     * keep the space. Why: the WAL is what a crashed writer leaves outside
+     * the database, what a reader opening the file immutably does not
+     * see, and what a power cut can lose. Each page is copied once either
+     * way; 2 M kernel rows took the same time with 256 and 1000 pages
+     * within this machine's noise. */
+    if (!err)
+        err = exec_sql(s->db, "PRAGMA wal_autocheckpoint=256");
+    if (!err)
+        err = exec_sql(s->db, "PRAGMA journal_size_limit=4194304");
     if (!err)
         err = exec_sql(s->db, "PRAGMA cache_size=-8192");
-    for (int t = 0; t < TFB_TT_COUNT_ && !err; t++)
-        err = exec_sql(s->db, k_tables[t].create);
+    for (int t = 0; t < TFB_TT_COUNT_ && !err; t++) {
+        char ddl[2048];
+        err = file_ddl(ddl, sizeof ddl, &k_tables[t]);
+        if (!err)
+            err = exec_sql(s->db, ddl);
+    }
     if (!err)
         err = exec_sql(s->db, k_memcpy_enum_sql);
     if (!err)
@@ -910,7 +878,7 @@ int tfb_trace_store_close(tfb_trace_store *s)
     }
     for (size_t i = 0; i < s->pending.n; i++)
         free_row_strings(&s->pending.v[i]);
-    free(s->pending.v);
+    tfb_vec_free(&s->pending);
     for (int t = 0; t < TFB_TT_COUNT_; t++)
         sqlite3_finalize(s->ins[t]);
     for (int t = 0; t < TFB_TT_COUNT_; t++)
@@ -941,9 +909,8 @@ int tfb_trace_store_close(tfb_trace_store *s)
 static int push_locked(tfb_trace_store *s, const tfb_trace_row *rows, size_t n,
                        int copy)
 {
-    int err = vec_reserve(&s->pending, s->pending.n + n);
-    if (err)
-        return err;
+    if (tfb_vec_need(&s->pending, s->pending.n + n) < 0)
+        return TFB_ENOMEM;
     size_t owned = 0;
     for (size_t i = 0; i < n; i++) {
         qrow *q = &s->pending.v[s->pending.n + i];

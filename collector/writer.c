@@ -69,6 +69,7 @@ struct tfb_writer {
     uint64_t records_logged, records_dropped, bytes_written;
     struct tfb_gpu_tracer *gpu;
     struct tfb_pipeline *pipeline;
+    struct tfb_media *media;
     struct {
         tfb_writer_hook on_flush, on_close;
     } hooks[TFB_WRITER_MOD_COUNT];
@@ -269,8 +270,14 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
 {
     if (!out || !run_dir || !*run_dir)
         return TFB_EINVAL;
+    /* The rank fields are read through the caller's size (an older
+     * caller's struct has none: they are then "unset"). */
+    tfb_writer_opts full;
+    tfb_writer_opts_init(&full);
+    if (opts && tfb_abi_read(&full, sizeof full, opts) < 0)
+        return TFB_EINVAL;
     tfb_rank_owned r;
-    int rc = tfb_rank_resolve(opts, &r);
+    int rc = tfb_rank_resolve(&full, &r);
     if (rc)
         return rc;
     return tfb_writer_open_resolved(out, run_dir, opts, &r);
@@ -833,6 +840,18 @@ struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w)
 struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w)
 {
     return &w->pipeline;
+}
+
+struct tfb_media **tfb_writer_media_slot(tfb_writer *w)
+{
+    return &w->media;
+}
+
+void tfb_writer_count_dropped(tfb_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    w->records_dropped++;
+    pthread_mutex_unlock(&w->mu);
 }
 
 /* ---- Pre-serialized events (hparams.c) ---- */

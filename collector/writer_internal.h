@@ -9,12 +9,15 @@
 
 struct tfb_gpu_tracer;   /* collector/cupti_*.c (or the no-CUPTI stub) */
 struct tfb_pipeline;     /* collector/pipeline.c */
+struct tfb_media;        /* collector/media.c (image encoding) */
 
 /* Extension slots owned by the feature modules. The writer only frees them
  * through the module's own hook at close (see below). Access them from the
  * thread(s) the module documents. */
 struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w);
 struct tfb_pipeline **tfb_writer_pipeline_slot(tfb_writer *w);
+/* Read and set with __atomic builtins: images come from any thread. */
+struct tfb_media **tfb_writer_media_slot(tfb_writer *w);
 
 /* A module that keeps state on a writer gives the writer its hooks when
  * it first fills its slot; the writer calls them, never the module's
@@ -33,6 +36,7 @@ typedef enum {
     TFB_WRITER_MOD_METRICS = 0,
     TFB_WRITER_MOD_GPU,
     TFB_WRITER_MOD_PIPELINE,
+    TFB_WRITER_MOD_MEDIA, /* drains the images not yet encoded */
     TFB_WRITER_MOD_COUNT
 } tfb_writer_module;
 void tfb_writer_set_hooks(tfb_writer *w, tfb_writer_module m,
@@ -64,6 +68,10 @@ int64_t tfb_now_ns(void);
  * event is read during the call only. */
 int tfb_writer_log_event(tfb_writer *w, const uint8_t *event, size_t len);
 
+/* Counts one record lost after its call returned (an image whose
+ * encoding failed) in records_dropped. Thread-safe on one writer. */
+void tfb_writer_count_dropped(tfb_writer *w);
+
 /* Current wall time in seconds since the Unix epoch (CLOCK_REALTIME). */
 double tfb_now_wall(void);
 
@@ -79,8 +87,9 @@ typedef struct tfb_rank_owned {
     char *job, *host;
 } tfb_rank_owned;
 
-/* Resolves opts (NULL = defaults) against the environment as the public
- * header documents. Returns 0, TFB_EINVAL (inconsistent opts) or
+/* Resolves opts against the environment as the public header documents.
+ * opts is a whole tfb_writer_opts of this library's size (the caller has
+ * read the user's struct through its size with tfb_abi_read). Returns 0, TFB_EINVAL (inconsistent opts) or
  * TFB_ENOMEM; *out owns its strings (tfb_rank_owned_free). */
 int tfb_rank_resolve(const tfb_writer_opts *opts, tfb_rank_owned *out);
 void tfb_rank_owned_free(tfb_rank_owned *r);

@@ -340,13 +340,13 @@ int main(int argc, char **argv)
      * with other settings can be compared by them; the final loss is the
      * metric, logged at the end. */
     const tfb_hparam hp[] = {
-        {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
-        {.name = "steps", .type = TFB_HPARAM_NUMBER, .number = (double)steps},
-        {.name = "batch", .type = TFB_HPARAM_NUMBER, .number = (double)batch},
-        {.name = "hidden1", .type = TFB_HPARAM_NUMBER, .number = HID},
-        {.name = "hidden2", .type = TFB_HPARAM_NUMBER, .number = HID},
-        {.name = "seed", .type = TFB_HPARAM_NUMBER, .number = (double)seed},
-        {.name = "activation", .type = TFB_HPARAM_STRING, .str = "leaky_relu"},
+        {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
+        {.size = sizeof(tfb_hparam), .name = "steps", .type = TFB_HPARAM_NUMBER, .number = (double)steps},
+        {.size = sizeof(tfb_hparam), .name = "batch", .type = TFB_HPARAM_NUMBER, .number = (double)batch},
+        {.size = sizeof(tfb_hparam), .name = "hidden1", .type = TFB_HPARAM_NUMBER, .number = HID},
+        {.size = sizeof(tfb_hparam), .name = "hidden2", .type = TFB_HPARAM_NUMBER, .number = HID},
+        {.size = sizeof(tfb_hparam), .name = "seed", .type = TFB_HPARAM_NUMBER, .number = (double)seed},
+        {.size = sizeof(tfb_hparam), .name = "activation", .type = TFB_HPARAM_STRING, .str = "leaky_relu"},
     };
     static const char *const metrics[] = {"hparam/final_loss"};
     int log_err = tfb_hparams_with_metrics(w, hp, sizeof hp / sizeof hp[0],

@@ -18,6 +18,12 @@
  *    added at the end, so a program built against an older header keeps
  *    working with a newer library, and the library fills or reads only
  *    the fields the caller's struct has.
+ *  - So does every struct the library fills for the caller or reads from
+ *    it (tfb_event, tfb_value, tfb_rank_info, tfb_hparam): set `.size =
+ *    sizeof(T)` before the call (e.g. `tfb_event ev = {.size = sizeof ev};`;
+ *    the library keeps it). A size of 0 gives TFB_EINVAL; fields past the
+ *    caller's size are neither written nor read (read as unset/zero). An
+ *    array of them (tfb_hparam) is walked with its first element's size.
  *
  * Thread-safety is stated per function. "Thread-safe on one writer" means
  * any number of threads may call it concurrently on the same tfb_writer.
@@ -237,6 +243,95 @@ TFB_API const char *tfb_writer_path(const tfb_writer *w);
 TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
 
 /* ========================================================================
+ * Images
+ *
+ * Images in TensorFlow 2's format, which TensorBoard and tfboard show in
+ * their Images tab: a Summary value whose tensor is a DT_STRING vector
+ * [width, height, encoded image] (width and height as decimal strings)
+ * with plugin name "images".
+ *
+ *   uint8_t px[64 * 64 * 3];           // 8-bit, row-major HWC
+ *   ... fill px ...
+ *   tfb_image(w, "samples/gen", px, 64, 64, 3, step);
+ *
+ * tfb_image copies the pixels once and returns; the PNG is encoded (with
+ * libpng) by a background thread of the writer, started at the first
+ * image, and its record then joins the writer's queue. tfb_flush and
+ * tfb_writer_close wait for the images logged before them. So an image's
+ * record may follow records logged after it in the file (readers order
+ * by step, not by place in the file).
+ * ====================================================================== */
+
+/* The most pixels one image may have (height * width), and the longest
+ * side (PNG allows more; browsers and TensorBoard do not cope). */
+#define TFB_IMAGE_MAX_PIXELS (1u << 26)
+#define TFB_IMAGE_MAX_SIDE 65535
+/* Pixel bytes waiting to be encoded, at most (one image larger than this
+ * is still taken when nothing waits). */
+#define TFB_IMAGE_QUEUE_BYTES (256u << 20)
+
+/* Logs one 8-bit image of height x width pixels of `channels` channels
+ * (1 gray, 3 RGB, 4 RGBA), row-major HWC, as a PNG. pixels is read during
+ * the call only (one copy); tag is copied. Returns 0, TFB_EINVAL (NULL
+ * argument, empty tag, channels not 1/3/4, a side <= 0), TFB_ETOOBIG (past
+ * TFB_IMAGE_MAX_PIXELS or TFB_IMAGE_MAX_SIDE), TFB_EDROPPED (encoding is
+ * TFB_IMAGE_QUEUE_BYTES behind: the image is not logged, never waited
+ * for), TFB_ENOMEM, TFB_EFORKED, or the writer's sticky error. An image
+ * that fails to encode later (out of memory) is counted in the writer's
+ * records_dropped. Thread-safe on one writer. */
+TFB_API int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
+                      int height, int width, int channels, int64_t step);
+
+/* Logs an image the caller has already encoded (PNG, JPEG, GIF or WebP;
+ * its width and height are read from its header). bytes is copied into
+ * the writer's queue during the call. TFB_EINVAL for other bytes or a
+ * header that cannot be read, TFB_ETOOBIG past 1 GiB or past the limits
+ * above. Thread-safe on one writer. */
+TFB_API int tfb_image_encoded(tfb_writer *w, const char *tag,
+                              const void *bytes, size_t len, int64_t step);
+
+/* ========================================================================
+ * PR curves
+ *
+ * TensorBoard's pr_curves plugin format, as PyTorch's add_pr_curve writes
+ * it: a DT_FLOAT tensor [6, num_thresholds] whose rows are TP, FP, TN, FN,
+ * precision and recall at thresholds i / (num_thresholds - 1), with plugin
+ * "pr_curves" and PrCurvePluginData{num_thresholds} as content. Counts as
+ * TensorBoard computes them: prediction p falls in bucket
+ * floor(p * (num_thresholds - 1)) (outside [0, 1]: counted nowhere); TP at
+ * threshold i = positives in buckets >= i; precision = TP / max(1e-7,
+ * TP + FP), recall = TP / max(1e-7, TP + FN).
+ * ====================================================================== */
+
+/* The most thresholds (PyTorch's cap). */
+#define TFB_PR_MAX_THRESHOLDS 127
+
+/* Logs one PR curve of n (label, prediction) pairs: labels are 0 (negative)
+ * or non-zero (positive), predictions in [0, 1]. num_thresholds 2..127
+ * (larger is capped at 127, as PyTorch). Arrays are read during the call
+ * only; the record is built on the calling thread (O(n)). TFB_EINVAL for a
+ * NULL array with n > 0, an empty tag or num_thresholds < 2.
+ * Thread-safe on one writer. */
+TFB_API int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
+                         const float *predictions, size_t n,
+                         int num_thresholds, int64_t step);
+/* The same for double predictions (bucketed in double, as NumPy does for
+ * float64 arrays). */
+TFB_API int tfb_pr_curve_f64(tfb_writer *w, const char *tag,
+                             const double *labels, const double *predictions,
+                             size_t n, int num_thresholds, int64_t step);
+
+/* Logs a custom scalars layout (TensorBoard's custom_scalars plugin, as
+ * PyTorch's add_custom_scalars): layout_pb is a serialized
+ * tensorboard.Layout message (categories of multiline and margin charts
+ * naming scalar tags), copied into a DT_STRING scalar tensor under the tag
+ * "custom_scalars__config__" at step 0. tfboard opens it as multi-tag
+ * charts on the Scalars page. TFB_EINVAL for NULL or empty bytes.
+ * Thread-safe on one writer. */
+TFB_API int tfb_custom_scalars_layout(tfb_writer *w, const void *layout_pb,
+                                      size_t len);
+
+/* ========================================================================
  * Hyperparameters
  *
  * The run's hyperparameters in the format of TensorBoard's hparams plugin,
@@ -269,8 +364,11 @@ typedef enum {
 } tfb_hparam_type;
 
 /* One hyperparameter. Only the field named by `type` is read, so the
- * struct can be filled with designated initializers. */
+ * struct can be filled with designated initializers:
+ *     {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER,
+ *      .number = 0.1} */
 typedef struct tfb_hparam {
+    size_t size;          /* sizeof(tfb_hparam): see the convention above */
     const char *name;     /* non-empty, unique within one call */
     tfb_hparam_type type;
     const char *str;      /* TFB_HPARAM_STRING: UTF-8, non-NULL */
@@ -291,7 +389,8 @@ typedef enum {
  * start time), as two records at step 0. The metric tags name scalars the
  * caller logs itself. kv and the tags are read during the call only.
  * TFB_EINVAL for a NULL or empty name, a NULL string value, an unknown
- * type, or a name given twice (nothing is written then).
+ * type, a name given twice, or a kv[0].size of 0 or one that differs
+ * between elements (nothing is written then).
  * Thread-safe on one writer. */
 TFB_API int tfb_hparams_with_metrics(tfb_writer *w, const tfb_hparam *kv,
                                      size_t n,
@@ -435,6 +534,7 @@ TFB_API int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
 /* A rank: in a writer (tfb_writer_get_rank) or decoded from a rank record
  * (tfb_value_rank_info). */
 typedef struct tfb_rank_info {
+    size_t size;         /* sizeof(tfb_rank_info), set by the caller */
     int32_t rank;        /* >= 0 */
     int32_t world_size;  /* > rank, or 0 when unknown */
     int32_t local_rank;  /* -1 when unknown */
@@ -447,7 +547,8 @@ typedef struct tfb_rank_info {
 } tfb_rank_info;
 
 /* The rank w resolved at open. Strings owned by w (NUL-terminated), valid
- * until close. TFB_ENOENT when w is not a known rank. Thread-safe. */
+ * until close. TFB_ENOENT when w is not a known rank, TFB_EINVAL when
+ * out->size is 0. Thread-safe. */
 TFB_API int tfb_writer_get_rank(const tfb_writer *w, tfb_rank_info *out);
 
 /* Decodes a rank record read with tfb_summary_next (plugin_name must be
@@ -641,6 +742,7 @@ typedef enum {
 } tfb_event_kind;
 
 typedef struct tfb_event {
+    size_t size;  /* sizeof(tfb_event), set by the caller; kept */
     double wall_time;
     int64_t step;
     tfb_event_kind kind;
@@ -663,6 +765,7 @@ typedef enum {
 } tfb_value_kind;
 
 typedef struct tfb_value {
+    size_t size;             /* sizeof(tfb_value), set by the caller; kept */
     tfb_strview tag;         /* tag, or node_name when tag is empty */
     tfb_strview plugin_name; /* empty when the value carries no metadata */
     tfb_strview display_name;

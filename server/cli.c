@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tfboard.h"
 #include "config.h"
 #include "http.h"
 #include "loader.h"
 #include "store.h"
 #include "report.h"
+#include "registry.h"
 #include "trace_cachedir.h"
 
 static int serve(const tfb_config *cfg)
@@ -103,6 +105,12 @@ static void raise_fd_limit(void)
 int tfb_cli_main(int argc, char **argv)
 {
     raise_fd_limit();
+    /* Core names no plugin: the built-in list is handed to it here. */
+    int rc = tfb_builtin_plugins_init();
+    if (rc < 0) {
+        fprintf(stderr, "tfboard: bad plugin table: %s\n", tfb_strerror(rc));
+        return 2;
+    }
     if (argc >= 2 && strcmp(argv[1], "report") == 0) {
         return tfb_report_main(argc - 1, argv + 1);
     }
@@ -112,7 +120,7 @@ int tfb_cli_main(int argc, char **argv)
      * also stops glibc from raising it after frees. */
     mallopt(M_MMAP_THRESHOLD, 16 * 1024);
     tfb_config cfg;
-    int rc = tfb_config_parse(&cfg, argc, argv, stdout, stderr);
+    rc = tfb_config_parse(&cfg, argc, argv, stdout, stderr);
     if (rc == 1)
         return 0;
     if (rc < 0)

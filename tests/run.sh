@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/run.sh - installs what the tests need, builds with -Dwerror=true,
-# runs every suite (unit, integration, webui), again under AddressSanitizer
+# runs every suite (unit, integration, webui, arch: the layer and loop
+# check over the objects, tests/arch/), again under AddressSanitizer
 # and UndefinedBehaviorSanitizer, unit and integration under
 # ThreadSanitizer and once more built without CUDA, fuzzes the reader for a
 # while, and prints
@@ -19,10 +20,11 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 log() { printf '\n==> %s\n' "$*"; }
 
 # ---- 1. packages (Debian 12) -------------------------------------------
-PKGS="meson ninja-build gcc clang libclang-rt-14-dev pkg-config libcmocka-dev
+PKGS="meson ninja-build gcc binutils clang libclang-rt-14-dev pkg-config libcmocka-dev
       libmicrohttpd-dev libsqlite3-dev zlib1g-dev protobuf-compiler python3
       chromium sqlite3 wrk
-      python3-pytest python3-numpy python3-torch python3-protobuf"
+      python3-pytest python3-numpy python3-torch python3-protobuf
+      libpng-dev libcmark-dev python3-pil"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -9,22 +9,26 @@ import threading
 import time
 import warnings
 from datetime import datetime
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping,
+                    Optional, Sequence, Tuple, TypeVar)
 
 from . import _lib
+from . import media as _media
 from ._lib import TfbError, check, lib
 
 __all__ = ["SummaryWriter", "TfbError"]
 
-_scalar = lib.tfb_scalar  # the hot call, bound once
+_T = TypeVar("_T")
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 # torch.utils.tensorboard.SummaryWriter calls this package does not
 # implement: they raise NotImplementedError naming the call rather than
 # dropping the data.
 _UNSUPPORTED = (
-    "add_histogram_raw", "add_image", "add_images", "add_image_with_boxes",
-    "add_figure", "add_video", "add_audio", "add_graph", "add_onnx_graph",
-    "add_embedding", "add_pr_curve", "add_pr_curve_raw",
-    "add_custom_scalars", "add_custom_scalars_multilinechart",
+    "add_histogram_raw", "add_image_with_boxes", "add_video", "add_audio",
+    "add_graph", "add_onnx_graph",
+    "add_embedding", "add_pr_curve_raw",
+    "add_custom_scalars_multilinechart",
     "add_custom_scalars_marginchart", "add_mesh",
 )
 
@@ -51,10 +55,30 @@ def _default_log_dir(comment, rank, world_size):
     return os.path.join("runs", name)
 
 
-def _step(global_step):
+def _step(global_step: Any) -> int:
+    """The step as an int64; a value outside int64 (2**64 + 5, 1e30, inf)
+    raises ValueError naming it, as PyTorch does, instead of wrapping."""
     if global_step is None:
         return 0
-    return int(global_step)
+    try:
+        s = int(global_step)
+    except OverflowError:
+        s = None
+    if s is None or not _I64_MIN <= s <= _I64_MAX:
+        raise ValueError("global_step %r is outside the int64 range"
+                         % (global_step,))
+    return s
+
+
+def _cstr(s: str, what: str) -> bytes:
+    """s as UTF-8 for the C API, which takes NUL-terminated strings: an
+    embedded NUL would cut the string there without a word, so it is
+    refused."""
+    if not isinstance(s, str):
+        raise TypeError("%s must be a str, not %s" % (what, type(s).__name__))
+    if "\0" in s:
+        raise ValueError("%s %r holds a NUL character" % (what, s))
+    return s.encode()
 
 
 def _to_numpy(values):
@@ -88,6 +112,43 @@ def _to_numpy(values):
     return np.ascontiguousarray(a.reshape(-1), dtype=np.float64)
 
 
+def _hparams_array(hparam_dict: Mapping[str, Any],
+                   metric_tags: Sequence[str]) -> Tuple[tuple, list]:
+    """The arguments of tfb_hparams_with_metrics after the writer (the
+    tfb_hparam array, its length, the metric tags and their count) and
+    the bytes they point into (keep them alive until the call is done).
+    Raises before anything is written: TypeError/ValueError for a value
+    of another type or a name, string or tag with a NUL."""
+    hps, keep = [], []
+    for k, v in hparam_dict.items():
+        if v is None:
+            continue  # as PyTorch
+        name = _cstr(str(k), "hparam name")
+        keep.append(name)
+        if isinstance(v, bool):
+            hps.append(_lib.Hparam(name, _lib.HPARAM_BOOL, None, 0.0,
+                                   int(v)))
+        elif isinstance(v, (int, float)):
+            hps.append(_lib.Hparam(name, _lib.HPARAM_NUMBER, None,
+                                   float(v), 0))
+        elif isinstance(v, str):
+            b = _cstr(v, "hparam %s's value" % k)
+            keep.append(b)
+            hps.append(_lib.Hparam(name, _lib.HPARAM_STRING, b, 0.0, 0))
+        elif hasattr(v, "reshape") and hasattr(v, "tolist"):
+            # a tensor or array: its first element, as PyTorch
+            hps.append(_lib.Hparam(name, _lib.HPARAM_NUMBER, None,
+                                   float(v.reshape(-1)[0]), 0))
+        else:
+            raise ValueError("value should be one of int, float, str, "
+                             "bool, or torch.Tensor")
+    arr = (_lib.Hparam * max(1, len(hps)))(*hps)
+    tags = [_cstr(str(t), "metric tag") for t in metric_tags]
+    tarr = (ctypes.c_char_p * max(1, len(tags)))(*tags)
+    keep += [tags, arr, tarr]
+    return (arr, len(hps), tarr, len(tags)), keep
+
+
 class SummaryWriter:
     """Writes TensorBoard event files through libtfboard.
 
@@ -102,13 +163,18 @@ class SummaryWriter:
     metadata is left to libtfboard, which reads the same environment in
     tfb_writer_opts_init, so Python and C runs agree.
 
-    Thread-safe: any number of threads may log into one writer, except
-    that close() must not run concurrently with other calls.
+    Thread-safe: any number of threads may log into one writer, and
+    close() may run while other threads log (a logging thread at
+    shutdown): close() waits for the calls already in the library, and
+    every call that starts after it raises TfbError (writer is closed).
     """
 
-    def __init__(self, log_dir=None, comment="", purge_step=None,
-                 max_queue=10, flush_secs=120, filename_suffix="", *,
-                 rank=None, world_size=None, job=None):
+    def __init__(self, log_dir: Optional[str] = None, comment: str = "",
+                 purge_step: Optional[int] = None, max_queue: int = 10,
+                 flush_secs: float = 120, filename_suffix: str = "", *,
+                 rank: Optional[int] = None,
+                 world_size: Optional[int] = None,
+                 job: Optional[str] = None) -> None:
         if purge_step is not None:
             raise NotImplementedError(
                 "tfboard.SummaryWriter(purge_step=...) is not supported")
@@ -121,16 +187,26 @@ class SummaryWriter:
         if not log_dir:
             log_dir = _default_log_dir(comment, rank, world_size)
         self.log_dir = str(log_dir)
+        _cstr(self.log_dir, "log_dir")
         self._flush_ms = max(1, int(float(flush_secs) * 1000))
         self._suffix = filename_suffix or ""
         self._w = None
-        self._tags = {}
-        self._subs = {}  # add_scalars' writers, keyed by run folder
+        self._tags: Dict[Any, bytes] = {}
+        self._subs: Dict[str, _SubWriter] = {}  # add_scalars' writers
         self._subs_lock = threading.Lock()
+        # The handle's guard: a call marks itself in flight (an entry of
+        # _inflight: list.append/pop are atomic, so the hot path takes no
+        # lock) before it reads the handle, and close() clears the handle
+        # before it waits for _inflight to empty, so no call ever runs on
+        # a freed handle: a call that read the handle was already counted
+        # when close() looked.
+        self._inflight: List[None] = []
+        self._close_lock = threading.Lock()
+        self._scalar = lib.tfb_scalar  # the hot call, bound once
         self._w = self._open(self.log_dir)
 
     # -- plumbing ------------------------------------------------------
-    def _open(self, run_dir):
+    def _open(self, run_dir: str) -> int:
         buf, opts = _lib.writer_opts()
         opts.flush_interval_ms = self._flush_ms
         suffix = self._suffix.encode() if self._suffix else None
@@ -140,47 +216,81 @@ class SummaryWriter:
                                   buf), "tfb_writer_open(%s)" % run_dir)
         return out.value
 
-    def _handle(self):
+    def _handle(self) -> int:
         w = self._w
         if w is None:
             raise TfbError(_lib.ECLOSED, "SummaryWriter(%s)" % self.log_dir)
         return w
 
-    def _tag(self, tag):
+    def _enter(self) -> int:
+        """The handle, counted as in flight until _leave: TfbError when
+        the writer is closed (or closing)."""
+        self._inflight.append(None)
+        w = self._w
+        if w is None:
+            self._inflight.pop()
+            raise TfbError(_lib.ECLOSED, "SummaryWriter(%s)" % self.log_dir)
+        return w
+
+    def _leave(self) -> None:
+        self._inflight.pop()
+
+    def _c(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """fn(handle, *args) with the handle guarded (see _enter)."""
+        w = self._enter()
+        try:
+            return fn(w, *args)
+        finally:
+            self._leave()
+
+    def _c_if_open(self, fn: Callable[..., int], *args: Any) -> None:
+        """As _c for the end of a block (step end, input end, trace
+        stop): nothing when the writer was closed inside the block."""
+        try:
+            w = self._enter()
+        except TfbError:
+            return
+        try:
+            check(fn(w, *args), fn.__name__)
+        finally:
+            self._leave()
+
+    def _tag(self, tag: str) -> bytes:
         t = self._tags.get(tag)
         if t is None:
-            if not isinstance(tag, str):
-                raise TypeError("tag must be a str, not %s"
-                                % type(tag).__name__)
-            t = tag.encode()
+            t = _cstr(tag, "tag")
             if len(self._tags) < 65536:
                 self._tags[tag] = t
         return t
 
-    def get_logdir(self):
+    def get_logdir(self) -> str:
         return self.log_dir
 
     @property
-    def path(self):
+    def path(self) -> str:
         """The event file's path."""
-        return os.fsdecode(lib.tfb_writer_path(self._handle()))
+        return os.fsdecode(self._c(lib.tfb_writer_path))
 
     # -- PyTorch's calls -----------------------------------------------
-    def add_scalar(self, tag, scalar_value, global_step=None, walltime=None,
-                   new_style=False, double_precision=False):
-        w = self._w
-        if w is None:
-            self._handle()
+    def add_scalar(self, tag: str, scalar_value: Any,
+                   global_step: Optional[int] = None,
+                   walltime: Optional[float] = None, new_style: bool = False,
+                   double_precision: bool = False) -> None:
         if new_style or double_precision:
             raise NotImplementedError(
                 "add_scalar(new_style=True/double_precision=True) is not "
                 "supported: tfboard writes simple_value scalars")
         t = self._tags.get(tag) or self._tag(tag)
-        step = global_step if global_step.__class__ is int else \
-            _step(global_step)
+        step = global_step if global_step.__class__ is int and \
+            _I64_MIN <= global_step <= _I64_MAX else _step(global_step)
+        inflight = self._inflight  # _enter/_leave, inlined: the hot call
+        inflight.append(None)
         try:
+            w = self._w
+            if w is None:
+                self._handle()  # raises TfbError: closed
             if walltime is None:
-                rc = _scalar(w, t, scalar_value, step)
+                rc = self._scalar(w, t, scalar_value, step)
             else:
                 rc = lib.tfb_scalar_at(w, t, scalar_value, step,
                                        float(walltime))
@@ -193,31 +303,53 @@ class SummaryWriter:
                 rc = lib.tfb_scalar(w, t, v, step)
             else:
                 rc = lib.tfb_scalar_at(w, t, v, step, float(walltime))
+        finally:
+            inflight.pop()
         if rc:
             check(rc, "add_scalar(%s)" % tag)
 
-    def add_scalars(self, main_tag, tag_scalar_dict, global_step=None,
-                    walltime=None):
-        # As PyTorch: each key goes to its own run folder
-        # <log_dir>/<main_tag with / as _>_<key>, under the tag main_tag.
+    def add_scalars(self, main_tag: str,
+                    tag_scalar_dict: Mapping[str, Any],
+                    global_step: Optional[int] = None,
+                    walltime: Optional[float] = None) -> None:
+        """As PyTorch: each key goes to its own run folder
+        <log_dir>/<main_tag with / as _>_<key>, under the tag main_tag. A
+        key whose folder would leave log_dir (a ".." part, as in
+        "../../up") or that holds a NUL raises ValueError; every key is
+        checked before anything is written."""
         self._handle()
+        t = self._tag(main_tag)
+        step = _step(global_step)
+        runs = []
         for key, value in tag_scalar_dict.items():
-            run = os.path.join(self.log_dir,
-                               main_tag.replace("/", "_") + "_" + key)
-            with self._subs_lock:
-                sub = self._subs.get(run)
-                if sub is None:
-                    sub = self._subs[run] = _SubWriter(self._open(run))
-            rc = (lib.tfb_scalar(sub.w, self._tag(main_tag),
-                                 float(value), _step(global_step))
-                  if walltime is None else
-                  lib.tfb_scalar_at(sub.w, self._tag(main_tag), float(value),
-                                    _step(global_step), float(walltime)))
-            check(rc, "add_scalars(%s)" % main_tag)
+            rel = main_tag.replace("/", "_") + "_" + _cstr(key, "key").decode()
+            parts = rel.replace(os.sep, "/").split("/")
+            if ".." in parts:
+                raise ValueError("add_scalars key %r would write outside "
+                                 "the writer's folder %s" % (key,
+                                                             self.log_dir))
+            runs.append((os.path.join(self.log_dir, rel), float(value)))
+        w = self._enter()  # keeps close() out while the subs are used
+        try:
+            for run, v in runs:
+                with self._subs_lock:
+                    sub = self._subs.get(run)
+                    if sub is None:
+                        sub = self._subs[run] = _SubWriter(self._open(run))
+                rc = (lib.tfb_scalar(sub.w, t, v, step)
+                      if walltime is None else
+                      lib.tfb_scalar_at(sub.w, t, v, step, float(walltime)))
+                check(rc, "add_scalars(%s)" % main_tag)
+        finally:
+            self._leave()
+        del w
 
-    def add_histogram(self, tag, values, global_step=None, bins="tensorflow",
-                      walltime=None, max_bins=None):
-        w = self._handle()
+    def add_histogram(self, tag: str, values: Any,
+                      global_step: Optional[int] = None,
+                      bins: str = "tensorflow",
+                      walltime: Optional[float] = None,
+                      max_bins: Optional[int] = None) -> None:
+        self._handle()
         if not (isinstance(bins, str) and bins == "tensorflow"):
             raise NotImplementedError(
                 "add_histogram(bins=%r) is not supported: tfboard uses "
@@ -230,24 +362,75 @@ class SummaryWriter:
             raise ValueError("The input has no element.")  # as PyTorch
         fn = lib.tfb_histogram if a.dtype.itemsize == 4 else \
             lib.tfb_histogram_f64
-        check(fn(w, self._tag(tag), a.ctypes.data, a.size,
-                 _step(global_step)), "add_histogram(%s)" % tag)
+        t, step = self._tag(tag), _step(global_step)
+        check(self._c(fn, t, a.ctypes.data, a.size, step),
+              "add_histogram(%s)" % tag)
 
-    def add_text(self, tag, text_string, global_step=None, walltime=None):
-        w = self._handle()
+    def add_text(self, tag: str, text_string: Any,
+                 global_step: Optional[int] = None,
+                 walltime: Optional[float] = None) -> None:
+        """As PyTorch. A text, tag or step the C API cannot carry whole
+        (a NUL character, a step outside int64) raises ValueError."""
+        self._handle()
         if walltime is not None:
             raise NotImplementedError("add_text(walltime=) is not supported")
         # PyTorch writes the text under <tag>/text_summary.
-        check(lib.tfb_text(w, self._tag(tag + "/text_summary"),
-                           str(text_string).encode(), _step(global_step)),
-              "add_text(%s)" % tag)
+        t = self._tag(_cstr(tag, "tag").decode() + "/text_summary")
+        text, step = _cstr(str(text_string), "text"), _step(global_step)
+        check(self._c(lib.tfb_text, t, text, step), "add_text(%s)" % tag)
 
-    def add_hparams(self, hparam_dict, metric_dict,
-                    hparam_domain_discrete=None, run_name=None):
+    # Images, PR curves and custom scalars: conversions in media.py; PNG
+    # encoding in libtfboard. Each goes through the handle guard (_c).
+    def add_image(self, tag: str, img_tensor: Any,
+                  global_step: Optional[int] = None,
+                  walltime: Optional[float] = None,
+                  dataformats: str = "CHW") -> None:
+        if walltime is not None:
+            raise NotImplementedError("add_image(walltime=) is not supported")
+        self._c(_media.log_image, self._tag(tag), img_tensor,
+                _step(global_step), dataformats, "add_image(%s)" % tag)
+
+    def add_images(self, tag: str, img_tensor: Any,
+                   global_step: Optional[int] = None,
+                   walltime: Optional[float] = None,
+                   dataformats: str = "NCHW") -> None:
+        if walltime is not None:
+            raise NotImplementedError(
+                "add_images(walltime=) is not supported")
+        self._c(_media.log_image, self._tag(tag), img_tensor,
+                _step(global_step), dataformats, "add_images(%s)" % tag)
+
+    def add_figure(self, tag: str, figure: Any,
+                   global_step: Optional[int] = None, close: bool = True,
+                   walltime: Optional[float] = None) -> None:
+        fmt = "NCHW" if isinstance(figure, (list, tuple)) else "CHW"
+        self.add_image(tag, _media.figure_to_chw(figure, close), global_step,
+                       walltime, dataformats=fmt)
+
+    def add_pr_curve(self, tag: str, labels: Any, predictions: Any,
+                     global_step: Optional[int] = None,
+                     num_thresholds: int = 127, weights: Any = None,
+                     walltime: Optional[float] = None) -> None:
+        if weights is not None or walltime is not None:
+            raise NotImplementedError(
+                "add_pr_curve(weights=/walltime=) is not supported")
+        self._c(_media.log_pr_curve, self._tag(tag), labels, predictions,
+                _step(global_step), num_thresholds,
+                "add_pr_curve(%s)" % tag)
+
+    def add_custom_scalars(self, layout: Mapping[str, Any]) -> None:
+        self._c(_media.log_custom_scalars, layout, "add_custom_scalars")
+
+    def add_hparams(self, hparam_dict: Mapping[str, Any],
+                    metric_dict: Mapping[str, Any],
+                    hparam_domain_discrete: Optional[Mapping[str, Any]] = None,
+                    run_name: Optional[str] = None) -> None:
         """As PyTorch: a run folder <log_dir>/<run_name or time.time()>
         gets the experiment, session start and end (success) records and
         one scalar per metric. bool values are written as bools (PyTorch
-        1.13 writes them as numbers, since bool is an int)."""
+        1.13 writes them as numbers, since bool is an int). Every argument
+        is checked before the folder is made, so a call that raises leaves
+        nothing behind."""
         self._handle()
         if not isinstance(hparam_dict, dict) or \
                 not isinstance(metric_dict, dict):
@@ -255,34 +438,51 @@ class SummaryWriter:
         if hparam_domain_discrete:
             raise NotImplementedError(
                 "add_hparams(hparam_domain_discrete=) is not supported")
-        run = os.path.join(self.log_dir, run_name or str(time.time()))
+        hps, keep = _hparams_array(hparam_dict, list(metric_dict))
+        metrics = [(self._tag(k), float(v)) for k, v in metric_dict.items()]
+        name = run_name or str(time.time())
+        _cstr(name, "run_name")
+        run = os.path.join(self.log_dir, name)
+        self._handle()
         w = self._open(run)
         try:
             # PyTorch's order: experiment, session start, session end,
             # then the metrics as scalars at step 0.
-            self._write_hparams(w, hparam_dict, list(metric_dict))
+            check(lib.tfb_hparams_with_metrics(w, *hps), "add_hparams")
+            del keep
             check(lib.tfb_hparams_end(w, _lib.HPARAMS_SUCCESS),
                   "tfb_hparams_end")
-            for k, v in metric_dict.items():
-                check(lib.tfb_scalar(w, self._tag(k), float(v), 0),
-                      "add_hparams metric %s" % k)
+            for t, v in metrics:
+                check(lib.tfb_scalar(w, t, v, 0),
+                      "add_hparams metric %s" % t.decode())
         finally:
             rc = lib.tfb_writer_close(w)
         check(rc, "add_hparams close")
 
-    def flush(self):
-        check(lib.tfb_flush(self._handle()), "flush")
-        with self._subs_lock:
-            subs = list(self._subs.values())
-        for s in subs:
-            check(lib.tfb_flush(s.w), "flush")
+    def flush(self) -> None:
+        w = self._enter()
+        try:
+            check(lib.tfb_flush(w), "flush")
+            with self._subs_lock:
+                subs = list(self._subs.values())
+            for s in subs:
+                check(lib.tfb_flush(s.w), "flush")
+        finally:
+            self._leave()
 
-    def close(self):
+    def close(self) -> None:
         """Writes everything and closes the file; later calls raise
-        TfbError (writer is closed). Closing twice is allowed."""
-        w, self._w = self._w, None
+        TfbError (writer is closed). Closing twice is allowed. Safe while
+        other threads log: the calls already in the library finish first,
+        and those that start later raise TfbError."""
+        with self._close_lock:
+            w, self._w = self._w, None
         if w is None:
             return
+        # The calls already in the library finish (microseconds each);
+        # later ones see no handle and raise.
+        while self._inflight:
+            time.sleep(0.0001)
         with self._subs_lock:
             subs, self._subs = list(self._subs.values()), {}
         rcs = [lib.tfb_writer_close(s.w) for s in subs]
@@ -290,70 +490,42 @@ class SummaryWriter:
         for rc in rcs:
             check(rc, "close")
 
-    def __enter__(self):
+    def __enter__(self) -> "SummaryWriter":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> bool:
         self.close()
         return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
-            if self._w is not None:
+            if getattr(self, "_w", None) is not None:
                 self.close()
         except Exception:
             pass
 
     # -- hyperparameters (the C API, for runs logged by this writer) ----
-    @staticmethod
-    def _write_hparams(w, hparam_dict, metric_tags):
-        hps, keep = [], []
-        for k, v in hparam_dict.items():
-            if v is None:
-                continue  # as PyTorch
-            name = str(k).encode()
-            keep.append(name)
-            if isinstance(v, bool):
-                hps.append(_lib.Hparam(name, _lib.HPARAM_BOOL, None, 0.0,
-                                       int(v)))
-            elif isinstance(v, (int, float)):
-                hps.append(_lib.Hparam(name, _lib.HPARAM_NUMBER, None,
-                                       float(v), 0))
-            elif isinstance(v, str):
-                s = v.encode()
-                keep.append(s)
-                hps.append(_lib.Hparam(name, _lib.HPARAM_STRING, s, 0.0, 0))
-            elif hasattr(v, "reshape") and hasattr(v, "tolist"):
-                # a tensor or array: its first element, as PyTorch
-                hps.append(_lib.Hparam(name, _lib.HPARAM_NUMBER, None,
-                                       float(v.reshape(-1)[0]), 0))
-            else:
-                raise ValueError("value should be one of int, float, str, "
-                                 "bool, or torch.Tensor")
-        arr = (_lib.Hparam * max(1, len(hps)))(*hps)
-        tags = [str(t).encode() for t in metric_tags]
-        tarr = (ctypes.c_char_p * max(1, len(tags)))(*tags)
-        check(lib.tfb_hparams_with_metrics(w, arr, len(hps), tarr, len(tags)),
-              "add_hparams")
-
-    def log_hparams(self, hparam_dict, metric_tags=(), status=None):
+    def log_hparams(self, hparam_dict: Mapping[str, Any],
+                    metric_tags: Iterable[str] = (),
+                    status: Optional[str] = None) -> None:
         """tfb_hparams on this writer's own run (not a sub-run as
         add_hparams): the experiment and session start now; pass status
         ("success", "failure", ...) to end_hparams later."""
-        self._write_hparams(self._handle(), hparam_dict, list(metric_tags))
+        hps, keep = _hparams_array(hparam_dict, list(metric_tags))
+        check(self._c(lib.tfb_hparams_with_metrics, *hps), "add_hparams")
+        del keep
 
-    def end_hparams(self, status="success"):
+    def end_hparams(self, status: str = "success") -> None:
         codes = {"unknown": _lib.HPARAMS_UNKNOWN,
                  "success": _lib.HPARAMS_SUCCESS,
                  "failure": _lib.HPARAMS_FAILURE,
                  "running": _lib.HPARAMS_RUNNING}
         if status not in codes:
             raise ValueError("status must be one of %s" % sorted(codes))
-        check(lib.tfb_hparams_end(self._handle(), codes[status]),
-              "end_hparams")
+        check(self._c(lib.tfb_hparams_end, codes[status]), "end_hparams")
 
     # -- what PyTorch does not have --------------------------------------
-    def grad_norms(self, model, step):
+    def grad_norms(self, model: Any, step: int) -> float:
         """Logs grad_norm/<name> for every parameter with a gradient and
         grad_norm/global (sqrt of the sum of squares); returns the global
         norm. model: an nn.Module, a dict name -> tensor, or an iterable of
@@ -361,7 +533,7 @@ class SummaryWriter:
         norms are computed where the tensors are (on the GPU for CUDA
         parameters) in float64, and fetched with one transfer (one sync)."""
         import torch
-        w = self._handle()
+        self._handle()
         if hasattr(model, "named_parameters"):
             items = model.named_parameters()
         elif isinstance(model, dict):
@@ -389,30 +561,31 @@ class SummaryWriter:
         s = _step(step)
         total = 0.0
         for name, v in zip(names, vals):
-            check(lib.tfb_scalar(w, self._tag("grad_norm/" + name), v, s),
-                  "grad_norms")
+            check(self._c(lib.tfb_scalar, self._tag("grad_norm/" + name), v,
+                          s), "grad_norms")
             total += v * v
         g = math.sqrt(total)
-        check(lib.tfb_scalar(w, self._tag("grad_norm/global"), g, s),
+        check(self._c(lib.tfb_scalar, self._tag("grad_norm/global"), g, s),
               "grad_norms")
         return g
 
-    def check_numerics(self, tensor_or_dict, step, tag="numerics"):
+    def check_numerics(self, tensor_or_dict: Any, step: int,
+                       tag: str = "numerics") -> int:
         """As tfb_check_numerics: counts NaN, +Inf and -Inf; only when some
         are found writes a numerics record (plugin tfboard_numerics) under
         the tag (for a dict: the key) and reports the tag once. Returns
         the number of non-finite values. CUDA tensors are counted on the
         GPU; only a tensor with non-finite values is copied to the host."""
-        w = self._handle()
+        self._handle()
         items = tensor_or_dict.items() if isinstance(tensor_or_dict, dict) \
             else [(tag, tensor_or_dict)]
         s = _step(step)
         total = 0
         for name, t in items:
-            total += self._check_one(w, name, t, s)
+            total += self._check_one(name, t, s)
         return total
 
-    def _check_one(self, w, name, t, step):
+    def _check_one(self, name: str, t: Any, step: int) -> int:
         try:
             import torch
         except ImportError:
@@ -427,41 +600,38 @@ class SummaryWriter:
         a = _to_numpy(t)
         fn = lib.tfb_check_numerics if a.dtype.itemsize == 4 else \
             lib.tfb_check_numerics_f64
-        return check(fn(w, self._tag(name), a.ctypes.data, a.size, step),
-                     "check_numerics(%s)" % name)
+        return check(self._c(fn, self._tag(name), a.ctypes.data, a.size,
+                             step), "check_numerics(%s)" % name)
 
     @contextlib.contextmanager
-    def step(self, step):
+    def step(self, step: int) -> Iterator[None]:
         """with writer.step(s): one training step (pipeline/step_ms)."""
-        w = self._handle()
-        check(lib.tfb_step_begin(w, _step(step)), "step begin")
+        check(self._c(lib.tfb_step_begin, _step(step)), "step begin")
         try:
             yield
         finally:
-            if self._w is not None:
-                check(lib.tfb_step_end(w), "step end")
+            self._c_if_open(lib.tfb_step_end)
 
     @contextlib.contextmanager
-    def input_wait(self):
+    def input_wait(self) -> Iterator[None]:
         """with writer.input_wait(): time spent waiting for input inside
         the current step (pipeline/input_ms)."""
-        w = self._handle()
-        check(lib.tfb_input_begin(w), "input begin")
+        check(self._c(lib.tfb_input_begin), "input begin")
         try:
             yield
         finally:
-            if self._w is not None:
-                check(lib.tfb_input_end(w), "input end")
+            self._c_if_open(lib.tfb_input_end)
 
-    def timed(self, iterable, start_step=0):
+    def timed(self, iterable: Iterable[_T],
+              start_step: int = 0) -> Iterator[_T]:
         """for batch in writer.timed(loader): each iteration is one step
         (from fetching its batch to fetching the next), and fetching is
         timed as input wait. When the iterable has a len() (a DataLoader),
         exactly that many steps are logged; otherwise the fetch that finds
         the end is logged as one more, input-only step."""
-        w = self._handle()
+        self._handle()
         try:
-            remaining = len(iterable)
+            remaining = len(iterable)  # type: ignore[arg-type]
         except TypeError:
             remaining = -1
         it = iter(iterable)
@@ -471,34 +641,33 @@ class SummaryWriter:
             while remaining != 0:
                 if open_step:
                     open_step = False
-                    check(lib.tfb_step_end(w), "step end")
-                check(lib.tfb_step_begin(w, s), "step begin")
+                    check(self._c(lib.tfb_step_end), "step end")
+                check(self._c(lib.tfb_step_begin, _step(s)), "step begin")
                 open_step = True
-                check(lib.tfb_input_begin(w), "input begin")
+                check(self._c(lib.tfb_input_begin), "input begin")
                 try:
                     item = next(it)
                 except StopIteration:
-                    lib.tfb_input_end(w)
+                    self._c_if_open(lib.tfb_input_end)
                     return
-                check(lib.tfb_input_end(w), "input end")
+                check(self._c(lib.tfb_input_end), "input end")
                 yield item
                 s += 1
                 if remaining > 0:
                     remaining -= 1
         finally:
-            if open_step and self._w is not None:
-                lib.tfb_step_end(w)
+            if open_step:
+                self._c_if_open(lib.tfb_step_end)
 
     @contextlib.contextmanager
-    def gpu_trace(self, strict=False):
+    def gpu_trace(self, strict: bool = False) -> Iterator[None]:
         """with writer.gpu_trace(): CUPTI tracing of the block
         (tfb_gpu_trace_start/stop). When tracing cannot run (no GPU, no
         CUPTI) a warning is issued and the block runs untraced; with
         strict=True TfbError is raised instead."""
-        w = self._handle()
-        rc = lib.tfb_gpu_trace_start(w, None)
+        rc = self._c(lib.tfb_gpu_trace_start, None)
         if rc < 0:
-            detail = (lib.tfb_gpu_trace_error(w) or b"").decode(
+            detail = (self._c(lib.tfb_gpu_trace_error) or b"").decode(
                 errors="replace")
             err = TfbError(rc, "gpu_trace: " + detail if detail
                            else "gpu_trace")
@@ -508,8 +677,8 @@ class SummaryWriter:
         try:
             yield
         finally:
-            if rc >= 0 and self._w is not None:
-                check(lib.tfb_gpu_trace_stop(w), "gpu_trace stop")
+            if rc >= 0:
+                self._c_if_open(lib.tfb_gpu_trace_stop)
 
 
 class _SubWriter:

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin.h"
 #include "tfboard.h"
 
 void tfb_config_defaults(tfb_config *cfg)
@@ -16,8 +17,6 @@ void tfb_config_defaults(tfb_config *cfg)
     cfg->host = "127.0.0.1";
     cfg->port = 6006;
     cfg->reload_interval = 5;
-    cfg->grad_vanish = 1e-6;
-    cfg->grad_explode = 1e2;
     cfg->max_conn_per_client = 64;
     cfg->request_timeout = 30;
 }
@@ -46,10 +45,6 @@ void tfb_config_usage(FILE *out)
         "CPU)\n"
         "  --http_threads N        threads that answer requests (default: "
         "one per CPU)\n"
-        "  --grad-vanish X         gradient norm below which a layer counts "
-        "as vanishing (default 1e-6)\n"
-        "  --grad-explode X        gradient norm above which a layer counts "
-        "as exploding (default 1e2)\n"
         "  --allow_host NAME       also accept requests whose Host header is "
         "NAME\n"
         "                          (others than the bound address and "
@@ -70,6 +65,7 @@ void tfb_config_usage(FILE *out)
         "  --help                  this text\n"
         "  --version               the version\n",
         out);
+    tfb_plugin_options_usage(out);
 }
 
 /* If arg (already normalized to name) is opt: returns its value, from
@@ -146,6 +142,7 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
             continue;
         }
         int bad = 0;
+        const tfb_plugin_option *po;
         if ((v = opt_value(a, inline_val, "--logdir", argc, argv, &i))) {
             bad = !*v;
             cfg->logdir = v;
@@ -163,10 +160,6 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
             bad = parse_int(v, 0, 64, &cfg->load_threads) < 0;
         } else if ((v = opt_value(a, inline_val, "--http_threads", argc, argv, &i))) {
             bad = parse_int(v, 0, 256, &cfg->http_threads) < 0;
-        } else if ((v = opt_value(a, inline_val, "--grad_vanish", argc, argv, &i))) {
-            bad = parse_double(v, 0, &cfg->grad_vanish) < 0;
-        } else if ((v = opt_value(a, inline_val, "--grad_explode", argc, argv, &i))) {
-            bad = parse_double(v, 0, &cfg->grad_explode) < 0;
         } else if ((v = opt_value(a, inline_val, "--allow_host", argc, argv, &i))) {
             bad = !*v || cfg->n_allow_hosts == TFB_CONFIG_MAX_ALLOW_HOSTS;
             if (!bad)
@@ -179,6 +172,14 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
             /* "" turns the cache off; a missing value is an error. */
             bad = !inline_val && i == start;
             cfg->cache_dir = v;
+        } else if (!strncmp(a, "--", 2) &&
+                   (po = tfb_plugin_option_find(a + 2, strlen(a + 2)))) {
+            /* A dashboard's own option (plugin.h). */
+            v = po->type == TFB_OPT_FLAG
+                    ? ""
+                    : opt_value(a, inline_val, a, argc, argv, &i);
+            bad = (po->type == TFB_OPT_FLAG && inline_val) ||
+                  tfb_plugin_option_set(po, v) < 0;
         } else {
             fprintf(err, "tfboard: unknown option '%s' (see tfboard --help)\n",
                     argv[i]);
@@ -190,6 +191,11 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
                     argv[start]);
             return TFB_EINVAL;
         }
+    }
+    char why[256] = "";
+    if (tfb_plugin_options_check(why, sizeof why) < 0) {
+        fprintf(err, "tfboard: %s\n", why);
+        return TFB_EINVAL;
     }
     if (!cfg->logdir) {
         fprintf(err, "tfboard: --logdir DIR is required (see tfboard "

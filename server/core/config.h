@@ -1,5 +1,7 @@
 /*
- * config.h - the parsed command line of `tfboard` (serve mode).
+ * config.h - the parsed command line of `tfboard` (serve mode): core's
+ * options. Dashboards declare their own options in their descriptor
+ * (plugin.h); this header names no plugin.
  *
  * Thread-safety: filled once by tfb_config_parse() before any thread
  * starts, read-only afterwards, so any thread may read it without a lock.
@@ -20,8 +22,6 @@ typedef struct tfb_config {
     const char *webui_dir;   /* --webui-dir DIR; NULL = embedded assets */
     int load_threads;        /* --load_threads N; 0 = one per CPU */
     int http_threads;        /* --http_threads N; 0 = one per CPU */
-    double grad_vanish;      /* --grad-vanish X; default 1e-6 (health) */
-    double grad_explode;     /* --grad-explode X; default 1e2 (health) */
     int quiet;               /* --quiet: no messages but errors */
     /* --allow_host NAME (repeatable): Host header values accepted besides
      * the bound address, localhost, 127.0.0.1 and ::1 (DNS rebinding:
@@ -40,14 +40,17 @@ typedef struct tfb_config {
 /* Sets every field to its default. */
 void tfb_config_defaults(tfb_config *cfg);
 
-/* Parses argv (argv[0] is the program) into cfg (defaults first).
+/* Parses argv (argv[0] is the program) into cfg (defaults first). An
+ * option that is not core's is looked up among the plugins' options
+ * (plugin.h, tfb_plugin_option) and goes to the plugin's own variable;
+ * then the plugins' check_options run.
  * Returns 0 to go on serving, 1 when --help/--version was handled (text
  * printed to out; exit 0), or a negative TFB_E* code after printing a
  * clear message to err (exit 2). Strings in cfg point into argv. */
 int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
                      FILE *err);
 
-/* The --help text. */
+/* The --help text: core's options, then the plugins'. */
 void tfb_config_usage(FILE *out);
 
 #endif

@@ -5,7 +5,8 @@
  */
 #include <string.h>
 
-#include "http_api.h"
+#include "http_internal.h"
+#include "tfboard.h"
 #include "plugin.h"
 #include "routes_core.h"
 
@@ -55,4 +56,19 @@ static const tfb_plugin_route *plugin_route(const char *path, int put)
         if (strcmp(t[i].path, slash + 1) == 0)
             return &t[i];
     return NULL;
+}
+
+/* Here, not with the answer helpers of http_params.c: route handlers
+ * call those helpers, so the dispatcher that calls the handlers sits
+ * above them (no loop between the files). */
+void tfb_http_dispatch(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_http_handler h = tfb_route_find(req->path);
+    if (!h) {
+        tfb_http_error(resp, 404, "no such route");
+        return;
+    }
+    int rc = h(req, resp);
+    if (!resp->set)
+        tfb_http_error(resp, 500, "internal error: %s", tfb_strerror(rc));
 }

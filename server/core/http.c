@@ -26,6 +26,7 @@
 #include "deadline.h"
 #include "http_internal.h"
 #include "static_files.h"
+#include "vec.h"
 
 /* One open connection, for the request deadline: libmicrohttpd's own
  * timeout is an idle timeout, which a client sending a byte now and then
@@ -162,6 +163,34 @@ static const char *mhd_query(void *ctx, const char *name)
                                        MHD_GET_ARGUMENT_KIND, name);
 }
 
+typedef struct query_all_ctx {
+    const char *name;
+    const char **out;
+    size_t max, n;
+} query_all_ctx;
+
+static enum MHD_Result query_all_one(void *cls, enum MHD_ValueKind kind,
+                                     const char *key, const char *value)
+{
+    (void)kind;
+    query_all_ctx *q = cls;
+    if (key && strcmp(key, q->name) == 0) {
+        if (q->n < q->max)
+            q->out[q->n] = value ? value : "";
+        q->n++;
+    }
+    return MHD_YES;
+}
+
+static size_t mhd_query_all(void *ctx, const char *name, const char **out,
+                            size_t max)
+{
+    query_all_ctx q = {name, out, max, 0};
+    MHD_get_connection_values((struct MHD_Connection *)ctx,
+                              MHD_GET_ARGUMENT_KIND, query_all_one, &q);
+    return q.n;
+}
+
 static int hexval(int c)
 {
     if (c >= '0' && c <= '9')
@@ -264,7 +293,10 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
                             a->content_type ? a->content_type
                                             : "application/octet-stream");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    if (is_data)
+    if (a->cache_control)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                                a->cache_control);
+    else if (is_data)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     if (a->status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
@@ -289,8 +321,7 @@ typedef struct req_state {
     int seen; /* on_request ran once (headers in) */
     /* PUT to a route that accepts it: the body, at most TFB_HTTP_PUT_MAX
      * bytes (past that it is dropped and the answer is 413). */
-    char *body;
-    size_t body_len;
+    TFB_VEC(char) body; /* NUL-terminated once non-empty */
     int body_too_big;
 } req_state;
 
@@ -314,7 +345,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)toe;
     req_state *st = *con_cls;
     if (st)
-        free(st->body);
+        tfb_vec_free(&st->body);
     free(st);
     *con_cls = NULL;
     conn_request_done(cls, c);
@@ -373,14 +404,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         conn_request_started(s, c);
         return MHD_YES;
     }
+    /* A request refused before its body is read (URI too long, Host not
+     * allowed) still has its body drained first: an answer queued while
+     * upload data is pending makes libmicrohttpd drop the connection, and
+     * the client would get an empty reply instead of the reason. */
+    int host_ok = host_allowed(s->cfg, MHD_lookup_connection_value(
+                                           c, MHD_HEADER_KIND,
+                                           MHD_HTTP_HEADER_HOST));
+    if ((rs->too_long || !host_ok) && *upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
     if (rs->too_long) {
         tfb_http_error(&a, 414, "request URI too long: at most %d query "
                                 "parameters and %d bytes",
                        MAX_QUERY_PARAMS, MAX_URI_BYTES);
         return send_answer(c, &a, 1);
     }
-    if (!host_allowed(s->cfg, MHD_lookup_connection_value(
-                                  c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {
+    if (!host_ok) {
         tfb_http_error(&a, 403, "Host header not allowed (DNS rebinding "
                                 "protection); start tfboard with "
                                 "--allow_host NAME or --bind_all");
@@ -397,20 +438,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         *upload_size = 0;
         if (rs->body_too_big)
             return MHD_YES;
-        if (n > TFB_HTTP_PUT_MAX - rs->body_len) {
+        if (n > TFB_HTTP_PUT_MAX - rs->body.n) {
             rs->body_too_big = 1;
-            free(rs->body);
-            rs->body = NULL;
-            rs->body_len = 0;
+            tfb_vec_free(&rs->body);
             return MHD_YES;
         }
-        char *b = realloc(rs->body, rs->body_len + n + 1);
-        if (!b)
+        if (tfb_vec_need(&rs->body, rs->body.n + n + 1) < 0)
             return MHD_NO;
-        memcpy(b + rs->body_len, upload, n);
-        rs->body = b;
-        rs->body_len += n;
-        b[rs->body_len] = '\0';
+        memcpy(rs->body.v + rs->body.n, upload, n);
+        rs->body.n += n;
+        rs->body.v[rs->body.n] = '\0';
         return MHD_YES;
     }
     if (is_put) {
@@ -429,7 +466,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             return send_answer(c, &a, 1);
         }
         tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, "PUT",
-                            rs->body ? rs->body : "", rs->body_len};
+                            rs->body.v ? rs->body.v : "", rs->body.n,
+                            mhd_query_all};
         int rc = put_h(&req, &a);
         if (!tfb_http_resp_is_set(&a))
             tfb_http_error(&a, 500, "internal error: %s", tfb_strerror(rc));
@@ -447,8 +485,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     (void)version;
     int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
     if (is_data) {
-        tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, method,
-                            NULL, 0};
+        tfb_http_req req = {url,    mhd_query, c,    s->store,    s->cfg,
+                            method, NULL,      0,    mhd_query_all};
         tfb_http_dispatch(&req, &a);
     } else {
         tfb_static_serve(s->webui_root, url, &a);

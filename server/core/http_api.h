@@ -48,6 +48,12 @@ const char *tfb_http_body(const tfb_http_req *req, size_t *len);
 
 /* The raw (URL-decoded) value of query parameter name, NULL if absent. */
 const char *tfb_http_query(const tfb_http_req *req, const char *name);
+/* Every value of a parameter that may repeat (run=a&run=b), in request
+ * order: writes at most max pointers (valid during the handler call) to
+ * out and returns how many values the request has (so a result > max
+ * means some were left out). At most 256 parameters reach a handler. */
+size_t tfb_http_query_all(const tfb_http_req *req, const char *name,
+                          const char **out, size_t max);
 
 /* Parameter helpers. Each returns 0 and sets *out, or sets a 400 answer
  * {"error": "..."} naming the parameter and returns TFB_EINVAL. When the
@@ -106,6 +112,11 @@ typedef long (*tfb_http_stream_fn)(void *ctx, char *buf, size_t max);
 int tfb_http_stream(tfb_http_resp *resp, unsigned status,
                     const char *content_type, tfb_http_stream_fn fn,
                     void *ctx, void (*free_ctx)(void *ctx));
+
+/* The answer's Cache-Control (a static string), for answers that never
+ * change for their URL (an image whose URL names its step); call after
+ * setting the answer. Without it, /data answers get "no-cache". */
+void tfb_http_set_cache(tfb_http_resp *resp, const char *cache_control);
 
 /* 1 when an answer has been set. */
 int tfb_http_resp_is_set(const tfb_http_resp *resp);

@@ -11,6 +11,12 @@
 /* Looks up a query parameter; supplied by the transport (libmicrohttpd in
  * http.c, a table in unit tests). */
 typedef const char *(*tfb_http_query_fn)(void *ctx, const char *name);
+/* Every value of a repeated parameter, in request order: writes at most
+ * max pointers to out and returns how many the request has. NULL in a
+ * transport without repeats (then tfb_http_query_all gives the one value
+ * query finds). */
+typedef size_t (*tfb_http_query_all_fn)(void *ctx, const char *name,
+                                        const char **out, size_t max);
 
 struct tfb_http_req {
     const char *path;
@@ -22,6 +28,7 @@ struct tfb_http_req {
     const char *method;
     const char *body;
     size_t body_len;
+    tfb_http_query_all_fn query_all;
 };
 
 struct tfb_http_resp {
@@ -30,6 +37,7 @@ struct tfb_http_resp {
     char *body;               /* malloc'd */
     size_t len;
     int set;
+    const char *cache_control; /* static string; NULL: no-cache on /data */
     /* A streamed answer (tfb_http_stream) instead of body. */
     tfb_http_stream_fn stream;
     void *stream_ctx;

@@ -36,6 +36,17 @@ const char *tfb_http_query(const tfb_http_req *req, const char *name)
     return req->query ? req->query(req->query_ctx, name) : NULL;
 }
 
+size_t tfb_http_query_all(const tfb_http_req *req, const char *name,
+                          const char **out, size_t max)
+{
+    if (req->query_all)
+        return req->query_all(req->query_ctx, name, out, max);
+    const char *v = tfb_http_query(req, name);
+    if (v && max)
+        out[0] = v;
+    return v != NULL;
+}
+
 void tfb_http_resp_clear(tfb_http_resp *resp)
 {
     free(resp->body);
@@ -89,6 +100,11 @@ int tfb_http_text(tfb_http_resp *resp, unsigned status,
         memcpy(b, body, len);
     b[len] = 0;
     return tfb_http_body_take(resp, status, content_type, b, len);
+}
+
+void tfb_http_set_cache(tfb_http_resp *resp, const char *cache_control)
+{
+    resp->cache_control = cache_control;
 }
 
 int tfb_http_error(tfb_http_resp *resp, unsigned status, const char *fmt, ...)
@@ -248,16 +264,4 @@ int tfb_http_param_series(const tfb_http_req *req, tfb_http_resp *resp,
         *run_out = r;
     *out = s;
     return 0;
-}
-
-void tfb_http_dispatch(const tfb_http_req *req, tfb_http_resp *resp)
-{
-    tfb_http_handler h = tfb_route_find(req->path);
-    if (!h) {
-        tfb_http_error(resp, 404, "no such route");
-        return;
-    }
-    int rc = h(req, resp);
-    if (!resp->set)
-        tfb_http_error(resp, 500, "internal error: %s", tfb_strerror(rc));
 }

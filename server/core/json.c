@@ -4,6 +4,7 @@
 #include "json.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ void tfb_json_free(tfb_json *j)
 {
     if (!j)
         return;
-    free(j->buf);
+    tfb_vec_free(&j->out);
     tfb_json_init(j);
 }
 
@@ -34,15 +35,15 @@ char *tfb_json_take(tfb_json *j, size_t *len)
         tfb_json_free(j);
         return NULL;
     }
-    if (!j->buf) {
-        j->buf = malloc(1);
-        if (!j->buf)
+    if (!j->out.v) {
+        j->out.v = malloc(1);
+        if (!j->out.v)
             return NULL;
-        j->buf[0] = 0;
+        j->out.v[0] = 0;
     }
-    char *b = j->buf;
+    char *b = j->out.v;
     if (len)
-        *len = j->len;
+        *len = j->out.n;
     tfb_json_init(j);
     return b;
 }
@@ -52,18 +53,11 @@ static int reserve(tfb_json *j, size_t n)
 {
     if (j->failed)
         return -1;
-    if (j->len + n + 1 <= j->cap)
-        return 0;
-    size_t cap = j->cap ? j->cap : 256;
-    while (cap < j->len + n + 1)
-        cap *= 2;
-    char *nb = realloc(j->buf, cap);
-    if (!nb) {
+    if (n >= SIZE_MAX - j->out.n || /* n + 1 more would wrap */
+        tfb_vec_need(&j->out, j->out.n + n + 1) < 0) {
         j->failed = 1;
         return -1;
     }
-    j->buf = nb;
-    j->cap = cap;
     return 0;
 }
 
@@ -71,17 +65,17 @@ static void put(tfb_json *j, const char *s, size_t n)
 {
     if (reserve(j, n) < 0)
         return;
-    memcpy(j->buf + j->len, s, n);
-    j->len += n;
-    j->buf[j->len] = 0;
+    memcpy(j->out.v + j->out.n, s, n);
+    j->out.n += n;
+    j->out.v[j->out.n] = 0;
 }
 
 static void putc_(tfb_json *j, char c)
 {
     if (reserve(j, 1) < 0)
         return;
-    j->buf[j->len++] = c;
-    j->buf[j->len] = 0;
+    j->out.v[j->out.n++] = c;
+    j->out.v[j->out.n] = 0;
 }
 
 /* Writes the comma that separates this value from the previous one. */

@@ -22,11 +22,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vec.h"
+
 #define TFB_JSON_MAX_DEPTH 64
 
 typedef struct tfb_json {
-    char *buf;
-    size_t len, cap;
+    TFB_VEC(char) out; /* the text so far, NUL-terminated once non-empty */
     int failed;
     int depth;
     /* per depth: 1 when the next value needs a comma before it */

@@ -2,15 +2,17 @@
  * loader.c - logdir scanning and (re)loading into the store. See loader.h.
  */
 #include "loader.h"
+#include "storage.h"
 
 #include "deadline.h"
 #include "hash.h"
+#include "media_index.h"
 #include "str.h"
+#include "text_tensor.h"
 #include "strtab.h"
 #include "utf8.h"
 #include "vec.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -18,11 +20,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "errors.h"
+#include "reader_source.h"
 
 /* Events between progress updates and stop checks. */
 #define CHUNK_EVENTS 65536
@@ -47,8 +49,8 @@ typedef struct file_state {
     char *path;
     char *name; /* base name, for ordering */
     tfb_reader *reader;
-    dev_t dev;
-    ino_t ino;
+    char etag[TFB_STORAGE_ETAG_MAX]; /* the version being read */
+    uint64_t listed; /* size in the last listing */
     uint64_t size;  /* at the last scan */
     uint64_t done;  /* bytes consumed */
     int error;      /* last error (reported once per change) */
@@ -68,6 +70,7 @@ typedef struct run_state {
      * same order, so each entry's `succ` (the tag that followed it last
      * time) predicts the next one and skips most hash lookups. */
     tag_entry *last;
+    const char *cur_path; /* the file being read, for the image index */
     int need_reset;
     /* What a user should hear about (the run's notes, runs_info). */
     uint64_t empty_tag_values; /* values with neither tag nor node name */
@@ -78,6 +81,8 @@ typedef struct run_state {
 struct tfb_loader {
     tfb_store *store;
     tfb_loader_opts opts;
+    tfb_storage *storage; /* opts.storage, or our own local one */
+    int own_storage;
     run_state **runs;
     size_t n_runs, cap_runs;
     tfb_strtab run_idx; /* run name -> run_state (keys: the run's name) */
@@ -124,11 +129,6 @@ static int is_trace_name(const char *n)
            ends_with(n, ".pt.trace.json.gz");
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* ---- tag table (loader-private, one per run) ------------------------ */
 
 static void tags_free(run_state *rs)
@@ -171,11 +171,14 @@ static run_state *find_run_state(tfb_loader *l, tfb_run *run)
     return tfb_strtab_get(&l->run_idx, name, strlen(name));
 }
 
-static int add_file(run_state *rs, const char *path, const char *name)
+static int add_file(run_state *rs, const char *path, const char *name,
+                    uint64_t listed)
 {
     for (size_t i = 0; i < rs->n_files; i++)
-        if (strcmp(rs->files[i].path, path) == 0)
+        if (strcmp(rs->files[i].path, path) == 0) {
+            rs->files[i].listed = listed;
             return 0;
+        }
     if (rs->n_files == rs->cap_files) {
         size_t nc = rs->cap_files ? rs->cap_files * 2 : 4;
         file_state *nf = realloc(rs->files, nc * sizeof *nf);
@@ -188,6 +191,7 @@ static int add_file(run_state *rs, const char *path, const char *name)
     memset(f, 0, sizeof *f);
     f->path = tfb_strdup(path);
     f->name = tfb_strdup(name);
+    f->listed = listed;
     if (!f->path || !f->name) {
         free(f->path);
         free(f->name);
@@ -205,7 +209,9 @@ static int cmp_file(const void *a, const void *b)
 /* Registers the directory dir (relative name rel) as a run when it holds
  * event or trace files. */
 static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
-                        char **events, size_t n_events, char **traces,
+                        const tfb_storage_entry *const *events,
+                        size_t n_events,
+                        const tfb_storage_entry *const *traces,
                         size_t n_traces)
 {
     if (n_events == 0 && n_traces == 0)
@@ -250,11 +256,9 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
     }
     size_t before = rs->n_files;
     for (size_t i = 0; i < n_events; i++) {
-        char *p = path_join(dir, events[i]);
-        if (!p)
-            return TFB_ENOMEM;
-        rc = add_file(rs, p, events[i]);
-        free(p);
+        const char *name = strrchr(events[i]->path, '/');
+        rc = add_file(rs, events[i]->path, name ? name + 1 : events[i]->path,
+                      events[i]->st.size);
         if (rc < 0)
             return rc;
     }
@@ -264,7 +268,7 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
     if (!tp)
         return TFB_ENOMEM;
     for (size_t i = 0; i < n_traces; i++) {
-        tp[i] = path_join(dir, traces[i]);
+        tp[i] = tfb_strdup(traces[i]->path);
         if (!tp[i]) {
             tfb_strv_free(tp, n_traces);
             return TFB_ENOMEM;
@@ -275,105 +279,92 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
     return rc;
 }
 
-static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
+/* Length of the directory part of an entry's relative name (0 for the
+ * logdir itself). */
+static size_t dir_len(const char *rel)
+{
+    const char *slash = strrchr(rel, '/');
+    return slash ? (size_t)(slash - rel) : 0;
+}
+
+/* Entries grouped by directory (then by name): each run's files are
+ * together, in name order. */
+static int cmp_entry(const void *a, const void *b)
+{
+    const tfb_storage_entry *x = a, *y = b;
+    size_t dx = dir_len(x->rel), dy = dir_len(y->rel);
+    size_t m = dx < dy ? dx : dy;
+    int c = memcmp(x->rel, y->rel, m);
+    if (c)
+        return c;
+    if (dx != dy)
+        return dx < dy ? -1 : 1;
+    return strcmp(x->rel + dx, y->rel + dy);
+}
+
+/* The names a run is made of: event files (any kind of file: one that is
+ * not regular is listed to say why it is not read) and trace files. */
+static int wanted_name(const char *name, void *arg)
+{
+    (void)arg;
+    return strstr(name, "tfevents") != NULL || is_trace_name(name);
+}
+
+/* One flat listing of the logdir (one request for a bucket, a walk for
+ * local files), grouped into runs: a directory holding event or trace
+ * files. Files named like event files that are not regular (a FIFO, a
+ * link to a device) are listed too, so that runs_info and the report say
+ * why they are not read (read_file never opens them). */
+static int scan(tfb_loader *l)
 {
     if (atomic_load(&l->stop))
         return 0;
-    if (depth > MAX_DEPTH) {
-        if (!l->deep_noted && l->opts.log)
-            fprintf(l->opts.log, "tfboard: %s is more than %d directories "
-                                 "below the logdir; it and what is under it "
-                                 "are not scanned\n",
-                    dir, MAX_DEPTH);
-        l->deep_noted = 1;
-        return 0;
-    }
-    DIR *d = opendir(dir);
-    if (!d)
-        return depth == 0 ? TFB_ENOENT : 0;
-    char **events = NULL, **traces = NULL, **subdirs = NULL;
-    size_t ne = 0, nt = 0, ns = 0, ce = 0, ct = 0, cs = 0;
-    int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        const char *n = de->d_name;
-        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
-            continue;
-        char *p = path_join(dir, n);
-        if (!p) {
-            rc = TFB_ENOMEM;
-            break;
+    const char *logdir = tfb_store_logdir(l->store);
+    tfb_storage_entry *e = NULL;
+    size_t n = 0;
+    int too_deep = 0;
+    int rc = l->storage->ops->list(l->storage, logdir, MAX_DEPTH,
+                                   wanted_name, NULL, &e, &n, &too_deep);
+    if (rc < 0)
+        return rc;
+    if (too_deep && !l->deep_noted && l->opts.log)
+        fprintf(l->opts.log, "tfboard: %s has directories more than %d "
+                             "directories below the logdir; they and what "
+                             "is under them are not scanned\n",
+                logdir, MAX_DEPTH);
+    l->deep_noted |= too_deep;
+    if (n > 1)
+        qsort(e, n, sizeof *e, cmp_entry);
+    const tfb_storage_entry **ev = malloc((n ? n : 1) * sizeof *ev);
+    const tfb_storage_entry **tr = malloc((n ? n : 1) * sizeof *tr);
+    if (!ev || !tr)
+        rc = TFB_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n;) {
+        size_t dl = dir_len(e[i].rel), k = i, ne = 0, nt = 0;
+        for (; k < n && dir_len(e[k].rel) == dl &&
+               memcmp(e[k].rel, e[i].rel, dl) == 0;
+             k++) {
+            const char *name = e[k].rel + (dl ? dl + 1 : 0);
+            if (strstr(name, "tfevents"))
+                ev[ne++] = &e[k];
+            else if (e[k].st.regular && is_trace_name(name))
+                tr[nt++] = &e[k];
         }
-        struct stat st;
-        int is_dir = 0, is_file = 0;
-        if (lstat(p, &st) == 0) {
-            if (S_ISDIR(st.st_mode))
-                is_dir = 1; /* symlinked dirs are not followed */
-            else if (S_ISREG(st.st_mode))
-                is_file = 1;
-            else if (S_ISLNK(st.st_mode) && stat(p, &st) == 0 &&
-                     S_ISREG(st.st_mode))
-                is_file = 1;
-            else if (strstr(n, "tfevents"))
-                /* A FIFO, device or link to one named like an event file:
-                 * listed, so that runs_info and the report say why it is
-                 * not read (read_file never opens it). */
-                is_file = 1;
-        }
-        free(p);
-        char ***arr = NULL;
-        size_t *cnt = NULL, *cap = NULL;
-        if (is_dir) {
-            arr = &subdirs, cnt = &ns, cap = &cs;
-        } else if (is_file && strstr(n, "tfevents")) {
-            arr = &events, cnt = &ne, cap = &ce;
-        } else if (is_file && is_trace_name(n)) {
-            arr = &traces, cnt = &nt, cap = &ct;
-        }
-        if (!arr)
-            continue;
-        if (*cnt == *cap) {
-            size_t nc = *cap ? *cap * 2 : 8;
-            char **na = realloc(*arr, nc * sizeof *na);
-            if (!na) {
+        if (ne || nt) {
+            char *rel = dl ? tfb_strndup(e[i].rel, dl) : tfb_strdup(".");
+            char *dir = dl ? path_join(logdir, rel) : tfb_strdup(logdir);
+            if (!rel || !dir)
                 rc = TFB_ENOMEM;
-                break;
-            }
-            *arr = na;
-            *cap = nc;
+            else
+                rc = scan_one_dir(l, dir, rel, ev, ne, tr, nt);
+            free(rel);
+            free(dir);
         }
-        (*arr)[*cnt] = tfb_strdup(n);
-        if (!(*arr)[*cnt]) {
-            rc = TFB_ENOMEM;
-            break;
-        }
-        (*cnt)++;
+        i = k;
     }
-    closedir(d);
-    if (rc == 0) {
-        /* qsort's array may not be NULL, even for zero elements */
-        if (ne > 1)
-            qsort(events, ne, sizeof *events, cmp_str);
-        if (nt > 1)
-            qsort(traces, nt, sizeof *traces, cmp_str);
-        if (ns > 1)
-            qsort(subdirs, ns, sizeof *subdirs, cmp_str);
-        rc = scan_one_dir(l, dir, rel, events, ne, traces, nt);
-    }
-    for (size_t i = 0; rc == 0 && i < ns; i++) {
-        char *sub = path_join(dir, subdirs[i]);
-        char *srel = strcmp(rel, ".") == 0 ? tfb_strdup(subdirs[i])
-                                           : path_join(rel, subdirs[i]);
-        if (!sub || !srel)
-            rc = TFB_ENOMEM;
-        else
-            rc = scan_dir(l, sub, srel, depth + 1);
-        free(sub);
-        free(srel);
-    }
-    tfb_strv_free(events, ne);
-    tfb_strv_free(traces, nt);
-    tfb_strv_free(subdirs, ns);
+    free(ev);
+    free(tr);
+    tfb_storage_entries_free(e, n);
     return rc;
 }
 
@@ -382,7 +373,16 @@ static int scan_dir(tfb_loader *l, const char *dir, const char *rel, int depth)
 typedef struct worker_buf {
     tfb_bucket *buckets;
     size_t cap;
+    /* The read buffer lent to each file's reader in turn (reader_source.h):
+     * one per worker, not one per file and pass. */
+    uint8_t *rbuf;
+    size_t rcap;
 } worker_buf;
+
+/* The worker's read buffer, and the size past which a lent buffer that
+ * grew (a huge record) is not kept. */
+#define READ_BUF ((size_t)1 << 20)
+#define KEEP_READ_BUF ((size_t)8 << 20)
 
 static void publish_progress(tfb_loader *l, int done)
 {
@@ -461,6 +461,12 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
         /* Writers put metadata on a tag's first value only. */
         tfb_value_apply_plugin(v, e->plugin, e->plugin_len);
     }
+    if (tfb_media_is_image(v, e->plugin, e->plugin_len)) {
+        /* Images are indexed (file, offset, length), not stored. */
+        int m = tfb_media_index_add(tfb_run_media(rs->run), rs->cur_path, ev,
+                                    v, e->plugin, e->plugin_len);
+        return m > 0 ? (uint64_t)m : 0;
+    }
     tfb_series *s;
     switch (v->kind) {
     case TFB_VALUE_SCALAR:
@@ -494,14 +500,15 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
         return 0;
     }
     case TFB_VALUE_TEXT: {
-        tfb_strview t = {"", 0};
-        if (tfb_value_string(v, 0, &t) != 1)
-            t.ptr = "", t.len = 0;
+        /* String 0, or a vector/matrix of strings as a pipe table. */
+        tfb_strview t;
+        char *owned;
+        tfb_text_tensor(v, &t, &owned);
         s = series_for(rs, e, TFB_SERIES_TEXT, v);
-        if (s && tfb_series_append_text(s, ev->step, ev->wall_time, t.ptr,
-                                        t.len) == 0)
-            return 1;
-        return 0;
+        int ok = s && tfb_series_append_text(s, ev->step, ev->wall_time,
+                                             t.ptr, t.len) == 0;
+        free(owned);
+        return ok ? 1 : 0;
     }
     case TFB_VALUE_NUMERICS:
         s = series_for(rs, e, TFB_SERIES_NUMERICS, v);
@@ -545,15 +552,32 @@ static void report_error(tfb_loader *l, file_state *f, int rc)
     f->error = rc;
 }
 
+/* Takes the read buffer back from the reader, for the worker's next
+ * file. */
+static void reclaim_buffer(worker_buf *wb, tfb_reader *r)
+{
+    uint8_t *b;
+    size_t c;
+    if (!tfb_reader_reclaim_buffer(r, &b, &c))
+        return;
+    if (wb->rbuf || c > KEEP_READ_BUF) {
+        free(b); /* one is enough; a huge one is not kept */
+        return;
+    }
+    wb->rbuf = b;
+    wb->rcap = c;
+}
+
 /* Reads what is new in one file. Returns 1 when the run must be reset
  * (file replaced), else 0. */
 static int read_file(tfb_loader *l, run_state *rs, file_state *f,
                      worker_buf *wb, double *first, double *last,
                      int64_t *max_step)
 {
-    struct stat st;
-    if (stat(f->path, &st) != 0) {
-        if (errno == ENOENT) {
+    tfb_storage_stat st;
+    int src = l->storage->ops->stat(l->storage, f->path, &st);
+    if (src < 0) {
+        if (src == TFB_ENOENT) {
             /* Deleted: keep its data, stop reading it. */
             if (f->reader) {
                 tfb_reader_close(f->reader);
@@ -562,10 +586,10 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             f->gone = 1;
             return 0;
         }
-        report_error(l, f, tfb_err_from_errno(errno));
+        report_error(l, f, src);
         return 0;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!st.regular) {
         /* Replaced by a FIFO, a device, a link to /dev/zero: never read
          * it (an open could block, a read never end); keep what was
          * loaded from the real file, and say why no more comes. */
@@ -578,25 +602,28 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         return 0;
     }
     if (f->reader || f->gone) {
-        if (f->gone || st.st_ino != f->ino || st.st_dev != f->dev ||
-            (uint64_t)st.st_size < f->done)
+        if (f->gone || strcmp(st.etag, f->etag) != 0 || st.size < f->done)
             return 1;
     }
-    f->size = (uint64_t)st.st_size;
+    f->size = st.size;
     if (!f->reader) {
-        int rc = tfb_reader_open(&f->reader, f->path);
+        int rc = tfb_storage_reader_open(l->storage, f->path, &f->reader);
         if (rc < 0) {
             report_error(l, f, rc);
             f->reader = NULL;
             return 0;
         }
-        f->dev = st.st_dev;
-        f->ino = st.st_ino;
+        memcpy(f->etag, st.etag, sizeof f->etag);
         f->done = 0;
     }
-    tfb_event ev;
+    if (!wb->rbuf && (wb->rbuf = malloc(READ_BUF)) != NULL)
+        wb->rcap = READ_BUF;
+    if (wb->rbuf && tfb_reader_lend_buffer(f->reader, wb->rbuf, wb->rcap))
+        wb->rbuf = NULL;
+    tfb_event ev = {.size = sizeof ev};
     uint64_t points = 0;
     size_t events = 0;
+    rs->cur_path = f->path;
     int rc = 0;
     uint64_t pass_left = PASS_FILE_BYTES;
     uint64_t at = f->done;
@@ -620,7 +647,8 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             *max_step = ev.step;
         if (ev.kind == TFB_EVENT_SUMMARY) {
             size_t pos = 0;
-            tfb_value v;
+            tfb_value v; /* every field is set by tfb_summary_next */
+            v.size = sizeof v;
             while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1)
                 points += ingest_value(rs, wb, &v, &ev);
         }
@@ -672,6 +700,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             atomic_fetch_add(&l->bytes_done, s.offset - f->done);
         if (s.replaced && !f->stats.replaced) {
             f->stats = s;
+            reclaim_buffer(wb, f->reader);
             return 1;
         }
         f->done = s.offset;
@@ -680,6 +709,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
     /* Only files being read hold a descriptor: 5,000 runs must not take
      * 5,000 descriptors (the HTTP side needs them to accept). */
     tfb_reader_release_fd(f->reader);
+    reclaim_buffer(wb, f->reader);
     return 0;
 }
 
@@ -764,7 +794,7 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
 static void *worker_main(void *arg)
 {
     tfb_loader *l = arg;
-    worker_buf wb = {NULL, 0};
+    worker_buf wb = {NULL, 0, NULL, 0};
     for (;;) {
         size_t i = atomic_fetch_add(&l->next_run, 1);
         if (i >= l->n_runs || atomic_load(&l->stop))
@@ -773,6 +803,7 @@ static void *worker_main(void *arg)
         publish_progress(l, 0);
     }
     free(wb.buckets);
+    free(wb.rbuf);
     return NULL;
 }
 
@@ -787,18 +818,15 @@ static int cpu_count(void)
 static int one_pass(tfb_loader *l)
 {
     atomic_store(&l->more, 0);
-    const char *logdir = tfb_store_logdir(l->store);
-    int rc = scan_dir(l, logdir, ".", 0);
+    int rc = scan(l);
     if (rc < 0 && rc != TFB_ENOENT)
         return rc;
-    /* Totals for the progress bar: sizes as the scan sees them. */
+    /* Totals for the progress bar: sizes as the listing gave them. */
     uint64_t bytes = 0, files = 0, done_bytes = 0;
     for (size_t i = 0; i < l->n_runs; i++)
         for (size_t k = 0; k < l->runs[i]->n_files; k++) {
             file_state *f = &l->runs[i]->files[k];
-            struct stat st;
-            uint64_t sz = stat(f->path, &st) == 0 ? (uint64_t)st.st_size
-                                                  : f->done;
+            uint64_t sz = f->gone ? f->done : f->listed;
             bytes += sz > f->done ? sz : f->done;
             done_bytes += f->done;
             files++;
@@ -888,6 +916,12 @@ static void *loader_main(void *arg)
 int tfb_loader_create(tfb_loader **out, tfb_store *store,
                       const tfb_loader_opts *opts)
 {
+    return tfb_loader_create_on(out, store, opts, NULL);
+}
+
+int tfb_loader_create_on(tfb_loader **out, tfb_store *store,
+                         const tfb_loader_opts *opts, tfb_storage *storage)
+{
     if (!out || !store)
         return TFB_EINVAL;
     tfb_loader *l = calloc(1, sizeof *l);
@@ -896,6 +930,15 @@ int tfb_loader_create(tfb_loader **out, tfb_store *store,
     l->store = store;
     if (opts)
         l->opts = *opts;
+    l->storage = storage;
+    if (!l->storage) {
+        int rc = tfb_storage_local_create(&l->storage, l->opts.log);
+        if (rc < 0) {
+            free(l);
+            return rc;
+        }
+        l->own_storage = 1;
+    }
     pthread_mutex_init(&l->lock, NULL);
     tfb_cond_init_monotonic(&l->cond);
     *out = l;
@@ -905,8 +948,14 @@ int tfb_loader_create(tfb_loader **out, tfb_store *store,
 int tfb_loader_start(tfb_loader **out, tfb_store *store,
                      const tfb_loader_opts *opts)
 {
+    return tfb_loader_start_on(out, store, opts, NULL);
+}
+
+int tfb_loader_start_on(tfb_loader **out, tfb_store *store,
+                        const tfb_loader_opts *opts, tfb_storage *storage)
+{
     tfb_loader *l;
-    int rc = tfb_loader_create(&l, store, opts);
+    int rc = tfb_loader_create_on(&l, store, opts, storage);
     if (rc < 0)
         return rc;
     l->has_thread = 1; /* before the thread reads it */
@@ -944,6 +993,8 @@ void tfb_loader_stop(tfb_loader *l)
     }
     free(l->runs);
     tfb_strtab_free(&l->run_idx);
+    if (l->own_storage)
+        tfb_storage_destroy(l->storage);
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->cond);
     free(l);

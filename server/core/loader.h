@@ -8,7 +8,9 @@
  *
  * Files: a run is a directory (relative to the logdir; "." is the logdir)
  * holding event files (name contains "tfevents") or trace files (*.sqlite,
- * *.pt.trace.json, *.pt.trace.json.gz). Symlinked directories are not
+ * *.pt.trace.json, *.pt.trace.json.gz), found in one flat listing of the
+ * logdir per pass through the storage interface (storage.h), which every
+ * stat and read goes through too. Symlinked directories are not
  * followed (no loops). Each run's event files are read in name order by
  * one thread at a time; runs load in parallel. A file that shrank or was
  * replaced (other inode) resets its run, which is read again from the
@@ -21,6 +23,7 @@
 
 #include <stdio.h>
 
+#include "storage.h"
 #include "store.h"
 
 typedef struct tfb_loader tfb_loader;
@@ -41,6 +44,13 @@ int tfb_loader_pass(tfb_loader *l);
 /* Creates a loader without a thread (use tfb_loader_pass). */
 int tfb_loader_create(tfb_loader **out, tfb_store *store,
                       const tfb_loader_opts *opts);
+/* As tfb_loader_start / tfb_loader_create, listing, stat'ing and reading
+ * the logdir through storage (storage.h; not owned: it must outlive the
+ * loader). The plain ones use local files. */
+int tfb_loader_start_on(tfb_loader **out, tfb_store *store,
+                        const tfb_loader_opts *opts, tfb_storage *storage);
+int tfb_loader_create_on(tfb_loader **out, tfb_store *store,
+                         const tfb_loader_opts *opts, tfb_storage *storage);
 /* Stops the thread (if any) within about one file chunk and frees the
  * loader. NULL-safe. The store stays valid. */
 void tfb_loader_stop(tfb_loader *l);

@@ -3,15 +3,23 @@
  * its web page, the test that says whether a run has its data, and the
  * writers of its section in `tfboard report`.
  *
- * The one table of plugins (server/plugins/registry.c, plus any plugin
- * registered with tfb_plugin_register before the server starts) is where
- * everything else comes from:
+ * The one table of plugins (the built-in list of server/plugins/
+ * registry.c, handed to core at start with tfb_plugin_table_init, plus any
+ * plugin registered with tfb_plugin_register before the server starts) is
+ * where everything else comes from:
  *  - the route table: plugin route "tags" of plugin "scalars" answers
  *    /data/plugin/scalars/tags (core/dispatch.c);
  *  - /data/plugins_listing: every plugin, in table order, with `enabled`
  *    true when some run has its data; the web UI makes its tabs from it
  *    and loads the page module that it names;
- *  - `tfboard report`: each plugin's section, in table order.
+ *  - `tfboard report`: each plugin's section, in table order;
+ *  - the command line: each plugin's own options (tfb_plugin_option),
+ *    after core's, in `tfboard --help` and `tfboard report --help`.
+ *
+ * ABI: a descriptor starts with its size and version (TFB_PLUGIN_ABI sets
+ * both). Core reads only what the size covers, so a plugin built against
+ * an older, smaller tfb_plugin keeps working: newer fields read as unset.
+ * A field is only ever added at the end, with TFB_PLUGIN_VERSION raised.
  *
  * A plugin's analysis returns C structs; its route handlers and its report
  * writers both render those structs (JSON at the edge, never parsed back).
@@ -33,8 +41,6 @@
 /* What `tfboard report` asks of every plugin's section. */
 typedef struct tfb_report_opts {
     const char *run_regex;  /* POSIX extended, unanchored; NULL = all runs */
-    double grad_vanish;     /* gradient flag thresholds */
-    double grad_explode;
 } tfb_report_opts;
 
 /* One route of a plugin: path is relative to /data/plugin/<name>/. */
@@ -43,7 +49,42 @@ typedef struct tfb_plugin_route {
     tfb_http_handler handler;
 } tfb_plugin_route;
 
+/* A plugin's own command-line option, accepted by `tfboard` (serve) and
+ * `tfboard report` alike as --name VALUE, --name=VALUE (or --name alone
+ * for a flag); '-' and '_' in the name are the same. The value is parsed
+ * before anything else starts and written to *dest, which the plugin owns
+ * and reads (read-only once the server runs). */
+typedef enum tfb_opt_type {
+    TFB_OPT_FLAG = 1, /* int *dest = 1 when given */
+    TFB_OPT_INT,      /* int *dest, within [min, max] */
+    TFB_OPT_DOUBLE,   /* double *dest, finite, within [min, max] */
+    TFB_OPT_STRING,   /* const char **dest, non-empty, points into argv */
+} tfb_opt_type;
+
+typedef struct tfb_plugin_option {
+    const char *name;  /* without "--": [a-z0-9_]+ */
+    const char *arg;   /* the value's name in --help ("X"); NULL: none */
+    const char *help;  /* one line for --help */
+    tfb_opt_type type;
+    const char *def;   /* the default, as text for --help; the plugin sets
+                          *dest to it itself (a static initializer) */
+    double min, max;   /* TFB_OPT_INT / TFB_OPT_DOUBLE: the range */
+    void *dest;        /* where the value goes (type above) */
+} tfb_plugin_option;
+
+/* The layout of tfb_plugin this header describes. */
+#define TFB_PLUGIN_VERSION 1
+/* The smallest descriptor accepted: up to and including report_json. */
+#define TFB_PLUGIN_SIZE_V1 \
+    (offsetof(tfb_plugin, report_json) + sizeof(void (*)(void)))
+/* The first members of every descriptor: .size and .version. */
+#define TFB_PLUGIN_ABI .size = sizeof(tfb_plugin), .version = TFB_PLUGIN_VERSION
+
 typedef struct tfb_plugin {
+    /* sizeof(tfb_plugin) and TFB_PLUGIN_VERSION as the plugin was built
+     * (TFB_PLUGIN_ABI); core reads no field past size. */
+    size_t size;
+    int version;
     /* Listing key and URL segment: [a-z0-9_]+. */
     const char *name;
     /* The tab's title. */
@@ -75,20 +116,56 @@ typedef struct tfb_plugin {
      * cannot send one. GET/HEAD of the same path go to routes. */
     const tfb_plugin_route *put_routes;
     size_t n_put_routes;
+    /* Its own command-line options (NULL/0: none); see tfb_plugin_option.
+     * Their names must not clash with core's or another plugin's. */
+    const tfb_plugin_option *options;
+    size_t n_options;
+    /* Called once after the command line is parsed (serve and report),
+     * for checks across its options (e.g. one threshold below another).
+     * Returns 0, or TFB_EINVAL with a one-line reason in err. NULL: none. */
+    int (*check_options)(char *err, size_t err_len);
 } tfb_plugin;
+
+/* Hands the built-in plugins (in tab order) to core; the command line
+ * calls it once at start (tfb_builtin_plugins_init in
+ * server/plugins/registry.h), before or after tfb_plugin_register. The
+ * array must outlive the server. Returns 0, TFB_EINVAL for a bad
+ * descriptor, TFB_EEXIST when called twice or a name is taken. */
+int tfb_plugin_table_init(const tfb_plugin *const *builtin, size_t n);
 
 /* The table: the built-in plugins, then the registered ones, in order.
  * The array lives as long as the process. */
 const tfb_plugin *const *tfb_plugins(size_t *n);
 
 /* Adds a plugin after the built-in ones. Call before the server starts
- * (not thread-safe against requests). Returns TFB_EEXIST for a name taken,
- * TFB_EINVAL for a bad descriptor, TFB_ENOMEM past the room for extra
- * plugins (16). The descriptor must outlive the server. */
+ * (not thread-safe against requests). The descriptor is copied as far as
+ * its size says (the copy is what tfb_plugins and tfb_plugin_find return);
+ * what it points to must outlive the server. Returns TFB_EEXIST for a name
+ * taken, TFB_EINVAL for a bad descriptor (a size below TFB_PLUGIN_SIZE_V1,
+ * a version this server does not know), TFB_ENOMEM past the room for
+ * extra plugins (16). */
 int tfb_plugin_register(const tfb_plugin *p);
 
 /* The plugin of that name, or NULL. */
 const tfb_plugin *tfb_plugin_find(const char *name, size_t len);
+
+/* ---- the plugins' command-line options (plugin_options.c) ---------- */
+
+/* The option --<name> of some plugin in the table ('-' and '_' alike;
+ * name without the dashes, len bytes), or NULL. */
+const tfb_plugin_option *tfb_plugin_option_find(const char *name, size_t len);
+
+/* Parses value by o's type into *o->dest (value is ignored for a flag and
+ * must outlive the server for a string). Returns 0 or TFB_EINVAL (empty,
+ * not a number, out of [min, max]); *dest is then unchanged. */
+int tfb_plugin_option_set(const tfb_plugin_option *o, const char *value);
+
+/* Runs every plugin's check_options. Returns 0 or the first error. */
+int tfb_plugin_options_check(char *err, size_t err_len);
+
+/* Writes the "dashboard options" part of --help (nothing when no plugin
+ * has options). */
+void tfb_plugin_options_usage(FILE *out);
 
 /* 1 when some run of the store has the plugin's data. */
 int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s);

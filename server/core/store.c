@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "media_index.h"
 #include "str.h"
 #include "strtab.h"
 #include "vec.h"
@@ -64,6 +65,7 @@ struct tfb_run {
     size_t n_records, cap_records;
     char **note_keys, **notes; /* under lock */
     size_t n_notes, cap_notes;
+    tfb_media_index *media; /* where the run's images lie; own lock */
 };
 
 struct tfb_store {
@@ -128,6 +130,7 @@ static void run_free(tfb_run *r)
     tfb_plugin_records_free(r->records, r->n_records);
     tfb_strv_free(r->note_keys, r->n_notes);
     tfb_strv_free(r->notes, r->n_notes);
+    tfb_media_index_destroy(r->media);
     pthread_mutex_destroy(&r->lock);
     free(r->name);
     free(r->dir);
@@ -253,7 +256,7 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
             strcpy(r->dir + ll + 1, name);
         }
     }
-    if (!r->name || !r->dir) {
+    if (!r->name || !r->dir || tfb_media_index_create(&r->media) < 0) {
         free(r->name);
         free(r->dir);
         free(r);
@@ -540,12 +543,18 @@ void tfb_run_reset(tfb_run *r)
         }
         free(v);
     }
+    tfb_media_index_reset(r->media);
     pthread_mutex_lock(&r->lock);
     r->first_wall = NAN;
     r->last_wall = NAN;
     r->max_step = INT64_MIN;
     pthread_mutex_unlock(&r->lock);
     tfb_store_bump_generation(r->store);
+}
+
+tfb_media_index *tfb_run_media(tfb_run *r)
+{
+    return r->media;
 }
 
 /* ---- series --------------------------------------------------------- */
@@ -665,7 +674,12 @@ void tfb_series_trim(tfb_series *s)
 {
     size_t count = atomic_load_explicit(&s->count, memory_order_relaxed);
     pthread_rwlock_wrlock(&s->lock);
-    if (s->cap > count + 16 && s->cap > count + count / 16)
+    /* Small series (a sweep's 200 points) are trimmed to their points:
+     * 16 spare were 8 % of their memory, and copying a few KiB again if
+     * they grow is cheap. Large ones keep room for what a live run adds. */
+    if (count && count <= 4096 && s->cap > count)
+        (void)resize_points(s, count);
+    else if (s->cap > count + 16 && s->cap > count + count / 16)
         (void)resize_points(s, count + 16);
     if (s->kind == TFB_SERIES_HISTOGRAM && s->buckets_cap > s->n_buckets + 64)
         if (grow_array((void **)&s->buckets, sizeof *s->buckets,

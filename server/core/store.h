@@ -190,6 +190,11 @@ int tfb_run_records(tfb_run *r, const char *plugin, tfb_plugin_record **out,
                     size_t *n);
 void tfb_plugin_records_free(tfb_plugin_record *v, size_t n);
 
+/* The run's image index (media_index.h): where each image lies in its
+ * files. Lives as long as the run; has its own lock. */
+struct tfb_media_index;
+struct tfb_media_index *tfb_run_media(tfb_run *r);
+
 /* ---- series --------------------------------------------------------- */
 
 tfb_series_kind tfb_series_get_kind(const tfb_series *s);

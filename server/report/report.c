@@ -8,17 +8,15 @@
 #include "report.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
-#include "gradients_analysis.h"
 #include "loader.h"
 #include "report_compare_cli.h"
+#include "report_load.h"
 #include "report_html.h"
 #include "report_model.h"
 #include "report_text.h"
@@ -41,8 +39,7 @@ static void usage(FILE *f)
 {
     fputs("usage: tfboard report --logdir DIR [--run REGEX]\n"
           "         [--format text|markdown|json|html] [--fail-on nan]\n"
-          "         [--output FILE] [--grad-vanish X] [--grad-explode X]\n"
-          "         [--quiet]\n"
+          "         [--output FILE] [--quiet] [dashboard options]\n"
           "       tfboard report --compare A B [--logdir DIR]\n"
           "         [--format ...] [--fail-on 'regress:METRIC>LIMIT' ...]\n"
           "\n"
@@ -55,30 +52,16 @@ static void usage(FILE *f)
           "                     self-contained page with charts)\n"
           "  --fail-on nan      exit 1 when any run has a NaN/Inf alert (CI)\n"
           "  --output FILE      write there instead of standard output\n"
-          "  --grad-vanish X    gradient norms below X are flagged (1e-6)\n"
-          "  --grad-explode X   gradient norms above X are flagged (1e2)\n"
           "  --quiet            no progress lines on standard error\n",
           f);
+    tfb_plugin_options_usage(f);
     tfb_report_compare_usage(f);
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (message printed). */
 static int parse_args(int argc, char **argv, report_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->opts.grad_vanish = TFB_GRAD_VANISH_DEFAULT;
-    a->opts.grad_explode = TFB_GRAD_EXPLODE_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
@@ -111,12 +94,20 @@ static int parse_args(int argc, char **argv, report_args *a)
             snprintf(name, sizeof name, "%s", arg);
         }
         static const char *const with_value[] = {
-            "--logdir", "--run", "--format", "--fail-on", "--output",
-            "--grad-vanish", "--grad-explode"};
+            "--logdir", "--run", "--format", "--fail-on", "--output"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= !strcmp(name, with_value[k]);
-        if (!known) {
+        /* A dashboard's own option (plugin.h), as in serve mode. */
+        const tfb_plugin_option *po =
+            known || strncmp(name, "--", 2)
+                ? NULL
+                : tfb_plugin_option_find(name + 2, strlen(name + 2));
+        if (po && po->type == TFB_OPT_FLAG && !val) {
+            tfb_plugin_option_set(po, NULL);
+            continue;
+        }
+        if (!known && !po) {
             fprintf(stderr, "tfboard report: unknown option '%s'\n", arg);
             return -1;
         }
@@ -127,7 +118,13 @@ static int parse_args(int argc, char **argv, report_args *a)
             }
             val = argv[++i];
         }
-        if (!strcmp(name, "--logdir")) {
+        if (po) {
+            if (po->type == TFB_OPT_FLAG || tfb_plugin_option_set(po, val) < 0) {
+                fprintf(stderr, "tfboard report: bad value '%s' for %s\n",
+                        val, name);
+                return -1;
+            }
+        } else if (!strcmp(name, "--logdir")) {
             a->logdir = val;
         } else if (!strcmp(name, "--run")) {
             a->opts.run_regex = val;
@@ -169,15 +166,12 @@ static int parse_args(int argc, char **argv, report_args *a)
                 return -1;
             }
             a->fail_on_nan = 1;
-        } else {
-            double *dst = !strcmp(name, "--grad-vanish") ? &a->opts.grad_vanish
-                                                         : &a->opts.grad_explode;
-            if (parse_double(val, dst) < 0) {
-                fprintf(stderr, "tfboard report: %s needs a number, not "
-                                "'%s'\n", name, val);
-                return -1;
-            }
         }
+    }
+    char why[256] = "";
+    if (tfb_plugin_options_check(why, sizeof why) < 0) {
+        fprintf(stderr, "tfboard report: %s\n", why);
+        return -1;
     }
     if (a->n_gates && !a->compare_a) {
         fprintf(stderr, "tfboard report: --fail-on regress:... needs "
@@ -194,74 +188,6 @@ static int parse_args(int argc, char **argv, report_args *a)
         return -1;
     }
     return 0;
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-typedef struct load_job {
-    tfb_loader *loader;
-    int rc;
-    atomic_int finished;
-} load_job;
-
-static void *load_thread(void *arg)
-{
-    load_job *job = arg;
-    job->rc = tfb_loader_pass(job->loader);
-    atomic_store(&job->finished, 1);
-    return NULL;
-}
-
-/* One loader pass on a thread of its own while this one reports progress:
- * silent for a second, then a line a second, so small logdirs print
- * nothing and large ones show they are moving. */
-int tfb_report_load_once(tfb_store *store, int quiet)
-{
-    tfb_loader_opts lo = {.reload_interval = 0, .threads = 0,
-                          .log = quiet ? NULL : stderr};
-    load_job job = {.rc = 0};
-    atomic_init(&job.finished, 0);
-    int rc = tfb_loader_create(&job.loader, store, &lo);
-    if (rc < 0)
-        return rc;
-    pthread_t th;
-    if (pthread_create(&th, NULL, load_thread, &job) != 0) {
-        tfb_loader_stop(job.loader);
-        return TFB_ENOMEM;
-    }
-    double t0 = mono_s(), next = t0 + 1.0;
-    tfb_load_progress p;
-    while (!atomic_load(&job.finished)) {
-        struct timespec d = {0, 20 * 1000 * 1000};
-        nanosleep(&d, NULL);
-        double now = mono_s();
-        if (!quiet && now >= next) {
-            tfb_store_progress(store, &p);
-            fprintf(stderr,
-                    "tfboard report: loading: %llu/%llu files, %.1f/%.1f MB, "
-                    "%llu points (%.0f s)\n",
-                    (unsigned long long)p.files_done,
-                    (unsigned long long)p.files_total,
-                    (double)p.bytes_done / 1e6, (double)p.bytes_total / 1e6,
-                    (unsigned long long)p.points, now - t0);
-            next = now + 1.0;
-        }
-    }
-    pthread_join(th, NULL);
-    tfb_loader_stop(job.loader);
-    if (!quiet && mono_s() - t0 >= 1.0) {
-        tfb_store_progress(store, &p);
-        fprintf(stderr, "tfboard report: loaded %llu files, %llu points in "
-                        "%.1f s\n",
-                (unsigned long long)p.files_done,
-                (unsigned long long)p.points, mono_s() - t0);
-    }
-    return job.rc;
 }
 
 /* Event files whose last read failed, and the first of them as

@@ -2,8 +2,9 @@
  * report_compare.h - two runs side by side: `tfboard report --compare A B`
  * and the compare dashboard (/data/plugin/compare/compare?a=..&b=..).
  *
- * The comparison is built once as structs (tfb_compare_runs); the JSON
- * (report_compare_json.c), text/Markdown (report_compare_text.c) and html
+ * The comparison is built once as structs (tfb_compare_runs, in
+ * server/plugins/compare/compare_analysis.h, shared with the route); the
+ * JSON (compare_json.c there), text/Markdown (report_compare_text.c) and html
  * (report_compare_html.c) writers render the same structs, and the
  * regression gate (tfb_compare_gate_*) judges them.
  *
@@ -28,101 +29,12 @@
 #define TFB_SERVER_REPORT_COMPARE_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
-#include "store.h"
+/* The comparison itself and its JSON (the compare plugin's folder). */
+#include "compare_analysis.h"
 
-/* A kernel counts as "slower" in B when its total time grew by more than
- * this share (and by at least TFB_COMPARE_SLOWER_MIN_NS), so noise on
- * tiny kernels is not flagged. */
-#define TFB_COMPARE_SLOWER 0.05
-#define TFB_COMPARE_SLOWER_MIN_NS 1000
-
-typedef struct tfb_compare_scalar {
-    char *tag;
-    double last_a, last_b, last_change;
-    int has_min_a, has_min_b; /* 0: every point was NaN/Inf */
-    double min_a, min_b, min_change;
-    size_t count_a, count_b;
-} tfb_compare_scalar;
-
-typedef struct tfb_compare_pipeline {
-    size_t steps_a, steps_b;  /* 0: that run has no step timings */
-    double step_ms_a, step_ms_b, step_change;       /* mean step time */
-    double input_ms_a, input_ms_b, input_ms_change; /* mean input wait */
-    double share_a, share_b, share_change;          /* change in points */
-    const char *verdict_a, *verdict_b;              /* static; NULL */
-} tfb_compare_pipeline;
-
-typedef struct tfb_compare_kernel {
-    char *name;
-    int64_t count_a, count_b;       /* 0 when the run has no such kernel */
-    int64_t total_ns_a, total_ns_b;
-    double mean_ns_a, mean_ns_b;    /* NaN when count is 0 */
-    double change;                  /* of total_ns */
-    int slower;                     /* see TFB_COMPARE_SLOWER */
-} tfb_compare_kernel;
-
-typedef struct tfb_compare_hparam {
-    char *name;
-    char *a, *b; /* the value as text; NULL when the run lacks it */
-} tfb_compare_hparam;
-
-typedef struct tfb_compare {
-    char *name_a, *name_b;          /* how the runs were named */
-    tfb_compare_scalar *scalars;    /* shared tags, by tag */
-    size_t n_scalars;
-    size_t only_a, only_b;          /* scalar tags in one run only */
-    tfb_compare_pipeline pipeline;
-    int traced_a, traced_b;         /* the run has a readable GPU trace */
-    int loading_a, loading_b;       /* its trace is still being read */
-    char *gpu_error_a, *gpu_error_b; /* why its trace could not be read */
-    int64_t kernel_ns_a, kernel_ns_b; /* Σ kernel time */
-    double kernel_change;
-    tfb_compare_kernel *kernels;    /* by B - A total descending */
-    size_t n_kernels;
-    tfb_compare_hparam *hparams;    /* differing only, by name */
-    size_t n_hparams;
-    size_t hparams_a, hparams_b;    /* hparams each run logged */
-} tfb_compare;
-
-/* Compares run a of store sa (the baseline) with run b of store sb (the
- * stores may be the same). name_a/name_b label the runs in the output
- * (copied; NULL: the run's name). GPU traces load in the background
- * (gpu_trace.h): gpu_wait_ms bounds the wait for each (< 0: until loaded,
- * as the report does; an HTTP route waits briefly and answers "loading").
- * Returns 0 or TFB_ENOMEM; an unreadable trace is "not traced" with its
- * error, never a failure. On failure *out is left empty. */
-int tfb_compare_runs(tfb_store *sa, tfb_run *a, const char *name_a,
-                     tfb_store *sb, tfb_run *b, const char *name_b,
-                     int gpu_wait_ms, tfb_compare *out);
-void tfb_compare_free(tfb_compare *c);
-
-/* (b - a) / |a| with the rules above. */
-double tfb_compare_change(double a, double b);
-
-/* ---- writers ---------------------------------------------------------- */
-
-/* The comparison object (route /data/plugin/compare/compare and
- * `tfboard report --compare --format json`):
- * {"a", "b", "scalars": [{"tag", "last_a", "last_b", "last_change",
- *   "min_a", "min_b", "min_change", "count_a", "count_b"}],
- *  "scalars_only_a", "scalars_only_b",
- *  "pipeline": {"steps_a", "steps_b", "step_ms_a", "step_ms_b",
- *   "step_ms_change", "input_ms_a", "input_ms_b", "input_ms_change",
- *   "input_share_a", "input_share_b", "input_share_change", "verdict_a",
- *   "verdict_b"} (a side without step timings has nulls),
- *  "gpu": {"traced_a", "traced_b", "loading_a", "loading_b", "error_a",
- *   "error_b", "kernel_ns_a", "kernel_ns_b",
- *   "kernel_change", "kernels": [{"name", "count_a", "count_b",
- *   "total_ns_a", "total_ns_b", "mean_ns_a", "mean_ns_b", "change",
- *   "slower"}]},
- *  "hparams": {"count_a", "count_b", "differ": [{"name", "a", "b"}]}}
- * Unknown numbers are null; non-finite data values are "NaN"/"Infinity"
- * strings as everywhere in the API. */
-void tfb_compare_json(tfb_json *j, const tfb_compare *c);
+/* ---- writers of the report -------------------------------------------- */
 
 /* Text (markdown 0) or Markdown. Returns 0 or TFB_EIO. */
 int tfb_compare_text(FILE *f, const tfb_compare *c, int markdown);

@@ -1,7 +1,7 @@
 /*
  * report_compare_cli.c - `tfboard report --compare A B`: finds the two
  * runs (run names under --logdir, or two directories), compares them
- * (report_compare.c), writes the comparison in the chosen format and
+ * (plugins/compare/compare_analysis.c), writes the comparison in the chosen format and
  * judges the regress gates.
  */
 #include "report_compare_cli.h"
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "health_analysis.h"
+#include "report_load.h"
 
 void tfb_report_compare_usage(FILE *f)
 {

@@ -38,8 +38,4 @@ int tfb_report_compare_main(const tfb_report_compare_args *a);
 /* The --compare part of `tfboard report --help`. */
 void tfb_report_compare_usage(FILE *f);
 
-/* One loader pass over the store's logdir, with progress lines on stderr
- * unless quiet (report.c). Returns 0 or a negative TFB_E* code. */
-int tfb_report_load_once(tfb_store *store, int quiet);
-
 #endif

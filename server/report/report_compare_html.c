@@ -1,19 +1,13 @@
 /*
  * report_compare_html.c - `tfboard report --compare A B --format html`:
  * one self-contained page (the report's stylesheet, the comparison's JSON
- * in a data block, the page script of report_compare_page.c) under a
- * Content-Security-Policy that forbids every external load.
+ * in a data block, the compare script; all embedded, see report_page.h)
+ * under a Content-Security-Policy that forbids every external load.
  */
 #include <stdlib.h>
 
 #include "report_compare.h"
 #include "report_page.h"
-
-static void put_pieces(FILE *f, const char *const *pieces)
-{
-    for (size_t i = 0; pieces[i]; i++)
-        fputs(pieces[i], f);
-}
 
 int tfb_compare_html(FILE *f, const tfb_compare *c)
 {
@@ -26,17 +20,11 @@ int tfb_compare_html(FILE *f, const tfb_compare *c)
     char *data = tfb_json_take(&j, &len);
     if (!data)
         return TFB_ENOMEM;
-    fputs("<!doctype html>\n<html lang=\"en\">\n<head>\n"
-          "<meta charset=\"utf-8\">\n"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\""
-          "default-src 'none'; script-src 'unsafe-inline'; "
-          "style-src 'unsafe-inline'; img-src data:\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, "
-          "initial-scale=1\">\n"
-          "<title>tfboard compare</title>\n<style>\n",
-          f);
-    put_pieces(f, tfb_report_page_css);
-    put_pieces(f, tfb_report_compare_css);
+    tfb_report_page_head(f, "compare");
+    fputs("<style>\n", f);
+    int err = tfb_report_page_put(f, TFB_REPORT_PAGE_CSS, 1);
+    if (!err)
+        err = tfb_report_page_put(f, TFB_REPORT_COMPARE_CSS, 1);
     fputs("</style>\n</head>\n<body>\n<header><h1>tfboard compare</h1>"
           "<p id=\"meta\" class=\"muted\"></p></header>\n"
           "<main id=\"runs\"><noscript>This page draws itself with "
@@ -47,7 +35,12 @@ int tfb_compare_html(FILE *f, const tfb_compare *c)
     fwrite(data, 1, len, f);
     free(data);
     fputs("</script>\n<script>\n", f);
-    put_pieces(f, tfb_report_compare_js);
+    if (!err)
+        err = tfb_report_page_put(f, TFB_REPORT_HELPERS_JS, 0);
+    if (!err)
+        err = tfb_report_page_put(f, TFB_REPORT_COMPARE_JS, 0);
     fputs("</script>\n</body>\n</html>\n", f);
+    if (err)
+        return err;
     return ferror(f) ? TFB_EIO : 0;
 }

@@ -1,7 +1,8 @@
 /*
  * report_html.c - writes the html report: the page frame, the report's
- * JSON with the chart series in a data block, Chart.js and the page script
- * inlined (report_page.c), under a Content-Security-Policy that forbids
+ * JSON with the chart series in a data block, Chart.js and the page's
+ * stylesheet and script inlined from the embedded assets (report_page.h),
+ * under a Content-Security-Policy that forbids
  * every external load, so the file works offline and attached to a bug.
  */
 #include "report_html.h"
@@ -9,36 +10,96 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "media_index.h"
 #include "pipeline_analysis.h"
 #include "report_page.h"
 
-#ifdef TFB_HAVE_EMBEDDED_ASSETS
-#include "assets.h"
-#endif
-
-#define CHART_JS_PATH "/vendor/chart.umd.min.js"
 #define MAX_PIPELINE_BARS 1000
+/* Images embedded in the report (base64 data: URLs, the only images the
+ * page's Content-Security-Policy allows): the last of each tag, each at
+ * most this large, at most TFB_REPORT_HTML_IMAGES per run. */
+#define MAX_REPORT_IMAGE_BYTES (4u << 20)
+#define TFB_REPORT_HTML_IMAGES 64
 
-/* Writes script text so that nothing in it can close the <script>
- * element early: "</" becomes "<\/" (the same string to JavaScript in
- * strings and regular expressions, where such text can appear). */
-static void put_script(FILE *f, const char *s, size_t len)
+static void put_base64(tfb_json *j, const uint8_t *p, size_t n)
 {
-    size_t start = 0;
-    for (size_t i = 0; i + 1 < len; i++) {
-        if (s[i] == '<' && s[i + 1] == '/') {
-            fwrite(s + start, 1, i + 1 - start, f);
-            fputc('\\', f);
-            start = i + 1;
+    static const char tab[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char out[4 * 256];
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        if (i + 1 < n)
+            v |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < n)
+            v |= p[i + 2];
+        out[o++] = tab[v >> 18 & 63];
+        out[o++] = tab[v >> 12 & 63];
+        out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
+        out[o++] = i + 2 < n ? tab[v & 63] : '=';
+        if (o == sizeof out) {
+            tfb_json_append(j, out, o);
+            o = 0;
         }
     }
-    fwrite(s + start, 1, len - start, f);
+    tfb_json_append(j, out, o);
 }
 
-static void put_pieces(FILE *f, const char *const *pieces)
+/* "images": [{"tag", "step", "src"} | {"tag", "step", "error"}]: the last
+ * image of each image tag, read from its event file. */
+static int image_data(tfb_json *j, tfb_run *run)
 {
-    for (size_t i = 0; pieces[i]; i++)
-        fputs(pieces[i], f);
+    tfb_media_index *ix = tfb_run_media(run);
+    tfb_media_tag_info *t;
+    size_t nt;
+    int rc = tfb_media_tags(ix, TFB_MEDIA_IMAGE, &t, &nt);
+    if (rc < 0)
+        return rc;
+    tfb_json_key(j, "images");
+    tfb_json_array_begin(j);
+    for (size_t i = 0, shown = 0; i < nt && shown < TFB_REPORT_HTML_IMAGES;
+         i++) {
+        if (!t[i].count)
+            continue;
+        shown++;
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "tag");
+        tfb_json_str(j, t[i].tag);
+        tfb_json_key(j, "step");
+        tfb_json_i64(j, t[i].last.step);
+        uint8_t *bytes = NULL;
+        size_t len = 0;
+        char why[256] = "";
+        const char *type = NULL;
+        if (t[i].last.len > MAX_REPORT_IMAGE_BYTES)
+            snprintf(why, sizeof why, "image of %u bytes left out (over %u)",
+                     t[i].last.len, MAX_REPORT_IMAGE_BYTES);
+        else if ((rc = tfb_media_read(ix, &t[i].last, &bytes, &len)) < 0)
+            snprintf(why, sizeof why, "cannot be read back: %s",
+                     tfb_strerror(rc));
+        else
+            type = tfb_media_check(bytes, len, why, sizeof why);
+        if (type) {
+            /* The data: URL as a JSON string: no character of base64 or
+             * of the type needs escaping. */
+            char head[64];
+            int hl = snprintf(head, sizeof head, "\"data:%s;base64,", type);
+            tfb_json_key(j, "src");
+            /* One value: its start as raw JSON (the builder's separators
+             * count it), the rest appended to it. */
+            tfb_json_raw(j, head, (size_t)hl);
+            put_base64(j, bytes, len);
+            tfb_json_append(j, "\"", 1);
+        } else {
+            tfb_json_key(j, "error");
+            tfb_json_str(j, why);
+        }
+        free(bytes);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_media_tag_infos_free(t, nt);
+    return 0;
 }
 
 /* The chart data of one run: the pipeline steps (thinned evenly to at
@@ -78,8 +139,9 @@ static int chart_data(tfb_json *j, const tfb_report_run *rr)
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);
+    rc = image_data(j, rr->run);
     tfb_json_object_end(j);
-    return 0;
+    return rc;
 }
 
 int tfb_report_html(FILE *f, const tfb_report *rep)
@@ -111,26 +173,13 @@ int tfb_report_html(FILE *f, const tfb_report *rep)
     if (!data)
         return TFB_ENOMEM;
 
-    fputs("<!doctype html>\n<html lang=\"en\">\n<head>\n"
-          "<meta charset=\"utf-8\">\n"
-          "<meta http-equiv=\"Content-Security-Policy\" content=\""
-          "default-src 'none'; script-src 'unsafe-inline'; "
-          "style-src 'unsafe-inline'; img-src data:\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, "
-          "initial-scale=1\">\n"
-          "<title>tfboard report</title>\n<style>\n",
-          f);
-    put_pieces(f, tfb_report_page_css);
-    fputs("</style>\n", f);
-#ifdef TFB_HAVE_EMBEDDED_ASSETS
-    const tfb_asset *chart = tfb_asset_find(CHART_JS_PATH);
-    if (chart) {
-        fputs("<script>\n", f);
-        put_script(f, (const char *)chart->data, chart->len);
-        fputs("\n</script>\n", f);
-    }
-#endif
-    fputs("</head>\n<body>\n<header><h1>tfboard report</h1>"
+    tfb_report_page_head(f, "report");
+    fputs("<style>\n", f);
+    err = tfb_report_page_put(f, TFB_REPORT_PAGE_CSS, 1);
+    fputs("</style>\n<script>\n", f);
+    /* Without Chart.js the page still renders, without its charts. */
+    tfb_report_page_put(f, TFB_REPORT_CHART_JS, 0);
+    fputs("\n</script>\n</head>\n<body>\n<header><h1>tfboard report</h1>"
           "<p id=\"meta\" class=\"muted\"></p></header>\n"
           "<main id=\"runs\"><noscript>This report draws itself with "
           "JavaScript; the same facts are in `tfboard report --format "
@@ -140,7 +189,12 @@ int tfb_report_html(FILE *f, const tfb_report *rep)
     fwrite(data, 1, len, f);
     free(data);
     fputs("</script>\n<script>\n", f);
-    put_pieces(f, tfb_report_page_js);
+    if (!err)
+        err = tfb_report_page_put(f, TFB_REPORT_HELPERS_JS, 0);
+    if (!err)
+        err = tfb_report_page_put(f, TFB_REPORT_PAGE_JS, 0);
     fputs("</script>\n</body>\n</html>\n", f);
+    if (err)
+        return err;
     return ferror(f) ? TFB_EIO : 0;
 }

@@ -83,11 +83,6 @@ int tfb_report_build(tfb_report *rep, tfb_store *store,
 {
     memset(rep, 0, sizeof *rep);
     const char *run_regex = opts->run_regex;
-    if (!(opts->grad_vanish >= 0 && opts->grad_explode > opts->grad_vanish)) {
-        snprintf(err, err_len, "gradient thresholds need 0 <= vanish < "
-                               "explode");
-        return TFB_EINVAL;
-    }
     rep->logdir = tfb_store_logdir(store);
     rep->store = store;
     rep->opts = *opts;

@@ -1,293 +1,60 @@
 /*
- * report_page.c - the stylesheet and script of the html report, kept as C
- * strings (in pieces under the 4095-byte literal limit of ISO C) so the
- * report needs no files at run time. The script builds the page from the
- * JSON data block with textContent only: nothing from an event file is
- * ever parsed as HTML.
+ * report_page.c - the shared frame of the html report pages: the head and
+ * the embedded stylesheets and scripts (see report_page.h).
  */
 #include "report_page.h"
 
-#include <stddef.h>
+#include "tfboard.h"
 
-const char *const tfb_report_page_css[] = {
-    ":root{--fg:#1d1d1f;--muted:#6b6b70;--bg:#fff;--card:#f6f6f8;--line:#dcdce0;--accent:#4e79a7;--bad:#c0392b;--warn:#b9770e;--ok:#2e7d32}\n"
-    "@media (prefers-color-scheme:dark){:root{--fg:#e6e6ea;--muted:#9a9aa2;--bg:#17171a;--card:#222227;--line:#3a3a40;--accent:#7aa6d6;--bad:#ff6b5e;--warn:#f0b34a;--ok:#6cc070}}\n"
-    "*{box-sizing:border-box}\n"
-    "body{margin:0;font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",Roboto,sans-serif;color:var(--fg);background:var(--bg)}\n"
-    "header{padding:16px 24px;border-bottom:1px solid var(--line)}\n"
-    "header h1{margin:0;font-size:20px}\n"
-    ".muted{color:var(--muted)}\n"
-    "main{padding:8px 24px 40px;max-width:1400px}\n"
-    "section.run{margin:20px 0;padding:16px;background:var(--card);border:1px solid var(--line);border-radius:8px}\n"
-    "section.run h2{margin:0 0 8px;font-size:18px;word-break:break-all}\n"
-    "h3{font-size:15px;margin:18px 0 6px}\n"
-    "table{border-collapse:collapse;margin:4px 0;font-variant-numeric:tabular-nums}\n"
-    "th,td{padding:3px 10px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}\n"
-    "th:first-child,td:first-child{text-align:left;white-space:normal;word-break:break-all}\n"
-    "th{font-weight:600;color:var(--muted)}\n"
-    ".verdict{font-size:15px;font-weight:600}\n"
-    ".v-highly{color:var(--bad)}.v-moderately{color:var(--warn)}.v-potentially{color:var(--warn)}.v-not{color:var(--ok)}\n"
-    ".alert{color:var(--bad);font-weight:600}\n"
-    ".grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:12px}\n"
-    ".chart{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:8px;height:260px;position:relative}\n"
-    ".chart.wide{height:280px}\n"
-    ".chart h4{margin:0 0 4px;font-size:13px;font-weight:600;word-break:break-all}\n"
-    ".chart canvas{max-height:220px}\n"
-    "ul.recs{margin:4px 0;padding-left:20px}\n",
-    NULL,
-};
+#ifdef TFB_HAVE_EMBEDDED_ASSETS
+#include "assets.h"
+#endif
 
-const char *const tfb_report_page_js[] = {
-    "(function () {\n"
-    "  'use strict';\n"
-    "  var data = JSON.parse(document.getElementById('tfb-data').textContent);\n"
-    "  var rep = data.report;\n"
-    "  var hasChart = typeof Chart !== 'undefined';\n"
-    "  var nCharts = 0;\n"
-    "  var PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f'];\n"
-    "  var VERDICT = { highly: 'Highly input-bound', moderately: 'Moderately input-bound',\n"
-    "    potentially: 'Potentially input-bound', not: 'Not input-bound' };\n"
-    "\n"
-    "  /* Everything from event files goes in through textContent only. */\n"
-    "  function el(tag, cls, text) {\n"
-    "    var e = document.createElement(tag);\n"
-    "    if (cls) e.className = cls;\n"
-    "    if (text !== undefined && text !== null) e.textContent = String(text);\n"
-    "    return e;\n"
-    "  }\n"
-    "  function add(parent, child) { parent.appendChild(child); return child; }\n"
-    "  function val(x) {\n"
-    "    if (x === 'NaN') return NaN;\n"
-    "    if (x === 'Infinity') return Infinity;\n"
-    "    if (x === '-Infinity') return -Infinity;\n"
-    "    return x;\n"
-    "  }\n"
-    "  function num(x) {\n"
-    "    x = val(x);\n"
-    "    if (x === null || x === undefined) return '\\u2013';\n"
-    "    if (typeof x !== 'number') return String(x);\n"
-    "    if (isNaN(x)) return 'NaN';\n"
-    "    if (!isFinite(x)) return x > 0 ? '+Inf' : '-Inf';\n"
-    "    if (x === 0) return '0';\n"
-    "    var a = Math.abs(x);\n"
-    "    if (a >= 1e-3 && a < 1e5) return String(+x.toPrecision(4));\n"
-    "    return x.toExponential(3);\n"
-    "  }\n"
-    "  function pct(x) { return x === null || x === undefined ? '\\u2013' : (100 * x).toFixed(1) + '%'; }\n"
-    "  function when(t) {\n"
-    "    if (t === null || t === undefined) return '\\u2013';\n"
-    "    return new Date(t * 1000).toISOString().replace('T', ' ').replace(/\\.\\d+Z$/, ' UTC');\n"
-    "  }\n"
-    "  function dur(s) {\n"
-    "    if (s === null || s === undefined || !isFinite(s)) return '\\u2013';\n"
-    "    if (s < 60) return (+s.toPrecision(3)) + ' s';\n"
-    "    s = Math.round(s);\n"
-    "    var h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;\n"
-    "    var p2 = function (v) { return (v < 10 ? '0' : '') + v; };\n"
-    "    return (h ? h + 'h ' + p2(m) + 'm ' : m + 'm ') + p2(r) + 's';\n"
-    "  }\n"
-    "  function table(parent, heads, rows) {\n"
-    "    var t = add(parent, el('table'));\n"
-    "    var tr = add(add(t, el('thead')), el('tr'));\n"
-    "    heads.forEach(function (h) { add(tr, el('th', null, h)); });\n"
-    "    var tb = add(t, el('tbody'));\n"
-    "    rows.forEach(function (r) {\n"
-    "      var row = add(tb, el('tr'));\n"
-    "      r.forEach(function (c) { add(row, el('td', null, c)); });\n"
-    "    });\n"
-    "    return t;\n"
-    "  }\n"
-    "  function chartBox(parent, title, wide) {\n"
-    "    var box = add(parent, el('div', 'chart' + (wide ? ' wide' : '')));\n"
-    "    add(box, el('h4', null, title));\n"
-    "    var c = add(box, el('canvas'));\n"
-    "    return c;\n"
-    "  }\n"
-    "  function scalarChart(parent, tag, points, color) {\n"
-    "    if (!hasChart) return;\n"
-    "    var canvas = chartBox(parent, tag, false);\n"
-    "    var line = [], bad = [], lo = Infinity, hi = -Infinity;\n"
-    "    points.forEach(function (p) {\n"
-    "      var v = val(p[1]);\n"
-    "      if (isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); }\n"
-    "    });\n"
-    "    if (!isFinite(lo)) { lo = 0; hi = 1; }\n"
-    "    points.forEach(function (p) {\n",
-    "      var v = val(p[1]);\n"
-    "      if (isFinite(v)) line.push({ x: p[0], y: v });\n"
-    "      else {\n"
-    "        line.push({ x: p[0], y: null });\n"
-    "        /* Non-finite values stay visible: marked on the chart's edge. */\n"
-    "        bad.push({ x: p[0], y: v < 0 ? lo : hi, raw: num(v) });\n"
-    "      }\n"
-    "    });\n"
-    "    var sets = [{ label: tag, data: line, borderColor: color, backgroundColor: color,\n"
-    "      pointRadius: line.length > 60 ? 0 : 2, borderWidth: 1.5, spanGaps: false }];\n"
-    "    if (bad.length) sets.push({ label: 'NaN/Inf', data: bad, type: 'scatter', showLine: false,\n"
-    "      pointStyle: 'crossRot', pointRadius: 6, borderColor: '#c0392b', backgroundColor: '#c0392b' });\n"
-    "    new Chart(canvas, { type: 'line', data: { datasets: sets },\n"
-    "      options: { animation: false, maintainAspectRatio: false, parsing: false, normalized: true,\n"
-    "        interaction: { mode: 'nearest', intersect: false },\n"
-    "        plugins: { legend: { display: bad.length > 0 }, tooltip: { callbacks: {\n"
-    "          label: function (c) { return c.raw.raw ? 'step ' + c.raw.x + ': ' + c.raw.raw : 'step ' + c.raw.x + ': ' + num(c.raw.y); } } } },\n"
-    "        scales: { x: { type: 'linear', title: { display: true, text: 'step' } }, y: { title: { display: false } } } } });\n"
-    "    nCharts++;\n"
-    "  }\n"
-    "  function pipelineChart(parent, steps) {\n"
-    "    if (!hasChart || !steps.length) return;\n"
-    "    var canvas = chartBox(parent, 'Step time per step: input wait vs the rest (ms)', true);\n"
-    "    var labels = [], input = [], rest = [];\n"
-    "    steps.forEach(function (s) {\n"
-    "      labels.push(s[0]); input.push(s[2]); rest.push(Math.max(0, s[1] - s[2]));\n"
-    "    });\n"
-    "    new Chart(canvas, { type: 'bar', data: { labels: labels, datasets: [\n"
-    "      { label: 'input wait', data: input, backgroundColor: '#e15759', stack: 's' },\n"
-    "      { label: 'rest of step', data: rest, backgroundColor: '#4e79a7', stack: 's' }] },\n"
-    "      options: { animation: false, maintainAspectRatio: false,\n"
-    "        scales: { x: { stacked: true, title: { display: true, text: 'step' } },\n"
-    "          y: { stacked: true, title: { display: true, text: 'ms' } } } } });\n"
-    "    nCharts++;\n"
-    "  }\n"
-    "  function pipelineSection(sec, p, steps) {\n"
-    "    add(sec, el('h3', null, 'Input pipeline'));\n"
-    "    if (!p) { add(sec, el('p', 'muted', 'No pipeline/step_ms and pipeline/input_ms scalars.')); return; }\n"
-    "    add(sec, el('p', 'verdict v-' + p.verdict, (VERDICT[p.verdict] || p.verdict) + ': ' +\n"
-    "      pct(p.input_fraction) + ' of step time waiting for input (mean step ' + num(p.mean_step_ms) +\n"
-    "      ' ms, mean input wait ' + num(p.mean_input_ms) + ' ms, ' + p.steps + ' steps)'));\n"
-    "    var rows = [['step', p.step_ms], ['input', p.input_ms]].map(function (r) {\n"
-    "      var s = r[1];\n"
-    "      return [r[0], num(s.mean), num(s.stddev), num(s.min), num(s.p50), num(s.p90), num(s.p99), num(s.max)];\n"
-    "    });\n"
-    "    table(sec, ['ms', 'mean', 'stddev', 'min', 'p50', 'p90', 'p99', 'max'], rows);\n"
-    "    if (p.has_trace) add(sec, el('p', null, 'From the trace: other host time ' + pct(p.other_host_fraction) +\n",
-    "      ' of step time; ' + pct(p.gpu_idle_in_input_fraction) + ' of GPU idle time inside input waits.'));\n"
-    "    if (p.recommendations && p.recommendations.length) {\n"
-    "      var ul = add(sec, el('ul', 'recs'));\n"
-    "      p.recommendations.forEach(function (r) { add(ul, el('li', null, r)); });\n"
-    "    }\n"
-    "    pipelineChart(sec, steps || []);\n"
-    "  }\n"
-    "  function alertsSection(sec, alerts) {\n"
-    "    add(sec, el('h3', null, 'Health alerts'));\n"
-    "    if (!alerts.length) { add(sec, el('p', 'muted', 'No NaN or Inf values.')); return; }\n"
-    "    add(sec, el('p', 'alert', alerts.length + ' tag' + (alerts.length > 1 ? 's' : '') +\n"
-    "      ' held NaN/Inf; the first is where the trouble started.'));\n"
-    "    table(sec, ['tag', 'first step', 'first time', 'NaN', '+Inf', '-Inf', 'events'], alerts.map(function (a) {\n"
-    "      return [a.tag, a.first_step, when(a.first_wall_time), a.nan, a.pos_inf, a.neg_inf, a.events];\n"
-    "    }));\n"
-    "  }\n"
-    "  function gradSection(sec, flags) {\n"
-    "    add(sec, el('h3', null, 'Gradient flags'));\n"
-    "    if (!flags.length) { add(sec, el('p', 'muted', 'None.')); return; }\n"
-    "    var groups = {}, order = [];\n"
-    "    flags.forEach(function (f) {\n"
-    "      var k = f.layer + '\\u0000' + f.kind;\n"
-    "      if (!groups[k]) { groups[k] = { layer: f.layer, kind: f.kind, n: 0, first: f.step, last: f.step }; order.push(k); }\n"
-    "      var g = groups[k]; g.n++; g.first = Math.min(g.first, f.step); g.last = Math.max(g.last, f.step);\n"
-    "    });\n"
-    "    table(sec, ['layer', 'kind', 'flagged steps', 'first step', 'last step'], order.map(function (k) {\n"
-    "      var g = groups[k]; return [g.layer, g.kind, g.n, g.first, g.last];\n"
-    "    }));\n"
-    "  }\n"
-    "  function gpuSection(sec, gpu) {\n"
-    "    add(sec, el('h3', null, 'GPU'));\n"
-    "    if (!gpu) { add(sec, el('p', 'muted', 'Not traced.')); return; }\n"
-    "    if (gpu.error) { add(sec, el('p', 'alert', 'Trace error: ' + gpu.error)); return; }\n"
-    "    var devs = gpu.devices || [];\n"
-    "    if (devs.length) table(sec, ['device', 'name', 'kernels', 'busy', 'span', 'utilization', 'host wait', 'kernel wait', 'other idle'],\n"
-    "      devs.map(function (d) {\n"
-    "        var idle = d.idle || {};\n"
-    "        return [d.id, d.name, d.kernels, num((d.busy_ns || 0) / 1e6) + ' ms', num((d.span_ns || 0) / 1e6) + ' ms',\n"
-    "          pct(d.busy_fraction), num((idle.host_wait_ns || 0) / 1e6) + ' ms',\n"
-    "          num((idle.kernel_wait_ns || 0) / 1e6) + ' ms', num((idle.other_ns || 0) / 1e6) + ' ms'];\n"
-    "      }));\n"
-    "    var ks = gpu.kernels || [];\n"
-    "    if (ks.length) {\n"
-    "      add(sec, el('p', 'muted', 'Top kernels by total time'));\n"
-    "      table(sec, ['kernel', 'count', 'total', 'mean', 'share'], ks.map(function (k) {\n"
-    "        return [k.name, k.count, num(k.total_ns / 1e6) + ' ms', num(k.mean_ns / 1e3) + ' \\u00b5s', pct(k.share)];\n"
-    "      }));\n"
-    "    }\n"
-    "  }\n",
-    "  function gpuMemorySection(sec, m) {\n"
-    "    if (!m) return;\n"
-    "    if (m.error) { add(sec, el('p', 'alert', 'GPU memory events error: ' + m.error)); return; }\n"
-    "    function mib(b) { return b >= 1073741824 ? num(b / 1073741824) + ' GiB' : num(b / 1048576) + ' MiB'; }\n"
-    "    function allocRows(v) { return v.map(function (a) {\n"
-    "      return [mib(a.bytes), num((a.t_ns - m.first_ns) / 1e6) + ' ms', a.stream === null ? '-' : a.stream,\n"
-    "        a.kernel || '-', a.range || '-']; }); }\n"
-    "    (m.devices || []).forEach(function (d) {\n"
-    "      add(sec, el('p', null, 'GPU memory ' + d.device + ': peak ' + mib(d.peak_bytes) + ' at +' +\n"
-    "        num((d.peak_t_ns - m.first_ns) / 1e6) + ' ms, ' + d.live_at_peak_total + ' allocations live; ' +\n"
-    "        mib(d.end_bytes) + ' at the end'));\n"
-    "      if (d.live_at_peak.length) table(sec, ['bytes', 'at', 'stream', 'kernel', 'NVTX range'], allocRows(d.live_at_peak));\n"
-    "      if (d.post_mortem) {\n"
-    "        add(sec, el('p', 'alert', 'OOM post-mortem: the trace ends with memory high, still allocating; last allocations, most recent first'));\n"
-    "        table(sec, ['bytes', 'at', 'stream', 'kernel', 'NVTX range'], allocRows(d.last_allocs || []));\n"
-    "      }\n"
-    "    });\n"
-    "  }\n"
-    /* The distributed job's section (ranks plugin): on the job's first
-     * rank run; its other ranks point there. */
-    "  function ranksSection(sec, rk, g) {\n"
-    "    if (!rk) return;\n"
-    "    add(sec, el('h3', null, 'Distributed job ' + rk.job));\n"
-    "    if (rk.section_run !== undefined) {\n"
-    "      add(sec, el('p', 'muted', 'Rank ' + rk.rank + ' of job ' + rk.job +\n"
-    "        '; the job\\'s section is under run ' + rk.section_run + '.'));\n"
-    "      return;\n"
-    "    }\n"
-    "    add(sec, el('p', null, rk.n_ranks + ' ranks (world size ' + rk.world_size + '), ' + rk.n_steps + ' steps.'));\n"
-    "    if (!rk.stragglers.length) add(sec, el('p', 'muted', 'No straggler.'));\n"
-    "    rk.stragglers.forEach(function (s) { add(sec, el('p', 'alert', s.sentence)); });\n"
-    "    var sk = rk.skew || {};\n"
-    "    if (sk.n) add(sec, el('p', null, 'Skew (last minus first rank to finish a step): p50 ' + num(sk.p50_ms) +\n"
-    "      ' ms, p90 ' + num(sk.p90_ms) + ' ms, max ' + num(sk.max_ms) + ' ms at step ' + sk.max_step + '.'));\n"
-    "    table(sec, ['rank', 'steps', 'step p50 ms', 'step p90 ms', 'input ms', 'comm ms', 'compute p50 ms', 'vs median', 'straggler'],\n"
-    "      rk.ranks.map(function (r) {\n"
-    "        return [r.rank, r.steps, num(r.step_ms.p50), num(r.step_ms.p90), num(r.input_ms.mean), num(r.comm_ms.mean),\n"
-    "          num(r.compute_ms.p50), pct(r.slowdown), r.straggler ? 'yes' : ''];\n"
-    "      }));\n"
-    "    if (g && g.n_traced) {\n"
-    "      add(sec, el('p', null, 'GPU (HTA temporal breakdown, shares of the trace span); job comm/compute overlap ' + pct(g.overlap) + '.'));\n"
-    "      table(sec, ['rank', 'compute', 'communication', 'memory', 'idle', 'busy', 'overlap'],\n"
-    "        g.ranks.filter(function (r) { return r.has_trace; }).map(function (r) {\n"
-    "          var t = (r.compute_ns + r.comm_ns + r.memory_ns + r.idle_ns) || 1;\n"
-    "          return [r.rank, pct(r.compute_ns / t), pct(r.comm_ns / t), pct(r.memory_ns / t), pct(r.idle_ns / t),\n"
-    "            num(r.busy_pct) + '%', pct(r.overlap)];\n"
-    "        }));\n"
-    "    }\n"
-    "    (rk.notes || []).concat((g && g.notes) || []).forEach(function (n) { add(sec, el('p', 'muted', 'Note: ' + n.text)); });\n"
-    "  }\n",
-    "  var meta = document.getElementById('meta');\n"
-    "  var nAlerts = rep.runs.reduce(function (s, r) { return s + r.alerts.length; }, 0);\n"
-    "  meta.textContent = 'Logdir ' + rep.logdir + ' \\u2014 ' + rep.runs.length + ' run' +\n"
-    "    (rep.runs.length === 1 ? '' : 's') + ', ' + nAlerts + ' alert' + (nAlerts === 1 ? '' : 's');\n"
-    "  var main = document.getElementById('runs');\n"
-    "  rep.runs.forEach(function (run, i) {\n",
-    "    var extra = data.charts[i] || {};\n"
-    "    var sec = add(main, el('section', 'run'));\n"
-    "    add(sec, el('h2', null, 'Run ' + run.run));\n"
-    "    add(sec, el('p', 'muted', 'last step ' + (run.steps === null ? '\\u2013' : run.steps) + ' \\u00b7 duration ' +\n"
-    "      dur(run.duration_s) + ' \\u00b7 ' + when(run.first_wall_time) + ' to ' + when(run.last_wall_time)));\n"
-    "    alertsSection(sec, run.alerts);\n"
-    "    pipelineSection(sec, run.pipeline, extra.pipeline);\n"
-    "    gradSection(sec, run.gradient_flags);\n"
-    "    gpuSection(sec, run.gpu);\n"
-    "    gpuMemorySection(sec, run.gpu_memory);\n"
-    "    ranksSection(sec, run.ranks, run.ranks_gpu);\n"
-    "    add(sec, el('h3', null, 'Scalars'));\n"
-    "    var tags = Object.keys(run.scalars);\n"
-    "    if (!tags.length) add(sec, el('p', 'muted', 'None.'));\n"
-    "    else table(sec, ['tag', 'last', 'min', 'max', 'count'], tags.map(function (t) {\n"
-    "      var s = run.scalars[t]; return [t, num(s.last), num(s.min), num(s.max), s.count];\n"
-    "    }));\n"
-    "    var grid = add(sec, el('div', 'grid'));\n"
-    "    (extra.scalars || []).forEach(function (s, k) { scalarChart(grid, s.tag, s.points, PALETTE[k % PALETTE.length]); });\n"
-    "  });\n"
-    "  if (!hasChart) add(main, el('p', 'muted', 'Charts are not available in this build.'));\n"
-    "  document.body.setAttribute('data-charts', String(nCharts));\n"
-    "  document.body.setAttribute('data-rendered', '1');\n"
-    "})();\n",
-    NULL,
-};
+void tfb_report_page_head(FILE *f, const char *title)
+{
+    fprintf(f,
+            "<!doctype html>\n<html lang=\"en\">\n<head>\n"
+            "<meta charset=\"utf-8\">\n"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\""
+            "default-src 'none'; script-src 'unsafe-inline'; "
+            "style-src 'unsafe-inline'; img-src data:\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, "
+            "initial-scale=1\">\n"
+            "<title>tfboard %s</title>\n",
+            title);
+}
+
+/* Writes script text so that nothing in it can close the <script>
+ * element early: "</" becomes "<\/" (the same string to JavaScript in
+ * strings and regular expressions, where such text can appear). */
+static void put_script(FILE *f, const unsigned char *s, size_t len)
+{
+    size_t start = 0;
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (s[i] == '<' && s[i + 1] == '/') {
+            fwrite(s + start, 1, i + 1 - start, f);
+            fputc('\\', f);
+            start = i + 1;
+        }
+    }
+    fwrite(s + start, 1, len - start, f);
+}
+
+int tfb_report_page_put(FILE *f, const char *path, int css)
+{
+#ifdef TFB_HAVE_EMBEDDED_ASSETS
+    const tfb_asset *a = tfb_asset_find(path);
+    if (a) {
+        if (css)
+            fwrite(a->data, 1, a->len, f);
+        else
+            put_script(f, a->data, a->len);
+        return 0;
+    }
+#else
+    (void)f;
+    (void)path;
+    (void)css;
+#endif
+    return TFB_ENOENT;
+}

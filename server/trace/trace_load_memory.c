@@ -25,6 +25,7 @@ void tfb_gmem_events_free(tfb_gmem_events *e)
     free(e->v);
     e->v = NULL;
     e->n = e->cap = 0;
+    e->refused = 0;
 }
 
 /* A new event at the end (unknown stream and pool size), or NULL. */
@@ -181,13 +182,18 @@ int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path)
         int64_t op = sqlite3_column_int64(st, 4);
         if (sqlite3_column_type(st, 4) == SQLITE_NULL || (op != 0 && op != 1))
             continue;
+        int64_t dev = sqlite3_column_int64(st, 1);
+        if (dev < INT32_MIN || dev > INT32_MAX) {
+            out->refused++; /* cut to int32 it would be another device */
+            continue;
+        }
         tfb_gmem_event *e = push(out);
         if (!e) {
             err = TFB_ENOMEM;
             break;
         }
         e->t_ns = sqlite3_column_int64(st, 0);
-        e->device = (int32_t)sqlite3_column_int64(st, 1);
+        e->device = (int32_t)dev;
         e->address = (uint64_t)sqlite3_column_int64(st, 2);
         e->bytes = sqlite3_column_int64(st, 3);
         e->op = op == 0 ? TFB_GMEM_ALLOC : TFB_GMEM_FREE;
@@ -529,6 +535,11 @@ int64_t tfb_gmem_load_kineto(tfb_gmem_events *out, const char *path)
                         !m.have_bytes || m.dev_type != 1 || !m.have_dev ||
                         m.bytes == 0)
                         continue;
+                    if (m.dev < INT32_MIN || m.dev > INT32_MAX ||
+                        m.bytes == INT64_MIN) {
+                        out->refused++; /* no such device or size */
+                        continue;
+                    }
                     tfb_gmem_event *e = push(out);
                     if (!e) {
                         err = TFB_ENOMEM;

@@ -53,6 +53,9 @@ typedef struct tfb_gmem_step {
 typedef struct tfb_gmem_events {
     tfb_gmem_event *v;
     size_t n, cap;
+    /* Rows the loaders refused: a device id outside int32 (which would
+     * otherwise be cut into another device's id). */
+    uint64_t refused;
 } tfb_gmem_events;
 
 void tfb_gmem_events_free(tfb_gmem_events *e);

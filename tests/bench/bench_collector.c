@@ -188,7 +188,7 @@ static void bench_reader(long mb, double *mbps, double *evps, double *sz_mb)
         tfb_reader *r;
         if (tfb_reader_open(&r, path))
             break;
-        tfb_event ev;
+        tfb_event ev = {.size = sizeof ev};
         long events = 0;
         double sum = 0;
         double t0 = now_s();
@@ -197,7 +197,7 @@ static void bench_reader(long mb, double *mbps, double *evps, double *sz_mb)
             if (ev.kind != TFB_EVENT_SUMMARY)
                 continue;
             size_t pos = 0;
-            tfb_value v;
+            tfb_value v = {.size = sizeof v};
             while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1)
                 sum += v.scalar;
         }

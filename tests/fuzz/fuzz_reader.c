@@ -25,12 +25,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     tfb_reader *r;
     if (tfb_reader_open(&r, path) == 0) {
-        tfb_event ev;
+        tfb_event ev = {.size = sizeof ev};
         while (tfb_reader_next(r, &ev) == 1) {
             if (ev.kind != TFB_EVENT_SUMMARY)
                 continue;
             size_t pos = 0;
-            tfb_value v;
+            tfb_value v = {.size = sizeof v};
             while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
                 tfb_bucket b[8];
                 double mn, mx, num, sum;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "tfboard.h"
+#include "vec.h"
 #include "../../server/plugins/ranks/ranks_analysis.h"
 
 #define MAX_RANK_DIRS 1024
@@ -29,8 +30,7 @@ typedef struct rank_file {
     char dir[512];
     int rank_records;
     tfb_ranks_input in;
-    tfb_ranks_step *steps;
-    size_t n, cap;
+    TFB_VEC(tfb_ranks_step) steps;
     size_t step_values, comm_values;
 } rank_file;
 
@@ -42,20 +42,13 @@ static int tag_is(const tfb_value *v, const char *t)
 /* The entry for `step` (steps arrive in order: look at the last few). */
 static tfb_ranks_step *slot(rank_file *f, int64_t step)
 {
-    for (size_t i = f->n; i > 0 && i + 8 > f->n; i--)
-        if (f->steps[i - 1].step == step)
-            return &f->steps[i - 1];
-    if (f->n == f->cap) {
-        size_t nc = f->cap ? f->cap * 2 : 256;
-        tfb_ranks_step *ns = realloc(f->steps, nc * sizeof *ns);
-        if (!ns)
-            return NULL;
-        f->steps = ns;
-        f->cap = nc;
-    }
-    tfb_ranks_step *s = &f->steps[f->n++];
-    *s = (tfb_ranks_step){step, NAN, NAN, NAN, NAN};
-    return s;
+    for (size_t i = f->steps.n; i > 0 && i + 8 > f->steps.n; i--)
+        if (f->steps.v[i - 1].step == step)
+            return &f->steps.v[i - 1];
+    tfb_ranks_step s = {step, NAN, NAN, NAN, NAN};
+    if (tfb_vec_push(&f->steps, s) < 0)
+        return NULL;
+    return &f->steps.v[f->steps.n - 1];
 }
 
 static int read_event_file(const char *path, rank_file *f)
@@ -64,14 +57,14 @@ static int read_event_file(const char *path, rank_file *f)
     int rc = tfb_reader_open(&r, path);
     if (rc < 0)
         return rc;
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     while ((rc = tfb_reader_next(r, &ev)) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
-            tfb_rank_info ri;
+            tfb_rank_info ri = {.size = sizeof ri};
             if (tfb_value_rank_info(&v, &ri) == 0) {
                 f->rank_records++;
                 f->in.rank = ri.rank;
@@ -156,8 +149,8 @@ int main(int argc, char **argv)
             }
         }
         closedir(rd);
-        f->in.steps = f->steps;
-        f->in.n_steps = f->n;
+        f->in.steps = f->steps.v;
+        f->in.n_steps = f->steps.n;
         nf++;
     }
     closedir(d);
@@ -199,6 +192,6 @@ int main(int argc, char **argv)
         printf("note=%s\n", res->notes[i].text);
     tfb_ranks_result_free(res);
     for (size_t i = 0; i < nf; i++)
-        free(files[i].steps);
+        tfb_vec_free(&files[i].steps);
     return 0;
 }

@@ -62,6 +62,35 @@ def setup():
           SELECT i AS start, 0 AS deviceId, 7 AS streamId, i AS address,
                  64 AS bytes, 0 AS memoryOperationType FROM r;""")
     db.close()
+    # Hostile memory events (issue 21 item 5) after the normal ones:
+    # sizes at the int64 extremes, sizes that overflow in sum, a pool of
+    # INT64_MAX bytes, and a device id of 2^40 (which int32 cuts to 0).
+    make_nsysmem(os.path.join(TMP, "hostilemem"))
+    db = sqlite3.connect(os.path.join(TMP, "hostilemem", "report1.sqlite"))
+    I64_MAX, I64_MIN = 2 ** 63 - 1, -2 ** 63
+    for t, devid, op, addr, nb, pool, size in (
+            (3900, 0, 0, 0x9000, I64_MAX, None, None),
+            (3901, 0, 0, 0xa000, I64_MIN, None, None),
+            (3902, 0, 1, 0xb000, I64_MIN, None, None),   # unmatched free
+            (3903, 0, 1, 0xc000, I64_MAX, None, None),   # unmatched free
+            (3904, 2 ** 40, 0, 0xd000, 64, None, None),
+            (3905, -2 ** 40, 0, 0xe000, 64, None, None),
+            (3906, 0, 0, 0xf000, 128, 0x77, I64_MAX),    # pool size
+            (3907, 1, 0, 0xf100, 2 ** 50, None, None),   # fits alone
+            (3908, 1, 0, 0xf200, 2 ** 50, None, None)):
+        db.execute("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS(start, deviceId,"
+                   " streamId, address, bytes, memKind, memoryOperationType,"
+                   " localMemoryPoolAddress, localMemoryPoolSize)"
+                   " VALUES(?,?,3,?,?,3,?,?,?)",
+                   (B + t, devid, addr, nb, op, pool, size))
+    # many allocations of 2^50 bytes: their sum would pass int64
+    db.executemany("INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS(start, deviceId,"
+                   " streamId, address, bytes, memKind, memoryOperationType)"
+                   " VALUES(?,1,5,?,?,3,0)",
+                   [(B + 3950 + i, 0x100000 + i, 2 ** 50)
+                    for i in range(9000)])
+    db.commit()
+    db.close()
 
 
 def dev(res, d):
@@ -192,6 +221,34 @@ def test_skipped_and_hostile_files():
     assert [d["kernels"] for d in s["devices"]] == [1, 1], s
 
 
+def test_hostile_memory_events():
+    """Item 5: impossible sizes and device ids are skipped and counted in
+    the notes; no figure goes negative or wraps, and device 2^40 is not
+    merged into device 0."""
+    r = SRV.json("/data/plugin/gpu/memory", run="hostilemem")
+    assert [d["device"] for d in r["devices"]] == [0, 1], r["devices"]
+    d0, d1 = dev(r, 0), dev(r, 1)
+    # device 0: the normal events, and the 128-byte allocation whose pool
+    # claims INT64_MAX bytes skipped as a whole
+    assert d0["peak_bytes"] == 6000 and d0["end_bytes"] == 0, d0
+    assert d0["allocs"] == 3 and d0["unmatched_frees"] == 0, d0
+    assert d0["unmatched_free_bytes"] == 0, d0
+    for d in (d0, d1):
+        for k in ("peak_bytes", "end_bytes", "peak_reserved", "end_reserved",
+                  "alloc_bytes", "free_bytes", "unmatched_free_bytes"):
+            assert 0 <= d[k] < 2 ** 63, (k, d)
+        assert all(0 <= p[1] < 2 ** 63 for p in d["points"]), d["points"]
+    # device 1: 8000 + 16000 + 32000, then as many 2^50-byte allocations
+    # as int64 holds (8191: 8192 * 2^50 = 2^63)
+    n_big = d1["allocs"] - 3
+    assert 8190 <= n_big <= 8192, d1
+    assert d1["end_bytes"] == 56000 + n_big * 2 ** 50, d1
+    skipped = 9 - 2 + (9000 + 2 - n_big)  # all but device 1's fitting ones
+    assert r["events_skipped"] == skipped, (r["events_skipped"], skipped)
+    assert r["notes"] and "skipped" in r["notes"][0], r["notes"]
+    assert SRV.json("/data/plugin/gpu/memory", run="nsysmem")["notes"] == []
+
+
 def test_errors():
     st, _, _ = SRV.get("/data/plugin/gpu/memory")
     assert st == 400
@@ -252,7 +309,8 @@ def main():
             run_tests([test_nsys_memory, test_nsys_memory_window,
                        test_kineto_memory, test_nvml_only_run,
                        test_gpu_tab_without_gpu_data,
-                       test_skipped_and_hostile_files, test_errors,
+                       test_skipped_and_hostile_files,
+                       test_hostile_memory_events, test_errors,
                        test_report])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)

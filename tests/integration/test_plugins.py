@@ -17,8 +17,9 @@ from tfb_server_util import Server, run_tests  # noqa: E402
 from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
-BUILTIN = ["scalars", "runs", "histograms", "distributions", "text",
-           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare"]
+BUILTIN = ["scalars", "runs", "histograms", "distributions", "images", "text",
+           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare",
+           "pr_curves", "custom_scalars"]
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
 
@@ -50,6 +51,10 @@ def test_builtin_listing_matches_data():
         assert on == {"scalars", "runs", "health"}, on
         for name, v in lst.items():
             assert v["tab_name"], name
+            if name == "custom_scalars":
+                # Data only: its layout opens on the Scalars page.
+                assert v["loading_mechanism"] == {"type": "NONE"}, v
+                continue
             assert v["loading_mechanism"]["type"] == "JS_MODULE", name
             path = v["loading_mechanism"]["module_path"]
             assert path == "js/pages/%s.js" % name, path
@@ -102,6 +107,37 @@ def test_plugin_from_outside():
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "testplug: 2 tags" in out.stdout, out.stdout
+    # Its own option (from its descriptor), in serve mode, the report and
+    # --help; a bad value is a usage error.
+    with Server(TESTPLUG, logdir, "--reload_interval", "0",
+                "--testplug-min-tags", "3") as srv:
+        srv.wait_loaded()
+        st, _, body = srv.get("/data/plugin/testplug/runs")
+        assert st == 200 and json.loads(body) == {"runs": {}}, body
+        assert listing(srv)["testplug"]["enabled"] is False
+    out = subprocess.run([TESTPLUG, "report", "--logdir", logdir,
+                          "--testplug_min_tags=3"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "testplug:" not in out.stdout, out.stdout
+    for argv in (["--help"], ["report", "--help"]):
+        out = subprocess.run([TESTPLUG] + argv, capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert "--testplug-min-tags N" in out.stdout, out.stdout
+        assert "--grad-vanish X" in out.stdout, out.stdout
+    out = subprocess.run([TFBOARD, "--help"], capture_output=True,
+                         text=True, timeout=60)
+    assert "--testplug-min-tags" not in out.stdout
+    for argv in (["--logdir", logdir, "--testplug-min-tags", "0"],
+                 ["report", "--logdir", logdir, "--testplug-min-tags=x"],
+                 ["--logdir", logdir, "--grad-vanish", "1",
+                  "--grad-explode", "1"],
+                 ["report", "--logdir", logdir, "--grad-vanish=500"]):
+        out = subprocess.run([TESTPLUG] + argv, capture_output=True,
+                             text=True, timeout=60)
+        assert out.returncode == 2, (argv, out.returncode, out.stderr)
+        assert out.stderr.strip(), argv
     # The plain build has no such plugin.
     with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
         srv.wait_loaded()

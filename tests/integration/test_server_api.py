@@ -177,7 +177,9 @@ def test_text_is_plain_escaped_json():
     assert t[0]["step"] == 0
     assert t[0]["text"] == "<img src=x onerror=alert(1)>"
     assert t[1]["text"] == 'line one\nline "two" & </script>'
-    assert set(t[0]) == {"wall_time", "step", "text"}
+    assert set(t[0]) == {"wall_time", "step", "text", "html"}
+    # The Markdown rendering turns raw HTML into text (issue 22).
+    assert t[0]["html"] == "<p>&lt;img src=x onerror=alert(1)&gt;</p>\n"
 
 
 def test_progress_and_runs_info():

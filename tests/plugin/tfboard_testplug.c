@@ -7,7 +7,11 @@
  * check that it shows up in /data/plugins_listing and as a tab.
  *
  * The plugin "testplug" has data for runs that log a scalar tag starting
- * with "testplug/"; its route lists those runs with their tag counts.
+ * with "testplug/"; its route lists those runs with their tag counts. Its
+ * own command-line option --testplug-min-tags N (declared in its
+ * descriptor, accepted by `tfboard` and `tfboard report` alike) leaves out
+ * runs with fewer tags. Its descriptor starts with TFB_PLUGIN_ABI (its
+ * size and version), which tfb_plugin_register checks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,16 @@
 
 #define PREFIX "testplug/"
 
+/* --testplug-min-tags N: set while the command line is parsed. */
+static int min_tags = 1;
+
+static const tfb_plugin_option options[] = {
+    {.name = "testplug_min_tags", .arg = "N", .type = TFB_OPT_INT,
+     .help = "runs with fewer testplug/ tags are left out", .def = "1",
+     .min = 1, .max = 1000, .dest = &min_tags},
+};
+
+/* The run's testplug/ tags, or 0 when below --testplug-min-tags. */
 static size_t count_tags(tfb_run *r)
 {
     tfb_series **ser;
@@ -27,7 +41,7 @@ static size_t count_tags(tfb_run *r)
     for (size_t i = 0; i < n; i++)
         hits += strncmp(tfb_series_tag(ser[i]), PREFIX, strlen(PREFIX)) == 0;
     free(ser);
-    return hits;
+    return hits >= (size_t)min_tags ? hits : 0;
 }
 
 static int has_data(tfb_store *s, tfb_run *r)
@@ -101,6 +115,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 static const tfb_plugin testplug = {
+    TFB_PLUGIN_ABI,
     .name = "testplug",
     .title = "Test plugin",
     .module = "js/plugins/testplug.js",
@@ -109,6 +124,8 @@ static const tfb_plugin testplug = {
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_data,
     .report_text = report_text,
+    .options = options,
+    .n_options = sizeof options / sizeof options[0],
 };
 
 int main(int argc, char **argv)

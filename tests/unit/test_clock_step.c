@@ -87,12 +87,12 @@ static int file_has_tag(const char *dir, const char *tag)
     tfb_reader *r;
     int found = 0;
     if (tfb_reader_open(&r, path) == 0) {
-        tfb_event ev;
+        tfb_event ev = {.size = sizeof ev};
         while (!found && tfb_reader_next(r, &ev) == 1) {
             if (ev.kind != TFB_EVENT_SUMMARY)
                 continue;
             size_t pos = 0;
-            tfb_value v;
+            tfb_value v = {.size = sizeof v};
             while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1)
                 if (v.tag.len == strlen(tag) &&
                     memcmp(v.tag.ptr, tag, v.tag.len) == 0)

@@ -75,6 +75,17 @@ static sqlite3 *open_ro(const char *path)
     return db;
 }
 
+/* Frees p, closes s (which writes every queued row) and opens its file
+ * read-only. */
+static sqlite3 *close_and_open(tfb_cupti_proc *p, tfb_trace_store *s)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
+    tfb_cupti_proc_free(p);
+    assert_int_equal(tfb_trace_store_close(s), 0);
+    return open_ro(path);
+}
+
 static int64_t q_int(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st = NULL;
@@ -410,11 +421,7 @@ static void test_walk_many_buffers(void **state)
         total += n;
     }
     assert_int_equal(tfb_trace_store_flush(s), 0);
-    char path[1024];
-    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
-    tfb_cupti_proc_free(p);
-    assert_int_equal(tfb_trace_store_close(s), 0);
-    sqlite3 *db = open_ro(path);
+    sqlite3 *db = close_and_open(p, s);
     assert_int_equal(q_int(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
                      total);
     assert_int_equal(q_int(db, "SELECT COUNT(DISTINCT correlationId) FROM "
@@ -428,6 +435,46 @@ static void test_walk_many_buffers(void **state)
     assert_string_equal(t, "softmax");
     sqlite3_close(db);
     /* An empty buffer walks to nothing. */
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* CUPTI may free a name and hand the same address out for another kernel's
+ * name: the cache, keyed by the pointer, must notice the text changed and
+ * intern the new name, and after that find the new name at that address. */
+static void test_reused_name_pointer(void **state)
+{
+    (void)state;
+    static buf b;
+    char name[32] = "_Z4gemmv";
+    char *dir = tu_mkdtemp();
+    tfb_trace_store *s = NULL;
+    assert_int_equal(tfb_trace_store_open(&s, dir, NULL), 0);
+    tfb_cupti_proc *p = NULL;
+    assert_int_equal(tfb_cupti_proc_new(&p, &g_api, s, NULL), 0);
+    memset(&b, 0, sizeof b);
+    put_kernel(&b, name, 0, 1, B + 100, B + 200, 1);
+    assert_int_equal(tfb_cupti_process_buffer(p, b.data, b.len), 1);
+    strcpy(name, "_Z4reluv"); /* same address, another kernel */
+    for (uint32_t k = 2; k <= 3; k++) {
+        memset(&b, 0, sizeof b);
+        put_kernel(&b, name, 0, 1, B + 100 * k, B + 100 * k + 50, k);
+        assert_int_equal(tfb_cupti_process_buffer(p, b.data, b.len), 1);
+    }
+    assert_int_equal(tfb_trace_store_flush(s), 0);
+    sqlite3 *db = close_and_open(p, s);
+    char t[64];
+    q_text(db, "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds"
+               " s ON s.id = k.shortName WHERE k.correlationId = 1",
+           t, sizeof t);
+    assert_string_equal(t, "gemm");
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+                               " JOIN StringIds s ON s.id = k.shortName"
+                               " WHERE s.value = 'relu'"),
+                     2);
+    /* gemm's and relu's demangled, short and mangled names. */
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM StringIds"), 6);
+    sqlite3_close(db);
     tu_rmtree(dir);
     free(dir);
 }
@@ -664,12 +711,7 @@ static void test_memory_records(void **state)
     assert_int_equal(c.memory_pools, 2);
     assert_int_equal(c.other, 0);
     assert_int_equal(tfb_trace_store_flush(s), 0);
-    char path[1024];
-    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
-    tfb_cupti_proc_free(p);
-    assert_int_equal(tfb_trace_store_close(s), 0);
-
-    sqlite3 *db = open_ro(path);
+    sqlite3 *db = close_and_open(p, s);
     assert_int_equal(q_int(db, "SELECT COUNT(*) FROM "
                                "CUDA_GPU_MEMORY_USAGE_EVENTS"),
                      5);
@@ -819,6 +861,7 @@ int main(void)
         cmocka_unit_test(test_walk_all_kinds),
         cmocka_unit_test(test_walk_many_buffers),
         cmocka_unit_test(test_incomplete_records),
+        cmocka_unit_test(test_reused_name_pointer),
         cmocka_unit_test(test_short_names),
         cmocka_unit_test(test_utilization_tracker),
         cmocka_unit_test(test_bad_args),

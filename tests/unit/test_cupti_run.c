@@ -99,12 +99,12 @@ static int read_util(const char *dir, double *v, int cap)
     tfb_reader *r = NULL;
     assert_int_equal(tfb_reader_open(&r, path), 0);
     int n = 0;
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value val;
+        tfb_value val = {.size = sizeof val};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &val) == 1) {
             if (val.tag.len == 17 &&
                 memcmp(val.tag.ptr, "gpu/0/utilization", 17) == 0 &&

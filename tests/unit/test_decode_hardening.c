@@ -24,6 +24,7 @@
 
 #include "test_util.h"
 #include "tfboard.h"
+#include "vec.h"
 
 /* ---- a tiny protobuf encoder ---- */
 
@@ -134,7 +135,7 @@ static void overflowing_shape_is_not_a_scalar(void **state)
     double one = 1.5;
     for (size_t i = 0; i < sizeof ranks / sizeof ranks[0]; i++) {
         pbuf t, s;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         tensor_f64(&t, shapes[i], ranks[i], &one, 1);
         decode_tensor_value("scalars", &t, &s, &v);
         assert_int_equal(v.kind, TFB_VALUE_TENSOR);
@@ -148,7 +149,7 @@ static void overflowing_shape_is_not_a_scalar(void **state)
     static const int64_t ones[] = {1, 1};
     for (size_t rank = 0; rank <= 2; rank += 2) {
         pbuf t, s;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         tensor_f64(&t, ones, rank, &one, 1);
         decode_tensor_value("scalars", &t, &s, &v);
         assert_int_equal(v.kind, TFB_VALUE_SCALAR);
@@ -169,7 +170,7 @@ static void numerics_f64(const double c[3], tfb_value *v)
 static void float_counts_saturate(void **state)
 {
     (void)state;
-    tfb_value v;
+    tfb_value v = {.size = sizeof v};
     /* +Inf and 1e30 cannot be uint64 counts: they saturate, and still
      * say "non-finite values seen". */
     const double c1[3] = {INFINITY, 1e30, 5};
@@ -236,7 +237,7 @@ static int64_t decode_histo(const histo_case *c, tfb_bucket *out, size_t cap,
     put_sub(&val, 5, &h);
     put_sub(&s, 1, &val);
     size_t pos = 0;
-    tfb_value v;
+    tfb_value v = {.size = sizeof v};
     assert_int_equal(tfb_summary_next(s.b, s.n, &pos, &v), 1);
     assert_int_equal(v.kind, TFB_VALUE_HISTOGRAM);
     return tfb_value_histogram(&v, out, cap, mn, mx, NULL, NULL);
@@ -324,11 +325,11 @@ static void writer_histograms_never_backwards(void **state)
     assert_int_equal(tfb_writer_close(w), 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int seen = 0;
     while (tfb_reader_next(r, &ev) == 1) {
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
@@ -377,41 +378,39 @@ static void check_file(const char *path, corpus_counts *cc)
     if (tfb_reader_open(&r, path) != 0)
         return;
     cc->files++;
-    tfb_event ev;
-    tfb_bucket *b = NULL;
-    size_t cap = 0;
+    tfb_event ev = {.size = sizeof ev};
+    TFB_VEC(tfb_bucket) b = {0};
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             if (!v.histo) /* [k,3] tensors are shown row for row */
                 continue;
             double mn, mx;
-            int64_t k = tfb_value_histogram(&v, b, cap, &mn, &mx, NULL, NULL);
-            if (k > (int64_t)cap) {
-                cap = (size_t)k;
-                b = realloc(b, cap * sizeof *b);
-                assert_non_null(b);
-                k = tfb_value_histogram(&v, b, cap, &mn, &mx, NULL, NULL);
+            int64_t k = tfb_value_histogram(&v, b.v, b.cap, &mn, &mx, NULL,
+                                            NULL);
+            if (k > (int64_t)b.cap) {
+                assert_int_equal(tfb_vec_need(&b, (size_t)k), 0);
+                k = tfb_value_histogram(&v, b.v, b.cap, &mn, &mx, NULL, NULL);
             }
             assert_true(k >= 0);
             cc->protos++;
             cc->buckets += k;
             for (int64_t i = 0; i < k; i++)
-                if (b[i].left > b[i].right) {
+                if (b.v[i].left > b.v[i].right) {
                     if (cc->backwards++ == 0)
                         print_message("backwards bucket in %s: [%g, %g]\n",
-                                      path, b[i].left, b[i].right);
+                                      path, b.v[i].left, b.v[i].right);
                 }
             if (k > 0) {
-                assert_true(b[0].count != 0 && b[k - 1].count != 0);
-                assert_true(b[0].left == mn && b[k - 1].right == mx);
+                assert_true(b.v[0].count != 0 && b.v[k - 1].count != 0);
+                assert_true(b.v[0].left == mn && b.v[k - 1].right == mx);
             }
         }
     }
-    free(b);
+    tfb_vec_free(&b);
     tfb_reader_close(r);
 }
 

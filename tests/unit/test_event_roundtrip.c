@@ -65,7 +65,7 @@ static tfb_reader *reopen(fixture *f)
     assert_int_equal(tfb_flush(f->w), 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, tfb_writer_path(f->w)), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     assert_int_equal(tfb_reader_next(r, &ev), 1);
     assert_int_equal(ev.kind, TFB_EVENT_FILE_VERSION);
     assert_true(sv_eq(ev.file_version, "brain.Event:2"));
@@ -82,8 +82,8 @@ static void scalars(void **state)
     assert_int_equal(tfb_scalar_at(f->w, "loss", NAN, 1LL << 40, 1234.5), 0);
     assert_int_equal(tfb_scalar(f->w, "loss", -INFINITY, 3), 0);
     tfb_reader *r = reopen(f);
-    tfb_event ev;
-    tfb_value v;
+    tfb_event ev = {.size = sizeof ev};
+    tfb_value v = {.size = sizeof v};
     assert_true(next_value(r, &ev, &v));
     assert_true(sv_eq(v.tag, "loss"));
     assert_true(sv_eq(v.plugin_name, "scalars")); /* first value only */
@@ -121,8 +121,8 @@ static void reused_tag_buffer(void **state)
         assert_int_equal(tfb_scalar(f->w, buf, i, i), 0);
     }
     tfb_reader *r = reopen(f);
-    tfb_event ev;
-    tfb_value v;
+    tfb_event ev = {.size = sizeof ev};
+    tfb_value v = {.size = sizeof v};
     for (int i = 0; i < 5; i++) {
         assert_true(next_value(r, &ev, &v));
         assert_true(sv_eq(v.tag, names[i]));
@@ -140,8 +140,8 @@ static void text(void **state)
     assert_int_equal(tfb_text(f->w, "notes/a", msg, 5), 0);
     assert_int_equal(tfb_text(f->w, "notes/a", "", 6), 0);
     tfb_reader *r = reopen(f);
-    tfb_event ev;
-    tfb_value v;
+    tfb_event ev = {.size = sizeof ev};
+    tfb_value v = {.size = sizeof v};
     tfb_strview s;
     assert_true(next_value(r, &ev, &v));
     assert_int_equal(v.kind, TFB_VALUE_TEXT);
@@ -204,8 +204,8 @@ static void histogram(void **state)
     }
 
     tfb_reader *r = reopen(f);
-    tfb_event ev;
-    tfb_value v;
+    tfb_event ev = {.size = sizeof ev};
+    tfb_value v = {.size = sizeof v};
     assert_true(next_value(r, &ev, &v));
     assert_int_equal(v.kind, TFB_VALUE_HISTOGRAM);
     assert_true(sv_eq(v.plugin_name, "histograms"));
@@ -301,8 +301,8 @@ static void histogram_f64(void **state)
     double vals[] = {1.0, 2.0, 3.0, 1e300, -1e300};
     assert_int_equal(tfb_histogram_f64(f->w, "d", vals, 5, 1), 0);
     tfb_reader *r = reopen(f);
-    tfb_event ev;
-    tfb_value v;
+    tfb_event ev = {.size = sizeof ev};
+    tfb_value v = {.size = sizeof v};
     assert_true(next_value(r, &ev, &v));
     double mn, mx, num, sum;
     assert_true(tfb_value_histogram(&v, NULL, 0, &mn, &mx, &num, &sum) > 0);
@@ -316,8 +316,8 @@ static void numerics_record(void **state)
     tfb_nonfinite_counts c = {3, 0, 1u << 20};
     assert_int_equal(tfb_writer_numerics_record(f->w, "g", 99, &c), 0);
     tfb_reader *r = reopen(f);
-    tfb_event ev;
-    tfb_value v;
+    tfb_event ev = {.size = sizeof ev};
+    tfb_value v = {.size = sizeof v};
     assert_true(next_value(r, &ev, &v));
     assert_int_equal(v.kind, TFB_VALUE_NUMERICS);
     assert_true(sv_eq(v.plugin_name, TFB_NUMERICS_PLUGIN));

@@ -85,7 +85,7 @@ static int count_tags(const char *path, tag_count *tc, size_t ntc,
     tfb_reader *r;
     if (tfb_reader_open(&r, path) != 0)
         return -1;
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     for (size_t i = 0; i < ntc; i++)
         tc[i].n = 0, tc[i].in_order = 1;
     *foreign = 0;
@@ -93,7 +93,7 @@ static int count_tags(const char *path, tag_count *tc, size_t ntc,
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             size_t i;
             for (i = 0; i < ntc; i++)

@@ -431,6 +431,57 @@ static void test_downsample_keeps_peak(void **state)
     free(e);
 }
 
+/* Hostile sizes (issue 21 item 5): byte counts and pool sizes at the
+ * int64 extremes, and sizes whose sum passes int64, are skipped and
+ * counted; nothing wraps (UBSan: no signed overflow) or goes negative. */
+static void test_hostile_sizes(void **state)
+{
+    (void)state;
+    enum { NBIG = 9000 };
+    tfb_gmem_event *e = calloc(8 + NBIG, sizeof *e);
+    assert_non_null(e);
+    size_t n = 0;
+    e[n++] = ev(1, 0, A, 0x1, 100);
+    e[n++] = ev(2, 0, A, 0x2, INT64_MAX);
+    e[n++] = ev(3, 0, A, 0x3, INT64_MIN);
+    e[n++] = ev(4, 0, F, 0x4, INT64_MIN); /* unmatched free */
+    e[n++] = ev(5, 0, F, 0x5, INT64_MAX); /* unmatched free */
+    e[n] = ev(6, 0, A, 0x6, 64);
+    e[n].pool = 0x77;
+    e[n++].pool_reserved = INT64_MAX;
+    e[n] = ev(7, 0, A, 0x7, 64);
+    e[n].pool = 0x78;
+    e[n++].pool_reserved = (int64_t)1 << 40;
+    for (int i = 0; i < NBIG; i++) /* 2^50 each: 8192 pass int64 */
+        e[n++] = ev(10 + i, 1, A, 0x100000 + (uint64_t)i, (int64_t)1 << 50);
+    e[n++] = ev(20000, 0, F, 0x1, 0);
+    tfb_gmem_input in = {e, n, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gmem_result *r = run(&in, NULL);
+    assert_int_equal(r->n_devices, 2);
+    const tfb_gmem_device *d0 = &r->devices[0], *d1 = &r->devices[1];
+    assert_int_equal(d0->allocs, 2); /* 100 B, and 64 B in pool 0x78 */
+    assert_int_equal(d0->peak_bytes, 164);
+    assert_int_equal(d0->end_bytes, 64);
+    assert_int_equal(d0->peak_reserved, ((int64_t)1 << 40) + 100);
+    assert_int_equal(d0->unmatched_frees, 0);
+    assert_int_equal(d0->unmatched_free_bytes, 0);
+    /* device 1 takes 2^50-byte blocks until the sizes would pass int64:
+     * 164 + 2^40 are taken in before them */
+    int64_t room = INT64_MAX - 164 - ((int64_t)1 << 40);
+    uint64_t fit = (uint64_t)(room / ((int64_t)1 << 50));
+    assert_int_equal(d1->allocs, fit);
+    assert_int_equal(d1->end_bytes, (int64_t)fit << 50);
+    assert_true(d1->peak_bytes > 0 && d1->peak_reserved > 0);
+    assert_int_equal(r->events_skipped, 5 + (NBIG - fit));
+    for (size_t k = 0; k < r->n_devices; k++)
+        for (size_t i = 0; i < r->devices[k].n_points; i++) {
+            assert_true(r->devices[k].points[i].bytes >= 0);
+            assert_true(r->devices[k].points[i].reserved >= 0);
+        }
+    tfb_gmem_result_free(r);
+    free(e);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -703,6 +754,7 @@ int main(void)
         cmocka_unit_test(test_two_devices),
         cmocka_unit_test(test_peak_ties),
         cmocka_unit_test(test_downsample_keeps_peak),
+        cmocka_unit_test(test_hostile_sizes),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_load_nsys_sqlite),
         cmocka_unit_test(test_load_our_trace_store),

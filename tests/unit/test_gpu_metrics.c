@@ -69,12 +69,12 @@ static void read_log(const char *dir, file_log *f)
     assert_non_null(path);
     tfb_reader *r = NULL;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             tag_log *t = tag_get(f, v.tag.ptr, v.tag.len);
             if (v.kind == TFB_VALUE_SCALAR) {

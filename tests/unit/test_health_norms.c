@@ -265,13 +265,13 @@ static void test_grad_norms_logged(void **st)
     char *path = tu_find_event_file(dir);
     tfb_reader *r = NULL;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int n_l1 = 0, n_l2 = 0, n_g = 0;
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             assert_int_equal(v.kind, TFB_VALUE_SCALAR);
             assert_true(ev.step >= 0 && ev.step < 3);

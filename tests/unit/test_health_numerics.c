@@ -303,7 +303,7 @@ static int read_back(const char *path, const char *tag, int *n_numerics,
 {
     tfb_reader *r = NULL;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int values = 0;
     int plugin_known = 0;
     *n_numerics = 0;
@@ -311,7 +311,7 @@ static int read_back(const char *path, const char *tag, int *n_numerics,
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             values++;
             if (v.tag.len != strlen(tag) || memcmp(v.tag.ptr, tag, v.tag.len))

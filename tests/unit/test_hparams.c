@@ -29,11 +29,11 @@ static char *write_run(const char *sub)
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
     tfb_hparam hp[] = {
-        {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = 0.25},
-        {.name = "optimizer", .type = TFB_HPARAM_STRING, .str = "adam \"w\""},
-        {.name = "nesterov", .type = TFB_HPARAM_BOOL, .boolean = 1},
-        {.name = "amsgrad", .type = TFB_HPARAM_BOOL, .boolean = 0},
-        {.name = "hidden", .type = TFB_HPARAM_NUMBER, .number = 64},
+        {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = 0.25},
+        {.size = sizeof(tfb_hparam), .name = "optimizer", .type = TFB_HPARAM_STRING, .str = "adam \"w\""},
+        {.size = sizeof(tfb_hparam), .name = "nesterov", .type = TFB_HPARAM_BOOL, .boolean = 1},
+        {.size = sizeof(tfb_hparam), .name = "amsgrad", .type = TFB_HPARAM_BOOL, .boolean = 0},
+        {.size = sizeof(tfb_hparam), .name = "hidden", .type = TFB_HPARAM_NUMBER, .number = 64},
     };
     const char *metrics[] = {"hparam/loss", "hparam/accuracy"};
     assert_int_equal(tfb_hparams_with_metrics(w, hp, 5, metrics, 2), 0);
@@ -163,6 +163,7 @@ static void many_and_unknown_status(void **state)
     memset(longval, 'v', sizeof longval - 1);
     for (int i = 0; i < N; i++) {
         snprintf(names[i], sizeof names[i], "p%03d", i);
+        hp[i].size = sizeof hp[i];
         hp[i].name = names[i];
         hp[i].type = i % 2 ? TFB_HPARAM_STRING : TFB_HPARAM_NUMBER;
         hp[i].str = longval;
@@ -224,13 +225,13 @@ static void reader_sees_hparams(void **state)
                           "_hparams_/session_start_info", "hparam/loss",
                           "_hparams_/session_end_info"};
     size_t seen = 0;
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int rc;
     while ((rc = tfb_reader_next(r, &ev)) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         int vr;
         while ((vr = tfb_summary_next(ev.summary, ev.summary_len, &pos,
                                       &v)) == 1) {
@@ -265,11 +266,15 @@ static void bad_input(void **state)
     snprintf(dir, sizeof dir, "%s/bad", g_dir);
     tfb_writer *w;
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
-    tfb_hparam ok = {.name = "a", .type = TFB_HPARAM_NUMBER, .number = 1};
+    tfb_hparam ok = {.size = sizeof(tfb_hparam), .name = "a",
+                     .type = TFB_HPARAM_NUMBER, .number = 1};
     tfb_hparam dup[] = {ok, ok};
-    tfb_hparam noname = {.name = "", .type = TFB_HPARAM_NUMBER};
-    tfb_hparam nostr = {.name = "s", .type = TFB_HPARAM_STRING};
-    tfb_hparam badtype = {.name = "t", .type = (tfb_hparam_type)9};
+    tfb_hparam noname = {.size = sizeof(tfb_hparam), .name = "",
+                         .type = TFB_HPARAM_NUMBER};
+    tfb_hparam nostr = {.size = sizeof(tfb_hparam), .name = "s",
+                        .type = TFB_HPARAM_STRING};
+    tfb_hparam badtype = {.size = sizeof(tfb_hparam), .name = "t",
+                          .type = (tfb_hparam_type)9};
     const char *empty_tag[] = {""};
     assert_int_equal(tfb_hparams(NULL, &ok, 1), TFB_EINVAL);
     assert_int_equal(tfb_hparams(w, NULL, 1), TFB_EINVAL);

@@ -53,9 +53,9 @@ static void ours_read_back(void **state)
     char *dir = tu_mkdtemp();
     tfb_writer *w = open_run(dir, "a");
     tfb_hparam hp[] = {
-        {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = 0.125},
-        {.name = "act", .type = TFB_HPARAM_STRING, .str = "relu"},
-        {.name = "bn", .type = TFB_HPARAM_BOOL, .boolean = 0},
+        {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = 0.125},
+        {.size = sizeof(tfb_hparam), .name = "act", .type = TFB_HPARAM_STRING, .str = "relu"},
+        {.size = sizeof(tfb_hparam), .name = "bn", .type = TFB_HPARAM_BOOL, .boolean = 0},
     };
     const char *metrics[] = {"loss"};
     assert_int_equal(tfb_hparams_with_metrics(w, hp, 3, metrics, 1), 0);
@@ -165,8 +165,8 @@ static void group_run(const char *dir, const char *name, double lr, int seed,
 {
     tfb_writer *w = open_run(dir, name);
     tfb_hparam hp[] = {
-        {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
-        {.name = "seed", .type = TFB_HPARAM_NUMBER, .number = seed},
+        {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
+        {.size = sizeof(tfb_hparam), .name = "seed", .type = TFB_HPARAM_NUMBER, .number = seed},
     };
     assert_int_equal(tfb_hparams(w, hp, 2), 0);
     for (size_t i = 0; i < n; i++)
@@ -193,8 +193,8 @@ static void check_groups(const tfb_run_groups *g)
     const tfb_run_group *a = &g->groups[0], *b = &g->groups[1];
     assert_string_equal(a->key, "0.1");
     assert_string_equal(b->key, "0.2");
-    assert_int_equal(a->n_runs, 2);
-    assert_int_equal(b->n_runs, 1);
+    assert_int_equal(a->runs.n, 2);
+    assert_int_equal(b->runs.n, 1);
     /* group 0.1: seed 1 at steps 0,10,20 (1,2,3); seed 2 at 5,15 (10,NaN).
      * Grid = union {0,5,10,15,20}; carry forward within each run's span. */
     assert_int_equal(a->n_points, 5);
@@ -250,7 +250,7 @@ static void groups_rule(void **state)
                      0);
     assert_int_equal(g.n_groups, 2);
     assert_string_equal(g.groups[0].key, "seed=1");
-    assert_int_equal(g.groups[0].n_runs, 2);
+    assert_int_equal(g.groups[0].runs.n, 2);
     tfb_run_groups_free(&g);
 
     assert_int_equal(tfb_run_groups_compute(st, "loss", "regex:(", NULL, 0,
@@ -284,7 +284,7 @@ static void metric_from_parent(void **state)
         assert_int_equal(tfb_scalar(w, "loss", 3.0 - i, i), 0);
     assert_int_equal(tfb_writer_close(w), 0);
     w = open_run(dir, "exp1/1700000000.5");
-    tfb_hparam hp[] = {{.name = "lr", .type = TFB_HPARAM_NUMBER, .number = 1}};
+    tfb_hparam hp[] = {{.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = 1}};
     assert_int_equal(tfb_hparams(w, hp, 1), 0);
     assert_int_equal(tfb_scalar(w, "hparam/acc", 0.9, 0), 0);
     assert_int_equal(tfb_writer_close(w), 0);

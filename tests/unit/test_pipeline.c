@@ -41,13 +41,13 @@ static void read_back(const char *path, logged *out)
     memset(out, 0, sizeof *out);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int rc;
     while ((rc = tfb_reader_next(r, &ev)) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             if (v.kind != TFB_VALUE_SCALAR)
                 continue;
@@ -353,12 +353,12 @@ static void test_ring_overflow(void **state)
     assert_non_null(seen);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             if (v.kind != TFB_VALUE_SCALAR || v.tag.len < 9 ||
                 memcmp(v.tag.ptr, "pipeline/", 9))

@@ -11,7 +11,9 @@
 
 #include <cmocka.h>
 
+#include "config.h"
 #include "plugin.h"
+#include "registry.h"
 #include "routes_core.h"
 #include "test_util.h"
 
@@ -28,12 +30,16 @@ static void test_builtin_names_and_routes(void **state)
     size_t n;
     const tfb_plugin *const *pl = tfb_plugins(&n);
     static const char *const want[] = {"scalars", "runs", "histograms",
-                                       "distributions", "text", "health",
-                                       "gradients", "gpu", "pipeline",
-                                       "ranks"};
-    assert_true(n >= 10);
-    for (size_t i = 0; i < 10; i++)
+                                       "distributions", "images", "text",
+                                       "health", "gradients", "gpu",
+                                       "pipeline", "ranks"};
+    size_t nb;
+    tfb_builtin_plugins(&nb);
+    assert_true(n >= 11);
+    for (size_t i = 0; i < 11; i++)
         assert_string_equal(pl[i]->name, want[i]);
+    assert_true(n > nb);
+    assert_string_equal(pl[nb]->name, "early");
     for (size_t i = 0; i < n; i++) {
         assert_non_null(pl[i]->title);
         assert_ptr_equal(tfb_plugin_find(pl[i]->name, strlen(pl[i]->name)),
@@ -52,6 +58,7 @@ static void test_builtin_names_and_routes(void **state)
         "/data/plugin/histograms/histograms",
         "/data/plugin/distributions/distributions",
         "/data/plugin/text/text", "/data/plugin/health/alerts",
+        "/data/plugin/images/individualImage",
         "/data/plugin/gradients/norms", "/data/plugin/gpu/trace.json",
         "/data/plugin/pipeline/steps", "/data/plugin/ranks/job"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
@@ -75,27 +82,143 @@ static int never(tfb_store *s, tfb_run *r)
 static void test_register(void **state)
 {
     (void)state;
-    tfb_plugin bad = {.name = "Bad Name", .title = "x"};
+    tfb_plugin bad = {TFB_PLUGIN_ABI, .name = "Bad Name", .title = "x"};
     assert_int_equal(tfb_plugin_register(&bad), TFB_EINVAL);
-    tfb_plugin untitled = {.name = "untitled"};
+    tfb_plugin untitled = {TFB_PLUGIN_ABI, .name = "untitled"};
     assert_int_equal(tfb_plugin_register(&untitled), TFB_EINVAL);
-    tfb_plugin dup = {.name = "scalars", .title = "Again"};
+    tfb_plugin dup = {TFB_PLUGIN_ABI, .name = "scalars", .title = "Again"};
     assert_int_equal(tfb_plugin_register(&dup), TFB_EEXIST);
     assert_int_equal(tfb_plugin_register(NULL), TFB_EINVAL);
+    /* No size or version, a size below the first layout, a version from
+     * the future: refused. */
+    tfb_plugin unsized = {.name = "unsized", .title = "x"};
+    assert_int_equal(tfb_plugin_register(&unsized), TFB_EINVAL);
+    tfb_plugin tiny = {.size = TFB_PLUGIN_SIZE_V1 - 1, .version = 1,
+                       .name = "tiny", .title = "x"};
+    assert_int_equal(tfb_plugin_register(&tiny), TFB_EINVAL);
+    tfb_plugin future = {.size = sizeof(tfb_plugin),
+                         .version = TFB_PLUGIN_VERSION + 1,
+                         .name = "future", .title = "x"};
+    assert_int_equal(tfb_plugin_register(&future), TFB_EINVAL);
 
     static const tfb_plugin mine = {
-        .name = "unit_plugin", .title = "Unit", .module = "js/unit.js",
-        .routes = test_routes, .n_routes = 1, .has_data = never};
+        TFB_PLUGIN_ABI, .name = "unit_plugin", .title = "Unit",
+        .module = "js/unit.js", .routes = test_routes, .n_routes = 1,
+        .has_data = never};
     size_t before;
     tfb_plugins(&before);
     assert_int_equal(tfb_plugin_register(&mine), 0);
     size_t after;
     const tfb_plugin *const *pl = tfb_plugins(&after);
     assert_int_equal(after, before + 1);
-    assert_ptr_equal(pl[after - 1], &mine);
+    /* The table holds a copy of the descriptor. */
+    assert_string_equal(pl[after - 1]->name, "unit_plugin");
+    assert_ptr_equal(pl[after - 1]->routes, test_routes);
     assert_ptr_equal(tfb_route_find("/data/plugin/unit_plugin/hello"),
                      dummy_route);
     assert_int_equal(tfb_plugin_register(&mine), TFB_EEXIST);
+}
+
+/* A plugin built against the first, smaller tfb_plugin (its size ends at
+ * report_json): core reads nothing past that size, so whatever lies in
+ * memory behind it (here: fields set to garbage in a bigger buffer) is
+ * never taken for put routes or options. */
+static void test_register_older_size(void **state)
+{
+    (void)state;
+    static tfb_plugin buf;
+    memset(&buf, 0xA5, sizeof buf);
+    buf.size = TFB_PLUGIN_SIZE_V1;
+    buf.version = 1;
+    buf.name = "old_plugin";
+    buf.title = "Old";
+    buf.module = NULL;
+    buf.module_source = NULL;
+    buf.routes = test_routes;
+    buf.n_routes = 1;
+    buf.has_data = never;
+    buf.report_text = NULL;
+    buf.report_json = NULL;
+    assert_int_equal(tfb_plugin_register(&buf), 0);
+    const tfb_plugin *p = tfb_plugin_find("old_plugin", 10);
+    assert_non_null(p);
+    assert_ptr_not_equal(p, &buf);
+    assert_null(p->put_routes);
+    assert_int_equal(p->n_put_routes, 0);
+    assert_null(p->options);
+    assert_int_equal(p->n_options, 0);
+    assert_ptr_equal(tfb_route_find("/data/plugin/old_plugin/hello"),
+                     dummy_route);
+}
+
+/* A plugin's own options: declared in its descriptor, parsed by core's
+ * command line into the plugin's variables, listed in --help; a name
+ * another plugin's option has is refused. */
+static int opt_level = 3;
+static int opt_flag;
+static const char *opt_name = "none";
+static const tfb_plugin_option unit_options[] = {
+    {.name = "unit_level", .arg = "N", .help = "a level", .type = TFB_OPT_INT,
+     .def = "3", .min = 0, .max = 9, .dest = &opt_level},
+    {.name = "unit_flag", .help = "a flag", .type = TFB_OPT_FLAG,
+     .dest = &opt_flag},
+    {.name = "unit_name", .arg = "S", .help = "a name",
+     .type = TFB_OPT_STRING, .dest = &opt_name},
+};
+
+static void test_plugin_options(void **state)
+{
+    (void)state;
+    static const tfb_plugin withopts = {
+        TFB_PLUGIN_ABI, .name = "unit_opts", .title = "Opts",
+        .options = unit_options,
+        .n_options = sizeof unit_options / sizeof unit_options[0]};
+    assert_int_equal(tfb_plugin_register(&withopts), 0);
+    tfb_plugin_option bad_opt = {.name = "Bad", .help = "x",
+                                 .type = TFB_OPT_INT, .dest = &opt_level};
+    tfb_plugin clash_bad = {TFB_PLUGIN_ABI, .name = "unit_badopt",
+                            .title = "x", .options = &bad_opt,
+                            .n_options = 1};
+    assert_int_equal(tfb_plugin_register(&clash_bad), TFB_EINVAL);
+    tfb_plugin clash = {TFB_PLUGIN_ABI, .name = "unit_clash", .title = "x",
+                        .options = unit_options, .n_options = 1};
+    assert_int_equal(tfb_plugin_register(&clash), TFB_EEXIST);
+
+    char *argv[] = {"tfboard", "--logdir", "/x", "--unit-level", "7",
+                    "--unit_flag", "--unit-name=abc", "--grad-vanish", "0.5"};
+    tfb_config cfg;
+    FILE *null = fopen("/dev/null", "w");
+    assert_non_null(null);
+    assert_int_equal(tfb_config_parse(&cfg, 9, argv, null, null), 0);
+    assert_int_equal(opt_level, 7);
+    assert_int_equal(opt_flag, 1);
+    assert_string_equal(opt_name, "abc");
+    /* Out of range, not a number, a value for a flag: usage errors, the
+     * variable keeps its value. */
+    char *bad1[] = {"tfboard", "--logdir", "/x", "--unit-level", "10"};
+    assert_int_equal(tfb_config_parse(&cfg, 5, bad1, null, null),
+                     TFB_EINVAL);
+    char *bad2[] = {"tfboard", "--logdir", "/x", "--unit-level=x"};
+    assert_int_equal(tfb_config_parse(&cfg, 4, bad2, null, null),
+                     TFB_EINVAL);
+    char *bad3[] = {"tfboard", "--logdir", "/x", "--unit-flag=1"};
+    assert_int_equal(tfb_config_parse(&cfg, 4, bad3, null, null),
+                     TFB_EINVAL);
+    assert_int_equal(opt_level, 7);
+    fclose(null);
+
+    /* --help lists them with core's. */
+    char *help = NULL;
+    size_t help_len = 0;
+    FILE *mem = open_memstream(&help, &help_len);
+    assert_non_null(mem);
+    tfb_config_usage(mem);
+    fclose(mem);
+    assert_non_null(strstr(help, "--logdir DIR"));
+    assert_non_null(strstr(help, "--unit-level N"));
+    assert_non_null(strstr(help, "(default 3) [unit_opts]"));
+    assert_non_null(strstr(help, "--grad-vanish X"));
+    free(help);
 }
 
 /* has_data on a store with one run holding scalars only. */
@@ -132,11 +255,23 @@ static void test_enabled(void **state)
     tfb_store_destroy(s);
 }
 
+static const tfb_plugin early = {TFB_PLUGIN_ABI, .name = "early",
+                                  .title = "Early", .has_data = never};
+
 int main(void)
 {
+    /* As tests/plugin/ does: a plugin registered before the command line
+     * hands the built-in list to core still comes after the built-ins
+     * (test_builtin_names_and_routes checks the order), and core holds
+     * the list from then on. */
+    if (tfb_plugin_register(&early) != 0 || tfb_builtin_plugins_init() != 0 ||
+        tfb_builtin_plugins_init() != TFB_EEXIST)
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_builtin_names_and_routes),
         cmocka_unit_test(test_register),
+        cmocka_unit_test(test_register_older_size),
+        cmocka_unit_test(test_plugin_options),
         cmocka_unit_test(test_enabled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

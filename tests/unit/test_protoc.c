@@ -108,6 +108,66 @@ static void cross_check(void **state)
     free(path);
 }
 
+/* tfb_image and tfb_image_encoded write TensorFlow 2's image format:
+ * a DT_STRING tensor of shape [3] = width, height, PNG, plugin "images". */
+static void image_cross_check(void **state)
+{
+    (void)state;
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/img", g_dir);
+    tfb_writer *w;
+    assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
+    uint8_t px[2 * 3 * 3];
+    for (size_t i = 0; i < sizeof px; i++)
+        px[i] = (uint8_t)(i * 13);
+    assert_int_equal(tfb_image(w, "gen/rgb", px, 2, 3, 3, 5), 0);
+    /* A 1x1 gray PNG from elsewhere, as its bytes. */
+    static const uint8_t png1[] = {
+        0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 'I', 'H',
+        'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 0, 0, 0, 0, 0x3a, 0x7e, 0x9b,
+        0x55, 0, 0, 0, 10, 'I', 'D', 'A', 'T', 0x78, 0x9c, 0x63, 0x68, 0,
+        0, 0, 0x82, 0, 0x81, 0x77, 0xcd, 0x72, 0xb6, 0, 0, 0, 0, 'I', 'E',
+        'N', 'D', 0xae, 0x42, 0x60, 0x82};
+    assert_int_equal(tfb_image_encoded(w, "given", png1, sizeof png1, 6), 0);
+    assert_int_equal(tfb_image_encoded(w, "given", "<html>", 6, 7),
+                     TFB_EINVAL);
+    char *path = strdup(tfb_writer_path(w));
+    assert_int_equal(tfb_writer_close(w), 0);
+    size_t len;
+    uint8_t *data = tu_read_file(path, &len);
+    size_t off = 0, i = 0;
+    int seen_rgb = 0, seen_given = 0;
+    while (off + 12 <= len) {
+        uint64_t n = 0;
+        memcpy(&n, data + off, 8);
+        char *txt = decode_record(data + off + 12, (size_t)n);
+        assert_non_null(txt);
+        if (strstr(txt, "tag: \"gen/rgb\"")) {
+            seen_rgb = 1;
+            expect_in(txt, "step: 5");
+            expect_in(txt, "dtype: 7");
+            expect_in(txt, "size: 3");
+            expect_in(txt, "string_val: \"3\"");  /* width */
+            expect_in(txt, "string_val: \"2\"");  /* height */
+            expect_in(txt, "string_val: \"\\211PNG");
+            expect_in(txt, "plugin_name: \"images\"");
+        } else if (strstr(txt, "tag: \"given\"")) {
+            seen_given = 1;
+            expect_in(txt, "step: 6");
+            expect_in(txt, "string_val: \"1\"");
+            expect_in(txt, "plugin_name: \"images\"");
+            assert_null(strstr(txt, "step: 7"));
+        }
+        free(txt);
+        off += 12 + n + 4;
+        i++;
+    }
+    assert_int_equal(i, 3); /* file_version, the two images */
+    assert_true(seen_rgb && seen_given);
+    free(data);
+    free(path);
+}
+
 int main(void)
 {
     protoc = getenv("TFB_PROTOC");
@@ -119,6 +179,7 @@ int main(void)
     g_dir = tu_mkdtemp();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cross_check),
+        cmocka_unit_test(image_cross_check),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);

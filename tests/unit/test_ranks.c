@@ -56,18 +56,18 @@ static void read_view(const char *dir, file_view *out)
     assert_non_null(path);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     while (tfb_reader_next(r, &ev) == 1) {
         out->n_records++;
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             if (v.plugin_name.len == strlen(TFB_RANK_PLUGIN) &&
                 !memcmp(v.plugin_name.ptr, TFB_RANK_PLUGIN, v.plugin_name.len)) {
                 assert_int_equal(v.kind, TFB_VALUE_TENSOR);
-                tfb_rank_info ri;
+                tfb_rank_info ri = {.size = sizeof ri};
                 assert_int_equal(tfb_value_rank_info(&v, &ri), 0);
                 out->has_rank++;
                 out->rank_second = out->n_records == 2;
@@ -112,7 +112,7 @@ static void test_torchrun_env_and_rank_dir(void **state)
     char rdir[1024];
     snprintf(rdir, sizeof rdir, "%s/my_job_1/rank-00003", dir);
     assert_string_equal(tfb_writer_run_dir(w), rdir);
-    tfb_rank_info ri;
+    tfb_rank_info ri = {.size = sizeof ri};
     assert_int_equal(tfb_writer_get_rank(w, &ri), 0);
     assert_int_equal(ri.rank, 3);
     assert_int_equal(ri.world_size, 8);
@@ -140,7 +140,7 @@ static void test_fallback_families(void **state)
     (void)state;
     char *dir = tu_mkdtemp();
     tfb_writer *w;
-    tfb_rank_info ri;
+    tfb_rank_info ri = {.size = sizeof ri};
     /* Open MPI, and a job name from Slurm. */
     setenv("OMPI_COMM_WORLD_RANK", "2", 1);
     setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
@@ -185,7 +185,7 @@ static void test_no_launcher(void **state)
     (void)state;
     char *dir = tu_mkdtemp();
     tfb_writer *w;
-    tfb_rank_info ri;
+    tfb_rank_info ri = {.size = sizeof ri};
     /* Plain open: no rank, no record, as before. */
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
     assert_int_equal(tfb_writer_get_rank(w, &ri), TFB_ENOENT);
@@ -244,7 +244,7 @@ static void test_opts_override(void **state)
     o.host = host;
     assert_int_equal(tfb_writer_open_rank(&w, dir, &o), 0);
     job[0] = 'X'; /* copied at open */
-    tfb_rank_info ri;
+    tfb_rank_info ri = {.size = sizeof ri};
     assert_int_equal(tfb_writer_get_rank(w, &ri), 0);
     assert_int_equal(ri.rank, 1);
     assert_int_equal(ri.world_size, 4);
@@ -286,10 +286,10 @@ static int decode_text(const char *plugin, const char *text,
     free(rec);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     assert_int_equal(tfb_reader_next(r, &ev), 1);
     size_t pos = 0;
-    tfb_value val;
+    tfb_value val = {.size = sizeof val};
     assert_int_equal(tfb_summary_next(ev.summary, ev.summary_len, &pos, &val),
                      1);
     int rc = tfb_value_rank_info(&val, out);
@@ -302,8 +302,9 @@ static int decode_text(const char *plugin, const char *text,
 static void test_decode_bad_records(void **state)
 {
     (void)state;
-    tfb_rank_info ri;
+    tfb_rank_info ri = {.size = sizeof ri};
     memset(&ri, 0x5a, sizeof ri);
+    ri.size = sizeof ri;
     /* Unknown keys are skipped; order does not matter. */
     assert_int_equal(decode_text(TFB_RANK_PLUGIN,
                                  "rank=2\nfuture=x\nversion=2\nworld_size=3",

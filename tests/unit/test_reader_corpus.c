@@ -74,7 +74,7 @@ static void check_file(const expect *e)
     unsigned ntags = 0, records = 0, scalars = 0, histos = 0, images = 0,
              tensors = 0;
     int64_t max_step = 0;
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int rc;
     while ((rc = tfb_reader_next(r, &ev)) == 1) {
         records++;
@@ -83,7 +83,7 @@ static void check_file(const expect *e)
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         while ((rc = tfb_summary_next(ev.summary, ev.summary_len, &pos, &v)) == 1) {
             assert_true(v.tag.len > 0 && v.tag.len < 128);
             unsigned t;
@@ -191,13 +191,13 @@ static void katib_tensor_values(void **state)
     char *path = tu_testdata("tfevents/katib/logs/train/events.out.tfevents.1637681485.2d662933d616.19.0.v2");
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int n = 0;
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         assert_int_equal(tfb_summary_next(ev.summary, ev.summary_len, &pos, &v), 1);
         assert_int_equal(v.kind, TFB_VALUE_SCALAR);
         double d;

@@ -47,7 +47,7 @@ static int make_sample(void **state)
     assert_non_null(s->data);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     s->ends = calloc(200, sizeof *s->ends);
     s->starts = calloc(200, sizeof *s->starts);
     while (tfb_reader_next(r, &ev) == 1) {
@@ -80,13 +80,13 @@ static void read_all(const char *path, size_t *records, tfb_reader_stats *st)
 {
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int rc;
     size_t n = 0;
     while ((rc = tfb_reader_next(r, &ev)) == 1) {
         if (ev.kind == TFB_EVENT_SUMMARY) {
             size_t pos = 0;
-            tfb_value v;
+            tfb_value v = {.size = sizeof v};
             while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1)
                 ;
         }
@@ -187,7 +187,7 @@ static void appended_in_chunks(void **state)
     assert_int_equal(tfb_reader_open(&r, path), 0);
     size_t written = 0, n = 0;
     unsigned seed = 7;
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     while (written < s->len) {
         seed = seed * 1103515245u + 12345u;
         size_t chunk = 1 + (seed >> 16) % 97;
@@ -221,7 +221,7 @@ static void truncated_then_rewritten(void **state)
     assert_int_equal(tu_write_file(path, s->data, s->len), 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     size_t n = 0;
     while (tfb_reader_next(r, &ev) == 1)
         n++;
@@ -259,7 +259,7 @@ static void summary_garbage(void **state)
             buf[i] = (uint8_t)(seed >> 16);
         }
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         int rc, guard = 0;
         while ((rc = tfb_summary_next(buf, n, &pos, &v)) == 1 && guard++ < 300) {
             tfb_bucket b[4];

@@ -109,7 +109,7 @@ static void huge_length_with_good_crc_waits_small(void **state)
 
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     assert_int_equal(tfb_reader_next(r, &ev), 1);
     assert_int_equal(ev.step, 1);
     for (int i = 0; i < 3; i++) {
@@ -160,7 +160,7 @@ static void huge_length_with_bad_crc_resyncs(void **state)
 
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int64_t steps[3];
     for (int i = 0; i < 3; i++) {
         assert_int_equal(tfb_reader_next(r, &ev), 1);
@@ -211,7 +211,7 @@ static void large_record_arriving_in_pieces(void **state)
     assert_true(fd >= 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int got = 0;
     size_t done = 0, piece = 700000;
     while (done < len) {
@@ -223,7 +223,7 @@ static void large_record_arriving_in_pieces(void **state)
             if (ev.kind != TFB_EVENT_SUMMARY)
                 continue;
             size_t pos = 0;
-            tfb_value v;
+            tfb_value v = {.size = sizeof v};
             assert_int_equal(tfb_summary_next(ev.summary, ev.summary_len,
                                               &pos, &v), 1);
             tfb_strview s;

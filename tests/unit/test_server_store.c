@@ -3,6 +3,7 @@
  * the HTTP parameter helpers. */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,9 +63,16 @@ static void test_concurrent_snapshots(void **state)
     pthread_t th[2];
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, reader_main, &a);
-    for (int i = 0; i < N_POINTS; i++)
+    for (int i = 0; i < N_POINTS; i++) {
         assert_int_equal(tfb_series_append_scalar(s, i, 1000.0 + i, i / 2.0),
                          0);
+        /* Halfway, let the readers in: on a loaded machine they may not
+         * have been scheduled yet, and the test is about snapshots taken
+         * while appends go on. */
+        if (i == N_POINTS / 2)
+            while (atomic_load(&a.snapshots) < 2)
+                sched_yield();
+    }
     atomic_store(&a.stop, 1);
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
@@ -236,7 +244,8 @@ static void test_params(void **state)
     g_params = params;
     tfb_store *st;
     assert_int_equal(tfb_store_create(&st, "/x"), 0);
-    tfb_http_req req = {"/data/x", table_query, NULL, st, NULL, NULL, NULL, 0};
+    tfb_http_req req = {"/data/x", table_query, NULL, st, NULL, NULL, NULL, 0,
+                        NULL};
     tfb_http_resp resp = {0};
     int64_t i64;
     assert_int_equal(tfb_http_param_i64(&req, &resp, "n", 1, 0, 0, 100, &i64),

@@ -29,7 +29,7 @@ static void write_and_read(void **state)
     assert_int_equal(tfb_writer_close(w), 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int n = 0;
     while (tfb_reader_next(r, &ev) == 1)
         n++;

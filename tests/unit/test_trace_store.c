@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -460,14 +461,209 @@ static void test_interleaved_batch(void **state)
     free(dir);
 }
 
+/* The writer checkpoints its WAL as it goes: while a trace far larger
+ * than the bound is written, the -wal file never passes 8 MB (the 4 MB
+ * checkpoint threshold of trace_store.c plus one transaction of 8192
+ * kernel rows, with room to spare), so a crashed writer leaves little
+ * data outside the database file. */
+static void test_wal_stays_small(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    tfb_trace_store *s = NULL;
+    tfb_trace_store_opts o = {0};
+    o.batch_rows = 8192;
+    o.file_name = "t.sqlite";
+    assert_int_equal(tfb_trace_store_open(&s, dir, &o), 0);
+    char db_path[1024], wal_path[1040];
+    snprintf(db_path, sizeof db_path, "%s", tfb_trace_store_path(s));
+    snprintf(wal_path, sizeof wal_path, "%s-wal", db_path);
+    int64_t name = tfb_trace_store_intern(s, "gemm");
+    assert_true(name >= 0);
+
+    const size_t chunk = 8192, total = 48 * 8192;
+    tfb_trace_row *rows = calloc(chunk, sizeof *rows);
+    assert_non_null(rows);
+    off_t max_wal = 0;
+    for (size_t done = 0; done < total; done += chunk) {
+        for (size_t i = 0; i < chunk; i++) {
+            tfb_trace_row *r = &rows[i];
+            for (int k = 0; k < TFB_TRACE_MAX_COLS; k++)
+                r->c[k] = (int64_t)(done + i) * 7919 + k; /* all vary */
+            r->table = TFB_TT_KERNEL;
+            r->c[TFB_K_DEMANGLED] = r->c[TFB_K_SHORTNAME] = name;
+            r->c[TFB_K_MANGLED] = name;
+        }
+        assert_int_equal(tfb_trace_store_push(s, rows, chunk, 1), 0);
+        assert_int_equal(tfb_trace_store_flush(s), 0);
+        struct stat st;
+        if (stat(wal_path, &st) == 0 && st.st_size > max_wal)
+            max_wal = st.st_size;
+    }
+    struct stat dbst;
+    assert_int_equal(stat(db_path, &dbst), 0);
+    /* The trace outgrew SQLite's default WAL size (1000 pages, 16 MB)
+     * several times over, so the bound below is the store's own doing. */
+    assert_true(dbst.st_size > 32 * 1024 * 1024);
+    print_message("largest -wal %lld bytes, database %lld bytes\n",
+                  (long long)max_wal, (long long)dbst.st_size);
+    assert_true(max_wal > 0);
+    assert_true(max_wal <= 8 * 1024 * 1024);
+    sqlite3 *db = open_ro(db_path);
+    assert_int_equal(q_int(db, "SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
+                     (int64_t)total);
+    sqlite3_close(db);
+    assert_int_equal(tfb_trace_store_close(s), 0);
+    free(rows);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* The file's schema, byte for byte as the stores already written have it
+ * (sqlite_master's CREATE TABLE text, as docs/trace-store.md lists the
+ * tables): generating it from the schema table must not change a byte,
+ * or readers and nsys recipes written against older files could break. */
+static void test_schema_unchanged(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *sql;
+    } want[] = {
+        {"StringIds",
+         "CREATE TABLE StringIds(id INTEGER NOT NULL PRIMARY KEY, "
+         "value TEXT NOT NULL)"},
+        {"CUPTI_ACTIVITY_KIND_KERNEL",
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL"
+         ", end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+         "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+         "correlationId INTEGER, globalPid INTEGER, "
+         "demangledName INTEGER NOT NULL REFERENCES StringIds(id), "
+         "shortName INTEGER NOT NULL REFERENCES StringIds(id), "
+         "gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, "
+         "gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL, "
+         "blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, "
+         "registersPerThread INTEGER NOT NULL, "
+         "staticSharedMemory INTEGER NOT NULL, "
+         "dynamicSharedMemory INTEGER NOT NULL, "
+         "localMemoryPerThread INTEGER, gridId INTEGER, "
+         "launchType INTEGER, graphNodeId INTEGER, "
+         "mangledName INTEGER REFERENCES StringIds(id))"},
+        {"CUPTI_ACTIVITY_KIND_MEMCPY",
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INTEGER NOT NULL"
+         ", end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+         "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+         "correlationId INTEGER, globalPid INTEGER, "
+         "bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL, "
+         "srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, "
+         "dstDeviceId INTEGER, graphNodeId INTEGER)"},
+        {"CUPTI_ACTIVITY_KIND_MEMSET",
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET(start INTEGER NOT NULL"
+         ", end INTEGER NOT NULL, deviceId INTEGER NOT NULL, "
+         "contextId INTEGER NOT NULL, streamId INTEGER NOT NULL, "
+         "correlationId INTEGER, globalPid INTEGER, "
+         "value INTEGER NOT NULL, bytes INTEGER NOT NULL, "
+         "memKind INTEGER, graphNodeId INTEGER)"},
+        {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(start INTEGER"
+         " NOT NULL, end INTEGER NOT NULL, deviceId INTEGER, "
+         "contextId INTEGER, streamId INTEGER, correlationId INTEGER, "
+         "globalPid INTEGER, syncType INTEGER NOT NULL, eventId INTEGER)"},
+        {"CUPTI_ACTIVITY_KIND_RUNTIME",
+         "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER NOT NUL"
+         "L, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
+         "globalTid INTEGER, correlationId INTEGER, "
+         "nameId INTEGER NOT NULL REFERENCES StringIds(id), "
+         "returnValue INTEGER NOT NULL, cbid INTEGER)"},
+        {"NVTX_EVENTS",
+         "CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER, "
+         "eventType INTEGER NOT NULL, rangeId INTEGER, "
+         "globalTid INTEGER, textId INTEGER REFERENCES StringIds(id), "
+         "domainId INTEGER, text TEXT)"},
+        {"PROFILER_OVERHEAD",
+         "CREATE TABLE PROFILER_OVERHEAD(start INTEGER NOT NULL, "
+         "end INTEGER NOT NULL, globalTid INTEGER, "
+         "overheadKind INTEGER, objectKind INTEGER, objectId INTEGER)"},
+        {"TARGET_INFO_GPU",
+         "CREATE TABLE TARGET_INFO_GPU(id INTEGER NOT NULL PRIMARY KEY, "
+         "smCount INTEGER, totalMemory INTEGER, clockRate INTEGER, "
+         "computeMajor INTEGER, computeMinor INTEGER, "
+         "l2CacheSize INTEGER, memoryBandwidth INTEGER, name TEXT)"},
+        {"TFB_HOST_SPANS",
+         "CREATE TABLE TFB_HOST_SPANS(start INTEGER NOT NULL, "
+         "end INTEGER NOT NULL, step INTEGER, globalTid INTEGER, "
+         "kind TEXT NOT NULL)"},
+        {"META",
+         "CREATE TABLE META(key TEXT NOT NULL PRIMARY KEY, value TEXT)"},
+        {"CUDA_GPU_MEMORY_USAGE_EVENTS",
+         "CREATE TABLE CUDA_GPU_MEMORY_USAGE_EVENTS(start INTEGER NOT NU"
+         "LL, globalPid INTEGER, deviceId INTEGER NOT NULL, "
+         "contextId INTEGER, streamId INTEGER, correlationId INTEGER, "
+         "address INTEGER NOT NULL, pc INTEGER, bytes INTEGER NOT NULL, "
+         "memKind INTEGER, memoryOperationType INTEGER NOT NULL, "
+         "name INTEGER REFERENCES StringIds(id), isAsync INTEGER, "
+         "memoryPoolType INTEGER, localMemoryPoolAddress INTEGER, "
+         "localMemoryPoolReleaseThreshold INTEGER, "
+         "localMemoryPoolSize INTEGER, "
+         "localMemoryPoolUtilizedSize INTEGER, "
+         "importedMemoryPoolAddress INTEGER, "
+         "importedMemoryPoolProcessId INTEGER)"},
+        {"CUDA_GPU_MEMORY_POOL_EVENTS",
+         "CREATE TABLE CUDA_GPU_MEMORY_POOL_EVENTS(start INTEGER NOT NUL"
+         "L, globalPid INTEGER, deviceId INTEGER NOT NULL, "
+         "correlationId INTEGER, operationType INTEGER NOT NULL, "
+         "poolType INTEGER, address INTEGER NOT NULL, size INTEGER, "
+         "releaseThreshold INTEGER, utilizedSize INTEGER, "
+         "minBytesToKeep INTEGER, isManagedPool INTEGER)"},
+        {"ENUM_CUDA_MEMCPY_OPER",
+         "CREATE TABLE ENUM_CUDA_MEMCPY_OPER(id INTEGER NOT NULL PRIMARY"
+         " KEY, name TEXT NOT NULL, label TEXT NOT NULL)"},
+        {"ENUM_CUDA_DEV_MEM_EVENT_OPER",
+         "CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER(id INTEGER NOT NULL "
+         "PRIMARY KEY, name TEXT NOT NULL, label TEXT NOT NULL)"},
+        {"ENUM_CUDA_MEM_KIND",
+         "CREATE TABLE ENUM_CUDA_MEM_KIND(id INTEGER NOT NULL PRIMARY KE"
+         "Y, name TEXT NOT NULL, label TEXT NOT NULL)"},
+    };
+    char *dir = tu_mkdtemp();
+    tfb_trace_store *s = NULL;
+    tfb_trace_store_opts o = {0};
+    o.file_name = "t.sqlite";
+    assert_int_equal(tfb_trace_store_open(&s, dir, &o), 0);
+    char path[1024];
+    snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
+    assert_int_equal(tfb_trace_store_close(s), 0);
+    sqlite3 *db = open_ro(path);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master"
+                                            " WHERE sql IS NOT NULL ORDER BY rowid",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    size_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        const char *sql = (const char *)sqlite3_column_text(st, 1);
+        assert_true(n < sizeof want / sizeof want[0]);
+        assert_string_equal(name, want[n].name);
+        assert_string_equal(sql, want[n].sql);
+        n++;
+    }
+    assert_int_equal(n, sizeof want / sizeof want[0]);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_schema_meta),
+        cmocka_unit_test(test_schema_unchanged),
         cmocka_unit_test(test_rows_and_strings),
         cmocka_unit_test(test_host_spans),
         cmocka_unit_test(test_queue_cap_and_bad_args),
         cmocka_unit_test(test_interleaved_batch),
+        cmocka_unit_test(test_wal_stays_small),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

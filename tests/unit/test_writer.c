@@ -36,14 +36,14 @@ static long read_and_check_sequences(const char *path, int ntags, long *per)
 {
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     long total = 0;
     memset(per, 0, sizeof(long) * (size_t)ntags);
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         size_t pos = 0;
-        tfb_value v;
+        tfb_value v = {.size = sizeof v};
         assert_int_equal(tfb_summary_next(ev.summary, ev.summary_len, &pos, &v), 1);
         assert_int_equal(v.kind, TFB_VALUE_SCALAR);
         int k = atoi(v.tag.ptr + 1);
@@ -271,7 +271,7 @@ static void drop_mode_counts(void **state)
     assert_int_equal(tfb_writer_close(w), 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     long n = 0;
     while (tfb_reader_next(r, &ev) == 1)
         n += ev.kind == TFB_EVENT_SUMMARY;
@@ -346,8 +346,8 @@ static void big_text_record(void **state)
     assert_int_equal(tfb_writer_close(w), 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
-    tfb_value v;
+    tfb_event ev = {.size = sizeof ev};
+    tfb_value v = {.size = sizeof v};
     assert_int_equal(tfb_reader_next(r, &ev), 1);
     assert_int_equal(tfb_reader_next(r, &ev), 1);
     size_t pos = 0;
@@ -392,7 +392,7 @@ static void wall_time_tracks_realtime(void **state)
     assert_int_equal(tfb_writer_close(w), 0);
     tfb_reader *r;
     assert_int_equal(tfb_reader_open(&r, path), 0);
-    tfb_event ev;
+    tfb_event ev = {.size = sizeof ev};
     int i = 0;
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)

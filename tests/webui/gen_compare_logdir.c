@@ -41,9 +41,9 @@ static void run(const char *dir, double lr, int seed, const char *act,
     if (!w)
         return;
     tfb_hparam hp[] = {
-        {.name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
-        {.name = "seed", .type = TFB_HPARAM_NUMBER, .number = seed},
-        {.name = "act", .type = TFB_HPARAM_STRING, .str = act},
+        {.size = sizeof(tfb_hparam), .name = "lr", .type = TFB_HPARAM_NUMBER, .number = lr},
+        {.size = sizeof(tfb_hparam), .name = "seed", .type = TFB_HPARAM_NUMBER, .number = seed},
+        {.size = sizeof(tfb_hparam), .name = "act", .type = TFB_HPARAM_STRING, .str = act},
     };
     const char *metrics[] = {"loss/val"};
     check(tfb_hparams_with_metrics(w, hp, 3, metrics, 1), "hparams");

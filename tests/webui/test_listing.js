@@ -54,7 +54,7 @@ T.run(async () => {
     await T.step('tabs are the enabled listing entries, in its order, titled by tab_name', async () => {
       await T.openApp(page, srv.url);
       const l = await listing(page);
-      T.assertEq(Object.keys(l), ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'ranks', 'hparams', 'compare'], 'listing keys');
+      T.assertEq(Object.keys(l), ['scalars', 'runs', 'histograms', 'distributions', 'images', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'ranks', 'hparams', 'compare', 'pr_curves', 'custom_scalars'], 'listing keys');
       T.assertEq(enabledNames(l), ['scalars', 'runs', 'health', 'pipeline'], 'enabled for a pipeline-only logdir');
       T.assertEq(await tabIds(page), enabledNames(l), 'tab ids');
       T.assertEq(await tabTitles(page), enabledNames(l).map((k) => l[k].tab_name), 'tab titles');
@@ -75,7 +75,7 @@ T.run(async () => {
     await T.step('every module_path of the listing is served as JavaScript', async () => {
       const l = await listing(page);
       const res = await page.evaluate((paths) => Promise.all(paths.map((p) => fetch(p).then((r) => [p, r.status, r.headers.get('content-type')]))),
-        Object.values(l).map((e) => e.loading_mechanism.module_path));
+        Object.values(l).filter((e) => e.loading_mechanism.type !== 'NONE').map((e) => e.loading_mechanism.module_path));
       for (const [p, status, type] of res) {
         T.assertEq(status, 200, p);
         T.assert(String(type).startsWith('text/javascript'), p + ' content type ' + type);

@@ -1,14 +1,14 @@
 /*
  * compare.c - the compare dashboard: two runs side by side
  * (/data/plugin/compare/compare?a=RUN&b=RUN), the same comparison and the
- * same JSON as `tfboard report --compare A B` (server/report/
- * report_compare.h). No report section of its own: the report compares
+ * same JSON as `tfboard report --compare A B` (compare_analysis.h, here;
+ * the report includes it). No report section of its own: the report compares
  * through --compare.
  */
 #include <stdlib.h>
 
 #include "plugin.h"
-#include "report_compare.h"
+#include "compare_analysis.h"
 
 #define GPU_WAIT_MS 1000
 
@@ -66,6 +66,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_compare = {
+    TFB_PLUGIN_ABI,
     .name = "compare",
     .title = "Compare",
     .module = "js/pages/compare.js",

@@ -87,6 +87,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_distributions = {
+    TFB_PLUGIN_ABI,
     .name = "distributions",
     .title = "Distributions",
     .module = "js/pages/distributions.js",

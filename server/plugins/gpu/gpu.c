@@ -406,6 +406,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_gpu = {
+    TFB_PLUGIN_ABI,
     .name = "gpu",
     .title = "GPU",
     .module = "js/pages/gpu.js",

@@ -41,6 +41,7 @@ typedef struct pool_state {
     uint64_t id;
     int64_t reported; /* -1 = never */
     int64_t live;
+    int64_t max_reported; /* the largest reported size (0 = none) */
 } pool_state;
 
 typedef struct dev_work {
@@ -75,7 +76,17 @@ typedef struct work {
     const tfb_gmem_interval **kern, **rng; /* sorted by start */
     int64_t kern_maxdur, rng_maxdur;
     uint64_t outside_steps;
+    /* The sizes taken in so far: every allocation's bytes, every
+     * unmatched free's, and each pool's largest reported size. Every sum
+     * the analysis keeps (bytes in use, reserved, the counters) is a sum
+     * of some of these, so while this fits in int64 none can overflow. */
+    int64_t sizes_total;
+    uint64_t skipped; /* events with an impossible size */
 } work;
+
+/* The largest size one event may carry: 2^50 bytes (1 PiB), far beyond
+ * any device's memory. A larger one is a damaged or hostile file. */
+#define MAX_EVENT_BYTES ((int64_t)1 << 50)
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
 {
@@ -204,6 +215,7 @@ static pool_state *pool_get(dev_work *d, uint64_t id, int *err)
     p->id = id;
     p->reported = -1;
     p->live = 0;
+    p->max_reported = 0;
     return p;
 }
 
@@ -400,6 +412,43 @@ static void churn_add(work *w, dev_work *d, int64_t t, int alloc,
     }
 }
 
+/* Whether event e's sizes are possible: its byte count within
+ * +-MAX_EVENT_BYTES, its pool's reported size at most that, and the sizes
+ * taken in so far still within int64 with them (see sizes_total). When
+ * they are, they are taken in and *abs_bytes is the byte count's size.
+ * Called before the event changes any state, so a skipped event leaves
+ * none behind. */
+static int sizes_possible(work *w, const tfb_gmem_event *e,
+                          int64_t *abs_bytes)
+{
+    if (e->bytes < -MAX_EVENT_BYTES || e->bytes > MAX_EVENT_BYTES ||
+        e->pool_reserved > MAX_EVENT_BYTES)
+        return 0;
+    *abs_bytes = e->bytes < 0 ? -e->bytes : e->bytes;
+    int64_t total;
+    return !__builtin_add_overflow(w->sizes_total, *abs_bytes, &total) &&
+           (w->sizes_total = total, 1);
+}
+
+/* The pool part of sizes_possible, once the device is known: the growth
+ * of the pool's largest reported size is taken in. */
+static int pool_size_possible(work *w, dev_work *d, const tfb_gmem_event *e,
+                              int *err)
+{
+    if (!e->pool || e->pool_reserved <= 0)
+        return 1;
+    pool_state *p = pool_get(d, e->pool, err);
+    if (!p || e->pool_reserved <= p->max_reported)
+        return 1;
+    int64_t total;
+    if (__builtin_add_overflow(w->sizes_total,
+                               e->pool_reserved - p->max_reported, &total))
+        return 0;
+    w->sizes_total = total;
+    p->max_reported = e->pool_reserved;
+    return 1;
+}
+
 static int run_events(work *w)
 {
     const tfb_gmem_event *ev = w->in->events;
@@ -408,16 +457,28 @@ static int run_events(work *w)
         const tfb_gmem_event *e = &ev[i];
         if (e->t_ns > w->o.end_ns)
             break;
+        if (e->op != TFB_GMEM_ALLOC && e->op != TFB_GMEM_FREE)
+            continue; /* unknown operation: ignored */
+        int64_t abs_bytes;
+        if (!sizes_possible(w, e, &abs_bytes)) {
+            w->skipped++;
+            continue;
+        }
         size_t di = dev_index(w, e->device, &err);
         if (err)
             break;
         dev_work *d = &w->devs[di];
+        if (!pool_size_possible(w, d, e, &err)) {
+            w->skipped++;
+            continue;
+        }
+        if (err)
+            break;
         int in_win = e->t_ns >= w->o.start_ns;
         if (in_win)
             enter_window(d);
         else
             d->last_pre_ev = i;
-        int64_t abs_bytes = e->bytes < 0 ? -e->bytes : e->bytes;
         if (e->op == TFB_GMEM_ALLOC) {
             size_t *slot = map_find(w, di, e->address);
             if (*slot) {
@@ -799,6 +860,7 @@ int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
         }
     r->n_churn = k;
     r->events_outside_steps = w.outside_steps;
+    r->events_skipped = w.skipped;
     work_free(&w);
     *out = r;
     return 0;

@@ -133,6 +133,10 @@ typedef struct tfb_gmem_result {
     size_t n_churn;
     uint64_t events_outside_steps; /* window events in no step (when steps
                                       were given) */
+    /* Events skipped for an impossible size: a byte count or pool size
+     * beyond 2^50 (or below -2^50), or sizes whose sum would pass int64.
+     * Every figure above is then exact for the events kept. */
+    uint64_t events_skipped;
 } tfb_gmem_result;
 
 /* Runs the analysis. Returns 0 and *out (free with tfb_gmem_result_free),

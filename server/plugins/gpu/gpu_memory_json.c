@@ -111,6 +111,19 @@ void tfb_gmem_view_json(tfb_json *j, const tfb_gmem_view *v)
     kv_u64(j, "files", v->files);
     kv_u64(j, "files_skipped", v->files_skipped);
     kv_u64(j, "events", v->events);
+    kv_u64(j, "events_skipped", v->events_skipped);
+    tfb_json_key(j, "notes");
+    tfb_json_array_begin(j);
+    if (v->events_skipped) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "%llu memory event(s) skipped: a size no device has (over "
+                 "2^50 bytes, or sizes past int64 in sum) or a device id "
+                 "outside int32",
+                 (unsigned long long)v->events_skipped);
+        tfb_json_str(j, msg);
+    }
+    tfb_json_array_end(j);
     kv_i64(j, "start_ns", v->first_ns);
     kv_i64(j, "end_ns", v->last_ns);
     tfb_json_key(j, "has_trace");

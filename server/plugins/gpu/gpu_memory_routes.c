@@ -66,6 +66,7 @@ int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
     v->files = m->files;
     v->files_skipped = m->files_skipped;
     v->events = m->events.n;
+    v->events_skipped = m->events.refused + v->res->events_skipped;
     v->has_trace = m->has_trace;
     v->kernels = m->n_kernels;
     v->ranges = m->n_ranges;

@@ -37,6 +37,9 @@ typedef struct tfb_gmem_view {
      * in all, whether kernels/steps came from a trace. */
     int64_t first_ns, last_ns;
     size_t files, files_skipped, events;
+    /* Events left out: refused by the loaders (a device id outside
+     * int32) or skipped by the analysis (an impossible size). */
+    uint64_t events_skipped;
     int has_trace;
     size_t kernels, ranges, steps; /* context kept (see trace_memory.h) */
     /* The data whose names the result borrows, when the view holds a

@@ -4,6 +4,7 @@
  * report section.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,19 +12,43 @@
 #include "plugin.h"
 #include "report_fmt.h"
 
+/* The thresholds of the flags, from --grad-vanish / --grad-explode (the
+ * options below; set before any thread starts, read-only after). The
+ * route's vanish= / explode= parameters override them per request. */
+static double opt_vanish = TFB_GRAD_VANISH_DEFAULT;
+static double opt_explode = TFB_GRAD_EXPLODE_DEFAULT;
+
+static const tfb_plugin_option options[] = {
+    {.name = "grad_vanish", .arg = "X", .type = TFB_OPT_DOUBLE,
+     .help = "gradient norm below which a layer counts as vanishing",
+     .def = "1e-6", .min = 0, .max = HUGE_VAL, .dest = &opt_vanish},
+    {.name = "grad_explode", .arg = "X", .type = TFB_OPT_DOUBLE,
+     .help = "gradient norm above which a layer counts as exploding",
+     .def = "1e2", .min = 0, .max = HUGE_VAL, .dest = &opt_explode},
+};
+
+static int check_options(char *err, size_t err_len)
+{
+    if (opt_vanish < opt_explode)
+        return 0;
+    snprintf(err, err_len, "gradient thresholds need 0 <= vanish < explode "
+                           "(--grad-vanish %g, --grad-explode %g)",
+             opt_vanish, opt_explode);
+    return TFB_EINVAL;
+}
+
 static int route_norms(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    const tfb_config *cfg = tfb_server_config(req);
     tfb_run *run;
     double vanish, explode;
     int rc = tfb_http_param_run(req, resp, &run);
     if (rc < 0)
         return rc;
-    rc = tfb_http_param_double(req, resp, "vanish", 0, cfg->grad_vanish, 0.0,
+    rc = tfb_http_param_double(req, resp, "vanish", 0, opt_vanish, 0.0,
                                HUGE_VAL, &vanish);
     if (rc < 0)
         return rc;
-    rc = tfb_http_param_double(req, resp, "explode", 0, cfg->grad_explode,
+    rc = tfb_http_param_double(req, resp, "explode", 0, opt_explode,
                                0.0, HUGE_VAL, &explode);
     if (rc < 0)
         return rc;
@@ -121,7 +146,8 @@ static void grads_text(FILE *f, const tfb_gradients *g, int md)
 static int analyze(tfb_run *r, const tfb_report_opts *o, tfb_gradients **out)
 {
     tfb_gradients *g = NULL;
-    int rc = tfb_gradients_analyze(r, o->grad_vanish, o->grad_explode, &g);
+    (void)o;
+    int rc = tfb_gradients_analyze(r, opt_vanish, opt_explode, &g);
     if (rc < 0)
         return rc;
     if (g && g->n_layers == 0 && g->n_steps == 0) {
@@ -193,6 +219,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_gradients = {
+    TFB_PLUGIN_ABI,
     .name = "gradients",
     .title = "Gradients",
     .module = "js/pages/gradients.js",
@@ -201,4 +228,7 @@ const tfb_plugin tfb_plugin_gradients = {
     .has_data = has_norms,
     .report_text = report_text,
     .report_json = report_json,
+    .options = options,
+    .n_options = sizeof options / sizeof options[0],
+    .check_options = check_options,
 };

@@ -3,6 +3,7 @@
  * vanishing/exploding/non-finite flags (see gradients_analysis.h).
  */
 #include "gradients_analysis.h"
+#include "vec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -57,27 +58,18 @@ static size_t step_index(const int64_t *steps, size_t n, int64_t step)
     return lo;
 }
 
-/* Appends the steps of series s to *v (a growable array). */
-static int gather_steps(tfb_series *s, int64_t **v, size_t *n, size_t *cap)
+typedef TFB_VEC(int64_t) step_vec;
+
+/* Appends the steps of series s to *v. */
+static int gather_steps(tfb_series *s, step_vec *v)
 {
     tfb_series_view view;
     tfb_series_read_begin(s, &view);
-    int rc = 0;
-    if (*n + view.count > *cap) {
-        size_t nc = (*cap ? *cap : 64);
-        while (nc < *n + view.count)
-            nc *= 2;
-        int64_t *nv = realloc(*v, nc * sizeof *nv);
-        if (nv == NULL) {
-            rc = TFB_ENOMEM;
-            goto out;
-        }
-        *v = nv;
-        *cap = nc;
+    int rc = tfb_vec_need(v, v->n + view.count) < 0 ? TFB_ENOMEM : 0;
+    if (rc == 0 && view.count > 0) {
+        memcpy(v->v + v->n, view.step, view.count * sizeof *v->v);
+        v->n += view.count;
     }
-    memcpy(*v + *n, view.step, view.count * sizeof(int64_t));
-    *n += view.count;
-out:
     tfb_series_read_end(s);
     return rc;
 }
@@ -128,8 +120,7 @@ int tfb_gradients_analyze(tfb_run *run, double vanish, double explode,
     tfb_gradients *g = calloc(1, sizeof *g);
     tfb_series **layer_series = calloc(n_all ? n_all : 1, sizeof *layer_series);
     tfb_series *global_series = NULL;
-    int64_t *steps = NULL;
-    size_t n_steps = 0, cap = 0;
+    step_vec sv = {0};
     if (g == NULL || layer_series == NULL) {
         rc = TFB_ENOMEM;
         goto fail;
@@ -154,19 +145,18 @@ int tfb_gradients_analyze(tfb_run *run, double vanish, double explode,
             }
             layer_series[g->n_layers++] = all[i];
         }
-        if ((rc = gather_steps(all[i], &steps, &n_steps, &cap)) < 0)
+        if ((rc = gather_steps(all[i], &sv)) < 0)
             goto fail;
     }
-    if (n_steps > 0)
-        qsort(steps, n_steps, sizeof *steps, cmp_i64);
-    size_t u = 0;
-    for (size_t i = 0; i < n_steps; i++)
-        if (u == 0 || steps[u - 1] != steps[i])
-            steps[u++] = steps[i];
-    n_steps = u;
-    g->steps = steps;
-    steps = NULL;
+    if (sv.n > 0)
+        qsort(sv.v, sv.n, sizeof *sv.v, cmp_i64);
+    size_t n_steps = 0;
+    for (size_t i = 0; i < sv.n; i++)
+        if (n_steps == 0 || sv.v[n_steps - 1] != sv.v[i])
+            sv.v[n_steps++] = sv.v[i];
+    g->steps = sv.v;
     g->n_steps = n_steps;
+    sv = (step_vec){0};
 
     size_t cells = g->n_layers * n_steps;
     g->norms = calloc(cells ? cells : 1, sizeof *g->norms);
@@ -231,7 +221,7 @@ int tfb_gradients_analyze(tfb_run *run, double vanish, double explode,
     *out = g;
     return 0;
 fail:
-    free(steps);
+    tfb_vec_free(&sv);
     free(all);
     free(layer_series);
     tfb_gradients_free(g);

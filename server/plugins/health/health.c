@@ -134,6 +134,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_health = {
+    TFB_PLUGIN_ABI,
     .name = "health",
     .title = "Health",
     .module = "js/pages/health.js",

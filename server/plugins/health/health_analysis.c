@@ -3,6 +3,7 @@
  * built from the store's per-series statistics (see health_analysis.h).
  */
 #include "health_analysis.h"
+#include "vec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -42,28 +43,13 @@ typedef struct partial {
     uint64_t h_nan, h_pinf, h_ninf;       /* histogram points */
 } partial;
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 16;
-    while (nc < need)
-        nc *= 2;
-    void *nv = realloc(*v, nc * elem);
-    if (nv == NULL)
-        return TFB_ENOMEM;
-    *v = nv;
-    *cap = nc;
-    return 0;
-}
+typedef TFB_VEC(tfb_health_alert) alert_vec;
 
-static int add_run(tfb_run *run, tfb_health_alert **out, size_t *n,
-                   size_t *cap)
+static int add_run(tfb_run *run, alert_vec *out)
 {
     static const tfb_series_kind kinds[] = {
         TFB_SERIES_SCALAR, TFB_SERIES_HISTOGRAM, TFB_SERIES_NUMERICS};
-    partial *p = NULL;
-    size_t np = 0, pcap = 0;
+    TFB_VEC(partial) parts = {0};
     int rc = 0;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && rc == 0; k++) {
         tfb_series **ser = NULL;
@@ -80,23 +66,25 @@ static int add_run(tfb_run *run, tfb_health_alert **out, size_t *n,
             const char *tag = tfb_series_tag(ser[i]);
             /* Few tags go bad in a run: a linear search is enough. */
             size_t j = 0;
-            while (j < np && strcmp(p[j].a.tag, tag) != 0)
+            while (j < parts.n && strcmp(parts.v[j].a.tag, tag) != 0)
                 j++;
-            if (j == np) {
-                if ((rc = grow((void **)&p, &pcap, np + 1, sizeof *p)) < 0)
+            if (j == parts.n) {
+                partial *np = tfb_vec_add(&parts);
+                if (np == NULL) {
+                    rc = TFB_ENOMEM;
                     break;
-                memset(&p[np], 0, sizeof p[np]);
-                p[np].a.run = tfb_run_name(run);
-                p[np].a.tag = tag;
-                p[np].a.first_step = st.first_step;
-                p[np].a.first_wall_time = st.first_wall;
-                np++;
+                }
+                np->a.run = tfb_run_name(run);
+                np->a.tag = tag;
+                np->a.first_step = st.first_step;
+                np->a.first_wall_time = st.first_wall;
             } else if (earlier(st.first_wall, st.first_step,
-                               p[j].a.first_wall_time, p[j].a.first_step)) {
-                p[j].a.first_step = st.first_step;
-                p[j].a.first_wall_time = st.first_wall;
+                               parts.v[j].a.first_wall_time,
+                               parts.v[j].a.first_step)) {
+                parts.v[j].a.first_step = st.first_step;
+                parts.v[j].a.first_wall_time = st.first_wall;
             }
-            partial *q = &p[j];
+            partial *q = &parts.v[j];
             if (st.points > q->a.events)
                 q->a.events = st.points;
             switch (kinds[k]) {
@@ -120,8 +108,8 @@ static int add_run(tfb_run *run, tfb_health_alert **out, size_t *n,
         }
         free(ser);
     }
-    for (size_t j = 0; j < np && rc == 0; j++) {
-        partial *q = &p[j];
+    for (size_t j = 0; j < parts.n && rc == 0; j++) {
+        partial *q = &parts.v[j];
         /* A numerics record counts the elements of the histogram (or
          * tensor) that the histogram point itself only flags: prefer it. */
         if (q->has_numerics) {
@@ -133,11 +121,12 @@ static int add_run(tfb_run *run, tfb_health_alert **out, size_t *n,
             q->a.pos_inf = q->h_pinf + q->pt_pinf;
             q->a.neg_inf = q->h_ninf + q->pt_ninf;
         }
-        if ((rc = grow((void **)out, cap, *n + 1, sizeof **out)) < 0)
+        if (tfb_vec_push(out, q->a) < 0) {
+            rc = TFB_ENOMEM;
             break;
-        (*out)[(*n)++] = q->a;
+        }
     }
-    free(p);
+    tfb_vec_free(&parts);
     return rc;
 }
 
@@ -146,27 +135,26 @@ int tfb_health_alerts(tfb_store *s, tfb_run *only, tfb_health_alert **out,
 {
     if (s == NULL || out == NULL || n == NULL)
         return TFB_EINVAL;
-    tfb_health_alert *a = NULL;
-    size_t na = 0, cap = 0;
+    alert_vec a = {0};
     int rc = 0;
     if (only != NULL) {
-        rc = add_run(only, &a, &na, &cap);
+        rc = add_run(only, &a);
     } else {
         tfb_run **runs = NULL;
         size_t nr = 0;
         rc = tfb_store_runs(s, &runs, &nr);
         for (size_t i = 0; i < nr && rc == 0; i++)
-            rc = add_run(runs[i], &a, &na, &cap);
+            rc = add_run(runs[i], &a);
         free(runs);
     }
     if (rc < 0) {
-        free(a);
+        tfb_vec_free(&a);
         return rc;
     }
-    if (na > 1)
-        qsort(a, na, sizeof *a, cmp_alert);
-    *out = a;
-    *n = na;
+    if (a.n > 1)
+        qsort(a.v, a.n, sizeof *a.v, cmp_alert);
+    *out = a.v;
+    *n = a.n;
     return 0;
 }
 

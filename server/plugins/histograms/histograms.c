@@ -42,6 +42,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_histograms = {
+    TFB_PLUGIN_ABI,
     .name = "histograms",
     .title = "Histograms",
     .module = "js/pages/histograms.js",

@@ -18,7 +18,7 @@ static void json_value(tfb_json *j, const tfb_hparam_value *v)
 {
     switch (v->kind) {
     case TFB_HPV_NUMBER: tfb_json_double(j, v->number); break;
-    case TFB_HPV_STRING: tfb_json_str(j, v->str ? v->str : ""); break;
+    case TFB_HPV_STRING: tfb_json_strn(j, v->str ? v->str : "", v->len); break;
     case TFB_HPV_BOOL: tfb_json_bool(j, v->boolean); break;
     default: tfb_json_null(j); break;
     }
@@ -57,7 +57,7 @@ static void json_experiment(tfb_json *j, const tfb_hparams_experiment *e)
         const tfb_hparam_column *c = &e->columns[i];
         tfb_json_object_begin(j);
         tfb_json_key(j, "name");
-        tfb_json_str(j, c->name);
+        tfb_json_strn(j, c->name, c->name_len);
         tfb_json_key(j, "display_name");
         tfb_json_str(j, c->display_name ? c->display_name : "");
         tfb_json_key(j, "description");
@@ -99,6 +99,8 @@ static void json_experiment(tfb_json *j, const tfb_hparams_experiment *e)
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);
+    tfb_json_key(j, "metrics_left_out");
+    tfb_json_u64(j, e->metrics_left_out);
     tfb_json_object_end(j);
 }
 
@@ -157,28 +159,25 @@ static int route_runs(const tfb_http_req *req, tfb_http_resp *resp)
     const char *extra;
     if (tfb_http_param_str(req, resp, "metric", 0, NULL, &extra) < 0)
         return 0;
-    tfb_hparams_experiment e;
-    if (tfb_hparams_experiment_get(s, &e) < 0) {
-        tfb_hparams_experiment_free(&e);
-        return tfb_http_error(resp, 500, "out of memory");
-    }
     tfb_run **runs;
     size_t nr;
-    if (tfb_store_runs(s, &runs, &nr) < 0) {
-        tfb_hparams_experiment_free(&e);
+    if (tfb_store_runs(s, &runs, &nr) < 0)
         return tfb_http_error(resp, 500, "out of memory");
-    }
-    int err = 0;
+    /* Each run's records are decoded once: the experiments' metric tags
+     * come from the same sets the rows are written from. */
+    tfb_hparams_set *sets = calloc(nr ? nr : 1, sizeof *sets);
+    int err = !sets;
+    for (size_t i = 0; i < nr && !err; i++)
+        err = tfb_run_hparams(s, runs[i], &sets[i]) < 0;
+    tfb_hparams_experiment e;
+    memset(&e, 0, sizeof e);
+    if (!err)
+        err = tfb_hparams_metrics_of(sets, nr, &e) < 0;
     tfb_json j;
     tfb_json_init(&j);
     tfb_json_array_begin(&j);
     for (size_t i = 0; i < nr && !err; i++) {
-        tfb_hparams_set h;
-        if (tfb_run_hparams(s, runs[i], &h) < 0) {
-            tfb_hparams_set_free(&h);
-            err = 1;
-            break;
-        }
+        const tfb_hparams_set h = sets[i];
         const char *name = tfb_run_name(runs[i]);
         char sb[24];
         tfb_json_object_begin(&j);
@@ -189,12 +188,13 @@ static int route_runs(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_key(&j, "hparams");
         tfb_json_object_begin(&j);
         for (size_t k = 0; k < h.n_hparams; k++) {
-            tfb_json_key(&j, h.hparams[k].name);
+            tfb_json_keyn(&j, h.hparams[k].name, h.hparams[k].name_len);
             json_value(&j, &h.hparams[k].value);
         }
         tfb_json_object_end(&j);
         tfb_json_key(&j, "group");
-        tfb_json_str(&j, h.group_name ? h.group_name : "");
+        tfb_json_strn(&j, h.group_name ? h.group_name : "",
+                      h.group_name ? h.group_name_len : 0);
         tfb_json_key(&j, "status");
         if (h.has_end)
             tfb_json_str(&j, tfb_hparams_status_name(h.status, sb));
@@ -202,11 +202,18 @@ static int route_runs(const tfb_http_req *req, tfb_http_resp *resp)
             tfb_json_null(&j);
         json_time(&j, "start_time", h.start_time);
         json_time(&j, "end_time", h.end_time);
-        if (h.n_bad) {
+        if (h.n_bad || h.n_left_out) {
             tfb_json_key(&j, "note");
-            char msg[64];
-            snprintf(msg, sizeof msg, "%zu hparams record(s) not readable",
-                     h.n_bad);
+            char msg[160];
+            int n = 0;
+            if (h.n_bad)
+                n = snprintf(msg, sizeof msg,
+                             "%zu hparams record(s) not readable", h.n_bad);
+            if (h.n_left_out)
+                snprintf(msg + n, sizeof msg - (size_t)n,
+                         "%s%zu hparams past the first %d left out",
+                         n ? "; " : "", h.n_left_out,
+                         TFB_HPARAMS_MAX_PER_SESSION);
             tfb_json_str(&j, msg);
         }
         tfb_json_key(&j, "metrics");
@@ -230,9 +237,11 @@ static int route_runs(const tfb_http_req *req, tfb_http_resp *resp)
         }
         tfb_json_object_end(&j);
         tfb_json_object_end(&j);
-        tfb_hparams_set_free(&h);
     }
     tfb_json_array_end(&j);
+    for (size_t i = 0; sets && i < nr; i++)
+        tfb_hparams_set_free(&sets[i]);
+    free(sets);
     free(runs);
     tfb_hparams_experiment_free(&e);
     if (err) {
@@ -301,7 +310,7 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     tfb_json_key(j, "hparams");
     tfb_json_object_begin(j);
     for (size_t i = 0; i < h.n_hparams; i++) {
-        tfb_json_key(j, h.hparams[i].name);
+        tfb_json_keyn(j, h.hparams[i].name, h.hparams[i].name_len);
         json_value(j, &h.hparams[i].value);
     }
     tfb_json_object_end(j);
@@ -321,6 +330,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_hparams = {
+    TFB_PLUGIN_ABI,
     .name = "hparams",
     .title = "HParams",
     .module = "js/pages/hparams.js",

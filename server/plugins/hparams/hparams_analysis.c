@@ -5,12 +5,15 @@
 #include "hparams_analysis.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "json.h"
 #include "str.h"
+#include "strtab.h"
 #include "vec.h"
 /* libtfboard's header-only wire codec (pure inline functions). */
 #include "pb.h"
@@ -26,16 +29,29 @@ static void value_free(tfb_hparam_value *v)
     }
 }
 
+/* n bytes of p and a NUL after them (NULs inside kept). */
+static char *dup_bytes(const void *p, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s) {
+        if (n)
+            memcpy(s, p, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
 static int value_copy(tfb_hparam_value *dst, const tfb_hparam_value *src)
 {
     *dst = *src;
     dst->str = NULL;
-    if (src->str && !(dst->str = tfb_strdup(src->str)))
+    if (src->str && !(dst->str = dup_bytes(src->str, src->len)))
         return TFB_ENOMEM;
     return 0;
 }
 
-/* Copies a length-delimited field into a NUL-terminated string. */
+/* Copies a length-delimited field into a NUL-terminated string (cut at a
+ * NUL: for the texts only shown as labels). */
 static int dup_field(char **dst, const pb_field *f)
 {
     char *s = tfb_strndup((const char *)f->p, f->len);
@@ -43,6 +59,19 @@ static int dup_field(char **dst, const pb_field *f)
         return TFB_ENOMEM;
     free(*dst);
     *dst = s;
+    return 0;
+}
+
+/* As dup_field, keeping the whole field (NULs too) and its length: for
+ * names and values, which a writer may fill with any bytes. */
+static int dup_field_n(char **dst, size_t *len, const pb_field *f)
+{
+    char *s = dup_bytes(f->p, f->len);
+    if (!s)
+        return TFB_ENOMEM;
+    free(*dst);
+    *dst = s;
+    *len = f->len;
     return 0;
 }
 
@@ -71,7 +100,7 @@ static int decode_value(const uint8_t *p, size_t len, tfb_hparam_value *v)
                 goto bad;
             value_free(v);
             v->kind = TFB_HPV_STRING;
-            if (dup_field(&v->str, &f) < 0)
+            if (dup_field_n(&v->str, &v->len, &f) < 0)
                 return TFB_ENOMEM;
             break;
         case 4:
@@ -152,7 +181,7 @@ static int decode_info(const uint8_t *p, size_t len, tfb_hparam_info *in)
         if ((want_len && f.wt != PB_LEN) || (f.num == 4 && f.wt != PB_VARINT))
             return TFB_EINVAL;
         switch (f.num) {
-        case 1: e = dup_field(&in->name, &f); break;
+        case 1: e = dup_field_n(&in->name, &in->name_len, &f); break;
         case 2: e = dup_field(&in->display_name, &f); break;
         case 3: e = dup_field(&in->description, &f); break;
         case 4: in->type = (int)(int32_t)f.u; break;
@@ -250,7 +279,8 @@ static void clear_start(tfb_hparams_set *h)
     }
     free(h->hparams);
     h->hparams = NULL;
-    h->n_hparams = 0;
+    h->n_hparams = h->n_left_out = 0;
+    tfb_strtab_free(&h->index);
     free(h->group_name);
     free(h->model_uri);
     h->group_name = h->model_uri = NULL;
@@ -306,6 +336,40 @@ static int decode_experiment(const uint8_t *p, size_t len, tfb_hparams_set *t)
     return r < 0 ? TFB_EINVAL : 0;
 }
 
+/* Adds kv (taking its name and value: they are NULL after) to the
+ * session, found by a hashed name: a map keeps the last entry of a key;
+ * a new name past TFB_HPARAMS_MAX_PER_SESSION is counted and left out. */
+static int put_hparam(tfb_hparams_set *t, tfb_hparam_kv *kv, size_t *cap)
+{
+    uint64_t h = tfb_hash_bytes(kv->name, kv->name_len);
+    size_t at = (size_t)(uintptr_t)tfb_strtab_get_h(&t->index, kv->name,
+                                                    kv->name_len, h);
+    if (at) {
+        tfb_hparam_kv *old = &t->hparams[at - 1];
+        value_free(&old->value);
+        old->value = kv->value;
+        kv->value.str = NULL;
+        return 0; /* kv->name is freed by the caller */
+    }
+    if (t->n_hparams >= TFB_HPARAMS_MAX_PER_SESSION) {
+        t->n_left_out++;
+        return 0;
+    }
+    if (tfb_vec_reserve((void **)&t->hparams, cap, sizeof *t->hparams,
+                        t->n_hparams + 1) < 0 ||
+        tfb_strtab_reserve(&t->index, t->n_hparams + 1) < 0)
+        return TFB_ENOMEM;
+    tfb_hparam_kv *d = &t->hparams[t->n_hparams];
+    *d = *kv;
+    kv->name = NULL;
+    kv->value.str = NULL;
+    /* reserved above: cannot fail */
+    tfb_strtab_put_h(&t->index, d->name, d->name_len, h,
+                     (void *)(uintptr_t)(t->n_hparams + 1));
+    t->n_hparams++;
+    return 0;
+}
+
 static int decode_start(const uint8_t *p, size_t len, tfb_hparams_set *t)
 {
     const uint8_t *end = p + len;
@@ -329,7 +393,7 @@ static int decode_start(const uint8_t *p, size_t len, tfb_hparams_set *t)
                 if ((g.num == 1 || g.num == 2) && g.wt != PB_LEN) {
                     e = TFB_EINVAL;
                 } else if (g.num == 1) {
-                    e = dup_field(&kv.name, &g);
+                    e = dup_field_n(&kv.name, &kv.name_len, &g);
                 } else if (g.num == 2) {
                     value_free(&kv.value);
                     e = decode_value(g.p, g.len, &kv.value);
@@ -337,34 +401,15 @@ static int decode_start(const uint8_t *p, size_t len, tfb_hparams_set *t)
             }
             if (e == 0 && (rr < 0 || !kv.name))
                 e = TFB_EINVAL;
-            /* A map keeps the last entry of a key. */
-            for (size_t i = 0; e == 0 && i < t->n_hparams; i++)
-                if (strcmp(t->hparams[i].name, kv.name) == 0) {
-                    free(t->hparams[i].name);
-                    value_free(&t->hparams[i].value);
-                    t->hparams[i] = kv;
-                    kv.name = NULL;
-                    break;
-                }
-            if (e == 0 && kv.name) {
-                if (tfb_vec_reserve((void **)&t->hparams, &cap,
-                                    sizeof *t->hparams, t->n_hparams + 1) < 0)
-                    e = TFB_ENOMEM;
-                else {
-                    t->hparams[t->n_hparams++] = kv;
-                    kv.name = NULL;
-                    kv.value.str = NULL;
-                }
-            }
-            if (kv.name || e < 0) {
-                free(kv.name);
-                value_free(&kv.value);
-            }
+            if (e == 0)
+                e = put_hparam(t, &kv, &cap);
+            free(kv.name);
+            value_free(&kv.value);
             break;
         }
         case 2: e = dup_field(&t->model_uri, &f); break;
         case 3: break; /* monitor_url: not shown */
-        case 4: e = dup_field(&t->group_name, &f); break;
+        case 4: e = dup_field_n(&t->group_name, &t->group_name_len, &f); break;
         case 5: t->start_time = pb_as_double(f.u); break;
         default: break;
         }
@@ -374,7 +419,7 @@ static int decode_start(const uint8_t *p, size_t len, tfb_hparams_set *t)
     if (r < 0)
         return TFB_EINVAL;
     if (!t->group_name && !(t->group_name = tfb_strdup("")))
-        return TFB_ENOMEM;
+        return TFB_ENOMEM; /* group_name_len stays 0 */
     return 0;
 }
 
@@ -459,7 +504,10 @@ int tfb_hparams_decode(const uint8_t *content, size_t len,
             out->has_start = 1;
             out->hparams = t.hparams;
             out->n_hparams = t.n_hparams;
+            out->n_left_out = t.n_left_out;
+            out->index = t.index;
             out->group_name = t.group_name;
+            out->group_name_len = t.group_name_len;
             out->model_uri = t.model_uri;
             out->start_time = t.start_time;
             set_init(&t);
@@ -539,8 +587,12 @@ int tfb_hparam_value_cmp(const tfb_hparam_value *a, const tfb_hparam_value *b)
         if (isnan(a->number) || isnan(b->number))
             return isnan(a->number) - isnan(b->number);
         return a->number < b->number ? -1 : a->number > b->number;
-    case TFB_HPV_STRING:
-        return strcmp(a->str ? a->str : "", b->str ? b->str : "");
+    case TFB_HPV_STRING: {
+        size_t la = a->str ? a->len : 0, lb = b->str ? b->len : 0;
+        int c = memcmp(a->str ? a->str : "", b->str ? b->str : "",
+                       la < lb ? la : lb);
+        return c ? c : (la > lb) - (la < lb);
+    }
     case TFB_HPV_BOOL:
         return a->boolean - b->boolean;
     default:
@@ -562,7 +614,7 @@ size_t tfb_hparam_value_text(const tfb_hparam_value *v, char *buf,
     case TFB_HPV_BOOL: t = v->boolean ? "true" : "false"; break;
     default: break;
     }
-    size_t n = strlen(t);
+    size_t n = v->kind == TFB_HPV_STRING && v->str ? v->len : strlen(t);
     if (cap) {
         size_t c = n < cap - 1 ? n : cap - 1;
         memcpy(buf, t, c);
@@ -571,13 +623,17 @@ size_t tfb_hparam_value_text(const tfb_hparam_value *v, char *buf,
     return n;
 }
 
+const tfb_hparam_value *tfb_hparams_findn(const tfb_hparams_set *h,
+                                          const char *name, size_t len)
+{
+    size_t at = (size_t)(uintptr_t)tfb_strtab_get(&h->index, name, len);
+    return at ? &h->hparams[at - 1].value : NULL;
+}
+
 const tfb_hparam_value *tfb_hparams_find(const tfb_hparams_set *h,
                                          const char *name)
 {
-    for (size_t i = 0; i < h->n_hparams; i++)
-        if (strcmp(h->hparams[i].name, name) == 0)
-            return &h->hparams[i].value;
-    return NULL;
+    return tfb_hparams_findn(h, name, strlen(name));
 }
 
 const char *tfb_hparams_status_name(int status, char *buf)
@@ -601,38 +657,39 @@ typedef struct exp_build {
     size_t *cap_v; /* per column: capacity of values */
     size_t cap_cv;
     size_t n_from_exp; /* columns that came from an experiment's infos */
+    tfb_strtab cols;   /* column name -> index + 1 (keys: the names) */
+    tfb_strtab mets;   /* "group\0tag" -> 1 (keys: in met_keys) */
+    TFB_VEC(char *) met_keys;
 } exp_build;
 
-static int find_column(const tfb_hparams_experiment *e, const char *name)
-{
-    for (size_t i = 0; i < e->n_columns; i++)
-        if (strcmp(e->columns[i].name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
-static int add_column(exp_build *b, const char *name, tfb_hparam_column **out)
+static int add_column(exp_build *b, const char *name, size_t len,
+                      tfb_hparam_column **out)
 {
     tfb_hparams_experiment *e = b->e;
-    int i = find_column(e, name);
-    if (i >= 0) {
-        *out = &e->columns[i];
+    uint64_t h = tfb_hash_bytes(name, len);
+    size_t at = (size_t)(uintptr_t)tfb_strtab_get_h(&b->cols, name, len, h);
+    if (at) {
+        *out = &e->columns[at - 1];
         return 0;
     }
     if (tfb_vec_reserve((void **)&e->columns, &b->cap_c, sizeof *e->columns,
                         e->n_columns + 1) < 0 ||
         tfb_vec_reserve((void **)&b->cap_v, &b->cap_cv, sizeof *b->cap_v,
-                        e->n_columns + 1) < 0)
+                        e->n_columns + 1) < 0 ||
+        tfb_strtab_reserve(&b->cols, e->n_columns + 1) < 0)
         return TFB_ENOMEM;
     tfb_hparam_column *c = &e->columns[e->n_columns];
     memset(c, 0, sizeof *c);
     c->type = -1; /* not known yet */
     c->min_seen = c->max_seen = NAN;
     c->min_value = c->max_value = NAN;
-    if (!(c->name = tfb_strdup(name)))
+    if (!(c->name = dup_bytes(name, len)))
         return TFB_ENOMEM;
+    c->name_len = len;
     b->cap_v[e->n_columns] = 0;
     e->n_columns++;
+    tfb_strtab_put_h(&b->cols, c->name, len, h, /* reserved: no failure */
+                     (void *)(uintptr_t)e->n_columns);
     *out = c;
     return 0;
 }
@@ -665,13 +722,14 @@ static int add_value(exp_build *b, tfb_hparam_column *c,
     return 0;
 }
 
-static int merge_experiment(exp_build *b, const tfb_hparams_set *h)
+static int merge_experiment(exp_build *b, const tfb_hparams_set *h,
+                            int metrics_only)
 {
     tfb_hparams_experiment *e = b->e;
-    for (size_t i = 0; i < h->n_infos; i++) {
+    for (size_t i = 0; i < h->n_infos && !metrics_only; i++) {
         const tfb_hparam_info *in = &h->infos[i];
         tfb_hparam_column *c;
-        if (add_column(b, in->name, &c) < 0)
+        if (add_column(b, in->name, in->name_len, &c) < 0)
             return TFB_ENOMEM;
         if (in->type > 0)
             c->type = in->type;
@@ -692,13 +750,29 @@ static int merge_experiment(exp_build *b, const tfb_hparams_set *h)
     }
     for (size_t i = 0; i < h->n_metrics; i++) {
         const tfb_hparam_metric *m = &h->metrics[i];
-        int dup = 0;
-        for (size_t k = 0; k < e->n_metrics && !dup; k++)
-            dup = strcmp(e->metrics[k].tag, m->tag) == 0 &&
-                  strcmp(e->metrics[k].group ? e->metrics[k].group : "",
-                         m->group ? m->group : "") == 0;
-        if (dup)
+        /* merged by (group, tag), hashed */
+        const char *g = m->group ? m->group : "";
+        size_t gl = strlen(g), tl = strlen(m->tag);
+        char *k = malloc(gl + 1 + tl);
+        if (!k)
+            return TFB_ENOMEM;
+        memcpy(k, g, gl + 1);
+        memcpy(k + gl + 1, m->tag, tl);
+        if (tfb_strtab_get(&b->mets, k, gl + 1 + tl)) {
+            free(k);
             continue;
+        }
+        if (e->n_metrics >= TFB_HPARAMS_MAX_METRICS) {
+            free(k);
+            e->metrics_left_out++;
+            continue;
+        }
+        if (tfb_vec_push(&b->met_keys, k) < 0) {
+            free(k);
+            return TFB_ENOMEM;
+        }
+        if (tfb_strtab_put(&b->mets, k, gl + 1 + tl, k) < 0)
+            return TFB_ENOMEM;
         if (tfb_vec_reserve((void **)&e->metrics, &b->cap_m,
                             sizeof *e->metrics, e->n_metrics + 1) < 0)
             return TFB_ENOMEM;
@@ -716,6 +790,16 @@ static int merge_experiment(exp_build *b, const tfb_hparams_set *h)
     return 0;
 }
 
+static void build_free(exp_build *b)
+{
+    free(b->cap_v);
+    tfb_strtab_free(&b->cols);
+    tfb_strtab_free(&b->mets);
+    for (size_t i = 0; i < b->met_keys.n; i++)
+        free(b->met_keys.v[i]);
+    tfb_vec_free(&b->met_keys);
+}
+
 static int cmp_value_qsort(const void *a, const void *b)
 {
     return tfb_hparam_value_cmp(a, b);
@@ -724,7 +808,9 @@ static int cmp_value_qsort(const void *a, const void *b)
 static int cmp_column_name(const void *a, const void *b)
 {
     const tfb_hparam_column *x = a, *y = b;
-    return strcmp(x->name, y->name);
+    int c = memcmp(x->name, y->name,
+                   x->name_len < y->name_len ? x->name_len : y->name_len);
+    return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
 }
 
 int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out)
@@ -747,7 +833,7 @@ int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out)
         e = tfb_run_hparams(s, runs[i], &sets[i]);
         if (e == 0 && sets[i].has_experiment) {
             out->n_experiments++;
-            e = merge_experiment(&b, &sets[i]);
+            e = merge_experiment(&b, &sets[i], 0);
         }
     }
     b.n_from_exp = out->n_columns;
@@ -757,7 +843,8 @@ int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out)
         out->n_runs++;
         for (size_t k = 0; k < sets[i].n_hparams && e == 0; k++) {
             tfb_hparam_column *c;
-            e = add_column(&b, sets[i].hparams[k].name, &c);
+            e = add_column(&b, sets[i].hparams[k].name,
+                           sets[i].hparams[k].name_len, &c);
             if (e == 0) {
                 c->n_runs++;
                 e = add_value(&b, c, &sets[i].hparams[k].value);
@@ -795,7 +882,22 @@ int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out)
                   sizeof *out->columns, cmp_column_name);
         }
     }
-    free(b.cap_v);
+    build_free(&b);
+    return e;
+}
+
+int tfb_hparams_metrics_of(const tfb_hparams_set *sets, size_t n,
+                           tfb_hparams_experiment *out)
+{
+    memset(out, 0, sizeof *out);
+    exp_build b = {.e = out};
+    int e = 0;
+    for (size_t i = 0; i < n && e == 0; i++)
+        if (sets[i].has_experiment) {
+            out->n_experiments++;
+            e = merge_experiment(&b, &sets[i], 1);
+        }
+    build_free(&b);
     return e;
 }
 

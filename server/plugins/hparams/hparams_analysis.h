@@ -26,6 +26,16 @@
 #include <stdint.h>
 
 #include "store.h"
+#include "strtab.h"
+
+/* Bounds on the work of one request (every route decodes every run's
+ * records): a session keeps at most TFB_HPARAMS_MAX_PER_SESSION distinct
+ * hparams (the rest are counted in n_left_out and named in the run's
+ * note), and the experiment view at most TFB_HPARAMS_MAX_METRICS metric
+ * tags (metrics_left_out). Every lookup is hashed, so a route's work is
+ * linear in what it reads. */
+#define TFB_HPARAMS_MAX_PER_SESSION 65536
+#define TFB_HPARAMS_MAX_METRICS 1024
 
 /* The kind of a google.protobuf.Value. */
 typedef enum {
@@ -39,14 +49,17 @@ typedef enum {
 typedef struct tfb_hparam_value {
     tfb_hpv_kind kind;
     double number;      /* TFB_HPV_NUMBER */
-    char *str;          /* TFB_HPV_STRING (NUL-terminated, may hold any
-                           bytes the writer put; escape it when shown) */
+    char *str;          /* TFB_HPV_STRING: len bytes and a NUL after
+                           them; may hold any bytes the writer put,
+                           NULs too (escape it when shown) */
+    size_t len;         /* TFB_HPV_STRING: str's length */
     int boolean;        /* TFB_HPV_BOOL: 0 or 1 */
 } tfb_hparam_value;
 
 /* One hyperparameter of a session: name = value. */
 typedef struct tfb_hparam_kv {
-    char *name;
+    char *name;         /* name_len bytes (NULs kept) and a NUL */
+    size_t name_len;
     tfb_hparam_value value;
 } tfb_hparam_kv;
 
@@ -54,6 +67,7 @@ typedef struct tfb_hparam_kv {
  * 1 string, 2 bool, 3 float64). */
 typedef struct tfb_hparam_info {
     char *name, *display_name, *description;
+    size_t name_len;
     int type;
     tfb_hparam_value *domain;   /* domain_discrete values */
     size_t n_domain;
@@ -82,7 +96,10 @@ typedef struct tfb_hparams_set {
     int has_start;
     tfb_hparam_kv *hparams;     /* in the order the writer put them */
     size_t n_hparams;
-    char *group_name;           /* "" when not written */
+    size_t n_left_out;          /* distinct names past the bound */
+    tfb_strtab index;           /* name -> position + 1 (internal) */
+    char *group_name;           /* "" when not written; NULs kept */
+    size_t group_name_len;
     char *model_uri;
     double start_time;          /* start_time_secs, NaN when not written */
     /* session_end_info */
@@ -128,6 +145,7 @@ int tfb_hparams_decode(const uint8_t *content, size_t len,
  * 3 float64; 0 when values of several kinds are seen). */
 typedef struct tfb_hparam_column {
     char *name, *display_name, *description;
+    size_t name_len;            /* name's length (NULs kept) */
     int type;
     size_t n_runs;              /* runs that set it */
     /* The distinct values seen (and the experiment's discrete domain),
@@ -151,6 +169,7 @@ typedef struct tfb_hparams_experiment {
     /* metric tags: the experiments' metric infos (merged by tag), in order */
     tfb_hparam_metric *metrics;
     size_t n_metrics;
+    size_t metrics_left_out;    /* past TFB_HPARAMS_MAX_METRICS */
     size_t n_runs;              /* runs with a session_start_info */
     size_t n_experiments;       /* runs holding an experiment record */
 } tfb_hparams_experiment;
@@ -159,6 +178,14 @@ typedef struct tfb_hparams_experiment {
  * tfb_hparams_experiment_free (also after a failure). */
 int tfb_hparams_experiment_get(tfb_store *s, tfb_hparams_experiment *out);
 void tfb_hparams_experiment_free(tfb_hparams_experiment *e);
+
+/* Only the metric tags of the experiments among sets (runs already
+ * decoded by the caller, n of them), merged as tfb_hparams_experiment_get
+ * merges them: out->metrics, n_metrics, metrics_left_out and
+ * n_experiments are set, no columns. For a route that decodes each run
+ * once. Returns 0 or TFB_ENOMEM; free with tfb_hparams_experiment_free. */
+int tfb_hparams_metrics_of(const tfb_hparams_set *sets, size_t n,
+                           tfb_hparams_experiment *out);
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -170,9 +197,11 @@ int tfb_hparam_value_cmp(const tfb_hparam_value *a, const tfb_hparam_value *b);
  * none). Writes at most cap bytes incl. NUL; returns the full length. */
 size_t tfb_hparam_value_text(const tfb_hparam_value *v, char *buf,
                              size_t cap);
-/* The value of hparam `name` in h, or NULL. */
+/* The value of hparam `name` in h, or NULL (hashed). */
 const tfb_hparam_value *tfb_hparams_find(const tfb_hparams_set *h,
                                          const char *name);
+const tfb_hparam_value *tfb_hparams_findn(const tfb_hparams_set *h,
+                                          const char *name, size_t len);
 /* Status as text: "unknown", "success", "failure", "running" or
  * "status <n>". buf must hold 24 bytes. */
 const char *tfb_hparams_status_name(int status, char *buf);

@@ -132,13 +132,13 @@ static int load_member(tfb_series *se, member *m)
 static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
 {
     (void)s;
-    member *ms = calloc(g->n_runs ? g->n_runs : 1, sizeof *ms);
+    member *ms = calloc(g->runs.n ? g->runs.n : 1, sizeof *ms);
     if (!ms)
         return TFB_ENOMEM;
     int e = 0;
     size_t total = 0;
-    for (size_t i = 0; i < g->n_runs && e == 0; i++) {
-        tfb_run *r = tfb_store_find_run(s, g->runs[i]);
+    for (size_t i = 0; i < g->runs.n && e == 0; i++) {
+        tfb_run *r = tfb_store_find_run(s, g->runs.v[i]);
         tfb_series *se = r ? tfb_run_find_series(r, TFB_SERIES_SCALAR, tag)
                            : NULL;
         if (se) {
@@ -151,7 +151,7 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
     if (e == 0 && !(grid = malloc((total ? total : 1) * sizeof *grid)))
         e = TFB_ENOMEM;
     if (e == 0) {
-        for (size_t i = 0; i < g->n_runs; i++)
+        for (size_t i = 0; i < g->runs.n; i++)
             for (size_t k = 0; k < ms[i].n; k++)
                 grid[ng++] = ms[i].pts[k].step;
         qsort(grid, ng, sizeof *grid, cmp_i64);
@@ -170,7 +170,7 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
         double sum = 0, mn = INFINITY, mx = -INFINITY;
         /* Two passes over the values at t: mean, then the squared
          * deviations (stable for values far from 0). */
-        for (size_t i = 0; i < g->n_runs; i++) {
+        for (size_t i = 0; i < g->runs.n; i++) {
             member *m = &ms[i];
             if (!m->n || t < m->pts[0].step || t > m->pts[m->n - 1].step)
                 continue;
@@ -193,7 +193,7 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
             p.min = mn;
             p.max = mx;
             double ss = 0;
-            for (size_t i = 0; i < g->n_runs; i++) {
+            for (size_t i = 0; i < g->runs.n; i++) {
                 member *m = &ms[i];
                 if (!m->n || t < m->pts[0].step || t > m->pts[m->n - 1].step)
                     continue;
@@ -207,7 +207,7 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
         }
         g->points[g->n_points++] = p;
     }
-    for (size_t i = 0; i < g->n_runs; i++)
+    for (size_t i = 0; i < g->runs.n; i++)
         free(ms[i].pts);
     free(ms);
     free(grid);
@@ -217,9 +217,9 @@ static int compute_curve(tfb_store *s, tfb_run_group *g, const char *tag)
 static void group_free(tfb_run_group *g)
 {
     free(g->key);
-    for (size_t i = 0; i < g->n_runs; i++)
-        free(g->runs[i]);
-    free(g->runs);
+    for (size_t i = 0; i < g->runs.n; i++)
+        free(g->runs.v[i]);
+    tfb_vec_free(&g->runs);
     free(g->points);
 }
 
@@ -244,39 +244,30 @@ static int cmp_group(const void *a, const void *b)
     return strcmp(x->key, y->key);
 }
 
+/* The groups being built; handed to out->groups when the build ends. */
 typedef struct gbuild {
-    tfb_run_groups *out;
-    size_t cap;
+    TFB_VEC(tfb_run_group) groups;
 } gbuild;
 
 static int add_member(gbuild *b, const char *key, size_t key_len,
                       const char *run)
 {
-    tfb_run_groups *o = b->out;
     tfb_run_group *g = NULL;
-    for (size_t i = 0; i < o->n_groups && !g; i++)
-        if (strlen(o->groups[i].key) == key_len &&
-            memcmp(o->groups[i].key, key, key_len) == 0)
-            g = &o->groups[i];
+    for (size_t i = 0; i < b->groups.n && !g; i++)
+        if (strlen(b->groups.v[i].key) == key_len &&
+            memcmp(b->groups.v[i].key, key, key_len) == 0)
+            g = &b->groups.v[i];
     if (!g) {
-        if (tfb_vec_reserve((void **)&o->groups, &b->cap, sizeof *o->groups,
-                            o->n_groups + 1) < 0)
+        if (!(g = tfb_vec_add(&b->groups)))
             return TFB_ENOMEM;
-        g = &o->groups[o->n_groups];
-        memset(g, 0, sizeof *g);
         if (!(g->key = tfb_strndup(key, key_len)))
             return TFB_ENOMEM;
-        o->n_groups++;
     }
-    /* runs grow one at a time: realloc to exact size is fine here (the
-     * run count of a group is small next to its points) */
-    char **nr = realloc(g->runs, (g->n_runs + 1) * sizeof *nr);
-    if (!nr)
+    char *copy = tfb_strdup(run);
+    if (!copy || tfb_vec_push(&g->runs, copy) < 0) {
+        free(copy);
         return TFB_ENOMEM;
-    g->runs = nr;
-    if (!(g->runs[g->n_runs] = tfb_strdup(run)))
-        return TFB_ENOMEM;
-    g->n_runs++;
+    }
     return 0;
 }
 
@@ -327,7 +318,7 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
             regfree(&re);
         return e;
     }
-    gbuild b = {.out = out};
+    gbuild b = {0};
     for (size_t i = 0; i < nr && e == 0; i++) {
         const char *name = tfb_run_name(runs[i]);
         if (!in_only(name, only, n_only) ||
@@ -366,6 +357,8 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
     free(runs);
     if (!by_hparam)
         regfree(&re);
+    out->groups = b.groups.v; /* freed by tfb_run_groups_free, even on error */
+    out->n_groups = b.groups.n;
     if (e == 0 && out->n_groups)
         qsort(out->groups, out->n_groups, sizeof *out->groups, cmp_group);
     for (size_t i = 0; i < out->n_groups && e == 0; i++)
@@ -380,8 +373,7 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
 static long parse_runs(const char *txt, char ***out)
 {
     const char *p = txt, *end = txt + strlen(txt);
-    char **v = NULL;
-    size_t n = 0, cap = 0;
+    TFB_VEC(char *) v = {0};
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\t'))
         p++;
     if (p >= end || *p++ != '[')
@@ -396,22 +388,21 @@ static long parse_runs(const char *txt, char ***out)
         int esc;
         const char *q = tfb_json_str_scan(p, end, &s, &len, &esc);
         char *d = q ? malloc(len + 1) : NULL;
-        if (!d || tfb_vec_reserve((void **)&v, &cap, sizeof *v, n + 1) < 0) {
+        if (!d || tfb_vec_push(&v, d) < 0) {
             free(d);
-            for (size_t i = 0; i < n; i++)
-                free(v[i]);
-            free(v);
+            for (size_t i = 0; i < v.n; i++)
+                free(v.v[i]);
+            tfb_vec_free(&v);
             return -1;
         }
         size_t dl = esc ? tfb_json_str_decode(s, len, d) : len;
         if (!esc)
             memcpy(d, s, len);
         d[dl] = '\0';
-        v[n++] = d;
         p = q;
     }
-    *out = v;
-    return (long)n;
+    *out = v.v;
+    return (long)v.n;
 }
 
 static void json_num_or_null(tfb_json *j, double v)
@@ -473,8 +464,8 @@ int tfb_route_hparams_groups(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_str(&j, gr->key);
         tfb_json_key(&j, "runs");
         tfb_json_array_begin(&j);
-        for (size_t k = 0; k < gr->n_runs; k++)
-            tfb_json_str(&j, gr->runs[k]);
+        for (size_t k = 0; k < gr->runs.n; k++)
+            tfb_json_str(&j, gr->runs.v[k]);
         tfb_json_array_end(&j);
         /* [step, mean, min, max, std, n, nonfinite] */
         tfb_json_key(&j, "points");

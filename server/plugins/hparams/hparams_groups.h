@@ -33,6 +33,7 @@
 
 #include "http_api.h"
 #include "store.h"
+#include "vec.h"
 
 /* ---- metric summary of one run ----------------------------------------- */
 
@@ -65,8 +66,7 @@ typedef struct tfb_group_point {
 
 typedef struct tfb_run_group {
     char *key;             /* the hparam's value as text, or the capture */
-    char **runs;           /* member runs (with tag T), in store order */
-    size_t n_runs;
+    TFB_VEC(char *) runs;  /* member runs (with tag T), in store order */
     tfb_group_point *points;
     size_t n_points;
 } tfb_run_group;

@@ -161,6 +161,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_pipeline = {
+    TFB_PLUGIN_ABI,
     .name = "pipeline",
     .title = "Input pipeline",
     .module = "js/pages/pipeline.js",

@@ -496,7 +496,7 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     if (c.section && c.section->run != r) {
         tfb_json_object_begin(j);
         tfb_json_key(j, "job");
-        tfb_json_str(j, c.job->name);
+        tfb_json_strn(j, c.job->name, c.job->name_len);
         tfb_json_key(j, "rank");
         tfb_json_i64(j, c.self ? c.self->rank : -1);
         tfb_json_key(j, "section_run");
@@ -542,6 +542,7 @@ static const tfb_plugin_route routes[] = {
 };
 
 const tfb_plugin tfb_plugin_ranks = {
+    TFB_PLUGIN_ABI,
     .name = "ranks",
     .title = "Ranks",
     .module = "js/pages/ranks.js",

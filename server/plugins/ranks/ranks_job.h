@@ -44,11 +44,16 @@ typedef struct tfb_ranks_member {
 } tfb_ranks_member;
 
 typedef struct tfb_ranks_job {
-    char *name;
+    char *name;                /* name_len bytes (a NUL a writer put in
+                                  is kept) and a NUL after them */
+    size_t name_len;
     tfb_ranks_member *members; /* by rank, then run name */
     size_t n_members;
     char **empty_dirs;         /* relative to the logdir */
     size_t n_empty_dirs;
+    /* Per empty dir: a tfb_dirlink (dir_links.h) when it is a symbolic
+     * link that was not followed, else 0. */
+    unsigned char *empty_link;
 } tfb_ranks_job;
 
 /* The run's membership, without scanning other runs (the cheap test of

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dir_links.h"
 #include "tfboard.h"
 
 /* ---- membership ---------------------------------------------------------- */
@@ -36,7 +37,8 @@ static int32_t rank_of_dirname(const char *name)
 
 /* The run's rank record, decoded: 1 (m filled, job_out malloc'd), 0 when
  * none or undecodable, TFB_ENOMEM. */
-static int read_record(tfb_run *r, tfb_ranks_member *m, char **job_out)
+static int read_record(tfb_run *r, tfb_ranks_member *m, char **job_out,
+                       size_t *job_len)
 {
     tfb_plugin_record *recs;
     size_t n;
@@ -45,14 +47,13 @@ static int read_record(tfb_run *r, tfb_ranks_member *m, char **job_out)
         return rc;
     int found = 0;
     for (size_t i = 0; i < n && !found; i++) {
-        tfb_value v;
-        memset(&v, 0, sizeof v);
+        tfb_value v = {.size = sizeof v};
         v.kind = TFB_VALUE_TENSOR;
         v.plugin_name.ptr = recs[i].plugin;
         v.plugin_name.len = strlen(recs[i].plugin);
         v.tensor = recs[i].tensor;
         v.tensor_len = recs[i].tensor_len;
-        tfb_rank_info ri;
+        tfb_rank_info ri = {.size = sizeof ri};
         if (tfb_value_rank_info(&v, &ri) != 0)
             continue;
         char *job = malloc(ri.job_len + 1);
@@ -70,6 +71,7 @@ static int read_record(tfb_run *r, tfb_ranks_member *m, char **job_out)
         memcpy(m->host, ri.host, hl);
         m->host[hl] = 0;
         *job_out = job;
+        *job_len = ri.job_len;
         found = 1;
     }
     tfb_plugin_records_free(recs, n);
@@ -86,6 +88,25 @@ int tfb_ranks_run_is_rank(tfb_run *r)
         return 0;
     tfb_plugin_records_free(recs, n);
     return n > 0;
+}
+
+/* Job names are byte strings with a length: a NUL a writer put in the
+ * record is part of the name, never its end. 0 when equal, else the
+ * order. */
+static int same_name(const char *a, size_t al, const char *b, size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    return c ? c : (al > bl) - (al < bl);
+}
+
+static char *dup_name(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
 }
 
 /* The parent directory of a run name ("." for a top-level run), malloc'd. */
@@ -105,7 +126,8 @@ static char *parent_of(const char *name)
 
 typedef struct cand {
     tfb_ranks_member m;
-    char *job;    /* NULL until assigned */
+    char *job;    /* NULL until assigned; job_len bytes (NULs kept) */
+    size_t job_len;
     char *parent;
 } cand;
 
@@ -122,7 +144,7 @@ static int cmp_member(const void *a, const void *b)
 static int cmp_job(const void *a, const void *b)
 {
     const tfb_ranks_job *x = a, *y = b;
-    return strcmp(x->name, y->name);
+    return same_name(x->name, x->name_len, y->name, y->name_len);
 }
 
 void tfb_ranks_jobs_free(tfb_ranks_job *v, size_t n)
@@ -135,6 +157,7 @@ void tfb_ranks_jobs_free(tfb_ranks_job *v, size_t n)
         for (size_t k = 0; k < v[i].n_empty_dirs; k++)
             free(v[i].empty_dirs[k]);
         free(v[i].empty_dirs);
+        free(v[i].empty_link);
     }
     free(v);
 }
@@ -146,12 +169,15 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
 {
     const char *logdir = tfb_store_logdir(s);
     for (size_t i = 0; i < nc; i++) {
-        if (!cs[i].job || strcmp(cs[i].job, job->name) != 0)
+        if (!cs[i].job || same_name(cs[i].job, cs[i].job_len, job->name,
+                                    job->name_len) != 0)
             continue;
         /* Each parent once. */
         int seen = 0;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = cs[k].job && strcmp(cs[k].job, job->name) == 0 &&
+            seen = cs[k].job &&
+                   same_name(cs[k].job, cs[k].job_len, job->name,
+                             job->name_len) == 0 &&
                    strcmp(cs[k].parent, cs[i].parent) == 0;
         if (seen)
             continue;
@@ -182,17 +208,26 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
                 continue;
             if (tfb_store_find_run(s, rel))
                 continue;
+            /* A link the loader did not follow (it leaves the logdir,
+             * loops): the note says so rather than "no event file". */
+            tfb_dirlink lk = TFB_DIRLINK_FOLLOW;
+            if (lstat(full, &st) == 0 && S_ISLNK(st.st_mode))
+                lk = tfb_dirlink_classify(logdir, path, cs[i].parent, full);
             char **nv = realloc(job->empty_dirs,
                                 (job->n_empty_dirs + 1) * sizeof *nv);
+            if (nv)
+                job->empty_dirs = nv;
+            unsigned char *nl = realloc(job->empty_link,
+                                        (job->n_empty_dirs + 1) * sizeof *nl);
+            if (nl)
+                job->empty_link = nl;
             char *c = strdup(rel);
-            if (!nv || !c) {
+            if (!nv || !nl || !c) {
                 free(c);
-                if (nv)
-                    job->empty_dirs = nv;
                 closedir(d);
                 return TFB_ENOMEM;
             }
-            job->empty_dirs = nv;
+            job->empty_link[job->n_empty_dirs] = (unsigned char)lk;
             job->empty_dirs[job->n_empty_dirs++] = c;
         }
         closedir(d);
@@ -204,6 +239,9 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
             char *t = job->empty_dirs[b];
             job->empty_dirs[b] = job->empty_dirs[b - 1];
             job->empty_dirs[b - 1] = t;
+            unsigned char k = job->empty_link[b];
+            job->empty_link[b] = job->empty_link[b - 1];
+            job->empty_link[b - 1] = k;
         }
     return 0;
 }
@@ -231,7 +269,7 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
         c.m.run = runs[i];
         c.m.run_name = tfb_run_name(runs[i]);
         c.m.rank = -1;
-        rc = read_record(runs[i], &c.m, &c.job);
+        rc = read_record(runs[i], &c.m, &c.job, &c.job_len);
         if (rc < 0)
             goto fail;
         if (rc == 0) {
@@ -252,10 +290,14 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
         if (cs[i].job)
             continue;
         const char *name = NULL;
+        size_t nl = 0;
         for (size_t k = 0; k < nc && !name; k++)
             if (cs[k].m.has_record && strcmp(cs[k].parent, cs[i].parent) == 0)
-                name = cs[k].job;
-        cs[i].job = strdup(name ? name : cs[i].parent);
+                name = cs[k].job, nl = cs[k].job_len;
+        if (!name)
+            name = cs[i].parent, nl = strlen(cs[i].parent);
+        cs[i].job = dup_name(name, nl);
+        cs[i].job_len = nl;
         if (!cs[i].job) {
             rc = TFB_ENOMEM;
             goto fail;
@@ -264,7 +306,8 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
     /* 3. Group by job name. */
     for (size_t i = 0; i < nc; i++) {
         size_t j = 0;
-        while (j < nj && strcmp(jobs[j].name, cs[i].job) != 0)
+        while (j < nj && same_name(jobs[j].name, jobs[j].name_len, cs[i].job,
+                                   cs[i].job_len) != 0)
             j++;
         if (j == nj) {
             tfb_ranks_job *nv = realloc(jobs, (nj + 1) * sizeof *nv);
@@ -274,7 +317,8 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
             }
             jobs = nv;
             memset(&jobs[nj], 0, sizeof jobs[nj]);
-            jobs[nj].name = strdup(cs[i].job);
+            jobs[nj].name = dup_name(cs[i].job, cs[i].job_len);
+            jobs[nj].name_len = cs[i].job_len;
             nj++;
             if (!jobs[j].name) {
                 rc = TFB_ENOMEM;
@@ -319,7 +363,7 @@ const tfb_ranks_job *tfb_ranks_job_find(const tfb_ranks_job *v, size_t n,
                                         const char *name)
 {
     for (size_t i = 0; name && i < n; i++)
-        if (strcmp(v[i].name, name) == 0)
+        if (same_name(v[i].name, v[i].name_len, name, strlen(name)) == 0)
             return &v[i];
     return NULL;
 }
@@ -513,7 +557,14 @@ void tfb_ranks_straggler_sentence(const tfb_ranks_result *res, size_t k,
 void tfb_ranks_empty_dir_note(const tfb_ranks_job *job, size_t i, char *buf,
                               size_t len)
 {
-    snprintf(buf, len, "%s holds no event file; that rank is missing from "
-                       "the job", i < job->n_empty_dirs ? job->empty_dirs[i]
-                                                        : "?");
+    tfb_dirlink lk = i < job->n_empty_dirs && job->empty_link
+                         ? (tfb_dirlink)job->empty_link[i]
+                         : TFB_DIRLINK_FOLLOW;
+    if (lk != TFB_DIRLINK_FOLLOW)
+        snprintf(buf, len, "%s %s; that rank is missing from the job",
+                 job->empty_dirs[i], tfb_dirlink_reason(lk));
+    else
+        snprintf(buf, len, "%s holds no event file; that rank is missing "
+                           "from the job",
+                 i < job->n_empty_dirs ? job->empty_dirs[i] : "?");
 }

@@ -59,7 +59,7 @@ void tfb_ranks_jobs_json(tfb_json *j, const tfb_ranks_job *v, size_t n)
         const tfb_ranks_job *jb = &v[i];
         tfb_json_object_begin(j);
         tfb_json_key(j, "job");
-        tfb_json_str(j, jb->name);
+        tfb_json_strn(j, jb->name, jb->name_len);
         tfb_json_key(j, "ranks");
         tfb_json_u64(j, jb->n_members);
         /* The most common known world size, as the analysis takes it. */
@@ -123,7 +123,7 @@ void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "job");
-    tfb_json_str(j, job->name);
+    tfb_json_strn(j, job->name, job->name_len);
     tfb_json_key(j, "world_size");
     tfb_json_i64(j, res->world_size);
     tfb_json_key(j, "n_ranks");
@@ -289,7 +289,7 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "job");
-    tfb_json_str(j, job->name);
+    tfb_json_strn(j, job->name, job->name_len);
     tfb_json_key(j, "n_traced");
     tfb_json_u64(j, g->n_traced);
     tfb_json_key(j, "n_loading");

@@ -7,6 +7,7 @@
 #include "plugin.h"
 
 const tfb_plugin tfb_plugin_runs = {
+    TFB_PLUGIN_ABI,
     .name = "runs",
     .title = "Runs",
     .module = "js/pages/runs.js",

@@ -1,5 +1,6 @@
 /*
- * scalars.c - the scalars dashboard: /data/plugin/scalars/{tags,scalars,summary}.
+ * scalars.c - the scalars dashboard: /data/plugin/scalars/{tags,scalars,summary}
+ * (multirun and nearest: scalars_multirun.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "plugin.h"
 #include "routes_core.h"
 #include "scalars_layout.h"
+#include "scalars_multirun.h"
 
 static int tfb_route_scalar_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
@@ -311,6 +313,8 @@ static const tfb_plugin_route routes[] = {
     {"tags", tfb_route_scalar_tags},
     {"scalars", tfb_route_scalars},
     {"summary", tfb_route_scalar_summary},
+    {"multirun", tfb_route_scalars_multirun},
+    {"nearest", tfb_route_scalars_nearest},
     {"layout", tfb_route_scalars_layout},
 };
 
@@ -320,6 +324,7 @@ static const tfb_plugin_route put_routes[] = {
 };
 
 const tfb_plugin tfb_plugin_scalars = {
+    TFB_PLUGIN_ABI,
     .name = "scalars",
     .title = "Scalars",
     .module = "js/pages/scalars.js",

@@ -11,13 +11,17 @@
  * web UI decides what the object means; the server only keeps it.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "plugin.h"
 #include "scalars_layout.h"
+#include "utf8.h"
 
 #define LAYOUT_FILE "tfboard_layout.json"
 #define MAX_DEPTH 64
@@ -79,17 +83,13 @@ static int str(jv *v)
             }
             continue;
         }
-        if (c < 0x80) {
-            v->p++;
-            continue;
-        }
-        int n = c >= 0xf0 && c <= 0xf4 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : -1;
-        if (n < 0 || c > 0xf4 || v->end - v->p <= n)
+        /* The one UTF-8 rule of the tree (base/utf8.h): no overlong
+         * forms, no surrogates, nothing past U+10FFFF. */
+        size_t n = tfb_utf8_seq((const unsigned char *)v->p,
+                                (size_t)(v->end - v->p));
+        if (!n)
             return -1;
-        for (int i = 1; i <= n; i++)
-            if (((unsigned char)v->p[i] & 0xc0) != 0x80)
-                return -1;
-        v->p += n + 1;
+        v->p += n;
     }
     return -1;
 }
@@ -192,6 +192,13 @@ int tfb_json_validate_object(const char *text, size_t len)
 
 /* ---- the route -------------------------------------------------------------- */
 
+/* Saves are serialised in this process: each writes a temp file of its
+ * own (mkstemp: a fresh name, O_CREAT|O_EXCL, so a link planted in the
+ * logdir is never written through), syncs it and renames it over the
+ * layout, so the last complete PUT wins and the file is always one body
+ * whole. Servers sharing a logdir never share a temp file either. */
+static pthread_mutex_t save_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static char *layout_path(tfb_store *s, const char *suffix)
 {
     const char *dir = tfb_store_logdir(s);
@@ -202,43 +209,159 @@ static char *layout_path(tfb_store *s, const char *suffix)
     return p;
 }
 
+/* Reads the layout file into *buf (*n bytes, at most TFB_HTTP_PUT_MAX;
+ * malloc'd): 0, or why it is ignored (*why, a constant), or TFB_ENOENT
+ * when there is none, TFB_ENOMEM. As event files are read: the file is
+ * opened without following a link and without blocking (a FIFO planted
+ * there would hold the HTTP thread forever), and only a regular file of
+ * the size PUT allows is read. */
+static int read_layout(const char *path, char **buf, size_t *n,
+                       const char **why)
+{
+    *buf = NULL;
+    *n = 0;
+    *why = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return TFB_ENOENT;
+        *why = errno == ELOOP ? LAYOUT_FILE " is a symbolic link; ignored"
+                              : LAYOUT_FILE " cannot be opened; ignored";
+        return 0;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        *why = LAYOUT_FILE " is not a regular file; ignored";
+        return 0;
+    }
+    if (st.st_size > TFB_HTTP_PUT_MAX) {
+        close(fd);
+        *why = LAYOUT_FILE " is over 64 KiB; ignored";
+        return 0;
+    }
+    char *b = malloc(TFB_HTTP_PUT_MAX + 1);
+    if (!b) {
+        close(fd);
+        return TFB_ENOMEM;
+    }
+    size_t got = 0;
+    for (;;) {
+        ssize_t r = read(fd, b + got, TFB_HTTP_PUT_MAX + 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        if (got > TFB_HTTP_PUT_MAX)
+            break; /* grew since fstat */
+    }
+    close(fd);
+    if (got > TFB_HTTP_PUT_MAX) {
+        free(b);
+        *why = LAYOUT_FILE " is over 64 KiB; ignored";
+        return 0;
+    }
+    *buf = b;
+    *n = got;
+    return 0;
+}
+
+/* Appends a validated JSON text with <, > and & as \u003c, \u003e,
+ * \u0026, as every /data answer sends them. In valid JSON these bytes
+ * can only be inside strings, where the escape means the same. */
+static void json_raw_escaped(tfb_json *j, const char *t, size_t n)
+{
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *esc = t[i] == '<'   ? "\\u003c"
+                          : t[i] == '>' ? "\\u003e"
+                          : t[i] == '&' ? "\\u0026"
+                                        : NULL;
+        if (!esc)
+            continue;
+        tfb_json_append(j, t + run, i - run);
+        tfb_json_append(j, esc, 6);
+        run = i + 1;
+    }
+    tfb_json_append(j, t + run, n - run);
+}
+
 static int get_layout(const tfb_http_req *req, tfb_http_resp *resp)
 {
     char *path = layout_path(tfb_server_store(req), "");
     if (!path)
         return tfb_http_error(resp, 500, "out of memory");
-    FILE *f = fopen(path, "rb");
+    char *buf;
+    size_t n;
+    const char *why;
+    int e = read_layout(path, &buf, &n, &why);
     free(path);
+    if (e == TFB_ENOMEM)
+        return tfb_http_error(resp, 500, "out of memory");
+    /* A file edited by hand may be anything: only a valid object is
+     * passed on, else a note says why. */
+    if (buf && tfb_json_validate_object(buf, n) < 0)
+        why = LAYOUT_FILE " is not a JSON object; ignored";
     tfb_json j;
     tfb_json_init(&j);
     tfb_json_object_begin(&j);
     tfb_json_key(&j, "layout");
-    if (!f) {
-        tfb_json_null(&j);
+    if (buf && !why) {
+        tfb_json_raw(&j, "", 0); /* the separator before a value */
+        json_raw_escaped(&j, buf, n);
     } else {
-        char *buf = malloc(TFB_HTTP_PUT_MAX + 1);
-        size_t n = buf ? fread(buf, 1, TFB_HTTP_PUT_MAX + 1, f) : 0;
-        fclose(f);
-        if (!buf) {
-            tfb_json_free(&j);
-            return tfb_http_error(resp, 500, "out of memory");
-        }
-        /* A file edited by hand may be anything: only a valid object of
-         * the size PUT allows is passed on, else a note says why. */
-        if (n <= TFB_HTTP_PUT_MAX && tfb_json_validate_object(buf, n) == 0) {
-            tfb_json_raw(&j, buf, n);
-        } else {
-            tfb_json_null(&j);
-            tfb_json_key(&j, "error");
-            tfb_json_str(&j, n > TFB_HTTP_PUT_MAX
-                                 ? LAYOUT_FILE " is over 64 KiB; ignored"
-                                 : LAYOUT_FILE " is not a JSON object; "
-                                               "ignored");
-        }
-        free(buf);
+        tfb_json_null(&j);
     }
+    if (why) {
+        tfb_json_key(&j, "error");
+        tfb_json_str(&j, why);
+    }
+    free(buf);
     tfb_json_object_end(&j);
     return tfb_http_json(resp, &j);
+}
+
+/* Writes body to a fresh temp file beside path and renames it over path.
+ * Returns 0 or an errno value; on failure nothing is left behind. */
+static int save_file(const char *path, const char *body, size_t len)
+{
+    size_t pn = strlen(path);
+    char *tmp = malloc(pn + sizeof ".XXXXXX");
+    if (!tmp)
+        return ENOMEM;
+    memcpy(tmp, path, pn);
+    memcpy(tmp + pn, ".XXXXXX", sizeof ".XXXXXX");
+    int err = 0;
+    pthread_mutex_lock(&save_lock);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        err = errno;
+    } else {
+        /* mkstemp makes the file 0600; the layout is for the team. */
+        if (fchmod(fd, 0644) != 0)
+            err = errno;
+        for (size_t off = 0; !err && off < len;) {
+            ssize_t w = write(fd, body + off, len - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                err = w < 0 ? errno : EIO;
+            else
+                off += (size_t)w;
+        }
+        if (!err && fsync(fd) != 0)
+            err = errno;
+        if (close(fd) != 0 && !err)
+            err = errno;
+        if (!err && rename(tmp, path) != 0)
+            err = errno;
+        if (err)
+            unlink(tmp);
+    }
+    pthread_mutex_unlock(&save_lock);
+    free(tmp);
+    return err;
 }
 
 static int put_layout(const tfb_http_req *req, tfb_http_resp *resp)
@@ -247,50 +370,29 @@ static int put_layout(const tfb_http_req *req, tfb_http_resp *resp)
     const char *body = tfb_http_body(req, &len);
     if (!body || tfb_json_validate_object(body, len) < 0)
         return tfb_http_error(resp, 400, "the layout must be one JSON "
-                                         "object");
-    tfb_store *s = tfb_server_store(req);
-    char *path = layout_path(s, ""), *tmp = NULL;
-    if (path) {
-        char sfx[40];
-        snprintf(sfx, sizeof sfx, ".tmp.%ld", (long)getpid());
-        tmp = layout_path(s, sfx);
-    }
-    if (!path || !tmp) {
-        free(path);
-        free(tmp);
+                                         "object (valid UTF-8)");
+    char *path = layout_path(tfb_server_store(req), "");
+    if (!path)
         return tfb_http_error(resp, 500, "out of memory");
-    }
-    int rc = 0, err = 0;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        err = errno;
-    } else {
-        if (fwrite(body, 1, len, f) != len)
-            err = errno ? errno : EIO;
-        if (fclose(f) != 0 && !err)
-            err = errno;
-        if (!err && rename(tmp, path) != 0)
-            err = errno;
-        if (err)
-            unlink(tmp);
-    }
-    if (err) {
-        rc = tfb_http_error(resp, 500, "cannot write %s: %s", LAYOUT_FILE,
-                            strerror(err));
-    } else {
-        tfb_json j;
-        tfb_json_init(&j);
-        tfb_json_object_begin(&j);
-        tfb_json_key(&j, "saved");
-        tfb_json_bool(&j, 1);
-        tfb_json_key(&j, "bytes");
-        tfb_json_u64(&j, len);
-        tfb_json_object_end(&j);
-        rc = tfb_http_json(resp, &j);
-    }
+    int err = save_file(path, body, len);
     free(path);
-    free(tmp);
-    return rc;
+    if (err) {
+        /* A logdir the server may not write (permissions, a read-only
+         * mount) is the caller's to fix: 403 with the reason. */
+        int denied = err == EACCES || err == EPERM || err == EROFS;
+        return tfb_http_error(resp, denied ? 403 : 500,
+                              "cannot write %s: %s", LAYOUT_FILE,
+                              strerror(err));
+    }
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "saved");
+    tfb_json_bool(&j, 1);
+    tfb_json_key(&j, "bytes");
+    tfb_json_u64(&j, len);
+    tfb_json_object_end(&j);
+    return tfb_http_json(resp, &j);
 }
 
 int tfb_route_scalars_layout(const tfb_http_req *req, tfb_http_resp *resp)

@@ -32,8 +32,11 @@ function release() {
 export function url(path, params) {
   const q = new URLSearchParams();
   if (params) {
+    // An array value repeats the key (`run=a&run=b`), as the batched
+    // scalars route takes its runs.
     for (const [k, v] of Object.entries(params)) {
-      if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+      if (Array.isArray(v)) { for (const x of v) q.append(k, String(x)); }
+      else if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
     }
   }
   const s = q.toString();

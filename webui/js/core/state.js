@@ -24,6 +24,10 @@ const DEFAULTS = {
   hpStat: 'last',    // hparams scatter: last | min | max
   cmpA: '',          // the compare page's baseline run
   cmpB: '',          // and the run compared with it
+  // Sweeps (issue 18):
+  hpBrush: {},       // parallel coordinates brushes: {'hp:<name>' | 'metric:<tag>': [lo, hi] | {cats: [text, ...]}};
+                     // the runs they keep are the selection of every tab, and the runs table shows only them
+  hpColor: '',       // parallel coordinates: the metric tag that colours the lines
 };
 
 // A JSON value from the URL, or the default when it is not of its shape.
@@ -63,6 +67,12 @@ function parse(hash) {
   if (['last', 'min', 'max'].includes(q.get('hpStat'))) s.hpStat = q.get('hpStat');
   if (q.has('cmpA')) s.cmpA = q.get('cmpA');
   if (q.has('cmpB')) s.cmpB = q.get('cmpB');
+  if (q.has('hpBrush')) {
+    s.hpBrush = jsonKey(q, 'hpBrush', (v) => v && typeof v === 'object' && !Array.isArray(v) &&
+      Object.values(v).every((r) => (Array.isArray(r) && r.length === 2 && r.every((x) => typeof x === 'number')) ||
+        (r && Array.isArray(r.cats) && r.cats.every((x) => typeof x === 'string'))));
+  }
+  if (q.has('hpColor')) s.hpColor = q.get('hpColor');
   return s;
 }
 
@@ -90,6 +100,8 @@ function serialize(s) {
   if (s.hpStat !== DEFAULTS.hpStat) q.set('hpStat', s.hpStat);
   if (s.cmpA) q.set('cmpA', s.cmpA);
   if (s.cmpB) q.set('cmpB', s.cmpB);
+  if (s.hpBrush && Object.keys(s.hpBrush).length) q.set('hpBrush', JSON.stringify(s.hpBrush));
+  if (s.hpColor) q.set('hpColor', s.hpColor);
   return q.toString();
 }
 
@@ -99,12 +111,25 @@ export function loadFromUrl() {
   Object.assign(state, s);
 }
 
+// Equal state values: arrays of strings (a selection of 10,000 runs)
+// element by element, anything else through JSON.
+function same(a, b) {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      if (a[i] !== b[i] && (typeof a[i] !== 'object' || JSON.stringify(a[i]) !== JSON.stringify(b[i]))) return false;
+    }
+    return true;
+  }
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
 // Applies changes, writes the URL (replaceState: no history entry per slider
 // move), and tells listeners which keys changed.
 export function setState(changes) {
   const changed = [];
   for (const [k, v] of Object.entries(changes)) {
-    if (JSON.stringify(state[k]) !== JSON.stringify(v)) { state[k] = v; changed.push(k); }
+    if (!same(state[k], v)) { state[k] = v; changed.push(k); }
   }
   if (!changed.length) return;
   const hash = serialize(state);

@@ -2,7 +2,7 @@
 // (issue 12): values as text, the column filters, and the cached answers of
 // /data/plugin/hparams/{experiment,runs}. Not a page: js/lib/ holds modules
 // that pages import.
-import { getJSON } from '../core/api.js';
+import { getJSON, num } from '../core/api.js';
 
 // A hyperparameter value as the table shows it.
 export function hpText(v) {
@@ -15,8 +15,21 @@ export function hpText(v) {
 // A column filter: '' matches all; `a..b` a closed range; `>x`, `>=x`,
 // `<x`, `<=x`, `=x` compare numbers; anything else is a case-insensitive
 // regex over the value's text (an invalid one matches nothing, ok false).
+// Parsed filters are memoized by their text: the runs table tests 10,000
+// rows against the same few filters.
+const parsed = new Map();
 export function hpFilterParse(text) {
   const t = (text || '').trim();
+  let f = parsed.get(t);
+  if (!f) {
+    if (parsed.size > 200) parsed.clear();
+    f = parseFilter(t);
+    parsed.set(t, f);
+  }
+  return f;
+}
+
+function parseFilter(t) {
   if (!t) return { ok: true, test: () => true };
   const numRe = '[-+]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][-+]?\\d+)?';
   let m = new RegExp('^(' + numRe + ')\\s*\\.\\.\\s*(' + numRe + ')$').exec(t);
@@ -63,4 +76,66 @@ export function loadHparams(gen, metric) {
     ]).then(([experiment, runs]) => ({ experiment, runs })).catch(() => { cache.delete(key); return empty; }));
   }
   return cache.get(key);
+}
+
+// Parallel-coordinates brushes (issue 18, state.hpBrush): one per axis,
+// keyed 'hp:<name>' (an hparam) or 'metric:<tag>' (the metric's `stat`:
+// last, min or max); a numeric range [lo, hi] or {cats: [text, ...]} for a
+// text axis. A run passes when every brushed axis has a value in its brush.
+export function axisValue(row, key, stat) {
+  if (!row) return undefined;
+  if (key.startsWith('hp:')) {
+    const n = key.slice(3);
+    return row.has_hparams && n in row.hparams ? row.hparams[n] : undefined;
+  }
+  if (key.startsWith('metric:')) {
+    const m = row.metrics && row.metrics[key.slice(7)];
+    return m ? num(m[stat || 'last']) : undefined;
+  }
+  return undefined;
+}
+
+export function brushActive(brush) { return !!brush && Object.keys(brush).length > 0; }
+
+export function brushMatches(row, brush, stat) {
+  for (const [k, r] of Object.entries(brush || {})) {
+    const v = axisValue(row, k, stat);
+    if (v === undefined || v === null) return false;
+    if (Array.isArray(r)) { if (typeof v !== 'number' || !(v >= r[0] && v <= r[1])) return false; }
+    else if (r && Array.isArray(r.cats) && !r.cats.includes(hpText(v))) return false;
+  }
+  return true;
+}
+
+// The metric tags the brushes read (each needs /hparams/runs?metric=).
+export function brushTags(brush) {
+  return Object.keys(brush || {}).filter((k) => k.startsWith('metric:')).map((k) => k.slice(7));
+}
+
+// The runs' rows with the metrics of every tag in `tags` merged: one
+// cached request per tag. Returns {experiment, rows: Map run -> row}.
+export async function loadHparamRows(gen, tags) {
+  const list = [...new Set(tags.filter((t) => t))];
+  const answers = await Promise.all((list.length ? list : ['']).map((t) => loadHparams(gen, t)));
+  const rows = new Map();
+  for (const ans of answers) {
+    for (const r of ans.runs) {
+      const have = rows.get(r.run);
+      if (!have) rows.set(r.run, { ...r, metrics: { ...(r.metrics || {}) } });
+      else Object.assign(have.metrics, r.metrics || {});
+    }
+  }
+  return { experiment: answers[0].experiment, rows };
+}
+
+// The runs the Runs page's column filters and the brushes keep, in the
+// order of `all`.
+export function keptRuns(all, rows, hpFilter, brush, stat) {
+  const hasF = Object.values(hpFilter || {}).some((v) => v);
+  const hasB = brushActive(brush);
+  if (!hasF && !hasB) return all;
+  return all.filter((r) => {
+    const row = rows.get(r);
+    return (!hasF || hpMatches(row, hpFilter)) && (!hasB || brushMatches(row, brush, stat));
+  });
 }

@@ -180,6 +180,22 @@ export async function loadLayout() {
 }
 
 // Takes the known keys of a layout, each only when of the right shape.
+// A custom_scalars layout (TensorBoard's, e.g. from PyTorch's
+// add_custom_scalars) as our layout: each chart, multiline or margin, one
+// multi-tag chart of exactly its tags.
+export function fromCustomScalars(cs) {
+  const esc = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const multi = [];
+  for (const cat of (cs && cs.category) || []) {
+    for (const ch of cat.chart || []) {
+      const tags = ch.multiline ? ch.multiline.tag || []
+        : ch.margin ? (ch.margin.series || []).flatMap((s) => [s.value, s.lower, s.upper].filter(Boolean)) : [];
+      if (tags.length) multi.push('^(' + tags.map(esc).join('|') + ')$');
+    }
+  }
+  return multi.length ? { multi } : null;
+}
+
 export function applyLayout(ctx, l) {
   const ch = {};
   if (Array.isArray(l.multi) && l.multi.every((x) => typeof x === 'string')) ch.multi = l.multi;

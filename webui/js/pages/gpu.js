@@ -9,7 +9,9 @@ import { getJSON, num, url } from '../core/api.js';
 import { eng, ns, pct, bytes, int, si } from '../core/format.js';
 import { makeChart, } from '../core/charts.js';
 import { themeColor, withAlpha } from '../core/colors.js';
+import { COLOR, devColor, filledSet, timeChartOptions, sizeCanvas } from '../lib/plot.js';
 import { MemoryView, renderNvml, hasNvml } from './gpu_memory.js';
+import { pickRun } from '../lib/run_pick.js';
 
 const gpuRunsCache = { list: [], traced: new Set() };
 
@@ -25,11 +27,10 @@ async function gpuJSON(path, params, onProgress) {
   }
 }
 
-const DEV_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#e15759', '#9c755f'];
 const IDLE_PARTS = [
-  ['host_wait_ns', 'Host wait', '#e15759'],
-  ['kernel_wait_ns', 'Kernel wait', '#edc948'],
-  ['other_ns', 'Other', '#bab0ac'],
+  ['host_wait_ns', 'Host wait', COLOR.red],
+  ['kernel_wait_ns', 'Kernel wait', COLOR.yellow],
+  ['other_ns', 'Other', COLOR.grey],
 ];
 
 function hashColor(name) {
@@ -99,21 +100,12 @@ class Timeline {
     for (const q of this.spans) if (!lanes.includes(q.lane)) lanes.push(q.lane);
     this.lanes = lanes;
     const laneH = 22, top = 4, axisH = 22, labelW = 150;
-    const W = this.canvas.parentNode.clientWidth || 800;
     const H = top + Math.max(1, lanes.length) * laneH + axisH;
-    this.canvas.style.height = H + 'px';
-    const dpr = window.devicePixelRatio || 1;
-    this.canvas.width = Math.round(W * dpr);
-    this.canvas.height = Math.round(H * dpr);
-    const ctx = this.canvas.getContext('2d');
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, W, H);
+    const { ctx, W } = sizeCanvas(this.canvas, H);
     const pw = W - labelW - 8;
     const [a, b] = this.view;
     const xOf = (t) => labelW + ((t - a) / (b - a)) * pw;
     this.geom = { laneH, top, labelW, pw, xOf };
-    const font = getComputedStyle(document.body).fontFamily;
-    ctx.font = '11px ' + font;
     const muted = themeColor('--muted');
     lanes.forEach((l, i) => {
       const y = top + i * laneH;
@@ -130,8 +122,8 @@ class Timeline {
       const x0 = Math.max(labelW, xOf(s.start)), x1 = Math.min(labelW + pw, xOf(s.end));
       if (x1 < labelW || x0 > labelW + pw) continue;
       const y = top + i * laneH + 3;
-      ctx.fillStyle = s.kind === 'input' ? '#e15759' : s.kind === 'step' ? withAlpha('#4e79a7', 0.35)
-        : s.kind === 'memcpy' ? '#f28e2b' : s.kind === 'memset' ? '#9c755f' : s.kind === 'mixed' ? '#888' : hashColor(s.name);
+      ctx.fillStyle = s.kind === 'input' ? COLOR.red : s.kind === 'step' ? withAlpha(COLOR.blue, 0.35)
+        : s.kind === 'memcpy' ? COLOR.orange : s.kind === 'memset' ? COLOR.brown : s.kind === 'mixed' ? '#888' : hashColor(s.name);
       ctx.fillRect(x0, y, Math.max(1, x1 - x0), laneH - 6);
       if (x1 - x0 > 40) {
         ctx.save();
@@ -240,11 +232,7 @@ const page = {
     if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
   },
   async render() {
-    const runs = gpuRunsCache.list;
-    const sel = this.ctx.runs.filter((r) => runs.includes(r));
-    const run = runs.includes(this.ctx.state.run) ? this.ctx.state.run : (sel[0] || runs[0]);
-    clear(this.runSelect);
-    for (const r of runs) this.runSelect.appendChild(h('option', { value: r, selected: r === run }, r));
+    const run = pickRun(this.ctx, gpuRunsCache.list, this.runSelect);
     if (!run) return;
     const token = {};
     this.token = token;
@@ -293,7 +281,7 @@ const page = {
       const idle = d.idle || {};
       const idleTotal = IDLE_PARTS.reduce((a, [k]) => a + (num(idle[k]) || 0), 0);
       devRow.appendChild(h('div', { class: 'card' },
-        h('h3', { class: 'card-h' }, h('span', { class: 'swatch', style: { background: DEV_COLORS[i % DEV_COLORS.length] } }), ` GPU ${d.id}` + (d.name && d.name !== 'GPU ' + d.id ? ': ' + d.name : '')),
+        h('h3', { class: 'card-h' }, h('span', { class: 'swatch', style: { background: devColor(i) } }), ` GPU ${d.id}` + (d.name && d.name !== 'GPU ' + d.id ? ': ' + d.name : '')),
         h('div', { class: 'stats' },
           h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Busy'), h('div', { class: 'value' }, pct(num(d.busy_fraction))), h('div', { class: 'sub' }, ns(num(d.busy_ns)) + ' of ' + ns(num(d.span_ns)))),
           h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Kernels'), h('div', { class: 'value' }, int(num(d.kernels))), h('div', { class: 'sub' }, ns(num(d.kernel_ns)) + ' total'))),
@@ -315,16 +303,15 @@ const page = {
     const uds = devices.map((d, i) => {
       const u = utils[i];
       const pts = u ? (u.busy || []).map((f, k) => ({ x: (num(u.start_ns) + (k + 0.5) * num(u.bucket_ns) - t0) / 1e9, y: 100 * num(f) })) : [];
-      return { label: 'GPU ' + d.id, data: pts, borderColor: DEV_COLORS[i % DEV_COLORS.length], backgroundColor: withAlpha(DEV_COLORS[i % DEV_COLORS.length], 0.15), fill: true, borderWidth: 1.5, pointRadius: 0, stepped: 'middle' };
+      return filledSet('GPU ' + d.id, pts, devColor(i), { stepped: 'middle' });
     });
     this.charts.push(makeChart(ucanvas, {
       type: 'line', data: { datasets: uds },
-      options: {
-        parsing: false, interaction: { mode: 'index', intersect: false },
-        plugins: { legend: { display: devices.length > 1, align: 'end' }, tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + c.parsed.y.toFixed(1) + ' %', title: (it) => 't = ' + si(it[0].parsed.x, 's') } } },
-        scales: { x: { type: 'linear', title: { display: true, text: 'Time since first kernel (s)' }, ticks: { callback: (v) => si(v, 's') } },
-          y: { min: 0, max: 100, title: { display: true, text: 'Busy (%)' } } },
-      },
+      options: timeChartOptions({
+        xTitle: 'Time since first kernel (s)', fmt: (v) => v.toFixed(1) + ' %',
+        legend: { display: devices.length > 1 }, interaction: { mode: 'index', intersect: false },
+        y: { min: 0, max: 100, title: { display: true, text: 'Busy (%)' } },
+      }),
     }));
 
     // Memory and NVML metrics: filled below, without holding up the rest.

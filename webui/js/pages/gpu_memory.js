@@ -11,9 +11,8 @@ import { getJSON, num } from '../core/api.js';
 import { bytes, int, si, pct } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { withAlpha } from '../core/colors.js';
+import { devColor, filledSet, timeChartOptions } from '../lib/plot.js';
 
-const DEV_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948', '#e15759', '#9c755f'];
-const devColor = (d) => DEV_COLORS[((d % DEV_COLORS.length) + DEV_COLORS.length) % DEV_COLORS.length];
 
 // 202 {"loading"} while the run's trace/memory events load: ask again.
 async function poll(path, params) {
@@ -96,13 +95,11 @@ export async function renderNvml(wrap, run, scalarTags, t0Sec) {
     h('p', { class: 'muted small' }, 'Sampled by tfb_gpu_metrics_start for the whole run (all processes on the device), with or without a trace.'), grid);
   const made = charts.map(({ canvas, sets, unit, fmt }) => makeChart(canvas, {
     type: 'line', data: { datasets: sets },
-    options: {
-      parsing: false, animation: false, interaction: { mode: 'nearest', intersect: false },
-      plugins: { legend: { display: sets.length > 1, align: 'end' }, tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + fmt(c.parsed.y), title: (it) => 't = ' + si(it[0].parsed.x, 's') } } },
-      scales: { x: { type: 'linear', bounds: 'data', title: { display: true, text: 'Time (s)' }, ticks: { callback: (v) => si(v, 's') } },
-        y: { beginAtZero: unit === '%' || unit === 'bytes', title: { display: true, text: unit },
-          ticks: unit === 'bytes' ? { callback: (v) => bytes(v) } : {} } },
-    },
+    options: timeChartOptions({
+      xTitle: 'Time (s)', fmt, legend: { display: sets.length > 1 }, x: { bounds: 'data' },
+      y: { beginAtZero: unit === '%' || unit === 'bytes', title: { display: true, text: unit },
+        ticks: unit === 'bytes' ? { callback: (v) => bytes(v) } : {} },
+    }),
   }));
   return { charts: made, info };
 }
@@ -162,13 +159,13 @@ export class MemoryView {
       h('h3', { class: 'card-h' }, 'Bytes in use'), h('div', { class: 'chart-wrap short' }, this.canvas), this.status));
     this.chart = makeChart(this.canvas, {
       type: 'line', data: { datasets: this.datasets(res) },
-      options: {
-        parsing: false, animation: false, interaction: { mode: 'nearest', axis: 'x', intersect: false },
-        plugins: { legend: { display: true, align: 'end', labels: { filter: (it) => !it.text.endsWith(' peak') } },
-          tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + bytes(c.parsed.y), title: (it) => 't = ' + si(it[0].parsed.x, 's') } } },
-        scales: { x: { type: 'linear', min: this.extent[0], max: this.extent[1], title: { display: true, text: this.opts.xTitle || 'Time since first memory event (s)' }, ticks: { callback: (v) => si(v, 's') } },
-          y: { beginAtZero: true, title: { display: true, text: 'In use' }, ticks: { callback: (v) => bytes(v) } } },
-      },
+      options: timeChartOptions({
+        xTitle: this.opts.xTitle || 'Time since first memory event (s)', fmt: bytes,
+        interaction: { mode: 'nearest', axis: 'x', intersect: false },
+        legend: { display: true, labels: { filter: (it) => !it.text.endsWith(' peak') } },
+        x: { min: this.extent[0], max: this.extent[1] },
+        y: { beginAtZero: true, title: { display: true, text: 'In use' }, ticks: { callback: (v) => bytes(v) } },
+      }),
     });
     this.charts.push(this.chart);
     this.view = null;
@@ -243,7 +240,7 @@ export class MemoryView {
     for (const d of res.devices || []) {
       const c = devColor(d.device);
       const data = (d.points || []).map((p) => ({ x: (num(p[0]) - this.t0) / 1e9, y: num(p[1]) }));
-      sets.push({ label: `GPU ${d.device}`, data, stepped: 'before', borderColor: c, backgroundColor: withAlpha(c, 0.15), fill: true, borderWidth: 1.5, pointRadius: 0 });
+      sets.push(filledSet(`GPU ${d.device}`, data, c, { stepped: 'before' }));
       sets.push({ label: `GPU ${d.device} peak`, type: 'scatter', data: [{ x: (num(d.peak_t_ns) - this.t0) / 1e9, y: num(d.peak_bytes) }],
         pointStyle: 'triangle', pointRadius: 7, borderColor: c, backgroundColor: c });
     }

@@ -7,12 +7,14 @@ import { getJSON, num } from '../core/api.js';
 import { eng } from '../core/format.js';
 import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
+import { COLOR, sizeCanvas } from '../lib/plot.js';
+import { pickRun } from '../lib/run_pick.js';
 
 function gradRuns(data) {
   return data.runs.filter((r) => Object.keys(data.scalarTags[r] || {}).some((t) => t.startsWith(data.tagNames.grad_norm_prefix)));
 }
 
-const FLAG_COLOR = { vanishing: '#4e79a7', exploding: '#e15759', nonfinite: '#e15759' };
+const FLAG_COLOR = { vanishing: COLOR.blue, exploding: COLOR.red, nonfinite: COLOR.red };
 const LABEL_W = 150;
 
 // Columns of the heat map: at most one per 3 px; a column covering several
@@ -40,15 +42,7 @@ class HeatMap {
     const d = this.d;
     const L = d.layers.length;
     const rowH = Math.max(10, Math.min(22, Math.floor(420 / Math.max(1, L))));
-    const W = this.canvas.parentNode.clientWidth || 800;
-    const H = L * rowH + 30;
-    this.canvas.style.height = H + 'px';
-    const dpr = window.devicePixelRatio || 1;
-    this.canvas.width = Math.round(W * dpr);
-    this.canvas.height = Math.round(H * dpr);
-    const ctx = this.canvas.getContext('2d');
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.clearRect(0, 0, W, H);
+    const { ctx, W } = sizeCanvas(this.canvas, L * rowH + 30);
     const pw = W - LABEL_W - 10;
     const { cols } = columns(d, Math.max(1, Math.floor(pw / 3)));
     const cw = pw / Math.max(1, cols.length);
@@ -57,8 +51,6 @@ class HeatMap {
     for (const row of d.norms) for (const v of row) if (v > 0 && Number.isFinite(v)) { const l = Math.log10(v); if (l < lo) lo = l; if (l > hi) hi = l; }
     if (!(hi > lo)) { hi = (Number.isFinite(hi) ? hi : 0) + 0.5; lo = hi - 1; }
     this.range = [lo, hi];
-    const font = getComputedStyle(document.body).fontFamily;
-    ctx.font = '11px ' + font;
     ctx.textBaseline = 'middle';
     const muted = themeColor('--muted');
     this.geom = { rowH, cw, cols, pw };
@@ -148,11 +140,7 @@ const page = {
     if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
   },
   async render() {
-    const runs = gradRuns(this.ctx.data);
-    const sel = this.ctx.runs.filter((r) => runs.includes(r));
-    const run = runs.includes(this.ctx.state.run) ? this.ctx.state.run : (sel[0] || runs[0]);
-    clear(this.runSelect);
-    for (const r of runs) this.runSelect.appendChild(h('option', { value: r, selected: r === run }, r));
+    const run = pickRun(this.ctx, gradRuns(this.ctx.data), this.runSelect);
     if (!run) return;
     const token = {};
     this.token = token;
@@ -209,7 +197,7 @@ const page = {
     this.chart = makeChart(canvas, {
       type: 'line',
       data: { datasets: [
-        { label: 'global norm', data: pts, borderColor: '#4e79a7', borderWidth: 1.5, pointRadius: 0 },
+        { label: 'global norm', data: pts, borderColor: COLOR.blue, borderWidth: 1.5, pointRadius: 0 },
         { label: 'flagged', data: bad, borderColor: FLAG_COLOR.exploding, backgroundColor: FLAG_COLOR.exploding, showLine: false, pointRadius: 3 },
       ] },
       options: {

@@ -4,14 +4,23 @@
 // selects only that run; and the experiment's hyperparameters with their
 // types and the values seen. The runs table with a column per
 // hyperparameter is on the Runs page; run groups on the Scalars page (the
-// helpers they share are in js/lib/hparams.js).
+// helpers they share are in js/lib/hparams.js). Sweeps (issue 18): above
+// the scatter, parallel coordinates (lib/parcoords.js) with an axis per
+// hyperparameter and metric, coloured by a chosen metric; brushing an axis
+// keeps the runs inside (state.hpBrush), which become the selection of
+// every tab and the rows of the runs table.
 import { h, clear } from '../core/dom.js';
 import { num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { eng } from '../core/format.js';
 import { setRunsChecked } from '../core/sidebar.js';
-import { hpText, loadHparams } from '../lib/hparams.js';
+import { hpText, loadHparams, loadHparamRows, keptRuns } from '../lib/hparams.js';
+import { ParCoords, buildAxes, wantsLog } from '../lib/parcoords.js';
+
+function defaultMetric(tags) {
+  return tags.find((t) => /(^|\/)loss$/i.test(t)) || tags.find((t) => /loss/i.test(t)) || tags[0] || '';
+}
 
 function allScalarTags(data) {
   const s = new Set();
@@ -27,19 +36,72 @@ const page = {
     this.ySel = h('select', { id: 'hp-y', onchange: (e) => ctx.setState({ hpy: e.target.value }) });
     this.statSel = h('select', { id: 'hp-stat', onchange: (e) => ctx.setState({ hpStat: e.target.value }) },
       ...['last', 'min', 'max'].map((v) => h('option', { value: v, selected: ctx.state.hpStat === v }, v)));
-    ctx.settings.append(h('h3', null, 'Horizontal: hyperparameter'), this.xSel,
+    this.colorSel = h('select', { id: 'hp-color', onchange: (e) => ctx.setState({ hpColor: e.target.value }) });
+    ctx.settings.append(h('h3', null, 'Parallel coordinates: colour by'), this.colorSel,
+      h('p', { class: 'muted small hint' }, 'Drag along an axis to keep the runs inside (every tab follows); click an axis to clear its brush.'),
+      h('h3', null, 'Horizontal: hyperparameter'), this.xSel,
       h('h3', null, 'Vertical: metric'), this.ySel, h('h3', null, 'Value of the metric'), this.statSel,
       h('p', { class: 'muted small hint' }, 'Click a point to select only that run; the Runs page filters by every hyperparameter.'));
     this.canvas = h('canvas');
     this.info = h('div', { class: 'card-status muted' });
     this.infoTable = h('div', { class: 'card table-card' });
+    this.pcWrap = h('div', { class: 'pc-wrap', id: 'parcoords' });
+    this.pcInfo = h('div', { class: 'card-status muted', id: 'parcoords-info' });
+    this.pcKey = '';
     ctx.main.append(h('h2', { class: 'page-title' }, 'Hyperparameters'),
+      h('div', { class: 'card wide' }, h('div', { class: 'card-head' }, h('div', { class: 'card-title' }, 'Parallel coordinates')), this.pcWrap, this.pcInfo),
       h('div', { class: 'card wide' }, h('div', { class: 'chart-wrap hp-scatter' }, this.canvas), this.info),
       h('h3', null, 'Hyperparameters of the experiment'), this.infoTable);
     this.refresh();
   },
 
-  unmount() { if (this.chart) this.chart.destroy(); this.chart = null; },
+  unmount() {
+    if (this.chart) this.chart.destroy();
+    this.chart = null;
+    if (this.pc) this.pc.destroy();
+    this.pc = null;
+  },
+
+  // The parallel coordinates: rebuilt when the data, the colour metric or
+  // the statistic change; otherwise only the brushes are redrawn.
+  async refreshPc(hps, metricTags, tags) {
+    const ctx = this.ctx;
+    const colorTag = tags.includes(ctx.state.hpColor) ? ctx.state.hpColor : (metricTags[0] || defaultMetric(tags));
+    clear(this.colorSel);
+    for (const t of tags) this.colorSel.append(h('option', { value: t, selected: t === colorTag }, t));
+    const stat = ctx.state.hpStat;
+    const key = [this.gen, colorTag, stat, hps.map((c) => c.name).join('\u0001')].join('\u0000');
+    if (!this.pc) this.pc = new ParCoords(this.pcWrap, { onBrush: (k, b) => this.brushed(k, b) });
+    if (key !== this.pcKey) {
+      const { rows } = await loadHparamRows(this.gen, [colorTag]);
+      this.pcRows = rows;
+      const runs = [...rows.values()].filter((r) => r.has_hparams).map((r) => r.run);
+      const mtags = [...new Set([...metricTags, colorTag].filter((t) => t))];
+      const axes = buildAxes([
+        ...hps.map((c) => ({ key: 'hp:' + c.name, label: c.display_name || c.name, values: runs.map((r) => rows.get(r).hparams[c.name]) })),
+        ...mtags.map((t) => ({ key: 'metric:' + t, label: t, values: runs.map((r) => { const m = rows.get(r).metrics[t]; return m ? num(m[stat]) : undefined; }) })),
+      ]);
+      const color = runs.map((r) => { const m = rows.get(r).metrics[colorTag]; return m ? num(m[stat]) : undefined; });
+      this.pcKey = key;
+      this.pcRuns = runs;
+      this.pc.setData(axes, runs, color, ctx.state.hpBrush || {});
+    } else this.pc.setBrush(ctx.state.hpBrush || {});
+    const sm = this.pc.summary();
+    this.pcInfo.textContent = !this.pcRuns.length ? 'No run logged hyperparameters.'
+      : `${sm.kept} of ${sm.runs} runs kept by the brushes; colour: ${stat} of ${colorTag} (by rank: bright = lowest)`;
+    window.__tfb.pages.parcoords = { ...sm, color: colorTag, stat };
+  },
+
+  // A brush drawn or cleared: into the state (URL), and the runs it keeps
+  // (with the Runs page's column filters) become the selection.
+  brushed(key, b) {
+    const ctx = this.ctx;
+    const brush = { ...(ctx.state.hpBrush || {}) };
+    if (b) brush[key] = b; else delete brush[key];
+    ctx.setState({ hpBrush: brush });
+    const all = ctx.data.runs;
+    setRunsChecked(all, keptRuns(all, this.pcRows || new Map(), ctx.state.hpFilter, brush, ctx.state.hpStat));
+  },
 
   update(ctx, changed) {
     this.ctx = ctx;
@@ -64,6 +126,8 @@ const page = {
     for (const t of tags) this.ySel.append(h('option', { value: t, selected: t === y }, t));
     this.statSel.value = ctx.state.hpStat;
     this.renderInfo(hps);
+    await this.refreshPc(hps, metricTags, tags);
+    if (this.token !== token) return;
     const hp = y ? await loadHparams(this.gen, y) : base;
     if (this.token !== token) return;
     const col = hps.find((c) => c.name === x);
@@ -80,6 +144,9 @@ const page = {
       if (!Number.isFinite(xv)) continue;
       pts.push({ x: xv, y: v, run: r.run });
     }
+    // Chart.js takes unparsed data as sorted on x (it reads the x range
+    // from the first and last points): sort, or most runs fall outside.
+    pts.sort((a, b) => a.x - b.x);
     this.draw(pts, x, y, categories);
     this.info.textContent = !hps.length ? 'No run logged hyperparameters.'
       : `${pts.length} run${pts.length === 1 ? '' : 's'} with ${x} and ${ctx.state.hpStat} of ${y || '–'}`;
@@ -107,7 +174,10 @@ const page = {
         },
         scales: {
           x: {
-            type: 'linear', title: { display: true, text: x }, grace: '5%',
+            // A log-uniform sweep (a learning rate) on a log axis, as in
+            // the parallel coordinates.
+            type: !categories && wantsLog(pts.map((p) => p.x)) ? 'logarithmic' : 'linear',
+            title: { display: true, text: x }, grace: '5%',
             ...(categories ? { min: -0.5, max: categories.length - 0.5, ticks: { stepSize: 1, callback: (v) => (Number.isInteger(v) ? categories[v] ?? '' : '') } } : { ticks: { callback: (v) => eng(v) } }),
           },
           y: { title: { display: true, text: y }, grace: '5%', ticks: { callback: (v) => eng(v) } },

@@ -7,6 +7,8 @@ import { getJSON, num } from '../core/api.js';
 import { eng, pct } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { themeColor } from '../core/colors.js';
+import { COLOR } from '../lib/plot.js';
+import { pickRun } from '../lib/run_pick.js';
 
 const VERDICT_TEXT = {
   highly: 'Highly input-bound',
@@ -57,11 +59,7 @@ const page = {
     if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
   },
   async render() {
-    const runs = pipelineRuns(this.ctx.data);
-    const sel = this.ctx.runs.filter((r) => runs.includes(r));
-    const run = runs.includes(this.ctx.state.run) ? this.ctx.state.run : (sel[0] || runs[0]);
-    clear(this.runSelect);
-    for (const r of runs) this.runSelect.appendChild(h('option', { value: r, selected: r === run }, r));
+    const run = pickRun(this.ctx, pipelineRuns(this.ctx.data), this.runSelect);
     if (!run) return;
     const token = {};
     this.token = token;
@@ -113,7 +111,7 @@ const page = {
         labels: bars.map((b) => b.label),
         datasets: [
           { label: 'Input wait', data: bars.map((b) => b.input), backgroundColor: themeColor('--danger'), stack: 's' },
-          { label: 'Rest of step', data: bars.map((b) => Math.max(0, b.step - b.input)), backgroundColor: '#4e79a7', stack: 's' },
+          { label: 'Rest of step', data: bars.map((b) => Math.max(0, b.step - b.input)), backgroundColor: COLOR.blue, stack: 's' },
         ],
       },
       options: {

@@ -4,14 +4,18 @@
 // checkboxes follow). Compare runs (issue 12): every hyperparameter is a
 // column (sortable) with a filter in the settings; the filtered rows are
 // the selected runs on every page (state.hpFilter and state.runs, both in
-// the URL).
-import { h, clear, sortableTable, debounce } from '../core/dom.js';
+// the URL). Sweeps (issue 18): the parallel-coordinates brushes of the
+// HParams tab (state.hpBrush) filter the rows too, and the rows are
+// virtualized with precomputed sort keys (core/vlist.js), so 10,000 runs
+// sort and filter without a pause.
+import { h, clear, debounce } from '../core/dom.js';
+import { virtualTable } from '../core/vlist.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { eng, rel, wall, int } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 import { setRunChecked, setRunsChecked } from '../core/sidebar.js';
-import { hpText, hpMatches, hpFilterParse, loadHparams } from '../lib/hparams.js';
+import { hpText, hpFilterParse, loadHparamRows, brushTags, brushActive, keptRuns } from '../lib/hparams.js';
 
 function allScalarTags(data) {
   const s = new Set();
@@ -24,9 +28,17 @@ function defaultTag(tags) {
 }
 
 // /data/runs_info: [{name, first_wall, last_wall, max_step, tags, points,
-// files, trace_files}].
+// files, trace_files}], indexed by name once per answer.
+const infoIndex = new WeakMap();
 function infoFor(info, run) {
-  return Array.isArray(info) ? info.find((x) => x && x.name === run) || null : null;
+  if (!Array.isArray(info)) return null;
+  let m = infoIndex.get(info);
+  if (!m) {
+    m = new Map();
+    for (const x of info) if (x && !m.has(x.name)) m.set(x.name, x);
+    infoIndex.set(info, m);
+  }
+  return m.get(run) || null;
 }
 
 const page = {
@@ -40,9 +52,10 @@ const page = {
     this.hpFilters = h('div', { class: 'hp-filters', id: 'hp-filters' });
     ctx.settings.append(h('h3', null, 'Hyperparameters'), this.hpFilters);
     this.hpNames = null;
-    this.tableCard = h('div', { class: 'card table-card' });
+    this.tableCard = h('div', { class: 'card table-card virtual' });
+    this.brushNote = h('div', { class: 'muted small', id: 'runs-brush' });
     this.head = h('div', { class: 'toolbar' });
-    ctx.main.append(h('h2', { class: 'page-title' }, 'Runs'), this.head, this.tableCard);
+    ctx.main.append(h('h2', { class: 'page-title' }, 'Runs'), this.head, this.brushNote, this.tableCard);
     this.buildTable([]);
     this.refresh();
   },
@@ -56,7 +69,8 @@ const page = {
       render: (r) => (r.hp && c.name in r.hp ? h('span', { class: 'hp-value' }, hpText(r.hp[c.name])) : '–'),
     }));
     const statusCol = hps.length ? [{ key: 'status', label: 'Status', render: (r) => r.status || '–' }] : [];
-    this.table = sortableTable([
+    if (this.table) this.table.destroy();
+    this.table = virtualTable([
       { key: 'sel', label: '', value: (r) => (r.selected ? 1 : 0), render: (r) => h('input', {
         type: 'checkbox', checked: r.selected, 'aria-label': 'select ' + r.run,
         onclick: (e) => e.stopPropagation(),
@@ -73,6 +87,7 @@ const page = {
       { key: 'max', label: 'Max', num: true, render: (r) => eng(r.max) },
       { key: 'nonfinite', label: 'Non-finite', num: true, render: (r) => (r.nonfinite ? h('span', { class: 'error-text' }, String(r.nonfinite)) : '0') },
     ], {
+      scroller: this.tableCard, rowHeight: 28,
       sortKey: 'start', sortDir: 1, className: 'runs-table',
       rowProps: (r) => ({ class: 'clickable' + (r.selected ? ' selected' : ''), dataset: { run: r.run },
         onclick: () => setRunChecked(this.ctx.data.runs, r.run, !r.selected) }),
@@ -107,9 +122,7 @@ const page = {
   // no filter left selects every run again.
   applySelection(f) {
     const all = this.ctx.data.runs;
-    if (!Object.values(f).some((v) => v)) { setRunsChecked(all, all); return; }
-    const rows = this.hpRows || new Map();
-    setRunsChecked(all, all.filter((r) => hpMatches(rows.get(r), f)));
+    setRunsChecked(all, keptRuns(all, this.hpRows || new Map(), f, this.ctx.state.hpBrush, this.ctx.state.hpStat));
   },
 
   unmount() {},
@@ -128,13 +141,9 @@ const page = {
     for (const t of tags) this.tagSelect.appendChild(h('option', { value: t, selected: t === tag }, t));
     if (!tags.length) this.tagSelect.appendChild(h('option', { value: '' }, '(no scalar tags)'));
     const { re } = safeRegex(ctx.state.runFilter);
-    const shown = ctx.data.runs.filter((r) => !re || re.test(r));
+    const all = ctx.data.runs;
+    const byFilter = re ? all.filter((r) => re.test(r)) : all;
     const selected = new Set(ctx.runs);
-    clear(this.head);
-    this.head.append(
-      h('button', { class: 'link', onclick: () => setRunsChecked(ctx.data.runs, [...new Set([...ctx.runs, ...shown])]) }, 'Select all shown'),
-      h('button', { class: 'link', onclick: () => setRunsChecked(ctx.data.runs, ctx.runs.filter((r) => !shown.includes(r))) }, 'Select none'),
-      h('span', { class: 'muted' }, `${shown.length} run${shown.length === 1 ? '' : 's'}; values of `, h('code', null, tag || '–')));
     const token = {};
     this.token = token;
     // One request for every run: the server's per-tag summary (exact
@@ -147,7 +156,8 @@ const page = {
     }
     // Hyperparameters of every run, and the metric from the parent run for
     // PyTorch's add_hparams sub-runs.
-    const hp = await loadHparams(this.gen, tag);
+    const brush = ctx.state.hpBrush || {};
+    const hp = await loadHparamRows(this.gen, [tag, ...brushTags(brush)]);
     if (this.token !== token) return;
     const names = hp.experiment.hparams.map((c) => c.name).join('\u0000');
     if (names !== this.hpNames) {
@@ -155,21 +165,36 @@ const page = {
       this.buildTable(hp.experiment.hparams);
       this.buildFilters(hp.experiment.hparams);
     }
-    this.hpRows = new Map(hp.runs.map((r) => [r.run, r]));
+    this.hpRows = hp.rows;
     const hpf = ctx.state.hpFilter || {};
     // New data under an active filter: runs that now match join the
     // selection (and ones that no longer match leave it).
     if (this.filterGen !== this.gen) {
       const first = this.filterGen === undefined;
       this.filterGen = this.gen;
-      if (!first && Object.values(hpf).some((v) => v)) this.applySelection(hpf);
+      if (!first && (Object.values(hpf).some((v) => v) || brushActive(brush))) this.applySelection(hpf);
     }
     for (const inp of this.hpFilters.querySelectorAll('input[data-hparam]')) {
       const { ok } = hpFilterParse(hpf[inp.dataset.hparam] || '');
       inp.classList.toggle('invalid', !ok);
       if (document.activeElement !== inp) inp.value = hpf[inp.dataset.hparam] || '';
     }
-    const rows = shown.filter((run) => hpMatches(this.hpRows.get(run), hpf)).map((run) => {
+    const shown = keptRuns(byFilter, this.hpRows, hpf, brush, ctx.state.hpStat);
+    const shownSet = new Set(shown);
+    clear(this.head);
+    this.head.append(
+      h('button', { class: 'link', onclick: () => setRunsChecked(all, [...new Set([...ctx.runs, ...shown])]) }, 'Select all shown'),
+      h('button', { class: 'link', onclick: () => setRunsChecked(all, ctx.runs.filter((r) => !shownSet.has(r))) }, 'Select none'),
+      h('span', { class: 'muted', id: 'runs-shown' }, `${shown.length} run${shown.length === 1 ? '' : 's'}; values of `, h('code', null, tag || '–')));
+    clear(this.brushNote);
+    if (brushActive(brush)) {
+      this.brushNote.append(`Brushed in parallel coordinates (HParams): ${Object.keys(brush).map((k) => k.replace(/^(hp|metric):/, '')).join(', ')}. `,
+        h('button', { class: 'link', id: 'runs-clear-brush', onclick: () => {
+          ctx.setState({ hpBrush: {} });
+          this.applySelection(ctx.state.hpFilter || {});
+        } }, 'Clear brushes'));
+    }
+    const rows = shown.map((run) => {
       const hr = this.hpRows.get(run);
       let sm = sums[run] || null;
       let metricRun = null;
@@ -194,7 +219,8 @@ const page = {
     });
     if (this.token !== token) return;
     this.table.setRows(rows);
-    window.__tfb.pages.runs = { tag, rows: rows.map((r) => ({ ...r })), hparams: hp.experiment.hparams.map((c) => c.name) };
+    window.__tfb.pages.runs = { tag, rows: rows.length > 500 ? rows.slice(0, 500).map((r) => ({ ...r })) : rows.map((r) => ({ ...r })),
+      count: rows.length, hparams: hp.experiment.hparams.map((c) => c.name) };
   },
 };
 

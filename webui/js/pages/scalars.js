@@ -1,19 +1,71 @@
 // Scalars dashboard: one card per tag, grouped by tag prefix into
 // collapsible sections; each card draws every selected run that has the tag.
-// Data is fetched per (run, tag) when a card scrolls into view, with
-// samples= about 2 points per pixel of the chart's width: the raw series
-// (the faint line) and, when the weight is above 0, the server's smoothed
-// series (smoothing=W: TensorBoard's debiased EMA over the full history,
-// then downsampled), which draws the smoothed line. Smoothing on the server
-// before downsampling keeps the curve's shape the same at any zoom or
-// sample count; moving the slider asks again for the smoothed series only.
+// A card's raw series come in ONE request when it scrolls into view
+// (/data/plugin/scalars/multirun: the selected runs as run=, the sidebar's
+// filter as run_regex=, or no run at all for every run with the tag), with
+// samples= about 2 points per pixel of the chart's width. Up to
+// BAND_THRESHOLD runs the card draws every run's line (the faint raw line)
+// and, when the weight is above 0, the server's smoothed series per run
+// (smoothing=W on the single-series route: TensorBoard's debiased EMA over
+// the full history, then downsampled). Smoothing on the server before
+// downsampling keeps the curve's shape the same at any zoom or sample
+// count; moving the slider asks again for the smoothed series only. Past
+// the threshold the card asks for summary=bands and draws the distribution
+// across runs (lib/scalars_bands.js); a click there picks the runs nearest
+// the cursor (/data/plugin/scalars/nearest) and draws them as lines.
 import { h, clear, debounce } from '../core/dom.js';
 import { getJSON, url, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { safeRegex } from '../core/state.js';
-import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout } from '../lib/scalars_compare.js';
+import { setRunsChecked } from '../core/sidebar.js';
+import { eng } from '../core/format.js';
+import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
 import { loadHparams } from '../lib/hparams.js';
+import { BandChart, parseBands, higherIsBetter } from '../lib/scalars_bands.js';
+
+// Past this many runs a card draws the distribution across runs instead of
+// one line per run (issue 18), and the best and worst BAND_K runs.
+export const BAND_THRESHOLD = 200;
+const BAND_K = 3;
+const NEAREST_K = 5;
+
+// The route takes at most 256 run= parameters: past MAX_RUN_PARAMS runs a
+// card sends one anchored alternation of the names, escaped for ERE.
+const MAX_RUN_PARAMS = 250;
+function ereEscape(name) { return name.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&'); }
+
+// The sidebar's run filter (a case-insensitive JavaScript regex) as the
+// POSIX ERE the server's run_regex= takes: letters outside brackets become
+// [xX], \d \w \s their classes. null when the regex uses what ERE lacks
+// (lookaround, non-capturing groups, backreferences, lazy quantifiers,
+// letters in brackets); the card then names its runs one by one.
+export function toERE(src) {
+  let out = '';
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i];
+    if (c === '\\') {
+      const n = src[++i];
+      if (n === undefined) return null;
+      if (n === 'd') out += '[0-9]';
+      else if (n === 'w') out += '[A-Za-z0-9_]';
+      else if (n === 's') out += '[[:space:]]';
+      else if (/[.^$|?*+()[\]{}\\/-]/.test(n)) out += '\\' + n;
+      else return null;
+    } else if (c === '[') {
+      const j = src.indexOf(']', i + 2);
+      if (j < 0) return null;
+      const body = src.slice(i, j + 1);
+      if (/[A-Za-z\\]/.test(body.replace(/\[:[a-z]+:\]/g, ''))) return null;
+      out += body;
+      i = j;
+    } else if (c === '(' && src[i + 1] === '?') return null;
+    else if ((c === '?' || c === '*' || c === '+' || c === '}') && src[i + 1] === '?') return null;
+    else if (/[A-Za-z]/.test(c)) out += '[' + c.toUpperCase() + c.toLowerCase() + ']';
+    else out += c;
+  }
+  return out;
+}
 
 // Tags of the selected runs, in first-seen order, filtered by the regex.
 export function scalarTagsOf(data, runs, filter) {
@@ -91,6 +143,18 @@ class Card {
   openMenu() {
     clear(this.menu);
     const runs = this.targets();
+    if (!this.multi && runs.length > BAND_THRESHOLD) {
+      // Thousands of per-run links help nobody: the batched answer.
+      const spec = this.page.runSpec(this.tag);
+      const q = { tag: this.tag, ...spec.params };
+      this.menu.appendChild(h('div', { class: 'menu-row' }, h('span', { class: 'run-name' }, `${runs.length} runs`),
+        // The route refuses lines answers past 2 M points: fewer samples
+        // per run the more runs there are.
+        h('a', { href: url('data/plugin/scalars/multirun', { ...q, summary: 'lines', samples: Math.max(2, Math.min(1000, Math.floor(2e6 / runs.length))) }), download: fileName('runs', this.tag, 'json') }, 'lines JSON'),
+        h('a', { href: url('data/plugin/scalars/multirun', { ...q, summary: 'bands' }), download: fileName('bands', this.tag, 'json') }, 'bands JSON')));
+      this.menu.hidden = !this.menu.hidden;
+      return;
+    }
     for (const t of runs) {
       const q = { run: t.run, tag: t.tag };
       this.menu.appendChild(h('div', { class: 'menu-row' },
@@ -122,6 +186,7 @@ class Card {
 
   applyView() {
     if (this.grouping()) { if (this.page.visible.has(this)) this.load(); return; }
+    if (this.bchart) { this.bchart.setView(this.view()); this.publish(); return; }
     if (!this.chart) { if (this.gchart && this.page.visible.has(this)) this.load(); return; }
     this.chart.setView(this.view());
     this.publish();
@@ -139,7 +204,8 @@ class Card {
   async load() {
     const runs = this.targets().map((t) => t.label);
     const g = this.grouping();
-    const key = [this.page.gen, this.samples(), g ? g + '|' + this.page.ctx.state.band + '|' + this.page.ctx.state.logy : this.page.ctx.state.smoothing, ...runs].join('\u0000');
+    const key = [this.page.gen, this.samples(), g ? g + '|' + this.page.ctx.state.band + '|' + this.page.ctx.state.logy : this.page.ctx.state.smoothing,
+      runs.length > BAND_THRESHOLD ? this.page.highlightRuns().join('\u0001') : '', ...runs].join('\u0000');
     if (key === this.loadedKey) return;
     this.loadedKey = key;
     await (g ? this.drawGrouped(g) : this.draw());
@@ -151,6 +217,7 @@ class Card {
     const token = {};
     this.drawToken = token;
     if (this.chart) { this.chart.destroy(); this.chart = null; }
+    if (this.bchart) { this.bchart.destroy(); this.bchart = null; }
     try {
       const ans = await fetchGroups(this.tag, groupBy, this.page.runsWithTag(this.tag));
       if (this.drawToken !== token) return;
@@ -184,6 +251,19 @@ class Card {
     this.drawToken = token;
     if (this.gchart) { this.gchart.destroy(); this.gchart = null; clear(this.wrap); }
     const runs = this.targets();
+    if (!this.multi && runs.length > BAND_THRESHOLD) { await this.drawBands(token); return; }
+    // A multi-tag chart draws a line per run and tag: past the threshold
+    // it would be thousands of lines (and answers the route refuses).
+    const nRuns = this.multi ? new Set(runs.map((t) => t.run)).size : 0;
+    if (nRuns > BAND_THRESHOLD) {
+      if (this.chart) { this.chart.destroy(); this.chart = null; }
+      clear(this.wrap);
+      this.status.textContent = `${nRuns} runs: a multi-tag chart draws up to ${BAND_THRESHOLD}; filter the runs in the sidebar.`;
+      this.status.classList.add('warn');
+      return;
+    }
+    if (this.bchart) { this.bchart.destroy(); this.bchart = null; }
+    if (this.note) { this.note.remove(); this.note = null; }
     const samples = this.samples();
     const weight = this.page.ctx.state.smoothing;
     const range = this.page.ctx.state.x === 'step' ? this.range : null;
@@ -191,10 +271,18 @@ class Card {
     if (first) this.status.textContent = 'Loading…';
     try {
       let inWindow = 0;
-      const series = await Promise.all(runs.map(async (t) => {
+      // The raw overview lines: one batched request per tag (a multi-tag
+      // chart has one per matching tag).
+      const tags = [...new Set(runs.map((t) => t.tag))];
+      const answers = await Promise.all(tags.map((tag) => this.page.fetchMulti(tag, this.page.runSpec(tag), samples, 'lines', [])));
+      if (this.drawToken !== token) return;
+      const batch = new Map(tags.map((tag, i) => [tag, answers[i].series]));
+      const has = (t) => t.run in batch.get(t.tag);
+      const missing = runs.filter((t) => !has(t)).length;
+      const series = await Promise.all(runs.filter(has).map(async (t) => {
         const get = (w, win) => this.page.fetchSeries(t.run, t.tag, samples, w, win);
         const [raw, smooth, rawWin, smoothWin] = await Promise.all([
-          get(0, null),
+          batch.get(t.tag)[t.run],
           weight > 0 ? get(weight, null) : null,
           range ? get(0, range) : null,
           range && weight > 0 ? get(weight, range) : null,
@@ -216,9 +304,11 @@ class Card {
       this.drawn = { samples, weight };
       this.chart.setData(series, weight);
       const nf = series.reduce((a, s) => a + countNonFinite(s.cols), 0);
-      this.status.textContent = nf ? `${nf} non-finite point${nf > 1 ? 's' : ''} marked (▲ +Inf, ▼ -Inf, ✕ NaN)` : '';
-      this.status.classList.toggle('warn', nf > 0);
+      this.status.textContent = (nf ? `${nf} non-finite point${nf > 1 ? 's' : ''} marked (▲ +Inf, ▼ -Inf, ✕ NaN)` : '') +
+        (missing ? `${nf ? '; ' : ''}${missing} selected run${missing > 1 ? 's' : ''} not in the server's answer` : '');
+      this.status.classList.toggle('warn', nf > 0 || missing > 0);
       this.publish();
+      this.page.markDrawn();
     } catch (e) {
       if (this.drawToken !== token) return;
       this.loadedKey = '';
@@ -231,6 +321,42 @@ class Card {
   // full density (min_step/max_step), raw and smoothed; the points outside
   // it stay as they were. The window's smoothed values are still the
   // full-history EMA, so the curve keeps its shape.
+  // Past the threshold: the distribution across runs, the best and worst
+  // runs, the picked runs and the density, from one summary=bands answer.
+  async drawBands(token) {
+    if (this.chart) { this.chart.destroy(); this.chart = null; this.range = null; this.window = null; }
+    const spec = this.page.runSpec(this.tag);
+    const samples = this.samples();
+    if (!this.bchart) this.status.textContent = `Loading ${spec.count} runs…`;
+    try {
+      const ans = await this.page.fetchMulti(this.tag, spec, samples, 'bands', this.page.highlightRuns());
+      if (this.drawToken !== token) return;
+      if (!this.bchart) {
+        clear(this.wrap);
+        this.bchart = new BandChart(this.wrap, { onPick: (p) => this.page.pickNearest(this, p) });
+      }
+      this.bchart.setView(this.view());
+      this.bchart.setData(ans);
+      const s = this.page.ctx.state;
+      const up = higherIsBetter(this.tag);
+      const parts = [`${ans.runs} runs: median, p25–p75, p5–p95; best ${ans.best.length} solid, worst ${ans.worst.length} dashed (by last value, ${up ? 'higher' : 'lower'} is better)`];
+      if (ans.runs !== spec.count) parts.push(`the server matched ${ans.runs} runs, the sidebar ${spec.count}`);
+      if (ans.nonfinite.length) parts.push(`${ans.nonfinite.length} run${ans.nonfinite.length > 1 ? 's' : ''} with non-finite values (✕)`);
+      if (s.smoothing > 0) parts.push('not smoothed');
+      if (s.x !== 'step') parts.push('x is the step');
+      this.status.textContent = parts.join('; ') + '. Click the band to pick the nearest runs.';
+      this.status.classList.toggle('warn', ans.runs !== spec.count || ans.nonfinite.length > 0);
+      this.drawn = { samples, mode: 'bands' };
+      this.publish();
+      this.page.markDrawn();
+    } catch (e) {
+      if (this.drawToken !== token) return;
+      this.loadedKey = '';
+      this.status.textContent = 'Could not load: ' + e.message;
+      this.status.classList.add('warn');
+    }
+  }
+
   zoomed(range) {
     const next = range && this.page.ctx.state.x === 'step' ? [Math.floor(range[0]), Math.ceil(range[1])] : null;
     if (!next && !this.range) { this.publish(); return; }
@@ -239,11 +365,25 @@ class Card {
   }
 
   publish() {
-    if (this.chart) window.__tfb.charts['scalars:' + this.tag] = { ...this.chart.summary(), window: this.window || null, drawn: this.drawn || null };
+    if (this.chart) window.__tfb.charts['scalars:' + this.tag] = { mode: 'lines', ...this.chart.summary(), window: this.window || null, drawn: this.drawn || null };
+    else if (this.bchart) window.__tfb.charts['scalars:' + this.tag] = { ...this.bchart.summary(), drawn: this.drawn || null };
+  }
+
+  // Under the band chart: which runs a click picked, and a link selecting
+  // only them.
+  pickNote(runs, p) {
+    if (this.note) this.note.remove();
+    this.note = h('div', { class: 'card-status pick-note' },
+      runs.length ? `Nearest to step ${Math.round(p.step)}, value ${eng(p.value)}: ` : 'No run near that point.',
+      runs.map((r, i) => h('span', null, i ? ', ' : '', h('span', { class: 'swatch', style: { background: runColor(r) } }), ' ', r)),
+      runs.length ? h('button', { class: 'link', onclick: () => setRunsChecked(this.page.ctx.data.runs, runs) }, 'select only these') : null,
+      h('button', { class: 'link pick-clear', onclick: () => this.page.clearPick() }, 'clear'));
+    this.el.appendChild(this.note);
   }
 
   destroy() {
     if (this.chart) this.chart.destroy();
+    if (this.bchart) this.bchart.destroy();
     if (this.gchart) this.gchart.destroy();
     delete window.__tfb.charts['scalars:' + this.tag];
   }
@@ -276,6 +416,23 @@ const page = {
     this.ctx = ctx;
     this.gen = 0;
     this.cache = new Map();
+    this.highlight = [];   // runs picked on a band chart, drawn as lines
+    // The group-by settings need every run's hparams (megabytes for a big
+    // sweep): asked for once the first chart is drawn (or after 3 s), so
+    // they do not compete with it.
+    this.firstDrawn = new Promise((resolve) => { this.markDrawn = resolve; });
+    setTimeout(() => this.markDrawn(), 3000);
+    this.hovered = null;   // the run under the mouse in the sidebar, too
+    // Hovering a run in the sidebar draws it on the band charts (one
+    // request per card, after the mouse rests a moment).
+    this.onHoverRun = debounce((e) => {
+      const run = e.detail || null;
+      if (run === this.hovered) return;
+      this.hovered = run;
+      for (const c of this.visible) if (c.bchart) c.load();
+    }, 200);
+    window.addEventListener('tfb:hover-run', this.onHoverRun);
+
     this.cards = new Map();
     this.visible = new Set();
     this.observer = new IntersectionObserver((entries) => {
@@ -295,6 +452,7 @@ const page = {
   },
 
   unmount() {
+    window.removeEventListener('tfb:hover-run', this.onHoverRun);
     this.observer.disconnect();
     window.removeEventListener('resize', this.onResize);
     for (const c of this.cards.values()) c.destroy();
@@ -337,6 +495,7 @@ const page = {
 
   // Group-by choices need the hparam names: built again when they come.
   async buildCompare() {
+    await this.firstDrawn;
     const gen = this.gen;
     const hp = await loadHparams(gen, '');
     const names = hp.experiment.hparams.map((c) => c.name);
@@ -352,12 +511,95 @@ const page = {
       if (!this.ctx.state.group && !this.ctx.state.multi.length) {
         const l = await loadLayout().catch(() => null);
         if (l) { applyLayout(this.ctx, l); this.compareMsg.textContent = 'Shared layout from the logdir applied.'; }
+        else {
+          // No shared layout: a custom scalars layout of the runs opens as
+          // multi-tag charts.
+          const cs = this.ctx.data.plugins && this.ctx.data.plugins.custom_scalars && this.ctx.data.plugins.custom_scalars.enabled
+            ? fromCustomScalars(await getJSON('data/plugin/custom_scalars/layout').catch(() => null)) : null;
+          if (cs) { applyLayout(this.ctx, cs); this.compareMsg.textContent = 'Custom scalars layout of the runs applied.'; }
+        }
       }
     }
   },
 
   runsWithTag(tag) {
     return this.ctx.runs.filter((r) => this.ctx.data.scalarTags[r] && tag in this.ctx.data.scalarTags[r]);
+  },
+
+  // The runs band charts draw as lines besides the best and worst: the
+  // picked ones and the one hovered in the sidebar.
+  highlightRuns() {
+    const out = this.highlight.slice();
+    if (this.hovered && !out.includes(this.hovered)) out.push(this.hovered);
+    return out;
+  },
+
+  // How a card names its runs to /multirun: nothing (every run with the
+  // tag) when every run is selected, the sidebar's filter as run_regex when
+  // the selection is that filter, else each run. runs: what the sidebar
+  // shows for the tag (the answer is checked against it).
+  runSpec(tag) {
+    const runs = this.runsWithTag(tag);
+    const s = this.ctx.state;
+    let params = null;
+    if (s.runs === null && !s.runFilter) params = {};
+    else if (s.runs === null) {
+      const ere = toERE(s.runFilter);
+      if (ere !== null) params = { run_regex: ere };
+    }
+    // The route takes at most 256 run= parameters; a longer list goes as
+    // one anchored alternation of the escaped names.
+    if (!params) params = runs.length <= MAX_RUN_PARAMS ? { run: runs } : { run_regex: '^(' + runs.map(ereEscape).join('|') + ')$' };
+    return { runs, count: runs.length, params };
+  },
+
+  // One tag for many runs in one request: {mode: 'lines', series: {run:
+  // columns}} or the parsed bands answer. Cached like fetchSeries.
+  fetchMulti(tag, spec, samples, mode, highlight) {
+    const key = [this.gen, 'multi', tag, JSON.stringify(spec.params), samples, mode, ...highlight].join('\u0000');
+    const hit = this.cache.get(key);
+    if (hit) { this.cache.delete(key); this.cache.set(key, hit); return hit; }
+    const q = { tag, ...spec.params, samples, summary: mode };
+    if (mode === 'bands') { q.k = BAND_K; if (highlight.length) q.highlight = highlight; }
+    const promise = getJSON('data/plugin/scalars/multirun', q).then((ans) => {
+      if (mode === 'bands' || ans.mode === 'bands') return parseBands(ans);
+      const series = {};
+      for (const [run, rows] of Object.entries(ans.series || {})) series[run] = parseScalars(rows, num);
+      return { mode: 'lines', runs: ans.runs, series };
+    });
+    this.cache.set(key, promise);
+    promise.catch(() => { if (this.cache.get(key) === promise) this.cache.delete(key); });
+    while (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value);
+    return promise;
+  },
+
+  // A click on a band chart: the runs nearest (step, value) become the
+  // highlighted runs of every band chart, and the card says which they are
+  // (with a link that selects just them).
+  async pickNearest(card, p) {
+    const spec = this.runSpec(card.tag);
+    // The same runs as the chart's bands (run= or run_regex=).
+    const q = { tag: card.tag, step: p.step, value: p.value, k: NEAREST_K, ...spec.params };
+    try {
+      const ans = await getJSON('data/plugin/scalars/nearest', q);
+      const allowed = new Set(spec.runs);
+      const runs = (ans.runs || []).map((r) => r.run).filter((r) => allowed.has(r)).slice(0, NEAREST_K);
+      this.highlight = runs;
+      window.__tfb.pages.scalarsPick = { tag: card.tag, step: p.step, value: p.value, runs };
+      for (const c of this.visible) c.load();
+      card.pickNote(runs, p);
+    } catch (e) {
+      card.status.textContent = 'Could not find the nearest runs: ' + e.message;
+      card.status.classList.add('warn');
+    }
+  },
+
+  // Forgets the picked runs: the band charts draw best and worst only.
+  clearPick() {
+    this.highlight = [];
+    delete window.__tfb.pages.scalarsPick;
+    for (const c of this.cards.values()) if (c.note) { c.note.remove(); c.note = null; }
+    for (const c of this.visible) c.load();
   },
 
   // One scalar series as columns: raw (weight 0) or smoothed by the

@@ -1,10 +1,46 @@
-// Text dashboard: per (tag, run), the entries by step, shown as plain text
-// (textContent), never parsed as HTML or markdown.
+// Text dashboard: per (tag, run), the entries by step, their Markdown as
+// the server rendered it (cmark, raw HTML already turned into text). That
+// HTML is never inserted as HTML: it is parsed inert (DOMParser runs no
+// script) and only allowed elements are rebuilt with DOM calls, their text
+// as text nodes, links only to http(s)/mailto/relative URLs. Without it,
+// the plain text.
 import { h, clear, debounce } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { wall } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
+
+const ALLOWED = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'STRONG', 'EM', 'CODE', 'PRE', 'UL', 'OL', 'LI',
+  'BLOCKQUOTE', 'HR', 'BR', 'TABLE', 'THEAD', 'TBODY', 'TR', 'TH', 'TD', 'A', 'DEL']);
+const SAFE_URL = /^(https?:|mailto:|[^:]*$|[^:]*[/?#])/i;
+
+// A copy of node's children keeping only ALLOWED elements (others give
+// their children), text as text nodes, no attribute but a checked href.
+function rebuild(node, into) {
+  for (const c of node.childNodes) {
+    if (c.nodeType === Node.TEXT_NODE) {
+      // The newlines cmark puts between block elements are no text.
+      if (!/^\n+$/.test(c.nodeValue)) into.appendChild(document.createTextNode(c.nodeValue));
+      continue;
+    }
+    if (c.nodeType !== Node.ELEMENT_NODE) continue;
+    if (!ALLOWED.has(c.tagName)) { rebuild(c, into); continue; }
+    const el = document.createElement(c.tagName.toLowerCase());
+    if (c.tagName === 'A') {
+      const href = c.getAttribute('href') || '';
+      if (href && SAFE_URL.test(href)) { el.setAttribute('href', href); el.setAttribute('rel', 'noopener noreferrer'); el.setAttribute('target', '_blank'); }
+    }
+    rebuild(c, el);
+    into.appendChild(el);
+  }
+  return into;
+}
+
+function markdownBody(e) {
+  if (typeof e.html !== 'string') return h('pre', { class: 'text-body' }, typeof e.text === 'string' ? e.text : JSON.stringify(e.text));
+  const doc = new DOMParser().parseFromString(e.html, 'text/html');
+  return rebuild(doc.body, h('div', { class: 'text-body markdown' }));
+}
 
 const page = {
   mount(ctx) {
@@ -44,7 +80,7 @@ const page = {
         for (const e of entries) {
           list.appendChild(h('div', { class: 'text-entry' },
             h('div', { class: 'text-step', title: wall(num(e.wall_time)) }, 'step ' + String(e.step)),
-            h('pre', { class: 'text-body' }, typeof e.text === 'string' ? e.text : JSON.stringify(e.text))));
+            markdownBody(e)));
         }
         shown[it.run + ':' + it.tag] = entries.length;
       }

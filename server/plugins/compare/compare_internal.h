@@ -1,11 +1,11 @@
 /*
- * report_compare_internal.h - the parts of the comparison that live in
- * their own files (report_compare_hparams.c).
+ * compare_internal.h - the parts of the comparison that live in their
+ * own files (compare_hparams.c).
  */
-#ifndef TFB_SERVER_REPORT_COMPARE_INTERNAL_H
-#define TFB_SERVER_REPORT_COMPARE_INTERNAL_H
+#ifndef TFB_SERVER_COMPARE_INTERNAL_H
+#define TFB_SERVER_COMPARE_INTERNAL_H
 
-#include "report_compare.h"
+#include "compare_analysis.h"
 
 /* Fills c->hparams (the differing ones, by name), c->hparams_a/_b.
  * Returns 0 or TFB_ENOMEM. */

@@ -1,10 +1,10 @@
 /*
- * report_compare.c - builds the comparison of two runs (report_compare.h)
+ * compare_analysis.c - builds the comparison of two runs (compare_analysis.h)
  * from the same analyses the dashboards use: the store's scalar series,
  * the pipeline summary and the GPU kernel statistics; hparams in
- * report_compare_hparams.c.
+ * compare_hparams.c.
  */
-#include "report_compare.h"
+#include "compare_analysis.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 #include "trace_aggregate.h"
 #include "pipeline_analysis.h"
-#include "report_compare_internal.h"
+#include "compare_internal.h"
 #include "str.h"
 
 double tfb_compare_change(double a, double b)

@@ -1,11 +1,11 @@
 /*
- * report_compare_json.c - the comparison as JSON: the answer of
+ * compare_json.c - the comparison as JSON: the answer of
  * /data/plugin/compare/compare and of `tfboard report --compare --format
  * json`, and the data the html page draws from (one writer for all).
  */
 #include <math.h>
 
-#include "report_compare.h"
+#include "compare_analysis.h"
 
 /* A change: null when unknown (NaN), else the number ("Infinity" when A
  * was 0). */

@@ -1,5 +1,5 @@
 /*
- * report_compare_hparams.c - the hparams that differ between two runs,
+ * compare_hparams.c - the hparams that differ between two runs,
  * from the hparams plugin's decoding (hparams_analysis.h): a name whose
  * values differ, or that only one run set. Values are compared as the
  * hparams table shows them (tfb_hparam_value_text), so 0.1 and 0.10 are
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "hparams_analysis.h"
-#include "report_compare_internal.h"
+#include "compare_internal.h"
 #include "str.h"
 
 /* The value as text, with its kind, so "1" (string) != 1 (number). */
@@ -71,13 +71,14 @@ int tfb_compare_hparams_diff(tfb_store *sa, tfb_run *a, tfb_store *sb,
             rc = TFB_ENOMEM;
         for (size_t i = 0; i < ha.n_hparams && rc == 0; i++) {
             const tfb_hparam_kv *kv = &ha.hparams[i];
-            const tfb_hparam_value *vb = tfb_hparams_find(&hb, kv->name);
+            const tfb_hparam_value *vb =
+                tfb_hparams_findn(&hb, kv->name, kv->name_len);
             if (!vb || !same(&kv->value, vb))
                 rc = add(c, cap, kv->name, &kv->value, vb);
         }
         for (size_t i = 0; i < hb.n_hparams && rc == 0; i++) {
             const tfb_hparam_kv *kv = &hb.hparams[i];
-            if (!tfb_hparams_find(&ha, kv->name))
+            if (!tfb_hparams_findn(&ha, kv->name, kv->name_len))
                 rc = add(c, cap, kv->name, NULL, &kv->value);
         }
         if (rc == 0 && c->n_hparams > 1)

@@ -1,0 +1,509 @@
+/*
+ * media.c - images: tfb_image (pixels, PNG-encoded off the caller's
+ * thread) and tfb_image_encoded, written in TensorFlow 2's image format
+ * (see tfboard.h, "Images").
+ *
+ * The caller's cost is one malloc and one copy of the pixels into a job;
+ * a background thread per writer (started at the first image, stopped by
+ * the writer's close hook) encodes the PNG with libpng and enqueues the
+ * record with tfb_writer_log_event. The jobs wait in a FIFO bounded by
+ * TFB_IMAGE_QUEUE_BYTES: past it an image is refused at once
+ * (TFB_EDROPPED), so a training loop never waits on encoding.
+ */
+#include <png.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+#include "tfboard.h"
+#include "writer_internal.h"
+
+typedef struct img_job {
+    struct img_job *next;
+    int64_t step;
+    double wall;
+    int height, width, channels;
+    size_t tag_len, bytes;
+    size_t cap;      /* bytes of data (a reused job may hold more) */
+    char *tag;       /* points into data */
+    uint8_t data[];  /* tag (NUL-terminated), then the pixels */
+} img_job;
+
+struct tfb_media {
+    tfb_writer *w;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_idle;
+    img_job *head, *tail;
+    size_t queued_bytes;
+    /* Jobs done, kept for the next calls: a fresh 200 KB block would be
+     * mmap'ed and page-faulted on every call, which costs the caller more
+     * than the copy itself. */
+    img_job *spare[4];
+    int n_spare;
+    int busy;  /* the thread holds a job being encoded */
+    int stop;
+    pthread_t thread;
+};
+
+/* A job's memory. Large jobs are mapped with MAP_POPULATE: the kernel
+ * fills the pages in one go instead of faulting them in one by one while
+ * the caller copies (half the caller's cost for a fresh 192 KB job). */
+#define MAP_MIN ((size_t)64 << 10)
+
+static img_job *job_alloc(size_t need)
+{
+    size_t total = sizeof(img_job) + need;
+    img_job *j;
+    if (total >= MAP_MIN) {
+        void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+        j = m == MAP_FAILED ? NULL : m;
+    } else {
+        j = malloc(total);
+    }
+    if (j)
+        j->cap = need;
+    return j;
+}
+
+static void job_free(img_job *j)
+{
+    if (!j)
+        return;
+    size_t total = sizeof(img_job) + j->cap;
+    if (total >= MAP_MIN)
+        munmap(j, total);
+    else
+        free(j);
+}
+
+/* Creation of a writer's media state: rare, so one lock for all writers. */
+static pthread_mutex_t g_create = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- the record ---- */
+
+/* Serialises Event{wall_time, step, summary{value{tag, metadata{plugin
+ * "images"}, tensor DT_STRING [3] = width, height, image}}}; malloc'd. */
+static uint8_t *image_event(double wall, int64_t step, const char *tag,
+                            size_t tag_len, int width, int height,
+                            const uint8_t *img, size_t img_len, size_t *out)
+{
+    char ws[16], hs[16];
+    size_t wl = (size_t)snprintf(ws, sizeof ws, "%d", width);
+    size_t hl = (size_t)snprintf(hs, sizeof hs, "%d", height);
+    /* TensorShapeProto{dim{size: 3}} */
+    size_t dim = 2;                              /* size = 3 */
+    size_t shape = pb_len_field_size(dim);       /* dim */
+    size_t tensor = 2 /* dtype = DT_STRING */ + pb_len_field_size(shape) +
+                    pb_len_field_size(wl) + pb_len_field_size(hl) +
+                    pb_len_field_size(img_len);
+    size_t plugin_data = pb_len_field_size(6);   /* plugin_name "images" */
+    size_t meta = pb_len_field_size(plugin_data);
+    size_t value = pb_len_field_size(tag_len) + pb_len_field_size(meta) +
+                   pb_len_field_size(tensor);
+    size_t summary = pb_len_field_size(value);
+    size_t ev = 9 + 1 + pb_varint_size((uint64_t)step) +
+                pb_len_field_size(summary);
+    uint8_t *buf = malloc(ev), *p = buf;
+    if (!buf)
+        return NULL;
+    *p++ = 0x09; /* 1: wall_time */
+    p = pb_put_double(p, wall);
+    *p++ = 0x10; /* 2: step */
+    p = pb_put_varint(p, (uint64_t)step);
+    p = pb_put_len(p, 5, summary);
+    p = pb_put_len(p, 1, value);
+    p = pb_put_bytes(p, 1, tag, tag_len);
+    p = pb_put_len(p, 9, meta);
+    p = pb_put_len(p, 1, plugin_data);
+    p = pb_put_bytes(p, 1, "images", 6);
+    p = pb_put_len(p, 8, tensor);
+    *p++ = 0x08; /* 1: dtype */
+    *p++ = 7;    /* DT_STRING */
+    p = pb_put_len(p, 2, shape);
+    p = pb_put_len(p, 2, dim);
+    *p++ = 0x08; /* 1: size */
+    *p++ = 3;
+    p = pb_put_bytes(p, 8, ws, wl);
+    p = pb_put_bytes(p, 8, hs, hl);
+    p = pb_put_bytes(p, 8, img, img_len);
+    *out = (size_t)(p - buf);
+    return buf;
+}
+
+static int log_image(tfb_writer *w, double wall, int64_t step,
+                     const char *tag, size_t tag_len, int width, int height,
+                     const uint8_t *img, size_t img_len)
+{
+    size_t n;
+    uint8_t *ev = image_event(wall, step, tag, tag_len, width, height, img,
+                              img_len, &n);
+    if (!ev)
+        return TFB_ENOMEM;
+    int rc = tfb_writer_log_event(w, ev, n);
+    free(ev);
+    return rc;
+}
+
+/* ---- PNG encoding (background thread) ---- */
+
+typedef struct membuf {
+    uint8_t *p;
+    size_t len, cap;
+    int failed;
+} membuf;
+
+static void mem_write(png_structp png, png_bytep data, png_size_t n)
+{
+    membuf *m = png_get_io_ptr(png);
+    if (m->failed)
+        return;
+    if (m->len + n > m->cap) {
+        size_t nc = m->cap ? m->cap : 4096;
+        while (nc < m->len + n)
+            nc *= 2;
+        uint8_t *np = realloc(m->p, nc);
+        if (!np) {
+            m->failed = 1;
+            return;
+        }
+        m->p = np;
+        m->cap = nc;
+    }
+    memcpy(m->p + m->len, data, n);
+    m->len += n;
+}
+
+static void mem_flush(png_structp png)
+{
+    (void)png;
+}
+
+/* libpng reports errors by longjmp; nothing it touches is a local that
+ * changes after setjmp, so no volatile is needed. */
+static int encode_png(const img_job *j, membuf *m)
+{
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL,
+                                              NULL, NULL);
+    if (!png)
+        return TFB_ENOMEM;
+    png_infop info = png_create_info_struct(png);
+    if (!info) {
+        png_destroy_write_struct(&png, NULL);
+        return TFB_ENOMEM;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return TFB_ENOMEM;
+    }
+    static const int types[5] = {0, PNG_COLOR_TYPE_GRAY, 0,
+                                 PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGBA};
+    png_set_write_fn(png, m, mem_write, mem_flush);
+    /* Level 3: close to zlib's default size at about twice its speed;
+     * the PNG filters' per-row choice is kept (it matters for photos). */
+    png_set_compression_level(png, 3);
+    png_set_IHDR(png, info, (png_uint_32)j->width, (png_uint_32)j->height,
+                 8, types[j->channels], PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    const uint8_t *px = j->data + j->tag_len + 1;
+    size_t stride = (size_t)j->width * (size_t)j->channels;
+    for (int y = 0; y < j->height; y++)
+        png_write_row(png, (png_const_bytep)(px + (size_t)y * stride));
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    return m->failed ? TFB_ENOMEM : 0;
+}
+
+static void *media_thread(void *arg)
+{
+    struct tfb_media *md = arg;
+    pthread_mutex_lock(&md->mu);
+    for (;;) {
+        img_job *j = md->head;
+        if (!j) {
+            if (md->stop)
+                break;
+            pthread_cond_wait(&md->cv_work, &md->mu);
+            continue;
+        }
+        md->head = j->next;
+        if (!md->head)
+            md->tail = NULL;
+        md->busy = 1;
+        pthread_mutex_unlock(&md->mu);
+
+        membuf m = {0};
+        int rc = encode_png(j, &m);
+        if (rc == 0)
+            rc = log_image(md->w, j->wall, j->step, j->tag, j->tag_len,
+                           j->width, j->height, m.p, m.len);
+        if (rc == TFB_ENOMEM)
+            tfb_writer_count_dropped(md->w);
+        free(m.p);
+
+        pthread_mutex_lock(&md->mu);
+        md->queued_bytes -= j->bytes;
+        md->busy = 0;
+        if (md->n_spare < 4)
+            md->spare[md->n_spare++] = j;
+        else
+            job_free(j);
+        if (!md->head)
+            pthread_cond_broadcast(&md->cv_idle);
+    }
+    pthread_mutex_unlock(&md->mu);
+    return NULL;
+}
+
+/* Waits until every image queued before the call is in the writer's
+ * queue (tfb_flush's hook). */
+static void media_on_flush(tfb_writer *w)
+{
+    struct tfb_media *md = __atomic_load_n(tfb_writer_media_slot(w),
+                                           __ATOMIC_ACQUIRE);
+    if (!md)
+        return;
+    pthread_mutex_lock(&md->mu);
+    while (md->head || md->busy)
+        pthread_cond_wait(&md->cv_idle, &md->mu);
+    pthread_mutex_unlock(&md->mu);
+}
+
+/* Encodes what is left, stops the thread, frees the state. */
+static void media_on_close(tfb_writer *w)
+{
+    struct tfb_media **slot = tfb_writer_media_slot(w);
+    struct tfb_media *md = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!md)
+        return;
+    if (tfb_writer_forked(w)) {
+        /* The thread is the parent's; its queue is the parent's too. */
+        return;
+    }
+    pthread_mutex_lock(&md->mu);
+    md->stop = 1;
+    pthread_cond_signal(&md->cv_work);
+    pthread_mutex_unlock(&md->mu);
+    pthread_join(md->thread, NULL);
+    for (int i = 0; i < md->n_spare; i++)
+        job_free(md->spare[i]);
+    pthread_mutex_destroy(&md->mu);
+    pthread_cond_destroy(&md->cv_work);
+    pthread_cond_destroy(&md->cv_idle);
+    __atomic_store_n(slot, NULL, __ATOMIC_RELEASE);
+    free(md);
+}
+
+static struct tfb_media *media_get(tfb_writer *w, int *rc)
+{
+    struct tfb_media **slot = tfb_writer_media_slot(w);
+    struct tfb_media *md = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (md)
+        return md;
+    pthread_mutex_lock(&g_create);
+    md = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!md) {
+        md = calloc(1, sizeof *md);
+        if (md) {
+            md->w = w;
+            pthread_mutex_init(&md->mu, NULL);
+            pthread_cond_init(&md->cv_work, NULL);
+            pthread_cond_init(&md->cv_idle, NULL);
+            /* The encoder takes no signals: they are the program's. */
+            sigset_t all, old;
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &old);
+            int e = pthread_create(&md->thread, NULL, media_thread, md);
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+            if (e) {
+                pthread_mutex_destroy(&md->mu);
+                pthread_cond_destroy(&md->cv_work);
+                pthread_cond_destroy(&md->cv_idle);
+                free(md);
+                md = NULL;
+            } else {
+                __atomic_store_n(slot, md, __ATOMIC_RELEASE);
+                tfb_writer_set_hooks(w, TFB_WRITER_MOD_MEDIA, media_on_flush,
+                                     media_on_close);
+            }
+        }
+    }
+    pthread_mutex_unlock(&g_create);
+    if (!md)
+        *rc = TFB_ENOMEM;
+    return md;
+}
+
+/* The writer's own state: a closed or failed writer answers its error. */
+static int writer_error(tfb_writer *w)
+{
+    tfb_writer_stats st;
+    tfb_writer_stats_init(&st);
+    if (tfb_writer_get_stats(w, &st) == 0 && st.sticky_error)
+        return st.sticky_error;
+    return 0;
+}
+
+int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
+              int height, int width, int channels, int64_t step)
+{
+    if (!w || !tag || !*tag || !pixels || height <= 0 || width <= 0 ||
+        (channels != 1 && channels != 3 && channels != 4))
+        return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
+    if (height > TFB_IMAGE_MAX_SIDE || width > TFB_IMAGE_MAX_SIDE ||
+        (uint64_t)height * (uint64_t)width > TFB_IMAGE_MAX_PIXELS)
+        return TFB_ETOOBIG;
+    int rc = writer_error(w);
+    if (rc)
+        return rc;
+    struct tfb_media *md = media_get(w, &rc);
+    if (!md)
+        return rc;
+    size_t tag_len = strlen(tag);
+    size_t bytes = (size_t)height * (size_t)width * (size_t)channels;
+    size_t need = tag_len + 1 + bytes;
+    img_job *j = NULL;
+    pthread_mutex_lock(&md->mu);
+    int full = (md->head || md->busy) &&
+               md->queued_bytes + bytes > TFB_IMAGE_QUEUE_BYTES;
+    for (int i = md->n_spare; !full && i-- > 0;)
+        if (md->spare[i]->cap >= need) {
+            j = md->spare[i];
+            md->spare[i] = md->spare[--md->n_spare];
+            break;
+        }
+    pthread_mutex_unlock(&md->mu);
+    if (full) {
+        tfb_writer_count_dropped(w);
+        return TFB_EDROPPED;
+    }
+    if (!j) {
+        j = job_alloc(need);
+        if (!j)
+            return TFB_ENOMEM;
+    }
+    j->next = NULL;
+    j->step = step;
+    j->wall = tfb_now_wall();
+    j->height = height;
+    j->width = width;
+    j->channels = channels;
+    j->tag_len = tag_len;
+    j->bytes = bytes;
+    j->tag = (char *)j->data;
+    memcpy(j->data, tag, tag_len + 1);
+    memcpy(j->data + tag_len + 1, pixels, bytes); /* the one copy */
+    pthread_mutex_lock(&md->mu);
+    if (md->tail)
+        md->tail->next = j;
+    else
+        md->head = j;
+    md->tail = j;
+    md->queued_bytes += bytes;
+    pthread_cond_signal(&md->cv_work);
+    pthread_mutex_unlock(&md->mu);
+    return 0;
+}
+
+/* ---- already encoded images ---- */
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           p[3];
+}
+
+/* Width and height from the header of a PNG, JPEG, GIF or WebP; -1 when
+ * the bytes are none of these or their header cannot be read. */
+static int image_size(const uint8_t *p, size_t n, uint32_t *w, uint32_t *h)
+{
+    if (n >= 24 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0 &&
+        memcmp(p + 12, "IHDR", 4) == 0) {
+        *w = be32(p + 16);
+        *h = be32(p + 20);
+        return 0;
+    }
+    if (n >= 10 && (memcmp(p, "GIF87a", 6) == 0 ||
+                    memcmp(p, "GIF89a", 6) == 0)) {
+        *w = (uint32_t)(p[6] | p[7] << 8);
+        *h = (uint32_t)(p[8] | p[9] << 8);
+        return 0;
+    }
+    if (n >= 30 && memcmp(p, "RIFF", 4) == 0 && memcmp(p + 8, "WEBP", 4) == 0) {
+        const uint8_t *c = p + 12;
+        if (memcmp(c, "VP8X", 4) == 0) {
+            *w = 1 + (uint32_t)(c[12] | c[13] << 8 | c[14] << 16);
+            *h = 1 + (uint32_t)(c[15] | c[16] << 8 | c[17] << 16);
+            return 0;
+        }
+        if (memcmp(c, "VP8L", 4) == 0 && c[8] == 0x2f) {
+            uint32_t b = (uint32_t)(c[9] | c[10] << 8 | c[11] << 16 |
+                                    (uint32_t)c[12] << 24);
+            *w = 1 + (b & 0x3fff);
+            *h = 1 + ((b >> 14) & 0x3fff);
+            return 0;
+        }
+        if (memcmp(c, "VP8 ", 4) == 0 && c[11] == 0x9d && c[12] == 0x01 &&
+            c[13] == 0x2a) {
+            *w = (uint32_t)(c[14] | c[15] << 8) & 0x3fff;
+            *h = (uint32_t)(c[16] | c[17] << 8) & 0x3fff;
+            return 0;
+        }
+        return -1;
+    }
+    if (n >= 4 && p[0] == 0xff && p[1] == 0xd8) {
+        /* Walk the JPEG markers to the first start-of-frame. */
+        size_t i = 2;
+        while (i + 4 <= n) {
+            if (p[i] != 0xff)
+                return -1;
+            uint8_t mk = p[i + 1];
+            if (mk == 0xff) {
+                i++;
+                continue;
+            }
+            size_t seg = (size_t)(p[i + 2] << 8 | p[i + 3]);
+            if (seg < 2)
+                return -1;
+            if (mk >= 0xc0 && mk <= 0xcf && mk != 0xc4 && mk != 0xc8 &&
+                mk != 0xcc) {
+                if (i + 9 > n)
+                    return -1;
+                *h = (uint32_t)(p[i + 5] << 8 | p[i + 6]);
+                *w = (uint32_t)(p[i + 7] << 8 | p[i + 8]);
+                return 0;
+            }
+            i += 2 + seg;
+        }
+    }
+    return -1;
+}
+
+int tfb_image_encoded(tfb_writer *w, const char *tag, const void *bytes,
+                      size_t len, int64_t step)
+{
+    if (!w || !tag || !*tag || !bytes)
+        return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
+    if (len > ((size_t)1 << 30))
+        return TFB_ETOOBIG;
+    uint32_t width, height;
+    if (image_size(bytes, len, &width, &height) < 0 || !width || !height)
+        return TFB_EINVAL;
+    if (width > TFB_IMAGE_MAX_SIDE || height > TFB_IMAGE_MAX_SIDE ||
+        (uint64_t)width * height > TFB_IMAGE_MAX_PIXELS)
+        return TFB_ETOOBIG;
+    /* After the images of tfb_image already queued would be nicer for
+     * order, but waiting for the encoder is what the caller must not do:
+     * records of different calls may reach the file in another order
+     * than the calls (readers order by step, not by place in the file). */
+    return log_image(w, tfb_now_wall(), step, tag, strlen(tag), (int)width,
+                     (int)height, bytes, len);
+}

@@ -1,0 +1,157 @@
+/*
+ * pr_curve.c - tfb_pr_curve: TensorBoard's pr_curves tensor (see
+ * tfboard.h, "PR curves"), computed here and written as one record.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+#include "tfboard.h"
+#include "writer_internal.h"
+
+/* Serialises Event{wall_time, step, summary{value{tag, metadata{plugin
+ * "pr_curves", content PrCurvePluginData{num_thresholds}}, tensor
+ * DT_FLOAT [6, k] as packed float_val}}}; malloc'd. */
+static uint8_t *pr_event(double wall, int64_t step, const char *tag,
+                         size_t tag_len, const float *rows, int k,
+                         size_t *out)
+{
+    size_t nf = (size_t)6 * (size_t)k;
+    size_t dim0 = 2, dim1 = 1 + pb_varint_size((uint64_t)k);
+    size_t shape = pb_len_field_size(dim0) + pb_len_field_size(dim1);
+    size_t tensor = 2 + pb_len_field_size(shape) + pb_len_field_size(nf * 4);
+    size_t content = 1 + pb_varint_size((uint64_t)k); /* 2: num_thresholds */
+    size_t plugin_data = pb_len_field_size(9) + pb_len_field_size(content);
+    size_t meta = pb_len_field_size(plugin_data);
+    size_t value = pb_len_field_size(tag_len) + pb_len_field_size(meta) +
+                   pb_len_field_size(tensor);
+    size_t summary = pb_len_field_size(value);
+    size_t ev = 9 + 1 + pb_varint_size((uint64_t)step) +
+                pb_len_field_size(summary);
+    uint8_t *buf = malloc(ev), *p = buf;
+    if (!buf)
+        return NULL;
+    *p++ = 0x09;
+    p = pb_put_double(p, wall);
+    *p++ = 0x10;
+    p = pb_put_varint(p, (uint64_t)step);
+    p = pb_put_len(p, 5, summary);
+    p = pb_put_len(p, 1, value);
+    p = pb_put_bytes(p, 1, tag, tag_len);
+    p = pb_put_len(p, 9, meta);
+    p = pb_put_len(p, 1, plugin_data);
+    p = pb_put_bytes(p, 1, "pr_curves", 9);
+    p = pb_put_len(p, 2, content);
+    *p++ = 0x10;
+    p = pb_put_varint(p, (uint64_t)k);
+    p = pb_put_len(p, 8, tensor);
+    *p++ = 0x08; /* dtype */
+    *p++ = 1;    /* DT_FLOAT */
+    p = pb_put_len(p, 2, shape);
+    p = pb_put_len(p, 2, dim0);
+    *p++ = 0x08;
+    *p++ = 6;
+    p = pb_put_len(p, 2, dim1);
+    *p++ = 0x08;
+    p = pb_put_varint(p, (uint64_t)k);
+    p = pb_put_len(p, 5, nf * 4); /* float_val, packed */
+    for (size_t i = 0; i < nf; i++)
+        p = pb_put_float(p, rows[i]);
+    *out = (size_t)(p - buf);
+    return buf;
+}
+
+/* From the per-bucket weights of positives and negatives: the six rows. */
+static int write_curve(tfb_writer *w, const char *tag, int k, double *tp_b,
+                       double *fp_b, int64_t step)
+{
+    float *rows = malloc((size_t)6 * (size_t)k * sizeof *rows);
+    if (!rows)
+        return TFB_ENOMEM;
+    double tp = 0, fp = 0;
+    /* Reverse cumulative sums: at threshold i, the buckets >= i. */
+    for (int i = k - 1; i >= 0; i--) {
+        tp += tp_b[i];
+        fp += fp_b[i];
+        tp_b[i] = tp;
+        fp_b[i] = fp;
+    }
+    for (int i = 0; i < k; i++) {
+        double t = tp_b[i], f = fp_b[i];
+        double tn = fp_b[0] - f, fn = tp_b[0] - t;
+        rows[i] = (float)t;
+        rows[k + i] = (float)f;
+        rows[2 * k + i] = (float)tn;
+        rows[3 * k + i] = (float)fn;
+        rows[4 * k + i] = (float)(t / fmax(1e-7, t + f));
+        rows[5 * k + i] = (float)(t / fmax(1e-7, t + fn));
+    }
+    size_t n;
+    uint8_t *ev = pr_event(tfb_now_wall(), step, tag, strlen(tag), rows, k,
+                           &n);
+    free(rows);
+    if (!ev)
+        return TFB_ENOMEM;
+    int rc = tfb_writer_log_event(w, ev, n);
+    free(ev);
+    return rc;
+}
+
+static int check_args(tfb_writer *w, const char *tag, const void *labels,
+                      const void *predictions, size_t n, int *k)
+{
+    if (!w || !tag || !*tag || ((!labels || !predictions) && n) || *k < 2)
+        return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
+    if (*k > TFB_PR_MAX_THRESHOLDS)
+        *k = TFB_PR_MAX_THRESHOLDS;
+    return 0;
+}
+
+int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
+                 const float *predictions, size_t n, int num_thresholds,
+                 int64_t step)
+{
+    int k = num_thresholds;
+    int rc = check_args(w, tag, labels, predictions, n, &k);
+    if (rc)
+        return rc;
+    double tp_b[TFB_PR_MAX_THRESHOLDS] = {0}, fp_b[TFB_PR_MAX_THRESHOLDS] = {0};
+    const float scale = (float)(k - 1);
+    for (size_t i = 0; i < n; i++) {
+        /* In float, as NumPy multiplies a float32 array. NaN and values
+         * outside [0, 1] fall in no bucket. */
+        float b = floorf(predictions[i] * scale);
+        if (!(b >= 0 && b <= scale))
+            continue;
+        if (labels[i] != 0)
+            tp_b[(int)b] += 1;
+        else
+            fp_b[(int)b] += 1;
+    }
+    return write_curve(w, tag, k, tp_b, fp_b, step);
+}
+
+int tfb_pr_curve_f64(tfb_writer *w, const char *tag, const double *labels,
+                     const double *predictions, size_t n, int num_thresholds,
+                     int64_t step)
+{
+    int k = num_thresholds;
+    int rc = check_args(w, tag, labels, predictions, n, &k);
+    if (rc)
+        return rc;
+    double tp_b[TFB_PR_MAX_THRESHOLDS] = {0}, fp_b[TFB_PR_MAX_THRESHOLDS] = {0};
+    const double scale = (double)(k - 1);
+    for (size_t i = 0; i < n; i++) {
+        double b = floor(predictions[i] * scale);
+        if (!(b >= 0 && b <= scale))
+            continue;
+        if (labels[i] != 0)
+            tp_b[(int)b] += 1;
+        else
+            fp_b[(int)b] += 1;
+    }
+    return write_curve(w, tag, k, tp_b, fp_b, step);
+}

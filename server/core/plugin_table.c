@@ -1,0 +1,188 @@
+/*
+ * plugin_table.c - the one table of plugins, as core sees it (plugin.h).
+ *
+ * Core names no plugin: the built-in list (server/plugins/registry.c) is
+ * handed in by the command line at start (tfb_plugin_table_init), and a
+ * program may add its own plugins with tfb_plugin_register before or
+ * after that. The built-in ones always come first, in their order, then
+ * the registered ones in the order they came.
+ *
+ * A descriptor is read only as far as its own size says: a registered one
+ * is copied into a whole, zero-filled tfb_plugin here, so a plugin built
+ * against an older, smaller struct leaves the newer fields unset.
+ *
+ * Thread-safety: written only before the server starts; readers take no
+ * lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin.h"
+
+#define TFB_MAX_BUILTIN 32
+#define TFB_MAX_EXTRA 16
+
+static const tfb_plugin *table[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
+static size_t n_builtin, n_table;
+/* Whole copies of the registered descriptors (see above). */
+static tfb_plugin extra[TFB_MAX_EXTRA];
+static size_t n_extra;
+
+const tfb_plugin *const *tfb_plugins(size_t *n)
+{
+    *n = n_table;
+    return table;
+}
+
+const tfb_plugin *tfb_plugin_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < n_table; i++)
+        if (strlen(table[i]->name) == len &&
+            memcmp(table[i]->name, name, len) == 0)
+            return table[i];
+    return NULL;
+}
+
+static int valid_name(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+              *s == '_'))
+            return 0;
+    return 1;
+}
+
+/* The checks every descriptor passes, on a whole copy. */
+static int valid_plugin(const tfb_plugin *p)
+{
+    if (!valid_name(p->name) || !p->title || (p->n_routes && !p->routes) ||
+        (p->n_put_routes && !p->put_routes) ||
+        (p->n_options && !p->options))
+        return TFB_EINVAL;
+    for (size_t i = 0; i < p->n_options; i++) {
+        const tfb_plugin_option *o = &p->options[i];
+        if (!valid_name(o->name) || !o->help || !o->dest ||
+            o->type < TFB_OPT_FLAG || o->type > TFB_OPT_STRING)
+            return TFB_EINVAL;
+    }
+    return 0;
+}
+
+/* '-' and '_' are the same in option names. */
+static int same_name(const char *decl, const char *name, size_t len)
+{
+    if (strlen(decl) != len)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char a = decl[i], b = name[i];
+        if (a == '-')
+            a = '_';
+        if (b == '-')
+            b = '_';
+        if (a != b)
+            return 0;
+    }
+    return 1;
+}
+
+const tfb_plugin_option *tfb_plugin_option_find(const char *name, size_t len)
+{
+    size_t np;
+    const tfb_plugin *const *pl = tfb_plugins(&np);
+    for (size_t i = 0; i < np; i++)
+        for (size_t k = 0; k < pl[i]->n_options; k++)
+            if (same_name(pl[i]->options[k].name, name, len))
+                return &pl[i]->options[k];
+    return NULL;
+}
+
+/* 1 when one of p's options has a name another plugin's option has. */
+static int option_taken(const tfb_plugin *p)
+{
+    for (size_t i = 0; i < p->n_options; i++)
+        if (tfb_plugin_option_find(p->options[i].name,
+                                   strlen(p->options[i].name)))
+            return 1;
+    return 0;
+}
+
+/* Reads the descriptor's version and size, and copies what its size
+ * covers into *whole (zero beyond). */
+static int read_descriptor(const tfb_plugin *p, tfb_plugin *whole)
+{
+    if (!p || p->size < TFB_PLUGIN_SIZE_V1 || p->version < 1 ||
+        p->version > TFB_PLUGIN_VERSION)
+        return TFB_EINVAL;
+    memset(whole, 0, sizeof *whole);
+    memcpy(whole, p, p->size < sizeof *whole ? p->size : sizeof *whole);
+    return valid_plugin(whole);
+}
+
+static int name_taken(const char *name, const tfb_plugin *const *t,
+                      size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(t[i]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+int tfb_plugin_table_init(const tfb_plugin *const *builtin, size_t n)
+{
+    if ((n && !builtin) || n > TFB_MAX_BUILTIN)
+        return TFB_EINVAL;
+    if (n_builtin)
+        return TFB_EEXIST; /* handed in once */
+    for (size_t i = 0; i < n; i++) {
+        tfb_plugin whole;
+        /* Built-in descriptors are compiled with this very header, so
+         * they are used in place once they pass the checks. */
+        int rc = read_descriptor(builtin[i], &whole);
+        if (rc < 0)
+            return rc;
+        if (builtin[i]->size != sizeof(tfb_plugin) ||
+            name_taken(whole.name, builtin, i))
+            return TFB_EINVAL;
+        for (size_t k = 0; k < n_extra; k++)
+            if (strcmp(extra[k].name, whole.name) == 0)
+                return TFB_EEXIST;
+    }
+    for (size_t i = 0; i < n; i++)
+        table[i] = builtin[i];
+    for (size_t k = 0; k < n_extra; k++)
+        table[n + k] = &extra[k];
+    n_builtin = n;
+    n_table = n + n_extra;
+    return 0;
+}
+
+int tfb_plugin_register(const tfb_plugin *p)
+{
+    tfb_plugin whole;
+    int rc = read_descriptor(p, &whole);
+    if (rc < 0)
+        return rc;
+    if (tfb_plugin_find(whole.name, strlen(whole.name)) ||
+        option_taken(&whole))
+        return TFB_EEXIST;
+    if (n_extra == TFB_MAX_EXTRA)
+        return TFB_ENOMEM;
+    extra[n_extra] = whole;
+    table[n_table++] = &extra[n_extra++];
+    return 0;
+}
+
+int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s)
+{
+    tfb_run **runs;
+    size_t nr;
+    if (tfb_store_runs(s, &runs, &nr) < 0)
+        return 0;
+    int on = 0;
+    for (size_t i = 0; i < nr && !on; i++)
+        on = p->has_data ? p->has_data(s, runs[i]) : 1;
+    free(runs);
+    return on;
+}

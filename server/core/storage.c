@@ -1,0 +1,109 @@
+/*
+ * storage.c - what every storage backend shares: freeing, and a
+ * tfb_reader over any backend (storage.h), so the reader's record
+ * framing and replacement rules need one implementation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "reader_source.h"
+#include "storage.h"
+
+void tfb_storage_destroy(tfb_storage *s)
+{
+    if (s)
+        s->ops->destroy(s);
+}
+
+void tfb_storage_entries_free(tfb_storage_entry *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].path);
+    free(v);
+}
+
+/* ---- a backend's object as a tfb_reader_source ---------------------- */
+
+typedef struct storage_source {
+    tfb_storage *s;
+    char *path;
+    tfb_storage_file *f;
+} storage_source;
+
+static tfb_object_id id_of(const tfb_storage_stat *st)
+{
+    size_t n = strnlen(st->etag, sizeof st->etag);
+    tfb_object_id id = {tfb_hash_bytes(st->etag, n), n};
+    return id;
+}
+
+static void src_release(void *ctx)
+{
+    storage_source *c = ctx;
+    if (c->f)
+        c->s->ops->close(c->f);
+    c->f = NULL;
+}
+
+static int src_open(void *ctx, tfb_object_id *id, uint64_t *size)
+{
+    storage_source *c = ctx;
+    src_release(c);
+    tfb_storage_stat st;
+    int rc = c->s->ops->open(c->s, c->path, &c->f, &st);
+    if (rc < 0) {
+        c->f = NULL;
+        return rc;
+    }
+    *id = id_of(&st);
+    *size = st.size;
+    return 0;
+}
+
+static int src_stat(void *ctx, tfb_object_id *id, uint64_t *size)
+{
+    storage_source *c = ctx;
+    tfb_storage_stat st;
+    int rc = c->s->ops->stat(c->s, c->path, &st);
+    if (rc < 0)
+        return rc;
+    if (!st.regular)
+        return TFB_ENOTFILE;
+    *id = id_of(&st);
+    *size = st.size;
+    return 0;
+}
+
+static long src_read(void *ctx, uint64_t off, void *buf, size_t len)
+{
+    storage_source *c = ctx;
+    if (!c->f)
+        return TFB_EINVAL;
+    return c->s->ops->read(c->f, off, buf, len);
+}
+
+static void src_destroy(void *ctx)
+{
+    storage_source *c = ctx;
+    src_release(c);
+    free(c->path);
+    free(c);
+}
+
+int tfb_storage_reader_open(tfb_storage *s, const char *path,
+                            tfb_reader **out)
+{
+    storage_source *c = calloc(1, sizeof *c);
+    if (!c)
+        return TFB_ENOMEM;
+    c->s = s;
+    c->path = strdup(path);
+    if (!c->path) {
+        free(c);
+        return TFB_ENOMEM;
+    }
+    tfb_reader_source src = {c, src_open, src_stat, src_read, src_release,
+                             src_destroy};
+    return tfb_reader_open_source(out, &src);
+}

@@ -1,0 +1,96 @@
+/*
+ * storage.h - where the loader's bytes come from: one small interface
+ * over a logdir's storage, so a backend (local files now; S3-compatible
+ * object storage is issue 19) plugs in without touching the loader's
+ * logic. The loader lists, stats and reads through it only.
+ *
+ * Paths are the loader's own strings: for local storage, file system
+ * paths; a backend for buckets would take "s3://bucket/key". A listing is
+ * flat (every object under a prefix, with sizes, times and ETags), the
+ * shape of one ListObjectsV2 request, not a directory walk.
+ *
+ * Identity: each object's `etag` names its current version (device and
+ * inode for a local file, the ETag in a bucket); a changed ETag means
+ * "replaced": the loader reads it again from the start.
+ *
+ * Thread-safety: a tfb_storage may be used from many threads at once; a
+ * tfb_storage_file belongs to one thread at a time. Ownership: entries
+ * and files belong to the caller (tfb_storage_entries_free,
+ * ops->close); the storage to its creator (tfb_storage_destroy).
+ */
+#ifndef TFB_SERVER_STORAGE_H
+#define TFB_SERVER_STORAGE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "tfboard.h"
+
+typedef struct tfb_storage tfb_storage;
+typedef struct tfb_storage_file tfb_storage_file;
+
+#define TFB_STORAGE_ETAG_MAX 64
+
+typedef struct tfb_storage_stat {
+    uint64_t size;
+    int64_t mtime_ns;
+    char etag[TFB_STORAGE_ETAG_MAX]; /* NUL-terminated version name */
+    /* 1: an object to read (a regular file, or a link to one); 0: listed
+     * but never to be opened (a FIFO or device: reading could block) */
+    int regular;
+} tfb_storage_stat;
+
+typedef struct tfb_storage_entry {
+    char *path; /* the full path (prefix joined with the relative name) */
+    const char *rel; /* into path: the name relative to the prefix */
+    tfb_storage_stat st;
+} tfb_storage_entry;
+
+/* Which listed names to keep (name: the last path component), so a
+ * logdir full of checkpoints costs neither memory nor a stat each. */
+typedef int (*tfb_storage_keep_fn)(const char *name, void *arg);
+
+typedef struct tfb_storage_ops {
+    const char *name; /* "local" */
+    /* Every object under prefix (recursively, in no set order) whose name
+     * keep() accepts (keep NULL: all), into a malloc'd array (free with
+     * tfb_storage_entries_free). Local: links to directories are not
+     * followed (no loops), directories deeper than max_depth are left out
+     * and *too_deep set. TFB_ENOENT when the prefix itself cannot be
+     * listed. */
+    int (*list)(tfb_storage *s, const char *prefix, int max_depth,
+                tfb_storage_keep_fn keep, void *keep_arg,
+                tfb_storage_entry **out, size_t *n, int *too_deep);
+    /* What path designates now; TFB_ENOENT when gone. */
+    int (*stat)(tfb_storage *s, const char *path, tfb_storage_stat *out);
+    /* Opens path for reading without blocking; TFB_ENOTFILE when it is
+     * not a regular file. *st is what was opened. */
+    int (*open)(tfb_storage *s, const char *path, tfb_storage_file **out,
+                tfb_storage_stat *st);
+    /* Reads up to len bytes at off into buf: bytes read, 0 at the end,
+     * or a negative TFB_E* code. */
+    long (*read)(tfb_storage_file *f, uint64_t off, void *buf, size_t len);
+    void (*close)(tfb_storage_file *f); /* NULL-safe */
+    void (*destroy)(tfb_storage *s);
+} tfb_storage_ops;
+
+/* Every backend's handle starts with this. */
+struct tfb_storage {
+    const tfb_storage_ops *ops;
+};
+
+/* storage_local.c: the local file system. */
+/* log: where the first listing says which links to directories it did
+ * not follow (server/core/dir_links.h); NULL = quiet. */
+int tfb_storage_local_create(tfb_storage **out, FILE *log);
+
+/* storage.c: generic helpers over any backend. */
+void tfb_storage_destroy(tfb_storage *s); /* NULL-safe */
+void tfb_storage_entries_free(tfb_storage_entry *v, size_t n);
+/* A tfb_reader over path (reader framing, corruption and replacement
+ * rules over the backend's stat/open/read); errors as ops->open. */
+int tfb_storage_reader_open(tfb_storage *s, const char *path,
+                            tfb_reader **out);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * storage_local.c - the local file system as a tfb_storage (storage.h):
+ * a directory walk gives the flat listing; files are opened through the
+ * collector's file_source (regular files only, O_NONBLOCK) and read with
+ * pread.
+ */
+#include <dirent.h>
+#include <stdatomic.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dir_links.h"
+#include "errors.h"
+#include "file_source.h"
+#include "storage.h"
+
+struct tfb_storage_file {
+    int fd;
+};
+
+static void fill_stat(const struct stat *st, tfb_storage_stat *out)
+{
+    memset(out, 0, sizeof *out);
+    out->size = (uint64_t)st->st_size;
+    out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 +
+                    st->st_mtim.tv_nsec;
+    snprintf(out->etag, sizeof out->etag, "%llx-%llx",
+             (unsigned long long)st->st_dev, (unsigned long long)st->st_ino);
+    out->regular = S_ISREG(st->st_mode) != 0;
+}
+
+/* ---- listing -------------------------------------------------------- */
+
+/* The local backend: where to say which directory links are not
+ * followed (the first listing only, so each is said once). */
+typedef struct local_storage {
+    tfb_storage base;
+    FILE *log;
+    atomic_int listed;
+} local_storage;
+
+typedef struct lister {
+    tfb_storage_entry *v;
+    size_t n, cap;
+    const char *prefix;
+    FILE *log;         /* NULL: say nothing */
+    size_t prefix_len; /* of the listed prefix, to point rel into path */
+    int max_depth, too_deep;
+    tfb_storage_keep_fn keep;
+    void *keep_arg;
+} lister;
+
+static int add_entry(lister *ls, char *path, const struct stat *st)
+{
+    if (ls->n == ls->cap) {
+        size_t nc = ls->cap ? ls->cap * 2 : 256;
+        tfb_storage_entry *nv = realloc(ls->v, nc * sizeof *nv);
+        if (!nv)
+            return TFB_ENOMEM;
+        ls->v = nv;
+        ls->cap = nc;
+    }
+    tfb_storage_entry *e = &ls->v[ls->n++];
+    e->path = path;
+    e->rel = path + ls->prefix_len + 1;
+    fill_stat(st, &e->st);
+    return 0;
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *p = malloc(la + lb + 2);
+    if (!p)
+        return NULL;
+    memcpy(p, a, la);
+    p[la] = '/';
+    memcpy(p + la + 1, b, lb + 1);
+    return p;
+}
+
+/* A symbolic link to a directory (a run or rank directory kept
+ * elsewhere in the logdir) is walked as a directory when dir_links.h's
+ * rule allows; one that leaves the logdir or loops is said once. */
+static int follow_dir_link(lister *ls, const char *dir, const char *name)
+{
+    char *path = join(dir, name);
+    if (!path)
+        return 0;
+    const char *rel = strlen(dir) > ls->prefix_len
+                          ? dir + ls->prefix_len + 1 : ".";
+    tfb_dirlink k = tfb_dirlink_classify(ls->prefix, dir, rel, path);
+    if (k != TFB_DIRLINK_FOLLOW && ls->log)
+        fprintf(ls->log, "tfboard: %s %s\n", path, tfb_dirlink_reason(k));
+    free(path);
+    return k == TFB_DIRLINK_FOLLOW;
+}
+
+/* Every non-directory under dir: regular files and links to them as
+ * objects to read; anything else (a FIFO, a device, a link to one or to
+ * nothing) listed with regular = 0, so the loader can say why it is not
+ * read. Links to directories are followed by dir_links.h's rule only
+ * (inside the logdir, no loops). */
+static int walk(lister *ls, const char *dir, int depth)
+{
+    if (depth > ls->max_depth) {
+        ls->too_deep = 1;
+        return 0;
+    }
+    DIR *d = opendir(dir);
+    if (!d)
+        return depth == 0 ? TFB_ENOENT : 0;
+    int dfd = dirfd(d), rc = 0;
+    char **subdirs = NULL;
+    size_t ns = 0, cs = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+            continue;
+        /* A name not wanted needs no stat, unless it is a directory (or
+         * may be: some file systems do not fill d_type). */
+        if (ls->keep && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN &&
+            de->d_type != DT_LNK && !ls->keep(n, ls->keep_arg))
+            continue;
+        struct stat st;
+        /* relative to the open directory: no path walk per entry */
+        if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* gone meanwhile */
+        if (S_ISLNK(st.st_mode)) {
+            struct stat t;
+            int ok = fstatat(dfd, n, &t, 0) == 0;
+            if (ok && S_ISREG(t.st_mode))
+                st = t; /* a link to a file reads as the file */
+            else if (ok && S_ISDIR(t.st_mode)) {
+                if (!follow_dir_link(ls, dir, n))
+                    continue;
+                st = t; /* walked as the directory it names */
+            }
+        }
+        char *p = join(dir, n);
+        if (!p) {
+            rc = TFB_ENOMEM;
+            break;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (ns == cs) {
+                size_t nc = cs ? cs * 2 : 8;
+                char **na = realloc(subdirs, nc * sizeof *na);
+                if (!na) {
+                    free(p);
+                    rc = TFB_ENOMEM;
+                    break;
+                }
+                subdirs = na;
+                cs = nc;
+            }
+            subdirs[ns++] = p;
+            continue;
+        }
+        if (ls->keep && !ls->keep(n, ls->keep_arg)) {
+            free(p);
+            continue;
+        }
+        if (add_entry(ls, p, &st) < 0) {
+            free(p);
+            rc = TFB_ENOMEM;
+        }
+    }
+    closedir(d); /* before descending: one descriptor per level at most */
+    for (size_t i = 0; i < ns; i++) {
+        if (rc == 0)
+            rc = walk(ls, subdirs[i], depth + 1);
+        free(subdirs[i]);
+    }
+    free(subdirs);
+    return rc;
+}
+
+static int local_list(tfb_storage *s, const char *prefix, int max_depth,
+                      tfb_storage_keep_fn keep, void *keep_arg,
+                      tfb_storage_entry **out, size_t *n, int *too_deep)
+{
+    local_storage *ls_ = (local_storage *)s;
+    FILE *log = atomic_exchange(&ls_->listed, 1) ? NULL : ls_->log;
+    lister ls = {NULL,      0, 0, prefix, log, strlen(prefix), max_depth, 0,
+                 keep,      keep_arg};
+    int rc = walk(&ls, prefix, 0);
+    if (rc < 0) {
+        tfb_storage_entries_free(ls.v, ls.n);
+        return rc;
+    }
+    *out = ls.v;
+    *n = ls.n;
+    if (too_deep)
+        *too_deep = ls.too_deep;
+    return 0;
+}
+
+/* ---- files ---------------------------------------------------------- */
+
+static int local_stat(tfb_storage *s, const char *path, tfb_storage_stat *out)
+{
+    (void)s;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return tfb_err_from_errno(errno);
+    fill_stat(&st, out);
+    return 0;
+}
+
+static int local_open(tfb_storage *s, const char *path,
+                      tfb_storage_file **out, tfb_storage_stat *st_out)
+{
+    (void)s;
+    tfb_storage_file *f = malloc(sizeof *f);
+    if (!f)
+        return TFB_ENOMEM;
+    struct stat st;
+    int rc = tfb_file_open_regular(path, &f->fd, &st);
+    if (rc < 0) {
+        free(f);
+        return rc;
+    }
+    fill_stat(&st, st_out);
+    *out = f;
+    return 0;
+}
+
+static long local_read(tfb_storage_file *f, uint64_t off, void *buf,
+                       size_t len)
+{
+    return tfb_file_pread(f->fd, off, buf, len);
+}
+
+static void local_close(tfb_storage_file *f)
+{
+    if (!f)
+        return;
+    close(f->fd);
+    free(f);
+}
+
+static void local_destroy(tfb_storage *s)
+{
+    free((local_storage *)s);
+}
+
+static const tfb_storage_ops local_ops = {
+    "local",     local_list,  local_stat,    local_open,
+    local_read,  local_close, local_destroy,
+};
+
+int tfb_storage_local_create(tfb_storage **out, FILE *log)
+{
+    local_storage *s = calloc(1, sizeof *s);
+    if (!s)
+        return TFB_ENOMEM;
+    s->base.ops = &local_ops;
+    s->log = log;
+    atomic_init(&s->listed, 0);
+    *out = &s->base;
+    return 0;
+}

@@ -1,0 +1,133 @@
+/*
+ * text_tensor.c - string tensors as a text's Markdown (see text_tensor.h).
+ */
+#include "text_tensor.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb.h"
+
+typedef struct buf {
+    char *p;
+    size_t len, cap;
+    int failed;
+} buf;
+
+static void put(buf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 256;
+        while (nc < b->len + n + 1)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->failed = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+/* One cell: '|' escaped, line breaks as spaces, empty as a space. */
+static void cell(buf *b, const uint8_t *s, size_t n)
+{
+    put(b, "| ", 2);
+    for (size_t i = 0; i < n; i++) {
+        char c = (char)s[i];
+        if (c == '|')
+            put(b, "\\|", 2);
+        else if (c == '\n' || c == '\r')
+            put(b, " ", 1);
+        else
+            put(b, &c, 1);
+    }
+    put(b, " ", 1);
+}
+
+int tfb_text_tensor(const tfb_value *v, tfb_strview *out, char **owned)
+{
+    *owned = NULL;
+    out->ptr = "";
+    out->len = 0;
+    if (tfb_value_string(v, 0, out) != 1) {
+        out->ptr = "";
+        out->len = 0;
+    }
+    if (!v->tensor)
+        return 0;
+    /* The shape, and how many strings there are. */
+    const uint8_t *p = v->tensor, *end = p + v->tensor_len;
+    pb_field f;
+    int64_t dims[8];
+    int rank = 0;
+    size_t n = 0;
+    while (pb_next(&p, end, &f) > 0) {
+        if (f.num == 2 && f.wt == PB_LEN) {
+            const uint8_t *q = f.p, *qe = f.p + f.len;
+            pb_field g;
+            while (pb_next(&q, qe, &g) > 0) {
+                if (g.num != 2 || g.wt != PB_LEN)
+                    continue;
+                int64_t size = 0;
+                const uint8_t *d = g.p, *de = g.p + g.len;
+                pb_field h;
+                while (pb_next(&d, de, &h) > 0)
+                    if (h.num == 1 && h.wt == PB_VARINT)
+                        size = (int64_t)h.u;
+                if (rank < 8)
+                    dims[rank] = size;
+                rank++;
+            }
+        } else if (f.num == 8 && f.wt == PB_LEN) {
+            n++;
+        }
+    }
+    if (n < 2 || rank < 1 || rank > 8)
+        return 0; /* a scalar or one element: its Markdown as it is */
+    /* Strings per row (the last dimension), of which 64 are shown
+     * (markdown.c's widest table). */
+    size_t per_row = rank == 1 ? 1
+                               : (size_t)(dims[rank - 1] > 0 ? dims[rank - 1]
+                                                             : 1);
+    size_t cols = per_row < 64 ? per_row : 64;
+    buf b = {0};
+    /* GFM needs a header row: TensorBoard's tables have none, so the
+     * header is empty cells. */
+    for (size_t c = 0; c < cols; c++)
+        cell(&b, (const uint8_t *)"", 0);
+    put(&b, "|\n", 2);
+    for (size_t c = 0; c < cols; c++)
+        put(&b, "| --- ", 6);
+    put(&b, "|\n", 2);
+    p = v->tensor;
+    size_t k = 0;
+    while (pb_next(&p, end, &f) > 0) {
+        if (f.num != 8 || f.wt != PB_LEN)
+            continue;
+        if (k % per_row < cols)
+            cell(&b, f.p, f.len);
+        k++;
+        if (k % per_row == 0)
+            put(&b, "|\n", 2);
+    }
+    if (k % per_row) { /* a short last row */
+        for (size_t c = k % per_row; c < cols; c++)
+            cell(&b, (const uint8_t *)"", 0);
+        put(&b, "|\n", 2);
+    }
+    if (b.failed) {
+        free(b.p);
+        return TFB_ENOMEM;
+    }
+    *owned = b.p;
+    out->ptr = b.p;
+    out->len = b.len;
+    return 0;
+}

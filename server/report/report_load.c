@@ -1,0 +1,83 @@
+/*
+ * report_load.c - one loader pass for `tfboard report` (report_load.h):
+ * the pass runs on a thread of its own while the calling thread reports
+ * progress, so small logdirs print nothing and large ones show they are
+ * moving.
+ */
+#include "report_load.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "loader.h"
+#include "tfboard.h"
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct load_job {
+    tfb_loader *loader;
+    int rc;
+    atomic_int finished;
+} load_job;
+
+static void *load_thread(void *arg)
+{
+    load_job *job = arg;
+    job->rc = tfb_loader_pass(job->loader);
+    atomic_store(&job->finished, 1);
+    return NULL;
+}
+
+/* One loader pass on a thread of its own while this one reports progress:
+ * silent for a second, then a line a second, so small logdirs print
+ * nothing and large ones show they are moving. */
+int tfb_report_load_once(tfb_store *store, int quiet)
+{
+    tfb_loader_opts lo = {.reload_interval = 0, .threads = 0,
+                          .log = quiet ? NULL : stderr};
+    load_job job = {.rc = 0};
+    atomic_init(&job.finished, 0);
+    int rc = tfb_loader_create(&job.loader, store, &lo);
+    if (rc < 0)
+        return rc;
+    pthread_t th;
+    if (pthread_create(&th, NULL, load_thread, &job) != 0) {
+        tfb_loader_stop(job.loader);
+        return TFB_ENOMEM;
+    }
+    double t0 = mono_s(), next = t0 + 1.0;
+    tfb_load_progress p;
+    while (!atomic_load(&job.finished)) {
+        struct timespec d = {0, 20 * 1000 * 1000};
+        nanosleep(&d, NULL);
+        double now = mono_s();
+        if (!quiet && now >= next) {
+            tfb_store_progress(store, &p);
+            fprintf(stderr,
+                    "tfboard report: loading: %llu/%llu files, %.1f/%.1f MB, "
+                    "%llu points (%.0f s)\n",
+                    (unsigned long long)p.files_done,
+                    (unsigned long long)p.files_total,
+                    (double)p.bytes_done / 1e6, (double)p.bytes_total / 1e6,
+                    (unsigned long long)p.points, now - t0);
+            next = now + 1.0;
+        }
+    }
+    pthread_join(th, NULL);
+    tfb_loader_stop(job.loader);
+    if (!quiet && mono_s() - t0 >= 1.0) {
+        tfb_store_progress(store, &p);
+        fprintf(stderr, "tfboard report: loaded %llu files, %llu points in "
+                        "%.1f s\n",
+                (unsigned long long)p.files_done,
+                (unsigned long long)p.points, mono_s() - t0);
+    }
+    return job.rc;
+}

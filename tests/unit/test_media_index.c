@@ -1,0 +1,181 @@
+/*
+ * test_media_index.c - the run's image index: images written with
+ * tfb_image / tfb_image_encoded, loaded by the real loader, are listed by
+ * tag and sample, read back byte for byte with tfb_media_read; a file
+ * replaced under the loader resets the index; tfb_media_check refuses what
+ * must not be served; tfb_image's limits.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "loader.h"
+#include "media_index.h"
+#include "store.h"
+#include "test_util.h"
+
+/* A valid 1x1 gray PNG. */
+static const uint8_t png1[] = {
+    0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 'I', 'H', 'D',
+    'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 0, 0, 0, 0, 0x3a, 0x7e, 0x9b, 0x55, 0, 0,
+    0, 10, 'I', 'D', 'A', 'T', 0x78, 0x9c, 0x63, 0x68, 0, 0, 0, 0x82, 0,
+    0x81, 0x77, 0xcd, 0x72, 0xb6, 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42,
+    0x60, 0x82};
+
+static tfb_store *load(const char *logdir)
+{
+    tfb_store *s;
+    assert_int_equal(tfb_store_create(&s, logdir), 0);
+    tfb_loader *l;
+    tfb_loader_opts lo = {0, 1, NULL};
+    assert_int_equal(tfb_loader_create(&l, s, &lo), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    tfb_loader_stop(l);
+    return s;
+}
+
+static void index_and_read_back(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char run[600];
+    snprintf(run, sizeof run, "%s/r", dir);
+    tfb_writer *w;
+    assert_int_equal(tfb_writer_open(&w, run, NULL), 0);
+    uint8_t px[4 * 5 * 3];
+    for (size_t i = 0; i < sizeof px; i++)
+        px[i] = (uint8_t)i;
+    for (int s = 0; s < 3; s++)
+        assert_int_equal(tfb_image(w, "gen", px, 4, 5, 3, s * 10), 0);
+    assert_int_equal(tfb_image_encoded(w, "given", png1, sizeof png1, 7), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+
+    tfb_store *st = load(dir);
+    tfb_run *r = tfb_store_find_run(st, "r");
+    assert_non_null(r);
+    tfb_media_index *ix = tfb_run_media(r);
+    assert_int_equal(tfb_media_count(ix, TFB_MEDIA_IMAGE), 4);
+    tfb_media_tag_info *t;
+    size_t nt;
+    assert_int_equal(tfb_media_tags(ix, TFB_MEDIA_IMAGE, &t, &nt), 0);
+    assert_int_equal(nt, 2);
+    /* tfb_image_encoded's record may reach the file before the encoded
+     * ones logged earlier (see tfboard.h): tags in either order. */
+    int g = strcmp(t[0].tag, "gen") == 0 ? 0 : 1;
+    assert_string_equal(t[g].tag, "gen");
+    assert_int_equal(t[g].count, 3);
+    assert_int_equal(t[g].samples, 1);
+    assert_int_equal(t[g].last.step, 20);
+    assert_string_equal(t[1 - g].tag, "given");
+    tfb_media_tag_infos_free(t, nt);
+
+    tfb_media_entry *e;
+    size_t n;
+    assert_int_equal(tfb_media_entries(ix, TFB_MEDIA_IMAGE, "gen", 0, &e, &n), 0);
+    assert_int_equal(n, 3);
+    assert_int_equal(e[1].step, 10);
+    assert_int_equal(e[1].width, 5);
+    assert_int_equal(e[1].height, 4);
+    uint8_t *bytes;
+    size_t len;
+    assert_int_equal(tfb_media_read(ix, &e[1], &bytes, &len), 0);
+    assert_int_equal(len, e[1].len);
+    char why[200];
+    assert_string_equal(tfb_media_check(bytes, len, why, sizeof why),
+                        "image/png");
+    free(bytes);
+    free(e);
+    tfb_media_entry one;
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_IMAGE, "given", 0, 0, &one), 0);
+    assert_int_equal(tfb_media_read(ix, &one, &bytes, &len), 0);
+    assert_int_equal(len, sizeof png1);
+    assert_memory_equal(bytes, png1, len);
+    free(bytes);
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_IMAGE, "given", 0, 1, &one), TFB_ENOENT);
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_IMAGE, "nope", 0, 0, &one), TFB_ENOENT);
+    assert_int_equal(tfb_media_entries(ix, TFB_MEDIA_IMAGE, "nope", 0, &e, &n), TFB_ENOENT);
+
+    /* An entry whose step does not match its record (a replaced file) is
+     * refused, never answered with other bytes. */
+    tfb_media_entry bad = one;
+    bad.step = 8;
+    assert_int_equal(tfb_media_read(ix, &bad, &bytes, &len), TFB_ECORRUPT);
+    bad = one;
+    bad.record_off += 1;
+    assert_true(tfb_media_read(ix, &bad, &bytes, &len) < 0);
+
+    /* A run reset (file replaced) forgets the images, keeps the tags. */
+    tfb_run_reset(r);
+    assert_int_equal(tfb_media_count(ix, TFB_MEDIA_IMAGE), 0);
+    assert_int_equal(tfb_media_entries(ix, TFB_MEDIA_IMAGE, "gen", -1, &e, &n), 0);
+    assert_int_equal(n, 0);
+    free(e);
+    tfb_store_destroy(st);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+static void check_refuses(void **state)
+{
+    (void)state;
+    char why[200];
+    assert_null(tfb_media_check((const uint8_t *)"<html>", 6, why,
+                                sizeof why));
+    assert_non_null(strstr(why, "not a PNG"));
+    assert_null(tfb_media_check(png1, 40, why, sizeof why));
+    assert_non_null(strstr(why, "cut short"));
+    uint8_t big[sizeof png1];
+    memcpy(big, png1, sizeof png1);
+    /* 100,000 x 100,000 */
+    big[16] = 0, big[17] = 0x01, big[18] = 0x86, big[19] = 0xa0;
+    memcpy(big + 20, big + 16, 4);
+    assert_null(tfb_media_check(big, sizeof big, why, sizeof why));
+    assert_non_null(strstr(why, "100000 x 100000"));
+    static const uint8_t gif[] = {'G', 'I', 'F', '8', '9', 'a', 2, 0, 3, 0};
+    assert_string_equal(tfb_media_check(gif, sizeof gif, why, sizeof why),
+                        "image/gif");
+    static const uint8_t jpg[] = {0xff, 0xd8, 0xff, 0xe0};
+    assert_string_equal(tfb_media_sniff(jpg, 4), "image/jpeg");
+    assert_null(tfb_media_sniff(jpg, 2));
+}
+
+static void writer_limits(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    tfb_writer *w;
+    assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
+    uint8_t px[12] = {0};
+    assert_int_equal(tfb_image(w, "t", px, 2, 2, 2, 0), TFB_EINVAL);
+    assert_int_equal(tfb_image(w, "", px, 2, 2, 3, 0), TFB_EINVAL);
+    assert_int_equal(tfb_image(w, "t", NULL, 2, 2, 3, 0), TFB_EINVAL);
+    assert_int_equal(tfb_image(w, "t", px, 0, 2, 3, 0), TFB_EINVAL);
+    assert_int_equal(tfb_image(w, "t", px, 70000, 1, 1, 0), TFB_ETOOBIG);
+    assert_int_equal(tfb_image(w, "t", px, 10000, 10000, 1, 0), TFB_ETOOBIG);
+    assert_int_equal(tfb_image_encoded(w, "t", "GIF89a", 6, 0), TFB_EINVAL);
+    assert_int_equal(tfb_image(w, "t", px, 2, 2, 3, 0), 0);
+    assert_int_equal(tfb_flush(w), 0);
+    tfb_writer_stats ws;
+    tfb_writer_stats_init(&ws);
+    assert_int_equal(tfb_writer_get_stats(w, &ws), 0);
+    assert_int_equal(ws.records_dropped, 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(index_and_read_back),
+        cmocka_unit_test(check_refuses),
+        cmocka_unit_test(writer_limits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,350 @@
+// Parallel coordinates on canvas (the HParams tab, issue 18): one vertical
+// axis per hyperparameter and metric, one polyline per run. Two canvases:
+// the lines (all runs in a few strokes: runs outside the brushes in one
+// faint grey path, the rest bucketed by colour into one path per bucket, so
+// 10,000 runs redraw in a frame) and above them the axes, ticks and
+// brushes. A number axis is logarithmic when its values are positive, span
+// more than two decades and bunch at the low end (a log-uniform sweep); a
+// text axis spaces its values evenly.
+// Dragging along an axis brushes it (the runs whose value lies in the
+// brush are kept), a click on an axis without a drag clears its brush. The
+// brushes are given back through onBrush(key, range | {cats} | null); the
+// page turns them into state. Not a page: lib/ holds modules pages share.
+import { h } from '../core/dom.js';
+import { viridis, themeColor } from '../core/colors.js';
+import { eng } from '../core/format.js';
+import { hpText } from './hparams.js';
+
+const PAD = { top: 34, bottom: 26, left: 60, right: 60 };
+const BUCKETS = 24;
+
+// Log when the positive values span more than two decades AND bunch at
+// the low end of a linear axis (median under a fifth of the way up), as a
+// log-uniform learning rate does; a uniform dropout in 0.0001..0.5 spans
+// decades too but reads right on a linear axis.
+export function wantsLog(nums) {
+  if (!nums.length) return false;
+  const sorted = nums.slice().sort((x, y) => x - y);
+  const lo = sorted[0], hi = sorted[sorted.length - 1], med = sorted[sorted.length >> 1];
+  return lo > 0 && hi / lo > 100 && med - lo < (hi - lo) * 0.2;
+}
+
+// axes: [{key, label, values: (number|string|undefined)[] per run}];
+// runs: names. Builds each axis's scale from its values.
+export function buildAxes(axes) {
+  return axes.map((a) => {
+    const nums = a.values.filter((v) => typeof v === 'number' && Number.isFinite(v));
+    const texts = a.values.filter((v) => v !== undefined && v !== null && typeof v !== 'number');
+    if (texts.length === 0 && nums.length) {
+      let lo = Math.min(...nums), hi = Math.max(...nums);
+      const log = wantsLog(nums);
+      if (lo === hi) { lo -= Math.abs(lo) * 0.5 || 1; hi += Math.abs(hi) * 0.5 || 1; }
+      return { ...a, kind: 'num', log, lo, hi };
+    }
+    const cats = [...new Set(a.values.filter((v) => v !== undefined && v !== null).map(hpText))].sort((x, y) => x.localeCompare(y, undefined, { numeric: true }));
+    return { ...a, kind: 'cat', cats };
+  });
+}
+
+// Where a value sits on an axis, 0 (bottom) to 1 (top); NaN when it has none.
+function frac(ax, v) {
+  if (v === undefined || v === null) return NaN;
+  if (ax.kind === 'num') {
+    if (typeof v !== 'number' || !Number.isFinite(v)) return NaN;
+    if (ax.log) return v > 0 ? (Math.log(v) - Math.log(ax.lo)) / (Math.log(ax.hi) - Math.log(ax.lo)) : NaN;
+    return (v - ax.lo) / (ax.hi - ax.lo);
+  }
+  const i = ax.cats.indexOf(hpText(v));
+  if (i < 0) return NaN;
+  return ax.cats.length === 1 ? 0.5 : i / (ax.cats.length - 1);
+}
+
+function fromFrac(ax, f) {
+  if (ax.log) return Math.exp(Math.log(ax.lo) + f * (Math.log(ax.hi) - Math.log(ax.lo)));
+  return ax.lo + f * (ax.hi - ax.lo);
+}
+
+export class ParCoords {
+  // wrap: a positioned element with a height (CSS .pc-wrap).
+  constructor(wrap, opts = {}) {
+    this.wrap = wrap;
+    this.opts = opts;
+    this.lines = h('canvas', { class: 'pc-lines' });
+    this.over = h('canvas', { class: 'pc-over' });
+    wrap.append(this.lines, this.over);
+    this.axes = [];
+    this.runs = [];
+    this.color = null;       // per run: t in [0, 1] or NaN
+    this.brush = {};
+    this.drag = null;
+    this._bind();
+    this.ro = new ResizeObserver(() => this.draw());
+    this.ro.observe(wrap);
+  }
+
+  destroy() { this.ro.disconnect(); window.removeEventListener('mousemove', this._move); window.removeEventListener('mouseup', this._up); }
+
+  // axes from buildAxes; runs: names in the order of each axis's values;
+  // color: per run a number (the colour metric) or undefined; brush: the
+  // state's brushes.
+  setData(axes, runs, color, brush) {
+    this.axes = axes;
+    this.runs = runs;
+    // Colour by rank, not by value: a few diverged runs would otherwise
+    // squeeze every other run into one end of the scale. The lowest value
+    // (the best loss) gets the bright end.
+    const idx = [];
+    color.forEach((v, i) => { if (typeof v === 'number' && Number.isFinite(v)) idx.push(i); });
+    idx.sort((x, y) => color[x] - color[y]);
+    this.color = new Float64Array(color.length).fill(NaN);
+    idx.forEach((i, r) => { this.color[i] = idx.length > 1 ? 1 - r / (idx.length - 1) : 0.5; });
+    this.brush = { ...brush };
+    // Positions once: f[a][i] for axis a, run i.
+    this.f = axes.map((ax) => Float32Array.from(ax.values, (v) => frac(ax, v)));
+    this.version = (this.version || 0) + 1;
+    // Typed columns for the brush tests: numbers (NaN: none or text) and
+    // category indices (-1: none).
+    this.num = axes.map((ax) => Float64Array.from(ax.values, (v) => (typeof v === 'number' ? v : NaN)));
+    this.cat = axes.map((ax) => (ax.cats ? Int32Array.from(ax.values, (v) => (v === undefined || v === null ? -1 : ax.cats.indexOf(hpText(v)))) : null));
+    this.draw();
+  }
+
+  setBrush(brush) { this.brush = { ...brush }; this.draw(); }
+
+  // Does run i pass every brush (drawn in colour)? The same rule as
+  // lib/hparams.js's brushMatches, on typed columns: a number brush tests
+  // the value, a text brush the value's category index.
+  kept(i) {
+    for (const t of this.tests()) {
+      if (t.set) { if (!t.set.has(this.cat[t.a][i])) return false; }
+      else { const v = this.num[t.a][i]; if (!(v >= t.lo && v <= t.hi)) return false; }
+    }
+    return true;
+  }
+
+  tests() {
+    if (this.testsFor === this.brush) return this.testList;
+    const list = [];
+    this.axes.forEach((ax, a) => {
+      const b = this.brush[ax.key];
+      if (!b) return;
+      if (Array.isArray(b)) list.push({ a, lo: b[0], hi: b[1] });
+      else list.push({ a, set: new Set(b.cats.map((c) => (ax.cats ? ax.cats.indexOf(c) : -2)).filter((k) => k >= 0)) });
+    });
+    this.testsFor = this.brush;
+    this.testList = list;
+    return list;
+  }
+
+  geometry() {
+    const W = this.wrap.clientWidth, H = this.wrap.clientHeight;
+    const n = this.axes.length;
+    const xs = this.axes.map((_, a) => (n === 1 ? W / 2 : PAD.left + (a * (W - PAD.left - PAD.right)) / (n - 1)));
+    return { W, H, xs, top: PAD.top, bottom: H - PAD.bottom };
+  }
+
+  draw() {
+    const t0 = performance.now();
+    const dpr = window.devicePixelRatio || 1;
+    const g = this.geometry();
+    for (const c of [this.lines, this.over]) {
+      if (c.width !== Math.round(g.W * dpr) || c.height !== Math.round(g.H * dpr)) { c.width = Math.round(g.W * dpr); c.height = Math.round(g.H * dpr); }
+    }
+    this.drawLines(g, dpr);
+    const t1 = performance.now();
+    this.drawAxes(g, dpr);
+    this.timing = { lines: Math.round(t1 - t0), total: Math.round(performance.now() - t0) };
+  }
+
+  // Every run as a grey line, drawn once per data and size into an
+  // offscreen canvas: while a brush moves only the kept runs are stroked
+  // again, over this bitmap.
+  greyLayer(g, dpr) {
+    const key = [g.W, g.H, dpr, this.version].join('x');
+    if (this.grey && this.grey.key === key) return this.grey.canvas;
+    const c = document.createElement('canvas');
+    c.width = Math.round(g.W * dpr); c.height = Math.round(g.H * dpr);
+    const ctx = c.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const p = new Path2D();
+    for (let i = 0; i < this.runs.length; i++) this.trace(p, i, g);
+    ctx.lineWidth = this.runs.length > 2000 ? 0.6 : 1;
+    ctx.globalAlpha = 0.35;
+    ctx.strokeStyle = themeColor('--border') || '#ccc';
+    ctx.stroke(p);
+    this.grey = { key, canvas: c };
+    return c;
+  }
+
+  // Run i's polyline into path p; a missing value breaks it.
+  trace(p, i, g) {
+    let pen = false;
+    for (let a = 0; a < this.axes.length; a++) {
+      const f = this.f[a][i];
+      if (!Number.isFinite(f)) { pen = false; continue; }
+      const x = g.xs[a], y = g.bottom - f * (g.bottom - g.top);
+      if (pen) p.lineTo(x, y); else { p.moveTo(x, y); pen = true; }
+    }
+  }
+
+  drawLines(g, dpr) {
+    const ctx = this.lines.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, g.W, g.H);
+    const n = this.runs.length, A = this.axes.length;
+    if (!n || !A) return;
+    const paths = Array.from({ length: BUCKETS + 1 }, () => new Path2D());
+    const brushed = Object.keys(this.brush).length > 0;
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      if (brushed && !this.kept(i)) continue;
+      kept++;
+      const t = this.color[i];
+      this.trace(Number.isFinite(t) ? paths[Math.min(BUCKETS - 1, Math.floor(t * BUCKETS))] : paths[BUCKETS], i, g);
+    }
+    this.keptCount = kept;
+    if (brushed) {
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.drawImage(this.greyLayer(g, dpr), 0, 0);
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    }
+    // Thinner and fainter as runs grow, so 10,000 lines read as a density.
+    ctx.lineWidth = n > 2000 ? 0.6 : 1;
+    ctx.globalAlpha = Math.max(0.08, Math.min(0.8, 30 / Math.sqrt(Math.max(1, kept))));
+    for (let b = 0; b < BUCKETS; b++) { ctx.strokeStyle = viridis((b + 0.5) / BUCKETS); ctx.stroke(paths[b]); }
+    ctx.strokeStyle = themeColor('--muted') || '#888';
+    ctx.stroke(paths[BUCKETS]);
+    ctx.globalAlpha = 1;
+  }
+
+  drawAxes(g, dpr) {
+    const ctx = this.over.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, g.W, g.H);
+    const ink = themeColor('--text') || '#222', muted = themeColor('--muted') || '#666';
+    // Tick labels sit on the lines: a halo of the card's colour keeps them
+    // readable in both themes.
+    const halo = themeColor('--panel') || '#fff';
+    const label = (text, x, y) => {
+      ctx.save();
+      ctx.lineWidth = 3; ctx.lineJoin = 'round'; ctx.strokeStyle = halo;
+      ctx.strokeText(text, x, y);
+      ctx.restore();
+      ctx.fillText(text, x, y);
+    };
+    ctx.font = '11px ' + getComputedStyle(document.body).fontFamily;
+    this.axes.forEach((ax, a) => {
+      const x = g.xs[a];
+      ctx.strokeStyle = ink;
+      ctx.lineWidth = 1;
+      ctx.beginPath(); ctx.moveTo(x + 0.5, g.top); ctx.lineTo(x + 0.5, g.bottom); ctx.stroke();
+      ctx.fillStyle = ink;
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'bottom';
+      ctx.font = '600 11px ' + getComputedStyle(document.body).fontFamily;
+      const title = ax.label.length > 22 ? ax.label.slice(0, 21) + '…' : ax.label;
+      ctx.fillText(title + (ax.log ? ' (log)' : ''), x, g.top - 14);
+      ctx.font = '11px ' + getComputedStyle(document.body).fontFamily;
+      ctx.fillStyle = muted;
+      ctx.textAlign = a === this.axes.length - 1 ? 'left' : 'right';
+      ctx.textBaseline = 'middle';
+      const tx = a === this.axes.length - 1 ? x + 5 : x - 5;
+      const yOf = (f) => g.bottom - f * (g.bottom - g.top);
+      if (ax.kind === 'num') {
+        for (const f of [0, 0.25, 0.5, 0.75, 1]) {
+          label(eng(fromFrac(ax, f)), tx, yOf(f));
+          ctx.beginPath(); ctx.moveTo(x - 3, yOf(f) + 0.5); ctx.lineTo(x + 3, yOf(f) + 0.5); ctx.strokeStyle = muted; ctx.stroke();
+        }
+      } else {
+        const step = Math.max(1, Math.ceil(ax.cats.length / 12));
+        ax.cats.forEach((c, i) => {
+          if (i % step) return;
+          const f = ax.cats.length === 1 ? 0.5 : i / (ax.cats.length - 1);
+          label(c.length > 14 ? c.slice(0, 13) + '…' : c, tx, yOf(f));
+        });
+      }
+      // The brush: a translucent bar over the axis.
+      const b = this.drag && this.drag.a === a ? this.drag.range : this.brushPixels(ax, g);
+      if (b) {
+        ctx.fillStyle = 'rgba(245,124,0,0.25)';
+        ctx.strokeStyle = themeColor('--accent') || '#f57c00';
+        ctx.fillRect(x - 8, b[0], 16, b[1] - b[0]);
+        ctx.strokeRect(x - 8 + 0.5, b[0] + 0.5, 16, b[1] - b[0]);
+      }
+    });
+  }
+
+  // The brush of an axis in pixels [top, bottom], or null.
+  brushPixels(ax, g) {
+    const b = this.brush[ax.key];
+    if (!b) return null;
+    const yOf = (f) => g.bottom - f * (g.bottom - g.top);
+    if (Array.isArray(b)) {
+      const f0 = Math.max(0, Math.min(1, frac(ax, b[0]))), f1 = Math.max(0, Math.min(1, frac(ax, b[1])));
+      if (!Number.isFinite(f0) || !Number.isFinite(f1)) return null;
+      return [yOf(f1), yOf(f0)];
+    }
+    const fs = b.cats.map((c) => frac(ax, c)).filter(Number.isFinite);
+    if (!fs.length) return null;
+    const pad = ax.cats.length > 1 ? 0.5 / (ax.cats.length - 1) : 0.5;
+    return [yOf(Math.min(1, Math.max(...fs) + pad)), yOf(Math.max(0, Math.min(...fs) - pad))];
+  }
+
+  // A pixel range on axis a as a brush in data terms.
+  rangeToBrush(ax, y0, y1, g) {
+    const f = (y) => Math.max(0, Math.min(1, (g.bottom - y) / (g.bottom - g.top)));
+    const fa = f(Math.max(y0, y1)), fb = f(Math.min(y0, y1));
+    if (ax.kind === 'num') return [fromFrac(ax, fa), fromFrac(ax, fb)];
+    const cats = ax.cats.filter((c, i) => { const p = ax.cats.length === 1 ? 0.5 : i / (ax.cats.length - 1); return p >= fa && p <= fb; });
+    return { cats };
+  }
+
+  _bind() {
+    const pos = (e) => { const r = this.over.getBoundingClientRect(); return { x: e.clientX - r.left, y: e.clientY - r.top }; };
+    this.over.addEventListener('mousedown', (e) => {
+      if (e.button !== 0) return;
+      const p = pos(e);
+      const g = this.geometry();
+      let best = -1, dist = 14;
+      g.xs.forEach((x, a) => { if (Math.abs(p.x - x) < dist) { dist = Math.abs(p.x - x); best = a; } });
+      if (best < 0 || p.y < g.top - 6 || p.y > g.bottom + 6) return;
+      const y = Math.max(g.top, Math.min(g.bottom, p.y));
+      this.drag = { a: best, y0: y, range: [y, y] };
+      e.preventDefault();
+    });
+    this._move = (e) => {
+      if (!this.drag) return;
+      const g = this.geometry();
+      const y = Math.max(g.top, Math.min(g.bottom, pos(e).y));
+      this.drag.range = [Math.min(this.drag.y0, y), Math.max(this.drag.y0, y)];
+      // Live: the lines follow the brush while it is dragged.
+      const ax = this.axes[this.drag.a];
+      if (this.drag.range[1] - this.drag.range[0] >= 3) this.brush = { ...this.brush, [ax.key]: this.rangeToBrush(ax, this.drag.range[0], this.drag.range[1], g) };
+      if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = null; this.draw(); });
+    };
+    this._up = () => {
+      if (!this.drag) return;
+      const d = this.drag;
+      this.drag = null;
+      const ax = this.axes[d.a];
+      const g = this.geometry();
+      const b = d.range[1] - d.range[0] < 3 ? null : this.rangeToBrush(ax, d.range[0], d.range[1], g);
+      this.brush = { ...this.brush };
+      if (b) this.brush[ax.key] = b; else delete this.brush[ax.key];
+      this.draw();
+      if (this.opts.onBrush) this.opts.onBrush(ax.key, b);
+    };
+    window.addEventListener('mousemove', this._move);
+    window.addEventListener('mouseup', this._up);
+  }
+
+  // For tests and the debug hook: the axes with their pixel positions.
+  summary() {
+    const g = this.geometry();
+    return {
+      runs: this.runs.length, kept: this.keptCount,
+      axes: this.axes.map((ax, a) => ({ key: ax.key, label: ax.label, kind: ax.kind, log: !!ax.log, lo: ax.lo, hi: ax.hi, cats: ax.cats, x: g.xs[a], top: g.top, bottom: g.bottom })),
+      brush: { ...this.brush }, drawMs: this.timing || null,
+    };
+  }
+}

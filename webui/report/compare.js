@@ -1,0 +1,60 @@
+(function () {
+  'use strict';
+  var c = JSON.parse(document.getElementById('tfb-data').textContent);
+  var el = tfbPage.el, add = tfbPage.add, val = tfbPage.val, num = tfbPage.num, pct = tfbPage.pct,
+    table = tfbPage.table;
+  function change(x) {
+    x = val(x);
+    if (x === null || x === undefined || isNaN(x)) return '\u2013';
+    if (!isFinite(x)) return x > 0 ? 'new' : '-new';
+    return (x >= 0 ? '+' : '') + (100 * x).toFixed(1) + '%';
+  }
+  function ms(ns) { return ns === null || ns === undefined ? '\u2013' : num(ns / 1e6) + ' ms'; }
+  /* For figures where higher is worse (times): colour the change. */
+  function timeChange(x) {
+    var v = val(x);
+    return { t: change(x), cls: typeof v === 'number' && v > 0.05 ? 'worse' : typeof v === 'number' && v < -0.05 ? 'better' : null };
+  }
+  document.getElementById('meta').textContent = 'A (baseline): ' + c.a + ' \u2014 B: ' + c.b +
+    ' \u2014 changes are (B \u2212 A) / |A|';
+  var main = document.getElementById('runs');
+  var sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'Scalars'));
+  add(sec, el('p', 'muted', c.scalars.length + ' shared tags, ' + c.scalars_only_a + ' only in A, ' + c.scalars_only_b + ' only in B'));
+  if (c.scalars.length) table(sec, ['tag', 'final A', 'final B', 'change', 'min A', 'min B', 'change'], c.scalars.map(function (s) {
+    return [s.tag, num(s.last_a), num(s.last_b), change(s.last_change), num(s.min_a), num(s.min_b), change(s.min_change)];
+  }));
+  sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'Input pipeline'));
+  var p = c.pipeline;
+  if (!p.steps_a && !p.steps_b) add(sec, el('p', 'muted', 'Neither run has pipeline/step_ms and pipeline/input_ms scalars.'));
+  else table(sec, ['figure', 'A', 'B', 'change'], [
+    ['mean step time', num(p.step_ms_a) + ' ms', num(p.step_ms_b) + ' ms', timeChange(p.step_ms_change)],
+    ['mean input wait', num(p.input_ms_a) + ' ms', num(p.input_ms_b) + ' ms', timeChange(p.input_ms_change)],
+    ['input share', pct(p.input_share_a), pct(p.input_share_b),
+      p.input_share_change === null ? '\u2013' : ((p.input_share_change >= 0 ? '+' : '') + (100 * p.input_share_change).toFixed(1) + ' pts')],
+    ['verdict', p.verdict_a || '\u2013', p.verdict_b || '\u2013', '']]);
+  sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'GPU kernel time'));
+  var g = c.gpu;
+  if (g.error_a) add(sec, el('p', 'alert', 'Run A\'s trace could not be read: ' + g.error_a));
+  if (g.error_b) add(sec, el('p', 'alert', 'Run B\'s trace could not be read: ' + g.error_b));
+  if (!g.traced_a && !g.traced_b) add(sec, el('p', 'muted', 'Neither run was traced.'));
+  else {
+    var slower = g.kernels.filter(function (k) { return k.slower; }).length;
+    add(sec, el('p', null, 'All kernels: ' + ms(g.kernel_ns_a) + ' \u2192 ' + ms(g.kernel_ns_b) + ' (' + change(g.kernel_change) + '); ' +
+      slower + ' kernel' + (slower === 1 ? '' : 's') + ' slower'));
+    table(sec, ['kernel', 'count A', 'count B', 'total A', 'total B', 'change'], g.kernels.map(function (k) {
+      return [k.name, k.count_a, k.count_b, ms(k.total_ns_a), ms(k.total_ns_b), change(k.change)];
+    }), function (i) { return g.kernels[i].slower ? 'worse' : null; });
+  }
+  sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'Hparams that differ'));
+  var hp = c.hparams;
+  add(sec, el('p', 'muted', 'A logged ' + hp.count_a + ', B logged ' + hp.count_b));
+  if (!hp.differ.length) add(sec, el('p', 'muted', 'None.'));
+  else table(sec, ['hparam', 'A', 'B'], hp.differ.map(function (h) {
+    return [h.name, h.a === null ? '(not set)' : h.a, h.b === null ? '(not set)' : h.b];
+  }));
+  document.body.setAttribute('data-rendered', '1');
+})();
