@@ -12,13 +12,13 @@
 
 #include "cli.h"
 #include "tfboard.h"
-#include "config.h"
-#include "http.h"
-#include "loader.h"
-#include "store.h"
-#include "report.h"
-#include "registry.h"
-#include "trace_cachedir.h"
+#include "core/config.h"
+#include "core/http.h"
+#include "core/loader.h"
+#include "core/store.h"
+#include "report/report.h"
+#include "plugins/registry.h"
+#include "trace/trace_cachedir.h"
 
 static int serve(const tfb_config *cfg)
 {

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 const char *tfb_gpu_str(const tfb_gpu_trace *t, int32_t i,
                         const char *fallback)

@@ -5,8 +5,8 @@
  * that calls tfb_gpu_aggregate. The timeline and the Chrome export are the
  * GPU dashboard's (plugins/gpu/gpu_timeline.c).
  */
-#include "trace_aggregate.h"
-#include "vec.h"
+#include "trace/trace_aggregate.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 #define TFB_GPU_KERNEL_WAIT_NS 30
 

@@ -13,11 +13,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "hash.h"
-#include "strtab.h"
-#include "trace.h"
-#include "trace_aggregate.h"
-#include "vec.h"
+#include "base/hash.h"
+#include "base/strtab.h"
+#include "trace/trace.h"
+#include "trace/trace_aggregate.h"
+#include "base/vec.h"
 
 #define MAX_LANES 65535u
 

@@ -18,11 +18,11 @@
  * allocations): its caller hands the trace it got from the trace part, so
  * the two loads of a run never run at once for one request.
  */
-#include "deadline.h"
-#include "trace.h"
-#include "trace_cachedir.h"
-#include "trace_file.h"
-#include "trace_memory.h"
+#include "base/deadline.h"
+#include "trace/trace.h"
+#include "trace/trace_cachedir.h"
+#include "trace/trace_file.h"
+#include "trace/trace_memory.h"
 
 #include <errno.h>
 #include <pthread.h>

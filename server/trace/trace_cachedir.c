@@ -3,7 +3,7 @@
  * it is, which cache file belongs to a load's sources and whether it is
  * still theirs, and what is swept out of it.
  */
-#include "trace_cachedir.h"
+#include "trace/trace_cachedir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hash.h"
+#include "base/hash.h"
 #include "tfboard.h"
-#include "trace_colcache.h"
+#include "trace/trace_colcache.h"
 
 /* ------------------------------------------------------------------------
  * The directory

@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* Sets the cache directory. dir NULL: the default ($XDG_CACHE_HOME/tfboard
  * or $HOME/.cache/tfboard); dir "": no cache. The directory is made (0700)

@@ -3,7 +3,7 @@
  * writing a built trace as one checksummed file, atomically, and mapping
  * it back after checking every byte of it.
  */
-#include "trace_colcache.h"
+#include "trace/trace_colcache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace_aggregate.h"
+#include "trace/trace_aggregate.h"
 #include "tfboard.h"
 
 /* ------------------------------------------------------------------------

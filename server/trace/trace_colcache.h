@@ -31,7 +31,7 @@
 
 #include <stdint.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* Bumped whenever the layout of the file or of a struct it stores changes
  * in a way the struct-size check would not see. */

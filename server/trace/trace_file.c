@@ -2,7 +2,7 @@
  * trace_file.c - whole trace files, gzip'ed or not, with a cap on their
  * inflated size (trace_file.h).
  */
-#include "trace_file.h"
+#include "trace/trace_file.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "tfboard.h"
-#include "vec.h"
+#include "base/vec.h"
 
 int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len)
 {

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "trace.h"
-#include "trace_cachedir.h"
+#include "trace/trace.h"
+#include "trace/trace_cachedir.h"
 
 static int has_suffix(const char *s, const char *suf)
 {

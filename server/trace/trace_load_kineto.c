@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_file.h"
-#include "trace.h"
-#include "json_str.h"
+#include "trace/trace_file.h"
+#include "trace/trace.h"
+#include "base/json_str.h"
 
 
 /* ------------------------------------------------------------------------

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_file.h"
-#include "trace_memory_events.h"
+#include "trace/trace_file.h"
+#include "trace/trace_memory_events.h"
 #include "tfboard.h"
 
 

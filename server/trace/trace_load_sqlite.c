@@ -24,9 +24,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "trace.h"
-#include "trace_walcopy.h"
-#include "vec.h"
+#include "trace/trace.h"
+#include "trace/trace_walcopy.h"
+#include "base/vec.h"
 
 /* StringIds id -> index: open addressing, linear probing, at most half
  * full. INT32_MIN marks an empty slot (and is never stored). */

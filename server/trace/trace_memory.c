@@ -5,7 +5,7 @@
  * (trace_cache.c) runs it on a load thread; tests and tools call it
  * directly.
  */
-#include "trace_memory.h"
+#include "trace/trace_memory.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "tfboard.h"
-#include "vec.h"
+#include "base/vec.h"
 
 /* NVTX rows read per file at most (a hostile file cannot make us read
  * forever; the load's deadline bounds it too). */

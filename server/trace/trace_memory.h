@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace.h"
-#include "trace_memory_events.h"
+#include "trace/trace.h"
+#include "trace/trace_memory_events.h"
 
 typedef struct tfb_gmem_run {
     tfb_gmem_events events;       /* sorted by time (ties: file order) */

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vec.h"
+#include "base/vec.h"
 
 typedef enum {
     TFB_GMEM_ALLOC = 0, /* as nsys's memoryOperationType */

@@ -2,7 +2,7 @@
  * trace_walcopy.c - copies of trace stores whose data is still in their
  * WAL, made in the cache directory (trace_walcopy.h).
  */
-#include "trace_walcopy.h"
+#include "trace/trace_walcopy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace_cachedir.h"
+#include "trace/trace_cachedir.h"
 
 /* ------------------------------------------------------------------------
  * WAL copies

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_memory_routes.h"
-#include "trace_memory.h"
-#include "trace.h"
+#include "plugins/gpu/gpu_memory_routes.h"
+#include "trace/trace_memory.h"
+#include "trace/trace.h"
 #include "tfboard.h"
 #include "test_util.h"
 

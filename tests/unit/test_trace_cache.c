@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "core/store.h"
 #include "test_util.h"
 #include "tfboard.h"
-#include "trace.h"
-#include "trace_memory.h"
+#include "trace/trace.h"
+#include "trace/trace_memory.h"
 
 /* One store for the whole file: the cache keys entries by (store, run). */
 static tfb_store *g_store;

@@ -23,12 +23,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpu_analysis.h"
-#include "json.h"
+#include "plugins/gpu/gpu_analysis.h"
+#include "core/json.h"
 #include "test_util.h"
-#include "trace_cachedir.h"
-#include "trace_colcache.h"
-#include "trace_walcopy.h"
+#include "trace/trace_cachedir.h"
+#include "trace/trace_colcache.h"
+#include "trace/trace_walcopy.h"
 
 #define B INT64_C(1700000000000000000)
 

@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-#include "trace.h"
-#include "trace_aggregate.h"
+#include "core/json.h"
+#include "trace/trace.h"
+#include "trace/trace_aggregate.h"
 
 /* JSON writers (gpu_json.c), the answers of /data/plugin/gpu/...:
  * summary: {"devices": [{"id", "name", "sm_count", "kernels", "kernel_ns",

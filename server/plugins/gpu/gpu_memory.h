@@ -57,7 +57,7 @@
 
 /* The event, interval and step types and their loaders are the trace
  * layer's (trace_memory_events.h). */
-#include "trace_memory_events.h"
+#include "trace/trace_memory_events.h"
 
 typedef struct tfb_gmem_input {
     const tfb_gmem_event *events; /* sorted by t_ns (ties: given order) */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
-#include "vec.h"
+#include "plugins/gpu/gpu_analysis.h"
+#include "base/vec.h"
 
 static const char *kind_name(int k)
 {

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace_aggregate.h"
-#include "trace.h"
-#include "pipeline_analysis.h"
-#include "pipeline_trace.h"
+#include "trace/trace_aggregate.h"
+#include "trace/trace.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "plugins/pipeline/pipeline_trace.h"
 
 /* ---- from the store ---------------------------------------------------- */
 
