@@ -18,6 +18,7 @@
 #include "core/store.h"
 #include "report/report.h"
 #include "plugins/registry.h"
+#include "trace/trace_cachedir.h"
 
 static int serve(const tfb_config *cfg)
 {
@@ -40,6 +41,11 @@ static int serve(const tfb_config *cfg)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* Before any trace load; a full cache file system must not kill us
+     * (RLIMIT_FSIZE): the write fails and the trace is served uncached. */
+    signal(SIGXFSZ, SIG_IGN);
+    if (tfb_colcache_configure(cfg->cache_dir, cfg->logdir, stderr) < 0)
+        return 2;
     tfb_store *store;
     if (tfb_store_create(&store, cfg->logdir) < 0) {
         fprintf(stderr, "tfboard: out of memory\n");

@@ -55,6 +55,12 @@ void tfb_config_usage(FILE *out)
         "(default 64)\n"
         "  --request_timeout S     a request must arrive whole within S "
         "seconds (default 30)\n"
+        "  --cache_dir DIR         where GPU traces are cached after their "
+        "first load\n"
+        "                          (default $XDG_CACHE_HOME/tfboard, else "
+        "~/.cache/tfboard;\n"
+        "                          \"\" = no cache; never inside the "
+        "logdir)\n"
         "  --quiet                 no messages but errors\n"
         "  --help                  this text\n"
         "  --version               the version\n",
@@ -162,6 +168,10 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
             bad = parse_int(v, 1, 100000, &cfg->max_conn_per_client) < 0;
         } else if ((v = opt_value(a, inline_val, "--request_timeout", argc, argv, &i))) {
             bad = parse_double(v, 0.1, &cfg->request_timeout) < 0;
+        } else if ((v = opt_value(a, inline_val, "--cache_dir", argc, argv, &i))) {
+            /* "" turns the cache off; a missing value is an error. */
+            bad = !inline_val && i == start;
+            cfg->cache_dir = v;
         } else if (!strncmp(a, "--", 2) &&
                    (po = tfb_plugin_option_find(a + 2, strlen(a + 2)))) {
             /* A dashboard's own option (plugin.h). */

@@ -32,6 +32,9 @@ typedef struct tfb_config {
     double request_timeout;  /* --request_timeout S: a request must arrive
                                 whole within S seconds of the connection
                                 (or of the last answer); default 30 */
+    const char *cache_dir;   /* --cache_dir DIR: the columnar trace cache
+                                (trace_cachedir.h); NULL = the default
+                                ($XDG_CACHE_HOME/tfboard), "" = none */
 } tfb_config;
 
 /* Sets every field to its default. */

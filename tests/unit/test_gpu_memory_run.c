@@ -1,6 +1,6 @@
 /*
  * test_gpu_memory_run.c - a run's memory data for the memory view
- * (server/plugins/gpu/gpu_memory_run.c): events of two nsys-schema files
+ * (server/trace/trace_memory.c): events of two nsys-schema files
  * merged in time order, kernels and steps taken from the run's trace (only
  * the kernels holding an allocation), NVTX ranges from the files (only
  * those holding an allocation, names copied), unreadable files skipped,
@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "plugins/gpu/gpu_memory_routes.h"
-#include "plugins/gpu/gpu_memory_run.h"
-#include "plugins/gpu/gpu_trace.h"
+#include "trace/trace_memory.h"
+#include "trace/trace.h"
 #include "tfboard.h"
 #include "test_util.h"
 

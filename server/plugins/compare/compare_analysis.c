@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/gpu/gpu_analysis.h"
+#include "trace/trace_aggregate.h"
 #include "plugins/pipeline/pipeline_analysis.h"
 #include "plugins/compare/compare_internal.h"
 #include "base/str.h"

@@ -131,13 +131,13 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
     }
     tfb_json j;
     tfb_json_init(&j);
-    tfb_gpu_util u = {0};
+    tfb_gpu_utilization_buckets u = {0};
     rc = device < 0 ? TFB_ENOENT
                     : tfb_gpu_utilization(t, (int32_t)device, (size_t)buckets,
                                           &u);
     if (rc == 0)
         tfb_gpu_utilization_json(&j, &u);
-    tfb_gpu_util_free(&u);
+    tfb_gpu_utilization_free(&u);
     tfb_gpu_trace_release(t);
     if (rc == TFB_ENOENT) {
         tfb_json_free(&j);

@@ -151,7 +151,8 @@ void tfb_gpu_kernels_json(tfb_json *j, const tfb_gpu_kernels *k)
     tfb_json_object_end(j);
 }
 
-void tfb_gpu_utilization_json(tfb_json *j, const tfb_gpu_util *u)
+void tfb_gpu_utilization_json(tfb_json *j,
+                              const tfb_gpu_utilization_buckets *u)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "device");

@@ -1,7 +1,7 @@
 /*
  * gpu_memory_routes.c - /data/plugin/gpu/memory and the memory part of the
  * GPU report section: get the run's memory events (loaded in the
- * background, gpu_memory_run.c), analyse the asked window
+ * background, trace/trace_cache.c), analyse the asked window
  * (tfb_gmem_analyze), apply the post-mortem rule (gpu_memory_routes.h),
  * and render the struct (JSON in gpu_memory_json.c, text here).
  */
@@ -51,8 +51,13 @@ int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
     if (!m || !opts || !v)
         return TFB_EINVAL;
     memset(v, 0, sizeof *v);
-    tfb_gmem_input in;
-    tfb_gmem_run_input(m, &in);
+    /* The analysis reads the run's arrays (borrowed from m). */
+    tfb_gmem_input in = {
+        .events = m->events.v, .n_events = m->events.n,
+        .kernels = m->kernels, .n_kernels = m->n_kernels,
+        .ranges = m->ranges, .n_ranges = m->n_ranges,
+        .steps = m->steps, .n_steps = m->n_steps,
+    };
     int rc = tfb_gmem_analyze(&in, opts, &v->res);
     if (rc)
         return rc;

@@ -2,7 +2,7 @@
  * gpu_memory_routes.h - the GPU memory view: route /data/plugin/gpu/memory
  * and the memory part of the GPU report section, both rendering one typed
  * struct (tfb_gmem_view) built from the run's memory events
- * (gpu_memory_run.h) by the analysis (gpu_memory.h).
+ * (trace_memory.h, the trace layer) by the analysis (gpu_memory.h).
  *
  * OOM post-mortem rule: a device's post-mortem is shown when the trace
  * ends with its memory high - bytes in use at the window's end are at
@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #include "plugins/gpu/gpu_memory.h"
-#include "plugins/gpu/gpu_memory_run.h"
+#include "trace/trace_memory.h"
 #include "core/http_api.h"
 #include "core/json.h"
 #include "core/plugin.h"
@@ -41,7 +41,7 @@ typedef struct tfb_gmem_view {
      * int32) or skipped by the analysis (an impossible size). */
     uint64_t events_skipped;
     int has_trace;
-    size_t kernels, ranges, steps; /* context kept (see gpu_memory_run.h) */
+    size_t kernels, ranges, steps; /* context kept (see trace_memory.h) */
     /* The data whose names the result borrows, when the view holds a
      * reference to it (released by tfb_gmem_view_free); may be NULL. */
     tfb_gmem_run *hold;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plugins/gpu/gpu_analysis.h"
+#include "base/vec.h"
 
 static const char *kind_name(int k)
 {
@@ -24,7 +25,7 @@ static const char *kind_name(int k)
 
 /* ------------------------------------------------------------------------
  * Lane windows. A lane's spans are sorted by (start, end), with a tree of
- * maximum ends (gpu_trace.h). The spans of a lane that overlap [w0, w1)
+ * maximum ends (trace.h). The spans of a lane that overlap [w0, w1)
  * are those that start in [w0, w1) - one contiguous range, found by binary
  * search - and the "straddlers" that start before w0 and end after it,
  * found by walking down the tree only where a maximum end passes w0.
@@ -33,8 +34,7 @@ static const char *kind_name(int k)
  * ---------------------------------------------------------------------- */
 typedef struct lane_win {
     size_t lane;
-    size_t *strad; /* lane-relative indexes, ascending */
-    size_t ns, cap;
+    TFB_VEC(size_t) strad; /* lane-relative indexes, ascending */
     size_t a, b;   /* the range [a, b), lane-relative */
 } lane_win;
 
@@ -111,16 +111,7 @@ static int64_t rmax(const tfb_gpu_trace *t, const tfb_gpu_lane *l, size_t i,
 
 static int strad_push(lane_win *w, size_t k)
 {
-    if (w->ns == w->cap) {
-        size_t nc = w->cap ? w->cap * 2 : 16;
-        size_t *nv = realloc(w->strad, nc * sizeof *nv);
-        if (!nv)
-            return TFB_ENOMEM;
-        w->strad = nv;
-        w->cap = nc;
-    }
-    w->strad[w->ns++] = k;
-    return 0;
+    return tfb_vec_push(&w->strad, k) < 0 ? TFB_ENOMEM : 0;
 }
 
 /* Node k of level lv (lv 0 = a span) covers spans [k F^lv, (k+1) F^lv). */
@@ -160,7 +151,7 @@ static int straddlers(const tfb_gpu_trace *t, const tfb_gpu_lane *l,
 static void wins_free(wins *W)
 {
     for (size_t i = 0; i < W->n; i++)
-        free(W->v[i].strad);
+        tfb_vec_free(&W->v[i].strad);
     free(W->v);
     memset(W, 0, sizeof *W);
 }
@@ -194,12 +185,12 @@ static int find_windows(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
                 return err;
             }
         }
-        size_t cnt = w->ns + (w->b - w->a);
+        size_t cnt = w->strad.n + (w->b - w->a);
         if (cnt) {
             W->total += cnt;
             W->n++;
         } else {
-            free(w->strad);
+            tfb_vec_free(&w->strad);
         }
     }
     return 0;
@@ -210,12 +201,13 @@ static const tfb_gpu_span *win_span(const tfb_gpu_trace *t,
                                     const lane_win *w, size_t i)
 {
     const tfb_gpu_lane *l = &t->lanes[w->lane];
-    return i < w->ns ? sp(t, l, w->strad[i]) : sp(t, l, w->a + (i - w->ns));
+    return i < w->strad.n ? sp(t, l, w->strad.v[i])
+                          : sp(t, l, w->a + (i - w->strad.n));
 }
 
 static size_t win_len(const lane_win *w)
 {
-    return w->ns + (w->b - w->a);
+    return w->strad.n + (w->b - w->a);
 }
 
 /* ------------------------------------------------------------------------
@@ -258,16 +250,16 @@ static size_t group_end(const tfb_gpu_trace *t, const lane_win *w, size_t p,
     size_t q = p + 1;
     /* The straddlers all start before w0: bin 0, one group with the
      * first of them. */
-    if (p < w->ns) {
-        for (size_t i = p + 1; i < w->ns; i++) {
+    if (p < w->strad.n) {
+        for (size_t i = p + 1; i < w->strad.n; i++) {
             const tfb_gpu_span *s = win_span(t, w, i);
             if (s->end > cur_end)
                 cur_end = s->end;
         }
-        q = w->ns;
+        q = w->strad.n;
     }
-    /* Now q is in the range: lane-relative index w->a + (q - w->ns). */
-    size_t k = w->a + (q - w->ns);
+    /* Now q is in the range: lane-relative index w->a + (q - nstrad). */
+    size_t k = w->a + (q - w->strad.n);
     int64_t limit = bin_end > cur_end ? bin_end : cur_end;
     for (;;) {
         size_t k2 = lower(t, l, k, w->b, limit, 0, 0);
@@ -282,7 +274,7 @@ static size_t group_end(const tfb_gpu_trace *t, const lane_win *w, size_t p,
             break;
         limit = nl;
     }
-    q = w->ns + (k - w->a);
+    q = w->strad.n + (k - w->a);
     return q > len ? len : q;
 }
 
@@ -551,7 +543,7 @@ static size_t events_before(const tfb_gpu_trace *t, const wins *W, size_t c0,
     for (size_t i = 0; i < W->n; i++) {
         const lane_win *w = &W->v[i];
         const tfb_gpu_lane *l = &t->lanes[w->lane];
-        n += w->ns + (lower(t, l, w->a, w->b, T, 0, 0) - w->a);
+        n += w->strad.n + (lower(t, l, w->a, w->b, T, 0, 0) - w->a);
     }
     size_t ce = calls_lower(t, T);
     if (ce > c1)
@@ -719,7 +711,7 @@ int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
         size_t len = win_len(w);
         for (size_t p = 0; p < len && written < max_events; p++) {
             const tfb_gpu_span *s = win_span(t, w, p);
-            if (p >= w->ns && s->start >= cut)
+            if (p >= w->strad.n && s->start >= cut)
                 break;
             span_event(t, j, s, base);
             written++;

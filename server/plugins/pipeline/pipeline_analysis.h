@@ -104,7 +104,7 @@ void tfb_pipeline_summary_json(tfb_json *j, const tfb_pipeline_summary *s);
  * *n == 0 when there are none. Returns 0 or TFB_ENOMEM. */
 int tfb_pipeline_collect(tfb_run *run, tfb_pipeline_step **out, size_t *n);
 
-/* Lays the host step/input spans of the run's GPU trace (gpu_trace.h)
+/* Lays the host step/input spans of the run's GPU trace (trace.h)
  * against its GPU busy intervals and fills *out; out->has_trace = 0 when
  * the run has no trace, no step spans or no kernels. Returns 0, or
  * TFB_ENOMEM (unreadable trace files are skipped: a trace is an extra,

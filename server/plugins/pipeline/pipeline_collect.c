@@ -1,7 +1,7 @@
 /*
  * pipeline_collect.c - the pipeline analysis's inputs from the store: the
  * run's pipeline/step_ms and pipeline/input_ms scalars joined by step, and,
- * from the run's GPU trace (gpu_trace.h: our trace stores, nsys exports),
+ * from the run's GPU trace (trace.h: our trace stores, nsys exports),
  * the host step/input spans (TFB_HOST_SPANS, written by the step timer
  * while GPU tracing runs) and the GPU busy intervals (the GPU analysis's
  * union of kernel intervals over all devices).
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/gpu/gpu_analysis.h"
-#include "plugins/gpu/gpu_trace.h"
+#include "trace/trace_aggregate.h"
+#include "trace/trace.h"
 #include "plugins/pipeline/pipeline_analysis.h"
 #include "plugins/pipeline/pipeline_trace.h"
 
@@ -148,7 +148,7 @@ int tfb_pipeline_trace_of_run(tfb_store *store, tfb_run *run,
 {
     memset(out, 0, sizeof *out);
     tfb_gpu_trace *t = NULL;
-    /* The GPU trace loads in the background (gpu_trace.h): wait a moment
+    /* The GPU trace loads in the background (trace.h): wait a moment
      * for it, never for a whole big load (an HTTP thread would be held;
      * the figures stay unknown until it is read). `tfboard report` writes
      * the GPU section, which waits for the trace, before this one. */

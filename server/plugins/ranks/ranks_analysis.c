@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "tfboard.h"
+#include "base/vec.h"
 
 #define DEFAULT_EXCESS 0.05
 #define DEFAULT_SHARE 0.75
@@ -76,6 +77,7 @@ typedef struct rank_work {
     int have_input, have_comm;
 } rank_work;
 
+/* Grown with base/vec.h (its first fields are a TFB_VEC's). */
 typedef struct note_list {
     tfb_ranks_note *v;
     size_t n, cap;
@@ -89,17 +91,11 @@ static void add_note(note_list *l, tfb_ranks_note_kind kind, int32_t rank,
 static void add_note(note_list *l, tfb_ranks_note_kind kind, int32_t rank,
                      int64_t count, const char *fmt, ...)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 8;
-        tfb_ranks_note *nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv) {
-            l->oom = 1;
-            return;
-        }
-        l->v = nv;
-        l->cap = nc;
+    tfb_ranks_note *x = tfb_vec_add(l);
+    if (!x) {
+        l->oom = 1;
+        return;
     }
-    tfb_ranks_note *x = &l->v[l->n++];
     x->kind = kind;
     x->rank = rank;
     x->count = count;

@@ -1,11 +1,11 @@
 /*
- * ranks_gpu.c - the GPU side of a job: each rank's trace (through the gpu
- * plugin's cache and background loader, gpu_trace.h) turned into the
- * analysis's device intervals, then HTA's temporal breakdown and the
+ * ranks_gpu.c - the GPU side of a job: each rank's trace (through the
+ * trace layer's per-run cache and background loader, trace.h) turned into
+ * the analysis's device intervals, then HTA's temporal breakdown and the
  * comm/compute overlap (ranks_overlap.c). The only file of the plugin that
  * knows the trace API.
  *
- * Loading: every rank's load is started first (the gpu plugin reads each
+ * Loading: every rank's load is started first (the trace layer reads each
  * run's trace on its own thread, without a lock other requests wait on),
  * then the request waits for them within its budget; ranks still loading
  * are reported as loading, never waited for past the budget.
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "plugins/gpu/gpu_trace.h"
+#include "trace/trace.h"
 #include "tfboard.h"
 
 void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v)

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tfboard.h"
+#include "base/vec.h"
 
 tfb_ranks_class tfb_ranks_classify_kernel(const char *name)
 {
@@ -110,8 +111,7 @@ int tfb_ranks_gpu_breakdown(const tfb_ranks_interval *iv, size_t n,
     g.overlap = NAN;
     size_t bad = 0;
     /* Devices (few per rank) and the span. */
-    size_t ndev = 0, capdev = 0;
-    int32_t *devs = NULL;
+    TFB_VEC(int32_t) dv = {0};
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
         if (!valid(&iv[i])) {
@@ -121,26 +121,17 @@ int tfb_ranks_gpu_breakdown(const tfb_ranks_interval *iv, size_t n,
         lo = iv[i].start < lo ? iv[i].start : lo;
         hi = iv[i].end > hi ? iv[i].end : hi;
         size_t d = 0;
-        while (d < ndev && devs[d] != iv[i].device)
+        while (d < dv.n && dv.v[d] != iv[i].device)
             d++;
-        if (d == ndev) {
-            if (ndev == capdev) {
-                size_t nc = capdev ? capdev * 2 : 8;
-                int32_t *nd = realloc(devs, nc * sizeof *nd);
-                if (!nd) {
-                    free(devs);
-                    return TFB_ENOMEM;
-                }
-                devs = nd;
-                capdev = nc;
-            }
-            devs[ndev++] = iv[i].device;
+        if (d == dv.n && tfb_vec_push(&dv, iv[i].device) < 0) {
+            tfb_vec_free(&dv);
+            return TFB_ENOMEM;
         }
     }
     g.n_intervals = n - bad;
-    g.n_devices = (int)ndev;
+    g.n_devices = (int)dv.n;
     if (g.n_intervals == 0) {
-        free(devs);
+        tfb_vec_free(&dv);
         *out = g;
         if (bad_out)
             *bad_out = bad;
@@ -154,14 +145,14 @@ int tfb_ranks_gpu_breakdown(const tfb_ranks_interval *iv, size_t n,
         free(starts);
         free(ends);
         free(tmp);
-        free(devs);
+        tfb_vec_free(&dv);
         return TFB_ENOMEM;
     }
-    for (size_t d = 0; d < ndev; d++) {
+    for (size_t d = 0; d < dv.n; d++) {
         /* This device's intervals, grouped by class. */
         size_t cnt[NCLS] = {0};
         for (size_t i = 0; i < n; i++)
-            if (valid(&iv[i]) && iv[i].device == devs[d])
+            if (valid(&iv[i]) && iv[i].device == dv.v[d])
                 cnt[iv[i].cls]++;
         size_t off[NCLS], fill[NCLS];
         off[0] = 0;
@@ -169,7 +160,7 @@ int tfb_ranks_gpu_breakdown(const tfb_ranks_interval *iv, size_t n,
             off[c] = off[c - 1] + cnt[c - 1];
         memcpy(fill, off, sizeof fill);
         for (size_t i = 0; i < n; i++) {
-            if (!valid(&iv[i]) || iv[i].device != devs[d])
+            if (!valid(&iv[i]) || iv[i].device != dv.v[d])
                 continue;
             size_t k = fill[iv[i].cls]++;
             starts[k] = iv[i].start;
@@ -195,7 +186,8 @@ int tfb_ranks_gpu_breakdown(const tfb_ranks_interval *iv, size_t n,
     free(starts);
     free(ends);
     free(tmp);
-    free(devs);
+    size_t ndev = dv.n;
+    tfb_vec_free(&dv);
     int64_t total = g.span_ns * (int64_t)ndev;
     if (total > 0)
         g.busy_pct = 100.0 * (1.0 - (double)g.idle_ns / (double)total);

@@ -1,13 +1,13 @@
 /*
- * gpu_file.h - reading a whole trace file that may be gzip'ed (Kineto's
+ * trace_file.h - reading a whole trace file that may be gzip'ed (Kineto's
  * *.pt.trace.json.gz), with a cap on what it inflates to: a 4 MB .gz can
  * hold gigabytes of zeros, and reading it whole would take that much
  * memory.
  *
  * Thread-safety: any thread.
  */
-#ifndef TFB_SERVER_GPU_FILE_H
-#define TFB_SERVER_GPU_FILE_H
+#ifndef TFB_SERVER_TRACE_FILE_H
+#define TFB_SERVER_TRACE_FILE_H
 
 #include <stddef.h>
 

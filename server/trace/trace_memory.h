@@ -1,13 +1,14 @@
 /*
- * gpu_memory_run.h - a run's GPU memory events in memory, with what the
- * memory analysis (gpu_memory.h) needs around them: the kernels and NVTX
- * ranges running at allocation times, and the host steps. Loaded once per
- * run in the background and cached until a trace file changes; the routes
- * then run tfb_gmem_analyze on it for the window they are asked.
+ * trace_memory.h - a run's GPU memory events in memory, with what the
+ * memory analysis (plugins/gpu/gpu_memory.h) needs around them: the
+ * kernels and NVTX ranges running at allocation times, and the host steps.
+ * Loaded once per run in the background by the trace layer's per-run
+ * cache (trace_cache.c) and kept until a trace file changes; the memory
+ * routes then analyse it for the window they are asked.
  *
  * Sources: the run's trace files (ours and nsys exports:
  * CUDA_GPU_MEMORY_USAGE_EVENTS and NVTX_EVENTS; Kineto JSON: `[memory]`
- * events), and the run's GPU trace (gpu_trace.h) for kernels and steps.
+ * events), and the run's GPU trace (trace.h) for kernels and steps.
  * Only the kernels and NVTX ranges that hold some allocation's time are
  * kept (the analysis asks nothing else of them), with their names copied,
  * so a loaded run holds no reference to the trace.
@@ -15,14 +16,14 @@
  * Thread-safety: all functions are thread-safe; a loaded run is immutable
  * and may be read by any number of threads.
  */
-#ifndef TFB_SERVER_GPU_MEMORY_RUN_H
-#define TFB_SERVER_GPU_MEMORY_RUN_H
+#ifndef TFB_SERVER_TRACE_MEMORY_H
+#define TFB_SERVER_TRACE_MEMORY_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plugins/gpu/gpu_memory.h"
-#include "plugins/gpu/gpu_trace.h"
+#include "trace/trace.h"
+#include "trace/trace_memory_events.h"
 
 typedef struct tfb_gmem_run {
     tfb_gmem_events events;       /* sorted by time (ties: file order) */
@@ -41,7 +42,8 @@ typedef struct tfb_gmem_run {
     int refs;                 /* internal */
 } tfb_gmem_run;
 
-/* The run's memory events, without blocking on a load: starts the load in
+/* The run's memory events (the memory part of the per-run cache,
+ * trace_cache.c), without blocking on a load: starts the load in
  * the background when needed (first request, or a trace file changed),
  * waits at most wait_ms for it (< 0: until it ended) and answers as
  * tfb_gpu_trace_get does: READY with *out (one reference: release it; while
@@ -58,11 +60,9 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
                      int wait_ms, tfb_gmem_run **out, tfb_gpu_status *st);
 void tfb_gmem_run_release(tfb_gmem_run *m);
 
-/* The analysis input over m's arrays (borrowed from m). */
-void tfb_gmem_run_input(const tfb_gmem_run *m, tfb_gmem_input *in);
-
 /* Builds the data from explicit files and a trace (may be NULL) on the
- * calling thread (tests, tools; the background load calls it). ctl may be
+ * calling thread (trace_memory.c; tests, tools; the background load calls
+ * it). ctl may be
  * NULL; its budgets bound the rows read (a file whose memory table is
  * larger than what is left of max_rows is refused before it is read) and
  * the NVTX reading time. Files that cannot be read (not SQLite, damaged

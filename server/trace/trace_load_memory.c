@@ -1,11 +1,11 @@
 /*
- * gpu_memory_load.c - memory events for gpu_memory.c from the files a run
- * holds: an nsys-schema SQLite trace (ours or an nsys export) and Kineto
+ * trace_load_memory.c - a run's memory events from the files it holds:
+ * an nsys-schema SQLite trace (ours or an nsys export) and Kineto
  * Chrome-trace JSON `[memory]` instant events. Formats and rules are in
- * gpu_memory.h.
+ * trace_memory_events.h.
  *
  * The Kineto reader is a small scanner of its own that only picks the
- * `[memory]` events out (gpu_load_kineto.c reads the kernel and copy
+ * `[memory]` events out (trace_load_kineto.c reads the kernel and copy
  * events; the two stay independent so either can change alone).
  */
 #include <sqlite3.h>
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/gpu/gpu_file.h"
-#include "plugins/gpu/gpu_memory.h"
+#include "trace/trace_file.h"
+#include "trace/trace_memory_events.h"
 #include "tfboard.h"
 
 
@@ -28,18 +28,12 @@ void tfb_gmem_events_free(tfb_gmem_events *e)
     e->refused = 0;
 }
 
+/* A new event at the end (unknown stream and pool size), or NULL. */
 static tfb_gmem_event *push(tfb_gmem_events *e)
 {
-    if (e->n == e->cap) {
-        size_t c = e->cap ? e->cap * 2 : 256;
-        tfb_gmem_event *v = realloc(e->v, c * sizeof *v);
-        if (!v)
-            return NULL;
-        e->v = v;
-        e->cap = c;
-    }
-    tfb_gmem_event *x = &e->v[e->n++];
-    memset(x, 0, sizeof *x);
+    tfb_gmem_event *x = tfb_vec_add(e);
+    if (!x)
+        return NULL;
     x->stream = -1;
     x->pool_reserved = -1;
     return x;

@@ -1,15 +1,12 @@
 /*
- * gpu_memory_run.c - loads a run's memory events (with the kernels, NVTX
- * ranges and steps around them) in the background and caches them per
- * run, the way gpu_trace.c caches traces: the cache lock only guards the
- * table of entries and is never held while a file is read; a load runs on
- * its own detached thread, and the run's requests answer "loading" until
- * it ends.
+ * trace_memory.c - builds a run's memory data (trace_memory.h): its
+ * memory events (trace_load_memory.c), and around them the kernels, NVTX
+ * ranges and steps that the memory view asks about. The per-run cache
+ * (trace_cache.c) runs it on a load thread; tests and tools call it
+ * directly.
  */
-#include "plugins/gpu/gpu_memory_run.h"
+#include "trace/trace_memory.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "base/deadline.h"
-#include "plugins/gpu/gpu_file.h"
 #include "tfboard.h"
+#include "base/vec.h"
 
 /* NVTX rows read per file at most (a hostile file cannot make us read
  * forever; the load's deadline bounds it too). */
@@ -51,68 +47,63 @@ void tfb_gmem_run_free(tfb_gmem_run *m)
     free(m);
 }
 
-void tfb_gmem_run_input(const tfb_gmem_run *m, tfb_gmem_input *in)
-{
-    memset(in, 0, sizeof *in);
-    in->events = m->events.v;
-    in->n_events = m->events.n;
-    in->kernels = m->kernels;
-    in->n_kernels = m->n_kernels;
-    in->ranges = m->ranges;
-    in->n_ranges = m->n_ranges;
-    in->steps = m->steps;
-    in->n_steps = m->n_steps;
-}
-
 /* ------------------------------------------------------------------------
  * Building
  * ---------------------------------------------------------------------- */
+typedef TFB_VEC(tfb_gmem_interval) interval_vec;
+
+/* What a load gathers; moved into the run when it ends (to_run). */
 typedef struct builder {
     tfb_gmem_run *m;
-    size_t cap_k, cap_r, cap_s, cap_n;
+    interval_vec kernels, ranges;
+    TFB_VEC(tfb_gmem_step) steps;
+    TFB_VEC(char *) names;
 } builder;
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
+/* Hands the gathered arrays to the run (which frees them from then on). */
+static void to_run(builder *b)
 {
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *nv = realloc(*v, c * elem);
-    if (!nv)
-        return TFB_ENOMEM;
-    *v = nv;
-    *cap = c;
-    return 0;
+    tfb_gmem_run *m = b->m;
+    tfb_vec_trim(&b->kernels);
+    tfb_vec_trim(&b->ranges);
+    tfb_vec_trim(&b->steps);
+    m->kernels = b->kernels.v;
+    m->n_kernels = b->kernels.n;
+    m->ranges = b->ranges.v;
+    m->n_ranges = b->ranges.n;
+    m->steps = b->steps.v;
+    m->n_steps = b->steps.n;
+    m->names = b->names.v;
+    m->n_names = b->names.n;
+    memset(&b->kernels, 0, sizeof b->kernels);
+    memset(&b->ranges, 0, sizeof b->ranges);
+    memset(&b->steps, 0, sizeof b->steps);
+    memset(&b->names, 0, sizeof b->names);
 }
 
+/* A copy of s owned by the run (NULL: none, or ENOMEM). */
 static const char *own_name(builder *b, const char *s, size_t len)
 {
-    if (!s)
-        return NULL;
-    if (grow((void **)&b->m->names, &b->cap_n, b->m->n_names + 1,
-             sizeof(char *)))
+    if (!s || tfb_vec_need(&b->names, b->names.n + 1) < 0)
         return NULL;
     char *c = malloc(len + 1);
     if (!c)
         return NULL;
     memcpy(c, s, len);
     c[len] = '\0';
-    b->m->names[b->m->n_names++] = c;
+    b->names.v[b->names.n++] = c;
     return c;
 }
 
-static int add_interval(builder *b, tfb_gmem_interval **v, size_t *n,
-                        size_t *cap, int64_t s, int64_t e, int32_t dev,
-                        int64_t stream, const char *name, size_t nlen)
+static int add_interval(builder *b, interval_vec *v, int64_t s, int64_t e,
+                        int32_t dev, int64_t stream, const char *name,
+                        size_t nlen)
 {
-    if (grow((void **)v, cap, *n + 1, sizeof **v))
-        return TFB_ENOMEM;
     const char *own = own_name(b, name, nlen);
     if (name && !own)
         return TFB_ENOMEM;
-    (*v)[(*n)++] = (tfb_gmem_interval){s, e, dev, stream, own};
+    if (tfb_vec_push(v, ((tfb_gmem_interval){s, e, dev, stream, own})) < 0)
+        return TFB_ENOMEM;
     return 0;
 }
 
@@ -160,13 +151,13 @@ static int from_trace(builder *b, const tfb_gpu_trace *t)
         const tfb_gpu_span *sp = t->spans + ln->off;
         if (ln->host == TFB_GPU_HOST_STEP) {
             for (size_t i = 0; i < ln->n && !err; i++) {
-                if (grow((void **)&m->steps, &b->cap_s, m->n_steps + 1,
-                         sizeof *m->steps)) {
+                if (tfb_vec_push(&b->steps,
+                                 ((tfb_gmem_step){tfb_gpu_span_step(t, &sp[i]),
+                                                  sp[i].start, sp[i].end})) <
+                    0) {
                     err = TFB_ENOMEM;
                     break;
                 }
-                m->steps[m->n_steps++] = (tfb_gmem_step){
-                    tfb_gpu_span_step(t, &sp[i]), sp[i].start, sp[i].end};
             }
             continue;
         }
@@ -200,8 +191,7 @@ static int from_trace(builder *b, const tfb_gpu_trace *t)
                 continue;
             const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, &sp[k]);
             const char *name = tfb_gpu_str(t, ki ? ki->name : -1, NULL);
-            err = add_interval(b, &m->kernels, &m->n_kernels, &b->cap_k,
-                               sp[k].start, sp[k].end, ln->device, ln->stream,
+            err = add_interval(b, &b->kernels, sp[k].start, sp[k].end, ln->device, ln->stream,
                                name, name ? strlen(name) : 0);
             last_added = k;
         }
@@ -296,8 +286,7 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
             continue;
         const char *name = (const char *)sqlite3_column_text(st, 2);
         size_t len = name ? (size_t)sqlite3_column_bytes(st, 2) : 0;
-        err = add_interval(b, &b->m->ranges, &b->m->n_ranges, &b->cap_r, s, e,
-                           -1, -1, name, len);
+        err = add_interval(b, &b->ranges, s, e, -1, -1, name, len);
         if (err)
             break;
     }
@@ -431,6 +420,7 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
                 err = nvtx_ranges(&b, paths[i], times, nt, ctl);
         free(times);
     }
+    to_run(&b);
     if (err) {
         if (ctl && !ctl->error[0])
             snprintf(ctl->error, sizeof ctl->error,
@@ -442,264 +432,4 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
         atomic_store(&ctl->progress_ppm, 1000000u);
     *out = m;
     return 0;
-}
-
-/* ------------------------------------------------------------------------
- * Cache
- * ---------------------------------------------------------------------- */
-#define CACHE_SLOTS 64
-
-typedef struct job {
-    tfb_gpu_load_ctl ctl;
-    char **files;
-    size_t n;
-    char *sig;
-    tfb_gpu_trace *trace; /* the job's reference, or NULL */
-} job;
-
-typedef struct entry {
-    const tfb_store *store;
-    const tfb_run *run;
-    int filled;
-    tfb_gpu_state state; /* READY, FAILED or NONE */
-    char *sig;
-    tfb_gmem_run *data;
-    char *error;
-    job *loading;
-    uint64_t used;
-} entry;
-
-static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-/* Waits on CLOCK_MONOTONIC (a wall clock set back must not stretch them),
- * so the cond var is made at first use, not by a static initializer. */
-static pthread_cond_t g_cv;
-static pthread_once_t g_cv_once = PTHREAD_ONCE_INIT;
-
-static void g_cv_init(void)
-{
-    tfb_cond_init_monotonic(&g_cv);
-}
-
-static pthread_cond_t *g_cv_get(void)
-{
-    pthread_once(&g_cv_once, g_cv_init);
-    return &g_cv;
-}
-static entry g_cache[CACHE_SLOTS];
-static uint64_t g_clock;
-
-void tfb_gmem_run_release(tfb_gmem_run *m)
-{
-    if (!m)
-        return;
-    pthread_mutex_lock(&g_mu);
-    int last = --m->refs == 0;
-    pthread_mutex_unlock(&g_mu);
-    if (last)
-        tfb_gmem_run_free(m);
-}
-
-static void job_free(job *j)
-{
-    if (!j)
-        return;
-    tfb_strv_free(j->files, j->n);
-    tfb_gpu_trace_release(j->trace);
-    free(j->sig);
-    free(j);
-}
-
-static void *load_thread(void *arg)
-{
-    job *j = arg;
-    tfb_gmem_run *m = NULL;
-    int err = tfb_gmem_run_load_files(j->files, j->n, j->trace, &j->ctl, &m);
-    tfb_gpu_trace_release(j->trace);
-    j->trace = NULL;
-    char *msg = NULL;
-    if (err)
-        msg = strdup(j->ctl.error[0] ? j->ctl.error : tfb_strerror(err));
-    if (m)
-        m->refs = 1;
-    tfb_gmem_run *old = NULL;
-    pthread_mutex_lock(&g_mu);
-    for (size_t i = 0; i < CACHE_SLOTS; i++) {
-        entry *e = &g_cache[i];
-        if (e->loading != j)
-            continue;
-        old = e->data;
-        free(e->sig);
-        free(e->error);
-        e->sig = j->sig;
-        j->sig = NULL;
-        e->data = m;
-        e->error = msg;
-        e->state = err ? TFB_GPU_FAILED : TFB_GPU_READY;
-        e->filled = 1;
-        e->loading = NULL;
-        m = NULL;
-        msg = NULL;
-        break;
-    }
-    int last = old && --old->refs == 0;
-    pthread_cond_broadcast(g_cv_get());
-    pthread_mutex_unlock(&g_mu);
-    if (last)
-        tfb_gmem_run_free(old);
-    tfb_gmem_run_free(m);
-    free(msg);
-    job_free(j);
-    return NULL;
-}
-
-/* Starts e's load (lock held); takes files and, on success, the trace. */
-static int start_load(entry *e, char **files, size_t n, const char *sig,
-                      tfb_gpu_trace *trace)
-{
-    job *j = calloc(1, sizeof *j);
-    if (!j)
-        return TFB_ENOMEM;
-    tfb_gpu_load_ctl_init(&j->ctl, n);
-    j->sig = strdup(sig);
-    if (!j->sig) {
-        free(j);
-        return TFB_ENOMEM;
-    }
-    j->files = files;
-    j->n = n;
-    j->trace = trace;
-    pthread_attr_t at;
-    pthread_t th;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    e->loading = j;
-    int rc = pthread_create(&th, &at, load_thread, j);
-    pthread_attr_destroy(&at);
-    if (rc != 0) {
-        e->loading = NULL;
-        j->files = NULL;
-        j->n = 0;
-        j->trace = NULL;
-        job_free(j);
-        return TFB_ENOMEM;
-    }
-    return 0;
-}
-
-static void answer(entry *e, tfb_gmem_run **out, tfb_gpu_status *st)
-{
-    st->state = e->state;
-    st->progress = 1.0;
-    if (e->state == TFB_GPU_READY) {
-        e->data->refs++;
-        *out = e->data;
-    } else if (e->state == TFB_GPU_FAILED) {
-        snprintf(st->error, sizeof st->error, "%s",
-                 e->error ? e->error : "the memory events could not be read");
-    }
-    e->used = ++g_clock;
-}
-
-
-int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
-                     int wait_ms, tfb_gmem_run **out, tfb_gpu_status *st)
-{
-    tfb_gpu_trace *tr = trace ? *trace : NULL;
-    if (trace)
-        *trace = NULL;
-    if (!store || !r || !out || !st) {
-        tfb_gpu_trace_release(tr);
-        return TFB_EINVAL;
-    }
-    *out = NULL;
-    memset(st, 0, sizeof *st);
-    char **files = NULL;
-    size_t n = 0;
-    int err = tfb_run_trace_files(r, &files, &n);
-    if (err || n == 0) {
-        st->state = TFB_GPU_NONE;
-        tfb_strv_free(files, n);
-        tfb_gpu_trace_release(tr);
-        return err;
-    }
-    char *sig = tfb_gpu_files_signature(files, n);
-    if (!sig) {
-        tfb_strv_free(files, n);
-        tfb_gpu_trace_release(tr);
-        return TFB_ENOMEM;
-    }
-    struct timespec until;
-    if (wait_ms > 0)
-        tfb_deadline_after_ms(&until, (unsigned)wait_ms);
-    tfb_gmem_run *evicted = NULL;
-    pthread_mutex_lock(&g_mu);
-    entry *e = NULL, *victim = NULL;
-    for (size_t i = 0; i < CACHE_SLOTS; i++) {
-        entry *c = &g_cache[i];
-        if (c->store == store && c->run == r) {
-            e = c;
-            break;
-        }
-        if (!c->loading && (!victim || c->used < victim->used))
-            victim = c;
-    }
-    if (!e && !victim) {
-        st->state = TFB_GPU_FAILED;
-        snprintf(st->error, sizeof st->error,
-                 "too many runs' memory events are loading at once; try "
-                 "again");
-    } else {
-        if (!e) {
-            e = victim;
-            evicted = e->data;
-            free(e->sig);
-            free(e->error);
-            memset(e, 0, sizeof *e);
-            e->store = store;
-            e->run = r;
-        }
-        e->used = ++g_clock;
-        if (e->filled && strcmp(e->sig, sig) == 0) {
-            answer(e, out, st);
-        } else {
-            if (!e->loading) {
-                err = start_load(e, files, n, sig, tr);
-                if (!err) {
-                    files = NULL;
-                    n = 0;
-                    tr = NULL;
-                }
-            }
-            int rc = 0;
-            while (!err && e->loading && rc == 0) {
-                if (wait_ms < 0)
-                    rc = pthread_cond_wait(g_cv_get(), &g_mu);
-                else if (wait_ms == 0)
-                    rc = ETIMEDOUT;
-                else
-                    rc = pthread_cond_timedwait(g_cv_get(), &g_mu, &until);
-            }
-            if (err) {
-                /* nothing */
-            } else if (!e->loading || (e->filled &&
-                                       e->state == TFB_GPU_READY)) {
-                /* Done (the files may have changed again since: the
-                 * next request reads them), or a changed file is read
-                 * again and meanwhile the data read before answers. */
-                answer(e, out, st);
-            } else {
-                st->state = TFB_GPU_LOADING;
-                st->progress =
-                    (double)atomic_load(&e->loading->ctl.progress_ppm) / 1e6;
-            }
-        }
-    }
-    int last = evicted && --evicted->refs == 0;
-    pthread_mutex_unlock(&g_mu);
-    if (last)
-        tfb_gmem_run_free(evicted);
-    free(sig);
-    tfb_strv_free(files, n);
-    tfb_gpu_trace_release(tr);
-    return err;
 }

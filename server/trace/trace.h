@@ -1,8 +1,9 @@
 /*
- * gpu_trace.h - a run's GPU trace in memory: kernels, copies, memsets,
- * runtime launch calls and host step/input spans, read from every trace
- * file of the run (our *.trace.sqlite, `nsys export --type sqlite` files,
- * Kineto *.pt.trace.json[.gz]). Times are ns since the Unix epoch (Kineto's
+ * trace.h - the trace layer's model (server/trace/, below the plugins): a
+ * run's GPU trace in memory: kernels, copies, memsets, runtime launch
+ * calls and host step/input spans, read from every trace file of the run
+ * (our *.trace.sqlite, `nsys export --type sqlite` files, Kineto
+ * *.pt.trace.json[.gz]). Times are ns since the Unix epoch (Kineto's
  * µs are converted exactly, digit by digit).
  *
  * A tfb_gpu_trace is immutable once built and reference counted. It is
@@ -21,8 +22,8 @@
  * Thread-safety: all functions are thread-safe; a trace may be read by any
  * number of threads.
  */
-#ifndef TFB_SERVER_GPU_TRACE_H
-#define TFB_SERVER_GPU_TRACE_H
+#ifndef TFB_SERVER_TRACE_H
+#define TFB_SERVER_TRACE_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -110,7 +111,7 @@ typedef struct tfb_gpu_device {
     int32_t sm_count;
 } tfb_gpu_device;
 
-struct tfb_gpu_aggregates; /* gpu_analysis.h */
+struct tfb_gpu_aggregates; /* trace_aggregate.h */
 
 typedef struct tfb_gpu_trace {
     /* All device and host spans, sorted by lane, then start, then end. */
@@ -141,10 +142,15 @@ typedef struct tfb_gpu_trace {
     size_t files_read, files_skipped;
     /* Spans left out: more than 65535 lanes. */
     size_t spans_dropped;
-    /* Computed once when the trace is built (gpu_analysis.c). */
+    /* Computed once when the trace is built (trace_aggregate.c). */
     struct tfb_gpu_aggregates *agg;
     int refs; /* internal */
+    /* internal: frees a trace whose arrays are not malloc'd (the mapped
+     * cache file of trace_colcache.c); NULL for a built trace. */
+    void (*release)(struct tfb_gpu_trace *t);
 } tfb_gpu_trace;
+
+/* ---- reading a trace (trace.c) ----------------------------------------- */
 
 /* The string at index i, or fallback when i < 0 / out of range. */
 const char *tfb_gpu_str(const tfb_gpu_trace *t, int32_t i,
@@ -161,7 +167,7 @@ const tfb_gpu_kinfo *tfb_gpu_span_kinfo(const tfb_gpu_trace *t,
 /* The runtime call with that correlation id, or NULL. */
 const tfb_gpu_call *tfb_gpu_call_of(const tfb_gpu_trace *t, int64_t corr);
 
-/* ---- the per-run cache and background loading (gpu_trace.c) ------------ */
+/* ---- the per-run cache (trace_cache.c) and loading (trace_load.c) ------ */
 
 /* Budgets of one load (a trace file cannot make the server read forever):
  * max_rows rows read from all files of a run (spans, calls, strings,
@@ -188,10 +194,12 @@ typedef struct tfb_gpu_status {
     char error[512];  /* TFB_GPU_FAILED: what went wrong, naming the file */
 } tfb_gpu_status;
 
-/* The GPU trace of run r, without blocking on a load: starts the run's
- * load in the background when needed (first request, or a trace file
- * changed size or mtime), waits at most wait_ms for it (0: not at all;
- * < 0: until the load of the current files ended), and answers:
+/* The GPU trace of run r (the trace part of the run's entry in the one
+ * per-run cache; the memory part is tfb_gmem_run_get, trace_memory.h),
+ * without blocking on a load: starts the run's load in the background
+ * when needed (first request, or a trace file changed size or mtime),
+ * waits at most wait_ms for it (0: not at all; < 0: until the load of the
+ * current files ended), and answers:
  * READY with *out set (one reference: release it) - while a changed file
  * is reloaded, the previous trace is answered -, LOADING with progress,
  * FAILED with the message, or NONE. No lock is held while a file is read.
@@ -233,11 +241,22 @@ int tfb_gpu_trace_load_files(char *const *paths, size_t n,
                              tfb_gpu_trace **out);
 int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
                                  tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out);
+/* As tfb_gpu_trace_load_files_ctl, for the per-run cache, which answers a
+ * built trace before it writes its cache file: a trace mapped from the
+ * columnar cache (trace_cachedir.h) comes back with *ck NULL, a trace
+ * built from the sources with *ck (NULL when there is no cache) for the
+ * caller to tfb_colcache_save and tfb_colcache_key_free; on an error *ck
+ * is to be freed too. */
+struct tfb_colcache_key;
+int tfb_gpu_trace_load_files_keyed(char *const *paths, size_t n,
+                                   tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out,
+                                   struct tfb_colcache_key **ck);
 
-/* Frees a trace nobody references (the cache and builder use it). */
+/* Frees a trace nobody references (trace_build.c; the cache and builder
+ * use it). */
 void tfb_gpu_trace_free(tfb_gpu_trace *t);
 
-/* ---- building (gpu_builder.c; the loaders below fill a builder) -------- */
+/* ---- building (trace_build.c; the loaders below fill a builder) ------- */
 
 typedef struct tfb_gpu_builder tfb_gpu_builder;
 
@@ -285,7 +304,8 @@ int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
  * loaders add this to every id they store. */
 int64_t tfb_gpu_builder_corr_base(const tfb_gpu_builder *b);
 
-/* Loaders: return 1 when path was read as a trace, 0 when it is not one
+/* Loaders (trace_load_sqlite.c, trace_load_kineto.c): return 1 when path
+ * was read as a trace, 0 when it is not one
  * (e.g. a .sqlite without CUPTI_ACTIVITY_KIND_KERNEL), negative on
  * ENOMEM or a refused file (the builder's ctl says why). Malformed content
  * is skipped, never fatal. */

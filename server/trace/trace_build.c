@@ -1,9 +1,11 @@
 /*
- * gpu_builder.c - the in-memory GPU trace and the builder that the trace
- * loaders fill: interned strings and kernel descriptions, spans gathered
- * per lane, runtime calls, devices, correlation ids made unique across
- * files, the load's budgets; then sorting, the per-lane window index and
- * the aggregates (gpu_analysis.c) when the trace is finished.
+ * trace_build.c - the builder that the trace loaders fill: interned
+ * strings and kernel descriptions, spans gathered per lane, runtime calls,
+ * devices, correlation ids made unique across files, the load's budgets;
+ * then sorting, the per-lane window index and the aggregates
+ * (trace_aggregate.c) when the trace is finished, and freeing a trace.
+ * The aggregates only read the trace (trace.c), never the builder, so the
+ * calls go one way: build -> aggregate -> trace.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,127 +13,44 @@
 #include <string.h>
 #include <time.h>
 
-#include "plugins/gpu/gpu_analysis.h"
-#include "plugins/gpu/gpu_trace.h"
 #include "base/hash.h"
+#include "base/strtab.h"
+#include "trace/trace.h"
+#include "trace/trace_aggregate.h"
+#include "base/vec.h"
 
 #define MAX_LANES 65535u
 
 typedef struct tmp_lane {
     int32_t device, stream;
     uint8_t host;
-    tfb_gpu_span *v;
-    size_t n, cap;
+    TFB_VEC(tfb_gpu_span) spans;
 } tmp_lane;
 
+/* The arrays grow in the builder and move into the trace when it is
+ * finished (t holds the counters and the extent meanwhile). */
 struct tfb_gpu_builder {
     tfb_gpu_trace *t;
     tfb_gpu_load_ctl *ctl;
-    size_t cap_calls, cap_devices, cap_strings, cap_kinfo, cap_values;
-    /* string intern table: indexes into t->strings, -1 = empty */
-    int32_t *htab;
-    size_t hcap;
-    /* kernel description intern table: indexes into t->kinfo */
+    TFB_VEC(tfb_gpu_call) calls;
+    TFB_VEC(tfb_gpu_device) devices; /* sorted by id */
+    TFB_VEC(int64_t) values;
+    /* interned strings: the table maps a string's bytes (its copy in
+     * strings) to its index + 1 */
+    TFB_VEC(char *) strings;
+    tfb_strtab strtab;
+    /* kernel descriptions and their intern table: indexes into kinfo,
+     * -1 = empty */
+    TFB_VEC(tfb_gpu_kinfo) kinfo;
     int32_t *ktab;
     size_t kcap;
     /* lanes while building, and their (host, device, stream) table */
-    tmp_lane *lanes;
-    size_t nlanes, cap_lanes;
+    TFB_VEC(tmp_lane) lanes;
     int32_t *ltab;
     size_t lcap;
     int64_t corr_base;
     int64_t corr_max; /* largest raw id seen in the current file */
 };
-
-const char *tfb_gpu_str(const tfb_gpu_trace *t, int32_t i,
-                        const char *fallback)
-{
-    if (!t || i < 0 || (size_t)i >= t->nstrings)
-        return fallback;
-    return t->strings[i];
-}
-
-int32_t tfb_gpu_span_device(const tfb_gpu_trace *t, const tfb_gpu_span *s)
-{
-    return s->lane < t->nlanes ? t->lanes[s->lane].device : -1;
-}
-
-int32_t tfb_gpu_span_stream(const tfb_gpu_trace *t, const tfb_gpu_span *s)
-{
-    return s->lane < t->nlanes ? t->lanes[s->lane].stream : -1;
-}
-
-static int64_t value_of(const tfb_gpu_trace *t, const tfb_gpu_span *s,
-                        int64_t def)
-{
-    return s->kind != TFB_GPU_KERNEL && s->info >= 0 &&
-                   (size_t)s->info < t->nvalues
-               ? t->values[s->info]
-               : def;
-}
-
-int64_t tfb_gpu_span_bytes(const tfb_gpu_trace *t, const tfb_gpu_span *s)
-{
-    return s->kind == TFB_GPU_MEMCPY || s->kind == TFB_GPU_MEMSET
-               ? value_of(t, s, 0)
-               : 0;
-}
-
-int64_t tfb_gpu_span_step(const tfb_gpu_trace *t, const tfb_gpu_span *s)
-{
-    return s->kind == TFB_GPU_HOST_STEP || s->kind == TFB_GPU_HOST_INPUT
-               ? value_of(t, s, -1)
-               : -1;
-}
-
-const tfb_gpu_kinfo *tfb_gpu_span_kinfo(const tfb_gpu_trace *t,
-                                        const tfb_gpu_span *s)
-{
-    return s->kind == TFB_GPU_KERNEL && s->info >= 0 &&
-                   (size_t)s->info < t->nkinfo
-               ? &t->kinfo[s->info]
-               : NULL;
-}
-
-const tfb_gpu_call *tfb_gpu_call_of(const tfb_gpu_trace *t, int64_t corr)
-{
-    if (!t || corr < 0 || !t->calls_by_corr)
-        return NULL;
-    size_t lo = 0, hi = t->ncalls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->calls[t->calls_by_corr[mid]].correlation < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < t->ncalls && t->calls[t->calls_by_corr[lo]].correlation == corr)
-        return &t->calls[t->calls_by_corr[lo]];
-    return NULL;
-}
-
-static const char *const k_copy_labels[] = {
-    "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-    "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-
-const char *tfb_gpu_copy_kind_label(int k)
-{
-    if (k < 0 || k >= (int)(sizeof k_copy_labels / sizeof k_copy_labels[0]))
-        return "Unknown";
-    return k_copy_labels[k];
-}
-
-int tfb_gpu_copy_kind_from_text(const char *s, size_t len)
-{
-    for (int k = 1; k < (int)(sizeof k_copy_labels / sizeof k_copy_labels[0]);
-         k++) {
-        size_t ll = strlen(k_copy_labels[k]);
-        for (size_t i = 0; i + ll <= len; i++)
-            if (memcmp(s + i, k_copy_labels[k], ll) == 0)
-                return k;
-    }
-    return 0;
-}
 
 /* ------------------------------------------------------------------------
  * Load control
@@ -213,31 +132,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xff51afd7ed558ccdull;
 }
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 64;
-    while (nc < need)
-        nc *= 2;
-    void *p = realloc(*v, nc * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = nc;
-    return 0;
-}
-
-/* Gives back the unused tail of a grown array (the growth doubles). */
-static void shrink(void **v, size_t n, size_t elem)
-{
-    if (!*v || n == 0)
-        return;
-    void *p = realloc(*v, n * elem);
-    if (p)
-        *v = p;
-}
-
 static int32_t *new_table(size_t n)
 {
     int32_t *t = malloc(n * sizeof *t);
@@ -247,50 +141,27 @@ static int32_t *new_table(size_t n)
     return t;
 }
 
-static int rehash(tfb_gpu_builder *b)
-{
-    size_t nc = b->hcap ? b->hcap * 2 : 1024;
-    int32_t *nt = new_table(nc);
-    if (!nt)
-        return -1;
-    for (size_t i = 0; i < b->t->nstrings; i++) {
-        const char *s = b->t->strings[i];
-        size_t j = (size_t)tfb_hash_bytes(s, strlen(s)) & (nc - 1);
-        while (nt[j] >= 0)
-            j = (j + 1) & (nc - 1);
-        nt[j] = (int32_t)i;
-    }
-    free(b->htab);
-    b->htab = nt;
-    b->hcap = nc;
-    return 0;
-}
-
 int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
 {
     if (!s)
         return -1;
-    if ((b->t->nstrings + 1) * 2 > b->hcap && rehash(b) != 0)
-        return -1;
-    size_t j = (size_t)tfb_hash_bytes(s, len) & (b->hcap - 1);
-    while (b->htab[j] >= 0) {
-        const char *c = b->t->strings[b->htab[j]];
-        if (strlen(c) == len && memcmp(c, s, len) == 0)
-            return b->htab[j];
-        j = (j + 1) & (b->hcap - 1);
-    }
-    if (b->t->nstrings >= INT32_MAX ||
-        grow((void **)&b->t->strings, &b->cap_strings, b->t->nstrings + 1,
-             sizeof *b->t->strings))
+    uint64_t h = tfb_hash_bytes(s, len);
+    void *v = tfb_strtab_get_h(&b->strtab, s, len, h);
+    if (v)
+        return (int32_t)((uintptr_t)v - 1);
+    if (b->strings.n >= INT32_MAX ||
+        tfb_vec_need(&b->strings, b->strings.n + 1) < 0 ||
+        tfb_strtab_reserve(&b->strtab, b->strings.n + 1) < 0)
         return -1;
     char *copy = malloc(len + 1);
     if (!copy)
         return -1;
     memcpy(copy, s, len);
     copy[len] = '\0';
-    int32_t idx = (int32_t)b->t->nstrings++;
-    b->t->strings[idx] = copy;
-    b->htab[j] = idx;
+    int32_t idx = (int32_t)b->strings.n;
+    /* Cannot fail: room was reserved above. */
+    tfb_strtab_put_h(&b->strtab, copy, len, h, (void *)(uintptr_t)(idx + 1));
+    b->strings.v[b->strings.n++] = copy;
     return idx;
 }
 
@@ -316,14 +187,13 @@ static int kinfo_eq(const tfb_gpu_kinfo *a, const tfb_gpu_kinfo *b)
 /* The index of an equal kernel description, added when new; -1 ENOMEM. */
 static int32_t intern_kinfo(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
 {
-    tfb_gpu_trace *t = b->t;
-    if ((t->nkinfo + 1) * 2 > b->kcap) {
+    if ((b->kinfo.n + 1) * 2 > b->kcap) {
         size_t nc = b->kcap ? b->kcap * 2 : 256;
         int32_t *nt = new_table(nc);
         if (!nt)
             return -1;
-        for (size_t i = 0; i < t->nkinfo; i++) {
-            size_t j = (size_t)kinfo_hash(&t->kinfo[i]) & (nc - 1);
+        for (size_t i = 0; i < b->kinfo.n; i++) {
+            size_t j = (size_t)kinfo_hash(&b->kinfo.v[i]) & (nc - 1);
             while (nt[j] >= 0)
                 j = (j + 1) & (nc - 1);
             nt[j] = (int32_t)i;
@@ -334,17 +204,14 @@ static int32_t intern_kinfo(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
     }
     size_t j = (size_t)kinfo_hash(k) & (b->kcap - 1);
     while (b->ktab[j] >= 0) {
-        if (kinfo_eq(&t->kinfo[b->ktab[j]], k))
+        if (kinfo_eq(&b->kinfo.v[b->ktab[j]], k))
             return b->ktab[j];
         j = (j + 1) & (b->kcap - 1);
     }
-    if (t->nkinfo >= INT32_MAX ||
-        grow((void **)&t->kinfo, &b->cap_kinfo, t->nkinfo + 1,
-             sizeof *t->kinfo))
+    if (b->kinfo.n >= INT32_MAX || tfb_vec_push(&b->kinfo, *k) < 0)
         return -1;
-    t->kinfo[t->nkinfo] = *k;
-    b->ktab[j] = (int32_t)t->nkinfo;
-    return (int32_t)t->nkinfo++;
+    b->ktab[j] = (int32_t)(b->kinfo.n - 1);
+    return (int32_t)(b->kinfo.n - 1);
 }
 
 static uint64_t lane_hash(int host, int32_t device, int32_t stream)
@@ -357,13 +224,13 @@ static uint64_t lane_hash(int host, int32_t device, int32_t stream)
 static int32_t lane_of(tfb_gpu_builder *b, int host, int32_t device,
                        int32_t stream)
 {
-    if ((b->nlanes + 1) * 2 > b->lcap) {
+    if ((b->lanes.n + 1) * 2 > b->lcap) {
         size_t nc = b->lcap ? b->lcap * 2 : 64;
         int32_t *nt = new_table(nc);
         if (!nt)
             return -1;
-        for (size_t i = 0; i < b->nlanes; i++) {
-            const tmp_lane *l = &b->lanes[i];
+        for (size_t i = 0; i < b->lanes.n; i++) {
+            const tmp_lane *l = &b->lanes.v[i];
             size_t j =
                 (size_t)lane_hash(l->host, l->device, l->stream) & (nc - 1);
             while (nt[j] >= 0)
@@ -376,34 +243,28 @@ static int32_t lane_of(tfb_gpu_builder *b, int host, int32_t device,
     }
     size_t j = (size_t)lane_hash(host, device, stream) & (b->lcap - 1);
     while (b->ltab[j] >= 0) {
-        const tmp_lane *l = &b->lanes[b->ltab[j]];
+        const tmp_lane *l = &b->lanes.v[b->ltab[j]];
         if (l->host == host && l->device == device && l->stream == stream)
             return b->ltab[j];
         j = (j + 1) & (b->lcap - 1);
     }
-    if (b->nlanes >= MAX_LANES)
+    if (b->lanes.n >= MAX_LANES)
         return -2;
-    if (grow((void **)&b->lanes, &b->cap_lanes, b->nlanes + 1,
-             sizeof *b->lanes))
+    tmp_lane *l = tfb_vec_add(&b->lanes);
+    if (!l)
         return -1;
-    tmp_lane *l = &b->lanes[b->nlanes];
-    memset(l, 0, sizeof *l);
     l->host = (uint8_t)host;
     l->device = device;
     l->stream = stream;
-    b->ltab[j] = (int32_t)b->nlanes;
-    return (int32_t)b->nlanes++;
+    b->ltab[j] = (int32_t)(b->lanes.n - 1);
+    return (int32_t)(b->lanes.n - 1);
 }
 
 static int32_t add_value(tfb_gpu_builder *b, int64_t v)
 {
-    tfb_gpu_trace *t = b->t;
-    if (t->nvalues >= INT32_MAX ||
-        grow((void **)&t->values, &b->cap_values, t->nvalues + 1,
-             sizeof *t->values))
+    if (b->values.n >= INT32_MAX || tfb_vec_push(&b->values, v) < 0)
         return -1;
-    t->values[t->nvalues] = v;
-    return (int32_t)t->nvalues++;
+    return (int32_t)(b->values.n - 1);
 }
 
 int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
@@ -454,10 +315,8 @@ int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
     }
     if (d.info < 0)
         return TFB_ENOMEM;
-    tmp_lane *l = &b->lanes[li];
-    if (grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v))
+    if (tfb_vec_push(&b->lanes.v[li].spans, d) < 0)
         return TFB_ENOMEM;
-    l->v[l->n++] = d;
     if (!host && s->device >= 0)
         return tfb_gpu_builder_device(b, s->device, -1, -1);
     return 0;
@@ -470,12 +329,9 @@ int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c)
         return err;
     if (c->correlation < 0 || c->end < c->start || c->start < 0)
         return 0;
-    if (b->t->ncalls >= UINT32_MAX ||
-        grow((void **)&b->t->calls, &b->cap_calls, b->t->ncalls + 1,
-             sizeof *b->t->calls))
+    if (b->calls.n >= UINT32_MAX || tfb_vec_push(&b->calls, *c) < 0)
         return TFB_ENOMEM;
-    tfb_gpu_call *d = &b->t->calls[b->t->ncalls++];
-    *d = *c;
+    tfb_gpu_call *d = &b->calls.v[b->calls.n - 1];
     if (d->correlation > b->corr_max)
         b->corr_max = d->correlation;
     d->correlation += b->corr_base;
@@ -486,8 +342,7 @@ int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
                                size_t cap)
 {
     int err = count_rows(b, n);
-    tfb_gpu_trace *t = b->t;
-    if (!err && (uint64_t)t->ncalls + n >= UINT32_MAX)
+    if (!err && (uint64_t)b->calls.n + n >= UINT32_MAX)
         err = TFB_ETOOBIG;
     if (err) {
         free(v);
@@ -505,21 +360,20 @@ int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
         c.correlation += b->corr_base;
         v[m++] = c;
     }
-    if (t->ncalls == 0) {
-        free(t->calls);
-        t->calls = v;
-        t->ncalls = m;
-        b->cap_calls = cap;
+    if (b->calls.n == 0) {
+        free(b->calls.v);
+        b->calls.v = v;
+        b->calls.n = m;
+        b->calls.cap = cap;
         return 0;
     }
-    if (grow((void **)&t->calls, &b->cap_calls, t->ncalls + m,
-             sizeof *t->calls)) {
+    if (tfb_vec_need(&b->calls, b->calls.n + m) < 0) {
         free(v);
         return TFB_ENOMEM;
     }
     if (m)
-        memcpy(t->calls + t->ncalls, v, m * sizeof *v);
-    t->ncalls += m;
+        memcpy(b->calls.v + b->calls.n, v, m * sizeof *v);
+    b->calls.n += m;
     free(v);
     return 0;
 }
@@ -527,32 +381,29 @@ int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
 int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
                            int32_t sm_count)
 {
-    tfb_gpu_trace *t = b->t;
+    tfb_gpu_device *dv = b->devices.v;
     /* Sorted by id: binary search (spans call this for every row). */
-    size_t lo = 0, hi = t->ndevices;
+    size_t lo = 0, hi = b->devices.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->devices[mid].id < id)
+        if (dv[mid].id < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < t->ndevices && t->devices[lo].id == id) {
+    if (lo < b->devices.n && dv[lo].id == id) {
         if (name >= 0)
-            t->devices[lo].name = name;
+            dv[lo].name = name;
         if (sm_count >= 0)
-            t->devices[lo].sm_count = sm_count;
+            dv[lo].sm_count = sm_count;
         return 0;
     }
-    if (grow((void **)&t->devices, &b->cap_devices, t->ndevices + 1,
-             sizeof *t->devices))
+    if (tfb_vec_need(&b->devices, b->devices.n + 1) < 0)
         return TFB_ENOMEM;
-    memmove(&t->devices[lo + 1], &t->devices[lo],
-            (t->ndevices - lo) * sizeof *t->devices);
-    t->devices[lo].id = id;
-    t->devices[lo].name = name;
-    t->devices[lo].sm_count = sm_count;
-    t->ndevices++;
+    dv = b->devices.v;
+    memmove(&dv[lo + 1], &dv[lo], (b->devices.n - lo) * sizeof *dv);
+    dv[lo] = (tfb_gpu_device){id, name, sm_count};
+    b->devices.n++;
     return 0;
 }
 
@@ -565,6 +416,10 @@ void tfb_gpu_trace_free(tfb_gpu_trace *t)
 {
     if (!t)
         return;
+    if (t->release) {
+        t->release(t);
+        return;
+    }
     tfb_gpu_aggregates_free(t->agg);
     for (size_t i = 0; i < t->nstrings; i++)
         free(t->strings[i]);
@@ -612,15 +467,44 @@ void tfb_gpu_builder_end_file(tfb_gpu_builder *b, int read)
         b->corr_base += b->corr_max + 1;
 }
 
+/* Frees the builder and what it holds that no trace took. */
 static void free_building(tfb_gpu_builder *b)
 {
-    for (size_t i = 0; i < b->nlanes; i++)
-        free(b->lanes[i].v);
-    free(b->lanes);
+    for (size_t i = 0; i < b->lanes.n; i++)
+        tfb_vec_free(&b->lanes.v[i].spans);
+    tfb_vec_free(&b->lanes);
     free(b->ltab);
-    free(b->htab);
     free(b->ktab);
+    tfb_strtab_free(&b->strtab);
+    for (size_t i = 0; i < b->strings.n; i++)
+        free(b->strings.v[i]);
+    tfb_vec_free(&b->strings);
+    tfb_vec_free(&b->kinfo);
+    tfb_vec_free(&b->values);
+    tfb_vec_free(&b->calls);
+    tfb_vec_free(&b->devices);
     free(b);
+}
+
+/* Moves the grown arrays into the trace (trimmed: the growth doubles);
+ * the builder keeps none of them. */
+#define MOVE(b, vec, ptr, count)                                             \
+    do {                                                                     \
+        tfb_vec_trim(&(b)->vec);                                             \
+        (ptr) = (b)->vec.v;                                                  \
+        (count) = (b)->vec.n;                                                \
+        memset(&(b)->vec, 0, sizeof (b)->vec);                               \
+    } while (0)
+
+static void move_arrays(tfb_gpu_builder *b)
+{
+    tfb_gpu_trace *t = b->t;
+    tfb_strtab_free(&b->strtab);
+    MOVE(b, strings, t->strings, t->nstrings);
+    MOVE(b, kinfo, t->kinfo, t->nkinfo);
+    MOVE(b, values, t->values, t->nvalues);
+    MOVE(b, calls, t->calls, t->ncalls);
+    MOVE(b, devices, t->devices, t->ndevices);
 }
 
 /* ------------------------------------------------------------------------
@@ -700,42 +584,41 @@ static int finish_spans(tfb_gpu_builder *b)
 {
     tfb_gpu_trace *t = b->t;
     size_t total = 0;
-    for (size_t i = 0; i < b->nlanes; i++)
-        total += b->lanes[i].n;
+    size_t nl = b->lanes.n;
+    for (size_t i = 0; i < nl; i++)
+        total += b->lanes.v[i].spans.n;
     /* Lane order: GPU streams by (device, stream), then host kinds; each
      * span gets its lane's final number as it is copied. */
-    if (b->nlanes)
-        qsort(b->lanes, b->nlanes, sizeof *b->lanes, cmp_tmp_lane);
+    if (nl)
+        qsort(b->lanes.v, nl, sizeof *b->lanes.v, cmp_tmp_lane);
     t->spans = malloc((total ? total : 1) * sizeof *t->spans);
-    t->lanes = calloc(b->nlanes ? b->nlanes : 1, sizeof *t->lanes);
+    t->lanes = calloc(nl ? nl : 1, sizeof *t->lanes);
     if (!t->spans || !t->lanes)
         return TFB_ENOMEM;
     size_t off = 0;
-    for (size_t i = 0; i < b->nlanes; i++) {
-        tmp_lane *tl = &b->lanes[i];
+    for (size_t i = 0; i < nl; i++) {
+        tmp_lane *tl = &b->lanes.v[i];
         tfb_gpu_lane *l = &t->lanes[i];
         l->device = tl->device;
         l->stream = tl->stream;
         l->host = tl->host;
         l->off = off;
-        l->n = tl->n;
+        l->n = tl->spans.n;
         tfb_gpu_span *dst = t->spans + off;
         int sorted = 1;
-        for (size_t k = 0; k < tl->n; k++) {
-            dst[k] = tl->v[k];
+        for (size_t k = 0; k < tl->spans.n; k++) {
+            dst[k] = tl->spans.v[k];
             dst[k].lane = (uint16_t)i;
             if (k && sorted && cmp_span(&dst[k - 1], &dst[k]) > 0)
                 sorted = 0;
         }
-        free(tl->v);
-        tl->v = NULL;
-        tl->n = 0;
+        tfb_vec_free(&tl->spans);
         if (!sorted)
             qsort(dst, l->n, sizeof *dst, cmp_span);
         off += l->n;
     }
     t->nspans = total;
-    t->nlanes = b->nlanes;
+    t->nlanes = nl;
     for (size_t i = 0; i < t->nlanes; i++)
         if (build_tree(t, &t->lanes[i]))
             return TFB_ENOMEM;
@@ -770,10 +653,9 @@ static int finish_calls(tfb_gpu_trace *t)
 int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out)
 {
     tfb_gpu_trace *t = b->t;
-    free(b->htab);
-    b->htab = NULL;
     free(b->ktab);
     b->ktab = NULL;
+    move_arrays(b);
     int err = finish_spans(b);
     if (!err)
         err = finish_calls(t);
@@ -782,10 +664,6 @@ int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out)
         tfb_gpu_trace_free(t);
         return err;
     }
-    shrink((void **)&t->calls, t->ncalls, sizeof *t->calls);
-    shrink((void **)&t->values, t->nvalues, sizeof *t->values);
-    shrink((void **)&t->kinfo, t->nkinfo, sizeof *t->kinfo);
-    shrink((void **)&t->strings, t->nstrings, sizeof *t->strings);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < t->nlanes; i++) {
         const tfb_gpu_lane *l = &t->lanes[i];

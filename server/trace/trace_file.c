@@ -1,8 +1,8 @@
 /*
- * gpu_file.c - whole trace files, gzip'ed or not, with a cap on their
- * inflated size (gpu_file.h).
+ * trace_file.c - whole trace files, gzip'ed or not, with a cap on their
+ * inflated size (trace_file.h).
  */
-#include "plugins/gpu/gpu_file.h"
+#include "trace/trace_file.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "tfboard.h"
+#include "base/vec.h"
 
 int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len)
 {
@@ -26,53 +27,53 @@ int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len)
     gzFile f = gzopen(path, "rb");
     if (!f)
         return errno == ENOENT ? TFB_ENOENT : TFB_EIO;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    int rc = buf ? 0 : TFB_ENOMEM;
+    /* The text grows by doubling up to max (+ 1 for the NUL). */
+    TFB_VEC(char) buf = {0};
+    size_t lim = (size_t)1 << 16;
+    int rc = tfb_vec_need(&buf, lim + 1) < 0 ? TFB_ENOMEM : 0;
     while (rc == 0) {
-        if (n == cap) {
-            if (cap >= max) {
+        if (buf.n == lim) {
+            if (lim >= max) {
                 rc = TFB_ETOOBIG;
                 break;
             }
-            size_t nc = cap * 2 < max ? cap * 2 : max;
-            char *nb = realloc(buf, nc + 1);
-            if (!nb) {
+            lim = lim * 2 < max ? lim * 2 : max;
+            if (tfb_vec_need(&buf, lim + 1) < 0) {
                 rc = TFB_ENOMEM;
                 break;
             }
-            buf = nb;
-            cap = nc;
         }
-        size_t room = cap - n;
-        int r = gzread(f, buf + n, (unsigned)(room > (1u << 30) ? 1u << 30
-                                                                : room));
+        size_t room = lim - buf.n;
+        int r = gzread(f, buf.v + buf.n,
+                       (unsigned)(room > (1u << 30) ? 1u << 30 : room));
         if (r < 0) {
             rc = TFB_ECORRUPT; /* a damaged .gz */
             break;
         }
         if (r == 0)
             break;
-        n += (size_t)r;
-        if (n > ((size_t)64 << 20) && n > ratio_cap) {
+        buf.n += (size_t)r;
+        if (buf.n > ((size_t)64 << 20) && buf.n > ratio_cap) {
             rc = TFB_ETOOBIG;
             break;
         }
     }
     gzclose(f);
     if (rc < 0) {
-        free(buf);
+        tfb_vec_free(&buf);
         return rc;
     }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
+    buf.v[buf.n] = '\0';
+    *out = buf.v;
+    *len = buf.n;
     return 0;
 }
 
-/* Appends "path|size|mtime_ns|" to *sig; frees it and sets NULL on
+typedef TFB_VEC(char) text;
+
+/* Appends "path|size|mtime_ns|" to sig (kept NUL-terminated); -1 on
  * ENOMEM. */
-static void sig_add(char **sig, size_t *len, const char *path)
+static int sig_add(text *sig, const char *path)
 {
     struct stat st;
     char buf[128];
@@ -83,36 +84,38 @@ static void sig_add(char **sig, size_t *len, const char *path)
     }
     int k = snprintf(buf, sizeof buf, "|%lld|%lld|", size, mt);
     size_t pl = strlen(path);
-    char *ns = realloc(*sig, *len + pl + (size_t)k + 1);
-    if (!ns) {
-        free(*sig);
-        *sig = NULL;
-        return;
-    }
-    memcpy(ns + *len, path, pl);
-    memcpy(ns + *len + pl, buf, (size_t)k + 1);
-    *len += pl + (size_t)k;
-    *sig = ns;
+    if (tfb_vec_need(sig, sig->n + pl + (size_t)k + 1) < 0)
+        return -1;
+    memcpy(sig->v + sig->n, path, pl);
+    memcpy(sig->v + sig->n + pl, buf, (size_t)k + 1);
+    sig->n += pl + (size_t)k;
+    return 0;
 }
 
 char *tfb_gpu_files_signature(char *const *files, size_t n)
 {
-    char *sig = calloc(1, 1);
-    size_t len = 0;
-    for (size_t i = 0; i < n && sig; i++) {
-        sig_add(&sig, &len, files[i]);
+    text sig = {0};
+    int err = tfb_vec_need(&sig, 1);
+    if (!err)
+        sig.v[0] = '\0';
+    for (size_t i = 0; i < n && !err; i++) {
+        err = sig_add(&sig, files[i]);
         size_t pl = strlen(files[i]);
-        if (sig && pl >= 7 && strcmp(files[i] + pl - 7, ".sqlite") == 0) {
+        if (!err && pl >= 7 && strcmp(files[i] + pl - 7, ".sqlite") == 0) {
             char *wal = malloc(pl + 5);
             if (!wal) {
-                free(sig);
-                return NULL;
+                err = -1;
+                break;
             }
             memcpy(wal, files[i], pl);
             memcpy(wal + pl, "-wal", 5);
-            sig_add(&sig, &len, wal);
+            err = sig_add(&sig, wal);
             free(wal);
         }
     }
-    return sig;
+    if (err) {
+        tfb_vec_free(&sig);
+        return NULL;
+    }
+    return sig.v;
 }

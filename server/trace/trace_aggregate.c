@@ -1,10 +1,12 @@
 /*
- * gpu_analysis.c - device summary, kernel statistics, utilization over
- * time, busy/idle intervals and the report section (definitions in
- * gpu_analysis.h). The timeline and the Chrome export are in
- * gpu_timeline.c.
+ * trace_aggregate.c - a trace's aggregates: device summary, kernel
+ * statistics, utilization over time, busy/idle intervals (definitions in
+ * trace_aggregate.h). Reads the trace only (trace.c), never the builder
+ * that calls tfb_gpu_aggregate. The timeline and the Chrome export are the
+ * GPU dashboard's (plugins/gpu/gpu_timeline.c).
  */
-#include "plugins/gpu/gpu_analysis.h"
+#include "trace/trace_aggregate.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -198,7 +200,8 @@ typedef struct dev_acc {
     int64_t cur_s, cur_e; /* the busy stretch being grown */
     int64_t busy_end;     /* idle breakdown: when the device fell idle */
     size_t hint;
-    size_t cap;
+    TFB_VEC(int64_t) busy; /* merged intervals, (start, end) pairs; moved
+                              into the aggregates at the end */
 } dev_acc;
 
 typedef struct kstat {
@@ -250,20 +253,12 @@ static void sift_down(const tfb_gpu_trace *t, cursor *h, size_t n, size_t i)
     }
 }
 
-static int push_busy(tfb_gpu_aggregates *a, size_t d, dev_acc *acc,
-                     int64_t s, int64_t e)
+static int push_busy(dev_acc *acc, int64_t s, int64_t e)
 {
-    if (a->nbusy[d] == acc->cap) {
-        size_t nc = acc->cap ? acc->cap * 2 : 64;
-        int64_t *nv = realloc(a->busy[d], nc * 2 * sizeof *nv);
-        if (!nv)
-            return TFB_ENOMEM;
-        a->busy[d] = nv;
-        acc->cap = nc;
-    }
-    a->busy[d][2 * a->nbusy[d]] = s;
-    a->busy[d][2 * a->nbusy[d] + 1] = e;
-    a->nbusy[d]++;
+    if (tfb_vec_need(&acc->busy, acc->busy.n + 2) < 0)
+        return TFB_ENOMEM;
+    acc->busy.v[acc->busy.n++] = s;
+    acc->busy.v[acc->busy.n++] = e;
     return 0;
 }
 
@@ -323,7 +318,7 @@ static int device_kernel(const tfb_gpu_trace *t, tfb_gpu_aggregates *a,
     /* Sorted by start: the union grows left to right. */
     if (s->start > acc->cur_e) {
         o->busy_ns += acc->cur_e - acc->cur_s;
-        int err = push_busy(a, d, acc, acc->cur_s, acc->cur_e);
+        int err = push_busy(acc, acc->cur_s, acc->cur_e);
         if (err)
             return err;
         acc->cur_s = s->start;
@@ -472,11 +467,12 @@ int tfb_gpu_aggregate(tfb_gpu_trace *t)
         tfb_gpu_device_summary *o = &a->dev[d];
         if (o->has_kernels) {
             o->busy_ns += acc[d].cur_e - acc[d].cur_s;
-            err = push_busy(a, d, &acc[d], acc[d].cur_s, acc[d].cur_e);
+            err = push_busy(&acc[d], acc[d].cur_s, acc[d].cur_e);
             /* The growth doubled: give back the tail. */
-            int64_t *v = realloc(a->busy[d], a->nbusy[d] * 2 * sizeof *v);
-            if (v)
-                a->busy[d] = v;
+            tfb_vec_trim(&acc[d].busy);
+            a->busy[d] = acc[d].busy.v;
+            a->nbusy[d] = acc[d].busy.n / 2;
+            memset(&acc[d].busy, 0, sizeof acc[d].busy);
         }
         o->span_ns = o->has_kernels ? o->end_ns - o->start_ns : 0;
         o->busy_fraction =
@@ -485,6 +481,8 @@ int tfb_gpu_aggregate(tfb_gpu_trace *t)
     if (!err)
         err = kernel_stats_final(t, ks, ns, grand, a);
 out:
+    for (size_t d = 0; acc && d < nd; d++)
+        tfb_vec_free(&acc[d].busy);
     free(acc);
     free(ks);
     free(ldev);
@@ -557,7 +555,7 @@ void tfb_gpu_kernels_free(tfb_gpu_kernels *k)
  * Utilization
  * ---------------------------------------------------------------------- */
 int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
-                        size_t buckets, tfb_gpu_util *out)
+                        size_t buckets, tfb_gpu_utilization_buckets *out)
 {
     if (!t || !out || buckets == 0)
         return TFB_EINVAL;
@@ -616,7 +614,7 @@ int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
     return 0;
 }
 
-void tfb_gpu_util_free(tfb_gpu_util *u)
+void tfb_gpu_utilization_free(tfb_gpu_utilization_buckets *u)
 {
     if (!u)
         return;

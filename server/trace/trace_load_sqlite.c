@@ -1,5 +1,5 @@
 /*
- * gpu_load_sqlite.c - reads a trace store in the Nsight Systems export
+ * trace_load_sqlite.c - reads a trace store in the Nsight Systems export
  * layout: ours (*.trace.sqlite) or `nsys export --type sqlite`. Names are
  * StringIds ids in both; a name column holding text is taken as it is.
  * Columns a file lacks read as NULL, so older or trimmed exports load.
@@ -7,9 +7,10 @@
  * A trace file is data from elsewhere, and SQLite files can compute: a
  * table name may be a VIEW over an endless recursive query, a trigger or a
  * generated column may run code. So a file is opened read-only and
- * immutable (no lock, no -wal/-shm file created, nothing written; a live
- * store's tail still in its WAL is read after the writer's next
- * checkpoint), with an untrusted schema, defensive mode and a 1 MiB value
+ * immutable (no lock, no -wal/-shm file created, nothing written) - or,
+ * when it has a non-empty -wal (data an immutable open would not see), a
+ * copy of it and its WAL in the cache directory is opened read-only
+ * (trace_walcopy.h) -, with an untrusted schema, defensive mode and a 1 MiB value
  * limit; every table read must be a real table (a view is refused, with a
  * message naming the file); and a progress handler stops any statement
  * past the load's time budget, while the builder counts rows against the
@@ -23,18 +24,29 @@
 #include <string.h>
 #include <time.h>
 
-#include "plugins/gpu/gpu_trace.h"
+#include "trace/trace.h"
+#include "trace/trace_walcopy.h"
+#include "base/vec.h"
+
+/* StringIds id -> index: open addressing, linear probing, at most half
+ * full. INT32_MIN marks an empty slot (and is never stored). */
+typedef struct id_map {
+    int64_t *keys;
+    int32_t *vals;
+    size_t n, cap;
+} id_map;
 
 typedef struct loader {
     tfb_gpu_builder *b;
     sqlite3 *db;
     const char *path;
+    /* path with its -wal copied into the cache directory (its WAL data is
+     * read), or NULL: path itself is opened, immutable. */
+    char *wal_copy;
     int interrupted; /* the progress handler stopped a statement */
     /* StringIds: id -> interned string, looked up on first use */
     sqlite3_stmt *str_stmt;
-    int64_t *sid_keys;
-    int32_t *sid_vals;
-    size_t sid_cap, sid_n;
+    id_map sids;
     /* progress: rows read (here and by the runtime reader) of about
      * rows_est */
     uint64_t rows_read, rows_est;
@@ -159,10 +171,25 @@ static uint64_t hash_id(int64_t id)
     return h ^ (h >> 29);
 }
 
-static int sid_put(loader *L, int64_t id, int32_t v)
+/* The value stored for id, or INT32_MIN. */
+static int32_t id_get(const id_map *m, int64_t id)
 {
-    if ((L->sid_n + 1) * 2 > L->sid_cap) {
-        size_t nc = L->sid_cap ? L->sid_cap * 2 : 256;
+    if (!m->cap)
+        return INT32_MIN;
+    size_t j = (size_t)hash_id(id) & (m->cap - 1);
+    while (m->vals[j] != INT32_MIN) {
+        if (m->keys[j] == id)
+            return m->vals[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    return INT32_MIN;
+}
+
+/* Stores v for id (replacing an old value): 0 or TFB_ENOMEM. */
+static int id_put(id_map *m, int64_t id, int32_t v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 64;
         int64_t *nk = malloc(nc * sizeof *nk);
         int32_t *nv = malloc(nc * sizeof *nv);
         if (!nk || !nv) {
@@ -171,43 +198,45 @@ static int sid_put(loader *L, int64_t id, int32_t v)
             return TFB_ENOMEM;
         }
         for (size_t i = 0; i < nc; i++)
-            nv[i] = INT32_MIN; /* empty */
-        for (size_t i = 0; i < L->sid_cap; i++) {
-            if (L->sid_vals[i] == INT32_MIN)
+            nv[i] = INT32_MIN;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->vals[i] == INT32_MIN)
                 continue;
-            size_t j = (size_t)hash_id(L->sid_keys[i]) & (nc - 1);
+            size_t j = (size_t)hash_id(m->keys[i]) & (nc - 1);
             while (nv[j] != INT32_MIN)
                 j = (j + 1) & (nc - 1);
-            nk[j] = L->sid_keys[i];
-            nv[j] = L->sid_vals[i];
+            nk[j] = m->keys[i];
+            nv[j] = m->vals[i];
         }
-        free(L->sid_keys);
-        free(L->sid_vals);
-        L->sid_keys = nk;
-        L->sid_vals = nv;
-        L->sid_cap = nc;
+        free(m->keys);
+        free(m->vals);
+        m->keys = nk;
+        m->vals = nv;
+        m->cap = nc;
     }
-    size_t j = (size_t)hash_id(id) & (L->sid_cap - 1);
-    while (L->sid_vals[j] != INT32_MIN && L->sid_keys[j] != id)
-        j = (j + 1) & (L->sid_cap - 1);
-    if (L->sid_vals[j] == INT32_MIN)
-        L->sid_n++;
-    L->sid_keys[j] = id;
-    L->sid_vals[j] = v;
+    size_t j = (size_t)hash_id(id) & (m->cap - 1);
+    while (m->vals[j] != INT32_MIN && m->keys[j] != id)
+        j = (j + 1) & (m->cap - 1);
+    if (m->vals[j] == INT32_MIN)
+        m->n++;
+    m->keys[j] = id;
+    m->vals[j] = v;
     return 0;
+}
+
+static void id_free(id_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
 }
 
 /* The interned text of StringIds id, -1 when unknown; -2 on ENOMEM. */
 static int32_t string_id(loader *L, int64_t id)
 {
-    if (L->sid_cap) {
-        size_t j = (size_t)hash_id(id) & (L->sid_cap - 1);
-        while (L->sid_vals[j] != INT32_MIN) {
-            if (L->sid_keys[j] == id)
-                return L->sid_vals[j];
-            j = (j + 1) & (L->sid_cap - 1);
-        }
-    }
+    int32_t known = id_get(&L->sids, id);
+    if (known != INT32_MIN)
+        return known;
     if (!L->str_stmt)
         return -1;
     int32_t v = -1;
@@ -221,7 +250,7 @@ static int32_t string_id(loader *L, int64_t id)
         if (v < 0)
             return -2;
     }
-    if (sid_put(L, id, v))
+    if (id_put(&L->sids, id, v))
         return -2;
     return v;
 }
@@ -355,7 +384,7 @@ static int load_copies(loader *L, int memset_)
  * connection and thread while this one reads the kernels (half the wall
  * time on two cores). Its names (a few distinct StringIds ids) are kept
  * as local texts and interned in the builder after the join. */
-static char *file_uri(const char *path);
+static char *file_uri(const char *path, int immutable);
 
 typedef struct call_reader {
     char *uri;
@@ -365,13 +394,9 @@ typedef struct call_reader {
     atomic_int cancel;
     _Atomic uint64_t rows;
     int has_name;
-    tfb_gpu_call *v;
-    size_t n, cap;
-    char **names; /* local name index -> text */
-    size_t nnames, cap_names;
-    int64_t *ids; /* id map: StringIds id -> local index */
-    int32_t *idx;
-    size_t id_n, id_cap;
+    TFB_VEC(tfb_gpu_call) calls;
+    TFB_VEC(char *) names; /* local name index -> text */
+    id_map ids; /* StringIds id -> local name index */
     int err;      /* 0, TFB_ENOMEM, TFB_ETOOBIG */
     int interrupted;
     pthread_t th;
@@ -392,39 +417,27 @@ static int reader_progress(void *arg)
 
 static int32_t reader_name(call_reader *R, const char *text, size_t len)
 {
-    if (R->nnames && strlen(R->names[R->nnames - 1]) == len &&
-        memcmp(R->names[R->nnames - 1], text, len) == 0)
-        return (int32_t)(R->nnames - 1);
-    if (R->nnames >= INT32_MAX)
+    size_t n = R->names.n;
+    if (n && strlen(R->names.v[n - 1]) == len &&
+        memcmp(R->names.v[n - 1], text, len) == 0)
+        return (int32_t)(n - 1);
+    if (n >= INT32_MAX || tfb_vec_need(&R->names, n + 1) < 0)
         return -2;
-    if (R->nnames == R->cap_names) {
-        size_t nc = R->cap_names ? R->cap_names * 2 : 16;
-        char **nv = realloc(R->names, nc * sizeof *nv);
-        if (!nv)
-            return -2;
-        R->names = nv;
-        R->cap_names = nc;
-    }
     char *c = malloc(len + 1);
     if (!c)
         return -2;
     memcpy(c, text, len);
     c[len] = '\0';
-    R->names[R->nnames] = c;
-    return (int32_t)R->nnames++;
+    R->names.v[R->names.n++] = c;
+    return (int32_t)n;
 }
 
 /* Local index of StringIds id (looked up once); -1 unknown, -2 ENOMEM. */
 static int32_t reader_id(call_reader *R, sqlite3_stmt *q, int64_t id)
 {
-    if (R->id_cap) {
-        size_t j = (size_t)hash_id(id) & (R->id_cap - 1);
-        while (R->idx[j] != INT32_MIN) {
-            if (R->ids[j] == id)
-                return R->idx[j];
-            j = (j + 1) & (R->id_cap - 1);
-        }
-    }
+    int32_t known = id_get(&R->ids, id);
+    if (known != INT32_MIN)
+        return known;
     int32_t v = -1;
     if (q) {
         sqlite3_reset(q);
@@ -436,39 +449,7 @@ static int32_t reader_id(call_reader *R, sqlite3_stmt *q, int64_t id)
         if (v == -2)
             return -2;
     }
-    if ((R->id_n + 1) * 2 > R->id_cap) {
-        size_t nc = R->id_cap ? R->id_cap * 2 : 64;
-        int64_t *nk = malloc(nc * sizeof *nk);
-        int32_t *nv = malloc(nc * sizeof *nv);
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return -2;
-        }
-        for (size_t i = 0; i < nc; i++)
-            nv[i] = INT32_MIN;
-        for (size_t i = 0; i < R->id_cap; i++) {
-            if (R->idx[i] == INT32_MIN)
-                continue;
-            size_t j = (size_t)hash_id(R->ids[i]) & (nc - 1);
-            while (nv[j] != INT32_MIN)
-                j = (j + 1) & (nc - 1);
-            nk[j] = R->ids[i];
-            nv[j] = R->idx[i];
-        }
-        free(R->ids);
-        free(R->idx);
-        R->ids = nk;
-        R->idx = nv;
-        R->id_cap = nc;
-    }
-    size_t j = (size_t)hash_id(id) & (R->id_cap - 1);
-    while (R->idx[j] != INT32_MIN)
-        j = (j + 1) & (R->id_cap - 1);
-    R->ids[j] = id;
-    R->idx[j] = v;
-    R->id_n++;
-    return v;
+    return id_put(&R->ids, id, v) ? -2 : v;
 }
 
 static void *reader_main(void *arg)
@@ -503,17 +484,11 @@ static void *reader_main(void *arg)
             R->err = TFB_ETOOBIG;
             break;
         }
-        if (R->n == R->cap) {
-            size_t nc = R->cap ? R->cap * 2 : 1024;
-            tfb_gpu_call *nv = realloc(R->v, nc * sizeof *nv);
-            if (!nv) {
-                R->err = TFB_ENOMEM;
-                break;
-            }
-            R->v = nv;
-            R->cap = nc;
+        if (tfb_vec_need(&R->calls, R->calls.n + 1) < 0) {
+            R->err = TFB_ENOMEM;
+            break;
         }
-        tfb_gpu_call *c = &R->v[R->n];
+        tfb_gpu_call *c = &R->calls.v[R->calls.n];
         c->start = sqlite3_column_int64(st, 0);
         c->end = sqlite3_column_int64(st, 1);
         c->correlation = int_or(st, 2, -1);
@@ -528,7 +503,7 @@ static void *reader_main(void *arg)
             R->err = TFB_ENOMEM;
             break;
         }
-        R->n++;
+        R->calls.n++;
     }
 out:
     sqlite3_finalize(st);
@@ -539,12 +514,11 @@ out:
 
 static void reader_free(call_reader *R)
 {
-    for (size_t i = 0; i < R->nnames; i++)
-        free(R->names[i]);
-    free(R->names);
-    free(R->ids);
-    free(R->idx);
-    free(R->v);
+    for (size_t i = 0; i < R->names.n; i++)
+        free(R->names.v[i]);
+    tfb_vec_free(&R->names);
+    id_free(&R->ids);
+    tfb_vec_free(&R->calls);
     free(R->uri);
 }
 
@@ -558,7 +532,7 @@ static int runtime_start(loader *L, call_reader *R)
     if (k <= 0 || !has_column(L->db, T, "correlationId"))
         return k < 0 ? k : 0;
     tfb_gpu_load_ctl *ctl = tfb_gpu_builder_ctl(L->b);
-    R->uri = file_uri(L->path);
+    R->uri = file_uri(L->wal_copy ? L->wal_copy : L->path, !L->wal_copy);
     if (!R->uri)
         return TFB_ENOMEM;
     R->path = L->path;
@@ -595,23 +569,24 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
     else
         err = R->err;
     int32_t *map = NULL;
-    if (!err && R->nnames) {
-        map = malloc(R->nnames * sizeof *map);
+    if (!err && R->names.n) {
+        map = malloc(R->names.n * sizeof *map);
         if (!map)
             err = TFB_ENOMEM;
-        for (size_t i = 0; !err && i < R->nnames; i++) {
-            map[i] = tfb_gpu_builder_str(L->b, R->names[i],
-                                         strlen(R->names[i]));
+        for (size_t i = 0; !err && i < R->names.n; i++) {
+            map[i] = tfb_gpu_builder_str(L->b, R->names.v[i],
+                                         strlen(R->names.v[i]));
             if (map[i] < 0)
                 err = TFB_ENOMEM;
         }
     }
     if (!err) {
-        for (size_t i = 0; i < R->n; i++)
-            if (R->v[i].name >= 0)
-                R->v[i].name = map[R->v[i].name];
-        err = tfb_gpu_builder_calls_take(L->b, R->v, R->n, R->cap);
-        R->v = NULL;
+        for (size_t i = 0; i < R->calls.n; i++)
+            if (R->calls.v[i].name >= 0)
+                R->calls.v[i].name = map[R->calls.v[i].name];
+        err = tfb_gpu_builder_calls_take(L->b, R->calls.v, R->calls.n,
+                                         R->calls.cap);
+        memset(&R->calls, 0, sizeof R->calls);
     }
     free(map);
     reader_free(R);
@@ -720,8 +695,8 @@ static uint64_t estimate_rows(loader *L)
     return total;
 }
 
-/* file:<path, percent-encoded>?mode=ro&immutable=1 */
-static char *file_uri(const char *path)
+/* file:<path, percent-encoded>?mode=ro[&immutable=1] */
+static char *file_uri(const char *path, int immutable)
 {
     size_t n = strlen(path);
     char *u = malloc(n * 3 + 64);
@@ -736,7 +711,7 @@ static char *file_uri(const char *path)
         else
             o += sprintf(o, "%%%02X", *p);
     }
-    strcpy(o, "?mode=ro&immutable=1");
+    strcpy(o, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
     return u;
 }
 
@@ -746,9 +721,12 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     memset(&L, 0, sizeof L);
     L.b = b;
     L.path = path;
-    char *uri = file_uri(path);
-    if (!uri)
+    L.wal_copy = tfb_colcache_wal_copy(path);
+    char *uri = file_uri(L.wal_copy ? L.wal_copy : path, !L.wal_copy);
+    if (!uri) {
+        tfb_colcache_wal_drop(L.wal_copy);
         return TFB_ENOMEM;
+    }
     int rc = sqlite3_open_v2(uri, &L.db,
                              SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
                                  SQLITE_OPEN_NOMUTEX,
@@ -756,6 +734,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     free(uri);
     if (rc != SQLITE_OK) {
         sqlite3_close(L.db);
+        tfb_colcache_wal_drop(L.wal_copy);
         return 0;
     }
     /* Schema code (views, triggers, generated columns) may call only
@@ -768,6 +747,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     int err = table_kind(&L, "CUPTI_ACTIVITY_KIND_KERNEL");
     if (err <= 0) {
         sqlite3_close(L.db);
+        tfb_colcache_wal_drop(L.wal_copy);
         return err; /* 0: not a trace; < 0: refused */
     }
     err = table_kind(&L, "StringIds");
@@ -809,7 +789,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
         err = step_end(&L, 0);
     sqlite3_finalize(L.str_stmt);
     sqlite3_close(L.db);
-    free(L.sid_keys);
-    free(L.sid_vals);
+    tfb_colcache_wal_drop(L.wal_copy);
+    id_free(&L.sids);
     return err ? err : 1;
 }

@@ -1,5 +1,5 @@
 /*
- * gpu_load_kineto.c - reads a PyTorch profiler (Kineto) trace,
+ * trace_load_kineto.c - reads a PyTorch profiler (Kineto) trace,
  * *.pt.trace.json or *.pt.trace.json.gz: complete events ("ph":"X") of
  * categories kernel, gpu_memcpy, gpu_memset, cuda_runtime and cuda_driver.
  * ts/dur are µs with up to three decimals; they are converted to integer ns
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/gpu/gpu_file.h"
-#include "plugins/gpu/gpu_trace.h"
+#include "trace/trace_file.h"
+#include "trace/trace.h"
 #include "base/json_str.h"
 
 

@@ -1,0 +1,388 @@
+/*
+ * trace_cachedir.c - the trace cache directory (trace_cachedir.h): where
+ * it is, which cache file belongs to a load's sources and whether it is
+ * still theirs, and what is swept out of it.
+ */
+#include "trace/trace_cachedir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/hash.h"
+#include "tfboard.h"
+#include "trace/trace_colcache.h"
+
+/* ------------------------------------------------------------------------
+ * The directory
+ * ---------------------------------------------------------------------- */
+static char *g_dir; /* NULL: no cache */
+
+const char *tfb_colcache_dir(void)
+{
+    return g_dir;
+}
+
+char *tfb_colcache_default_dir(void)
+{
+    const char *x = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    char *out = NULL;
+    /* The XDG spec: a relative XDG_CACHE_HOME is invalid and ignored. */
+    if (x && x[0] == '/') {
+        size_t n = strlen(x) + sizeof "/tfboard";
+        out = malloc(n);
+        if (out)
+            snprintf(out, n, "%s/tfboard", x);
+    } else if (home && home[0]) {
+        size_t n = strlen(home) + sizeof "/.cache/tfboard";
+        out = malloc(n);
+        if (out)
+            snprintf(out, n, "%s/.cache/tfboard", home);
+    }
+    return out;
+}
+
+/* mkdir -p, the last component 0700 (the cache holds what the traces
+ * hold); 0 or -1 with errno. */
+static int make_dirs(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = mkdir(p, 0700);
+    free(p);
+    if (rc != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when a (a real path) is b or below it. */
+static int is_within(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    while (n > 1 && b[n - 1] == '/')
+        n--;
+    return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
+}
+
+int tfb_colcache_configure(const char *dir, const char *logdir, FILE *err)
+{
+    free(g_dir);
+    g_dir = NULL;
+    if (dir && !dir[0])
+        return 0; /* --cache_dir "": no cache */
+    int explicit_dir = dir != NULL;
+    char *want = explicit_dir ? strdup(dir) : tfb_colcache_default_dir();
+    if (!want)
+        return explicit_dir ? TFB_ENOMEM : 0;
+    if (make_dirs(want) != 0) {
+        if (err)
+            fprintf(err,
+                    "tfboard: cache directory %s: %s (GPU traces are read "
+                    "from their files each time)\n",
+                    want, strerror(errno));
+        free(want);
+        return 0;
+    }
+    char *real = realpath(want, NULL);
+    char *lreal = logdir ? realpath(logdir, NULL) : NULL;
+    int inside = real && lreal && is_within(real, lreal);
+    free(lreal);
+    if (!real || inside) {
+        if (err && inside)
+            fprintf(err,
+                    "tfboard: the cache directory %s is inside the logdir%s\n",
+                    want,
+                    explicit_dir ? "; choose another --cache_dir"
+                                 : " (caching off; see --cache_dir)");
+        free(real);
+        free(want);
+        return inside && explicit_dir ? TFB_EINVAL : 0;
+    }
+    free(want);
+    g_dir = real;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Source signatures and cache file names
+ * ---------------------------------------------------------------------- */
+struct tfb_colcache_key {
+    char **paths;
+    size_t n;
+    char *sig;   /* the sources when the load began */
+    char *file;  /* the cache file */
+};
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t len)
+{
+    if (b->oom)
+        return;
+    if (b->n + len + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap : 256;
+        while (nc < b->n + len + 1)
+            nc *= 2;
+        char *np = realloc(b->p, nc);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+}
+
+/* Appends "path\tsize\tmtime_ns\tino\tdev\n"; -1 when path cannot be
+ * stat'ed and must exist (a missing -wal is written as absent). */
+static int sig_file(sbuf *b, const char *path, int must)
+{
+    struct stat st;
+    char num[160];
+    sb_add(b, path, strlen(path));
+    if (stat(path, &st) != 0) {
+        if (must)
+            return -1;
+        sb_add(b, "\t-\n", 3);
+        return 0;
+    }
+    int k = snprintf(num, sizeof num, "\t%lld\t%lld\t%llu\t%llu\n",
+                     (long long)st.st_size,
+                     (long long)st.st_mtim.tv_sec * 1000000000LL +
+                         st.st_mtim.tv_nsec,
+                     (unsigned long long)st.st_ino,
+                     (unsigned long long)st.st_dev);
+    sb_add(b, num, (size_t)k);
+    return 0;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+/* The signature of the sources now (malloc'd), NULL when one cannot be
+ * stat'ed or on ENOMEM. */
+static char *signature(char *const *paths, size_t n)
+{
+    sbuf b = {0};
+    char num[64];
+    int k = snprintf(num, sizeof num, "tfboard trace cache v%d\n",
+                     TFB_COLCACHE_VERSION);
+    sb_add(&b, num, (size_t)k);
+    for (size_t i = 0; i < n; i++) {
+        if (sig_file(&b, paths[i], 1) != 0) {
+            free(b.p);
+            return NULL;
+        }
+        if (has_suffix(paths[i], ".sqlite")) {
+            sbuf w = {0};
+            sb_add(&w, paths[i], strlen(paths[i]));
+            sb_add(&w, "-wal", 4);
+            if (!w.oom)
+                sig_file(&b, w.p, 0);
+            b.oom |= w.oom;
+            free(w.p);
+        }
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+void tfb_colcache_key_free(tfb_colcache_key *key)
+{
+    if (!key)
+        return;
+    tfb_strv_free(key->paths, key->n);
+    free(key->sig);
+    free(key->file);
+    free(key);
+}
+
+/* The key of a load: real paths of the sources (so that two servers that
+ * spell a logdir differently share the file), their signature, and the
+ * cache file named by the hash of the paths. NULL: no caching. */
+static tfb_colcache_key *key_new(char *const *paths, size_t n)
+{
+    const char *dir = g_dir;
+    if (!dir || n == 0)
+        return NULL;
+    tfb_colcache_key *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->paths = calloc(n, sizeof *k->paths);
+    if (!k->paths) {
+        free(k);
+        return NULL;
+    }
+    k->n = n;
+    uint64_t h = 0x74666263u;
+    for (size_t i = 0; i < n; i++) {
+        k->paths[i] = realpath(paths[i], NULL);
+        if (!k->paths[i]) {
+            tfb_colcache_key_free(k);
+            return NULL;
+        }
+        uint64_t ph = tfb_hash_str(k->paths[i]);
+        h = (h ^ ph) * 0x100000001b3ull + (uint64_t)i;
+    }
+    k->sig = signature(k->paths, n);
+    size_t fl = strlen(dir) + 64;
+    k->file = malloc(fl);
+    if (!k->sig || !k->file) {
+        tfb_colcache_key_free(k);
+        return NULL;
+    }
+    snprintf(k->file, fl, "%s/trace-%016llx.tfbc", dir, (unsigned long long)h);
+    return k;
+}
+
+/* ------------------------------------------------------------------------
+ * Saving and loading
+ * ---------------------------------------------------------------------- */
+/* 1 when the cache file at path names a source file that no longer
+ * exists: its signature's lines are "path\tsize\t..." ("path\t-" for an
+ * absent -wal, which does not count). Unreadable files are left alone
+ * (another server may be replacing them). */
+static int orphaned(const char *path)
+{
+    char *s;
+    if (tfb_colcache_file_sig(path, &s) != 0)
+        return 0;
+    int gone = 0;
+    char *line = strchr(s, '\n'); /* past the version line */
+    while (line && !gone) {
+        line++;
+        char *end = strchr(line, '\n');
+        char *tab = strchr(line, '\t');
+        if (!end || !tab || tab > end)
+            break;
+        *tab = '\0';
+        struct stat st;
+        gone = tab[1] != '-' && stat(line, &st) != 0 && errno == ENOENT;
+        line = end;
+    }
+    free(s);
+    return gone;
+}
+
+/* Temp files of writers that died (a crash between mkstemp and rename)
+ * and WAL copies of loads that died: removed when a day old, never the
+ * files of a writer or load running now. Cache files of sources that were
+ * deleted: removed, so the directory holds one file per existing traced
+ * run. */
+static void sweep_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (strncmp(e->d_name, ".tmp-tfbc-", 10) == 0 ||
+            strncmp(e->d_name, "wal-", 4) == 0) {
+            if (now - st.st_mtime > 86400)
+                unlinkat(dirfd(d), e->d_name, 0);
+            continue;
+        }
+        if (strncmp(e->d_name, "trace-", 6) != 0 ||
+            !has_suffix(e->d_name, ".tfbc") || st.st_uid != geteuid())
+            continue;
+        size_t pl = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(pl);
+        if (!p)
+            continue;
+        snprintf(p, pl, "%s/%s", dir, e->d_name);
+        if (orphaned(p))
+            unlinkat(dirfd(d), e->d_name, 0);
+        free(p);
+    }
+    closedir(d);
+}
+
+int tfb_colcache_save(const tfb_colcache_key *key, const tfb_gpu_trace *t,
+                      uint64_t rows)
+{
+    if (!key || !t)
+        return 0;
+    /* A source that changed while it was read: its trace may mix old and
+     * new rows, and the next load reads it again anyway. */
+    char *now = signature(key->paths, key->n);
+    int same = now && strcmp(now, key->sig) == 0;
+    free(now);
+    if (!same)
+        return TFB_ESTATE;
+    const char *slash = strrchr(key->file, '/');
+    if (slash) {
+        char *dir = strndup(key->file, (size_t)(slash - key->file));
+        if (dir)
+            sweep_stale(dir);
+        free(dir);
+    }
+    return tfb_colcache_write_file(key->file, key->sig, t, rows);
+}
+
+int tfb_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
+                      tfb_gpu_trace **out, tfb_colcache_key **key)
+{
+    *key = NULL;
+    *out = NULL;
+    tfb_colcache_key *k = key_new(paths, n);
+    if (!k)
+        return TFB_ENOENT;
+    int err = tfb_colcache_read_file(k->file, k->sig, max_rows, out, NULL);
+    if (err == 0) {
+        tfb_colcache_key_free(k);
+        return 0;
+    }
+    *key = k;
+    return err;
+}
+
+int tfb_colcache_map(const tfb_colcache_key *key, tfb_gpu_trace **out)
+{
+    if (!key || !out)
+        return TFB_EINVAL;
+    return tfb_colcache_read_file(key->file, key->sig, 0, out, NULL);
+}

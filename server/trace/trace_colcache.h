@@ -1,0 +1,63 @@
+/*
+ * trace_colcache.h - the columnar trace cache file: a built GPU trace
+ * (spans, lanes and their window trees, kernel descriptions, values,
+ * runtime calls, devices, strings and the aggregates) written as one file
+ * and memory-mapped back, so that reopening a 10 M-kernel trace costs a
+ * checksum pass instead of a SQLite read. Which file belongs to which
+ * sources, and where they live: trace_cachedir.h. docs/trace-cache.md.
+ *
+ * Format: a fixed header (magic, format version, byte order, the sizes of
+ * the in-memory structs it stores, file size, CRC-32C of the whole file,
+ * counts and extents, a table of columns: offset and length), then the
+ * columns, each 64-byte aligned: the source signature, spans, lanes,
+ * trees, kinfo, values, calls, calls by correlation, devices, string
+ * offsets and bytes, device summaries, busy intervals, kernel statistics.
+ * Spans, calls, trees, strings and busy intervals are used in place
+ * (mapped read-only); only the small tables are copied.
+ *
+ * Safety: a file is used only after its owner (our euid), magic, version,
+ * byte order, struct sizes, size, every column's bounds, the signature
+ * and the CRC over all its bytes check out, and every lane, tree, string
+ * and per-device table is in bounds. It is written to a mkstemp() temp
+ * file beside its final name, fsync'ed and renamed: readers see the old
+ * file or the new one, never a part; a mapped file stays valid after it
+ * is replaced. Temp files of a process that exits mid-write are removed
+ * at its exit.
+ *
+ * Thread-safety: any thread.
+ */
+#ifndef TFB_SERVER_TRACE_COLCACHE_H
+#define TFB_SERVER_TRACE_COLCACHE_H
+
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+/* Bumped whenever the layout of the file or of a struct it stores changes
+ * in a way the struct-size check would not see. */
+#define TFB_COLCACHE_VERSION 1
+
+/* Writes t as a cache file at path (atomically: temp file in path's
+ * directory, fsync, rename), with the source signature sig and the rows
+ * its build read. 0, TFB_EINVAL, TFB_ENOMEM, TFB_EIO / TFB_ENOSPC /
+ * TFB_EACCES / TFB_ETOOBIG (a file-size limit); on error nothing is left
+ * behind. */
+int tfb_colcache_write_file(const char *path, const char *sig,
+                            const tfb_gpu_trace *t, uint64_t rows);
+
+/* Maps a cache file back. 0 and *out (one reference; tfb_gpu_trace_free
+ * or release as any trace: t->release unmaps it); TFB_ENOENT (no file),
+ * TFB_ECORRUPT (anything wrong: magic, version, sizes, checksum, bounds,
+ * owner), TFB_ESTATE (a valid file of other sources: sig differs, or more
+ * rows than max_rows, 0 = no limit), TFB_ENOMEM. *rows (may be NULL) gets
+ * the rows of its build. */
+int tfb_colcache_read_file(const char *path, const char *sig,
+                           uint64_t max_rows, tfb_gpu_trace **out,
+                           uint64_t *rows);
+
+/* The signature stored in a cache file whose header is sound (its CRC is
+ * not checked: for sweeping only). *sig malloc'd. 0, TFB_ENOENT,
+ * TFB_EIO, TFB_ECORRUPT, TFB_ENOMEM. */
+int tfb_colcache_file_sig(const char *path, char **sig);
+
+#endif
