@@ -484,8 +484,8 @@ int tfb_route_scalars_multirun(const tfb_http_req *req, tfb_http_resp *resp)
     const char *tag, *summary;
     int64_t samples, min_step, max_step;
     double smoothing;
-    /* samples, smoothing and the step window as the single-series route
-     * takes them (its bounds, its defaults) */
+    /* smoothing and the step window as the single-series route takes
+     * them (its bounds, its defaults), so the answers can be equal */
     if (tfb_http_param_str(req, resp, "tag", 1, NULL, &tag) < 0 ||
         tfb_http_param_i64(req, resp, "samples", 0, 1000, 2, MAX_SAMPLES,
                            &samples) < 0 ||
