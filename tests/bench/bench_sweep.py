@@ -203,6 +203,12 @@ def measure_routes(port, runs):
              {"tag": tag, "samples": 500}),
             ("multirun run_regex 100 runs (lines)",
              {"tag": tag, "run_regex": "^run[0-9]*00$"}),
+            # a smoothed chart, then zoomed: still one request each
+            ("  the same, smoothing=0.6",
+             {"tag": tag, "run_regex": "^run[0-9]*00$", "smoothing": 0.6}),
+            ("  the same, smoothed, steps 50..150",
+             {"tag": tag, "run_regex": "^run[0-9]*00$", "smoothing": 0.6,
+              "min_step": 50, "max_step": 150}),
             ("nearest over %d runs" % runs,
              {"tag": tag, "step": 100, "value": 0.5, "k": 5}),
             ("scalars one series", {"tag": tag, "run": "run000",

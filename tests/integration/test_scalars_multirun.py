@@ -220,6 +220,117 @@ def test_bands_against_numpy():
     assert d["step0"] == s0 and d["step1"] == s1
 
 
+def ema(values, w):
+    """TensorBoard's debiased EMA over the whole series, in doubles:
+    non-finite values pass through and do not move it."""
+    out, last, wn = [], 0.0, 1.0
+    for x in values:
+        if not math.isfinite(x):
+            out.append(x)
+            continue
+        last = last * w + (1 - w) * x
+        wn *= w
+        out.append(last / (1 - wn))
+    return out
+
+
+def as_float(v):
+    return float(v) if not isinstance(v, str) else \
+        {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[v]
+
+
+def test_smoothing_and_window_equal_per_series():
+    """smoothing= and min_step/max_step on /multirun give, for every run,
+    the single-series route's answers with the same parameters: the raw
+    lines in series, the smoothed ones in smoothed."""
+    with tempfile.TemporaryDirectory() as logdir:
+        truth = make_sweep(logdir, 40, seed=11)
+        with Server(TFBOARD, logdir) as srv:
+            srv.wait_loaded()
+            windows = [None, (60, 180), (100, None), (None, 45),
+                       (170, 171), (5000, 6000)]
+            for samples in (7, 60, 1000):
+                for w in (0, 0.6, 0.95):
+                    for win in windows:
+                        extra = {}
+                        if w:
+                            extra["smoothing"] = w
+                        if win and win[0] is not None:
+                            extra["min_step"] = win[0]
+                        if win and win[1] is not None:
+                            extra["max_step"] = win[1]
+                        m = srv.json("/data/plugin/scalars/multirun" +
+                                     q(tag=TAG, samples=samples,
+                                       summary="lines", **extra))
+                        what = (samples, w, win)
+                        assert m["mode"] == "lines" and \
+                            m["runs"] == len(truth), what
+                        assert sorted(m["series"]) == sorted(truth), what
+                        assert ("smoothed" in m) == (w > 0), what
+                        if w:
+                            assert sorted(m["smoothed"]) == sorted(truth)
+                        for run in truth:
+                            sm = {k: v for k, v in extra.items()
+                                  if k != "smoothing"}
+                            raw = srv.json("/data/plugin/scalars/scalars" +
+                                           q(run=run, tag=TAG,
+                                             samples=samples, **sm))
+                            assert m["series"][run] == raw, (run, what)
+                            if w:
+                                one = srv.json(
+                                    "/data/plugin/scalars/scalars" +
+                                    q(run=run, tag=TAG, samples=samples,
+                                      **extra))
+                                assert m["smoothed"][run] == one, (run, what)
+            # The smoothed values are the EMA over the whole series, also
+            # inside a window (so a zoom keeps the curve), and every step
+            # of a window fits in 1000 samples here.
+            w = 0.9
+            m = srv.json("/data/plugin/scalars/multirun" +
+                         q(tag=TAG, samples=1000, summary="lines",
+                           smoothing=w, min_step=60, max_step=180))
+            checked = 0
+            for run, pts in truth.items():
+                want = ema([p[2] for p in pts], w)
+                inwin = [(p, e) for p, e in zip(pts, want)
+                         if 60 <= p[1] <= 180]
+                got = m["smoothed"][run]
+                assert [r[1] for r in got] == [p[1] for p, _ in inwin], run
+                assert [r[1] for r in m["series"][run]] == \
+                    [p[1] for p, _ in inwin], run
+                for r, (p, e) in zip(got, inwin):
+                    g = as_float(r[2])
+                    if math.isfinite(e):
+                        assert abs(g - e) <= 1e-12 * max(1.0, abs(e)), \
+                            (run, p, g, e)
+                        checked += 1
+                    else:
+                        assert g == e or (math.isnan(g) and math.isnan(e))
+                    assert r[0] == p[0]
+            assert checked > 1000, checked
+            # Bands: the lines it carries come smoothed too; a step window
+            # is for lines only.
+            m = srv.json("/data/plugin/scalars/multirun" +
+                         q(tag=TAG, summary="bands", samples=80, k=2,
+                           smoothing=0.6))
+            assert m["mode"] == "bands"
+            assert sorted(m["smoothed"]) == sorted(m["series"])
+            for run in m["series"]:
+                one = srv.json("/data/plugin/scalars/scalars" +
+                               q(run=run, tag=TAG, samples=80,
+                                 smoothing=0.6))
+                assert m["smoothed"][run] == one, run
+            for params in ({"summary": "bands", "min_step": 3},
+                           {"summary": "bands", "max_step": 3},
+                           {"smoothing": 1}, {"smoothing": -0.1},
+                           {"smoothing": "x"}, {"min_step": "1.5"}):
+                st, _, body = srv.get("/data/plugin/scalars/multirun",
+                                      tag=TAG, **params)
+                assert st == 400, (params, st, body[:300])
+                assert b"min_step" in body or b"max_step" in body or \
+                    b"smoothing" in body, (params, body[:300])
+
+
 def test_auto_bands_and_nearest():
     with tempfile.TemporaryDirectory() as logdir:
         truth = make_sweep(logdir, 210, seed=3)
@@ -228,6 +339,14 @@ def test_auto_bands_and_nearest():
             m = srv.json("/data/plugin/scalars/multirun" + q(tag=TAG))
             assert m["mode"] == "bands" and m["runs"] == 210
             assert len(m["series"]) <= 10
+            # auto turned bands: a step window is refused, not ignored
+            st, _, body = srv.get("/data/plugin/scalars/multirun", tag=TAG,
+                                  min_step=10, max_step=20)
+            assert st == 400 and b"summary=lines" in body, (st, body[:300])
+            st, _, _ = srv.get("/data/plugin/scalars/multirun", tag=TAG,
+                               min_step=10, max_step=20, summary="lines",
+                               samples=50)
+            assert st == 200
             m = srv.json("/data/plugin/scalars/multirun" +
                          q(tag=TAG, run_regex="seed_1[0-9]$"))
             assert m["mode"] == "lines" and m["runs"] == 10
@@ -252,4 +371,5 @@ def test_auto_bands_and_nearest():
 
 
 run_tests([test_lines_equal_per_series, test_run_selection,
-           test_bands_against_numpy, test_auto_bands_and_nearest])
+           test_bands_against_numpy, test_smoothing_and_window_equal_per_series,
+           test_auto_bands_and_nearest])

@@ -33,6 +33,34 @@ function assertNear(pairs, want, what) {
     T.assert(Math.abs(v - w) <= 1e-9 * Math.max(1e-12, Math.abs(w)), `${what}: step ${st}: ${v} vs ${w}`);
   }
 }
+// Runs act() while recording the charts' data requests (the per-series
+// and the batched scalars routes); returns them as URLs.
+async function chartRequests(page, act) {
+  const asked = [];
+  const on = (r) => {
+    const u = new URL(r.url());
+    if (/\/data\/plugin\/scalars\/(scalars|multirun)$/.test(u.pathname)) asked.push(u);
+  };
+  page.on('request', on);
+  try { await act(); } finally { page.off('request', on); }
+  return asked;
+}
+// One chart, one request: exactly one request was made for `tag`, to
+// /multirun, with the given smoothing (null: none) and step window (null:
+// none); and none to the per-series route.
+function assertOneRequest(asked, tag, smoothing, win, what) {
+  const shown = asked.map((u) => u.pathname.replace(/.*\/scalars\//, '') + u.search).join(', ');
+  T.assertEq(asked.filter((u) => u.pathname.endsWith('/scalars/scalars')).length, 0, `${what}: no per-series request (${shown})`);
+  const mine = asked.filter((u) => u.searchParams.get('tag') === tag);
+  T.assertEq(mine.length, 1, `${what}: one request for ${tag} (${shown})`);
+  const p = mine[0].searchParams;
+  T.assert(mine[0].pathname.endsWith('/scalars/multirun'), `${what}: the batched route: ${shown}`);
+  T.assertEq(p.get('summary'), 'lines', `${what}: lines`);
+  T.assertEq(p.get('smoothing'), smoothing === null ? null : String(smoothing), `${what}: smoothing`);
+  T.assertEq(p.get('min_step'), win ? String(win[0]) : null, `${what}: min_step`);
+  T.assertEq(p.get('max_step'), win ? String(win[1]) : null, `${what}: max_step`);
+}
+
 // TensorBoard's browser-side smoothing (debiased EMA) of the given points,
 // used only to show that smoothing downsampled points gives other values.
 function emaOf(values, w) {
@@ -52,8 +80,13 @@ T.run(async () => {
   const page = await T.newPage(browser);
   try {
     await T.step('train/loss draws every run that has it, with every point', async () => {
-      await T.openApp(page, srv.url, 'tab=scalars&tagFilter=' + encodeURIComponent('^train/loss$'));
-      const c = await waitChart(page, 'train/loss', 'Object.keys(c.runs).length === 3', 'train/loss with 3 runs');
+      let c;
+      const asked = await chartRequests(page, async () => {
+        await T.openApp(page, srv.url, 'tab=scalars&tagFilter=' + encodeURIComponent('^train/loss$'));
+        c = await waitChart(page, 'train/loss', 'Object.keys(c.runs).length === 3', 'train/loss with 3 runs');
+      });
+      // Three runs, smoothed and raw lines: one request.
+      assertOneRequest(asked, 'train/loss', 0.6, null, 'first draw');
       T.assertEq(Object.keys(c.runs).sort(), ['alpha', 'beta', 'diverge'], 'runs drawn');
       T.assertEq(c.runs.alpha.points, 500, 'alpha points');
       T.assertEq(c.runs.beta.points, 300, 'beta points');
@@ -76,15 +109,23 @@ T.run(async () => {
     });
 
     await T.step('smoothing slider changes what is drawn and goes into the URL', async () => {
-      await page.fill('#smoothing-value', '0');
-      await page.press('#smoothing-value', 'Enter');
-      const c = await waitChart(page, 'train/loss', 'c.view.smoothing === 0', 'smoothing 0');
+      let c;
+      const asked = await chartRequests(page, async () => {
+        await page.fill('#smoothing-value', '0');
+        await page.press('#smoothing-value', 'Enter');
+        c = await waitChart(page, 'train/loss', 'c.view.smoothing === 0', 'smoothing 0');
+      });
+      assertOneRequest(asked, 'train/loss', null, null, 'smoothing 0');
       T.assertEq(c.datasets.length, 3, 'one line per run without smoothing');
       T.assertEq(c.runs.alpha.lastSmoothed, c.runs.alpha.lastRaw, 'unsmoothed = raw');
       T.assert(page.url().includes('smoothing=0'), 'URL holds smoothing: ' + page.url());
-      await page.fill('#smoothing-value', '0.95');
-      await page.press('#smoothing-value', 'Enter');
-      const c2 = await waitChart(page, 'train/loss', 'c.view.smoothing === 0.95', 'smoothing 0.95');
+      let c2;
+      const asked2 = await chartRequests(page, async () => {
+        await page.fill('#smoothing-value', '0.95');
+        await page.press('#smoothing-value', 'Enter');
+        c2 = await waitChart(page, 'train/loss', 'c.view.smoothing === 0.95', 'smoothing 0.95');
+      });
+      assertOneRequest(asked2, 'train/loss', 0.95, null, 'smoothing 0.95');
       T.assertEq(c2.datasets.length, 6, 'smoothed again');
       T.assert(Math.abs(c2.runs.alpha.lastSmoothed - c2.runs.alpha.lastRaw) > 1e-6, 'heavy smoothing moves the last value');
     });
@@ -127,12 +168,18 @@ T.run(async () => {
     await T.step('zooming in asks the server again for the visible steps', async () => {
       const box = await page.$eval('.card[data-tag="train/big"] canvas', (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
       const before = await page.evaluate(() => window.__tfb.charts['scalars:train/big']);
-      await page.mouse.move(box.x + box.w * 0.55, box.y + box.h * 0.4);
-      await page.mouse.down();
-      await page.mouse.move(box.x + box.w * 0.58, box.y + box.h * 0.45, { steps: 4 });
-      await page.mouse.up();
-      const c = await waitChart(page, 'train/big', 'c.zoomed && c.window', 'dense window');
+      let c;
+      const asked = await chartRequests(page, async () => {
+        await page.mouse.move(box.x + box.w * 0.55, box.y + box.h * 0.4);
+        await page.mouse.down();
+        await page.mouse.move(box.x + box.w * 0.58, box.y + box.h * 0.45, { steps: 4 });
+        await page.mouse.up();
+        c = await waitChart(page, 'train/big', 'c.zoomed && c.window', 'dense window');
+      });
       const [a, b] = c.window.range;
+      // The window, raw and smoothed, in one request; the overview around
+      // it is the one already drawn.
+      assertOneRequest(asked, 'train/big', c.view.smoothing, [a, b], 'zoom');
       T.assert(b - a < 5000, 'a narrow step window: ' + [a, b]);
       // Every step in the window fits in the samples, so each one came back.
       T.assertEq(c.window.points, b - a + 1, 'full density inside the window');
@@ -189,16 +236,14 @@ T.run(async () => {
       zoomedLine = inWin;
     });
 
-    await T.step('moving the slider asks only for the smoothed series and changes it', async () => {
-      const asked = [];
-      const onReq = (r) => { if (r.url().includes('/data/plugin/scalars/scalars')) asked.push(r.url()); };
-      page.on('request', onReq);
-      await page.fill('#smoothing', '0.5');
-      const c = await waitChart(page, 'train/big', 'c.view.smoothing === 0.5 && c.zoomed && c.window', 'smoothing 0.5 while zoomed');
-      page.off('request', onReq);
-      T.assert(asked.length >= 2, 'asked the server again: ' + asked.length);
-      for (const u of asked) T.assertEq(new URL(u).searchParams.get('smoothing'), '0.5', 'only smoothed series asked for: ' + u);
+    await T.step('moving the slider while zoomed is one request, and changes the line', async () => {
+      let c;
+      const asked = await chartRequests(page, async () => {
+        await page.fill('#smoothing', '0.5');
+        c = await waitChart(page, 'train/big', 'c.view.smoothing === 0.5 && c.zoomed && c.window', 'smoothing 0.5 while zoomed');
+      });
       const [a, b] = c.window.range;
+      assertOneRequest(asked, 'train/big', 0.5, [a, b], 'slider while zoomed');
       const inWin = c.runs.alpha.smoothed.filter(([st]) => st >= a && st <= b);
       T.assertEq(inWin.length, b - a + 1, 'the window is still dense');
       assertNear(inWin, stepMap(await scalars(page, { run: 'alpha', tag: 'train/big', smoothing: 0.5 })), 'weight 0.5 vs full history');

@@ -2,8 +2,10 @@
  * scalars_multirun.c - one scalar tag over many runs in one request:
  * /data/plugin/scalars/multirun (every run's series downsampled, or, past
  * 200 runs, bands of quantiles across runs with the best/worst runs and a
- * density) and /data/plugin/scalars/nearest (the runs whose value at a
- * step is nearest a value: a click on a band). API.md has the contract.
+ * density; with smoothing=W each line's smoothed series beside its raw
+ * one, so a chart is one request) and /data/plugin/scalars/nearest (the
+ * runs whose value at a step is nearest a value: a click on a band).
+ * API.md has the contract.
  *
  * Work is bounded: a series costs its points once (downsampling) and the
  * bands cost buckets x runs, so 10,000 runs answer in well under a second.
@@ -97,29 +99,64 @@ static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
     return 0;
 }
 
-/* [[wall, step, value], ...] of one series, downsampled to `samples` as
- * /data/plugin/scalars/scalars does (the same numbers, byte for byte). */
-static int write_points(tfb_json *j, tfb_series *s, size_t samples)
+/* [[wall, step, value], ...] of the pinned view, picked by o. */
+static int write_picked(tfb_json *j, const tfb_series_view *v,
+                        const tfb_ds_opts *o)
 {
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    tfb_ds_opts o = {samples, 0, 0, 0, 0};
     tfb_ds_point *pts = NULL;
     size_t np = 0;
-    int rc = tfb_downsample(v.step, v.value, v.count, &o, &pts, &np);
+    int rc = tfb_downsample(v->step, v->value, v->count, o, &pts, &np);
     tfb_json_array_begin(j);
     for (size_t i = 0; rc == 0 && i < np; i++) {
         size_t k = pts[i].index;
         tfb_json_array_begin(j);
-        tfb_json_double(j, v.wall[k]);
-        tfb_json_i64(j, v.step[k]);
-        tfb_json_float(j, v.value[k]);
+        tfb_json_double(j, v->wall[k]);
+        tfb_json_i64(j, v->step[k]);
+        if (o->smoothing > 0)
+            tfb_json_double(j, pts[i].value);
+        else
+            tfb_json_float(j, v->value[k]);
         tfb_json_array_end(j);
     }
     tfb_json_array_end(j);
-    tfb_series_read_end(s);
     free(pts);
     return rc;
+}
+
+/* One series as /data/plugin/scalars/scalars answers it with the same
+ * samples, step window and smoothing (the same numbers, byte for byte):
+ * the raw answer into j and, when o->smoothing > 0, the smoothed one into
+ * sj. Both come from one pin of the series, so a growing run gives the
+ * two lines the same points. */
+static int write_points(tfb_json *j, tfb_json *sj, tfb_series *s,
+                        const tfb_ds_opts *o)
+{
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    tfb_ds_opts raw = *o;
+    raw.smoothing = 0;
+    int rc = write_picked(j, &v, &raw);
+    if (rc == 0 && o->smoothing > 0)
+        rc = write_picked(sj, &v, o);
+    tfb_series_read_end(s);
+    return rc;
+}
+
+/* Closes the smoothed object built beside `series` and adds it to j as
+ * "smoothed" (nothing when the request has no smoothing). */
+static int add_smoothed(tfb_json *j, tfb_json *sj, const tfb_ds_opts *o)
+{
+    if (!(o->smoothing > 0))
+        return 0;
+    tfb_json_object_end(sj);
+    size_t len;
+    char *text = tfb_json_take(sj, &len);
+    if (!text)
+        return TFB_ENOMEM;
+    tfb_json_key(j, "smoothed");
+    tfb_json_raw(j, text, len);
+    free(text);
+    return 0;
 }
 
 typedef struct ranked {
@@ -337,9 +374,11 @@ static void pick(sel_run *picked, size_t *np, const sel_run *r)
     picked[(*np)++] = *r;
 }
 
+/* o: the lines' samples and smoothing (no step window in bands mode). */
 static int answer_bands(const tfb_http_req *req, tfb_http_resp *resp,
-                        tfb_json *j, const run_sel *rs, size_t samples)
+                        tfb_json *j, const run_sel *rs, const tfb_ds_opts *o)
 {
+    size_t samples = o->samples;
     int64_t k;
     if (tfb_http_param_i64(req, resp, "k", 0, 5, 0, 1000, &k) < 0)
         return TFB_EINVAL;
@@ -409,13 +448,20 @@ static int answer_bands(const tfb_http_req *req, tfb_http_resp *resp,
         if (s)
             pick(picked, &np, &(sel_run){run, s});
     }
+    tfb_json sj;
+    tfb_json_init(&sj);
+    tfb_json_object_begin(&sj);
     tfb_json_key(j, "series");
     tfb_json_object_begin(j);
     for (size_t i = 0; i < np && rc == 0; i++) {
         tfb_json_key(j, tfb_run_name(picked[i].run));
-        rc = write_points(j, picked[i].s, samples);
+        tfb_json_key(&sj, tfb_run_name(picked[i].run));
+        rc = write_points(j, &sj, picked[i].s, o);
     }
     tfb_json_object_end(j);
+    if (rc == 0)
+        rc = add_smoothed(j, &sj, o);
+    tfb_json_free(&sj);
     free(picked);
     write_density(j, &b);
     tfb_json_key(j, "nonfinite");
@@ -436,12 +482,24 @@ static int answer_bands(const tfb_http_req *req, tfb_http_resp *resp,
 int tfb_route_scalars_multirun(const tfb_http_req *req, tfb_http_resp *resp)
 {
     const char *tag, *summary;
-    int64_t samples;
+    int64_t samples, min_step, max_step;
+    double smoothing;
+    /* smoothing and the step window as the single-series route takes
+     * them (its bounds, its defaults), so the answers can be equal */
     if (tfb_http_param_str(req, resp, "tag", 1, NULL, &tag) < 0 ||
         tfb_http_param_i64(req, resp, "samples", 0, 1000, 2, MAX_SAMPLES,
                            &samples) < 0 ||
-        tfb_http_param_str(req, resp, "summary", 0, "auto", &summary) < 0)
+        tfb_http_param_str(req, resp, "summary", 0, "auto", &summary) < 0 ||
+        tfb_http_param_double(req, resp, "smoothing", 0, 0, 0, 0.999999,
+                              &smoothing) < 0 ||
+        tfb_http_param_i64(req, resp, "min_step", 0, INT64_MIN, INT64_MIN,
+                           INT64_MAX, &min_step) < 0 ||
+        tfb_http_param_i64(req, resp, "max_step", 0, INT64_MAX, INT64_MIN,
+                           INT64_MAX, &max_step) < 0)
         return 0;
+    tfb_ds_opts o = {(size_t)samples, smoothing,
+                     min_step != INT64_MIN || max_step != INT64_MAX,
+                     min_step, max_step};
     int bands_mode;
     if (strcmp(summary, "lines") == 0)
         bands_mode = 0;
@@ -457,14 +515,28 @@ int tfb_route_scalars_multirun(const tfb_http_req *req, tfb_http_resp *resp)
         return 0;
     if (bands_mode < 0)
         bands_mode = rs.n > AUTO_BANDS_RUNS;
+    if (bands_mode && o.has_range) {
+        /* Bands span every run's whole history (the band chart zooms on
+         * its own answer); a window there would silently mean something
+         * else than in lines. */
+        size_t n = rs.n;
+        free(rs.v);
+        return tfb_http_error(resp, 400,
+                              "min_step/max_step apply to summary=lines "
+                              "only (this answer is bands: %zu runs)",
+                              n);
+    }
     if (!bands_mode) {
         /* Lines asked for over thousands of runs: the answer would be
-         * hundreds of MB; say so instead of building it. */
+         * hundreds of MB; say so instead of building it. A smoothed line
+         * is sent beside each raw one. */
         size_t pts = 0;
         for (size_t i = 0; i < rs.n; i++) {
             size_t c = tfb_series_count(rs.v[i].s);
             pts += c < (size_t)samples ? c : (size_t)samples;
         }
+        if (smoothing > 0)
+            pts *= 2;
         if (pts > MAX_LINE_POINTS) {
             free(rs.v);
             return tfb_http_error(resp, 400,
@@ -481,19 +553,26 @@ int tfb_route_scalars_multirun(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json_str(&j, tag);
     int rc = 0;
     if (bands_mode) {
-        rc = answer_bands(req, resp, &j, &rs, (size_t)samples);
+        rc = answer_bands(req, resp, &j, &rs, &o);
     } else {
         tfb_json_key(&j, "mode");
         tfb_json_str(&j, "lines");
         tfb_json_key(&j, "runs");
         tfb_json_u64(&j, rs.n);
+        tfb_json sj;
+        tfb_json_init(&sj);
+        tfb_json_object_begin(&sj);
         tfb_json_key(&j, "series");
         tfb_json_object_begin(&j);
         for (size_t i = 0; i < rs.n && rc == 0; i++) {
             tfb_json_key(&j, tfb_run_name(rs.v[i].run));
-            rc = write_points(&j, rs.v[i].s, (size_t)samples);
+            tfb_json_key(&sj, tfb_run_name(rs.v[i].run));
+            rc = write_points(&j, &sj, rs.v[i].s, &o);
         }
         tfb_json_object_end(&j);
+        if (rc == 0)
+            rc = add_smoothed(&j, &sj, &o);
+        tfb_json_free(&sj);
         if (rc < 0)
             tfb_http_error(resp, 500, "%s", tfb_strerror(rc));
     }

@@ -1,16 +1,17 @@
 // Scalars dashboard: one card per tag, grouped by tag prefix into
 // collapsible sections; each card draws every selected run that has the tag.
-// A card's raw series come in ONE request when it scrolls into view
+// A card's series come in ONE request when it scrolls into view
 // (/data/plugin/scalars/multirun: the selected runs as run=, the sidebar's
 // filter as run_regex=, or no run at all for every run with the tag), with
 // samples= about 2 points per pixel of the chart's width. Up to
 // BAND_THRESHOLD runs the card draws every run's line (the faint raw line)
-// and, when the weight is above 0, the server's smoothed series per run
-// (smoothing=W on the single-series route: TensorBoard's debiased EMA over
-// the full history, then downsampled). Smoothing on the server before
-// downsampling keeps the curve's shape the same at any zoom or sample
-// count; moving the slider asks again for the smoothed series only. Past
-// the threshold the card asks for summary=bands and draws the distribution
+// and, when the weight is above 0, the smoothed line from the same answer
+// (smoothing=W: TensorBoard's debiased EMA over the full history, then
+// downsampled, as the single-series route does). Smoothing on the server
+// before downsampling keeps the curve's shape the same at any zoom or
+// sample count. A zoom on steps or a slider move is one more request
+// (min_step/max_step for the window, smoothing= for the weight), never
+// one per run. Past the threshold the card asks for summary=bands and draws the distribution
 // across runs (lib/scalars_bands.js); a click there picks the runs nearest
 // the cursor (/data/plugin/scalars/nearest) and draws them as lines.
 import { h, clear, debounce } from '../core/dom.js';
@@ -241,11 +242,11 @@ class Card {
     }
   }
 
-  // Fetches what the chart needs now and draws it: per run the raw and
-  // (weight > 0) smoothed overview series, and when zoomed on steps both
-  // again for the window, merged in. Requests go through the page's cache,
-  // so a slider move asks only for the smoothed series at the new weight
-  // and a zoom only for the window. A newer draw supersedes this one.
+  // Fetches what the chart needs now and draws it: one /multirun request
+  // per tag (one for a one-tag card) holding every run's raw and (weight >
+  // 0) smoothed series, of the overview or, when zoomed on steps, of the
+  // window. Requests go through the page's cache, so a zoom reset or a
+  // slider moved back asks for nothing. A newer draw supersedes this one.
   async draw() {
     const token = {};
     this.drawToken = token;
@@ -271,30 +272,33 @@ class Card {
     if (first) this.status.textContent = 'Loading…';
     try {
       let inWindow = 0;
-      // The raw overview lines: one batched request per tag (a multi-tag
-      // chart has one per matching tag).
       const tags = [...new Set(runs.map((t) => t.tag))];
-      const answers = await Promise.all(tags.map((tag) => this.page.fetchMulti(tag, this.page.runSpec(tag), samples, 'lines', [])));
+      const specs = tags.map((tag) => this.page.runSpec(tag));
+      const answers = await Promise.all(tags.map((tag, i) => this.page.fetchMulti(tag, specs[i], samples, 'lines', [], weight, range)));
+      // Zoomed: the lines run on past the window's edges with the overview
+      // of the same weight when the cache holds it (it does after a zoom
+      // from the overview; after a slider move while zoomed it does not,
+      // and the window alone is drawn: the rest is outside the view).
+      const overviews = range
+        ? await Promise.all(tags.map((tag, i) => (this.page.cachedMulti(tag, specs[i], samples, 'lines', [], weight, null) || Promise.resolve(null)).catch(() => null)))
+        : [];
       if (this.drawToken !== token) return;
-      const batch = new Map(tags.map((tag, i) => [tag, answers[i].series]));
-      const has = (t) => t.run in batch.get(t.tag);
+      const batch = new Map(tags.map((tag, i) => [tag, { ans: answers[i], overview: overviews[i] || null }]));
+      const has = (t) => t.run in batch.get(t.tag).ans.series;
       const missing = runs.filter((t) => !has(t)).length;
-      const series = await Promise.all(runs.filter(has).map(async (t) => {
-        const get = (w, win) => this.page.fetchSeries(t.run, t.tag, samples, w, win);
-        const [raw, smooth, rawWin, smoothWin] = await Promise.all([
-          batch.get(t.tag)[t.run],
-          weight > 0 ? get(weight, null) : null,
-          range ? get(0, range) : null,
-          range && weight > 0 ? get(weight, range) : null,
-        ]);
-        const s = { run: t.label, color: t.color, cols: raw, smooth };
+      const series = runs.filter(has).map((t) => {
+        const { ans, overview } = batch.get(t.tag);
+        const s = { run: t.label, color: t.color, cols: ans.series[t.run], smooth: weight > 0 ? ans.smoothed[t.run] : null };
         if (range) {
-          inWindow += rawWin.n;
-          s.cols = mergeWindow(raw, rawWin, range[0], range[1]);
-          if (smooth) s.smooth = mergeWindow(smooth, smoothWin, range[0], range[1]);
+          inWindow += s.cols.n;
+          const o = overview && overview.series[t.run];
+          if (o) {
+            s.cols = mergeWindow(o, s.cols, range[0], range[1]);
+            if (s.smooth) s.smooth = mergeWindow(overview.smoothed[t.run], s.smooth, range[0], range[1]);
+          }
         }
         return s;
-      }));
+      });
       if (this.drawToken !== token) return;
       if (!this.chart) this.chart = new ScalarChart(this.wrap, { onZoom: (r) => this.zoomed(r) });
       this.chart.view = Object.assign(this.chart.view, this.view());
@@ -318,9 +322,9 @@ class Card {
   }
 
   // Zooming in on steps asks the server again for the visible window at
-  // full density (min_step/max_step), raw and smoothed; the points outside
-  // it stay as they were. The window's smoothed values are still the
-  // full-history EMA, so the curve keeps its shape.
+  // full density (min_step/max_step), raw and smoothed in one answer; the
+  // points outside it stay as they were (see draw). The window's smoothed
+  // values are still the full-history EMA, so the curve keeps its shape.
   // Past the threshold: the distribution across runs, the best and worst
   // runs, the picked runs and the density, from one summary=bands answer.
   async drawBands(token) {
@@ -387,6 +391,11 @@ class Card {
     if (this.gchart) this.gchart.destroy();
     delete window.__tfb.charts['scalars:' + this.tag];
   }
+}
+
+// The cache key of a /multirun answer (page.fetchMulti).
+function multiKey(gen, tag, spec, samples, mode, highlight, weight, win) {
+  return [gen, 'multi', tag, JSON.stringify(spec.params), samples, mode, weight, win ? win.join(':') : '', ...highlight].join('\u0000');
 }
 
 // The full (downsampled) series with the window [a, b] replaced by the
@@ -554,23 +563,43 @@ const page = {
   },
 
   // One tag for many runs in one request: {mode: 'lines', series: {run:
-  // columns}} or the parsed bands answer. Cached like fetchSeries.
-  fetchMulti(tag, spec, samples, mode, highlight) {
-    const key = [this.gen, 'multi', tag, JSON.stringify(spec.params), samples, mode, ...highlight].join('\u0000');
-    const hit = this.cache.get(key);
-    if (hit) { this.cache.delete(key); this.cache.set(key, hit); return hit; }
+  // columns}, smoothed: {run: columns}} (smoothed only for weight > 0;
+  // win [a, b]: only steps a..b, at up to `samples` points) or the parsed
+  // bands answer. Cached by all of that and the generation; the cache
+  // forgets older generations and, past CACHE_MAX entries, the oldest ones
+  // (a dragged slider leaves many weights behind).
+  fetchMulti(tag, spec, samples, mode, highlight, weight = 0, win = null) {
+    const key = multiKey(this.gen, tag, spec, samples, mode, highlight, weight, win);
+    const hit = this.cachedMulti(tag, spec, samples, mode, highlight, weight, win);
+    if (hit) return hit;
     const q = { tag, ...spec.params, samples, summary: mode };
     if (mode === 'bands') { q.k = BAND_K; if (highlight.length) q.highlight = highlight; }
+    if (weight > 0) q.smoothing = weight;
+    if (win) { q.min_step = win[0]; q.max_step = win[1]; }
     const promise = getJSON('data/plugin/scalars/multirun', q).then((ans) => {
       if (mode === 'bands' || ans.mode === 'bands') return parseBands(ans);
-      const series = {};
-      for (const [run, rows] of Object.entries(ans.series || {})) series[run] = parseScalars(rows, num);
-      return { mode: 'lines', runs: ans.runs, series };
+      const parse = (obj) => {
+        const out = {};
+        for (const [run, rows] of Object.entries(obj || {})) out[run] = parseScalars(rows, num);
+        return out;
+      };
+      return { mode: 'lines', runs: ans.runs, series: parse(ans.series), smoothed: parse(ans.smoothed) };
     });
     this.cache.set(key, promise);
     promise.catch(() => { if (this.cache.get(key) === promise) this.cache.delete(key); });
     while (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value);
     return promise;
+  },
+
+  // fetchMulti's answer when the cache holds it (asking for nothing), else
+  // null.
+  cachedMulti(tag, spec, samples, mode, highlight, weight = 0, win = null) {
+    const key = multiKey(this.gen, tag, spec, samples, mode, highlight, weight, win);
+    const hit = this.cache.get(key);
+    if (!hit) return null;
+    this.cache.delete(key);   // refresh its place in the eviction order
+    this.cache.set(key, hit);
+    return hit;
   },
 
   // A click on a band chart: the runs nearest (step, value) become the
@@ -600,29 +629,6 @@ const page = {
     delete window.__tfb.pages.scalarsPick;
     for (const c of this.cards.values()) if (c.note) { c.note.remove(); c.note = null; }
     for (const c of this.visible) c.load();
-  },
-
-  // One scalar series as columns: raw (weight 0) or smoothed by the
-  // server with the weight, the overview or a step window [a, b]. Cached by
-  // (run, tag, samples, weight, window, generation); the cache forgets
-  // older generations and, past CACHE_MAX entries, the oldest ones (a
-  // dragged slider leaves many weights behind).
-  fetchSeries(run, tag, samples, weight, win) {
-    const key = [this.gen, run, tag, samples, weight, win ? win.join(':') : ''].join('\u0000');
-    const hit = this.cache.get(key);
-    if (hit) {
-      this.cache.delete(key);   // refresh its place in the eviction order
-      this.cache.set(key, hit);
-      return hit;
-    }
-    const q = { run, tag, samples };
-    if (weight > 0) q.smoothing = weight;
-    if (win) { q.min_step = win[0]; q.max_step = win[1]; }
-    const promise = getJSON('data/plugin/scalars/scalars', q).then((rows) => parseScalars(rows, num));
-    this.cache.set(key, promise);
-    promise.catch(() => { if (this.cache.get(key) === promise) this.cache.delete(key); });
-    while (this.cache.size > CACHE_MAX) this.cache.delete(this.cache.keys().next().value);
-    return promise;
   },
 
   // (Re)builds the sections for the current tag set, reusing cards.
