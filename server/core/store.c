@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "scalar_codec.h"
 #include "str.h"
 #include "strtab.h"
 #include "vec.h"
@@ -29,9 +30,19 @@ struct tfb_series {
     pthread_rwlock_t lock;
     _Atomic size_t count;
     size_t cap;
-    int64_t *step;
+    int64_t *step;          /* kinds other than SCALAR */
     double *wall;
-    float *value;
+    /* SCALAR: sealed blocks (scalar_codec.h) in enc[0, enc_len), holding
+     * the first `sealed` points; the last block starts at last_off and
+     * holds last_n points (fewer than a block after a trim: the next seal
+     * re-encodes it with the new points). The points after them wait raw
+     * in the tail (t_n of t_cap, at most a block). */
+    uint8_t *enc;
+    size_t enc_len, enc_cap, sealed, last_off;
+    uint32_t last_n, t_n, t_cap;
+    _Atomic int has_f64;    /* a value was a double that is no float */
+    int64_t *t_step;
+    double *t_wall, *t_value;
     tfb_hist_point *hist;
     tfb_bucket *buckets;
     size_t n_buckets, buckets_cap;
@@ -103,7 +114,10 @@ static void series_free(tfb_series *se)
     free(se->desc);
     free(se->step);
     free(se->wall);
-    free(se->value);
+    free(se->enc);
+    free(se->t_step);
+    free(se->t_wall);
+    free(se->t_value);
     free(se->hist);
     free(se->buckets);
     free(se->text_off);
@@ -533,6 +547,9 @@ void tfb_run_reset(tfb_run *r)
             atomic_store_explicit(&se->count, 0, memory_order_release);
             se->n_buckets = 0;
             se->text_used = 0;
+            se->enc_len = se->sealed = se->last_off = 0;
+            se->last_n = se->t_n = 0;
+            se->has_f64 = 0;
             pthread_mutex_lock(&se->nf_lock);
             memset(&se->nf, 0, sizeof se->nf);
             pthread_mutex_unlock(&se->nf_lock);
@@ -563,17 +580,95 @@ size_t tfb_series_count(const tfb_series *s)
                                 memory_order_acquire);
 }
 
+/* A scalar snapshot decoded for one pin, listed per thread so that
+ * read_end (given only the series) finds it: a thread pins a series at
+ * most once at a time, so (thread, series) names one pin. The list runs
+ * from the newest pin to the oldest and read_end looks at the oldest
+ * first, so releasing in pin order (a route that pins 10,000 series and
+ * then releases them) and in reverse order both cost O(1). The arrays
+ * follow the header. */
+typedef struct pin_buf {
+    struct pin_buf *newer, *older;
+    const tfb_series *s;
+    void *pad; /* keeps the arrays 16-byte aligned */
+} pin_buf;
+static _Thread_local pin_buf *pins_newest, *pins_oldest;
+
+static void pin_unlink(pin_buf *pb)
+{
+    if (pb->newer)
+        pb->newer->older = pb->older;
+    else
+        pins_newest = pb->older;
+    if (pb->older)
+        pb->older->newer = pb->newer;
+    else
+        pins_oldest = pb->newer;
+    free(pb);
+}
+
+/* Decodes the first v->count points of a scalar series into a new pin
+ * buffer; called with the read lock held. On ENOMEM the view is empty. */
+static void pin_scalar(tfb_series *s, tfb_series_view *v)
+{
+    size_t n = v->count;
+    if (!n)
+        return;
+    int f64 = atomic_load_explicit(&s->has_f64, memory_order_relaxed);
+    size_t per = sizeof(int64_t) + sizeof(double) + sizeof(float) +
+                 (f64 ? sizeof(double) : 0);
+    if (n > (SIZE_MAX - sizeof(pin_buf)) / per) {
+        v->count = 0;
+        return;
+    }
+    pin_buf *pb = malloc(sizeof *pb + n * per);
+    if (!pb) {
+        v->count = 0;
+        return;
+    }
+    int64_t *step = (int64_t *)(pb + 1);
+    double *wall = (double *)(step + n);
+    double *v64 = f64 ? wall + n : NULL;
+    float *value = (float *)(wall + (f64 ? 2 * n : n));
+    const uint8_t *p = s->enc;
+    size_t i = 0;
+    while (i < s->sealed) {
+        size_t m = tfb_scalar_block_count(p);
+        p = tfb_scalar_block_decode(p, step + i, wall + i, value + i,
+                                    v64 ? v64 + i : NULL);
+        i += m;
+    }
+    size_t t = n - i;
+    memcpy(step + i, s->t_step, t * sizeof *step);
+    memcpy(wall + i, s->t_wall, t * sizeof *wall);
+    for (size_t k = 0; k < t; k++) {
+        value[i + k] = (float)s->t_value[k];
+        if (v64)
+            v64[i + k] = s->t_value[k];
+    }
+    v->step = step;
+    v->wall = wall;
+    v->value = value;
+    v->value64 = v64;
+    pb->s = s;
+    pb->newer = NULL;
+    pb->older = pins_newest;
+    if (pins_newest)
+        pins_newest->newer = pb;
+    else
+        pins_oldest = pb;
+    pins_newest = pb;
+}
+
 int tfb_series_read_begin(tfb_series *s, tfb_series_view *v)
 {
     pthread_rwlock_rdlock(&s->lock);
     memset(v, 0, sizeof *v);
     v->kind = s->kind;
     v->count = atomic_load_explicit(&s->count, memory_order_acquire);
-    v->step = s->step;
-    v->wall = s->wall;
     switch (s->kind) {
     case TFB_SERIES_SCALAR:
-        v->value = s->value;
+        pin_scalar(s, v);
         break;
     case TFB_SERIES_HISTOGRAM:
         v->hist = s->hist;
@@ -590,15 +685,65 @@ int tfb_series_read_begin(tfb_series *s, tfb_series_view *v)
     default:
         break;
     }
+    if (s->kind != TFB_SERIES_SCALAR) {
+        v->step = s->step;
+        v->wall = s->wall;
+    }
     pthread_mutex_lock(&s->nf_lock);
     v->nonfinite = s->nf;
     pthread_mutex_unlock(&s->nf_lock);
+    /* A scalar view is the pin's own copy: the loader need not wait for
+     * the query to end. */
+    if (s->kind == TFB_SERIES_SCALAR)
+        pthread_rwlock_unlock(&s->lock);
     return 0;
 }
 
 void tfb_series_read_end(tfb_series *s)
 {
+    if (s->kind != TFB_SERIES_SCALAR) {
+        pthread_rwlock_unlock(&s->lock);
+        return;
+    }
+    if (pins_oldest && pins_oldest->s == s) {
+        pin_unlink(pins_oldest);
+        return;
+    }
+    for (pin_buf *pb = pins_newest; pb; pb = pb->older)
+        if (pb->s == s) {
+            pin_unlink(pb);
+            return;
+        }
+}
+
+size_t tfb_series_bytes(const tfb_series *cs)
+{
+    tfb_series *s = (tfb_series *)cs;
+    pthread_rwlock_rdlock(&s->lock);
+    size_t b = 0;
+    switch (s->kind) {
+    case TFB_SERIES_SCALAR:
+        b = s->enc_cap + (size_t)s->t_cap * (sizeof *s->t_step +
+                                             sizeof *s->t_wall +
+                                             sizeof *s->t_value);
+        break;
+    case TFB_SERIES_HISTOGRAM:
+        b = s->cap * sizeof *s->hist + s->buckets_cap * sizeof *s->buckets;
+        break;
+    case TFB_SERIES_TEXT:
+        b = s->cap * (sizeof *s->text_off + sizeof *s->text_len) +
+            s->text_cap;
+        break;
+    case TFB_SERIES_NUMERICS:
+        b = s->cap * sizeof *s->numerics;
+        break;
+    default:
+        break;
+    }
+    if (s->kind != TFB_SERIES_SCALAR)
+        b += s->cap * (sizeof *s->step + sizeof *s->wall);
     pthread_rwlock_unlock(&s->lock);
+    return b;
 }
 
 /* realloc that leaves *p alone on failure. */
@@ -618,9 +763,6 @@ static int resize_points(tfb_series *s, size_t cap)
     int bad = grow_array((void **)&s->step, sizeof *s->step, cap);
     bad |= grow_array((void **)&s->wall, sizeof *s->wall, cap);
     switch (s->kind) {
-    case TFB_SERIES_SCALAR:
-        bad |= grow_array((void **)&s->value, sizeof *s->value, cap);
-        break;
     case TFB_SERIES_HISTOGRAM:
         bad |= grow_array((void **)&s->hist, sizeof *s->hist, cap);
         break;
@@ -661,8 +803,114 @@ static int reserve_point(tfb_series *s, size_t count)
     return rc;
 }
 
+/* Encodes the tail into blocks after the sealed ones; the loader thread
+ * only. A last block left short by a trim is decoded and encoded again
+ * with the tail, so a run that grows a few points a pass still ends up
+ * in full blocks. Encoding happens outside the lock; readers wait only
+ * for the copy into the arena. */
+static int seal_tail(tfb_series *s)
+{
+    size_t n = s->t_n;
+    if (!n)
+        return 0;
+    int64_t step[2 * TFB_SCALAR_BLOCK];
+    double wall[2 * TFB_SCALAR_BLOCK], value[2 * TFB_SCALAR_BLOCK];
+    uint8_t buf[2 * 32 + 2 * TFB_SCALAR_BLOCK * 28];
+    size_t m = 0, off = s->enc_len;
+    if (s->last_n && s->last_n < TFB_SCALAR_BLOCK) {
+        m = s->last_n;
+        off = s->last_off;
+        (void)tfb_scalar_block_decode(s->enc + off, step, wall, NULL, value);
+    }
+    memcpy(step + m, s->t_step, n * sizeof *step);
+    memcpy(wall + m, s->t_wall, n * sizeof *wall);
+    memcpy(value + m, s->t_value, n * sizeof *value);
+    size_t total = m + n, len = 0, last_off = 0, last_n = 0;
+    for (size_t i = 0; i < total; i += last_n) {
+        last_n = total - i < TFB_SCALAR_BLOCK ? total - i : TFB_SCALAR_BLOCK;
+        last_off = len;
+        len += tfb_scalar_block_encode(buf + len, step + i, wall + i,
+                                       value + i, last_n);
+    }
+    pthread_rwlock_wrlock(&s->lock);
+    if (off + len > s->enc_cap) {
+        size_t nc = s->enc_cap + s->enc_cap / 2;
+        if (nc < off + len)
+            nc = off + len;
+        uint8_t *ne = realloc(s->enc, nc);
+        if (!ne) {
+            pthread_rwlock_unlock(&s->lock);
+            return TFB_ENOMEM;
+        }
+        s->enc = ne;
+        s->enc_cap = nc;
+    }
+    memcpy(s->enc + off, buf, len);
+    s->enc_len = off + len;
+    s->last_off = off + last_off;
+    s->last_n = (uint32_t)last_n;
+    s->sealed += n;
+    s->t_n = 0;
+    pthread_rwlock_unlock(&s->lock);
+    return 0;
+}
+
+/* Room for one more tail point; the loader thread only. The tail starts
+ * at 16 points and grows 4x to a block, so a million one-point tags do
+ * not reserve a block each. */
+static int reserve_tail(tfb_series *s)
+{
+    if (s->t_n == TFB_SCALAR_BLOCK) {
+        int rc = seal_tail(s);
+        if (rc < 0)
+            return rc;
+    }
+    if (s->t_n < s->t_cap)
+        return 0;
+    uint32_t nc = s->t_cap ? s->t_cap * 4 : 16;
+    if (nc > TFB_SCALAR_BLOCK)
+        nc = TFB_SCALAR_BLOCK;
+    pthread_rwlock_wrlock(&s->lock);
+    int bad = grow_array((void **)&s->t_step, sizeof *s->t_step, nc);
+    bad |= grow_array((void **)&s->t_wall, sizeof *s->t_wall, nc);
+    bad |= grow_array((void **)&s->t_value, sizeof *s->t_value, nc);
+    if (!bad)
+        s->t_cap = nc;
+    pthread_rwlock_unlock(&s->lock);
+    return bad ? TFB_ENOMEM : 0;
+}
+
+/* After a pass: every point into blocks, the arena to its size, the tail
+ * freed. */
+static void trim_scalar(tfb_series *s)
+{
+    if (seal_tail(s) < 0)
+        return;
+    pthread_rwlock_wrlock(&s->lock);
+    if (s->enc_cap > s->enc_len) {
+        if (!s->enc_len) {
+            free(s->enc);
+            s->enc = NULL;
+            s->enc_cap = 0;
+        } else if (grow_array((void **)&s->enc, 1, s->enc_len) == 0) {
+            s->enc_cap = s->enc_len;
+        }
+    }
+    free(s->t_step);
+    free(s->t_wall);
+    free(s->t_value);
+    s->t_step = NULL;
+    s->t_wall = s->t_value = NULL;
+    s->t_cap = 0;
+    pthread_rwlock_unlock(&s->lock);
+}
+
 void tfb_series_trim(tfb_series *s)
 {
+    if (s->kind == TFB_SERIES_SCALAR) {
+        trim_scalar(s);
+        return;
+    }
     size_t count = atomic_load_explicit(&s->count, memory_order_relaxed);
     pthread_rwlock_wrlock(&s->lock);
     /* Small series (a sweep's 200 points) are trimmed to their points:
@@ -704,13 +952,17 @@ int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
     if (s->kind != TFB_SERIES_SCALAR)
         return TFB_EINVAL;
     size_t n = atomic_load_explicit(&s->count, memory_order_relaxed);
-    int rc = reserve_point(s, n);
+    int rc = reserve_tail(s);
     if (rc < 0)
         return rc;
     float f = (float)value;
-    s->step[n] = step;
-    s->wall[n] = wall;
-    s->value[n] = f;
+    double back = f;
+    if (memcmp(&back, &value, sizeof value) != 0)
+        atomic_store_explicit(&s->has_f64, 1, memory_order_relaxed);
+    s->t_step[s->t_n] = step;
+    s->t_wall[s->t_n] = wall;
+    s->t_value[s->t_n] = value;
+    s->t_n++;
     if (!isfinite(f))
         note_nonfinite(s, step, wall, isnan(f), f > 0 && isinf(f),
                        f < 0 && isinf(f));

@@ -82,7 +82,10 @@ typedef struct tfb_series_view {
     size_t count;
     const int64_t *step;
     const double *wall;
-    const float *value;                   /* SCALAR */
+    const float *value;                   /* SCALAR (rounded to float) */
+    const double *value64;                /* SCALAR: the exact values,
+                                           * when one is a double that is
+                                           * no float; else NULL */
     const tfb_hist_point *hist;           /* HISTOGRAM */
     const tfb_bucket *buckets;            /* HISTOGRAM */
     const uint64_t *text_off;             /* TEXT: text i is */
@@ -209,6 +212,11 @@ void tfb_series_read_end(tfb_series *s);
 
 /* Points now stored (without pinning). */
 size_t tfb_series_count(const tfb_series *s);
+
+/* Bytes the series holds for its points: the capacity of its arrays
+ * (for scalars the encoded blocks and the raw tail), not its struct and
+ * names. Memory tests and benchmarks count this, never time. */
+size_t tfb_series_bytes(const tfb_series *s);
 
 /* ---- writer side (loader.c only) ------------------------------------ */
 
