@@ -8,6 +8,10 @@
  * Arrays move only when they grow, are trimmed or reset, and that happens
  * under the series' write lock, which waits for pinned readers. The lock
  * prefers writers so that a busy query load cannot starve loading.
+ * Scalars: the raw tail is filled the same way; sealing it into blocks
+ * (and re-encoding a short last block) is done outside the lock, and only
+ * the copy into the block arena and the new counts take the write lock.
+ * A scalar reader decodes under the read lock and drops it at once.
  */
 #include "store.h"
 
