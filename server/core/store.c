@@ -698,9 +698,11 @@ static void pin_scalar(tfb_series *s, tfb_series_view *v)
                                     v64 ? v64 + i : NULL);
         i += m;
     }
-    size_t t = n - i;
-    memcpy(step + i, s->t_step, t * sizeof *step);
-    memcpy(wall + i, s->t_wall, t * sizeof *wall);
+    size_t t = n - i; /* raw tail points; the tail is freed when 0 */
+    if (t) {
+        memcpy(step + i, s->t_step, t * sizeof *step);
+        memcpy(wall + i, s->t_wall, t * sizeof *wall);
+    }
     for (size_t k = 0; k < t; k++) {
         value[i + k] = (float)s->t_value[k];
         if (v64)
