@@ -167,7 +167,10 @@ size_t tfb_scalar_block_encode(uint8_t *out, const int64_t *step,
                                const double *wall, const double *value,
                                size_t n)
 {
-    uint8_t *p = put_varint(out, n);
+    /* The body goes 11 bytes in (room for n and its length), then moves
+     * back behind the header once its length is known. */
+    uint8_t *body = out + 11;
+    uint8_t *p = body;
     uint8_t *form = p++;
     int step_form = put_ints(&p, step, n, 1);
 
@@ -204,7 +207,11 @@ size_t tfb_scalar_block_encode(uint8_t *out, const int64_t *step,
         p += n * 8;
     }
     *form = (uint8_t)(step_form | wall_form << 1 | value_form << 3);
-    return (size_t)(p - out);
+    size_t body_len = (size_t)(p - body);
+    uint8_t *h = put_varint(out, n);
+    h = put_varint(h, body_len);
+    memmove(h, body, body_len);
+    return (size_t)(h - out) + body_len;
 }
 
 size_t tfb_scalar_block_count(const uint8_t *p)
@@ -214,12 +221,21 @@ size_t tfb_scalar_block_count(const uint8_t *p)
     return (size_t)n;
 }
 
+const uint8_t *tfb_scalar_block_next(const uint8_t *p)
+{
+    uint64_t n, len;
+    p = get_varint(p, &n);
+    p = get_varint(p, &len);
+    return p + len;
+}
+
 const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
                                        double *wall, float *value32,
                                        double *value64)
 {
-    uint64_t n64, first;
+    uint64_t n64, len, first;
     p = get_varint(p, &n64);
+    p = get_varint(p, &len);
     size_t n = (size_t)n64;
     int form = *p++;
     int step_form = form & 1, wall_form = (form >> 1) & 3,

@@ -11,7 +11,9 @@
  *
  * Layout (varint = LEB128 of a uint64; zz = zigzag of a two's complement
  * difference, so any int64 difference wraps exactly):
- *   varint n; u8 form (bit 0: steps, bits 1-2: walls, bit 3: values)
+ *   varint n; varint length of the rest (so a reader skips the block
+ *   without decoding it); u8 form (bit 0: steps, bits 1-2: walls, bit 3:
+ *   values)
  *   steps  STRIDE: zz step0, zz stride            step_i = step0 + i*stride
  *          DELTA:  zz step0, n-1 x zz (step_i - step_i-1)
  *   walls  TICK_STRIDE / TICK_DELTA: 8 bytes wall0, zz e, then as steps
@@ -37,7 +39,7 @@
 #define TFB_SCALAR_BLOCK 256
 
 /* Bytes one block of n points may take at most. */
-#define TFB_SCALAR_BLOCK_MAX(n) (32 + (size_t)(n) * 28)
+#define TFB_SCALAR_BLOCK_MAX(n) (48 + (size_t)(n) * 28)
 
 /* Encodes n (1..TFB_SCALAR_BLOCK) points into out, which has room for
  * TFB_SCALAR_BLOCK_MAX(n) bytes; returns the bytes written. */
@@ -47,6 +49,8 @@ size_t tfb_scalar_block_encode(uint8_t *out, const int64_t *step,
 
 /* Points in the block at p. */
 size_t tfb_scalar_block_count(const uint8_t *p);
+/* The block after the one at p (without decoding it). */
+const uint8_t *tfb_scalar_block_next(const uint8_t *p);
 
 /* Decodes the block at p into the arrays (each with room for its count;
  * any of them may be NULL to skip that column; value32 gets each value

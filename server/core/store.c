@@ -779,6 +779,62 @@ void tfb_series_read_end(tfb_series *s)
         }
 }
 
+size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
+                               int64_t *step, double *wall, float *value,
+                               double *value64)
+{
+    if (s->kind != TFB_SERIES_SCALAR || !n)
+        return 0;
+    pthread_rwlock_rdlock(&s->lock);
+    size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
+    if (from >= count) {
+        pthread_rwlock_unlock(&s->lock);
+        return 0;
+    }
+    if (n > count - from)
+        n = count - from;
+    size_t done = 0, at = 0; /* at: index of the block's first point */
+    const uint8_t *p = s->enc;
+    int64_t bstep[TFB_SCALAR_BLOCK];
+    double bwall[TFB_SCALAR_BLOCK], bv64[TFB_SCALAR_BLOCK];
+    float bv32[TFB_SCALAR_BLOCK];
+    while (done < n && at < s->sealed) {
+        size_t m = tfb_scalar_block_count(p);
+        if (from + done >= at + m) { /* before the range: skip */
+            p = tfb_scalar_block_next(p);
+            at += m;
+            continue;
+        }
+        p = tfb_scalar_block_decode(p, bstep, bwall, bv32, bv64);
+        size_t i = from + done - at, k = m - i;
+        if (k > n - done)
+            k = n - done;
+        if (step)
+            memcpy(step + done, bstep + i, k * sizeof *step);
+        if (wall)
+            memcpy(wall + done, bwall + i, k * sizeof *wall);
+        if (value)
+            memcpy(value + done, bv32 + i, k * sizeof *value);
+        if (value64)
+            memcpy(value64 + done, bv64 + i, k * sizeof *value64);
+        done += k;
+        at += m;
+    }
+    for (; done < n; done++) { /* the raw tail */
+        size_t t = from + done - s->sealed;
+        if (step)
+            step[done] = s->t_step[t];
+        if (wall)
+            wall[done] = s->t_wall[t];
+        if (value)
+            value[done] = (float)s->t_value[t];
+        if (value64)
+            value64[done] = s->t_value[t];
+    }
+    pthread_rwlock_unlock(&s->lock);
+    return n;
+}
+
 size_t tfb_series_bytes(const tfb_series *cs)
 {
     tfb_series *s = (tfb_series *)cs;
@@ -878,7 +934,7 @@ static int seal_tail(tfb_series *s)
         return 0;
     int64_t step[2 * TFB_SCALAR_BLOCK];
     double wall[2 * TFB_SCALAR_BLOCK], value[2 * TFB_SCALAR_BLOCK];
-    uint8_t buf[2 * 32 + 2 * TFB_SCALAR_BLOCK * 28];
+    uint8_t buf[2 * TFB_SCALAR_BLOCK_MAX(TFB_SCALAR_BLOCK)];
     size_t m = 0, off = s->enc_len;
     if (s->last_n && s->last_n < TFB_SCALAR_BLOCK) {
         m = s->last_n;

@@ -238,6 +238,16 @@ tfb_run *tfb_series_run(const tfb_series *s);
 int tfb_series_read_begin(tfb_series *s, tfb_series_view *v);
 void tfb_series_read_end(tfb_series *s);
 
+/* Decodes points [from, from + n) of a scalar series (fewer at its end;
+ * 0 past it or for another kind) into the caller's arrays, any of which
+ * may be NULL; value gets each value rounded to float, value64 the exact
+ * double. No pin: for a reader that walks a long series in pieces (a
+ * streamed download) and must hold neither a lock nor a copy between
+ * them. Costs O(n) plus a skip over the blocks before `from`. */
+size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
+                               int64_t *step, double *wall, float *value,
+                               double *value64);
+
 /* Points now stored (without pinning). */
 size_t tfb_series_count(const tfb_series *s);
 

@@ -1,7 +1,8 @@
 /* test_scalar_codec.c - the store's compact scalar encoding: random and
  * adversarial series round-trip bit for bit (through the block codec and
  * through the store, across seals, trims and resets), and a regular
- * series costs at most 16 bytes a point by the store's own accounting. */
+ * series costs at most 16 bytes a point by the store's own accounting.
+ * Pieces decoded without a pin (tfb_series_scalar_range) match too. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,6 +136,7 @@ static void test_codec_round_trip(void **state)
         const uint8_t *end =
             tfb_scalar_block_decode(buf, dstep, dwall, dv32, dv64);
         assert_ptr_equal(end, buf + len);
+        assert_ptr_equal(tfb_scalar_block_next(buf), buf + len);
         for (size_t i = 0; i < n; i++) {
             assert_true(dstep[i] == step[i]);
             assert_true(double_bits(dwall[i]) == double_bits(wall[i]));
@@ -183,6 +185,26 @@ static void check_view(tfb_series *s, const int64_t *step,
             assert_true(double_bits(v.value64[i]) == double_bits(value[i]));
     }
     tfb_series_read_end(s);
+    /* Pieces decoded without a pin: from every kind of position (block
+     * starts and ends, inside the raw tail, past the end). */
+    int64_t rs[600];
+    double rw[600], r64[600];
+    float r32[600];
+    for (int q = 0; q < 12; q++) {
+        size_t from = q < 4 ? (size_t)q * 255 : next_u64() % (n + 2);
+        size_t want = 1 + next_u64() % 600;
+        size_t got = tfb_series_scalar_range(s, from, want, rs, rw, r32,
+                                             r64);
+        size_t expect = from >= n ? 0 : (n - from < want ? n - from : want);
+        assert_int_equal(got, expect);
+        for (size_t i = 0; i < got; i++) {
+            assert_true(rs[i] == step[from + i]);
+            assert_true(double_bits(rw[i]) == double_bits(wall[from + i]));
+            assert_true(double_bits(r64[i]) == double_bits(value[from + i]));
+            float f = (float)value[from + i];
+            assert_memory_equal(&r32[i], &f, sizeof f);
+        }
+    }
 }
 
 /* Through the store: appends of mixed shapes, trimmed at odd counts (a
