@@ -13,7 +13,7 @@
  * the copy into the block arena and the new counts take the write lock.
  * A scalar reader decodes under the read lock and drops it at once.
  */
-#include "store.h"
+#include "core/store.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "scalar_codec.h"
-#include "str.h"
-#include "strtab.h"
-#include "vec.h"
+#include "base/hash.h"
+#include "core/scalar_codec.h"
+#include "base/str.h"
+#include "base/strtab.h"
+#include "base/vec.h"
 
 /* A sweep has 100,000 series of 200 points, so the struct is kept small:
  * the kinds' fields share a union, the four names share one allocation
