@@ -8,41 +8,70 @@
  * Arrays move only when they grow, are trimmed or reset, and that happens
  * under the series' write lock, which waits for pinned readers. The lock
  * prefers writers so that a busy query load cannot starve loading.
+ * Scalars: the raw tail is filled the same way; sealing it into blocks
+ * (and re-encoding a short last block) is done outside the lock, and only
+ * the copy into the block arena and the new counts take the write lock.
+ * A scalar reader decodes under the read lock and drops it at once.
  */
 #include "core/store.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/hash.h"
 #include "core/media_index.h"
+#include "core/scalar_codec.h"
 #include "base/str.h"
 #include "base/strtab.h"
 #include "base/vec.h"
 
+/* A sweep has 100,000 series of 200 points, so the struct is kept small:
+ * the kinds' fields share a union, the four names share one allocation
+ * and the non-finite statistics are allocated with the first such
+ * point. */
 struct tfb_series {
     tfb_run *run;
     tfb_series_kind kind;
-    char *tag, *plugin, *display, *desc;
+    _Atomic int has_f64;    /* SCALAR: a value was a double, no float */
+    char *tag;              /* tag, plugin, display, desc: one allocation */
+    const char *plugin, *display, *desc;
     pthread_rwlock_t lock;
     _Atomic size_t count;
-    size_t cap;
-    int64_t *step;
-    double *wall;
-    float *value;
-    tfb_hist_point *hist;
-    tfb_bucket *buckets;
-    size_t n_buckets, buckets_cap;
-    uint64_t *text_off;
-    uint32_t *text_len;
-    char *text_data;
-    size_t text_used, text_cap;
-    tfb_nonfinite_counts *numerics;
-    pthread_mutex_t nf_lock;
-    tfb_nonfinite_stats nf;
+    union {
+        /* SCALAR: sealed blocks (scalar_codec.h) in enc[0, enc_len),
+         * holding the first `sealed` points; the last block starts at
+         * last_off and holds last_n points (fewer than a block after a
+         * trim: the next seal re-encodes it with the new points). The
+         * points after them wait raw in the tail (t_n of t_cap, at most a
+         * block). */
+        struct {
+            uint8_t *enc;
+            size_t enc_len, enc_cap, sealed, last_off;
+            uint32_t last_n, t_n, t_cap;
+            int64_t *t_step;
+            double *t_wall, *t_value;
+        };
+        /* the other kinds: arrays of cap points */
+        struct {
+            size_t cap;
+            int64_t *step;
+            double *wall;
+            tfb_hist_point *hist;
+            tfb_bucket *buckets;
+            size_t n_buckets, buckets_cap;
+            uint64_t *text_off;
+            uint32_t *text_len;
+            char *text_data;
+            size_t text_used, text_cap;
+            tfb_nonfinite_counts *numerics;
+        };
+    };
+    atomic_flag nf_lock;       /* guards nf; held for a few stores */
+    tfb_nonfinite_stats *nf;   /* NULL until a non-finite point */
 };
 
 struct tfb_run {
@@ -78,6 +107,20 @@ struct tfb_store {
     tfb_load_progress progress;
 };
 
+/* The statistics lock: held for a handful of stores or one copy, so a
+ * spin costs less than a mutex's 40 bytes in each of 100,000 series. */
+static void nf_acquire(tfb_series *s)
+{
+    while (atomic_flag_test_and_set_explicit(&s->nf_lock,
+                                             memory_order_acquire))
+        sched_yield();
+}
+
+static void nf_release(tfb_series *s)
+{
+    atomic_flag_clear_explicit(&s->nf_lock, memory_order_release);
+}
+
 /* ---- store ---------------------------------------------------------- */
 
 int tfb_store_create(tfb_store **out, const char *logdir)
@@ -100,20 +143,23 @@ int tfb_store_create(tfb_store **out, const char *logdir)
 static void series_free(tfb_series *se)
 {
     free(se->tag);
-    free(se->plugin);
-    free(se->display);
-    free(se->desc);
-    free(se->step);
-    free(se->wall);
-    free(se->value);
-    free(se->hist);
-    free(se->buckets);
-    free(se->text_off);
-    free(se->text_len);
-    free(se->text_data);
-    free(se->numerics);
+    if (se->kind == TFB_SERIES_SCALAR) {
+        free(se->enc);
+        free(se->t_step);
+        free(se->t_wall);
+        free(se->t_value);
+    } else {
+        free(se->step);
+        free(se->wall);
+        free(se->hist);
+        free(se->buckets);
+        free(se->text_off);
+        free(se->text_len);
+        free(se->text_data);
+        free(se->numerics);
+    }
+    free(se->nf);
     pthread_rwlock_destroy(&se->lock);
-    pthread_mutex_destroy(&se->nf_lock);
     free(se);
 }
 
@@ -387,18 +433,42 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
         goto fail;
     se->run = r;
     se->kind = kind;
-    se->tag = tfb_strndup(tag, tag_len);
-    se->plugin = tfb_strndup(plugin ? plugin : "", plugin ? plugin_len : 0);
-    se->display = tfb_strndup(display ? display : "", display ? display_len : 0);
-    se->desc = tfb_strndup(desc ? desc : "", desc ? desc_len : 0);
+    if (!plugin)
+        plugin_len = 0;
+    if (!display)
+        display_len = 0;
+    if (!desc)
+        desc_len = 0;
+    size_t names = tag_len + plugin_len + display_len + desc_len + 4;
+    se->tag = names > tag_len ? malloc(names) : NULL;
+    if (se->tag) {
+        char *p = se->tag;
+        memcpy(p, tag, tag_len);
+        p[tag_len] = 0;
+        p += tag_len + 1;
+        se->plugin = p;
+        if (plugin_len)
+            memcpy(p, plugin, plugin_len);
+        p[plugin_len] = 0;
+        p += plugin_len + 1;
+        se->display = p;
+        if (display_len)
+            memcpy(p, display, display_len);
+        p[display_len] = 0;
+        p += display_len + 1;
+        se->desc = p;
+        if (desc_len)
+            memcpy(p, desc, desc_len);
+        p[desc_len] = 0;
+    }
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
     pthread_rwlockattr_setkind_np(&attr,
         PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&se->lock, &attr);
     pthread_rwlockattr_destroy(&attr);
-    pthread_mutex_init(&se->nf_lock, NULL);
-    if (!se->tag || !se->plugin || !se->display || !se->desc) {
+    atomic_flag_clear(&se->nf_lock);
+    if (!se->tag) {
         series_free(se);
         goto fail;
     }
@@ -534,11 +604,18 @@ void tfb_run_reset(tfb_run *r)
             tfb_series *se = v[i];
             pthread_rwlock_wrlock(&se->lock);
             atomic_store_explicit(&se->count, 0, memory_order_release);
-            se->n_buckets = 0;
-            se->text_used = 0;
-            pthread_mutex_lock(&se->nf_lock);
-            memset(&se->nf, 0, sizeof se->nf);
-            pthread_mutex_unlock(&se->nf_lock);
+            if (se->kind == TFB_SERIES_SCALAR) {
+                se->enc_len = se->sealed = se->last_off = 0;
+                se->last_n = se->t_n = 0;
+                se->has_f64 = 0;
+            } else {
+                se->n_buckets = 0;
+                se->text_used = 0;
+            }
+            nf_acquire(se);
+            if (se->nf)
+                memset(se->nf, 0, sizeof *se->nf);
+            nf_release(se);
             pthread_rwlock_unlock(&se->lock);
         }
         free(v);
@@ -572,17 +649,97 @@ size_t tfb_series_count(const tfb_series *s)
                                 memory_order_acquire);
 }
 
+/* A scalar snapshot decoded for one pin, listed per thread so that
+ * read_end (given only the series) finds it: a thread pins a series at
+ * most once at a time, so (thread, series) names one pin. The list runs
+ * from the newest pin to the oldest and read_end looks at the oldest
+ * first, so releasing in pin order (a route that pins 10,000 series and
+ * then releases them) and in reverse order both cost O(1). The arrays
+ * follow the header. */
+typedef struct pin_buf {
+    struct pin_buf *newer, *older;
+    const tfb_series *s;
+    void *pad; /* keeps the arrays 16-byte aligned */
+} pin_buf;
+static _Thread_local pin_buf *pins_newest, *pins_oldest;
+
+static void pin_unlink(pin_buf *pb)
+{
+    if (pb->newer)
+        pb->newer->older = pb->older;
+    else
+        pins_newest = pb->older;
+    if (pb->older)
+        pb->older->newer = pb->newer;
+    else
+        pins_oldest = pb->newer;
+    free(pb);
+}
+
+/* Decodes the first v->count points of a scalar series into a new pin
+ * buffer; called with the read lock held. On ENOMEM the view is empty. */
+static void pin_scalar(tfb_series *s, tfb_series_view *v)
+{
+    size_t n = v->count;
+    if (!n)
+        return;
+    int f64 = atomic_load_explicit(&s->has_f64, memory_order_relaxed);
+    size_t per = sizeof(int64_t) + sizeof(double) + sizeof(float) +
+                 (f64 ? sizeof(double) : 0);
+    if (n > (SIZE_MAX - sizeof(pin_buf)) / per) {
+        v->count = 0;
+        return;
+    }
+    pin_buf *pb = malloc(sizeof *pb + n * per);
+    if (!pb) {
+        v->count = 0;
+        return;
+    }
+    int64_t *step = (int64_t *)(pb + 1);
+    double *wall = (double *)(step + n);
+    double *v64 = f64 ? wall + n : NULL;
+    float *value = (float *)(wall + (f64 ? 2 * n : n));
+    const uint8_t *p = s->enc;
+    size_t i = 0;
+    while (i < s->sealed) {
+        size_t m = tfb_scalar_block_count(p);
+        p = tfb_scalar_block_decode(p, step + i, wall + i, value + i,
+                                    v64 ? v64 + i : NULL);
+        i += m;
+    }
+    size_t t = n - i; /* raw tail points; the tail is freed when 0 */
+    if (t) {
+        memcpy(step + i, s->t_step, t * sizeof *step);
+        memcpy(wall + i, s->t_wall, t * sizeof *wall);
+    }
+    for (size_t k = 0; k < t; k++) {
+        value[i + k] = (float)s->t_value[k];
+        if (v64)
+            v64[i + k] = s->t_value[k];
+    }
+    v->step = step;
+    v->wall = wall;
+    v->value = value;
+    v->value64 = v64;
+    pb->s = s;
+    pb->newer = NULL;
+    pb->older = pins_newest;
+    if (pins_newest)
+        pins_newest->newer = pb;
+    else
+        pins_oldest = pb;
+    pins_newest = pb;
+}
+
 int tfb_series_read_begin(tfb_series *s, tfb_series_view *v)
 {
     pthread_rwlock_rdlock(&s->lock);
     memset(v, 0, sizeof *v);
     v->kind = s->kind;
     v->count = atomic_load_explicit(&s->count, memory_order_acquire);
-    v->step = s->step;
-    v->wall = s->wall;
     switch (s->kind) {
     case TFB_SERIES_SCALAR:
-        v->value = s->value;
+        pin_scalar(s, v);
         break;
     case TFB_SERIES_HISTOGRAM:
         v->hist = s->hist;
@@ -599,15 +756,122 @@ int tfb_series_read_begin(tfb_series *s, tfb_series_view *v)
     default:
         break;
     }
-    pthread_mutex_lock(&s->nf_lock);
-    v->nonfinite = s->nf;
-    pthread_mutex_unlock(&s->nf_lock);
+    if (s->kind != TFB_SERIES_SCALAR) {
+        v->step = s->step;
+        v->wall = s->wall;
+    }
+    nf_acquire(s);
+    if (s->nf)
+        v->nonfinite = *s->nf;
+    nf_release(s);
+    /* A scalar view is the pin's own copy: the loader need not wait for
+     * the query to end. */
+    if (s->kind == TFB_SERIES_SCALAR)
+        pthread_rwlock_unlock(&s->lock);
     return 0;
 }
 
 void tfb_series_read_end(tfb_series *s)
 {
+    if (s->kind != TFB_SERIES_SCALAR) {
+        pthread_rwlock_unlock(&s->lock);
+        return;
+    }
+    if (pins_oldest && pins_oldest->s == s) {
+        pin_unlink(pins_oldest);
+        return;
+    }
+    for (pin_buf *pb = pins_newest; pb; pb = pb->older)
+        if (pb->s == s) {
+            pin_unlink(pb);
+            return;
+        }
+}
+
+size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
+                               int64_t *step, double *wall, float *value,
+                               double *value64)
+{
+    if (s->kind != TFB_SERIES_SCALAR || !n)
+        return 0;
+    pthread_rwlock_rdlock(&s->lock);
+    size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
+    if (from >= count) {
+        pthread_rwlock_unlock(&s->lock);
+        return 0;
+    }
+    if (n > count - from)
+        n = count - from;
+    size_t done = 0, at = 0; /* at: index of the block's first point */
+    const uint8_t *p = s->enc;
+    int64_t bstep[TFB_SCALAR_BLOCK];
+    double bwall[TFB_SCALAR_BLOCK], bv64[TFB_SCALAR_BLOCK];
+    float bv32[TFB_SCALAR_BLOCK];
+    while (done < n && at < s->sealed) {
+        size_t m = tfb_scalar_block_count(p);
+        if (from + done >= at + m) { /* before the range: skip */
+            p = tfb_scalar_block_next(p);
+            at += m;
+            continue;
+        }
+        p = tfb_scalar_block_decode(p, bstep, bwall, bv32, bv64);
+        size_t i = from + done - at, k = m - i;
+        if (k > n - done)
+            k = n - done;
+        if (step)
+            memcpy(step + done, bstep + i, k * sizeof *step);
+        if (wall)
+            memcpy(wall + done, bwall + i, k * sizeof *wall);
+        if (value)
+            memcpy(value + done, bv32 + i, k * sizeof *value);
+        if (value64)
+            memcpy(value64 + done, bv64 + i, k * sizeof *value64);
+        done += k;
+        at += m;
+    }
+    for (; done < n; done++) { /* the raw tail */
+        size_t t = from + done - s->sealed;
+        if (step)
+            step[done] = s->t_step[t];
+        if (wall)
+            wall[done] = s->t_wall[t];
+        if (value)
+            value[done] = (float)s->t_value[t];
+        if (value64)
+            value64[done] = s->t_value[t];
+    }
     pthread_rwlock_unlock(&s->lock);
+    return n;
+}
+
+size_t tfb_series_bytes(const tfb_series *cs)
+{
+    tfb_series *s = (tfb_series *)cs;
+    pthread_rwlock_rdlock(&s->lock);
+    size_t b = 0;
+    switch (s->kind) {
+    case TFB_SERIES_SCALAR:
+        b = s->enc_cap + (size_t)s->t_cap * (sizeof *s->t_step +
+                                             sizeof *s->t_wall +
+                                             sizeof *s->t_value);
+        break;
+    case TFB_SERIES_HISTOGRAM:
+        b = s->cap * sizeof *s->hist + s->buckets_cap * sizeof *s->buckets;
+        break;
+    case TFB_SERIES_TEXT:
+        b = s->cap * (sizeof *s->text_off + sizeof *s->text_len) +
+            s->text_cap;
+        break;
+    case TFB_SERIES_NUMERICS:
+        b = s->cap * sizeof *s->numerics;
+        break;
+    default:
+        break;
+    }
+    if (s->kind != TFB_SERIES_SCALAR)
+        b += s->cap * (sizeof *s->step + sizeof *s->wall);
+    pthread_rwlock_unlock(&s->lock);
+    return b;
 }
 
 /* realloc that leaves *p alone on failure. */
@@ -627,9 +891,6 @@ static int resize_points(tfb_series *s, size_t cap)
     int bad = grow_array((void **)&s->step, sizeof *s->step, cap);
     bad |= grow_array((void **)&s->wall, sizeof *s->wall, cap);
     switch (s->kind) {
-    case TFB_SERIES_SCALAR:
-        bad |= grow_array((void **)&s->value, sizeof *s->value, cap);
-        break;
     case TFB_SERIES_HISTOGRAM:
         bad |= grow_array((void **)&s->hist, sizeof *s->hist, cap);
         break;
@@ -670,8 +931,114 @@ static int reserve_point(tfb_series *s, size_t count)
     return rc;
 }
 
+/* Encodes the tail into blocks after the sealed ones; the loader thread
+ * only. A last block left short by a trim is decoded and encoded again
+ * with the tail, so a run that grows a few points a pass still ends up
+ * in full blocks. Encoding happens outside the lock; readers wait only
+ * for the copy into the arena. */
+static int seal_tail(tfb_series *s)
+{
+    size_t n = s->t_n;
+    if (!n)
+        return 0;
+    int64_t step[2 * TFB_SCALAR_BLOCK];
+    double wall[2 * TFB_SCALAR_BLOCK], value[2 * TFB_SCALAR_BLOCK];
+    uint8_t buf[2 * TFB_SCALAR_BLOCK_MAX(TFB_SCALAR_BLOCK)];
+    size_t m = 0, off = s->enc_len;
+    if (s->last_n && s->last_n < TFB_SCALAR_BLOCK) {
+        m = s->last_n;
+        off = s->last_off;
+        (void)tfb_scalar_block_decode(s->enc + off, step, wall, NULL, value);
+    }
+    memcpy(step + m, s->t_step, n * sizeof *step);
+    memcpy(wall + m, s->t_wall, n * sizeof *wall);
+    memcpy(value + m, s->t_value, n * sizeof *value);
+    size_t total = m + n, len = 0, last_off = 0, last_n = 0;
+    for (size_t i = 0; i < total; i += last_n) {
+        last_n = total - i < TFB_SCALAR_BLOCK ? total - i : TFB_SCALAR_BLOCK;
+        last_off = len;
+        len += tfb_scalar_block_encode(buf + len, step + i, wall + i,
+                                       value + i, last_n);
+    }
+    pthread_rwlock_wrlock(&s->lock);
+    if (off + len > s->enc_cap) {
+        size_t nc = s->enc_cap + s->enc_cap / 2;
+        if (nc < off + len)
+            nc = off + len;
+        uint8_t *ne = realloc(s->enc, nc);
+        if (!ne) {
+            pthread_rwlock_unlock(&s->lock);
+            return TFB_ENOMEM;
+        }
+        s->enc = ne;
+        s->enc_cap = nc;
+    }
+    memcpy(s->enc + off, buf, len);
+    s->enc_len = off + len;
+    s->last_off = off + last_off;
+    s->last_n = (uint32_t)last_n;
+    s->sealed += n;
+    s->t_n = 0;
+    pthread_rwlock_unlock(&s->lock);
+    return 0;
+}
+
+/* Room for one more tail point; the loader thread only. The tail starts
+ * at 16 points and grows 4x to a block, so a million one-point tags do
+ * not reserve a block each. */
+static int reserve_tail(tfb_series *s)
+{
+    if (s->t_n == TFB_SCALAR_BLOCK) {
+        int rc = seal_tail(s);
+        if (rc < 0)
+            return rc;
+    }
+    if (s->t_n < s->t_cap)
+        return 0;
+    uint32_t nc = s->t_cap ? s->t_cap * 4 : 16;
+    if (nc > TFB_SCALAR_BLOCK)
+        nc = TFB_SCALAR_BLOCK;
+    pthread_rwlock_wrlock(&s->lock);
+    int bad = grow_array((void **)&s->t_step, sizeof *s->t_step, nc);
+    bad |= grow_array((void **)&s->t_wall, sizeof *s->t_wall, nc);
+    bad |= grow_array((void **)&s->t_value, sizeof *s->t_value, nc);
+    if (!bad)
+        s->t_cap = nc;
+    pthread_rwlock_unlock(&s->lock);
+    return bad ? TFB_ENOMEM : 0;
+}
+
+/* After a pass: every point into blocks, the arena to its size, the tail
+ * freed. */
+static void trim_scalar(tfb_series *s)
+{
+    if (seal_tail(s) < 0)
+        return;
+    pthread_rwlock_wrlock(&s->lock);
+    if (s->enc_cap > s->enc_len) {
+        if (!s->enc_len) {
+            free(s->enc);
+            s->enc = NULL;
+            s->enc_cap = 0;
+        } else if (grow_array((void **)&s->enc, 1, s->enc_len) == 0) {
+            s->enc_cap = s->enc_len;
+        }
+    }
+    free(s->t_step);
+    free(s->t_wall);
+    free(s->t_value);
+    s->t_step = NULL;
+    s->t_wall = s->t_value = NULL;
+    s->t_cap = 0;
+    pthread_rwlock_unlock(&s->lock);
+}
+
 void tfb_series_trim(tfb_series *s)
 {
+    if (s->kind == TFB_SERIES_SCALAR) {
+        trim_scalar(s);
+        return;
+    }
     size_t count = atomic_load_explicit(&s->count, memory_order_relaxed);
     pthread_rwlock_wrlock(&s->lock);
     /* Small series (a sweep's 200 points) are trimmed to their points:
@@ -694,17 +1061,24 @@ void tfb_series_trim(tfb_series *s)
 static void note_nonfinite(tfb_series *s, int64_t step, double wall,
                            uint64_t nan, uint64_t pinf, uint64_t ninf)
 {
-    pthread_mutex_lock(&s->nf_lock);
-    s->nf.nan += nan;
-    s->nf.pos_inf += pinf;
-    s->nf.neg_inf += ninf;
-    s->nf.points++;
-    if (!s->nf.has_first) {
-        s->nf.has_first = 1;
-        s->nf.first_step = step;
-        s->nf.first_wall = wall;
+    tfb_nonfinite_stats *nf = s->nf; /* only this thread sets it */
+    if (!nf) {
+        nf = calloc(1, sizeof *nf);
+        if (!nf)
+            return; /* the statistics miss this point; the data is kept */
     }
-    pthread_mutex_unlock(&s->nf_lock);
+    nf_acquire(s);
+    s->nf = nf;
+    nf->nan += nan;
+    nf->pos_inf += pinf;
+    nf->neg_inf += ninf;
+    nf->points++;
+    if (!nf->has_first) {
+        nf->has_first = 1;
+        nf->first_step = step;
+        nf->first_wall = wall;
+    }
+    nf_release(s);
 }
 
 int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
@@ -713,13 +1087,17 @@ int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
     if (s->kind != TFB_SERIES_SCALAR)
         return TFB_EINVAL;
     size_t n = atomic_load_explicit(&s->count, memory_order_relaxed);
-    int rc = reserve_point(s, n);
+    int rc = reserve_tail(s);
     if (rc < 0)
         return rc;
     float f = (float)value;
-    s->step[n] = step;
-    s->wall[n] = wall;
-    s->value[n] = f;
+    double back = f;
+    if (memcmp(&back, &value, sizeof value) != 0)
+        atomic_store_explicit(&s->has_f64, 1, memory_order_relaxed);
+    s->t_step[s->t_n] = step;
+    s->t_wall[s->t_n] = wall;
+    s->t_value[s->t_n] = value;
+    s->t_n++;
     if (!isfinite(f))
         note_nonfinite(s, step, wall, isnan(f), f > 0 && isinf(f),
                        f < 0 && isinf(f));

@@ -15,21 +15,48 @@
  * time while loading goes on. Series data is append-only: a reader pins a
  * consistent snapshot with tfb_series_read_begin() and releases it with
  * tfb_series_read_end(); in between the loader may append (the reader does
- * not see the new points) but never moves or frees the arrays. Hold a pin
- * briefly (for one query): the loader waits for pins only when it must grow
- * an array. Queries never wait on file I/O. While pinned, any other read
- * function may be called and other series may be pinned too; only pinning
- * the same series twice on one thread is forbidden (the lock prefers the
- * waiting loader, so the second pin would deadlock).
+ * not see the new points) but never moves or frees what the view points
+ * to. Hold a pin briefly (for one query). Queries never wait on file I/O.
+ * While pinned, any other read function may be called and other series
+ * may be pinned too (and released in any order); only pinning the same
+ * series twice on one thread is forbidden.
+ *   Scalar series: the pin decodes the points into arrays of its own
+ *   (freed by tfb_series_read_end) and holds no lock after
+ *   tfb_series_read_begin returns, so the loader never waits for a scalar
+ *   query; it waits only while a pin copies (a few microseconds a
+ *   thousand points). Costs O(count) time and 20-28 bytes a point of
+ *   transient memory per pin.
+ *   Other kinds: the pin is a read lock of the series (it prefers the
+ *   waiting loader, hence the rule above); the loader waits for pins only
+ *   when it must grow an array.
  *
  * Lookup: runs and series of one kind are indexed by name in hash tables
  * (base/strtab.h), so tfb_run_find_series / tfb_run_get_series cost O(1)
  * expected whatever the number of tags, and loading a run with N tags is
  * O(N) (a million tags load in seconds; was quadratic).
  *
- * Memory: a scalar point costs 20 bytes (int64 step, double wall time,
- * float32 value - the width simple_value has on disk; double-typed tensor
- * scalars are rounded to float32, as TensorBoard's scalar dashboard does).
+ * Memory (scalars): no bit the file had is lost, and a point costs 4-8
+ * bytes. The loader's points wait raw in a tail of at most 256 points;
+ * full tails (and every tail when a pass ends, tfb_series_trim) are
+ * encoded into self-describing blocks of up to 256 points
+ * (scalar_codec.h has the layout):
+ *   - steps: first + constant stride when the block has one, else zigzag
+ *     varint deltas (any int64, backwards and INT64 extremes included);
+ *   - wall times: the block's first wall time and integer ticks of 2^e
+ *     seconds from it (e chosen per block: a clock's walls near 1.7e9 s
+ *     have e = -22, ~0.24 us, so a tick delta is a 2-4 byte varint; evenly
+ *     spaced walls a stride), used only when every wall decodes to the
+ *     identical double, else the raw 8 bytes;
+ *   - values: float32 when every value of the block is a float widened
+ *     exactly (simple_value is float32 on disk), else the raw double (TF2
+ *     float64 tensors keep every bit).
+ * A block left short by a trim is encoded again with the next points, so
+ * a live run still ends up in full blocks. The view's `value` is each
+ * value rounded to float, as TensorBoard's scalar dashboard shows it
+ * (and as before); `value64` has the exact doubles when any differs.
+ * tfb_series_bytes() counts what a series holds; a sweep's series also
+ * pays ~450 bytes of struct, names and index (kept small for 100,000
+ * series).
  */
 #ifndef TFB_SERVER_STORE_H
 #define TFB_SERVER_STORE_H
@@ -82,7 +109,10 @@ typedef struct tfb_series_view {
     size_t count;
     const int64_t *step;
     const double *wall;
-    const float *value;                   /* SCALAR */
+    const float *value;                   /* SCALAR (rounded to float) */
+    const double *value64;                /* SCALAR: the exact values,
+                                           * when one is a double that is
+                                           * no float; else NULL */
     const tfb_hist_point *hist;           /* HISTOGRAM */
     const tfb_bucket *buckets;            /* HISTOGRAM */
     const uint64_t *text_off;             /* TEXT: text i is */
@@ -207,13 +237,29 @@ const char *tfb_series_description(const tfb_series *s);  /* "" if none */
 tfb_run *tfb_series_run(const tfb_series *s);
 
 /* Pins a snapshot (see the top of this file). Always succeeds for a
- * valid series; returns 0. Every begin needs exactly one end, on the same
+ * valid series; returns 0 (a scalar pin that cannot get memory for its
+ * copy shows count 0). Every begin needs exactly one end, on the same
  * thread. */
 int tfb_series_read_begin(tfb_series *s, tfb_series_view *v);
 void tfb_series_read_end(tfb_series *s);
 
+/* Decodes points [from, from + n) of a scalar series (fewer at its end;
+ * 0 past it or for another kind) into the caller's arrays, any of which
+ * may be NULL; value gets each value rounded to float, value64 the exact
+ * double. No pin: for a reader that walks a long series in pieces (a
+ * streamed download) and must hold neither a lock nor a copy between
+ * them. Costs O(n) plus a skip over the blocks before `from`. */
+size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
+                               int64_t *step, double *wall, float *value,
+                               double *value64);
+
 /* Points now stored (without pinning). */
 size_t tfb_series_count(const tfb_series *s);
+
+/* Bytes the series holds for its points: the capacity of its arrays
+ * (for scalars the encoded blocks and the raw tail), not its struct and
+ * names. Memory tests and benchmarks count this, never time. */
+size_t tfb_series_bytes(const tfb_series *s);
 
 /* ---- writer side (loader.c only) ------------------------------------ */
 

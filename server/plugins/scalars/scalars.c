@@ -101,35 +101,53 @@ static long scalar_stream_next(void *ctx, char *buf, size_t max)
         st->pending_len = 0;
     }
     if (st->phase == 1 && !st->pending_len) {
-        tfb_series_view v;
-        tfb_series_read_begin(st->s, &v);
-        /* A file replaced meanwhile empties the series: end early. */
-        size_t end = v.count < st->count ? v.count : st->count;
-        while (st->next < end) {
-            size_t k = st->next;
-            double x = v.value[k], shown = x;
-            if (st->w > 0 && isfinite(x)) {
-                st->ema = st->ema * st->w + (1 - st->w) * x;
-                st->wn *= st->w;
-                shown = st->ema / (1 - st->wn);
-            }
-            st->next++;
-            if (st->o.has_range &&
-                (v.step[k] < st->o.min_step || v.step[k] > st->o.max_step))
-                continue;
-            char row[128];
-            size_t len = format_row(st, &v, k, shown, st->ema_first, row);
-            st->ema_first = 0;
-            if (n + len > max) {
-                memcpy(st->pending, row, len);
-                st->pending_len = len;
+        /* Points are decoded a piece at a time into the stack (no pin
+         * held, no copy of the series kept while a client is slow). A
+         * file replaced meanwhile empties the series: end early. */
+        enum { PIECE = 256 };
+        int64_t step[PIECE];
+        double wall[PIECE];
+        float value[PIECE];
+        tfb_series_view v = {.kind = TFB_SERIES_SCALAR, .step = step,
+                             .wall = wall, .value = value};
+        int ended = 0;
+        while (st->next < st->count && !st->pending_len) {
+            size_t base = st->next;
+            size_t got = tfb_series_scalar_range(
+                st->s, base, st->count - base < PIECE ? st->count - base
+                                                      : PIECE,
+                step, wall, value, NULL);
+            if (!got) {
+                ended = 1;
                 break;
             }
-            memcpy(buf + n, row, len);
-            n += len;
+            v.count = got;
+            while (st->next < base + got) {
+                size_t k = st->next - base;
+                double x = value[k], shown = x;
+                if (st->w > 0 && isfinite(x)) {
+                    st->ema = st->ema * st->w + (1 - st->w) * x;
+                    st->wn *= st->w;
+                    shown = st->ema / (1 - st->wn);
+                }
+                st->next++;
+                if (st->o.has_range &&
+                    (step[k] < st->o.min_step || step[k] > st->o.max_step))
+                    continue;
+                char row[128];
+                size_t len = format_row(st, &v, k, shown, st->ema_first,
+                                        row);
+                st->ema_first = 0;
+                if (n + len > max) {
+                    memcpy(st->pending, row, len);
+                    st->pending_len = len;
+                    break;
+                }
+                memcpy(buf + n, row, len);
+                n += len;
+            }
         }
-        tfb_series_read_end(st->s);
-        if (st->next >= end && !st->pending_len)
+        if ((ended || st->next >= st->count) && !st->pending_len)
             st->phase = 2;
     }
     if (st->phase == 2 && n < max) {

@@ -1,0 +1,289 @@
+/*
+ * scalar_codec.c - block encoding of scalar points (see scalar_codec.h).
+ *
+ * The encoder tries the narrow form of each column and checks, point by
+ * point, that the decoder's own arithmetic gives back the identical bits;
+ * only then is the form used. So no rounding rule has to be argued about:
+ * whatever decodes differently falls back to the raw form.
+ */
+#include "core/scalar_codec.h"
+
+#include <string.h>
+
+enum {
+    STEP_STRIDE = 0,
+    STEP_DELTA = 1,
+    WALL_TICK_STRIDE = 0,
+    WALL_TICK_DELTA = 1,
+    WALL_RAW = 2,
+    VALUE_F32 = 0,
+    VALUE_F64 = 1,
+};
+
+static uint64_t dbits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static uint64_t zz(uint64_t d)
+{
+    return (d << 1) ^ (0 - (d >> 63));
+}
+
+static uint64_t unzz(uint64_t z)
+{
+    return (z >> 1) ^ (0 - (z & 1));
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static const uint8_t *get_varint(const uint8_t *p, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    *out = v;
+    return p;
+}
+
+/* Exponent of the lowest set bit of a finite nonzero double: d is an odd
+ * integer times 2^result. */
+static int low_exp(double d)
+{
+    uint64_t b = dbits(d);
+    int e = (int)((b >> 52) & 0x7ff);
+    uint64_t m = b & ((UINT64_C(1) << 52) - 1);
+    if (e == 0)
+        return -1074 + __builtin_ctzll(m); /* subnormal: m != 0 */
+    return e - 1075 + __builtin_ctzll(m | (UINT64_C(1) << 52));
+}
+
+/* The unit 2^e, or 0 when e is outside the normal range. */
+static double pow2(int e)
+{
+    if (e < -1022 || e > 1023)
+        return 0;
+    uint64_t b = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* Ticks of walls as offsets from wall[0] in units of 2^*e, when every
+ * wall decodes back exactly; 0 when they do not. */
+static int wall_ticks(const double *wall, size_t n, int64_t *k, int *e_out)
+{
+    double w0 = wall[0];
+    int e = 1023;
+    for (size_t i = 1; i < n; i++) {
+        double d = wall[i] - w0;
+        if (d != d || d - d != 0) /* NaN or infinite */
+            return 0;
+        if (d != 0) {
+            int le = low_exp(d);
+            if (le < e)
+                e = le;
+        }
+    }
+    if (n == 1 || e == 1023)
+        e = 0; /* all equal: any unit */
+    double unit = pow2(e), inv = pow2(-e);
+    if (unit == 0 || inv == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        double kd = (wall[i] - w0) * inv;
+        if (!(kd > -0x1p62 && kd < 0x1p62))
+            return 0;
+        k[i] = (int64_t)kd;
+        if (dbits(w0 + (double)k[i] * unit) != dbits(wall[i]))
+            return 0;
+    }
+    *e_out = e;
+    return 1;
+}
+
+/* Writes an int64 column as STRIDE or DELTA; returns the form. */
+static int put_ints(uint8_t **pp, const int64_t *v, size_t n, int first)
+{
+    uint8_t *p = *pp;
+    uint64_t stride = n > 1 ? (uint64_t)v[1] - (uint64_t)v[0] : 0;
+    int form = STEP_STRIDE;
+    for (size_t i = 2; i < n; i++)
+        if ((uint64_t)v[i] - (uint64_t)v[i - 1] != stride) {
+            form = STEP_DELTA;
+            break;
+        }
+    if (first)
+        p = put_varint(p, zz((uint64_t)v[0]));
+    if (form == STEP_STRIDE) {
+        p = put_varint(p, zz(stride));
+    } else {
+        for (size_t i = 1; i < n; i++)
+            p = put_varint(p, zz((uint64_t)v[i] - (uint64_t)v[i - 1]));
+    }
+    *pp = p;
+    return form;
+}
+
+/* Reads n ints written by put_ints in the given form, from first. */
+static const uint8_t *get_ints(const uint8_t *p, int form, uint64_t first,
+                               int64_t *out, size_t n)
+{
+    uint64_t cur = first, z;
+    if (form == STEP_STRIDE) {
+        p = get_varint(p, &z);
+        uint64_t d = unzz(z);
+        if (out)
+            for (size_t i = 0; i < n; i++, cur += d)
+                out[i] = (int64_t)cur;
+        return p;
+    }
+    if (out)
+        out[0] = (int64_t)cur;
+    for (size_t i = 1; i < n; i++) {
+        p = get_varint(p, &z);
+        cur += unzz(z);
+        if (out)
+            out[i] = (int64_t)cur;
+    }
+    return p;
+}
+
+size_t tfb_scalar_block_encode(uint8_t *out, const int64_t *step,
+                               const double *wall, const double *value,
+                               size_t n)
+{
+    /* The body goes 11 bytes in (room for n and its length), then moves
+     * back behind the header once its length is known. */
+    uint8_t *body = out + 11;
+    uint8_t *p = body;
+    uint8_t *form = p++;
+    int step_form = put_ints(&p, step, n, 1);
+
+    int64_t k[TFB_SCALAR_BLOCK];
+    int e;
+    int wall_form = WALL_RAW;
+    if (wall_ticks(wall, n, k, &e)) {
+        memcpy(p, &wall[0], 8);
+        p += 8;
+        p = put_varint(p, zz((uint64_t)(int64_t)e));
+        wall_form = put_ints(&p, k, n, 0) == STEP_STRIDE ? WALL_TICK_STRIDE
+                                                         : WALL_TICK_DELTA;
+    } else {
+        memcpy(p, wall, n * 8);
+        p += n * 8;
+    }
+
+    int value_form = VALUE_F32;
+    for (size_t i = 0; i < n; i++) {
+        double back = (double)(float)value[i];
+        if (dbits(back) != dbits(value[i])) {
+            value_form = VALUE_F64;
+            break;
+        }
+    }
+    if (value_form == VALUE_F32) {
+        for (size_t i = 0; i < n; i++) {
+            float f = (float)value[i];
+            memcpy(p, &f, 4);
+            p += 4;
+        }
+    } else {
+        memcpy(p, value, n * 8);
+        p += n * 8;
+    }
+    *form = (uint8_t)(step_form | wall_form << 1 | value_form << 3);
+    size_t body_len = (size_t)(p - body);
+    uint8_t *h = put_varint(out, n);
+    h = put_varint(h, body_len);
+    memmove(h, body, body_len);
+    return (size_t)(h - out) + body_len;
+}
+
+size_t tfb_scalar_block_count(const uint8_t *p)
+{
+    uint64_t n;
+    (void)get_varint(p, &n);
+    return (size_t)n;
+}
+
+const uint8_t *tfb_scalar_block_next(const uint8_t *p)
+{
+    uint64_t n, len;
+    p = get_varint(p, &n);
+    p = get_varint(p, &len);
+    return p + len;
+}
+
+const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
+                                       double *wall, float *value32,
+                                       double *value64)
+{
+    uint64_t n64, len, first;
+    p = get_varint(p, &n64);
+    p = get_varint(p, &len);
+    size_t n = (size_t)n64;
+    int form = *p++;
+    int step_form = form & 1, wall_form = (form >> 1) & 3,
+        value_form = (form >> 3) & 1;
+
+    p = get_varint(p, &first);
+    p = get_ints(p, step_form, unzz(first), step, n);
+
+    if (wall_form == WALL_RAW) {
+        if (wall)
+            memcpy(wall, p, n * 8);
+        p += n * 8;
+    } else {
+        double w0;
+        uint64_t ez;
+        memcpy(&w0, p, 8);
+        p += 8;
+        p = get_varint(p, &ez);
+        double unit = pow2((int)(int64_t)unzz(ez));
+        int64_t k[TFB_SCALAR_BLOCK];
+        p = get_ints(p, wall_form == WALL_TICK_STRIDE ? STEP_STRIDE
+                                                      : STEP_DELTA,
+                     0, k, n);
+        if (wall)
+            for (size_t i = 0; i < n; i++)
+                wall[i] = w0 + (double)k[i] * unit;
+    }
+
+    if (value_form == VALUE_F32) {
+        for (size_t i = 0; i < n; i++) {
+            float f;
+            memcpy(&f, p + i * 4, 4);
+            if (value32)
+                value32[i] = f;
+            if (value64)
+                value64[i] = f;
+        }
+        p += n * 4;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            double d;
+            memcpy(&d, p + i * 8, 8);
+            if (value32)
+                value32[i] = (float)d;
+            if (value64)
+                value64[i] = d;
+        }
+        p += n * 8;
+    }
+    return p;
+}

@@ -1,0 +1,346 @@
+/* test_scalar_codec.c - the store's compact scalar encoding: random and
+ * adversarial series round-trip bit for bit (through the block codec and
+ * through the store, across seals, trims and resets), and a regular
+ * series costs at most 16 bytes a point by the store's own accounting.
+ * Pieces decoded without a pin (tfb_series_scalar_range) match too. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/scalar_codec.h"
+#include "core/store.h"
+#include "test_util.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static uint64_t next_u64(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static double bits_double(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static uint64_t double_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+/* Kinds of series the generator makes; each stresses one column form. */
+enum {
+    SHAPE_REGULAR,      /* stride steps, even walls, float values */
+    SHAPE_CLOCK,        /* walls of a real clock: jittered, float64 */
+    SHAPE_BACKWARDS,    /* steps going back and repeating */
+    SHAPE_EXTREMES,     /* INT64_MIN/MAX steps, huge jumps */
+    SHAPE_WILD_WALLS,   /* NaN/Inf/-0.0/subnormal walls, far apart */
+    SHAPE_WILD_VALUES,  /* NaN payloads, Inf, -0.0, doubles not floats */
+    SHAPE_RANDOM_BITS,  /* every column random bits */
+    SHAPE_COUNT
+};
+
+static void make_series(int shape, size_t n, int64_t *step, double *wall,
+                        double *value)
+{
+    static const int64_t ext[] = {INT64_MIN, INT64_MAX, 0, -1, 1,
+                                  INT64_MIN + 1, INT64_MAX - 1};
+    static const double wild[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0,
+                                  4.9e-324, -4.9e-324, 1.7976931348623157e308,
+                                  -1.7976931348623157e308, 2.2250738585072014e-308};
+    double w = 1.7e9 + (double)(next_u64() % 1000000) / 7.0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next_u64();
+        switch (shape) {
+        case SHAPE_REGULAR:
+            step[i] = 100 + (int64_t)i * 10;
+            wall[i] = 1.7e9 + (double)i * 0.25;
+            value[i] = (float)((double)(r % 100000) / 1000.0);
+            break;
+        case SHAPE_CLOCK:
+            w += 0.05 + (double)(r % 1000) * 1e-6;
+            step[i] = (int64_t)i;
+            wall[i] = w;
+            value[i] = (double)(r % 1000000) / 3.0; /* not floats */
+            break;
+        case SHAPE_BACKWARDS:
+            step[i] = (int64_t)(r % 50) - 25;
+            wall[i] = 1.7e9 - (double)(r % 100000) * 0.001;
+            value[i] = (float)(r % 7);
+            break;
+        case SHAPE_EXTREMES:
+            step[i] = (r & 3) ? ext[r % 7] : (int64_t)r;
+            wall[i] = (r & 8) ? 1.7e9 : 1.7e9 + (double)(r % 1000) * 1e9;
+            value[i] = (r & 16) ? (double)(int64_t)r : 1e300;
+            break;
+        case SHAPE_WILD_WALLS:
+            step[i] = (int64_t)i;
+            wall[i] = (r & 1) ? wild[r % 10] : bits_double(next_u64());
+            value[i] = 1.5;
+            break;
+        case SHAPE_WILD_VALUES:
+            step[i] = (int64_t)i * 3;
+            wall[i] = 1.7e9 + (double)i;
+            switch (r % 8) {
+            case 0: value[i] = NAN; break;
+            case 1: value[i] = bits_double(0x7ff0000000000001u); break;
+            case 2: value[i] = bits_double(0xfff8000000000123u); break;
+            case 3: value[i] = -0.0; break;
+            case 4: value[i] = -INFINITY; break;
+            case 5: value[i] = 0.1; break;       /* a double, no float */
+            case 6: value[i] = (float)0.1; break;
+            default: value[i] = 1e-310; break;  /* subnormal double */
+            }
+            break;
+        default:
+            step[i] = (int64_t)r;
+            wall[i] = bits_double(next_u64());
+            value[i] = bits_double(next_u64());
+            break;
+        }
+    }
+}
+
+/* Every column of the block codec gives back the identical bits. */
+static void test_codec_round_trip(void **state)
+{
+    (void)state;
+    enum { N = TFB_SCALAR_BLOCK };
+    int64_t step[N], dstep[N];
+    double wall[N], value[N], dwall[N], dv64[N];
+    float dv32[N];
+    static uint8_t buf[TFB_SCALAR_BLOCK_MAX(N)];
+    for (int round = 0; round < 400; round++) {
+        int shape = round % SHAPE_COUNT;
+        size_t n = 1 + next_u64() % N;
+        if (round % 5 == 0)
+            n = N;
+        make_series(shape, n, step, wall, value);
+        size_t len = tfb_scalar_block_encode(buf, step, wall, value, n);
+        assert_true(len <= TFB_SCALAR_BLOCK_MAX(n));
+        assert_int_equal(tfb_scalar_block_count(buf), n);
+        const uint8_t *end =
+            tfb_scalar_block_decode(buf, dstep, dwall, dv32, dv64);
+        assert_ptr_equal(end, buf + len);
+        assert_ptr_equal(tfb_scalar_block_next(buf), buf + len);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(dstep[i] == step[i]);
+            assert_true(double_bits(dwall[i]) == double_bits(wall[i]));
+            assert_true(double_bits(dv64[i]) == double_bits(value[i]));
+            float f = (float)value[i];
+            assert_memory_equal(&dv32[i], &f, sizeof f);
+        }
+        if (shape == SHAPE_REGULAR && n == N)
+            assert_true(len <= 4 * n + 40); /* steps, walls: strides */
+    }
+}
+
+static tfb_series *new_series(tfb_store *st, const char *tag)
+{
+    tfb_run *r;
+    assert_int_equal(tfb_store_get_run(st, "run", &r), 0);
+    tfb_series *s;
+    assert_int_equal(tfb_run_get_series(r, TFB_SERIES_SCALAR, tag,
+                                        strlen(tag), "scalars", 7, NULL, 0,
+                                        NULL, 0, &s), 0);
+    return s;
+}
+
+static void check_view(tfb_series *s, const int64_t *step,
+                       const double *wall, const double *value, size_t n)
+{
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    assert_int_equal(v.count, n);
+    int any_f64 = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(v.step[i] == step[i]);
+        assert_true(double_bits(v.wall[i]) == double_bits(wall[i]));
+        float f = (float)value[i];
+        assert_memory_equal(&v.value[i], &f, sizeof f);
+        double back = f;
+        if (double_bits(back) != double_bits(value[i]))
+            any_f64 = 1;
+    }
+    if (any_f64) {
+        assert_non_null(v.value64);
+        for (size_t i = 0; i < n; i++)
+            assert_true(double_bits(v.value64[i]) == double_bits(value[i]));
+    } else if (v.value64) {
+        for (size_t i = 0; i < n; i++)
+            assert_true(double_bits(v.value64[i]) == double_bits(value[i]));
+    }
+    tfb_series_read_end(s);
+    /* Pieces decoded without a pin: from every kind of position (block
+     * starts and ends, inside the raw tail, past the end). */
+    int64_t rs[600];
+    double rw[600], r64[600];
+    float r32[600];
+    for (int q = 0; q < 12; q++) {
+        size_t from = q < 4 ? (size_t)q * 255 : next_u64() % (n + 2);
+        size_t want = 1 + next_u64() % 600;
+        size_t got = tfb_series_scalar_range(s, from, want, rs, rw, r32,
+                                             r64);
+        size_t expect = from >= n ? 0 : (n - from < want ? n - from : want);
+        assert_int_equal(got, expect);
+        for (size_t i = 0; i < got; i++) {
+            assert_true(rs[i] == step[from + i]);
+            assert_true(double_bits(rw[i]) == double_bits(wall[from + i]));
+            assert_true(double_bits(r64[i]) == double_bits(value[from + i]));
+            float f = (float)value[from + i];
+            assert_memory_equal(&r32[i], &f, sizeof f);
+        }
+    }
+}
+
+/* Through the store: appends of mixed shapes, trimmed at odd counts (a
+ * short last block is re-encoded with the next points), pinned at every
+ * stage; then a reset and a second fill. */
+static void test_store_round_trip(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    int64_t *step = malloc(N * sizeof *step);
+    double *wall = malloc(N * sizeof *wall);
+    double *value = malloc(N * sizeof *value);
+    assert_non_null(step);
+    assert_non_null(wall);
+    assert_non_null(value);
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    for (int shape = 0; shape < SHAPE_COUNT + 1; shape++) {
+        char tag[16];
+        snprintf(tag, sizeof tag, "t%d", shape);
+        tfb_series *s = new_series(st, tag);
+        /* the last series mixes every shape, 37 points at a time */
+        for (size_t i = 0; i < N; i += 37) {
+            size_t m = N - i < 37 ? N - i : 37;
+            make_series(shape < SHAPE_COUNT ? shape : (int)(i / 37) %
+                        SHAPE_COUNT, m, step + i, wall + i, value + i);
+        }
+        size_t done = 0;
+        const size_t trims[] = {1, 2, 255, 256, 257, 300, 1000, 1001, 2049,
+                                4999, N};
+        for (size_t t = 0; t < sizeof trims / sizeof trims[0]; t++) {
+            for (; done < trims[t]; done++)
+                assert_int_equal(tfb_series_append_scalar(s, step[done],
+                                 wall[done], value[done]), 0);
+            check_view(s, step, wall, value, done);
+            tfb_series_trim(s);
+            check_view(s, step, wall, value, done);
+        }
+        assert_int_equal(tfb_series_count(s), N);
+    }
+    /* A reset empties every series; a second fill decodes alone. */
+    tfb_run *r = tfb_store_find_run(st, "run");
+    tfb_run_reset(r);
+    tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, "t0");
+    check_view(s, step, wall, value, 0);
+    make_series(SHAPE_WILD_VALUES, 700, step, wall, value);
+    for (size_t i = 0; i < 700; i++)
+        assert_int_equal(tfb_series_append_scalar(s, step[i], wall[i],
+                                                  value[i]), 0);
+    check_view(s, step, wall, value, 700);
+    tfb_series_trim(s);
+    check_view(s, step, wall, value, 700);
+    tfb_store_destroy(st);
+    free(step);
+    free(wall);
+    free(value);
+}
+
+/* Several series pinned at once on one thread, released out of order. */
+static void test_nested_pins(void **state)
+{
+    (void)state;
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    tfb_series *a = new_series(st, "a"), *b = new_series(st, "b"),
+               *c = new_series(st, "c");
+    for (int i = 0; i < 600; i++) {
+        tfb_series_append_scalar(a, i, 1.0 + i, i);
+        tfb_series_append_scalar(b, -i, 2.0 + i, 0.5 * i);
+        tfb_series_append_scalar(c, 2 * i, 3.0 + i, -i);
+    }
+    tfb_series_view va, vb, vc;
+    tfb_series_read_begin(a, &va);
+    tfb_series_read_begin(b, &vb);
+    tfb_series_read_begin(c, &vc);
+    tfb_series_read_end(b);
+    assert_true(va.step[599] == 599 && va.value[599] == 599.0f);
+    assert_true(vc.step[599] == 1198 && vc.wall[599] == 602.0);
+    tfb_series_read_end(a);
+    assert_true(vc.value[10] == -10.0f);
+    tfb_series_read_end(c);
+    tfb_store_destroy(st);
+}
+
+/* Bytes per point by the store's own accounting, on regular series of a
+ * sweep's size and of a long run, and on a clock-timed float32 series. */
+static void test_bytes_per_point(void **state)
+{
+    (void)state;
+    enum { N = 100000 };
+    int64_t *step = malloc(N * sizeof *step);
+    double *wall = malloc(N * sizeof *wall);
+    double *value = malloc(N * sizeof *value);
+    assert_non_null(step);
+    assert_non_null(wall);
+    assert_non_null(value);
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    const size_t sizes[] = {200, 10000, N};
+    for (size_t k = 0; k < 3; k++) {
+        for (int shape = SHAPE_REGULAR; shape <= SHAPE_CLOCK; shape++) {
+            char tag[32];
+            snprintf(tag, sizeof tag, "s%zu_%d", k, shape);
+            tfb_series *s = new_series(st, tag);
+            make_series(shape, sizes[k], step, wall, value);
+            for (size_t i = 0; i < sizes[k]; i++) {
+                /* simple_value is float32 on disk */
+                double v = (double)(float)value[i];
+                assert_int_equal(tfb_series_append_scalar(s, step[i],
+                                                          wall[i], v), 0);
+                if (i == sizes[k] / 2)
+                    tfb_series_trim(s); /* a pass ends mid-series */
+            }
+            tfb_series_trim(s);
+            double bpp = (double)tfb_series_bytes(s) / (double)sizes[k];
+            print_message("%s: %zu points, %.2f B a point\n",
+                          shape == SHAPE_REGULAR ? "regular" : "clock",
+                          sizes[k], bpp);
+            assert_true(bpp <= 16.0);
+            if (shape == SHAPE_REGULAR)
+                assert_true(bpp <= 6.0);
+        }
+    }
+    tfb_store_destroy(st);
+    free(step);
+    free(wall);
+    free(value);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_codec_round_trip),
+        cmocka_unit_test(test_store_round_trip),
+        cmocka_unit_test(test_nested_pins),
+        cmocka_unit_test(test_bytes_per_point),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
