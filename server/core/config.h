@@ -32,6 +32,13 @@ typedef struct tfb_config {
     double request_timeout;  /* --request_timeout S: a request must arrive
                                 whole within S seconds of the connection
                                 (or of the last answer); default 30 */
+    /* Access (README "Sharing a server"; core/http_auth.h). A server not
+     * bound to loopback needs a token unless no_auth; token NULL then
+     * means tfboard makes one up and prints it in the URL. */
+    const char *token;       /* --token T, else $TFBOARD_TOKEN, else NULL */
+    int no_auth;             /* --no_auth: no token, whatever the address */
+    const char *tls_cert;    /* --tls_cert FILE (PEM): serve HTTPS */
+    const char *tls_key;     /* --tls_key FILE (PEM); with tls_cert */
 } tfb_config;
 
 /* Sets every field to its default. */
@@ -43,7 +50,8 @@ void tfb_config_defaults(tfb_config *cfg);
  * then the plugins' check_options run.
  * Returns 0 to go on serving, 1 when --help/--version was handled (text
  * printed to out; exit 0), or a negative TFB_E* code after printing a
- * clear message to err (exit 2). Strings in cfg point into argv. */
+ * clear message to err (exit 2). Strings in cfg point into argv (the
+ * token may point into the environment). */
 int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
                      FILE *err);
 

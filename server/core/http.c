@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "deadline.h"
+#include "http_auth.h"
 #include "http_internal.h"
 #include "static_files.h"
 #include "vec.h"
@@ -47,6 +49,9 @@ struct tfb_server {
     const tfb_config *cfg;
     tfb_store *store;
     char *webui_root; /* realpath of --webui-dir, or NULL */
+    tfb_auth *auth;   /* who may ask (http_auth.h) */
+    char *made_token; /* the token tfboard made up, or NULL */
+    char *tls_cert, *tls_key; /* PEM text while serving HTTPS */
     /* the deadline reaper */
     pthread_mutex_t conn_mu;
     pthread_cond_t conn_cv;
@@ -253,14 +258,35 @@ static struct MHD_Response *make_response(tfb_http_resp *a)
     return r;
 }
 
+/* The request's state, from the URI log callback (called with the raw
+ * URI, before anything is parsed) to the completion callback. */
+typedef struct req_state {
+    int too_long;
+    int seen; /* on_request ran once (headers in) */
+    /* PUT to a route that accepts it: the body, at most TFB_HTTP_PUT_MAX
+     * bytes (past that it is dropped and the answer is 413). */
+    TFB_VEC(char) body; /* NUL-terminated once non-empty */
+    int body_too_big;
+    /* Access (http_auth.h), judged once the headers are in. */
+    tfb_auth_verdict auth;
+    unsigned retry_after_s;
+    char *raw_uri;         /* kept when it may hold ?token= (the redirect) */
+    char *location;        /* the redirect's target, or NULL */
+    char set_cookie[160];  /* a Set-Cookie value for the answer, or "" */
+} req_state;
+
 static enum MHD_Result send_answer(struct MHD_Connection *c,
-                                   tfb_http_resp *a, int is_data)
+                                   tfb_http_resp *a, int is_data,
+                                   const req_state *rs)
 {
     struct MHD_Response *r = make_response(a);
     if (!r) {
         tfb_http_resp_clear(a);
         return MHD_NO;
     }
+    if (rs && rs->set_cookie[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE,
+                                rs->set_cookie);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             a->content_type ? a->content_type
                                             : "application/octet-stream");
@@ -269,6 +295,16 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     if (a->status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (a->status == 401)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                "Bearer realm=\"tfboard\"");
+    if (a->status == 429 && rs) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%u", rs->retry_after_s);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
+    if (a->status == 303 && rs && rs->location)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, rs->location);
     enum MHD_Result ret = MHD_queue_response(c, a->status ? a->status : 500,
                                              r);
     MHD_destroy_response(r);
@@ -283,17 +319,6 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
 #define MAX_URI_BYTES (16 * 1024)
 #define CONN_MEMORY_LIMIT (1024 * 1024)
 
-/* The request's state, from the URI log callback (called with the raw
- * URI, before anything is parsed) to the completion callback. */
-typedef struct req_state {
-    int too_long;
-    int seen; /* on_request ran once (headers in) */
-    /* PUT to a route that accepts it: the body, at most TFB_HTTP_PUT_MAX
-     * bytes (past that it is dropped and the answer is 413). */
-    TFB_VEC(char) body; /* NUL-terminated once non-empty */
-    int body_too_big;
-} req_state;
-
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
     (void)cls;
@@ -305,6 +330,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
     for (const char *p = uri; *p; p++, len++)
         params += *p == '&' || *p == '?';
     st->too_long = params > MAX_QUERY_PARAMS || len > MAX_URI_BYTES;
+    if (!st->too_long && strstr(uri, "token="))
+        st->raw_uri = strdup(uri); /* NULL: no redirect, still served */
     return st;
 }
 
@@ -313,8 +340,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
     (void)toe;
     req_state *st = *con_cls;
-    if (st)
+    if (st) {
         tfb_vec_free(&st->body);
+        free(st->raw_uri);
+        free(st->location);
+    }
     free(st);
     *con_cls = NULL;
     conn_request_done(cls, c);
@@ -354,6 +384,68 @@ static int host_allowed(const tfb_config *cfg, const char *host)
     return 0;
 }
 
+/* Judges the request's credentials once its headers are in (and counts a
+ * wrong token once per request). */
+static void judge_access(tfb_server *s, struct MHD_Connection *c,
+                         req_state *rs)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    tfb_auth_creds cr = {
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                    MHD_HTTP_HEADER_COOKIE),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                    MHD_HTTP_HEADER_AUTHORIZATION),
+    };
+    rs->auth = tfb_auth_check(s->auth, ci ? ci->client_addr : NULL, &cr,
+                              mono_now_ns(), &rs->retry_after_s);
+    if (rs->auth == TFB_AUTH_OK_QUERY &&
+        !tfb_auth_set_cookie(s->auth, rs->set_cookie, sizeof rs->set_cookie))
+        rs->set_cookie[0] = 0;
+}
+
+/* The raw URI without its token parameters: where a page visited with
+ * ?token= is sent once the cookie is set, so the token leaves the address
+ * bar and the history. A path starting "//" or "/\" would name another
+ * host, so it becomes "/". NULL when out of memory. */
+static char *location_without_token(const char *raw)
+{
+    if (!raw)
+        return strdup("/");
+    size_t n = strlen(raw);
+    char *out = malloc(n + 2);
+    if (!out)
+        return NULL;
+    const char *q = strchr(raw, '?');
+    size_t pl = q ? (size_t)(q - raw) : n, w;
+    if (pl == 0 || raw[0] != '/' || raw[1] == '/' || raw[1] == '\\') {
+        out[0] = '/';
+        w = 1;
+    } else {
+        memcpy(out, raw, pl);
+        w = pl;
+    }
+    char sep = '?';
+    for (const char *p = q ? q + 1 : ""; *p;) {
+        const char *e = strchr(p, '&');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        int is_token = l >= 5 && !strncmp(p, "token", 5) &&
+                       (l == 5 || p[5] == '=');
+        if (l && !is_token) {
+            out[w++] = sep;
+            memcpy(out + w, p, l);
+            w += l;
+            sep = '&';
+        }
+        p += l;
+        if (*p == '&')
+            p++;
+    }
+    out[w] = 0;
+    return out;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -371,20 +463,51 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     if (!rs->seen) {
         rs->seen = 1;
         conn_request_started(s, c);
+        judge_access(s, c, rs);
         return MHD_YES;
     }
     if (rs->too_long) {
         tfb_http_error(&a, 414, "request URI too long: at most %d query "
                                 "parameters and %d bytes",
                        MAX_QUERY_PARAMS, MAX_URI_BYTES);
-        return send_answer(c, &a, 1);
+        return send_answer(c, &a, 1, rs);
     }
     if (!host_allowed(s->cfg, MHD_lookup_connection_value(
                                   c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {
         tfb_http_error(&a, 403, "Host header not allowed (DNS rebinding "
                                 "protection); start tfboard with "
                                 "--allow_host NAME or --bind_all");
-        return send_answer(c, &a, 1);
+        return send_answer(c, &a, 1, rs);
+    }
+    int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
+    if (rs->auth == TFB_AUTH_LIMITED || rs->auth == TFB_AUTH_MISSING ||
+        rs->auth == TFB_AUTH_WRONG) {
+        /* Every route, asset and download; a body is read and dropped, so
+         * the answer goes out on a connection that can be kept. */
+        if (*upload_size) {
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (rs->auth == TFB_AUTH_LIMITED)
+            tfb_http_error(&a, 429, "too many wrong tokens from this "
+                                    "address: try again in %u s",
+                           rs->retry_after_s);
+        else
+            tfb_http_error(&a, 401, "this tfboard needs its access token: "
+                                    "open the URL it printed (with "
+                                    "?token=), or send the header "
+                                    "Authorization: Bearer TOKEN");
+        return send_answer(c, &a, 1, rs);
+    }
+    if (rs->auth == TFB_AUTH_OK_QUERY && !is_data &&
+        (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) {
+        /* A page visit with ?token=: the cookie is set, and the browser
+         * goes on to the same address without the token. */
+        rs->location = location_without_token(rs->raw_uri);
+        if (!rs->location)
+            return MHD_NO;
+        tfb_http_text(&a, 303, "text/plain; charset=utf-8", "", 0);
+        return send_answer(c, &a, 1, rs);
     }
     tfb_http_handler put_h = strcmp(method, "PUT") == 0
                                  ? tfb_route_find_put(url)
@@ -418,18 +541,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
             tfb_http_error(&a, 415, "PUT needs Content-Type: "
                                     "application/json");
-            return send_answer(c, &a, 1);
+            return send_answer(c, &a, 1, rs);
         }
         if (rs->body_too_big) {
             tfb_http_error(&a, 413, "body over %d bytes", TFB_HTTP_PUT_MAX);
-            return send_answer(c, &a, 1);
+            return send_answer(c, &a, 1, rs);
         }
         tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, "PUT",
                             rs->body.v ? rs->body.v : "", rs->body.n};
         int rc = put_h(&req, &a);
         if (!tfb_http_resp_is_set(&a))
             tfb_http_error(&a, 500, "internal error: %s", tfb_strerror(rc));
-        return send_answer(c, &a, 1);
+        return send_answer(c, &a, 1, rs);
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         if (*upload_size) {
@@ -437,11 +560,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             return MHD_YES;
         }
         tfb_http_error(&a, 405, "method not allowed");
-        return send_answer(c, &a, 1);
+        return send_answer(c, &a, 1, rs);
     }
     (void)upload;
     (void)version;
-    int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
     if (is_data) {
         tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, method,
                             NULL, 0};
@@ -449,12 +571,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     } else {
         tfb_static_serve(s->webui_root, url, &a);
     }
-    return send_answer(c, &a, is_data);
+    return send_answer(c, &a, is_data, rs);
 }
 
 /* Binds a listening socket for host:port; returns the fd or a negative
  * code after writing the reason to err. */
-static int bind_socket(const tfb_config *cfg, FILE *err, int *port_out)
+static int bind_socket(const tfb_config *cfg, FILE *err, int *port_out,
+                       int *loopback_out)
 {
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
@@ -513,7 +636,9 @@ static int bind_socket(const tfb_config *cfg, FILE *err, int *port_out)
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     int port = cfg->port;
+    *loopback_out = 0;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        *loopback_out = tfb_auth_is_loopback((struct sockaddr *)&ss);
         if (ss.ss_family == AF_INET)
             port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
         else if (ss.ss_family == AF_INET6)
@@ -533,6 +658,104 @@ static unsigned connection_limit(void)
         return 4096;
     rlim_t room = rl.rlim_cur > 256 ? rl.rlim_cur - 128 : rl.rlim_cur / 2;
     return room < 4096 ? (unsigned)room : 4096;
+}
+
+/* A PEM file's text, at most 1 MiB, NUL-terminated; NULL after writing
+ * the reason to err. */
+static char *read_pem(const char *path, const char *opt, FILE *err)
+{
+    enum { PEM_MAX = 1 << 20 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(err, "tfboard: %s %s: %s\n", opt, path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(PEM_MAX + 1);
+    size_t n = 0;
+    ssize_t r = 0;
+    while (buf && n < PEM_MAX &&
+           ((r = read(fd, buf + n, PEM_MAX - n)) > 0 ||
+            (r < 0 && errno == EINTR)))
+        n += r > 0 ? (size_t)r : 0;
+    int read_errno = r < 0 ? errno : 0;
+    close(fd);
+    if (!buf) {
+        fprintf(err, "tfboard: out of memory\n");
+        return NULL;
+    }
+    buf[n] = 0;
+    const char *why = read_errno ? strerror(read_errno)
+                      : n == PEM_MAX ? "larger than 1 MiB"
+                      : !strstr(buf, "-----BEGIN ") ? "not a PEM file"
+                                                    : NULL;
+    if (why) {
+        fprintf(err, "tfboard: %s %s: %s\n", opt, path, why);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Reads --tls_cert/--tls_key, after checking that this libmicrohttpd can
+ * serve HTTPS. Returns 0 (also without TLS) or a negative code after
+ * writing the reason to err. */
+static int load_tls(tfb_server *s, const tfb_config *cfg, FILE *err)
+{
+    if (!cfg->tls_cert)
+        return 0;
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        fprintf(err, "tfboard: this libmicrohttpd was built without TLS "
+                     "(GnuTLS), so --tls_cert cannot be served; install "
+                     "one with HTTPS support or put a TLS proxy in front\n");
+        return TFB_EINVAL;
+    }
+    s->tls_cert = read_pem(cfg->tls_cert, "--tls_cert", err);
+    s->tls_key = s->tls_cert ? read_pem(cfg->tls_key, "--tls_key", err)
+                             : NULL;
+    return s->tls_key ? 0 : TFB_EINVAL;
+}
+
+/* Whether requests need a token (http_auth.h): always with --token or
+ * TFBOARD_TOKEN; never with --no_auth; else when the bound address is not
+ * loopback, with one made up here for the banner to print. */
+static int setup_auth(tfb_server *s, const tfb_config *cfg, int loopback,
+                      FILE *err)
+{
+    const char *token = cfg->no_auth ? NULL : cfg->token;
+    char made[TFB_AUTH_GEN_LEN + 1];
+    if (!cfg->no_auth && !token && !loopback) {
+        if (tfb_auth_token_generate(made) < 0) {
+            fprintf(err, "tfboard: cannot read /dev/urandom to make an "
+                         "access token\n");
+            return TFB_EIO;
+        }
+        s->made_token = strdup(made);
+        memset(made, 0, sizeof made);
+        if (!s->made_token)
+            return TFB_ENOMEM;
+        token = s->made_token;
+    }
+    int rc = tfb_auth_create(&s->auth, token, s->port, cfg->tls_cert != NULL);
+    if (rc < 0)
+        fprintf(err, "tfboard: cannot set up the access token: %s\n",
+                tfb_strerror(rc));
+    return rc;
+}
+
+static void free_server(tfb_server *s)
+{
+    tfb_auth_destroy(s->auth);
+    if (s->made_token) {
+        memset(s->made_token, 0, strlen(s->made_token));
+        free(s->made_token);
+    }
+    if (s->tls_key) {
+        memset(s->tls_key, 0, strlen(s->tls_key));
+        free(s->tls_key);
+    }
+    free(s->tls_cert);
+    free(s->webui_root);
+    free(s);
 }
 
 static void stop_reaper(tfb_server *s)
@@ -566,11 +789,19 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
             return TFB_ENOENT;
         }
     }
-    int fd = bind_socket(cfg, err, &s->port);
+    int loopback = 0;
+    int fd = bind_socket(cfg, err, &s->port, &loopback);
     if (fd < 0) {
-        free(s->webui_root);
-        free(s);
+        free_server(s);
         return fd;
+    }
+    int rc = load_tls(s, cfg, err);
+    if (rc == 0)
+        rc = setup_auth(s, cfg, loopback, err);
+    if (rc < 0) {
+        close(fd);
+        free_server(s);
+        return rc;
     }
     s->fd = fd;
     s->timeout_ns = (int64_t)(cfg->request_timeout * 1e9);
@@ -581,8 +812,15 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = cfg->http_threads > 0 ? (unsigned)cfg->http_threads
                        : ncpu > 0 ? (unsigned)ncpu : 1;
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
+        {MHD_OPTION_END, 0, NULL},
+    };
     s->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+            (s->tls_cert ? MHD_USE_TLS : 0),
+        0, NULL, NULL,
         on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
@@ -593,13 +831,17 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, (void *)NULL, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, (void *)NULL,
+        MHD_OPTION_ARRAY, s->tls_cert ? tls_opts : tls_opts + 2,
+        MHD_OPTION_END);
     if (!s->daemon) {
-        fprintf(err, "tfboard: the HTTP server could not start\n");
+        fprintf(err, "tfboard: the HTTP server could not start%s\n",
+                s->tls_cert ? " (are --tls_cert and --tls_key a PEM "
+                              "certificate and its private key?)"
+                            : "");
         close(fd);
         stop_reaper(s);
-        free(s->webui_root);
-        free(s);
+        free_server(s);
         return TFB_EIO;
     }
     s->fd = -1; /* libmicrohttpd closes the listening socket at stop */
@@ -621,6 +863,20 @@ void tfb_server_stop(tfb_server *s)
     stop_reaper(s);
     if (s->fd >= 0)
         close(s->fd);
-    free(s->webui_root);
-    free(s);
+    free_server(s);
+}
+
+const char *tfb_server_made_token(const tfb_server *s)
+{
+    return s->made_token;
+}
+
+int tfb_server_needs_token(const tfb_server *s)
+{
+    return tfb_auth_required(s->auth);
+}
+
+int tfb_server_is_tls(const tfb_server *s)
+{
+    return s->tls_cert != NULL;
 }
