@@ -24,6 +24,8 @@ PKGS="meson ninja-build gcc binutils clang libclang-rt-14-dev pkg-config libcmoc
       libmicrohttpd-dev libsqlite3-dev zlib1g-dev protobuf-compiler python3
       chromium sqlite3 wrk
       python3-pytest python3-numpy python3-torch python3-protobuf"
+# test_auth makes its TLS certificate with openssl; bench_fair's clients are curl
+PKGS="$PKGS openssl curl"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

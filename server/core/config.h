@@ -21,7 +21,7 @@ typedef struct tfb_config {
     double reload_interval;  /* --reload_interval S; default 5; 0 = load once */
     const char *webui_dir;   /* --webui-dir DIR; NULL = embedded assets */
     int load_threads;        /* --load_threads N; 0 = one per CPU */
-    int http_threads;        /* --http_threads N; 0 = one per CPU */
+    int http_threads;        /* --http_threads N; 0 = 8 per CPU, 32..128 */
     int quiet;               /* --quiet: no messages but errors */
     /* --allow_host NAME (repeatable): Host header values accepted besides
      * the bound address, localhost, 127.0.0.1 and ::1 (DNS rebinding:

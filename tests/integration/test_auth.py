@@ -243,7 +243,14 @@ def test_tls():
                     "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
                     "-keyout", key, "-out", cert],
                    check=True, capture_output=True)
-    with Srv("--tls_cert", cert, "--tls_key", key, "--token", TOKEN) as s:
+    try:
+        srv = Srv("--tls_cert", cert, "--tls_key", key, "--token", TOKEN)
+    except AssertionError as e:
+        if "built without TLS" in str(e):
+            print("   SKIP: this libmicrohttpd has no TLS")
+            return
+        raise
+    with srv as s:
         assert s.scheme == "https", s.banner
         s.ctx = ssl.create_default_context(cafile=cert)
         assert s.get("/data/runs")[0] == 401

@@ -128,6 +128,73 @@ def test_concurrent_downloads_stay_small():
             s.close()
 
 
+def test_small_requests_between_forty_downloads():
+    """Forty clients download the whole series as CSV, reading as fast as
+    they can (issue 19, a server a team shares): small requests are
+    answered while every download is still streaming (each pool thread
+    served its streams in turn, a block of each before the next request),
+    and each download is whole and identical to a download made alone,
+    across the small blocks streams make while other answers wait."""
+    csv = ("GET /data/plugin/scalars/scalars?run=run000&tag=tag00%2Ft"
+           "&format=csv HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+           "Connection: close\r\n\r\n").encode()
+    with Server(TFBOARD, BIG, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        alone = srv.get("/data/plugin/scalars/scalars", run="run000",
+                        tag="tag00/t", format="csv")[2]
+        got = [None] * 40
+        done = [0]
+        lock = threading.Lock()
+
+        def download(i):
+            with socket.create_connection(("127.0.0.1", srv.port),
+                                          timeout=60) as s:
+                s.sendall(csv)
+                parts = []
+                while True:
+                    d = s.recv(1 << 16)
+                    if not d:
+                        break
+                    parts.append(d)
+            got[i] = b"".join(parts)
+            with lock:
+                done[0] += 1
+        ts = [threading.Thread(target=download, args=(i,))
+              for i in range(40)]
+        for t in ts:
+            t.start()
+        time.sleep(0.3)
+        answered = []
+        for _ in range(5):
+            with lock:
+                before = done[0]
+            st, _, body = srv.get("/data/runs")
+            with lock:
+                after = done[0]
+            answered.append((st, before, after))
+            assert st == 200 and json.loads(body) == ["run000"]
+        for t in ts:
+            t.join()
+        print("   /data/runs answered 5 times; downloads finished by then: "
+              "%s" % [a[2] for a in answered])
+        # the first answers came while no download had finished
+        assert answered[0][2] == 0, answered
+        head, _, rest = alone.partition(b"\r\n")
+        for g in got:
+            hdr, _, body = g.partition(b"\r\n\r\n")
+            assert hdr.startswith(b"HTTP/1.1 200"), hdr[:100]
+            # undo the chunked transfer coding
+            out, pos = [], 0
+            while True:
+                eol = body.index(b"\r\n", pos)
+                n = int(body[pos:eol].split(b";")[0], 16)
+                if n == 0:
+                    break
+                out.append(body[eol + 2:eol + 2 + n])
+                pos = eol + 2 + n + 2
+            assert b"".join(out) == alone, (len(b"".join(out)), len(alone))
+
+
 def test_too_many_parameters():
     with Server(TFBOARD, SMALL, "--reload_interval", "0") as srv:
         for n in (300, 5000):
@@ -240,6 +307,7 @@ def _listening(port):
 try:
     run_tests([test_full_series_streamed_exactly,
                test_concurrent_downloads_stay_small,
+               test_small_requests_between_forty_downloads,
                test_too_many_parameters, test_trickling_clients_cut,
                test_connections_per_client, test_host_header,
                test_quiet_prints_nothing])
