@@ -51,10 +51,14 @@ struct tfb_server {
     tfb_store *store;
     char *webui_root; /* realpath of --webui-dir, or NULL */
     tfb_auth *auth;   /* who may ask (http_auth.h) */
-    /* Requests whose headers are in and whose answer is not a stream,
-     * until answered: while there are any, streams make small blocks (see
+    /* Requests that arrived whole, until their answer is sent (see
+     * send_answer): while there are any, streams step aside (parked, see
      * STREAM_BLOCK). */
     atomic_int waiting;
+    pthread_mutex_t park_mu;
+    struct stream_state *parked; /* suspended streams, newest first */
+    atomic_int n_parked;
+    int no_parking; /* stopping: MHD must not stop with suspended ones */
     char *made_token; /* the token tfboard made up, or NULL */
     char *tls_cert, *tls_key; /* PEM text while serving HTTPS */
     /* the deadline reaper */
@@ -148,6 +152,8 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 
 /* Shuts down the connections whose request did not arrive in time;
  * libmicrohttpd then sees the end of the stream and closes them. */
+static void unpark_stale(tfb_server *s, int64_t now_ns);
+
 static void *reaper_main(void *arg)
 {
     tfb_server *s = arg;
@@ -160,8 +166,12 @@ static void *reaper_main(void *arg)
                 t->deadline_ns = INT64_MAX;
             }
         struct timespec ts;
-        tfb_deadline_after_ms(&ts, 250);
+        /* Parked streams are looked at often (unpark_stale). */
+        tfb_deadline_after_ms(&ts, atomic_load(&s->n_parked) ? 10 : 250);
         pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &ts);
+        pthread_mutex_unlock(&s->conn_mu);
+        unpark_stale(s, mono_now_ns());
+        pthread_mutex_lock(&s->conn_mu);
     }
     pthread_mutex_unlock(&s->conn_mu);
     return NULL;
@@ -208,29 +218,99 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 
 /* Fairness. Each pool thread takes its connections in turn, one block of
  * each streamed answer per turn, so a small request waits for a block of
- * every stream on its thread (and for the CPU those blocks take on the
- * other threads). With 64 KiB blocks and 40 full CSV downloads, /data/runs
- * took 0.6 to 1.3 s; blocks of 16 KiB, and of 4 KiB while any other answer
- * is waiting, bring it to milliseconds (tests/bench/bench_fair.py). Small
- * blocks cost little: the socket's send buffer (SOCKET_SNDBUF) still holds
- * many of them, and the download rate went up, not down. */
+ * every stream on its thread, and for the CPU the streams of the other
+ * threads take. With 64 KiB blocks and 40 full CSV downloads, /data/runs
+ * took 0.6 to 1.3 s (tests/bench/bench_fair.py). So blocks are 16 KiB (the
+ * socket's send buffer, SOCKET_SNDBUF, still holds many; the download rate
+ * went up), and while any other request waits for its answer, a stream
+ * steps aside: it suspends its connection ("parks") and is resumed when no
+ * request waits any more, or after PARK_MAX_NS, when it makes one block
+ * before it may park again (so downloads progress under any load). */
 #define STREAM_BLOCK (16 * 1024)
-#define STREAM_BLOCK_BUSY (4 * 1024)
+#define PARK_MAX_NS (50 * 1000000LL)
 
 typedef struct stream_state {
     tfb_http_stream_fn fn;
     void *ctx;
     void (*free_ctx)(void *ctx);
-    const atomic_int *waiting; /* the server's */
+    tfb_server *srv;
+    struct MHD_Connection *conn;
+    struct stream_state *next_parked; /* in srv->parked */
+    int64_t parked_ns;
+    int must_send; /* resumed by the clock: one block before parking */
 } stream_state;
+
+/* Resumes the parked streams (all, or those parked before before_ns);
+ * called with park_mu held. */
+static void unpark_locked(tfb_server *s, int64_t before_ns)
+{
+    for (stream_state **pp = &s->parked; *pp;) {
+        stream_state *st = *pp;
+        if (st->parked_ns >= before_ns) {
+            pp = &st->next_parked;
+            continue;
+        }
+        *pp = st->next_parked;
+        st->next_parked = NULL;
+        st->must_send = before_ns != INT64_MAX;
+        atomic_fetch_sub(&s->n_parked, 1);
+        MHD_resume_connection(st->conn);
+    }
+}
+
+static void unpark_stale(tfb_server *s, int64_t now_ns)
+{
+    if (!atomic_load(&s->n_parked))
+        return;
+    pthread_mutex_lock(&s->park_mu);
+    unpark_locked(s, now_ns - PARK_MAX_NS);
+    pthread_mutex_unlock(&s->park_mu);
+}
+
+/* A request's answer is under way: when no other one waits, the parked
+ * streams go on. The counts are sequentially consistent, and park() counts
+ * itself before it looks at waiting: either it sees this request gone, or
+ * this sees it parked and resumes it under the lock. */
+static void done_waiting(tfb_server *s)
+{
+    if (atomic_fetch_sub(&s->waiting, 1) != 1 || !atomic_load(&s->n_parked))
+        return;
+    pthread_mutex_lock(&s->park_mu);
+    if (atomic_load(&s->waiting) == 0)
+        unpark_locked(s, INT64_MAX);
+    pthread_mutex_unlock(&s->park_mu);
+}
+
+/* Suspends the stream's connection while other requests wait; returns 1
+ * when it did (the callback then returns 0 and is called again once
+ * resumed). */
+static int park(stream_state *st)
+{
+    tfb_server *s = st->srv;
+    if (st->must_send || !atomic_load(&s->waiting))
+        return 0;
+    pthread_mutex_lock(&s->park_mu);
+    atomic_fetch_add(&s->n_parked, 1);
+    if (s->no_parking || !atomic_load(&s->waiting)) {
+        atomic_fetch_sub(&s->n_parked, 1);
+        pthread_mutex_unlock(&s->park_mu);
+        return 0;
+    }
+    MHD_suspend_connection(st->conn);
+    st->parked_ns = mono_now_ns();
+    st->next_parked = s->parked;
+    s->parked = st;
+    pthread_mutex_unlock(&s->park_mu);
+    return 1;
+}
 
 static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
     stream_state *st = cls;
-    if (max > STREAM_BLOCK_BUSY && st->waiting &&
-        atomic_load_explicit(st->waiting, memory_order_relaxed) > 0)
-        max = STREAM_BLOCK_BUSY;
+    if (park(st))
+        return 0;
+    st->must_send = 0;
     long n = st->fn(st->ctx, buf, max);
     if (n < 0)
         return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -247,8 +327,8 @@ static void stream_free(void *cls)
     free(st);
 }
 
-static struct MHD_Response *make_response(tfb_http_resp *a,
-                                          const atomic_int *waiting)
+static struct MHD_Response *make_response(tfb_http_resp *a, tfb_server *srv,
+                                          struct MHD_Connection *c)
 {
     if (!a->stream) {
         struct MHD_Response *r = MHD_create_response_from_buffer(
@@ -258,13 +338,14 @@ static struct MHD_Response *make_response(tfb_http_resp *a,
             a->body = NULL; /* owned by the response now */
         return r;
     }
-    stream_state *st = malloc(sizeof *st);
+    stream_state *st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
     st->fn = a->stream;
     st->ctx = a->stream_ctx;
     st->free_ctx = a->stream_free;
-    st->waiting = waiting;
+    st->srv = srv;
+    st->conn = c;
     struct MHD_Response *r = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_cb, st, stream_free);
     if (!r) {
@@ -300,8 +381,8 @@ typedef struct req_state {
 static void stop_waiting(req_state *rs)
 {
     if (rs && rs->waiting) {
-        atomic_fetch_sub(&rs->srv->waiting, 1);
         rs->waiting = 0;
+        done_waiting(rs->srv);
     }
 }
 
@@ -309,9 +390,12 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
                                    tfb_http_resp *a, int is_data,
                                    req_state *rs)
 {
-    if (a->stream)
-        stop_waiting(rs); /* a stream is not what the others wait for */
-    struct MHD_Response *r = make_response(a, rs ? &rs->srv->waiting : NULL);
+    /* Counted until sent, unless the answer is a stream (not what the
+     * others wait for) or too large for the socket's buffer (a client that
+     * does not read it would keep the streams parked). */
+    if (a->stream || a->len > SOCKET_SNDBUF / 2)
+        stop_waiting(rs);
+    struct MHD_Response *r = make_response(a, rs->srv, c);
     if (!r) {
         tfb_http_resp_clear(a);
         return MHD_NO;
@@ -495,11 +579,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
      */
     if (!rs->seen) {
         rs->seen = 1;
-        rs->waiting = 1;
-        atomic_fetch_add(&s->waiting, 1);
         conn_request_started(s, c);
         judge_access(s, c, rs);
         return MHD_YES;
+    }
+    if (!*upload_size && !rs->waiting) {
+        /* Whole (a body, if any, is in): its answer is made now. */
+        rs->waiting = 1;
+        atomic_fetch_add(&s->waiting, 1);
     }
     if (rs->too_long) {
         tfb_http_error(&a, 414, "request URI too long: at most %d query "
@@ -779,6 +866,7 @@ static int setup_auth(tfb_server *s, const tfb_config *cfg, int loopback,
 
 static void free_server(tfb_server *s)
 {
+    pthread_mutex_destroy(&s->park_mu);
     tfb_auth_destroy(s->auth);
     if (s->made_token) {
         memset(s->made_token, 0, strlen(s->made_token));
@@ -828,12 +916,13 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
     s->cfg = cfg;
     s->store = store;
     s->fd = -1;
+    pthread_mutex_init(&s->park_mu, NULL);
     if (cfg->webui_dir) {
         s->webui_root = realpath(cfg->webui_dir, NULL);
         if (!s->webui_root) {
             fprintf(err, "tfboard: --webui-dir %s: %s\n", cfg->webui_dir,
                     strerror(errno));
-            free(s);
+            free_server(s);
             return TFB_ENOENT;
         }
     }
@@ -853,6 +942,7 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
     }
     s->fd = fd;
     atomic_init(&s->waiting, 0);
+    atomic_init(&s->n_parked, 0);
     s->timeout_ns = (int64_t)(cfg->request_timeout * 1e9);
     s->conns.next = s->conns.prev = &s->conns;
     pthread_mutex_init(&s->conn_mu, NULL);
@@ -867,6 +957,7 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
     };
     s->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+            MHD_ALLOW_SUSPEND_RESUME |
             (s->tls_cert ? MHD_USE_TLS : 0),
         0, NULL, NULL,
         on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
@@ -906,8 +997,14 @@ void tfb_server_stop(tfb_server *s)
 {
     if (!s)
         return;
-    if (s->daemon)
+    if (s->daemon) {
+        /* libmicrohttpd must not stop with suspended connections. */
+        pthread_mutex_lock(&s->park_mu);
+        s->no_parking = 1;
+        unpark_locked(s, INT64_MAX);
+        pthread_mutex_unlock(&s->park_mu);
         MHD_stop_daemon(s->daemon);
+    }
     stop_reaper(s);
     if (s->fd >= 0)
         close(s->fd);
