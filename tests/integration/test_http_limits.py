@@ -20,7 +20,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tfb_server_util import Server, run_tests, wait_for  # noqa: E402
+from tfb_server_util import (Server, check_clean_exit, run_tests,  # noqa
+                             wait_for)
 
 TFBOARD, GEN = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(prefix="tfb_limits_")
@@ -195,6 +196,53 @@ def test_small_requests_between_forty_downloads():
             assert b"".join(out) == alone, (len(b"".join(out)), len(alone))
 
 
+def test_stop_while_streams_pause():
+    """SIGTERM while downloads stream and small requests keep them paused
+    (suspended connections): libmicrohttpd must not be stopped with a
+    suspended connection, so the server resumes them first and exits
+    cleanly."""
+    srv = Server(TFBOARD, BIG, "--reload_interval", "0").__enter__()
+    try:
+        srv.wait_loaded()
+        socks = []
+        for _ in range(20):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"GET /data/plugin/scalars/scalars?run=run000&tag="
+                      b"tag00%2Ft&format=csv HTTP/1.1\r\nHost: 127.0.0.1"
+                      b"\r\n\r\n")
+            socks.append(s)
+        stop = threading.Event()
+
+        def reader():
+            while not stop.is_set():
+                for s in socks:
+                    try:
+                        s.recv(1 << 16, socket.MSG_DONTWAIT)
+                    except OSError:
+                        pass
+
+        def asker():
+            while not stop.is_set():
+                try:
+                    srv.get("/data/runs")
+                except OSError:
+                    pass
+        ts = [threading.Thread(target=reader), threading.Thread(target=asker),
+              threading.Thread(target=asker)]
+        for t in ts:
+            t.start()
+        time.sleep(1.0)
+        rc, err = srv.stop()
+        stop.set()
+        for t in ts:
+            t.join()
+        for s in socks:
+            s.close()
+        check_clean_exit(rc, err)
+    finally:
+        srv.stop()
+
+
 def test_too_many_parameters():
     with Server(TFBOARD, SMALL, "--reload_interval", "0") as srv:
         for n in (300, 5000):
@@ -308,6 +356,7 @@ try:
     run_tests([test_full_series_streamed_exactly,
                test_concurrent_downloads_stay_small,
                test_small_requests_between_forty_downloads,
+               test_stop_while_streams_pause,
                test_too_many_parameters, test_trickling_clients_cut,
                test_connections_per_client, test_host_header,
                test_quiet_prints_nothing])
