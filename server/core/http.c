@@ -419,8 +419,13 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
         snprintf(secs, sizeof secs, "%u", rs->retry_after_s);
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, secs);
     }
-    if (a->status == 303 && rs && rs->location)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION, rs->location);
+    if (rs && rs->location) {
+        if (a->status == 303)
+            MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION,
+                                    rs->location);
+        /* The address with the token goes nowhere else. */
+        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    }
     enum MHD_Result ret = MHD_queue_response(c, a->status ? a->status : 500,
                                              r);
     MHD_destroy_response(r);
@@ -563,6 +568,45 @@ static char *location_without_token(const char *raw)
     return out;
 }
 
+/* 200 text/html that sends the browser on to loc (HTML-escaped; no
+ * script). Returns 0 or TFB_ENOMEM. */
+static int hop_page(tfb_http_resp *a, const char *loc)
+{
+    size_t n = strlen(loc);
+    char *esc = malloc(6 * n + 1), *w = esc;
+    if (!esc)
+        return TFB_ENOMEM;
+    for (const char *p = loc; *p; p++) {
+        const char *rep = *p == '&'    ? "&amp;"
+                          : *p == '<'  ? "&lt;"
+                          : *p == '>'  ? "&gt;"
+                          : *p == '"'  ? "&quot;"
+                          : *p == '\'' ? "&#39;"
+                                       : NULL;
+        if (rep) {
+            memcpy(w, rep, strlen(rep));
+            w += strlen(rep);
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w = 0;
+    char *body = malloc(2 * (size_t)(w - esc) + 200);
+    if (!body) {
+        free(esc);
+        return TFB_ENOMEM;
+    }
+    int len = sprintf(body,
+                      "<!doctype html><meta http-equiv=\"refresh\" "
+                      "content=\"0;url=%s\"><title>tfboard</title>"
+                      "<link rel=\"icon\" href=\"/favicon.svg\">"
+                      "<a href=\"%s\">tfboard</a>\n",
+                      esc, esc);
+    free(esc);
+    return tfb_http_body_take(a, 200, "text/html; charset=utf-8", body,
+                              (size_t)len);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -628,7 +672,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         rs->location = location_without_token(rs->raw_uri);
         if (!rs->location)
             return MHD_NO;
-        tfb_http_text(&a, 303, "text/plain; charset=utf-8", "", 0);
+        const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                       "Sec-Fetch-Site");
+        if (site && !strcasecmp(site, "cross-site")) {
+            /* A link on another site (a chat message): a SameSite=Strict
+             * cookie is sent neither on that navigation nor on its
+             * redirects, so the next address would be a 401. The browser
+             * goes on from a page of ours instead, a same-site
+             * navigation. */
+            if (hop_page(&a, rs->location) < 0)
+                return MHD_NO;
+        } else {
+            tfb_http_text(&a, 303, "text/plain; charset=utf-8", "", 0);
+        }
         return send_answer(c, &a, 1, rs);
     }
     tfb_http_handler put_h = strcmp(method, "PUT") == 0
