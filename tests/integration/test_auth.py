@@ -223,6 +223,10 @@ def test_bind_all_makes_token():
         assert s.made_token.encode() not in body
     # printed once (the banner), in no other output
     assert (s.out + s.err).count(s.made_token) == 1
+    # --host with an address that is not loopback, too
+    with Srv("--host", "0.0.0.0") as h:
+        assert h.made_token and len(h.made_token) == 64, h.banner
+        assert h.get("/data/runs")[0] == 401
     # --quiet still prints the URL, and nothing else
     with Srv("--bind_all", "--quiet") as q:
         assert q.made_token and q.banner.startswith("http://"), q.banner
