@@ -288,7 +288,13 @@ tfb_auth_verdict tfb_auth_check(tfb_auth *a, const struct sockaddr *client,
     if (!tfb_auth_required(a))
         return TFB_AUTH_OK;
     if (cookie_ok(a, creds->cookie))
-        return TFB_AUTH_OK;
+        /* Signed in already; a right ?token= still takes the token out of
+         * the address bar (a wrong one there is no guess worth counting:
+         * the cookie shows the token is known). */
+        return creds->query_token && tfb_auth_equal(creds->query_token,
+                                                    a->token)
+                   ? TFB_AUTH_OK_QUERY
+                   : TFB_AUTH_OK;
     const char *hdr = header_token(creds->authorization);
     const char *tok = creds->query_token ? creds->query_token : hdr;
     if (!tok || !*tok)

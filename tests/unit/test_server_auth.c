@@ -99,6 +99,12 @@ static void test_credentials(void **state)
     snprintf(jar, sizeof jar, "a=1; %s; b=2", pair);
     tfb_auth_creds cc = {NULL, jar, NULL};
     assert_int_equal(tfb_auth_check(a, (void *)&c, &cc, 0, &r), TFB_AUTH_OK);
+    /* signed in and visiting the URL with the token again: the token is
+     * still taken out of the address */
+    cc.query_token = TOKEN;
+    assert_int_equal(tfb_auth_check(a, (void *)&c, &cc, 0, &r),
+                     TFB_AUTH_OK_QUERY);
+    cc.query_token = NULL;
     /* another port's cookie, or a stale secret: not ours, and no guess */
     jar[5 + 8] = '7'; /* tfboard_7006 */
     assert_int_equal(tfb_auth_check(a, (void *)&c, &cc, 0, &r),
