@@ -527,86 +527,6 @@ static void judge_access(tfb_server *s, struct MHD_Connection *c,
         rs->set_cookie[0] = 0;
 }
 
-/* The raw URI without its token parameters: where a page visited with
- * ?token= is sent once the cookie is set, so the token leaves the address
- * bar and the history. A path starting "//" or "/\" would name another
- * host, so it becomes "/". NULL when out of memory. */
-static char *location_without_token(const char *raw)
-{
-    if (!raw)
-        return strdup("/");
-    size_t n = strlen(raw);
-    char *out = malloc(n + 2);
-    if (!out)
-        return NULL;
-    const char *q = strchr(raw, '?');
-    size_t pl = q ? (size_t)(q - raw) : n, w;
-    if (pl == 0 || raw[0] != '/' || raw[1] == '/' || raw[1] == '\\') {
-        out[0] = '/';
-        w = 1;
-    } else {
-        memcpy(out, raw, pl);
-        w = pl;
-    }
-    char sep = '?';
-    for (const char *p = q ? q + 1 : ""; *p;) {
-        const char *e = strchr(p, '&');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        int is_token = l >= 5 && !strncmp(p, "token", 5) &&
-                       (l == 5 || p[5] == '=');
-        if (l && !is_token) {
-            out[w++] = sep;
-            memcpy(out + w, p, l);
-            w += l;
-            sep = '&';
-        }
-        p += l;
-        if (*p == '&')
-            p++;
-    }
-    out[w] = 0;
-    return out;
-}
-
-/* 200 text/html that sends the browser on to loc (HTML-escaped; no
- * script). Returns 0 or TFB_ENOMEM. */
-static int hop_page(tfb_http_resp *a, const char *loc)
-{
-    size_t n = strlen(loc);
-    char *esc = malloc(6 * n + 1), *w = esc;
-    if (!esc)
-        return TFB_ENOMEM;
-    for (const char *p = loc; *p; p++) {
-        const char *rep = *p == '&'    ? "&amp;"
-                          : *p == '<'  ? "&lt;"
-                          : *p == '>'  ? "&gt;"
-                          : *p == '"'  ? "&quot;"
-                          : *p == '\'' ? "&#39;"
-                                       : NULL;
-        if (rep) {
-            memcpy(w, rep, strlen(rep));
-            w += strlen(rep);
-        } else {
-            *w++ = *p;
-        }
-    }
-    *w = 0;
-    char *body = malloc(2 * (size_t)(w - esc) + 200);
-    if (!body) {
-        free(esc);
-        return TFB_ENOMEM;
-    }
-    int len = sprintf(body,
-                      "<!doctype html><meta http-equiv=\"refresh\" "
-                      "content=\"0;url=%s\"><title>tfboard</title>"
-                      "<link rel=\"icon\" href=\"/favicon.svg\">"
-                      "<a href=\"%s\">tfboard</a>\n",
-                      esc, esc);
-    free(esc);
-    return tfb_http_body_take(a, 200, "text/html; charset=utf-8", body,
-                              (size_t)len);
-}
-
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -669,7 +589,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) {
         /* A page visit with ?token=: the cookie is set, and the browser
          * goes on to the same address without the token. */
-        rs->location = location_without_token(rs->raw_uri);
+        rs->location = tfb_auth_location(rs->raw_uri);
         if (!rs->location)
             return MHD_NO;
         const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -680,8 +600,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
              * redirects, so the next address would be a 401. The browser
              * goes on from a page of ours instead, a same-site
              * navigation. */
-            if (hop_page(&a, rs->location) < 0)
+            size_t len;
+            char *page = tfb_auth_hop_page(rs->location, &len);
+            if (!page)
                 return MHD_NO;
+            tfb_http_body_take(&a, 200, "text/html; charset=utf-8", page,
+                               len);
         } else {
             tfb_http_text(&a, 303, "text/plain; charset=utf-8", "", 0);
         }

@@ -335,3 +335,78 @@ tfb_auth_verdict tfb_auth_check(tfb_auth *a, const struct sockaddr *client,
     pthread_mutex_unlock(&a->mu);
     return TFB_AUTH_WRONG;
 }
+
+char *tfb_auth_location(const char *raw)
+{
+    if (!raw)
+        return strdup("/");
+    size_t n = strlen(raw);
+    char *out = malloc(n + 2);
+    if (!out)
+        return NULL;
+    const char *q = strchr(raw, '?');
+    size_t pl = q ? (size_t)(q - raw) : n, w;
+    /* "//host/..." (and "/\host" for some browsers) names another host:
+     * never send a visitor there. */
+    if (pl == 0 || raw[0] != '/' || raw[1] == '/' || raw[1] == '\\') {
+        out[0] = '/';
+        w = 1;
+    } else {
+        memcpy(out, raw, pl);
+        w = pl;
+    }
+    char sep = '?';
+    for (const char *p = q ? q + 1 : ""; *p;) {
+        const char *e = strchr(p, '&');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        int is_token = l >= 5 && !strncmp(p, "token", 5) &&
+                       (l == 5 || p[5] == '=');
+        if (l && !is_token) {
+            out[w++] = sep;
+            memcpy(out + w, p, l);
+            w += l;
+            sep = '&';
+        }
+        p += l;
+        if (*p == '&')
+            p++;
+    }
+    out[w] = 0;
+    return out;
+}
+
+char *tfb_auth_hop_page(const char *loc, size_t *len)
+{
+    size_t n = strlen(loc);
+    char *esc = malloc(6 * n + 1), *w = esc;
+    if (!esc)
+        return NULL;
+    for (const char *p = loc; *p; p++) {
+        const char *rep = *p == '&'    ? "&amp;"
+                          : *p == '<'  ? "&lt;"
+                          : *p == '>'  ? "&gt;"
+                          : *p == '"'  ? "&quot;"
+                          : *p == '\'' ? "&#39;"
+                                       : NULL;
+        if (rep) {
+            memcpy(w, rep, strlen(rep));
+            w += strlen(rep);
+        } else {
+            *w++ = *p;
+        }
+    }
+    *w = 0;
+    size_t cap = 2 * (size_t)(w - esc) + 200;
+    char *page = malloc(cap);
+    if (page) {
+        int k = snprintf(page, cap,
+                         "<!doctype html><meta http-equiv=\"refresh\" "
+                         "content=\"0;url=%s\"><title>tfboard</title>"
+                         "<link rel=\"icon\" href=\"/favicon.svg\">"
+                         "<a href=\"%s\">tfboard</a>\n",
+                         esc, esc);
+        *len = (size_t)k;
+    }
+    free(esc);
+    return page;
+}

@@ -1,6 +1,7 @@
 /*
- * http_auth.h - the access token of a shared server: who may ask, and how
- * fast a wrong guess may be repeated.
+ * http_auth.h - the access token of a shared server: who may ask, how
+ * fast a wrong guess may be repeated, and where a visit with the token goes
+ * next.
  *
  * A server bound to anything but loopback answers only requests that
  * carry the token (README "Sharing a server"): as ?token= (a page visit;
@@ -75,6 +76,19 @@ tfb_auth_verdict tfb_auth_check(tfb_auth *a, const struct sockaddr *client,
 /* The Set-Cookie header value for a request that sent a valid token.
  * Returns its length, or 0 when it does not fit cap. */
 size_t tfb_auth_set_cookie(const tfb_auth *a, char *out, size_t cap);
+
+/* Where a page visited with ?token= goes once the cookie is set: raw (the
+ * request's raw URI, or NULL) without its token parameters, so the token
+ * leaves the address bar and the history. A path that would name another
+ * host ("//host", "/\host") becomes "/". malloc'd; NULL when out of
+ * memory. */
+char *tfb_auth_location(const char *raw);
+
+/* The HTML page (no script) that sends a browser on to loc, HTML-escaped,
+ * for a visit another site started: a SameSite=Strict cookie goes neither
+ * with that navigation nor with its redirects, but with a navigation a
+ * page of ours starts. malloc'd, *len bytes; NULL when out of memory. */
+char *tfb_auth_hop_page(const char *loc, size_t *len);
 
 /* Writes a new token (TFB_AUTH_GEN_LEN hex digits from /dev/urandom) to
  * out, which must hold TFB_AUTH_GEN_LEN + 1 bytes. Returns 0 or TFB_EIO. */

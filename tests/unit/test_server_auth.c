@@ -234,6 +234,38 @@ static void test_tokens_and_addresses(void **state)
     assert_false(tfb_auth_is_loopback((void *)&any6));
 }
 
+static void check_location(const char *raw, const char *want)
+{
+    char *got = tfb_auth_location(raw);
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_location_and_hop_page(void **state)
+{
+    (void)state;
+    check_location("/?token=abc", "/");
+    check_location("/index.html?token=abc&run=a%20b&tag=x",
+                   "/index.html?run=a%20b&tag=x");
+    check_location("/?run=a&token=abc&token=def&tokens=1&token",
+                   "/?run=a&tokens=1");
+    check_location(NULL, "/");
+    /* never another host */
+    check_location("//evil.example/?token=abc", "/");
+    check_location("/\\evil.example/?token=abc&x=1", "/?x=1");
+    check_location("http://evil.example/?token=abc", "/");
+
+    size_t len = 0;
+    char *page = tfb_auth_hop_page("/?q=\"><script>&x='1'", &len);
+    assert_non_null(page);
+    assert_int_equal(strlen(page), len);
+    assert_null(strstr(page, "<script>"));
+    assert_non_null(strstr(page, "content=\"0;url=/?q=&quot;&gt;&lt;script"
+                                 "&gt;&amp;x=&#39;1&#39;\""));
+    free(page);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_limiter_backs_off),
         cmocka_unit_test(test_limiter_forgets_and_groups_ipv6),
         cmocka_unit_test(test_tokens_and_addresses),
+        cmocka_unit_test(test_location_and_hop_page),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
