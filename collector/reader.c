@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "abi.h"
-#include "errors.h"
-#include "event_decode.h"
-#include "pb.h"
+#include "collector/abi.h"
+#include "collector/errors.h"
+#include "collector/event_decode.h"
+#include "collector/pb.h"
 #include "tfboard.h"
-#include "vec.h"
+#include "base/vec.h"
 
 #define CHUNK (1u << 20)
 /* A length CRC can match by chance on garbage; a record claiming more

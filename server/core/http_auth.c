@@ -2,7 +2,7 @@
  * http_auth.c - the access token and the wrong-token limiter (see
  * http_auth.h).
  */
-#include "http_auth.h"
+#include "core/http_auth.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

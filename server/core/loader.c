@@ -1,14 +1,14 @@
 /*
  * loader.c - logdir scanning and (re)loading into the store. See loader.h.
  */
-#include "loader.h"
+#include "core/loader.h"
 
-#include "deadline.h"
-#include "hash.h"
-#include "str.h"
-#include "strtab.h"
-#include "utf8.h"
-#include "vec.h"
+#include "base/deadline.h"
+#include "base/hash.h"
+#include "base/str.h"
+#include "base/strtab.h"
+#include "base/utf8.h"
+#include "base/vec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "errors.h"
+#include "collector/errors.h"
 
 /* Events between progress updates and stop checks. */
 #define CHUNK_EVENTS 65536

@@ -21,7 +21,7 @@
 
 #include <stdio.h>
 
-#include "store.h"
+#include "core/store.h"
 
 typedef struct tfb_loader tfb_loader;
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "http_auth.h"
+#include "core/http_auth.h"
 #include "tfboard.h"
 
 #define SEC 1000000000LL
