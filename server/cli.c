@@ -65,11 +65,25 @@ static int serve(const tfb_config *cfg)
         host = hn;
     }
     int v6 = strchr(host, ':') != NULL;
-    if (!cfg->quiet) {
-        printf("tfboard %s serving %s at http://%s%s%s:%d/ (Ctrl+C to "
-               "quit)\n",
-               tfb_version(), cfg->logdir, v6 ? "[" : "", host, v6 ? "]" : "",
-               tfb_server_port(srv));
+    /* A token tfboard made up is printed in the URL, even with --quiet:
+     * there is no other way to learn it. A chosen one (--token,
+     * TFBOARD_TOKEN) is never printed. */
+    const char *made = tfb_server_made_token(srv);
+    if (!cfg->quiet || made) {
+        char url[512];
+        snprintf(url, sizeof url, "%s://%s%s%s:%d/%s%s",
+                 tfb_server_is_tls(srv) ? "https" : "http", v6 ? "[" : "",
+                 host, v6 ? "]" : "", tfb_server_port(srv),
+                 made ? "?token=" : "", made ? made : "");
+        if (cfg->quiet)
+            printf("%s\n", url);
+        else
+            printf("tfboard %s serving %s at %s (Ctrl+C to quit%s)\n",
+                   tfb_version(), cfg->logdir, url,
+                   made || !tfb_server_needs_token(srv)
+                       ? ""
+                       : "; requests need the token given with --token or "
+                         "TFBOARD_TOKEN");
         fflush(stdout);
     }
 

@@ -25,6 +25,8 @@ PKGS="meson ninja-build gcc binutils clang libclang-rt-14-dev pkg-config libcmoc
       chromium sqlite3 wrk
       python3-pytest python3-numpy python3-torch python3-protobuf
       libpng-dev libcmark-dev python3-pil"
+# test_auth makes its TLS certificate with openssl; bench_fair's clients are curl
+PKGS="$PKGS openssl curl"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

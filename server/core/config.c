@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/http_auth.h"
 #include "core/plugin.h"
 #include "tfboard.h"
 
@@ -43,8 +44,10 @@ void tfb_config_usage(FILE *out)
         "embedded copy\n"
         "  --load_threads N        threads that load runs (default: one per "
         "CPU)\n"
-        "  --http_threads N        threads that answer requests (default: "
-        "one per CPU)\n"
+        "  --http_threads N        threads that answer requests (default: 8 "
+        "per CPU,\n"
+        "                          32 to 128, so downloads leave threads "
+        "free)\n"
         "  --allow_host NAME       also accept requests whose Host header is "
         "NAME\n"
         "                          (others than the bound address and "
@@ -61,7 +64,22 @@ void tfb_config_usage(FILE *out)
         "~/.cache/tfboard;\n"
         "                          \"\" = no cache; never inside the "
         "logdir)\n"
-        "  --quiet                 no messages but errors\n"
+        "  --token T               the access token (better: set "
+        "TFBOARD_TOKEN=T, which\n"
+        "                          ps does not show); needed by every "
+        "request. Default:\n"
+        "                          none on loopback; made up and printed "
+        "in the URL\n"
+        "                          when bound to other addresses\n"
+        "  --no_auth               no token, even when bound to other "
+        "addresses\n"
+        "  --tls_cert FILE         serve HTTPS with this PEM certificate "
+        "(chain)\n"
+        "  --tls_key FILE          ... and this PEM private key\n"
+        "  --quiet                 no messages but errors (a made-up "
+        "token's URL\n"
+        "                          is still printed: there is no other "
+        "way to learn it)\n"
         "  --help                  this text\n"
         "  --version               the version\n",
         out);
@@ -104,6 +122,37 @@ static int parse_double(const char *s, double min, double *out)
     return 0;
 }
 
+/* The token (from --token or $TFBOARD_TOKEN) and TLS options; messages
+ * never include the token. */
+static int check_access(tfb_config *cfg, FILE *err)
+{
+    const char *from = "--token";
+    /* An explicit --no_auth outranks a token left in the environment. */
+    if (!cfg->token && !cfg->no_auth) {
+        const char *env = getenv("TFBOARD_TOKEN");
+        if (env && *env) {
+            cfg->token = env;
+            from = "TFBOARD_TOKEN";
+        }
+    }
+    char why[128];
+    if (cfg->token && tfb_auth_token_valid(cfg->token, why, sizeof why) < 0) {
+        fprintf(err, "tfboard: bad %s: %s\n", from, why);
+        return TFB_EINVAL;
+    }
+    if (cfg->token && cfg->no_auth) {
+        fprintf(err, "tfboard: %s and --no_auth contradict each other; "
+                     "choose one\n", from);
+        return TFB_EINVAL;
+    }
+    if (!cfg->tls_cert != !cfg->tls_key) {
+        fprintf(err, "tfboard: HTTPS needs both --tls_cert FILE and "
+                     "--tls_key FILE\n");
+        return TFB_EINVAL;
+    }
+    return 0;
+}
+
 int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
                      FILE *err)
 {
@@ -135,6 +184,10 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
         }
         if (!strcmp(a, "--bind_all")) {
             cfg->bind_all = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no_auth")) {
+            cfg->no_auth = 1;
             continue;
         }
         if (!strcmp(a, "--quiet")) {
@@ -172,6 +225,15 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
             /* "" turns the cache off; a missing value is an error. */
             bad = !inline_val && i == start;
             cfg->cache_dir = v;
+        } else if ((v = opt_value(a, inline_val, "--token", argc, argv, &i))) {
+            /* Checked below, with a message that does not repeat it. */
+            cfg->token = v;
+        } else if ((v = opt_value(a, inline_val, "--tls_cert", argc, argv, &i))) {
+            bad = !*v;
+            cfg->tls_cert = v;
+        } else if ((v = opt_value(a, inline_val, "--tls_key", argc, argv, &i))) {
+            bad = !*v;
+            cfg->tls_key = v;
         } else if (!strncmp(a, "--", 2) &&
                    (po = tfb_plugin_option_find(a + 2, strlen(a + 2)))) {
             /* A dashboard's own option (plugin.h). */
@@ -197,6 +259,8 @@ int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
         fprintf(err, "tfboard: %s\n", why);
         return TFB_EINVAL;
     }
+    if (check_access(cfg, err) < 0)
+        return TFB_EINVAL;
     if (!cfg->logdir) {
         fprintf(err, "tfboard: --logdir DIR is required (see tfboard "
                      "--help)\n");

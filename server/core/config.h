@@ -21,7 +21,7 @@ typedef struct tfb_config {
     double reload_interval;  /* --reload_interval S; default 5; 0 = load once */
     const char *webui_dir;   /* --webui-dir DIR; NULL = embedded assets */
     int load_threads;        /* --load_threads N; 0 = one per CPU */
-    int http_threads;        /* --http_threads N; 0 = one per CPU */
+    int http_threads;        /* --http_threads N; 0 = 8 per CPU, 32..128 */
     int quiet;               /* --quiet: no messages but errors */
     /* --allow_host NAME (repeatable): Host header values accepted besides
      * the bound address, localhost, 127.0.0.1 and ::1 (DNS rebinding:
@@ -35,6 +35,13 @@ typedef struct tfb_config {
     const char *cache_dir;   /* --cache_dir DIR: the columnar trace cache
                                 (trace_cachedir.h); NULL = the default
                                 ($XDG_CACHE_HOME/tfboard), "" = none */
+    /* Access (README "Sharing a server"; core/http_auth.h). A server not
+     * bound to loopback needs a token unless no_auth; token NULL then
+     * means tfboard makes one up and prints it in the URL. */
+    const char *token;       /* --token T, else $TFBOARD_TOKEN, else NULL */
+    int no_auth;             /* --no_auth: no token, whatever the address */
+    const char *tls_cert;    /* --tls_cert FILE (PEM): serve HTTPS */
+    const char *tls_key;     /* --tls_key FILE (PEM); with tls_cert */
 } tfb_config;
 
 /* Sets every field to its default. */
@@ -46,7 +53,8 @@ void tfb_config_defaults(tfb_config *cfg);
  * then the plugins' check_options run.
  * Returns 0 to go on serving, 1 when --help/--version was handled (text
  * printed to out; exit 0), or a negative TFB_E* code after printing a
- * clear message to err (exit 2). Strings in cfg point into argv. */
+ * clear message to err (exit 2). Strings in cfg point into argv (the
+ * token may point into the environment). */
 int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
                      FILE *err);
 

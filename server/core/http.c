@@ -10,11 +10,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/deadline.h"
+#include "core/http_auth.h"
 #include "core/http_internal.h"
 #include "core/static_files.h"
 #include "base/vec.h"
@@ -47,6 +50,17 @@ struct tfb_server {
     const tfb_config *cfg;
     tfb_store *store;
     char *webui_root; /* realpath of --webui-dir, or NULL */
+    tfb_auth *auth;   /* who may ask (http_auth.h) */
+    /* Requests that arrived whole, until their answer is sent (see
+     * send_answer): while there are any, streams step aside (parked, see
+     * STREAM_BLOCK). */
+    atomic_int waiting;
+    pthread_mutex_t park_mu;
+    struct stream_state *parked; /* suspended streams, newest first */
+    atomic_int n_parked;
+    int no_parking; /* stopping: MHD must not stop with suspended ones */
+    char *made_token; /* the token tfboard made up, or NULL */
+    char *tls_cert, *tls_key; /* PEM text while serving HTTPS */
     /* the deadline reaper */
     pthread_mutex_t conn_mu;
     pthread_cond_t conn_cv;
@@ -138,6 +152,8 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 
 /* Shuts down the connections whose request did not arrive in time;
  * libmicrohttpd then sees the end of the stream and closes them. */
+static void unpark_stale(tfb_server *s, int64_t now_ns);
+
 static void *reaper_main(void *arg)
 {
     tfb_server *s = arg;
@@ -150,8 +166,12 @@ static void *reaper_main(void *arg)
                 t->deadline_ns = INT64_MAX;
             }
         struct timespec ts;
-        tfb_deadline_after_ms(&ts, 250);
+        /* Parked streams are looked at often (unpark_stale). */
+        tfb_deadline_after_ms(&ts, atomic_load(&s->n_parked) ? 10 : 250);
         pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &ts);
+        pthread_mutex_unlock(&s->conn_mu);
+        unpark_stale(s, mono_now_ns());
+        pthread_mutex_lock(&s->conn_mu);
     }
     pthread_mutex_unlock(&s->conn_mu);
     return NULL;
@@ -224,18 +244,101 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(w - s);
 }
 
-#define STREAM_BLOCK (64 * 1024)
+/* Fairness. Each pool thread takes its connections in turn, one block of
+ * each streamed answer per turn, so a small request waits for a block of
+ * every stream on its thread, and for the CPU the streams of the other
+ * threads take. With 64 KiB blocks and 40 full CSV downloads, /data/runs
+ * took 0.6 to 1.3 s (tests/bench/bench_fair.py). So blocks are 16 KiB (the
+ * socket's send buffer, SOCKET_SNDBUF, still holds many; the download rate
+ * went up), and while any other request waits for its answer, a stream
+ * steps aside: it suspends its connection ("parks") and is resumed when no
+ * request waits any more, or after PARK_MAX_NS, when it makes one block
+ * before it may park again (so downloads progress under any load). */
+#define STREAM_BLOCK (16 * 1024)
+#define PARK_MAX_NS (50 * 1000000LL)
 
 typedef struct stream_state {
     tfb_http_stream_fn fn;
     void *ctx;
     void (*free_ctx)(void *ctx);
+    tfb_server *srv;
+    struct MHD_Connection *conn;
+    struct stream_state *next_parked; /* in srv->parked */
+    int64_t parked_ns;
+    int must_send; /* resumed by the clock: one block before parking */
 } stream_state;
+
+/* Resumes the parked streams (all, or those parked before before_ns);
+ * called with park_mu held. */
+static void unpark_locked(tfb_server *s, int64_t before_ns)
+{
+    for (stream_state **pp = &s->parked; *pp;) {
+        stream_state *st = *pp;
+        if (st->parked_ns >= before_ns) {
+            pp = &st->next_parked;
+            continue;
+        }
+        *pp = st->next_parked;
+        st->next_parked = NULL;
+        st->must_send = before_ns != INT64_MAX;
+        atomic_fetch_sub(&s->n_parked, 1);
+        MHD_resume_connection(st->conn);
+    }
+}
+
+static void unpark_stale(tfb_server *s, int64_t now_ns)
+{
+    if (!atomic_load(&s->n_parked))
+        return;
+    pthread_mutex_lock(&s->park_mu);
+    unpark_locked(s, now_ns - PARK_MAX_NS);
+    pthread_mutex_unlock(&s->park_mu);
+}
+
+/* A request's answer is under way: when no other one waits, the parked
+ * streams go on. The counts are sequentially consistent, and park() counts
+ * itself before it looks at waiting: either it sees this request gone, or
+ * this sees it parked and resumes it under the lock. */
+static void done_waiting(tfb_server *s)
+{
+    if (atomic_fetch_sub(&s->waiting, 1) != 1 || !atomic_load(&s->n_parked))
+        return;
+    pthread_mutex_lock(&s->park_mu);
+    if (atomic_load(&s->waiting) == 0)
+        unpark_locked(s, INT64_MAX);
+    pthread_mutex_unlock(&s->park_mu);
+}
+
+/* Suspends the stream's connection while other requests wait; returns 1
+ * when it did (the callback then returns 0 and is called again once
+ * resumed). */
+static int park(stream_state *st)
+{
+    tfb_server *s = st->srv;
+    if (st->must_send || !atomic_load(&s->waiting))
+        return 0;
+    pthread_mutex_lock(&s->park_mu);
+    atomic_fetch_add(&s->n_parked, 1);
+    if (s->no_parking || !atomic_load(&s->waiting)) {
+        atomic_fetch_sub(&s->n_parked, 1);
+        pthread_mutex_unlock(&s->park_mu);
+        return 0;
+    }
+    MHD_suspend_connection(st->conn);
+    st->parked_ns = mono_now_ns();
+    st->next_parked = s->parked;
+    s->parked = st;
+    pthread_mutex_unlock(&s->park_mu);
+    return 1;
+}
 
 static ssize_t stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
     stream_state *st = cls;
+    if (park(st))
+        return 0;
+    st->must_send = 0;
     long n = st->fn(st->ctx, buf, max);
     if (n < 0)
         return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -252,7 +355,8 @@ static void stream_free(void *cls)
     free(st);
 }
 
-static struct MHD_Response *make_response(tfb_http_resp *a)
+static struct MHD_Response *make_response(tfb_http_resp *a, tfb_server *srv,
+                                          struct MHD_Connection *c)
 {
     if (!a->stream) {
         struct MHD_Response *r = MHD_create_response_from_buffer(
@@ -262,12 +366,14 @@ static struct MHD_Response *make_response(tfb_http_resp *a)
             a->body = NULL; /* owned by the response now */
         return r;
     }
-    stream_state *st = malloc(sizeof *st);
+    stream_state *st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
     st->fn = a->stream;
     st->ctx = a->stream_ctx;
     st->free_ctx = a->stream_free;
+    st->srv = srv;
+    st->conn = c;
     struct MHD_Response *r = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_cb, st, stream_free);
     if (!r) {
@@ -281,14 +387,50 @@ static struct MHD_Response *make_response(tfb_http_resp *a)
     return r;
 }
 
-static enum MHD_Result send_answer(struct MHD_Connection *c,
-                                   tfb_http_resp *a, int is_data)
+/* The request's state, from the URI log callback (called with the raw
+ * URI, before anything is parsed) to the completion callback. */
+typedef struct req_state {
+    int too_long;
+    int seen; /* on_request ran once (headers in) */
+    /* PUT to a route that accepts it: the body, at most TFB_HTTP_PUT_MAX
+     * bytes (past that it is dropped and the answer is 413). */
+    TFB_VEC(char) body; /* NUL-terminated once non-empty */
+    int body_too_big;
+    tfb_server *srv;
+    int waiting; /* counted in srv->waiting */
+    /* Access (http_auth.h), judged once the headers are in. */
+    tfb_auth_verdict auth;
+    unsigned retry_after_s;
+    char *raw_uri;         /* kept when it may hold ?token= (the redirect) */
+    char *location;        /* the redirect's target, or NULL */
+    char set_cookie[160];  /* a Set-Cookie value for the answer, or "" */
+} req_state;
+
+static void stop_waiting(req_state *rs)
 {
-    struct MHD_Response *r = make_response(a);
+    if (rs && rs->waiting) {
+        rs->waiting = 0;
+        done_waiting(rs->srv);
+    }
+}
+
+static enum MHD_Result send_answer(struct MHD_Connection *c,
+                                   tfb_http_resp *a, int is_data,
+                                   req_state *rs)
+{
+    /* Counted until sent, unless the answer is a stream (not what the
+     * others wait for) or too large for the socket's buffer (a client that
+     * does not read it would keep the streams parked). */
+    if (a->stream || a->len > SOCKET_SNDBUF / 2)
+        stop_waiting(rs);
+    struct MHD_Response *r = make_response(a, rs->srv, c);
     if (!r) {
         tfb_http_resp_clear(a);
         return MHD_NO;
     }
+    if (rs && rs->set_cookie[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE,
+                                rs->set_cookie);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             a->content_type ? a->content_type
                                             : "application/octet-stream");
@@ -300,6 +442,21 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
     if (a->status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    if (a->status == 401)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                "Bearer realm=\"tfboard\"");
+    if (a->status == 429 && rs) {
+        char secs[16];
+        snprintf(secs, sizeof secs, "%u", rs->retry_after_s);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    }
+    if (rs && rs->location) {
+        if (a->status == 303)
+            MHD_add_response_header(r, MHD_HTTP_HEADER_LOCATION,
+                                    rs->location);
+        /* The address with the token goes nowhere else. */
+        MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    }
     enum MHD_Result ret = MHD_queue_response(c, a->status ? a->status : 500,
                                              r);
     MHD_destroy_response(r);
@@ -314,28 +471,19 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
 #define MAX_URI_BYTES (16 * 1024)
 #define CONN_MEMORY_LIMIT (1024 * 1024)
 
-/* The request's state, from the URI log callback (called with the raw
- * URI, before anything is parsed) to the completion callback. */
-typedef struct req_state {
-    int too_long;
-    int seen; /* on_request ran once (headers in) */
-    /* PUT to a route that accepts it: the body, at most TFB_HTTP_PUT_MAX
-     * bytes (past that it is dropped and the answer is 413). */
-    TFB_VEC(char) body; /* NUL-terminated once non-empty */
-    int body_too_big;
-} req_state;
-
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
-    (void)cls;
     (void)c;
     req_state *st = calloc(1, sizeof *st);
     if (!st)
         return NULL;
+    st->srv = cls;
     size_t params = 0, len = 0;
     for (const char *p = uri; *p; p++, len++)
         params += *p == '&' || *p == '?';
     st->too_long = params > MAX_QUERY_PARAMS || len > MAX_URI_BYTES;
+    if (!st->too_long && strstr(uri, "token="))
+        st->raw_uri = strdup(uri); /* NULL: no redirect, still served */
     return st;
 }
 
@@ -344,8 +492,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
     (void)toe;
     req_state *st = *con_cls;
-    if (st)
+    if (st) {
+        stop_waiting(st);
         tfb_vec_free(&st->body);
+        free(st->raw_uri);
+        free(st->location);
+    }
     free(st);
     *con_cls = NULL;
     conn_request_done(cls, c);
@@ -385,6 +537,27 @@ static int host_allowed(const tfb_config *cfg, const char *host)
     return 0;
 }
 
+/* Judges the request's credentials once its headers are in (and counts a
+ * wrong token once per request). */
+static void judge_access(tfb_server *s, struct MHD_Connection *c,
+                         req_state *rs)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    tfb_auth_creds cr = {
+        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                    MHD_HTTP_HEADER_COOKIE),
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                    MHD_HTTP_HEADER_AUTHORIZATION),
+    };
+    rs->auth = tfb_auth_check(s->auth, ci ? ci->client_addr : NULL, &cr,
+                              mono_now_ns(), &rs->retry_after_s);
+    if (rs->auth == TFB_AUTH_OK_QUERY &&
+        !tfb_auth_set_cookie(s->auth, rs->set_cookie, sizeof rs->set_cookie))
+        rs->set_cookie[0] = 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -402,6 +575,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     if (!rs->seen) {
         rs->seen = 1;
         conn_request_started(s, c);
+        judge_access(s, c, rs);
         return MHD_YES;
     }
     /* A request refused before its body is read (URI too long, Host not
@@ -415,17 +589,68 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         *upload_size = 0;
         return MHD_YES;
     }
+    if (!*upload_size && !rs->waiting) {
+        /* Whole (a body, if any, is in): its answer is made now. */
+        rs->waiting = 1;
+        atomic_fetch_add(&s->waiting, 1);
+    }
     if (rs->too_long) {
         tfb_http_error(&a, 414, "request URI too long: at most %d query "
                                 "parameters and %d bytes",
                        MAX_QUERY_PARAMS, MAX_URI_BYTES);
-        return send_answer(c, &a, 1);
+        return send_answer(c, &a, 1, rs);
     }
     if (!host_ok) {
         tfb_http_error(&a, 403, "Host header not allowed (DNS rebinding "
                                 "protection); start tfboard with "
                                 "--allow_host NAME or --bind_all");
-        return send_answer(c, &a, 1);
+        return send_answer(c, &a, 1, rs);
+    }
+    int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
+    if (rs->auth == TFB_AUTH_LIMITED || rs->auth == TFB_AUTH_MISSING ||
+        rs->auth == TFB_AUTH_WRONG) {
+        /* Every route, asset and download; a body is read and dropped, so
+         * the answer goes out on a connection that can be kept. */
+        if (*upload_size) {
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        if (rs->auth == TFB_AUTH_LIMITED)
+            tfb_http_error(&a, 429, "too many wrong tokens from this "
+                                    "address: try again in %u s",
+                           rs->retry_after_s);
+        else
+            tfb_http_error(&a, 401, "this tfboard needs its access token: "
+                                    "open the URL it printed (with "
+                                    "?token=), or send the header "
+                                    "Authorization: Bearer TOKEN");
+        return send_answer(c, &a, 1, rs);
+    }
+    if (rs->auth == TFB_AUTH_OK_QUERY && !is_data &&
+        (!strcmp(method, "GET") || !strcmp(method, "HEAD"))) {
+        /* A page visit with ?token=: the cookie is set, and the browser
+         * goes on to the same address without the token. */
+        rs->location = tfb_auth_location(rs->raw_uri);
+        if (!rs->location)
+            return MHD_NO;
+        const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                       "Sec-Fetch-Site");
+        if (site && !strcasecmp(site, "cross-site")) {
+            /* A link on another site (a chat message): a SameSite=Strict
+             * cookie is sent neither on that navigation nor on its
+             * redirects, so the next address would be a 401. The browser
+             * goes on from a page of ours instead, a same-site
+             * navigation. */
+            size_t len;
+            char *page = tfb_auth_hop_page(rs->location, &len);
+            if (!page)
+                return MHD_NO;
+            tfb_http_body_take(&a, 200, "text/html; charset=utf-8", page,
+                               len);
+        } else {
+            tfb_http_text(&a, 303, "text/plain; charset=utf-8", "", 0);
+        }
+        return send_answer(c, &a, 1, rs);
     }
     tfb_http_handler put_h = strcmp(method, "PUT") == 0
                                  ? tfb_route_find_put(url)
@@ -459,11 +684,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
             tfb_http_error(&a, 415, "PUT needs Content-Type: "
                                     "application/json");
-            return send_answer(c, &a, 1);
+            return send_answer(c, &a, 1, rs);
         }
         if (rs->body_too_big) {
             tfb_http_error(&a, 413, "body over %d bytes", TFB_HTTP_PUT_MAX);
-            return send_answer(c, &a, 1);
+            return send_answer(c, &a, 1, rs);
         }
         tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, "PUT",
                             rs->body.v ? rs->body.v : "", rs->body.n,
@@ -471,7 +696,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         int rc = put_h(&req, &a);
         if (!tfb_http_resp_is_set(&a))
             tfb_http_error(&a, 500, "internal error: %s", tfb_strerror(rc));
-        return send_answer(c, &a, 1);
+        return send_answer(c, &a, 1, rs);
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         if (*upload_size) {
@@ -479,11 +704,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             return MHD_YES;
         }
         tfb_http_error(&a, 405, "method not allowed");
-        return send_answer(c, &a, 1);
+        return send_answer(c, &a, 1, rs);
     }
     (void)upload;
     (void)version;
-    int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
     if (is_data) {
         tfb_http_req req = {url,    mhd_query, c,    s->store,    s->cfg,
                             method, NULL,      0,    mhd_query_all};
@@ -491,12 +715,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     } else {
         tfb_static_serve(s->webui_root, url, &a);
     }
-    return send_answer(c, &a, is_data);
+    return send_answer(c, &a, is_data, rs);
 }
 
 /* Binds a listening socket for host:port; returns the fd or a negative
  * code after writing the reason to err. */
-static int bind_socket(const tfb_config *cfg, FILE *err, int *port_out)
+static int bind_socket(const tfb_config *cfg, FILE *err, int *port_out,
+                       int *loopback_out)
 {
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
@@ -555,7 +780,9 @@ static int bind_socket(const tfb_config *cfg, FILE *err, int *port_out)
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     int port = cfg->port;
+    *loopback_out = 0;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        *loopback_out = tfb_auth_is_loopback((struct sockaddr *)&ss);
         if (ss.ss_family == AF_INET)
             port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
         else if (ss.ss_family == AF_INET6)
@@ -575,6 +802,118 @@ static unsigned connection_limit(void)
         return 4096;
     rlim_t room = rl.rlim_cur > 256 ? rl.rlim_cur - 128 : rl.rlim_cur / 2;
     return room < 4096 ? (unsigned)room : 4096;
+}
+
+/* A PEM file's text, at most 1 MiB, NUL-terminated; NULL after writing
+ * the reason to err. */
+static char *read_pem(const char *path, const char *opt, FILE *err)
+{
+    enum { PEM_MAX = 1 << 20 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(err, "tfboard: %s %s: %s\n", opt, path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(PEM_MAX + 1);
+    size_t n = 0;
+    ssize_t r = 0;
+    while (buf && n < PEM_MAX &&
+           ((r = read(fd, buf + n, PEM_MAX - n)) > 0 ||
+            (r < 0 && errno == EINTR)))
+        n += r > 0 ? (size_t)r : 0;
+    int read_errno = r < 0 ? errno : 0;
+    close(fd);
+    if (!buf) {
+        fprintf(err, "tfboard: out of memory\n");
+        return NULL;
+    }
+    buf[n] = 0;
+    const char *why = read_errno ? strerror(read_errno)
+                      : n == PEM_MAX ? "larger than 1 MiB"
+                      : !strstr(buf, "-----BEGIN ") ? "not a PEM file"
+                                                    : NULL;
+    if (why) {
+        fprintf(err, "tfboard: %s %s: %s\n", opt, path, why);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Reads --tls_cert/--tls_key, after checking that this libmicrohttpd can
+ * serve HTTPS. Returns 0 (also without TLS) or a negative code after
+ * writing the reason to err. */
+static int load_tls(tfb_server *s, const tfb_config *cfg, FILE *err)
+{
+    if (!cfg->tls_cert)
+        return 0;
+    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        fprintf(err, "tfboard: this libmicrohttpd was built without TLS "
+                     "(GnuTLS), so --tls_cert cannot be served; install "
+                     "one with HTTPS support or put a TLS proxy in front\n");
+        return TFB_EINVAL;
+    }
+    s->tls_cert = read_pem(cfg->tls_cert, "--tls_cert", err);
+    s->tls_key = s->tls_cert ? read_pem(cfg->tls_key, "--tls_key", err)
+                             : NULL;
+    return s->tls_key ? 0 : TFB_EINVAL;
+}
+
+/* Whether requests need a token (http_auth.h): always with --token or
+ * TFBOARD_TOKEN; never with --no_auth; else when the bound address is not
+ * loopback, with one made up here for the banner to print. */
+static int setup_auth(tfb_server *s, const tfb_config *cfg, int loopback,
+                      FILE *err)
+{
+    const char *token = cfg->no_auth ? NULL : cfg->token;
+    char made[TFB_AUTH_GEN_LEN + 1];
+    if (!cfg->no_auth && !token && !loopback) {
+        if (tfb_auth_token_generate(made) < 0) {
+            fprintf(err, "tfboard: cannot read /dev/urandom to make an "
+                         "access token\n");
+            return TFB_EIO;
+        }
+        s->made_token = strdup(made);
+        memset(made, 0, sizeof made);
+        if (!s->made_token)
+            return TFB_ENOMEM;
+        token = s->made_token;
+    }
+    int rc = tfb_auth_create(&s->auth, token, s->port, cfg->tls_cert != NULL);
+    if (rc < 0)
+        fprintf(err, "tfboard: cannot set up the access token: %s\n",
+                tfb_strerror(rc));
+    return rc;
+}
+
+static void free_server(tfb_server *s)
+{
+    pthread_mutex_destroy(&s->park_mu);
+    tfb_auth_destroy(s->auth);
+    if (s->made_token) {
+        memset(s->made_token, 0, strlen(s->made_token));
+        free(s->made_token);
+    }
+    if (s->tls_key) {
+        memset(s->tls_key, 0, strlen(s->tls_key));
+        free(s->tls_key);
+    }
+    free(s->tls_cert);
+    free(s->webui_root);
+    free(s);
+}
+
+/* Each pool thread serves its connections in turn, so a thread that holds
+ * a streamed download is busy for as long as it lasts, and a small request
+ * is answered at once only by a thread that holds none: more threads than
+ * the downloads a team runs at once (40 full CSV downloads left /data/runs
+ * at 1.3 s with one thread per CPU). Idle threads cost a stack and an
+ * epoll descriptor. 8 per CPU, 32 to 128. */
+static unsigned default_http_threads(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long t = ncpu > 0 ? 8 * ncpu : 32;
+    return t < 32 ? 32 : t > 128 ? 128 : (unsigned)t;
 }
 
 static void stop_reaper(tfb_server *s)
@@ -599,32 +938,50 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
     s->cfg = cfg;
     s->store = store;
     s->fd = -1;
+    pthread_mutex_init(&s->park_mu, NULL);
     if (cfg->webui_dir) {
         s->webui_root = realpath(cfg->webui_dir, NULL);
         if (!s->webui_root) {
             fprintf(err, "tfboard: --webui-dir %s: %s\n", cfg->webui_dir,
                     strerror(errno));
-            free(s);
+            free_server(s);
             return TFB_ENOENT;
         }
     }
-    int fd = bind_socket(cfg, err, &s->port);
+    int loopback = 0;
+    int fd = bind_socket(cfg, err, &s->port, &loopback);
     if (fd < 0) {
-        free(s->webui_root);
-        free(s);
+        free_server(s);
         return fd;
     }
+    int rc = load_tls(s, cfg, err);
+    if (rc == 0)
+        rc = setup_auth(s, cfg, loopback, err);
+    if (rc < 0) {
+        close(fd);
+        free_server(s);
+        return rc;
+    }
     s->fd = fd;
+    atomic_init(&s->waiting, 0);
+    atomic_init(&s->n_parked, 0);
     s->timeout_ns = (int64_t)(cfg->request_timeout * 1e9);
     s->conns.next = s->conns.prev = &s->conns;
     pthread_mutex_init(&s->conn_mu, NULL);
     tfb_cond_init_monotonic(&s->conn_cv);
     s->have_reaper = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = cfg->http_threads > 0 ? (unsigned)cfg->http_threads
-                       : ncpu > 0 ? (unsigned)ncpu : 1;
+                                             : default_http_threads();
+    struct MHD_OptionItem tls_opts[] = {
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert},
+        {MHD_OPTION_END, 0, NULL},
+    };
     s->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, NULL, NULL,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+            MHD_ALLOW_SUSPEND_RESUME |
+            (s->tls_cert ? MHD_USE_TLS : 0),
+        0, NULL, NULL,
         on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
@@ -635,13 +992,17 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, (void *)NULL, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, (void *)NULL,
+        MHD_OPTION_ARRAY, s->tls_cert ? tls_opts : tls_opts + 2,
+        MHD_OPTION_END);
     if (!s->daemon) {
-        fprintf(err, "tfboard: the HTTP server could not start\n");
+        fprintf(err, "tfboard: the HTTP server could not start%s\n",
+                s->tls_cert ? " (are --tls_cert and --tls_key a PEM "
+                              "certificate and its private key?)"
+                            : "");
         close(fd);
         stop_reaper(s);
-        free(s->webui_root);
-        free(s);
+        free_server(s);
         return TFB_EIO;
     }
     s->fd = -1; /* libmicrohttpd closes the listening socket at stop */
@@ -658,11 +1019,31 @@ void tfb_server_stop(tfb_server *s)
 {
     if (!s)
         return;
-    if (s->daemon)
+    if (s->daemon) {
+        /* libmicrohttpd must not stop with suspended connections. */
+        pthread_mutex_lock(&s->park_mu);
+        s->no_parking = 1;
+        unpark_locked(s, INT64_MAX);
+        pthread_mutex_unlock(&s->park_mu);
         MHD_stop_daemon(s->daemon);
+    }
     stop_reaper(s);
     if (s->fd >= 0)
         close(s->fd);
-    free(s->webui_root);
-    free(s);
+    free_server(s);
+}
+
+const char *tfb_server_made_token(const tfb_server *s)
+{
+    return s->made_token;
+}
+
+int tfb_server_needs_token(const tfb_server *s)
+{
+    return tfb_auth_required(s->auth);
+}
+
+int tfb_server_is_tls(const tfb_server *s)
+{
+    return s->tls_cert != NULL;
 }

@@ -20,7 +20,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tfb_server_util import Server, run_tests, wait_for  # noqa: E402
+from tfb_server_util import (Server, check_clean_exit, run_tests,  # noqa
+                             wait_for)
 
 TFBOARD, GEN = sys.argv[1], sys.argv[2]
 TMP = tempfile.mkdtemp(prefix="tfb_limits_")
@@ -126,6 +127,119 @@ def test_concurrent_downloads_stay_small():
         assert grown < 100 * 1024, grown
         for s in socks:
             s.close()
+
+
+def test_small_requests_between_forty_downloads():
+    """Forty clients download the whole series as CSV, reading as fast as
+    they can (issue 19, a server a team shares): small requests are
+    answered while the downloads stream (how fast is bench_fair.py's
+    figure), and each download is whole and identical to a download made alone,
+    across the small blocks streams make while other answers wait."""
+    csv = ("GET /data/plugin/scalars/scalars?run=run000&tag=tag00%2Ft"
+           "&format=csv HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+           "Connection: close\r\n\r\n").encode()
+    with Server(TFBOARD, BIG, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        alone = srv.get("/data/plugin/scalars/scalars", run="run000",
+                        tag="tag00/t", format="csv")[2]
+        got = [None] * 40
+        done = [0]
+        lock = threading.Lock()
+
+        def download(i):
+            with socket.create_connection(("127.0.0.1", srv.port),
+                                          timeout=60) as s:
+                s.sendall(csv)
+                parts = []
+                while True:
+                    d = s.recv(1 << 16)
+                    if not d:
+                        break
+                    parts.append(d)
+            got[i] = b"".join(parts)
+            with lock:
+                done[0] += 1
+        ts = [threading.Thread(target=download, args=(i,))
+              for i in range(40)]
+        for t in ts:
+            t.start()
+        time.sleep(0.3)
+        answered = []
+        for _ in range(5):
+            with lock:
+                before = done[0]
+            st, _, body = srv.get("/data/runs")
+            with lock:
+                after = done[0]
+            answered.append((st, before, after))
+            assert st == 200 and json.loads(body) == ["run000"]
+        for t in ts:
+            t.join()
+        print("   /data/runs answered 5 times; downloads finished by then: "
+              "%s" % [a[2] for a in answered])
+        # answered while the downloads stream, not after them
+        assert answered[0][2] < 40, answered
+        head, _, rest = alone.partition(b"\r\n")
+        for g in got:
+            hdr, _, body = g.partition(b"\r\n\r\n")
+            assert hdr.startswith(b"HTTP/1.1 200"), hdr[:100]
+            # undo the chunked transfer coding
+            out, pos = [], 0
+            while True:
+                eol = body.index(b"\r\n", pos)
+                n = int(body[pos:eol].split(b";")[0], 16)
+                if n == 0:
+                    break
+                out.append(body[eol + 2:eol + 2 + n])
+                pos = eol + 2 + n + 2
+            assert b"".join(out) == alone, (len(b"".join(out)), len(alone))
+
+
+def test_stop_while_streams_pause():
+    """SIGTERM while downloads stream and small requests keep them paused
+    (suspended connections): libmicrohttpd must not be stopped with a
+    suspended connection, so the server resumes them first and exits
+    cleanly."""
+    srv = Server(TFBOARD, BIG, "--reload_interval", "0").__enter__()
+    try:
+        srv.wait_loaded()
+        socks = []
+        for _ in range(20):
+            s = socket.create_connection(("127.0.0.1", srv.port))
+            s.sendall(b"GET /data/plugin/scalars/scalars?run=run000&tag="
+                      b"tag00%2Ft&format=csv HTTP/1.1\r\nHost: 127.0.0.1"
+                      b"\r\n\r\n")
+            socks.append(s)
+        stop = threading.Event()
+
+        def reader():
+            while not stop.is_set():
+                for s in socks:
+                    try:
+                        s.recv(1 << 16, socket.MSG_DONTWAIT)
+                    except OSError:
+                        pass
+
+        def asker():
+            while not stop.is_set():
+                try:
+                    srv.get("/data/runs")
+                except OSError:
+                    pass
+        ts = [threading.Thread(target=reader), threading.Thread(target=asker),
+              threading.Thread(target=asker)]
+        for t in ts:
+            t.start()
+        time.sleep(1.0)
+        rc, err = srv.stop()
+        stop.set()
+        for t in ts:
+            t.join()
+        for s in socks:
+            s.close()
+        check_clean_exit(rc, err)
+    finally:
+        srv.stop()
 
 
 def test_too_many_parameters():
@@ -240,6 +354,8 @@ def _listening(port):
 try:
     run_tests([test_full_series_streamed_exactly,
                test_concurrent_downloads_stay_small,
+               test_small_requests_between_forty_downloads,
+               test_stop_while_streams_pause,
                test_too_many_parameters, test_trickling_clients_cut,
                test_connections_per_client, test_host_header,
                test_quiet_prints_nothing])

@@ -229,7 +229,9 @@ def test_host_and_bind_all():
         assert "http://127.0.0.1:" in s.banner
         s.wait_loaded()
         assert s.json("/data/runs")
-    with Server(TFBOARD, SRC, "--bind_all", "--reload_interval", "0") as s:
+    # (--no_auth: bound beyond loopback a token is needed, test_auth.py)
+    with Server(TFBOARD, SRC, "--bind_all", "--no_auth",
+                "--reload_interval", "0") as s:
         # reachable on loopback; the banner names this host
         s.wait_loaded()
         assert s.json("/data/runs")
