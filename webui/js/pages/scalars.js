@@ -94,7 +94,7 @@ function fileName(run, tag, ext) {
 const collapsed = new Set();
 const CACHE_MAX = 240;
 
-function ignoreOutliers() { return localStorage.getItem('tfb.ignoreOutliers') === '1'; }
+function ignoreOutliers() { return localStorage.getItem('tfb.ignoreOutliers') !== '0'; }
 
 let layoutChecked = false; // the shared layout is offered once per page load
 
@@ -296,7 +296,7 @@ class Card {
         return s;
       }));
       if (this.drawToken !== token) return;
-      if (!this.chart) this.chart = new ScalarChart(this.wrap, { onZoom: (r) => this.zoomed(r) });
+      if (!this.chart) this.chart = new ScalarChart(this.wrap, { onZoom: (r) => this.zoomed(r), onView: () => this.publish(), legend: !!this.multi });
       this.chart.view = Object.assign(this.chart.view, this.view());
       // A zoom reset while this draw was in flight drops its window.
       if (range && !this.chart.zoomed) return;
