@@ -187,6 +187,25 @@ T.run(async () => {
       await settle(page);
     });
 
+    await T.step('compare: curves of both runs per shared tag, the divergence named', async () => {
+      await page.evaluate(() => { location.hash = 'tab=compare&cmpA=demo&cmpB=diverge'; });
+      const pg = await T.until(page, () => {
+        const c = window.__tfb.pages.compare;
+        return c && c.b === 'diverge' && c.charts > 0 && c.drawn === c.charts ? c : null;
+      }, null, 'compare curves drawn');
+      T.assert(/^B diverged at step \d+: loss NaN$/.test(pg.headline), 'headline: ' + pg.headline);
+      T.assertEq(await page.textContent('#compare-headline h2'), pg.headline, 'headline shown');
+      const loss = await page.evaluate(() => window.__tfb.charts['compare:loss']);
+      T.assertEq(Object.keys(loss.runs).sort(), ['demo', 'diverge'], 'both runs overlaid on loss');
+      T.assert(loss.scales.y[1] < 100, 'loss curves not flattened by the diverged run: ' + loss.scales.y);
+      const cell = await page.$eval('#compare-scalars tr[data-tag="loss"] td:nth-child(4)', (td) => [td.textContent, td.className]);
+      T.assert(cell[0] === 'B NaN' && /worse/.test(cell[1]), 'a NaN in B is named, in red: ' + cell);
+      await settle(page);
+      await shot(page, 'compare-demo-diverge-1440');
+      await page.evaluate(() => { location.hash = 'tab=scalars'; });
+      await settle(page);
+    });
+
     await T.step('the same colour for a run across two reloads', async () => {
       const colour = () => page.$eval('#run-list', (ul) => {
         const out = {};

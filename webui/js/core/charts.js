@@ -212,8 +212,10 @@ export class ScalarChart {
         plugins: { legend: { display: false }, tooltip: { enabled: false }, decimation: { enabled: false } },
         elements: { point: { radius: 0 }, line: { tension: 0 } },
         scales: {
-          x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12 } },
-          y: { type: 'linear', title: { display: !!opts.yLabel, text: opts.yLabel || '' }, ticks: { callback: linearTicks, autoSkipPadding: 6 } },
+          // includeBounds false: a zoom window's edges (51.85) are not
+          // labelled, only the nice ticks inside it.
+          x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12, includeBounds: false } },
+          y: { type: 'linear', title: { display: !!opts.yLabel, text: opts.yLabel || '' }, ticks: { callback: linearTicks, autoSkipPadding: 6, includeBounds: false } },
         },
       },
       plugins: [overlayPlugin],
@@ -328,7 +330,7 @@ export class ScalarChart {
         const d = Math.max(5, (Math.max(hi, f) - lo) * 0.15);
         this.focusZoomed = f;
         this.zoomed = true;
-        sx.min = Math.max(lo, f - d); sx.max = f + d;
+        sx.min = Math.floor(Math.max(lo, f - d)); sx.max = Math.ceil(f + d);
       }
     }
     if (!this.zoomed) { delete sx.min; delete sx.max; }
