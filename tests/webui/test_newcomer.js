@@ -206,6 +206,51 @@ T.run(async () => {
       await settle(page);
     });
 
+    await T.step('"Export this view": one HTML file that draws the same charts offline', async () => {
+      await page.evaluate(() => { location.hash = 'tab=scalars&tagFilter=' + encodeURIComponent('^(loss|accuracy|grad_norm/fc1/weight)$'); });
+      await settle(page);
+      await scrollAll(page);
+      const live = await T.until(page, () => {
+        const c = window.__tfb.charts;
+        const ks = ['loss', 'accuracy', 'grad_norm/fc1/weight'].filter((t) => c['scalars:' + t] && c['scalars:' + t].datasets);
+        return ks.length === 3 ? ks.map((t) => [t, c['scalars:' + t]]) : null;
+      }, null, 'the three charts drawn');
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-view')]);
+      const file = path.join(T.tmpdir('tfb-export-'), 'view.html');
+      await dl.saveAs(file);
+      const html = fs.readFileSync(file, 'utf8');
+      T.assert(!/<script[^>]+src=|<link[^>]+href=/i.test(html), 'nothing loaded from elsewhere');
+      if (SHOTS) fs.copyFileSync(file, path.join(SHOTS, 'export-scalars.html'));
+      // Offline: every request that is not file: or data: is refused.
+      const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+      const off = await ctx.newPage();
+      const blocked = [];
+      const errors = [];
+      await off.route('**/*', (r) => {
+        const u = r.request().url();
+        if (u.startsWith('file:') || u.startsWith('data:')) return r.continue();
+        blocked.push(u);
+        return r.abort();
+      });
+      off.on('pageerror', (e) => errors.push(e.message));
+      off.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      await off.goto('file://' + file);
+      const ex = await T.until(off, () => window.__export && window.__export.ready ? window.__export : null, null, 'the export drawn');
+      T.assertEq(blocked, [], 'the export asked for nothing from the network');
+      T.assertEq(errors, [], 'no errors in the export');
+      for (const [tag, c] of live) {
+        const e = ex.charts.find((x) => x.title === tag);
+        T.assert(e, 'exported chart ' + tag + ' in ' + ex.charts.map((x) => x.title));
+        T.assertEq(e.datasets, c.datasets.map((d) => ({ label: d.label, n: d.n })), tag + ': the same lines and points');
+        T.assertEq(e.y, c.scales.y, tag + ': the same y range');
+        T.assertEq(e.ticks.y, c.ticks.y, tag + ': the same y tick labels');
+      }
+      await off.screenshot({ path: SHOTS ? path.join(SHOTS, 'export-offline-1440.png') : path.join(T.tmpdir('tfb-shot-'), 'x.png') });
+      await ctx.close();
+      await page.evaluate(() => { location.hash = 'tab=scalars'; });
+      await settle(page);
+    });
+
     await T.step('the same colour for a run across two reloads', async () => {
       const colour = () => page.$eval('#run-list', (ul) => {
         const out = {};

@@ -14,6 +14,7 @@ import { state, setState, loadFromUrl, onStateChange } from './state.js';
 import { mountRunList, selectedRuns } from './sidebar.js';
 import { wallShort, int, bytes, naturalCompare } from './format.js';
 import { retheme } from './charts.js';
+import { exportView } from './export.js';
 import { assignRunColors } from './colors.js';
 
 const AUTO_RELOAD_MS = 30000;
@@ -59,6 +60,8 @@ function buildFrame() {
       h('label', { class: 'toggle', title: 'Reload every 30 s' },
         h('input', { type: 'checkbox', id: 'auto-reload', checked: state.auto,
           onchange: (e) => setState({ auto: e.target.checked }) }), 'Auto'),
+      h('button', { class: 'icon-btn', id: 'export-view', title: 'Export this view: one HTML file that draws these charts offline', 'aria-label': 'Export this view',
+        onclick: () => exportCurrent() }, '⇩'),
       h('button', { class: 'icon-btn', id: 'theme-toggle', title: 'Light / dark theme', 'aria-label': 'Light / dark theme',
         onclick: () => toggleTheme() }, '◐'),
       h('div', { class: 'menu-wrap' },
@@ -246,6 +249,27 @@ function fitTabs() {
     t.remove();
   }
   for (const t of moved) menu.appendChild(t);
+}
+
+async function exportCurrent() {
+  const btn = el('export-view');
+  btn.disabled = true;
+  try {
+    const n = await exportView({ main: els.main, tab: current ? current.entry.title : 'tfboard', runs: selectedRuns(data.runs) });
+    window.__tfb.exported = n;
+  } catch (err) {
+    window.__tfb.errors.push('export: ' + (err && err.message));
+    alertText('Export failed: ' + (err && err.message));
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+// A short message in the reload-time slot of the top bar.
+function alertText(msg) {
+  const t = el('reload-time');
+  t.textContent = msg;
+  t.classList.add('error');
 }
 
 function toggleSidebar() {

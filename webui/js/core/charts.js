@@ -215,12 +215,13 @@ export class ScalarChart {
           // includeBounds false: a zoom window's edges (51.85) are not
           // labelled, only the nice ticks inside it.
           x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12, includeBounds: false } },
-          y: { type: 'linear', title: { display: !!opts.yLabel, text: opts.yLabel || '' }, ticks: { callback: linearTicks, autoSkipPadding: 6, includeBounds: false } },
+          y: { type: 'linear', title: { display: !!opts.yLabel, text: opts.yLabel || '' }, ticks: { callback: linearTicks, autoSkipPadding: 6, includeBounds: false, maxTicksLimit: 8 } },
         },
       },
       plugins: [overlayPlugin],
     });
     this.chart.$tfb = this;
+    this.canvas.$scalarChart = this;
     this._bindMouse();
     liveCharts.add(this);
   }
@@ -437,6 +438,25 @@ export class ScalarChart {
       outliers: this.outliers ? { ...this.outliers } : null,
       showAll: this.showAll,
       scales: { x: [this.chart.scales.x.min, this.chart.scales.x.max], y: [this.chart.scales.y.min, this.chart.scales.y.max], yType: this.chart.scales.y.type },
+    };
+  }
+
+  // What "Export this view" (core/export.js) needs to draw this chart again
+  // offline: the datasets as drawn (the same downsampled points), the axis
+  // ranges and kinds, and the non-finite markers.
+  exportSpec() {
+    const ch = this.chart;
+    return {
+      datasets: ch.data.datasets.map((d) => ({
+        label: d.label, borderColor: d.borderColor, borderWidth: d.borderWidth, order: d.order,
+        pointRadius: d.pointRadius || 0, data: d.data.map((q) => [q.x, q.y]),
+      })),
+      x: { mode: this.view.x, title: ch.options.scales.x.title.text, min: ch.scales.x.min, max: ch.scales.x.max },
+      y: { log: !!this.view.logy, title: ch.options.scales.y.title.text || '', min: ch.scales.y.min, max: ch.scales.y.max },
+      legend: !!this.legendEl,
+      outliers: this.outliers ? { ...this.outliers } : null,
+      nonfinite: this.prepared.map((p) => ({ color: p.color, marks: p.nonfinite.map((m) => [m.x, m.kind]) })),
+      ticks: { x: (ch.scales.x.ticks || []).map((t) => t.label), y: (ch.scales.y.ticks || []).map((t) => t.label) },
     };
   }
 
