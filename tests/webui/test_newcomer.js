@@ -135,6 +135,28 @@ T.run(async () => {
       const all = await page.evaluate(() => window.__tfb.charts['scalars:loss'] || Object.values(window.__tfb.charts).find((c) => c.view && c.runs && c.runs.diverge));
       T.assert(all.scales.y[1] >= all.runs.diverge.max, 'show all: the y range reaches the diverged max ' + all.scales.y + ' vs ' + all.runs.diverge.max);
       await page.click(card + ' .outlier-marker');
+      // The tooltip at step 200: the diverged run stopped at step 61 and is
+      // not listed; the box sits beside the cursor, off the plot area.
+      await page.$eval(card, (c) => c.scrollIntoView());
+      const geo = await page.$eval(card + ' canvas', (cv) => {
+        const ch = cv.$scalarChart.chart, r = cv.getBoundingClientRect(), a = ch.chartArea;
+        return { x: r.left + ch.scales.x.getPixelForValue(200), y: r.top + (a.top + a.bottom) / 2,
+          area: { left: r.left + a.left, right: r.left + a.right, top: r.top + a.top, bottom: r.top + a.bottom } };
+      });
+      await page.mouse.move(geo.x, geo.y);
+      await page.waitForSelector(card + ' .chart-tooltip:not([hidden])');
+      const tip = await page.$eval(card + ' .chart-tooltip', (t) => {
+        const r = t.getBoundingClientRect();
+        return { runs: [...t.querySelectorAll('tbody .run-name')].map((e) => e.textContent), left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+      });
+      T.assert(tip.runs.includes('demo') && !tip.runs.includes('diverge') && !tip.runs.includes('first_step'),
+        'runs listed at step 200: ' + tip.runs);
+      const a = geo.area;
+      const overlap = tip.left < a.right && tip.right > a.left && tip.top < a.bottom && tip.bottom > a.top;
+      T.assert(!overlap, 'the tooltip is off the plot area: ' + JSON.stringify({ tip, a }));
+      T.assert(tip.left >= geo.x || tip.right <= geo.x, 'beside the cursor');
+      await shot(page, 'scalars-tooltip-1440');
+      await page.mouse.move(5, 5);
     });
 
     await T.step('single-point series are drawn as markers; ticks are formatted', async () => {
@@ -215,6 +237,7 @@ T.run(async () => {
         const ks = ['loss', 'accuracy', 'grad_norm/fc1/weight'].filter((t) => c['scalars:' + t] && c['scalars:' + t].datasets);
         return ks.length === 3 ? ks.map((t) => [t, c['scalars:' + t]]) : null;
       }, null, 'the three charts drawn');
+      await page.click('#settings-btn');
       const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-view')]);
       const file = path.join(T.tmpdir('tfb-export-'), 'view.html');
       await dl.saveAs(file);

@@ -57,6 +57,12 @@ function divergence(alerts, run) {
   return best;
 }
 
+// A change of a share in percentage points, "+1.2 pts", never "-0.0".
+function pts(x) {
+  const t = fixed(100 * num(x), 1);
+  return (t.startsWith('-') ? '' : '+') + t + ' pts';
+}
+
 // For times, where higher is worse: red when B is > 5 % slower, green when
 // > 5 % faster.
 function timeCell(x) {
@@ -166,7 +172,7 @@ const page = {
       h('div', { class: 'stats' },
         stat('Shared scalar tags', String(c.scalars.length), `${c.scalars_only_a} only in A, ${c.scalars_only_b} only in B`),
         stat('Step time', change(p.step_ms_change), p.steps_a && p.steps_b ? `${eng(num(p.step_ms_a))} → ${eng(num(p.step_ms_b))} ms` : 'no step timings in both', stepCh !== null && stepCh > 0.05),
-        stat('Input share', p.input_share_change === null ? '–' : ((num(p.input_share_change) >= 0 ? '+' : '') + (100 * num(p.input_share_change)).toFixed(1) + ' pts'),
+        stat('Input share', p.input_share_change === null ? '–' : pts(p.input_share_change),
           p.steps_a && p.steps_b ? `${pct(num(p.input_share_a))} → ${pct(num(p.input_share_b))}` : null),
         stat('GPU kernel time', change(g.kernel_change), g.traced_a || g.traced_b ? `${ms(g.kernel_ns_a)} → ${ms(g.kernel_ns_b)}` : 'not traced', num(g.kernel_change) > 0.05),
         stat('Slower kernels', String(slower.length), `of ${g.kernels.length}`, slower.length > 0),
@@ -194,7 +200,7 @@ const page = {
       h('tr', null, h('td', null, 'Mean step time'), td(eng(num(p.step_ms_a)) + ' ms'), td(eng(num(p.step_ms_b)) + ' ms'), timeCell(p.step_ms_change)),
       h('tr', null, h('td', null, 'Mean input wait'), td(eng(num(p.input_ms_a)) + ' ms'), td(eng(num(p.input_ms_b)) + ' ms'), timeCell(p.input_ms_change)),
       h('tr', null, h('td', null, 'Input share'), td(pct(num(p.input_share_a))), td(pct(num(p.input_share_b))),
-        td(p.input_share_change === null ? '–' : ((num(p.input_share_change) >= 0 ? '+' : '') + (100 * num(p.input_share_change)).toFixed(1) + ' pts'))),
+        td(p.input_share_change === null ? '–' : pts(p.input_share_change))),
       h('tr', null, h('td', null, 'Verdict'), td(p.verdict_a || '–'), td(p.verdict_b || '–'), td('')),
     ]));
 

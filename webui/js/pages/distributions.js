@@ -62,7 +62,7 @@ class DistCard {
       if (lines[4].length === 1) {
         const x0 = lines[4][0].x;
         for (const l of lines) { const y = l[0].y; l.splice(0, 1, { x: x0 - 0.4, y }, { x: x0 + 0.4, y }); }
-        xr = { min: x0 - 4, max: x0 + 4 };
+        xr = { min: Math.max(x0 - 4, Math.min(x0 - 1, -1)), max: x0 + 4 };
       }
       const color = runColor(this.run);
       const n = BASIS_POINTS.length;

@@ -4,7 +4,7 @@
 // as a line below, and values on hover. Data: /data/plugin/gradients/norms.
 import { h, clear } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng } from '../core/format.js';
+import { eng, logTicks } from '../core/format.js';
 import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { COLOR, sizeCanvas } from '../lib/plot.js';
@@ -204,7 +204,7 @@ const page = {
         parsing: false,
         interaction: { mode: 'nearest', axis: 'x', intersect: false },
         plugins: { legend: { display: false }, tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + eng(c.parsed.y), title: (it) => 'step ' + it[0].parsed.x } } },
-        scales: { x: { type: 'linear', title: { display: true, text: 'Step' } }, y: { type: 'logarithmic', title: { display: true, text: 'L2 norm' }, ticks: { callback: (v) => eng(v) } } },
+        scales: { x: { type: 'linear', title: { display: true, text: 'Step' } }, y: { type: 'logarithmic', title: { display: true, text: 'L2 norm' }, ticks: { callback: logTicks } } },
       },
     });
     window.__tfb.pages.gradients = { run, layers: d.layers.length, steps: d.steps.length, flags: rawFlags.length, global: pts.length };

@@ -6,7 +6,7 @@
 // communication/computation overlap. Notes on bad input are shown as text.
 import { h, clear, sortableTable } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng, pct } from '../core/format.js';
+import { eng, pct, linearTicks } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { viridis, themeColor } from '../core/colors.js';
 
@@ -345,7 +345,7 @@ const page = {
           plugins: { legend: { display: false },
             tooltip: { callbacks: { title: (it) => 'Step ' + it[0].parsed.x, label: (c) => eng(c.parsed.y) + ' ms' } } },
           scales: { x: { type: 'linear', title: { display: true, text: 'Step' } },
-            y: { beginAtZero: true, title: { display: true, text: 'ms' }, ticks: { callback: (v) => eng(v) } } },
+            y: { beginAtZero: true, title: { display: true, text: 'ms' }, ticks: { callback: linearTicks } } },
         },
       }));
     }

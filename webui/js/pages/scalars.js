@@ -19,7 +19,7 @@ import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { safeRegex } from '../core/state.js';
 import { setRunsChecked } from '../core/sidebar.js';
-import { eng } from '../core/format.js';
+import { eng, naturalCompare } from '../core/format.js';
 import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
 import { loadHparams } from '../lib/hparams.js';
 import { BandChart, parseBands, higherIsBetter } from '../lib/scalars_bands.js';
@@ -79,7 +79,7 @@ export function scalarTagsOf(data, runs, filter) {
       if (!re || re.test(t)) out.push(t);
     }
   }
-  return out.sort((a, b) => a.localeCompare(b));
+  return out.sort(naturalCompare);
 }
 
 export function groupOf(tag) {
@@ -671,7 +671,7 @@ const page = {
       this.body.appendChild(h('div', { class: 'empty small' },
         ctx.runs.length ? (total ? 'No scalar tag matches the filter.' : 'No scalars logged yet.') : 'No run selected: tick runs in the sidebar.'));
     }
-    for (const [g, list] of [...groups.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+    for (const [g, list] of [...groups.entries()].sort((a, b) => naturalCompare(a[0], b[0]))) {
       const grid = h('div', { class: 'grid' });
       const sec = h('details', { class: 'section', open: !collapsed.has(g) },
         h('summary', null, h('span', { class: 'section-name' }, g), h('span', { class: 'muted count' }, String(list.length))),
