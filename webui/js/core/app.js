@@ -223,7 +223,7 @@ function renderTabs() {
     els.tabs.appendChild(h('span', {
       class: 'tabs-off', id: 'tabs-off', 'aria-disabled': 'true',
       title: 'No run has data for: ' + off.map((e) => e.title).join(', ') + '. Log it and its tab appears.',
-    }, off.length + ' more'));
+    }, off.length + ' without data'));
   }
   window.__tfb.tabs = tabs.map((e) => e.name);
   fitTabs();

@@ -88,7 +88,7 @@ const page = {
       { key: 'nonfinite', label: 'Non-finite', num: true, render: (r) => (r.nonfinite ? h('span', { class: 'error-text' }, String(r.nonfinite)) : '0') },
     ], {
       scroller: this.tableCard, rowHeight: 28,
-      sortKey: 'start', sortDir: 1, className: 'runs-table',
+      sortKey: 'run', sortDir: 1, className: 'runs-table',
       rowProps: (r) => ({ class: 'clickable' + (r.selected ? ' selected' : ''), dataset: { run: r.run },
         onclick: () => setRunChecked(this.ctx.data.runs, r.run, !r.selected) }),
     });
