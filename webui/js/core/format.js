@@ -127,7 +127,7 @@ export function niceRange(lo, hi, n = 5) {
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [lo, hi];
   if (hi < lo) [lo, hi] = [hi, lo];
   if (hi === lo) {
-    const d = lo === 0 ? 1 : Math.abs(lo) * 0.1;
+    const d = lo === 0 ? 1 : niceStep(Math.abs(lo) * 0.2, 1);
     lo -= d; hi += d;
   }
   const st = niceStep(hi - lo, n);
@@ -148,8 +148,6 @@ const SI_UP = ['', 'k', 'M', 'G', 'T'];
 export function tickLabel(v, spacing, maxAbs) {
   if (typeof v !== 'number' || !Number.isFinite(v)) return eng(v);
   const sp = spacing > 0 && Number.isFinite(spacing) ? spacing : Math.abs(v) || 1;
-  // Snap float noise (0.30000000000000004) to the spacing's grid.
-  const digits = (x) => Math.max(0, Math.min(12, Math.ceil(-Math.log10(x) - 1e-9)));
   const top = Math.max(Math.abs(v), maxAbs || 0);
   if (Math.abs(v) < sp * 1e-6) return '0';
   if (top >= 1e-3 && top < 1e4) {
@@ -166,7 +164,7 @@ export function tickLabel(v, spacing, maxAbs) {
   // spacing relative to it.
   const e = Math.floor(Math.log10(Math.abs(v)) + 1e-9);
   const m = v / Math.pow(10, e);
-  const d = Math.min(6, Math.max(0, digits(sp / Math.pow(10, e))));
+  const d = Math.min(6, decimalsFor(sp / Math.pow(10, e)));
   return clean(m.toFixed(d)) + 'e' + e;
 }
 
