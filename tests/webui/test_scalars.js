@@ -311,6 +311,25 @@ T.run(async () => {
       await T.screenshot(page, 'scalars_html_tag');
     });
 
+    await T.step('the exported view names the HTML tag as text and runs no script offline', async () => {
+      await page.click('#settings-btn');
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-view')]);
+      const file = require('path').join(T.tmpdir('tfb-export-'), 'view.html');
+      await dl.saveAs(file);
+      const html = require('fs').readFileSync(file, 'utf8');
+      T.assert(!html.includes('<img src=x'), 'the tag is not markup in the file');
+      const ctx = await page.context().browser().newContext();
+      const off = await ctx.newPage();
+      await off.route('**/*', (r) => (/^(file|data):/.test(r.request().url()) ? r.continue() : r.abort()));
+      await off.goto('file://' + file);
+      await T.until(off, () => window.__export && window.__export.ready, null, 'the export drawn');
+      const titles = await off.$$eval('.card-title', (els) => els.map((e) => e.textContent));
+      T.assert(titles.includes(XSS_TAG), 'the title is the raw tag, as text: ' + titles);
+      T.assertEq(await off.$$eval('main img:not(.export-img)', (els) => els.length), 0, 'no <img> element from the tag');
+      T.assertEq(await off.evaluate(() => window.__xss === undefined), true, 'no script ran');
+      await ctx.close();
+    });
+
     await T.step('the URL reproduces the view after a reload', async () => {
       await page.fill('#smoothing-value', '0.3');
       await page.press('#smoothing-value', 'Enter');
