@@ -337,7 +337,9 @@ export class ScalarChart {
     if (!this.zoomed) { delete sx.min; delete sx.max; }
     if (!this.zoomed || this.focusZoomed !== null) {
       delete sy.min; delete sy.max;
-      // The points in the x window decide the y range.
+      // The raw points in the x window decide the y range (the smoothed
+      // line lies within them; counted twice, a diverged run's last points
+      // would pass for a tenth of the chart).
       const x0 = sx.min ?? -Infinity, x1 = sx.max ?? Infinity;
       const vals = [];
       let lo = Infinity, hi = -Infinity;
@@ -348,7 +350,6 @@ export class ScalarChart {
           if (q.y < lo) lo = q.y;
           if (q.y > hi) hi = q.y;
         }
-        if (smoothing > 0 && p.smoothed !== p.raw) for (const q of p.smoothed) if (q.x >= x0 && q.x <= x1) vals.push(q.y);
       }
       const r = ignoreOutliers ? robustRange(vals, logy) : null;
       if (r && !this.showAll) {
