@@ -334,7 +334,16 @@ export class ScalarChart {
         sx.min = Math.floor(Math.max(lo, f - d)); sx.max = Math.ceil(f + d);
       }
     }
-    if (!this.zoomed) { delete sx.min; delete sx.max; }
+    if (!this.zoomed) {
+      delete sx.min; delete sx.max;
+      // Every point at one x (a one-step run): half a step either side,
+      // not Chart.js's -1..1 with ticks at -0.8.
+      let one = null, many = false;
+      for (const p of this.prepared) for (const q of p.raw) { if (one === null) one = q.x; else if (q.x !== one) { many = true; break; } }
+      if (one !== null && !many) { sx.min = one - (x === 'step' ? 0.5 : 1); sx.max = one + (x === 'step' ? 0.5 : 1); }
+    }
+    // Steps are whole numbers: no tick at step 2.5.
+    sx.ticks.precision = x === 'step' ? 0 : undefined;
     if (!this.zoomed || this.focusZoomed !== null) {
       delete sy.min; delete sy.max;
       // The raw points in the x window decide the y range (the smoothed
