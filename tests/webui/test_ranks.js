@@ -42,7 +42,7 @@ T.run(async () => {
       T.assertEq(q.ranks, 8, 'ranks');
       T.assertEq(q.stragglers, [5], 'stragglers');
       T.assertEq(q.notes, [], 'no notes');
-      T.assertEq(q.heatmap, { rows: 8, cols: 300, metric: 'step_ms' }, 'heat map shape');
+      T.assertEq(q.heatmap, { rows: 8, cols: 300, metric: 'compute_ms' }, 'heat map shape (own time by default, issue 20)');
       T.assertEq(q.gpu.traced, 8, 'traced ranks');
       T.assert(q.gpu.overlap > 0.5 && q.gpu.overlap < 0.7, 'overlap ' + q.gpu.overlap);
       const sentence = await page.$eval('#ranks-verdict .straggler-sentence', (e) => e.textContent);
@@ -61,8 +61,8 @@ T.run(async () => {
       await page.mouse.move(box.x + box.width - 20, box.y + 8);
       const tip = await page.$eval('#ranks-heatmap-tip', (e) => e.textContent);
       T.assert(/^rank 0, step \d+: [\d.]+ ms$/.test(tip), 'tip ' + tip);
-      await page.selectOption('#ranks-metric', 'compute_ms');
-      await T.until(page, () => window.__tfb.pages.ranks.heatmap.metric === 'compute_ms', null, 'metric switch');
+      await page.selectOption('#ranks-metric', 'step_ms');
+      await T.until(page, () => window.__tfb.pages.ranks.heatmap.metric === 'step_ms', null, 'metric switch');
       await T.until(page, () => window.__tfb.pages.ranks.gpu !== 'loading', null, 'gpu again');
       await T.screenshot(page, 'ranks');
       await page.evaluate(() => document.querySelector('#ranks-gpu').scrollIntoView());
@@ -72,7 +72,7 @@ T.run(async () => {
       await page.keyboard.press('r');
       await T.until(page, () => window.__tfb.pages.ranks.gpu !== 'loading', null, 'redrawn after reload');
       const after = await ranks();
-      T.assertEq([after.job, after.heatmap.metric, after.gpu.traced], ['train', 'compute_ms', 8], 'after reload');
+      T.assertEq([after.job, after.heatmap.metric, after.gpu.traced], ['train', 'step_ms', 8], 'after reload');
       T.assert(await page.$('#ranks-breakdown'), 'breakdown chart after reload');
     });
 

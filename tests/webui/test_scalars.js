@@ -134,7 +134,7 @@ T.run(async () => {
       await page.click('#run-list input[data-run="beta"]');
       let c = await waitChart(page, 'train/loss', '!("beta" in c.runs) && Object.keys(c.runs).length === 2', 'beta removed');
       T.assertEq(Object.keys(c.runs).sort(), ['alpha', 'diverge'], 'runs after untick');
-      T.assert(decodeURIComponent(page.url()).includes('runs=["alpha","diverge","pipeline","gpu"]'), 'URL holds the selected runs: ' + page.url());
+      T.assert(decodeURIComponent(page.url()).includes('runs=["alpha","diverge","gpu","pipeline"]'), 'URL holds the selected runs (natural order): ' + page.url());
       await page.fill('#run-filter', '^al');
       c = await waitChart(page, 'train/loss', 'Object.keys(c.runs).join() === "alpha"', 'only alpha');
       await page.fill('#run-filter', '');
@@ -256,15 +256,16 @@ T.run(async () => {
       await waitChart(page, 'train/big', '!c.zoomed && !c.window', 'zoom reset');
     });
 
-    await T.step('settings: ignoring outliers clips the y range; enlarge widens the card', async () => {
+    await T.step('settings: the robust y range (default) leaves the spike out; unticked it sets the range; enlarge widens the card', async () => {
       const before = await chart(page, 'train/big');
-      T.assert(before.scales.y[1] >= 1000, 'the spike sets the y range: ' + before.scales.y);
+      T.assert(before.scales.y[1] < 10 && before.scales.y[1] > 0.9, 'by default the sine fits and the spike is left out: ' + before.scales.y);
+      T.assert(before.outliers && before.outliers.above > 0, 'the spike is counted: ' + JSON.stringify(before.outliers));
       await page.click('#settings-btn');
-      await page.check('#ignore-outliers');
-      const c = await waitChart(page, 'train/big', 'c.scales.y[1] < 10', 'outliers ignored');
-      T.assert(c.scales.y[1] > 0.9, 'the sine still fits: ' + c.scales.y);
       await page.uncheck('#ignore-outliers');
-      await waitChart(page, 'train/big', 'c.scales.y[1] >= 1000', 'outliers back');
+      await waitChart(page, 'train/big', 'c.scales.y[1] >= 1000', 'outliers in the range');
+      await page.check('#ignore-outliers');
+      const c = await waitChart(page, 'train/big', 'c.scales.y[1] < 10', 'outliers ignored again');
+      T.assert(c.scales.y[1] > 0.9, 'the sine still fits: ' + c.scales.y);
       await page.keyboard.press('Escape');
       const w0 = await page.$eval('.card[data-tag="train/big"]', (e) => e.clientWidth);
       await page.click('.card[data-tag="train/big"] button.enlarge');
@@ -353,6 +354,25 @@ T.run(async () => {
       await page.$eval('.card[data-tag^="<img"]', (e) => e.scrollIntoView());
       await waitChart(page, XSS_TAG, 'c.runs.alpha && c.runs.alpha.points === 50', 'the HTML-named tag is charted');
       await T.screenshot(page, 'scalars_html_tag');
+    });
+
+    await T.step('the exported view names the HTML tag as text and runs no script offline', async () => {
+      await page.click('#settings-btn');
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-view')]);
+      const file = require('path').join(T.tmpdir('tfb-export-'), 'view.html');
+      await dl.saveAs(file);
+      const html = require('fs').readFileSync(file, 'utf8');
+      T.assert(!html.includes('<img src=x'), 'the tag is not markup in the file');
+      const ctx = await page.context().browser().newContext();
+      const off = await ctx.newPage();
+      await off.route('**/*', (r) => (/^(file|data):/.test(r.request().url()) ? r.continue() : r.abort()));
+      await off.goto('file://' + file);
+      await T.until(off, () => window.__export && window.__export.ready, null, 'the export drawn');
+      const titles = await off.$$eval('.card-title', (els) => els.map((e) => e.textContent));
+      T.assert(titles.includes(XSS_TAG), 'the title is the raw tag, as text: ' + titles);
+      T.assertEq(await off.$$eval('main img:not(.export-img)', (els) => els.length), 0, 'no <img> element from the tag');
+      T.assertEq(await off.evaluate(() => window.__xss === undefined), true, 'no script ran');
+      await ctx.close();
     });
 
     await T.step('the URL reproduces the view after a reload', async () => {

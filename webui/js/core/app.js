@@ -12,7 +12,9 @@ import { h, clear } from './dom.js';
 import { getJSON, getOptional, onActivity } from './api.js';
 import { state, setState, loadFromUrl, onStateChange } from './state.js';
 import { mountRunList, selectedRuns } from './sidebar.js';
-import { wallShort, int, bytes } from './format.js';
+import { wallShort, int, bytes, naturalCompare } from './format.js';
+import { retheme } from './charts.js';
+import { exportView } from './export.js';
 import { assignRunColors } from './colors.js';
 
 const AUTO_RELOAD_MS = 30000;
@@ -42,8 +44,15 @@ function el(id) { return document.getElementById(id); }
 function buildFrame() {
   document.body.append(
     h('header', { class: 'topbar' },
+      h('button', { class: 'icon-btn', id: 'sidebar-toggle', title: 'Show / hide the sidebar', 'aria-label': 'Show / hide the sidebar',
+        onclick: () => toggleSidebar() }, '☰'),
       h('a', { class: 'brand', href: '#', title: 'tfboard' }, h('span', { class: 'logo' }, 'tf'), 'board'),
       h('nav', { class: 'tabs', id: 'tabs', role: 'tablist' }),
+      // Tabs that do not fit the bar move into this menu (fitTabs).
+      h('div', { class: 'menu-wrap tabs-more', id: 'tabs-more', hidden: true },
+        h('button', { class: 'tab more-btn', id: 'tabs-more-btn', 'aria-haspopup': 'true',
+          onclick: (e) => { e.stopPropagation(); el('tabs-more-menu').toggleAttribute('hidden'); } }, 'More ▾'),
+        h('div', { class: 'menu tabs-menu', id: 'tabs-more-menu', hidden: true })),
       h('div', { class: 'spacer' }),
       h('span', { class: 'busy', id: 'busy', title: 'Requests in flight' }),
       h('span', { class: 'reload-time muted', id: 'reload-time' }),
@@ -51,14 +60,18 @@ function buildFrame() {
       h('label', { class: 'toggle', title: 'Reload every 30 s' },
         h('input', { type: 'checkbox', id: 'auto-reload', checked: state.auto,
           onchange: (e) => setState({ auto: e.target.checked }) }), 'Auto'),
+      h('button', { class: 'icon-btn', id: 'theme-toggle', title: 'Light / dark theme', 'aria-label': 'Light / dark theme',
+        onclick: () => toggleTheme() }, '◐'),
       h('div', { class: 'menu-wrap' },
         h('button', { class: 'icon-btn', id: 'settings-btn', title: 'Settings', 'aria-haspopup': 'true',
           onclick: () => el('settings-menu').toggleAttribute('hidden') }, '⚙'),
         h('div', { class: 'menu', id: 'settings-menu', hidden: true },
           h('label', null, h('input', { type: 'checkbox', id: 'ignore-outliers',
-            checked: localStorage.getItem('tfb.ignoreOutliers') === '1',
+            checked: localStorage.getItem('tfb.ignoreOutliers') !== '0',
             onchange: (e) => { localStorage.setItem('tfb.ignoreOutliers', e.target.checked ? '1' : '0'); refreshPage(['settings']); } }),
-          'Ignore outliers in chart y range'),
+          'Robust y range (extreme outliers left out, with a marker)'),
+          h('button', { class: 'menu-item', id: 'export-view', title: 'One HTML file that draws these charts offline, with their data',
+            onclick: () => { el('settings-menu').hidden = true; exportCurrent(); } }, '⇩ Export this view (HTML)'),
           h('div', { class: 'muted small' }, 'Keys: / filter tags, r reload'),
           h('a', { href: 'vendor/chart.js-LICENSE.md', target: '_blank', class: 'small' }, 'Chart.js licence')))),
     h('div', { class: 'progress', id: 'progress', hidden: true },
@@ -72,9 +85,13 @@ function buildFrame() {
       h('main', { class: 'main', id: 'main' })));
   els = { tabs: el('tabs'), main: el('main'), settings: el('page-settings'), banner: el('banner') };
   document.addEventListener('click', (e) => {
-    const menu = el('settings-menu');
-    if (!menu.hidden && !e.target.closest('.menu-wrap')) menu.hidden = true;
+    for (const id of ['settings-menu', 'tabs-more-menu']) {
+      const menu = el(id);
+      if (!menu.hidden && !e.target.closest('.menu-wrap')) menu.hidden = true;
+    }
   });
+  window.addEventListener('resize', () => fitTabs());
+  if (localStorage.getItem('tfb.sidebar') === 'hidden') document.body.classList.add('sidebar-hidden');
   runList = mountRunList(el('run-selector'), () => data.runs);
   onActivity((n) => { el('busy').classList.toggle('on', n > 0); });
 }
@@ -184,6 +201,7 @@ function enabledPages() {
 
 function renderTabs() {
   clear(els.tabs);
+  clear(el('tabs-more-menu'));
   const tabs = enabledPages();
   for (const e of tabs) {
     const active = current !== null && current.entry.name === e.name;
@@ -205,9 +223,84 @@ function renderTabs() {
     els.tabs.appendChild(h('span', {
       class: 'tabs-off', id: 'tabs-off', 'aria-disabled': 'true',
       title: 'No run has data for: ' + off.map((e) => e.title).join(', ') + '. Log it and its tab appears.',
-    }, off.length + ' more'));
+    }, off.length + ' without data'));
   }
   window.__tfb.tabs = tabs.map((e) => e.name);
+  fitTabs();
+}
+
+// Narrow windows: the tabs that do not fit the bar go, last first, into
+// the "More" menu; the active tab stays in the bar.
+function fitTabs() {
+  const nav = els.tabs, wrap = el('tabs-more'), menu = el('tabs-more-menu');
+  if (!nav) return;
+  // The menu holds the bar's tail, in order: put it back, then measure.
+  for (const t of [...menu.children]) nav.appendChild(t);
+  wrap.hidden = true;
+  if (nav.scrollWidth <= nav.clientWidth + 1) return;
+  wrap.hidden = false;
+  const moved = [];
+  const all = () => [...nav.querySelectorAll('.tab, .tabs-off')].filter((t) => !t.classList.contains('active'));
+  while (nav.scrollWidth > nav.clientWidth + 1) {
+    const list = all();
+    if (!list.length) break;
+    const t = list[list.length - 1];
+    moved.unshift(t);
+    t.remove();
+  }
+  for (const t of moved) menu.appendChild(t);
+}
+
+async function exportCurrent() {
+  const btn = el('export-view');
+  btn.disabled = true;
+  try {
+    const n = await exportView({ main: els.main, tab: current ? current.entry.title : 'tfboard', runs: selectedRuns(data.runs) });
+    window.__tfb.exported = n;
+  } catch (err) {
+    window.__tfb.errors.push('export: ' + (err && err.message));
+    alertText('Export failed: ' + (err && err.message));
+  } finally {
+    btn.disabled = false;
+  }
+}
+
+// A short message in the reload-time slot of the top bar.
+function alertText(msg) {
+  const t = el('reload-time');
+  t.textContent = msg;
+  t.classList.add('error');
+}
+
+function toggleSidebar() {
+  const off = document.body.classList.toggle('sidebar-hidden');
+  localStorage.setItem('tfb.sidebar', off ? 'hidden' : 'shown');
+  // Charts fill their cards: let them take the freed width.
+  window.dispatchEvent(new Event('resize'));
+}
+
+// Light / dark: the system's setting until the user picks one, then the
+// pick (localStorage 'tfb.theme'). The pages draw again in the new colours.
+export function currentTheme() {
+  const t = document.documentElement.dataset.theme;
+  if (t === 'light' || t === 'dark') return t;
+  return window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+}
+function toggleTheme() {
+  const next = currentTheme() === 'dark' ? 'light' : 'dark';
+  document.documentElement.dataset.theme = next;
+  localStorage.setItem('tfb.theme', next);
+  retheme();
+  // Canvases painted by the pages (heat maps, plain charts) take their
+  // colours when drawn: draw the page again.
+  if (current && !current.broken) {
+    const keep = current;
+    current = null;
+    if (keep.mod.unmount) { try { keep.mod.unmount(); } catch (err) { window.__tfb.errors.push(String(err && err.message)); } }
+    clear(els.main);
+    clear(els.settings);
+    choosePage();
+  }
 }
 
 // The main area when a page cannot be shown: which dashboard, and why.
@@ -298,7 +391,8 @@ function renderBanner() {
       h('code', null, first.tag), ' in run ', h('code', null, first.run), ' at step ', String(first.first_step), '. '),
     h('a', { href: '#', id: 'banner-first', onclick: (e) => {
       e.preventDefault();
-      setState({ tab: 'scalars', tagFilter: '^' + escapeRe(first.tag) + '$', step: Number(first.first_step) });
+      // Isolate the failing run and zoom to the step where it broke.
+      setState({ tab: 'scalars', tagFilter: '^' + escapeRe(first.tag) + '$', step: Number(first.first_step), runs: [first.run] });
     } }, 'Show it'),
     ' · ',
     h('a', { href: '#tab=health', onclick: (e) => { e.preventDefault(); setState({ tab: 'health' }); } }, 'All alerts'));
@@ -361,7 +455,8 @@ async function fetchCatalog(userAsked) {
   data.env = env;
   // Tag names the dashboards recognise runs by, as the server spells them.
   data.tagNames = (env && env.tag_names) || {};
-  data.runs = Array.isArray(runsList) ? runsList.map(String) : [];
+  // Natural order (run2 before run10) on every page.
+  data.runs = Array.isArray(runsList) ? runsList.map(String).sort(naturalCompare) : [];
   assignRunColors(data.runs);
   data.scalarTags = tagMap(scalarTags);
   data.histTags = tagMap(histTags);

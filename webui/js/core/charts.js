@@ -9,7 +9,7 @@
 // dropped or breaking the line.
 import { h, clear } from './dom.js';
 import { withAlpha, themeColor } from './colors.js';
-import { eng, rel, wall, wallShort } from './format.js';
+import { eng, rel, wall, wallShort, linearTicks, logTicks, niceRange } from './format.js';
 
 const ChartJS = window.Chart;
 
@@ -25,16 +25,18 @@ export function applyTheme() {
 }
 applyTheme();
 const liveCharts = new Set();
-window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+// The chart colours again after a theme change (system or the toggle).
+export function retheme() {
   applyTheme();
   for (const c of liveCharts) c.redraw();
-});
+}
+window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', retheme);
 
 // Axis tick formatters by x mode.
 export function xTickFormatter(mode) {
   if (mode === 'relative') return (v) => rel(v);
   if (mode === 'wall') return (v) => wallShort(v);
-  return (v) => eng(v);
+  return linearTicks;
 }
 export function xAxisTitle(mode) {
   return mode === 'relative' ? 'Relative time' : mode === 'wall' ? 'Wall time (local)' : 'Step';
@@ -69,6 +71,43 @@ function nearest(arr, x) {
   if (i <= 0) return 0;
   if (i >= arr.length) return arr.length - 1;
   return x - arr[i - 1].x <= arr[i].x - x ? i - 1 : i;
+}
+
+// The robust y range (webui/README.md "Robust y range"): over the drawn
+// finite points, the p10..p90 span S; a point further than 10 S beyond
+// those quantiles is an extreme outlier and does not set the range (a
+// diverged run's 1e28 among losses of 0.1 to 3). Under 20 points the
+// quantiles say little: there (from 3 points) a value more than 1e4 times
+// the median magnitude is the extreme one (three runs' final losses 0.05,
+// 2.3 and 7.7e28). A chart where no point is that far out keeps the full
+// range. Returns {lo, hi, above, below} (counts of points left out) or null.
+export function robustRange(vals, logy = false) {
+  const v = logy ? vals.filter((x) => x > 0) : vals.slice();
+  if (v.length < 3) return null;
+  v.sort((a, b) => a - b);
+  if (v.length < 20) {
+    const mags = v.map(Math.abs).sort((a, b) => a - b);
+    const med = Math.max(mags[(mags.length - 1) >> 1], 1e-300);
+    let lo = Infinity, hi = -Infinity, above = 0, below = 0;
+    for (const x of v) {
+      if (Math.abs(x) > 1e4 * med) { if (x > 0) above++; else below++; }
+      else { if (x < lo) lo = x; if (x > hi) hi = x; }
+    }
+    return above || below ? { lo, hi, above, below } : null;
+  }
+  const tr = (x) => (logy ? Math.log10(x) : x);
+  const q10 = tr(percentile(v, 0.1)), q90 = tr(percentile(v, 0.9));
+  const S = Math.max(q90 - q10, 1e-12 * Math.max(Math.abs(q10), Math.abs(q90)));
+  const fLo = q10 - 10 * S, fHi = q90 + 10 * S;
+  let lo = Infinity, hi = -Infinity, above = 0, below = 0;
+  for (const x of v) {
+    const t = tr(x);
+    if (t > fHi) above++;
+    else if (t < fLo) below++;
+    else { if (x < lo) lo = x; if (x > hi) hi = x; }
+  }
+  if (!above && !below) return null;
+  return { lo, hi, above, below };
 }
 
 function percentile(sorted, q) {
@@ -137,7 +176,10 @@ export class ScalarChart {
     // smooth the server's smoothed series for view.smoothing (null when
     // the weight is 0).
     this.series = [];
-    this.view = { smoothing: 0.6, x: 'step', logy: false, ignoreOutliers: false, focusStep: null };
+    this.view = { smoothing: 0.6, x: 'step', logy: false, ignoreOutliers: true, focusStep: null };
+    this.showAll = false;      // the user asked for the full y range
+    this.outliers = null;      // {above, below} left out of the y range
+    this.focusZoomed = null;   // the focus step the x range was zoomed to
     this.prepared = [];
     this.hoverPx = null;
     this.hoverPos = null;      // the mouse position the tooltip is for
@@ -147,7 +189,18 @@ export class ScalarChart {
     this.canvas = h('canvas');
     this.tooltip = h('div', { class: 'chart-tooltip', hidden: true });
     this.box = h('div', { class: 'zoom-box', hidden: true });
-    wrap.append(this.canvas, this.tooltip, this.box);
+    // "N points above": the robust range left points out; a click shows
+    // all of them (and a second click goes back).
+    this.outlierBtn = h('button', { class: 'outlier-marker', hidden: true, title: 'Extreme values are outside the y range. Click to show all.',
+      onclick: (e) => { e.stopPropagation(); this.showAll = !this.showAll; this.redraw(); if (this.opts.onView) this.opts.onView(); } });
+    wrap.append(this.canvas, this.tooltip, this.box, this.outlierBtn);
+    // opts.legend: a legend row under the chart (multi-tag charts, whose
+    // lines are not one per run and so not named by the sidebar).
+    this.legendEl = null;
+    if (opts.legend) {
+      this.legendEl = h('div', { class: 'legend-row chart-legend' });
+      wrap.after(this.legendEl);
+    }
     this.chart = new ChartJS(this.canvas, {
       type: 'line',
       data: { datasets: [] },
@@ -159,13 +212,16 @@ export class ScalarChart {
         plugins: { legend: { display: false }, tooltip: { enabled: false }, decimation: { enabled: false } },
         elements: { point: { radius: 0 }, line: { tension: 0 } },
         scales: {
-          x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12 } },
-          y: { type: 'linear', title: { display: !!opts.yLabel, text: opts.yLabel || '' }, ticks: { callback: (v) => eng(v) } },
+          // includeBounds false: a zoom window's edges (51.85) are not
+          // labelled, only the nice ticks inside it.
+          x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12, includeBounds: false } },
+          y: { type: 'linear', title: { display: !!opts.yLabel, text: opts.yLabel || '' }, ticks: { callback: linearTicks, autoSkipPadding: 6, includeBounds: false, maxTicksLimit: 8 } },
         },
       },
       plugins: [overlayPlugin],
     });
     this.chart.$tfb = this;
+    this.canvas.$scalarChart = this;
     this._bindMouse();
     liveCharts.add(this);
   }
@@ -173,6 +229,7 @@ export class ScalarChart {
   destroy() {
     liveCharts.delete(this);
     this.chart.destroy();
+    if (this.legendEl) this.legendEl.remove();
     clear(this.wrap);
   }
 
@@ -240,36 +297,99 @@ export class ScalarChart {
     const ch = this.chart;
     const { smoothing, x, logy, ignoreOutliers } = this.view;
     const ds = [];
+    // A series of one point has no line to draw: it is a marker (the
+    // hparam/* scalars add_hparams writes, a metric logged once).
+    const dot = (n, c) => (n <= 1 ? { pointRadius: 3.5, pointBackgroundColor: c, pointBorderColor: c } : {});
     for (const p of this.prepared) {
-      if (smoothing > 0) {
-        ds.push({ label: p.run, data: p.smoothed, borderColor: p.color, borderWidth: 1.6, order: 0 });
+      if (smoothing > 0 && p.raw.length > 1) {
+        ds.push({ label: p.run, data: p.smoothed, borderColor: p.color, borderWidth: 1.6, order: 0, ...dot(p.smoothed.length, p.color) });
         ds.push({ label: p.run + ' (raw)', data: p.raw, borderColor: withAlpha(p.color, 0.25), borderWidth: 1, order: 1 });
       } else {
-        ds.push({ label: p.run, data: p.raw, borderColor: p.color, borderWidth: 1.6, order: 0 });
+        ds.push({ label: p.run, data: p.raw, borderColor: p.color, borderWidth: 1.6, order: 0, ...dot(p.raw.length, p.color) });
       }
     }
     ch.data.datasets = ds;
+    if (this.legendEl) {
+      clear(this.legendEl);
+      for (const p of this.prepared) {
+        this.legendEl.appendChild(h('span', { class: 'legend-item' }, h('span', { class: 'swatch', style: { background: p.color } }), p.run));
+      }
+    }
     const sx = ch.options.scales.x, sy = ch.options.scales.y;
     sx.title.text = xAxisTitle(x);
     sx.ticks.callback = xTickFormatter(x);
     sy.type = logy ? 'logarithmic' : 'linear';
-    sy.ticks.callback = (v) => eng(v);
-    if (!this.zoomed) {
-      delete sx.min; delete sx.max; delete sy.min; delete sy.max;
-      if (ignoreOutliers) {
-        const vals = [];
-        for (const p of this.prepared) for (const q of p.raw) vals.push(q.y);
-        vals.sort((a, b) => a - b);
-        if (vals.length > 10) {
-          const lo = percentile(vals, 0.02), hi = percentile(vals, 0.98);
-          const pad = (hi - lo) * 0.1 || Math.abs(hi) * 0.1 || 1;
-          sy.min = logy ? Math.max(lo - pad, lo / 2) : lo - pad;
-          sy.max = hi + pad;
-        }
+    sy.ticks.callback = logy ? logTicks : linearTicks;
+    this.outliers = null;
+    // "Show it" (the health banner): zoom x once to the steps around the
+    // focus step, so the step where the run broke is in the middle.
+    const f = this.focusX;
+    if (f !== null && x === 'step' && this.focusZoomed !== f && !this.zoomed) {
+      let lo = Infinity, hi = -Infinity;
+      for (const p of this.prepared) for (const q of p.raw) { if (q.x < lo) lo = q.x; if (q.x > hi) hi = q.x; }
+      if (Number.isFinite(lo)) {
+        const d = Math.max(5, (Math.max(hi, f) - lo) * 0.15);
+        this.focusZoomed = f;
+        this.zoomed = true;
+        sx.min = Math.floor(Math.max(lo, f - d)); sx.max = Math.ceil(f + d);
       }
     }
+    if (!this.zoomed) {
+      delete sx.min; delete sx.max;
+      // Every point at one x (a one-step run): half a step either side,
+      // not Chart.js's -1..1 with ticks at -0.8.
+      let one = null, many = false;
+      for (const p of this.prepared) for (const q of p.raw) { if (one === null) one = q.x; else if (q.x !== one) { many = true; break; } }
+      if (one !== null && !many) { sx.min = one - (x === 'step' ? 0.5 : 1); sx.max = one + (x === 'step' ? 0.5 : 1); }
+    }
+    // Steps are whole numbers: no tick at step 2.5.
+    sx.ticks.precision = x === 'step' ? 0 : undefined;
+    if (!this.zoomed || this.focusZoomed !== null) {
+      delete sy.min; delete sy.max;
+      // The raw points in the x window decide the y range (the smoothed
+      // line lies within them; counted twice, a diverged run's last points
+      // would pass for a tenth of the chart).
+      const x0 = sx.min ?? -Infinity, x1 = sx.max ?? Infinity;
+      const vals = [];
+      let lo = Infinity, hi = -Infinity;
+      for (const p of this.prepared) {
+        for (const q of p.raw) {
+          if (q.x < x0 || q.x > x1) continue;
+          vals.push(q.y);
+          if (q.y < lo) lo = q.y;
+          if (q.y > hi) hi = q.y;
+        }
+      }
+      const r = ignoreOutliers ? robustRange(vals, logy) : null;
+      if (r && !this.showAll) {
+        this.outliers = { above: r.above, below: r.below };
+        lo = r.lo; hi = r.hi;
+      } else if (r) {
+        this.outliers = { above: r.above, below: r.below, shown: true };
+      }
+      if (Number.isFinite(lo) && Number.isFinite(hi) && !logy) {
+        // Limits on the nice step just outside the data: the air is the
+        // rounding (an accuracy ending at 0.98 gets 1, not 1.1).
+        [sy.min, sy.max] = niceRange(lo, hi, 10);
+      } else if (Number.isFinite(lo) && logy && lo > 0) {
+        sy.min = Math.pow(10, Math.floor(Math.log10(lo)));
+        sy.max = Math.pow(10, Math.ceil(Math.log10(hi)));
+        if (sy.max <= sy.min) sy.max = sy.min * 10;
+      }
+    }
+    this._markOutliers();
     ch.update('none');
     this._rehover();
+  }
+
+  _markOutliers() {
+    const o = this.outliers, b = this.outlierBtn;
+    if (!o) { b.hidden = true; return; }
+    const parts = [];
+    if (o.above) parts.push(`${o.above} point${o.above === 1 ? '' : 's'} above`);
+    if (o.below) parts.push(`${o.below} below`);
+    b.textContent = o.shown ? 'Robust y range' : (o.above ? '▲ ' : '▼ ') + parts.join(', ') + ' · show all';
+    b.hidden = false;
   }
 
   // New data or a new x range moves the points under a resting mouse: list
@@ -280,6 +400,8 @@ export class ScalarChart {
 
   resetZoom(redraw = true) {
     this.zoomed = false;
+    // The focus zoom happened; a reset shows the whole run.
+    if (this.focusZoomed === null && this.focusX !== null) this.focusZoomed = this.focusX;
     const sx = this.chart.options.scales.x, sy = this.chart.options.scales.y;
     delete sx.min; delete sx.max; delete sy.min; delete sy.max;
     if (redraw) this.redraw();
@@ -291,6 +413,9 @@ export class ScalarChart {
     sx.min = x0; sx.max = x1;
     if (y0 !== null) { sy.min = y0; sy.max = y1; } else { delete sy.min; delete sy.max; }
     this.zoomed = true;
+    this.focusZoomed = null;
+    this.outliers = null;
+    this._markOutliers();
     this.chart.update('none');
     this._rehover();
     if (this.opts.onZoom) this.opts.onZoom([x0, x1]);
@@ -315,10 +440,33 @@ export class ScalarChart {
     }
     return {
       runs,
-      datasets: this.chart.data.datasets.map((d) => ({ label: d.label, n: d.data.length })),
+      datasets: this.chart.data.datasets.map((d) => ({ label: d.label, n: d.data.length, pointRadius: d.pointRadius || 0 })),
+      // The labels drawn on the axes (empty strings are skipped ticks).
+      ticks: { x: (this.chart.scales.x.ticks || []).map((t) => t.label), y: (this.chart.scales.y.ticks || []).map((t) => t.label) },
       view: { ...this.view },
       zoomed: this.zoomed,
+      outliers: this.outliers ? { ...this.outliers } : null,
+      showAll: this.showAll,
       scales: { x: [this.chart.scales.x.min, this.chart.scales.x.max], y: [this.chart.scales.y.min, this.chart.scales.y.max], yType: this.chart.scales.y.type },
+    };
+  }
+
+  // What "Export this view" (core/export.js) needs to draw this chart again
+  // offline: the datasets as drawn (the same downsampled points), the axis
+  // ranges and kinds, and the non-finite markers.
+  exportSpec() {
+    const ch = this.chart;
+    return {
+      datasets: ch.data.datasets.map((d) => ({
+        label: d.label, borderColor: d.borderColor, borderWidth: d.borderWidth, order: d.order,
+        pointRadius: d.pointRadius || 0, data: d.data.map((q) => [q.x, q.y]),
+      })),
+      x: { mode: this.view.x, title: ch.options.scales.x.title.text, min: ch.scales.x.min, max: ch.scales.x.max },
+      y: { log: !!this.view.logy, title: ch.options.scales.y.title.text || '', min: ch.scales.y.min, max: ch.scales.y.max },
+      legend: !!this.legendEl,
+      outliers: this.outliers ? { ...this.outliers } : null,
+      nonfinite: this.prepared.map((p) => ({ color: p.color, marks: p.nonfinite.map((m) => [m.x, m.kind]) })),
+      ticks: { x: (ch.scales.x.ticks || []).map((t) => t.label), y: (ch.scales.y.ticks || []).map((t) => t.label) },
     };
   }
 
@@ -397,6 +545,13 @@ export class ScalarChart {
         continue;
       }
       const pt = s.sorted[k];
+      // Only runs with a point near the hovered step: within 10 px, or
+      // within the gap to the series' neighbouring points where it is
+      // sparse. A run that ended at step 60 is not listed at step 150.
+      const ppx = xs.getPixelForValue(pt.x);
+      const nb = (j) => (j >= 0 && j < s.sorted.length ? Math.abs(xs.getPixelForValue(s.sorted[j].x) - ppx) : 0);
+      const reach = Math.max(10, Math.max(nb(k - 1), nb(k + 1)) * 0.6);
+      if (Math.abs(ppx - p.x) > reach) continue;
       // The raw value at the smoothed point's step. Downsampling keeps each
       // bucket's extremes of the series it was asked for, so the raw answer
       // may lack that step; then the raw point nearest in x stands in, and
@@ -441,13 +596,19 @@ export class ScalarChart {
     table.appendChild(body);
     t.appendChild(table);
     t.hidden = false;
-    // Keep the tooltip inside the card: flip to the left half when needed.
-    const W = this.wrap.clientWidth;
-    const tw = t.offsetWidth;
-    let left = p.x + 14;
-    if (left + tw > W) left = Math.max(0, p.x - tw - 14);
+    // Beside the cursor and below the plot area (position: fixed, so it may
+    // leave the card), never over the lines being read; flipped to the
+    // cursor's left at the window's right edge.
+    const r = this.canvas.getBoundingClientRect();
+    const a = this.chart.chartArea;
+    const tw = t.offsetWidth, th = t.offsetHeight;
+    const cx = r.left + p.x;
+    let left = cx + 16;
+    if (left + tw > window.innerWidth - 4) left = Math.max(4, cx - tw - 16);
+    let top = r.top + a.bottom + 28;
+    if (top + th > window.innerHeight - 4) top = Math.max(4, r.top + a.top - th - 8);
     t.style.left = left + 'px';
-    t.style.top = Math.max(0, p.y - t.offsetHeight - 8) + 'px';
+    t.style.top = top + 'px';
   }
 }
 

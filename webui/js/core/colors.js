@@ -1,10 +1,19 @@
 // Run colours: derived from the run NAME (not its position in the list), so
 // a run keeps its colour on every page, across reloads and when other runs
-// come and go. Palette: Tableau 10, a colour-blind-aware categorical set.
+// come and go. Palette: Tableau 10 then Okabe-Ito and a few more distinct
+// hues, 20 in all, so a dozen runs rarely share a colour.
 const PALETTE = [
   '#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f',
   '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac',
+  '#0072b2', '#d55e00', '#009e73', '#cc79a7', '#56b4e9',
+  '#e69f00', '#17becf', '#bcbd22', '#7f3c8d', '#3d5a80',
 ];
+
+// The theme the user picked (app.js's toggle), before any colour is read.
+try {
+  const t = localStorage.getItem('tfb.theme');
+  if (t === 'light' || t === 'dark') document.documentElement.dataset.theme = t;
+} catch (e) { /* no storage (file:// in some browsers): the system's theme */ }
 
 // FNV-1a over the UTF-16 code units, then a final avalanche so similar
 // names spread over the palette: cheap, stable across browsers.
@@ -29,7 +38,10 @@ const assigned = new Map();
 const taken = new Map();   // slot -> run
 
 export function assignRunColors(runs) {
-  for (const r of runs) {
+  // Within one batch, in name order: the same set of runs gets the same
+  // colours whatever order the server listed them in.
+  const fresh = runs.filter((r) => !assigned.has(r)).sort();
+  for (const r of fresh) {
     if (assigned.has(r)) continue;
     let slot = hash(r) % PALETTE.length;
     if (taken.size < PALETTE.length) {

@@ -1,5 +1,6 @@
 // DOM helpers. Everything from the server is inserted with text nodes or
 // textContent, never as HTML: h() has no way to set innerHTML.
+import { naturalCompare } from './format.js';
 
 // h('div', {class: 'x', onclick: fn, style: {...}, dataset: {...}}, child...)
 // Children may be strings (become text nodes), nodes, arrays, null/false.
@@ -89,7 +90,7 @@ export function sortableTable(columns, opts = {}) {
       const yn = y === null || y === undefined || (typeof y === 'number' && isNaN(y));
       if (xn || yn) return xn === yn ? 0 : xn ? 1 : -1; // missing values last
       if (typeof x === 'number' && typeof y === 'number') return (x - y) * sortDir;
-      return String(x).localeCompare(String(y)) * sortDir;
+      return naturalCompare(x, y) * sortDir;
     });
     for (const r of sorted) {
       const tr = h('tr', opts.rowProps ? opts.rowProps(r) : null);

@@ -14,6 +14,7 @@ export function eng(x) {
   if (x === 0) return '0';
   const a = Math.abs(x);
   if (a >= 1e-3 && a < 9999.5) return trim(x.toPrecision(4));
+  if (a < 1e-300) return '0';
   const e3 = Math.floor(Math.log10(a) / 3) * 3;
   let m = x / Math.pow(10, e3);
   let s = trim(m.toPrecision(4));
@@ -89,7 +90,14 @@ export function wallShort(sec) {
 
 export function pct(f, digits = 1) {
   if (typeof f !== 'number' || !isFinite(f)) return '–';
-  return (f * 100).toFixed(digits) + ' %';
+  return fixed(f * 100, digits) + ' %';
+}
+
+// toFixed without "-0.0": a value that rounds to zero has no sign.
+export function fixed(x, digits = 1) {
+  if (typeof x !== 'number' || !isFinite(x)) return eng(x);
+  const s = x.toFixed(digits);
+  return /^-0(\.0*)?$/.test(s) ? s.slice(1) : s;
 }
 
 // One formatter for every call: Number.toLocaleString builds a new one
@@ -98,4 +106,118 @@ const INT = new Intl.NumberFormat('en-US');
 export function int(n) {
   if (typeof n !== 'number' || !isFinite(n)) return '–';
   return INT.format(n);
+}
+
+// ---- axis numbers (webui/README.md "Numbers on axes") ----
+
+// A "nice" step of 1, 2, 2.5 or 5 times a power of ten near span / n.
+export function niceStep(span, n = 5) {
+  if (!(span > 0) || !Number.isFinite(span)) return 1;
+  const raw = span / Math.max(1, n);
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  const f = raw / p;
+  const m = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
+  return m * p;
+}
+
+// Limits rounded out to a nice step, so an axis ends on a number people
+// write (0 to 80e27, not 79.93e27; 9.2, not 9.185). lo == hi widens to one
+// step around the value.
+export function niceRange(lo, hi, n = 5) {
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [lo, hi];
+  if (hi < lo) [lo, hi] = [hi, lo];
+  if (hi === lo) {
+    const d = lo === 0 ? 1 : niceStep(Math.abs(lo) * 0.2, 1);
+    lo -= d; hi += d;
+  }
+  const st = niceStep(hi - lo, n);
+  let a = Math.floor(lo / st) * st, b = Math.ceil(hi / st) * st;
+  // Keep a positive series off zero only when zero is far away.
+  return [fixZero(a), fixZero(b)];
+}
+
+function fixZero(v) { return Object.is(v, -0) || Math.abs(v) < 1e-300 ? 0 : parseFloat(v.toPrecision(12)); }
+
+const SI_UP = ['', 'k', 'M', 'G', 'T'];
+
+// One tick label, given the spacing of the axis' ticks: as many decimals as
+// the spacing needs and no more (so 0.1, 0.2 not 0.1000), never "-0".
+// Magnitudes from 1e-3 to 1e4 are plain digits; 1e4 to 1e15 SI (10k,
+// 2.5M, 1T); outside that scientific with the mantissa the spacing needs
+// (1e-7, 2.5e-7, 8e28), never 4 padded significant digits.
+export function tickLabel(v, spacing, maxAbs) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return eng(v);
+  const sp = spacing > 0 && Number.isFinite(spacing) ? spacing : Math.abs(v) || 1;
+  const top = Math.max(Math.abs(v), maxAbs || 0);
+  if (Math.abs(v) < sp * 1e-6) return '0';
+  if (top >= 1e-3 && top < 1e4) {
+    const d = sp >= 1 && Number.isInteger(Math.round(sp * 1e6) / 1e6) ? 0 : decimalsFor(sp);
+    return clean(v.toFixed(d));
+  }
+  if (top >= 1e4 && top < 1e15) {
+    const e = Math.floor(Math.log10(top) / 3);
+    const k = Math.min(e, SI_UP.length - 1);
+    const div = Math.pow(1000, k);
+    return clean((v / div).toFixed(decimalsFor(sp / div))) + SI_UP[k];
+  }
+  // Scientific: the exponent of the value itself, mantissa digits from the
+  // spacing relative to it.
+  const e = Math.floor(Math.log10(Math.abs(v)) + 1e-9);
+  const m = v / Math.pow(10, e);
+  const d = Math.min(6, decimalsFor(sp / Math.pow(10, e)));
+  return clean(m.toFixed(d)) + 'e' + e;
+}
+
+function decimalsFor(sp) {
+  if (!(sp > 0)) return 0;
+  // 0.25 needs 2, 0.5 needs 1, 2.5 needs 1.
+  for (let d = 0; d < 12; d++) {
+    const s = sp * Math.pow(10, d);
+    if (Math.abs(s - Math.round(s)) < 1e-6 * Math.max(1, s)) return d;
+  }
+  return 12;
+}
+
+function clean(s) {
+  if (/^-0(\.0*)?$/.test(s)) return '0';
+  if (s.includes('.') && !s.includes('e')) s = s.replace(/\.?0+$/, '');
+  return s === '-0' ? '0' : s;
+}
+
+// A Chart.js tick callback for a linear axis: labels from the spacing of
+// the ticks Chart.js placed.
+export function linearTicks(v, i, ticks) {
+  const vals = ticks.map((t) => t.value);
+  let sp = Infinity;
+  for (let k = 1; k < vals.length; k++) sp = Math.min(sp, Math.abs(vals[k] - vals[k - 1]) || Infinity);
+  if (!Number.isFinite(sp)) sp = Math.abs(v) || 1;
+  let maxAbs = 0;
+  for (const x of vals) maxAbs = Math.max(maxAbs, Math.abs(x));
+  return tickLabel(v, sp, maxAbs);
+}
+
+// A Chart.js tick callback for a log axis: Chart.js puts a tick at every
+// 1..9 x 10^k; label only the decades (and 2 and 5 when the axis spans
+// less than two decades) so labels never overlap.
+export function logTicks(v, i, ticks) {
+  if (!(v > 0)) return '';
+  const vals = ticks.map((t) => t.value).filter((x) => x > 0);
+  const decades = vals.length ? Math.log10(Math.max(...vals) / Math.min(...vals)) : 0;
+  const e = Math.floor(Math.log10(v) + 1e-9);
+  const m = Math.round(v / Math.pow(10, e) * 1000) / 1000;
+  const keep = m === 1 || (decades < 2 && (m === 2 || m === 5));
+  if (!keep) return '';
+  // Every 2nd / 3rd decade past 8 decades.
+  if (m === 1 && decades > 8 && e % Math.ceil(decades / 8) !== 0) return '';
+  if (e >= -3 && e < 4) return clean(v.toFixed(Math.max(0, -e)));
+  if (e >= 4 && e < 15) return tickLabel(v, v, v);
+  return (m === 1 ? '1' : String(m)) + 'e' + e;
+}
+
+// Natural order for names that end (or contain) numbers: run2 before
+// run10, rank 3 before rank 12. One collator for every caller.
+const NATURAL = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+export function naturalCompare(a, b) {
+  const c = NATURAL.compare(String(a), String(b));
+  return c !== 0 ? c : (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
 }

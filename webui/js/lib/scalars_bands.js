@@ -10,7 +10,7 @@
 // page: lib/ holds modules pages share.
 import { h, clear } from '../core/dom.js';
 import { withAlpha, themeColor, runColor } from '../core/colors.js';
-import { eng } from '../core/format.js';
+import { eng, linearTicks, logTicks, niceRange } from '../core/format.js';
 import { num } from '../core/api.js';
 
 const ChartJS = window.Chart;
@@ -153,8 +153,8 @@ export class BandChart {
         plugins: { legend: { display: false }, tooltip: { enabled: false }, decimation: { enabled: false }, filler: { propagate: false } },
         elements: { point: { radius: 0 }, line: { tension: 0 } },
         scales: {
-          x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12, callback: (v) => eng(v) } },
-          y: { type: 'linear', ticks: { callback: (v) => eng(v) } },
+          x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12, callback: linearTicks } },
+          y: { type: 'linear', ticks: { callback: linearTicks } },
         },
       },
       plugins: [densityPlugin],
@@ -205,6 +205,7 @@ export class BandChart {
     this.chart.data.datasets = ds;
     const sy = this.chart.options.scales.y, sx = this.chart.options.scales.x;
     sy.type = logy ? 'logarithmic' : 'linear';
+    sy.ticks.callback = logy ? logTicks : linearTicks;
     if (!this.zoomed) {
       delete sx.min; delete sx.max; delete sy.min; delete sy.max;
       // Robust y range when asked: the p5-p95 envelope sets it, so a
@@ -217,8 +218,7 @@ export class BandChart {
         }
         if (lo < hi) {
           const pad = (hi - lo) * 0.1;
-          sy.min = logy ? lo / 2 : lo - pad;
-          sy.max = hi + pad;
+          if (logy) { sy.min = lo / 2; sy.max = hi + pad; } else [sy.min, sy.max] = niceRange(lo - pad, hi + pad, 10);
         }
       }
     }

@@ -12,7 +12,7 @@ import { h, clear } from '../core/dom.js';
 import { getJSON, num, url } from '../core/api.js';
 import { makeChart } from '../core/charts.js';
 import { withAlpha } from '../core/colors.js';
-import { eng } from '../core/format.js';
+import { eng, naturalCompare, linearTicks, logTicks } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 
 // Group and multi-tag line colours: a fixed palette by position (run
@@ -29,7 +29,7 @@ export function multiTargets(data, runs, src) {
   try { re = new RegExp(src); } catch (e) { return []; }
   const tags = new Set();
   for (const r of runs) for (const t of Object.keys(data.scalarTags[r] || {})) if (re.test(t)) tags.add(t);
-  const tagList = [...tags].sort((a, b) => a.localeCompare(b));
+  const tagList = [...tags].sort(naturalCompare);
   const out = [];
   tagList.forEach((t, ti) => runs.forEach((r, ri) => {
     if (data.scalarTags[r] && t in data.scalarTags[r]) {
@@ -80,8 +80,8 @@ export function drawGroups(canvas, answer, band, logy) {
       },
       interaction: { mode: 'index', intersect: false },
       scales: {
-        x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { callback: (v) => eng(v), maxRotation: 0 } },
-        y: { type: logy ? 'logarithmic' : 'linear', ticks: { callback: (v) => eng(v) } },
+        x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { callback: linearTicks, maxRotation: 0 } },
+        y: { type: logy ? 'logarithmic' : 'linear', ticks: { callback: logy ? logTicks : linearTicks } },
       },
     },
   });

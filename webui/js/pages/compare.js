@@ -5,17 +5,62 @@
 // kernel (kernels that got slower highlighted), and the hparams that differ.
 // A is the baseline; changes are (B - A) / |A|. The two runs are kept in the
 // URL (#cmpA=..&cmpB=..).
+// Above the tables: a headline naming a divergence (from the health
+// alerts: "B diverged at step 61: loss NaN"), and both runs' curves
+// overlaid for every shared tag, as small multiples. A change is coloured
+// by its tag's direction: lower is better but for accuracy-like tags.
 import { h, clear } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng, pct } from '../core/format.js';
+import { eng, pct, fixed, naturalCompare } from '../core/format.js';
 import { runColor } from '../core/colors.js';
+import { ScalarChart, parseScalars } from '../core/charts.js';
+import { higherIsBetter } from '../lib/scalars_bands.js';
+
+const MAX_CHARTS = 24;
 
 // A relative change: "+12.3 %", "new" when A was 0, "–" when unknown.
 function change(x) {
   const v = num(x);
   if (v === null || Number.isNaN(v)) return '–';
   if (!Number.isFinite(v)) return v > 0 ? 'new' : '-new';
-  return (v >= 0 ? '+' : '') + (100 * v).toFixed(1) + ' %';
+  const t = fixed(100 * v, 1);
+  return (t.startsWith('-') ? '' : '+') + t + ' %';
+}
+
+// A scalar's change cell: green when B is better by the tag's direction,
+// red when worse (beyond 1 %); a non-finite B (or A) says so instead of "–".
+function scalarChange(tag, x, a, b) {
+  const va = num(a), vb = num(b);
+  if (typeof vb === 'number' && !Number.isFinite(vb)) return h('td', { class: 'num worse' }, 'B ' + eng(vb));
+  if (typeof va === 'number' && !Number.isFinite(va)) return h('td', { class: 'num better' }, 'A ' + eng(va));
+  const v = num(x);
+  let cls = 'num';
+  if (typeof v === 'number' && Number.isFinite(v) && Math.abs(v) > 0.01) {
+    const better = higherIsBetter(tag) ? v > 0 : v < 0;
+    cls += better ? ' better' : ' worse';
+  }
+  return h('td', { class: cls }, change(x));
+}
+
+// The first non-finite value of a run, from the health alerts: the
+// earliest step, loss-like tags first at the same step.
+function divergence(alerts, run) {
+  let best = null;
+  for (const a of alerts || []) {
+    if (a.run !== run) continue;
+    const st = num(a.first_step);
+    const rank = (t) => (/loss/i.test(t) ? 0 : 1);
+    if (!best || st < best.step || (st === best.step && rank(a.tag) < rank(best.tag))) {
+      best = { step: st, tag: a.tag, kind: num(a.nan) > 0 ? 'NaN' : num(a.pos_inf) > 0 ? '+Inf' : '-Inf' };
+    }
+  }
+  return best;
+}
+
+// A change of a share in percentage points, "+1.2 pts", never "-0.0".
+function pts(x) {
+  const t = fixed(100 * num(x), 1);
+  return (t.startsWith('-') ? '' : '+') + t + ' pts';
 }
 
 // For times, where higher is worse: red when B is > 5 % slower, green when
@@ -65,7 +110,8 @@ const page = {
     ctx.main.append(h('h2', { class: 'page-title' }, 'Compare two runs'), this.body);
     this.render();
   },
-  unmount() { clearTimeout(this.retry); this.token = null; },
+  unmount() { clearTimeout(this.retry); this.token = null; this.destroyCharts(); },
+  destroyCharts() { for (const c of this.charts || []) c.destroy(); this.charts = []; },
   update(ctx, changed) {
     this.ctx = ctx;
     if (changed.some((k) => ['data', 'cmpA', 'cmpB'].includes(k))) this.render();
@@ -106,8 +152,19 @@ const page = {
     this.draw(c);
   },
   draw(c) {
+    this.destroyCharts();
     clear(this.body);
     const p = c.pipeline, g = c.gpu;
+    const heads = [];
+    for (const [side, run] of [['A', c.a], ['B', c.b]]) {
+      const d = divergence(this.ctx.data.alerts, run);
+      if (d) heads.push(`${side} diverged at step ${d.step}: ${d.tag} ${d.kind}`);
+    }
+    if (heads.length) {
+      this.body.appendChild(h('div', { class: 'verdict highly', id: 'compare-headline' },
+        h('h2', null, heads.join('; ')),
+        h('div', { class: 'muted small' }, 'From the health alerts: the first non-finite value of each run.')));
+    }
     const slower = g.kernels.filter((k) => k.slower);
     const stepCh = num(p.step_ms_change);
     this.body.append(
@@ -115,17 +172,27 @@ const page = {
       h('div', { class: 'stats' },
         stat('Shared scalar tags', String(c.scalars.length), `${c.scalars_only_a} only in A, ${c.scalars_only_b} only in B`),
         stat('Step time', change(p.step_ms_change), p.steps_a && p.steps_b ? `${eng(num(p.step_ms_a))} → ${eng(num(p.step_ms_b))} ms` : 'no step timings in both', stepCh !== null && stepCh > 0.05),
-        stat('Input share', p.input_share_change === null ? '–' : ((num(p.input_share_change) >= 0 ? '+' : '') + (100 * num(p.input_share_change)).toFixed(1) + ' pts'),
+        stat('Input share', p.input_share_change === null ? '–' : pts(p.input_share_change),
           p.steps_a && p.steps_b ? `${pct(num(p.input_share_a))} → ${pct(num(p.input_share_b))}` : null),
         stat('GPU kernel time', change(g.kernel_change), g.traced_a || g.traced_b ? `${ms(g.kernel_ns_a)} → ${ms(g.kernel_ns_b)}` : 'not traced', num(g.kernel_change) > 0.05),
         stat('Slower kernels', String(slower.length), `of ${g.kernels.length}`, slower.length > 0),
         stat('Hparams that differ', String(c.hparams.differ.length), `A logged ${c.hparams.count_a}, B ${c.hparams.count_b}`)));
 
+    // Small multiples: both runs on every shared tag.
+    if (c.scalars.length) {
+      const tags = c.scalars.map((x) => x.tag).sort(naturalCompare).slice(0, MAX_CHARTS);
+      this.body.appendChild(h('h3', { class: 'card-h' }, `Curves (${tags.length}${c.scalars.length > tags.length ? ' of ' + c.scalars.length : ''} shared tags)`));
+      const grid = h('div', { class: 'compare-grid', id: 'compare-charts' });
+      this.body.appendChild(grid);
+      this.drawCurves(grid, c.a, c.b, tags);
+    }
+
     this.body.appendChild(h('h3', { class: 'card-h' }, 'Scalars (final value and minimum)'));
     if (!c.scalars.length) this.body.appendChild(h('div', { class: 'empty small' }, 'No scalar tag is in both runs.'));
     else this.body.appendChild(table('compare-scalars', ['Tag', 'Final A', 'Final B', 'Change', 'Min A', 'Min B', 'Change'],
       c.scalars.map((s) => h('tr', { dataset: { tag: s.tag } }, h('td', null, s.tag), td(eng(num(s.last_a))), td(eng(num(s.last_b))),
-        td(change(s.last_change)), td(eng(num(s.min_a))), td(eng(num(s.min_b))), td(change(s.min_change))))));
+        scalarChange(s.tag, s.last_change, s.last_a, s.last_b), td(eng(num(s.min_a))), td(eng(num(s.min_b))),
+        scalarChange(s.tag, s.min_change, s.min_a, s.min_b)))));
 
     this.body.appendChild(h('h3', { class: 'card-h' }, 'Input pipeline'));
     if (!p.steps_a && !p.steps_b) this.body.appendChild(h('div', { class: 'empty small' }, 'Neither run has pipeline/step_ms and pipeline/input_ms scalars.'));
@@ -133,7 +200,7 @@ const page = {
       h('tr', null, h('td', null, 'Mean step time'), td(eng(num(p.step_ms_a)) + ' ms'), td(eng(num(p.step_ms_b)) + ' ms'), timeCell(p.step_ms_change)),
       h('tr', null, h('td', null, 'Mean input wait'), td(eng(num(p.input_ms_a)) + ' ms'), td(eng(num(p.input_ms_b)) + ' ms'), timeCell(p.input_ms_change)),
       h('tr', null, h('td', null, 'Input share'), td(pct(num(p.input_share_a))), td(pct(num(p.input_share_b))),
-        td(p.input_share_change === null ? '–' : ((num(p.input_share_change) >= 0 ? '+' : '') + (100 * num(p.input_share_change)).toFixed(1) + ' pts'))),
+        td(p.input_share_change === null ? '–' : pts(p.input_share_change))),
       h('tr', null, h('td', null, 'Verdict'), td(p.verdict_a || '–'), td(p.verdict_b || '–'), td('')),
     ]));
 
@@ -159,7 +226,36 @@ const page = {
     if (!c.hparams.differ.length) this.body.appendChild(h('div', { class: 'empty small' }, c.hparams.count_a || c.hparams.count_b ? 'The runs logged the same hparams.' : 'Neither run logged hparams.'));
     else this.body.appendChild(table('compare-hparams', ['Hparam', 'A', 'B'],
       c.hparams.differ.map((x) => h('tr', null, h('td', null, x.name), td(x.a === null ? '(not set)' : x.a), td(x.b === null ? '(not set)' : x.b)))));
-    if (window.__tfb && window.__tfb.pages) window.__tfb.pages.compare = { a: c.a, b: c.b, scalars: c.scalars.length, slower: slower.map((k) => k.name), hparams: c.hparams.differ.length };
+    if (window.__tfb && window.__tfb.pages) {
+      window.__tfb.pages.compare = { a: c.a, b: c.b, scalars: c.scalars.length, slower: slower.map((k) => k.name), hparams: c.hparams.differ.length,
+        headline: heads.join('; '), charts: Math.min(c.scalars.length, MAX_CHARTS), drawn: 0 };
+    }
+  },
+  // One card per tag, the two runs' raw series (unsmoothed, 400 samples)
+  // overlaid, with the robust y range of every scalar chart.
+  async drawCurves(grid, a, b, tags) {
+    const token = this.token;
+    const samples = 400;
+    await Promise.all(tags.map(async (tag) => {
+      const wrap = h('div', { class: 'chart-wrap short' });
+      grid.appendChild(h('div', { class: 'card compare-card', dataset: { tag } }, h('div', { class: 'card-title', title: tag }, tag), wrap));
+      try {
+        const series = await Promise.all([a, b].map(async (run) => {
+          const rows = await getJSON('data/plugin/scalars/scalars', { run, tag, samples });
+          return { run, color: runColor(run), cols: parseScalars(rows, num), smooth: null };
+        }));
+        if (this.token !== token) return;
+        const ch = new ScalarChart(wrap, { legend: true });
+        this.charts.push(ch);
+        ch.view.smoothing = 0;
+        ch.setData(series, 0);
+        const pg = window.__tfb.pages.compare;
+        if (pg) { pg.drawn++; window.__tfb.charts['compare:' + tag] = ch.summary(); }
+      } catch (e) {
+        if (this.token !== token) return;
+        wrap.appendChild(h('div', { class: 'muted small' }, 'Could not load: ' + e.message));
+      }
+    }));
   },
 };
 

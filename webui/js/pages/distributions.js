@@ -4,7 +4,7 @@
 // bands with the median as a line.
 import { h, debounce } from '../core/dom.js';
 import { runColor, withAlpha } from '../core/colors.js';
-import { eng } from '../core/format.js';
+import { eng, linearTicks } from '../core/format.js';
 import { makeChart, xTickFormatter, xAxisTitle } from '../core/charts.js';
 import { fetchHist, histTagsOf, renderCards } from './histograms.js';
 
@@ -55,6 +55,15 @@ class DistCard {
         const x = mode === 'step' ? hst.step : mode === 'relative' ? hst.wall - t0 : hst.wall;
         for (let i = 0; i < p.length; i++) lines[i].push({ x, y: p[i] });
       }
+      // One step: a band has no width to fill; draw it as a narrow column
+      // at that step (x ± 0.4) on an axis a few steps wide, not an empty
+      // chart.
+      let xr = null;
+      if (lines[4].length === 1) {
+        const x0 = lines[4][0].x;
+        for (const l of lines) { const y = l[0].y; l.splice(0, 1, { x: x0 - 0.4, y }, { x: x0 + 0.4, y }); }
+        xr = { min: Math.max(x0 - 4, Math.min(x0 - 1, -1)), max: x0 + 4 };
+      }
       const color = runColor(this.run);
       const n = BASIS_POINTS.length;
       // Dataset i (i < 4) fills to its mirror n-1-i: the outer bands are
@@ -62,8 +71,8 @@ class DistCard {
       const ds = lines.map((data, i) => ({
         label: 'p' + BASIS_POINTS[i] / 100,
         data,
-        borderColor: i === 4 ? color : 'transparent',
-        borderWidth: i === 4 ? 1.6 : 0,
+        borderColor: i === 4 ? color : (xr ? withAlpha(color, 0.5) : 'transparent'),
+        borderWidth: i === 4 ? 1.6 : (xr ? 1 : 0),
         pointRadius: 0,
         fill: i < 4 ? { target: n - 1 - i } : false,
         backgroundColor: withAlpha(color, 0.14 + 0.1 * i),
@@ -81,13 +90,14 @@ class DistCard {
           },
           interaction: { mode: 'index', intersect: false },
           scales: {
-            x: { type: 'linear', title: { display: true, text: xAxisTitle(mode) }, ticks: { callback: xTickFormatter(mode), maxRotation: 0 } },
-            y: { ticks: { callback: (v) => eng(v) } },
+            x: { type: 'linear', title: { display: true, text: xAxisTitle(mode) }, ticks: { callback: xTickFormatter(mode), maxRotation: 0 }, ...(xr || {}) },
+            y: { ticks: { callback: linearTicks } },
           },
         },
       });
-      this.info.textContent = `${lines[4].length} step${lines[4].length === 1 ? '' : 's'}; bands: min–max, 7–93 %, 16–84 %, 31–69 %; line: median`;
-      window.__tfb.charts['distributions:' + this.run + ':' + this.tag] = { steps: lines[4].length, datasets: ds.length, median: lines[4].map((p) => p.y) };
+      const nSteps = xr ? 1 : lines[4].length;
+      this.info.textContent = `${nSteps} step${nSteps === 1 ? '' : 's'}; bands: min–max, 7–93 %, 16–84 %, 31–69 %; line: median`;
+      window.__tfb.charts['distributions:' + this.run + ':' + this.tag] = { steps: nSteps, datasets: ds.length, median: xr ? [lines[4][0].y] : lines[4].map((p) => p.y), drawnPoints: lines[4].length };
     } catch (e) {
       this.key = '';
       this.info.textContent = 'Could not load: ' + e.message;

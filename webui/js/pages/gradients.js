@@ -4,7 +4,7 @@
 // as a line below, and values on hover. Data: /data/plugin/gradients/norms.
 import { h, clear } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng } from '../core/format.js';
+import { eng, logTicks, niceStep, tickLabel } from '../core/format.js';
 import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { COLOR, sizeCanvas } from '../lib/plot.js';
@@ -90,11 +90,16 @@ class HeatMap {
     ctx.fillStyle = muted;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
+    // Round steps (0, 50, 100), each under the column that holds it.
     const ticks = Math.max(2, Math.floor(pw / 90));
-    for (let t = 0; t <= ticks; t++) {
-      const ci = Math.min(cols.length - 1, Math.round((t / ticks) * (cols.length - 1)));
-      if (ci < 0) break;
-      ctx.fillText(eng(d.steps[cols[ci].from]), LABEL_W + (ci + 0.5) * cw, L * rowH + 6);
+    if (cols.length) {
+      const s0 = d.steps[cols[0].from], sN = d.steps[cols[cols.length - 1].from];
+      const st = niceStep(sN - s0, ticks);
+      let ci = 0;
+      for (let v = Math.ceil(s0 / st) * st; v <= sN; v += st) {
+        while (ci + 1 < cols.length && d.steps[cols[ci + 1].from] <= v) ci++;
+        ctx.fillText(tickLabel(v, st, sN), LABEL_W + (ci + 0.5) * cw, L * rowH + 6);
+      }
     }
   }
   hover(e) {
@@ -204,7 +209,7 @@ const page = {
         parsing: false,
         interaction: { mode: 'nearest', axis: 'x', intersect: false },
         plugins: { legend: { display: false }, tooltip: { callbacks: { label: (c) => c.dataset.label + ': ' + eng(c.parsed.y), title: (it) => 'step ' + it[0].parsed.x } } },
-        scales: { x: { type: 'linear', title: { display: true, text: 'Step' } }, y: { type: 'logarithmic', title: { display: true, text: 'L2 norm' }, ticks: { callback: (v) => eng(v) } } },
+        scales: { x: { type: 'linear', title: { display: true, text: 'Step' } }, y: { type: 'logarithmic', title: { display: true, text: 'L2 norm' }, ticks: { callback: logTicks } } },
       },
     });
     window.__tfb.pages.gradients = { run, layers: d.layers.length, steps: d.steps.length, flags: rawFlags.length, global: pts.length };

@@ -5,7 +5,7 @@
 import { h, clear, debounce } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor, withAlpha, themeColor } from '../core/colors.js';
-import { eng } from '../core/format.js';
+import { eng, naturalCompare } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 import { groupOf } from './scalars.js';
 
@@ -34,7 +34,7 @@ export function histTagsOf(data, runs, filter) {
       if (!re || re.test(t)) out.push({ run: r, tag: t });
     }
   }
-  out.sort((a, b) => a.tag.localeCompare(b.tag) || a.run.localeCompare(b.run));
+  out.sort((a, b) => naturalCompare(a.tag, b.tag) || naturalCompare(a.run, b.run));
   return out;
 }
 

@@ -13,7 +13,7 @@ import { h, clear } from '../core/dom.js';
 import { num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
-import { eng } from '../core/format.js';
+import { eng, naturalCompare, linearTicks } from '../core/format.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { hpText, loadHparams, loadHparamRows, keptRuns } from '../lib/hparams.js';
 import { ParCoords, buildAxes, wantsLog } from '../lib/parcoords.js';
@@ -25,7 +25,7 @@ function defaultMetric(tags) {
 function allScalarTags(data) {
   const s = new Set();
   for (const t of Object.values(data.scalarTags)) for (const k of Object.keys(t)) s.add(k);
-  return [...s].sort((a, b) => a.localeCompare(b));
+  return [...s].sort(naturalCompare);
 }
 
 const page = {
@@ -178,9 +178,9 @@ const page = {
             // the parallel coordinates.
             type: !categories && wantsLog(pts.map((p) => p.x)) ? 'logarithmic' : 'linear',
             title: { display: true, text: x }, grace: '5%',
-            ...(categories ? { min: -0.5, max: categories.length - 0.5, ticks: { stepSize: 1, callback: (v) => (Number.isInteger(v) ? categories[v] ?? '' : '') } } : { ticks: { callback: (v) => eng(v) } }),
+            ...(categories ? { min: -0.5, max: categories.length - 0.5, ticks: { stepSize: 1, callback: (v) => (Number.isInteger(v) ? categories[v] ?? '' : '') } } : { ticks: { callback: linearTicks } }),
           },
-          y: { title: { display: true, text: y }, grace: '5%', ticks: { callback: (v) => eng(v) } },
+          y: { title: { display: true, text: y }, grace: '5%', ticks: { callback: linearTicks } },
         },
       },
     });

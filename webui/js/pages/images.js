@@ -8,7 +8,7 @@
 import { h, clear, debounce } from '../core/dom.js';
 import { getJSON, url, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
-import { wall } from '../core/format.js';
+import { wall, naturalCompare } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 
 // The card's entry at or before step (its first when none is).
@@ -123,7 +123,7 @@ const page = {
         }
       }
     }
-    const keys = [...byTag.keys()].sort((a, b) => a.localeCompare(b));
+    const keys = [...byTag.keys()].sort(naturalCompare);
     const lists = await Promise.all(keys.flatMap((k) => byTag.get(k).runs.map((r) =>
       getJSON('data/plugin/images/images', { run: r, tag: byTag.get(k).tag, sample: byTag.get(k).sample }).catch((e) => ({ error: e.message })))));
     if (this.token !== token) return;

@@ -4,7 +4,7 @@
 // idle time falls inside input waits.
 import { h, clear } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng, pct } from '../core/format.js';
+import { eng, pct, linearTicks } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { themeColor } from '../core/colors.js';
 import { COLOR } from '../lib/plot.js';
@@ -119,7 +119,7 @@ const page = {
           tooltip: { callbacks: { title: (it) => 'Step ' + it[0].label, label: (c) => c.dataset.label + ': ' + eng(c.parsed.y) + ' ms' } } },
         scales: {
           x: { stacked: true, title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 16 } },
-          y: { stacked: true, title: { display: true, text: 'ms' }, ticks: { callback: (v) => eng(v) } },
+          y: { stacked: true, title: { display: true, text: 'ms' }, ticks: { callback: linearTicks } },
         },
         datasets: { bar: { barPercentage: 1, categoryPercentage: bars.length > 100 ? 1 : 0.9 } },
       },

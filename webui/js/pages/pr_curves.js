@@ -7,6 +7,7 @@ import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { safeRegex } from '../core/state.js';
 import '../core/charts.js'; // Chart.js theme and defaults (no animation)
+import { naturalCompare } from '../core/format.js';
 
 const ChartJS = window.Chart;
 
@@ -58,7 +59,7 @@ const page = {
         byTag.get(t).push(r);
       }
     }
-    const keys = [...byTag.keys()].sort((a, b) => a.localeCompare(b));
+    const keys = [...byTag.keys()].sort(naturalCompare);
     const data = await Promise.all(keys.map((t) => Promise.all(byTag.get(t).map((r) =>
       getJSON('data/plugin/pr_curves/pr_curves', { run: r, tag: t }).then((d) => d[r] || []).catch((e) => ({ error: e.message }))))));
     if (this.token !== token) return;

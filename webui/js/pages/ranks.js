@@ -6,13 +6,16 @@
 // communication/computation overlap. Notes on bad input are shown as text.
 import { h, clear, sortableTable } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng, pct } from '../core/format.js';
+import { eng, pct, linearTicks } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { viridis, themeColor } from '../core/colors.js';
 
+// Compute (own) time first, the default: a straggler is a rank that
+// computes longer, and in step time every rank waits for it, so step time
+// is flat across ranks and hides it.
 const METRICS = [
-  ['step_ms', 'Step time'],
   ['compute_ms', 'Compute time'],
+  ['step_ms', 'Step time'],
   ['comm_ms', 'Communication time'],
   ['input_ms', 'Input wait'],
 ];
@@ -54,7 +57,11 @@ function thinSkew(steps) {
 // The rank x step heat map on a canvas: one row per rank, one cell per
 // column of steps, coloured on viridis between the smallest and largest
 // cell; empty cells stay the background colour. Hover shows the cell.
+// The colour scale runs from the cells' 1st to their 99th percentile (cells
+// outside take the end colours), so one slow first step does not paint
+// every other cell the same dark colour. Rows in rank order (0, 1, 2, 10).
 function drawHeatmap(wrap, job, tip) {
+  job = byRank(job);
   const m = job.matrix;
   const rows = m.rows.length, cols = m.columns.length;
   const canvas = h('canvas', { id: 'ranks-heatmap', class: 'heatmap' });
@@ -70,8 +77,11 @@ function drawHeatmap(wrap, job, tip) {
   canvas.style.height = cssH + 'px';
   const g = canvas.getContext('2d');
   g.scale(dpr, dpr);
-  let lo = Infinity, hi = -Infinity;
-  for (const r of m.rows) for (const v of r) { const x = fin(v); if (x !== null) { lo = Math.min(lo, x); hi = Math.max(hi, x); } }
+  const all = [];
+  for (const r of m.rows) for (const v of r) { const x = fin(v); if (x !== null) all.push(x); }
+  all.sort((a, b) => a - b);
+  const q = (f) => (all.length ? all[Math.min(all.length - 1, Math.max(0, Math.round(f * (all.length - 1))))] : NaN);
+  const lo = all.length ? q(0.01) : Infinity, hi = all.length ? q(0.99) : -Infinity;
   const span = hi > lo ? hi - lo : 1;
   const cellW = (cssW - padL - padR) / Math.max(1, cols);
   const text = themeColor('--text') || '#222';
@@ -83,7 +93,7 @@ function drawHeatmap(wrap, job, tip) {
     for (let c = 0; c < cols; c++) {
       const x = fin(m.rows[r][c]);
       if (x === null) continue;
-      g.fillStyle = viridis((x - lo) / span);
+      g.fillStyle = viridis(Math.min(1, Math.max(0, (x - lo) / span)));
       g.fillRect(padL + c * cellW, y, Math.ceil(cellW), rowH);
     }
     const rk = job.ranks[r];
@@ -114,12 +124,20 @@ function drawHeatmap(wrap, job, tip) {
   return { lo, hi };
 }
 
+// The job with its ranks (and the heat map's rows) in numeric rank order.
+function byRank(job) {
+  const idx = job.ranks.map((r, i) => i);
+  idx.sort((a, b) => (num(job.ranks[a].rank) ?? a) - (num(job.ranks[b].rank) ?? b));
+  if (idx.every((v, i) => v === i)) return job;
+  return { ...job, ranks: idx.map((i) => job.ranks[i]), matrix: { ...job.matrix, rows: idx.map((i) => job.matrix.rows[i]) } };
+}
+
 const page = {
   mount(ctx) {
     this.ctx = ctx;
     this.charts = [];
     this.job = null;
-    this.metric = 'step_ms';
+    this.metric = 'compute_ms';
     this.jobSelect = h('select', { id: 'ranks-job', onchange: (e) => { this.job = e.target.value; this.render(); } });
     this.metricSelect = h('select', { id: 'ranks-metric', onchange: (e) => { this.metric = e.target.value; this.render(); } },
       METRICS.map(([k, label]) => h('option', { value: k, selected: k === this.metric }, label)));
@@ -286,7 +304,7 @@ const page = {
       wrap, legend, tip));
     if (job.matrix.rows.length && steps) {
       const { lo, hi } = drawHeatmap(wrap, job, tip);
-      if (Number.isFinite(lo)) legend.textContent = `colour: ${eng(lo)} ms (dark) to ${eng(hi)} ms (light)`;
+      if (Number.isFinite(lo)) legend.textContent = `colour: ${eng(lo)} ms (dark) to ${eng(hi)} ms (light), the cells' 1st to 99th percentile`;
     } else {
       wrap.appendChild(h('div', { class: 'muted small' }, 'No step timings.'));
     }
@@ -327,7 +345,7 @@ const page = {
           plugins: { legend: { display: false },
             tooltip: { callbacks: { title: (it) => 'Step ' + it[0].parsed.x, label: (c) => eng(c.parsed.y) + ' ms' } } },
           scales: { x: { type: 'linear', title: { display: true, text: 'Step' } },
-            y: { beginAtZero: true, title: { display: true, text: 'ms' }, ticks: { callback: (v) => eng(v) } } },
+            y: { beginAtZero: true, title: { display: true, text: 'ms' }, ticks: { callback: linearTicks } } },
         },
       }));
     }

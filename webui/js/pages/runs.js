@@ -12,7 +12,7 @@ import { h, clear, debounce } from '../core/dom.js';
 import { virtualTable } from '../core/vlist.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
-import { eng, rel, wall, int } from '../core/format.js';
+import { eng, rel, wall, int, naturalCompare } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 import { setRunChecked, setRunsChecked } from '../core/sidebar.js';
 import { hpText, hpFilterParse, loadHparamRows, brushTags, brushActive, keptRuns } from '../lib/hparams.js';
@@ -20,7 +20,7 @@ import { hpText, hpFilterParse, loadHparamRows, brushTags, brushActive, keptRuns
 function allScalarTags(data) {
   const s = new Set();
   for (const t of Object.values(data.scalarTags)) for (const k of Object.keys(t)) s.add(k);
-  return [...s].sort((a, b) => a.localeCompare(b));
+  return [...s].sort(naturalCompare);
 }
 
 function defaultTag(tags) {
@@ -88,7 +88,7 @@ const page = {
       { key: 'nonfinite', label: 'Non-finite', num: true, render: (r) => (r.nonfinite ? h('span', { class: 'error-text' }, String(r.nonfinite)) : '0') },
     ], {
       scroller: this.tableCard, rowHeight: 28,
-      sortKey: 'start', sortDir: 1, className: 'runs-table',
+      sortKey: 'run', sortDir: 1, className: 'runs-table',
       rowProps: (r) => ({ class: 'clickable' + (r.selected ? ' selected' : ''), dataset: { run: r.run },
         onclick: () => setRunChecked(this.ctx.data.runs, r.run, !r.selected) }),
     });

@@ -20,7 +20,7 @@ import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { safeRegex } from '../core/state.js';
 import { setRunsChecked } from '../core/sidebar.js';
-import { eng } from '../core/format.js';
+import { eng, naturalCompare } from '../core/format.js';
 import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
 import { loadHparams } from '../lib/hparams.js';
 import { BandChart, parseBands, higherIsBetter } from '../lib/scalars_bands.js';
@@ -80,7 +80,7 @@ export function scalarTagsOf(data, runs, filter) {
       if (!re || re.test(t)) out.push(t);
     }
   }
-  return out.sort((a, b) => a.localeCompare(b));
+  return out.sort(naturalCompare);
 }
 
 export function groupOf(tag) {
@@ -95,7 +95,7 @@ function fileName(run, tag, ext) {
 const collapsed = new Set();
 const CACHE_MAX = 240;
 
-function ignoreOutliers() { return localStorage.getItem('tfb.ignoreOutliers') === '1'; }
+function ignoreOutliers() { return localStorage.getItem('tfb.ignoreOutliers') !== '0'; }
 
 let layoutChecked = false; // the shared layout is offered once per page load
 
@@ -300,7 +300,7 @@ class Card {
         return s;
       });
       if (this.drawToken !== token) return;
-      if (!this.chart) this.chart = new ScalarChart(this.wrap, { onZoom: (r) => this.zoomed(r) });
+      if (!this.chart) this.chart = new ScalarChart(this.wrap, { onZoom: (r) => this.zoomed(r), onView: () => this.publish(), legend: !!this.multi });
       this.chart.view = Object.assign(this.chart.view, this.view());
       // A zoom reset while this draw was in flight drops its window.
       if (range && !this.chart.zoomed) return;
@@ -677,7 +677,7 @@ const page = {
       this.body.appendChild(h('div', { class: 'empty small' },
         ctx.runs.length ? (total ? 'No scalar tag matches the filter.' : 'No scalars logged yet.') : 'No run selected: tick runs in the sidebar.'));
     }
-    for (const [g, list] of [...groups.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
+    for (const [g, list] of [...groups.entries()].sort((a, b) => naturalCompare(a[0], b[0]))) {
       const grid = h('div', { class: 'grid' });
       const sec = h('details', { class: 'section', open: !collapsed.has(g) },
         h('summary', null, h('span', { class: 'section-name' }, g), h('span', { class: 'muted count' }, String(list.length))),

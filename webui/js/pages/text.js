@@ -7,7 +7,7 @@
 import { h, clear, debounce } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
-import { wall } from '../core/format.js';
+import { wall, naturalCompare } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 
 const ALLOWED = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'STRONG', 'EM', 'CODE', 'PRE', 'UL', 'OL', 'LI',
@@ -62,7 +62,7 @@ const page = {
     const { re } = safeRegex(this.ctx.state.tagFilter);
     const items = [];
     for (const r of this.ctx.runs) for (const t of Object.keys(this.ctx.data.textTags[r] || {})) if (!re || re.test(t)) items.push({ run: r, tag: t });
-    items.sort((a, b) => a.tag.localeCompare(b.tag) || a.run.localeCompare(b.run));
+    items.sort((a, b) => naturalCompare(a.tag, b.tag) || naturalCompare(a.run, b.run));
     const token = {};
     this.token = token;
     const results = await Promise.all(items.map((it) => getJSON('data/plugin/text/text', { run: it.run, tag: it.tag }).catch((e) => ({ error: e.message }))));

@@ -1,0 +1,39 @@
+// core/format.js without a browser (node): the axis numbers of issue 20 -
+// nice limits, tick labels as people write them, log axes that label only
+// decades, no "-0", natural order of names that end in numbers.
+import * as f from '../../webui/js/core/format.js';
+
+let failed = 0;
+function eq(got, want, what) {
+  const g = JSON.stringify(got), w = JSON.stringify(want);
+  if (g === w) console.log('ok - ' + what);
+  else { failed++; console.log(`not ok - ${what}: got ${g}, want ${w}`); }
+}
+// Labels of a linear axis with these tick values, as Chart.js calls the
+// callback.
+const lin = (vals) => { const t = vals.map((value) => ({ value })); return vals.map((v, i) => f.linearTicks(v, i, t)); };
+const log = (vals) => { const t = vals.map((value) => ({ value })); return vals.map((v, i) => f.logTicks(v, i, t)); };
+
+eq(lin([0, 2e28, 4e28, 6e28, 8e28]), ['0', '2e28', '4e28', '6e28', '8e28'], 'huge values: scientific with the spacing\'s mantissa');
+eq(lin([0, 1e-7, 2e-7, 3e-7]), ['0', '1e-7', '2e-7', '3e-7'], 'tiny values: 1e-7 style');
+eq(lin([2.5e-7, 5e-7, 7.5e-7]), ['2.5e-7', '5e-7', '7.5e-7'], 'mantissa digits from the spacing');
+eq(lin([-0.1, 0, 0.1, 0.2, 0.30000000000000004]), ['-0.1', '0', '0.1', '0.2', '0.3'], 'float noise snapped, decimals from the spacing');
+eq(lin([0, 2500, 5000, 7500, 10000]), ['0', '2.5k', '5k', '7.5k', '10k'], 'thousands: SI');
+eq(lin([0, 5e14, 1e15]), ['0', '5e14', '1e15'], 'past the SI range: scientific, never 100e15');
+eq(lin([0, 2e6, 4e6]), ['0', '2M', '4M'], 'millions: SI');
+eq(lin([9, 9.1, 9.2]), ['9', '9.1', '9.2'], 'plain digits, no padding');
+eq(lin([-1e-17, 0.5]), ['0', '0.5'], 'no -0 from float noise');
+eq(f.niceRange(0.0123, 79.93e27), [0, 8e28], 'limits on a nice step: 0 to 8e28, not 79.93e27');
+eq(f.niceRange(2.13, 9.185, 10), [2, 10], 'limits 2 to 10, not 9.185');
+eq(f.niceRange(2.13, 9.185, 5), [2, 10], 'and with five steps');
+eq(f.niceRange(0.21, 0.98, 10), [0.2, 1], 'an accuracy gets 0.2 to 1');
+eq(f.niceRange(5, 5), [4, 6], 'one value: a nice step around it');
+const decades = [];
+for (let e = -9; e < 3; e++) for (let m = 1; m < 10; m++) decades.push(m * 10 ** e);
+eq(log(decades).filter(Boolean), ['1e-8', '1e-6', '1e-4', '0.01', '1', '100'], 'a log axis over 12 decades: every other decade, no overlap');
+eq(log([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30]), ['1', '2', '', '', '5', '', '', '', '', '10', '20', ''], 'under two decades: 1, 2, 5');
+eq([f.pct(-0.00001), f.fixed(-0.04, 1), f.eng(-0), f.eng(-1e-320)], ['0.0 %', '0.0', '0', '0'], 'no signed zero');
+eq(['rank-10', 'rank-2', 'rank-1', 'rank-3'].sort(f.naturalCompare), ['rank-1', 'rank-2', 'rank-3', 'rank-10'], 'natural order');
+eq(['run10', 'Run2', 'run2'].sort(f.naturalCompare), ['Run2', 'run2', 'run10'], 'natural order, case ties broken stably');
+console.log('1..19');
+process.exit(failed ? 1 : 0);

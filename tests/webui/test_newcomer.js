@@ -1,0 +1,347 @@
+// The newcomer's path (issue 20) on a logdir like examples/demo.sh's: the
+// example programs built by meson write a small MLP run, a run that
+// diverges (loss 7.7e28, then NaN at step 61), a run of one step (every
+// series a single point, every distribution one step), an input-bound and
+// a balanced pipeline run, and a 4-rank DDP job with a straggler. Then, as
+// a new user would: every tab enabled in /data/plugins_listing is clicked
+// and screenshotted at 1440 px and at 800 px (TFB_SHOTS, else the build's
+// screenshots/), and the page is checked for what spoiled the first five
+// minutes: no scalar chart whose y range is set by the one diverged run
+// (with the "N points above" marker and its "show all"), single-point
+// series drawn as markers, tick labels as people write them (no
+// "79.93e27", no "-0"), the same colour for a run across two reloads, no
+// clipped tab bar at 800 px (the tabs that do not fit are in "More"),
+// "Show it" isolating the failing run and zooming to its step, and the
+// light/dark toggle persisting.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const { execFileSync } = require('child_process');
+const T = require('./lib.js');
+
+const [tfboard] = process.argv.slice(2);
+if (!tfboard) { console.error('usage: test_newcomer.js TFBOARD'); process.exit(2); }
+const EX = path.join(process.env.TFB_BUILD_ROOT || '', 'examples');
+for (const p of ['mlp_train', 'pipeline_train', 'ddp_train']) {
+  if (!fs.existsSync(path.join(EX, p))) T.skip(path.join(EX, p) + ' not built');
+}
+const SHOTS = process.env.TFB_SHOTS || '';
+
+async function shot(page, name) {
+  if (!SHOTS) return T.screenshot(page, 'newcomer-' + name);
+  fs.mkdirSync(SHOTS, { recursive: true });
+  const f = path.join(SHOTS, name + '.png');
+  await page.screenshot({ path: f });
+  console.log('# screenshot ' + f);
+  return f;
+}
+
+function writeLogdir() {
+  const d = T.tmpdir('tfb-webui-newcomer-');
+  const run = (exe, args) => execFileSync(path.join(EX, exe), ['--logdir', d, ...args], { stdio: 'ignore', timeout: 120000 });
+  run('mlp_train', ['--name', 'demo', '--steps', '300']);
+  try { run('mlp_train', ['--name', 'diverge', '--steps', '200', '--lr', '5']); } catch (e) { /* exits non-zero on NaN */ }
+  run('mlp_train', ['--name', 'first_step', '--steps', '1', '--hist-every', '1']);
+  run('pipeline_train', ['--run', 'input_bound', '--steps', '30', '--loaders', '1', '--prefetch', '1', '--loader-ms', '12', '--step-ms', '4']);
+  run('pipeline_train', ['--run', 'balanced', '--steps', '30', '--loaders', '4', '--prefetch', '8', '--loader-ms', '4', '--step-ms', '6']);
+  run('ddp_train', ['--job', 'ddp', '--ranks', '4', '--steps', '60', '--compute-ms', '4', '--slow-rank', '2', '--slow-factor', '1.3']);
+  return d;
+}
+
+// Waits until the page has settled: no request in flight for a moment.
+async function settle(page) {
+  await page.waitForLoadState('networkidle', { timeout: 15000 }).catch(() => {});
+  await page.waitForTimeout(400);
+}
+
+// Scrolls the main area to its end and back, so every lazily drawn card
+// draws.
+async function scrollAll(page) {
+  for (let i = 0; i < 40; i++) {
+    const more = await page.$eval('#main', (m) => { const was = m.scrollTop; m.scrollTop += m.clientHeight * 0.8; return m.scrollTop > was; });
+    await page.waitForTimeout(150);
+    if (!more) break;
+  }
+  await settle(page);
+  await page.$eval('#main', (m) => { m.scrollTop = 0; });
+}
+
+// Clicks a tab, through the "More" menu when it is there.
+async function openTab(page, name) {
+  const inMenu = await page.$('#tabs-more-menu #tab-' + name);
+  if (inMenu) await page.click('#tabs-more-btn');
+  await page.click('#tab-' + name);
+  await T.until(page, (n) => (location.hash.includes('tab=' + n) || n === window.__tfb.tabs[0]) &&
+    !!document.querySelector('#tab-' + n + '.active'), name, 'tab ' + name + ' active');
+  await settle(page);
+}
+
+// Tick labels that are not how people write numbers: 4 significant digits
+// before an exponent ("79.93e27", "526.6e-9"), "100e15", or a signed zero.
+function badTick(l) {
+  return /^-?\d+\.\d+e-?\d+$/.test(l) && l.replace(/^-/, '').split('e')[0].replace('.', '').length >= 4 ||
+    /^-?\d{3}e-?\d+$/.test(l) || /^-0(\.0*)?( %)?$/.test(l);
+}
+
+T.run(async () => {
+  const logdir = writeLogdir();
+  const srv = await T.startServer(tfboard, logdir);
+  const browser = await T.launch();
+  const listing = await (await fetch(srv.url + 'data/plugins_listing')).json();
+  const enabled = Object.entries(listing).filter(([, p]) => p.enabled && p.loading_mechanism.type === 'JS_MODULE').map(([k]) => k);
+  try {
+    let page = await T.newPage(browser, { viewport: { width: 1440, height: 900 } });
+
+    await T.step('every enabled tab opens and is screenshotted at 1440 px', async () => {
+      await T.openApp(page, srv.url);
+      T.assert(enabled.length >= 8, 'the demo enables most dashboards: ' + enabled);
+      for (const name of enabled) {
+        await openTab(page, name);
+        await shot(page, name + '-1440');
+        const err = await page.$('#page-error');
+        T.assert(!err, name + ': the page failed: ' + (err && await err.textContent()));
+      }
+      T.assertEq(page.problems, [], 'no console errors or failed requests');
+    });
+
+    await T.step('scalars: the diverged run does not set any y range; the marker shows all', async () => {
+      await openTab(page, 'scalars');
+      await scrollAll(page);
+      const charts = await T.until(page, () => {
+        const c = window.__tfb.charts;
+        const ks = Object.keys(c).filter((k) => c[k] && c[k].runs && c[k].runs.diverge);
+        return ks.length >= 3 ? ks.map((k) => [k, c[k]]) : null;
+      }, null, 'scalar charts with the diverged run');
+      let marked = 0;
+      for (const [k, c] of charts) {
+        const others = Object.entries(c.runs).filter(([r]) => r !== 'diverge').map(([, s]) => Math.max(Math.abs(s.min), Math.abs(s.max)))
+          .filter(Number.isFinite);
+        const d = c.runs.diverge;
+        if (!d.line) continue;   // only non-finite points: drawn as markers
+        const dmax = Math.max(Math.abs(d.min), Math.abs(d.max));
+        if (!others.length || !(dmax > 1e6 * Math.max(...others))) continue;
+        const [lo, hi] = c.scales.y;
+        T.assert(Math.max(Math.abs(lo), Math.abs(hi)) < 100 * Math.max(...others),
+          `${k}: y range ${lo}..${hi} set by the diverged run (${dmax}) while the others stay under ${Math.max(...others)}`);
+        T.assert(c.outliers && c.outliers.above + c.outliers.below > 0, k + ': the outliers are counted');
+        marked++;
+      }
+      T.assert(marked >= 2, 'at least loss and a grad_norm chart have the diverged run\'s extremes: ' + marked);
+      // loss: the marker says how many points, and one click shows all.
+      const card = '.card[data-tag="loss"]';
+      const txt = await page.textContent(card + ' .outlier-marker');
+      T.assert(/\d+ points? above/.test(txt), 'marker text: ' + txt);
+      await page.click(card + ' .outlier-marker');
+      const all = await page.evaluate(() => window.__tfb.charts['scalars:loss'] || Object.values(window.__tfb.charts).find((c) => c.view && c.runs && c.runs.diverge));
+      T.assert(all.scales.y[1] >= all.runs.diverge.max, 'show all: the y range reaches the diverged max ' + all.scales.y + ' vs ' + all.runs.diverge.max);
+      await page.click(card + ' .outlier-marker');
+      // The tooltip at step 200: the diverged run stopped at step 61 and is
+      // not listed; the box sits beside the cursor, off the plot area.
+      await page.$eval(card, (c) => c.scrollIntoView());
+      const geo = await page.$eval(card + ' canvas', (cv) => {
+        const ch = cv.$scalarChart.chart, r = cv.getBoundingClientRect(), a = ch.chartArea;
+        return { x: r.left + ch.scales.x.getPixelForValue(200), y: r.top + (a.top + a.bottom) / 2,
+          area: { left: r.left + a.left, right: r.left + a.right, top: r.top + a.top, bottom: r.top + a.bottom } };
+      });
+      await page.mouse.move(geo.x, geo.y);
+      await page.waitForSelector(card + ' .chart-tooltip:not([hidden])');
+      const tip = await page.$eval(card + ' .chart-tooltip', (t) => {
+        const r = t.getBoundingClientRect();
+        return { runs: [...t.querySelectorAll('tbody .run-name')].map((e) => e.textContent), left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+      });
+      T.assert(tip.runs.includes('demo') && !tip.runs.includes('diverge') && !tip.runs.includes('first_step'),
+        'runs listed at step 200: ' + tip.runs);
+      const a = geo.area;
+      const overlap = tip.left < a.right && tip.right > a.left && tip.top < a.bottom && tip.bottom > a.top;
+      T.assert(!overlap, 'the tooltip is off the plot area: ' + JSON.stringify({ tip, a }));
+      T.assert(tip.left >= geo.x || tip.right <= geo.x, 'beside the cursor');
+      await shot(page, 'scalars-tooltip-1440');
+      await page.mouse.move(5, 5);
+    });
+
+    await T.step('single-point series are drawn as markers; ticks are formatted', async () => {
+      const charts = await page.evaluate(() => Object.entries(window.__tfb.charts).filter(([, c]) => c && c.datasets && c.ticks));
+      T.assert(charts.length >= 3, 'scalar charts published: ' + charts.length);
+      let single = 0;
+      for (const [k, c] of charts) {
+        for (const d of c.datasets) {
+          if (d.n === 1) { single++; T.assert(d.pointRadius >= 2, `${k}: ${d.label} has one point and no marker`); }
+        }
+        for (const l of c.ticks.y.concat(c.ticks.x)) T.assert(!badTick(String(l)), `${k}: tick label "${l}"`);
+      }
+      T.assert(single >= 3, 'first_step draws single points: ' + single);
+      // A chart of the one-step run alone: its point is drawn on its own.
+      await page.evaluate(() => { location.hash = 'tab=scalars&runs=' + encodeURIComponent(JSON.stringify(['first_step'])); });
+      await settle(page);
+      const one = await T.until(page, () => {
+        const c = Object.values(window.__tfb.charts).find((x) => x && x.runs && Object.keys(x.runs).join() === 'first_step');
+        return c || null;
+      }, null, 'a chart of first_step alone');
+      T.assert(one.datasets.some((d) => d.n === 1 && d.pointRadius >= 2), 'one-point chart has a marker');
+      await shot(page, 'scalars-single-point-1440');
+      await page.evaluate(() => { location.hash = 'tab=distributions'; });
+      await settle(page);
+      const dist = await T.until(page, () => {
+        const k = Object.keys(window.__tfb.charts).find((x) => x.startsWith('distributions:first_step:'));
+        return k ? window.__tfb.charts[k] : null;
+      }, null, 'a distribution of first_step');
+      T.assertEq(dist.steps, 1, 'one step');
+      T.assert(dist.drawnPoints === 2, 'the one step is drawn as a band (two x positions): ' + dist.drawnPoints);
+      await shot(page, 'distributions-one-step-1440');
+      await page.evaluate(() => { location.hash = 'tab=scalars'; });
+      await settle(page);
+    });
+
+    await T.step('"Show it" isolates the failing run and zooms to the step where it broke', async () => {
+      await page.evaluate(() => { location.hash = 'tab=scalars'; });
+      await page.waitForSelector('#banner-first');
+      await page.click('#banner-first');
+      const c = await T.until(page, () => {
+        const x = Object.values(window.__tfb.charts).find((v) => v && v.runs && Object.keys(v.runs).join() === 'diverge' && v.zoomed);
+        return x || null;
+      }, null, 'the diverge chart alone, zoomed');
+      const step = c.view.focusStep;
+      T.assert(c.scales.x[0] < step && c.scales.x[1] > step, `x range ${c.scales.x} around step ${step}`);
+      T.assert(c.scales.x[1] - c.scales.x[0] < 150, 'zoomed in: ' + c.scales.x);
+      await settle(page);
+      await shot(page, 'show-it-1440');
+      await page.evaluate(() => { location.hash = 'tab=scalars'; });
+      await settle(page);
+    });
+
+    await T.step('compare: curves of both runs per shared tag, the divergence named', async () => {
+      await page.evaluate(() => { location.hash = 'tab=compare&cmpA=demo&cmpB=diverge'; });
+      const pg = await T.until(page, () => {
+        const c = window.__tfb.pages.compare;
+        return c && c.b === 'diverge' && c.charts > 0 && c.drawn === c.charts ? c : null;
+      }, null, 'compare curves drawn');
+      T.assert(/^B diverged at step \d+: loss NaN$/.test(pg.headline), 'headline: ' + pg.headline);
+      T.assertEq(await page.textContent('#compare-headline h2'), pg.headline, 'headline shown');
+      const loss = await page.evaluate(() => window.__tfb.charts['compare:loss']);
+      T.assertEq(Object.keys(loss.runs).sort(), ['demo', 'diverge'], 'both runs overlaid on loss');
+      T.assert(loss.scales.y[1] < 100, 'loss curves not flattened by the diverged run: ' + loss.scales.y);
+      const cell = await page.$eval('#compare-scalars tr[data-tag="loss"] td:nth-child(4)', (td) => [td.textContent, td.className]);
+      T.assert(cell[0] === 'B NaN' && /worse/.test(cell[1]), 'a NaN in B is named, in red: ' + cell);
+      await settle(page);
+      await shot(page, 'compare-demo-diverge-1440');
+      await page.evaluate(() => { location.hash = 'tab=scalars'; });
+      await settle(page);
+    });
+
+    await T.step('"Export this view": one HTML file that draws the same charts offline', async () => {
+      await page.evaluate(() => { location.hash = 'tab=scalars&tagFilter=' + encodeURIComponent('^(loss|accuracy|grad_norm/fc1/weight)$'); });
+      await settle(page);
+      await scrollAll(page);
+      const live = await T.until(page, () => {
+        const c = window.__tfb.charts;
+        const ks = ['loss', 'accuracy', 'grad_norm/fc1/weight'].filter((t) => c['scalars:' + t] && c['scalars:' + t].datasets);
+        return ks.length === 3 ? ks.map((t) => [t, c['scalars:' + t]]) : null;
+      }, null, 'the three charts drawn');
+      await page.click('#settings-btn');
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-view')]);
+      const file = path.join(T.tmpdir('tfb-export-'), 'view.html');
+      await dl.saveAs(file);
+      const html = fs.readFileSync(file, 'utf8');
+      T.assert(!/<script[^>]+src=|<link[^>]+href=/i.test(html), 'nothing loaded from elsewhere');
+      if (SHOTS) fs.copyFileSync(file, path.join(SHOTS, 'export-scalars.html'));
+      // Offline: every request that is not file: or data: is refused.
+      const ctx = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+      const off = await ctx.newPage();
+      const blocked = [];
+      const errors = [];
+      await off.route('**/*', (r) => {
+        const u = r.request().url();
+        if (u.startsWith('file:') || u.startsWith('data:')) return r.continue();
+        blocked.push(u);
+        return r.abort();
+      });
+      off.on('pageerror', (e) => errors.push(e.message));
+      off.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      await off.goto('file://' + file);
+      const ex = await T.until(off, () => window.__export && window.__export.ready ? window.__export : null, null, 'the export drawn');
+      T.assertEq(blocked, [], 'the export asked for nothing from the network');
+      T.assertEq(errors, [], 'no errors in the export');
+      for (const [tag, c] of live) {
+        const e = ex.charts.find((x) => x.title === tag);
+        T.assert(e, 'exported chart ' + tag + ' in ' + ex.charts.map((x) => x.title));
+        T.assertEq(e.datasets, c.datasets.map((d) => ({ label: d.label, n: d.n })), tag + ': the same lines and points');
+        T.assertEq(e.y, c.scales.y, tag + ': the same y range');
+        T.assertEq(e.ticks.y, c.ticks.y, tag + ': the same y tick labels');
+      }
+      await off.screenshot({ path: SHOTS ? path.join(SHOTS, 'export-offline-1440.png') : path.join(T.tmpdir('tfb-shot-'), 'x.png') });
+      await ctx.close();
+      await page.evaluate(() => { location.hash = 'tab=scalars'; });
+      await settle(page);
+    });
+
+    await T.step('the same colour for a run across two reloads', async () => {
+      const colour = () => page.$eval('#run-list', (ul) => {
+        const out = {};
+        for (const li of ul.querySelectorAll('li')) {
+          const sw = li.querySelector('.swatch');
+          if (sw) out[li.textContent.trim()] = sw.style.background;
+        }
+        return out;
+      });
+      const first = await colour();
+      T.assert(Object.keys(first).length >= 5, 'run rows: ' + JSON.stringify(first));
+      for (let i = 0; i < 2; i++) {
+        await page.reload();
+        await page.waitForFunction(() => window.__tfb && window.__tfb.ready);
+        await settle(page);
+        T.assertEq(await colour(), first, 'colours after reload ' + (i + 1));
+      }
+      const distinct = new Set(Object.values(first));
+      T.assert(distinct.size === Object.keys(first).length, 'every run its own colour: ' + JSON.stringify(first));
+    });
+
+    await T.step('light / dark toggle, persisted', async () => {
+      const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      const before = await bg();
+      await page.click('#theme-toggle');
+      const after = await bg();
+      T.assert(before !== after, 'the toggle changes the page colours');
+      await page.reload();
+      await page.waitForFunction(() => window.__tfb && window.__tfb.ready);
+      T.assertEq(await bg(), after, 'the theme survives a reload');
+      await settle(page);
+      await shot(page, 'scalars-dark-1440');
+      await page.click('#theme-toggle');
+      T.assertEq(await bg(), before, 'and toggles back');
+    });
+    await page.context().close();
+
+    page = await T.newPage(browser, { viewport: { width: 800, height: 900 } });
+    await T.step('800 px: no clipped tab bar; every tab reachable; sidebar collapses', async () => {
+      await T.openApp(page, srv.url);
+      await settle(page);
+      const fit = await page.evaluate(() => {
+        const nav = document.getElementById('tabs');
+        const bar = document.querySelector('.topbar');
+        const kids = [...bar.children].filter((e) => !e.hidden && e.offsetParent !== null);
+        const right = Math.max(...kids.map((e) => e.getBoundingClientRect().right));
+        return { scroll: nav.scrollWidth, client: nav.clientWidth, right, width: window.innerWidth };
+      });
+      T.assert(fit.scroll <= fit.client + 1, 'tabs overflow their bar: ' + JSON.stringify(fit));
+      T.assert(fit.right <= fit.width + 1, 'top bar wider than the window: ' + JSON.stringify(fit));
+      const inMenu = await page.$$eval('#tabs-more-menu .tab', (as) => as.map((a) => a.id));
+      T.assert(inMenu.length > 0, 'some tabs moved to More at 800 px');
+      for (const name of enabled) {
+        await openTab(page, name);
+        await shot(page, name + '-800');
+      }
+      const w0 = await page.$eval('#main', (m) => m.clientWidth);
+      await page.click('#sidebar-toggle');
+      const w1 = await page.$eval('#main', (m) => m.clientWidth);
+      T.assert(w1 > w0 + 100, `the main area takes the sidebar's width: ${w0} -> ${w1}`);
+      await page.reload();
+      await page.waitForFunction(() => window.__tfb && window.__tfb.ready);
+      T.assert(await page.$eval('.sidebar', (s) => getComputedStyle(s).display === 'none'), 'collapsed sidebar persists');
+      await page.click('#sidebar-toggle');
+      T.assertEq(page.problems, [], 'no console errors or failed requests at 800 px');
+    });
+  } finally {
+    await browser.close();
+    srv.stop();
+  }
+});
