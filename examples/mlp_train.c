@@ -277,6 +277,49 @@ static int log_media(tfb_writer *w, const model *m, long step)
     return rc < 0 ? rc : 0;
 }
 
+/* ---- custom scalars layout --------------------------------------------- */
+
+/* Appends a length-delimited protobuf field (the length as a varint). */
+static size_t pb_ld(uint8_t *out, size_t at, int field, const void *p,
+                    size_t len)
+{
+    out[at++] = (uint8_t)(field << 3 | 2);
+    size_t v = len;
+    do {
+        out[at++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    memcpy(out + at, p, len);
+    return at + len;
+}
+
+/* One chart of tags on top of each other (tensorboard.Chart{title=1,
+ * multiline=2{tag=1}}) for the Custom Scalars dashboard. */
+static size_t pb_chart(uint8_t *out, size_t at, const char *title,
+                       const char *const *tags, int n)
+{
+    uint8_t ml[128], ch[160];
+    size_t m = 0, c = 0;
+    for (int i = 0; i < n; i++)
+        m = pb_ld(ml, m, 1, tags[i], strlen(tags[i]));
+    c = pb_ld(ch, c, 1, title, strlen(title));
+    c = pb_ld(ch, c, 2, ml, m);
+    return pb_ld(out, at, 2, ch, c);
+}
+
+static int log_layout(tfb_writer *w)
+{
+    static const char *const t1[] = {"loss", "accuracy"};
+    static const char *const t2[] = {"grad_norm/global", "grad_norm/fc1/weight",
+                                     "grad_norm/fc3/weight"};
+    uint8_t cat[256], layout[264];
+    size_t c = pb_ld(cat, 0, 1, "Training", 8);
+    c = pb_chart(cat, c, "loss and accuracy", t1, 2);
+    c = pb_chart(cat, c, "gradient norms", t2, 3);
+    size_t n = pb_ld(layout, 0, 2, cat, c);
+    return tfb_custom_scalars_layout(w, layout, n);
+}
+
 /* ---- non-finite reporting ----------------------------------------------- */
 
 typedef struct watch {
@@ -430,6 +473,8 @@ int main(int argc, char **argv)
              "Curves |\n",
              name, HID, HID, lr, batch, seed, steps);
     int terr = tfb_text(w, "text/about", note, 0);
+    if (terr >= 0)
+        terr = log_layout(w);
     if (!log_err && terr < 0)
         log_err = terr;
 
