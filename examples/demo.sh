@@ -5,6 +5,7 @@
 #
 #   PORT=6006      port to serve on (127.0.0.1 only)
 #   LOGDIR=runs    where the runs go
+#   BUILD=build    the meson build directory (set up here when missing)
 #   NO_SERVE=1     stop after writing the runs (and print the report instead)
 #
 # Every dashboard gets data, without a GPU too: a learning-rate x seed sweep
@@ -33,10 +34,11 @@ if [ -n "$missing" ]; then
 fi
 
 LOGDIR=${LOGDIR:-runs}
-echo "==> building (build/)"
-[ -f build/build.ninja ] || meson setup build -Dtests=false -Dbuildtype=release >/dev/null
-ninja -C build >/dev/null
-EX=build/examples
+B=${BUILD:-build}
+echo "==> building ($B/)"
+[ -f "$B/build.ninja" ] || meson setup "$B" -Dtests=false -Dbuildtype=release >/dev/null
+ninja -C "$B" >/dev/null
+EX=$B/examples
 
 echo "==> training the examples into $LOGDIR/ (about a minute)"
 rm -rf "$LOGDIR/sweep" "$LOGDIR/diverge" "$LOGDIR/input_bound" "$LOGDIR/balanced" \
@@ -68,7 +70,7 @@ $EX/ddp_train --logdir "$LOGDIR" --job ddp --ranks 4 --steps 200 \
 have_torch=0
 if /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null; then
   have_torch=1
-  PYTHONPATH=python TFBOARD_LIB=build/collector/libtfboard.so \
+  PYTHONPATH=python TFBOARD_LIB=$B/collector/libtfboard.so \
     /usr/bin/python3 examples/python/train_mnist_like.py --logdir "$LOGDIR" \
     --name torch_profile --steps 120 --profile 4 >/dev/null 2>&1 \
     || { echo "(the PyTorch example failed: skipped)"; have_torch=0; }
@@ -99,16 +101,16 @@ summary() {
   else
     echo "  GPU         torch_profile: timeline, kernels, memory (measured)"
   fi
-  echo "  Report      build/server/tfboard report --logdir $LOGDIR"
+  echo "  Report      $B/server/tfboard report --logdir $LOGDIR"
 }
 
 if [ "${NO_SERVE:-0}" = 1 ]; then
-  build/server/tfboard report --logdir "$LOGDIR"
+  "$B/server/tfboard" report --logdir "$LOGDIR"
   summary
   exit 0
 fi
 PORT=${PORT:-6006}
-build/server/tfboard --logdir "$LOGDIR" --port "$PORT" &
+"$B/server/tfboard" --logdir "$LOGDIR" --port "$PORT" &
 srv=$!
 trap 'kill $srv 2>/dev/null; exit 0' INT TERM
 # Every dashboard should have data: name any that has none.

@@ -68,7 +68,7 @@ typedef struct tfb_pipeline_summary {
     /* The share of step time that faster input would save, which sets the
      * verdict (the 5 % rule, server/API.md): per step, the input wait less
      * the step's collective wait (a rank that gets its batch sooner only
-     * waits longer for the others), capped at the 75th percentile of those
+     * waits longer for the others), capped at the median of those
      * savings (a few waits stretched by the OS scheduler are not the
      * loaders' doing), averaged and divided by the mean step time. */
     double saving_fraction;
