@@ -68,6 +68,7 @@ function normHost(res) {
   return { lanes, spans, total: num(res.total) || 0, truncated: !!res.truncated };
 }
 
+const ARROWS_MAX = 80;
 const HOST_ROW = 17, GPU_LANE = 24, MIN_H = 380, AXIS_H = 20, LABEL_W = 170, OVERVIEW_H = 34;
 
 // A timeline like Nsight Systems' and Perfetto's, drawn on canvas: an
@@ -228,7 +229,10 @@ class Timeline {
     const calls = new Map();
     for (const s of this.host.spans) if (s.kind === 'runtime') calls.set(s.start, s);
     const launched = this.spans.filter((s) => s.launch !== null && s.count === 1);
-    if (launched.length && launched.length <= 600) {
+    // Past ARROWS_MAX launches in view they would hide the kernels: the
+    // info line says to zoom in instead.
+    this.arrowsHidden = launched.length > ARROWS_MAX;
+    if (launched.length && !this.arrowsHidden) {
       ctx.strokeStyle = withAlpha(themeColor('--fg') || '#333', 0.55);
       ctx.fillStyle = ctx.strokeStyle;
       ctx.lineWidth = 1;
@@ -260,6 +264,7 @@ class Timeline {
     if (this.gpu) parts.push(`${int(this.total ?? this.spans.length)} GPU spans` + (this.merged ? ` (neighbours merged into ${int(this.spans.length)} marks)` : ''));
     if (this.host.lanes.length) parts.push(`${int(this.host.spans.length)} CPU ops, calls and ranges` + (this.host.truncated ? ' (the longest shown; zoom in for all)' : ''));
     if (this.flows) parts.push(`${this.flows} launch → kernel arrows`);
+    else if (this.arrowsHidden) parts.push('zoom in for launch → kernel arrows');
     this.info.textContent = `${parts.join(', ')} in a ${ns(b - a)} window. Wheel: zoom · drag: pan · double-click: whole trace.`;
   }
   drawOverview() {
