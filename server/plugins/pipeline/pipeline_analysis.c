@@ -101,9 +101,12 @@ int tfb_pipeline_summarize(const tfb_pipeline_step *steps, size_t n,
         v[i] = steps[i].input_ms > c ? steps[i].input_ms - c : 0.0;
     }
     qsort(v, n, sizeof *v, cmp_double);
-    double cap = percentile_sorted(v, n, 0.50), saved = 0;
-    for (size_t i = 0; i < n; i++)
-        saved += v[i] < cap ? v[i] : cap;
+    /* The mean over the steps kept, for every step. */
+    size_t kept = n - n / TFB_PIPELINE_TRIM;
+    double saved = 0;
+    for (size_t i = 0; i < kept; i++)
+        saved += v[i];
+    saved *= (double)n / (double)kept;
     s.saving_fraction = sum_step > 0 ? saved / sum_step : 0.0;
     free(v);
     s.verdict = tfb_pipeline_verdict(s.saving_fraction, s.trace.has_trace,
