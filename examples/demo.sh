@@ -59,7 +59,7 @@ $EX/mlp_train --logdir "$LOGDIR" --name diverge --steps 300 --hist-every 50 --lr
 $EX/pipeline_train --logdir "$LOGDIR" --run input_bound --steps 120 \
   --loaders 1 --prefetch 1 --loader-ms 12 --step-ms 4 >/dev/null
 $EX/pipeline_train --logdir "$LOGDIR" --run balanced --steps 120 \
-  --loaders 4 --prefetch 8 --loader-ms 4 --step-ms 6 >/dev/null
+  --loaders 2 --prefetch 16 --loader-ms 1 --step-ms 8 >/dev/null
 # A data-parallel job of 4 processes ($LOGDIR/ddp/rank-0000N) in which rank 2
 # computes 30 % slower: the others wait for it in the all-reduce.
 $EX/ddp_train --logdir "$LOGDIR" --job ddp --ranks 4 --steps 200 \

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The report's first screen on a demo-like logdir (issue 20).
 
-Trains the examples the way examples/demo.sh does, smaller: two healthy
+Trains the examples the way examples/demo.sh does (the same flags; fewer
+steps): two healthy
 MLP runs and one that diverges (mlp_train --lr 5), an input-bound and a
 balanced input pipeline (pipeline_train), and a 4-rank data-parallel job
 whose rank 2 computes 30 % slower (ddp_train). Then `tfboard report`:
@@ -50,7 +51,7 @@ def setup(logdir):
            "--loaders", "1", "--prefetch", "1", "--loader-ms", "12", "--step-ms", "4")
     assert p.returncode == 0, p.stderr
     p = ex("pipeline_train", "--logdir", logdir, "--run", "balanced", "--steps", "60",
-           "--loaders", "4", "--prefetch", "8", "--loader-ms", "4", "--step-ms", "6")
+           "--loaders", "2", "--prefetch", "16", "--loader-ms", "1", "--step-ms", "8")
     assert p.returncode == 0, p.stderr
     p = ex("ddp_train", "--logdir", logdir, "--job", "ddp", "--ranks", "4", "--steps", "100",
            "--compute-ms", "8", "--slow-rank", "2", "--slow-factor", "1.3")

@@ -123,6 +123,8 @@ class Timeline {
       }
       const laneLabel = new Map(((res && res.lanes) || []).map((l) => [l.id, String(l.label)]));
       this.gpuLanes = ((res && res.lanes) || []).map((l) => String(l.label));
+      // The trace model's own host lanes (step / input spans of our store).
+      this.stepLanes = new Set(((res && res.lanes) || []).filter((l) => l.kind === 'host').map((l) => String(l.label)));
       this.spans = ((res && res.spans) || []).map((x) => normSpan(x, laneLabel)).filter((x) => Number.isFinite(x.start) && Number.isFinite(x.end));
       this.host = hres ? normHost(hres) : { lanes: [], spans: [], total: 0 };
       this.merged = !!(res && res.merged);
@@ -155,7 +157,12 @@ class Timeline {
     // Tall even for a few lanes: the GPU streams take the room left up to
     // MIN_H (80 px each at most).
     const gh = gl.length ? Math.max(GPU_LANE, Math.min(80, Math.floor((MIN_H - 4 - y) / gl.length))) : GPU_LANE;
-    for (const l of gl) { out.push({ label: l, y, h: gh, rows: 1, kind: 'gpu' }); y += gh; }
+    for (const l of gl) {
+      const step = this.stepLanes && this.stepLanes.has(l);
+      const hh = step ? GPU_LANE : gh;
+      out.push({ label: l, y, h: hh, rows: 1, kind: 'gpu', step });
+      y += hh;
+    }
     return { lanes: out, height: y + 4 };
   }
   color(s) {
@@ -186,7 +193,7 @@ class Timeline {
     L.lanes.forEach((l, i) => {
       ctx.fillStyle = i % 2 ? themeColor('--bg') : 'transparent';
       ctx.fillRect(LABEL_W, l.y, pw, l.h);
-      ctx.fillStyle = l.kind === 'gpu' ? devColor(0) : l.kind === 'nvtx' ? COLOR.purple : muted;
+      ctx.fillStyle = l.kind === 'gpu' && !l.step ? devColor(0) : l.kind === 'nvtx' ? COLOR.purple : muted;
       ctx.textAlign = 'right';
       ctx.textBaseline = 'middle';
       const lab = l.label.length > 26 ? l.label.slice(0, 25) + '…' : l.label;
