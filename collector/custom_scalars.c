@@ -4,9 +4,9 @@
  */
 #include <stdlib.h>
 
-#include "pb.h"
+#include "collector/pb.h"
 #include "tfboard.h"
-#include "writer_internal.h"
+#include "collector/writer_internal.h"
 
 int tfb_custom_scalars_layout(tfb_writer *w, const void *layout_pb,
                               size_t len)

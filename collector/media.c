@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
+#include "collector/pb.h"
 #include "tfboard.h"
-#include "writer_internal.h"
+#include "collector/writer_internal.h"
 
 typedef struct img_job {
     struct img_job *next;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
+#include "collector/pb.h"
 #include "tfboard.h"
-#include "writer_internal.h"
+#include "collector/writer_internal.h"
 
 /* Serialises Event{wall_time, step, summary{value{tag, metadata{plugin
  * "pr_curves", content PrCurvePluginData{num_thresholds}}, tensor

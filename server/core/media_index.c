@@ -1,7 +1,7 @@
 /*
  * media_index.c - where each image lies (see media_index.h).
  */
-#include "media_index.h"
+#include "core/media_index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "event_decode.h"
-#include "pb.h"
-#include "str.h"
-#include "strtab.h"
-#include "utf8.h"
-#include "vec.h"
+#include "collector/event_decode.h"
+#include "collector/pb.h"
+#include "base/str.h"
+#include "base/strtab.h"
+#include "base/utf8.h"
+#include "base/vec.h"
 
 /* Entries live in blocks of this many that never move: appending never
  * copies, and memory is the entries plus one pointer per block. */

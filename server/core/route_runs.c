@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "plugin.h"
-#include "routes_core.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
 
 int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp)
 {

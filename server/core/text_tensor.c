@@ -1,12 +1,12 @@
 /*
  * text_tensor.c - string tensors as a text's Markdown (see text_tensor.h).
  */
-#include "text_tensor.h"
+#include "core/text_tensor.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
+#include "collector/pb.h"
 
 typedef struct buf {
     char *p;

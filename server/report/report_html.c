@@ -5,14 +5,14 @@
  * under a Content-Security-Policy that forbids
  * every external load, so the file works offline and attached to a bug.
  */
-#include "report_html.h"
+#include "report/report_html.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "media_index.h"
-#include "pipeline_analysis.h"
-#include "report_page.h"
+#include "core/media_index.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "report/report_page.h"
 
 #define MAX_PIPELINE_BARS 1000
 /* Images embedded in the report (base64 data: URLs, the only images the

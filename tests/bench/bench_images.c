@@ -22,9 +22,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "loader.h"
-#include "media_index.h"
-#include "store.h"
+#include "core/loader.h"
+#include "core/media_index.h"
+#include "core/store.h"
 #include "tfboard.h"
 
 static double now_s(void)

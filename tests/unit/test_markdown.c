@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "markdown.h"
+#include "plugins/text/markdown.h"
 
 static char *md(const char *s)
 {

@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "loader.h"
-#include "media_index.h"
-#include "store.h"
+#include "core/loader.h"
+#include "core/media_index.h"
+#include "core/store.h"
 #include "test_util.h"
 
 /* A valid 1x1 gray PNG. */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
-#include "plugin.h"
+#include "collector/pb.h"
+#include "core/plugin.h"
 
 /* string_val[0] of a TensorProto, or 0 bytes. */
 static int first_string(const uint8_t *t, size_t n, const uint8_t **out,

@@ -9,7 +9,7 @@
  * stay independent so either can change alone (as gpu_memory_load.c).
  * Malformed input ends the scan of that file; what was read is kept.
  */
-#include "gpu_host.h"
+#include "plugins/gpu/gpu_host.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_file.h"
-#include "hash.h"
-#include "json_str.h"
-#include "strtab.h"
+#include "plugins/gpu/gpu_file.h"
+#include "base/hash.h"
+#include "base/json_str.h"
+#include "base/strtab.h"
 #include "tfboard.h"
 
 /* Nesting past this depth is drawn on the last row. */

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-#include "store.h"
+#include "core/json.h"
+#include "core/store.h"
 
 typedef enum tfb_host_kind {
     TFB_HOST_OP = 0,      /* cpu_op, python_function */

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "media_index.h"
-#include "plugin.h"
+#include "core/media_index.h"
+#include "core/plugin.h"
 
 /* {run: {tag: {displayName, description, samples}}}, TensorBoard's shape;
  * runs without images are left out (as TensorBoard 2's data provider

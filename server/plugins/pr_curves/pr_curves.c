@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "media_index.h"
-#include "pb.h"
-#include "plugin.h"
+#include "core/media_index.h"
+#include "collector/pb.h"
+#include "core/plugin.h"
 
 enum { DT_FLOAT = 1 };
 

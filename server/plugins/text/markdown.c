@@ -1,7 +1,7 @@
 /*
  * markdown.c - Markdown to safe HTML with cmark (see markdown.h).
  */
-#include "markdown.h"
+#include "plugins/text/markdown.h"
 
 #include <cmark.h>
 #include <stdlib.h>
