@@ -8,7 +8,9 @@
  * Every step it logs loss, accuracy, the gradient norm of every layer and
  * the global norm (tfb_grad_norms), and checks the per-sample losses and
  * every gradient for NaN/Inf (tfb_check_numerics). Every --hist-every steps
- * it logs weight and gradient histograms.
+ * it logs weight and gradient histograms, the decision regions as an image
+ * (samples/decision_regions) and a PR curve per class over the data set;
+ * at the start, a Markdown note describing the run (text/about).
  *
  * A large --lr (e.g. 5) makes the weights blow up until the loss is no
  * longer finite. The writer's on_nonfinite callback tells the program, which
@@ -210,6 +212,114 @@ static void train_step(const model *m, const int *idx, int nb, model *grad,
     dense_back(x, nb, IN, m->w1, HID, dh1, grad->w1, grad->b1, NULL);
 }
 
+/* ---- media: decision regions, PR curves ------------------------------- */
+
+/* Class probabilities of one point (the forward pass of train_step). */
+static void predict(const model *m, const float *x, float *p)
+{
+    float a1[HID], a2[HID], z[OUT];
+    dense(x, 1, IN, m->w1, m->b1, HID, a1);
+    for (int i = 0; i < HID; i++)
+        a1[i] = lrelu(a1[i]);
+    dense(a1, 1, HID, m->w2, m->b2, HID, a2);
+    for (int i = 0; i < HID; i++)
+        a2[i] = lrelu(a2[i]);
+    dense(a2, 1, HID, m->w3, m->b3, OUT, z);
+    float mx = z[0] > z[1] ? z[0] : z[1], sum = 0;
+    if (z[2] > mx)
+        mx = z[2];
+    for (int o = 0; o < OUT; o++)
+        sum += (p[o] = expf(z[o] - mx));
+    for (int o = 0; o < OUT; o++)
+        p[o] = isfinite(sum) && sum > 0 ? p[o] / sum : 1.0f / OUT;
+}
+
+/* The plane [-1, 1]² coloured by the predicted class (brighter where the
+ * model is sure), with the training points on top: what the network has
+ * learned, at a glance. Returns the first error. */
+static int log_media(tfb_writer *w, const model *m, long step)
+{
+    enum { S = 64 };
+    static const uint8_t col[OUT][3] = {{228, 87, 86}, {76, 120, 168},
+                                        {89, 161, 79}};
+    static uint8_t px[S * S * 3];
+    float p[OUT], x[IN];
+    for (int r = 0; r < S; r++)
+        for (int c = 0; c < S; c++) {
+            x[0] = -1.0f + 2.0f * (float)c / (S - 1);
+            x[1] = 1.0f - 2.0f * (float)r / (S - 1);
+            predict(m, x, p);
+            for (int k = 0; k < 3; k++) {
+                float v = 0;
+                for (int o = 0; o < OUT; o++)
+                    v += p[o] * col[o][k];
+                px[(r * S + c) * 3 + k] = (uint8_t)(0.55f * v + 0.45f * 255);
+            }
+        }
+    for (int i = 0; i < NDATA; i += 3) {
+        int c = (int)((data_x[i][0] + 1.0f) / 2.0f * (S - 1) + 0.5f);
+        int r = (int)((1.0f - data_x[i][1]) / 2.0f * (S - 1) + 0.5f);
+        if (r >= 0 && r < S && c >= 0 && c < S)
+            memcpy(&px[(r * S + c) * 3], col[data_y[i]], 3);
+    }
+    int rc = tfb_image(w, "samples/decision_regions", px, S, S, 3, step);
+    static float labels[NDATA], pred[NDATA];
+    char tag[32];
+    for (int o = 0; o < OUT && rc >= 0; o++) {
+        for (int i = 0; i < NDATA; i++) {
+            predict(m, data_x[i], p);
+            labels[i] = data_y[i] == o;
+            pred[i] = p[o];
+        }
+        snprintf(tag, sizeof tag, "pr/class_%d", o);
+        rc = tfb_pr_curve(w, tag, labels, pred, NDATA, 51, step);
+    }
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- custom scalars layout --------------------------------------------- */
+
+/* Appends a length-delimited protobuf field (the length as a varint). */
+static size_t pb_ld(uint8_t *out, size_t at, int field, const void *p,
+                    size_t len)
+{
+    out[at++] = (uint8_t)(field << 3 | 2);
+    size_t v = len;
+    do {
+        out[at++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    memcpy(out + at, p, len);
+    return at + len;
+}
+
+/* One chart of tags on top of each other (tensorboard.Chart{title=1,
+ * multiline=2{tag=1}}) for the Custom Scalars dashboard. */
+static size_t pb_chart(uint8_t *out, size_t at, const char *title,
+                       const char *const *tags, int n)
+{
+    uint8_t ml[128], ch[160];
+    size_t m = 0, c = 0;
+    for (int i = 0; i < n; i++)
+        m = pb_ld(ml, m, 1, tags[i], strlen(tags[i]));
+    c = pb_ld(ch, c, 1, title, strlen(title));
+    c = pb_ld(ch, c, 2, ml, m);
+    return pb_ld(out, at, 2, ch, c);
+}
+
+static int log_layout(tfb_writer *w)
+{
+    static const char *const t1[] = {"loss", "accuracy"};
+    static const char *const t2[] = {"grad_norm/global", "grad_norm/fc1/weight",
+                                     "grad_norm/fc3/weight"};
+    uint8_t cat[256], layout[264];
+    size_t c = pb_ld(cat, 0, 1, "Training", 8);
+    c = pb_chart(cat, c, "loss and accuracy", t1, 2);
+    c = pb_chart(cat, c, "gradient norms", t2, 3);
+    size_t n = pb_ld(layout, 0, 2, cat, c);
+    return tfb_custom_scalars_layout(w, layout, n);
+}
+
 /* ---- non-finite reporting ----------------------------------------------- */
 
 typedef struct watch {
@@ -352,6 +462,22 @@ int main(int argc, char **argv)
     int log_err = tfb_hparams_with_metrics(w, hp, sizeof hp / sizeof hp[0],
                                            metrics, 1);
 
+    /* A note for the Text dashboard (Markdown, as add_text takes it). */
+    char note[512];
+    snprintf(note, sizeof note,
+             "## %s\n\nA 2-%d-%d-3 MLP on three spiral arms, SGD with "
+             "**lr = %g**, batch %ld, seed %ld, %ld steps.\n\n"
+             "| what | where |\n| --- | --- |\n"
+             "| loss, accuracy | Scalars |\n"
+             "| decision regions | Images |\n| PR curve per class | PR "
+             "Curves |\n",
+             name, HID, HID, lr, batch, seed, steps);
+    int terr = tfb_text(w, "text/about", note, 0);
+    if (terr >= 0)
+        terr = log_layout(w);
+    if (!log_err && terr < 0)
+        log_err = terr;
+
     rng_state = UINT64_C(0x2545F4914F6CDD1D) ^ (uint64_t)seed;
     make_spirals();
     static model m, g;
@@ -394,6 +520,9 @@ int main(int argc, char **argv)
                 if (!log_err)
                     log_err = e1 < 0 ? e1 : (e2 < 0 ? e2 : 0);
             }
+            int me = log_media(w, &m, step);
+            if (!log_err && me < 0)
+                log_err = me;
             printf("step %ld  loss %.4f  accuracy %.3f\n", step,
                    (double)so.loss, (double)so.accuracy);
         }

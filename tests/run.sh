@@ -24,7 +24,8 @@ PKGS="meson ninja-build gcc binutils clang libclang-rt-14-dev pkg-config libcmoc
       libmicrohttpd-dev libsqlite3-dev zlib1g-dev protobuf-compiler python3
       chromium sqlite3 wrk
       python3-pytest python3-numpy python3-torch python3-protobuf
-      libpng-dev libcmark-dev python3-pil"
+      libpng-dev libcmark-dev python3-pil
+      python3-venv python3-setuptools python3-wheel"
 # test_auth makes its TLS certificate with openssl; bench_fair's clients are curl
 PKGS="$PKGS openssl curl"
 missing=""
@@ -112,6 +113,19 @@ build_and_test() {
 
 # ---- 3. the normal build -------------------------------------------------
 build_and_test build-ci release -Dbuildtype=debugoptimized
+
+# ---- 3b. the demo, as a new user runs it (NO_SERVE: training and the
+# report), on the normal build: its report's first screen and closing
+# summary must be there.
+log "[demo] NO_SERVE=1 examples/demo.sh"
+demo_dir=$(mktemp -d)
+if NO_SERVE=1 LOGDIR="$demo_dir" BUILD=build-ci examples/demo.sh >build-ci.demo.log 2>&1 &&
+   grep -q '^top findings:' build-ci.demo.log && grep -q 'what to look at' build-ci.demo.log; then
+  PASSED=$((PASSED + 1))
+else
+  tail -40 build-ci.demo.log; FAILED=$((FAILED + 1)); FAILED_NAMES="$FAILED_NAMES demo"
+fi
+rm -rf "$demo_dir"
 
 # ---- 4. the sanitizer build ----------------------------------------------
 if [ "${SKIP_ASAN:-0}" != 1 ]; then

@@ -5,6 +5,11 @@ tfboard.SummaryWriter: loss and accuracy, weight histograms, gradient
 norms, NaN/Inf checks, input-pipeline step timing and the run's
 hyperparameters. Runs on the CPU in seconds.
 
+With --profile N it also records N steps with torch.profiler (the CPU ops,
+and the CUDA kernels when a GPU is there: then the model trains on it) and
+writes the Kineto trace into the run directory as <host>.pt.trace.json,
+which tfboard's GPU dashboard reads.
+
     PYTHONPATH=python TFBOARD_LIB=build/collector/libtfboard.so \\
         python3 examples/python/train_mnist_like.py --logdir /tmp/runs
     build/server/tfboard --logdir /tmp/runs
@@ -41,6 +46,10 @@ def main():
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", type=int, default=0,
+                    help="steps to record with torch.profiler (0: none)")
+    ap.add_argument("--name", default=None,
+                    help="run name (default: mnist_like_<date>)")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
 
@@ -50,9 +59,26 @@ def main():
     model = torch.nn.Sequential(
         torch.nn.Flatten(), torch.nn.Linear(28 * 28, args.hidden),
         torch.nn.ReLU(), torch.nn.Linear(args.hidden, 10))
+    dev = torch.device("cuda" if args.profile and torch.cuda.is_available()
+                       else "cpu")
+    model = model.to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
 
-    run = os.path.join(args.logdir, time.strftime("mnist_like_%Y%m%d-%H%M%S"))
+    run = os.path.join(args.logdir, args.name or
+                       time.strftime("mnist_like_%Y%m%d-%H%M%S"))
+    prof = None
+    if args.profile:
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if dev.type == "cuda":
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        # Skip the first steps (warm-up), then record args.profile steps.
+        prof = torch.profiler.profile(
+            activities=acts, profile_memory=True,
+            schedule=torch.profiler.schedule(wait=5, warmup=2,
+                                             active=args.profile, repeat=1),
+            on_trace_ready=lambda p: p.export_chrome_trace(
+                os.path.join(run, "%s.pt.trace.json" % os.uname().nodename)))
+        prof.start()
     with SummaryWriter(run) as w:
         w.log_hparams({"lr": args.lr, "batch": args.batch,
                        "hidden": args.hidden, "seed": args.seed,
@@ -60,6 +86,7 @@ def main():
                       metric_tags=["hparam/final_loss"])
         loss = torch.tensor(float("nan"))
         for step, (x, y) in enumerate(w.timed(loader)):
+            x, y = x.to(dev), y.to(dev)
             opt.zero_grad()
             logits = model(x)
             loss = torch.nn.functional.cross_entropy(logits, y)
@@ -70,11 +97,15 @@ def main():
             acc = (logits.argmax(1) == y).float().mean()
             w.add_scalar("loss", loss, step)
             w.add_scalar("accuracy", acc, step)
+            if prof is not None:
+                prof.step()
             if step % 50 == 0:
                 for name, p in model.named_parameters():
                     w.add_histogram("weights/" + name, p, step)
                 print("step %d loss %.4f accuracy %.3f"
                       % (step, loss.item(), acc.item()))
+        if prof is not None:
+            prof.stop()
         final = loss.item()
         w.add_scalar("hparam/final_loss", final, 0)
         w.end_hparams("success" if torch.isfinite(loss) else "failure")

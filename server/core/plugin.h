@@ -124,6 +124,16 @@ typedef struct tfb_plugin {
      * for checks across its options (e.g. one threshold below another).
      * Returns 0, or TFB_EINVAL with a one-line reason in err. NULL: none. */
     int (*check_options)(char *err, size_t err_len);
+    /* The report's first screen: calls emit once for each finding about
+     * run r that belongs in the summary, with a weight (higher is more
+     * urgent: 100 a run that broke, 90 a straggler, 50..100 an input-bound
+     * run) and one line "label: detail" (label a few words, the same for
+     * the same kind of finding, so the summary can group it across runs).
+     * NULL: none. Returns 0 or a negative TFB_E* code. */
+    int (*report_findings)(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
+                           void (*emit)(void *user, double weight,
+                                        const char *text),
+                           void *user);
 } tfb_plugin;
 
 /* Hands the built-in plugins (in tab order) to core; the command line

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -59,6 +60,166 @@ static void scalars_section(FILE *f, const tfb_report_run *rr, int md)
     }
 }
 
+/* ---- the first screen: a line per run, then the findings, ranked ------ */
+
+typedef struct finding {
+    size_t run;   /* index into rep->runs */
+    double weight;
+    char *text;   /* "label: detail" */
+} finding;
+
+typedef struct findings {
+    finding *v;
+    size_t n, cap;
+    size_t run;
+    int err;
+} findings;
+
+static void collect(void *user, double weight, const char *text)
+{
+    findings *fs = user;
+    if (fs->err)
+        return;
+    if (fs->n == fs->cap) {
+        size_t nc = fs->cap ? fs->cap * 2 : 16;
+        finding *nv = realloc(fs->v, nc * sizeof *nv);
+        if (!nv) {
+            fs->err = TFB_ENOMEM;
+            return;
+        }
+        fs->v = nv;
+        fs->cap = nc;
+    }
+    char *t = strdup(text);
+    if (!t) {
+        fs->err = TFB_ENOMEM;
+        return;
+    }
+    fs->v[fs->n++] = (finding){fs->run, weight, t};
+}
+
+/* Heaviest first; equal weights keep run order (stable by index). */
+static int cmp_finding(const void *a, const void *b)
+{
+    const finding *x = a, *y = b;
+    if (x->weight != y->weight)
+        return x->weight < y->weight ? 1 : -1;
+    return (x->run > y->run) - (x->run < y->run);
+}
+
+static size_t label_len(const char *t)
+{
+    const char *c = strchr(t, ':');
+    return c ? (size_t)(c - t) : strlen(t);
+}
+
+/* Findings past this many lines are left to the details. */
+#define SUMMARY_FINDINGS 12
+
+static int summary(FILE *f, const tfb_report *rep, int md)
+{
+    findings fs = {0};
+    size_t np;
+    const tfb_plugin *const *pl = tfb_plugins(&np);
+    for (size_t i = 0; i < rep->n_runs && !fs.err; i++) {
+        fs.run = i;
+        for (size_t k = 0; k < np && !fs.err; k++)
+            if (pl[k]->report_findings) {
+                int rc = pl[k]->report_findings(rep->store, rep->runs[i].run,
+                                                &rep->opts, collect, &fs);
+                if (rc < 0)
+                    fs.err = rc;
+            }
+    }
+    if (fs.err) {
+        for (size_t i = 0; i < fs.n; i++)
+            free(fs.v[i].text);
+        free(fs.v);
+        return fs.err;
+    }
+    if (fs.n > 1)
+        qsort(fs.v, fs.n, sizeof *fs.v, cmp_finding);
+
+    /* A line per run: its steps, its time and its findings' labels. */
+    fputs(md ? "\n## Summary\n\n| run | steps | duration | findings |\n"
+               "| --- | --- | --- | --- |\n"
+             : "\nsummary (details below):\n", f);
+    size_t namew = 8;
+    for (size_t i = 0; i < rep->n_runs; i++) {
+        size_t l = strlen(rep->runs[i].name);
+        if (l > namew)
+            namew = l < 40 ? l : 40;
+    }
+    for (size_t i = 0; i < rep->n_runs; i++) {
+        const tfb_report_run *rr = &rep->runs[i];
+        fputs(md ? "| " : "  ", f);
+        tfb_report_put_str(f, rr->name, md);
+        if (!md)
+            for (size_t k = strlen(rr->name); k < namew; k++)
+                fputc(' ', f);
+        fputs(md ? " | " : "  ", f);
+        char st[32];
+        if (rr->max_step == INT64_MIN)
+            snprintf(st, sizeof st, "-");
+        else
+            snprintf(st, sizeof st, "%lld", (long long)rr->max_step);
+        fprintf(f, md ? "%s | " : "%7s steps  ", st);
+        tfb_report_put_duration(f, rr->last_wall - rr->first_wall);
+        fputs(md ? " | " : "  ", f);
+        int any = 0;
+        for (size_t k = 0; k < fs.n; k++)
+            if (fs.v[k].run == i) {
+                fputs(any ? ", " : "", f);
+                fwrite(fs.v[k].text, 1, label_len(fs.v[k].text), f);
+                any = 1;
+            }
+        fputs(any ? "" : "ok", f);
+        fputs(md ? " |\n" : "\n", f);
+    }
+
+    /* The findings, ranked; the same text on several runs is one line that
+     * names them all. */
+    fputs(md ? "\n**Top findings**\n\n" : "\ntop findings:\n", f);
+    if (fs.n == 0)
+        fputs(md ? "None: no run diverged, straggled or waited on input.\n"
+                 : "  none: no run diverged, straggled or waited on input\n",
+              f);
+    size_t shown = 0;
+    for (size_t k = 0; k < fs.n; k++) {
+        if (!fs.v[k].text)
+            continue; /* grouped into an earlier line */
+        if (shown == SUMMARY_FINDINGS) {
+            size_t rest = 0;
+            for (size_t j = k; j < fs.n; j++)
+                rest += fs.v[j].text != NULL;
+            fprintf(f, md ? "- and %zu more below.\n"
+                          : "  ... and %zu more below\n", rest);
+            break;
+        }
+        shown++;
+        fprintf(f, md ? "%zu. " : "  %zu. ", shown);
+        tfb_report_put_str(f, rep->runs[fs.v[k].run].name, md);
+        size_t also = 0;
+        for (size_t j = k + 1; j < fs.n; j++)
+            if (fs.v[j].text && !strcmp(fs.v[j].text, fs.v[k].text)) {
+                fputs(", ", f);
+                tfb_report_put_str(f, rep->runs[fs.v[j].run].name, md);
+                free(fs.v[j].text);
+                fs.v[j].text = NULL;
+                also++;
+            }
+        fputs(" - ", f);
+        tfb_report_put_str(f, fs.v[k].text, md);
+        fputc('\n', f);
+        (void)also;
+    }
+    for (size_t i = 0; i < fs.n; i++)
+        free(fs.v[i].text);
+    free(fs.v);
+    fputs(md ? "\n## Details\n" : "\ndetails:\n", f);
+    return 0;
+}
+
 int tfb_report_text(FILE *f, const tfb_report *rep, int markdown)
 {
     int md = markdown;
@@ -77,6 +238,9 @@ int tfb_report_text(FILE *f, const tfb_report *rep, int markdown)
                 rep->n_runs == 1 ? "" : "s", rep->total_alerts,
                 rep->total_alerts == 1 ? "" : "s");
     }
+    int src = summary(f, rep, md);
+    if (src < 0)
+        return src;
     for (size_t i = 0; i < rep->n_runs; i++) {
         const tfb_report_run *rr = &rep->runs[i];
         fputs(md ? "\n## Run " : "\nrun ", f);

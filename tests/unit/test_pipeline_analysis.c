@@ -26,7 +26,7 @@ static tfb_pipeline_step *gen(double step_ms, double input_ms)
     tfb_pipeline_step *s = calloc(N, sizeof *s);
     assert_non_null(s);
     for (int i = 0; i < N; i++)
-        s[i] = (tfb_pipeline_step){i, step_ms, input_ms};
+        s[i] = (tfb_pipeline_step){i, step_ms, input_ms, 0};
     return s;
 }
 
@@ -75,7 +75,7 @@ static void test_verdict_boundaries(void **state)
 static void test_fraction_is_ratio_of_sums(void **state)
 {
     (void)state;
-    tfb_pipeline_step s[2] = {{0, 10, 10}, {1, 90, 0}};
+    tfb_pipeline_step s[2] = {{0, 10, 10, 0}, {1, 90, 0, 0}};
     tfb_pipeline_summary sum;
     assert_int_equal(tfb_pipeline_summarize(s, 2, NULL, &sum), 0);
     assert_true(fabs(sum.input_fraction - 0.1) < 1e-12);
@@ -89,7 +89,7 @@ static void test_stats(void **state)
     (void)state;
     tfb_pipeline_step s[100];
     for (int i = 0; i < 100; i++) /* shuffled order: 1..100 */
-        s[i] = (tfb_pipeline_step){i, (double)((i * 37) % 100 + 1), 0};
+        s[i] = (tfb_pipeline_step){i, (double)((i * 37) % 100 + 1), 0, 0};
     tfb_pipeline_summary sum;
     assert_int_equal(tfb_pipeline_summarize(s, 100, NULL, &sum), 0);
     assert_true(fabs(sum.step_ms.mean - 50.5) < 1e-9);
@@ -100,7 +100,7 @@ static void test_stats(void **state)
     assert_true(fabs(sum.step_ms.p90 - 90.1) < 1e-9);
     assert_true(fabs(sum.step_ms.p99 - 99.01) < 1e-9);
 
-    tfb_pipeline_step one = {7, 3, 1};
+    tfb_pipeline_step one = {7, 3, 1, 0};
     assert_int_equal(tfb_pipeline_summarize(&one, 1, NULL, &sum), 0);
     assert_true(sum.step_ms.p99 == 3 && sum.step_ms.stddev == 0);
     assert_true(sum.input_ms.p50 == 1);

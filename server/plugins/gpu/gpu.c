@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "plugins/gpu/gpu_analysis.h"
+#include "plugins/gpu/gpu_host.h"
 #include "plugins/gpu/gpu_memory_routes.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
@@ -167,6 +168,34 @@ static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json_init(&j);
     rc = tfb_gpu_timeline_json(t ? t : &empty, w0, w1, (size_t)max, &j);
     tfb_gpu_trace_release(t);
+    return send(resp, &j, rc);
+}
+
+/* The host side of the run's Kineto traces (gpu_host.h): CPU threads'
+ * ops and runtime calls, NVTX ranges, top ops; an empty answer for a run
+ * without a Kineto file. */
+static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    int64_t w0, w1, max;
+    tfb_run *run;
+    if (tfb_http_param_i64(req, resp, "start_ns", 0, INT64_MIN, INT64_MIN,
+                           INT64_MAX, &w0) < 0 ||
+        tfb_http_param_i64(req, resp, "end_ns", 0, INT64_MAX, INT64_MIN,
+                           INT64_MAX, &w1) < 0 ||
+        tfb_http_param_i64(req, resp, "max", 0, 4000, 1, 100000, &max) < 0 ||
+        tfb_http_param_run(req, resp, &run) < 0)
+        return TFB_EINVAL;
+    if (w1 < w0)
+        return tfb_http_error(resp, 400, "end_ns is before start_ns");
+    tfb_host_trace *h = NULL;
+    int rc = tfb_gpu_host_get(run, &h);
+    if (rc < 0)
+        return tfb_http_error(resp, 500, "cannot read the host trace: %s",
+                              tfb_strerror(rc));
+    tfb_json j;
+    tfb_json_init(&j);
+    rc = tfb_gpu_host_json(h, w0, w1, (size_t)max, &j);
+    tfb_gpu_host_release(h);
     return send(resp, &j, rc);
 }
 
@@ -401,6 +430,7 @@ static const tfb_plugin_route routes[] = {
     {"kernels", route_kernels},
     {"utilization", route_utilization},
     {"timeline", route_timeline},
+    {"host", route_host},
     {"trace.json", route_trace_json},
     {"memory", tfb_gpu_route_memory},
 };

@@ -363,6 +363,13 @@ static void write_group(const tfb_gpu_trace *t, tfb_json *j, size_t lane_id,
     if (count == 1 && f->correlation >= 0) {
         tfb_json_key(j, "correlation");
         tfb_json_i64(j, f->correlation);
+        /* When its runtime call started on the host: the tail of the
+         * page's launch -> kernel arrow. */
+        const tfb_gpu_call *c = tfb_gpu_call_of(t, f->correlation);
+        if (c) {
+            tfb_json_key(j, "launch_ns");
+            tfb_json_i64(j, c->start);
+        }
     }
     tfb_json_object_end(j);
 }

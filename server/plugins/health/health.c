@@ -129,6 +129,35 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     return 0;
 }
 
+/* The run broke: its earliest non-finite tag. */
+static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
+                           void (*emit)(void *, double, const char *),
+                           void *user)
+{
+    (void)o;
+    tfb_health_alert *v;
+    size_t n;
+    int rc = tfb_health_alerts(s, r, &v, &n);
+    if (rc < 0)
+        return rc;
+    size_t first = 0;
+    for (size_t i = 1; i < n; i++)
+        if (v[i].first_step < v[first].first_step)
+            first = i;
+    if (n > 0) {
+        char line[320];
+        const tfb_health_alert *a = &v[first];
+        snprintf(line, sizeof line,
+                 "diverged: %.120s became %s at step %lld (%zu tag%s with "
+                 "NaN/Inf)",
+                 a->tag, a->nan ? "NaN" : "infinite", (long long)a->first_step,
+                 n, n == 1 ? "" : "s");
+        emit(user, 100.0, line);
+    }
+    free(v);
+    return 0;
+}
+
 static const tfb_plugin_route routes[] = {
     {"alerts", route_alerts},
 };
@@ -142,4 +171,5 @@ const tfb_plugin tfb_plugin_health = {
     .n_routes = sizeof routes / sizeof routes[0],
     .report_text = report_text,
     .report_json = report_json,
+    .report_findings = report_findings,
 };

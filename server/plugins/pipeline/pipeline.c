@@ -133,6 +133,28 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
     return 0;
 }
 
+/* An input-bound run: the share of step time faster input would save. */
+static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
+                           void (*emit)(void *, double, const char *),
+                           void *user)
+{
+    (void)o;
+    tfb_pipeline_summary p;
+    int rc = tfb_pipeline_analyze_run(s, r, &p);
+    if (rc < 0)
+        return rc;
+    if (p.steps == 0 || p.saving_fraction < TFB_PIPELINE_MODERATELY)
+        return 0;
+    char line[256];
+    snprintf(line, sizeof line,
+             "input-bound: faster input would save about %.0f%% of step time "
+             "(steps wait %.3g ms of %.3g ms for input)",
+             100.0 * p.saving_fraction, p.mean_input_ms, p.mean_step_ms);
+    double wgt = 50.0 + 50.0 * (p.saving_fraction > 1 ? 1 : p.saving_fraction);
+    emit(user, wgt, line);
+    return 0;
+}
+
 static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
                        const tfb_report_opts *o)
 {
@@ -170,4 +192,5 @@ const tfb_plugin tfb_plugin_pipeline = {
     .has_data = has_steps,
     .report_text = report_text,
     .report_json = report_json,
+    .report_findings = report_findings,
 };

@@ -32,12 +32,16 @@
 #define TFB_PIPELINE_HIGHLY 0.20
 #define TFB_PIPELINE_MODERATELY 0.05
 #define TFB_PIPELINE_OTHER 0.03
+/* saving_fraction leaves out the largest n / TFB_PIPELINE_TRIM savings. */
+#define TFB_PIPELINE_TRIM 12
 
-/* One step that has both scalars. */
+/* One step that has both scalars; comm_ms is the step's collective wait
+ * (TFB_TAG_COMM_MS, a rank of a data-parallel job), 0 when not logged. */
 typedef struct tfb_pipeline_step {
     int64_t step;
     double step_ms;
     double input_ms;
+    double comm_ms;
 } tfb_pipeline_step;
 
 typedef struct tfb_pipeline_stats {
@@ -63,6 +67,14 @@ typedef struct tfb_pipeline_summary {
     size_t steps;
     double mean_step_ms, mean_input_ms;
     double input_fraction;    /* Σ input_ms / Σ step_ms; 0 when Σ step is 0 */
+    /* The share of step time that faster input would save, which sets the
+     * verdict (the 5 % rule, server/API.md): per step, the input wait less
+     * the step's collective wait (a rank that gets its batch sooner only
+     * waits longer for the others), averaged without the largest 1 in
+     * TFB_PIPELINE_TRIM of them (one-off stalls, e.g. the OS scheduler, are
+     * not the loaders' doing), times the steps, divided by the summed step
+     * time. A steady wait gives input_fraction. */
+    double saving_fraction;
     const char *verdict;      /* static string; NULL when steps == 0 */
     tfb_pipeline_stats step_ms, input_ms;
     tfb_pipeline_trace trace;

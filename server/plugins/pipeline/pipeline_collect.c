@@ -71,8 +71,8 @@ int tfb_pipeline_collect(tfb_run *run, tfb_pipeline_step **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    step_val *st = NULL, *in = NULL;
-    size_t ns = 0, ni = 0;
+    step_val *st = NULL, *in = NULL, *cm = NULL;
+    size_t ns = 0, ni = 0, nc = 0;
     int rc = series_by_step(
         tfb_run_find_series(run, TFB_SERIES_SCALAR, TFB_TAG_STEP_MS),
         &st, &ns);
@@ -80,8 +80,14 @@ int tfb_pipeline_collect(tfb_run *run, tfb_pipeline_step **out, size_t *n)
         rc = series_by_step(
             tfb_run_find_series(run, TFB_SERIES_SCALAR, TFB_TAG_INPUT_MS),
             &in, &ni);
+    if (rc == 0)
+        rc = series_by_step(
+            tfb_run_find_series(run, TFB_SERIES_SCALAR, TFB_TAG_COMM_MS),
+            &cm, &nc);
     if (rc < 0) {
         free(st);
+        free(in);
+        free(cm);
         return rc;
     }
     tfb_pipeline_step *r = NULL;
@@ -91,18 +97,27 @@ int tfb_pipeline_collect(tfb_run *run, tfb_pipeline_step **out, size_t *n)
         if (!r) {
             free(st);
             free(in);
+            free(cm);
             return TFB_ENOMEM;
         }
         /* Both sorted by step: merge-join. */
-        size_t i = 0, k = 0;
+        size_t i = 0, k = 0, c = 0;
         while (i < ns && k < ni) {
             if (st[i].step < in[k].step) {
                 i++;
             } else if (st[i].step > in[k].step) {
                 k++;
             } else {
+                /* The step's collective wait, when the run logs one. */
+                while (c < nc && cm[c].step < st[i].step)
+                    c++;
+                double comm = c < nc && cm[c].step == st[i].step &&
+                                      usable(cm[c].v)
+                                  ? cm[c].v
+                                  : 0.0;
                 if (usable(st[i].v) && usable(in[k].v))
-                    r[m++] = (tfb_pipeline_step){st[i].step, st[i].v, in[k].v};
+                    r[m++] = (tfb_pipeline_step){st[i].step, st[i].v, in[k].v,
+                                                 comm};
                 i++;
                 k++;
             }
@@ -114,6 +129,7 @@ int tfb_pipeline_collect(tfb_run *run, tfb_pipeline_step **out, size_t *n)
     }
     free(st);
     free(in);
+    free(cm);
     *out = r;
     *n = m;
     return 0;

@@ -481,6 +481,34 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
     return rc;
 }
 
+/* A straggler, on its own run. */
+static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
+                           void (*emit)(void *, double, const char *),
+                           void *user)
+{
+    report_ctx c;
+    int rc = report_begin(s, r, o, &c);
+    if (rc <= 0)
+        return rc;
+    tfb_ranks_opts o2;
+    tfb_ranks_opts_init(&o2);
+    tfb_ranks_result *res = NULL;
+    rc = c.self ? tfb_ranks_job_analyze(c.job, &o2, &res) : 0;
+    for (size_t k = 0; rc == 0 && res && k < res->n_stragglers; k++) {
+        if (res->ranks[res->stragglers[k]].rank != c.self->rank)
+            continue;
+        char sentence[256], line[384];
+        tfb_ranks_straggler_sentence(res, k, sentence, sizeof sentence);
+        snprintf(line, sizeof line, "straggler: %s (job %.*s)", sentence,
+                 (int)(c.job->name_len > 64 ? 64 : c.job->name_len),
+                 c.job->name);
+        emit(user, 90.0, line);
+    }
+    tfb_ranks_result_free(res);
+    tfb_ranks_jobs_free(c.jobs, c.nj);
+    return rc;
+}
+
 /* On the job's section run: "ranks", the job object of
  * /data/plugin/ranks/job without the matrix and the per-step skew, and
  * "ranks_gpu", the /data/plugin/ranks/gpu object (null without traces).
@@ -551,4 +579,5 @@ const tfb_plugin tfb_plugin_ranks = {
     .has_data = has_ranks,
     .report_text = report_text,
     .report_json = report_json,
+    .report_findings = report_findings,
 };

@@ -13,7 +13,7 @@ import { COLOR, devColor, filledSet, timeChartOptions, sizeCanvas } from '../lib
 import { MemoryView, renderNvml, hasNvml } from './gpu_memory.js';
 import { pickRun } from '../lib/run_pick.js';
 
-const gpuRunsCache = { list: [], traced: new Set() };
+const gpuRunsCache = { list: [], traced: new Set(), files: new Map() };
 
 // A run's trace loads in the background on the server: until it is read,
 // the GPU routes answer 202 {"loading": true, "progress": 0..1}. Poll
@@ -41,7 +41,8 @@ function hashColor(name) {
 
 // /data/plugin/gpu/timeline: {start_ns, end_ns, total, merged,
 // resolution_ns, truncated, lanes: [{id, kind, device, stream, label}],
-// spans: [{lane, kind, name|null, start_ns, end_ns, count, busy_ns, ...}]}.
+// spans: [{lane, kind, name|null, start_ns, end_ns, count, busy_ns,
+// correlation?, launch_ns?, ...}]}.
 function normSpan(s, laneLabel) {
   const kind = String(s.kind ?? 'kernel');
   const count = num(s.count ?? 1);
@@ -49,23 +50,52 @@ function normSpan(s, laneLabel) {
     start: num(s.start_ns), end: num(s.end_ns), kind,
     name: s.name === null || s.name === undefined ? (count > 1 ? `${count} ${kind} spans` : kind) : String(s.name),
     lane: laneLabel.get(s.lane) ?? String(s.lane), count, busy: num(s.busy_ns ?? 0),
+    launch: s.launch_ns === undefined ? null : num(s.launch_ns), depth: 0,
   };
 }
 
+// /data/plugin/gpu/host: the CPU threads' ops and runtime calls and the
+// NVTX ranges of the run's Kineto files: {lanes: [{id, kind, label, depth}],
+// spans: [{lane, kind: op|runtime|range, name, start_ns, end_ns, depth}],
+// top_ops, busy_ns, span_ns, trace_start_ns, trace_end_ns, total}.
+function normHost(res) {
+  const lanes = (res.lanes || []).map((l) => ({ id: l.id, label: String(l.label), kind: String(l.kind), rows: Math.max(1, Math.min(8, num(l.depth) || 1)) }));
+  const byId = new Map(lanes.map((l) => [l.id, l.label]));
+  const spans = (res.spans || []).map((q) => ({
+    start: num(q.start_ns), end: num(q.end_ns), kind: String(q.kind), name: String(q.name),
+    lane: byId.get(q.lane) ?? String(q.lane), depth: Math.min(7, num(q.depth) || 0), count: 1,
+  })).filter((q) => Number.isFinite(q.start) && Number.isFinite(q.end));
+  return { lanes, spans, total: num(res.total) || 0, truncated: !!res.truncated };
+}
+
+const ARROWS_MAX = 80;
+const HOST_ROW = 17, GPU_LANE = 24, MIN_H = 380, AXIS_H = 20, LABEL_W = 170, OVERVIEW_H = 34;
+
+// A timeline like Nsight Systems' and Perfetto's, drawn on canvas: an
+// overview strip of the whole trace with the visible window marked (click
+// or drag it to move), then the time axis and the lanes: per CPU thread its
+// ops and CUDA API calls (nested rows), NVTX ranges, then one lane per GPU
+// stream; arrows from each launch call to its kernel. Wheel: zoom at the
+// cursor; drag: pan; double-click: the whole trace. Each change of window
+// asks the server again for that window (merged spans when zoomed out).
 class Timeline {
-  // The first answer (no window) gives the trace's full extent.
-  constructor(wrap, run) {
+  // opts.gpu false: a CPU-only trace (no GPU routes to ask).
+  constructor(wrap, run, opts = {}) {
     this.run = run;
+    this.gpu = opts.gpu !== false;
     this.full = null;         // [start_ns, end_ns]
     this.view = null;
     this.spans = [];
+    this.host = { lanes: [], spans: [], total: 0 };
+    this.overview = null;     // spans of the full window, for the strip
+    this.ovCanvas = h('canvas', { class: 'plain', id: 'gpu-overview', title: 'The whole trace: click or drag to move the window' });
     this.canvas = h('canvas', { class: 'plain', id: 'gpu-timeline' });
     this.tip = h('div', { class: 'chart-tooltip', hidden: true });
     this.info = h('div', { class: 'card-status muted' });
     // trace.json of the visible window (Perfetto, chrome://tracing); the
     // server caps it at max_events and says so in otherData.truncated.
     this.download = h('a', { class: 'small', id: 'gpu-download', download: `${run}.trace.json`, style: { marginLeft: 'auto' }, title: 'Chrome trace JSON of the visible window, for Perfetto' }, 'Download this window (trace.json)');
-    wrap.append(this.canvas, this.tip, h('div', { class: 'toolbar' }, this.info, this.download));
+    wrap.append(this.ovCanvas, this.canvas, this.tip, h('div', { class: 'toolbar' }, this.info, this.gpu ? this.download : null));
     this.fetchSoon = debounce(() => this.fetch(), 150);
     this.bind();
     this.fetch();
@@ -76,77 +106,203 @@ class Timeline {
     try {
       const q = { run: this.run, max: 3000 };
       if (this.view) { q.start_ns = Math.floor(this.view[0]); q.end_ns = Math.ceil(this.view[1]); }
-      const res = await gpuJSON('data/plugin/gpu/timeline', q);
+      const [res, hres] = await Promise.all([
+        this.gpu ? gpuJSON('data/plugin/gpu/timeline', q) : Promise.resolve(null),
+        getJSON('data/plugin/gpu/host', { ...q, max: 4000 }).catch(() => null),
+      ]);
       if (this.token !== token) return;
       if (!this.full) {
-        this.full = [num(res.start_ns), Math.max(num(res.end_ns), num(res.start_ns) + 1000)];
+        // The extent of both sides (the host calls start before the first
+        // kernel).
+        let a = Infinity, b = -Infinity;
+        if (res && num(res.total) > 0) { a = num(res.start_ns); b = num(res.end_ns); }
+        if (hres && num(hres.total) > 0) { a = Math.min(a, num(hres.trace_start_ns)); b = Math.max(b, num(hres.trace_end_ns)); }
+        if (!Number.isFinite(a)) { a = 0; b = 1000; }
+        this.full = [a, Math.max(b, a + 1000)];
         this.view = this.full.slice();
       }
-      const laneLabel = new Map((res.lanes || []).map((l) => [l.id, String(l.label)]));
-      this.laneOrder = (res.lanes || []).map((l) => String(l.label));
-      this.spans = (res.spans || []).map((q) => normSpan(q, laneLabel)).filter((q) => Number.isFinite(q.start) && Number.isFinite(q.end));
-      this.merged = !!res.merged;
-      this.total = num(res.total);
+      const laneLabel = new Map(((res && res.lanes) || []).map((l) => [l.id, String(l.label)]));
+      this.gpuLanes = ((res && res.lanes) || []).map((l) => String(l.label));
+      // The trace model's own host lanes (step / input spans of our store).
+      this.stepLanes = new Set(((res && res.lanes) || []).filter((l) => l.kind === 'host').map((l) => String(l.label)));
+      this.spans = ((res && res.spans) || []).map((x) => normSpan(x, laneLabel)).filter((x) => Number.isFinite(x.start) && Number.isFinite(x.end));
+      this.host = hres ? normHost(hres) : { lanes: [], spans: [], total: 0 };
+      this.merged = !!(res && res.merged);
+      this.total = res ? num(res.total) : 0;
+      if (!this.overview) this.overview = { gpu: this.spans, host: this.host.spans.filter((x) => x.depth === 0) };
       this.draw();
-      window.__tfb.pages.gpuTimeline = { spans: this.spans.length, total: this.total, merged: this.merged, lanes: this.lanes.slice(), view: this.view.slice(), download: this.download.getAttribute('href'), fetches: (window.__tfb.pages.gpuTimeline?.fetches || 0) + 1 };
+      window.__tfb.pages.gpuTimeline = {
+        spans: this.spans.length, total: this.total, merged: this.merged, lanes: this.lanes.slice(), view: this.view.slice(),
+        hostLanes: this.host.lanes.map((l) => l.label), hostSpans: this.host.spans.length, hostTotal: this.host.total, flows: this.flows,
+        height: this.canvas.clientHeight, download: this.download.getAttribute('href'),
+        fetches: (window.__tfb.pages.gpuTimeline?.fetches || 0) + 1,
+      };
     } catch (e) {
       this.info.textContent = 'Could not load the timeline: ' + e.message;
     }
   }
+  // Lanes top to bottom: [{label, y, h, rows, kind}].
+  layout() {
+    const out = [];
+    let y = AXIS_H + 4;
+    // Each thread's NVTX ranges right above its ops, as Nsight draws them.
+    const host = this.host.lanes.slice().sort((p, q) => {
+      const tp = p.label.replace(/^(CPU|NVTX) /, ''), tq = q.label.replace(/^(CPU|NVTX) /, '');
+      if (tp !== tq) return tp < tq ? -1 : 1;
+      return p.kind === 'nvtx' ? -1 : 1;
+    });
+    for (const l of host) { const hh = l.rows * HOST_ROW + 6; out.push({ label: l.label, y, h: hh, rows: l.rows, kind: l.kind }); y += hh; }
+    const gl = (this.gpuLanes || []).slice();
+    for (const q of this.spans) if (!gl.includes(q.lane)) gl.push(q.lane);
+    // Tall even for a few lanes: the GPU streams take the room left up to
+    // MIN_H (80 px each at most).
+    const gh = gl.length ? Math.max(GPU_LANE, Math.min(80, Math.floor((MIN_H - 4 - y) / gl.length))) : GPU_LANE;
+    for (const l of gl) {
+      const step = this.stepLanes && this.stepLanes.has(l);
+      const hh = step ? GPU_LANE : gh;
+      out.push({ label: l, y, h: hh, rows: 1, kind: 'gpu', step });
+      y += hh;
+    }
+    return { lanes: out, height: y + 4 };
+  }
+  color(s) {
+    switch (s.kind) {
+      case 'input': return COLOR.red;
+      case 'step': return withAlpha(COLOR.blue, 0.35);
+      case 'memcpy': return COLOR.orange;
+      case 'memset': return COLOR.brown;
+      case 'mixed': return '#888';
+      case 'runtime': return COLOR.yellow;
+      case 'range': return withAlpha(COLOR.purple, 0.85);
+      default: return hashColor(s.name);
+    }
+  }
   draw() {
-    // Lanes in the server's order (host lanes, then GPU streams), plus any
-    // a span names that the list missed.
-    const lanes = (this.laneOrder || []).slice();
-    for (const q of this.spans) if (!lanes.includes(q.lane)) lanes.push(q.lane);
-    this.lanes = lanes;
-    const laneH = 22, top = 4, axisH = 22, labelW = 150;
-    const H = top + Math.max(1, lanes.length) * laneH + axisH;
+    const L = this.layout();
+    // gpuTimeline.lanes: every lane, host lanes first.
+    this.lanes = L.lanes.map((l) => l.label);
+    const H = Math.max(200, L.height);
     const { ctx, W } = sizeCanvas(this.canvas, H);
-    const pw = W - labelW - 8;
+    const pw = W - LABEL_W - 8;
     const [a, b] = this.view;
-    const xOf = (t) => labelW + ((t - a) / (b - a)) * pw;
-    this.geom = { laneH, top, labelW, pw, xOf };
+    const xOf = (t) => LABEL_W + ((t - a) / (b - a)) * pw;
+    const laneBy = new Map(L.lanes.map((l) => [l.label, l]));
+    this.geom = { pw, xOf, laneBy, lanes: L.lanes };
     const muted = themeColor('--muted');
-    lanes.forEach((l, i) => {
-      const y = top + i * laneH;
+    // Lane backgrounds and labels; a rule between host and GPU lanes.
+    L.lanes.forEach((l, i) => {
       ctx.fillStyle = i % 2 ? themeColor('--bg') : 'transparent';
-      ctx.fillRect(labelW, y, pw, laneH);
-      ctx.fillStyle = muted;
+      ctx.fillRect(LABEL_W, l.y, pw, l.h);
+      ctx.fillStyle = l.kind === 'gpu' && !l.step ? devColor(0) : l.kind === 'nvtx' ? COLOR.purple : muted;
       ctx.textAlign = 'right';
       ctx.textBaseline = 'middle';
-      ctx.fillText(l, labelW - 8, y + laneH / 2);
+      const lab = l.label.length > 26 ? l.label.slice(0, 25) + '…' : l.label;
+      ctx.fillText(lab, LABEL_W - 8, l.y + (l.kind === 'gpu' ? l.h : Math.min(l.h, GPU_LANE)) / 2);
     });
-    const laneIdx = new Map(lanes.map((l, i) => [l, i]));
-    for (const s of this.spans) {
-      const i = laneIdx.get(s.lane);
-      const x0 = Math.max(labelW, xOf(s.start)), x1 = Math.min(labelW + pw, xOf(s.end));
-      if (x1 < labelW || x0 > labelW + pw) continue;
-      const y = top + i * laneH + 3;
-      ctx.fillStyle = s.kind === 'input' ? COLOR.red : s.kind === 'step' ? withAlpha(COLOR.blue, 0.35)
-        : s.kind === 'memcpy' ? COLOR.orange : s.kind === 'memset' ? COLOR.brown : s.kind === 'mixed' ? '#888' : hashColor(s.name);
-      ctx.fillRect(x0, y, Math.max(1, x1 - x0), laneH - 6);
-      if (x1 - x0 > 40) {
+    const firstGpu = L.lanes.find((l) => l.kind === 'gpu');
+    if (firstGpu && firstGpu !== L.lanes[0]) {
+      ctx.strokeStyle = muted;
+      ctx.beginPath(); ctx.moveTo(0, firstGpu.y - 0.5); ctx.lineTo(W, firstGpu.y - 0.5); ctx.stroke();
+    }
+    const box = (s) => {
+      const l = laneBy.get(s.lane);
+      if (!l) return null;
+      const x0 = Math.max(LABEL_W, xOf(s.start)), x1 = Math.min(LABEL_W + pw, xOf(s.end));
+      if (x1 < LABEL_W || x0 > LABEL_W + pw) return null;
+      if (l.kind === 'gpu') return { x0, x1, y: l.y + 3, hh: l.h - 6 };
+      return { x0, x1, y: l.y + 3 + Math.min(s.depth, l.rows - 1) * HOST_ROW, hh: HOST_ROW - 2 };
+    };
+    const paint = (s) => {
+      const r = box(s);
+      if (!r) return;
+      ctx.fillStyle = this.color(s);
+      ctx.fillRect(r.x0, r.y, Math.max(1, r.x1 - r.x0), r.hh);
+      if (r.x1 - r.x0 > 40) {
         ctx.save();
-        ctx.beginPath(); ctx.rect(x0, y, x1 - x0, laneH - 6); ctx.clip();
-        ctx.fillStyle = '#fff';
+        ctx.beginPath(); ctx.rect(r.x0, r.y, r.x1 - r.x0, r.hh); ctx.clip();
+        ctx.fillStyle = s.kind === 'runtime' || s.kind === 'step' ? '#222' : '#fff';
         ctx.textAlign = 'left';
-        ctx.fillText(s.name, x0 + 3, y + (laneH - 6) / 2);
+        ctx.textBaseline = 'middle';
+        ctx.fillText(s.name, r.x0 + 3, r.y + r.hh / 2);
         ctx.restore();
       }
+    };
+    for (const s of this.host.spans) paint(s);
+    for (const s of this.spans) paint(s);
+    // Launch -> kernel arrows: from the runtime call that started at
+    // launch_ns to the kernel's start, when both are in view and few
+    // enough to read.
+    this.flows = 0;
+    const calls = new Map();
+    for (const s of this.host.spans) if (s.kind === 'runtime') calls.set(s.start, s);
+    const launched = this.spans.filter((s) => s.launch !== null && s.count === 1);
+    // Past ARROWS_MAX launches in view they would hide the kernels: the
+    // info line says to zoom in instead.
+    this.arrowsHidden = launched.length > ARROWS_MAX;
+    if (launched.length && !this.arrowsHidden) {
+      ctx.strokeStyle = withAlpha(themeColor('--fg') || '#333', 0.55);
+      ctx.fillStyle = ctx.strokeStyle;
+      ctx.lineWidth = 1;
+      for (const k of launched) {
+        const c = calls.get(k.launch);
+        const rc = c && box(c), rk = box(k);
+        if (!rc || !rk) continue;
+        const x0 = xOf(c.start), y0 = rc.y + rc.hh, x1 = Math.max(LABEL_W, xOf(k.start)), y1 = rk.y;
+        ctx.beginPath(); ctx.moveTo(x0, y0);
+        ctx.bezierCurveTo(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2, x1, y1 - 1); ctx.stroke();
+        ctx.beginPath(); ctx.moveTo(x1, y1); ctx.lineTo(x1 - 3, y1 - 5); ctx.lineTo(x1 + 3, y1 - 5); ctx.closePath(); ctx.fill();
+        this.flows++;
+      }
     }
-    // Time axis relative to the trace start.
+    // Time axis (top), relative to the trace start.
     ctx.fillStyle = muted;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
-    const yAxis = top + lanes.length * laneH + 4;
     const n = Math.max(2, Math.floor(pw / 110));
+    ctx.strokeStyle = withAlpha(muted, 0.25);
     for (let k = 0; k <= n; k++) {
-      const t = a + ((b - a) * k) / n;
-      ctx.fillText(si((t - this.full[0]) / 1e9, 's'), labelW + (pw * k) / n, yAxis);
+      const t = a + ((b - a) * k) / n, x = LABEL_W + (pw * k) / n;
+      ctx.fillText(si((t - this.full[0]) / 1e9, 's'), x, 4);
+      ctx.beginPath(); ctx.moveTo(x + 0.5, AXIS_H); ctx.lineTo(x + 0.5, H); ctx.stroke();
     }
-    this.download.href = url('data/plugin/gpu/trace.json', { run: this.run, start_ns: Math.floor(a), end_ns: Math.ceil(b) });
-    this.info.textContent = `${int(this.total ?? this.spans.length)} spans in a ${ns(b - a)} window` +
-      (this.merged ? `, neighbours merged into ${int(this.spans.length)} marks` : '') + '. Wheel: zoom · drag: pan · double-click: reset.';
+    this.drawOverview();
+    if (this.gpu) this.download.href = url('data/plugin/gpu/trace.json', { run: this.run, start_ns: Math.floor(a), end_ns: Math.ceil(b) });
+    const parts = [];
+    if (this.gpu) parts.push(`${int(this.total ?? this.spans.length)} GPU spans` + (this.merged ? ` (neighbours merged into ${int(this.spans.length)} marks)` : ''));
+    if (this.host.lanes.length) parts.push(`${int(this.host.spans.length)} CPU ops, calls and ranges` + (this.host.truncated ? ' (the longest shown; zoom in for all)' : ''));
+    if (this.flows) parts.push(`${this.flows} launch → kernel arrows`);
+    else if (this.arrowsHidden) parts.push('zoom in for launch → kernel arrows');
+    this.info.textContent = `${parts.join(', ')} in a ${ns(b - a)} window. Wheel: zoom · drag: pan · double-click: whole trace.`;
+  }
+  drawOverview() {
+    const { ctx, W } = sizeCanvas(this.ovCanvas, OVERVIEW_H);
+    const pw = W - LABEL_W - 8;
+    const [a, b] = this.full;
+    const xOf = (t) => LABEL_W + ((t - a) / (b - a)) * pw;
+    ctx.fillStyle = themeColor('--muted');
+    ctx.textAlign = 'right';
+    ctx.textBaseline = 'middle';
+    ctx.fillText('Whole trace', LABEL_W - 8, OVERVIEW_H / 2);
+    ctx.fillStyle = themeColor('--bg');
+    ctx.fillRect(LABEL_W, 2, pw, OVERVIEW_H - 4);
+    const ov = this.overview || { gpu: [], host: [] };
+    const rows = [[ov.host, 4, COLOR.grey], [ov.gpu, OVERVIEW_H / 2 + 1, devColor(0)]];
+    for (const [list, y, col] of rows) {
+      ctx.fillStyle = col;
+      for (const s of list) ctx.fillRect(xOf(s.start), y, Math.max(1, xOf(s.end) - xOf(s.start)), OVERVIEW_H / 2 - 5);
+    }
+    const v0 = xOf(this.view[0]), v1 = xOf(this.view[1]);
+    ctx.fillStyle = withAlpha(COLOR.blue, 0.18);
+    ctx.fillRect(v0, 0, Math.max(2, v1 - v0), OVERVIEW_H);
+    ctx.strokeStyle = COLOR.blue;
+    ctx.strokeRect(v0 + 0.5, 0.5, Math.max(2, v1 - v0) - 1, OVERVIEW_H - 1);
+    this.ovGeom = { pw, W };
+  }
+  setView(na, span) {
+    na = Math.max(this.full[0], Math.min(na, this.full[1] - span));
+    this.view = [na, na + span];
+    this.draw();
+    this.fetchSoon();
   }
   bind() {
     const cv = this.canvas;
@@ -155,30 +311,31 @@ class Timeline {
       const g = this.geom;
       if (!g) return;
       const r = cv.getBoundingClientRect();
-      const fx = Math.min(1, Math.max(0, (e.clientX - r.left - g.labelW) / g.pw));
+      const fx = Math.min(1, Math.max(0, (e.clientX - r.left - LABEL_W) / g.pw));
       const [a, b] = this.view;
       const span = b - a;
       const k = e.deltaY > 0 ? 1.25 : 0.8;
       const ns2 = Math.max(1000, Math.min(this.full[1] - this.full[0], span * k));
-      const c = a + fx * span;
-      let na = c - fx * ns2;
-      na = Math.max(this.full[0], Math.min(na, this.full[1] - ns2));
-      this.view = [na, na + ns2];
-      this.draw();
-      this.fetchSoon();
+      this.setView(a + fx * span - fx * ns2, ns2);
     }, { passive: false });
     let drag = null;
-    cv.addEventListener('mousedown', (e) => { if (!this.view) return; drag = { x: e.clientX, view: this.view.slice() }; cv.classList.add('dragging'); });
+    cv.addEventListener('mousedown', (e) => { if (!this.view) return; drag = { x: e.clientX, view: this.view.slice(), g: 'main' }; cv.classList.add('dragging'); });
+    // The overview: the window follows the pointer while the button is down.
+    const ovMove = (e) => {
+      if (!this.full || !this.ovGeom) return;
+      const r = this.ovCanvas.getBoundingClientRect();
+      const f = (e.clientX - r.left - LABEL_W) / this.ovGeom.pw;
+      const span = this.view[1] - this.view[0];
+      this.setView(this.full[0] + f * (this.full[1] - this.full[0]) - span / 2, span);
+    };
+    this.ovCanvas.addEventListener('mousedown', (e) => { drag = { g: 'ov' }; ovMove(e); });
     window.addEventListener('mouseup', () => { if (drag) { drag = null; cv.classList.remove('dragging'); } });
     window.addEventListener('mousemove', (e) => {
       if (!drag || !this.geom) return;
+      if (drag.g === 'ov') { ovMove(e); return; }
       const dx = e.clientX - drag.x;
       const span = drag.view[1] - drag.view[0];
-      let na = drag.view[0] - (dx / this.geom.pw) * span;
-      na = Math.max(this.full[0], Math.min(na, this.full[1] - span));
-      this.view = [na, na + span];
-      this.draw();
-      this.fetchSoon();
+      this.setView(drag.view[0] - (dx / this.geom.pw) * span, span);
     });
     cv.addEventListener('dblclick', () => { if (!this.full) return; this.view = this.full.slice(); this.draw(); this.fetch(); });
     cv.addEventListener('mousemove', (e) => this.hover(e));
@@ -189,21 +346,62 @@ class Timeline {
     if (!g) return;
     const r = this.canvas.getBoundingClientRect();
     const x = e.clientX - r.left, y = e.clientY - r.top;
-    const li = Math.floor((y - g.top) / g.laneH);
-    const lane = this.lanes[li];
-    const t = this.view[0] + ((x - g.labelW) / g.pw) * (this.view[1] - this.view[0]);
+    const lane = g.lanes.find((l) => y >= l.y && y < l.y + l.h);
+    const t = this.view[0] + ((x - LABEL_W) / g.pw) * (this.view[1] - this.view[0]);
     const tol = ((this.view[1] - this.view[0]) / g.pw) * 2;
-    const s = lane && this.spans.find((q) => q.lane === lane && q.start - tol <= t && q.end + tol >= t);
+    let s = null;
+    if (lane && lane.kind === 'gpu') s = this.spans.find((q) => q.lane === lane.label && q.start - tol <= t && q.end + tol >= t);
+    else if (lane) {
+      const row = Math.max(0, Math.min(lane.rows - 1, Math.floor((y - lane.y - 3) / HOST_ROW)));
+      s = this.host.spans.find((q) => q.lane === lane.label && Math.min(q.depth, lane.rows - 1) === row && q.start - tol <= t && q.end + tol >= t);
+    }
     if (!s) { this.tip.hidden = true; return; }
     clear(this.tip);
+    const what = { op: 'CPU op', runtime: 'CUDA API call', range: 'NVTX range' }[s.kind] || s.kind;
     this.tip.append(h('div', null, h('b', null, s.name)),
-      h('div', null, `${s.kind}, ${ns(s.end - s.start)}` + (s.count > 1 ? `, ${s.count} merged` : '')),
-      h('div', { class: 'muted' }, `at +${si((s.start - this.full[0]) / 1e9, 's')}`));
+      h('div', null, `${what}, ${ns(s.end - s.start)}` + (s.count > 1 ? `, ${s.count} merged` : '')),
+      h('div', { class: 'muted' }, `at +${si((s.start - this.full[0]) / 1e9, 's')}` + (s.launch !== null && s.launch !== undefined ? `, launched ${ns(s.start - s.launch)} earlier` : '')));
     this.tip.hidden = false;
-    this.tip.style.left = Math.min(x + 12, this.canvas.clientWidth - 240) + 'px';
-    this.tip.style.top = (y + 12) + 'px';
+    // Beside the pointer, never over it.
+    const left = x + 16 + 240 > this.canvas.clientWidth ? x - 256 : x + 16;
+    this.tip.style.left = Math.max(0, left) + 'px';
+    this.tip.style.top = (this.canvas.offsetTop + y + 12) + 'px';
   }
 }
+
+// A trace with CPU activity only (torch.profiler without CUDA): where the
+// time went by op (self time), the top ops, and the timeline of the CPU
+// threads. Returns the timeline.
+async function renderCpuOnly(body, run) {
+  const res = await getJSON('data/plugin/gpu/host', { run, max: 1 });
+  const top = (res.top_ops || []).map((o) => ({ name: String(o.name), count: num(o.count), total_ns: num(o.total_ns), self_ns: num(o.self_ns) }));
+  const busy = num(res.busy_ns) || 0, span = num(res.span_ns) || 0;
+  if (!top.length) return null;
+  const selfSum = top.reduce((x, o) => x + o.self_ns, 0) || 1;
+  const parts = top.slice(0, 8).map((o) => [o.name, o.self_ns, hashColor(o.name)]);
+  const rest = top.slice(8).reduce((x, o) => x + o.self_ns, 0);
+  if (rest > 0) parts.push(['other ops', rest, COLOR.grey]);
+  const table = sortableTable([
+    { key: 'name', label: 'Op', render: (r) => h('span', { class: 'mono', title: r.name }, r.name) },
+    { key: 'count', label: 'Calls', num: true, render: (r) => int(r.count) },
+    { key: 'self_ns', label: 'Self time', num: true, render: (r) => ns(r.self_ns) },
+    { key: 'share', label: 'Share', num: true, render: (r) => pct(r.share) },
+    { key: 'total_ns', label: 'Total (with children)', num: true, render: (r) => ns(r.total_ns) },
+  ], { sortKey: 'self_ns', className: 'cpu-ops-table' });
+  table.setRows(top.map((o) => ({ ...o, share: o.self_ns / selfSum })));
+  const tl = h('div', { class: 'timeline-wrap', id: 'timeline-wrap' });
+  body.append(
+    h('p', { class: 'muted small', id: 'gpu-cpu-only' }, `This trace holds CPU activity only (torch.profiler without CUDA, or no GPU on the machine): ${int(num(res.total))} CPU ops over ${ns(span)} (ops busy ${ns(busy)}, summed over threads). Below: where the time went, the top ops and the timeline of the CPU threads.`),
+    h('div', { class: 'card', style: { marginBottom: '12px' } }, h('h3', { class: 'card-h' }, 'Timeline'), tl),
+    h('div', { class: 'card', style: { marginBottom: '12px' }, id: 'cpu-breakdown' }, h('h3', { class: 'card-h' }, 'CPU time by op (self time)'),
+      h('div', { class: 'hbar', style: { height: '18px' } }, parts.map(([name, v, col]) => h('div', { style: { width: (100 * v / selfSum) + '%', background: col }, title: `${name}: ${ns(v)}` }))),
+      h('div', { class: 'legend' }, parts.map(([name, v, col]) => h('span', null, h('span', { class: 'swatch', style: { background: col } }), `${name} ${pct(v / selfSum, 0)}`)))),
+    h('div', { class: 'card' }, h('h3', { class: 'card-h' }, 'Top ops'), h('div', { class: 'table-card', style: { maxHeight: '420px' } }, table.el)));
+  return { timeline: new Timeline(tl, run, { gpu: false }), ops: top.length };
+}
+
+const SAMPLE_NOTE = 'SAMPLE TRACE: generated by examples/gpu_sample_trace.c on a machine without a GPU, not measured. Run the demo on a machine with a GPU for a real one.';
+const isSample = (files) => (files || []).some((f) => /(^|\/)SAMPLE[^/]*$/.test(String(f)));
 
 const page = {
   // Runs with GPU traces for the run selector: runs_info lists each run's
@@ -213,6 +411,7 @@ const page = {
     const withTrace = new Set(info.filter((x) => x && Array.isArray(x.trace_files) && x.trace_files.length).map((x) => x.name));
     // Runs with the always-on NVML metrics (gpu/<dev>/sm_util, ...) too.
     gpuRunsCache.traced = withTrace;
+    gpuRunsCache.files = new Map(info.filter((x) => x && Array.isArray(x.trace_files)).map((x) => [x.name, x.trace_files]));
     gpuRunsCache.list = data.runs.filter((r) => withTrace.has(r) || hasNvml((data.scalarTags || {})[r]));
     return Promise.resolve();
   },
@@ -269,11 +468,31 @@ const page = {
       return;
     }
     const devices = summary.devices || [];
+    const sample = isSample(gpuRunsCache.files.get(run));
+    if (!devices.length) {
+      // No kernel, copy or memset: the CPU side of the trace, or a word
+      // why the page is empty.
+      for (const c of this.charts) c.destroy();
+      this.charts = [];
+      clear(this.body);
+      if (sample) this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-sample' }, SAMPLE_NOTE));
+      let cpu = null;
+      try { cpu = await renderCpuOnly(this.body, run); } catch (e) { cpu = null; }
+      if (this.token !== token) return;
+      if (cpu) this.timeline = cpu.timeline;
+      else {
+        const files = (gpuRunsCache.files.get(run) || []).map((f) => String(f).split('/').pop()).join(', ');
+        this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-empty' }, `The trace files of ${run} (${files}) hold no GPU kernels, copies or CPU ops to show.`));
+      }
+      window.__tfb.pages.gpu = { run, traced: true, devices: 0, kernels: 0, cpuOnly: !!cpu, cpuOps: cpu ? cpu.ops : 0, sample };
+      return;
+    }
     const utils = await Promise.all(devices.map((d) => gpuJSON('data/plugin/gpu/utilization', { run, device: d.id, buckets: 300 }).catch(() => null)));
     if (this.token !== token) return;
     for (const c of this.charts) c.destroy();
     this.charts = [];
     clear(this.body);
+    if (sample) this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-sample' }, SAMPLE_NOTE));
 
     // Device cards: headline numbers and the idle breakdown bar.
     const devRow = h('div', { class: 'cols', id: 'gpu-devices' });
@@ -294,6 +513,9 @@ const page = {
           `${label} ${idleTotal > 0 ? pct((num(idle[k]) || 0) / idleTotal, 0) : '–'}`)))));
     });
     this.body.appendChild(devRow);
+    // The timeline, near the top: what ran where, when.
+    const tlWrap = h('div', { class: 'timeline-wrap', id: 'timeline-wrap' });
+    this.body.appendChild(h('div', { class: 'card', style: { marginBottom: '12px' } }, h('h3', { class: 'card-h' }, 'Timeline' + (sample ? ' (sample)' : '')), tlWrap));
 
     // Utilization over time, one line per device.
     const ucanvas = h('canvas', { id: 'gpu-util-chart' });
@@ -370,13 +592,12 @@ const page = {
       } });
     ktable.setRows(krows);
     this.body.append(
-      h('div', { class: 'card', style: { marginBottom: '12px' } }, h('h3', { class: 'card-h' }, 'Timeline'), h('div', { class: 'timeline-wrap', id: 'timeline-wrap' })),
       h('div', { class: 'card', style: { marginBottom: '12px' } }, h('div', { class: 'toolbar' }, h('h3', { class: 'card-h' }, 'Kernels'), search,
         h('span', { class: 'muted' }, `${krows.length} distinct kernels`)), h('div', { class: 'table-card', style: { maxHeight: '420px' } }, ktable.el)),
       h('div', { class: 'card' }, h('h3', { class: 'card-h' }, 'Memory copies and sets'), mrows.length ? mtable.el : h('div', { class: 'muted' }, 'No memory copies recorded.')));
 
-    this.timeline = new Timeline(document.getElementById('timeline-wrap'), run);
-    window.__tfb.pages.gpu = { run, traced: true, devices: devices.length, kernels: krows.length, kernelsShown: krows.length, memcpy: mrows.length, utilPoints: uds.map((d) => d.data.length) };
+    this.timeline = new Timeline(tlWrap, run);
+    window.__tfb.pages.gpu = { run, traced: true, sample, devices: devices.length, kernels: krows.length, kernelsShown: krows.length, memcpy: mrows.length, utilPoints: uds.map((d) => d.data.length) };
     this.renderExtras(run, token, Number.isFinite(t0) ? t0 : null, memWrap, nvmlWrap);
   },
   // The memory view and the NVML charts, on the utilization chart's time

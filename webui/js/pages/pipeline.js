@@ -84,7 +84,8 @@ const page = {
     this.body.append(
       h('div', { class: 'verdict ' + verdict, id: 'pipeline-verdict' },
         h('h2', null, VERDICT_TEXT[verdict] || verdict),
-        h('div', null, `${pct(frac)} of step time is spent waiting for input: ${eng(num(sum.mean_input_ms))} ms of a ${eng(num(sum.mean_step_ms))} ms step on average, over ${num(sum.steps)} steps.`),
+        h('div', null, `${pct(frac)} of step time is spent waiting for input: ${eng(num(sum.mean_input_ms))} ms of a ${eng(num(sum.mean_step_ms))} ms step on average, over ${num(sum.steps)} steps.` +
+          (Number.isFinite(num(sum.saving_fraction)) ? ` Faster input would save about ${pct(num(sum.saving_fraction))} of step time (input advice needs 5 %).` : '')),
         gpuIdle !== null ? h('div', null, `${pct(gpuIdle)} of the GPU's idle time falls inside input waits.`) : null),
       h('div', { class: 'stats' },
         stat('Steps', String(num(sum.steps))),
