@@ -188,6 +188,15 @@ TFB_API int tfb_writer_open(tfb_writer **out, const char *run_dir,
  * undefined (w is freed): use tfb_writer_closep to make that impossible. */
 TFB_API int tfb_writer_close(tfb_writer *w);
 
+/* tfb_writer_close, with an exit reason. Both write an end-of-run record
+ * last (a summary value of plugin "tfboard_run_end", tag
+ * "tfboard/run_end", holding the reason; other readers skip it), which is
+ * how `tfboard` tells a run that finished from one that crashed or
+ * stalled. reason: UTF-8 text such as "completed" or "early stop: no
+ * improvement" (NULL = none; cut at 256 bytes), copied. A child of fork()
+ * writes no record (see tfb_writer_close). */
+TFB_API int tfb_writer_close_reason(tfb_writer *w, const char *reason);
+
 /* Returns when everything logged before the call is in the file (write()
  * done; fsync is not implied). Returns the sticky error if one is set.
  * Thread-safe on one writer. */

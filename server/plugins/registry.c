@@ -18,6 +18,7 @@ extern const tfb_plugin tfb_plugin_pipeline;
 extern const tfb_plugin tfb_plugin_ranks;
 extern const tfb_plugin tfb_plugin_hparams;
 extern const tfb_plugin tfb_plugin_compare;
+extern const tfb_plugin tfb_plugin_alerts;
 
 static const tfb_plugin *const builtin[] = {
     &tfb_plugin_scalars,
@@ -32,6 +33,7 @@ static const tfb_plugin *const builtin[] = {
     &tfb_plugin_ranks,
     &tfb_plugin_hparams,
     &tfb_plugin_compare,
+    &tfb_plugin_alerts,
 };
 
 const tfb_plugin *const *tfb_builtin_plugins(size_t *n)

@@ -18,7 +18,8 @@ from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
 BUILTIN = ["scalars", "runs", "histograms", "distributions", "text",
-           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare"]
+           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare",
+           "alerts"]
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
 
@@ -47,7 +48,7 @@ def test_builtin_listing_matches_data():
         lst = listing(srv)
         assert list(lst) == BUILTIN, list(lst)
         on = {k for k, v in lst.items() if v["enabled"]}
-        assert on == {"scalars", "runs", "health"}, on
+        assert on == {"scalars", "runs", "health", "alerts"}, on
         for name, v in lst.items():
             assert v["tab_name"], name
             assert v["loading_mechanism"]["type"] == "JS_MODULE", name

@@ -18,7 +18,7 @@ T.run(async () => {
     await T.step('tabs: one per dashboard with data, Health with a red count badge', async () => {
       await T.openApp(page, srv.url, 'tab=runs');
       const tabs = await page.$$eval('#tabs .tab', (as) => as.map((a) => a.id.replace('tab-', '')));
-      T.assertEq(tabs, ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'compare'], 'tabs');
+      T.assertEq(tabs, ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'compare', 'alerts'], 'tabs');
       T.assertEq(await page.$eval('#tab-health .badge', (e) => e.textContent), '1', 'health badge count');
     });
 

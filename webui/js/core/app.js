@@ -75,7 +75,10 @@ function buildFrame() {
     const menu = el('settings-menu');
     if (!menu.hidden && !e.target.closest('.menu-wrap')) menu.hidden = true;
   });
-  runList = mountRunList(el('run-selector'), () => data.runs);
+  runList = mountRunList(el('run-selector'), () => data.runs, (r) => {
+    const i = Array.isArray(data.runsInfo) ? data.runsInfo.find((x) => x && x.name === r) : null;
+    return i && i.status ? i.status.state : null;
+  });
   onActivity((n) => { el('busy').classList.toggle('on', n > 0); });
 }
 
