@@ -303,3 +303,18 @@ def test_flush_secs_and_suffix(tmp_path):
         while os.path.getsize(w.path) < 60 and time.time() < deadline:
             time.sleep(0.01)
         assert os.path.getsize(w.path) >= 60
+
+
+def test_close_writes_end_of_run_record(pb, tmp_path):
+    """Closing the writer appends the end-of-run record (issue 23) last:
+    `tfboard` reads it as "finished"; TensorBoard skips its plugin."""
+    w = tfboard.SummaryWriter(str(tmp_path))
+    w.add_scalar("loss", 1.0, 1)
+    w.close()
+    recs = records(event_file(str(tmp_path)), run_end=True)
+    ev = pb.event.Event()
+    ev.ParseFromString(recs[-1])
+    v = ev.summary.value[0]
+    assert v.tag == "tfboard/run_end"
+    assert v.metadata.plugin_data.plugin_name == "tfboard_run_end"
+    assert len(records(event_file(str(tmp_path)))) == len(recs) - 1
