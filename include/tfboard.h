@@ -113,6 +113,8 @@ TFB_API int tfb_version_number(void);
  * (tfb_step_begin .. tfb_step_end). */
 #define TFB_TAG_STEP_MS "pipeline/step_ms"
 #define TFB_TAG_INPUT_MS "pipeline/input_ms"
+/* The id of the batch a step trained on, as text (tfb_step_batch). */
+#define TFB_TAG_BATCH_ID "batch/id"
 /* Per-device GPU scalars are gpu/<device>/<metric>. */
 #define TFB_TAG_GPU_PREFIX "gpu/"
 #define TFB_TAG_GPU_UTILIZATION "utilization" /* traced kernel busy share */
@@ -229,6 +231,12 @@ TFB_API int tfb_histogram_f64(tfb_writer *w, const char *tag,
  * Thread-safe on one writer. */
 TFB_API int tfb_text(tfb_writer *w, const char *tag, const char *utf8,
                      int64_t step);
+
+/* Records which batch step trained on: id (UTF-8, e.g. "shard3:81920";
+ * copied) as text under TFB_TAG_BATCH_ID at step. `tfboard` lists the ids
+ * of the steps around each loss spike, and `tfboard report` prints them as
+ * a skip list. Thread-safe on one writer. */
+TFB_API int tfb_step_batch(tfb_writer *w, int64_t step, const char *id);
 
 typedef struct tfb_writer_stats {
     size_t size;              /* set by tfb_writer_stats_init */

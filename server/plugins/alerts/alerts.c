@@ -1,12 +1,17 @@
 /*
  * alerts.c - the alerts dashboard's descriptor: its command-line options
  * (the stall threshold and the loss regex that core's run status uses),
- * and its report section (each run's status line).
+ * its routes (the loss spikes with their precursors) and its report
+ * section (each run's status line, spikes and skip list).
  */
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "alerts_spikes.h"
 #include "plugin.h"
 #include "report_fmt.h"
 #include "run_status.h"
@@ -69,6 +74,171 @@ static void status_text(FILE *f, const tfb_run_status *st, int md)
     fputc('\n', f);
 }
 
+/* One spike as JSON (the shape API.md documents under "Loss spikes"). */
+static void spike_json(tfb_json *j, const tfb_alert_spike *a)
+{
+    const tfb_spike *sp = &a->spike;
+    const tfb_precursors *p = &a->pre;
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "run");
+    tfb_json_str(j, a->run);
+    tfb_json_key(j, "tag");
+    tfb_json_str(j, a->tag);
+    tfb_json_key(j, "step");
+    tfb_json_i64(j, sp->step);
+    tfb_json_key(j, "value");
+    tfb_json_double(j, sp->value);
+    tfb_json_key(j, "level");
+    tfb_json_double(j, sp->level);
+    tfb_json_key(j, "z");
+    tfb_json_double(j, sp->z);
+    tfb_json_key(j, "peak_step");
+    tfb_json_i64(j, sp->peak_step);
+    tfb_json_key(j, "peak");
+    tfb_json_double(j, sp->peak);
+    tfb_json_key(j, "state");
+    tfb_json_str(j, tfb_spike_state_name(sp->state));
+    tfb_json_key(j, "end_step");
+    tfb_json_i64(j, sp->end_step);
+    tfb_json_key(j, "precursors");
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "grad_from");
+    if (p->grad)
+        tfb_json_i64(j, p->grad_from);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "grad_factor");
+    if (p->grad)
+        tfb_json_double(j, p->grad_factor);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "grad_first");
+    if (p->grad && p->grad_first)
+        tfb_json_str(j, p->grad_first);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "lr_step");
+    if (p->lr)
+        tfb_json_i64(j, p->lr_step);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "nonfinite_step");
+    if (p->nonfinite)
+        tfb_json_i64(j, p->nonfinite_step);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "stall_step");
+    if (p->stall)
+        tfb_json_i64(j, p->stall_step);
+    else
+        tfb_json_null(j);
+    tfb_json_object_end(j);
+    tfb_json_key(j, "batch_ids");
+    tfb_json_array_begin(j);
+    for (size_t b = 0; b < p->n_batches; b++)
+        tfb_json_str(j, p->batch_id[b]);
+    tfb_json_array_end(j);
+    char why[512];
+    tfb_precursors_text(p, why, sizeof why);
+    tfb_json_key(j, "explain");
+    tfb_json_str(j, why);
+    tfb_json_object_end(j);
+}
+
+/* GET spikes?run=R (optional: every run) -> {"spikes": [...]}. */
+static int route_spikes(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_run *only = NULL;
+    int rc;
+    if (tfb_http_query(req, "run") != NULL &&
+        (rc = tfb_http_param_run(req, resp, &only)) < 0)
+        return rc;
+    tfb_run **runs = &only;
+    size_t nr = 1;
+    if (!only && tfb_store_runs(tfb_server_store(req), &runs, &nr) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "spikes");
+    tfb_json_array_begin(&j);
+    rc = 0;
+    for (size_t i = 0; i < nr && rc == 0; i++) {
+        tfb_alert_spike *v;
+        size_t n;
+        if ((rc = tfb_alert_spikes(runs[i], &v, &n)) < 0)
+            break;
+        for (size_t q = 0; q < n; q++)
+            spike_json(&j, &v[q]);
+        free(v);
+    }
+    tfb_json_array_end(&j);
+    tfb_json_object_end(&j);
+    if (!only)
+        free(runs);
+    if (rc < 0) {
+        tfb_json_free(&j);
+        return tfb_http_error(resp, 500, "out of memory");
+    }
+    return tfb_http_json(resp, &j);
+}
+
+static void spikes_text(FILE *f, const tfb_alert_spike *v, size_t n, int md)
+{
+    if (n == 0)
+        return;
+    if (md)
+        fputs("\n### Loss spikes\n\n| tag | step | value | level | z | "
+              "state | until | before it |\n| --- | --- | --- | --- | --- | "
+              "--- | --- | --- |\n", f);
+    else
+        fprintf(f, "  loss spikes: %zu\n    %-20s %8s %10s %10s %6s %-9s "
+                   "%8s  %s\n", n, "tag", "step", "value", "level", "z",
+                "state", "until", "before it");
+    size_t n_batches = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tfb_alert_spike *a = &v[i];
+        char why[512];
+        tfb_precursors_text(&a->pre, why, sizeof why);
+        n_batches += a->pre.n_batches;
+        if (md) {
+            fputs("| ", f);
+            tfb_report_put_str(f, a->tag, 1);
+            fprintf(f, " | %lld | %.4g | %.4g | %.1f | %s | %lld | ",
+                    (long long)a->spike.step, a->spike.value, a->spike.level,
+                    a->spike.z, tfb_spike_state_name(a->spike.state),
+                    (long long)a->spike.end_step);
+            tfb_report_put_str(f, why[0] ? why : "-", 1);
+            fputs(" |\n", f);
+        } else {
+            fputs("    ", f);
+            tfb_report_put_str(f, a->tag, 0);
+            for (size_t k = strlen(a->tag); k < 20; k++)
+                fputc(' ', f);
+            fprintf(f, " %8lld %10.4g %10.4g %6.1f %-9s %8lld  ",
+                    (long long)a->spike.step, a->spike.value, a->spike.level,
+                    a->spike.z, tfb_spike_state_name(a->spike.state),
+                    (long long)a->spike.end_step);
+            tfb_report_put_str(f, why[0] ? why : "-", 0);
+            fputc('\n', f);
+        }
+    }
+    if (!n_batches)
+        return;
+    /* The batches of the steps around each spike, one id a line: a file
+     * a data loader can skip. */
+    fputs(md ? "\nSkip list (batch ids around the spikes):\n\n```\n"
+             : "  skip list (batch ids around the spikes):\n", f);
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < v[i].pre.n_batches; b++) {
+            fputs(md ? "" : "    ", f);
+            tfb_report_put_str(f, v[i].pre.batch_id[b], 0);
+            fputc('\n', f);
+        }
+    if (md)
+        fputs("```\n", f);
+}
+
 static int report_text(FILE *f, tfb_store *s, tfb_run *r,
                        const tfb_report_opts *o, int markdown)
 {
@@ -79,6 +249,12 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
     if (rc < 0)
         return rc;
     status_text(f, &st, markdown);
+    tfb_alert_spike *v;
+    size_t n;
+    if ((rc = tfb_alert_spikes(r, &v, &n)) < 0)
+        return rc;
+    spikes_text(f, v, n, markdown);
+    free(v);
     return 0;
 }
 
@@ -98,14 +274,30 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
         tfb_json_str(j, st.reason);
     else
         tfb_json_null(j);
+    tfb_alert_spike *v;
+    size_t n;
+    if ((rc = tfb_alert_spikes(r, &v, &n)) < 0)
+        return rc;
+    tfb_json_key(j, "spikes");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < n; i++)
+        spike_json(j, &v[i]);
+    tfb_json_array_end(j);
+    free(v);
     return 0;
 }
+
+static const tfb_plugin_route routes[] = {
+    {"spikes", route_spikes},
+};
 
 const tfb_plugin tfb_plugin_alerts = {
     TFB_PLUGIN_ABI,
     .name = "alerts",
     .title = "Alerts",
     .module = "js/pages/alerts.js",
+    .routes = routes,
+    .n_routes = sizeof routes / sizeof routes[0],
     .report_text = report_text,
     .report_json = report_json,
     .options = options,
