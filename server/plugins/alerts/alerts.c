@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts_feed.h"
 #include "alerts_spikes.h"
 #include "plugin.h"
 #include "report_fmt.h"
@@ -19,6 +20,8 @@
 /* Set before any thread starts, read-only after (plugin.h). */
 static double opt_stall_after = TFB_STALL_AFTER_DEFAULT;
 static const char *opt_loss_tags = TFB_LOSS_REGEX_DEFAULT;
+static const char *opt_alert[TFB_OPT_STRINGS_MAX];
+static double opt_gpu_idle = 50;
 
 static const tfb_plugin_option options[] = {
     {.name = "stall_after", .arg = "S", .type = TFB_OPT_DOUBLE,
@@ -29,15 +32,33 @@ static const tfb_plugin_option options[] = {
      .help = "scalar tags that are losses (POSIX extended, "
              "case-insensitive): blow-up and spike detection",
      .def = "loss", .dest = &opt_loss_tags},
+    {.name = "alert", .arg = "RULE", .type = TFB_OPT_STRINGS,
+     .help = "alert when RULE holds, e.g. 'loss>5 for 100 steps', "
+             "'accuracy<0.5 after 2000 steps' (repeatable)",
+     .def = "none", .dest = opt_alert},
+    {.name = "gpu_idle", .arg = "PCT", .type = TFB_OPT_DOUBLE,
+     .help = "alert when a GPU is idle more than PCT % of the time",
+     .def = "50", .min = 0, .max = 100, .dest = &opt_gpu_idle},
 };
 
 static int check_options(char *err, size_t err_len)
 {
-    if (tfb_run_status_configure(opt_stall_after, opt_loss_tags) == 0)
-        return 0;
-    snprintf(err, err_len, "--loss_tags: not a regular expression: %s",
-             opt_loss_tags);
-    return TFB_EINVAL;
+    if (tfb_run_status_configure(opt_stall_after, opt_loss_tags) < 0) {
+        snprintf(err, err_len, "--loss_tags: not a regular expression: %s",
+                 opt_loss_tags);
+        return TFB_EINVAL;
+    }
+    tfb_alert_rule rules[TFB_OPT_STRINGS_MAX];
+    size_t n = 0;
+    for (; n < TFB_OPT_STRINGS_MAX && opt_alert[n]; n++) {
+        char why[400];
+        if (tfb_alert_rule_parse(opt_alert[n], &rules[n], why, sizeof why) <
+            0) {
+            snprintf(err, err_len, "--alert: %s", why);
+            return TFB_EINVAL;
+        }
+    }
+    return tfb_alerts_configure(rules, n, opt_gpu_idle);
 }
 
 static double now_wall(void)
@@ -183,6 +204,67 @@ static int route_spikes(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
+static void event_json(tfb_json *j, const tfb_alert_event *e)
+{
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "seq");
+    tfb_json_u64(j, e->seq);
+    tfb_json_key(j, "wall_time");
+    tfb_json_double(j, e->wall);
+    tfb_json_key(j, "event");
+    tfb_json_str(j, e->fired ? "fired" : "cleared");
+    tfb_json_key(j, "run");
+    tfb_json_str(j, e->run);
+    tfb_json_key(j, "rule");
+    tfb_json_str(j, e->rule);
+    tfb_json_key(j, "key");
+    tfb_json_str(j, e->key);
+    tfb_json_key(j, "step");
+    if (e->step >= 0)
+        tfb_json_i64(j, e->step);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "message");
+    tfb_json_str(j, e->message);
+    tfb_json_object_end(j);
+}
+
+/* GET feed?since=SEQ -> {"events": [...], "active", "last_seq"}: runs an
+ * evaluation pass first (incremental), so the page sees alerts as data
+ * arrives. */
+static int route_feed(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    int64_t since;
+    int rc = tfb_http_param_i64(req, resp, "since", 0, 0, 0, INT64_MAX,
+                                &since);
+    if (rc < 0)
+        return rc;
+    if (tfb_alerts_poll(tfb_server_store(req), now_wall(), NULL, NULL) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_alert_event *v;
+    size_t n, active;
+    if (tfb_alerts_feed((uint64_t)since, &v, &n, &active) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "events");
+    tfb_json_array_begin(&j);
+    uint64_t last = (uint64_t)since;
+    for (size_t i = 0; i < n; i++) {
+        event_json(&j, &v[i]);
+        last = v[i].seq;
+    }
+    tfb_json_array_end(&j);
+    tfb_json_key(&j, "active");
+    tfb_json_u64(&j, active);
+    tfb_json_key(&j, "last_seq");
+    tfb_json_u64(&j, last);
+    tfb_json_object_end(&j);
+    free(v);
+    return tfb_http_json(resp, &j);
+}
+
 static void spikes_text(FILE *f, const tfb_alert_spike *v, size_t n, int md)
 {
     if (n == 0)
@@ -289,6 +371,7 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
 
 static const tfb_plugin_route routes[] = {
     {"spikes", route_spikes},
+    {"feed", route_feed},
 };
 
 const tfb_plugin tfb_plugin_alerts = {
