@@ -8,7 +8,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-PKGS="meson ninja-build gcc pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-dev"
+PKGS="meson ninja-build gcc pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-dev libcurl4-openssl-dev"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alerts.h"
 #include "alerts_feed.h"
 #include "alerts_spikes.h"
 #include "plugin.h"
@@ -22,6 +23,18 @@ static double opt_stall_after = TFB_STALL_AFTER_DEFAULT;
 static const char *opt_loss_tags = TFB_LOSS_REGEX_DEFAULT;
 static const char *opt_alert[TFB_OPT_STRINGS_MAX];
 static double opt_gpu_idle = 50;
+static const char *opt_webhook;
+static const char *opt_on_alert;
+
+const char *tfb_alerts_opt_webhook(void)
+{
+    return opt_webhook;
+}
+
+const char *tfb_alerts_opt_on_alert(void)
+{
+    return opt_on_alert;
+}
 
 static const tfb_plugin_option options[] = {
     {.name = "stall_after", .arg = "S", .type = TFB_OPT_DOUBLE,
@@ -39,6 +52,14 @@ static const tfb_plugin_option options[] = {
     {.name = "gpu_idle", .arg = "PCT", .type = TFB_OPT_DOUBLE,
      .help = "alert when a GPU is idle more than PCT % of the time",
      .def = "50", .min = 0, .max = 100, .dest = &opt_gpu_idle},
+    {.name = "alert_webhook", .arg = "URL", .type = TFB_OPT_STRING,
+     .help = "POST each alert as JSON (Slack-compatible \"text\") to URL "
+             "(tfboard and tfboard watch)",
+     .def = "none", .dest = &opt_webhook},
+    {.name = "on_alert", .arg = "CMD", .type = TFB_OPT_STRING,
+     .help = "run CMD (split at blanks, no shell) for each alert, with "
+             "TFB_ALERT_RUN, TFB_ALERT_RULE, ... in its environment",
+     .def = "none", .dest = &opt_on_alert},
 };
 
 static int check_options(char *err, size_t err_len)

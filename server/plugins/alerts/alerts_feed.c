@@ -230,10 +230,19 @@ static void run_conditions(tfb_run *r, double now, const double *own,
 {
     tfb_run_status st;
     if (tfb_run_status_get(r, now, &st) == 0) {
-        if (st.diverged_why && !strcmp(st.diverged_why, "non-finite"))
+        if (st.diverged_why && !strcmp(st.diverged_why, "non-finite")) {
+            /* What came before it, as the Health tab says it. */
+            tfb_precursors p;
+            char why[400] = "";
+            if (tfb_precursors_find(r, st.diverged_step, st.diverged_step,
+                                    TFB_PRECURSOR_K_DEFAULT, &p) == 0) {
+                p.nonfinite = 0;
+                tfb_precursors_text(&p, why, sizeof why);
+            }
             add(f, "nonfinite", NULL, st.diverged_step,
-                "NaN/Inf in %s at step %lld", st.diverged_tag,
-                (long long)st.diverged_step);
+                "%s%sNaN/Inf in %s at step %lld", why, why[0] ? "; " : "",
+                st.diverged_tag, (long long)st.diverged_step);
+        }
         else if (st.diverged_why)
             add(f, "diverged", NULL, st.diverged_step,
                 "%s blew up at step %lld", st.diverged_tag,
