@@ -199,7 +199,7 @@ class Card {
           range ? get(0, range) : null,
           range && weight > 0 ? get(weight, range) : null,
         ]);
-        const s = { run: t.label, color: t.color, cols: raw, smooth };
+        const s = { run: t.label, color: t.color, cols: raw, smooth, spikes: await this.page.spikesOf(t.run, t.tag) };
         if (range) {
           inWindow += rawWin.n;
           s.cols = mergeWindow(raw, rawWin, range[0], range[1]);
@@ -365,6 +365,17 @@ const page = {
   // (run, tag, samples, weight, window, generation); the cache forgets
   // older generations and, past CACHE_MAX entries, the oldest ones (a
   // dragged slider leaves many weights behind).
+  // The loss spikes of a run (alerts plugin; [] when it has none or the
+  // plugin is absent), one request per run and data generation.
+  async spikesOf(run, tag) {
+    const key = this.gen + '\u0000' + run;
+    if (!this.spikeCache || this.spikeCache.gen !== this.gen) this.spikeCache = { gen: this.gen, m: new Map() };
+    if (!this.spikeCache.m.has(key)) {
+      this.spikeCache.m.set(key, getJSON('data/plugin/alerts/spikes', { run }).then((a) => (a && a.spikes) || []).catch(() => []));
+    }
+    return (await this.spikeCache.m.get(key)).filter((sp) => sp.tag === tag);
+  },
+
   fetchSeries(run, tag, samples, weight, win) {
     const key = [this.gen, run, tag, samples, weight, win ? win.join(':') : ''].join('\u0000');
     const hit = this.cache.get(key);
