@@ -45,60 +45,83 @@ const char *tfb_spike_state_name(tfb_spike_state s)
     }
 }
 
-/* Median of a sorted window. */
-static double sorted_median(const double *v, size_t n)
+/* The k-th smallest of v[0..n) (0-based), reordering v: Hoare's
+ * selection, O(n) expected. */
+static double select_kth(double *v, size_t n, size_t k)
 {
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Median of |v[i] - m| over a sorted v, m its median: the deviations left
- * and right of the middle are two ascending runs; walk their merge to
- * the middle one(s). O(n). */
-static double sorted_mad(const double *v, size_t n, double m)
-{
-    size_t r = n / 2;               /* first index of the right run */
-    size_t l = r;                   /* the left run is v[l-1], v[l-2], ... */
-    size_t want = n / 2;            /* 0-based rank of the upper median */
-    double prev = 0, cur = 0;
-    for (size_t k = 0; k <= want; k++) {
-        prev = cur;
-        int take_left = l > 0 && (r >= n || m - v[l - 1] <= v[r] - m);
-        cur = take_left ? m - v[--l] : v[r++] - m;
-    }
-    return n % 2 ? cur : (prev + cur) / 2;
-}
-
-/* Puts x in the window (ring + sorted copy), dropping the oldest value
- * when full. */
-static void window_put(double *ring, double *sorted, size_t *n, size_t *pos,
-                       double x)
-{
-    if (*n == TFB_SPIKE_WINDOW) {
-        double old = ring[*pos];
-        size_t lo = 0, hi = *n;     /* binary search for old */
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (sorted[mid] < old)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        memmove(sorted + lo, sorted + lo + 1, (*n - lo - 1) * sizeof *sorted);
-        (*n)--;
-    }
-    size_t lo = 0, hi = *n;
+    size_t lo = 0, hi = n - 1;
     while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (sorted[mid] <= x)
-            lo = mid + 1;
+        double pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
         else
-            hi = mid;
+            return v[k];
     }
-    memmove(sorted + lo + 1, sorted + lo, (*n - lo) * sizeof *sorted);
-    sorted[lo] = x;
-    (*n)++;
+    return v[k];
+}
+
+/* Median of v[0..n) (reordered). */
+static double median_of(double *v, size_t n)
+{
+    double hi = select_kth(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    /* the lower middle is the largest of v[0..n/2) after the selection */
+    double lo = v[0];
+    for (size_t i = 1; i < n / 2; i++)
+        if (v[i] > lo)
+            lo = v[i];
+    return (lo + hi) / 2;
+}
+
+static void ring_put(double *ring, size_t *n, size_t *pos, double x)
+{
     ring[*pos] = x;
     *pos = (*pos + 1) % TFB_SPIKE_WINDOW;
+    if (*n < TFB_SPIKE_WINDOW)
+        (*n)++;
+}
+
+/* Works the baseline out from the windows. */
+static void restat(tfb_spike_detector *d)
+{
+    double t[TFB_SPIKE_WINDOW];
+    size_t n = d->n_diffs;
+    memcpy(t, d->diffs, n * sizeof *t);
+    double m = median_of(t, n);
+    for (size_t i = 0; i < n; i++)
+        t[i] = fabs(d->diffs[i] - m);
+    double mad = median_of(t, n);
+    memcpy(t, d->vals, d->n_vals * sizeof *t);
+    double level = median_of(t, d->n_vals);
+    double scale = 1.4826 * mad;
+    if (scale < 1e-3 * fabs(level))
+        scale = 1e-3 * fabs(level);
+    if (scale < 1e-12)
+        scale = 1e-12;
+    d->m = m;
+    d->scale = scale;
+    d->level = level;
+    d->stale = 0;
+    d->have_stats = 1;
 }
 
 static int add_spike(tfb_spike_detector *d, const tfb_spike *s)
@@ -140,8 +163,9 @@ int tfb_spike_detector_push(tfb_spike_detector *d, int64_t step, double x)
         if (x <= cur->level + 0.2 * (cur->peak - cur->level)) {
             cur->state = TFB_SPIKE_RECOVERED;
             d->open = 0;
+            d->have_stats = 0;
             d->last = x;
-            window_put(d->vals, d->svals, &d->n_vals, &d->vi, x);
+            ring_put(d->vals, &d->n_vals, &d->vi, x);
         } else if (++d->open_points >= d->p.recover_within) {
             cur->state = TFB_SPIKE_DIVERGED;
             d->open = 0;
@@ -151,23 +175,18 @@ int tfb_spike_detector_push(tfb_spike_detector *d, int64_t step, double x)
     }
     if (isnan(d->last)) {
         d->last = x;
-        window_put(d->vals, d->svals, &d->n_vals, &d->vi, x);
+        ring_put(d->vals, &d->n_vals, &d->vi, x);
         return 0;
     }
     double dx = x - d->last;
     if (d->n_diffs >= (size_t)d->p.warmup) {
-        double m = sorted_median(d->sdiffs, d->n_diffs);
-        double mad = sorted_mad(d->sdiffs, d->n_diffs, m);
-        double level = sorted_median(d->svals, d->n_vals);
-        double scale = 1.4826 * mad;
-        if (scale < 1e-3 * fabs(level))
-            scale = 1e-3 * fabs(level);
-        if (scale < 1e-12)
-            scale = 1e-12;
-        double z = (dx - m) / scale;
-        if (z >= d->p.z_threshold && x - level >= d->p.min_rise * fabs(level)) {
-            tfb_spike s = {.step = step, .value = x, .level = level, .z = z,
-                           .peak_step = step, .peak = x,
+        if (!d->have_stats || d->stale >= TFB_SPIKE_RESTAT)
+            restat(d);
+        double z = (dx - d->m) / d->scale;
+        if (z >= d->p.z_threshold &&
+            x - d->level >= d->p.min_rise * fabs(d->level)) {
+            tfb_spike s = {.step = step, .value = x, .level = d->level,
+                           .z = z, .peak_step = step, .peak = x,
                            .state = TFB_SPIKE_OPEN, .end_step = step};
             if (add_spike(d, &s) < 0)
                 return TFB_ENOMEM;
@@ -176,8 +195,9 @@ int tfb_spike_detector_push(tfb_spike_detector *d, int64_t step, double x)
             return 0;
         }
     }
-    window_put(d->diffs, d->sdiffs, &d->n_diffs, &d->di, dx);
-    window_put(d->vals, d->svals, &d->n_vals, &d->vi, x);
+    ring_put(d->diffs, &d->n_diffs, &d->di, dx);
+    d->stale++;
+    ring_put(d->vals, &d->n_vals, &d->vi, x);
     d->last = x;
     return 0;
 }

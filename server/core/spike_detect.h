@@ -8,7 +8,8 @@
  *  - the baseline is the last `window` (64) changes of healthy points:
  *    their median m and MAD (median absolute deviation);
  *  - scale = max(1.4826 x MAD, 1e-3 x |median of the last window values|,
- *    1e-12); robust z = (d_i - m) / scale;
+ *    1e-12); robust z = (d_i - m) / scale; m, MAD and the level are
+ *    worked out again every 64 healthy points (and when a spike ends);
  *  - a spike starts at point i when at least `warmup` (20) changes are in
  *    the baseline, z >= z_threshold (6) and the rise is at least
  *    min_rise (5 %) of the level before it (the median of the last window
@@ -29,6 +30,7 @@
 #include <stdint.h>
 
 #define TFB_SPIKE_WINDOW 64
+#define TFB_SPIKE_RESTAT 64
 
 typedef struct tfb_spike_params {
     double z_threshold;     /* default 6 */
@@ -56,11 +58,16 @@ typedef struct tfb_spike {
 
 typedef struct tfb_spike_detector {
     tfb_spike_params p;
-    /* The windows, as rings (arrival order) and sorted copies (medians
-     * in O(1), the MAD in O(window)). */
+    /* The windows, as rings (arrival order). */
     double diffs[TFB_SPIKE_WINDOW], vals[TFB_SPIKE_WINDOW];
-    double sdiffs[TFB_SPIKE_WINDOW], svals[TFB_SPIKE_WINDOW];
     size_t n_diffs, n_vals, di, vi;  /* counts and ring positions */
+    /* The baseline (median m and scale of the changes, the level), worked
+     * out again every TFB_SPIKE_RESTAT healthy points: the statistics of a
+     * 64-point window barely move in a few points, and a point then costs
+     * two ring writes and one comparison. */
+    double m, scale, level;
+    int stale;              /* healthy points since the last work-out */
+    int have_stats;
     double last;            /* last finite value (NaN before any) */
     int open;               /* 1 while spikes[n_spikes - 1] is open */
     int open_points;
