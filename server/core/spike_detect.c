@@ -120,6 +120,10 @@ static void restat(tfb_spike_detector *d)
     d->m = m;
     d->scale = scale;
     d->level = level;
+    /* z >= z_threshold and x - level >= min_rise |level|, as two bounds:
+     * a point costs two comparisons. */
+    d->rise_thr = m + d->p.z_threshold * scale;
+    d->level_thr = level + d->p.min_rise * fabs(level);
     d->stale = 0;
     d->have_stats = 1;
 }
@@ -182,9 +186,8 @@ int tfb_spike_detector_push(tfb_spike_detector *d, int64_t step, double x)
     if (d->n_diffs >= (size_t)d->p.warmup) {
         if (!d->have_stats || d->stale >= TFB_SPIKE_RESTAT)
             restat(d);
-        double z = (dx - d->m) / d->scale;
-        if (z >= d->p.z_threshold &&
-            x - d->level >= d->p.min_rise * fabs(d->level)) {
+        if (dx >= d->rise_thr && x >= d->level_thr) {
+            double z = (dx - d->m) / d->scale;
             tfb_spike s = {.step = step, .value = x, .level = d->level,
                            .z = z, .peak_step = step, .peak = x,
                            .state = TFB_SPIKE_OPEN, .end_step = step};

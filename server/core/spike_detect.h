@@ -66,6 +66,7 @@ typedef struct tfb_spike_detector {
      * 64-point window barely move in a few points, and a point then costs
      * two ring writes and one comparison. */
     double m, scale, level;
+    double rise_thr, level_thr;  /* dx and x a spike must reach */
     int stale;              /* healthy points since the last work-out */
     int have_stats;
     double last;            /* last finite value (NaN before any) */

@@ -18,6 +18,10 @@ typedef struct det_entry {
     const tfb_series *s;
     size_t fed;
     tfb_spike_detector d;
+    /* The precursors of spikes[0..n_pre), kept once a spike is over
+     * (recovered or diverged): its window is then in the past. */
+    tfb_precursors *pre;
+    size_t n_pre;
 } det_entry;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -68,8 +72,10 @@ void tfb_alert_spikes_reset(void)
 {
     pthread_mutex_lock(&g_mu);
     for (size_t i = 0; i < g_cap; i++)
-        if (g_tab[i].s)
+        if (g_tab[i].s) {
             tfb_spike_detector_free(&g_tab[i].d);
+            free(g_tab[i].pre);
+        }
     free(g_tab);
     g_tab = NULL;
     g_cap = g_n = 0;
@@ -91,6 +97,7 @@ static int spikes_of(tfb_series *s, tfb_spike **v, size_t *n)
             tfb_spike_detector_free(&e->d);
             tfb_spike_detector_init(&e->d, NULL);
             e->fed = 0;
+            e->n_pre = 0;
         }
         for (size_t i = e->fed; i < view.count && rc == 0; i++)
             rc = tfb_spike_detector_push(&e->d, view.step[i], view.value[i]);
@@ -108,6 +115,37 @@ static int spikes_of(tfb_series *s, tfb_spike **v, size_t *n)
     pthread_mutex_unlock(&g_mu);
     tfb_series_read_end(s);
     return rc;
+}
+
+/* The kept precursors of spike q of s: 1 and *p filled, or 0. Takes the
+ * lock; never called with a series pinned (see tfb_alert_spikes). */
+static int cached_pre(const tfb_series *s, size_t q, tfb_precursors *p)
+{
+    int hit = 0;
+    pthread_mutex_lock(&g_mu);
+    det_entry *e = entry_of(s);
+    if (e && q < e->n_pre) {
+        *p = e->pre[q];
+        hit = 1;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return hit;
+}
+
+/* Keeps p as spike q's precursors when q is the next one to keep. */
+static void keep_pre(const tfb_series *s, size_t q, const tfb_precursors *p)
+{
+    pthread_mutex_lock(&g_mu);
+    det_entry *e = entry_of(s);
+    if (e && q == e->n_pre) {
+        tfb_precursors *v = realloc(e->pre, (q + 1) * sizeof *v);
+        if (v) {
+            e->pre = v;
+            v[q] = *p;
+            e->n_pre = q + 1;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
 }
 
 int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
@@ -141,10 +179,17 @@ int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
             a->run = tfb_run_name(r);
             a->tag = tag;
             a->spike = sp[q];
+            /* Precursors are found outside the detectors' lock: the
+             * search pins other series, and a pin may wait for the
+             * loader. */
+            if (cached_pre(ser[i], q, &a->pre))
+                continue;
             rc = tfb_precursors_find(r, sp[q].step, sp[q].peak_step,
                                      TFB_PRECURSOR_K_DEFAULT, &a->pre);
             if (rc < 0)
                 break;
+            if (sp[q].state != TFB_SPIKE_OPEN)
+                keep_pre(ser[i], q, &a->pre);
         }
         free(sp);
     }
