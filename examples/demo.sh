@@ -27,11 +27,14 @@ echo "==> building (build/)"
 ninja -C build >/dev/null
 
 echo "==> training the examples into runs/"
-rm -rf runs/demo runs/diverge runs/input_bound runs/balanced runs/ddp
+rm -rf runs/demo runs/diverge runs/input_bound runs/balanced runs/ddp runs/spiky
 # A small MLP: loss, accuracy, weight/gradient histograms, gradient norms.
 build/examples/mlp_train --logdir runs --name demo --steps 600
 # The same model with a learning rate that makes it diverge: NaN alerts.
 build/examples/mlp_train --logdir runs --name diverge --steps 400 --lr 5 || true
+# Loss spikes from three bad batches, with the batch ids logged
+# (tfb_step_batch): the Alerts tab and `tfboard report` list them.
+build/examples/spiky_train --logdir runs --name spiky --steps 600
 # An input pipeline that starves the step, and one that keeps up.
 build/examples/pipeline_train --logdir runs --run input_bound --steps 120 \
   --loaders 1 --prefetch 1 --loader-ms 12 --step-ms 4
@@ -56,5 +59,5 @@ if [ "${NO_SERVE:-0}" = 1 ]; then
   build/server/tfboard report --logdir runs
   exit 0
 fi
-echo "==> serving runs/ (Ctrl-C to stop)"
+echo "==> serving runs/ (Ctrl-C to stop; \`tfboard watch --logdir runs\` prints alerts)"
 exec build/server/tfboard --logdir runs --port "${PORT:-6006}"
