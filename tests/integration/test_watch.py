@@ -101,6 +101,30 @@ def main():
         p = watch("--logdir", healthy, "--once", "--alert",
                   "loss>1 for many steps")
         assert p.returncode == 2 and "loss>1 for many steps" in p.stderr
+        # GPU rules: idle above --gpu_idle, memory above 95 %
+        gpu = os.path.join(tmp, "gpu")
+        os.makedirs(os.path.join(gpu, "g"))
+        now = time.time()
+        data = tfevents_py.record(tfevents_py.event(now, file_version=
+                                                    "brain.Event:2"))
+        for s_ in range(30):
+            data += tfevents_py.record(tfevents_py.event(
+                now, step=s_, summary=tfevents_py.scalars_summary(
+                    [("gpu/0/sm_util", 10.0), ("gpu/0/mem_used_bytes", 97.0),
+                     ("gpu/0/mem_total_bytes", 100.0),
+                     ("gpu/1/sm_util", 90.0), ("gpu/1/mem_used_bytes", 50.0),
+                     ("gpu/1/mem_total_bytes", 100.0)])))
+        with open(os.path.join(gpu, "g", "events.out.tfevents.1.h"), "wb") as f:
+            f.write(data)
+        p = watch("--logdir", gpu, "--once", "--gpu_idle", "80")
+        assert p.returncode == 1, p
+        rules = sorted(ln.split(" rule=")[1].split(":")[0]
+                       for ln in p.stdout.splitlines())
+        assert rules == ["gpu_idle", "gpu_memory"], p.stdout
+        assert "GPU 0 is idle 90 %" in p.stdout, p.stdout
+        assert "GPU 0 memory 97.0 % full" in p.stdout, p.stdout
+        p = watch("--logdir", gpu, "--once", "--gpu_idle", "95")
+        assert "gpu_idle" not in p.stdout, p.stdout
         p = watch("--logdir", os.path.join(tmp, "nope"), "--once")
         assert p.returncode == 3, p
         p = watch("--logdir", healthy, "--once", "--alert", "loss<0.1")
