@@ -100,7 +100,17 @@ static void ring_put(double *ring, size_t *n, size_t *pos, double x)
         (*n)++;
 }
 
-/* Works the baseline out from the windows. */
+/* Median of the values window: the level. */
+static double level_of(const tfb_spike_detector *d)
+{
+    double t[TFB_SPIKE_WINDOW];
+    memcpy(t, d->vals, d->n_vals * sizeof *t);
+    return median_of(t, d->n_vals);
+}
+
+/* Works the baseline of the changes out from their window. The level is
+ * worked out only when a change is large enough to matter (rare), so a
+ * work-out is two selections. */
 static void restat(tfb_spike_detector *d)
 {
     double t[TFB_SPIKE_WINDOW];
@@ -110,20 +120,9 @@ static void restat(tfb_spike_detector *d)
     for (size_t i = 0; i < n; i++)
         t[i] = fabs(d->diffs[i] - m);
     double mad = median_of(t, n);
-    memcpy(t, d->vals, d->n_vals * sizeof *t);
-    double level = median_of(t, d->n_vals);
     double scale = 1.4826 * mad;
-    if (scale < 1e-3 * fabs(level))
-        scale = 1e-3 * fabs(level);
-    if (scale < 1e-12)
-        scale = 1e-12;
     d->m = m;
-    d->scale = scale;
-    d->level = level;
-    /* z >= z_threshold and x - level >= min_rise |level|, as two bounds:
-     * a point costs two comparisons. */
-    d->rise_thr = m + d->p.z_threshold * scale;
-    d->level_thr = level + d->p.min_rise * fabs(level);
+    d->mad_scale = scale;
     d->stale = 0;
     d->have_stats = 1;
 }
@@ -186,16 +185,27 @@ int tfb_spike_detector_push(tfb_spike_detector *d, int64_t step, double x)
     if (d->n_diffs >= (size_t)d->p.warmup) {
         if (!d->have_stats || d->stale >= TFB_SPIKE_RESTAT)
             restat(d);
-        if (dx >= d->rise_thr && x >= d->level_thr) {
-            double z = (dx - d->m) / d->scale;
-            tfb_spike s = {.step = step, .value = x, .level = d->level,
-                           .z = z, .peak_step = step, .peak = x,
-                           .state = TFB_SPIKE_OPEN, .end_step = step};
-            if (add_spike(d, &s) < 0)
-                return TFB_ENOMEM;
-            d->open = 1;
-            d->open_points = 0;
-            return 0;
+        /* scale >= 1.4826 MAD: a change below m + z 1.4826 MAD is never a
+         * spike, whatever the level; only a larger one needs the level. */
+        if (dx >= d->m + d->p.z_threshold * d->mad_scale) {
+            double level = level_of(d);
+            double scale = d->mad_scale;
+            if (scale < 1e-3 * fabs(level))
+                scale = 1e-3 * fabs(level);
+            if (scale < 1e-12)
+                scale = 1e-12;
+            double z = (dx - d->m) / scale;
+            if (z >= d->p.z_threshold &&
+                x - level >= d->p.min_rise * fabs(level)) {
+                tfb_spike s = {.step = step, .value = x, .level = level,
+                               .z = z, .peak_step = step, .peak = x,
+                               .state = TFB_SPIKE_OPEN, .end_step = step};
+                if (add_spike(d, &s) < 0)
+                    return TFB_ENOMEM;
+                d->open = 1;
+                d->open_points = 0;
+                return 0;
+            }
         }
     }
     ring_put(d->diffs, &d->n_diffs, &d->di, dx);

@@ -8,8 +8,9 @@
  *  - the baseline is the last `window` (64) changes of healthy points:
  *    their median m and MAD (median absolute deviation);
  *  - scale = max(1.4826 x MAD, 1e-3 x |median of the last window values|,
- *    1e-12); robust z = (d_i - m) / scale; m, MAD and the level are
- *    worked out again every 64 healthy points (and when a spike ends);
+ *    1e-12); robust z = (d_i - m) / scale; m and the MAD are worked out
+ *    again every 64 healthy points (and when a spike ends), the level
+ *    when a change is large enough to need it;
  *  - a spike starts at point i when at least `warmup` (20) changes are in
  *    the baseline, z >= z_threshold (6) and the rise is at least
  *    min_rise (5 %) of the level before it (the median of the last window
@@ -61,12 +62,11 @@ typedef struct tfb_spike_detector {
     /* The windows, as rings (arrival order). */
     double diffs[TFB_SPIKE_WINDOW], vals[TFB_SPIKE_WINDOW];
     size_t n_diffs, n_vals, di, vi;  /* counts and ring positions */
-    /* The baseline (median m and scale of the changes, the level), worked
-     * out again every TFB_SPIKE_RESTAT healthy points: the statistics of a
-     * 64-point window barely move in a few points, and a point then costs
-     * two ring writes and one comparison. */
-    double m, scale, level;
-    double rise_thr, level_thr;  /* dx and x a spike must reach */
+    /* The baseline of the changes, worked out again every
+     * TFB_SPIKE_RESTAT healthy points: the statistics of a 64-point
+     * window barely move in a few points, and a point then costs two ring
+     * writes and one comparison. */
+    double m, mad_scale;    /* median of the changes, 1.4826 x MAD */
     int stale;              /* healthy points since the last work-out */
     int have_stats;
     double last;            /* last finite value (NaN before any) */

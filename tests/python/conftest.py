@@ -22,8 +22,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 
 def records(path, run_end=False):
     """The payloads of every record of an event file; without run_end,
-    less the end-of-run record that closing the writer appends last
-    (plugin tfboard_run_end, collector/run_end.h), which must be there."""
+    less the end-of-run record that closing a libtfboard writer appends
+    last (plugin tfboard_run_end, collector/run_end.h)."""
     data = open(path, "rb").read()
     out, off = [], 0
     while off + 12 <= len(data):

@@ -121,8 +121,8 @@ static void unrecovered_spike_diverges(void **state)
  * with 3 % Gaussian noise and 40 more with Laplace-like heavy tails
  * (a Gaussian whose sigma is itself random, 0.9 % to 9 %: a scale
  * mixture). Measured (the generator is deterministic): 0 false positives
- * on the 200,000 Gaussian points, 17 on the 200,000 heavy-tailed ones
- * (8.5e-5 a point: single points 6 robust sigmas up). The test asserts
+ * on the 200,000 Gaussian points, 18 on the 200,000 heavy-tailed ones
+ * (9e-5 a point: single points 6 robust sigmas up). The test asserts
  * those counts as bounds. */
 static void noisy_healthy_curves(void **state)
 {
@@ -144,7 +144,7 @@ static void noisy_healthy_curves(void **state)
     printf("false positives: %zu on 200,000 Gaussian points, %zu on "
            "200,000 heavy-tailed points\n", fp_gauss, fp_heavy);
     assert_int_equal(fp_gauss, 0);
-    assert_true(fp_heavy <= 17);
+    assert_true(fp_heavy <= 18);
 }
 
 /* Learning-rate schedules: step decays (the loss falls at once by a
