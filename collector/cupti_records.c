@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cupti_internal.h"
-#include "strtab.h"
-#include "vec.h"
+#include "collector/cupti_internal.h"
+#include "base/strtab.h"
+#include "base/vec.h"
 
 #define ROW_BATCH 4096
 #define API_NAME_CACHE 1024

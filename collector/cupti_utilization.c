@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cupti_internal.h"
-#include "vec.h"
+#include "collector/cupti_internal.h"
+#include "base/vec.h"
 
 typedef struct span {
     int64_t s, e;

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi.h"
-#include "pb.h"
+#include "collector/abi.h"
+#include "collector/pb.h"
 #include "tfboard.h"
-#include "vec.h"
-#include "writer_internal.h"
+#include "base/vec.h"
+#include "collector/writer_internal.h"
 
 #define TAG_EXPERIMENT "_hparams_/experiment"
 #define TAG_SESSION_START "_hparams_/session_start_info"

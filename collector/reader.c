@@ -15,14 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi.h"
-#include "errors.h"
-#include "event_decode.h"
-#include "file_source.h"
-#include "pb.h"
-#include "reader_source.h"
+#include "collector/abi.h"
+#include "collector/errors.h"
+#include "collector/event_decode.h"
+#include "collector/file_source.h"
+#include "collector/pb.h"
+#include "collector/reader_source.h"
 #include "tfboard.h"
-#include "vec.h"
+#include "base/vec.h"
 
 #define CHUNK (1u << 20)
 /* A length CRC can match by chance on garbage; a record claiming more

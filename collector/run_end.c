@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
-#include "run_end.h"
+#include "collector/pb.h"
+#include "collector/run_end.h"
 #include "tfboard.h"
 
 enum { DT_STRING = 7 };

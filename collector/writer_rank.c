@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "tfboard.h"
-#include "abi.h"
-#include "writer_internal.h"
+#include "collector/abi.h"
+#include "collector/writer_internal.h"
 
 int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
                          const tfb_writer_opts *opts)

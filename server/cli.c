@@ -13,15 +13,15 @@
 
 #include "cli.h"
 #include "tfboard.h"
-#include "config.h"
-#include "http.h"
-#include "loader.h"
-#include "store.h"
-#include "report.h"
-#include "registry.h"
+#include "core/config.h"
+#include "core/http.h"
+#include "core/loader.h"
+#include "core/store.h"
+#include "report/report.h"
+#include "plugins/registry.h"
 #include "watch.h"
-#include "alerts.h"
-#include "alerts_notify.h"
+#include "plugins/alerts/alerts.h"
+#include "plugins/alerts/alerts_notify.h"
 
 static int serve(const tfb_config *cfg)
 {

@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "alerts.h"
-#include "alerts_feed.h"
-#include "alerts_notify.h"
-#include "loader.h"
-#include "plugin.h"
-#include "store.h"
+#include "plugins/alerts/alerts.h"
+#include "plugins/alerts/alerts_feed.h"
+#include "plugins/alerts/alerts_notify.h"
+#include "core/loader.h"
+#include "core/plugin.h"
+#include "core/store.h"
 #include "tfboard.h"
 #include "watch.h"
 

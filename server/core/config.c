@@ -1,14 +1,14 @@
 /*
  * config.c - the command line of `tfboard` (serve mode).
  */
-#include "config.h"
+#include "core/config.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin.h"
+#include "core/plugin.h"
 #include "tfboard.h"
 
 void tfb_config_defaults(tfb_config *cfg)

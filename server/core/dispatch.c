@@ -5,10 +5,10 @@
  */
 #include <string.h>
 
-#include "http_internal.h"
+#include "core/http_internal.h"
 #include "tfboard.h"
-#include "plugin.h"
-#include "routes_core.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
 
 static const tfb_route core_routes[] = {
     {"/data/runs", tfb_route_runs},

@@ -1,7 +1,7 @@
 /*
  * json.c - the JSON text builder (see json.h).
  */
-#include "json.h"
+#include "core/json.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "base/utf8.h"
 
 void tfb_json_init(tfb_json *j)
 {

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vec.h"
+#include "base/vec.h"
 
 #define TFB_JSON_MAX_DEPTH 64
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin.h"
+#include "core/plugin.h"
 
 int tfb_plugin_option_set(const tfb_plugin_option *o, const char *value)
 {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin.h"
+#include "core/plugin.h"
 
 #define TFB_MAX_BUILTIN 32
 #define TFB_MAX_EXTRA 16

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "precursors.h"
+#include "core/precursors.h"
 #include "tfboard.h"
 
 #define BASELINE_STEPS 50

@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "core/store.h"
 
 #define TFB_PRECURSOR_MAX_BATCHES 16
 #define TFB_PRECURSOR_K_DEFAULT 20

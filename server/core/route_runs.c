@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "plugin.h"
-#include "routes_core.h"
-#include "run_status.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
+#include "core/run_status.h"
 
 int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp)
 {

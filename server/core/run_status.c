@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run_status.h"
+#include "core/run_status.h"
 #include "tfboard.h"
 
 /* Set once before the threads start (run_status.h). */

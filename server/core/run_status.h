@@ -36,8 +36,8 @@
 
 #include <stdint.h>
 
-#include "run_end.h"
-#include "store.h"
+#include "collector/run_end.h"
+#include "core/store.h"
 
 typedef enum tfb_run_state {
     TFB_RUN_RUNNING = 0,

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spike_detect.h"
+#include "core/spike_detect.h"
 #include "tfboard.h"
 
 void tfb_spike_params_default(tfb_spike_params *p)

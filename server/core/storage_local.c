@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dir_links.h"
-#include "errors.h"
-#include "file_source.h"
-#include "storage.h"
+#include "core/dir_links.h"
+#include "collector/errors.h"
+#include "collector/file_source.h"
+#include "core/storage.h"
 
 struct tfb_storage_file {
     int fd;

@@ -4,7 +4,7 @@
  * names this list: the command line hands it to core at start
  * (tfb_plugin_table_init, server/core/plugin.h).
  */
-#include "registry.h"
+#include "plugins/registry.h"
 
 extern const tfb_plugin tfb_plugin_scalars;
 extern const tfb_plugin tfb_plugin_runs;

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "plugin.h"
+#include "core/plugin.h"
 
 /* The built-in plugins, in tab order; the array lives as long as the
  * process. */

@@ -32,7 +32,7 @@
 #include <stdio.h>
 
 /* The comparison itself and its JSON (the compare plugin's folder). */
-#include "compare_analysis.h"
+#include "plugins/compare/compare_analysis.h"
 
 /* ---- writers of the report -------------------------------------------- */
 

@@ -4,15 +4,15 @@
  * (plugins/compare/compare_analysis.c), writes the comparison in the chosen format and
  * judges the regress gates.
  */
-#include "report_compare_cli.h"
+#include "report/report_compare_cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "health_analysis.h"
-#include "report_load.h"
+#include "plugins/health/health_analysis.h"
+#include "report/report_load.h"
 
 void tfb_report_compare_usage(FILE *f)
 {

@@ -6,8 +6,8 @@
  */
 #include <stdlib.h>
 
-#include "report_compare.h"
-#include "report_page.h"
+#include "report/report_compare.h"
+#include "report/report_page.h"
 
 int tfb_compare_html(FILE *f, const tfb_compare *c)
 {

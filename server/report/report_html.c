@@ -5,13 +5,13 @@
  * under a Content-Security-Policy that forbids
  * every external load, so the file works offline and attached to a bug.
  */
-#include "report_html.h"
+#include "report/report_html.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_analysis.h"
-#include "report_page.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "report/report_page.h"
 
 #define MAX_PIPELINE_BARS 1000
 

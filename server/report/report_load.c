@@ -4,14 +4,14 @@
  * progress, so small logdirs print nothing and large ones show they are
  * moving.
  */
-#include "report_load.h"
+#include "report/report_load.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 
-#include "loader.h"
+#include "core/loader.h"
 #include "tfboard.h"
 
 static double mono_s(void)

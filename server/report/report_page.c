@@ -2,12 +2,12 @@
  * report_page.c - the shared frame of the html report pages: the head and
  * the embedded stylesheets and scripts (see report_page.h).
  */
-#include "report_page.h"
+#include "report/report_page.h"
 
 #include "tfboard.h"
 
 #ifdef TFB_HAVE_EMBEDDED_ASSETS
-#include "assets.h"
+#include "webui/assets.h"
 #endif
 
 void tfb_report_page_head(FILE *f, const char *title)

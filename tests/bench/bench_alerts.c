@@ -17,12 +17,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "alerts_feed.h"
-#include "alerts_rules.h"
-#include "alerts_spikes.h"
-#include "loader.h"
-#include "run_status.h"
-#include "store.h"
+#include "plugins/alerts/alerts_feed.h"
+#include "plugins/alerts/alerts_rules.h"
+#include "plugins/alerts/alerts_spikes.h"
+#include "core/loader.h"
+#include "core/run_status.h"
+#include "core/store.h"
 #include "tfboard.h"
 
 static double now_s(void)

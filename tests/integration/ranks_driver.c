@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "tfboard.h"
-#include "vec.h"
+#include "base/vec.h"
 #include "../../server/plugins/ranks/ranks_analysis.h"
 
 #define MAX_RANK_DIRS 1024

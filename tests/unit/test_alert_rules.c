@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "alerts_rules.h"
+#include "plugins/alerts/alerts_rules.h"
 
 static void parse_good(void **st)
 {

@@ -24,7 +24,7 @@
 
 #include "test_util.h"
 #include "tfboard.h"
-#include "vec.h"
+#include "base/vec.h"
 
 /* ---- a tiny protobuf encoder ---- */
 

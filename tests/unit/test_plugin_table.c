@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "config.h"
-#include "plugin.h"
-#include "registry.h"
-#include "routes_core.h"
+#include "core/config.h"
+#include "core/plugin.h"
+#include "plugins/registry.h"
+#include "core/routes_core.h"
 #include "test_util.h"
 
 static int dummy_route(const tfb_http_req *req, tfb_http_resp *resp)

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "spike_detect.h"
+#include "core/spike_detect.h"
 
 /* A small deterministic generator (xorshift64*) and normal deviates. */
 static uint64_t rng = 88172645463325252ull;

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alerts.h"
-#include "alerts_feed.h"
-#include "alerts_spikes.h"
-#include "plugin.h"
-#include "report_fmt.h"
-#include "run_status.h"
+#include "plugins/alerts/alerts.h"
+#include "plugins/alerts/alerts_feed.h"
+#include "plugins/alerts/alerts_spikes.h"
+#include "core/plugin.h"
+#include "core/report_fmt.h"
+#include "core/run_status.h"
 
 /* Set before any thread starts, read-only after (plugin.h). */
 static double opt_stall_after = TFB_STALL_AFTER_DEFAULT;

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alerts_feed.h"
-#include "alerts_spikes.h"
-#include "hash.h"
-#include "run_status.h"
-#include "strtab.h"
+#include "plugins/alerts/alerts_feed.h"
+#include "plugins/alerts/alerts_spikes.h"
+#include "base/hash.h"
+#include "core/run_status.h"
+#include "base/strtab.h"
 #include "tfboard.h"
 
 #define FEED_KEEP 4096

@@ -34,8 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alerts_rules.h"
-#include "store.h"
+#include "plugins/alerts/alerts_rules.h"
+#include "core/store.h"
 
 typedef struct tfb_alert_event {
     uint64_t seq;          /* 1, 2, ... in the order they happened */

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alerts_notify.h"
-#include "json.h"
+#include "plugins/alerts/alerts_notify.h"
+#include "core/json.h"
 #include "tfboard.h"
 
 #define QUEUE_MAX 1024

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "alerts_feed.h"
-#include "store.h"
+#include "plugins/alerts/alerts_feed.h"
+#include "core/store.h"
 
 /* Starts the delivery thread when a webhook or a command is set (no-op
  * otherwise). webhook / cmd: NULL for none; copied. log: where failed

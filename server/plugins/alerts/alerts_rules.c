@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alerts_rules.h"
+#include "plugins/alerts/alerts_rules.h"
 #include "tfboard.h"
 
 /* Strips a trailing " <word> N steps" clause (case as written) into *n;

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alerts_spikes.h"
-#include "run_status.h"
+#include "plugins/alerts/alerts_spikes.h"
+#include "core/run_status.h"
 #include "tfboard.h"
 
 /* One detector per loss series, by series pointer (stable for the life of

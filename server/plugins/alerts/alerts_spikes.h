@@ -11,9 +11,9 @@
 
 #include <stddef.h>
 
-#include "precursors.h"
-#include "spike_detect.h"
-#include "store.h"
+#include "core/precursors.h"
+#include "core/spike_detect.h"
+#include "core/store.h"
 
 typedef struct tfb_alert_spike {
     const char *run, *tag;    /* store-owned */

@@ -7,8 +7,8 @@
  */
 #include <stdlib.h>
 
-#include "plugin.h"
-#include "compare_analysis.h"
+#include "core/plugin.h"
+#include "plugins/compare/compare_analysis.h"
 
 #define GPU_WAIT_MS 1000
 

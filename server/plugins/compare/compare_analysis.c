@@ -4,16 +4,16 @@
  * the pipeline summary and the GPU kernel statistics; hparams in
  * compare_hparams.c.
  */
-#include "compare_analysis.h"
+#include "plugins/compare/compare_analysis.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
-#include "pipeline_analysis.h"
-#include "compare_internal.h"
-#include "str.h"
+#include "plugins/gpu/gpu_analysis.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "plugins/compare/compare_internal.h"
+#include "base/str.h"
 
 double tfb_compare_change(double a, double b)
 {

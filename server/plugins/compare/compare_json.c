@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "compare_analysis.h"
+#include "plugins/compare/compare_analysis.h"
 
 /* A change: null when unknown (NaN), else the number ("Infinity" when A
  * was 0). */

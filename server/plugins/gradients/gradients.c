@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gradients_analysis.h"
-#include "plugin.h"
-#include "report_fmt.h"
+#include "plugins/gradients/gradients_analysis.h"
+#include "core/plugin.h"
+#include "core/report_fmt.h"
 
 /* The thresholds of the flags, from --grad-vanish / --grad-explode (the
  * options below; set before any thread starts, read-only after). The

@@ -2,8 +2,8 @@
  * gradients_analysis.c - the layer × step table of gradient norms and its
  * vanishing/exploding/non-finite flags (see gradients_analysis.h).
  */
-#include "gradients_analysis.h"
-#include "vec.h"
+#include "plugins/gradients/gradients_analysis.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdlib.h>

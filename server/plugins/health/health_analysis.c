@@ -2,9 +2,9 @@
  * health_analysis.c - one alert per (run, tag) that ever held NaN/Inf,
  * built from the store's per-series statistics (see health_analysis.h).
  */
-#include "health_analysis.h"
-#include "precursors.h"
-#include "vec.h"
+#include "plugins/health/health_analysis.h"
+#include "core/precursors.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * hparams_analysis.c - decoding of HParamsPluginData and the experiment
  * view over all runs (see hparams_analysis.h).
  */
-#include "hparams_analysis.h"
+#include "plugins/hparams/hparams_analysis.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "json.h"
-#include "str.h"
-#include "strtab.h"
-#include "vec.h"
+#include "base/hash.h"
+#include "core/json.h"
+#include "base/str.h"
+#include "base/strtab.h"
+#include "base/vec.h"
 /* libtfboard's header-only wire codec (pure inline functions). */
-#include "pb.h"
+#include "collector/pb.h"
 
 /* HParamsPluginData's oneof. */
 enum { HP_EXPERIMENT = 2, HP_SESSION_START = 3, HP_SESSION_END = 4 };

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
-#include "strtab.h"
+#include "core/store.h"
+#include "base/strtab.h"
 
 /* Bounds on the work of one request (every route decodes every run's
  * records): a session keeps at most TFB_HPARAMS_MAX_PER_SESSION distinct

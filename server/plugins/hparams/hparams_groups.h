@@ -31,9 +31,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "http_api.h"
-#include "store.h"
-#include "vec.h"
+#include "core/http_api.h"
+#include "core/store.h"
+#include "base/vec.h"
 
 /* ---- metric summary of one run ----------------------------------------- */
 

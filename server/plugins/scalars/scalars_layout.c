@@ -19,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin.h"
-#include "scalars_layout.h"
-#include "utf8.h"
+#include "core/plugin.h"
+#include "plugins/scalars/scalars_layout.h"
+#include "base/utf8.h"
 
 #define LAYOUT_FILE "tfboard_layout.json"
 #define MAX_DEPTH 64
