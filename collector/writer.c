@@ -26,6 +26,7 @@
 #include "collector/histogram.h"
 #include "base/deadline.h"
 #include "collector/pb.h"
+#include "collector/run_end.h"
 #include "collector/tag_table.h"
 #include "collector/wallclock.h"
 #include "tfboard.h"
@@ -447,6 +448,11 @@ int tfb_writer_closep(tfb_writer **pw)
 
 int tfb_writer_close(tfb_writer *w)
 {
+    return tfb_writer_close_reason(w, NULL);
+}
+
+int tfb_writer_close_reason(tfb_writer *w, const char *reason)
+{
     if (!w)
         return 0;
     if (inherited(w))
@@ -456,6 +462,14 @@ int tfb_writer_close(tfb_writer *w)
     for (int m = 0; m < TFB_WRITER_MOD_COUNT; m++)
         if (w->hooks[m].on_close)
             w->hooks[m].on_close(w);
+    /* The end-of-run record goes last, after what the modules flushed, so
+     * that a reader knows the run finished (run_end.h). */
+    uint8_t *end;
+    size_t end_len;
+    if (tfb_run_end_event(reason, tfb_now_wall(), &end, &end_len) == 0) {
+        tfb_writer_log_event(w, end, end_len);
+        free(end);
+    }
     pthread_mutex_lock(&w->mu);
     w->closing = 1;
     pthread_cond_signal(&w->cv_work);

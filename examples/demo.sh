@@ -19,7 +19,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="meson ninja-build gcc pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-dev
-      libpng-dev libcmark-dev curl"
+      libpng-dev libcmark-dev libcurl4-openssl-dev libssl-dev curl"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -42,7 +42,7 @@ EX=$B/examples
 
 echo "==> training the examples into $LOGDIR/ (about a minute)"
 rm -rf "$LOGDIR/sweep" "$LOGDIR/diverge" "$LOGDIR/input_bound" "$LOGDIR/balanced" \
-  "$LOGDIR/ddp" "$LOGDIR/gpu_SAMPLE" "$LOGDIR/torch_profile" "$LOGDIR/demo" "$LOGDIR/python"
+  "$LOGDIR/ddp" "$LOGDIR/spiky" "$LOGDIR/gpu_SAMPLE" "$LOGDIR/torch_profile" "$LOGDIR/demo" "$LOGDIR/python"
 # A learning-rate x seed sweep of a small MLP: loss, accuracy, histograms,
 # gradient norms, decision-region images, PR curves, a Markdown note, a
 # custom-scalars layout and hparams.
@@ -55,6 +55,9 @@ done
 # The same model with a learning rate that makes it diverge: NaN alerts.
 $EX/mlp_train --logdir "$LOGDIR" --name diverge --steps 300 --hist-every 50 --lr 5 \
   >/dev/null || true
+# Loss spikes from three bad batches, with the batch ids logged
+# (tfb_step_batch): the Alerts tab and `tfboard report` list them.
+$EX/spiky_train --logdir "$LOGDIR" --name spiky --steps 600 >/dev/null
 # An input pipeline that starves the step, and one that keeps up.
 $EX/pipeline_train --logdir "$LOGDIR" --run input_bound --steps 120 \
   --loaders 1 --prefetch 1 --loader-ms 12 --step-ms 4 >/dev/null
@@ -122,5 +125,5 @@ off=$(curl -sf "http://127.0.0.1:$PORT/data/plugins_listing" |
       grep -o '"[a-z_]*":{[^}]*"enabled":false' | cut -d'"' -f2 | tr '\n' ' ' || true)
 [ -n "$off" ] && echo "(dashboards without data: $off)"
 summary "http://127.0.0.1:$PORT"
-echo "(serving $LOGDIR/; Ctrl-C to stop)"
+echo "(serving $LOGDIR/; Ctrl-C to stop; \`tfboard watch --logdir $LOGDIR\` prints alerts)"
 wait $srv

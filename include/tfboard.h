@@ -113,6 +113,8 @@ TFB_API int tfb_version_number(void);
  * (tfb_step_begin .. tfb_step_end). */
 #define TFB_TAG_STEP_MS "pipeline/step_ms"
 #define TFB_TAG_INPUT_MS "pipeline/input_ms"
+/* The id of the batch a step trained on, as text (tfb_step_batch). */
+#define TFB_TAG_BATCH_ID "batch/id"
 /* Per-device GPU scalars are gpu/<device>/<metric>. */
 #define TFB_TAG_GPU_PREFIX "gpu/"
 #define TFB_TAG_GPU_UTILIZATION "utilization" /* traced kernel busy share */
@@ -188,6 +190,15 @@ TFB_API int tfb_writer_open(tfb_writer **out, const char *run_dir,
  * undefined (w is freed): use tfb_writer_closep to make that impossible. */
 TFB_API int tfb_writer_close(tfb_writer *w);
 
+/* tfb_writer_close, with an exit reason. Both write an end-of-run record
+ * last (a summary value of plugin "tfboard_run_end", tag
+ * "tfboard/run_end", holding the reason; other readers skip it), which is
+ * how `tfboard` tells a run that finished from one that crashed or
+ * stalled. reason: UTF-8 text such as "completed" or "early stop: no
+ * improvement" (NULL = none; cut at 256 bytes), copied. A child of fork()
+ * writes no record (see tfb_writer_close). */
+TFB_API int tfb_writer_close_reason(tfb_writer *w, const char *reason);
+
 /* Returns when everything logged before the call is in the file (write()
  * done; fsync is not implied). Returns the sticky error if one is set.
  * Thread-safe on one writer. */
@@ -220,6 +231,12 @@ TFB_API int tfb_histogram_f64(tfb_writer *w, const char *tag,
  * Thread-safe on one writer. */
 TFB_API int tfb_text(tfb_writer *w, const char *tag, const char *utf8,
                      int64_t step);
+
+/* Records which batch step trained on: id (UTF-8, e.g. "shard3:81920";
+ * copied) as text under TFB_TAG_BATCH_ID at step. `tfboard` lists the ids
+ * of the steps around each loss spike, and `tfboard report` prints them as
+ * a skip list. Thread-safe on one writer. */
+TFB_API int tfb_step_batch(tfb_writer *w, int64_t step, const char *id);
 
 typedef struct tfb_writer_stats {
     size_t size;              /* set by tfb_writer_stats_init */

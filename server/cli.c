@@ -1,5 +1,6 @@
 /*
- * cli.c - `tfboard`: serve a logdir, or `tfboard report ...`.
+ * cli.c - `tfboard`: serve a logdir, `tfboard report ...`, or `tfboard
+ * watch ...` (watch.c).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -19,6 +20,9 @@
 #include "report/report.h"
 #include "plugins/registry.h"
 #include "trace/trace_cachedir.h"
+#include "watch.h"
+#include "plugins/alerts/alerts.h"
+#include "plugins/alerts/alerts_notify.h"
 
 static int serve(const tfb_config *cfg)
 {
@@ -95,8 +99,21 @@ static int serve(const tfb_config *cfg)
         tfb_store_destroy(store);
         return 1;
     }
+    /* Alerts reach a webhook or a command even with no page open: the
+     * server evaluates them itself, on threads of their own. */
+    int notifying = tfb_alerts_opt_webhook() || tfb_alerts_opt_on_alert();
+    if (notifying &&
+        (tfb_alerts_notify_start(tfb_alerts_opt_webhook(),
+                                 tfb_alerts_opt_on_alert(), stderr) < 0 ||
+         tfb_alerts_watcher_start(store, cfg->reload_interval > 0
+                                             ? cfg->reload_interval : 5) < 0))
+        fprintf(stderr, "tfboard: cannot start alert delivery\n");
     int sig = 0;
     sigwait(&set, &sig);
+    if (notifying) {
+        tfb_alerts_watcher_stop();
+        tfb_alerts_notify_stop(5);
+    }
     if (!cfg->quiet)
         fprintf(stderr, "tfboard: stopping\n");
     tfb_server_stop(srv);
@@ -128,6 +145,8 @@ int tfb_cli_main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "report") == 0) {
         return tfb_report_main(argc - 1, argv + 1);
     }
+    if (argc >= 2 && strcmp(argv[1], "watch") == 0)
+        return tfb_watch_main(argc - 1, argv + 1);
     /* Series arrays above 16 KiB get their own mappings: they grow with
      * mremap (no copy, no heap holes) and trimming gives pages back, which
      * keeps resident memory near 20 bytes a scalar point. A fixed threshold

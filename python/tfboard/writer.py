@@ -366,6 +366,17 @@ class SummaryWriter:
         check(self._c(fn, t, a.ctypes.data, a.size, step),
               "add_histogram(%s)" % tag)
 
+    def batch_id(self, batch_id: Any, global_step: Optional[int] = None
+                 ) -> None:
+        """Records which batch step global_step trained on (any value;
+        written as its str() under the tag batch/id, as tfb_step_batch in
+        C): `tfboard` lists the ids around each loss spike, and `tfboard
+        report` prints them as a skip list."""
+        self._handle()
+        t = self._tag("batch/id")
+        text, step = _cstr(str(batch_id), "batch_id"), _step(global_step)
+        check(self._c(lib.tfb_text, t, text, step), "batch_id")
+
     def add_text(self, tag: str, text_string: Any,
                  global_step: Optional[int] = None,
                  walltime: Optional[float] = None) -> None:

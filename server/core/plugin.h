@@ -59,7 +59,11 @@ typedef enum tfb_opt_type {
     TFB_OPT_INT,      /* int *dest, within [min, max] */
     TFB_OPT_DOUBLE,   /* double *dest, finite, within [min, max] */
     TFB_OPT_STRING,   /* const char **dest, non-empty, points into argv */
+    TFB_OPT_STRINGS,  /* repeatable: const char *dest[TFB_OPT_STRINGS_MAX],
+                         filled in order (the rest stay NULL); one more
+                         than the room is refused */
 } tfb_opt_type;
+#define TFB_OPT_STRINGS_MAX 32
 
 typedef struct tfb_plugin_option {
     const char *name;  /* without "--": [a-z0-9_]+ */

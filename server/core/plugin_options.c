@@ -48,6 +48,17 @@ int tfb_plugin_option_set(const tfb_plugin_option *o, const char *value)
             return TFB_EINVAL;
         *(const char **)o->dest = value;
         return 0;
+    case TFB_OPT_STRINGS: {
+        if (!value || !*value)
+            return TFB_EINVAL;
+        const char **v = (const char **)o->dest;
+        for (int i = 0; i < TFB_OPT_STRINGS_MAX; i++)
+            if (!v[i]) {
+                v[i] = value;
+                return 0;
+            }
+        return TFB_EINVAL;
+    }
     }
     return TFB_EINVAL;
 }

@@ -64,7 +64,7 @@ static int valid_plugin(const tfb_plugin *p)
     for (size_t i = 0; i < p->n_options; i++) {
         const tfb_plugin_option *o = &p->options[i];
         if (!valid_name(o->name) || !o->help || !o->dest ||
-            o->type < TFB_OPT_FLAG || o->type > TFB_OPT_STRING)
+            o->type < TFB_OPT_FLAG || o->type > TFB_OPT_STRINGS)
             return TFB_EINVAL;
     }
     return 0;

@@ -21,6 +21,7 @@ extern const tfb_plugin tfb_plugin_hparams;
 extern const tfb_plugin tfb_plugin_compare;
 extern const tfb_plugin tfb_plugin_pr_curves;
 extern const tfb_plugin tfb_plugin_custom_scalars;
+extern const tfb_plugin tfb_plugin_alerts;
 
 static const tfb_plugin *const builtin[] = {
     &tfb_plugin_scalars,
@@ -38,6 +39,7 @@ static const tfb_plugin *const builtin[] = {
     &tfb_plugin_compare,
     &tfb_plugin_pr_curves,
     &tfb_plugin_custom_scalars,
+    &tfb_plugin_alerts,
 };
 
 const tfb_plugin *const *tfb_builtin_plugins(size_t *n)

@@ -30,6 +30,13 @@ int tfb_compare_gate_parse(const char *spec, tfb_compare_gate *out,
                  spec, *op);
         return TFB_EINVAL;
     }
+    /* 'loss>>2' is a typo, not a gate on a tag called "loss>": a tag
+     * never ends in a comparison sign here. */
+    if (spec[mlen - 1] == '>' || spec[mlen - 1] == '<') {
+        snprintf(err, err_len, "'regress:%s' has two comparison signs in a "
+                               "row", spec);
+        return TFB_EINVAL;
+    }
     const char *lim = op + 1;
     char *end;
     errno = 0;

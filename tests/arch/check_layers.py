@@ -15,7 +15,7 @@ It fails (exit 1) on:
   up      a file that uses a file of a layer above its own; the layers,
           lowest first:
               base/ < collector/ < server/core/ < server/trace/
-                    < server/plugins/ < server/report/ < server/cli.c,main.c
+                    < server/plugins/ < server/report/ < server/cli.c,main.c,watch.c
   plugin  a file of one plugin folder (server/plugins/<name>/) that uses
           another plugin folder (only the table, server/plugins/registry.c,
           names the plugins);
@@ -54,6 +54,8 @@ LAYERS = [
     ('server/cli.c', 6, 'cli'),
     ('server/cli.h', 6, 'cli'),
     ('server/main.c', 6, 'cli'),
+    ('server/watch.c', 6, 'cli'),
+    ('server/watch.h', 6, 'cli'),
 ]
 PRODUCT = ('base/', 'collector/', 'server/')
 # The plugin table: the one file allowed to name every plugin.

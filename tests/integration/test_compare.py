@@ -280,11 +280,13 @@ def test_gates_fail_and_pass():
 
 def test_bad_fail_on():
     for spec in ("regress:loss", "regress:loss>abc", "regress:>2%", "regress:loss>-1%",
-                 "regress:loss>%", "regress:loss>2%%", "regression:loss>2%"):
+                 "regress:loss>%", "regress:loss>2%%", "regression:loss>2%",
+                 "regress:loss>>2"):
         p = report("--logdir", STATE["logdir"], "--compare", "lr0.1", "lr0.02",
                    "--fail-on", spec)
         assert p.returncode == 2, (spec, p.returncode, p.stderr)
         assert "--fail-on" in p.stderr and p.stdout == "", (spec, p.stderr)
+        assert spec[len("regress:"):] in p.stderr, (spec, p.stderr)  # named
     p = report("--logdir", STATE["logdir"], "--fail-on", "regress:loss>2%")
     assert p.returncode == 2 and "needs --compare" in p.stderr, p.stderr
     p = report("--logdir", STATE["logdir"], "--compare", "lr0.1")

@@ -19,7 +19,7 @@ from tfevents_py import event, record, scalars_summary  # noqa: E402
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
 BUILTIN = ["scalars", "runs", "histograms", "distributions", "images", "text",
            "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare",
-           "pr_curves", "custom_scalars"]
+           "pr_curves", "custom_scalars", "alerts"]
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
 
@@ -48,7 +48,7 @@ def test_builtin_listing_matches_data():
         lst = listing(srv)
         assert list(lst) == BUILTIN, list(lst)
         on = {k for k, v in lst.items() if v["enabled"]}
-        assert on == {"scalars", "runs", "health"}, on
+        assert on == {"scalars", "runs", "health", "alerts"}, on
         for name, v in lst.items():
             assert v["tab_name"], name
             if name == "custom_scalars":

@@ -304,3 +304,30 @@ def test_flush_secs_and_suffix(tmp_path):
         while os.path.getsize(w.path) < 60 and time.time() < deadline:
             time.sleep(0.01)
         assert os.path.getsize(w.path) >= 60
+
+
+def test_close_writes_end_of_run_record(pb, tmp_path):
+    """Closing the writer appends the end-of-run record (issue 23) last:
+    `tfboard` reads it as "finished"; TensorBoard skips its plugin."""
+    w = tfboard.SummaryWriter(str(tmp_path))
+    w.add_scalar("loss", 1.0, 1)
+    w.close()
+    recs = records(event_file(str(tmp_path)), run_end=True)
+    ev = pb.event.Event()
+    ev.ParseFromString(recs[-1])
+    v = ev.summary.value[0]
+    assert v.tag == "tfboard/run_end"
+    assert v.metadata.plugin_data.plugin_name == "tfboard_run_end"
+    assert len(records(event_file(str(tmp_path)))) == len(recs) - 1
+
+
+def test_batch_id(pb, tmp_path):
+    """SummaryWriter.batch_id writes the id as text under batch/id (the
+    tag tfb_step_batch uses), exactly, even past float32's integers."""
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.batch_id(2 ** 40 + 1, 7)
+        w.batch_id("shard3:81920", 8)
+    vals = values(pb, event_file(str(tmp_path)))
+    got = [(s, v.tag, v.tensor.string_val[0].decode()) for s, v in vals]
+    assert got == [(7, "batch/id", str(2 ** 40 + 1)),
+                   (8, "batch/id", "shard3:81920")]

@@ -143,7 +143,9 @@ static void test_alerts(void **st)
     assert_non_null(strstr(text, "{\"alerts\":[{\"run\":\"a\",\"tag\":\"grads/w\","
                                  "\"first_step\":3,\"first_wall_time\":103,"
                                  "\"nan\":8,\"pos_inf\":2,\"neg_inf\":0,"
-                                 "\"events\":2}"));
+                                 "\"events\":2,\"explain\":\"NaN at 3\"}"));
+    /* only the run's first alert says what came before it */
+    assert_non_null(strstr(text, "\"explain\":null}"));
     free(text);
     tfb_json_free(&j);
     free(al);

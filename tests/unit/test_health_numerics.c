@@ -313,6 +313,8 @@ static int read_back(const char *path, const char *tag, int *n_numerics,
         size_t pos = 0;
         tfb_value v = {.size = sizeof v};
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
+            if (tu_is_run_end(&v))
+                continue;
             values++;
             if (v.tag.len != strlen(tag) || memcmp(v.tag.ptr, tag, v.tag.len))
                 continue;

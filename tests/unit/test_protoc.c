@@ -66,11 +66,11 @@ static void cross_check(void **state)
     tfb_nonfinite_counts c = {2, 1, 0};
     assert_int_equal(tfb_writer_numerics_record(w, "grads", 12, &c), 0);
     char *path = strdup(tfb_writer_path(w));
-    assert_int_equal(tfb_writer_close(w), 0);
+    assert_int_equal(tfb_writer_close_reason(w, "early stop: \"done\""), 0);
 
     size_t len;
     uint8_t *data = tu_read_file(path, &len);
-    const char *expected[][6] = {
+    const char *expected[][7] = {
         {"file_version: \"brain.Event:2\"", NULL},
         {"wall_time: 1700000000.25", "step: 7", "tag: \"loss\"",
          "simple_value: 0.5", "plugin_name: \"scalars\"", NULL},
@@ -81,15 +81,20 @@ static void cross_check(void **state)
          "plugin_name: \"text\"", NULL},
         {"tag: \"grads\"", "dtype: 9", "size: 3", "int64_val: 2",
          "plugin_name: \"tfboard_numerics\"", NULL},
+        /* the end-of-run record: a string tensor of a plugin others skip */
+        {"tag: \"tfboard/run_end\"", "dtype: 7",
+         "string_val: \"early stop: \\\"done\\\"\"",
+         "plugin_name: \"tfboard_run_end\"",
+         "content: \"early stop: \\\"done\\\"\"", NULL},
     };
     size_t off = 0, i = 0;
     while (off + 12 <= len) {
         uint64_t n = 0;
         memcpy(&n, data + off, 8);
-        assert_true(i < 6);
+        assert_true(i < 7);
         char *txt = decode_record(data + off + 12, (size_t)n);
         assert_non_null(txt);
-        for (int k = 0; k < 6 && expected[i][k]; k++)
+        for (int k = 0; k < 7 && expected[i][k]; k++)
             expect_in(txt, expected[i][k]);
         if (i == 2)
             assert_null(strstr(txt, "plugin_name")); /* first value only */
@@ -102,7 +107,7 @@ static void cross_check(void **state)
         off += 12 + n + 4;
         i++;
     }
-    assert_int_equal(i, 6);
+    assert_int_equal(i, 7);
     assert_int_equal(off, len);
     free(data);
     free(path);
@@ -162,7 +167,7 @@ static void image_cross_check(void **state)
         off += 12 + n + 4;
         i++;
     }
-    assert_int_equal(i, 3); /* file_version, the two images */
+    assert_int_equal(i, 4); /* file_version, the two images, the run's end */
     assert_true(seen_rgb && seen_given);
     free(data);
     free(path);

@@ -226,6 +226,8 @@ static void large_record_arriving_in_pieces(void **state)
             tfb_value v = {.size = sizeof v};
             assert_int_equal(tfb_summary_next(ev.summary, ev.summary_len,
                                               &pos, &v), 1);
+            if (tu_is_run_end(&v))
+                continue;
             tfb_strview s;
             assert_int_equal(tfb_value_string(&v, 0, &s), 1);
             assert_int_equal(s.len, n);

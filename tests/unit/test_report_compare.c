@@ -73,6 +73,8 @@ static void parse_bad(void **st)
     static const char *const bad[] = {
         "loss", "loss>", ">2%", "loss>abc", "loss>-1%", "loss>%", "loss>2%%",
         "loss>2 %", "loss>nan", "loss>inf", "loss=2%", "",
+        /* two signs in a row: was a gate on a tag "loss>" (issue 23) */
+        "loss>>2", "loss<>2%", "loss<<1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tfb_compare_gate g;

@@ -179,6 +179,8 @@ static void read_all(tfb_reader *r, int n)
         tfb_value v = {.size = sizeof v};
         assert_int_equal(tfb_summary_next(ev.summary, ev.summary_len, &pos,
                                           &v), 1);
+        if (tu_is_run_end(&v))
+            continue;
         assert_int_equal(ev.step, next);
         assert_true(v.scalar == next * 0.5);
         next++;
@@ -265,7 +267,7 @@ static void test_partial_record_reclaimed(void **state)
     while ((rc = tfb_reader_next(r, &ev)) == 1)
         n += ev.kind == TFB_EVENT_SUMMARY;
     assert_int_equal(rc, 0);
-    assert_int_equal(n, N - 1);
+    assert_int_equal(n, N); /* the cut record is the end-of-run one */
     tfb_reader_stats st;
     tfb_reader_stats_init(&st);
     assert_int_equal(tfb_reader_get_stats(r, &st), 0);
@@ -286,7 +288,7 @@ static void test_partial_record_reclaimed(void **state)
     assert_int_equal(tfb_reader_lend_buffer(r, buf, cap), 1);
     assert_int_equal(tfb_reader_next(r, &ev), 1);
     assert_int_equal(ev.kind, TFB_EVENT_SUMMARY);
-    assert_int_equal(ev.step, N - 1);
+    assert_int_equal(ev.step, 0); /* the end-of-run record */
     assert_int_equal(tfb_reader_next(r, &ev), 0);
     tfb_reader_stats_init(&st);
     assert_int_equal(tfb_reader_get_stats(r, &st), 0);

@@ -102,3 +102,4 @@ char *tu_testdata(const char *rel)
         return NULL;
     return strdup(p);
 }
+

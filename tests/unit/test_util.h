@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A fresh empty directory under $TMPDIR (or /tmp); the caller frees the
  * string and may remove the tree with tu_rmtree(). Aborts the test run on
@@ -22,5 +23,13 @@ char *tu_find_event_file(const char *dir);
 /* $TFB_TESTDATA/<rel>, or NULL when the corpus is absent (then the test
  * should exit 77). Caller frees. */
 char *tu_testdata(const char *rel);
+
+/* 1 when v is the end-of-run record tfb_writer_close writes last
+ * (collector/run_end.h): tests that read a file back value by value skip
+ * it. A macro: tfb_value is declared by tfboard.h, which may come
+ * after this header. */
+#define tu_is_run_end(v)                                                \
+    ((v)->plugin_name.len == 15 &&                                       \
+     memcmp((v)->plugin_name.ptr, "tfboard_run_end", 15) == 0)
 
 #endif

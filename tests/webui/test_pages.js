@@ -17,8 +17,9 @@ T.run(async () => {
   try {
     await T.step('tabs: one per dashboard with data, Health with a red count badge', async () => {
       await T.openApp(page, srv.url, 'tab=runs');
-      const tabs = await page.$$eval('#tabs .tab', (as) => as.map((a) => a.id.replace('tab-', '')));
-      T.assertEq(tabs, ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'compare'], 'tabs');
+      // Every enabled dashboard's tab, in the bar or in its "More" menu.
+      const tabs = await page.evaluate(() => window.__tfb.tabs);
+      T.assertEq(tabs, ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'compare', 'alerts'], 'tabs');
       T.assertEq(await page.$eval('#tab-health .badge', (e) => e.textContent), '1', 'health badge count');
     });
 

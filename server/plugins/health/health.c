@@ -37,6 +37,11 @@ static void alerts_text(FILE *f, const tfb_health_alert *v, size_t n, int md)
         fputs(md ? "No NaN or Inf values.\n" : "  alerts: none\n", f);
         return;
     }
+    if (v[0].explain[0]) {
+        fputs(md ? "Before it: " : "  before the first NaN/Inf: ", f);
+        tfb_report_put_str(f, v[0].explain, md);
+        fputs(md ? "\n\n" : "\n", f);
+    }
     if (md) {
         fputs("First non-finite value first.\n\n"
               "| tag | first step | first time | NaN | +Inf | -Inf | "
@@ -121,6 +126,11 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
         tfb_json_u64(j, a->neg_inf);
         tfb_json_key(j, "events");
         tfb_json_u64(j, a->events);
+        tfb_json_key(j, "explain");
+        if (a->explain[0])
+            tfb_json_str(j, a->explain);
+        else
+            tfb_json_null(j);
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);

@@ -3,10 +3,12 @@
  * built from the store's per-series statistics (see health_analysis.h).
  */
 #include "plugins/health/health_analysis.h"
+#include "core/precursors.h"
 #include "base/vec.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Is point (w1, s1) earlier than (w2, s2)? A NaN wall time (a writer that
@@ -153,6 +155,28 @@ int tfb_health_alerts(tfb_store *s, tfb_run *only, tfb_health_alert **out,
     }
     if (a.n > 1)
         qsort(a.v, a.n, sizeof *a.v, cmp_alert);
+    /* The first alert of each run: what came before its first NaN. */
+    for (size_t i = 0; i < a.n; i++) {
+        a.v[i].explain[0] = 0;
+        size_t k = 0;
+        while (k < i && strcmp(a.v[k].run, a.v[i].run) != 0)
+            k++;
+        if (k < i)
+            continue;
+        tfb_run *r = tfb_store_find_run(s, a.v[i].run);
+        tfb_precursors p;
+        if (!r || tfb_precursors_find(r, a.v[i].first_step,
+                                      a.v[i].first_step,
+                                      TFB_PRECURSOR_K_DEFAULT, &p) < 0)
+            continue;
+        p.nonfinite = 0; /* the alert is the non-finite value itself */
+        p.n_batches = 0;
+        char why[256];
+        tfb_precursors_text(&p, why, sizeof why);
+        snprintf(a.v[i].explain, sizeof a.v[i].explain, "%s%s%s at %lld",
+                 why, why[0] ? "; " : "", a.v[i].nan ? "NaN" : "Inf",
+                 (long long)a.v[i].first_step);
+    }
     *out = a.v;
     *n = a.n;
     return 0;
@@ -184,6 +208,11 @@ void tfb_health_alerts_json(tfb_json *j, const tfb_health_alert *a, size_t n)
         tfb_json_u64(j, a[i].neg_inf);
         tfb_json_key(j, "events");
         tfb_json_u64(j, a[i].events);
+        tfb_json_key(j, "explain");
+        if (a[i].explain[0])
+            tfb_json_str(j, a[i].explain);
+        else
+            tfb_json_null(j);
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);

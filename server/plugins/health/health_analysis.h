@@ -42,6 +42,10 @@ typedef struct tfb_health_alert {
     double first_wall_time;
     uint64_t nan, pos_inf, neg_inf;
     uint64_t events;
+    /* On the first alert of each run (the run's first NaN/Inf), what came
+     * before it (core/precursors.h): "gradient norms grew 10^4x from step
+     * 56 (fc3 first); NaN at 61"; "" on the others. */
+    char explain[320];
 } tfb_health_alert;
 
 /* The alerts of one run (only != NULL) or of every run, ordered as above.
@@ -51,7 +55,8 @@ int tfb_health_alerts(tfb_store *s, tfb_run *only, tfb_health_alert **out,
                       size_t *n);
 
 /* Writes {"alerts": [{"run", "tag", "first_step", "first_wall_time",
- * "nan", "pos_inf", "neg_inf", "events"}, ...]}. */
+ * "nan", "pos_inf", "neg_inf", "events", "explain"}, ...]} ("explain":
+ * null when empty). */
 void tfb_health_alerts_json(tfb_json *j, const tfb_health_alert *a,
                             size_t n);
 

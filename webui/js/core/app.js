@@ -92,7 +92,10 @@ function buildFrame() {
   });
   window.addEventListener('resize', () => fitTabs());
   if (localStorage.getItem('tfb.sidebar') === 'hidden') document.body.classList.add('sidebar-hidden');
-  runList = mountRunList(el('run-selector'), () => data.runs);
+  runList = mountRunList(el('run-selector'), () => data.runs, (r) => {
+    const i = Array.isArray(data.runsInfo) ? data.runsInfo.find((x) => x && x.name === r) : null;
+    return i && i.status ? i.status.state : null;
+  });
   onActivity((n) => { el('busy').classList.toggle('on', n > 0); });
 }
 

@@ -150,6 +150,16 @@ const overlayPlugin = {
         else { ctx.textBaseline = 'top'; ctx.fillText('✕', px, a.top + 12); }
       }
     }
+    // Loss spikes: an orange diamond on the top edge (red when the spike
+    // diverged).
+    for (const s of self.visibleSeries()) {
+      for (const m of s.spikes || []) {
+        if (m.x < xs.min || m.x > xs.max) continue;
+        ctx.fillStyle = m.state === 'diverged' ? themeColor('--danger') : '#e8590c';
+        ctx.textBaseline = 'top';
+        ctx.fillText('◆', xs.getPixelForValue(m.x), a.top + 1);
+      }
+    }
     // Cross-hair and the hovered point of each run.
     if (self.hoverPx !== null) {
       ctx.strokeStyle = themeColor('--muted');
@@ -286,7 +296,14 @@ export class ScalarChart {
       // The raw point at each step, for the tooltip's raw value.
       const rawAt = new Map();
       for (const q of raw) rawAt.set(q.step, q);
-      return { run: s.run, color: s.color, cols: c, smoothCols, t0, raw, smoothed, sorted, rawSorted, rawAt, nonfinite };
+      // Loss spikes (the alerts plugin, issue 23): at the raw point of
+      // their step; a step not drawn (downsampled away) at its own x.
+      const spikes = (s.spikes || []).map((sp) => {
+        const q = rawAt.get(sp.step);
+        const xi = q ? q.x : x === 'step' ? sp.step : null;
+        return xi === null ? null : { x: xi, step: sp.step, state: sp.state };
+      }).filter(Boolean);
+      return { run: s.run, color: s.color, cols: c, smoothCols, t0, raw, smoothed, sorted, rawSorted, rawAt, nonfinite, spikes };
     });
     const f = this.view.focusStep;
     this.focusX = null;
@@ -431,6 +448,7 @@ export class ScalarChart {
       for (const q of p.raw) { if (q.y < min) min = q.y; if (q.y > max) max = q.y; }
       runs[p.run] = {
         points: p.cols.n, line: p.raw.length, nonfinite: nf, min, max,
+        spikes: (p.spikes || []).map((m) => m.step),
         lastRaw: p.raw.length ? p.raw[p.raw.length - 1].y : null,
         lastSmoothed: p.smoothed.length ? p.smoothed[p.smoothed.length - 1].y : null,
         // The drawn line as [step, value] pairs (the smoothed line when

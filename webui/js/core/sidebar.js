@@ -28,6 +28,12 @@ export function setRunsChecked(allRuns, runs) {
   setState({ runs: list.length === allRuns.length ? null : list });
 }
 
+// The run's status as a small badge (text only); null when unknown.
+export function runStateBadge(st) {
+  if (!st) return null;
+  return h('span', { class: 'run-state run-state-' + st, title: 'run ' + st }, st);
+}
+
 // Builds the run selector once; refresh() redraws the list part only, so
 // the filter keeps focus and caret while the user types. The list is
 // virtualized (core/vlist.js): with 10,000 runs only the rows in view are
@@ -35,7 +41,9 @@ export function setRunsChecked(allRuns, runs) {
 // list at once; the pages follow (state.runFilter) a moment later.
 const ROW_H = 22;
 
-export function mountRunList(container, getRuns) {
+// getState(run), if given, names the run's status (running, finished,
+// crashed, stalled, diverged: /data/runs_info) for its badge.
+export function mountRunList(container, getRuns, getState) {
   clear(container);
   const filter = h('input', {
     type: 'search', class: 'filter', placeholder: 'Filter runs (regex)',
@@ -104,7 +112,8 @@ export function mountRunList(container, getRuns) {
           h('input', { type: 'checkbox', checked: on, dataset: { run: r },
             onchange: (e) => setRunChecked(all, r, e.target.checked) }),
           h('span', { class: 'swatch', style: { background: runColor(r) } }),
-          h('span', { class: 'run-name' }, r)));
+          h('span', { class: 'run-name' }, r),
+          runStateBadge(getState && getState(r))));
     });
   }
   refresh();

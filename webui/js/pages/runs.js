@@ -14,7 +14,7 @@ import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { eng, rel, wall, int, naturalCompare } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
-import { setRunChecked, setRunsChecked } from '../core/sidebar.js';
+import { setRunChecked, setRunsChecked, runStateBadge } from '../core/sidebar.js';
 import { hpText, hpFilterParse, loadHparamRows, brushTags, brushActive, keptRuns } from '../lib/hparams.js';
 
 function allScalarTags(data) {
@@ -51,6 +51,11 @@ const page = {
       h('p', { class: 'muted small hint' }, 'Click a row, or its checkbox, to select the run on every page.'));
     this.hpFilters = h('div', { class: 'hp-filters', id: 'hp-filters' });
     ctx.settings.append(h('h3', null, 'Hyperparameters'), this.hpFilters);
+    // Run status filter (issue 23): '' = every state.
+    this.stateFilter = '';
+    this.stateSelect = h('select', { id: 'runs-state', onchange: (e) => { this.stateFilter = e.target.value; this.refresh(); } },
+      ...['', 'running', 'finished', 'crashed', 'stalled', 'diverged'].map((v) => h('option', { value: v }, v || 'any')));
+    ctx.settings.append(h('h3', null, 'Run status'), this.stateSelect);
     this.hpNames = null;
     this.tableCard = h('div', { class: 'card table-card virtual' });
     this.brushNote = h('div', { class: 'muted small', id: 'runs-brush' });
@@ -78,6 +83,7 @@ const page = {
       { key: 'run', label: 'Run', render: (r) => h('span', { class: 'run-cell' },
         h('span', { class: 'swatch', style: { background: runColor(r.run) } }), ' ', r.run) },
       ...hpCols, ...statusCol,
+      { key: 'runState', label: 'State', render: (r) => runStateBadge(r.runState) || '–' },
       { key: 'steps', label: 'Steps', num: true, render: (r) => (r.steps === null ? '–' : int(r.steps)) },
       { key: 'start', label: 'Start', num: true, render: (r) => wall(r.start) },
       { key: 'duration', label: 'Duration', num: true, render: (r) => rel(r.duration) },
@@ -194,7 +200,8 @@ const page = {
           this.applySelection(ctx.state.hpFilter || {});
         } }, 'Clear brushes'));
     }
-    const rows = shown.map((run) => {
+    const stateOf = (run) => { const i = infoFor(ctx.data.runsInfo, run); return i && i.status ? i.status.state : null; };
+    const rows = shown.filter((run) => !this.stateFilter || stateOf(run) === this.stateFilter).map((run) => {
       const hr = this.hpRows.get(run);
       let sm = sums[run] || null;
       let metricRun = null;
@@ -215,6 +222,7 @@ const page = {
         last: sm ? num(sm.last) : null, min: sm ? num(sm.min) : null, max: sm ? num(sm.max) : null,
         nonfinite: sm ? num(sm.nan) + num(sm.pos_inf) + num(sm.neg_inf) : 0,
         hp: hr && hr.has_hparams ? hr.hparams : null, status: hr ? hr.status : null, metricRun,
+        runState: stateOf(run),
       };
     });
     if (this.token !== token) return;

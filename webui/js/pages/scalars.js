@@ -282,13 +282,15 @@ class Card {
       const overviews = range
         ? await Promise.all(tags.map((tag, i) => (this.page.cachedMulti(tag, specs[i], samples, 'lines', [], weight, null) || Promise.resolve(null)).catch(() => null)))
         : [];
+      // The loss spikes of each run (alerts plugin), drawn as markers.
+      const spikes = new Map(await Promise.all(runs.map(async (t) => [t.run + '\u0000' + t.tag, await this.page.spikesOf(t.run, t.tag)])));
       if (this.drawToken !== token) return;
       const batch = new Map(tags.map((tag, i) => [tag, { ans: answers[i], overview: overviews[i] || null }]));
       const has = (t) => t.run in batch.get(t.tag).ans.series;
       const missing = runs.filter((t) => !has(t)).length;
       const series = runs.filter(has).map((t) => {
         const { ans, overview } = batch.get(t.tag);
-        const s = { run: t.label, color: t.color, cols: ans.series[t.run], smooth: weight > 0 ? ans.smoothed[t.run] : null };
+        const s = { run: t.label, color: t.color, cols: ans.series[t.run], smooth: weight > 0 ? ans.smoothed[t.run] : null, spikes: spikes.get(t.run + '\u0000' + t.tag) || [] };
         if (range) {
           inWindow += s.cols.n;
           const o = overview && overview.series[t.run];
@@ -533,6 +535,19 @@ const page = {
 
   runsWithTag(tag) {
     return this.ctx.runs.filter((r) => this.ctx.data.scalarTags[r] && tag in this.ctx.data.scalarTags[r]);
+  },
+
+  // The loss spikes of a run's tag (alerts plugin; [] when there are none
+  // or the plugin is absent): one request for every run per data
+  // generation, so a chart still costs one /multirun request.
+  async spikesOf(run, tag) {
+    if (!this.spikeCache || this.spikeCache.gen !== this.gen) {
+      this.spikeCache = {
+        gen: this.gen,
+        all: getJSON('data/plugin/alerts/spikes').then((a) => (a && a.spikes) || []).catch(() => []),
+      };
+    }
+    return (await this.spikeCache.all).filter((sp) => sp.run === run && sp.tag === tag);
   },
 
   // The runs band charts draw as lines besides the best and worst: the

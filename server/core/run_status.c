@@ -1,0 +1,326 @@
+/*
+ * run_status.c - running, finished, crashed, stalled or diverged
+ * (run_status.h has the rules).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/run_status.h"
+#include "tfboard.h"
+
+/* Set once before the threads start (run_status.h). */
+static double g_stall_after = TFB_STALL_AFTER_DEFAULT;
+static regex_t g_loss_re;
+static int g_loss_re_set;
+
+int tfb_run_status_configure(double stall_after, const char *loss_regex)
+{
+    if (!(stall_after > 0))
+        return TFB_EINVAL;
+    regex_t re;
+    if (regcomp(&re, loss_regex ? loss_regex : TFB_LOSS_REGEX_DEFAULT,
+                REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0)
+        return TFB_EINVAL;
+    if (g_loss_re_set)
+        regfree(&g_loss_re);
+    g_loss_re = re;
+    g_loss_re_set = 1;
+    g_stall_after = stall_after;
+    return 0;
+}
+
+double tfb_run_status_stall_after(void)
+{
+    return g_stall_after;
+}
+
+int tfb_run_status_is_loss(const char *tag)
+{
+    if (!g_loss_re_set)
+        return strcasestr(tag, TFB_LOSS_REGEX_DEFAULT) != NULL;
+    return regexec(&g_loss_re, tag, 0, NULL, 0) == 0;
+}
+
+const char *tfb_run_state_name(tfb_run_state s)
+{
+    static const char *const names[TFB_RUN_STATE_COUNT] = {
+        "running", "finished", "crashed", "stalled", "diverged"};
+    return (unsigned)s < TFB_RUN_STATE_COUNT ? names[s] : "unknown";
+}
+
+/* ---- loss blow-up, extended as points arrive --------------------------
+ * One entry per loss series seen: the points already scanned, the first
+ * and smallest positive values. A series never shrinks except by a reset
+ * (file replaced): a count below the one scanned starts it over. */
+typedef struct blowup_entry {
+    const tfb_series *s;
+    size_t scanned;
+    double first, min, last;
+} blowup_entry;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static blowup_entry *g_tab;
+static size_t g_cap, g_n;
+
+static size_t slot_of(const tfb_series *s, size_t cap)
+{
+    uintptr_t h = (uintptr_t)s;
+    h ^= h >> 17;
+    h *= 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 7) & (cap - 1);
+}
+
+/* The entry of s, created if needed; NULL on no memory. g_mu held. */
+static blowup_entry *entry_of(const tfb_series *s)
+{
+    if ((g_n + 1) * 2 > g_cap) {
+        size_t cap = g_cap ? g_cap * 2 : 64;
+        blowup_entry *t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < g_cap; i++) {
+            if (!g_tab[i].s)
+                continue;
+            size_t k = slot_of(g_tab[i].s, cap);
+            while (t[k].s)
+                k = (k + 1) & (cap - 1);
+            t[k] = g_tab[i];
+        }
+        free(g_tab);
+        g_tab = t;
+        g_cap = cap;
+    }
+    size_t k = slot_of(s, g_cap);
+    while (g_tab[k].s && g_tab[k].s != s)
+        k = (k + 1) & (g_cap - 1);
+    if (!g_tab[k].s) {
+        g_tab[k].s = s;
+        g_tab[k].first = g_tab[k].min = g_tab[k].last = NAN;
+        g_n++;
+    }
+    return &g_tab[k];
+}
+
+/* 1 when the loss series blew up (run_status.h), its last step in *step. */
+static int blew_up(tfb_series *s, int64_t *step)
+{
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    pthread_mutex_lock(&g_mu);
+    blowup_entry *e = entry_of(s);
+    int up = 0;
+    if (e) {
+        if (v.count < e->scanned) {
+            e->scanned = 0;
+            e->first = e->min = e->last = NAN;
+        }
+        for (size_t i = e->scanned; i < v.count; i++) {
+            double x = v.value[i];
+            if (!isfinite(x))
+                continue;
+            if (isnan(e->first))
+                e->first = x;
+            if (x > 0 && !(x >= e->min))
+                e->min = x;
+            e->last = x;
+        }
+        e->scanned = v.count;
+        up = e->first > 0 && e->min > 0 && e->last > 10 * e->first &&
+             e->last > 100 * e->min;
+        if (up && v.count)
+            *step = v.step[v.count - 1];
+    }
+    pthread_mutex_unlock(&g_mu);
+    tfb_series_read_end(s);
+    return up;
+}
+
+/* ---- the writer process ---------------------------------------------- */
+
+/* The pid from events.out.tfevents.<s>.<host>.<pid>.<n>[suffix] when
+ * <host> is this machine's name; -1 otherwise. The host may hold dots, so
+ * the name is cut from both ends. */
+static long writer_pid(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    static const char pre[] = "events.out.tfevents.";
+    if (strncmp(base, pre, sizeof pre - 1) != 0)
+        return -1;
+    const char *p = base + sizeof pre - 1;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (*p != '.')
+        return -1;
+    const char *host = p + 1;
+    char hn[256];
+    if (gethostname(hn, sizeof hn) != 0)
+        return -1;
+    hn[sizeof hn - 1] = 0;
+    size_t hl = strlen(hn);
+    if (hl == 0 || strncmp(host, hn, hl) != 0 || host[hl] != '.')
+        return -1;
+    p = host + hl + 1;
+    char *end;
+    errno = 0;
+    long pid = strtol(p, &end, 10);
+    if (errno || end == p || *end != '.' || pid <= 0)
+        return -1;
+    p = end + 1;
+    if (!(*p >= '0' && *p <= '9'))
+        return -1;
+    return pid;
+}
+
+/* 1 alive, 0 gone, -1 unknown. EPERM: it exists under another user. */
+static int process_state(long pid)
+{
+    if (pid <= 0)
+        return -1;
+    if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
+        return 1;
+    return errno == ESRCH ? 0 : -1;
+}
+
+/* ---- the median interval ----------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median seconds between the last 256 points of the run's longest scalar
+ * series; NaN with fewer than 2 points. */
+static double median_interval(tfb_series *const *ser, size_t n)
+{
+    tfb_series *best = NULL;
+    size_t most = 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t c = tfb_series_count(ser[i]);
+        if (c > most) {
+            most = c;
+            best = ser[i];
+        }
+    }
+    if (!best)
+        return NAN;
+    enum { K = 256 };
+    double d[K];
+    size_t nd = 0;
+    tfb_series_view v;
+    tfb_series_read_begin(best, &v);
+    size_t from = v.count > K + 1 ? v.count - (K + 1) : 0;
+    for (size_t i = from + 1; i < v.count; i++) {
+        double dt = v.wall[i] - v.wall[i - 1];
+        if (dt >= 0 && v.step[i] != v.step[i - 1])
+            d[nd++] = dt;
+    }
+    tfb_series_read_end(best);
+    if (nd == 0)
+        return NAN;
+    qsort(d, nd, sizeof d[0], cmp_double);
+    return nd % 2 ? d[nd / 2] : (d[nd / 2 - 1] + d[nd / 2]) / 2;
+}
+
+/* ---- the status -------------------------------------------------------- */
+
+static void note_diverged(tfb_run_status *st, int64_t step, const char *tag,
+                          const char *why)
+{
+    if (st->diverged_why && st->diverged_step <= step)
+        return;
+    st->diverged_step = step;
+    st->diverged_tag = tag;
+    st->diverged_why = why;
+}
+
+int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
+{
+    memset(st, 0, sizeof *st);
+    st->pid = -1;
+    st->process = -1;
+    st->step_interval = NAN;
+    st->last_wall = tfb_run_last_wall(r);
+    st->idle_s = isnan(st->last_wall) ? NAN : now - st->last_wall;
+
+    /* diverged: non-finite values in any series (earliest first), or a
+     * loss that blew up. */
+    tfb_series **ser;
+    size_t ns;
+    for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
+        if (k == TFB_SERIES_TEXT)
+            continue;
+        if (tfb_run_series(r, (tfb_series_kind)k, &ser, &ns) < 0)
+            return TFB_ENOMEM;
+        for (size_t i = 0; i < ns; i++) {
+            tfb_series_view v;
+            tfb_series_read_begin(ser[i], &v);
+            tfb_nonfinite_stats nf = v.nonfinite;
+            tfb_series_read_end(ser[i]);
+            if (nf.has_first)
+                note_diverged(st, nf.first_step, tfb_series_tag(ser[i]),
+                              "non-finite");
+        }
+        if (k == TFB_SERIES_SCALAR) {
+            for (size_t i = 0; i < ns; i++) {
+                int64_t step = 0;
+                if (tfb_run_status_is_loss(tfb_series_tag(ser[i])) &&
+                    blew_up(ser[i], &step))
+                    note_diverged(st, step, tfb_series_tag(ser[i]),
+                                  "loss blow-up");
+            }
+            st->step_interval = median_interval(ser, ns);
+        }
+        free(ser);
+    }
+
+    /* The end record counts when nothing came after it. */
+    tfb_plugin_record *rec;
+    size_t nrec;
+    if (tfb_run_records(r, TFB_RUN_END_PLUGIN, &rec, &nrec) < 0)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < nrec; i++) {
+        if (!(rec[i].wall >= st->last_wall))
+            continue;
+        st->ended = 1;
+        size_t n = rec[i].content_len < TFB_RUN_END_REASON_MAX
+                       ? rec[i].content_len : TFB_RUN_END_REASON_MAX;
+        memcpy(st->reason, rec[i].content, n);
+        st->reason[n] = 0;
+    }
+    tfb_plugin_records_free(rec, nrec);
+
+    /* The newest event file names the writer. */
+    tfb_file_info *fi;
+    size_t nf;
+    if (tfb_run_files(r, &fi, &nf) == 0) {
+        if (nf)
+            st->pid = writer_pid(fi[nf - 1].path);
+        tfb_file_infos_free(fi, nf);
+    }
+    if (!st->ended)
+        st->process = process_state(st->pid);
+
+    st->stall_after = g_stall_after;
+    if (st->step_interval * 20 > st->stall_after)
+        st->stall_after = st->step_interval * 20;
+
+    if (st->diverged_why)
+        st->state = TFB_RUN_DIVERGED;
+    else if (st->ended)
+        st->state = TFB_RUN_FINISHED;
+    else if (st->process == 0)
+        st->state = TFB_RUN_CRASHED;
+    else if (st->idle_s > st->stall_after)
+        st->state = TFB_RUN_STALLED;
+    else
+        st->state = TFB_RUN_RUNNING;
+    return 0;
+}

@@ -1,0 +1,216 @@
+/*
+ * spike_detect.c - the online loss-spike detector (spike_detect.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/spike_detect.h"
+#include "tfboard.h"
+
+void tfb_spike_params_default(tfb_spike_params *p)
+{
+    p->z_threshold = 6;
+    p->min_rise = 0.05;
+    p->warmup = 20;
+    p->recover_within = 200;
+}
+
+void tfb_spike_detector_init(tfb_spike_detector *d, const tfb_spike_params *p)
+{
+    memset(d, 0, sizeof *d);
+    if (p)
+        d->p = *p;
+    else
+        tfb_spike_params_default(&d->p);
+    d->last = NAN;
+}
+
+void tfb_spike_detector_free(tfb_spike_detector *d)
+{
+    free(d->spikes);
+    d->spikes = NULL;
+    d->n_spikes = d->cap = 0;
+}
+
+const char *tfb_spike_state_name(tfb_spike_state s)
+{
+    switch (s) {
+    case TFB_SPIKE_RECOVERED:
+        return "recovered";
+    case TFB_SPIKE_DIVERGED:
+        return "diverged";
+    default:
+        return "open";
+    }
+}
+
+/* The k-th smallest of v[0..n) (0-based), reordering v: Hoare's
+ * selection, O(n) expected. */
+static double select_kth(double *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return v[k];
+    }
+    return v[k];
+}
+
+/* Median of v[0..n) (reordered). */
+static double median_of(double *v, size_t n)
+{
+    double hi = select_kth(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    /* the lower middle is the largest of v[0..n/2) after the selection */
+    double lo = v[0];
+    for (size_t i = 1; i < n / 2; i++)
+        if (v[i] > lo)
+            lo = v[i];
+    return (lo + hi) / 2;
+}
+
+static void ring_put(double *ring, size_t *n, size_t *pos, double x)
+{
+    ring[*pos] = x;
+    *pos = (*pos + 1) % TFB_SPIKE_WINDOW;
+    if (*n < TFB_SPIKE_WINDOW)
+        (*n)++;
+}
+
+/* Median of the values window: the level. */
+static double level_of(const tfb_spike_detector *d)
+{
+    double t[TFB_SPIKE_WINDOW];
+    memcpy(t, d->vals, d->n_vals * sizeof *t);
+    return median_of(t, d->n_vals);
+}
+
+/* Works the baseline of the changes out from their window. The level is
+ * worked out only when a change is large enough to matter (rare), so a
+ * work-out is two selections. */
+static void restat(tfb_spike_detector *d)
+{
+    double t[TFB_SPIKE_WINDOW];
+    size_t n = d->n_diffs;
+    memcpy(t, d->diffs, n * sizeof *t);
+    double m = median_of(t, n);
+    for (size_t i = 0; i < n; i++)
+        t[i] = fabs(d->diffs[i] - m);
+    double mad = median_of(t, n);
+    double scale = 1.4826 * mad;
+    d->m = m;
+    d->mad_scale = scale;
+    d->stale = 0;
+    d->have_stats = 1;
+}
+
+static int add_spike(tfb_spike_detector *d, const tfb_spike *s)
+{
+    if (d->n_spikes == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        tfb_spike *v = realloc(d->spikes, cap * sizeof *v);
+        if (!v)
+            return TFB_ENOMEM;
+        d->spikes = v;
+        d->cap = cap;
+    }
+    d->spikes[d->n_spikes++] = *s;
+    return 0;
+}
+
+int tfb_spike_detector_push(tfb_spike_detector *d, int64_t step, double x)
+{
+    d->points++;
+    if (d->dead)
+        return 0;
+    tfb_spike *cur = d->open ? &d->spikes[d->n_spikes - 1] : NULL;
+    if (!isfinite(x)) {
+        if (cur) {
+            cur->state = TFB_SPIKE_DIVERGED;
+            cur->peak = NAN;
+            cur->peak_step = cur->end_step = step;
+            d->open = 0;
+            d->dead = 1;
+        }
+        return 0; /* a lone non-finite value is the non-finite rule's */
+    }
+    if (cur) {
+        cur->end_step = step;
+        if (x > cur->peak) {
+            cur->peak = x;
+            cur->peak_step = step;
+        }
+        if (x <= cur->level + 0.2 * (cur->peak - cur->level)) {
+            cur->state = TFB_SPIKE_RECOVERED;
+            d->open = 0;
+            d->have_stats = 0;
+            d->last = x;
+            ring_put(d->vals, &d->n_vals, &d->vi, x);
+        } else if (++d->open_points >= d->p.recover_within) {
+            cur->state = TFB_SPIKE_DIVERGED;
+            d->open = 0;
+            d->dead = 1;
+        }
+        return 0;
+    }
+    if (isnan(d->last)) {
+        d->last = x;
+        ring_put(d->vals, &d->n_vals, &d->vi, x);
+        return 0;
+    }
+    double dx = x - d->last;
+    if (d->n_diffs >= (size_t)d->p.warmup) {
+        if (!d->have_stats || d->stale >= TFB_SPIKE_RESTAT)
+            restat(d);
+        /* scale >= 1.4826 MAD: a change below m + z 1.4826 MAD is never a
+         * spike, whatever the level; only a larger one needs the level. */
+        if (dx >= d->m + d->p.z_threshold * d->mad_scale) {
+            double level = level_of(d);
+            double scale = d->mad_scale;
+            if (scale < 1e-3 * fabs(level))
+                scale = 1e-3 * fabs(level);
+            if (scale < 1e-12)
+                scale = 1e-12;
+            double z = (dx - d->m) / scale;
+            if (z >= d->p.z_threshold &&
+                x - level >= d->p.min_rise * fabs(level)) {
+                tfb_spike s = {.step = step, .value = x, .level = level,
+                               .z = z, .peak_step = step, .peak = x,
+                               .state = TFB_SPIKE_OPEN, .end_step = step};
+                if (add_spike(d, &s) < 0)
+                    return TFB_ENOMEM;
+                d->open = 1;
+                d->open_points = 0;
+                return 0;
+            }
+        }
+    }
+    ring_put(d->diffs, &d->n_diffs, &d->di, dx);
+    d->stale++;
+    ring_put(d->vals, &d->n_vals, &d->vi, x);
+    d->last = x;
+    return 0;
+}

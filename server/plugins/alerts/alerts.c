@@ -1,0 +1,410 @@
+/*
+ * alerts.c - the alerts dashboard's descriptor: its command-line options
+ * (the stall threshold and the loss regex that core's run status uses),
+ * its routes (the loss spikes with their precursors) and its report
+ * section (each run's status line, spikes and skip list).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugins/alerts/alerts.h"
+#include "plugins/alerts/alerts_feed.h"
+#include "plugins/alerts/alerts_spikes.h"
+#include "core/plugin.h"
+#include "core/report_fmt.h"
+#include "core/run_status.h"
+
+/* Set before any thread starts, read-only after (plugin.h). */
+static double opt_stall_after = TFB_STALL_AFTER_DEFAULT;
+static const char *opt_loss_tags = TFB_LOSS_REGEX_DEFAULT;
+static const char *opt_alert[TFB_OPT_STRINGS_MAX];
+static double opt_gpu_idle = 50;
+static const char *opt_webhook;
+static const char *opt_on_alert;
+
+const char *tfb_alerts_opt_webhook(void)
+{
+    return opt_webhook;
+}
+
+const char *tfb_alerts_opt_on_alert(void)
+{
+    return opt_on_alert;
+}
+
+static const tfb_plugin_option options[] = {
+    {.name = "stall_after", .arg = "S", .type = TFB_OPT_DOUBLE,
+     .help = "a run without new events for max(S, 20 x its median step "
+             "interval) seconds is stalled",
+     .def = "300", .min = 0.01, .max = 1e9, .dest = &opt_stall_after},
+    {.name = "loss_tags", .arg = "REGEX", .type = TFB_OPT_STRING,
+     .help = "scalar tags that are losses (POSIX extended, "
+             "case-insensitive): blow-up and spike detection",
+     .def = "loss", .dest = &opt_loss_tags},
+    {.name = "alert", .arg = "RULE", .type = TFB_OPT_STRINGS,
+     .help = "alert when RULE holds, e.g. 'loss>5 for 100 steps', "
+             "'accuracy<0.5 after 2000 steps' (repeatable)",
+     .def = "none", .dest = opt_alert},
+    {.name = "gpu_idle", .arg = "PCT", .type = TFB_OPT_DOUBLE,
+     .help = "alert when a GPU is idle more than PCT % of the time",
+     .def = "50", .min = 0, .max = 100, .dest = &opt_gpu_idle},
+    {.name = "alert_webhook", .arg = "URL", .type = TFB_OPT_STRING,
+     .help = "POST each alert as JSON (Slack-compatible \"text\") to URL "
+             "(tfboard and tfboard watch)",
+     .def = "none", .dest = &opt_webhook},
+    {.name = "on_alert", .arg = "CMD", .type = TFB_OPT_STRING,
+     .help = "run CMD (split at blanks, no shell) for each alert, with "
+             "TFB_ALERT_RUN, TFB_ALERT_RULE, ... in its environment",
+     .def = "none", .dest = &opt_on_alert},
+};
+
+static int check_options(char *err, size_t err_len)
+{
+    if (tfb_run_status_configure(opt_stall_after, opt_loss_tags) < 0) {
+        snprintf(err, err_len, "--loss_tags: not a regular expression: %s",
+                 opt_loss_tags);
+        return TFB_EINVAL;
+    }
+    tfb_alert_rule rules[TFB_OPT_STRINGS_MAX];
+    size_t n = 0;
+    for (; n < TFB_OPT_STRINGS_MAX && opt_alert[n]; n++) {
+        char why[400];
+        if (tfb_alert_rule_parse(opt_alert[n], &rules[n], why, sizeof why) <
+            0) {
+            snprintf(err, err_len, "--alert: %s", why);
+            return TFB_EINVAL;
+        }
+    }
+    return tfb_alerts_configure(rules, n, opt_gpu_idle);
+}
+
+static double now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void status_text(FILE *f, const tfb_run_status *st, int md)
+{
+    fputs(md ? "\n### Status\n\n**" : "  status: ", f);
+    fputs(tfb_run_state_name(st->state), f);
+    if (md)
+        fputs("**", f);
+    if (st->state == TFB_RUN_DIVERGED) {
+        fprintf(f, " at step %lld (%s in ", (long long)st->diverged_step,
+                st->diverged_why);
+        tfb_report_put_str(f, st->diverged_tag, md);
+        fputc(')', f);
+    }
+    if (st->ended) {
+        fputs(st->state == TFB_RUN_FINISHED ? "" : "; closed", f);
+        if (st->reason[0]) {
+            fputs(st->state == TFB_RUN_FINISHED ? ": " : ": ", f);
+            tfb_report_put_str(f, st->reason, md);
+        }
+    } else if (st->state == TFB_RUN_CRASHED) {
+        fprintf(f, " (no end record; process %ld is gone)", st->pid);
+    } else if (st->state == TFB_RUN_STALLED) {
+        fprintf(f, " (no new event for %.0f s; threshold %.0f s)",
+                st->idle_s, st->stall_after);
+    }
+    fputc('\n', f);
+}
+
+/* One spike as JSON (the shape API.md documents under "Loss spikes"). */
+static void spike_json(tfb_json *j, const tfb_alert_spike *a)
+{
+    const tfb_spike *sp = &a->spike;
+    const tfb_precursors *p = &a->pre;
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "run");
+    tfb_json_str(j, a->run);
+    tfb_json_key(j, "tag");
+    tfb_json_str(j, a->tag);
+    tfb_json_key(j, "step");
+    tfb_json_i64(j, sp->step);
+    tfb_json_key(j, "value");
+    tfb_json_double(j, sp->value);
+    tfb_json_key(j, "level");
+    tfb_json_double(j, sp->level);
+    tfb_json_key(j, "z");
+    tfb_json_double(j, sp->z);
+    tfb_json_key(j, "peak_step");
+    tfb_json_i64(j, sp->peak_step);
+    tfb_json_key(j, "peak");
+    tfb_json_double(j, sp->peak);
+    tfb_json_key(j, "state");
+    tfb_json_str(j, tfb_spike_state_name(sp->state));
+    tfb_json_key(j, "end_step");
+    tfb_json_i64(j, sp->end_step);
+    tfb_json_key(j, "precursors");
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "grad_from");
+    if (p->grad)
+        tfb_json_i64(j, p->grad_from);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "grad_factor");
+    if (p->grad)
+        tfb_json_double(j, p->grad_factor);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "grad_first");
+    if (p->grad && p->grad_first)
+        tfb_json_str(j, p->grad_first);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "lr_step");
+    if (p->lr)
+        tfb_json_i64(j, p->lr_step);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "nonfinite_step");
+    if (p->nonfinite)
+        tfb_json_i64(j, p->nonfinite_step);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "stall_step");
+    if (p->stall)
+        tfb_json_i64(j, p->stall_step);
+    else
+        tfb_json_null(j);
+    tfb_json_object_end(j);
+    tfb_json_key(j, "batch_ids");
+    tfb_json_array_begin(j);
+    for (size_t b = 0; b < p->n_batches; b++)
+        tfb_json_str(j, p->batch_id[b]);
+    tfb_json_array_end(j);
+    char why[512];
+    tfb_precursors_text(p, why, sizeof why);
+    tfb_json_key(j, "explain");
+    tfb_json_str(j, why);
+    tfb_json_object_end(j);
+}
+
+/* GET spikes?run=R (optional: every run) -> {"spikes": [...]}. */
+static int route_spikes(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    tfb_run *only = NULL;
+    int rc;
+    if (tfb_http_query(req, "run") != NULL &&
+        (rc = tfb_http_param_run(req, resp, &only)) < 0)
+        return rc;
+    tfb_run **runs = &only;
+    size_t nr = 1;
+    if (!only && tfb_store_runs(tfb_server_store(req), &runs, &nr) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "spikes");
+    tfb_json_array_begin(&j);
+    rc = 0;
+    for (size_t i = 0; i < nr && rc == 0; i++) {
+        tfb_alert_spike *v;
+        size_t n;
+        if ((rc = tfb_alert_spikes(runs[i], &v, &n)) < 0)
+            break;
+        for (size_t q = 0; q < n; q++)
+            spike_json(&j, &v[q]);
+        free(v);
+    }
+    tfb_json_array_end(&j);
+    tfb_json_object_end(&j);
+    if (!only)
+        free(runs);
+    if (rc < 0) {
+        tfb_json_free(&j);
+        return tfb_http_error(resp, 500, "out of memory");
+    }
+    return tfb_http_json(resp, &j);
+}
+
+static void event_json(tfb_json *j, const tfb_alert_event *e)
+{
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "seq");
+    tfb_json_u64(j, e->seq);
+    tfb_json_key(j, "wall_time");
+    tfb_json_double(j, e->wall);
+    tfb_json_key(j, "event");
+    tfb_json_str(j, e->fired ? "fired" : "cleared");
+    tfb_json_key(j, "run");
+    tfb_json_str(j, e->run);
+    tfb_json_key(j, "rule");
+    tfb_json_str(j, e->rule);
+    tfb_json_key(j, "key");
+    tfb_json_str(j, e->key);
+    tfb_json_key(j, "step");
+    if (e->step >= 0)
+        tfb_json_i64(j, e->step);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "message");
+    tfb_json_str(j, e->message);
+    tfb_json_object_end(j);
+}
+
+/* GET feed?since=SEQ -> {"events": [...], "active", "last_seq"}: runs an
+ * evaluation pass first (incremental), so the page sees alerts as data
+ * arrives. */
+static int route_feed(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    int64_t since;
+    int rc = tfb_http_param_i64(req, resp, "since", 0, 0, 0, INT64_MAX,
+                                &since);
+    if (rc < 0)
+        return rc;
+    if (tfb_alerts_poll(tfb_server_store(req), now_wall(), NULL, NULL) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_alert_event *v;
+    size_t n, active;
+    if (tfb_alerts_feed((uint64_t)since, &v, &n, &active) < 0)
+        return tfb_http_error(resp, 500, "out of memory");
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "events");
+    tfb_json_array_begin(&j);
+    uint64_t last = (uint64_t)since;
+    for (size_t i = 0; i < n; i++) {
+        event_json(&j, &v[i]);
+        last = v[i].seq;
+    }
+    tfb_json_array_end(&j);
+    tfb_json_key(&j, "active");
+    tfb_json_u64(&j, active);
+    tfb_json_key(&j, "last_seq");
+    tfb_json_u64(&j, last);
+    tfb_json_object_end(&j);
+    free(v);
+    return tfb_http_json(resp, &j);
+}
+
+static void spikes_text(FILE *f, const tfb_alert_spike *v, size_t n, int md)
+{
+    if (n == 0)
+        return;
+    if (md)
+        fputs("\n### Loss spikes\n\n| tag | step | value | level | z | "
+              "state | until | before it |\n| --- | --- | --- | --- | --- | "
+              "--- | --- | --- |\n", f);
+    else
+        fprintf(f, "  loss spikes: %zu\n    %-20s %8s %10s %10s %6s %-9s "
+                   "%8s  %s\n", n, "tag", "step", "value", "level", "z",
+                "state", "until", "before it");
+    size_t n_batches = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tfb_alert_spike *a = &v[i];
+        char why[512];
+        tfb_precursors_text(&a->pre, why, sizeof why);
+        n_batches += a->pre.n_batches;
+        if (md) {
+            fputs("| ", f);
+            tfb_report_put_str(f, a->tag, 1);
+            fprintf(f, " | %lld | %.4g | %.4g | %.1f | %s | %lld | ",
+                    (long long)a->spike.step, a->spike.value, a->spike.level,
+                    a->spike.z, tfb_spike_state_name(a->spike.state),
+                    (long long)a->spike.end_step);
+            tfb_report_put_str(f, why[0] ? why : "-", 1);
+            fputs(" |\n", f);
+        } else {
+            fputs("    ", f);
+            tfb_report_put_str(f, a->tag, 0);
+            for (size_t k = strlen(a->tag); k < 20; k++)
+                fputc(' ', f);
+            fprintf(f, " %8lld %10.4g %10.4g %6.1f %-9s %8lld  ",
+                    (long long)a->spike.step, a->spike.value, a->spike.level,
+                    a->spike.z, tfb_spike_state_name(a->spike.state),
+                    (long long)a->spike.end_step);
+            tfb_report_put_str(f, why[0] ? why : "-", 0);
+            fputc('\n', f);
+        }
+    }
+    if (!n_batches)
+        return;
+    /* The batches of the steps around each spike, one id a line: a file
+     * a data loader can skip. */
+    fputs(md ? "\nSkip list (batch ids around the spikes):\n\n```\n"
+             : "  skip list (batch ids around the spikes):\n", f);
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < v[i].pre.n_batches; b++) {
+            fputs(md ? "" : "    ", f);
+            tfb_report_put_str(f, v[i].pre.batch_id[b], 0);
+            fputc('\n', f);
+        }
+    if (md)
+        fputs("```\n", f);
+}
+
+static int report_text(FILE *f, tfb_store *s, tfb_run *r,
+                       const tfb_report_opts *o, int markdown)
+{
+    (void)s;
+    (void)o;
+    tfb_run_status st;
+    int rc = tfb_run_status_get(r, now_wall(), &st);
+    if (rc < 0)
+        return rc;
+    status_text(f, &st, markdown);
+    tfb_alert_spike *v;
+    size_t n;
+    if ((rc = tfb_alert_spikes(r, &v, &n)) < 0)
+        return rc;
+    spikes_text(f, v, n, markdown);
+    free(v);
+    return 0;
+}
+
+static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
+                       const tfb_report_opts *o)
+{
+    (void)s;
+    (void)o;
+    tfb_run_status st;
+    int rc = tfb_run_status_get(r, now_wall(), &st);
+    if (rc < 0)
+        return rc;
+    tfb_json_key(j, "status");
+    tfb_json_str(j, tfb_run_state_name(st.state));
+    tfb_json_key(j, "end_reason");
+    if (st.ended)
+        tfb_json_str(j, st.reason);
+    else
+        tfb_json_null(j);
+    tfb_alert_spike *v;
+    size_t n;
+    if ((rc = tfb_alert_spikes(r, &v, &n)) < 0)
+        return rc;
+    tfb_json_key(j, "spikes");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < n; i++)
+        spike_json(j, &v[i]);
+    tfb_json_array_end(j);
+    free(v);
+    return 0;
+}
+
+static const tfb_plugin_route routes[] = {
+    {"spikes", route_spikes},
+    {"feed", route_feed},
+};
+
+const tfb_plugin tfb_plugin_alerts = {
+    TFB_PLUGIN_ABI,
+    .name = "alerts",
+    .title = "Alerts",
+    .module = "js/pages/alerts.js",
+    .routes = routes,
+    .n_routes = sizeof routes / sizeof routes[0],
+    .report_text = report_text,
+    .report_json = report_json,
+    .options = options,
+    .n_options = sizeof options / sizeof options[0],
+    .check_options = check_options,
+};

@@ -1,0 +1,225 @@
+/*
+ * watch.c - `tfboard watch` (watch.h): the loader's passes on this thread,
+ * then one alert evaluation after each (incremental: only new points are
+ * read), each fired or cleared alert printed as a line and handed to the
+ * webhook / --on_alert notifier.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "plugins/alerts/alerts.h"
+#include "plugins/alerts/alerts_feed.h"
+#include "plugins/alerts/alerts_notify.h"
+#include "core/loader.h"
+#include "core/plugin.h"
+#include "core/store.h"
+#include "tfboard.h"
+#include "watch.h"
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: tfboard watch --logdir DIR [--once] [--fail-fast]\n"
+          "         [--interval S] [--alert RULE ...] [dashboard options]\n"
+          "\n"
+          "Prints each alert of each run as one line when it fires or\n"
+          "clears (built-in: nonfinite, diverged, loss_spike, stalled,\n"
+          "crashed, straggler, input_bound, gpu_idle, gpu_memory; and each\n"
+          "--alert rule, e.g. 'loss>5 for 100 steps').\n"
+          "\n"
+          "  --once        one pass over the logdir: print what holds, exit\n"
+          "  --fail-fast   exit 1 at the first alert that fires\n"
+          "  --interval S  seconds between passes (default 5)\n"
+          "\n"
+          "Exit status: 0 (--once: no alert; or stopped by a signal), 1\n"
+          "(--once: alerts hold; --fail-fast: an alert fired), 2 (usage\n"
+          "error), 3 (the logdir cannot be read).\n\n", f);
+    tfb_plugin_options_usage(f);
+}
+
+/* The line: "2026-12-02T04:12:00Z FIRED run=<run> rule=<rule>
+ * step=<step>: <message>". Control characters from file-derived strings
+ * are shown as '?' so a run name cannot drive the terminal. */
+static void put_clean(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+static void print_event(const tfb_alert_event *e)
+{
+    time_t t = (time_t)e->wall;
+    struct tm tm;
+    char when[32];
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    printf("%s %s run=", when, e->fired ? "FIRED" : "CLEARED");
+    put_clean(stdout, e->run);
+    fputs(" rule=", stdout);
+    put_clean(stdout, e->rule);
+    if (e->step >= 0)
+        printf(" step=%lld", (long long)e->step);
+    fputs(": ", stdout);
+    put_clean(stdout, e->message);
+    fputc('\n', stdout);
+    fflush(stdout);
+}
+
+/* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). */
+static int parse(int argc, char **argv, const char **logdir, int *once,
+                 int *fail_fast, double *interval)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        if (!strcmp(arg, "--once")) {
+            *once = 1;
+            continue;
+        }
+        if (!strcmp(arg, "--fail-fast") || !strcmp(arg, "--fail_fast")) {
+            *fail_fast = 1;
+            continue;
+        }
+        char name[64];
+        const char *val = NULL, *eq = strchr(arg, '=');
+        if (eq && (size_t)(eq - arg) < sizeof name) {
+            memcpy(name, arg, (size_t)(eq - arg));
+            name[eq - arg] = 0;
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", arg);
+        }
+        int known = !strcmp(name, "--logdir") || !strcmp(name, "--interval");
+        const tfb_plugin_option *po =
+            known || strncmp(name, "--", 2)
+                ? NULL
+                : tfb_plugin_option_find(name + 2, strlen(name + 2));
+        if (po && po->type == TFB_OPT_FLAG && !val) {
+            tfb_plugin_option_set(po, NULL);
+            continue;
+        }
+        if (!known && !po) {
+            fprintf(stderr, "tfboard watch: unknown option '%s'\n", arg);
+            return -1;
+        }
+        if (!val) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "tfboard watch: %s needs a value\n", name);
+                return -1;
+            }
+            val = argv[++i];
+        }
+        if (po) {
+            if (po->type == TFB_OPT_FLAG ||
+                tfb_plugin_option_set(po, val) < 0) {
+                fprintf(stderr, "tfboard watch: bad value '%s' for %s\n",
+                        val, name);
+                return -1;
+            }
+        } else if (!strcmp(name, "--logdir")) {
+            *logdir = val;
+        } else {
+            char *end;
+            errno = 0;
+            *interval = strtod(val, &end);
+            if (end == val || *end || errno || !(*interval >= 0.05) ||
+                !isfinite(*interval)) {
+                fprintf(stderr, "tfboard watch: --interval needs seconds "
+                                ">= 0.05, not '%s'\n", val);
+                return -1;
+            }
+        }
+    }
+    char why[512];
+    if (tfb_plugin_options_check(why, sizeof why) < 0) {
+        fprintf(stderr, "tfboard watch: %s\n", why);
+        return -1;
+    }
+    if (!*logdir) {
+        fprintf(stderr, "tfboard watch: --logdir is required\n");
+        return -1;
+    }
+    return 0;
+}
+
+int tfb_watch_main(int argc, char **argv)
+{
+    const char *logdir = NULL;
+    int once = 0, fail_fast = 0;
+    double interval = 5;
+    int rc = parse(argc, argv, &logdir, &once, &fail_fast, &interval);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    struct stat st;
+    if (stat(logdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tfboard watch: logdir %s: %s\n", logdir,
+                errno ? strerror(errno) : "not a directory");
+        return 3;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+    tfb_store *store;
+    if (tfb_store_create(&store, logdir) < 0) {
+        fprintf(stderr, "tfboard watch: out of memory\n");
+        return 3;
+    }
+    tfb_loader_opts lo = {0, 0, stderr};
+    tfb_loader *loader;
+    if (tfb_loader_create(&loader, store, &lo) < 0) {
+        tfb_store_destroy(store);
+        fprintf(stderr, "tfboard watch: cannot start the loader\n");
+        return 3;
+    }
+    if (tfb_alerts_notify_start(tfb_alerts_opt_webhook(),
+                                tfb_alerts_opt_on_alert(), stderr) < 0) {
+        fprintf(stderr, "tfboard watch: --on_alert needs a command\n");
+        tfb_loader_stop(loader);
+        tfb_store_destroy(store);
+        return 2;
+    }
+    int status = 0;
+    while (!g_stop) {
+        tfb_loader_pass(loader);
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        tfb_alert_event *ev;
+        size_t n;
+        if (tfb_alerts_poll(store, now.tv_sec + now.tv_nsec * 1e-9, &ev,
+                            &n) == 0) {
+            for (size_t i = 0; i < n; i++)
+                print_event(&ev[i]);
+            tfb_alerts_notify(ev, n);
+            for (size_t i = 0; i < n; i++)
+                if (ev[i].fired && (fail_fast || once))
+                    status = 1;
+            free(ev);
+        }
+        if (once || (fail_fast && status))
+            break;
+        for (double t = 0; t < interval && !g_stop; t += 0.05) {
+            struct timespec d = {0, 50000000L};
+            nanosleep(&d, NULL);
+        }
+    }
+    tfb_alerts_notify_stop(30);
+    tfb_loader_stop(loader);
+    tfb_store_destroy(store);
+    return status;
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Run status in /data/runs_info and `tfboard report` (issue 23, part 1).
+
+A real writer (tests/integration/alerts_writer, libtfboard) in four runs:
+  finished  closed with an exit reason            -> finished + reason
+  killed    SIGKILLed after its steps, same host  -> crashed (pid gone)
+  hung      alive, stops writing                  -> running, then stalled
+            once max(--stall_after, 20 x median step interval) passed
+  diverge   examples/mlp_train --lr 5             -> diverged at the step
+            mlp_train printed for its first non-finite loss
+Arguments: the tfboard binary, the alerts_writer binary.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tfb_server_util import Server  # noqa: E402
+
+TFBOARD, WRITER = sys.argv[1], sys.argv[2]
+BUILD = os.environ.get("TFB_BUILD_ROOT", "")
+MLP = os.path.join(BUILD, "examples", "mlp_train")
+
+
+def start_writer(run_dir, n, ms, mode, *reason):
+    p = subprocess.Popen([WRITER, run_dir, str(n), str(ms), mode] +
+                         list(reason), stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert line.startswith("ready "), line
+    return p
+
+
+def status_of(srv):
+    st, _, body = srv.get("/data/runs_info")
+    assert st == 200
+    return {r["name"]: r["status"] for r in json.loads(body)}
+
+
+def wait_for(srv, run, state, limit=20):
+    t0 = time.time()
+    last = None
+    while time.time() - t0 < limit:
+        last = status_of(srv).get(run)
+        if last and last["state"] == state:
+            return last
+        time.sleep(0.1)
+    raise AssertionError("%s: wanted %s, last %r" % (run, state, last))
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="tfb_status_")
+    procs = []
+    try:
+        fin = start_writer(os.path.join(tmp, "finished"), 50, 0, "close",
+                           "early stop: $(rm -rf /) `x`")
+        assert fin.wait(10) == 0
+        killed = start_writer(os.path.join(tmp, "killed"), 50, 0, "hang")
+        procs.append(killed)
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(10)
+        # 40 steps 20 ms apart: a median interval near 0.02 s, so the
+        # threshold is --stall_after (1.5 s), not 20 x 0.02.
+        hung = start_writer(os.path.join(tmp, "hung"), 40, 20, "hang")
+        procs.append(hung)
+        nan_step = None
+        if os.path.exists(MLP):
+            out = subprocess.run([MLP, "--logdir", tmp, "--name", "diverge",
+                                  "--steps", "100", "--lr", "5"],
+                                 capture_output=True, text=True, timeout=60)
+            m = re.search(r"first non-finite loss at step (\d+)",
+                          out.stdout + out.stderr)
+            assert m, out.stdout + out.stderr
+            nan_step = int(m.group(1))
+        with Server(TFBOARD, tmp, "--reload_interval", "0.2",
+                    "--stall_after", "1.5") as srv:
+            s = wait_for(srv, "finished", "finished")
+            assert s["ended"] is True
+            assert s["reason"] == "early stop: $(rm -rf /) `x`", s
+            s = wait_for(srv, "killed", "crashed")
+            assert s["process"] == "gone" and s["pid"] == killed.pid, s
+            assert s["ended"] is False
+            s = status_of(srv)["hung"]
+            assert s["state"] == "running", s
+            assert s["process"] == "alive" and s["pid"] == hung.pid, s
+            assert 0.01 < s["step_interval"] < 0.5, s
+            assert s["stall_after"] == 1.5, s
+            s = wait_for(srv, "hung", "stalled", limit=10)
+            assert s["idle_s"] > 1.5, s
+            if nan_step is not None:
+                s = wait_for(srv, "diverge", "diverged")
+                assert s["diverged_step"] == nan_step, (s, nan_step)
+                assert s["diverged_why"] == "non-finite"
+                # mlp_train closes its writer: the run ended, and diverged.
+                assert s["ended"] is True
+        rep = subprocess.run([TFBOARD, "report", "--logdir", tmp,
+                              "--stall_after", "1.5", "--quiet"],
+                             capture_output=True, text=True, timeout=60)
+        assert rep.returncode == 0, rep.stderr
+        assert "status: finished: early stop: $(rm -rf /) `x`" in rep.stdout, \
+            rep.stdout
+        assert "status: crashed (no end record; process %d is gone)" \
+            % killed.pid in rep.stdout, rep.stdout
+        assert re.search(r"status: stalled \(no new event for \d+ s; "
+                         r"threshold 2 s\)", rep.stdout), rep.stdout
+        if nan_step is not None:
+            assert ("status: diverged at step %d (non-finite in " % nan_step
+                    ) in rep.stdout, rep.stdout
+        js = subprocess.run([TFBOARD, "report", "--logdir", tmp, "--format",
+                             "json", "--quiet"], capture_output=True,
+                            text=True, timeout=60)
+        runs = {r["run"]: r for r in json.loads(js.stdout)["runs"]}
+        assert runs["finished"]["status"] == "finished"
+        assert runs["killed"]["status"] == "crashed"
+        # A bad regex is a usage error.
+        bad = subprocess.run([TFBOARD, "report", "--logdir", tmp,
+                              "--loss_tags", "("], capture_output=True,
+                             text=True, timeout=30)
+        assert bad.returncode == 2 and "--loss_tags" in bad.stderr, bad
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        subprocess.run(["rm", "-rf", tmp])
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+/*
+ * test_alert_rules.c - the user alert rules (alerts_rules.h): the grammar
+ * of the regress gates plus "for N steps" / "after N steps", malformed
+ * rules refused with the rule named, and the streak logic.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "plugins/alerts/alerts_rules.h"
+
+static void parse_good(void **st)
+{
+    (void)st;
+    tfb_alert_rule r;
+    char err[512];
+    assert_int_equal(tfb_alert_rule_parse("loss>5 for 100 steps", &r, err,
+                                          sizeof err), 0);
+    assert_string_equal(r.tag, "loss");
+    assert_true(r.greater);
+    assert_true(r.limit == 5);
+    assert_int_equal(r.for_steps, 100);
+    assert_int_equal(r.after_step, -1);
+    assert_int_equal(tfb_alert_rule_parse("eval/accuracy<0.5 after 2000 "
+                                          "steps", &r, err, sizeof err), 0);
+    assert_string_equal(r.tag, "eval/accuracy");
+    assert_false(r.greater);
+    assert_int_equal(r.after_step, 2000);
+    assert_int_equal(r.for_steps, 0);
+    /* both clauses, either order; the last sign splits */
+    assert_int_equal(tfb_alert_rule_parse("a>b<-1.5 after 10 steps for 3 "
+                                          "steps", &r, err, sizeof err), 0);
+    assert_string_equal(r.tag, "a>b");
+    assert_true(r.limit == -1.5);
+    assert_int_equal(r.for_steps, 3);
+    assert_int_equal(r.after_step, 10);
+    assert_int_equal(tfb_alert_rule_parse("loss > 5", &r, err, sizeof err),
+                     0);
+    assert_string_equal(r.tag, "loss");
+}
+
+static void parse_bad(void **st)
+{
+    (void)st;
+    static const char *const bad[] = {
+        "loss", "loss>>5", "loss<>5", ">5", "loss>", "loss>abc",
+        "loss>nan", "loss>inf", "loss>5 for x steps", "loss>5 for -1 steps",
+        "loss>5 for 10", "loss>5 after 10 stepz", "",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        tfb_alert_rule r;
+        char err[512] = "";
+        if (tfb_alert_rule_parse(bad[i], &r, err, sizeof err) == 0)
+            fail_msg("accepted '%s'", bad[i]);
+        if (bad[i][0] && !strstr(err, bad[i]))
+            fail_msg("'%s': the message does not name it: %s", bad[i], err);
+    }
+}
+
+static void streaks(void **st)
+{
+    (void)st;
+    tfb_alert_rule r;
+    char err[256];
+    assert_int_equal(tfb_alert_rule_parse("loss>5 for 100 steps", &r, err,
+                                          sizeof err), 0);
+    tfb_rule_state s;
+    memset(&s, 0, sizeof s);
+    for (int t = 0; t < 50; t++)
+        tfb_rule_feed(&r, &s, t, 1);
+    for (int t = 50; t < 149; t++)
+        tfb_rule_feed(&r, &s, t, 6);
+    assert_false(s.holds);         /* 99 steps */
+    tfb_rule_feed(&r, &s, 150, 7);
+    assert_true(s.holds);          /* 100 steps */
+    assert_int_equal(s.streak_from, 50);
+    tfb_rule_feed(&r, &s, 151, 4); /* back below: clears */
+    assert_false(s.holds);
+    tfb_rule_feed(&r, &s, 152, 0.0 / 0.0); /* NaN never compares */
+    assert_false(s.holds);
+
+    assert_int_equal(tfb_alert_rule_parse("accuracy<0.5 after 2000 steps",
+                                          &r, err, sizeof err), 0);
+    memset(&s, 0, sizeof s);
+    tfb_rule_feed(&r, &s, 1999, 0.1);
+    assert_false(s.holds);
+    tfb_rule_feed(&r, &s, 2000, 0.1);
+    assert_true(s.holds);
+    tfb_rule_feed(&r, &s, 2001, 0.9);
+    assert_false(s.holds);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(parse_good),
+        cmocka_unit_test(parse_bad),
+        cmocka_unit_test(streaks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
