@@ -14,18 +14,23 @@
 #include "config.h"
 #include "http.h"
 #include "loader.h"
+#include "storage.h"
 #include "store.h"
 #include "report.h"
 
 static int serve(const tfb_config *cfg)
 {
     struct stat st;
-    if (stat(cfg->logdir, &st) != 0) {
+    int remote = strncmp(cfg->logdir, "s3://", 5) == 0 ||
+                 strncmp(cfg->logdir, "gs://", 5) == 0;
+    if (remote) {
+        /* a bucket: checked by the first listing */
+    } else if (stat(cfg->logdir, &st) != 0) {
         fprintf(stderr, "tfboard: logdir %s: %s\n", cfg->logdir,
                 strerror(errno));
         return 1;
     }
-    if (!S_ISDIR(st.st_mode)) {
+    if (!remote && !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "tfboard: logdir %s is not a directory\n",
                 cfg->logdir);
         return 1;
@@ -67,9 +72,19 @@ static int serve(const tfb_config *cfg)
 
     tfb_loader_opts lo = {cfg->reload_interval, cfg->load_threads, stderr};
     tfb_loader *loader;
-    if (tfb_loader_start(&loader, store, &lo) < 0) {
+    tfb_storage *storage = NULL;
+    char err[300] = "";
+    if (tfb_storage_for(cfg->logdir, &storage, err, sizeof err) < 0) {
+        fprintf(stderr, "tfboard: logdir %s: %s\n", cfg->logdir,
+                err[0] ? err : "cannot open");
+        tfb_server_stop(srv);
+        tfb_store_destroy(store);
+        return 1;
+    }
+    if (tfb_loader_start_on(&loader, store, &lo, storage) < 0) {
         fprintf(stderr, "tfboard: cannot start the loader\n");
         tfb_server_stop(srv);
+        tfb_storage_destroy(storage);
         tfb_store_destroy(store);
         return 1;
     }
@@ -77,8 +92,12 @@ static int serve(const tfb_config *cfg)
     sigwait(&set, &sig);
     if (!cfg->quiet)
         fprintf(stderr, "tfboard: stopping\n");
+    /* requests to a bucket end now: nothing on the network holds the
+     * exit back */
+    tfb_storage_cancel(storage);
     tfb_server_stop(srv);
     tfb_loader_stop(loader);
+    tfb_storage_destroy(storage);
     tfb_store_destroy(store);
     return 0;
 }

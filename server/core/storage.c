@@ -3,6 +3,7 @@
  * tfb_reader over any backend (storage.h), so the reader's record
  * framing and replacement rules need one implementation.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,40 @@ void tfb_storage_destroy(tfb_storage *s)
 {
     if (s)
         s->ops->destroy(s);
+}
+
+void tfb_storage_cancel(tfb_storage *s)
+{
+    if (s && s->ops->cancel)
+        s->ops->cancel(s);
+}
+
+char *tfb_storage_info(tfb_storage *s)
+{
+    char *j = NULL;
+    if (s && s->ops->info && s->ops->info(s, &j) < 0)
+        return NULL;
+    return j;
+}
+
+static _Thread_local char g_detail[300];
+
+void tfb_storage_set_error_detail(const char *msg)
+{
+    snprintf(g_detail, sizeof g_detail, "%s", msg ? msg : "");
+}
+
+const char *tfb_storage_error_detail(void)
+{
+    return g_detail;
+}
+
+int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
+                    size_t errlen)
+{
+    if (strncmp(logdir, "s3://", 5) == 0 || strncmp(logdir, "gs://", 5) == 0)
+        return tfb_storage_s3_create(out, logdir, err, errlen);
+    return tfb_storage_local_create(out);
 }
 
 void tfb_storage_entries_free(tfb_storage_entry *v, size_t n)

@@ -66,6 +66,12 @@ typedef struct tfb_storage_ops {
     long (*read)(tfb_storage_file *f, uint64_t off, void *buf, size_t len);
     void (*close)(tfb_storage_file *f); /* NULL-safe */
     void (*destroy)(tfb_storage *s);
+    /* Optional (NULL for local files). cancel: every request in flight
+     * and to come fails at once (shutdown must not wait on a network).
+     * info: a JSON object describing the backend and the requests each
+     * reload made (malloc'd, for /data/environment). */
+    void (*cancel)(tfb_storage *s);
+    int (*info)(tfb_storage *s, char **json);
 } tfb_storage_ops;
 
 /* Every backend's handle starts with this. */
@@ -76,7 +82,25 @@ struct tfb_storage {
 /* storage_local.c: the local file system. */
 int tfb_storage_local_create(tfb_storage **out);
 
+/* storage_s3.c: "s3://bucket/prefix" or "gs://bucket/prefix" through
+ * objstore/ (settings from the AWS environment, see README.md); -1 with a
+ * message in err (never a secret) when the URL or settings are bad. */
+int tfb_storage_s3_create(tfb_storage **out, const char *url, char *err,
+                          size_t errlen);
+/* The backend for a logdir: a bucket for s3:// and gs:// URLs, else
+ * local files. */
+int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
+                    size_t errlen);
+
 /* storage.c: generic helpers over any backend. */
+void tfb_storage_cancel(tfb_storage *s); /* NULL-safe; no-op for local */
+/* ops->info's JSON, or NULL (local files, or out of memory). */
+char *tfb_storage_info(tfb_storage *s);
+/* A line about the last failure on this thread (a backend sets it with
+ * the request and the answer; never a secret), for the run's note; "" when
+ * none. The loader reads it right after the failing call. */
+void tfb_storage_set_error_detail(const char *msg);
+const char *tfb_storage_error_detail(void);
 void tfb_storage_destroy(tfb_storage *s); /* NULL-safe */
 void tfb_storage_entries_free(tfb_storage_entry *v, size_t n);
 /* A tfb_reader over path (reader framing, corruption and replacement

@@ -258,5 +258,15 @@ void tfb_series_trim(tfb_series *s);
 /* Load progress, set by the loader. */
 void tfb_store_set_progress(tfb_store *s, const tfb_load_progress *p);
 void tfb_store_bump_generation(tfb_store *s);
+/* The storage backend's description (JSON object text, copied; NULL
+ * clears), set by the loader after each reload; the getter returns a
+ * malloc'd copy or NULL. For /data/environment. */
+void tfb_store_set_storage_info(tfb_store *s, const char *json);
+char *tfb_store_storage_info(tfb_store *s);
+/* A reload asked for from the page (POST /data/reload): the loader
+ * registers fn (called under the store's lock: it must only signal);
+ * TFB_ESTATE when no loader listens (one-shot loads). NULL fn clears. */
+void tfb_store_set_reload_hook(tfb_store *s, void (*fn)(void *), void *ctx);
+int tfb_store_request_reload(tfb_store *s);
 
 #endif

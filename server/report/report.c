@@ -22,6 +22,7 @@
 #include "report_html.h"
 #include "report_model.h"
 #include "report_text.h"
+#include "storage.h"
 #include "store.h"
 
 typedef struct report_args {
@@ -220,18 +221,36 @@ static void *load_thread(void *arg)
 /* One loader pass on a thread of its own while this one reports progress:
  * silent for a second, then a line a second, so small logdirs print
  * nothing and large ones show they are moving. */
+int tfb_report_is_url(const char *logdir)
+{
+    return strncmp(logdir, "s3://", 5) == 0 || strncmp(logdir, "gs://", 5) == 0;
+}
+
 int tfb_report_load_once(tfb_store *store, int quiet)
 {
     tfb_loader_opts lo = {.reload_interval = 0, .threads = 0,
                           .log = quiet ? NULL : stderr};
     load_job job = {.rc = 0};
     atomic_init(&job.finished, 0);
-    int rc = tfb_loader_create(&job.loader, store, &lo);
-    if (rc < 0)
+    /* local files, or a bucket for s3:// and gs:// logdirs */
+    tfb_storage *storage = NULL;
+    char err[300] = "";
+    int rc = tfb_storage_for(tfb_store_logdir(store), &storage, err,
+                             sizeof err);
+    if (rc < 0) {
+        if (err[0])
+            fprintf(stderr, "tfboard report: %s\n", err);
         return rc;
+    }
+    rc = tfb_loader_create_on(&job.loader, store, &lo, storage);
+    if (rc < 0) {
+        tfb_storage_destroy(storage);
+        return rc;
+    }
     pthread_t th;
     if (pthread_create(&th, NULL, load_thread, &job) != 0) {
         tfb_loader_stop(job.loader);
+        tfb_storage_destroy(storage);
         return TFB_ENOMEM;
     }
     double t0 = mono_s(), next = t0 + 1.0;
@@ -254,6 +273,7 @@ int tfb_report_load_once(tfb_store *store, int quiet)
     }
     pthread_join(th, NULL);
     tfb_loader_stop(job.loader);
+    tfb_storage_destroy(storage);
     if (!quiet && mono_s() - t0 >= 1.0) {
         tfb_store_progress(store, &p);
         fprintf(stderr, "tfboard report: loaded %llu files, %llu points in "
@@ -339,7 +359,8 @@ int tfb_report_main(int argc, char **argv)
         return tfb_report_compare_main(&ca);
     }
     struct stat st;
-    if (stat(a.logdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (!tfb_report_is_url(a.logdir) &&
+        (stat(a.logdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
         fprintf(stderr, "tfboard report: %s: not a readable directory\n",
                 a.logdir);
         return 2;

@@ -41,5 +41,7 @@ void tfb_report_compare_usage(FILE *f);
 /* One loader pass over the store's logdir, with progress lines on stderr
  * unless quiet (report.c). Returns 0 or a negative TFB_E* code. */
 int tfb_report_load_once(tfb_store *store, int quiet);
+/* 1 when logdir is an s3:// or gs:// URL (a bucket, not a directory). */
+int tfb_report_is_url(const char *logdir);
 
 #endif
