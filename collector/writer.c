@@ -31,6 +31,8 @@
 #include "tfboard.h"
 #include "abi.h"
 #include "writer_internal.h"
+#include "writer_segments.h"
+#include "objstore.h"
 
 #define DEFAULT_QUEUE_BYTES (8u << 20)
 #define DEFAULT_FLUSH_MS 2000u
@@ -74,6 +76,7 @@ struct tfb_writer {
     } hooks[TFB_WRITER_MOD_COUNT];
     unsigned fork_gen; /* tfb_fork_generation() at open; see fork_guard.h */
     tfb_rank_owned rank; /* distributed jobs (ranks.c) */
+    tfb_seg *seg; /* run_dir in a bucket: segments (writer_segments.h) */
 };
 
 /* w was inherited across fork(): its thread does not exist here and its
@@ -222,6 +225,16 @@ static void *writer_thread(void *arg)
                  * another interval. */
                 if (!w->sticky && file_deleted(w->fd))
                     w->sticky = TFB_ENOENT;
+                if (w->seg && !w->sticky) {
+                    /* a segment old enough goes up even when idle */
+                    int fd = w->fd;
+                    pthread_mutex_unlock(&w->mu);
+                    int src = tfb_seg_rotate(w->seg, &fd, 0, 0);
+                    pthread_mutex_lock(&w->mu);
+                    w->fd = fd;
+                    if (src && !w->sticky)
+                        w->sticky = src;
+                }
                 tfb_deadline_after_ms(&deadline, w->opts.flush_interval_ms);
                 if (w->sticky)
                     pthread_cond_broadcast(&w->cv_space);
@@ -245,11 +258,21 @@ static void *writer_thread(void *arg)
         /* CRCs are computed here, not on the logging threads. */
         if (!sticky)
             tfb_seal_records(out.data, out.len);
+        uint64_t dropped = 0;
+        if (!sticky && w->seg && tfb_seg_admit(w->seg, out.len) < 0) {
+            /* The spool is full (the store has been down for long):
+             * these records are dropped and counted; logging goes on. */
+            dropped = tfb_count_records(out.data, out.len);
+            out.len = 0;
+        }
         int rc = sticky ? sticky : write_all(w->fd, out.data, out.len);
         if (!rc && file_deleted(w->fd))
             rc = TFB_ENOENT;
+        if (!rc && w->seg)
+            rc = tfb_seg_rotate(w->seg, &w->fd, out.len, 0);
 
         pthread_mutex_lock(&w->mu);
+        w->records_dropped += dropped;
         if (rc && !w->sticky)
             w->sticky = rc;
         if (!rc)
@@ -317,7 +340,21 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
     size_t half = w->opts.queue_bytes / 2;
     if (half < 4096)
         half = 4096;
+    char *spool = NULL;
+    if (tfb_os_is_url(run_dir)) {
+        /* A bucket: the files go to a local spool, uploaded by segments. */
+        int src = tfb_seg_open(&w->seg, run_dir, &w->opts, &spool);
+        w->opts.spool_dir = NULL; /* the caller's string is not kept */
+        if (src) {
+            free(suffix);
+            tfb_rank_owned_free(&w->rank);
+            free(w);
+            return src;
+        }
+        run_dir = spool;
+    }
     w->run_dir = strdup(run_dir);
+    free(spool);
     w->active.data = malloc(half);
     w->spare.data = malloc(half);
     int rc = (!w->run_dir || !w->active.data || !w->spare.data) ? TFB_ENOMEM : 0;
@@ -346,6 +383,8 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
                 w->bytes_written += rn;
         }
     }
+    if (!rc && w->seg)
+        tfb_seg_first(w->seg, w->path, (size_t)w->bytes_written);
     if (!rc) {
         /* Deadlines on CLOCK_MONOTONIC: a wall clock set back must not
          * stall the periodic flush. */
@@ -371,6 +410,8 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
             close(w->fd);
             unlink(w->path);
         }
+        if (w->seg)
+            tfb_seg_close(w->seg, -1);
         free(w->active.data);
         free(w->spare.data);
         free(w->run_dir);
@@ -456,8 +497,14 @@ int tfb_writer_close(tfb_writer *w)
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
     int rc = w->sticky;
-    if (close(w->fd) < 0 && !rc)
+    if (w->seg) {
+        /* the last segment and the run's other files go up now */
+        int src = tfb_seg_close(w->seg, w->fd);
+        if (!rc)
+            rc = src;
+    } else if (close(w->fd) < 0 && !rc) {
         rc = tfb_err_from_errno(errno);
+    }
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv_work);
     pthread_cond_destroy(&w->cv_space);
@@ -810,7 +857,7 @@ int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out)
     st.records_logged = w->records_logged;
     st.records_dropped = w->records_dropped;
     st.bytes_written = w->bytes_written;
-    st.sticky_error = w->sticky;
+    st.sticky_error = w->sticky ? w->sticky : tfb_seg_sticky(w->seg);
     pthread_mutex_unlock(&w->mu);
     return tfb_abi_write(out, &st, sizeof st);
 }
