@@ -1,0 +1,255 @@
+"""tfboard over a bucket (s3://) on a real S3 server (moto_server, auth
+off; tests/integration/s3_util.py): the same logdir served from disk and
+from the bucket gives the same JSON on every route; runs that grow while
+served are read on from their last offset; a replaced object is read
+again from the start; an unchanged logdir costs one listing and no GET a
+reload; keys with spaces, Unicode, '+' and '..'; `tfboard report` and
+`report --compare` on s3:// logdirs. Skips (77) without moto_server.
+
+usage: test_objstore.py TFBOARD GEN_LOGDIR"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import s3_util  # noqa: E402
+from tfb_server_util import Server, run_tests, wait_for  # noqa: E402
+
+s3_util.need_moto()
+TFBOARD, GEN = sys.argv[1], sys.argv[2]
+TMP = tempfile.mkdtemp(prefix="tfb_s3_")
+MOTO = s3_util.Moto()
+S3 = MOTO.client()
+S3.create_bucket(Bucket="logs")
+s3_util.use_endpoint(MOTO.url)
+
+
+# ---- TFRecord events, written here so a test controls every byte ------
+
+def _crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+_T = _crc32c_table()
+
+
+def crc32c(b):
+    c = 0xFFFFFFFF
+    for x in b:
+        c = _T[(c ^ x) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+def masked(b):
+    c = crc32c(b)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def record(data):
+    n = struct.pack("<Q", len(data))
+    return n + struct.pack("<I", masked(n)) + data + \
+        struct.pack("<I", masked(data))
+
+
+def varint(v):
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def scalar_event(step, tag, value, wall=1700000000.0):
+    val = b"\x0a" + varint(len(tag)) + tag.encode() + b"\x15" + \
+        struct.pack("<f", value)
+    summ = b"\x0a" + varint(len(val)) + val
+    return record(b"\x09" + struct.pack("<d", wall + step) + b"\x10" +
+                  varint(step) + b"\x2a" + varint(len(summ)) + summ)
+
+
+def events(tag, steps, scale=1.0):
+    return b"".join(scalar_event(s, tag, s * scale) for s in steps)
+
+
+def put(key, body):
+    S3.put_object(Bucket="logs", Key=key, Body=body)
+
+
+def env_storage(srv):
+    return srv.json("/data/environment")["storage"]
+
+
+def reloads(srv):
+    return srv.json("/data/plugin/core/progress")["reloads"]
+
+
+def wait_reload(srv, after):
+    """Waits for a reload that started after `after` reloads finished."""
+    wait_for(lambda: reloads(srv) >= after + 2, "two more reloads")
+
+
+# ---- tests ---------------------------------------------------------------
+
+def normalise(obj, prefixes):
+    s = json.dumps(obj, sort_keys=True)
+    for p in prefixes:
+        s = s.replace(p, "<LOGDIR>")
+    return json.loads(s)
+
+
+def routes(srv):
+    """Every route with a JSON answer on this logdir, queried the way the
+    pages query them."""
+    out = {}
+    for path in ("/data/runs", "/data/runs_info", "/data/plugins_listing",
+                 "/data/plugin/core/progress"):
+        out[path] = srv.json(path)
+    env = srv.json("/data/environment")
+    env.pop("data_location")
+    env.pop("storage")
+    out["/data/environment"] = env
+    for plugin in srv.json("/data/plugins_listing"):
+        st, ct, body = srv.get("/data/plugin/%s/tags" % plugin)
+        if st != 200 or not ct.startswith("application/json"):
+            continue
+        tags = json.loads(body)
+        out[plugin + "/tags"] = tags
+        kind = {"scalars": "scalars", "histograms": "histograms",
+                "distributions": "distributions", "text": "text"}
+        if plugin not in kind or not isinstance(tags, dict):
+            continue
+        for run, ts in tags.items():
+            for tag in ts:
+                out["%s %s %s" % (plugin, run, tag)] = srv.json(
+                    "/data/plugin/%s/%s" % (plugin, kind[plugin]),
+                    run=run, tag=tag)
+    return out
+
+
+def test_disk_and_bucket_same_json():
+    local = os.path.join(TMP, "basic")
+    subprocess.run([GEN, "basic", local], check=True)
+    s3_util.upload_dir(S3, "logs", local, "basic")
+    with Server(TFBOARD, local, "--reload_interval", "0") as a, \
+            Server(TFBOARD, "s3://logs/basic", "--reload_interval",
+                   "0") as b:
+        a.wait_loaded()
+        b.wait_loaded()
+        ra = normalise(routes(a), [local])
+        rb = normalise(routes(b), ["s3://logs/basic"])
+        assert ra.keys() == rb.keys(), set(ra) ^ set(rb)
+        for k in ra:
+            assert ra[k] == rb[k], (k, ra[k], rb[k])
+        assert len(ra) > 10, sorted(ra)
+        st = env_storage(b)
+        assert st["backend"] == "s3" and st["anonymous"] is False
+        assert st["total"]["lists"] == 1, st
+        assert st["last_error"] is None
+        # no secret in what the page can read
+        assert "test" not in json.dumps(b.json("/data/environment")["storage"])
+
+
+def test_report_and_compare_on_bucket():
+    local = os.path.join(TMP, "basic")
+    a = subprocess.run([TFBOARD, "report", "--logdir", local,
+                        "--format", "json"], capture_output=True, text=True)
+    b = subprocess.run([TFBOARD, "report", "--logdir", "s3://logs/basic",
+                        "--format", "json"], capture_output=True, text=True)
+    assert a.returncode == 0 and b.returncode == 0, (a.stderr, b.stderr)
+    ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+    ja.pop("logdir"), jb.pop("logdir")
+    assert normalise(ja, [local]) == normalise(jb, ["s3://logs/basic"])
+    c = subprocess.run([TFBOARD, "report", "--logdir", "s3://logs/basic",
+                        "--compare", "run_a", "sub/run_b"],
+                       capture_output=True, text=True)
+    assert c.returncode in (0, 1), c.stderr
+    assert "run_a" in c.stdout and "sub/run_b" in c.stdout, c.stdout[:500]
+    d = subprocess.run([TFBOARD, "report", "--logdir", "s3://nobucket/x"],
+                       capture_output=True, text=True)
+    assert d.returncode != 0
+
+
+def test_growth_replacement_and_request_counts():
+    key = "live/run1/events.out.tfevents.1.host.1.0"
+    first = events("loss", range(0, 50))
+    put(key, first)
+    for i in range(2, 6):
+        put("live/run%d/events.out.tfevents.1.host.1.0" % i,
+            events("loss", range(10)))
+    with Server(TFBOARD, "s3://logs/live", "--reload_interval", "0.3") as srv:
+        srv.wait_loaded()
+        pts = srv.json("/data/plugin/scalars/scalars", run="run1", tag="loss")
+        assert [p[1] for p in pts] == list(range(50))
+        # unchanged: one listing and no GET per reload
+        r = reloads(srv)
+        wait_reload(srv, r)
+        st = env_storage(srv)
+        assert st["last_reload"]["lists"] == 1, st
+        assert st["last_reload"]["gets"] == 0, st
+        assert st["last_reload"]["heads"] == 0, st
+        total_before = st["total"]["bytes"]
+        # grown: read on from the last offset (only the new bytes come)
+        more = events("loss", range(50, 80))
+        put(key, first + more)
+        wait_for(lambda: len(srv.json("/data/plugin/scalars/scalars",
+                                      run="run1", tag="loss")) == 80,
+                 "the grown object's points")
+        pts = srv.json("/data/plugin/scalars/scalars", run="run1", tag="loss")
+        assert [p[1] for p in pts] == list(range(80))
+        st = env_storage(srv)
+        got = st["total"]["bytes"] - total_before
+        lists = st["total"]["lists"]
+        assert got < len(more) + 20000 * lists, (got, len(more))
+        # replaced: a shorter object with another ETag is read from the
+        # start; the run shows only the new content
+        put(key, events("loss", range(7), scale=-1.0))
+        wait_for(lambda: len(srv.json("/data/plugin/scalars/scalars",
+                                      run="run1", tag="loss")) == 7,
+                 "the replaced object's points")
+        pts = srv.json("/data/plugin/scalars/scalars", run="run1", tag="loss")
+        assert [p[2] for p in pts] == [-float(s) for s in range(7)]
+        # a reload asked for from the page
+        r = reloads(srv)
+        st_, ct, body = srv.get("/data/reload")
+        assert st_ == 200 and json.loads(body) == {"reload": True}
+        wait_for(lambda: reloads(srv) > r, "the reload asked for")
+
+
+def test_odd_keys():
+    names = ["with space", "ünïcödé ☃", "a+b", "x/../y", "q?&=%25"]
+    for i, n in enumerate(names):
+        put("odd/%s/events.out.tfevents.1.h.1.0" % n,
+            events("t", range(i + 1)))
+    with Server(TFBOARD, "s3://logs/odd", "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        runs = srv.json("/data/runs")
+        assert sorted(runs) == sorted(names), runs
+        for i, n in enumerate(names):
+            pts = srv.json("/data/plugin/scalars/scalars", run=n, tag="t")
+            assert [p[1] for p in pts] == list(range(i + 1)), (n, pts)
+        assert env_storage(srv)["last_error"] is None
+
+
+try:
+    run_tests([test_disk_and_bucket_same_json,
+               test_report_and_compare_on_bucket,
+               test_growth_replacement_and_request_counts,
+               test_odd_keys])
+finally:
+    MOTO.stop()
+    shutil.rmtree(TMP, ignore_errors=True)
