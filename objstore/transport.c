@@ -349,8 +349,16 @@ static os_attempt *build(tfb_os *c, os_req *r)
             goto fail;
         a->hdrs = ns;
     }
-    /* no "Expect: 100-continue" round trip on uploads */
-    struct curl_slist *ns = curl_slist_append(a->hdrs, "Expect:");
+    /* no "Expect: 100-continue" round trip on uploads; a POST body is
+     * XML (curl would call it a form) */
+    struct curl_slist *ns = curl_slist_append(
+        a->hdrs, r->body && strcmp(r->method, "POST") == 0
+                     ? "Content-Type: application/xml"
+                     : "Content-Type:");
+    if (!ns)
+        goto fail;
+    a->hdrs = ns;
+    ns = curl_slist_append(a->hdrs, "Expect:");
     if (!ns)
         goto fail;
     a->hdrs = ns;
