@@ -189,8 +189,10 @@ int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap)
 
 int tfb_reader_reclaim_buffer(tfb_reader *r, uint8_t **buf, size_t *cap)
 {
-    if (!r || !r->buf || r->pos != r->len)
+    if (!r || !r->buf)
         return 0;
+    /* Bytes of a partial record waiting there are dropped: reading goes
+     * on at base + pos, where they are read again once complete. */
     r->base += r->pos;
     r->pos = r->len = 0;
     *buf = r->buf;

@@ -54,9 +54,11 @@ int tfb_reader_open_source(tfb_reader **out, const tfb_reader_source *src);
  * cost more in page faults than the reading): lend_buffer gives a reader
  * that holds none the caller's malloc'd buffer of cap bytes (the reader
  * may realloc it) and returns 1 (0: the reader has one; the caller keeps
- * its buffer); reclaim_buffer takes it (or the reader's own) back
- * when no partial record waits in it, returning 1, else 0 (the reader
- * keeps it and frees it once idle). */
+ * its buffer); reclaim_buffer takes it (or the reader's own) back,
+ * returning 1 (0: the reader holds none). What it held of a partial
+ * record is read again, by offset, when the record is complete: a reader
+ * between passes holds no buffer, even at a half-written record (10,000
+ * live runs would otherwise hold 1 MiB each). */
 int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap);
 int tfb_reader_reclaim_buffer(tfb_reader *r, uint8_t **buf, size_t *cap);
 

@@ -303,6 +303,14 @@ static int cmp_entry(const void *a, const void *b)
     return strcmp(x->rel + dx, y->rel + dy);
 }
 
+/* The names a run is made of: event files (any kind of file: one that is
+ * not regular is listed to say why it is not read) and trace files. */
+static int wanted_name(const char *name, void *arg)
+{
+    (void)arg;
+    return strstr(name, "tfevents") != NULL || is_trace_name(name);
+}
+
 /* One flat listing of the logdir (one request for a bucket, a walk for
  * local files), grouped into runs: a directory holding event or trace
  * files. Files named like event files that are not regular (a FIFO, a
@@ -316,8 +324,8 @@ static int scan(tfb_loader *l)
     tfb_storage_entry *e = NULL;
     size_t n = 0;
     int too_deep = 0;
-    int rc = l->storage->ops->list(l->storage, logdir, MAX_DEPTH, &e, &n,
-                                   &too_deep);
+    int rc = l->storage->ops->list(l->storage, logdir, MAX_DEPTH,
+                                   wanted_name, NULL, &e, &n, &too_deep);
     if (rc < 0)
         return rc;
     if (too_deep && !l->deep_noted && l->opts.log)
@@ -541,8 +549,8 @@ static void report_error(tfb_loader *l, file_state *f, int rc)
     tfb_storage_set_error_detail(NULL);
 }
 
-/* Takes the read buffer back from a reader that has no partial record
- * in it, for the worker's next file. */
+/* Takes the read buffer back from the reader, for the worker's next
+ * file. */
 static void reclaim_buffer(worker_buf *wb, tfb_reader *r)
 {
     uint8_t *b;

@@ -46,14 +46,20 @@ typedef struct tfb_storage_entry {
     tfb_storage_stat st;
 } tfb_storage_entry;
 
+/* Which listed names to keep (name: the last path component), so a
+ * logdir full of checkpoints costs neither memory nor a stat each. */
+typedef int (*tfb_storage_keep_fn)(const char *name, void *arg);
+
 typedef struct tfb_storage_ops {
     const char *name; /* "local" */
-    /* Every object under prefix (recursively, in no set order), into a
-     * malloc'd array (free with tfb_storage_entries_free). Local: links
-     * to directories are not followed (no loops), directories deeper
-     * than max_depth are left out and *too_deep set. TFB_ENOENT when the
-     * prefix itself cannot be listed. */
+    /* Every object under prefix (recursively, in no set order) whose name
+     * keep() accepts (keep NULL: all), into a malloc'd array (free with
+     * tfb_storage_entries_free). Local: links to directories are not
+     * followed (no loops), directories deeper than max_depth are left out
+     * and *too_deep set. TFB_ENOENT when the prefix itself cannot be
+     * listed. */
     int (*list)(tfb_storage *s, const char *prefix, int max_depth,
+                tfb_storage_keep_fn keep, void *keep_arg,
                 tfb_storage_entry **out, size_t *n, int *too_deep);
     /* What path designates now; TFB_ENOENT when gone. */
     int (*stat)(tfb_storage *s, const char *path, tfb_storage_stat *out);

@@ -39,6 +39,8 @@ typedef struct lister {
     size_t n, cap;
     size_t prefix_len; /* of the listed prefix, to point rel into path */
     int max_depth, too_deep;
+    tfb_storage_keep_fn keep;
+    void *keep_arg;
 } lister;
 
 static int add_entry(lister *ls, char *path, const struct stat *st)
@@ -91,15 +93,21 @@ static int walk(lister *ls, const char *dir, int depth)
         const char *n = de->d_name;
         if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
             continue;
+        /* A name not wanted needs no stat, unless it is a directory (or
+         * may be: some file systems do not fill d_type). */
+        if (ls->keep && de->d_type != DT_DIR && de->d_type != DT_UNKNOWN &&
+            de->d_type != DT_LNK && !ls->keep(n, ls->keep_arg))
+            continue;
         struct stat st;
         /* relative to the open directory: no path walk per entry */
         if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue; /* gone meanwhile */
         if (S_ISLNK(st.st_mode)) {
             struct stat t;
-            if (fstatat(dfd, n, &t, 0) == 0 && S_ISREG(t.st_mode))
+            int ok = fstatat(dfd, n, &t, 0) == 0;
+            if (ok && S_ISREG(t.st_mode))
                 st = t; /* a link to a file reads as the file */
-            else if (fstatat(dfd, n, &t, 0) == 0 && S_ISDIR(t.st_mode))
+            else if (ok && S_ISDIR(t.st_mode))
                 continue; /* a link to a directory: not followed */
         }
         char *p = join(dir, n);
@@ -122,6 +130,10 @@ static int walk(lister *ls, const char *dir, int depth)
             subdirs[ns++] = p;
             continue;
         }
+        if (ls->keep && !ls->keep(n, ls->keep_arg)) {
+            free(p);
+            continue;
+        }
         if (add_entry(ls, p, &st) < 0) {
             free(p);
             rc = TFB_ENOMEM;
@@ -138,10 +150,11 @@ static int walk(lister *ls, const char *dir, int depth)
 }
 
 static int local_list(tfb_storage *s, const char *prefix, int max_depth,
+                      tfb_storage_keep_fn keep, void *keep_arg,
                       tfb_storage_entry **out, size_t *n, int *too_deep)
 {
     (void)s;
-    lister ls = {NULL, 0, 0, strlen(prefix), max_depth, 0};
+    lister ls = {NULL, 0, 0, strlen(prefix), max_depth, 0, keep, keep_arg};
     int rc = walk(&ls, prefix, 0);
     if (rc < 0) {
         tfb_storage_entries_free(ls.v, ls.n);

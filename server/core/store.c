@@ -707,7 +707,12 @@ void tfb_series_trim(tfb_series *s)
 {
     size_t count = atomic_load_explicit(&s->count, memory_order_relaxed);
     pthread_rwlock_wrlock(&s->lock);
-    if (s->cap > count + 16 && s->cap > count + count / 16)
+    /* Small series (a sweep's 200 points) are trimmed to their points:
+     * 16 spare were 8 % of their memory, and copying a few KiB again if
+     * they grow is cheap. Large ones keep room for what a live run adds. */
+    if (count && count <= 4096 && s->cap > count)
+        (void)resize_points(s, count);
+    else if (s->cap > count + 16 && s->cap > count + count / 16)
         (void)resize_points(s, count + 16);
     if (s->kind == TFB_SERIES_HISTOGRAM && s->buckets_cap > s->n_buckets + 64)
         if (grow_array((void **)&s->buckets, sizeof *s->buckets,

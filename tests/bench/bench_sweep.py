@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -210,7 +211,11 @@ def measure_routes(port, runs):
                  "scalars" if "run" in params else "multirun")
         path = "/data/plugin/scalars/%s?%s" % (route,
                                                urllib.parse.urlencode(params))
-        med, best, size = time_route(port, path)
+        try:
+            med, best, size = time_route(port, path)
+        except urllib.error.HTTPError as e:  # an older tfboard, to compare
+            print("    %-38s HTTP %d" % (label, e.code))
+            continue
         print("    %-38s %7.1f ms / %7.1f ms  %8.1f kB"
               % (label, med * 1e3, best * 1e3, size / 1e3))
 

@@ -231,6 +231,10 @@ def test_auto_bands_and_nearest():
             m = srv.json("/data/plugin/scalars/multirun" +
                          q(tag=TAG, run_regex="seed_1[0-9]$"))
             assert m["mode"] == "lines" and m["runs"] == 10
+            # lines forced over every run: fine at this size
+            m = srv.json("/data/plugin/scalars/multirun" +
+                         q(tag=TAG, summary="lines", samples=50))
+            assert m["mode"] == "lines" and len(m["series"]) == 210
             step, value = 150, 1.3
             nb = srv.json("/data/plugin/scalars/nearest" +
                           q(tag=TAG, step=step, value=value, k=7))

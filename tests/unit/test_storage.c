@@ -49,6 +49,12 @@ static const tfb_storage_entry *find(const tfb_storage_entry *e, size_t n,
     return NULL;
 }
 
+static int only_tfevents(const char *name, void *arg)
+{
+    (void)arg;
+    return strstr(name, "tfevents") != NULL;
+}
+
 static void test_local_list(void **state)
 {
     (void)state;
@@ -74,7 +80,7 @@ static void test_local_list(void **state)
     tfb_storage_entry *e;
     size_t n;
     int too_deep = -1;
-    assert_int_equal(s->ops->list(s, d, 2, &e, &n, &too_deep), 0);
+    assert_int_equal(s->ops->list(s, d, 2, NULL, NULL, &e, &n, &too_deep), 0);
     assert_int_equal(too_deep, 1); /* x/y/z is 3 below */
     assert_int_equal(n, 5);
     const tfb_storage_entry *ev = find(e, n, "a/events.out.tfevents.1");
@@ -102,7 +108,16 @@ static void test_local_list(void **state)
     assert_int_equal(tfb_storage_reader_open(s, fifo, &r), TFB_ENOTFILE);
     char *missing = join(d, "nope");
     assert_int_equal(s->ops->stat(s, missing, &st), TFB_ENOENT);
-    assert_int_equal(s->ops->list(s, missing, 4, &e, &n, NULL), TFB_ENOENT);
+    assert_int_equal(s->ops->list(s, missing, 4, NULL, NULL, &e, &n, NULL),
+                     TFB_ENOENT);
+    /* a name filter: only what it keeps, directories still walked */
+    assert_int_equal(s->ops->list(s, d, 8, only_tfevents, NULL, &e, &n, NULL),
+                     0);
+    assert_int_equal(n, 3);
+    assert_non_null(find(e, n, "a/events.out.tfevents.1"));
+    assert_non_null(find(e, n, "events.out.tfevents.fifo"));
+    assert_non_null(find(e, n, "linked.tfevents"));
+    tfb_storage_entries_free(e, n);
 
     /* a replaced file is a new version */
     char *p = join(d, "a/events.out.tfevents.1");
@@ -220,11 +235,75 @@ static void test_reader_over_storage(void **state)
     free(d);
 }
 
+/* A half-written record at the end: the loader takes its buffer back
+ * between passes (the partial bytes are dropped), and the record is read
+ * whole, by offset, once the rest arrives. */
+static void test_partial_record_reclaimed(void **state)
+{
+    (void)state;
+    char *d = tu_mkdtemp();
+    enum { N = 3000 };
+    char *p = write_events(d, N);
+    size_t len;
+    uint8_t *all = tu_read_file(p, &len);
+    assert_non_null(all);
+    char *q = malloc(strlen(d) + 32);
+    sprintf(q, "%s/events.out.tfevents.partial", d);
+    assert_int_equal(tu_write_file(q, all, len - 10), 0);
+    tfb_storage *s;
+    assert_int_equal(tfb_storage_local_create(&s), 0);
+    tfb_reader *r;
+    assert_int_equal(tfb_storage_reader_open(s, q, &r), 0);
+    uint8_t *buf = malloc(4096);
+    size_t cap = 4096;
+    assert_int_equal(tfb_reader_lend_buffer(r, buf, cap), 1);
+    tfb_event ev;
+    int n = 0, rc;
+    while ((rc = tfb_reader_next(r, &ev)) == 1)
+        n += ev.kind == TFB_EVENT_SUMMARY;
+    assert_int_equal(rc, 0);
+    assert_int_equal(n, N - 1);
+    tfb_reader_stats st;
+    tfb_reader_stats_init(&st);
+    assert_int_equal(tfb_reader_get_stats(r, &st), 0);
+    assert_int_equal(st.truncated_tail, 1);
+    assert_true(st.buffer_bytes > 0);
+    uint64_t at = st.offset;
+    assert_int_equal(tfb_reader_reclaim_buffer(r, &buf, &cap), 1);
+    tfb_reader_release_fd(r);
+    tfb_reader_stats_init(&st);
+    assert_int_equal(tfb_reader_get_stats(r, &st), 0);
+    assert_int_equal(st.buffer_bytes, 0);
+    assert_int_equal(st.offset, at);
+    /* the writer finishes the record */
+    FILE *f = fopen(q, "ab");
+    assert_non_null(f);
+    assert_int_equal(fwrite(all + len - 10, 1, 10, f), 10);
+    fclose(f);
+    assert_int_equal(tfb_reader_lend_buffer(r, buf, cap), 1);
+    assert_int_equal(tfb_reader_next(r, &ev), 1);
+    assert_int_equal(ev.kind, TFB_EVENT_SUMMARY);
+    assert_int_equal(ev.step, N - 1);
+    assert_int_equal(tfb_reader_next(r, &ev), 0);
+    tfb_reader_stats_init(&st);
+    assert_int_equal(tfb_reader_get_stats(r, &st), 0);
+    assert_int_equal(st.corrupt_records, 0);
+    assert_int_equal(st.offset, len);
+    tfb_reader_close(r);
+    tfb_storage_destroy(s);
+    free(all);
+    free(q);
+    free(p);
+    tu_rmtree(d);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_list),
         cmocka_unit_test(test_reader_over_storage),
+        cmocka_unit_test(test_partial_record_reclaimed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

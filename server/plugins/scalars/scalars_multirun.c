@@ -21,6 +21,7 @@
 #define AUTO_BANDS_RUNS 200   /* summary=auto draws bands past this */
 #define MAX_RUN_PARAMS 256    /* the HTTP layer's parameter limit */
 #define MAX_SAMPLES 10000
+#define MAX_LINE_POINTS ((size_t)2 << 20) /* in one lines answer */
 #define DENSITY_NX_MAX 250
 #define DENSITY_NY 64
 
@@ -456,6 +457,23 @@ int tfb_route_scalars_multirun(const tfb_http_req *req, tfb_http_resp *resp)
         return 0;
     if (bands_mode < 0)
         bands_mode = rs.n > AUTO_BANDS_RUNS;
+    if (!bands_mode) {
+        /* Lines asked for over thousands of runs: the answer would be
+         * hundreds of MB; say so instead of building it. */
+        size_t pts = 0;
+        for (size_t i = 0; i < rs.n; i++) {
+            size_t c = tfb_series_count(rs.v[i].s);
+            pts += c < (size_t)samples ? c : (size_t)samples;
+        }
+        if (pts > MAX_LINE_POINTS) {
+            free(rs.v);
+            return tfb_http_error(resp, 400,
+                                  "summary=lines over %zu runs would send %zu "
+                                  "points (at most %zu): use summary=bands, "
+                                  "fewer runs or fewer samples",
+                                  rs.n, pts, MAX_LINE_POINTS);
+        }
+    }
     tfb_json j;
     tfb_json_init(&j);
     tfb_json_object_begin(&j);
