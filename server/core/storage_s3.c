@@ -113,6 +113,7 @@ static int split(const char *path, char **bucket, char **key)
 }
 
 static int s3_list(tfb_storage *st, const char *prefix, int max_depth,
+                   tfb_storage_keep_fn keep, void *keep_arg,
                    tfb_storage_entry **out, size_t *n_out, int *too_deep)
 {
     s3_storage *s = (s3_storage *)st;
@@ -173,6 +174,9 @@ static int s3_list(tfb_storage *st, const char *prefix, int max_depth,
         const char *rel = objs[i].key + strlen(kp);
         if (!*rel || rel[strlen(rel) - 1] == '/')
             continue; /* "directory" markers */
+        const char *base = strrchr(rel, '/');
+        if (keep && !keep(base ? base + 1 : rel, keep_arg))
+            continue; /* checkpoints and the like: not kept, not cached */
         int depth = 0;
         for (const char *c = rel; *c; c++)
             depth += *c == '/';
