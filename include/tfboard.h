@@ -255,7 +255,9 @@ TFB_API void tfb_writer_stats_init(tfb_writer_stats *out);
  * prepared (out->size 0 gives TFB_EINVAL). Thread-safe on one writer. */
 TFB_API int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out);
 
-/* The event file's path; owned by w, valid until close. Thread-safe. */
+/* The event file's path; owned by w, valid until close. Thread-safe. For a
+ * run_dir in a bucket: the first segment's file in the local spool (gone
+ * once uploaded). */
 TFB_API const char *tfb_writer_path(const tfb_writer *w);
 
 /* The run directory given to open; owned by w, valid until close. */

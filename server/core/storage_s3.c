@@ -206,8 +206,6 @@ static int s3_list(tfb_storage *st, const char *prefix, int max_depth,
         fill(c, &v[m].st);
         m++;
     }
-    if (rc == 0 && v)
-        s->last_error[0] = s->errors ? s->last_error[0] : 0;
     pthread_mutex_unlock(&s->mu);
     tfb_os_objects_free(objs, n);
     free(bucket);

@@ -8,6 +8,7 @@ reload; keys with spaces, Unicode, '+' and '..'; `tfboard report` and
 
 usage: test_objstore.py TFBOARD GEN_LOGDIR"""
 import json
+import urllib.error
 import os
 import shutil
 import subprocess
@@ -107,6 +108,19 @@ def test_disk_and_bucket_same_json():
         assert st["last_error"] is None
         # no secret in what the page can read
         assert "test" not in json.dumps(b.json("/data/environment")["storage"])
+        # the shared layout lives in local logdirs only: nothing is
+        # written under the server's working directory for a bucket
+        assert b.json("/data/plugin/scalars/layout") == {"layout": None}
+        import urllib.request
+        rq = urllib.request.Request(b.url("/data/plugin/scalars/layout"),
+                                    data=b"{}", method="PUT", headers={
+                                        "Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(rq, timeout=10)
+            raise AssertionError("PUT layout to a bucket logdir succeeded")
+        except urllib.error.HTTPError as e:
+            assert e.code == 501, e.code
+        assert not os.path.exists("s3:")
 
 
 def test_report_and_compare_on_bucket():
