@@ -53,6 +53,7 @@ typedef struct file_state {
     uint64_t done;  /* bytes consumed */
     int error;      /* last error (reported once per change) */
     char detail[200]; /* the backend's line about it (storage.h) */
+    uint64_t requests, request_bytes; /* the last pass's (storage.h) */
     int gone;       /* deleted since: data kept, reader closed */
     tfb_reader_stats stats;
 } file_state;
@@ -758,7 +759,13 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
         int reset = 0;
         for (size_t i = 0; i < rs->n_files && !atomic_load(&l->stop); i++) {
             file_state *f = &rs->files[i];
-            if (read_file(l, rs, f, wb, &first, &last, &max_step)) {
+            uint64_t q0, b0, q1, b1;
+            tfb_storage_counted(&q0, &b0);
+            int again = read_file(l, rs, f, wb, &first, &last, &max_step);
+            tfb_storage_counted(&q1, &b1);
+            f->requests = q1 - q0;
+            f->request_bytes = b1 - b0;
+            if (again) {
                 reset = 1;
                 break;
             }
@@ -789,6 +796,8 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
             fi[i].path = rs->files[i].path;
             fi[i].stats = rs->files[i].stats;
             fi[i].error = rs->files[i].error;
+            fi[i].requests = rs->files[i].requests;
+            fi[i].request_bytes = rs->files[i].request_bytes;
         }
         (void)tfb_run_set_files(rs->run, fi, rs->n_files);
         free(fi);

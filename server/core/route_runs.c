@@ -38,7 +38,8 @@ static void number_or_null(tfb_json *j, double v)
  *   {"scalars": n, "histograms": n, "text": n, "numerics": n},
  *   "points", "files": [{"path", "records", "bytes", "corrupt_records",
  *   "resyncs", "bytes_skipped", "corruption_offsets", "truncated_tail",
- *   "error"}], "trace_files": [...]}] in /data/runs order. */
+ *   "requests", "request_bytes", "error"}], "trace_files": [...]}] in
+ *   /data/runs order. */
 int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
 {
     static const char *const kind_names[TFB_SERIES_KIND_COUNT] = {
@@ -119,6 +120,10 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
                 tfb_json_array_end(&j);
                 tfb_json_key(&j, "truncated_tail");
                 tfb_json_bool(&j, fi[q].stats.truncated_tail);
+                tfb_json_key(&j, "requests");
+                tfb_json_u64(&j, fi[q].requests);
+                tfb_json_key(&j, "request_bytes");
+                tfb_json_u64(&j, fi[q].request_bytes);
                 tfb_json_key(&j, "error");
                 if (fi[q].error)
                     tfb_json_str(&j, tfb_strerror(fi[q].error));

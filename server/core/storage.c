@@ -43,6 +43,20 @@ const char *tfb_storage_error_detail(void)
     return g_detail;
 }
 
+static _Thread_local uint64_t g_requests, g_bytes;
+
+void tfb_storage_count(uint64_t requests, uint64_t bytes)
+{
+    g_requests += requests;
+    g_bytes += bytes;
+}
+
+void tfb_storage_counted(uint64_t *requests, uint64_t *bytes)
+{
+    *requests = g_requests;
+    *bytes = g_bytes;
+}
+
 int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
                     size_t errlen)
 {

@@ -106,6 +106,11 @@ char *tfb_storage_info(tfb_storage *s);
  * the request and the answer; never a secret), for the run's note; "" when
  * none. The loader reads it right after the failing call. */
 void tfb_storage_set_error_detail(const char *msg);
+/* Requests a backend made on this thread, and their bytes: a backend
+ * counts them (tfb_storage_count), the loader reads the totals before and
+ * after each file to tell what that file cost. */
+void tfb_storage_count(uint64_t requests, uint64_t bytes);
+void tfb_storage_counted(uint64_t *requests, uint64_t *bytes);
 const char *tfb_storage_error_detail(void);
 void tfb_storage_destroy(tfb_storage *s); /* NULL-safe */
 void tfb_storage_entries_free(tfb_storage_entry *v, size_t n);

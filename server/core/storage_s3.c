@@ -242,6 +242,7 @@ static int s3_stat(tfb_storage *st, const char *path, tfb_storage_stat *out)
     tfb_os_object o;
     tfb_os_error e = {0};
     int rc = tfb_os_head(s->os, bucket, key, &o, &e);
+    tfb_storage_count(1, 0);
     free(bucket);
     free(key);
     if (rc < 0) {
@@ -304,6 +305,8 @@ static long s3_read(tfb_storage_file *f, uint64_t off, void *buf, size_t len)
         tfb_os_error e = {0};
         long got = tfb_os_get(f->s->os, f->bucket, f->key, off, f->ahead,
                               want, NULL, &e);
+        tfb_storage_count(e.attempts ? (uint64_t)e.attempts : 1,
+                          got > 0 ? (uint64_t)got : 0);
         if (got < 0) {
             f->ahead_len = 0;
             note_error(f->s, &e, (int)got);

@@ -107,6 +107,9 @@ typedef struct tfb_file_info {
     char *path;               /* absolute or logdir-joined path */
     tfb_reader_stats stats;   /* last stats from the reader */
     int error;                /* 0 or the last TFB_E* error (unreadable) */
+    /* What reading it cost at the last reload (object storage: GETs and
+     * HEADs, and their bytes; 0 for local files). */
+    uint64_t requests, request_bytes;
 } tfb_file_info;
 
 /* ---- store ---------------------------------------------------------- */

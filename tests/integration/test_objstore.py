@@ -65,6 +65,11 @@ def routes(srv):
     for path in ("/data/runs", "/data/runs_info", "/data/plugins_listing",
                  "/data/plugin/core/progress"):
         out[path] = srv.json(path)
+    # what reading cost differs by backend (checked apart)
+    for run in out["/data/runs_info"]:
+        for f in run["files"]:
+            f.pop("requests")
+            f.pop("request_bytes")
     env = srv.json("/data/environment")
     env.pop("data_location")
     env.pop("storage")
@@ -102,6 +107,15 @@ def test_disk_and_bucket_same_json():
         for k in ra:
             assert ra[k] == rb[k], (k, ra[k], rb[k])
         assert len(ra) > 10, sorted(ra)
+        # per file, what the one reload cost: a GET per event file (the
+        # local files cost no request)
+        for run in b.json("/data/runs_info"):
+            for f in run["files"]:
+                assert f["requests"] >= 1 and \
+                    f["request_bytes"] == f["bytes"], f
+        for run in a.json("/data/runs_info"):
+            for f in run["files"]:
+                assert f["requests"] == 0, f
         st = env_storage(b)
         assert st["backend"] == "s3" and st["anonymous"] is False
         assert st["total"]["lists"] == 1, st
@@ -161,6 +175,8 @@ def test_growth_replacement_and_request_counts():
         assert st["last_reload"]["lists"] == 1, st
         assert st["last_reload"]["gets"] == 0, st
         assert st["last_reload"]["heads"] == 0, st
+        for run in srv.json("/data/runs_info"):
+            assert [f["requests"] for f in run["files"]] == [0], run
         total_before = st["total"]["bytes"]
         # grown: read on from the last offset (only the new bytes come)
         more = events("loss", range(50, 80))
