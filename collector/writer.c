@@ -361,7 +361,7 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
     w->active.cap = w->spare.cap = half;
     tfb_wallclock_init(&w->clock);
     if (!rc)
-        rc = make_dirs(run_dir);
+        rc = make_dirs(w->run_dir); /* run_dir may be the freed spool name */
     if (!rc)
         rc = create_file(w);
     if (!rc) {
