@@ -220,11 +220,31 @@ def test_odd_keys():
         assert env_storage(srv)["last_error"] is None
 
 
+def test_anonymous_public_bucket():
+    S3.create_bucket(Bucket="public", ACL="public-read")
+    S3.put_object(Bucket="public", Key="p/r/events.out.tfevents.1.h.1.0",
+                  Body=events("loss", range(5)), ACL="public-read")
+    saved = {k: os.environ.pop(k) for k in
+             ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    try:
+        with Server(TFBOARD, "s3://public/p", "--reload_interval",
+                    "0") as srv:
+            srv.wait_loaded()
+            st = srv.json("/data/environment")["storage"]
+            assert st["anonymous"] is True, st
+            pts = srv.json("/data/plugin/scalars/scalars", run="r",
+                           tag="loss")
+            assert [p[1] for p in pts] == list(range(5))
+    finally:
+        os.environ.update(saved)
+
+
 try:
     run_tests([test_disk_and_bucket_same_json,
                test_report_and_compare_on_bucket,
                test_growth_replacement_and_request_counts,
-               test_odd_keys])
+               test_odd_keys,
+               test_anonymous_public_bucket])
 finally:
     MOTO.stop()
     shutil.rmtree(TMP, ignore_errors=True)
