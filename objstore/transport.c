@@ -221,6 +221,14 @@ static size_t on_read(char *p, size_t sz, size_t nm, void *ud)
 
 void tfb_os_describe(const tfb_os *c, const os_req *r, char *buf, size_t n)
 {
+    if (r->kind == OS_LIST) {
+        const char *prefix = "";
+        for (size_t i = 0; i < r->n_query; i++)
+            if (strcmp(r->query[i].name, "prefix") == 0)
+                prefix = r->query[i].value;
+        snprintf(buf, n, "LIST %s://%s/%s", c->scheme, r->bucket, prefix);
+        return;
+    }
     snprintf(buf, n, "%s %s://%s/%s", r->method, c->scheme, r->bucket,
              r->key);
 }
