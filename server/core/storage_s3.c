@@ -12,7 +12,7 @@
  * size did not grow: a longer object is read on from the last offset, a
  * shorter (or same-sized, rewritten) one again from the start.
  *
- * Reads fetch ahead (READ_AHEAD bytes, as parallel ranges) into the
+ * Reads fetch ahead (READ_AHEAD bytes, as 4 parallel ranges) into the
  * open file, so the reader's 1 MiB reads cost one GET per window.
  */
 #include <pthread.h>
@@ -25,7 +25,7 @@
 #include "storage.h"
 #include "strtab.h"
 
-#define READ_AHEAD ((size_t)8 << 20)
+#define READ_AHEAD ((size_t)16 << 20)
 
 typedef struct cached {
     uint64_t size;
