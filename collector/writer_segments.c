@@ -52,6 +52,7 @@ struct tfb_seg {
     int closing, stop_now;
     atomic_int sticky;
     unsigned failures;
+    int refused; /* the last upload got 403 or 404: waiting will not help */
 };
 
 static double mono_s(void)
@@ -131,9 +132,12 @@ static void *upload_main(void *arg)
             free(it->key);
             free(it);
             s->failures = 0;
+            s->refused = 0;
             pthread_cond_broadcast(&s->cv);
             continue;
         }
+        s->refused = rc == TFB_EACCES || rc == TFB_ENOENT;
+        pthread_cond_broadcast(&s->cv); /* close may stop waiting */
         if (s->stop_now)
             break;
         /* The store is down or refusing: the segment stays in the spool
@@ -370,7 +374,10 @@ int tfb_seg_close(tfb_seg *s, int fd)
     pthread_mutex_lock(&s->mu);
     s->closing = 1;
     pthread_cond_broadcast(&s->cv);
-    while (s->head && pthread_cond_timedwait(&s->cv, &s->mu, &dl) == 0)
+    /* Until everything is up, the deadline, or a refusal (no bucket,
+     * no permission) that more time would not change. */
+    while (s->head && !s->refused &&
+           pthread_cond_timedwait(&s->cv, &s->mu, &dl) == 0)
         ;
     s->stop_now = 1;
     pthread_cond_broadcast(&s->cv);

@@ -173,8 +173,10 @@ typedef struct tfb_writer_opts {
      * TFB_EDROPPED becomes the writer's sticky error, returned by
      * tfb_writer_close and shown in tfb_writer_stats. tfb_writer_close
      * uploads the last segment and any other file of the run (GPU trace
-     * stores), waiting up to close_timeout_ms; what could not be sent
-     * stays in the spool (named on stderr) and close returns TFB_EIO.
+     * stores), waiting up to close_timeout_ms (not at all once the store
+     * refuses with 403 or 404: no bucket, no permission); what could not
+     * be sent stays in the spool (named on stderr) and close returns
+     * TFB_EIO.
      * Segments of more than 8 MiB go as multipart uploads. Credentials,
      * region and endpoint come from the AWS environment (README.md).
      * Ignored for local run_dirs. 0 / NULL = the defaults. */

@@ -129,6 +129,24 @@ def test_past_the_spool_bound_records_are_dropped():
     assert "could not be uploaded" in err or "dropped" in m.group(2), err
 
 
+def test_missing_bucket_close_does_not_wait():
+    p = subprocess.Popen(
+        [DRIVER, "s3://no-such-bucket/run", "20", "0", "30", "0", "30000",
+         "0", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    out, err = p.communicate(timeout=60)
+    took = time.time() - t0
+    # 404 NoSuchBucket: reported, the spool kept, close returns an error
+    # without waiting out its 30 s
+    assert "close -3 " in out, (out[-200:], err)
+    assert "NoSuchBucket" in err and "stay in" in err, err
+    assert took < 15, took
+    spool = err.rsplit("stay in ", 1)[1].strip()
+    assert os.listdir(spool), spool
+    import shutil
+    shutil.rmtree(spool)
+
+
 def test_python_summary_writer():
     py = subprocess.run(
         [sys.executable, "-c",
@@ -150,6 +168,7 @@ try:
                test_sigkill_loses_at_most_the_last_segment,
                test_store_down_loses_nothing_within_the_bound,
                test_past_the_spool_bound_records_are_dropped,
+               test_missing_bucket_close_does_not_wait,
                test_python_summary_writer])
 finally:
     PROXY.stop()
