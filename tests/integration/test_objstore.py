@@ -220,6 +220,32 @@ def test_odd_keys():
         assert env_storage(srv)["last_error"] is None
 
 
+def test_idle_logdir_listed_less_often():
+    put("idle/r/events.out.tfevents.1.h.1.0", events("loss", range(3)))
+    with Server(TFBOARD, "s3://logs/idle", "--reload_interval",
+                "0.2") as srv:
+        srv.wait_loaded()
+        time.sleep(3)  # unchanged: the interval grows to 8 x 0.2 s
+
+        def lists():
+            return srv.json("/data/environment")["storage"]["total"]["lists"]
+        l0 = lists()
+        time.sleep(3.2)
+        idle = lists() - l0
+        # every 0.2 s would be 16 listings; 1.6 s apart, 2 or 3
+        assert idle <= 4, idle
+        # a reload asked for comes at once
+        r = reloads(srv)
+        srv.get("/data/reload")
+        wait_for(lambda: reloads(srv) > r, "the reload asked for",
+                 timeout=1.5)
+        put("idle/r/events.out.tfevents.1.h.1.0", events("loss", range(9)))
+        srv.get("/data/reload")
+        wait_for(lambda: len(srv.json("/data/plugin/scalars/scalars",
+                                      run="r", tag="loss")) == 9,
+                 "the new points")
+
+
 def test_anonymous_public_bucket():
     S3.create_bucket(Bucket="public", ACL="public-read")
     S3.put_object(Bucket="public", Key="p/r/events.out.tfevents.1.h.1.0",
@@ -244,6 +270,7 @@ try:
                test_report_and_compare_on_bucket,
                test_growth_replacement_and_request_counts,
                test_odd_keys,
+               test_idle_logdir_listed_less_often,
                test_anonymous_public_bucket])
 finally:
     MOTO.stop()
