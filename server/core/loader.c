@@ -572,6 +572,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
                      worker_buf *wb, double *first, double *last,
                      int64_t *max_step)
 {
+    tfb_storage_set_error_detail(NULL); /* none left from another file */
     tfb_storage_stat st;
     int src = l->storage->ops->stat(l->storage, f->path, &st);
     if (src < 0) {
