@@ -119,11 +119,14 @@ class FaultProxy:
         self.upstream = upstream_port
         self.rules = []
         self.seen = []
+        self.connections = 0
         self.lock = threading.Lock()
         proxy = self
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self):
+                with proxy.lock:
+                    proxy.connections += 1
                 proxy._serve(self.request)
 
         class Srv(socketserver.ThreadingTCPServer):
@@ -226,11 +229,19 @@ class FaultProxy:
                                  b"application/xml\r\nContent-Length: %d"
                                  b"\r\n\r\n" % (act[1], len(body)) + body)
                     continue
-                if up is None:
-                    up = socket.create_connection(("127.0.0.1",
-                                                   self.upstream))
+                # moto answers "Connection: close": one upstream connection
+                # per request, while the client's stays open (so the test
+                # sees whether tfboard keeps its connections alive)
+                up = socket.create_connection(("127.0.0.1", self.upstream))
                 up.sendall(raw)
                 resp = self._read_response(up, method)
+                up.close()
+                up = None
+                head, sep, body = resp.partition(b"\r\n\r\n")
+                head = b"\r\n".join(
+                    ln for ln in head.split(b"\r\n")
+                    if not ln.lower().startswith(b"connection:"))
+                resp = head + sep + body
                 if act and act[0] == "reset":
                     sock.sendall(resp[:max(1, len(resp) // 2)])
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,

@@ -4,7 +4,8 @@ moto_server (s3_util.FaultProxy): connections reset mid-body, 500 and
 backoff) until the run loads; 403 on one run only leaves that run with a
 note while the rest is served; a failing listing or read later loses
 nothing already loaded; SIGTERM exits at once even with a request
-hanging. Skips (77) without moto_server.
+hanging; connections are kept alive between reloads. Skips (77) without
+moto_server.
 
 usage: test_objstore_faults.py TFBOARD"""
 import os
@@ -107,6 +108,16 @@ def test_sigterm_with_a_request_hanging():
                  "0.3").__enter__()
     try:
         srv.wait_loaded()
+        # connections are kept alive: reloads reuse them
+        time.sleep(0.5)
+        c0, r0 = PROXY.connections, len(PROXY.seen)
+        for _ in range(4):
+            n = srv.json("/data/plugin/core/progress")["reloads"]
+            srv.get("/data/reload")
+            wait_for(lambda: srv.json("/data/plugin/core/progress")
+                     ["reloads"] > n, "a reload")
+        assert len(PROXY.seen) - r0 >= 4, len(PROXY.seen) - r0
+        assert PROXY.connections - c0 <= 1, (PROXY.connections - c0)
         PROXY.rules[:] = [lambda m, p: ("stall", 60)]
         time.sleep(1.0)  # a listing is now stuck in the stall
         t0 = time.time()
