@@ -152,6 +152,13 @@ def test_report_and_compare_on_bucket():
                        capture_output=True, text=True)
     assert c.returncode in (0, 1), c.stderr
     assert "run_a" in c.stdout and "sub/run_b" in c.stdout, c.stdout[:500]
+    # two run directories named by URL, no --logdir
+    e = subprocess.run([TFBOARD, "report", "--compare",
+                        "s3://logs/basic/run_a", "s3://logs/basic/sub/run_b"],
+                       capture_output=True, text=True)
+    assert e.returncode in (0, 1), e.stderr
+    assert "s3://logs/basic/sub/run_b" in e.stdout and "loss" in e.stdout, \
+        e.stdout[:500]
     d = subprocess.run([TFBOARD, "report", "--logdir", "s3://nobucket/x"],
                        capture_output=True, text=True)
     assert d.returncode != 0
