@@ -4,7 +4,9 @@
  * prints the close status and counters.
  *
  * usage: s3_writer_driver RUN_URL STEPS SLEEP_MS SEGMENT_S SPOOL_BYTES
- *                         CLOSE_TIMEOUT_MS SEGMENT_BYTES BIG */
+ *                         CLOSE_TIMEOUT_MS SEGMENT_BYTES BIG [EXTRA]
+ * EXTRA: a file of that name is written beside the event file (as a GPU
+ * trace store is), to be uploaded at close. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +47,19 @@ int main(int argc, char **argv)
             struct timespec ts = {sleep_ms / 1000,
                                   (long)(sleep_ms % 1000) * 1000000L};
             nanosleep(&ts, NULL);
+        }
+    }
+    if (argc > 9) {
+        /* the run's local directory is the event file's */
+        const char *ev = tfb_writer_path(w);
+        const char *slash = strrchr(ev, '/');
+        char path[4096];
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - ev), ev,
+                 argv[9]);
+        FILE *f = fopen(path, "wb");
+        if (f) {
+            fputs("SQLite format 3", f);
+            fclose(f);
         }
     }
     tfb_writer_stats st;

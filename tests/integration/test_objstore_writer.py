@@ -3,7 +3,8 @@ segments uploaded as objects whose names sort in write order; a training
 process killed with SIGKILL loses at most its last segment(s) in flight;
 a store that is down for a while (TFB_S3_DOWN_S, default 6 s: "a minute"
 made short) loses nothing within the spool's bound, and past a small
-bound records are dropped, counted and reported by close; Python's
+bound records are dropped, counted and reported by close; the run's
+other files (GPU trace stores) are uploaded at close; Python's
 SummaryWriter("s3://...") through the same library. Skips (77) without
 moto_server.
 
@@ -81,6 +82,20 @@ def test_segments_in_reader_order():
     assert big, "no segment went as a multipart upload"
     assert "-" in big[0]["ETag"], big[0]  # a multipart ETag
     assert steps_in_bucket("order") == list(range(3000))
+
+
+def test_other_run_files_uploaded_at_close():
+    p = subprocess.Popen(
+        [DRIVER, "s3://writes/extra/run", "10", "0", "30", "0", "30000",
+         "0", "0", "vm.1.trace.sqlite"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    out, err = p.communicate(timeout=60)
+    assert "close 0 success" in out, (out[-200:], err)
+    names = sorted(k.rsplit("/", 1)[1] for k in keys("extra/run/"))
+    assert "vm.1.trace.sqlite" in names, names
+    body = S3.get_object(Bucket="writes",
+                         Key="extra/run/vm.1.trace.sqlite")["Body"].read()
+    assert body == b"SQLite format 3"
 
 
 def test_sigkill_loses_at_most_the_last_segment():
@@ -165,6 +180,7 @@ def test_python_summary_writer():
 
 try:
     run_tests([test_segments_in_reader_order,
+               test_other_run_files_uploaded_at_close,
                test_sigkill_loses_at_most_the_last_segment,
                test_store_down_loses_nothing_within_the_bound,
                test_past_the_spool_bound_records_are_dropped,
