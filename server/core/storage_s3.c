@@ -97,6 +97,32 @@ static cached *remember(s3_storage *s, const char *path, uint64_t size,
     return c;
 }
 
+/* Objects gone from the listing leave the cache (a bucket whose runs
+ * come and go must not grow it for ever); HEAD-only entries (outside the
+ * listed prefix) stay. Rebuilt only when a quarter or more is stale.
+ * Under s->mu. */
+static void prune(s3_storage *s, uint64_t serial, size_t listed)
+{
+    size_t stale = s->cache.count > listed ? s->cache.count - listed : 0;
+    if (stale == 0 || stale * 4 < s->cache.count)
+        return;
+    tfb_strtab fresh = {0};
+    if (tfb_strtab_reserve(&fresh, s->cache.count - stale + 1) < 0)
+        return; /* kept as it is: correct, only bigger */
+    for (size_t i = 0; i < s->cache.cap; i++) {
+        cached *c = s->cache.slots[i].hash ? s->cache.slots[i].val : NULL;
+        if (!c)
+            continue;
+        if (c->listed == serial || c->listed == 0)
+            (void)tfb_strtab_put_h(&fresh, c->path, strlen(c->path),
+                                   s->cache.slots[i].hash, c);
+        else
+            free(c);
+    }
+    tfb_strtab_free(&s->cache);
+    s->cache = fresh;
+}
+
 static void fill(const cached *c, tfb_storage_stat *st)
 {
     memset(st, 0, sizeof *st);
@@ -206,6 +232,8 @@ static int s3_list(tfb_storage *st, const char *prefix, int max_depth,
         fill(c, &v[m].st);
         m++;
     }
+    if (rc == 0)
+        prune(s, serial, m);
     pthread_mutex_unlock(&s->mu);
     tfb_os_objects_free(objs, n);
     free(bucket);

@@ -205,6 +205,21 @@ def test_growth_replacement_and_request_counts():
                  "the replaced object's points")
         pts = srv.json("/data/plugin/scalars/scalars", run="run1", tag="loss")
         assert [p[2] for p in pts] == [-float(s) for s in range(7)]
+        # deleted objects: their runs keep what they gave; no HEAD asks
+        # after them (the listing says they are gone)
+        for i in (3, 4, 5):
+            S3.delete_object(Bucket="logs",
+                             Key="live/run%d/events.out.tfevents.1.h.1.0" % i)
+        r = reloads(srv)
+        srv.get("/data/reload")
+        wait_reload(srv, r)
+        st = env_storage(srv)
+        assert st["last_reload"]["heads"] == 0, st
+        assert st["last_reload"]["gets"] == 0, st
+        for i in (3, 4, 5):
+            pts = srv.json("/data/plugin/scalars/scalars", run="run%d" % i,
+                           tag="loss")
+            assert [p[1] for p in pts] == list(range(10))
         # a reload asked for from the page
         r = reloads(srv)
         st_, ct, body = srv.get("/data/reload")
