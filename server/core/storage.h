@@ -1,9 +1,9 @@
 /*
  * storage.h - where the loader's bytes come from: one small interface
- * over a logdir's storage, so a backend (local files now; S3-compatible
- * object storage is issue 19) plugs in without touching the loader's
- * logic. Backends: storage_local.c (files), storage_s3.c (s3:// and
- * gs:// buckets over objstore/). The loader lists, stats and reads through it only.
+ * over a logdir's storage, so a backend plugs in without touching the
+ * loader's logic: storage_local.c (files), storage_s3.c (s3:// and gs://
+ * buckets over objstore/). The loader lists, stats and reads through it
+ * only.
  *
  * Paths are the loader's own strings: for local storage, file system
  * paths; a backend for buckets would take "s3://bucket/key". A listing is
