@@ -270,8 +270,13 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
     if (!tp)
         return TFB_ENOMEM;
     for (size_t i = 0; i < n_traces; i++) {
-        tp[i] = tfb_strdup(traces[i]->path);
-        if (!tp[i]) {
+        /* a trace store in a bucket is read from a local copy */
+        rc = tfb_storage_local_path(l->storage, traces[i]->path, &tp[i]);
+        if (rc == TFB_ENOMEM) {
+            tfb_strv_free(tp, n_traces);
+            return rc;
+        }
+        if (rc < 0 && !(tp[i] = tfb_strdup(traces[i]->path))) {
             tfb_strv_free(tp, n_traces);
             return TFB_ENOMEM;
         }

@@ -31,6 +31,14 @@ char *tfb_storage_info(tfb_storage *s)
     return j;
 }
 
+int tfb_storage_local_path(tfb_storage *s, const char *path, char **out)
+{
+    if (s->ops->local_copy)
+        return s->ops->local_copy(s, path, out);
+    *out = strdup(path);
+    return *out ? 0 : TFB_ENOMEM;
+}
+
 static _Thread_local char g_detail[300];
 
 void tfb_storage_set_error_detail(const char *msg)

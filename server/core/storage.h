@@ -79,6 +79,10 @@ typedef struct tfb_storage_ops {
      * reload made (malloc'd, for /data/environment). */
     void (*cancel)(tfb_storage *s);
     int (*info)(tfb_storage *s, char **json);
+    /* Optional: a local file holding path's current bytes (malloc'd
+     * name), for readers that need a file (the GPU plugin's SQLite trace
+     * stores); fetched again only when the object changed. */
+    int (*local_copy)(tfb_storage *s, const char *path, char **local);
 } tfb_storage_ops;
 
 /* Every backend's handle starts with this. */
@@ -103,6 +107,9 @@ int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
 void tfb_storage_cancel(tfb_storage *s); /* NULL-safe; no-op for local */
 /* ops->info's JSON, or NULL (local files, or out of memory). */
 char *tfb_storage_info(tfb_storage *s);
+/* A local file name for path: path itself for local storage, else
+ * ops->local_copy's (malloc'd in both cases). */
+int tfb_storage_local_path(tfb_storage *s, const char *path, char **out);
 /* A line about the last failure on this thread (a backend sets it with
  * the request and the answer; never a secret), for the run's note; "" when
  * none. The loader reads it right after the failing call. */

@@ -15,10 +15,12 @@
  * Reads fetch ahead (READ_AHEAD bytes, as 4 parallel ranges) into the
  * open file, so the reader's 1 MiB reads cost one GET per window.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hash.h"
 #include "objstore.h"
@@ -33,6 +35,8 @@ typedef struct cached {
     char real_etag[TFB_OS_ETAG_MAX];
     uint64_t gen;
     uint64_t listed; /* the listing that saw it last (0: HEAD only) */
+    /* local_copy: the copy's generation and size (0: none yet) */
+    uint64_t copied_gen, copied_size;
     char path[]; /* the table's key (strtab never copies keys) */
 } cached;
 
@@ -49,6 +53,8 @@ typedef struct s3_storage {
     uint64_t reloads;
     uint64_t errors;
     char last_error[300];
+    char *copies; /* local copies' directory (local_copy), made on demand */
+    pthread_mutex_t copy_mu; /* one download at a time */
 } s3_storage;
 
 struct tfb_storage_file {
@@ -363,9 +369,151 @@ static void s3_close(tfb_storage_file *f)
     free(f);
 }
 
+/* The copy's name: the object's path hashed (one file per object), then
+ * its base name (the GPU plugin tells trace formats by their ending). */
+static char *copy_name(const s3_storage *s, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(s->copies) + strlen(base) + 24;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%016llx-%s", s->copies,
+                 (unsigned long long)tfb_hash_bytes(path, strlen(path)),
+                 base);
+    return p;
+}
+
+static int s3_local_copy(tfb_storage *st, const char *path, char **out)
+{
+    s3_storage *s = (s3_storage *)st;
+    tfb_storage_stat sst;
+    int rc = s3_stat(st, path, &sst); /* from the listing */
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&s->copy_mu);
+    if (!s->copies) {
+        const char *tmp = getenv("TMPDIR");
+        size_t n = strlen(tmp && *tmp ? tmp : "/tmp") + 32;
+        s->copies = malloc(n);
+        if (s->copies) {
+            snprintf(s->copies, n, "%s/tfboard-copies-XXXXXX",
+                     tmp && *tmp ? tmp : "/tmp");
+            if (!mkdtemp(s->copies)) {
+                free(s->copies);
+                s->copies = NULL;
+            }
+        }
+        if (!s->copies) {
+            pthread_mutex_unlock(&s->copy_mu);
+            return TFB_EIO;
+        }
+    }
+    char *name = copy_name(s, path);
+    if (!name) {
+        pthread_mutex_unlock(&s->copy_mu);
+        return TFB_ENOMEM;
+    }
+    pthread_mutex_lock(&s->mu);
+    cached *c = tfb_strtab_get(&s->cache, path, strlen(path));
+    int fresh = c && c->copied_gen == c->gen && c->copied_size == c->size &&
+                c->copied_size != 0;
+    uint64_t gen = c ? c->gen : 0, size = c ? c->size : 0;
+    pthread_mutex_unlock(&s->mu);
+    if (fresh || (c && size == 0 && c->copied_gen == gen)) {
+        pthread_mutex_unlock(&s->copy_mu);
+        *out = name;
+        return 0;
+    }
+    /* Fetched whole into a temporary name, then renamed: a reader never
+     * sees half a copy. */
+    size_t tl = strlen(name) + 8;
+    char *tmpn = malloc(tl);
+    FILE *f = NULL;
+    if (tmpn) {
+        snprintf(tmpn, tl, "%s.part", name);
+        f = fopen(tmpn, "wb");
+    }
+    char *bucket = NULL, *key = NULL;
+    rc = !tmpn ? TFB_ENOMEM : !f ? TFB_EIO : split(path, &bucket, &key);
+    size_t chunk = (size_t)32 << 20;
+    uint8_t *buf = rc == 0 ? malloc(chunk) : NULL;
+    if (rc == 0 && !buf)
+        rc = TFB_ENOMEM;
+    for (uint64_t off = 0; rc == 0 && off < size;) {
+        size_t want = size - off < chunk ? (size_t)(size - off) : chunk;
+        tfb_os_error e = {0};
+        long got = tfb_os_get(s->os, bucket, key, off, buf, want, NULL, &e);
+        tfb_storage_count(e.attempts ? (uint64_t)e.attempts : 1,
+                          got > 0 ? (uint64_t)got : 0);
+        if (got < 0) {
+            note_error(s, &e, (int)got);
+            rc = (int)got;
+        } else if (got == 0) {
+            break; /* shorter than listed: what there is */
+        } else if (fwrite(buf, 1, (size_t)got, f) != (size_t)got) {
+            rc = TFB_EIO;
+        } else {
+            off += (uint64_t)got;
+        }
+    }
+    free(buf);
+    free(bucket);
+    free(key);
+    if (f && fclose(f) != 0 && rc == 0)
+        rc = TFB_EIO;
+    if (rc == 0 && rename(tmpn, name) != 0)
+        rc = TFB_EIO;
+    if (rc < 0 && tmpn)
+        unlink(tmpn);
+    free(tmpn);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        c = tfb_strtab_get(&s->cache, path, strlen(path));
+        if (c) {
+            c->copied_gen = gen;
+            c->copied_size = size;
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->copy_mu);
+    if (rc < 0) {
+        free(name);
+        return rc;
+    }
+    *out = name;
+    return 0;
+}
+
+/* Removes the local copies and their directory. */
+static void remove_copies(s3_storage *s)
+{
+    if (!s->copies)
+        return;
+    DIR *d = opendir(s->copies);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        size_t n = strlen(s->copies) + strlen(de->d_name) + 2;
+        char *p = malloc(n);
+        if (p) {
+            snprintf(p, n, "%s/%s", s->copies, de->d_name);
+            unlink(p);
+            free(p);
+        }
+    }
+    if (d)
+        closedir(d);
+    rmdir(s->copies);
+    free(s->copies);
+}
+
 static void s3_destroy(tfb_storage *st)
 {
     s3_storage *s = (s3_storage *)st;
+    remove_copies(s);
+    pthread_mutex_destroy(&s->copy_mu);
     tfb_os_destroy(s->os);
     for (size_t i = 0; i < s->cache.cap; i++)
         if (s->cache.slots[i].hash)
@@ -459,8 +607,8 @@ static int s3_info(tfb_storage *st, char **json)
 }
 
 static const tfb_storage_ops s3_ops = {
-    "s3",     s3_list,    s3_stat,    s3_open,   s3_read,
-    s3_close, s3_destroy, s3_cancel,  s3_info,
+    "s3",     s3_list,    s3_stat,   s3_open,  s3_read,
+    s3_close, s3_destroy, s3_cancel, s3_info,  s3_local_copy,
 };
 
 int tfb_storage_s3_create(tfb_storage **out, const char *url, char *err,
@@ -484,6 +632,7 @@ int tfb_storage_s3_create(tfb_storage **out, const char *url, char *err,
     s->base.ops = &s3_ops;
     memcpy(s->scheme, sch, 3);
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->copy_mu, NULL);
     *out = &s->base;
     return 0;
 }

@@ -77,6 +77,8 @@ struct tfb_store {
     char *storage_info; /* JSON from the storage backend, or NULL */
     void (*reload_fn)(void *);
     void *reload_ctx;
+    void (*owned_free)(void *); /* tfb_store_own */
+    void *owned;
 };
 
 /* ---- store ---------------------------------------------------------- */
@@ -146,9 +148,19 @@ void tfb_store_destroy(tfb_store *s)
     free(s->runs);
     tfb_strtab_free(&s->run_idx);
     pthread_mutex_destroy(&s->lock);
+    if (s->owned_free)
+        s->owned_free(s->owned);
     free(s->storage_info);
     free(s->logdir);
     free(s);
+}
+
+void tfb_store_own(tfb_store *s, void *obj, void (*free_fn)(void *))
+{
+    if (s->owned_free)
+        s->owned_free(s->owned);
+    s->owned = obj;
+    s->owned_free = free_fn;
 }
 
 void tfb_store_set_storage_info(tfb_store *s, const char *json)

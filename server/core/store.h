@@ -265,6 +265,11 @@ void tfb_store_bump_generation(tfb_store *s);
  * clears), set by the loader after each reload; the getter returns a
  * malloc'd copy or NULL. For /data/environment. */
 void tfb_store_set_storage_info(tfb_store *s, const char *json);
+/* obj is freed with free_fn when the store is destroyed (one object; a
+ * second replaces and frees the first): what the loaded data still needs,
+ * such as the storage whose local copies of trace stores the GPU pages
+ * read. Not thread-safe: call before sharing the store. */
+void tfb_store_own(tfb_store *s, void *obj, void (*free_fn)(void *));
 char *tfb_store_storage_info(tfb_store *s);
 /* A reload asked for from the page (POST /data/reload): the loader
  * registers fn (called under the store's lock: it must only signal);

@@ -221,6 +221,11 @@ static void *load_thread(void *arg)
 /* One loader pass on a thread of its own while this one reports progress:
  * silent for a second, then a line a second, so small logdirs print
  * nothing and large ones show they are moving. */
+static void storage_free(void *s)
+{
+    tfb_storage_destroy(s);
+}
+
 int tfb_report_is_url(const char *logdir)
 {
     return strncmp(logdir, "s3://", 5) == 0 || strncmp(logdir, "gs://", 5) == 0;
@@ -273,7 +278,9 @@ int tfb_report_load_once(tfb_store *store, int quiet)
     }
     pthread_join(th, NULL);
     tfb_loader_stop(job.loader);
-    tfb_storage_destroy(storage);
+    /* the report reads trace stores after this: a bucket's local copies
+     * live as long as the store */
+    tfb_store_own(store, storage, storage_free);
     if (!quiet && mono_s() - t0 >= 1.0) {
         tfb_store_progress(store, &p);
         fprintf(stderr, "tfboard report: loaded %llu files, %llu points in "

@@ -6,7 +6,7 @@ again from the start; an unchanged logdir costs one listing and no GET a
 reload; keys with spaces, Unicode, '+' and '..'; `tfboard report` and
 `report --compare` on s3:// logdirs. Skips (77) without moto_server.
 
-usage: test_objstore.py TFBOARD GEN_LOGDIR"""
+usage: test_objstore.py TFBOARD GEN_LOGDIR GEN_GPU_TRACE"""
 import json
 import urllib.error
 import os
@@ -21,7 +21,7 @@ import s3_util  # noqa: E402
 from tfb_server_util import Server, run_tests, wait_for  # noqa: E402
 
 s3_util.need_moto()
-TFBOARD, GEN = sys.argv[1], sys.argv[2]
+TFBOARD, GEN, GEN_GPU = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="tfb_s3_")
 MOTO = s3_util.Moto()
 S3 = MOTO.client()
@@ -65,11 +65,19 @@ def routes(srv):
     for path in ("/data/runs", "/data/runs_info", "/data/plugins_listing",
                  "/data/plugin/core/progress"):
         out[path] = srv.json(path)
-    # what reading cost differs by backend (checked apart)
+    # what reading cost differs by backend (checked apart), and a trace
+    # store in a bucket is read from a local copy: its name is compared
     for run in out["/data/runs_info"]:
         for f in run["files"]:
             f.pop("requests")
             f.pop("request_bytes")
+        run["trace_files"] = [t.rsplit("/", 1)[1].split("-", 1)[-1]
+                              if "tfboard-copies-" in t else
+                              t.rsplit("/", 1)[1]
+                              for t in run["trace_files"]]
+    for route in ("summary", "kernels", "utilization", "timeline"):
+        out["gpu " + route] = srv.json("/data/plugin/gpu/" + route,
+                                       run="gpu_run")
     env = srv.json("/data/environment")
     env.pop("data_location")
     env.pop("storage")
@@ -95,6 +103,11 @@ def routes(srv):
 def test_disk_and_bucket_same_json():
     local = os.path.join(TMP, "basic")
     subprocess.run([GEN, "basic", local], check=True)
+    # a GPU trace store too: read from a local copy of the object
+    os.makedirs(os.path.join(local, "gpu_run"))
+    subprocess.run([GEN_GPU, os.path.join(local, "gpu_run",
+                                          "host.9.trace.sqlite"), "5000"],
+                   check=True)
     s3_util.upload_dir(S3, "logs", local, "basic")
     with Server(TFBOARD, local, "--reload_interval", "0") as a, \
             Server(TFBOARD, "s3://logs/basic", "--reload_interval",
