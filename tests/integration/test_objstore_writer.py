@@ -31,6 +31,11 @@ PROXY = s3_util.FaultProxy(MOTO.port)
 s3_util.use_endpoint(PROXY.url)
 os.environ["TFBOARD_S3_TIMEOUT"] = "2"
 os.environ["AWS_MAX_ATTEMPTS"] = "2"
+# the spools (left by killed writers) go in a directory of the test's own
+import tempfile  # noqa: E402
+import shutil  # noqa: E402
+TMP = tempfile.mkdtemp(prefix="tfb_s3w_")
+os.environ["TMPDIR"] = TMP
 
 
 def keys(prefix):
@@ -158,8 +163,7 @@ def test_missing_bucket_close_does_not_wait():
     assert took < 15, took
     spool = err.rsplit("stay in ", 1)[1].strip()
     assert os.listdir(spool), spool
-    import shutil
-    shutil.rmtree(spool)
+    assert spool.startswith(TMP), spool
 
 
 def test_python_summary_writer():
@@ -189,3 +193,4 @@ try:
 finally:
     PROXY.stop()
     MOTO.stop()
+    shutil.rmtree(TMP, ignore_errors=True)
