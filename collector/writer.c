@@ -352,6 +352,8 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
             return src;
         }
         run_dir = spool;
+        if (w->opts.flush_interval_ms > tfb_seg_period_ms(w->seg))
+            w->opts.flush_interval_ms = tfb_seg_period_ms(w->seg);
     }
     w->run_dir = strdup(run_dir);
     free(spool);

@@ -417,6 +417,11 @@ int tfb_seg_close(tfb_seg *s, int fd)
     return rc;
 }
 
+unsigned tfb_seg_period_ms(const tfb_seg *s)
+{
+    return s->seg_seconds > 4000000u ? 4000000000u : s->seg_seconds * 1000u;
+}
+
 int tfb_seg_sticky(tfb_seg *s)
 {
     return s ? atomic_load(&s->sticky) : 0;

@@ -41,6 +41,9 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force);
  * Returns the sticky error, or TFB_EIO when something stayed behind. */
 int tfb_seg_close(tfb_seg *s, int fd);
 int tfb_seg_sticky(tfb_seg *s); /* NULL-safe: 0 */
+/* segment_seconds in ms: the writer flushes at least this often, so a
+ * segment is closed on time even with a long flush interval. */
+unsigned tfb_seg_period_ms(const tfb_seg *s);
 /* Framed records in len bytes of sealed records (the ones dropped). */
 uint64_t tfb_count_records(const uint8_t *buf, size_t len);
 
