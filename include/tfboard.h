@@ -161,7 +161,8 @@ typedef struct tfb_writer_opts {
 
     /* Object storage: run_dir "s3://bucket/prefix/run" (or gs://...).
      * Object stores cannot append, so the event file is closed every
-     * segment_seconds or segment_bytes, whichever comes first, and each
+     * segment_seconds or segment_bytes, whichever comes first (the queue
+     * is then flushed at least every segment_seconds), and each
      * closed segment is uploaded by a thread of the writer's own as one
      * object, events.out.tfevents.<time>.<host>.<pid>.<n>.<seq 6 digits>,
      * names that sort in write order (TensorBoard's and tfboard's reader
