@@ -4,6 +4,7 @@ brings), and a fault-injecting HTTP proxy in front of it.
 
 Tests call need_moto() first: it exits 77 (skip) when moto_server or
 boto3 is missing."""
+import atexit
 import os
 import shutil
 import socket
@@ -43,6 +44,8 @@ class Moto:
         self.proc = subprocess.Popen(
             ["moto_server", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        # stopped however the test ends (even a failure before its try)
+        atexit.register(self.stop)
         end = time.time() + 30
         while time.time() < end:
             try:
