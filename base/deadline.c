@@ -1,5 +1,5 @@
 /* deadline.c - monotonic deadlines for timed waits (see deadline.h). */
-#include "deadline.h"
+#include "base/deadline.h"
 
 int tfb_cond_init_monotonic(pthread_cond_t *cv)
 {

@@ -1,5 +1,5 @@
 /* hash.c - FNV-1a 64 with a final mix (see hash.h for why). */
-#include "hash.h"
+#include "base/hash.h"
 
 #define FNV_OFFSET 1469598103934665603ull
 #define FNV_PRIME 1099511628211ull

@@ -1,5 +1,5 @@
 /* json_str.c - JSON string literals (see json_str.h). */
-#include "json_str.h"
+#include "base/json_str.h"
 
 #include <stdint.h>
 

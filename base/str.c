@@ -1,5 +1,5 @@
 /* str.c - string copies (see str.h). */
-#include "str.h"
+#include "base/str.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* strtab.c - open-addressing string table (see strtab.h). */
-#include "strtab.h"
+#include "base/strtab.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "base/hash.h"
 
 /* Grow when count would pass 7/10 of cap: probe runs stay short. */
 static int over_load(size_t count, size_t cap)

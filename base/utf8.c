@@ -1,7 +1,7 @@
 /*
  * utf8.c - UTF-8 validation and cleaning (utf8.h).
  */
-#include "utf8.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

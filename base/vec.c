@@ -1,5 +1,5 @@
 /* vec.c - the growth behind the typed vector (see vec.h). */
-#include "vec.h"
+#include "base/vec.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "tfboard.h"
-#include "trace_store.h"
+#include "collector/trace_store.h"
 
 /* ------------------------------------------------------------------------
  * Loader

@@ -4,7 +4,7 @@
  * results to TFB_E* codes. The library links no CUDA at build time, so it
  * runs where no GPU or CUDA exists.
  */
-#include "cupti_internal.h"
+#include "collector/cupti_internal.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

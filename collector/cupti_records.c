@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cupti_internal.h"
+#include "collector/cupti_internal.h"
 
 #define ROW_BATCH 4096
 #define NAME_CACHE_MIN 256

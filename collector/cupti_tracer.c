@@ -15,10 +15,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "abi.h"
-#include "cupti_internal.h"
-#include "deadline.h"
-#include "writer_internal.h"
+#include "collector/abi.h"
+#include "collector/cupti_internal.h"
+#include "base/deadline.h"
+#include "collector/writer_internal.h"
 
 typedef struct tfb_gpu_tracer tfb_gpu_tracer;
 

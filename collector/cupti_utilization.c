@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cupti_internal.h"
+#include "collector/cupti_internal.h"
 
 typedef struct span {
     int64_t s, e;

@@ -1,6 +1,6 @@
 /* errors.c - tfb_strerror() and errno mapping, from the one table in
  * tfboard.h. */
-#include "errors.h"
+#include "collector/errors.h"
 
 #include <errno.h>
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "histogram.h"
+#include "collector/histogram.h"
 
 #define TFB_RECORD_OVERHEAD 16 /* 8 length + 4 length CRC + 4 data CRC */
 

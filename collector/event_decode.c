@@ -5,13 +5,13 @@
  * bool, in tensor_content or typed fields), HistogramProto, [k,3] histogram
  * tensors, text and image summaries.
  */
-#include "event_decode.h"
+#include "collector/event_decode.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
+#include "collector/pb.h"
 
 enum {
     DT_FLOAT = 1, DT_DOUBLE = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 5,

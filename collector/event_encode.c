@@ -6,11 +6,11 @@
  * summary -> event) so every length prefix is known before its content is
  * written: no temporary buffers, no back-patching.
  */
-#include "event.h"
+#include "collector/event.h"
 
 #include <string.h>
 
-#include "pb.h"
+#include "collector/pb.h"
 #include "tfboard.h"
 
 enum {

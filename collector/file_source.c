@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "file_source.h"
+#include "collector/errors.h"
+#include "collector/file_source.h"
 
 typedef struct file_source {
     int fd;

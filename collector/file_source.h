@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "reader_source.h"
+#include "collector/reader_source.h"
 
 /* Opens path read-only with O_NONBLOCK (a FIFO would block a plain open
  * until a writer comes) and keeps it only when it is a regular file:

@@ -1,5 +1,5 @@
 /* fork_guard.c - the fork generation (see fork_guard.h). */
-#include "fork_guard.h"
+#include "collector/fork_guard.h"
 
 #include <pthread.h>
 

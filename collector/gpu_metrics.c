@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "abi.h"
-#include "deadline.h"
-#include "writer_internal.h"
+#include "collector/abi.h"
+#include "base/deadline.h"
+#include "collector/writer_internal.h"
 
 /* ------------------------------------------------------------------------
  * NVML's ABI (the parts we call). nvmlReturn_t is an int enum, 0 = success.

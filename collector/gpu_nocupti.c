@@ -4,8 +4,8 @@
  */
 #include <string.h>
 
-#include "abi.h"
-#include "writer_internal.h"
+#include "collector/abi.h"
+#include "collector/writer_internal.h"
 
 static const char k_msg[] =
     "tfboard was built without the CUDA headers (-Dcupti=disabled or "

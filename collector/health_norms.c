@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "tfboard.h"
-#include "writer_internal.h"
+#include "collector/writer_internal.h"
 
 #define NACC 8
 

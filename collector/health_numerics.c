@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "tfboard.h"
-#include "health_internal.h"
-#include "writer_internal.h"
+#include "collector/health_internal.h"
+#include "collector/writer_internal.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define TFB_NUMERICS_X86 1

@@ -8,7 +8,7 @@
  * log2 units and a bucket 0.1375, so a cell holds at most one limit and
  * one compare finishes the job.
  */
-#include "histogram.h"
+#include "collector/histogram.h"
 
 #include <float.h>
 #include <math.h>

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pb.h"
+#include "collector/pb.h"
 #include "tfboard.h"
-#include "writer_internal.h"
+#include "collector/writer_internal.h"
 
 #define TAG_EXPERIMENT "_hparams_/experiment"
 #define TAG_SESSION_START "_hparams_/session_start_info"

@@ -28,9 +28,9 @@
  * call allocates or does I/O. The four calls are for one training thread
  * per writer, as the public header says.
  */
-#include "writer_internal.h"
-#include "trace_store.h"
-#include "deadline.h"
+#include "collector/writer_internal.h"
+#include "collector/trace_store.h"
+#include "base/deadline.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

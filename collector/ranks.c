@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "event.h"
+#include "collector/event.h"
 #include "tfboard.h"
-#include "abi.h"
-#include "writer_internal.h"
+#include "collector/abi.h"
+#include "collector/writer_internal.h"
 
 /* Launcher variables, tried family by family: rank, world size and local
  * rank of one family are used together so two launchers' values never

@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "abi.h"
-#include "errors.h"
-#include "event_decode.h"
-#include "file_source.h"
-#include "pb.h"
-#include "reader_source.h"
+#include "collector/abi.h"
+#include "collector/errors.h"
+#include "collector/event_decode.h"
+#include "collector/file_source.h"
+#include "collector/pb.h"
+#include "collector/reader_source.h"
 #include "tfboard.h"
 
 #define CHUNK (1u << 20)

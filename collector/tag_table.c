@@ -1,11 +1,11 @@
 /* tag_table.c - the writer's tag set on the base string table (see
  * tag_table.h). */
-#include "tag_table.h"
+#include "collector/tag_table.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "base/hash.h"
 
 tfb_tag_entry *tfb_tag_table_get(tfb_tag_table *t, const char *tag,
                                  size_t len)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strtab.h"
+#include "base/strtab.h"
 
 enum {
     TFB_TAG_META_SCALAR = 1u << 0,

@@ -2,14 +2,14 @@
  * trace_store.c - the per-process SQLite trace store: schema, row queue,
  * string interning, the batching writer thread, and host-span attachment.
  */
-#include "trace_store.h"
-#include "fork_guard.h"
-#include "writer_internal.h"
+#include "collector/trace_store.h"
+#include "collector/fork_guard.h"
+#include "collector/writer_internal.h"
 
-#include "deadline.h"
-#include "hash.h"
-#include "str.h"
-#include "strtab.h"
+#include "base/deadline.h"
+#include "base/hash.h"
+#include "base/str.h"
+#include "base/strtab.h"
 
 #include <errno.h>
 #include <limits.h>

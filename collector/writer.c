@@ -20,19 +20,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "event.h"
-#include "fork_guard.h"
-#include "histogram.h"
-#include "deadline.h"
-#include "pb.h"
-#include "tag_table.h"
-#include "wallclock.h"
+#include "collector/errors.h"
+#include "collector/event.h"
+#include "collector/fork_guard.h"
+#include "collector/histogram.h"
+#include "base/deadline.h"
+#include "collector/pb.h"
+#include "collector/tag_table.h"
+#include "collector/wallclock.h"
 #include "tfboard.h"
-#include "abi.h"
-#include "writer_internal.h"
-#include "writer_segments.h"
-#include "objstore.h"
+#include "collector/abi.h"
+#include "collector/writer_internal.h"
+#include "collector/writer_segments.h"
+#include "objstore/objstore.h"
 
 #define DEFAULT_QUEUE_BYTES (8u << 20)
 #define DEFAULT_FLUSH_MS 2000u

@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "deadline.h"
-#include "errors.h"
-#include "event.h"
-#include "objstore.h"
-#include "writer_segments.h"
+#include "base/deadline.h"
+#include "collector/errors.h"
+#include "collector/event.h"
+#include "objstore/objstore.h"
+#include "collector/writer_segments.h"
 
 #define DEF_SEG_SECONDS 30u
 #define DEF_SEG_BYTES ((size_t)64 << 20)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "objstore/config.h"
 
 static char *dup_or_null(const char *s)
 {

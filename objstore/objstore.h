@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "objstore/config.h"
 
 typedef struct tfb_os tfb_os;
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tfboard.h"
-#include "transport.h"
+#include "objstore/transport.h"
 
 int tfb_os_is_url(const char *p)
 {

@@ -9,7 +9,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "sigv4.h"
+#include "objstore/sigv4.h"
 
 /* A growable string; `bad` set once an allocation failed. */
 typedef struct sbuf {

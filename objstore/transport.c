@@ -17,9 +17,9 @@
 
 #include <curl/curl.h>
 
-#include "deadline.h"
+#include "base/deadline.h"
 #include "tfboard.h"
-#include "transport.h"
+#include "objstore/transport.h"
 
 typedef struct os_attempt {
     CURL *easy;

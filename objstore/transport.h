@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "objstore.h"
-#include "sigv4.h"
+#include "objstore/objstore.h"
+#include "objstore/sigv4.h"
 
 typedef enum os_kind { OS_LIST, OS_GET, OS_HEAD, OS_PUT } os_kind;
 

@@ -12,11 +12,11 @@
 
 #include "cli.h"
 #include "config.h"
-#include "http.h"
-#include "loader.h"
-#include "storage.h"
-#include "store.h"
-#include "report.h"
+#include "core/http.h"
+#include "core/loader.h"
+#include "core/storage.h"
+#include "core/store.h"
+#include "report/report.h"
 
 static int serve(const tfb_config *cfg)
 {

@@ -1,7 +1,7 @@
 /*
  * config.c - the command line of `tfboard` (serve mode).
  */
-#include "config.h"
+#include "core/config.h"
 
 #include <errno.h>
 #include <math.h>

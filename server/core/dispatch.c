@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
-#include "http_api.h"
-#include "plugin.h"
-#include "routes_core.h"
+#include "core/http_api.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
 
 static const tfb_route core_routes[] = {
     {"/data/runs", tfb_route_runs},

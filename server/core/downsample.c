@@ -2,7 +2,7 @@
  * downsample.c - display downsampling that keeps extremes and non-finite
  * points, with full-series smoothing (see downsample.h).
  */
-#include "downsample.h"
+#include "core/downsample.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * that "port in use" and "address not available" reach the user as clear
  * messages, and --port 0 can report the port it got.
  */
-#include "http.h"
+#include "core/http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "deadline.h"
-#include "http_internal.h"
-#include "static_files.h"
+#include "base/deadline.h"
+#include "core/http_internal.h"
+#include "core/static_files.h"
 
 /* One open connection, for the request deadline: libmicrohttpd's own
  * timeout is an idle timeout, which a client sending a byte now and then

@@ -11,8 +11,8 @@
 
 #include <stdio.h>
 
-#include "config.h"
-#include "store.h"
+#include "core/config.h"
+#include "core/store.h"
 
 typedef struct tfb_server tfb_server;
 

@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "json.h"
-#include "store.h"
+#include "core/config.h"
+#include "core/json.h"
+#include "core/store.h"
 
 typedef struct tfb_http_req tfb_http_req;
 typedef struct tfb_http_resp tfb_http_resp;

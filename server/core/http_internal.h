@@ -6,7 +6,7 @@
 #ifndef TFB_SERVER_HTTP_INTERNAL_H
 #define TFB_SERVER_HTTP_INTERNAL_H
 
-#include "http_api.h"
+#include "core/http_api.h"
 
 /* Looks up a query parameter; supplied by the transport (libmicrohttpd in
  * http.c, a table in unit tests). */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_internal.h"
+#include "core/http_internal.h"
 
 static const char JSON_TYPE[] = "application/json; charset=utf-8";
 

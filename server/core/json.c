@@ -1,14 +1,14 @@
 /*
  * json.c - the JSON text builder (see json.h).
  */
-#include "json.h"
+#include "core/json.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "base/utf8.h"
 
 void tfb_json_init(tfb_json *j)
 {

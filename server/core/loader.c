@@ -1,15 +1,15 @@
 /*
  * loader.c - logdir scanning and (re)loading into the store. See loader.h.
  */
-#include "loader.h"
-#include "storage.h"
+#include "core/loader.h"
+#include "core/storage.h"
 
-#include "deadline.h"
-#include "hash.h"
-#include "str.h"
-#include "strtab.h"
-#include "utf8.h"
-#include "vec.h"
+#include "base/deadline.h"
+#include "base/hash.h"
+#include "base/str.h"
+#include "base/strtab.h"
+#include "base/utf8.h"
+#include "base/vec.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "reader_source.h"
+#include "collector/errors.h"
+#include "collector/reader_source.h"
 
 /* Events between progress updates and stop checks. */
 #define CHUNK_EVENTS 65536

@@ -26,8 +26,8 @@
 
 #include <stdio.h>
 
-#include "storage.h"
-#include "store.h"
+#include "core/storage.h"
+#include "core/store.h"
 
 typedef struct tfb_loader tfb_loader;
 

@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "http_api.h"
-#include "json.h"
-#include "store.h"
+#include "core/http_api.h"
+#include "core/json.h"
+#include "core/store.h"
 
 /* What `tfboard report` asks of every plugin's section. */
 typedef struct tfb_report_opts {

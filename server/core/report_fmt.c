@@ -6,7 +6,7 @@
  * medium: control characters never reach the terminal, and Markdown
  * punctuation is escaped so a tag cannot inject links or break a table.
  */
-#include "report_fmt.h"
+#include "core/report_fmt.h"
 
 #include <math.h>
 #include <string.h>

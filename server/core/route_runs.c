@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin.h"
-#include "routes_core.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
 
 int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp)
 {

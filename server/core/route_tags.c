@@ -4,9 +4,9 @@
  */
 #include <stdlib.h>
 
-#include "downsample.h"
+#include "core/downsample.h"
 
-#include "routes_core.h"
+#include "core/routes_core.h"
 
 int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
                            tfb_series_kind kind)

@@ -7,7 +7,7 @@
 #ifndef TFB_SERVER_ROUTES_CORE_H
 #define TFB_SERVER_ROUTES_CORE_H
 
-#include "http_api.h"
+#include "core/http_api.h"
 
 /* route_runs.c */
 int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp);

@@ -1,7 +1,7 @@
 /*
  * static_files.c - the web UI's files, embedded or from --webui-dir.
  */
-#include "static_files.h"
+#include "core/static_files.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "http_internal.h"
-#include "plugin.h"
+#include "core/http_internal.h"
+#include "core/plugin.h"
 
 #ifdef TFB_HAVE_EMBEDDED_ASSETS
-#include "assets.h"
+#include "webui/assets.h"
 #endif
 
 static const char HTML_404[] = "404 not found\n";

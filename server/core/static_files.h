@@ -7,7 +7,7 @@
 #ifndef TFB_SERVER_STATIC_FILES_H
 #define TFB_SERVER_STATIC_FILES_H
 
-#include "http_api.h"
+#include "core/http_api.h"
 
 /* Serves the file for URL path `path` ("/" means /index.html). root is
  * the realpath of --webui-dir, or NULL for the embedded assets. Paths with

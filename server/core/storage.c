@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "reader_source.h"
-#include "storage.h"
+#include "base/hash.h"
+#include "collector/reader_source.h"
+#include "core/storage.h"
 
 void tfb_storage_destroy(tfb_storage *s)
 {

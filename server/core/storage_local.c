@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "file_source.h"
-#include "storage.h"
+#include "collector/errors.h"
+#include "collector/file_source.h"
+#include "core/storage.h"
 
 struct tfb_storage_file {
     int fd;

@@ -22,10 +22,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hash.h"
-#include "objstore.h"
-#include "storage.h"
-#include "strtab.h"
+#include "base/hash.h"
+#include "objstore/objstore.h"
+#include "core/storage.h"
+#include "base/strtab.h"
 
 #define READ_AHEAD ((size_t)16 << 20)
 

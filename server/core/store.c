@@ -9,7 +9,7 @@
  * under the series' write lock, which waits for pinned readers. The lock
  * prefers writers so that a busy query load cannot starve loading.
  */
-#include "store.h"
+#include "core/store.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "str.h"
-#include "strtab.h"
-#include "vec.h"
+#include "base/hash.h"
+#include "base/str.h"
+#include "base/strtab.h"
+#include "base/vec.h"
 
 struct tfb_series {
     tfb_run *run;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin.h"
+#include "core/plugin.h"
 
 extern const tfb_plugin tfb_plugin_scalars;
 extern const tfb_plugin tfb_plugin_runs;

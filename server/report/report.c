@@ -5,7 +5,7 @@
  * (or the output cannot be written), 2 on bad usage, an unreadable
  * logdir, or event files that could not be read.
  */
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,14 +16,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "gradients_analysis.h"
-#include "loader.h"
-#include "report_compare_cli.h"
-#include "report_html.h"
-#include "report_model.h"
-#include "report_text.h"
-#include "storage.h"
-#include "store.h"
+#include "plugins/gradients/gradients_analysis.h"
+#include "core/loader.h"
+#include "report/report_compare_cli.h"
+#include "report/report_html.h"
+#include "report/report_model.h"
+#include "report/report_text.h"
+#include "core/storage.h"
+#include "core/store.h"
 
 typedef struct report_args {
     const char *logdir;

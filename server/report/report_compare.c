@@ -4,16 +4,16 @@
  * the pipeline summary and the GPU kernel statistics; hparams in
  * report_compare_hparams.c.
  */
-#include "report_compare.h"
+#include "report/report_compare.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
-#include "pipeline_analysis.h"
-#include "report_compare_internal.h"
-#include "str.h"
+#include "plugins/gpu/gpu_analysis.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "report/report_compare_internal.h"
+#include "base/str.h"
 
 double tfb_compare_change(double a, double b)
 {

@@ -31,8 +31,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
-#include "store.h"
+#include "core/json.h"
+#include "core/store.h"
 
 /* A kernel counts as "slower" in B when its total time grew by more than
  * this share (and by at least TFB_COMPARE_SLOWER_MIN_NS), so noise on

@@ -4,14 +4,14 @@
  * (report_compare.c), writes the comparison in the chosen format and
  * judges the regress gates.
  */
-#include "report_compare_cli.h"
+#include "report/report_compare_cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "health_analysis.h"
+#include "plugins/health/health_analysis.h"
 
 void tfb_report_compare_usage(FILE *f)
 {

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "report_compare.h"
-#include "store.h"
+#include "report/report_compare.h"
+#include "core/store.h"
 
 typedef enum { FMT_TEXT, FMT_MARKDOWN, FMT_JSON, FMT_HTML } report_format;
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_compare.h"
+#include "report/report_compare.h"
 
 int tfb_compare_gate_parse(const char *spec, tfb_compare_gate *out,
                            char *err, size_t err_len)

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hparams_analysis.h"
-#include "report_compare_internal.h"
-#include "str.h"
+#include "plugins/hparams/hparams_analysis.h"
+#include "report/report_compare_internal.h"
+#include "base/str.h"
 
 /* The value as text, with its kind, so "1" (string) != 1 (number). */
 static char *value_text(const tfb_hparam_value *v)

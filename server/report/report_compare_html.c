@@ -6,8 +6,8 @@
  */
 #include <stdlib.h>
 
-#include "report_compare.h"
-#include "report_page.h"
+#include "report/report_compare.h"
+#include "report/report_page.h"
 
 static void put_pieces(FILE *f, const char *const *pieces)
 {

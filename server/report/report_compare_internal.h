@@ -5,7 +5,7 @@
 #ifndef TFB_SERVER_REPORT_COMPARE_INTERNAL_H
 #define TFB_SERVER_REPORT_COMPARE_INTERNAL_H
 
-#include "report_compare.h"
+#include "report/report_compare.h"
 
 /* Fills c->hparams (the differing ones, by name), c->hparams_a/_b.
  * Returns 0 or TFB_ENOMEM. */

@@ -5,7 +5,7 @@
  */
 #include <math.h>
 
-#include "report_compare.h"
+#include "report/report_compare.h"
 
 /* A change: null when unknown (NaN), else the number ("Infinity" when A
  * was 0). */

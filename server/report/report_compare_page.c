@@ -7,7 +7,7 @@
  */
 #include <stddef.h>
 
-#include "report_page.h"
+#include "report/report_page.h"
 
 const char *const tfb_report_compare_css[] = {
     "td.worse,tr.worse td{color:var(--bad);font-weight:600}\n"

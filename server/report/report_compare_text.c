@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report_compare.h"
-#include "report_fmt.h"
+#include "report/report_compare.h"
+#include "core/report_fmt.h"
 
 /* Numbers in fixed-width cells. */
 static void num(char *buf, size_t cap, double v)

@@ -4,16 +4,16 @@
  * inlined (report_page.c), under a Content-Security-Policy that forbids
  * every external load, so the file works offline and attached to a bug.
  */
-#include "report_html.h"
+#include "report/report_html.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_analysis.h"
-#include "report_page.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "report/report_page.h"
 
 #ifdef TFB_HAVE_EMBEDDED_ASSETS
-#include "assets.h"
+#include "webui/assets.h"
 #endif
 
 #define CHART_JS_PATH "/vendor/chart.umd.min.js"

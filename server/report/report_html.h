@@ -10,7 +10,7 @@
 
 #include <stdio.h>
 
-#include "report_model.h"
+#include "report/report_model.h"
 
 /* Most points drawn per scalar chart, and most scalar charts per run. */
 #define TFB_REPORT_HTML_POINTS 600

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_model.h"
+#include "report/report_model.h"
 
 static void num_or_null(tfb_json *j, double v)
 {

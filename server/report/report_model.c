@@ -2,7 +2,7 @@
  * report_model.c - gathers the report's own facts for each selected run
  * from the store (the plugins' sections are written by the plugins).
  */
-#include "report_model.h"
+#include "report/report_model.h"
 
 #include <math.h>
 #include <regex.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "health_analysis.h"
+#include "plugins/health/health_analysis.h"
 
 static int scalar_facts(tfb_series *s, tfb_report_scalar *out)
 {

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-#include "plugin.h"
-#include "store.h"
+#include "core/json.h"
+#include "core/plugin.h"
+#include "core/store.h"
 
 typedef struct tfb_report_scalar {
     const char *tag;     /* owned by the store */

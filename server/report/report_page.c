@@ -5,7 +5,7 @@
  * JSON data block with textContent only: nothing from an event file is
  * ever parsed as HTML.
  */
-#include "report_page.h"
+#include "report/report_page.h"
 
 #include <stddef.h>
 

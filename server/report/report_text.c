@@ -6,15 +6,15 @@
  * medium: control characters never reach the terminal, and Markdown
  * punctuation is escaped so a tag cannot inject links or break a table.
  */
-#include "report_text.h"
+#include "report/report_text.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "plugin.h"
-#include "report_fmt.h"
+#include "core/plugin.h"
+#include "core/report_fmt.h"
 
 static void scalars_section(FILE *f, const tfb_report_run *rr, int md)
 {

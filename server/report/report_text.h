@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "report_model.h"
+#include "report/report_model.h"
 
 /* Writes the whole report; markdown = 1 for Markdown, 0 for plain text.
  * Returns 0 or a plugin's error. */

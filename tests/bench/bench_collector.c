@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "histogram.h"
+#include "collector/histogram.h"
 #include "tfboard.h"
 
 static double now_s(void)

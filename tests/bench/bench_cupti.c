@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cupti_internal.h"
-#include "trace_store.h"
+#include "collector/cupti_internal.h"
+#include "collector/trace_store.h"
 
 #define BUF_BYTES ((size_t)8 << 20)
 

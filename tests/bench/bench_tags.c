@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loader.h"
-#include "store.h"
+#include "core/loader.h"
+#include "core/store.h"
 #include "tfboard.h"
 
 static double now_s(void)

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cupti_internal.h"
-#include "trace_store.h"
+#include "collector/cupti_internal.h"
+#include "collector/trace_store.h"
 
 #define B INT64_C(1700000000000000000)
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "plugin.h"
+#include "core/plugin.h"
 
 #define PREFIX "testplug/"
 

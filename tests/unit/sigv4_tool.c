@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigv4.h"
+#include "objstore/sigv4.h"
 
 int main(int argc, char **argv)
 {

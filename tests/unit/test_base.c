@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "deadline.h"
-#include "hash.h"
-#include "json_str.h"
-#include "str.h"
-#include "strtab.h"
-#include "vec.h"
+#include "base/deadline.h"
+#include "base/hash.h"
+#include "base/json_str.h"
+#include "base/str.h"
+#include "base/strtab.h"
+#include "base/vec.h"
 
 static void hash_basics(void **state)
 {

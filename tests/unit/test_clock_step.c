@@ -31,11 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loader.h"
-#include "store.h"
+#include "core/loader.h"
+#include "core/store.h"
 #include "tfboard.h"
-#include "trace_store.h"
-#include "writer_internal.h" /* tfb_now_ns */
+#include "collector/trace_store.h"
+#include "collector/writer_internal.h" /* tfb_now_ns */
 #include "test_util.h"
 
 #define GIVE_UP_S 20

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "test_util.h"
-#include "trace_store.h"
+#include "collector/trace_store.h"
 
 static void test_not_supported(void **state)
 {

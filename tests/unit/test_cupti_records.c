@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cupti_internal.h"
+#include "collector/cupti_internal.h"
 #include "test_util.h"
 
 static tfb_cupti_api g_api;

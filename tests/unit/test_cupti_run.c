@@ -23,9 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cupti_internal.h"
+#include "collector/cupti_internal.h"
 #include "test_util.h"
-#include "writer_internal.h"
+#include "collector/writer_internal.h"
 
 static const char *g_fake_path;
 static void (*fake_reset)(void);

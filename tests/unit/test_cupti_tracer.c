@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cupti_internal.h"
+#include "collector/cupti_internal.h"
 #include "test_util.h"
-#include "trace_store.h"
+#include "collector/trace_store.h"
 
 static int count_trace_files(const char *dir)
 {

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "histogram.h"
-#include "writer_internal.h"
+#include "collector/histogram.h"
+#include "collector/writer_internal.h"
 #include "test_util.h"
 #include "tfboard.h"
 

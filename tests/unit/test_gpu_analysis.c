@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
+#include "plugins/gpu/gpu_analysis.h"
 #include "test_util.h"
 
 /* Writes a Kineto trace with the given kernel events (ts/dur as µs text)

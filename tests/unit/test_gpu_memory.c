@@ -19,10 +19,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "gpu_memory.h"
+#include "plugins/gpu/gpu_memory.h"
 #include "tfboard.h"
 #include "test_util.h"
-#include "trace_store.h"
+#include "collector/trace_store.h"
 
 static tfb_gmem_event ev(int64_t t, int32_t dev, int op, uint64_t addr,
                          int64_t bytes)

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_memory_routes.h"
-#include "gpu_memory_run.h"
-#include "gpu_trace.h"
+#include "plugins/gpu/gpu_memory_routes.h"
+#include "plugins/gpu/gpu_memory_run.h"
+#include "plugins/gpu/gpu_trace.h"
 #include "tfboard.h"
 #include "test_util.h"
 

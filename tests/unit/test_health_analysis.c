@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "gradients_analysis.h"
-#include "health_analysis.h"
-#include "store.h"
+#include "plugins/gradients/gradients_analysis.h"
+#include "plugins/health/health_analysis.h"
+#include "core/store.h"
 
 static tfb_series *series(tfb_run *r, tfb_series_kind k, const char *tag)
 {

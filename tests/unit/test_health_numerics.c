@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "health_internal.h"
+#include "collector/health_internal.h"
 #include "test_util.h"
 #include "tfboard.h"
 

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hparams_analysis.h"
-#include "hparams_groups.h"
-#include "loader.h"
-#include "store.h"
+#include "plugins/hparams/hparams_analysis.h"
+#include "plugins/hparams/hparams_groups.h"
+#include "core/loader.h"
+#include "core/store.h"
 #include "tfboard.h"
 #include "test_util.h"
 

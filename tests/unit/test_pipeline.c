@@ -19,7 +19,7 @@
 
 #include "test_util.h"
 #include "tfboard.h"
-#include "trace_store.h"
+#include "collector/trace_store.h"
 
 #define MAX_STEPS 16
 

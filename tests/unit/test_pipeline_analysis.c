@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_analysis.h"
-#include "pipeline_trace.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "plugins/pipeline/pipeline_trace.h"
 
 #define N 50
 

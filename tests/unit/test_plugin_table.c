@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "plugin.h"
-#include "routes_core.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
 #include "test_util.h"
 
 static int dummy_route(const tfb_http_req *req, tfb_http_resp *resp)

@@ -16,7 +16,7 @@
 
 #include "test_util.h"
 #include "tfboard.h"
-#include "writer_internal.h"
+#include "collector/writer_internal.h"
 
 static const char *protoc, *proto_dir;
 static char *g_dir;

@@ -19,10 +19,10 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "event.h"
+#include "collector/event.h"
 #include "test_util.h"
 #include "tfboard.h"
-#include "trace_store.h"
+#include "collector/trace_store.h"
 
 static const char *const k_vars[] = {
     "RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK",

@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "ranks_job.h"
-#include "store.h"
+#include "plugins/ranks/ranks_job.h"
+#include "core/store.h"
 #include "test_util.h"
 #include "tfboard.h"
 

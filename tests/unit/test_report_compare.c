@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "report_compare.h"
+#include "report/report_compare.h"
 #include "tfboard.h"
 
 static void change_rule(void **st)

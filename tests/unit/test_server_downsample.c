@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "downsample.h"
+#include "core/downsample.h"
 #include "tfboard.h"
 
 static void test_ema_matches_tensorboard(void **state)

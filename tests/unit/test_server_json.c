@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "json.h"
+#include "core/json.h"
 
 static char *build_str(const char *s, size_t n)
 {

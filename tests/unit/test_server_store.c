@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "http_internal.h"
-#include "loader.h"
-#include "store.h"
+#include "core/http_internal.h"
+#include "core/loader.h"
+#include "core/store.h"
 #include "test_util.h"
 
 enum { N_POINTS = 300000 };

@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "config.h"
-#include "objstore.h"
-#include "sigv4.h"
+#include "objstore/objstore.h"
+#include "objstore/sigv4.h"
 
 #define SUITE_SECRET "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 #define SUITE_DATE "20150830T123600Z"

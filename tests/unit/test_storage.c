@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "reader_source.h"
-#include "storage.h"
+#include "collector/reader_source.h"
+#include "core/storage.h"
 #include "test_util.h"
 
 static char *join(const char *a, const char *b)

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "sweep_stats.h"
+#include "plugins/scalars/sweep_stats.h"
 
 static int cmpf(const void *a, const void *b)
 {

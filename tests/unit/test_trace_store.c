@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
-#include "trace_store.h"
+#include "collector/trace_store.h"
 
 static sqlite3 *open_ro(const char *path)
 {

@@ -3,7 +3,7 @@
  * every file the page loads is in the table (a missing module would give a
  * blank page only in the browser).
  */
-#include "assets.h"
+#include "webui/assets.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
  */
 #include <stdlib.h>
 
-#include "plugin.h"
-#include "report_compare.h"
+#include "core/plugin.h"
+#include "report/report_compare.h"
 
 #define GPU_WAIT_MS 1000
 

@@ -5,8 +5,8 @@
  */
 #include <math.h>
 
-#include "plugin.h"
-#include "routes_core.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
 
 static int tfb_route_distribution_tags(const tfb_http_req *req,
                                        tfb_http_resp *resp)

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
-#include "gpu_memory_routes.h"
-#include "plugin.h"
-#include "report_fmt.h"
+#include "plugins/gpu/gpu_analysis.h"
+#include "plugins/gpu/gpu_memory_routes.h"
+#include "core/plugin.h"
+#include "core/report_fmt.h"
 
 #define REPORT_TOP_KERNELS 10
 

@@ -4,7 +4,7 @@
  * gpu_analysis.h). The timeline and the Chrome export are in
  * gpu_timeline.c.
  */
-#include "gpu_analysis.h"
+#include "plugins/gpu/gpu_analysis.h"
 
 #include <math.h>
 #include <stdint.h>

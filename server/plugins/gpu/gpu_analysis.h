@@ -32,9 +32,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu_trace.h"
-#include "json.h"
-#include "store.h"
+#include "plugins/gpu/gpu_trace.h"
+#include "core/json.h"
+#include "core/store.h"
 
 #define TFB_GPU_KERNEL_WAIT_NS 30
 

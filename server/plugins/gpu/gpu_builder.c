@@ -11,9 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu_analysis.h"
-#include "gpu_trace.h"
-#include "hash.h"
+#include "plugins/gpu/gpu_analysis.h"
+#include "plugins/gpu/gpu_trace.h"
+#include "base/hash.h"
 
 #define MAX_LANES 65535u
 

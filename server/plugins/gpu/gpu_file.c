@@ -2,7 +2,7 @@
  * gpu_file.c - whole trace files, gzip'ed or not, with a cap on their
  * inflated size (gpu_file.h).
  */
-#include "gpu_file.h"
+#include "plugins/gpu/gpu_file.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "gpu_analysis.h"
+#include "plugins/gpu/gpu_analysis.h"
 
 static void i64_or_null(tfb_json *j, int have, int64_t v)
 {

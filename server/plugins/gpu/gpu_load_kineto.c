@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_file.h"
-#include "gpu_trace.h"
-#include "json_str.h"
+#include "plugins/gpu/gpu_file.h"
+#include "plugins/gpu/gpu_trace.h"
+#include "base/json_str.h"
 
 
 /* ------------------------------------------------------------------------

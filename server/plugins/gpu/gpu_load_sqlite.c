@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu_trace.h"
+#include "plugins/gpu/gpu_trace.h"
 
 typedef struct loader {
     tfb_gpu_builder *b;

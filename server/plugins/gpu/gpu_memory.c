@@ -5,7 +5,7 @@
  * questions from the allocation records the pass kept: an allocation is
  * live after event p when it was made at or before p and freed after p.
  */
-#include "gpu_memory.h"
+#include "plugins/gpu/gpu_memory.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "gpu_memory_routes.h"
+#include "plugins/gpu/gpu_memory_routes.h"
 
 static void hex(tfb_json *j, uint64_t v)
 {

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_file.h"
-#include "gpu_memory.h"
+#include "plugins/gpu/gpu_file.h"
+#include "plugins/gpu/gpu_memory.h"
 #include "tfboard.h"
 
 

@@ -5,13 +5,13 @@
  * (tfb_gmem_analyze), apply the post-mortem rule (gpu_memory_routes.h),
  * and render the struct (JSON in gpu_memory_json.c, text here).
  */
-#include "gpu_memory_routes.h"
+#include "plugins/gpu/gpu_memory_routes.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_fmt.h"
+#include "core/report_fmt.h"
 #include "tfboard.h"
 
 /* As gpu.c: small loads finish within the request, bigger ones answer 202

@@ -19,11 +19,11 @@
 
 #include <stdio.h>
 
-#include "gpu_memory.h"
-#include "gpu_memory_run.h"
-#include "http_api.h"
-#include "json.h"
-#include "plugin.h"
+#include "plugins/gpu/gpu_memory.h"
+#include "plugins/gpu/gpu_memory_run.h"
+#include "core/http_api.h"
+#include "core/json.h"
+#include "core/plugin.h"
 
 #define TFB_GMEM_POST_MORTEM_FRACTION 0.9
 

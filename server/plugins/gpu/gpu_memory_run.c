@@ -6,7 +6,7 @@
  * its own detached thread, and the run's requests answer "loading" until
  * it ends.
  */
-#include "gpu_memory_run.h"
+#include "plugins/gpu/gpu_memory_run.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "deadline.h"
-#include "gpu_file.h"
+#include "base/deadline.h"
+#include "plugins/gpu/gpu_file.h"
 #include "tfboard.h"
 
 /* NVTX rows read per file at most (a hostile file cannot make us read

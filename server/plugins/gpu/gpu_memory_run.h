@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu_memory.h"
-#include "gpu_trace.h"
+#include "plugins/gpu/gpu_memory.h"
+#include "plugins/gpu/gpu_trace.h"
 
 typedef struct tfb_gmem_run {
     tfb_gmem_events events;       /* sorted by time (ties: file order) */

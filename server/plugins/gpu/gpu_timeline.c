@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
+#include "plugins/gpu/gpu_analysis.h"
 
 static const char *kind_name(int k)
 {

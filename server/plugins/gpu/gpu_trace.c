@@ -10,9 +10,9 @@
  * its budgets (rows, seconds: tfb_gpu_load_limits), with the trace or with
  * an error message that the run's requests then answer.
  */
-#include "deadline.h"
-#include "gpu_file.h"
-#include "gpu_trace.h"
+#include "base/deadline.h"
+#include "plugins/gpu/gpu_file.h"
+#include "plugins/gpu/gpu_trace.h"
 
 #include <errno.h>
 #include <pthread.h>

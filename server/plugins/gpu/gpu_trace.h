@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "core/store.h"
 
 typedef enum {
     TFB_GPU_KERNEL = 0,

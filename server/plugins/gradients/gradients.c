@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gradients_analysis.h"
-#include "plugin.h"
-#include "report_fmt.h"
+#include "plugins/gradients/gradients_analysis.h"
+#include "core/plugin.h"
+#include "core/report_fmt.h"
 
 static int route_norms(const tfb_http_req *req, tfb_http_resp *resp)
 {

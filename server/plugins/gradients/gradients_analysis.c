@@ -2,7 +2,7 @@
  * gradients_analysis.c - the layer × step table of gradient norms and its
  * vanishing/exploding/non-finite flags (see gradients_analysis.h).
  */
-#include "gradients_analysis.h"
+#include "plugins/gradients/gradients_analysis.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -29,8 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-#include "store.h"
+#include "core/json.h"
+#include "core/store.h"
 
 #define TFB_GRAD_VANISH_DEFAULT 1e-6
 #define TFB_GRAD_EXPLODE_DEFAULT 1e2

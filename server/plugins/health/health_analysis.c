@@ -2,7 +2,7 @@
  * health_analysis.c - one alert per (run, tag) that ever held NaN/Inf,
  * built from the store's per-series statistics (see health_analysis.h).
  */
-#include "health_analysis.h"
+#include "plugins/health/health_analysis.h"
 
 #include <math.h>
 #include <stdlib.h>

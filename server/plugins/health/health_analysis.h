@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-#include "store.h"
+#include "core/json.h"
+#include "core/store.h"
 
 typedef struct tfb_health_alert {
     const char *run;      /* owned by the store (stable) */

@@ -2,8 +2,8 @@
  * histograms.c - the histograms dashboard: /data/plugin/histograms/
  * {tags,histograms}.
  */
-#include "plugin.h"
-#include "routes_core.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
 
 static int tfb_route_histogram_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {

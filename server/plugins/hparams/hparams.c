@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hparams_analysis.h"
-#include "hparams_groups.h"
-#include "plugin.h"
-#include "report_fmt.h"
+#include "plugins/hparams/hparams_analysis.h"
+#include "plugins/hparams/hparams_groups.h"
+#include "core/plugin.h"
+#include "core/report_fmt.h"
 
 static void json_value(tfb_json *j, const tfb_hparam_value *v)
 {

@@ -2,18 +2,18 @@
  * hparams_analysis.c - decoding of HParamsPluginData and the experiment
  * view over all runs (see hparams_analysis.h).
  */
-#include "hparams_analysis.h"
+#include "plugins/hparams/hparams_analysis.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "str.h"
-#include "vec.h"
+#include "core/json.h"
+#include "base/str.h"
+#include "base/vec.h"
 /* libtfboard's header-only wire codec (pure inline functions). */
-#include "pb.h"
+#include "collector/pb.h"
 
 /* HParamsPluginData's oneof. */
 enum { HP_EXPERIMENT = 2, HP_SESSION_START = 3, HP_SESSION_END = 4 };

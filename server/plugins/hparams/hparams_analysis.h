@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "core/store.h"
 
 /* The kind of a google.protobuf.Value. */
 typedef enum {

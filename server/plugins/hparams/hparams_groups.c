@@ -2,7 +2,7 @@
  * hparams_groups.c - run groups with mean and band over aligned steps, and
  * per-run metric summaries (the rule is in hparams_groups.h).
  */
-#include "hparams_groups.h"
+#include "plugins/hparams/hparams_groups.h"
 
 #include <math.h>
 #include <regex.h>
@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hparams_analysis.h"
-#include "json_str.h"
-#include "str.h"
-#include "vec.h"
+#include "plugins/hparams/hparams_analysis.h"
+#include "base/json_str.h"
+#include "base/str.h"
+#include "base/vec.h"
 
 /* ---- metric summary ---------------------------------------------------- */
 

@@ -31,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "http_api.h"
-#include "store.h"
+#include "core/http_api.h"
+#include "core/store.h"
 
 /* ---- metric summary of one run ----------------------------------------- */
 

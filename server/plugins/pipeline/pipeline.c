@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline_analysis.h"
-#include "plugin.h"
-#include "report_fmt.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "core/plugin.h"
+#include "core/report_fmt.h"
 
 static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
 {

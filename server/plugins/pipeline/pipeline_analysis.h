@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-#include "store.h"
+#include "core/json.h"
+#include "core/store.h"
 
 
 #define TFB_PIPELINE_HIGHLY 0.20

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_analysis.h"
-#include "gpu_trace.h"
-#include "pipeline_analysis.h"
-#include "pipeline_trace.h"
+#include "plugins/gpu/gpu_analysis.h"
+#include "plugins/gpu/gpu_trace.h"
+#include "plugins/pipeline/pipeline_analysis.h"
+#include "plugins/pipeline/pipeline_trace.h"
 
 /* ---- from the store ---------------------------------------------------- */
 

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin.h"
-#include "ranks_job.h"
-#include "report_fmt.h"
+#include "core/plugin.h"
+#include "plugins/ranks/ranks_job.h"
+#include "core/report_fmt.h"
 
 /* How long the gpu route waits for its ranks' traces to load (all loads
  * run side by side) before it answers 202 "loading". */

@@ -10,7 +10,7 @@
  * then the request waits for them within its budget; ranks still loading
  * are reported as loading, never waited for past the budget.
  */
-#include "ranks_job.h"
+#include "plugins/ranks/ranks_job.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu_trace.h"
+#include "plugins/gpu/gpu_trace.h"
 #include "tfboard.h"
 
 void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v)

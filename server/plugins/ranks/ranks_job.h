@@ -30,9 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json.h"
-#include "ranks_analysis.h"
-#include "store.h"
+#include "core/json.h"
+#include "plugins/ranks/ranks_analysis.h"
+#include "core/store.h"
 
 typedef struct tfb_ranks_member {
     tfb_run *run;

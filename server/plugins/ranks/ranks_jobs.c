@@ -3,7 +3,7 @@
  * each rank run's steps as the analysis's input, and the job analysis.
  * The rules are in ranks_job.h.
  */
-#include "ranks_job.h"
+#include "plugins/ranks/ranks_job.h"
 
 #include <dirent.h>
 #include <math.h>

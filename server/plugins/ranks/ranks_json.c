@@ -4,7 +4,7 @@
  * run names, job names and hosts come from files and are escaped by the
  * JSON writer. Non-finite numbers are written as JSON null.
  */
-#include "ranks_job.h"
+#include "plugins/ranks/ranks_job.h"
 
 #include <math.h>
 #include <stdio.h>

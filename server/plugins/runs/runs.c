@@ -4,7 +4,7 @@
  * /data/runs and /data/runs_info, so the plugin has no routes of its own;
  * it is shown whenever the logdir has a run.
  */
-#include "plugin.h"
+#include "core/plugin.h"
 
 const tfb_plugin tfb_plugin_runs = {
     .name = "runs",

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "downsample.h"
-#include "plugin.h"
-#include "routes_core.h"
-#include "scalars_layout.h"
-#include "scalars_multirun.h"
+#include "core/downsample.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
+#include "plugins/scalars/scalars_layout.h"
+#include "plugins/scalars/scalars_multirun.h"
 
 static int tfb_route_scalar_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin.h"
-#include "scalars_layout.h"
+#include "core/plugin.h"
+#include "plugins/scalars/scalars_layout.h"
 
 #define LAYOUT_FILE "tfboard_layout.json"
 #define MAX_DEPTH 64

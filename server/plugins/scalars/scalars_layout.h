@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "http_api.h"
+#include "core/http_api.h"
 
 /* 0 when text[0..len) is exactly one JSON object (RFC 8259, at most 64
  * levels deep, strings valid UTF-8), else TFB_EINVAL. */

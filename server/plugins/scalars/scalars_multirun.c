@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "downsample.h"
-#include "plugin.h"
-#include "scalars_multirun.h"
-#include "sweep_stats.h"
+#include "core/downsample.h"
+#include "core/plugin.h"
+#include "plugins/scalars/scalars_multirun.h"
+#include "plugins/scalars/sweep_stats.h"
 
 #define AUTO_BANDS_RUNS 200   /* summary=auto draws bands past this */
 #define MAX_RUN_PARAMS 256    /* the HTTP layer's parameter limit */

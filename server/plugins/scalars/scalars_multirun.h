@@ -8,7 +8,7 @@
 #ifndef TFB_SCALARS_MULTIRUN_H
 #define TFB_SCALARS_MULTIRUN_H
 
-#include "http_api.h"
+#include "core/http_api.h"
 
 int tfb_route_scalars_multirun(const tfb_http_req *req, tfb_http_resp *resp);
 int tfb_route_scalars_nearest(const tfb_http_req *req, tfb_http_resp *resp);

@@ -4,7 +4,7 @@
  */
 #include <math.h>
 
-#include "sweep_stats.h"
+#include "plugins/scalars/sweep_stats.h"
 
 size_t tfb_sweep_bucket_steps(int64_t step0, int64_t step1, size_t max,
                               int64_t *out)

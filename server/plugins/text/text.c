@@ -4,8 +4,8 @@
  */
 #include <stdlib.h>
 
-#include "plugin.h"
-#include "routes_core.h"
+#include "core/plugin.h"
+#include "core/routes_core.h"
 
 /* TensorBoard's text plugin answers {run: [tag, ...]}. */
 static int tfb_route_text_tags(const tfb_http_req *req, tfb_http_resp *resp)
