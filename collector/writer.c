@@ -32,6 +32,8 @@
 #include "tfboard.h"
 #include "collector/abi.h"
 #include "collector/writer_internal.h"
+#include "collector/writer_segments.h"
+#include "objstore/objstore.h"
 
 #define DEFAULT_QUEUE_BYTES (8u << 20)
 #define DEFAULT_FLUSH_MS 2000u
@@ -76,6 +78,7 @@ struct tfb_writer {
     } hooks[TFB_WRITER_MOD_COUNT];
     unsigned fork_gen; /* tfb_fork_generation() at open; see fork_guard.h */
     tfb_rank_owned rank; /* distributed jobs (ranks.c) */
+    tfb_seg *seg; /* run_dir in a bucket: segments (writer_segments.h) */
 };
 
 /* w was inherited across fork(): its thread does not exist here and its
@@ -224,6 +227,16 @@ static void *writer_thread(void *arg)
                  * another interval. */
                 if (!w->sticky && file_deleted(w->fd))
                     w->sticky = TFB_ENOENT;
+                if (w->seg && !w->sticky) {
+                    /* a segment old enough goes up even when idle */
+                    int fd = w->fd;
+                    pthread_mutex_unlock(&w->mu);
+                    int src = tfb_seg_rotate(w->seg, &fd, 0, 0);
+                    pthread_mutex_lock(&w->mu);
+                    w->fd = fd;
+                    if (src && !w->sticky)
+                        w->sticky = src;
+                }
                 tfb_deadline_after_ms(&deadline, w->opts.flush_interval_ms);
                 if (w->sticky)
                     pthread_cond_broadcast(&w->cv_space);
@@ -247,11 +260,21 @@ static void *writer_thread(void *arg)
         /* CRCs are computed here, not on the logging threads. */
         if (!sticky)
             tfb_seal_records(out.data, out.len);
+        uint64_t dropped = 0;
+        if (!sticky && w->seg && tfb_seg_admit(w->seg, out.len) < 0) {
+            /* The spool is full (the store has been down for long):
+             * these records are dropped and counted; logging goes on. */
+            dropped = tfb_count_records(out.data, out.len);
+            out.len = 0;
+        }
         int rc = sticky ? sticky : write_all(w->fd, out.data, out.len);
         if (!rc && file_deleted(w->fd))
             rc = TFB_ENOENT;
+        if (!rc && w->seg)
+            rc = tfb_seg_rotate(w->seg, &w->fd, out.len, 0);
 
         pthread_mutex_lock(&w->mu);
+        w->records_dropped += dropped;
         if (rc && !w->sticky)
             w->sticky = rc;
         if (!rc)
@@ -325,14 +348,30 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
     size_t half = w->opts.queue_bytes / 2;
     if (half < 4096)
         half = 4096;
+    char *spool = NULL;
+    if (tfb_os_is_url(run_dir)) {
+        /* A bucket: the files go to a local spool, uploaded by segments. */
+        int src = tfb_seg_open(&w->seg, run_dir, &w->opts, &spool);
+        w->opts.spool_dir = NULL; /* the caller's string is not kept */
+        if (src) {
+            free(suffix);
+            tfb_rank_owned_free(&w->rank);
+            free(w);
+            return src;
+        }
+        run_dir = spool;
+        if (w->opts.flush_interval_ms > tfb_seg_period_ms(w->seg))
+            w->opts.flush_interval_ms = tfb_seg_period_ms(w->seg);
+    }
     w->run_dir = strdup(run_dir);
+    free(spool);
     w->active.data = malloc(half);
     w->spare.data = malloc(half);
     int rc = (!w->run_dir || !w->active.data || !w->spare.data) ? TFB_ENOMEM : 0;
     w->active.cap = w->spare.cap = half;
     tfb_wallclock_init(&w->clock);
     if (!rc)
-        rc = make_dirs(run_dir);
+        rc = make_dirs(w->run_dir); /* run_dir may be the freed spool name */
     if (!rc)
         rc = create_file(w);
     if (!rc) {
@@ -354,6 +393,8 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
                 w->bytes_written += rn;
         }
     }
+    if (!rc && w->seg)
+        tfb_seg_first(w->seg, w->path, (size_t)w->bytes_written);
     if (!rc) {
         /* Deadlines on CLOCK_MONOTONIC: a wall clock set back must not
          * stall the periodic flush. */
@@ -379,6 +420,8 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
             close(w->fd);
             unlink(w->path);
         }
+        if (w->seg)
+            tfb_seg_close(w->seg, -1);
         free(w->active.data);
         free(w->spare.data);
         free(w->run_dir);
@@ -467,6 +510,10 @@ int tfb_writer_close_reason(tfb_writer *w, const char *reason)
     uint8_t *end;
     size_t end_len;
     if (tfb_run_end_event(reason, tfb_now_wall(), &end, &end_len) == 0) {
+        /* Never dropped, even with drop_when_full: it waits for room (close
+         * is not concurrent with other calls on w, so the option may be
+         * changed here). */
+        w->opts.drop_when_full = 0;
         tfb_writer_log_event(w, end, end_len);
         free(end);
     }
@@ -477,8 +524,14 @@ int tfb_writer_close_reason(tfb_writer *w, const char *reason)
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
     int rc = w->sticky;
-    if (close(w->fd) < 0 && !rc)
+    if (w->seg) {
+        /* the last segment and the run's other files go up now */
+        int src = tfb_seg_close(w->seg, w->fd);
+        if (!rc)
+            rc = src;
+    } else if (close(w->fd) < 0 && !rc) {
         rc = tfb_err_from_errno(errno);
+    }
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv_work);
     pthread_cond_destroy(&w->cv_space);
@@ -831,7 +884,7 @@ int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out)
     st.records_logged = w->records_logged;
     st.records_dropped = w->records_dropped;
     st.bytes_written = w->bytes_written;
-    st.sticky_error = w->sticky;
+    st.sticky_error = w->sticky ? w->sticky : tfb_seg_sticky(w->seg);
     pthread_mutex_unlock(&w->mu);
     return tfb_abi_write(out, &st, sizeof st);
 }

@@ -166,6 +166,34 @@ typedef struct tfb_writer_opts {
     const char *job;
     /* Host name for the rank record; NULL = gethostname(). Copied. */
     const char *host;
+
+    /* Object storage: run_dir "s3://bucket/prefix/run" (or gs://...).
+     * Object stores cannot append, so the event file is closed every
+     * segment_seconds or segment_bytes, whichever comes first (the queue
+     * is then flushed at least every segment_seconds), and each
+     * closed segment is uploaded by a thread of the writer's own as one
+     * object, events.out.tfevents.<time>.<host>.<pid>.<n>.<seq 6 digits>,
+     * names that sort in write order (TensorBoard's and tfboard's reader
+     * order). Segments wait in a local spool, a new directory
+     * tfboard-spool-XXXXXX under spool_dir (NULL: $TMPDIR, else /tmp),
+     * until uploaded; failed uploads are retried (backoff) without
+     * holding back the training thread. When the spool holds more than
+     * spool_bytes, records are dropped and counted (records_dropped) and
+     * TFB_EDROPPED becomes the writer's sticky error, returned by
+     * tfb_writer_close and shown in tfb_writer_stats. tfb_writer_close
+     * uploads the last segment and any other file of the run (GPU trace
+     * stores), waiting up to close_timeout_ms (not at all once the store
+     * refuses with 403 or 404: no bucket, no permission); what could not
+     * be sent stays in the spool (named on stderr) and close returns
+     * TFB_EIO.
+     * Segments of more than 8 MiB go as multipart uploads. Credentials,
+     * region and endpoint come from the AWS environment (README.md).
+     * Ignored for local run_dirs. 0 / NULL = the defaults. */
+    unsigned segment_seconds; /* default 30 */
+    size_t segment_bytes;     /* default 64 MiB */
+    size_t spool_bytes;       /* default 1 GiB */
+    const char *spool_dir;    /* copied at open */
+    unsigned close_timeout_ms; /* default 60000 */
 } tfb_writer_opts;
 
 /* Fills `opts` with the defaults and its size. Thread-safe. */
@@ -253,7 +281,9 @@ TFB_API void tfb_writer_stats_init(tfb_writer_stats *out);
  * prepared (out->size 0 gives TFB_EINVAL). Thread-safe on one writer. */
 TFB_API int tfb_writer_get_stats(tfb_writer *w, tfb_writer_stats *out);
 
-/* The event file's path; owned by w, valid until close. Thread-safe. */
+/* The event file's path; owned by w, valid until close. Thread-safe. For a
+ * run_dir in a bucket: the first segment's file in the local spool (gone
+ * once uploaded). */
 TFB_API const char *tfb_writer_path(const tfb_writer *w);
 
 /* The run directory given to open; owned by w, valid until close. */

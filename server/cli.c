@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/http.h"
 #include "core/loader.h"
+#include "core/storage.h"
 #include "core/store.h"
 #include "report/report.h"
 #include "plugins/registry.h"
@@ -27,12 +28,16 @@
 static int serve(const tfb_config *cfg)
 {
     struct stat st;
-    if (stat(cfg->logdir, &st) != 0) {
+    int remote = strncmp(cfg->logdir, "s3://", 5) == 0 ||
+                 strncmp(cfg->logdir, "gs://", 5) == 0;
+    if (remote) {
+        /* a bucket: checked by the first listing */
+    } else if (stat(cfg->logdir, &st) != 0) {
         fprintf(stderr, "tfboard: logdir %s: %s\n", cfg->logdir,
                 strerror(errno));
         return 1;
     }
-    if (!S_ISDIR(st.st_mode)) {
+    if (!remote && !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "tfboard: logdir %s is not a directory\n",
                 cfg->logdir);
         return 1;
@@ -93,9 +98,19 @@ static int serve(const tfb_config *cfg)
 
     tfb_loader_opts lo = {cfg->reload_interval, cfg->load_threads, stderr};
     tfb_loader *loader;
-    if (tfb_loader_start(&loader, store, &lo) < 0) {
+    tfb_storage *storage = NULL;
+    char err[300] = "";
+    if (tfb_storage_for(cfg->logdir, &storage, err, sizeof err, stderr) < 0) {
+        fprintf(stderr, "tfboard: logdir %s: %s\n", cfg->logdir,
+                err[0] ? err : "cannot open");
+        tfb_server_stop(srv);
+        tfb_store_destroy(store);
+        return 1;
+    }
+    if (tfb_loader_start_on(&loader, store, &lo, storage) < 0) {
         fprintf(stderr, "tfboard: cannot start the loader\n");
         tfb_server_stop(srv);
+        tfb_storage_destroy(storage);
         tfb_store_destroy(store);
         return 1;
     }
@@ -116,8 +131,12 @@ static int serve(const tfb_config *cfg)
     }
     if (!cfg->quiet)
         fprintf(stderr, "tfboard: stopping\n");
+    /* requests to a bucket end now: nothing on the network holds the
+     * exit back */
+    tfb_storage_cancel(storage);
     tfb_server_stop(srv);
     tfb_loader_stop(loader);
+    tfb_storage_destroy(storage);
     tfb_store_destroy(store);
     return 0;
 }

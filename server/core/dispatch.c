@@ -7,6 +7,7 @@
 
 #include "core/http_internal.h"
 #include "tfboard.h"
+#include "core/http_api.h"
 #include "core/plugin.h"
 #include "core/routes_core.h"
 
@@ -16,6 +17,8 @@ static const tfb_route core_routes[] = {
     {"/data/environment", tfb_route_environment},
     {"/data/plugins_listing", tfb_route_plugins_listing},
     {"/data/plugin/core/progress", tfb_route_progress},
+    /* a reload now (harmless to repeat, so GET too: a link works) */
+    {"/data/reload", tfb_route_reload},
 };
 
 #define PLUGIN_PREFIX "/data/plugin/"
@@ -25,6 +28,8 @@ static const tfb_plugin_route *plugin_route(const char *path, int put);
 
 tfb_http_handler tfb_route_find_put(const char *path)
 {
+    if (strcmp(path, "/data/reload") == 0)
+        return tfb_route_reload;
     const tfb_plugin_route *r = plugin_route(path, 1);
     return r ? r->handler : NULL;
 }

@@ -54,6 +54,8 @@ typedef struct file_state {
     uint64_t size;  /* at the last scan */
     uint64_t done;  /* bytes consumed */
     int error;      /* last error (reported once per change) */
+    char detail[200]; /* the backend's line about it (storage.h) */
+    uint64_t requests, request_bytes; /* the last pass's (storage.h) */
     int gone;       /* deleted since: data kept, reader closed */
     tfb_reader_stats stats;
 } file_state;
@@ -101,6 +103,9 @@ struct tfb_loader {
     int deep_noted;  /* said once that a directory was too deep */
     int first_done;
     int logdir_missing; /* the last pass could not open the logdir */
+    int kicked; /* a reload was asked for (tfb_store_request_reload) */
+    unsigned idle_passes; /* remote storage: passes that found nothing new */
+    uint64_t pass_new_bytes; /* bytes the last pass read */
 };
 
 /* ---- small helpers -------------------------------------------------- */
@@ -268,8 +273,13 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
     if (!tp)
         return TFB_ENOMEM;
     for (size_t i = 0; i < n_traces; i++) {
-        tp[i] = tfb_strdup(traces[i]->path);
-        if (!tp[i]) {
+        /* a trace store in a bucket is read from a local copy */
+        rc = tfb_storage_local_path(l->storage, traces[i]->path, &tp[i]);
+        if (rc == TFB_ENOMEM) {
+            tfb_strv_free(tp, n_traces);
+            return rc;
+        }
+        if (rc < 0 && !(tp[i] = tfb_strdup(traces[i]->path))) {
             tfb_strv_free(tp, n_traces);
             return TFB_ENOMEM;
         }
@@ -546,10 +556,13 @@ static void close_readers(run_state *rs)
 
 static void report_error(tfb_loader *l, file_state *f, int rc)
 {
+    const char *d = tfb_storage_error_detail();
     if (rc != f->error && rc < 0 && l->opts.log)
-        fprintf(l->opts.log, "tfboard: cannot read %s: %s\n", f->path,
-                tfb_strerror(rc));
+        fprintf(l->opts.log, "tfboard: cannot read %s: %s%s%s\n", f->path,
+                tfb_strerror(rc), *d ? ": " : "", d);
     f->error = rc;
+    snprintf(f->detail, sizeof f->detail, "%s", rc < 0 ? d : "");
+    tfb_storage_set_error_detail(NULL);
 }
 
 /* Takes the read buffer back from the reader, for the worker's next
@@ -574,6 +587,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
                      worker_buf *wb, double *first, double *last,
                      int64_t *max_step)
 {
+    tfb_storage_set_error_detail(NULL); /* none left from another file */
     tfb_storage_stat st;
     int src = l->storage->ops->stat(l->storage, f->path, &st);
     if (src < 0) {
@@ -716,7 +730,25 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
 /* The run's notes about values it could not list as they were. */
 static void publish_notes(run_state *rs)
 {
-    char text[200];
+    char text[400];
+    /* A file that cannot be read now (a network fault, 403 on a bucket
+     * path): said on the run; what was loaded from it stays served. */
+    const file_state *bad = NULL;
+    size_t n_bad = 0;
+    for (size_t i = 0; i < rs->n_files; i++)
+        if (rs->files[i].error < 0 && !n_bad++)
+            bad = &rs->files[i];
+    if (bad) {
+        snprintf(text, sizeof text,
+                 "%zu file%s could not be read at the last reload (%s: %s); "
+                 "what was loaded before is still shown",
+                 n_bad, n_bad == 1 ? "" : "s",
+                 bad->detail[0] ? bad->detail : bad->path,
+                 tfb_strerror(bad->error));
+        tfb_run_set_note(rs->run, "read_error", text);
+    } else {
+        tfb_run_set_note(rs->run, "read_error", NULL);
+    }
     if (rs->empty_tag_values != rs->noted_empty) {
         snprintf(text, sizeof text,
                  "%llu value%s with an empty tag (and no node name) could "
@@ -745,7 +777,13 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
         int reset = 0;
         for (size_t i = 0; i < rs->n_files && !atomic_load(&l->stop); i++) {
             file_state *f = &rs->files[i];
-            if (read_file(l, rs, f, wb, &first, &last, &max_step)) {
+            uint64_t q0, b0, q1, b1;
+            tfb_storage_counted(&q0, &b0);
+            int again = read_file(l, rs, f, wb, &first, &last, &max_step);
+            tfb_storage_counted(&q1, &b1);
+            f->requests = q1 - q0;
+            f->request_bytes = b1 - b0;
+            if (again) {
                 reset = 1;
                 break;
             }
@@ -776,6 +814,8 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
             fi[i].path = rs->files[i].path;
             fi[i].stats = rs->files[i].stats;
             fi[i].error = rs->files[i].error;
+            fi[i].requests = rs->files[i].requests;
+            fi[i].request_bytes = rs->files[i].request_bytes;
         }
         (void)tfb_run_set_files(rs->run, fi, rs->n_files);
         free(fi);
@@ -849,6 +889,8 @@ static int one_pass(tfb_loader *l)
     worker_main(l);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    uint64_t end_bytes = atomic_load(&l->bytes_done);
+    l->pass_new_bytes = end_bytes > done_bytes ? end_bytes - done_bytes : 0;
     int more = atomic_load(&l->more) && !atomic_load(&l->stop);
     if (more) {
         /* Not done yet: progress stays "loading"; the next pass follows. */
@@ -863,6 +905,11 @@ static int one_pass(tfb_loader *l)
                 tfb_reader_close(l->runs[i]->files[k].reader);
                 l->runs[i]->files[k].reader = NULL;
             }
+    }
+    char *info = tfb_storage_info(l->storage);
+    if (info) {
+        tfb_store_set_storage_info(l->store, info);
+        free(info);
     }
     l->first_done = 1;
     l->reloads++;
@@ -896,16 +943,29 @@ static void *loader_main(void *arg)
         l->logdir_missing = rc == TFB_ENOENT;
         if (l->opts.reload_interval <= 0 || atomic_load(&l->stop))
             break;
+        /* Object storage bills requests: while nothing changes, the
+         * listing comes less often (up to 8 intervals apart); new bytes
+         * or a reload asked for from the page bring it back at once. */
+        double factor = 1;
+        if (strcmp(l->storage->ops->name, "local") != 0) {
+            l->idle_passes = l->pass_new_bytes ? 0 : l->idle_passes + 1;
+            factor = l->idle_passes >= 4 ? 8 : (double)(1u << l->idle_passes);
+            if (l->idle_passes == 0)
+                factor = 1;
+        }
         /* On CLOCK_MONOTONIC: a wall clock set back cannot stall the
          * reload. */
         struct timespec ts;
-        double ms = l->opts.reload_interval * 1000.0;
+        double ms = l->opts.reload_interval * 1000.0 * factor;
         tfb_deadline_after_ms(&ts, ms >= 4e9 ? 4000000000u : (unsigned)ms);
         pthread_mutex_lock(&l->lock);
-        while (!atomic_load(&l->stop)) {
+        while (!atomic_load(&l->stop) && !l->kicked) {
             if (pthread_cond_timedwait(&l->cond, &l->lock, &ts) == ETIMEDOUT)
                 break;
         }
+        if (l->kicked)
+            l->idle_passes = 0;
+        l->kicked = 0;
         pthread_mutex_unlock(&l->lock);
         if (atomic_load(&l->stop))
             break;
@@ -951,6 +1011,16 @@ int tfb_loader_start(tfb_loader **out, tfb_store *store,
     return tfb_loader_start_on(out, store, opts, NULL);
 }
 
+/* tfb_store_request_reload's hook: wakes the loader thread. */
+static void kick(void *ctx)
+{
+    tfb_loader *l = ctx;
+    pthread_mutex_lock(&l->lock);
+    l->kicked = 1;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
 int tfb_loader_start_on(tfb_loader **out, tfb_store *store,
                         const tfb_loader_opts *opts, tfb_storage *storage)
 {
@@ -958,6 +1028,8 @@ int tfb_loader_start_on(tfb_loader **out, tfb_store *store,
     int rc = tfb_loader_create_on(&l, store, opts, storage);
     if (rc < 0)
         return rc;
+    if (l->opts.reload_interval > 0)
+        tfb_store_set_reload_hook(store, kick, l);
     l->has_thread = 1; /* before the thread reads it */
     if (pthread_create(&l->thread, NULL, loader_main, l) != 0) {
         l->has_thread = 0;
@@ -973,6 +1045,9 @@ void tfb_loader_stop(tfb_loader *l)
     if (!l)
         return;
     if (l->has_thread) {
+        tfb_store_set_reload_hook(l->store, NULL, NULL);
+        /* a GET on a slow network must not hold the stop back */
+        tfb_storage_cancel(l->storage);
         pthread_mutex_lock(&l->lock);
         atomic_store(&l->stop, 1);
         pthread_cond_broadcast(&l->cond);

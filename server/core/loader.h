@@ -16,7 +16,10 @@
  * replaced (other inode) resets its run, which is read again from the
  * start. A deleted file keeps the data it gave; if it comes back it counts
  * as replaced. An unreadable file is reported on stderr once and in the
- * run's file infos; everything else goes on.
+ * run's file infos (and a note on the run); everything else goes on.
+ * For storage other than local files (a bucket), reloads that find
+ * nothing new come less often (up to 8 intervals apart), and a reload
+ * asked for through tfb_store_request_reload comes at once.
  */
 #ifndef TFB_SERVER_LOADER_H
 #define TFB_SERVER_LOADER_H

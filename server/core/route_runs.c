@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/plugin.h"
@@ -93,7 +94,8 @@ static void status_json(tfb_json *j, tfb_run *r, double now)
  *   {"scalars": n, "histograms": n, "text": n, "numerics": n},
  *   "points", "status": {...} (status_json), "files": [{"path", "records", "bytes", "corrupt_records",
  *   "resyncs", "bytes_skipped", "corruption_offsets", "truncated_tail",
- *   "error"}], "trace_files": [...]}] in /data/runs order. */
+ *   "requests", "request_bytes", "error"}], "trace_files": [...]}] in
+ *   /data/runs order. */
 int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
 {
     static const char *const kind_names[TFB_SERIES_KIND_COUNT] = {
@@ -179,6 +181,10 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
                 tfb_json_array_end(&j);
                 tfb_json_key(&j, "truncated_tail");
                 tfb_json_bool(&j, fi[q].stats.truncated_tail);
+                tfb_json_key(&j, "requests");
+                tfb_json_u64(&j, fi[q].requests);
+                tfb_json_key(&j, "request_bytes");
+                tfb_json_u64(&j, fi[q].request_bytes);
                 tfb_json_key(&j, "error");
                 if (fi[q].error)
                     tfb_json_str(&j, tfb_strerror(fi[q].error));
@@ -268,6 +274,31 @@ int tfb_route_environment(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_str(&j, tag_names[i][1]);
     }
     tfb_json_object_end(&j);
+    /* An s3:// or gs:// logdir: the backend, the requests the last
+     * reload made, and the last fault (the page's banner); null for
+     * local files. */
+    tfb_json_key(&j, "storage");
+    char *info = tfb_store_storage_info(tfb_server_store(req));
+    if (info)
+        tfb_json_raw(&j, info, strlen(info));
+    else
+        tfb_json_null(&j);
+    free(info);
+    tfb_json_object_end(&j);
+    return tfb_http_json(resp, &j);
+}
+
+/* POST (or GET) /data/reload: the loader reloads now instead of at its
+ * next interval. {"reload": true}, or 409 when no reloading loader runs. */
+int tfb_route_reload(const tfb_http_req *req, tfb_http_resp *resp)
+{
+    if (tfb_store_request_reload(tfb_server_store(req)) < 0)
+        return tfb_http_error(resp, 409, "no reloading loader");
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "reload");
+    tfb_json_bool(&j, 1);
     tfb_json_object_end(&j);
     return tfb_http_json(resp, &j);
 }

@@ -14,6 +14,7 @@ int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp);
 int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp);
 int tfb_route_progress(const tfb_http_req *req, tfb_http_resp *resp);
 int tfb_route_environment(const tfb_http_req *req, tfb_http_resp *resp);
+int tfb_route_reload(const tfb_http_req *req, tfb_http_resp *resp);
 int tfb_route_plugins_listing(const tfb_http_req *req, tfb_http_resp *resp);
 
 /* route_tags.c: {run: {tag: {displayName, description}}} for one kind of

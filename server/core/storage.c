@@ -3,6 +3,7 @@
  * tfb_reader over any backend (storage.h), so the reader's record
  * framing and replacement rules need one implementation.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,55 @@ void tfb_storage_destroy(tfb_storage *s)
     if (s)
         s->ops->destroy(s);
 }
+
+void tfb_storage_cancel(tfb_storage *s)
+{
+    if (s && s->ops->cancel)
+        s->ops->cancel(s);
+}
+
+char *tfb_storage_info(tfb_storage *s)
+{
+    char *j = NULL;
+    if (s && s->ops->info && s->ops->info(s, &j) < 0)
+        return NULL;
+    return j;
+}
+
+int tfb_storage_local_path(tfb_storage *s, const char *path, char **out)
+{
+    if (s->ops->local_copy)
+        return s->ops->local_copy(s, path, out);
+    *out = strdup(path);
+    return *out ? 0 : TFB_ENOMEM;
+}
+
+static _Thread_local char g_detail[300];
+
+void tfb_storage_set_error_detail(const char *msg)
+{
+    snprintf(g_detail, sizeof g_detail, "%s", msg ? msg : "");
+}
+
+const char *tfb_storage_error_detail(void)
+{
+    return g_detail;
+}
+
+static _Thread_local uint64_t g_requests, g_bytes;
+
+void tfb_storage_count(uint64_t requests, uint64_t bytes)
+{
+    g_requests += requests;
+    g_bytes += bytes;
+}
+
+void tfb_storage_counted(uint64_t *requests, uint64_t *bytes)
+{
+    *requests = g_requests;
+    *bytes = g_bytes;
+}
+
 
 void tfb_storage_entries_free(tfb_storage_entry *v, size_t n)
 {

@@ -1,8 +1,9 @@
 /*
  * storage.h - where the loader's bytes come from: one small interface
- * over a logdir's storage, so a backend (local files now; S3-compatible
- * object storage is issue 19) plugs in without touching the loader's
- * logic. The loader lists, stats and reads through it only.
+ * over a logdir's storage, so a backend plugs in without touching the
+ * loader's logic: storage_local.c (files), storage_s3.c (s3:// and gs://
+ * buckets over objstore/). The loader lists, stats and reads through it
+ * only.
  *
  * Paths are the loader's own strings: for local storage, file system
  * paths; a backend for buckets would take "s3://bucket/key". A listing is
@@ -73,6 +74,16 @@ typedef struct tfb_storage_ops {
     long (*read)(tfb_storage_file *f, uint64_t off, void *buf, size_t len);
     void (*close)(tfb_storage_file *f); /* NULL-safe */
     void (*destroy)(tfb_storage *s);
+    /* Optional (NULL for local files). cancel: every request in flight
+     * and to come fails at once (shutdown must not wait on a network).
+     * info: a JSON object describing the backend and the requests each
+     * reload made (malloc'd, for /data/environment). */
+    void (*cancel)(tfb_storage *s);
+    int (*info)(tfb_storage *s, char **json);
+    /* Optional: a local file holding path's current bytes (malloc'd
+     * name), for readers that need a file (the GPU plugin's SQLite trace
+     * stores); fetched again only when the object changed. */
+    int (*local_copy)(tfb_storage *s, const char *path, char **local);
 } tfb_storage_ops;
 
 /* Every backend's handle starts with this. */
@@ -85,7 +96,34 @@ struct tfb_storage {
  * not follow (server/core/dir_links.h); NULL = quiet. */
 int tfb_storage_local_create(tfb_storage **out, FILE *log);
 
+/* storage_s3.c: "s3://bucket/prefix" or "gs://bucket/prefix" through
+ * objstore/ (settings from the AWS environment, see README.md); -1 with a
+ * message in err (never a secret) when the URL or settings are bad. */
+int tfb_storage_s3_create(tfb_storage **out, const char *url, char *err,
+                          size_t errlen);
+/* The backend for a logdir: a bucket for s3:// and gs:// URLs, else
+ * local files (log: where the local backend names the directory links it
+ * does not follow; NULL = quiet). */
+int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
+                    size_t errlen, FILE *log);
+
 /* storage.c: generic helpers over any backend. */
+void tfb_storage_cancel(tfb_storage *s); /* NULL-safe; no-op for local */
+/* ops->info's JSON, or NULL (local files, or out of memory). */
+char *tfb_storage_info(tfb_storage *s);
+/* A local file name for path: path itself for local storage, else
+ * ops->local_copy's (malloc'd in both cases). */
+int tfb_storage_local_path(tfb_storage *s, const char *path, char **out);
+/* A line about the last failure on this thread (a backend sets it with
+ * the request and the answer; never a secret), for the run's note; "" when
+ * none. The loader reads it right after the failing call. */
+void tfb_storage_set_error_detail(const char *msg);
+/* Requests a backend made on this thread, and their bytes: a backend
+ * counts them (tfb_storage_count), the loader reads the totals before and
+ * after each file to tell what that file cost. */
+void tfb_storage_count(uint64_t requests, uint64_t bytes);
+void tfb_storage_counted(uint64_t *requests, uint64_t *bytes);
+const char *tfb_storage_error_detail(void);
 void tfb_storage_destroy(tfb_storage *s); /* NULL-safe */
 void tfb_storage_entries_free(tfb_storage_entry *v, size_t n);
 /* A tfb_reader over path (reader framing, corruption and replacement

@@ -253,7 +253,8 @@ static void local_destroy(tfb_storage *s)
 
 static const tfb_storage_ops local_ops = {
     "local",     local_list,  local_stat,    local_open,
-    local_read,  local_close, local_destroy,
+    local_read,  local_close, local_destroy, NULL /* cancel */,
+    NULL /* info */, NULL /* local_copy */,
 };
 
 int tfb_storage_local_create(tfb_storage **out, FILE *log)

@@ -105,6 +105,11 @@ struct tfb_store {
     tfb_strtab run_idx; /* name -> run (keys: each run's own name) */
     _Atomic uint64_t generation;
     tfb_load_progress progress;
+    char *storage_info; /* JSON from the storage backend, or NULL */
+    void (*reload_fn)(void *);
+    void *reload_ctx;
+    void (*owned_free)(void *); /* tfb_store_own */
+    void *owned;
 };
 
 /* The statistics lock: held for a handful of stores or one copy, so a
@@ -192,8 +197,57 @@ void tfb_store_destroy(tfb_store *s)
     free(s->runs);
     tfb_strtab_free(&s->run_idx);
     pthread_mutex_destroy(&s->lock);
+    if (s->owned_free)
+        s->owned_free(s->owned);
+    free(s->storage_info);
     free(s->logdir);
     free(s);
+}
+
+void tfb_store_own(tfb_store *s, void *obj, void (*free_fn)(void *))
+{
+    if (s->owned_free)
+        s->owned_free(s->owned);
+    s->owned = obj;
+    s->owned_free = free_fn;
+}
+
+void tfb_store_set_storage_info(tfb_store *s, const char *json)
+{
+    char *copy = json ? tfb_strndup(json, strlen(json)) : NULL;
+    pthread_mutex_lock(&s->lock);
+    free(s->storage_info);
+    s->storage_info = copy;
+    pthread_mutex_unlock(&s->lock);
+}
+
+char *tfb_store_storage_info(tfb_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    char *c = s->storage_info
+                  ? tfb_strndup(s->storage_info, strlen(s->storage_info))
+                  : NULL;
+    pthread_mutex_unlock(&s->lock);
+    return c;
+}
+
+void tfb_store_set_reload_hook(tfb_store *s, void (*fn)(void *), void *ctx)
+{
+    pthread_mutex_lock(&s->lock);
+    s->reload_fn = fn;
+    s->reload_ctx = ctx;
+    pthread_mutex_unlock(&s->lock);
+}
+
+int tfb_store_request_reload(tfb_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    void (*fn)(void *) = s->reload_fn;
+    void *ctx = s->reload_ctx;
+    if (fn)
+        fn(ctx);
+    pthread_mutex_unlock(&s->lock);
+    return fn ? 0 : TFB_ESTATE;
 }
 
 const char *tfb_store_logdir(const tfb_store *s)

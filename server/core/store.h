@@ -137,6 +137,9 @@ typedef struct tfb_file_info {
     char *path;               /* absolute or logdir-joined path */
     tfb_reader_stats stats;   /* last stats from the reader */
     int error;                /* 0 or the last TFB_E* error (unreadable) */
+    /* What reading it cost at the last reload (object storage: GETs and
+     * HEADs, and their bytes; 0 for local files). */
+    uint64_t requests, request_bytes;
 } tfb_file_info;
 
 /* ---- store ---------------------------------------------------------- */
@@ -309,5 +312,20 @@ void tfb_series_trim(tfb_series *s);
 /* Load progress, set by the loader. */
 void tfb_store_set_progress(tfb_store *s, const tfb_load_progress *p);
 void tfb_store_bump_generation(tfb_store *s);
+/* The storage backend's description (JSON object text, copied; NULL
+ * clears), set by the loader after each reload; the getter returns a
+ * malloc'd copy or NULL. For /data/environment. */
+void tfb_store_set_storage_info(tfb_store *s, const char *json);
+/* obj is freed with free_fn when the store is destroyed (one object; a
+ * second replaces and frees the first): what the loaded data still needs,
+ * such as the storage whose local copies of trace stores the GPU pages
+ * read. Not thread-safe: call before sharing the store. */
+void tfb_store_own(tfb_store *s, void *obj, void (*free_fn)(void *));
+char *tfb_store_storage_info(tfb_store *s);
+/* A reload asked for from the page (POST /data/reload): the loader
+ * registers fn (called under the store's lock: it must only signal);
+ * TFB_ESTATE when no loader listens (one-shot loads). NULL fn clears. */
+void tfb_store_set_reload_hook(tfb_store *s, void (*fn)(void *), void *ctx);
+int tfb_store_request_reload(tfb_store *s);
 
 #endif

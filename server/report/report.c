@@ -20,6 +20,7 @@
 #include "report/report_html.h"
 #include "report/report_model.h"
 #include "report/report_text.h"
+#include "core/storage.h"
 #include "core/store.h"
 
 typedef struct report_args {
@@ -265,7 +266,8 @@ int tfb_report_main(int argc, char **argv)
         return tfb_report_compare_main(&ca);
     }
     struct stat st;
-    if (stat(a.logdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (!tfb_report_is_url(a.logdir) &&
+        (stat(a.logdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
         fprintf(stderr, "tfboard report: %s: not a readable directory\n",
                 a.logdir);
         return 2;

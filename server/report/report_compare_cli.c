@@ -71,7 +71,8 @@ static void run_list(tfb_store *s, char *buf, size_t cap)
 static int load_dir(const char *dir, tfb_store **out, int quiet)
 {
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (!tfb_report_is_url(dir) &&
+        (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
         fprintf(stderr, "tfboard report: %s: not a readable directory\n",
                 dir);
         return -1;

@@ -9,9 +9,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "core/loader.h"
+#include "core/storage.h"
 #include "tfboard.h"
 
 static double mono_s(void)
@@ -35,6 +37,16 @@ static void *load_thread(void *arg)
     return NULL;
 }
 
+static void storage_free(void *s)
+{
+    tfb_storage_destroy(s);
+}
+
+int tfb_report_is_url(const char *logdir)
+{
+    return strncmp(logdir, "s3://", 5) == 0 || strncmp(logdir, "gs://", 5) == 0;
+}
+
 /* One loader pass on a thread of its own while this one reports progress:
  * silent for a second, then a line a second, so small logdirs print
  * nothing and large ones show they are moving. */
@@ -44,12 +56,25 @@ int tfb_report_load_once(tfb_store *store, int quiet)
                           .log = quiet ? NULL : stderr};
     load_job job = {.rc = 0};
     atomic_init(&job.finished, 0);
-    int rc = tfb_loader_create(&job.loader, store, &lo);
-    if (rc < 0)
+    /* local files, or a bucket for s3:// and gs:// logdirs */
+    tfb_storage *storage = NULL;
+    char err[300] = "";
+    int rc = tfb_storage_for(tfb_store_logdir(store), &storage, err,
+                             sizeof err, quiet ? NULL : stderr);
+    if (rc < 0) {
+        if (err[0])
+            fprintf(stderr, "tfboard report: %s\n", err);
         return rc;
+    }
+    rc = tfb_loader_create_on(&job.loader, store, &lo, storage);
+    if (rc < 0) {
+        tfb_storage_destroy(storage);
+        return rc;
+    }
     pthread_t th;
     if (pthread_create(&th, NULL, load_thread, &job) != 0) {
         tfb_loader_stop(job.loader);
+        tfb_storage_destroy(storage);
         return TFB_ENOMEM;
     }
     double t0 = mono_s(), next = t0 + 1.0;
@@ -72,6 +97,9 @@ int tfb_report_load_once(tfb_store *store, int quiet)
     }
     pthread_join(th, NULL);
     tfb_loader_stop(job.loader);
+    /* the report reads trace stores after this: a bucket's local copies
+     * live as long as the store */
+    tfb_store_own(store, storage, storage_free);
     if (!quiet && mono_s() - t0 >= 1.0) {
         tfb_store_progress(store, &p);
         fprintf(stderr, "tfboard report: loaded %llu files, %llu points in "

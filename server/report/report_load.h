@@ -15,5 +15,7 @@
  * unless quiet (silent for the first second, then one a second). Returns
  * 0 or a negative TFB_E* code. */
 int tfb_report_load_once(tfb_store *store, int quiet);
+/* 1 when logdir is an s3:// or gs:// URL (a bucket, not a directory). */
+int tfb_report_is_url(const char *logdir);
 
 #endif

@@ -14,7 +14,7 @@ It fails (exit 1) on:
           (the pairs that call each other directly are named first);
   up      a file that uses a file of a layer above its own; the layers,
           lowest first:
-              base/ < collector/ < server/core/ < server/trace/
+              base/ < collector/, objstore/ < server/core/ < server/trace/
                     < server/plugins/ < server/report/ < server/cli.c,main.c,watch.c
   plugin  a file of one plugin folder (server/plugins/<name>/) that uses
           another plugin folder (only the table, server/plugins/registry.c,
@@ -46,6 +46,9 @@ import sys
 # Folder prefix -> (rank, layer name). Longest prefix wins.
 LAYERS = [
     ('base/', 0, 'base'),
+    # objstore/ is linked into libtfboard beside the collector and uses
+    # its error table: the same layer.
+    ('objstore/', 1, 'objstore'),
     ('collector/', 1, 'collector'),
     ('server/core/', 2, 'core'),
     ('server/trace/', 3, 'trace'),
@@ -57,7 +60,7 @@ LAYERS = [
     ('server/watch.c', 6, 'cli'),
     ('server/watch.h', 6, 'cli'),
 ]
-PRODUCT = ('base/', 'collector/', 'server/')
+PRODUCT = ('base/', 'objstore/', 'collector/', 'server/')
 # The plugin table: the one file allowed to name every plugin.
 PLUGIN_TABLE = 'server/plugins/registry.c'
 
@@ -202,7 +205,7 @@ INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 def header_index(root):
     """{header basename: [paths relative to root]} of the product code."""
     idx = {}
-    for top in ('base', 'collector', 'server', 'include'):
+    for top in ('base', 'objstore', 'collector', 'server', 'include'):
         for d, _, files in os.walk(os.path.join(root, top)):
             for f in files:
                 if f.endswith('.h'):
@@ -231,7 +234,7 @@ def resolve_include(root, src, name, idx):
 def include_findings(root):
     idx = header_index(root)
     out = []
-    for top in ('base', 'collector', 'server'):
+    for top in ('base', 'objstore', 'collector', 'server'):
         for d, _, files in os.walk(os.path.join(root, top)):
             for f in sorted(files):
                 if not f.endswith(('.c', '.h')):

@@ -287,8 +287,26 @@ static void json_raw_escaped(tfb_json *j, const char *t, size_t n)
     tfb_json_append(j, t + run, n - run);
 }
 
+/* A logdir in a bucket (s3://, gs://) is not a local directory: its
+ * "<logdir>/tfboard_layout.json" would be a relative path under the
+ * server's working directory, outside the logdir. */
+static int in_bucket(tfb_store *s)
+{
+    const char *d = tfb_store_logdir(s);
+    return strncmp(d, "s3://", 5) == 0 || strncmp(d, "gs://", 5) == 0;
+}
+
 static int get_layout(const tfb_http_req *req, tfb_http_resp *resp)
 {
+    if (in_bucket(tfb_server_store(req))) {
+        tfb_json j;
+        tfb_json_init(&j);
+        tfb_json_object_begin(&j);
+        tfb_json_key(&j, "layout");
+        tfb_json_null(&j);
+        tfb_json_object_end(&j);
+        return tfb_http_json(resp, &j);
+    }
     char *path = layout_path(tfb_server_store(req), "");
     if (!path)
         return tfb_http_error(resp, 500, "out of memory");
@@ -371,7 +389,11 @@ static int put_layout(const tfb_http_req *req, tfb_http_resp *resp)
     if (!body || tfb_json_validate_object(body, len) < 0)
         return tfb_http_error(resp, 400, "the layout must be one JSON "
                                          "object (valid UTF-8)");
-    char *path = layout_path(tfb_server_store(req), "");
+    tfb_store *s = tfb_server_store(req);
+    if (in_bucket(s))
+        return tfb_http_error(resp, 501, "the layout cannot be saved to a "
+                                         "logdir in a bucket");
+    char *path = layout_path(s, "");
     if (!path)
         return tfb_http_error(resp, 500, "out of memory");
     int err = save_file(path, body, len);

@@ -78,6 +78,7 @@ function buildFrame() {
       h('div', { class: 'bar', id: 'progress-bar' }),
       h('span', { class: 'progress-text', id: 'progress-text' })),
     h('div', { class: 'banner', id: 'banner', hidden: true, role: 'alert' }),
+    h('div', { class: 'banner', id: 'storage-banner', hidden: true, role: 'status' }),
     h('div', { class: 'layout' },
       h('aside', { class: 'sidebar' },
         h('section', { id: 'run-selector' }),
@@ -401,6 +402,20 @@ function renderBanner() {
     h('a', { href: '#tab=health', onclick: (e) => { e.preventDefault(); setState({ tab: 'health' }); } }, 'All alerts'));
 }
 
+// A logdir in a bucket whose last reload met errors: what the store said
+// (the server keeps serving what it loaded), and a way to try again now.
+function renderStorageBanner() {
+  const b = el('storage-banner');
+  clear(b);
+  const st = data.env && data.env.storage;
+  if (!st || !st.last_error || !st.last_reload || !(st.last_reload.failures > 0)) { b.hidden = true; return; }
+  b.hidden = false;
+  b.append(h('span', { class: 'banner-icon' }, '⚠'),
+    h('span', null, 'The bucket did not answer at the last reload: ', h('code', null, String(st.last_error)),
+      '. What was loaded is still shown. '),
+    h('a', { href: '#', id: 'storage-retry', onclick: (e) => { e.preventDefault(); reload(true); } }, 'Retry now'));
+}
+
 export function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
 
 function refreshPage(changed) {
@@ -452,7 +467,8 @@ async function fetchCatalog(userAsked) {
     getOptional('data/plugin/text/tags'),
     getOptional('data/plugin/health/alerts'),
     getOptional('data/runs_info'),
-    data.env ? Promise.resolve(data.env) : getOptional('data/environment'),
+    // A bucket's request counts and faults change at each reload.
+    data.env && !data.env.storage ? Promise.resolve(data.env) : getOptional('data/environment'),
   ]);
   await loads;
   data.env = env;
@@ -479,7 +495,10 @@ async function reload(userAsked) {
   if (reloading) return reloading;
   reloading = (async () => {
     try {
+      // a bucket is listed at long intervals while idle: ask for a listing now
+      if (userAsked && data.env && data.env.storage) await getOptional('data/reload').catch(() => null);
       await fetchCatalog(userAsked);
+      renderStorageBanner();
       window.__tfb.reloads++;
       el('reload-time').textContent = 'Reloaded ' + wallShort(Date.now() / 1000);
       el('reload-time').classList.remove('error');

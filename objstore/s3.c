@@ -1,0 +1,497 @@
+/*
+ * s3.c - the S3 operations objstore.h offers, as requests over
+ * transport.c: ListObjectsV2 pages (a small XML reader for their few
+ * fields), HEAD, ranged GETs (split and fetched in parallel when big),
+ * PUT and multipart upload.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tfboard.h"
+#include "objstore/transport.h"
+
+int tfb_os_is_url(const char *p)
+{
+    return p && (strncmp(p, "s3://", 5) == 0 || strncmp(p, "gs://", 5) == 0);
+}
+
+int tfb_os_parse_url(const char *url, char scheme[3], char **bucket,
+                     char **key)
+{
+    if (!tfb_os_is_url(url))
+        return -1;
+    memcpy(scheme, url, 2);
+    scheme[2] = 0;
+    const char *b = url + 5, *slash = strchr(b, '/');
+    size_t bl = slash ? (size_t)(slash - b) : strlen(b);
+    if (bl == 0)
+        return -1;
+    *bucket = strndup(b, bl);
+    *key = strdup(slash ? slash + 1 : "");
+    if (!*bucket || !*key) {
+        free(*bucket);
+        free(*key);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- XML: the few fields of ListObjectsV2 and multipart answers ------ */
+
+/* Decodes XML character references and the five entities in place. */
+static void xml_unescape(char *s)
+{
+    char *w = s;
+    for (char *p = s; *p;) {
+        if (*p != '&') {
+            *w++ = *p++;
+            continue;
+        }
+        char *semi = strchr(p, ';');
+        if (!semi) {
+            *w++ = *p++;
+            continue;
+        }
+        size_t n = (size_t)(semi - p);
+        unsigned long cp = 0;
+        int ok = 1;
+        if (n == 3 && !strncmp(p, "&lt", 3))
+            cp = '<';
+        else if (n == 3 && !strncmp(p, "&gt", 3))
+            cp = '>';
+        else if (n == 4 && !strncmp(p, "&amp", 4))
+            cp = '&';
+        else if (n == 5 && !strncmp(p, "&quot", 5))
+            cp = '"';
+        else if (n == 5 && !strncmp(p, "&apos", 5))
+            cp = '\'';
+        else if (n > 2 && p[1] == '#')
+            cp = p[2] == 'x' ? strtoul(p + 3, NULL, 16)
+                             : strtoul(p + 2, NULL, 10);
+        else
+            ok = 0;
+        if (!ok || cp == 0 || cp > 0x10FFFF) {
+            *w++ = *p++;
+            continue;
+        }
+        /* UTF-8 */
+        if (cp < 0x80) {
+            *w++ = (char)cp;
+        } else if (cp < 0x800) {
+            *w++ = (char)(0xC0 | (cp >> 6));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            *w++ = (char)(0xE0 | (cp >> 12));
+            *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        } else {
+            *w++ = (char)(0xF0 | (cp >> 18));
+            *w++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+            *w++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+            *w++ = (char)(0x80 | (cp & 0x3F));
+        }
+        p = semi + 1;
+    }
+    *w = 0;
+}
+
+/* The text of the first <tag> between s and end, malloc'd, unescaped. */
+static char *xml_field(const char *s, const char *end, const char *tag)
+{
+    char open[64], close[64];
+    snprintf(open, sizeof open, "<%s>", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    const char *a = strstr(s, open);
+    if (!a || a >= end)
+        return NULL;
+    a += strlen(open);
+    const char *b = strstr(a, close);
+    if (!b || b > end)
+        return NULL;
+    char *v = strndup(a, (size_t)(b - a));
+    if (v)
+        xml_unescape(v);
+    return v;
+}
+
+static int64_t parse_iso_time(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    const char *r = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    if (!r)
+        return 0;
+    int64_t ns = (int64_t)timegm(&tm) * 1000000000;
+    if (*r == '.') {
+        long frac = 0, scale = 100000000;
+        for (r++; *r >= '0' && *r <= '9' && scale; r++, scale /= 10)
+            frac += (*r - '0') * scale;
+        ns += frac;
+    }
+    return ns;
+}
+
+static void copy_etag(char out[TFB_OS_ETAG_MAX], const char *v)
+{
+    snprintf(out, TFB_OS_ETAG_MAX, "%s", v ? v : "");
+}
+
+void tfb_os_objects_free(tfb_os_object *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i].key);
+    free(v);
+}
+
+int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
+                tfb_os_object **out, size_t *n_out, tfb_os_error *e)
+{
+    tfb_os_object *v = NULL;
+    size_t n = 0, cap = 0;
+    char *token = NULL;
+    int rc = 0;
+    for (;;) {
+        os_req r;
+        memset(&r, 0, sizeof r);
+        r.kind = OS_LIST;
+        r.method = "GET";
+        r.bucket = bucket;
+        r.key = "";
+        r.query[r.n_query++] = (tfb_sigv4_kv){"list-type", "2"};
+        r.query[r.n_query++] = (tfb_sigv4_kv){"prefix", prefix};
+        r.query[r.n_query++] = (tfb_sigv4_kv){"max-keys", "1000"};
+        if (token)
+            r.query[r.n_query++] =
+                (tfb_sigv4_kv){"continuation-token", token};
+        os_req *rp = &r;
+        rc = tfb_os_exec(c, &rp, 1);
+        if (rc < 0) {
+            if (e)
+                *e = r.err;
+            tfb_os_req_free(&r);
+            break;
+        }
+        const char *s = r.resp ? (const char *)r.resp : "";
+        const char *p = s;
+        while ((p = strstr(p, "<Contents>"))) {
+            const char *end = strstr(p, "</Contents>");
+            if (!end)
+                break;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 1024;
+                tfb_os_object *nv = realloc(v, nc * sizeof *nv);
+                if (!nv) {
+                    rc = TFB_ENOMEM;
+                    break;
+                }
+                v = nv;
+                cap = nc;
+            }
+            tfb_os_object *o = &v[n];
+            memset(o, 0, sizeof *o);
+            o->key = xml_field(p, end, "Key");
+            char *size = xml_field(p, end, "Size");
+            char *etag = xml_field(p, end, "ETag");
+            char *lm = xml_field(p, end, "LastModified");
+            o->size = size ? strtoull(size, NULL, 10) : 0;
+            copy_etag(o->etag, etag);
+            o->mtime_ns = parse_iso_time(lm);
+            free(size);
+            free(etag);
+            free(lm);
+            if (o->key)
+                n++;
+            p = end;
+        }
+        char *trunc = xml_field(s, s + strlen(s), "IsTruncated");
+        free(token);
+        token = NULL;
+        if (trunc && strcmp(trunc, "true") == 0)
+            token = xml_field(s, s + strlen(s), "NextContinuationToken");
+        free(trunc);
+        tfb_os_req_free(&r);
+        if (rc < 0 || !token)
+            break;
+    }
+    free(token);
+    if (rc < 0) {
+        tfb_os_objects_free(v, n);
+        return rc;
+    }
+    *out = v;
+    *n_out = n;
+    return 0;
+}
+
+int tfb_os_head(tfb_os *c, const char *bucket, const char *key,
+                tfb_os_object *out, tfb_os_error *e)
+{
+    os_req r;
+    memset(&r, 0, sizeof r);
+    r.kind = OS_HEAD;
+    r.method = "HEAD";
+    r.bucket = bucket;
+    r.key = key;
+    os_req *rp = &r;
+    int rc = tfb_os_exec(c, &rp, 1);
+    if (rc < 0) {
+        if (e)
+            *e = r.err;
+        tfb_os_req_free(&r);
+        return rc;
+    }
+    memset(out, 0, sizeof *out);
+    out->size = r.content_length;
+    out->mtime_ns = r.mtime_ns;
+    copy_etag(out->etag, r.etag);
+    tfb_os_req_free(&r);
+    return 0;
+}
+
+/* Big reads go as parallel ranges of this size. */
+#define GET_PART ((size_t)4 << 20)
+#define GET_PARALLEL_MIN ((size_t)8 << 20)
+#define GET_MAX_PARTS 16
+
+long tfb_os_get(tfb_os *c, const char *bucket, const char *key, uint64_t off,
+                void *buf, size_t len, char etag[TFB_OS_ETAG_MAX],
+                tfb_os_error *e)
+{
+    if (len == 0)
+        return 0;
+    size_t parts = 1;
+    if (len >= GET_PARALLEL_MIN) {
+        parts = (len + GET_PART - 1) / GET_PART;
+        if (parts > GET_MAX_PARTS)
+            parts = GET_MAX_PARTS;
+    }
+    size_t each = (len + parts - 1) / parts;
+    os_req r[GET_MAX_PARTS], *rp[GET_MAX_PARTS] = {0};
+    for (size_t i = 0; i < parts; i++) {
+        os_req *q = &r[i];
+        memset(q, 0, sizeof *q);
+        q->kind = OS_GET;
+        q->method = "GET";
+        q->bucket = bucket;
+        q->key = key;
+        size_t a = i * each, b = a + each < len ? a + each : len;
+        snprintf(q->range, sizeof q->range, "bytes=%llu-%llu",
+                 (unsigned long long)(off + a),
+                 (unsigned long long)(off + b - 1));
+        q->out = (uint8_t *)buf + a;
+        q->out_cap = b - a;
+        rp[i] = q;
+    }
+    int rc = tfb_os_exec(c, rp, parts);
+    long got = 0;
+    if (rc == 0) {
+        /* The bytes are the leading parts that answered in full, then the
+         * first short one: past the object's end the rest is 416. */
+        for (size_t i = 0; i < parts; i++) {
+            if (r[i].status == 416)
+                break;
+            got += (long)r[i].resp_len;
+            if (r[i].resp_len < r[i].out_cap)
+                break;
+        }
+        if (etag)
+            copy_etag(etag, r[0].etag);
+    } else if (e) {
+        for (size_t i = 0; i < parts; i++)
+            if (r[i].rc < 0) {
+                *e = r[i].err;
+                break;
+            }
+    }
+    return rc < 0 ? rc : got;
+}
+
+int tfb_os_put(tfb_os *c, const char *bucket, const char *key,
+               const void *data, size_t len, tfb_os_error *e)
+{
+    os_req r;
+    memset(&r, 0, sizeof r);
+    r.kind = OS_PUT;
+    r.method = "PUT";
+    r.bucket = bucket;
+    r.key = key;
+    r.body = data ? data : (const uint8_t *)"";
+    r.body_len = len;
+    os_req *rp = &r;
+    int rc = tfb_os_exec(c, &rp, 1);
+    if (rc < 0 && e)
+        *e = r.err;
+    tfb_os_req_free(&r);
+    return rc;
+}
+
+static int read_whole(const char *path, uint8_t **out, size_t *n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? TFB_ENOENT : TFB_EIO;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        close(fd);
+        return TFB_EIO;
+    }
+    size_t sz = (size_t)st.st_size;
+    uint8_t *b = malloc(sz ? sz : 1);
+    if (!b) {
+        close(fd);
+        return TFB_ENOMEM;
+    }
+    size_t got = 0;
+    while (got < sz) {
+        ssize_t k = pread(fd, b + got, sz - got, (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd);
+    *out = b;
+    *n = got;
+    return 0;
+}
+
+#define MULTIPART_MIN ((size_t)5 << 20)
+#define MULTIPART_BATCH 4
+
+static int multipart(tfb_os *c, const char *bucket, const char *key,
+                     const uint8_t *data, size_t len, size_t part,
+                     tfb_os_error *e)
+{
+    os_req r;
+    memset(&r, 0, sizeof r);
+    r.kind = OS_PUT;
+    r.method = "POST";
+    r.bucket = bucket;
+    r.key = key;
+    r.query[r.n_query++] = (tfb_sigv4_kv){"uploads", ""};
+    os_req *rp = &r;
+    int rc = tfb_os_exec(c, &rp, 1);
+    char *upload_id = NULL;
+    if (rc == 0 && r.resp) {
+        const char *s = (const char *)r.resp;
+        upload_id = xml_field(s, s + r.resp_len, "UploadId");
+    }
+    if (rc < 0 && e)
+        *e = r.err;
+    tfb_os_req_free(&r);
+    if (rc < 0)
+        return rc;
+    if (!upload_id)
+        return TFB_EIO;
+    size_t nparts = (len + part - 1) / part;
+    char (*etags)[TFB_OS_ETAG_MAX] = calloc(nparts, TFB_OS_ETAG_MAX);
+    if (!etags) {
+        free(upload_id);
+        return TFB_ENOMEM;
+    }
+    for (size_t i = 0; rc == 0 && i < nparts; i += MULTIPART_BATCH) {
+        os_req pr[MULTIPART_BATCH], *pp[MULTIPART_BATCH] = {0};
+        char num[MULTIPART_BATCH][16];
+        size_t k = 0;
+        for (; k < MULTIPART_BATCH && i + k < nparts; k++) {
+            os_req *q = &pr[k];
+            memset(q, 0, sizeof *q);
+            q->kind = OS_PUT;
+            q->method = "PUT";
+            q->bucket = bucket;
+            q->key = key;
+            snprintf(num[k], sizeof num[k], "%zu", i + k + 1);
+            q->query[q->n_query++] = (tfb_sigv4_kv){"partNumber", num[k]};
+            q->query[q->n_query++] = (tfb_sigv4_kv){"uploadId", upload_id};
+            size_t a = (i + k) * part;
+            q->body = data + a;
+            q->body_len = a + part < len ? part : len - a;
+            pp[k] = q;
+        }
+        rc = tfb_os_exec(c, pp, k);
+        for (size_t q = 0; q < k; q++) {
+            copy_etag(etags[i + q], pr[q].etag);
+            if (pr[q].rc < 0 && e && rc < 0)
+                *e = pr[q].err;
+            tfb_os_req_free(&pr[q]);
+        }
+    }
+    if (rc == 0) {
+        size_t cap = nparts * (TFB_OS_ETAG_MAX + 80) + 128, at = 0;
+        char *xml = malloc(cap);
+        if (!xml) {
+            rc = TFB_ENOMEM;
+        } else {
+            at += (size_t)snprintf(xml + at, cap - at,
+                                   "<CompleteMultipartUpload>");
+            for (size_t i = 0; i < nparts; i++)
+                at += (size_t)snprintf(xml + at, cap - at,
+                                       "<Part><PartNumber>%zu</PartNumber>"
+                                       "<ETag>%s</ETag></Part>",
+                                       i + 1, etags[i]);
+            at += (size_t)snprintf(xml + at, cap - at,
+                                   "</CompleteMultipartUpload>");
+            memset(&r, 0, sizeof r);
+            r.kind = OS_PUT;
+            r.method = "POST";
+            r.bucket = bucket;
+            r.key = key;
+            r.query[r.n_query++] = (tfb_sigv4_kv){"uploadId", upload_id};
+            r.body = (const uint8_t *)xml;
+            r.body_len = at;
+            rc = tfb_os_exec(c, &rp, 1);
+            /* S3 may answer 200 with an error document */
+            if (rc == 0 && r.resp && strstr((const char *)r.resp, "<Error>"))
+                rc = TFB_EIO;
+            if (rc < 0 && e)
+                *e = r.err;
+            tfb_os_req_free(&r);
+            free(xml);
+        }
+    }
+    if (rc < 0) {
+        /* the parts are not left to be billed */
+        memset(&r, 0, sizeof r);
+        r.kind = OS_PUT;
+        r.method = "DELETE";
+        r.bucket = bucket;
+        r.key = key;
+        r.query[r.n_query++] = (tfb_sigv4_kv){"uploadId", upload_id};
+        tfb_os_exec(c, &rp, 1);
+        tfb_os_req_free(&r);
+    }
+    free(etags);
+    free(upload_id);
+    return rc;
+}
+
+int tfb_os_put_file(tfb_os *c, const char *bucket, const char *key,
+                    const char *path, size_t part_bytes, tfb_os_error *e)
+{
+    if (part_bytes == 0)
+        part_bytes = (size_t)8 << 20;
+    if (part_bytes < MULTIPART_MIN)
+        part_bytes = MULTIPART_MIN;
+    uint8_t *data;
+    size_t n;
+    int rc = read_whole(path, &data, &n);
+    if (rc < 0) {
+        if (e)
+            snprintf(e->msg, sizeof e->msg, "cannot read %s: %s", path,
+                     tfb_strerror(rc));
+        return rc;
+    }
+    if (n <= part_bytes)
+        rc = tfb_os_put(c, bucket, key, data, n, e);
+    else
+        rc = multipart(c, bucket, key, data, n, part_bytes, e);
+    free(data);
+    return rc;
+}

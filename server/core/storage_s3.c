@@ -1,0 +1,638 @@
+/*
+ * storage_s3.c - a bucket as a tfb_storage (storage.h): "s3://bucket/
+ * prefix" or "gs://bucket/prefix", over objstore/ (objstore.h).
+ *
+ * Requests are what costs on object storage, so a reload is one flat
+ * ListObjectsV2 (a request per 1,000 objects) and nothing else unless an
+ * object grew: stat and open answer from the last listing, and a read at
+ * or past the listed size returns 0 without a GET. Objects cannot be
+ * appended to: a writer that "grows" one replaces it with a longer
+ * version (a new ETag). So the version the loader sees (stat.etag) is a
+ * generation that moves on only when the listed ETag changed and the
+ * size did not grow: a longer object is read on from the last offset, a
+ * shorter (or same-sized, rewritten) one again from the start.
+ *
+ * Reads fetch ahead (READ_AHEAD bytes, as 4 parallel ranges) into the
+ * open file, so the reader's 1 MiB reads cost one GET per window.
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/hash.h"
+#include "objstore/objstore.h"
+#include "core/storage.h"
+#include "base/strtab.h"
+
+#define READ_AHEAD ((size_t)16 << 20)
+
+typedef struct cached {
+    uint64_t size;
+    int64_t mtime_ns;
+    char real_etag[TFB_OS_ETAG_MAX];
+    uint64_t gen;
+    uint64_t listed; /* the listing that saw it last (0: HEAD only) */
+    /* local_copy: the copy's generation and size (0: none yet) */
+    uint64_t copied_gen, copied_size;
+    char path[]; /* the table's key (strtab never copies keys) */
+} cached;
+
+typedef struct s3_storage {
+    tfb_storage base; /* first: storage.h's handle */
+    tfb_os *os;
+    char scheme[3];
+    pthread_mutex_t mu;
+    tfb_strtab cache; /* full path -> cached */
+    char *listed_prefix; /* the last listing's path prefix */
+    uint64_t list_serial;
+    /* request counts: at the start of the last two listings */
+    tfb_os_stats at_last_list, last_reload;
+    uint64_t reloads;
+    uint64_t errors;
+    char last_error[300];
+    char *copies; /* local copies' directory (local_copy), made on demand */
+    pthread_mutex_t copy_mu; /* one download at a time */
+} s3_storage;
+
+struct tfb_storage_file {
+    s3_storage *s;
+    char *bucket, *key, *path;
+    uint64_t size;
+    uint8_t *ahead; /* bytes [ahead_off, ahead_off + ahead_len) */
+    uint64_t ahead_off;
+    size_t ahead_len;
+};
+
+static void note_error(s3_storage *s, const tfb_os_error *e, int rc)
+{
+    pthread_mutex_lock(&s->mu);
+    s->errors++;
+    snprintf(s->last_error, sizeof s->last_error, "%s",
+             e && e->msg[0] ? e->msg : tfb_strerror(rc));
+    pthread_mutex_unlock(&s->mu);
+    tfb_storage_set_error_detail(e && e->msg[0] ? e->msg : NULL);
+}
+
+/* Records what the store says of path now (a listing or a HEAD), moving
+ * the generation on when it was replaced. Under s->mu. */
+static cached *remember(s3_storage *s, const char *path, uint64_t size,
+                        int64_t mtime, const char *etag, uint64_t serial)
+{
+    size_t pl = strlen(path);
+    cached *c = tfb_strtab_get(&s->cache, path, pl);
+    if (!c) {
+        c = calloc(1, sizeof *c + pl + 1);
+        if (c)
+            memcpy(c->path, path, pl + 1);
+        if (!c || tfb_strtab_put(&s->cache, c->path, pl, c) < 0) {
+            free(c);
+            return NULL;
+        }
+        c->gen = 1;
+    } else if (strcmp(c->real_etag, etag) != 0 && size <= c->size) {
+        c->gen++; /* replaced: shorter, or rewritten at the same size */
+    }
+    c->size = size;
+    c->mtime_ns = mtime;
+    snprintf(c->real_etag, sizeof c->real_etag, "%s", etag);
+    if (serial)
+        c->listed = serial;
+    return c;
+}
+
+/* Objects gone from the listing leave the cache (a bucket whose runs
+ * come and go must not grow it for ever); HEAD-only entries (outside the
+ * listed prefix) stay. Rebuilt only when a quarter or more is stale.
+ * Under s->mu. */
+static void prune(s3_storage *s, uint64_t serial, size_t listed)
+{
+    size_t stale = s->cache.count > listed ? s->cache.count - listed : 0;
+    if (stale == 0 || stale * 4 < s->cache.count)
+        return;
+    tfb_strtab fresh = {0};
+    if (tfb_strtab_reserve(&fresh, s->cache.count - stale + 1) < 0)
+        return; /* kept as it is: correct, only bigger */
+    for (size_t i = 0; i < s->cache.cap; i++) {
+        cached *c = s->cache.slots[i].hash ? s->cache.slots[i].val : NULL;
+        if (!c)
+            continue;
+        if (c->listed == serial || c->listed == 0)
+            (void)tfb_strtab_put_h(&fresh, c->path, strlen(c->path),
+                                   s->cache.slots[i].hash, c);
+        else
+            free(c);
+    }
+    tfb_strtab_free(&s->cache);
+    s->cache = fresh;
+}
+
+static void fill(const cached *c, tfb_storage_stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->size = c->size;
+    st->mtime_ns = c->mtime_ns;
+    snprintf(st->etag, sizeof st->etag, "g%llu", (unsigned long long)c->gen);
+    st->regular = 1;
+}
+
+static int split(const char *path, char **bucket, char **key)
+{
+    char sch[3];
+    return tfb_os_parse_url(path, sch, bucket, key) < 0 ? TFB_EINVAL : 0;
+}
+
+static int s3_list(tfb_storage *st, const char *prefix, int max_depth,
+                   tfb_storage_keep_fn keep, void *keep_arg,
+                   tfb_storage_entry **out, size_t *n_out, int *too_deep)
+{
+    s3_storage *s = (s3_storage *)st;
+    char *bucket, *key;
+    if (split(prefix, &bucket, &key) < 0)
+        return TFB_EINVAL;
+    /* The counts of the reload that ends here. */
+    tfb_os_stats now;
+    tfb_os_get_stats(s->os, &now);
+    pthread_mutex_lock(&s->mu);
+    if (s->reloads) {
+        tfb_os_stats *a = &s->at_last_list, *d = &s->last_reload;
+        d->requests = now.requests - a->requests;
+        d->lists = now.lists - a->lists;
+        d->gets = now.gets - a->gets;
+        d->heads = now.heads - a->heads;
+        d->bytes_in = now.bytes_in - a->bytes_in;
+        d->retries = now.retries - a->retries;
+        d->failures = now.failures - a->failures;
+    }
+    s->at_last_list = now;
+    s->reloads++;
+    pthread_mutex_unlock(&s->mu);
+
+    /* "prefix/" so that run "a" does not take "ab"'s objects */
+    size_t kl = strlen(key);
+    char *kp = malloc(kl + 2);
+    if (!kp) {
+        free(bucket);
+        free(key);
+        return TFB_ENOMEM;
+    }
+    memcpy(kp, key, kl + 1);
+    if (kl && kp[kl - 1] != '/')
+        strcat(kp, "/");
+    tfb_os_object *objs = NULL;
+    size_t n = 0;
+    tfb_os_error e = {0};
+    int rc = tfb_os_list(s->os, bucket, kp, &objs, &n, &e);
+    if (rc < 0) {
+        note_error(s, &e, rc);
+        free(bucket);
+        free(key);
+        free(kp);
+        /* an unreachable bucket reads as a missing logdir: what was
+         * loaded stays served */
+        return rc == TFB_ENOMEM ? rc : TFB_ENOENT;
+    }
+    size_t pl = strlen(prefix);
+    int strip = pl && prefix[pl - 1] == '/';
+    tfb_storage_entry *v = calloc(n ? n : 1, sizeof *v);
+    size_t m = 0;
+    pthread_mutex_lock(&s->mu);
+    uint64_t serial = ++s->list_serial;
+    free(s->listed_prefix);
+    s->listed_prefix = strdup(prefix);
+    for (size_t i = 0; v && i < n; i++) {
+        const char *rel = objs[i].key + strlen(kp);
+        if (!*rel || rel[strlen(rel) - 1] == '/')
+            continue; /* "directory" markers */
+        const char *base = strrchr(rel, '/');
+        if (keep && !keep(base ? base + 1 : rel, keep_arg))
+            continue; /* checkpoints and the like: not kept, not cached */
+        int depth = 0;
+        for (const char *c = rel; *c; c++)
+            depth += *c == '/';
+        if (depth > max_depth) {
+            if (too_deep)
+                *too_deep = 1;
+            continue;
+        }
+        size_t rl = strlen(rel);
+        char *full = malloc(pl + rl + 2);
+        if (!full) {
+            rc = TFB_ENOMEM;
+            break;
+        }
+        memcpy(full, prefix, pl - (size_t)strip);
+        full[pl - (size_t)strip] = '/';
+        memcpy(full + pl - (size_t)strip + 1, rel, rl + 1);
+        cached *c = remember(s, full, objs[i].size, objs[i].mtime_ns,
+                             objs[i].etag, serial);
+        if (!c) {
+            free(full);
+            rc = TFB_ENOMEM;
+            break;
+        }
+        v[m].path = full;
+        v[m].rel = full + pl - (size_t)strip + 1;
+        fill(c, &v[m].st);
+        m++;
+    }
+    if (rc == 0)
+        prune(s, serial, m);
+    pthread_mutex_unlock(&s->mu);
+    tfb_os_objects_free(objs, n);
+    free(bucket);
+    free(key);
+    free(kp);
+    if (!v || rc < 0) {
+        tfb_storage_entries_free(v, m);
+        return v ? rc : TFB_ENOMEM;
+    }
+    *out = v;
+    *n_out = m;
+    return 0;
+}
+
+static int s3_stat(tfb_storage *st, const char *path, tfb_storage_stat *out)
+{
+    s3_storage *s = (s3_storage *)st;
+    pthread_mutex_lock(&s->mu);
+    cached *c = tfb_strtab_get(&s->cache, path, strlen(path));
+    int under = s->listed_prefix &&
+                strncmp(path, s->listed_prefix, strlen(s->listed_prefix)) ==
+                    0;
+    if (c && c->listed == s->list_serial) {
+        fill(c, out);
+        pthread_mutex_unlock(&s->mu);
+        return 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (under)
+        return TFB_ENOENT; /* not in the last listing: gone, no HEAD */
+    char *bucket, *key;
+    if (split(path, &bucket, &key) < 0)
+        return TFB_EINVAL;
+    tfb_os_object o;
+    tfb_os_error e = {0};
+    int rc = tfb_os_head(s->os, bucket, key, &o, &e);
+    tfb_storage_count(1, 0);
+    free(bucket);
+    free(key);
+    if (rc < 0) {
+        if (rc != TFB_ENOENT)
+            note_error(s, &e, rc);
+        return rc;
+    }
+    pthread_mutex_lock(&s->mu);
+    c = remember(s, path, o.size, o.mtime_ns, o.etag, 0);
+    if (c)
+        fill(c, out);
+    pthread_mutex_unlock(&s->mu);
+    return c ? 0 : TFB_ENOMEM;
+}
+
+static int s3_open(tfb_storage *st, const char *path, tfb_storage_file **out,
+                   tfb_storage_stat *sst)
+{
+    s3_storage *s = (s3_storage *)st;
+    int rc = s3_stat(st, path, sst);
+    if (rc < 0)
+        return rc;
+    tfb_storage_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return TFB_ENOMEM;
+    f->s = s;
+    f->size = sst->size;
+    f->path = strdup(path);
+    if (!f->path || split(path, &f->bucket, &f->key) < 0) {
+        free(f->path);
+        free(f);
+        return TFB_ENOMEM;
+    }
+    *out = f;
+    return 0;
+}
+
+static long s3_read(tfb_storage_file *f, uint64_t off, void *buf, size_t len)
+{
+    if (off >= f->size)
+        return 0; /* nothing new was listed: no request */
+    if (len > f->size - off)
+        len = (size_t)(f->size - off);
+    if (!(off >= f->ahead_off && off < f->ahead_off + f->ahead_len)) {
+        size_t want = READ_AHEAD;
+        if (want < len)
+            want = len;
+        if (want > f->size - off)
+            want = (size_t)(f->size - off);
+        if (!f->ahead) {
+            f->ahead = malloc(READ_AHEAD > want ? READ_AHEAD : want);
+            if (!f->ahead)
+                return TFB_ENOMEM;
+        } else if (want > READ_AHEAD) {
+            uint8_t *nb = realloc(f->ahead, want);
+            if (!nb)
+                return TFB_ENOMEM;
+            f->ahead = nb;
+        }
+        tfb_os_error e = {0};
+        long got = tfb_os_get(f->s->os, f->bucket, f->key, off, f->ahead,
+                              want, NULL, &e);
+        tfb_storage_count(e.attempts ? (uint64_t)e.attempts : 1,
+                          got > 0 ? (uint64_t)got : 0);
+        if (got < 0) {
+            f->ahead_len = 0;
+            note_error(f->s, &e, (int)got);
+            return got;
+        }
+        f->ahead_off = off;
+        f->ahead_len = (size_t)got;
+        if (got == 0)
+            return 0;
+    }
+    size_t at = (size_t)(off - f->ahead_off), n = f->ahead_len - at;
+    if (n > len)
+        n = len;
+    memcpy(buf, f->ahead + at, n);
+    return (long)n;
+}
+
+static void s3_close(tfb_storage_file *f)
+{
+    if (!f)
+        return;
+    free(f->ahead);
+    free(f->bucket);
+    free(f->key);
+    free(f->path);
+    free(f);
+}
+
+/* The copy's name: the object's path hashed (one file per object), then
+ * its base name (the GPU plugin tells trace formats by their ending). */
+static char *copy_name(const s3_storage *s, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(s->copies) + strlen(base) + 24;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%016llx-%s", s->copies,
+                 (unsigned long long)tfb_hash_bytes(path, strlen(path)),
+                 base);
+    return p;
+}
+
+static int s3_local_copy(tfb_storage *st, const char *path, char **out)
+{
+    s3_storage *s = (s3_storage *)st;
+    tfb_storage_stat sst;
+    int rc = s3_stat(st, path, &sst); /* from the listing */
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&s->copy_mu);
+    if (!s->copies) {
+        const char *tmp = getenv("TMPDIR");
+        size_t n = strlen(tmp && *tmp ? tmp : "/tmp") + 32;
+        s->copies = malloc(n);
+        if (s->copies) {
+            snprintf(s->copies, n, "%s/tfboard-copies-XXXXXX",
+                     tmp && *tmp ? tmp : "/tmp");
+            if (!mkdtemp(s->copies)) {
+                free(s->copies);
+                s->copies = NULL;
+            }
+        }
+        if (!s->copies) {
+            pthread_mutex_unlock(&s->copy_mu);
+            return TFB_EIO;
+        }
+    }
+    char *name = copy_name(s, path);
+    if (!name) {
+        pthread_mutex_unlock(&s->copy_mu);
+        return TFB_ENOMEM;
+    }
+    pthread_mutex_lock(&s->mu);
+    cached *c = tfb_strtab_get(&s->cache, path, strlen(path));
+    int fresh = c && c->copied_gen == c->gen && c->copied_size == c->size &&
+                c->copied_size != 0;
+    uint64_t gen = c ? c->gen : 0, size = c ? c->size : 0;
+    pthread_mutex_unlock(&s->mu);
+    if (fresh || (c && size == 0 && c->copied_gen == gen)) {
+        pthread_mutex_unlock(&s->copy_mu);
+        *out = name;
+        return 0;
+    }
+    /* Fetched whole into a temporary name, then renamed: a reader never
+     * sees half a copy. */
+    size_t tl = strlen(name) + 8;
+    char *tmpn = malloc(tl);
+    FILE *f = NULL;
+    if (tmpn) {
+        snprintf(tmpn, tl, "%s.part", name);
+        f = fopen(tmpn, "wb");
+    }
+    char *bucket = NULL, *key = NULL;
+    rc = !tmpn ? TFB_ENOMEM : !f ? TFB_EIO : split(path, &bucket, &key);
+    size_t chunk = (size_t)32 << 20;
+    uint8_t *buf = rc == 0 ? malloc(chunk) : NULL;
+    if (rc == 0 && !buf)
+        rc = TFB_ENOMEM;
+    for (uint64_t off = 0; rc == 0 && off < size;) {
+        size_t want = size - off < chunk ? (size_t)(size - off) : chunk;
+        tfb_os_error e = {0};
+        long got = tfb_os_get(s->os, bucket, key, off, buf, want, NULL, &e);
+        tfb_storage_count(e.attempts ? (uint64_t)e.attempts : 1,
+                          got > 0 ? (uint64_t)got : 0);
+        if (got < 0) {
+            note_error(s, &e, (int)got);
+            rc = (int)got;
+        } else if (got == 0) {
+            break; /* shorter than listed: what there is */
+        } else if (fwrite(buf, 1, (size_t)got, f) != (size_t)got) {
+            rc = TFB_EIO;
+        } else {
+            off += (uint64_t)got;
+        }
+    }
+    free(buf);
+    free(bucket);
+    free(key);
+    if (f && fclose(f) != 0 && rc == 0)
+        rc = TFB_EIO;
+    if (rc == 0 && rename(tmpn, name) != 0)
+        rc = TFB_EIO;
+    if (rc < 0 && tmpn)
+        unlink(tmpn);
+    free(tmpn);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        c = tfb_strtab_get(&s->cache, path, strlen(path));
+        if (c) {
+            c->copied_gen = gen;
+            c->copied_size = size;
+        }
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&s->copy_mu);
+    if (rc < 0) {
+        free(name);
+        return rc;
+    }
+    *out = name;
+    return 0;
+}
+
+/* Removes the local copies and their directory. */
+static void remove_copies(s3_storage *s)
+{
+    if (!s->copies)
+        return;
+    DIR *d = opendir(s->copies);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        size_t n = strlen(s->copies) + strlen(de->d_name) + 2;
+        char *p = malloc(n);
+        if (p) {
+            snprintf(p, n, "%s/%s", s->copies, de->d_name);
+            unlink(p);
+            free(p);
+        }
+    }
+    if (d)
+        closedir(d);
+    rmdir(s->copies);
+    free(s->copies);
+}
+
+static void s3_destroy(tfb_storage *st)
+{
+    s3_storage *s = (s3_storage *)st;
+    remove_copies(s);
+    pthread_mutex_destroy(&s->copy_mu);
+    tfb_os_destroy(s->os);
+    for (size_t i = 0; i < s->cache.cap; i++)
+        if (s->cache.slots[i].hash)
+            free(s->cache.slots[i].val);
+    tfb_strtab_free(&s->cache);
+    free(s->listed_prefix);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static void s3_cancel(tfb_storage *st)
+{
+    tfb_os_cancel(((s3_storage *)st)->os);
+}
+
+static void put_counts(char **p, size_t *left, const char *name,
+                       const tfb_os_stats *t)
+{
+    int k = snprintf(*p, *left,
+                     "\"%s\":{\"requests\":%llu,\"lists\":%llu,\"gets\":%llu,"
+                     "\"heads\":%llu,\"bytes\":%llu,\"retries\":%llu,"
+                     "\"failures\":%llu}",
+                     name, (unsigned long long)t->requests,
+                     (unsigned long long)t->lists,
+                     (unsigned long long)t->gets,
+                     (unsigned long long)t->heads,
+                     (unsigned long long)t->bytes_in,
+                     (unsigned long long)t->retries,
+                     (unsigned long long)t->failures);
+    if (k > 0 && (size_t)k < *left) {
+        *p += k;
+        *left -= (size_t)k;
+    }
+}
+
+/* {"backend", "anonymous", "reloads", "last_reload": {counts},
+ *  "total": {counts}, "errors", "last_error"}: JSON for
+ * /data/environment. The error line is escaped by the caller's JSON
+ * writer: here it goes through a minimal escape of its own. */
+static int s3_info(tfb_storage *st, char **json)
+{
+    s3_storage *s = (s3_storage *)st;
+    tfb_os_stats tot;
+    tfb_os_get_stats(s->os, &tot);
+    char *buf = malloc(2048);
+    if (!buf)
+        return TFB_ENOMEM;
+    char *p = buf;
+    size_t left = 2048;
+    pthread_mutex_lock(&s->mu);
+    int k = snprintf(p, left, "{\"backend\":\"%s\",\"anonymous\":%s,"
+                              "\"reloads\":%llu,",
+                     s->scheme, tfb_os_anonymous(s->os) ? "true" : "false",
+                     (unsigned long long)s->reloads);
+    p += k;
+    left -= (size_t)k;
+    put_counts(&p, &left, "last_reload", &s->last_reload);
+    snprintf(p, left, ",");
+    p++;
+    left--;
+    put_counts(&p, &left, "total", &tot);
+    k = snprintf(p, left, ",\"errors\":%llu,\"last_error\":",
+                 (unsigned long long)s->errors);
+    p += k;
+    left -= (size_t)k;
+    if (!s->last_error[0]) {
+        snprintf(p, left, "null}");
+    } else {
+        *p++ = '"';
+        left--;
+        for (const char *c = s->last_error; *c && left > 8; c++) {
+            unsigned char ch = (unsigned char)*c;
+            if (ch == '"' || ch == '\\') {
+                *p++ = '\\';
+                *p++ = (char)ch;
+                left -= 2;
+            } else if (ch < 0x20 || ch == '<' || ch == '>' || ch == '&') {
+                k = snprintf(p, left, "\\u%04x", ch);
+                p += k;
+                left -= (size_t)k;
+            } else {
+                *p++ = (char)ch;
+                left--;
+            }
+        }
+        snprintf(p, left, "\"}");
+    }
+    pthread_mutex_unlock(&s->mu);
+    *json = buf;
+    return 0;
+}
+
+static const tfb_storage_ops s3_ops = {
+    "s3",     s3_list,    s3_stat,   s3_open,  s3_read,
+    s3_close, s3_destroy, s3_cancel, s3_info,  s3_local_copy,
+};
+
+int tfb_storage_s3_create(tfb_storage **out, const char *url, char *err,
+                          size_t errlen)
+{
+    char sch[3], *bucket, *key;
+    if (tfb_os_parse_url(url, sch, &bucket, &key) < 0) {
+        snprintf(err, errlen, "%s is not an s3:// or gs:// URL", url);
+        return TFB_EINVAL;
+    }
+    free(bucket);
+    free(key);
+    s3_storage *s = calloc(1, sizeof *s);
+    if (!s)
+        return TFB_ENOMEM;
+    int rc = tfb_os_create(&s->os, sch, err, errlen);
+    if (rc < 0) {
+        free(s);
+        return rc;
+    }
+    s->base.ops = &s3_ops;
+    memcpy(s->scheme, sch, 3);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->copy_mu, NULL);
+    *out = &s->base;
+    return 0;
+}
