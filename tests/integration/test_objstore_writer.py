@@ -167,6 +167,12 @@ def test_missing_bucket_close_does_not_wait():
 
 
 def test_python_summary_writer():
+    if os.environ.get("TFB_SANITIZE", "none") != "none":
+        # The interpreter is not sanitized: it cannot load a sanitized
+        # libtfboard.so (tests/python preloads the runtime; the normal
+        # build runs this case).
+        print("(python case skipped in a sanitized build)")
+        return
     py = subprocess.run(
         [sys.executable, "-c",
          "import tfboard\n"
