@@ -14,6 +14,7 @@
 #include "base/hash.h"
 #include "core/run_status.h"
 #include "base/strtab.h"
+#include "base/vec.h"
 #include "tfboard.h"
 
 #define FEED_KEEP 4096
@@ -73,23 +74,14 @@ typedef struct found {
     int64_t step;
 } found;
 
-typedef struct found_vec {
-    found *v;
-    size_t n, cap;
-} found_vec;
+typedef TFB_VEC(found) found_vec;
 
 static void add(found_vec *f, const char *rule, const char *key_extra,
                 int64_t step, const char *fmt, ...)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 8;
-        found *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return;
-        f->v = v;
-        f->cap = cap;
-    }
-    found *x = &f->v[f->n++];
+    found *x = tfb_vec_add(f);
+    if (!x)
+        return;
     snprintf(x->rule, sizeof x->rule, "%s", rule);
     snprintf(x->key, sizeof x->key, "%s%s%s", rule, key_extra ? "@" : "",
              key_extra ? key_extra : "");
