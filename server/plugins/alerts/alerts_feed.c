@@ -41,8 +41,7 @@ static size_t g_n_rules;
 static double g_gpu_idle = 50;
 static tfb_strtab g_conds;        /* -> cond */
 static TFB_VEC(cond *) g_cond_list;
-static rule_entry *g_re;
-static size_t g_n_re, g_cap_re;
+static TFB_VEC(rule_entry) g_re;
 static tfb_alert_event *g_feed;   /* ring of FEED_KEEP */
 static uint64_t g_seq;
 static unsigned g_pass;
@@ -131,19 +130,12 @@ static double last_value(tfb_series *s)
 
 static rule_entry *rule_state(const tfb_series *s, size_t rule)
 {
-    for (size_t i = 0; i < g_n_re; i++)
-        if (g_re[i].s == s && g_re[i].rule == rule)
-            return &g_re[i];
-    if (g_n_re == g_cap_re) {
-        size_t cap = g_cap_re ? g_cap_re * 2 : 16;
-        rule_entry *v = realloc(g_re, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        g_re = v;
-        g_cap_re = cap;
-    }
-    rule_entry *e = &g_re[g_n_re++];
-    memset(e, 0, sizeof *e);
+    for (size_t i = 0; i < g_re.n; i++)
+        if (g_re.v[i].s == s && g_re.v[i].rule == rule)
+            return &g_re.v[i];
+    rule_entry *e = tfb_vec_add(&g_re);
+    if (!e)
+        return NULL;
     e->s = s;
     e->rule = rule;
     return e;
