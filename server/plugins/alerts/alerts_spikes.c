@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plugins/alerts/alerts_spikes.h"
+#include "base/vec.h"
 #include "core/run_status.h"
 #include "tfboard.h"
 
@@ -156,8 +157,7 @@ int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
     size_t ns;
     if (tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &ns) < 0)
         return TFB_ENOMEM;
-    tfb_alert_spike *all = NULL;
-    size_t n = 0;
+    TFB_VEC(tfb_alert_spike) all = {0};
     int rc = 0;
     for (size_t i = 0; i < ns && rc == 0; i++) {
         const char *tag = tfb_series_tag(ser[i]);
@@ -167,15 +167,13 @@ int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
         size_t k;
         if ((rc = spikes_of(ser[i], &sp, &k)) < 0 || !k)
             continue;
-        tfb_alert_spike *grown = realloc(all, (n + k) * sizeof *all);
-        if (!grown) {
+        if (tfb_vec_need(&all, all.n + k) < 0) {
             free(sp);
             rc = TFB_ENOMEM;
             break;
         }
-        all = grown;
         for (size_t q = 0; q < k; q++) {
-            tfb_alert_spike *a = &all[n++];
+            tfb_alert_spike *a = &all.v[all.n++];
             a->run = tfb_run_name(r);
             a->tag = tag;
             a->spike = sp[q];
@@ -195,10 +193,10 @@ int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
     }
     free(ser);
     if (rc < 0) {
-        free(all);
+        tfb_vec_free(&all);
         return rc;
     }
-    *out = all;
-    *nout = n;
+    *out = all.v;
+    *nout = all.n;
     return 0;
 }
