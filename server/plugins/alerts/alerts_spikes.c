@@ -19,10 +19,9 @@ typedef struct det_entry {
     const tfb_series *s;
     size_t fed;
     tfb_spike_detector d;
-    /* The precursors of spikes[0..n_pre), kept once a spike is over
+    /* The precursors of spikes[0..pre.n), kept once a spike is over
      * (recovered or diverged): its window is then in the past. */
-    tfb_precursors *pre;
-    size_t n_pre;
+    TFB_VEC(tfb_precursors) pre;
 } det_entry;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -75,7 +74,7 @@ void tfb_alert_spikes_reset(void)
     for (size_t i = 0; i < g_cap; i++)
         if (g_tab[i].s) {
             tfb_spike_detector_free(&g_tab[i].d);
-            free(g_tab[i].pre);
+            tfb_vec_free(&g_tab[i].pre);
         }
     free(g_tab);
     g_tab = NULL;
@@ -98,7 +97,7 @@ static int spikes_of(tfb_series *s, tfb_spike **v, size_t *n)
             tfb_spike_detector_free(&e->d);
             tfb_spike_detector_init(&e->d, NULL);
             e->fed = 0;
-            e->n_pre = 0;
+            e->pre.n = 0;
         }
         for (size_t i = e->fed; i < view.count && rc == 0; i++)
             rc = tfb_spike_detector_push(&e->d, view.step[i], view.value[i]);
@@ -125,8 +124,8 @@ static int cached_pre(const tfb_series *s, size_t q, tfb_precursors *p)
     int hit = 0;
     pthread_mutex_lock(&g_mu);
     det_entry *e = entry_of(s);
-    if (e && q < e->n_pre) {
-        *p = e->pre[q];
+    if (e && q < e->pre.n) {
+        *p = e->pre.v[q];
         hit = 1;
     }
     pthread_mutex_unlock(&g_mu);
@@ -138,14 +137,9 @@ static void keep_pre(const tfb_series *s, size_t q, const tfb_precursors *p)
 {
     pthread_mutex_lock(&g_mu);
     det_entry *e = entry_of(s);
-    if (e && q == e->n_pre) {
-        tfb_precursors *v = realloc(e->pre, (q + 1) * sizeof *v);
-        if (v) {
-            e->pre = v;
-            v[q] = *p;
-            e->n_pre = q + 1;
-        }
-    }
+    /* A failed push keeps nothing: the precursors are searched again. */
+    if (e && q == e->pre.n)
+        (void)tfb_vec_push(&e->pre, *p);
     pthread_mutex_unlock(&g_mu);
 }
 
