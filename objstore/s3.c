@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/vec.h"
 #include "tfboard.h"
 #include "objstore/transport.h"
 
@@ -152,8 +153,7 @@ void tfb_os_objects_free(tfb_os_object *v, size_t n)
 int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
                 tfb_os_object **out, size_t *n_out, tfb_os_error *e)
 {
-    tfb_os_object *v = NULL;
-    size_t n = 0, cap = 0;
+    TFB_VEC(tfb_os_object) objs = {0};
     char *token = NULL;
     int rc = 0;
     for (;;) {
@@ -183,17 +183,12 @@ int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
             const char *end = strstr(p, "</Contents>");
             if (!end)
                 break;
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 1024;
-                tfb_os_object *nv = realloc(v, nc * sizeof *nv);
-                if (!nv) {
-                    rc = TFB_ENOMEM;
-                    break;
-                }
-                v = nv;
-                cap = nc;
+            /* The slot counts only when the entry has a key. */
+            if (tfb_vec_need(&objs, objs.n + 1) < 0) {
+                rc = TFB_ENOMEM;
+                break;
             }
-            tfb_os_object *o = &v[n];
+            tfb_os_object *o = &objs.v[objs.n];
             memset(o, 0, sizeof *o);
             o->key = xml_field(p, end, "Key");
             char *size = xml_field(p, end, "Size");
@@ -206,7 +201,7 @@ int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
             free(etag);
             free(lm);
             if (o->key)
-                n++;
+                objs.n++;
             p = end;
         }
         char *trunc = xml_field(s, s + strlen(s), "IsTruncated");
@@ -221,11 +216,11 @@ int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
     }
     free(token);
     if (rc < 0) {
-        tfb_os_objects_free(v, n);
+        tfb_os_objects_free(objs.v, objs.n);
         return rc;
     }
-    *out = v;
-    *n_out = n;
+    *out = objs.v;
+    *n_out = objs.n;
     return 0;
 }
 

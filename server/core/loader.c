@@ -63,8 +63,7 @@ typedef struct file_state {
 typedef struct run_state {
     tfb_run *run;
     char *dir;
-    file_state *files;
-    size_t n_files, cap_files;
+    TFB_VEC(file_state) files;
     /* tag -> tag_entry (each malloc'd; the key is its own tag copy).
      * Entries never move. */
     tfb_strtab tags;
@@ -179,20 +178,15 @@ static run_state *find_run_state(tfb_loader *l, tfb_run *run)
 static int add_file(run_state *rs, const char *path, const char *name,
                     uint64_t listed)
 {
-    for (size_t i = 0; i < rs->n_files; i++)
-        if (strcmp(rs->files[i].path, path) == 0) {
-            rs->files[i].listed = listed;
+    for (size_t i = 0; i < rs->files.n; i++)
+        if (strcmp(rs->files.v[i].path, path) == 0) {
+            rs->files.v[i].listed = listed;
             return 0;
         }
-    if (rs->n_files == rs->cap_files) {
-        size_t nc = rs->cap_files ? rs->cap_files * 2 : 4;
-        file_state *nf = realloc(rs->files, nc * sizeof *nf);
-        if (!nf)
-            return TFB_ENOMEM;
-        rs->files = nf;
-        rs->cap_files = nc;
-    }
-    file_state *f = &rs->files[rs->n_files];
+    /* Room first; the slot counts only once its strings are copied. */
+    if (tfb_vec_need(&rs->files, rs->files.n + 1) < 0)
+        return TFB_ENOMEM;
+    file_state *f = &rs->files.v[rs->files.n];
     memset(f, 0, sizeof *f);
     f->path = tfb_strdup(path);
     f->name = tfb_strdup(name);
@@ -202,7 +196,7 @@ static int add_file(run_state *rs, const char *path, const char *name,
         free(f->name);
         return TFB_ENOMEM;
     }
-    rs->n_files++;
+    rs->files.n++;
     return 0;
 }
 
@@ -259,7 +253,7 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
         }
         l->runs[l->n_runs++] = rs;
     }
-    size_t before = rs->n_files;
+    size_t before = rs->files.n;
     for (size_t i = 0; i < n_events; i++) {
         const char *name = strrchr(events[i]->path, '/');
         rc = add_file(rs, events[i]->path, name ? name + 1 : events[i]->path,
@@ -267,8 +261,8 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
         if (rc < 0)
             return rc;
     }
-    if (rs->n_files != before)
-        qsort(rs->files, rs->n_files, sizeof *rs->files, cmp_file);
+    if (rs->files.n != before)
+        qsort(rs->files.v, rs->files.n, sizeof *rs->files.v, cmp_file);
     char **tp = calloc(n_traces ? n_traces : 1, sizeof *tp);
     if (!tp)
         return TFB_ENOMEM;
@@ -545,12 +539,12 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
 
 static void close_readers(run_state *rs)
 {
-    for (size_t i = 0; i < rs->n_files; i++) {
-        tfb_reader_close(rs->files[i].reader);
-        rs->files[i].reader = NULL;
-        rs->files[i].done = 0;
-        rs->files[i].gone = 0;
-        memset(&rs->files[i].stats, 0, sizeof rs->files[i].stats);
+    for (size_t i = 0; i < rs->files.n; i++) {
+        tfb_reader_close(rs->files.v[i].reader);
+        rs->files.v[i].reader = NULL;
+        rs->files.v[i].done = 0;
+        rs->files.v[i].gone = 0;
+        memset(&rs->files.v[i].stats, 0, sizeof rs->files.v[i].stats);
     }
 }
 
@@ -735,9 +729,9 @@ static void publish_notes(run_state *rs)
      * path): said on the run; what was loaded from it stays served. */
     const file_state *bad = NULL;
     size_t n_bad = 0;
-    for (size_t i = 0; i < rs->n_files; i++)
-        if (rs->files[i].error < 0 && !n_bad++)
-            bad = &rs->files[i];
+    for (size_t i = 0; i < rs->files.n; i++)
+        if (rs->files.v[i].error < 0 && !n_bad++)
+            bad = &rs->files.v[i];
     if (bad) {
         snprintf(text, sizeof text,
                  "%zu file%s could not be read at the last reload (%s: %s); "
@@ -775,8 +769,8 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
         double first = NAN, last = NAN;
         int64_t max_step = INT64_MIN;
         int reset = 0;
-        for (size_t i = 0; i < rs->n_files && !atomic_load(&l->stop); i++) {
-            file_state *f = &rs->files[i];
+        for (size_t i = 0; i < rs->files.n && !atomic_load(&l->stop); i++) {
+            file_state *f = &rs->files.v[i];
             uint64_t q0, b0, q1, b1;
             tfb_storage_counted(&q0, &b0);
             int again = read_file(l, rs, f, wb, &first, &last, &max_step);
@@ -808,16 +802,16 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
     }
     publish_notes(rs);
     /* Publish file infos and release spare capacity. */
-    tfb_file_info *fi = calloc(rs->n_files ? rs->n_files : 1, sizeof *fi);
+    tfb_file_info *fi = calloc(rs->files.n ? rs->files.n : 1, sizeof *fi);
     if (fi) {
-        for (size_t i = 0; i < rs->n_files; i++) {
-            fi[i].path = rs->files[i].path;
-            fi[i].stats = rs->files[i].stats;
-            fi[i].error = rs->files[i].error;
-            fi[i].requests = rs->files[i].requests;
-            fi[i].request_bytes = rs->files[i].request_bytes;
+        for (size_t i = 0; i < rs->files.n; i++) {
+            fi[i].path = rs->files.v[i].path;
+            fi[i].stats = rs->files.v[i].stats;
+            fi[i].error = rs->files.v[i].error;
+            fi[i].requests = rs->files.v[i].requests;
+            fi[i].request_bytes = rs->files.v[i].request_bytes;
         }
-        (void)tfb_run_set_files(rs->run, fi, rs->n_files);
+        (void)tfb_run_set_files(rs->run, fi, rs->files.n);
         free(fi);
     }
     for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
@@ -864,8 +858,8 @@ static int one_pass(tfb_loader *l)
     /* Totals for the progress bar: sizes as the listing gave them. */
     uint64_t bytes = 0, files = 0, done_bytes = 0;
     for (size_t i = 0; i < l->n_runs; i++)
-        for (size_t k = 0; k < l->runs[i]->n_files; k++) {
-            file_state *f = &l->runs[i]->files[k];
+        for (size_t k = 0; k < l->runs[i]->files.n; k++) {
+            file_state *f = &l->runs[i]->files.v[k];
             uint64_t sz = f->gone ? f->done : f->listed;
             bytes += sz > f->done ? sz : f->done;
             done_bytes += f->done;
@@ -901,9 +895,9 @@ static int one_pass(tfb_loader *l)
         /* Loading once: no pass follows, so the readers and their buffers
          * go now, before the progress says done. */
         for (size_t i = 0; i < l->n_runs; i++)
-            for (size_t k = 0; k < l->runs[i]->n_files; k++) {
-                tfb_reader_close(l->runs[i]->files[k].reader);
-                l->runs[i]->files[k].reader = NULL;
+            for (size_t k = 0; k < l->runs[i]->files.n; k++) {
+                tfb_reader_close(l->runs[i]->files.v[k].reader);
+                l->runs[i]->files.v[k].reader = NULL;
             }
     }
     char *info = tfb_storage_info(l->storage);
@@ -1056,12 +1050,12 @@ void tfb_loader_stop(tfb_loader *l)
     }
     for (size_t i = 0; i < l->n_runs; i++) {
         run_state *rs = l->runs[i];
-        for (size_t k = 0; k < rs->n_files; k++) {
-            tfb_reader_close(rs->files[k].reader);
-            free(rs->files[k].path);
-            free(rs->files[k].name);
+        for (size_t k = 0; k < rs->files.n; k++) {
+            tfb_reader_close(rs->files.v[k].reader);
+            free(rs->files.v[k].path);
+            free(rs->files.v[k].name);
         }
-        free(rs->files);
+        tfb_vec_free(&rs->files);
         tags_free(rs);
         free(rs->dir);
         free(rs);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "core/spike_detect.h"
 #include "tfboard.h"
 
@@ -129,14 +130,11 @@ static void restat(tfb_spike_detector *d)
 
 static int add_spike(tfb_spike_detector *d, const tfb_spike *s)
 {
-    if (d->n_spikes == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 8;
-        tfb_spike *v = realloc(d->spikes, cap * sizeof *v);
-        if (!v)
-            return TFB_ENOMEM;
-        d->spikes = v;
-        d->cap = cap;
-    }
+    /* The untyped form of base/vec.h: spikes/n_spikes are the public
+     * field names alerts and the tests read. */
+    if (tfb_vec_reserve((void **)&d->spikes, &d->cap, sizeof *d->spikes,
+                        d->n_spikes + 1) < 0)
+        return TFB_ENOMEM;
     d->spikes[d->n_spikes++] = *s;
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/vec.h"
 #include "core/dir_links.h"
 #include "collector/errors.h"
 #include "collector/file_source.h"
@@ -45,8 +46,7 @@ typedef struct local_storage {
 } local_storage;
 
 typedef struct lister {
-    tfb_storage_entry *v;
-    size_t n, cap;
+    TFB_VEC(tfb_storage_entry) out;
     const char *prefix;
     FILE *log;         /* NULL: say nothing */
     size_t prefix_len; /* of the listed prefix, to point rel into path */
@@ -57,15 +57,9 @@ typedef struct lister {
 
 static int add_entry(lister *ls, char *path, const struct stat *st)
 {
-    if (ls->n == ls->cap) {
-        size_t nc = ls->cap ? ls->cap * 2 : 256;
-        tfb_storage_entry *nv = realloc(ls->v, nc * sizeof *nv);
-        if (!nv)
-            return TFB_ENOMEM;
-        ls->v = nv;
-        ls->cap = nc;
-    }
-    tfb_storage_entry *e = &ls->v[ls->n++];
+    tfb_storage_entry *e = tfb_vec_add(&ls->out);
+    if (!e)
+        return TFB_ENOMEM;
     e->path = path;
     e->rel = path + ls->prefix_len + 1;
     fill_stat(st, &e->st);
@@ -116,8 +110,7 @@ static int walk(lister *ls, const char *dir, int depth)
     if (!d)
         return depth == 0 ? TFB_ENOENT : 0;
     int dfd = dirfd(d), rc = 0;
-    char **subdirs = NULL;
-    size_t ns = 0, cs = 0;
+    TFB_VEC(char *) subdirs = {0};
     struct dirent *de;
     while (rc == 0 && (de = readdir(d)) != NULL) {
         const char *n = de->d_name;
@@ -149,18 +142,11 @@ static int walk(lister *ls, const char *dir, int depth)
             break;
         }
         if (S_ISDIR(st.st_mode)) {
-            if (ns == cs) {
-                size_t nc = cs ? cs * 2 : 8;
-                char **na = realloc(subdirs, nc * sizeof *na);
-                if (!na) {
-                    free(p);
-                    rc = TFB_ENOMEM;
-                    break;
-                }
-                subdirs = na;
-                cs = nc;
+            if (tfb_vec_push(&subdirs, p) < 0) {
+                free(p);
+                rc = TFB_ENOMEM;
+                break;
             }
-            subdirs[ns++] = p;
             continue;
         }
         if (ls->keep && !ls->keep(n, ls->keep_arg)) {
@@ -173,12 +159,12 @@ static int walk(lister *ls, const char *dir, int depth)
         }
     }
     closedir(d); /* before descending: one descriptor per level at most */
-    for (size_t i = 0; i < ns; i++) {
+    for (size_t i = 0; i < subdirs.n; i++) {
         if (rc == 0)
-            rc = walk(ls, subdirs[i], depth + 1);
-        free(subdirs[i]);
+            rc = walk(ls, subdirs.v[i], depth + 1);
+        free(subdirs.v[i]);
     }
-    free(subdirs);
+    tfb_vec_free(&subdirs);
     return rc;
 }
 
@@ -188,15 +174,19 @@ static int local_list(tfb_storage *s, const char *prefix, int max_depth,
 {
     local_storage *ls_ = (local_storage *)s;
     FILE *log = atomic_exchange(&ls_->listed, 1) ? NULL : ls_->log;
-    lister ls = {NULL,      0, 0, prefix, log, strlen(prefix), max_depth, 0,
-                 keep,      keep_arg};
+    lister ls = {.prefix = prefix,
+                 .log = log,
+                 .prefix_len = strlen(prefix),
+                 .max_depth = max_depth,
+                 .keep = keep,
+                 .keep_arg = keep_arg};
     int rc = walk(&ls, prefix, 0);
     if (rc < 0) {
-        tfb_storage_entries_free(ls.v, ls.n);
+        tfb_storage_entries_free(ls.out.v, ls.out.n);
         return rc;
     }
-    *out = ls.v;
-    *n = ls.n;
+    *out = ls.out.v;
+    *n = ls.out.n;
     if (too_deep)
         *too_deep = ls.too_deep;
     return 0;

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/media_index.h"
-#include "plugins/pipeline/pipeline_analysis.h"
+#include "analysis/pipeline_analysis.h"
 #include "report/report_page.h"
 
 #define MAX_PIPELINE_BARS 1000

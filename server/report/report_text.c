@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/vec.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
 
@@ -69,8 +70,7 @@ typedef struct finding {
 } finding;
 
 typedef struct findings {
-    finding *v;
-    size_t n, cap;
+    TFB_VEC(finding) list;
     size_t run;
     int err;
 } findings;
@@ -80,22 +80,12 @@ static void collect(void *user, double weight, const char *text)
     findings *fs = user;
     if (fs->err)
         return;
-    if (fs->n == fs->cap) {
-        size_t nc = fs->cap ? fs->cap * 2 : 16;
-        finding *nv = realloc(fs->v, nc * sizeof *nv);
-        if (!nv) {
-            fs->err = TFB_ENOMEM;
-            return;
-        }
-        fs->v = nv;
-        fs->cap = nc;
-    }
     char *t = strdup(text);
-    if (!t) {
+    if (!t || tfb_vec_push(&fs->list, ((finding){fs->run, weight, t})) < 0) {
+        free(t);
         fs->err = TFB_ENOMEM;
         return;
     }
-    fs->v[fs->n++] = (finding){fs->run, weight, t};
 }
 
 /* Heaviest first; equal weights keep run order (stable by index). */
@@ -132,13 +122,13 @@ static int summary(FILE *f, const tfb_report *rep, int md)
             }
     }
     if (fs.err) {
-        for (size_t i = 0; i < fs.n; i++)
-            free(fs.v[i].text);
-        free(fs.v);
+        for (size_t i = 0; i < fs.list.n; i++)
+            free(fs.list.v[i].text);
+        tfb_vec_free(&fs.list);
         return fs.err;
     }
-    if (fs.n > 1)
-        qsort(fs.v, fs.n, sizeof *fs.v, cmp_finding);
+    if (fs.list.n > 1)
+        qsort(fs.list.v, fs.list.n, sizeof *fs.list.v, cmp_finding);
 
     /* A line per run: its steps, its time and its findings' labels. */
     fputs(md ? "\n## Summary\n\n| run | steps | duration | findings |\n"
@@ -167,10 +157,11 @@ static int summary(FILE *f, const tfb_report *rep, int md)
         tfb_report_put_duration(f, rr->last_wall - rr->first_wall);
         fputs(md ? " | " : "  ", f);
         int any = 0;
-        for (size_t k = 0; k < fs.n; k++)
-            if (fs.v[k].run == i) {
+        for (size_t k = 0; k < fs.list.n; k++)
+            if (fs.list.v[k].run == i) {
                 fputs(any ? ", " : "", f);
-                fwrite(fs.v[k].text, 1, label_len(fs.v[k].text), f);
+                const char *t = fs.list.v[k].text;
+                fwrite(t, 1, label_len(t), f);
                 any = 1;
             }
         fputs(any ? "" : "ok", f);
@@ -180,42 +171,43 @@ static int summary(FILE *f, const tfb_report *rep, int md)
     /* The findings, ranked; the same text on several runs is one line that
      * names them all. */
     fputs(md ? "\n**Top findings**\n\n" : "\ntop findings:\n", f);
-    if (fs.n == 0)
+    if (fs.list.n == 0)
         fputs(md ? "None: no run diverged, straggled or waited on input.\n"
                  : "  none: no run diverged, straggled or waited on input\n",
               f);
     size_t shown = 0;
-    for (size_t k = 0; k < fs.n; k++) {
-        if (!fs.v[k].text)
+    for (size_t k = 0; k < fs.list.n; k++) {
+        if (!fs.list.v[k].text)
             continue; /* grouped into an earlier line */
         if (shown == SUMMARY_FINDINGS) {
             size_t rest = 0;
-            for (size_t j = k; j < fs.n; j++)
-                rest += fs.v[j].text != NULL;
+            for (size_t j = k; j < fs.list.n; j++)
+                rest += fs.list.v[j].text != NULL;
             fprintf(f, md ? "- and %zu more below.\n"
                           : "  ... and %zu more below\n", rest);
             break;
         }
         shown++;
         fprintf(f, md ? "%zu. " : "  %zu. ", shown);
-        tfb_report_put_str(f, rep->runs[fs.v[k].run].name, md);
+        tfb_report_put_str(f, rep->runs[fs.list.v[k].run].name, md);
         size_t also = 0;
-        for (size_t j = k + 1; j < fs.n; j++)
-            if (fs.v[j].text && !strcmp(fs.v[j].text, fs.v[k].text)) {
+        for (size_t j = k + 1; j < fs.list.n; j++)
+            if (fs.list.v[j].text &&
+                !strcmp(fs.list.v[j].text, fs.list.v[k].text)) {
                 fputs(", ", f);
-                tfb_report_put_str(f, rep->runs[fs.v[j].run].name, md);
-                free(fs.v[j].text);
-                fs.v[j].text = NULL;
+                tfb_report_put_str(f, rep->runs[fs.list.v[j].run].name, md);
+                free(fs.list.v[j].text);
+                fs.list.v[j].text = NULL;
                 also++;
             }
         fputs(" - ", f);
-        tfb_report_put_str(f, fs.v[k].text, md);
+        tfb_report_put_str(f, fs.list.v[k].text, md);
         fputc('\n', f);
         (void)also;
     }
-    for (size_t i = 0; i < fs.n; i++)
-        free(fs.v[i].text);
-    free(fs.v);
+    for (size_t i = 0; i < fs.list.n; i++)
+        free(fs.list.v[i].text);
+    tfb_vec_free(&fs.list);
     fputs(md ? "\n## Details\n" : "\ndetails:\n", f);
     return 0;
 }

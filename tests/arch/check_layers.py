@@ -15,7 +15,8 @@ It fails (exit 1) on:
   up      a file that uses a file of a layer above its own; the layers,
           lowest first:
               base/ < collector/, objstore/ < server/core/ < server/trace/
-                    < server/plugins/ < server/report/ < server/cli.c,main.c,watch.c
+                    < server/analysis/ < server/plugins/ < server/report/
+                    < server/cli.c,main.c,watch.c
   plugin  a file of one plugin folder (server/plugins/<name>/) that uses
           another plugin folder (only the table, server/plugins/registry.c,
           names the plugins);
@@ -52,6 +53,8 @@ LAYERS = [
     ('collector/', 1, 'collector'),
     ('server/core/', 2, 'core'),
     ('server/trace/', 3, 'trace'),
+    # Run-level analyses that several dashboards and the report share.
+    ('server/analysis/', 3.5, 'analysis'),
     ('server/plugins/', 4, 'plugins'),
     ('server/report/', 5, 'report'),
     ('server/cli.c', 6, 'cli'),

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/hparams/hparams_analysis.h"
+#include "analysis/hparams_analysis.h"
 #include "plugins/hparams/hparams_groups.h"
 #include "core/loader.h"
 #include "core/store.h"

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/pipeline/pipeline_analysis.h"
-#include "plugins/pipeline/pipeline_trace.h"
+#include "analysis/pipeline_analysis.h"
+#include "analysis/pipeline_trace.h"
 
 #define N 50
 

@@ -14,6 +14,7 @@
 #include "base/hash.h"
 #include "core/run_status.h"
 #include "base/strtab.h"
+#include "base/vec.h"
 #include "tfboard.h"
 
 #define FEED_KEEP 4096
@@ -39,10 +40,8 @@ static tfb_alert_rule *g_rules;
 static size_t g_n_rules;
 static double g_gpu_idle = 50;
 static tfb_strtab g_conds;        /* -> cond */
-static cond **g_cond_list;
-static size_t g_n_conds, g_cap_conds;
-static rule_entry *g_re;
-static size_t g_n_re, g_cap_re;
+static TFB_VEC(cond *) g_cond_list;
+static TFB_VEC(rule_entry) g_re;
 static tfb_alert_event *g_feed;   /* ring of FEED_KEEP */
 static uint64_t g_seq;
 static unsigned g_pass;
@@ -73,23 +72,14 @@ typedef struct found {
     int64_t step;
 } found;
 
-typedef struct found_vec {
-    found *v;
-    size_t n, cap;
-} found_vec;
+typedef TFB_VEC(found) found_vec;
 
 static void add(found_vec *f, const char *rule, const char *key_extra,
                 int64_t step, const char *fmt, ...)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 8;
-        found *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return;
-        f->v = v;
-        f->cap = cap;
-    }
-    found *x = &f->v[f->n++];
+    found *x = tfb_vec_add(f);
+    if (!x)
+        return;
     snprintf(x->rule, sizeof x->rule, "%s", rule);
     snprintf(x->key, sizeof x->key, "%s%s%s", rule, key_extra ? "@" : "",
              key_extra ? key_extra : "");
@@ -140,19 +130,12 @@ static double last_value(tfb_series *s)
 
 static rule_entry *rule_state(const tfb_series *s, size_t rule)
 {
-    for (size_t i = 0; i < g_n_re; i++)
-        if (g_re[i].s == s && g_re[i].rule == rule)
-            return &g_re[i];
-    if (g_n_re == g_cap_re) {
-        size_t cap = g_cap_re ? g_cap_re * 2 : 16;
-        rule_entry *v = realloc(g_re, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        g_re = v;
-        g_cap_re = cap;
-    }
-    rule_entry *e = &g_re[g_n_re++];
-    memset(e, 0, sizeof *e);
+    for (size_t i = 0; i < g_re.n; i++)
+        if (g_re.v[i].s == s && g_re.v[i].rule == rule)
+            return &g_re.v[i];
+    rule_entry *e = tfb_vec_add(&g_re);
+    if (!e)
+        return NULL;
     e->s = s;
     e->rule = rule;
     return e;
@@ -337,8 +320,12 @@ static void run_conditions(tfb_run *r, double now, const double *own,
 
 /* ---- the log ----------------------------------------------------------- */
 
+typedef TFB_VEC(tfb_alert_event) event_vec;
+
+/* Logs one event in the feed and, when pass is not NULL, copies it there
+ * (a copy that does not fit is dropped; the feed keeps it). */
 static void log_event(const char *run, const found *x, int fired, double now,
-                      tfb_alert_event **pass, size_t *npass, size_t *cap)
+                      event_vec *pass)
 {
     if (!g_feed && !(g_feed = calloc(FEED_KEEP, sizeof *g_feed)))
         return;
@@ -352,17 +339,8 @@ static void log_event(const char *run, const found *x, int fired, double now,
     snprintf(e->key, sizeof e->key, "%s", x->key);
     e->step = x->step;
     snprintf(e->message, sizeof e->message, "%s", x->message);
-    if (!pass)
-        return;
-    if (*npass == *cap) {
-        size_t c = *cap ? *cap * 2 : 16;
-        tfb_alert_event *v = realloc(*pass, c * sizeof *v);
-        if (!v)
-            return;
-        *pass = v;
-        *cap = c;
-    }
-    (*pass)[(*npass)++] = *e;
+    if (pass)
+        (void)tfb_vec_push(pass, *e);
 }
 
 int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
@@ -383,7 +361,8 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
     }
     for (size_t i = 0; i < nr; i++)
         own[i] = own_time(runs[i]);
-    size_t cap = 0;
+    event_vec pass = {0};
+    event_vec *passp = out ? &pass : NULL;
     pthread_mutex_lock(&g_mu);
     g_pass++;
     found_vec f = {0};
@@ -405,36 +384,31 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
                 }
                 memcpy(c->k, k, (size_t)kl + 1);
                 c->klen = (size_t)kl;
-                if (g_n_conds == g_cap_conds) {
-                    size_t nc = g_cap_conds ? g_cap_conds * 2 : 64;
-                    cond **v = realloc(g_cond_list, nc * sizeof *v);
-                    if (!v) {
-                        free(c->k);
-                        free(c);
-                        continue;
-                    }
-                    g_cond_list = v;
-                    g_cap_conds = nc;
+                /* Room first, so the push after the put cannot fail. */
+                if (tfb_vec_need(&g_cond_list, g_cond_list.n + 1) < 0) {
+                    free(c->k);
+                    free(c);
+                    continue;
                 }
                 if (tfb_strtab_put(&g_conds, c->k, c->klen, c) < 0) {
                     free(c->k);
                     free(c);
                     continue;
                 }
-                g_cond_list[g_n_conds++] = c;
+                g_cond_list.v[g_cond_list.n++] = c;
             }
             c->seen_pass = g_pass;
             if (!c->active) {
                 c->active = 1;
-                log_event(rn, &f.v[q], 1, now, out, nout, &cap);
+                log_event(rn, &f.v[q], 1, now, passp);
             }
         }
     }
     free(f.v);
     /* Conditions that no longer hold clear (a spike's condition stays:
      * it happened). */
-    for (size_t i = 0; i < g_n_conds; i++) {
-        cond *c = g_cond_list[i];
+    for (size_t i = 0; i < g_cond_list.n; i++) {
+        cond *c = g_cond_list.v[i];
         if (!c->active || c->seen_pass == g_pass)
             continue;
         const char *sep = memchr(c->k, '\x1f', c->klen);
@@ -450,9 +424,13 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
         x.step = -1;
         char run[256];
         snprintf(run, sizeof run, "%.*s", (int)(sep - c->k), c->k);
-        log_event(run, &x, 0, now, out, nout, &cap);
+        log_event(run, &x, 0, now, passp);
     }
     pthread_mutex_unlock(&g_mu);
+    if (out) {
+        *out = pass.v;
+        *nout = pass.n;
+    }
     free(own);
     free(runs);
     return 0;
@@ -479,8 +457,8 @@ int tfb_alerts_feed(uint64_t since, tfb_alert_event **out, size_t *n,
     }
     if (active) {
         *active = 0;
-        for (size_t i = 0; i < g_n_conds; i++)
-            *active += g_cond_list[i]->active != 0;
+        for (size_t i = 0; i < g_cond_list.n; i++)
+            *active += g_cond_list.v[i]->active != 0;
     }
     pthread_mutex_unlock(&g_mu);
     return rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "plugins/alerts/alerts_spikes.h"
+#include "base/vec.h"
 #include "core/run_status.h"
 #include "tfboard.h"
 
@@ -18,10 +19,9 @@ typedef struct det_entry {
     const tfb_series *s;
     size_t fed;
     tfb_spike_detector d;
-    /* The precursors of spikes[0..n_pre), kept once a spike is over
+    /* The precursors of spikes[0..pre.n), kept once a spike is over
      * (recovered or diverged): its window is then in the past. */
-    tfb_precursors *pre;
-    size_t n_pre;
+    TFB_VEC(tfb_precursors) pre;
 } det_entry;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -74,7 +74,7 @@ void tfb_alert_spikes_reset(void)
     for (size_t i = 0; i < g_cap; i++)
         if (g_tab[i].s) {
             tfb_spike_detector_free(&g_tab[i].d);
-            free(g_tab[i].pre);
+            tfb_vec_free(&g_tab[i].pre);
         }
     free(g_tab);
     g_tab = NULL;
@@ -97,7 +97,7 @@ static int spikes_of(tfb_series *s, tfb_spike **v, size_t *n)
             tfb_spike_detector_free(&e->d);
             tfb_spike_detector_init(&e->d, NULL);
             e->fed = 0;
-            e->n_pre = 0;
+            e->pre.n = 0;
         }
         for (size_t i = e->fed; i < view.count && rc == 0; i++)
             rc = tfb_spike_detector_push(&e->d, view.step[i], view.value[i]);
@@ -124,8 +124,8 @@ static int cached_pre(const tfb_series *s, size_t q, tfb_precursors *p)
     int hit = 0;
     pthread_mutex_lock(&g_mu);
     det_entry *e = entry_of(s);
-    if (e && q < e->n_pre) {
-        *p = e->pre[q];
+    if (e && q < e->pre.n) {
+        *p = e->pre.v[q];
         hit = 1;
     }
     pthread_mutex_unlock(&g_mu);
@@ -137,14 +137,9 @@ static void keep_pre(const tfb_series *s, size_t q, const tfb_precursors *p)
 {
     pthread_mutex_lock(&g_mu);
     det_entry *e = entry_of(s);
-    if (e && q == e->n_pre) {
-        tfb_precursors *v = realloc(e->pre, (q + 1) * sizeof *v);
-        if (v) {
-            e->pre = v;
-            v[q] = *p;
-            e->n_pre = q + 1;
-        }
-    }
+    /* A failed push keeps nothing: the precursors are searched again. */
+    if (e && q == e->pre.n)
+        (void)tfb_vec_push(&e->pre, *p);
     pthread_mutex_unlock(&g_mu);
 }
 
@@ -156,8 +151,7 @@ int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
     size_t ns;
     if (tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &ns) < 0)
         return TFB_ENOMEM;
-    tfb_alert_spike *all = NULL;
-    size_t n = 0;
+    TFB_VEC(tfb_alert_spike) all = {0};
     int rc = 0;
     for (size_t i = 0; i < ns && rc == 0; i++) {
         const char *tag = tfb_series_tag(ser[i]);
@@ -167,15 +161,13 @@ int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
         size_t k;
         if ((rc = spikes_of(ser[i], &sp, &k)) < 0 || !k)
             continue;
-        tfb_alert_spike *grown = realloc(all, (n + k) * sizeof *all);
-        if (!grown) {
+        if (tfb_vec_need(&all, all.n + k) < 0) {
             free(sp);
             rc = TFB_ENOMEM;
             break;
         }
-        all = grown;
         for (size_t q = 0; q < k; q++) {
-            tfb_alert_spike *a = &all[n++];
+            tfb_alert_spike *a = &all.v[all.n++];
             a->run = tfb_run_name(r);
             a->tag = tag;
             a->spike = sp[q];
@@ -195,10 +187,10 @@ int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
     }
     free(ser);
     if (rc < 0) {
-        free(all);
+        tfb_vec_free(&all);
         return rc;
     }
-    *out = all;
-    *nout = n;
+    *out = all.v;
+    *nout = all.n;
     return 0;
 }

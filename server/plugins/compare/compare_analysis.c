@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "trace/trace_aggregate.h"
-#include "plugins/pipeline/pipeline_analysis.h"
+#include "analysis/pipeline_analysis.h"
 #include "plugins/compare/compare_internal.h"
 #include "base/str.h"
 

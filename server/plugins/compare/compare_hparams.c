@@ -1,14 +1,14 @@
 /*
- * compare_hparams.c - the hparams that differ between two runs,
- * from the hparams plugin's decoding (hparams_analysis.h): a name whose
- * values differ, or that only one run set. Values are compared as the
+ * compare_hparams.c - the hparams that differ between two runs, from
+ * the analysis layer's hparams decoding (analysis/hparams_analysis.h): a
+ * name whose values differ, or that only one run set. Values are compared as the
  * hparams table shows them (tfb_hparam_value_text), so 0.1 and 0.10 are
  * the same and a number never equals a string.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/hparams/hparams_analysis.h"
+#include "analysis/hparams_analysis.h"
 #include "plugins/compare/compare_internal.h"
 #include "base/str.h"
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "collector/pb.h"
 #include "core/plugin.h"
 
@@ -124,8 +125,7 @@ static int route_layout(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json_init(&j);
     tfb_json_object_begin(&j);
     int any = 0;
-    char **seen = NULL;
-    size_t n_seen = 0;
+    TFB_VEC(char *) seen = {0};
     for (size_t i = 0; i < nr; i++) {
         tfb_plugin_record *recs;
         size_t n;
@@ -160,14 +160,9 @@ static int route_layout(const tfb_http_req *req, tfb_http_resp *resp)
                 if (!title)
                     title = strdup("");
                 int dup = 0;
-                for (size_t s = 0; s < n_seen && title; s++)
-                    dup |= strcmp(seen[s], title) == 0;
-                char **ns = title && !dup
-                                ? realloc(seen, (n_seen + 1) * sizeof *seen)
-                                : NULL;
-                if (ns) {
-                    seen = ns;
-                    seen[n_seen++] = title;
+                for (size_t s = 0; s < seen.n && title; s++)
+                    dup |= strcmp(seen.v[s], title) == 0;
+                if (title && !dup && tfb_vec_push(&seen, title) == 0) {
                     category(&j, f.p, f.len);
                 } else {
                     free(title);
@@ -179,9 +174,9 @@ static int route_layout(const tfb_http_req *req, tfb_http_resp *resp)
     if (any)
         tfb_json_array_end(&j);
     tfb_json_object_end(&j);
-    for (size_t s = 0; s < n_seen; s++)
-        free(seen[s]);
-    free(seen);
+    for (size_t s = 0; s < seen.n; s++)
+        free(seen.v[s]);
+    tfb_vec_free(&seen);
     free(runs);
     return tfb_http_json(resp, &j);
 }

@@ -21,6 +21,7 @@
 #include "base/hash.h"
 #include "base/json_str.h"
 #include "base/strtab.h"
+#include "base/vec.h"
 #include "tfboard.h"
 
 /* Nesting past this depth is drawn on the last row. */
@@ -206,12 +207,9 @@ typedef struct thread_key {
 } thread_key;
 
 typedef struct builder {
-    tfb_host_span *spans;
-    size_t n, cap;
-    thread_key *threads;
-    size_t nthreads, tcap;
-    char **strings;
-    size_t nstrings, scap;
+    TFB_VEC(tfb_host_span) spans;
+    TFB_VEC(thread_key) threads;
+    TFB_VEC(char *) strings;
     tfb_strtab names;
     int err;
 } builder;
@@ -232,26 +230,21 @@ static int32_t intern(builder *b, const tok *t)
     int32_t id = -1;
     if (v) {
         id = (int32_t)((uintptr_t)v - 1);
-    } else if (b->nstrings < INT32_MAX) {
-        if (b->nstrings == b->scap) {
-            size_t nc = b->scap ? b->scap * 2 : 64;
-            char **nv = realloc(b->strings, nc * sizeof *nv);
-            if (!nv)
-                goto oom;
-            b->strings = nv;
-            b->scap = nc;
-        }
+    } else if (b->strings.n < INT32_MAX) {
+        /* Room first: the string is counted only once interned. */
+        if (tfb_vec_need(&b->strings, b->strings.n + 1) < 0)
+            goto oom;
         char *copy = malloc(n + 1);
         if (!copy)
             goto oom;
         memcpy(copy, o, n + 1);
-        b->strings[b->nstrings] = copy;
+        b->strings.v[b->strings.n] = copy;
         if (tfb_strtab_put(&b->names, copy, n,
-                           (void *)(uintptr_t)(b->nstrings + 1)) < 0) {
+                           (void *)(uintptr_t)(b->strings.n + 1)) < 0) {
             free(copy);
             goto oom;
         }
-        id = (int32_t)b->nstrings++;
+        id = (int32_t)b->strings.n++;
     }
     if (o != tmp)
         free(o);
@@ -265,22 +258,14 @@ oom:
 
 static thread_key *thread_of(builder *b, int64_t pid, int64_t tid)
 {
-    for (size_t i = 0; i < b->nthreads; i++)
-        if (b->threads[i].pid == pid && b->threads[i].tid == tid)
-            return &b->threads[i];
-    if (b->nthreads == b->tcap) {
-        size_t nc = b->tcap ? b->tcap * 2 : 16;
-        thread_key *nv = realloc(b->threads, nc * sizeof *nv);
-        if (!nv) {
-            b->err = TFB_ENOMEM;
-            return NULL;
-        }
-        b->threads = nv;
-        b->tcap = nc;
+    for (size_t i = 0; i < b->threads.n; i++)
+        if (b->threads.v[i].pid == pid && b->threads.v[i].tid == tid)
+            return &b->threads.v[i];
+    if (tfb_vec_push(&b->threads, ((thread_key){pid, tid, -1, -1, -1})) < 0) {
+        b->err = TFB_ENOMEM;
+        return NULL;
     }
-    thread_key *k = &b->threads[b->nthreads++];
-    *k = (thread_key){pid, tid, -1, -1, -1};
-    return k;
+    return &b->threads.v[b->threads.n - 1];
 }
 
 typedef struct ev {
@@ -375,21 +360,15 @@ static void add_event(builder *b, const ev *e, int64_t base_ns, int legacy)
     int32_t name = intern(b, &e->name);
     if (name < 0)
         return;
-    if (b->n == b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 1024;
-        tfb_host_span *nv = realloc(b->spans, nc * sizeof *nv);
-        if (!nv) {
-            b->err = TFB_ENOMEM;
-            return;
-        }
-        b->spans = nv;
-        b->cap = nc;
-    }
     /* lane holds the thread index for now; lanes are made once all files
      * are read. */
-    b->spans[b->n++] = (tfb_host_span){
-        .start = ts + base_ns, .end = ts + base_ns + dur, .name = (uint32_t)name,
-        .lane = (uint16_t)(k - b->threads), .kind = (uint8_t)kind};
+    tfb_host_span sp = {.start = ts + base_ns,
+                        .end = ts + base_ns + dur,
+                        .name = (uint32_t)name,
+                        .lane = (uint16_t)(k - b->threads.v),
+                        .kind = (uint8_t)kind};
+    if (tfb_vec_push(&b->spans, sp) < 0)
+        b->err = TFB_ENOMEM;
 }
 
 /* 1 when read, 0 when not a trace, or an error. */
@@ -434,7 +413,7 @@ static int load_file(builder *b, const char *path)
                 if (!read_event(&s, &e))
                     break;
                 /* The thread index must fit a lane number. */
-                if (b->nthreads < MAX_LANES / 2)
+                if (b->threads.n < MAX_LANES / 2)
                     add_event(b, &e, base_ns, legacy);
             } while (!b->err && !s.bad && eat(&s, ','));
         }
@@ -481,9 +460,9 @@ static int finish(builder *b, tfb_host_trace **out)
     if (!h)
         return TFB_ENOMEM;
     size_t nl = 0;
-    for (size_t i = 0; i < b->n; i++) {
-        thread_key *k = &b->threads[b->spans[i].lane];
-        int *slot = b->spans[i].kind == TFB_HOST_RANGE ? &k->lane_ranges
+    for (size_t i = 0; i < b->spans.n; i++) {
+        thread_key *k = &b->threads.v[b->spans.v[i].lane];
+        int *slot = b->spans.v[i].kind == TFB_HOST_RANGE ? &k->lane_ranges
                                                        : &k->lane_ops;
         if (*slot < 0)
             *slot = (int)nl++;
@@ -494,11 +473,11 @@ static int finish(builder *b, tfb_host_trace **out)
         return TFB_ENOMEM;
     }
     h->nlanes = nl;
-    for (size_t t = 0; t < b->nthreads; t++) {
-        thread_key *k = &b->threads[t];
+    for (size_t t = 0; t < b->threads.n; t++) {
+        thread_key *k = &b->threads.v[t];
         char who[80];
         if (k->name >= 0)
-            snprintf(who, sizeof who, "%.70s", b->strings[k->name]);
+            snprintf(who, sizeof who, "%.70s", b->strings.v[k->name]);
         else
             snprintf(who, sizeof who, "thread %lld", (long long)k->tid);
         if (k->lane_ops >= 0)
@@ -510,29 +489,29 @@ static int finish(builder *b, tfb_host_trace **out)
             h->lanes[k->lane_ranges].is_range = 1;
         }
     }
-    for (size_t i = 0; i < b->n; i++) {
-        thread_key *k = &b->threads[b->spans[i].lane];
-        b->spans[i].lane = (uint16_t)(b->spans[i].kind == TFB_HOST_RANGE
-                                          ? k->lane_ranges
-                                          : k->lane_ops);
+    for (size_t i = 0; i < b->spans.n; i++) {
+        tfb_host_span *s = &b->spans.v[i];
+        thread_key *k = &b->threads.v[s->lane];
+        s->lane = (uint16_t)(s->kind == TFB_HOST_RANGE ? k->lane_ranges
+                                                       : k->lane_ops);
     }
     /* Lanes in thread order, each thread's ranges lane before its ops. */
-    if (b->n > 1)
-        qsort(b->spans, b->n, sizeof *b->spans, cmp_span);
+    if (b->spans.n > 1)
+        qsort(b->spans.v, b->spans.n, sizeof *b->spans.v, cmp_span);
     size_t stack[MAX_DEPTH + 1];
     size_t sp = 0;
-    h->start_ns = b->n ? b->spans[0].start : 0;
+    h->start_ns = b->spans.n ? b->spans.v[0].start : 0;
     h->end_ns = h->start_ns;
-    for (size_t i = 0; i < b->n; i++) {
-        tfb_host_span *s = &b->spans[i];
-        if (i == 0 || s->lane != b->spans[i - 1].lane)
+    for (size_t i = 0; i < b->spans.n; i++) {
+        tfb_host_span *s = &b->spans.v[i];
+        if (i == 0 || s->lane != b->spans.v[i - 1].lane)
             sp = 0;
-        while (sp > 0 && b->spans[stack[sp - 1]].end <= s->start)
+        while (sp > 0 && b->spans.v[stack[sp - 1]].end <= s->start)
             sp--;
         s->depth = (uint8_t)(sp < MAX_DEPTH ? sp : MAX_DEPTH);
         s->self_ns = s->end - s->start;
         if (sp > 0) {
-            tfb_host_span *p = &b->spans[stack[sp - 1]];
+            tfb_host_span *p = &b->spans.v[stack[sp - 1]];
             int64_t e = s->end < p->end ? s->end : p->end;
             p->self_ns -= e - s->start;
         }
@@ -545,13 +524,14 @@ static int finish(builder *b, tfb_host_trace **out)
         if (s->end > h->end_ns)
             h->end_ns = s->end;
     }
-    h->spans = b->spans;
-    h->n = b->n;
-    h->strings = b->strings;
-    h->nstrings = b->nstrings;
-    b->spans = NULL;
-    b->strings = NULL;
-    b->nstrings = 0;
+    h->spans = b->spans.v;
+    h->n = b->spans.n;
+    h->strings = b->strings.v;
+    h->nstrings = b->strings.n;
+    b->spans.v = NULL; /* handed over to h */
+    b->spans.n = b->spans.cap = 0;
+    b->strings.v = NULL;
+    b->strings.n = b->strings.cap = 0;
     h->refs = 1;
     *out = h;
     return 0;
@@ -569,11 +549,11 @@ static int host_load(char *const *files, size_t nf, tfb_host_trace **out)
         }
     if (rc >= 0 && any)
         rc = finish(&b, out);
-    for (size_t i = 0; i < b.nstrings; i++)
-        free(b.strings[i]);
-    free(b.strings);
-    free(b.spans);
-    free(b.threads);
+    for (size_t i = 0; i < b.strings.n; i++)
+        free(b.strings.v[i]);
+    tfb_vec_free(&b.strings);
+    tfb_vec_free(&b.spans);
+    tfb_vec_free(&b.threads);
     tfb_strtab_free(&b.names);
     return rc < 0 ? rc : 0;
 }

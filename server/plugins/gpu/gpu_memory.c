@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "tfboard.h"
 
 #define NO_EVENT SIZE_MAX
@@ -88,27 +89,13 @@ typedef struct work {
  * any device's memory. A larger one is a damaged or hostile file. */
 #define MAX_EVENT_BYTES ((int64_t)1 << 50)
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *n = realloc(*v, c * elem);
-    if (!n)
-        return TFB_ENOMEM;
-    *v = n;
-    *cap = c;
-    return 0;
-}
-
 static size_t dev_index(work *w, int32_t id, int *err)
 {
     for (size_t i = 0; i < w->ndevs; i++)
         if (w->devs[i].id == id)
             return i;
-    if (grow((void **)&w->devs, &w->devs_cap, w->ndevs + 1, sizeof *w->devs)) {
+    if (tfb_vec_reserve((void **)&w->devs, &w->devs_cap, sizeof *w->devs,
+                        w->ndevs + 1) < 0) {
         *err = TFB_ENOMEM;
         return 0;
     }
@@ -206,8 +193,8 @@ static pool_state *pool_get(dev_work *d, uint64_t id, int *err)
     for (size_t i = 0; i < d->npools; i++)
         if (d->pools[i].id == id)
             return &d->pools[i];
-    if (grow((void **)&d->pools, &d->pools_cap, d->npools + 1,
-             sizeof *d->pools)) {
+    if (tfb_vec_reserve((void **)&d->pools, &d->pools_cap, sizeof *d->pools,
+                        d->npools + 1) < 0) {
         *err = TFB_ENOMEM;
         return NULL;
     }
@@ -356,7 +343,8 @@ static int cmp_live(const void *a, const void *b)
  * ---------------------------------------------------------------------- */
 static void add_point(dev_work *d, int64_t t, int *err)
 {
-    if (grow((void **)&d->pts, &d->pts_cap, d->npts + 1, sizeof *d->pts)) {
+    if (tfb_vec_reserve((void **)&d->pts, &d->pts_cap, sizeof *d->pts,
+                        d->npts + 1) < 0) {
         *err = TFB_ENOMEM;
         return;
     }
@@ -489,8 +477,8 @@ static int run_events(work *w)
                 if (in_win)
                     d->out.replaced++;
             }
-            if (grow((void **)&w->recs, &w->recs_cap, w->nrecs + 1,
-                     sizeof *w->recs)) {
+            if (tfb_vec_reserve((void **)&w->recs, &w->recs_cap,
+                                sizeof *w->recs, w->nrecs + 1) < 0) {
                 err = TFB_ENOMEM;
                 break;
             }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/hparams/hparams_analysis.h"
+#include "analysis/hparams_analysis.h"
 #include "plugins/hparams/hparams_groups.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"

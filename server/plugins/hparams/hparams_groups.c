@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/hparams/hparams_analysis.h"
+#include "analysis/hparams_analysis.h"
 #include "base/json_str.h"
 #include "base/str.h"
 #include "base/vec.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/pipeline/pipeline_analysis.h"
+#include "analysis/pipeline_analysis.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
+
 typedef struct sbuf {
     char *p;
     size_t len, cap;
@@ -72,10 +74,7 @@ static void unwrap(cmark_node *node)
  * how many HTML blocks deep this document was parsed from. */
 static int make_safe(cmark_node *doc, int depth)
 {
-    size_t n = 0, cap = 16;
-    cmark_node **todo = malloc(cap * sizeof *todo);
-    if (!todo)
-        return -1;
+    TFB_VEC(cmark_node *) todo = {0};
     cmark_iter *it = cmark_iter_new(doc);
     cmark_event_type ev;
     while ((ev = cmark_iter_next(it)) != CMARK_EVENT_DONE) {
@@ -86,25 +85,19 @@ static int make_safe(cmark_node *doc, int depth)
         if (t == CMARK_NODE_HTML_BLOCK || t == CMARK_NODE_HTML_INLINE ||
             t == CMARK_NODE_IMAGE ||
             (t == CMARK_NODE_LINK && !url_safe(cmark_node_get_url(node)))) {
-            if (n == cap) {
-                cmark_node **nt = realloc(todo, 2 * cap * sizeof *todo);
-                if (!nt) {
-                    cmark_iter_free(it);
-                    free(todo);
-                    return -1;
-                }
-                todo = nt;
-                cap *= 2;
+            if (tfb_vec_push(&todo, node) < 0) {
+                cmark_iter_free(it);
+                tfb_vec_free(&todo);
+                return -1;
             }
-            todo[n++] = node;
         }
     }
     cmark_iter_free(it);
     /* Children come after their parents: walk backwards so a node is
      * changed before the node holding it. */
     int rc = 0;
-    for (size_t i = n; i-- > 0;) {
-        cmark_node *node = todo[i];
+    for (size_t i = todo.n; i-- > 0;) {
+        cmark_node *node = todo.v[i];
         cmark_node_type t = cmark_node_get_type(node);
         if (t == CMARK_NODE_LINK || t == CMARK_NODE_IMAGE) {
             unwrap(node);
@@ -165,7 +158,7 @@ static int make_safe(cmark_node *doc, int depth)
         cmark_node_replace(node, repl);
         cmark_node_free(node);
     }
-    free(todo);
+    tfb_vec_free(&todo);
     return rc;
 }
 

@@ -2,7 +2,7 @@
  * pipeline_trace.c - interval arithmetic for the trace-derived pipeline
  * figures: host step/input spans laid against GPU busy time.
  */
-#include "plugins/pipeline/pipeline_trace.h"
+#include "analysis/pipeline_trace.h"
 
 #include <stdlib.h>
 #include <string.h>

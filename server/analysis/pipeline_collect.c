@@ -12,8 +12,8 @@
 
 #include "trace/trace_aggregate.h"
 #include "trace/trace.h"
-#include "plugins/pipeline/pipeline_analysis.h"
-#include "plugins/pipeline/pipeline_trace.h"
+#include "analysis/pipeline_analysis.h"
+#include "analysis/pipeline_trace.h"
 
 /* ---- from the store ---------------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * hparams_analysis.c - decoding of HParamsPluginData and the experiment
  * view over all runs (see hparams_analysis.h).
  */
-#include "plugins/hparams/hparams_analysis.h"
+#include "analysis/hparams_analysis.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * statistics, recommendations, and their JSON. The trace-derived figures
  * come from pipeline_trace.c.
  */
-#include "plugins/pipeline/pipeline_analysis.h"
+#include "analysis/pipeline_analysis.h"
 
 #include <math.h>
 #include <stdio.h>

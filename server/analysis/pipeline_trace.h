@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plugins/pipeline/pipeline_analysis.h"
+#include "analysis/pipeline_analysis.h"
 
 /* A half-open time interval [start, end) in ns. */
 typedef struct tfb_interval {
