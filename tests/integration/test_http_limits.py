@@ -124,7 +124,11 @@ def test_concurrent_downloads_stay_small():
         print("   20 stalled full downloads: RSS +%d KB; /data/runs in "
               "%.1f ms" % (grown, small_s * 1e3))
         assert runs == ["run000"]
-        assert grown < 100 * 1024, grown
+        # Built whole, the 20 answers would take ~600 MB. ThreadSanitizer
+        # keeps a few MB of state for each of the HTTP threads these
+        # downloads wake, hence its larger allowance.
+        limit = 200 if "thread" in os.environ.get("TFB_SANITIZE", "") else 100
+        assert grown < limit * 1024, (grown, limit)
         for s in socks:
             s.close()
 
