@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Ranks dashboard's GPU route while the ranks' traces load in the
-background: a job of 2 ranks, rank 0 with a trace of 2 M kernels
+background: a job of 2 ranks, rank 0 with a trace of 6 M kernels
 (gen_gpu_trace), rank 1 with a small one (ranks_traces.py). The first
 request answers 202 {"loading": true, "progress", "ranks_loading",
 "ranks"}; other routes answer meanwhile; once loaded the figures come.
@@ -21,7 +21,10 @@ import ranks_traces  # noqa: E402
 from tfb_server_util import Server, run_tests  # noqa: E402
 
 TFBOARD, GEN_TRACE = sys.argv[1], sys.argv[2]
-KERNELS = os.environ.get("TFB_RANKS_LOADING_KERNELS", "2000000")
+# Big enough that the load cannot finish inside the route's 1 s wait on a
+# quiet machine (2 M kernels sometimes did once loading got faster, and
+# the first answer was then 200, not 202).
+KERNELS = os.environ.get("TFB_RANKS_LOADING_KERNELS", "6000000")
 STATE = {}
 
 
