@@ -95,8 +95,16 @@ T.run(async () => {
       await page.$eval('#images-contrast', (s) => { s.value = '0.5'; s.dispatchEvent(new Event('input')); });
       const st = await page.$eval('.images-card[data-tag="masks/small"] img', (i) => ({ r: getComputedStyle(i).imageRendering, f: i.style.filter }));
       T.assertEq(st, { r: 'pixelated', f: 'brightness(1.5) contrast(0.5)' }, 'styles');
-      await page.$eval('.images-card[data-tag="masks/small"]', (c) => c.scrollIntoView());
-      await T.until(page, () => { const i = document.querySelector('.images-card[data-tag="masks/small"] img'); return i.complete && i.naturalWidth === 8; }, null, 'mask image');
+      // Scrolled into view (again on each poll: a data reload may have
+      // rebuilt the cards meanwhile, and a rebuilt card loads its image
+      // when its observer sees it), the lazy image arrives.
+      await T.until(page, () => {
+        const c = document.querySelector('.images-card[data-tag="masks/small"]');
+        const i = c && c.querySelector('img');
+        if (!i) return false;
+        if (!(i.complete && i.naturalWidth === 8)) { c.scrollIntoView(); return false; }
+        return true;
+      }, null, 'mask image', 30000);
       shots.push(await T.screenshot(page, 'images_tab'));
       await page.click('#images-reset');
       const f = await page.$eval('.images-card img', (i) => i.style.filter);
