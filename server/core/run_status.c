@@ -54,6 +54,9 @@ const char *tfb_run_state_name(tfb_run_state s)
     return (unsigned)s < TFB_RUN_STATE_COUNT ? names[s] : "unknown";
 }
 
+/* Clock skew tolerated between a run's last event and its end record. */
+#define END_SLACK_S 1e-3
+
 /* ---- loss blow-up, extended as points arrive --------------------------
  * One entry per loss series seen: the points already scanned, the first
  * and smallest positive values. A series never shrinks except by a reset
@@ -281,13 +284,17 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
         free(ser);
     }
 
-    /* The end record counts when nothing came after it. */
+    /* The end record counts when nothing came after it. Two reads of
+     * CLOCK_REALTIME on different CPUs of a VM can go back by a few
+     * hundred ns, so the writer's last scalar may carry a wall time a
+     * ULP or two after its own end record: a millisecond of slack, far
+     * less than a resumed writer needs to open a file and log again. */
     tfb_plugin_record *rec;
     size_t nrec;
     if (tfb_run_records(r, TFB_RUN_END_PLUGIN, &rec, &nrec) < 0)
         return TFB_ENOMEM;
     for (size_t i = 0; i < nrec; i++) {
-        if (!(rec[i].wall >= st->last_wall))
+        if (!(rec[i].wall >= st->last_wall - END_SLACK_S))
             continue;
         st->ended = 1;
         size_t n = rec[i].content_len < TFB_RUN_END_REASON_MAX

@@ -54,7 +54,8 @@ typedef enum tfb_run_state {
 typedef struct tfb_run_status {
     tfb_run_state state;
     /* The end record (whatever the state): 1 when the run's last event is
-     * it, with its reason ("" when none was given). */
+     * it (no event's wall time more than 1 ms after it), with its reason
+     * ("" when none was given). */
     int ended;
     char reason[TFB_RUN_END_REASON_MAX + 1];
     double last_wall;       /* newest event; NaN when none */

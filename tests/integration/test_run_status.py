@@ -8,6 +8,11 @@ A real writer (tests/integration/alerts_writer, libtfboard) in four runs:
             once max(--stall_after, 20 x median step interval) passed
   diverge   examples/mlp_train --lr 5             -> diverged at the step
             mlp_train printed for its first non-finite loss
+Two hand-written files of a writer that is gone:
+  skewed    its end record's wall time is 2 ULP (~0.5 us) before its last
+            scalar's, as two CLOCK_REALTIME reads on two CPUs of a VM
+            give                                  -> finished
+  resumed   end record, then 10 s later more steps -> crashed
 Arguments: the tfboard binary, the alerts_writer binary.
 """
 import json
@@ -21,6 +26,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import Server  # noqa: E402
+import tfevents_py as tfe  # noqa: E402
 
 TFBOARD, WRITER = sys.argv[1], sys.argv[2]
 BUILD = os.environ.get("TFB_BUILD_ROOT", "")
@@ -52,10 +58,47 @@ def wait_for(srv, run, state, limit=20):
     raise AssertionError("%s: wanted %s, last %r" % (run, state, last))
 
 
+def end_record(wall, reason):
+    """The end-of-run record libtfboard's close writes (run_end.h)."""
+    r = reason.encode()
+    tensor = tfe.key(1, 0) + tfe.varint(7) + tfe.ld(2, b"") + tfe.ld(8, r)
+    meta = tfe.ld(1, tfe.ld(1, b"tfboard_run_end") + tfe.ld(2, r))
+    value = tfe.ld(1, b"tfboard/run_end") + tfe.ld(8, tensor) + \
+        tfe.ld(9, meta)
+    return tfe.event(wall, summary=tfe.ld(1, value))
+
+
+def write_gone_run(run_dir, events):
+    """An event file named for a pid that no process has."""
+    os.makedirs(run_dir)
+    pid = 4194000  # above pid_max's default: never a live process here
+    name = "events.out.tfevents.%d.%s.%d.0" % (int(events[0][0]),
+                                              os.uname().nodename, pid)
+    with open(os.path.join(run_dir, name), "wb") as f:
+        f.write(tfe.record(tfe.event(events[0][0],
+                                     file_version="brain.Event:2")))
+        for wall, payload in events:
+            f.write(tfe.record(payload))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tfb_status_")
     procs = []
     try:
+        t0 = float(int(time.time()))
+        steps = [(t0 + i * 0.01, tfe.event(t0 + i * 0.01, i,
+                  summary=tfe.scalars_summary([("loss", 1.0 / (i + 1))])))
+                 for i in range(20)]
+        last = steps[-1][0]
+        skew = last - 2 * (2.0 ** -22)  # 2 ULP at this magnitude
+        assert skew < last
+        write_gone_run(os.path.join(tmp, "skewed"),
+                       steps + [(skew, end_record(skew, "completed"))])
+        write_gone_run(os.path.join(tmp, "resumed"),
+                       steps + [(last, end_record(last, "completed"))] +
+                       [(last + 10 + i, tfe.event(last + 10 + i, 20 + i,
+                         summary=tfe.scalars_summary([("loss", 0.01)])))
+                        for i in range(3)])
         fin = start_writer(os.path.join(tmp, "finished"), 50, 0, "close",
                            "early stop: $(rm -rf /) `x`")
         assert fin.wait(10) == 0
@@ -81,6 +124,10 @@ def main():
             s = wait_for(srv, "finished", "finished")
             assert s["ended"] is True
             assert s["reason"] == "early stop: $(rm -rf /) `x`", s
+            s = wait_for(srv, "skewed", "finished")
+            assert s["ended"] is True and s["reason"] == "completed", s
+            s = wait_for(srv, "resumed", "crashed")
+            assert s["ended"] is False and s["process"] == "gone", s
             s = wait_for(srv, "killed", "crashed")
             assert s["process"] == "gone" and s["pid"] == killed.pid, s
             assert s["ended"] is False

@@ -203,7 +203,7 @@ def main():
             assert "try 1 failed" in p.stderr and "try 2 failed" in p.stderr
             ctype, body = Hook.posts[0]
             assert ctype == "application/json"
-            assert body["rule"] == "loss_spike" and body["run"] == "spiky"
+            assert body["rule"] == "loss_spike" and body["run"] == "spiky", Hook.posts
             assert body["step"] == 75 and body["event"] == "fired"
             assert body["text"].startswith("[tfboard] spiky alert: loss "
                                            "spiked"), body
