@@ -78,11 +78,13 @@ T.run(async () => {
     });
 
     await T.step('a data reload keeps the global step and the steps picked on cards', async () => {
-      const n = await page.evaluate(() => window.__tfb.reloads);
+      const n = await page.evaluate(() => window.__tfb.pages.images.renders);
       await page.click('#reload');
-      await page.waitForFunction((k) => window.__tfb.reloads > k, n);
-      await T.until(page, () => window.__tfb.pages.images.cards >= 2 * 152 + 1, null, 'cards again');
-      await page.waitForTimeout(300);
+      // The cards are rebuilt once the reload's lists have arrived (slow
+      // under ASan): wait for that render, so that the next step does not
+      // race it.
+      await T.until(page, (k) => window.__tfb.pages.images.renders > k, n, 'cards rebuilt', 30000);
+      T.assert(await page.evaluate(() => window.__tfb.pages.images.cards) >= 2 * 152 + 1, 'cards again');
       const cards = await cardState(page);
       const a = cards.find((c) => c.tag === 'samples/gradient' && c.run === 'alpha');
       const b = cards.find((c) => c.tag === 'samples/gradient' && c.run === 'beta');

@@ -57,7 +57,7 @@ const page = {
     ctx.main.append(this.body, this.lightbox);
     this.keyHandler = (e) => { if (e.key === 'Escape') this.lightbox.hidden = true; };
     document.addEventListener('keydown', this.keyHandler);
-    window.__tfb.pages.images = { cards: 0, loaded: 0 };
+    window.__tfb.pages.images = { cards: 0, loaded: 0, renders: 0 };
     this.render();
   },
   unmount() {
@@ -156,6 +156,7 @@ const page = {
     }
     this.applyFilters();
     window.__tfb.pages.images.cards = this.cards.length;
+    window.__tfb.pages.images.renders++;
   },
   card(g, run, res) {
     const entries = Array.isArray(res) ? res : [];
