@@ -64,12 +64,13 @@ class Server:
     def url(self, path):
         return "http://127.0.0.1:%d%s" % (self.port, path)
 
-    def get(self, path, **params):
-        """Returns (status, content_type, body bytes)."""
+    def get(self, path, _timeout=10, **params):
+        """Returns (status, content_type, body bytes); _timeout: seconds."""
         if params:
             path += "?" + urllib.parse.urlencode(params)
         try:
-            with urllib.request.urlopen(self.url(path), timeout=10) as r:
+            with urllib.request.urlopen(self.url(path),
+                                        timeout=_timeout) as r:
                 return r.status, r.headers.get("Content-Type"), r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers.get("Content-Type"), e.read()
