@@ -247,6 +247,15 @@ static void note_diverged(tfb_run_status *st, int64_t step, const char *tag,
 int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
 {
     memset(st, 0, sizeof *st);
+    /* A directory of trace files only: no writer to judge. */
+    tfb_file_info *fi;
+    size_t fi_n;
+    if (tfb_run_files(r, &fi, &fi_n) < 0)
+        return TFB_ENOMEM;
+    if (!fi_n) {
+        tfb_file_infos_free(fi, fi_n);
+        return TFB_ENOENT;
+    }
     st->pid = -1;
     st->process = -1;
     st->step_interval = NAN;
@@ -260,8 +269,10 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
     for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
         if (k == TFB_SERIES_TEXT)
             continue;
-        if (tfb_run_series(r, (tfb_series_kind)k, &ser, &ns) < 0)
+        if (tfb_run_series(r, (tfb_series_kind)k, &ser, &ns) < 0) {
+            tfb_file_infos_free(fi, fi_n);
             return TFB_ENOMEM;
+        }
         for (size_t i = 0; i < ns; i++) {
             tfb_series_view v;
             tfb_series_read_begin(ser[i], &v);
@@ -291,8 +302,10 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
      * less than a resumed writer needs to open a file and log again. */
     tfb_plugin_record *rec;
     size_t nrec;
-    if (tfb_run_records(r, TFB_RUN_END_PLUGIN, &rec, &nrec) < 0)
+    if (tfb_run_records(r, TFB_RUN_END_PLUGIN, &rec, &nrec) < 0) {
+        tfb_file_infos_free(fi, fi_n);
         return TFB_ENOMEM;
+    }
     for (size_t i = 0; i < nrec; i++) {
         if (!(rec[i].wall >= st->last_wall - END_SLACK_S))
             continue;
@@ -305,13 +318,9 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
     tfb_plugin_records_free(rec, nrec);
 
     /* The newest event file names the writer. */
-    tfb_file_info *fi;
-    size_t nf;
-    if (tfb_run_files(r, &fi, &nf) == 0) {
-        if (nf)
-            st->pid = writer_pid(fi[nf - 1].path);
-        tfb_file_infos_free(fi, nf);
-    }
+    if (fi_n)
+        st->pid = writer_pid(fi[fi_n - 1].path);
+    tfb_file_infos_free(fi, fi_n);
     if (!st->ended)
         st->process = process_state(st->pid);
 

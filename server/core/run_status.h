@@ -78,8 +78,9 @@ double tfb_run_status_stall_after(void);
 /* 1 when tag is a loss by the configured regex. */
 int tfb_run_status_is_loss(const char *tag);
 
-/* The status of r at wall time now (seconds since the epoch). Returns 0
- * or TFB_ENOMEM. */
+/* The status of r at wall time now (seconds since the epoch). Returns 0,
+ * TFB_ENOENT for a run without event files (a directory of trace files
+ * only: no writer whose state could be told), or TFB_ENOMEM. */
 int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *out);
 
 /* "running", "finished", ... */

@@ -13,6 +13,7 @@ Two hand-written files of a writer that is gone:
             scalar's, as two CLOCK_REALTIME reads on two CPUs of a VM
             give                                  -> finished
   resumed   end record, then 10 s later more steps -> crashed
+A directory of trace files only (trace_only) has no status: null.
 Arguments: the tfboard binary, the alerts_writer binary.
 """
 import json
@@ -94,6 +95,12 @@ def main():
         assert skew < last
         write_gone_run(os.path.join(tmp, "skewed"),
                        steps + [(skew, end_record(skew, "completed"))])
+        os.makedirs(os.path.join(tmp, "trace_only"))
+        with open(os.path.join(tmp, "trace_only", "w.pt.trace.json"),
+                  "w") as f:
+            f.write('{"traceEvents": [{"ph": "X", "cat": "cpu_op", '
+                    '"name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, '
+                    '"dur": 5}]}')
         write_gone_run(os.path.join(tmp, "resumed"),
                        steps + [(last, end_record(last, "completed"))] +
                        [(last + 10 + i, tfe.event(last + 10 + i, 20 + i,
@@ -126,6 +133,8 @@ def main():
             assert s["reason"] == "early stop: $(rm -rf /) `x`", s
             s = wait_for(srv, "skewed", "finished")
             assert s["ended"] is True and s["reason"] == "completed", s
+            st = status_of(srv)
+            assert "trace_only" in st and st["trace_only"] is None, st
             s = wait_for(srv, "resumed", "crashed")
             assert s["ended"] is False and s["process"] == "gone", s
             s = wait_for(srv, "killed", "crashed")

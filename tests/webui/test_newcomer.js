@@ -1,10 +1,11 @@
-// The newcomer's path (issue 20) on a logdir like examples/demo.sh's: the
-// example programs built by meson write a small MLP run, a run that
-// diverges (loss 7.7e28, then NaN at step 61), a run of one step (every
-// series a single point, every distribution one step), an input-bound and
-// a balanced pipeline run, and a 4-rank DDP job with a straggler. Then, as
-// a new user would: every tab enabled in /data/plugins_listing is clicked
-// and screenshotted at 1440 px and at 800 px (TFB_SHOTS, else the build's
+// The newcomer's path on the demo: examples/demo.sh (NO_SERVE=1) on this
+// build writes its sweep, the run that diverges (loss 7.7e28, then NaN at
+// step 61), the spiky run, an input-bound and a balanced pipeline run, a
+// 4-rank DDP job with a straggler and the GPU sample trace; the test adds a
+// run of one step (every series a single point, every distribution one
+// step). Then, as a new user would: every tab of /data/plugins_listing
+// (all of them enabled) is clicked and
+// screenshotted at 1440 px and at 800 px (TFB_SHOTS, else the build's
 // screenshots/), and the page is checked for what spoiled the first five
 // minutes: no scalar chart whose y range is set by the one diverged run
 // (with the "N points above" marker and its "show all"), single-point
@@ -22,7 +23,10 @@ const T = require('./lib.js');
 const [tfboard] = process.argv.slice(2);
 if (!tfboard) { console.error('usage: test_newcomer.js TFBOARD'); process.exit(2); }
 const EX = path.join(process.env.TFB_BUILD_ROOT || '', 'examples');
-for (const p of ['mlp_train', 'pipeline_train', 'ddp_train']) {
+const SRC = process.env.TFB_SOURCE_ROOT || path.join(__dirname, '..', '..');
+// A sweep run of the demo, the healthy one the diverged run is compared with.
+const HEALTHY = 'sweep/lr0.1_seed1';
+for (const p of ['mlp_train', 'pipeline_train', 'ddp_train', 'spiky_train', 'gpu_sample_trace']) {
   if (!fs.existsSync(path.join(EX, p))) T.skip(path.join(EX, p) + ' not built');
 }
 const SHOTS = process.env.TFB_SHOTS || '';
@@ -36,15 +40,17 @@ async function shot(page, name) {
   return f;
 }
 
+// The demo itself (examples/demo.sh with NO_SERVE=1, on this build's
+// examples), plus one run of a single step: every series one point and
+// every distribution one step.
 function writeLogdir() {
   const d = T.tmpdir('tfb-webui-newcomer-');
-  const run = (exe, args) => execFileSync(path.join(EX, exe), ['--logdir', d, ...args], { stdio: 'ignore', timeout: 120000 });
-  run('mlp_train', ['--name', 'demo', '--steps', '300']);
-  try { run('mlp_train', ['--name', 'diverge', '--steps', '200', '--lr', '5']); } catch (e) { /* exits non-zero on NaN */ }
-  run('mlp_train', ['--name', 'first_step', '--steps', '1', '--hist-every', '1']);
-  run('pipeline_train', ['--run', 'input_bound', '--steps', '30', '--loaders', '1', '--prefetch', '1', '--loader-ms', '12', '--step-ms', '4']);
-  run('pipeline_train', ['--run', 'balanced', '--steps', '30', '--loaders', '4', '--prefetch', '8', '--loader-ms', '4', '--step-ms', '6']);
-  run('ddp_train', ['--job', 'ddp', '--ranks', '4', '--steps', '60', '--compute-ms', '4', '--slow-rank', '2', '--slow-factor', '1.3']);
+  execFileSync('bash', [path.join(SRC, 'examples', 'demo.sh')], {
+    env: { ...process.env, NO_SERVE: '1', LOGDIR: d, BUILD: process.env.TFB_BUILD_ROOT },
+    stdio: ['ignore', 'ignore', 'inherit'], timeout: 600000,
+  });
+  execFileSync(path.join(EX, 'mlp_train'), ['--logdir', d, '--name', 'first_step', '--steps', '1', '--hist-every', '1'],
+    { stdio: 'ignore', timeout: 120000 });
   return d;
 }
 
@@ -94,7 +100,8 @@ T.run(async () => {
 
     await T.step('every enabled tab opens and is screenshotted at 1440 px', async () => {
       await T.openApp(page, srv.url);
-      T.assert(enabled.length >= 8, 'the demo enables most dashboards: ' + enabled);
+      const off = Object.entries(listing).filter(([, p]) => !p.enabled).map(([k]) => k);
+      T.assertEq(off, [], 'the demo enables every dashboard');
       for (const name of enabled) {
         await openTab(page, name);
         await shot(page, name + '-1440');
@@ -149,7 +156,7 @@ T.run(async () => {
         const r = t.getBoundingClientRect();
         return { runs: [...t.querySelectorAll('tbody .run-name')].map((e) => e.textContent), left: r.left, top: r.top, right: r.right, bottom: r.bottom };
       });
-      T.assert(tip.runs.includes('demo') && !tip.runs.includes('diverge') && !tip.runs.includes('first_step'),
+      T.assert(tip.runs.includes(HEALTHY) && !tip.runs.includes('diverge') && !tip.runs.includes('first_step'),
         'runs listed at step 200: ' + tip.runs);
       const a = geo.area;
       const overlap = tip.left < a.right && tip.right > a.left && tip.top < a.bottom && tip.bottom > a.top;
@@ -210,7 +217,7 @@ T.run(async () => {
     });
 
     await T.step('compare: curves of both runs per shared tag, the divergence named', async () => {
-      await page.evaluate(() => { location.hash = 'tab=compare&cmpA=demo&cmpB=diverge'; });
+      await page.evaluate((a) => { location.hash = 'tab=compare&cmpA=' + encodeURIComponent(a) + '&cmpB=diverge'; }, HEALTHY);
       const pg = await T.until(page, () => {
         const c = window.__tfb.pages.compare;
         return c && c.b === 'diverge' && c.charts > 0 && c.drawn === c.charts ? c : null;
@@ -218,7 +225,7 @@ T.run(async () => {
       T.assert(/^B diverged at step \d+: loss NaN$/.test(pg.headline), 'headline: ' + pg.headline);
       T.assertEq(await page.textContent('#compare-headline h2'), pg.headline, 'headline shown');
       const loss = await page.evaluate(() => window.__tfb.charts['compare:loss']);
-      T.assertEq(Object.keys(loss.runs).sort(), ['demo', 'diverge'], 'both runs overlaid on loss');
+      T.assertEq(Object.keys(loss.runs).sort(), [HEALTHY, 'diverge'].sort(), 'both runs overlaid on loss');
       T.assert(loss.scales.y[1] < 100, 'loss curves not flattened by the diverged run: ' + loss.scales.y);
       const cell = await page.$eval('#compare-scalars tr[data-tag="loss"] td:nth-child(4)', (td) => [td.textContent, td.className]);
       T.assert(cell[0] === 'B NaN' && /worse/.test(cell[1]), 'a NaN in B is named, in red: ' + cell);

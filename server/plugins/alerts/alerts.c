@@ -349,6 +349,8 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
     (void)o;
     tfb_run_status st;
     int rc = tfb_run_status_get(r, now_wall(), &st);
+    if (rc == TFB_ENOENT)
+        return 0; /* trace files only: no status, no scalars to spike */
     if (rc < 0)
         return rc;
     status_text(f, &st, markdown);
@@ -368,6 +370,8 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     (void)o;
     tfb_run_status st;
     int rc = tfb_run_status_get(r, now_wall(), &st);
+    if (rc == TFB_ENOENT)
+        return 0; /* trace files only: no status, no scalars to spike */
     if (rc < 0)
         return rc;
     tfb_json_key(j, "status");
