@@ -35,5 +35,8 @@ eq(log([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20, 30]), ['1', '2', '', '', '5', '', '',
 eq([f.pct(-0.00001), f.fixed(-0.04, 1), f.eng(-0), f.eng(-1e-320)], ['0.0 %', '0.0', '0', '0'], 'no signed zero');
 eq(['rank-10', 'rank-2', 'rank-1', 'rank-3'].sort(f.naturalCompare), ['rank-1', 'rank-2', 'rank-3', 'rank-10'], 'natural order');
 eq(['run10', 'Run2', 'run2'].sort(f.naturalCompare), ['Run2', 'run2', 'run10'], 'natural order, case ties broken stably');
-console.log('1..19');
+eq(['sweep/lr0.3_seed1', 'sweep/lr0.1_seed2', 'sweep/lr0.03_seed1', 'sweep/lr0.1_seed1'].sort(f.naturalCompare),
+  ['sweep/lr0.03_seed1', 'sweep/lr0.1_seed1', 'sweep/lr0.1_seed2', 'sweep/lr0.3_seed1'], 'natural order, numbers with a fraction by value');
+eq(['a', 'a1', 'a0.5', 'b'].sort(f.naturalCompare), ['a', 'a0.5', 'a1', 'b'], 'a name before its numbered ones');
+console.log('1..21');
 process.exit(failed ? 1 : 0);

@@ -215,9 +215,20 @@ export function logTicks(v, i, ticks) {
 }
 
 // Natural order for names that end (or contain) numbers: run2 before
-// run10, rank 3 before rank 12. One collator for every caller.
+// run10, rank 3 before rank 12, and a sweep's lr0.03 before lr0.1 (a
+// number with a fraction is compared by its value). One collator for
+// every caller.
 const NATURAL = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+const PARTS = /(\d+(?:\.\d+)?)/;
 export function naturalCompare(a, b) {
-  const c = NATURAL.compare(String(a), String(b));
-  return c !== 0 ? c : (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0);
+  const x = String(a).split(PARTS), y = String(b).split(PARTS);
+  // split with a capture group: odd indices are the numbers
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    let c;
+    if (i % 2) c = Number(x[i]) - Number(y[i]) || NATURAL.compare(x[i], y[i]);
+    else c = NATURAL.compare(x[i], y[i]);
+    if (c) return c < 0 ? -1 : 1;
+  }
+  if (x.length !== y.length) return x.length < y.length ? -1 : 1;
+  return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
 }
