@@ -12,7 +12,7 @@
 // page turns them into state. Not a page: lib/ holds modules pages share.
 import { h } from '../core/dom.js';
 import { viridis, themeColor } from '../core/colors.js';
-import { eng } from '../core/format.js';
+import { niceStep, tickLabel } from '../core/format.js';
 import { hpText } from './hparams.js';
 
 const PAD = { top: 34, bottom: 26, left: 60, right: 60 };
@@ -39,11 +39,48 @@ export function buildAxes(axes) {
       let lo = Math.min(...nums), hi = Math.max(...nums);
       const log = wantsLog(nums);
       if (lo === hi) { lo -= Math.abs(lo) * 0.5 || 1; hi += Math.abs(hi) * 0.5 || 1; }
-      return { ...a, kind: 'num', log, lo, hi };
+      // Ends and ticks on numbers people write (0..300, not 1..300 in
+      // quarters; 0.02..5 on a log axis, not 0.03 and 0.1078).
+      const ints = nums.every(Number.isInteger);
+      const t = log ? logAxisTicks(lo, hi) : linearAxisTicks(lo, hi, ints);
+      return { ...a, kind: 'num', log, lo: t.lo, hi: t.hi, ticks: t.ticks };
     }
     const cats = [...new Set(a.values.filter((v) => v !== undefined && v !== null).map(hpText))].sort((x, y) => x.localeCompare(y, undefined, { numeric: true }));
     return { ...a, kind: 'cat', cats };
   });
+}
+
+// A linear axis rounded out to a nice step (whole numbers for an axis of
+// whole numbers), with its ticks and their labels.
+function linearAxisTicks(lo, hi, ints) {
+  let st = niceStep(hi - lo, 4);
+  if (ints) st = Math.max(1, Math.round(st));
+  const a = Math.floor(lo / st) * st, b = Math.ceil(hi / st) * st;
+  const ticks = [];
+  for (let k = 0, v = a; v <= b + st * 1e-9 && k < 50; k++, v = a + k * st) {
+    const x = parseFloat(v.toPrecision(12));
+    ticks.push({ v: x, label: tickLabel(x, st, Math.max(Math.abs(a), Math.abs(b))) });
+  }
+  return { lo: a, hi: b, ticks };
+}
+
+// A log axis from the 1, 2 or 5 x 10^k at or below lo to the one at or
+// above hi; ticks on those values, only the decades when there are many.
+function logAxisTicks(lo, hi) {
+  const steps = [1, 2, 5];
+  const down = (v) => { const p = Math.pow(10, Math.floor(Math.log10(v) + 1e-9)); const m = steps.filter((s) => s * p <= v * (1 + 1e-9)); return m[m.length - 1] * p; };
+  const up = (v) => { const p = Math.pow(10, Math.floor(Math.log10(v) - 1e-9)); const m = steps.concat([10]).find((s) => s * p >= v * (1 - 1e-9)); return m * p; };
+  const a = down(lo), b = up(hi);
+  let vals = [];
+  for (let e = Math.floor(Math.log10(a) + 1e-9); e <= Math.ceil(Math.log10(b) - 1e-9); e++) {
+    for (const s of steps) {
+      const v = parseFloat((s * Math.pow(10, e)).toPrecision(12));
+      if (v >= a * (1 - 1e-9) && v <= b * (1 + 1e-9)) vals.push(v);
+    }
+  }
+  if (vals.length > 7) vals = vals.filter((v) => Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9 || v === a || v === b);
+  const ticks = vals.map((v) => ({ v, label: tickLabel(v, Math.pow(10, Math.floor(Math.log10(v) + 1e-9)), v) }));
+  return { lo: a, hi: b, ticks };
 }
 
 // Where a value sits on an axis, 0 (bottom) to 1 (top); NaN when it has none.
@@ -251,8 +288,9 @@ export class ParCoords {
       const tx = a === this.axes.length - 1 ? x + 5 : x - 5;
       const yOf = (f) => g.bottom - f * (g.bottom - g.top);
       if (ax.kind === 'num') {
-        for (const f of [0, 0.25, 0.5, 0.75, 1]) {
-          label(eng(fromFrac(ax, f)), tx, yOf(f));
+        for (const t of ax.ticks) {
+          const f = frac(ax, t.v);
+          label(t.label, tx, yOf(f));
           ctx.beginPath(); ctx.moveTo(x - 3, yOf(f) + 0.5); ctx.lineTo(x + 3, yOf(f) + 0.5); ctx.strokeStyle = muted; ctx.stroke();
         }
       } else {
