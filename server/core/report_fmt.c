@@ -78,3 +78,43 @@ void tfb_report_pad(FILE *f, size_t used, size_t width)
     for (size_t k = used; k < width; k++)
         fputc(' ', f);
 }
+
+/* Columns of s: UTF-8 continuation bytes take none. */
+static size_t columns(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+void tfb_report_put_cell(FILE *f, const char *s, size_t width)
+{
+    if (!s)
+        s = "";
+    size_t n = strlen(s);
+    if (columns(s, n) <= width) {
+        put_safe(f, s, 0);
+        tfb_report_pad(f, columns(s, n), width);
+        return;
+    }
+    /* Keep width - 1 characters, then the ellipsis. */
+    size_t keep = 0, cols = 0;
+    while (keep < n) {
+        size_t next = keep + 1;
+        while (next < n && ((unsigned char)s[next] & 0xC0) == 0x80)
+            next++;
+        if (cols + 1 > width - 1)
+            break;
+        cols++;
+        keep = next;
+    }
+    char buf[1024];
+    if (keep >= sizeof buf)
+        keep = sizeof buf - 1; /* a cell is never this wide */
+    memcpy(buf, s, keep);
+    buf[keep] = 0;
+    put_safe(f, buf, 0);
+    fputs("\xe2\x80\xa6", f); /* U+2026 */
+    tfb_report_pad(f, cols + 1, width);
+}

@@ -18,5 +18,9 @@ void tfb_report_put_wall(FILE *f, double wall);
 void tfb_report_put_duration(FILE *f, double seconds);
 /* Pads with spaces from column `used` to `width`. */
 void tfb_report_pad(FILE *f, size_t used, size_t width);
+/* A plain-text table cell of exactly `width` columns (width >= 2): s made
+ * safe as tfb_report_put_str, cut with "…" when longer (at a character
+ * boundary; a UTF-8 character counts as one column), else padded. */
+void tfb_report_put_cell(FILE *f, const char *s, size_t width);
 
 #endif

@@ -289,8 +289,7 @@ static void kernels_text(FILE *f, const tfb_gpu_kernels *k, int md)
                     (long long)s->count, total, mean, 100.0 * s->share);
         } else {
             fputs("    ", f);
-            tfb_report_put_str(f, s->name, 0);
-            tfb_report_pad(f, strlen(s->name), 40);
+            tfb_report_put_cell(f, s->name, 40);
             fprintf(f, " %8lld %12.4g %10.4g %6.1f%%\n", (long long)s->count,
                     total, mean, 100.0 * s->share);
         }
