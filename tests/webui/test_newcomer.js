@@ -111,6 +111,16 @@ T.run(async () => {
       T.assertEq(page.problems, [], 'no console errors or failed requests');
     });
 
+    await T.step('text: a tag logged at every step shows its newest 10 entries, the rest on demand', async () => {
+      await openTab(page, 'text');
+      const card = '.card[data-tag="batch/id"][data-run="spiky"]';
+      await T.until(page, () => window.__tfb.pages.text && window.__tfb.pages.text['spiky:batch/id'] === 600, null, 'spiky batch ids');
+      T.assertEq(await page.$$eval(card + ' .text-entry', (es) => es.length), 10, 'the newest 10');
+      T.assertEq(await page.$eval(card + ' .text-step', (e) => e.textContent), 'step 600', 'newest first');
+      await page.click(card + ' .text-more');
+      T.assertEq(await page.$$eval(card + ' .text-entry', (es) => es.length), 600, 'all on demand');
+    });
+
     await T.step('scalars: the diverged run does not set any y range; the marker shows all', async () => {
       await openTab(page, 'scalars');
       await scrollAll(page);

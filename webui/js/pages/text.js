@@ -42,6 +42,8 @@ function markdownBody(e) {
   return rebuild(doc.body, h('div', { class: 'text-body markdown' }));
 }
 
+const FIRST_ENTRIES = 10;
+
 const page = {
   mount(ctx) {
     this.ctx = ctx;
@@ -77,10 +79,18 @@ const page = {
       else {
         // Newest first, like TensorBoard.
         const entries = Array.isArray(res) ? res.slice().reverse() : [];
-        for (const e of entries) {
-          list.appendChild(h('div', { class: 'text-entry' },
-            h('div', { class: 'text-step', title: wall(num(e.wall_time)) }, 'step ' + String(e.step)),
-            markdownBody(e)));
+        const add = (e) => list.appendChild(h('div', { class: 'text-entry' },
+          h('div', { class: 'text-step', title: wall(num(e.wall_time)) }, 'step ' + String(e.step)),
+          markdownBody(e)));
+        // A tag logged at every step (batch ids) would make a card
+        // thousands of rows tall: the newest few, and the rest on demand.
+        entries.slice(0, FIRST_ENTRIES).forEach(add);
+        if (entries.length > FIRST_ENTRIES) {
+          const more = h('button', { class: 'link text-more', onclick: () => {
+            more.remove();
+            entries.slice(FIRST_ENTRIES).forEach(add);
+          } }, `Show all ${entries.length} entries`);
+          list.appendChild(more);
         }
         shown[it.run + ':' + it.tag] = entries.length;
       }
