@@ -111,6 +111,17 @@ T.run(async () => {
       T.assertEq(page.problems, [], 'no console errors or failed requests');
     });
 
+    await T.step('runs: the table lists every run (its first paint must not leave rows out)', async () => {
+      await openTab(page, 'runs');
+      const runs = await (await fetch(srv.url + 'data/runs')).json();
+      T.assert(runs.length >= 16, 'the demo and first_step: ' + runs.length + ' runs');
+      const names = await page.$$eval('.runs-table tbody tr td:nth-child(2)', (ts) => ts.map((t) => t.textContent.trim()));
+      T.assertEq(names.length, runs.length, 'every run has its row');
+      T.assertEq(names.filter((x) => x.startsWith('sweep/')),
+        ['sweep/lr0.03_seed1', 'sweep/lr0.03_seed2', 'sweep/lr0.1_seed1', 'sweep/lr0.1_seed2', 'sweep/lr0.3_seed1', 'sweep/lr0.3_seed2'],
+        'sorted by name, numbers by value');
+    });
+
     await T.step('text: a tag logged at every step shows its newest 10 entries, the rest on demand', async () => {
       await openTab(page, 'text');
       const card = '.card[data-tag="batch/id"][data-run="spiky"]';

@@ -220,15 +220,24 @@ export function logTicks(v, i, ticks) {
 // every caller.
 const NATURAL = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
 const PARTS = /(\d+(?:\.\d+)?)/;
-export function naturalCompare(a, b) {
-  const x = String(a).split(PARTS), y = String(b).split(PARTS);
-  // split with a capture group: odd indices are the numbers
+// The parts natural order compares, computed once per name (a table of
+// 10,000 runs sorts on these): text, number, text, ... with the numbers'
+// values.
+export function naturalKey(a) {
+  const p = String(a).split(PARTS);
+  for (let i = 1; i < p.length; i += 2) p[i] = [Number(p[i]), p[i]];
+  return p;
+}
+export function compareNaturalKeys(x, y) {
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    let c;
-    if (i % 2) c = Number(x[i]) - Number(y[i]) || NATURAL.compare(x[i], y[i]);
-    else c = NATURAL.compare(x[i], y[i]);
+    // odd indices are the numbers: by value, then by spelling (1 before 01)
+    const c = i % 2 ? x[i][0] - y[i][0] || NATURAL.compare(x[i][1], y[i][1]) : NATURAL.compare(x[i], y[i]);
     if (c) return c < 0 ? -1 : 1;
   }
-  if (x.length !== y.length) return x.length < y.length ? -1 : 1;
+  return x.length === y.length ? 0 : x.length < y.length ? -1 : 1;
+}
+export function naturalCompare(a, b) {
+  const c = compareNaturalKeys(naturalKey(a), naturalKey(b));
+  if (c) return c;
   return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
 }

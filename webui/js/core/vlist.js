@@ -10,6 +10,8 @@
 // after: where the spacers go when not in body (a table keeps them in its
 // thead and tfoot, so `tbody tr` are the rows only).
 
+import { naturalKey, compareNaturalKeys } from './format.js';
+
 export function virtualRows({ scroller, body, rowHeight, spacer, overscan = 10, before = null, after = null }) {
   const top = spacer(), bottom = spacer();
   top.classList.add('vspacer');
@@ -24,7 +26,10 @@ export function virtualRows({ scroller, body, rowHeight, spacer, overscan = 10, 
     // the first paint the spacer is not placed yet: the top of the
     // scroller, which at worst draws a few rows more).
     const off = top.isConnected ? top.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop : 0;
-    const H = scroller.clientHeight || 600;
+    // The scroller may still be growing (its rows are what give it height,
+    // up to its CSS max-height): count on at least the window's height, so
+    // a first paint into a short box does not leave rows out until a scroll.
+    const H = Math.max(scroller.clientHeight, window.innerHeight || 0, 600);
     const y = scroller.scrollTop - off;
     const a = Math.max(0, Math.floor(y / rowHeight) - overscan);
     const b = Math.min(count, Math.ceil((y + H) / rowHeight) + overscan);
@@ -51,12 +56,15 @@ export function virtualRows({ scroller, body, rowHeight, spacer, overscan = 10, 
     requestAnimationFrame(() => paint(false));
   };
   scroller.addEventListener('scroll', onScroll, { passive: true });
+  // A box that grows past the window (a resize, a taller layout) repaints.
+  const resized = typeof ResizeObserver === 'function' ? new ResizeObserver(onScroll) : null;
+  if (resized) resized.observe(scroller);
 
   return {
     // n rows; render(i) makes row i (called only for rows in view).
     set(n, render) { count = n; row = render; paint(true); },
     refresh() { paint(true); },
-    destroy() { scroller.removeEventListener('scroll', onScroll); },
+    destroy() { scroller.removeEventListener('scroll', onScroll); if (resized) resized.disconnect(); },
   };
 }
 
@@ -72,7 +80,6 @@ export function virtualTable(columns, opts) {
   let order = new Int32Array(0);
   let sortKey = opts.sortKey || columns[0].key;
   let sortDir = opts.sortDir || (columns.find((c) => c.key === sortKey)?.num ? -1 : 1);
-  const collator = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
   const thead = document.createElement('thead');
   const tbody = document.createElement('tbody');
   const table = document.createElement('table');
@@ -126,11 +133,12 @@ export function virtualTable(columns, opts) {
         return (x - y) * sortDir || a - b;
       });
     } else {
-      const k = raw.map((x) => (missing(x) ? null : String(x)));
+      // Names in natural order (rank 2 before rank 10, lr0.03 before lr0.1).
+      const k = raw.map((x) => (missing(x) ? null : naturalKey(x)));
       idx.sort((a, b) => {
         const x = k[a], y = k[b];
         if (x === null || y === null) return (x === null) === (y === null) ? a - b : x === null ? 1 : -1;
-        return collator.compare(x, y) * sortDir || a - b;
+        return compareNaturalKeys(x, y) * sortDir || a - b;
       });
     }
     order = Int32Array.from(idx);
