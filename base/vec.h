@@ -60,10 +60,29 @@
 #define tfb_vec_trim(a)                                                     \
     ((a)->v = tfb_vec__trim((a)->v, &(a)->cap, sizeof *(a)->v, (a)->n))
 
+/* Sets the capacity to exactly ncap elements (>= n; at least one is
+ * allocated), growing or shrinking: 0, or -1 (overflow or out of memory;
+ * the vector is unchanged). For a capacity the caller chose on purpose: a
+ * queue of a configured size, growth tuned to a memory budget. ncap is
+ * evaluated once. */
+#define tfb_vec_setcap(a, ncap)                                             \
+    tfb_vec__setcap(&(a)->v, &(a)->cap, sizeof *(a)->v, (size_t)(ncap))
+
+/* Resizes a plain array `T *p` (pass &p) to exactly n elements (at least
+ * one is allocated): 0, or -1 (overflow or out of memory; p unchanged).
+ * For arrays whose count and capacity live elsewhere: parallel columns
+ * that share one capacity (a store series' step, wall and value arrays).
+ * Anything with its own count grows as a TFB_VEC. */
+#define tfb_array_resize(pp, n)                                             \
+    tfb_vec__setcap((pp), NULL, sizeof **(pp), (size_t)(n))
+
 /* Internals of the macros. tfb_vec__grow returns the new array with *cap
  * raised to at least need, or the old array with *cap unchanged. */
 void *tfb_vec__grow(void *v, size_t *cap, size_t elem, size_t need);
 void *tfb_vec__trim(void *v, size_t *cap, size_t elem, size_t n);
+/* vfield as in tfb_vec__need; *cap (when cap is not NULL) set to n on
+ * success. */
+int tfb_vec__setcap(void *vfield, size_t *cap, size_t elem, size_t n);
 
 /* vfield is the address of the vector's `T *v` field: its pointer is
  * read and written with memcpy (no type punning through void **). */
