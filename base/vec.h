@@ -9,8 +9,13 @@
  *     struct span *p = tfb_vec_add(&spans);    // a zeroed slot at the end, or NULL
  *     if (tfb_vec_need(&spans, spans.n + 100) < 0)   // room for 100 more
  *         return TFB_ENOMEM;
+ *     tfb_vec_setcap(&queue, bytes);           // exactly: a chosen size
  *     for (size_t i = 0; i < spans.n; i++) use(spans.v[i]);
  *     tfb_vec_free(&spans);
+ *
+ * Every growable array of the tree is one of these (or, for columns that
+ * share a capacity, a tfb_array_resize'd array); byte strings are
+ * base/buf.h's. tests/arch/check_growth.py fails on growth by hand.
  *
  * Growth doubles the capacity (16 elements the first time), so n pushes
  * cost O(n) in all; need * sizeof overflowing size_t is refused, never
@@ -102,7 +107,9 @@ static inline int tfb_vec__need(void *vfield, size_t *cap, size_t elem,
 }
 
 /* The untyped form, for code that has not moved to TFB_VEC yet: ensures
- * *cap >= need elements of elem bytes at *v. Returns 0 or -1 (unchanged). */
+ * *cap >= need elements of elem bytes at *v. Returns 0 or -1 (unchanged).
+ * Its last user is the spike detector; remove it with that. A new call
+ * fails tests/arch/check_growth.py. */
 int tfb_vec_reserve(void **v, size_t *cap, size_t elem, size_t need);
 
 #endif
