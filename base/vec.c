@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *tfb_vec__grow(void *v, size_t *cap, size_t elem, size_t need)
 {
@@ -32,6 +33,23 @@ void *tfb_vec__trim(void *v, size_t *cap, size_t elem, size_t n)
         return v;
     *cap = n;
     return nv;
+}
+
+int tfb_vec__setcap(void *vfield, size_t *cap, size_t elem, size_t n)
+{
+    if (n == 0)
+        n = 1; /* realloc(p, 0) may free p: keep one element instead */
+    if (elem == 0 || n > SIZE_MAX / elem)
+        return -1;
+    void *v;
+    memcpy(&v, vfield, sizeof v);
+    void *nv = realloc(v, n * elem);
+    if (!nv)
+        return -1;
+    memcpy(vfield, &nv, sizeof nv);
+    if (cap)
+        *cap = n;
+    return 0;
 }
 
 int tfb_vec_reserve(void **v, size_t *cap, size_t elem, size_t need)

@@ -9,8 +9,13 @@
  *     struct span *p = tfb_vec_add(&spans);    // a zeroed slot at the end, or NULL
  *     if (tfb_vec_need(&spans, spans.n + 100) < 0)   // room for 100 more
  *         return TFB_ENOMEM;
+ *     tfb_vec_setcap(&queue, bytes);           // exactly: a chosen size
  *     for (size_t i = 0; i < spans.n; i++) use(spans.v[i]);
  *     tfb_vec_free(&spans);
+ *
+ * Every growable array of the tree is one of these (or, for columns that
+ * share a capacity, a tfb_array_resize'd array); byte strings are
+ * base/buf.h's. tests/arch/check_growth.py fails on growth by hand.
  *
  * Growth doubles the capacity (16 elements the first time), so n pushes
  * cost O(n) in all; need * sizeof overflowing size_t is refused, never
@@ -60,10 +65,29 @@
 #define tfb_vec_trim(a)                                                     \
     ((a)->v = tfb_vec__trim((a)->v, &(a)->cap, sizeof *(a)->v, (a)->n))
 
+/* Sets the capacity to exactly ncap elements (>= n; at least one is
+ * allocated), growing or shrinking: 0, or -1 (overflow or out of memory;
+ * the vector is unchanged). For a capacity the caller chose on purpose: a
+ * queue of a configured size, growth tuned to a memory budget. ncap is
+ * evaluated once. */
+#define tfb_vec_setcap(a, ncap)                                             \
+    tfb_vec__setcap(&(a)->v, &(a)->cap, sizeof *(a)->v, (size_t)(ncap))
+
+/* Resizes a plain array `T *p` (pass &p) to exactly n elements (at least
+ * one is allocated): 0, or -1 (overflow or out of memory; p unchanged).
+ * For arrays whose count and capacity live elsewhere: parallel columns
+ * that share one capacity (a store series' step, wall and value arrays).
+ * Anything with its own count grows as a TFB_VEC. */
+#define tfb_array_resize(pp, n)                                             \
+    tfb_vec__setcap((pp), NULL, sizeof **(pp), (size_t)(n))
+
 /* Internals of the macros. tfb_vec__grow returns the new array with *cap
  * raised to at least need, or the old array with *cap unchanged. */
 void *tfb_vec__grow(void *v, size_t *cap, size_t elem, size_t need);
 void *tfb_vec__trim(void *v, size_t *cap, size_t elem, size_t n);
+/* vfield as in tfb_vec__need; *cap (when cap is not NULL) set to n on
+ * success. */
+int tfb_vec__setcap(void *vfield, size_t *cap, size_t elem, size_t n);
 
 /* vfield is the address of the vector's `T *v` field: its pointer is
  * read and written with memcpy (no type punning through void **). */
@@ -83,7 +107,9 @@ static inline int tfb_vec__need(void *vfield, size_t *cap, size_t elem,
 }
 
 /* The untyped form, for code that has not moved to TFB_VEC yet: ensures
- * *cap >= need elements of elem bytes at *v. Returns 0 or -1 (unchanged). */
+ * *cap >= need elements of elem bytes at *v. Returns 0 or -1 (unchanged).
+ * Its last user is the spike detector; remove it with that. A new call
+ * fails tests/arch/check_growth.py. */
 int tfb_vec_reserve(void **v, size_t *cap, size_t elem, size_t need);
 
 #endif

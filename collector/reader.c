@@ -131,7 +131,8 @@ static int fill_slow(tfb_reader *r, size_t need)
          * (garbage, or a record that never completes). So the buffer stays
          * within twice what the file really holds past our offset. */
         if (r->buf.cap - r->buf.n < CHUNK / 4) {
-            if (tfb_vec_need(&r->buf, r->buf.cap ? r->buf.cap * 2 : CHUNK) < 0)
+            /* cap + 1: one growth step of the vector (it doubles). */
+            if (tfb_vec_need(&r->buf, r->buf.cap ? r->buf.cap + 1 : CHUNK) < 0)
                 return TFB_ENOMEM;
         }
         long k = r->src.read_at(r->src.ctx, r->base + r->buf.n, r->buf.v + r->buf.n,

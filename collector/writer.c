@@ -25,6 +25,7 @@
 #include "collector/fork_guard.h"
 #include "collector/histogram.h"
 #include "base/deadline.h"
+#include "base/vec.h"
 #include "collector/pb.h"
 #include "collector/run_end.h"
 #include "collector/tag_table.h"
@@ -38,10 +39,8 @@
 #define DEFAULT_QUEUE_BYTES (8u << 20)
 #define DEFAULT_FLUSH_MS 2000u
 
-typedef struct wbuf {
-    uint8_t *data;
-    size_t len, cap;
-} wbuf;
+/* A queue buffer: n bytes of framed records in v, of cap. */
+typedef TFB_VEC(uint8_t) wbuf;
 
 struct tfb_writer {
     pthread_mutex_t mu;
@@ -219,8 +218,8 @@ static void *writer_thread(void *arg)
     for (;;) {
         int due = w->kicked || w->closing || w->flush_target > w->written ||
                   tfb_deadline_passed(&deadline);
-        if (!due || w->active.len == 0) {
-            if (w->closing && w->active.len == 0)
+        if (!due || w->active.n == 0) {
+            if (w->closing && w->active.n == 0)
                 break;
             if (tfb_deadline_passed(&deadline)) {
                 /* Idle period over: look for a deleted file, then sleep
@@ -241,7 +240,7 @@ static void *writer_thread(void *arg)
                 if (w->sticky)
                     pthread_cond_broadcast(&w->cv_space);
             }
-            if (w->active.len == 0 && w->flush_target > w->written) {
+            if (w->active.n == 0 && w->flush_target > w->written) {
                 w->written = w->appended; /* nothing left to write */
                 pthread_cond_broadcast(&w->cv_space);
                 continue;
@@ -259,27 +258,27 @@ static void *writer_thread(void *arg)
 
         /* CRCs are computed here, not on the logging threads. */
         if (!sticky)
-            tfb_seal_records(out.data, out.len);
+            tfb_seal_records(out.v, out.n);
         uint64_t dropped = 0;
-        if (!sticky && w->seg && tfb_seg_admit(w->seg, out.len) < 0) {
+        if (!sticky && w->seg && tfb_seg_admit(w->seg, out.n) < 0) {
             /* The spool is full (the store has been down for long):
              * these records are dropped and counted; logging goes on. */
-            dropped = tfb_count_records(out.data, out.len);
-            out.len = 0;
+            dropped = tfb_count_records(out.v, out.n);
+            out.n = 0;
         }
-        int rc = sticky ? sticky : write_all(w->fd, out.data, out.len);
+        int rc = sticky ? sticky : write_all(w->fd, out.v, out.n);
         if (!rc && file_deleted(w->fd))
             rc = TFB_ENOENT;
         if (!rc && w->seg)
-            rc = tfb_seg_rotate(w->seg, &w->fd, out.len, 0);
+            rc = tfb_seg_rotate(w->seg, &w->fd, out.n, 0);
 
         pthread_mutex_lock(&w->mu);
         w->records_dropped += dropped;
         if (rc && !w->sticky)
             w->sticky = rc;
         if (!rc)
-            w->bytes_written += out.len;
-        out.len = 0;
+            w->bytes_written += out.n;
+        out.n = 0;
         w->spare = out;
         w->written = upto;
         tfb_deadline_after_ms(&deadline, w->opts.flush_interval_ms);
@@ -365,10 +364,11 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
     }
     w->run_dir = strdup(run_dir);
     free(spool);
-    w->active.data = malloc(half);
-    w->spare.data = malloc(half);
-    int rc = (!w->run_dir || !w->active.data || !w->spare.data) ? TFB_ENOMEM : 0;
-    w->active.cap = w->spare.cap = half;
+    /* Exactly half each: the queue is the size asked for. */
+    int rc = (!w->run_dir || tfb_vec_setcap(&w->active, half) < 0 ||
+              tfb_vec_setcap(&w->spare, half) < 0)
+                 ? TFB_ENOMEM
+                 : 0;
     tfb_wallclock_init(&w->clock);
     if (!rc)
         rc = make_dirs(w->run_dir); /* run_dir may be the freed spool name */
@@ -422,8 +422,8 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
         }
         if (w->seg)
             tfb_seg_close(w->seg, -1);
-        free(w->active.data);
-        free(w->spare.data);
+        tfb_vec_free(&w->active);
+        tfb_vec_free(&w->spare);
         free(w->run_dir);
         free(w->path);
         free(suffix);
@@ -468,8 +468,8 @@ static int close_inherited(tfb_writer *w)
      * gone. */
     if (pthread_mutex_trylock(&w->mu) == 0) {
         tfb_tag_table_free(&w->tags);
-        free(w->active.data);
-        free(w->spare.data);
+        tfb_vec_free(&w->active);
+        tfb_vec_free(&w->spare);
         pthread_mutex_unlock(&w->mu);
         pthread_mutex_destroy(&w->mu);
     }
@@ -536,8 +536,8 @@ int tfb_writer_close_reason(tfb_writer *w, const char *reason)
     pthread_cond_destroy(&w->cv_work);
     pthread_cond_destroy(&w->cv_space);
     tfb_tag_table_free(&w->tags);
-    free(w->active.data);
-    free(w->spare.data);
+    tfb_vec_free(&w->active);
+    tfb_vec_free(&w->spare);
     free(w->run_dir);
     free(w->path);
     free((char *)w->opts.filename_suffix);
@@ -578,8 +578,8 @@ static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst);
 
 static inline int reserve_locked(tfb_writer *w, size_t need, uint8_t **dst)
 {
-    if (w->active.len + need <= w->active.cap && !w->sticky && !w->closing) {
-        *dst = w->active.data + w->active.len;
+    if (w->active.n + need <= w->active.cap && !w->sticky && !w->closing) {
+        *dst = w->active.v + w->active.n;
         return 0;
     }
     return reserve_slow(w, need, dst);
@@ -592,16 +592,13 @@ static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst)
             return w->sticky;
         if (w->closing)
             return TFB_ECLOSED;
-        if (w->active.len + need <= w->active.cap)
+        if (w->active.n + need <= w->active.cap)
             break;
-        if (need > w->active.cap && w->active.len == 0) {
+        if (need > w->active.cap && w->active.n == 0) {
             /* A record larger than the queue: grow this buffer for it.
              * Rare (huge text); it keeps the size for later records. */
-            uint8_t *nd = realloc(w->active.data, need);
-            if (!nd)
+            if (tfb_vec_setcap(&w->active, need) < 0)
                 return TFB_ENOMEM;
-            w->active.data = nd;
-            w->active.cap = need;
             break;
         }
         if (w->opts.drop_when_full) {
@@ -612,18 +609,18 @@ static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst)
         pthread_cond_signal(&w->cv_work);
         pthread_cond_wait(&w->cv_space, &w->mu);
     }
-    *dst = w->active.data + w->active.len;
+    *dst = w->active.v + w->active.n;
     return 0;
 }
 
 static void commit_locked(tfb_writer *w, size_t n)
 {
-    w->active.len += n;
+    w->active.n += n;
     w->appended += n;
     w->records_logged++;
     /* Wake the background thread once the buffer is half full, so writing
      * overlaps with filling and callers rarely wait. */
-    if (!w->kicked && w->active.len >= w->active.cap / 2) {
+    if (!w->kicked && w->active.n >= w->active.cap / 2) {
         w->kicked = 1;
         pthread_cond_signal(&w->cv_work);
     }

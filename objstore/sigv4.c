@@ -9,40 +9,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "base/buf.h"
 #include "objstore/sigv4.h"
-
-/* A growable string; `bad` set once an allocation failed. */
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int bad;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->bad)
-        return;
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 256;
-        while (nc < b->n + n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->bad = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void sb_str(sbuf *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
 
 static void hex(const unsigned char *d, size_t n, char *out)
 {
@@ -158,7 +126,7 @@ int tfb_sigv4_sign(const tfb_sigv4_req *r, tfb_sigv4_out *out)
     int rc = -1;
     enc_kv *q = calloc(r->n_query ? r->n_query : 1, sizeof *q);
     canon_hdr *h = calloc(r->n_headers ? r->n_headers : 1, sizeof *h);
-    sbuf cr = {0}, sts = {0}, signed_h = {0}, auth = {0};
+    tfb_buf cr = {0}, sts = {0}, signed_h = {0}, auth = {0};
     if (!q || !h)
         goto done;
     for (size_t i = 0; i < r->n_query; i++) {
@@ -180,38 +148,38 @@ int tfb_sigv4_sign(const tfb_sigv4_req *r, tfb_sigv4_out *out)
     }
     qsort(h, r->n_headers, sizeof *h, cmp_hdr);
 
-    sb_str(&cr, r->method);
-    sb_str(&cr, "\n");
-    sb_str(&cr, r->path);
-    sb_str(&cr, "\n");
+    tfb_buf_puts(&cr, r->method);
+    tfb_buf_puts(&cr, "\n");
+    tfb_buf_puts(&cr, r->path);
+    tfb_buf_puts(&cr, "\n");
     for (size_t i = 0; i < r->n_query; i++) {
         if (i)
-            sb_str(&cr, "&");
-        sb_str(&cr, q[i].name);
-        sb_str(&cr, "=");
-        sb_str(&cr, q[i].value);
+            tfb_buf_puts(&cr, "&");
+        tfb_buf_puts(&cr, q[i].name);
+        tfb_buf_puts(&cr, "=");
+        tfb_buf_puts(&cr, q[i].value);
     }
-    sb_str(&cr, "\n");
+    tfb_buf_puts(&cr, "\n");
     for (size_t i = 0; i < r->n_headers; i++) {
         /* Repeated names: one line, values joined by commas. */
         if (i && strcmp(h[i].name, h[i - 1].name) == 0) {
             cr.n--; /* the newline */
-            sb_str(&cr, ",");
+            tfb_buf_puts(&cr, ",");
         } else {
             if (signed_h.n)
-                sb_str(&signed_h, ";");
-            sb_str(&signed_h, h[i].name);
-            sb_str(&cr, h[i].name);
-            sb_str(&cr, ":");
+                tfb_buf_puts(&signed_h, ";");
+            tfb_buf_puts(&signed_h, h[i].name);
+            tfb_buf_puts(&cr, h[i].name);
+            tfb_buf_puts(&cr, ":");
         }
-        sb_str(&cr, h[i].value);
-        sb_str(&cr, "\n");
+        tfb_buf_puts(&cr, h[i].value);
+        tfb_buf_puts(&cr, "\n");
     }
-    sb_str(&cr, "\n");
-    sb_str(&cr, signed_h.p ? signed_h.p : "");
-    sb_str(&cr, "\n");
-    sb_str(&cr, r->payload_hash);
-    if (cr.bad || signed_h.bad)
+    tfb_buf_puts(&cr, "\n");
+    tfb_buf_puts(&cr, signed_h.v ? signed_h.v : "");
+    tfb_buf_puts(&cr, "\n");
+    tfb_buf_puts(&cr, r->payload_hash);
+    if (cr.failed || signed_h.failed)
         goto done;
 
     char date[9];
@@ -221,14 +189,14 @@ int tfb_sigv4_sign(const tfb_sigv4_req *r, tfb_sigv4_out *out)
     snprintf(scope, sizeof scope, "%s/%s/%s/aws4_request", date, r->region,
              r->service);
     char crh[65];
-    tfb_sigv4_sha256_hex(cr.p, cr.n, crh);
-    sb_str(&sts, "AWS4-HMAC-SHA256\n");
-    sb_str(&sts, r->amz_date);
-    sb_str(&sts, "\n");
-    sb_str(&sts, scope);
-    sb_str(&sts, "\n");
-    sb_str(&sts, crh);
-    if (sts.bad)
+    tfb_sigv4_sha256_hex(cr.v, cr.n, crh);
+    tfb_buf_puts(&sts, "AWS4-HMAC-SHA256\n");
+    tfb_buf_puts(&sts, r->amz_date);
+    tfb_buf_puts(&sts, "\n");
+    tfb_buf_puts(&sts, scope);
+    tfb_buf_puts(&sts, "\n");
+    tfb_buf_puts(&sts, crh);
+    if (sts.failed)
         goto done;
 
     /* Signing key: HMAC chain over date, region, service, aws4_request. */
@@ -246,23 +214,22 @@ int tfb_sigv4_sign(const tfb_sigv4_req *r, tfb_sigv4_out *out)
     hmac(k1, 32, r->region, k2);
     hmac(k2, 32, r->service, k3);
     hmac(k3, 32, "aws4_request", k4);
-    hmac(k4, 32, sts.p, sig);
+    hmac(k4, 32, sts.v, sig);
     hex(sig, 32, out->signature);
 
-    sb_str(&auth, "AWS4-HMAC-SHA256 Credential=");
-    sb_str(&auth, r->access_key);
-    sb_str(&auth, "/");
-    sb_str(&auth, scope);
-    sb_str(&auth, ", SignedHeaders=");
-    sb_str(&auth, signed_h.p ? signed_h.p : "");
-    sb_str(&auth, ", Signature=");
-    sb_str(&auth, out->signature);
-    if (auth.bad)
+    tfb_buf_puts(&auth, "AWS4-HMAC-SHA256 Credential=");
+    tfb_buf_puts(&auth, r->access_key);
+    tfb_buf_puts(&auth, "/");
+    tfb_buf_puts(&auth, scope);
+    tfb_buf_puts(&auth, ", SignedHeaders=");
+    tfb_buf_puts(&auth, signed_h.v ? signed_h.v : "");
+    tfb_buf_puts(&auth, ", Signature=");
+    tfb_buf_puts(&auth, out->signature);
+    if (auth.failed)
         goto done;
-    out->canonical_request = cr.p;
-    out->string_to_sign = sts.p;
-    out->authorization = auth.p;
-    cr.p = sts.p = auth.p = NULL;
+    out->canonical_request = tfb_buf_take(&cr);
+    out->string_to_sign = tfb_buf_take(&sts);
+    out->authorization = tfb_buf_take(&auth);
     rc = 0;
 done:
     if (q)
@@ -277,9 +244,9 @@ done:
         }
     free(q);
     free(h);
-    free(cr.p);
-    free(sts.p);
-    free(signed_h.p);
-    free(auth.p);
+    tfb_buf_free(&cr);
+    tfb_buf_free(&sts);
+    tfb_buf_free(&signed_h);
+    tfb_buf_free(&auth);
     return rc;
 }

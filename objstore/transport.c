@@ -143,15 +143,11 @@ static size_t on_body(char *p, size_t sz, size_t nm, void *ud)
     if (r->out) {
         if (r->resp_len + n > r->out_cap)
             return 0; /* more than asked for: an error, not an overflow */
-    } else if (r->resp_len + n + 1 > r->out_cap) {
-        size_t nc = r->out_cap ? r->out_cap * 2 : 16384;
-        while (nc < r->resp_len + n + 1)
-            nc *= 2;
-        uint8_t *nb = realloc(r->resp, nc);
-        if (!nb)
+    } else {
+        /* The bytes and a NUL after them (s3.c reads XML as a string). */
+        if (tfb_vec_need(&r->grown, r->resp_len + n + 1) < 0)
             return 0;
-        r->resp = nb;
-        r->out_cap = nc;
+        r->resp = r->grown.v;
     }
     memcpy(r->resp + r->resp_len, p, n);
     r->resp_len += n;
@@ -620,10 +616,10 @@ int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n)
 
 void tfb_os_req_free(os_req *r)
 {
-    if (r && r->resp && r->resp != r->out)
-        free(r->resp);
-    if (r)
-        r->resp = NULL;
+    if (!r)
+        return;
+    tfb_vec_free(&r->grown);
+    r->resp = NULL;
 }
 
 /* ---- the client -------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/vec.h"
 #include "objstore/objstore.h"
 #include "objstore/sigv4.h"
 
@@ -26,11 +27,11 @@ typedef struct os_req {
     const uint8_t *body;      /* PUT/POST body; NULL = none */
     size_t body_len;
     /* Where the answer's body goes: a caller's buffer of out_cap bytes
-     * (more is an error), or, with out NULL, a malloc'd one that grows. */
+     * (more is an error), or, with out NULL, `grown` below. */
     uint8_t *out;
     size_t out_cap;
     /* ---- results ---- */
-    uint8_t *resp;            /* out, or the grown buffer (free it) */
+    uint8_t *resp;            /* out, or grown.v (tfb_os_req_free) */
     size_t resp_len;
     long status;
     char etag[TFB_OS_ETAG_MAX];
@@ -42,6 +43,7 @@ typedef struct os_req {
     tfb_os_error err;
     /* ---- the transport's ---- */
     struct os_attempt *att;
+    TFB_VEC(uint8_t) grown;   /* the body when out is NULL */
 } os_req;
 
 /* Runs n requests at once (each retried on its own), returning when all

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/run.sh - installs what the tests need, builds with -Dwerror=true,
 # runs every suite (unit, integration, webui, arch: the layer and loop
-# check over the objects, tests/arch/), again under AddressSanitizer
+# check over the objects and the growth check over the sources,
+# tests/arch/), again under AddressSanitizer
 # and UndefinedBehaviorSanitizer, unit and integration under
 # ThreadSanitizer and once more built without CUDA, fuzzes the reader for a
 # while, and prints

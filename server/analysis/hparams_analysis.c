@@ -133,21 +133,20 @@ static int decode_list(const uint8_t *p, size_t len, tfb_hparam_value **vals,
 {
     const uint8_t *end = p + len;
     pb_field f;
-    int r;
-    size_t cap = *n;
-    while ((r = pb_next(&p, end, &f)) == 1) {
+    int r, e = 0;
+    /* The list as a vector while it grows (its array holds *n). */
+    TFB_VEC(tfb_hparam_value) v = {*vals, *n, *n};
+    while (e == 0 && (r = pb_next(&p, end, &f)) == 1) {
         if (f.num != 1)
             continue;
-        if (f.wt != PB_LEN)
-            return TFB_EINVAL;
-        if (tfb_vec_reserve((void **)vals, &cap, sizeof **vals, *n + 1) < 0)
-            return TFB_ENOMEM;
-        int e = decode_value(f.p, f.len, &(*vals)[*n]);
-        if (e < 0)
-            return e;
-        (*n)++;
+        tfb_hparam_value *x = f.wt != PB_LEN ? NULL : tfb_vec_add(&v);
+        e = f.wt != PB_LEN ? TFB_EINVAL : !x ? TFB_ENOMEM : 0;
+        if (x && (e = decode_value(f.p, f.len, x)) < 0)
+            v.n--;
     }
-    return r < 0 ? TFB_EINVAL : 0;
+    *vals = v.v;
+    *n = v.n;
+    return e < 0 ? e : r < 0 ? TFB_EINVAL : 0;
 }
 
 static void info_free(tfb_hparam_info *i)
@@ -295,42 +294,46 @@ static int decode_experiment(const uint8_t *p, size_t len, tfb_hparams_set *t)
     const uint8_t *end = p + len;
     pb_field f;
     int r, e = 0;
-    size_t cap_i = 0, cap_m = 0;
+    /* The lists as vectors while they grow (their arrays hold n_). */
+    TFB_VEC(tfb_hparam_info) infos = {t->infos, t->n_infos, t->n_infos};
+    TFB_VEC(tfb_hparam_metric) mets = {t->metrics, t->n_metrics,
+                                       t->n_metrics};
     t->has_experiment = 1;
-    while ((r = pb_next(&p, end, &f)) == 1 && e == 0) {
-        if ((f.num == 1 || f.num == 2 || f.num == 4 || f.num == 5 ||
-             f.num == 6) && f.wt != PB_LEN)
-            return TFB_EINVAL;
-        if (f.num == 3 && f.wt != PB_I64)
-            return TFB_EINVAL;
+    while (e == 0 && (r = pb_next(&p, end, &f)) == 1) {
+        if (((f.num == 1 || f.num == 2 || f.num == 4 || f.num == 5 ||
+              f.num == 6) && f.wt != PB_LEN) ||
+            (f.num == 3 && f.wt != PB_I64)) {
+            e = TFB_EINVAL;
+            break;
+        }
         switch (f.num) {
         case 1: e = dup_field(&t->exp_description, &f); break;
         case 2: e = dup_field(&t->exp_user, &f); break;
         case 3: t->exp_time_created = pb_as_double(f.u); break;
-        case 4:
-            if (tfb_vec_reserve((void **)&t->infos, &cap_i, sizeof *t->infos,
-                                t->n_infos + 1) < 0)
-                return TFB_ENOMEM;
-            e = decode_info(f.p, f.len, &t->infos[t->n_infos]);
-            if (e < 0)
-                info_free(&t->infos[t->n_infos]);
-            else
-                t->n_infos++;
+        case 4: {
+            tfb_hparam_info *in = tfb_vec_add(&infos);
+            if (!in)
+                e = TFB_ENOMEM;
+            else if ((e = decode_info(f.p, f.len, in)) < 0)
+                info_free(&infos.v[--infos.n]);
             break;
-        case 5:
-            if (tfb_vec_reserve((void **)&t->metrics, &cap_m,
-                                sizeof *t->metrics, t->n_metrics + 1) < 0)
-                return TFB_ENOMEM;
-            e = decode_metric(f.p, f.len, &t->metrics[t->n_metrics]);
-            if (e < 0)
-                metric_free(&t->metrics[t->n_metrics]);
-            else
-                t->n_metrics++;
+        }
+        case 5: {
+            tfb_hparam_metric *m = tfb_vec_add(&mets);
+            if (!m)
+                e = TFB_ENOMEM;
+            else if ((e = decode_metric(f.p, f.len, m)) < 0)
+                metric_free(&mets.v[--mets.n]);
             break;
+        }
         case 6: e = dup_field(&t->exp_name, &f); break;
         default: break;
         }
     }
+    t->infos = infos.v;
+    t->n_infos = infos.n;
+    t->metrics = mets.v;
+    t->n_metrics = mets.n;
     if (e < 0)
         return e;
     return r < 0 ? TFB_EINVAL : 0;
@@ -339,7 +342,9 @@ static int decode_experiment(const uint8_t *p, size_t len, tfb_hparams_set *t)
 /* Adds kv (taking its name and value: they are NULL after) to the
  * session, found by a hashed name: a map keeps the last entry of a key;
  * a new name past TFB_HPARAMS_MAX_PER_SESSION is counted and left out. */
-static int put_hparam(tfb_hparams_set *t, tfb_hparam_kv *kv, size_t *cap)
+typedef TFB_VEC(tfb_hparam_kv) kv_vec;
+
+static int put_hparam(tfb_hparams_set *t, kv_vec *hp, tfb_hparam_kv *kv)
 {
     uint64_t h = tfb_hash_bytes(kv->name, kv->name_len);
     size_t at = (size_t)(uintptr_t)tfb_strtab_get_h(&t->index, kv->name,
@@ -355,9 +360,9 @@ static int put_hparam(tfb_hparams_set *t, tfb_hparam_kv *kv, size_t *cap)
         t->n_left_out++;
         return 0;
     }
-    if (tfb_vec_reserve((void **)&t->hparams, cap, sizeof *t->hparams,
-                        t->n_hparams + 1) < 0 ||
-        tfb_strtab_reserve(&t->index, t->n_hparams + 1) < 0)
+    int grown = tfb_vec_need(hp, hp->n + 1);
+    t->hparams = hp->v;
+    if (grown < 0 || tfb_strtab_reserve(&t->index, t->n_hparams + 1) < 0)
         return TFB_ENOMEM;
     tfb_hparam_kv *d = &t->hparams[t->n_hparams];
     *d = *kv;
@@ -366,7 +371,7 @@ static int put_hparam(tfb_hparams_set *t, tfb_hparam_kv *kv, size_t *cap)
     /* reserved above: cannot fail */
     tfb_strtab_put_h(&t->index, d->name, d->name_len, h,
                      (void *)(uintptr_t)(t->n_hparams + 1));
-    t->n_hparams++;
+    t->n_hparams = ++hp->n;
     return 0;
 }
 
@@ -375,7 +380,8 @@ static int decode_start(const uint8_t *p, size_t len, tfb_hparams_set *t)
     const uint8_t *end = p + len;
     pb_field f;
     int r, e = 0;
-    size_t cap = 0;
+    /* The list as a vector while it grows (its array holds n_hparams). */
+    kv_vec hp = {t->hparams, t->n_hparams, t->n_hparams};
     t->has_start = 1;
     while ((r = pb_next(&p, end, &f)) == 1 && e == 0) {
         if ((f.num >= 1 && f.num <= 4) && f.wt != PB_LEN)
@@ -402,7 +408,7 @@ static int decode_start(const uint8_t *p, size_t len, tfb_hparams_set *t)
             if (e == 0 && (rr < 0 || !kv.name))
                 e = TFB_EINVAL;
             if (e == 0)
-                e = put_hparam(t, &kv, &cap);
+                e = put_hparam(t, &hp, &kv);
             free(kv.name);
             value_free(&kv.value);
             break;
@@ -653,9 +659,10 @@ const char *tfb_hparams_status_name(int status, char *buf)
 
 typedef struct exp_build {
     tfb_hparams_experiment *e;
+    /* The capacities of e's arrays while they grow (as TFB_VECs that
+     * lend their arrays to e): columns, metrics, each column's values. */
     size_t cap_c, cap_m;
-    size_t *cap_v; /* per column: capacity of values */
-    size_t cap_cv;
+    TFB_VEC(size_t) cap_v;
     size_t n_from_exp; /* columns that came from an experiment's infos */
     tfb_strtab cols;   /* column name -> index + 1 (keys: the names) */
     tfb_strtab mets;   /* "group\0tag" -> 1 (keys: in met_keys) */
@@ -672,10 +679,11 @@ static int add_column(exp_build *b, const char *name, size_t len,
         *out = &e->columns[at - 1];
         return 0;
     }
-    if (tfb_vec_reserve((void **)&e->columns, &b->cap_c, sizeof *e->columns,
-                        e->n_columns + 1) < 0 ||
-        tfb_vec_reserve((void **)&b->cap_v, &b->cap_cv, sizeof *b->cap_v,
-                        e->n_columns + 1) < 0 ||
+    TFB_VEC(tfb_hparam_column) colv = {e->columns, e->n_columns, b->cap_c};
+    int grown = tfb_vec_need(&colv, colv.n + 1);
+    e->columns = colv.v;
+    b->cap_c = colv.cap;
+    if (grown < 0 || tfb_vec_need(&b->cap_v, e->n_columns + 1) < 0 ||
         tfb_strtab_reserve(&b->cols, e->n_columns + 1) < 0)
         return TFB_ENOMEM;
     tfb_hparam_column *c = &e->columns[e->n_columns];
@@ -686,8 +694,8 @@ static int add_column(exp_build *b, const char *name, size_t len,
     if (!(c->name = dup_bytes(name, len)))
         return TFB_ENOMEM;
     c->name_len = len;
-    b->cap_v[e->n_columns] = 0;
-    e->n_columns++;
+    b->cap_v.v[e->n_columns] = 0;
+    b->cap_v.n = ++e->n_columns;
     tfb_strtab_put_h(&b->cols, c->name, len, h, /* reserved: no failure */
                      (void *)(uintptr_t)e->n_columns);
     *out = c;
@@ -712,11 +720,12 @@ static int add_value(exp_build *b, tfb_hparam_column *c,
         c->more_values = 1;
         return 0;
     }
-    size_t *cap = &b->cap_v[c - b->e->columns];
-    if (tfb_vec_reserve((void **)&c->values, cap, sizeof *c->values,
-                        c->n_values + 1) < 0)
-        return TFB_ENOMEM;
-    if (value_copy(&c->values[c->n_values], v) < 0)
+    size_t *cap = &b->cap_v.v[c - b->e->columns];
+    TFB_VEC(tfb_hparam_value) vals = {c->values, c->n_values, *cap};
+    int grown = tfb_vec_need(&vals, vals.n + 1);
+    c->values = vals.v;
+    *cap = vals.cap;
+    if (grown < 0 || value_copy(&c->values[c->n_values], v) < 0)
         return TFB_ENOMEM;
     c->n_values++;
     return 0;
@@ -773,8 +782,11 @@ static int merge_experiment(exp_build *b, const tfb_hparams_set *h,
         }
         if (tfb_strtab_put(&b->mets, k, gl + 1 + tl, k) < 0)
             return TFB_ENOMEM;
-        if (tfb_vec_reserve((void **)&e->metrics, &b->cap_m,
-                            sizeof *e->metrics, e->n_metrics + 1) < 0)
+        TFB_VEC(tfb_hparam_metric) mv = {e->metrics, e->n_metrics, b->cap_m};
+        int grown = tfb_vec_need(&mv, mv.n + 1);
+        e->metrics = mv.v;
+        b->cap_m = mv.cap;
+        if (grown < 0)
             return TFB_ENOMEM;
         tfb_hparam_metric *d = &e->metrics[e->n_metrics];
         memset(d, 0, sizeof *d);
@@ -792,7 +804,7 @@ static int merge_experiment(exp_build *b, const tfb_hparams_set *h,
 
 static void build_free(exp_build *b)
 {
-    free(b->cap_v);
+    tfb_vec_free(&b->cap_v);
     tfb_strtab_free(&b->cols);
     tfb_strtab_free(&b->mets);
     for (size_t i = 0; i < b->met_keys.n; i++)

@@ -84,8 +84,7 @@ struct tfb_loader {
     tfb_loader_opts opts;
     tfb_storage *storage; /* opts.storage, or our own local one */
     int own_storage;
-    run_state **runs;
-    size_t n_runs, cap_runs;
+    TFB_VEC(run_state *) runs;
     tfb_strtab run_idx; /* run name -> run_state (keys: the run's name) */
     pthread_t thread;
     int has_thread;
@@ -244,14 +243,13 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
             return TFB_ENOMEM;
         }
         const char *name = tfb_run_name(run);
-        if (tfb_vec_reserve((void **)&l->runs, &l->cap_runs, sizeof *l->runs,
-                            l->n_runs + 1) < 0 ||
+        if (tfb_vec_need(&l->runs, l->runs.n + 1) < 0 ||
             tfb_strtab_put(&l->run_idx, name, strlen(name), rs) < 0) {
             free(rs->dir);
             free(rs);
             return TFB_ENOMEM;
         }
-        l->runs[l->n_runs++] = rs;
+        l->runs.v[l->runs.n++] = rs;
     }
     size_t before = rs->files.n;
     for (size_t i = 0; i < n_events; i++) {
@@ -375,8 +373,7 @@ static int scan(tfb_loader *l)
 /* ---- reading -------------------------------------------------------- */
 
 typedef struct worker_buf {
-    tfb_bucket *buckets;
-    size_t cap;
+    TFB_VEC(tfb_bucket) buckets; /* a histogram's, decoded */
     /* The read buffer lent to each file's reader in turn (reader_source.h):
      * one per worker, not one per file and pass. */
     uint8_t *rbuf;
@@ -481,24 +478,21 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
         return 0;
     case TFB_VALUE_HISTOGRAM: {
         double mn = NAN, mx = NAN, num = NAN, sum = NAN;
-        int64_t nb = tfb_value_histogram(v, wb->buckets, wb->cap, &mn, &mx,
-                                         &num, &sum);
+        int64_t nb = tfb_value_histogram(v, wb->buckets.v, wb->buckets.cap,
+                                         &mn, &mx, &num, &sum);
         if (nb < 0)
             return 0;
-        if ((size_t)nb > wb->cap) {
-            tfb_bucket *nbuf = realloc(wb->buckets, (size_t)nb * sizeof *nbuf);
-            if (!nbuf)
+        if ((size_t)nb > wb->buckets.cap) {
+            if (tfb_vec_need(&wb->buckets, (size_t)nb) < 0)
                 return 0;
-            wb->buckets = nbuf;
-            wb->cap = (size_t)nb;
-            nb = tfb_value_histogram(v, wb->buckets, wb->cap, &mn, &mx, &num,
-                                     &sum);
-            if (nb < 0 || (size_t)nb > wb->cap)
+            nb = tfb_value_histogram(v, wb->buckets.v, wb->buckets.cap, &mn,
+                                     &mx, &num, &sum);
+            if (nb < 0 || (size_t)nb > wb->buckets.cap)
                 return 0;
         }
         s = series_for(rs, e, TFB_SERIES_HISTOGRAM, v);
         if (s && tfb_series_append_histogram(s, ev->step, ev->wall_time, mn,
-                                             mx, num, sum, wb->buckets,
+                                             mx, num, sum, wb->buckets.v,
                                              (size_t)nb) == 0)
             return 1;
         return 0;
@@ -828,15 +822,15 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
 static void *worker_main(void *arg)
 {
     tfb_loader *l = arg;
-    worker_buf wb = {NULL, 0, NULL, 0};
+    worker_buf wb = {0};
     for (;;) {
         size_t i = atomic_fetch_add(&l->next_run, 1);
-        if (i >= l->n_runs || atomic_load(&l->stop))
+        if (i >= l->runs.n || atomic_load(&l->stop))
             break;
-        load_run(l, l->runs[i], &wb);
+        load_run(l, l->runs.v[i], &wb);
         publish_progress(l, 0);
     }
-    free(wb.buckets);
+    tfb_vec_free(&wb.buckets);
     free(wb.rbuf);
     return NULL;
 }
@@ -857,9 +851,9 @@ static int one_pass(tfb_loader *l)
         return rc;
     /* Totals for the progress bar: sizes as the listing gave them. */
     uint64_t bytes = 0, files = 0, done_bytes = 0;
-    for (size_t i = 0; i < l->n_runs; i++)
-        for (size_t k = 0; k < l->runs[i]->files.n; k++) {
-            file_state *f = &l->runs[i]->files.v[k];
+    for (size_t i = 0; i < l->runs.n; i++)
+        for (size_t k = 0; k < l->runs.v[i]->files.n; k++) {
+            file_state *f = &l->runs.v[i]->files.v[k];
             uint64_t sz = f->gone ? f->done : f->listed;
             bytes += sz > f->done ? sz : f->done;
             done_bytes += f->done;
@@ -873,8 +867,8 @@ static int one_pass(tfb_loader *l)
     publish_progress(l, 0);
 
     int nt = l->opts.threads > 0 ? l->opts.threads : cpu_count();
-    if ((size_t)nt > l->n_runs)
-        nt = (int)l->n_runs;
+    if ((size_t)nt > l->runs.n)
+        nt = (int)l->runs.n;
     pthread_t th[64];
     int started = 0;
     for (int i = 1; i < nt && i < 64; i++)
@@ -894,10 +888,10 @@ static int one_pass(tfb_loader *l)
     if (l->has_thread && l->opts.reload_interval <= 0) {
         /* Loading once: no pass follows, so the readers and their buffers
          * go now, before the progress says done. */
-        for (size_t i = 0; i < l->n_runs; i++)
-            for (size_t k = 0; k < l->runs[i]->files.n; k++) {
-                tfb_reader_close(l->runs[i]->files.v[k].reader);
-                l->runs[i]->files.v[k].reader = NULL;
+        for (size_t i = 0; i < l->runs.n; i++)
+            for (size_t k = 0; k < l->runs.v[i]->files.n; k++) {
+                tfb_reader_close(l->runs.v[i]->files.v[k].reader);
+                l->runs.v[i]->files.v[k].reader = NULL;
             }
     }
     char *info = tfb_storage_info(l->storage);
@@ -1048,8 +1042,8 @@ void tfb_loader_stop(tfb_loader *l)
         pthread_mutex_unlock(&l->lock);
         pthread_join(l->thread, NULL);
     }
-    for (size_t i = 0; i < l->n_runs; i++) {
-        run_state *rs = l->runs[i];
+    for (size_t i = 0; i < l->runs.n; i++) {
+        run_state *rs = l->runs.v[i];
         for (size_t k = 0; k < rs->files.n; k++) {
             tfb_reader_close(rs->files.v[k].reader);
             free(rs->files.v[k].path);
@@ -1060,7 +1054,7 @@ void tfb_loader_stop(tfb_loader *l)
         free(rs->dir);
         free(rs);
     }
-    free(l->runs);
+    tfb_vec_free(&l->runs);
     tfb_strtab_free(&l->run_idx);
     if (l->own_storage)
         tfb_storage_destroy(l->storage);

@@ -26,20 +26,18 @@ typedef struct media_tag {
     tfb_media_kind kind;
     char *tag, *display, *desc;
     size_t tag_len;
-    tfb_media_entry **blocks;
-    size_t n, n_blocks, cap_blocks;
+    TFB_VEC(tfb_media_entry *) blocks;
+    size_t n;
     uint32_t samples; /* 1 + the largest sample number seen */
     uint64_t dropped;
 } media_tag;
 
 struct tfb_media_index {
     pthread_mutex_t lock;
-    media_tag **tags;
-    size_t n_tags, cap_tags;
+    TFB_VEC(media_tag *) tags;
     /* per kind: tag -> media_tag (keys: the tag's own copy) */
     tfb_strtab tag_idx[TFB_MEDIA_KIND_COUNT];
-    char **paths;
-    size_t n_paths, cap_paths;
+    TFB_VEC(char *) paths;
     uint64_t total[TFB_MEDIA_KIND_COUNT];
     /* Loader-side cache: the path given last and its number. */
     const char *last_path;
@@ -58,9 +56,9 @@ int tfb_media_index_create(tfb_media_index **out)
 
 static void tag_free(media_tag *t)
 {
-    for (size_t i = 0; i < t->n_blocks; i++)
-        free(t->blocks[i]);
-    free(t->blocks);
+    for (size_t i = 0; i < t->blocks.n; i++)
+        free(t->blocks.v[i]);
+    tfb_vec_free(&t->blocks);
     free(t->tag);
     free(t->display);
     free(t->desc);
@@ -71,14 +69,14 @@ void tfb_media_index_destroy(tfb_media_index *ix)
 {
     if (!ix)
         return;
-    for (size_t i = 0; i < ix->n_tags; i++)
-        tag_free(ix->tags[i]);
-    free(ix->tags);
+    for (size_t i = 0; i < ix->tags.n; i++)
+        tag_free(ix->tags.v[i]);
+    tfb_vec_free(&ix->tags);
     for (int k = 0; k < TFB_MEDIA_KIND_COUNT; k++)
         tfb_strtab_free(&ix->tag_idx[k]);
-    for (size_t i = 0; i < ix->n_paths; i++)
-        free(ix->paths[i]);
-    free(ix->paths);
+    for (size_t i = 0; i < ix->paths.n; i++)
+        free(ix->paths.v[i]);
+    tfb_vec_free(&ix->paths);
     pthread_mutex_destroy(&ix->lock);
     free(ix);
 }
@@ -88,11 +86,11 @@ void tfb_media_index_reset(tfb_media_index *ix)
     if (!ix)
         return;
     pthread_mutex_lock(&ix->lock);
-    for (size_t i = 0; i < ix->n_tags; i++) {
-        media_tag *t = ix->tags[i];
-        for (size_t b = 0; b < t->n_blocks; b++)
-            free(t->blocks[b]);
-        t->n_blocks = 0;
+    for (size_t i = 0; i < ix->tags.n; i++) {
+        media_tag *t = ix->tags.v[i];
+        for (size_t b = 0; b < t->blocks.n; b++)
+            free(t->blocks.v[b]);
+        t->blocks.n = 0;
         t->n = 0;
         t->samples = 0;
         t->dropped = 0;
@@ -139,25 +137,24 @@ static int file_number(tfb_media_index *ix, const char *path, uint32_t *out)
         *out = ix->last_file;
         return 0;
     }
-    for (size_t i = ix->n_paths; i-- > 0;)
-        if (strcmp(ix->paths[i], path) == 0) {
+    for (size_t i = ix->paths.n; i-- > 0;)
+        if (strcmp(ix->paths.v[i], path) == 0) {
             ix->last_path = path;
             ix->last_file = (uint32_t)i;
             *out = (uint32_t)i;
             return 0;
         }
-    if (ix->n_paths >= UINT32_MAX ||
-        tfb_vec_reserve((void **)&ix->paths, &ix->cap_paths,
-                        sizeof *ix->paths, ix->n_paths + 1) < 0)
+    if (ix->paths.n >= UINT32_MAX ||
+        tfb_vec_need(&ix->paths, ix->paths.n + 1) < 0)
         return TFB_ENOMEM;
     char *c = tfb_strndup(path, strlen(path));
     if (!c)
         return TFB_ENOMEM;
-    ix->paths[ix->n_paths] = c;
+    ix->paths.v[ix->paths.n] = c;
     ix->last_path = path;
-    ix->last_file = (uint32_t)ix->n_paths;
+    ix->last_file = (uint32_t)ix->paths.n;
     *out = ix->last_file;
-    ix->n_paths++;
+    ix->paths.n++;
     return 0;
 }
 
@@ -186,8 +183,7 @@ static media_tag *tag_get(tfb_media_index *ix, tfb_media_kind kind,
         return t;
     }
     t = calloc(1, sizeof *t);
-    if (!t || tfb_vec_reserve((void **)&ix->tags, &ix->cap_tags,
-                              sizeof *ix->tags, ix->n_tags + 1) < 0) {
+    if (!t || tfb_vec_need(&ix->tags, ix->tags.n + 1) < 0) {
         free(t);
         free(clean);
         return NULL;
@@ -202,7 +198,7 @@ static media_tag *tag_get(tfb_media_index *ix, tfb_media_kind kind,
         tag_free(t);
         return NULL;
     }
-    ix->tags[ix->n_tags++] = t;
+    ix->tags.v[ix->tags.n++] = t;
     return t;
 }
 
@@ -213,16 +209,15 @@ static int push(media_tag *t, const tfb_media_entry *e)
         return 0;
     }
     size_t b = t->n / BLOCK;
-    if (b == t->n_blocks) {
-        if (tfb_vec_reserve((void **)&t->blocks, &t->cap_blocks,
-                            sizeof *t->blocks, t->n_blocks + 1) < 0)
+    if (b == t->blocks.n) {
+        if (tfb_vec_need(&t->blocks, t->blocks.n + 1) < 0)
             return TFB_ENOMEM;
-        t->blocks[b] = malloc(BLOCK * sizeof **t->blocks);
-        if (!t->blocks[b])
+        t->blocks.v[b] = malloc(BLOCK * sizeof *t->blocks.v[b]);
+        if (!t->blocks.v[b])
             return TFB_ENOMEM;
-        t->n_blocks++;
+        t->blocks.n++;
     }
-    t->blocks[b][t->n % BLOCK] = *e;
+    t->blocks.v[b][t->n % BLOCK] = *e;
     t->n++;
     if ((uint32_t)e->sample + 1 > t->samples)
         t->samples = (uint32_t)e->sample + 1;
@@ -336,7 +331,7 @@ out:
 
 static const tfb_media_entry *entry_at(const media_tag *t, size_t i)
 {
-    return &t->blocks[i / BLOCK][i % BLOCK];
+    return &t->blocks.v[i / BLOCK][i % BLOCK];
 }
 
 int tfb_media_tags(tfb_media_index *ix, tfb_media_kind kind,
@@ -347,11 +342,11 @@ int tfb_media_tags(tfb_media_index *ix, tfb_media_kind kind,
     if (!ix)
         return 0;
     pthread_mutex_lock(&ix->lock);
-    tfb_media_tag_info *v = calloc(ix->n_tags ? ix->n_tags : 1, sizeof *v);
+    tfb_media_tag_info *v = calloc(ix->tags.n ? ix->tags.n : 1, sizeof *v);
     size_t k = 0;
     if (v)
-        for (size_t i = 0; i < ix->n_tags; i++) {
-            const media_tag *t = ix->tags[i];
+        for (size_t i = 0; i < ix->tags.n; i++) {
+            const media_tag *t = ix->tags.v[i];
             if (t->kind != kind)
                 continue;
             v[k].tag = tfb_strndup(t->tag, t->tag_len);
@@ -493,8 +488,8 @@ int tfb_media_read(tfb_media_index *ix, const tfb_media_entry *e,
         return TFB_EINVAL;
     char *path = NULL;
     pthread_mutex_lock(&ix->lock);
-    if (e->file < ix->n_paths)
-        path = tfb_strndup(ix->paths[e->file], strlen(ix->paths[e->file]));
+    if (e->file < ix->paths.n)
+        path = tfb_strdup(ix->paths.v[e->file]);
     pthread_mutex_unlock(&ix->lock);
     if (!path)
         return TFB_ENOENT;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/strtab.h"
 #include "core/run_status.h"
 #include "tfboard.h"
 
@@ -62,52 +63,33 @@ const char *tfb_run_state_name(tfb_run_state s)
  * and smallest positive values. A series never shrinks except by a reset
  * (file replaced): a count below the one scanned starts it over. */
 typedef struct blowup_entry {
-    const tfb_series *s;
+    const tfb_series *s; /* the table's key: these pointer bytes */
     size_t scanned;
     double first, min, last;
 } blowup_entry;
 
+/* series pointer -> its entry (malloc'd, never freed: one per loss series
+ * the process saw). Under g_mu. */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static blowup_entry *g_tab;
-static size_t g_cap, g_n;
-
-static size_t slot_of(const tfb_series *s, size_t cap)
-{
-    uintptr_t h = (uintptr_t)s;
-    h ^= h >> 17;
-    h *= 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 7) & (cap - 1);
-}
+static tfb_strtab g_tab;
 
 /* The entry of s, created if needed; NULL on no memory. g_mu held. */
 static blowup_entry *entry_of(const tfb_series *s)
 {
-    if ((g_n + 1) * 2 > g_cap) {
-        size_t cap = g_cap ? g_cap * 2 : 64;
-        blowup_entry *t = calloc(cap, sizeof *t);
-        if (!t)
-            return NULL;
-        for (size_t i = 0; i < g_cap; i++) {
-            if (!g_tab[i].s)
-                continue;
-            size_t k = slot_of(g_tab[i].s, cap);
-            while (t[k].s)
-                k = (k + 1) & (cap - 1);
-            t[k] = g_tab[i];
-        }
-        free(g_tab);
-        g_tab = t;
-        g_cap = cap;
+    blowup_entry *e = tfb_strtab_get(&g_tab, (const char *)&s, sizeof s);
+    if (e)
+        return e;
+    e = malloc(sizeof *e);
+    if (!e)
+        return NULL;
+    e->s = s;
+    e->scanned = 0;
+    e->first = e->min = e->last = NAN;
+    if (tfb_strtab_put(&g_tab, (const char *)&e->s, sizeof e->s, e) < 0) {
+        free(e);
+        return NULL;
     }
-    size_t k = slot_of(s, g_cap);
-    while (g_tab[k].s && g_tab[k].s != s)
-        k = (k + 1) & (g_cap - 1);
-    if (!g_tab[k].s) {
-        g_tab[k].s = s;
-        g_tab[k].first = g_tab[k].min = g_tab[k].last = NAN;
-        g_n++;
-    }
-    return &g_tab[k];
+    return e;
 }
 
 /* 1 when the loss series blew up (run_status.h), its last step in *step. */

@@ -26,6 +26,7 @@
 #include "objstore/objstore.h"
 #include "core/storage.h"
 #include "base/strtab.h"
+#include "base/vec.h"
 
 #define READ_AHEAD ((size_t)16 << 20)
 
@@ -61,9 +62,10 @@ struct tfb_storage_file {
     s3_storage *s;
     char *bucket, *key, *path;
     uint64_t size;
-    uint8_t *ahead; /* bytes [ahead_off, ahead_off + ahead_len) */
+    /* The file's bytes [ahead_off, ahead_off + ahead.n); room for at
+     * least READ_AHEAD once the first read made it. */
+    TFB_VEC(uint8_t) ahead;
     uint64_t ahead_off;
-    size_t ahead_len;
 };
 
 static void note_error(s3_storage *s, const tfb_os_error *e, int rc)
@@ -320,41 +322,36 @@ static long s3_read(tfb_storage_file *f, uint64_t off, void *buf, size_t len)
         return 0; /* nothing new was listed: no request */
     if (len > f->size - off)
         len = (size_t)(f->size - off);
-    if (!(off >= f->ahead_off && off < f->ahead_off + f->ahead_len)) {
+    if (!(off >= f->ahead_off && off < f->ahead_off + f->ahead.n)) {
         size_t want = READ_AHEAD;
         if (want < len)
             want = len;
         if (want > f->size - off)
             want = (size_t)(f->size - off);
-        if (!f->ahead) {
-            f->ahead = malloc(READ_AHEAD > want ? READ_AHEAD : want);
-            if (!f->ahead)
-                return TFB_ENOMEM;
-        } else if (want > READ_AHEAD) {
-            uint8_t *nb = realloc(f->ahead, want);
-            if (!nb)
-                return TFB_ENOMEM;
-            f->ahead = nb;
-        }
+        /* READ_AHEAD at least, so a file read in small steps allocates
+         * once. */
+        f->ahead.n = 0;
+        if (tfb_vec_need(&f->ahead, want > READ_AHEAD ? want : READ_AHEAD) <
+            0)
+            return TFB_ENOMEM;
         tfb_os_error e = {0};
-        long got = tfb_os_get(f->s->os, f->bucket, f->key, off, f->ahead,
+        long got = tfb_os_get(f->s->os, f->bucket, f->key, off, f->ahead.v,
                               want, NULL, &e);
         tfb_storage_count(e.attempts ? (uint64_t)e.attempts : 1,
                           got > 0 ? (uint64_t)got : 0);
         if (got < 0) {
-            f->ahead_len = 0;
             note_error(f->s, &e, (int)got);
             return got;
         }
         f->ahead_off = off;
-        f->ahead_len = (size_t)got;
+        f->ahead.n = (size_t)got;
         if (got == 0)
             return 0;
     }
-    size_t at = (size_t)(off - f->ahead_off), n = f->ahead_len - at;
+    size_t at = (size_t)(off - f->ahead_off), n = f->ahead.n - at;
     if (n > len)
         n = len;
-    memcpy(buf, f->ahead + at, n);
+    memcpy(buf, f->ahead.v + at, n);
     return (long)n;
 }
 
@@ -362,7 +359,7 @@ static void s3_close(tfb_storage_file *f)
 {
     if (!f)
         return;
-    free(f->ahead);
+    tfb_vec_free(&f->ahead);
     free(f->bucket);
     free(f->key);
     free(f->path);

@@ -61,12 +61,10 @@ struct tfb_series {
             int64_t *step;
             double *wall;
             tfb_hist_point *hist;
-            tfb_bucket *buckets;
-            size_t n_buckets, buckets_cap;
+            TFB_VEC(tfb_bucket) buckets; /* every point's, in order */
             uint64_t *text_off;
             uint32_t *text_len;
-            char *text_data;
-            size_t text_used, text_cap;
+            TFB_VEC(char) text_data; /* every point's text, in order */
             tfb_nonfinite_counts *numerics;
         };
     };
@@ -74,12 +72,16 @@ struct tfb_series {
     tfb_nonfinite_stats *nf;   /* NULL until a non-finite point */
 };
 
+/* A run's note: its key and text (tfb_run_set_note). */
+typedef struct run_note {
+    char *key, *text;
+} run_note;
+
 struct tfb_run {
     tfb_store *store;
     char *name, *dir;
     pthread_mutex_t lock; /* series lists, files, traces, times */
-    tfb_series **series[TFB_SERIES_KIND_COUNT];
-    size_t n_series[TFB_SERIES_KIND_COUNT], cap_series[TFB_SERIES_KIND_COUNT];
+    TFB_VEC(tfb_series *) series[TFB_SERIES_KIND_COUNT];
     /* tag -> series, per kind (keys: each series' own tag copy): finding
      * or adding a series is O(1), so a run with a million tags loads in
      * linear time. */
@@ -90,18 +92,15 @@ struct tfb_run {
     size_t n_traces;
     tfb_file_info *files;
     size_t n_files;
-    tfb_plugin_record *records; /* under lock */
-    size_t n_records, cap_records;
-    char **note_keys, **notes; /* under lock */
-    size_t n_notes, cap_notes;
+    TFB_VEC(tfb_plugin_record) records; /* under lock */
+    TFB_VEC(run_note) notes;            /* under lock */
     tfb_media_index *media; /* where the run's images lie; own lock */
 };
 
 struct tfb_store {
     char *logdir;
     pthread_mutex_t lock; /* runs list, progress */
-    tfb_run **runs;
-    size_t n_runs, cap_runs;
+    TFB_VEC(tfb_run *) runs;
     tfb_strtab run_idx; /* name -> run (keys: each run's own name) */
     _Atomic uint64_t generation;
     tfb_load_progress progress;
@@ -157,10 +156,10 @@ static void series_free(tfb_series *se)
         free(se->step);
         free(se->wall);
         free(se->hist);
-        free(se->buckets);
+        tfb_vec_free(&se->buckets);
         free(se->text_off);
         free(se->text_len);
-        free(se->text_data);
+        tfb_vec_free(&se->text_data);
         free(se->numerics);
     }
     free(se->nf);
@@ -171,16 +170,19 @@ static void series_free(tfb_series *se)
 static void run_free(tfb_run *r)
 {
     for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
-        for (size_t i = 0; i < r->n_series[k]; i++)
-            series_free(r->series[k][i]);
-        free(r->series[k]);
+        for (size_t i = 0; i < r->series[k].n; i++)
+            series_free(r->series[k].v[i]);
+        tfb_vec_free(&r->series[k]);
         tfb_strtab_free(&r->series_idx[k]);
     }
     tfb_strv_free(r->traces, r->n_traces);
     tfb_file_infos_free(r->files, r->n_files);
-    tfb_plugin_records_free(r->records, r->n_records);
-    tfb_strv_free(r->note_keys, r->n_notes);
-    tfb_strv_free(r->notes, r->n_notes);
+    tfb_plugin_records_free(r->records.v, r->records.n);
+    for (size_t i = 0; i < r->notes.n; i++) {
+        free(r->notes.v[i].key);
+        free(r->notes.v[i].text);
+    }
+    tfb_vec_free(&r->notes);
     tfb_media_index_destroy(r->media);
     pthread_mutex_destroy(&r->lock);
     free(r->name);
@@ -192,9 +194,9 @@ void tfb_store_destroy(tfb_store *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->n_runs; i++)
-        run_free(s->runs[i]);
-    free(s->runs);
+    for (size_t i = 0; i < s->runs.n; i++)
+        run_free(s->runs.v[i]);
+    tfb_vec_free(&s->runs);
     tfb_strtab_free(&s->run_idx);
     pthread_mutex_destroy(&s->lock);
     if (s->owned_free)
@@ -300,7 +302,7 @@ static int run_key_cmp(const void *a, const void *b)
 int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n)
 {
     pthread_mutex_lock(&s->lock);
-    size_t cnt = s->n_runs;
+    size_t cnt = s->runs.n;
     run_key *keys = malloc((cnt ? cnt : 1) * sizeof *keys);
     tfb_run **v = malloc((cnt ? cnt : 1) * sizeof *v);
     if (!keys || !v) {
@@ -310,7 +312,7 @@ int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n)
         return TFB_ENOMEM;
     }
     for (size_t i = 0; i < cnt; i++)
-        keys[i].run = s->runs[i];
+        keys[i].run = s->runs.v[i];
     pthread_mutex_unlock(&s->lock);
     for (size_t i = 0; i < cnt; i++)
         keys[i].first = tfb_run_first_wall(keys[i].run);
@@ -367,14 +369,13 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
     r->last_wall = NAN;
     r->max_step = INT64_MIN;
     pthread_mutex_lock(&s->lock);
-    if (tfb_vec_reserve((void **)&s->runs, &s->cap_runs, sizeof *s->runs,
-                        s->n_runs + 1) < 0 ||
+    if (tfb_vec_need(&s->runs, s->runs.n + 1) < 0 ||
         tfb_strtab_put(&s->run_idx, r->name, strlen(r->name), r) < 0) {
         pthread_mutex_unlock(&s->lock);
         run_free(r);
         return TFB_ENOMEM;
     }
-    s->runs[s->n_runs++] = r;
+    s->runs.v[s->runs.n++] = r;
     pthread_mutex_unlock(&s->lock);
     tfb_store_bump_generation(s);
     *out = r;
@@ -433,14 +434,14 @@ int tfb_run_series(tfb_run *r, tfb_series_kind kind, tfb_series ***out,
     if ((unsigned)kind >= TFB_SERIES_KIND_COUNT)
         return TFB_EINVAL;
     pthread_mutex_lock(&r->lock);
-    size_t cnt = r->n_series[kind];
+    size_t cnt = r->series[kind].n;
     tfb_series **v = malloc((cnt ? cnt : 1) * sizeof *v);
     if (!v) {
         pthread_mutex_unlock(&r->lock);
         return TFB_ENOMEM;
     }
     if (cnt)
-        memcpy(v, r->series[kind], cnt * sizeof *v);
+        memcpy(v, r->series[kind].v, cnt * sizeof *v);
     pthread_mutex_unlock(&r->lock);
     *out = v;
     *n = cnt;
@@ -526,13 +527,12 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
         series_free(se);
         goto fail;
     }
-    if (tfb_vec_reserve((void **)&r->series[kind], &r->cap_series[kind],
-                        sizeof *r->series[kind], r->n_series[kind] + 1) < 0 ||
+    if (tfb_vec_need(&r->series[kind], r->series[kind].n + 1) < 0 ||
         tfb_strtab_put_h(&r->series_idx[kind], se->tag, tag_len, h, se) < 0) {
         series_free(se);
         goto fail;
     }
-    r->series[kind][r->n_series[kind]++] = se;
+    r->series[kind].v[r->series[kind].n++] = se;
     pthread_mutex_unlock(&r->lock);
     tfb_store_bump_generation(r->store);
     *out = se;
@@ -663,8 +663,8 @@ void tfb_run_reset(tfb_run *r)
                 se->last_n = se->t_n = 0;
                 se->has_f64 = 0;
             } else {
-                se->n_buckets = 0;
-                se->text_used = 0;
+                se->buckets.n = 0;
+                se->text_data.n = 0;
             }
             nf_acquire(se);
             if (se->nf)
@@ -797,12 +797,12 @@ int tfb_series_read_begin(tfb_series *s, tfb_series_view *v)
         break;
     case TFB_SERIES_HISTOGRAM:
         v->hist = s->hist;
-        v->buckets = s->buckets;
+        v->buckets = s->buckets.v;
         break;
     case TFB_SERIES_TEXT:
         v->text_off = s->text_off;
         v->text_len = s->text_len;
-        v->text_data = s->text_data;
+        v->text_data = s->text_data.v;
         break;
     case TFB_SERIES_NUMERICS:
         v->numerics = s->numerics;
@@ -910,11 +910,12 @@ size_t tfb_series_bytes(const tfb_series *cs)
                                              sizeof *s->t_value);
         break;
     case TFB_SERIES_HISTOGRAM:
-        b = s->cap * sizeof *s->hist + s->buckets_cap * sizeof *s->buckets;
+        b = s->cap * sizeof *s->hist +
+            s->buckets.cap * sizeof *s->buckets.v;
         break;
     case TFB_SERIES_TEXT:
         b = s->cap * (sizeof *s->text_off + sizeof *s->text_len) +
-            s->text_cap;
+            s->text_data.cap;
         break;
     case TFB_SERIES_NUMERICS:
         b = s->cap * sizeof *s->numerics;
@@ -928,32 +929,24 @@ size_t tfb_series_bytes(const tfb_series *cs)
     return b;
 }
 
-/* realloc that leaves *p alone on failure. */
-static int grow_array(void **p, size_t elem, size_t n)
-{
-    void *np = realloc(*p, elem * (n ? n : 1));
-    if (!np)
-        return -1;
-    *p = np;
-    return 0;
-}
-
 /* Resizes the per-point arrays to cap points; called with the write lock.
- * Growing or shrinking alike. */
+ * Growing or shrinking alike. The columns share one capacity (s->cap) and
+ * grow by the store's memory budget (reserve_point), hence
+ * tfb_array_resize rather than a TFB_VEC each. */
 static int resize_points(tfb_series *s, size_t cap)
 {
-    int bad = grow_array((void **)&s->step, sizeof *s->step, cap);
-    bad |= grow_array((void **)&s->wall, sizeof *s->wall, cap);
+    int bad = tfb_array_resize(&s->step, cap);
+    bad |= tfb_array_resize(&s->wall, cap);
     switch (s->kind) {
     case TFB_SERIES_HISTOGRAM:
-        bad |= grow_array((void **)&s->hist, sizeof *s->hist, cap);
+        bad |= tfb_array_resize(&s->hist, cap);
         break;
     case TFB_SERIES_TEXT:
-        bad |= grow_array((void **)&s->text_off, sizeof *s->text_off, cap);
-        bad |= grow_array((void **)&s->text_len, sizeof *s->text_len, cap);
+        bad |= tfb_array_resize(&s->text_off, cap);
+        bad |= tfb_array_resize(&s->text_len, cap);
         break;
     case TFB_SERIES_NUMERICS:
-        bad |= grow_array((void **)&s->numerics, sizeof *s->numerics, cap);
+        bad |= tfb_array_resize(&s->numerics, cap);
         break;
     default:
         break;
@@ -1019,12 +1012,10 @@ static int seal_tail(tfb_series *s)
         size_t nc = s->enc_cap + s->enc_cap / 2;
         if (nc < off + len)
             nc = off + len;
-        uint8_t *ne = realloc(s->enc, nc);
-        if (!ne) {
+        if (tfb_array_resize(&s->enc, nc) < 0) {
             pthread_rwlock_unlock(&s->lock);
             return TFB_ENOMEM;
         }
-        s->enc = ne;
         s->enc_cap = nc;
     }
     memcpy(s->enc + off, buf, len);
@@ -1053,9 +1044,9 @@ static int reserve_tail(tfb_series *s)
     if (nc > TFB_SCALAR_BLOCK)
         nc = TFB_SCALAR_BLOCK;
     pthread_rwlock_wrlock(&s->lock);
-    int bad = grow_array((void **)&s->t_step, sizeof *s->t_step, nc);
-    bad |= grow_array((void **)&s->t_wall, sizeof *s->t_wall, nc);
-    bad |= grow_array((void **)&s->t_value, sizeof *s->t_value, nc);
+    int bad = tfb_array_resize(&s->t_step, nc);
+    bad |= tfb_array_resize(&s->t_wall, nc);
+    bad |= tfb_array_resize(&s->t_value, nc);
     if (!bad)
         s->t_cap = nc;
     pthread_rwlock_unlock(&s->lock);
@@ -1074,7 +1065,7 @@ static void trim_scalar(tfb_series *s)
             free(s->enc);
             s->enc = NULL;
             s->enc_cap = 0;
-        } else if (grow_array((void **)&s->enc, 1, s->enc_len) == 0) {
+        } else if (tfb_array_resize(&s->enc, s->enc_len) == 0) {
             s->enc_cap = s->enc_len;
         }
     }
@@ -1102,13 +1093,12 @@ void tfb_series_trim(tfb_series *s)
         (void)resize_points(s, count);
     else if (s->cap > count + 16 && s->cap > count + count / 16)
         (void)resize_points(s, count + 16);
-    if (s->kind == TFB_SERIES_HISTOGRAM && s->buckets_cap > s->n_buckets + 64)
-        if (grow_array((void **)&s->buckets, sizeof *s->buckets,
-                       s->n_buckets + 64) == 0)
-            s->buckets_cap = s->n_buckets + 64;
-    if (s->kind == TFB_SERIES_TEXT && s->text_cap > s->text_used + 256)
-        if (grow_array((void **)&s->text_data, 1, s->text_used + 256) == 0)
-            s->text_cap = s->text_used + 256;
+    if (s->kind == TFB_SERIES_HISTOGRAM &&
+        s->buckets.cap > s->buckets.n + 64)
+        (void)tfb_vec_setcap(&s->buckets, s->buckets.n + 64);
+    if (s->kind == TFB_SERIES_TEXT &&
+        s->text_data.cap > s->text_data.n + 256)
+        (void)tfb_vec_setcap(&s->text_data, s->text_data.n + 256);
     pthread_rwlock_unlock(&s->lock);
 }
 
@@ -1169,28 +1159,26 @@ int tfb_series_append_histogram(tfb_series *s, int64_t step, double wall,
     int rc = reserve_point(s, n);
     if (rc < 0)
         return rc;
-    if (s->n_buckets + nb > s->buckets_cap) {
-        size_t nc = s->buckets_cap < 256 ? 256 : s->buckets_cap * 3 / 2;
-        while (nc < s->n_buckets + nb)
+    if (s->buckets.n + nb > s->buckets.cap) {
+        size_t nc = s->buckets.cap < 256 ? 256 : s->buckets.cap * 3 / 2;
+        while (nc < s->buckets.n + nb)
             nc = nc * 3 / 2;
         pthread_rwlock_wrlock(&s->lock);
-        rc = grow_array((void **)&s->buckets, sizeof *s->buckets, nc);
-        if (rc == 0)
-            s->buckets_cap = nc;
+        rc = tfb_vec_setcap(&s->buckets, nc);
         pthread_rwlock_unlock(&s->lock);
         if (rc < 0)
             return TFB_ENOMEM;
     }
     if (nb)
-        memcpy(s->buckets + s->n_buckets, b, nb * sizeof *b);
+        memcpy(s->buckets.v + s->buckets.n, b, nb * sizeof *b);
     tfb_hist_point *p = &s->hist[n];
     p->min = min;
     p->max = max;
     p->num = num;
     p->sum = sum;
-    p->bucket_off = s->n_buckets;
+    p->bucket_off = s->buckets.n;
     p->n_buckets = (uint32_t)nb;
-    s->n_buckets += nb;
+    s->buckets.n += nb;
     s->step[n] = step;
     s->wall[n] = wall;
     double f[4] = {min, max, sum, num};
@@ -1217,23 +1205,22 @@ int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
     int rc = reserve_point(s, n);
     if (rc < 0)
         return rc;
-    if (s->text_used + len > s->text_cap) {
-        size_t nc = s->text_cap < 4096 ? 4096 : s->text_cap * 3 / 2;
-        while (nc < s->text_used + len)
+    if (s->text_data.n + len > s->text_data.cap) {
+        size_t nc =
+            s->text_data.cap < 4096 ? 4096 : s->text_data.cap * 3 / 2;
+        while (nc < s->text_data.n + len)
             nc = nc * 3 / 2;
         pthread_rwlock_wrlock(&s->lock);
-        rc = grow_array((void **)&s->text_data, 1, nc);
-        if (rc == 0)
-            s->text_cap = nc;
+        rc = tfb_vec_setcap(&s->text_data, nc);
         pthread_rwlock_unlock(&s->lock);
         if (rc < 0)
             return TFB_ENOMEM;
     }
     if (len)
-        memcpy(s->text_data + s->text_used, text, len);
-    s->text_off[n] = s->text_used;
+        memcpy(s->text_data.v + s->text_data.n, text, len);
+    s->text_off[n] = s->text_data.n;
     s->text_len[n] = (uint32_t)len;
-    s->text_used += len;
+    s->text_data.n += len;
     s->step[n] = step;
     s->wall[n] = wall;
     atomic_store_explicit(&s->count, n + 1, memory_order_release);
@@ -1322,22 +1309,20 @@ int tfb_run_put_record(tfb_run *r, const char *plugin, size_t plugin_len,
     size_t i = 0;
     /* Few plugin tags per run (a handful of hparams and rank records): a
      * linear search is enough. */
-    for (; i < r->n_records; i++)
-        if (!strcmp(r->records[i].plugin, fresh.plugin) &&
-            !strcmp(r->records[i].tag, fresh.tag))
+    for (; i < r->records.n; i++)
+        if (!strcmp(r->records.v[i].plugin, fresh.plugin) &&
+            !strcmp(r->records.v[i].tag, fresh.tag))
             break;
-    if (i == r->n_records &&
-        tfb_vec_reserve((void **)&r->records, &r->cap_records,
-                        sizeof *r->records, r->n_records + 1) < 0) {
+    if (i == r->records.n && tfb_vec_need(&r->records, i + 1) < 0) {
         pthread_mutex_unlock(&r->lock);
         record_clear(&fresh);
         return TFB_ENOMEM;
     }
-    if (i == r->n_records)
-        r->n_records++;
+    if (i == r->records.n)
+        r->records.n++;
     else
-        record_clear(&r->records[i]);
-    r->records[i] = fresh;
+        record_clear(&r->records.v[i]);
+    r->records.v[i] = fresh;
     pthread_mutex_unlock(&r->lock);
     tfb_store_bump_generation(r->store);
     return 0;
@@ -1348,13 +1333,13 @@ int tfb_run_records(tfb_run *r, const char *plugin, tfb_plugin_record **out,
 {
     pthread_mutex_lock(&r->lock);
     size_t m = 0;
-    for (size_t i = 0; i < r->n_records; i++)
-        m += !strcmp(r->records[i].plugin, plugin);
+    for (size_t i = 0; i < r->records.n; i++)
+        m += !strcmp(r->records.v[i].plugin, plugin);
     tfb_plugin_record *v = calloc(m ? m : 1, sizeof *v);
     int rc = v ? 0 : TFB_ENOMEM;
     size_t k = 0;
-    for (size_t i = 0; rc == 0 && i < r->n_records; i++) {
-        const tfb_plugin_record *x = &r->records[i];
+    for (size_t i = 0; rc == 0 && i < r->records.n; i++) {
+        const tfb_plugin_record *x = &r->records.v[i];
         if (strcmp(x->plugin, plugin) != 0)
             continue;
         rc = record_copy(&v[k], x->plugin, strlen(x->plugin), x->tag,
@@ -1383,36 +1368,27 @@ int tfb_run_set_note(tfb_run *r, const char *key, const char *text)
     int rc = 0;
     pthread_mutex_lock(&r->lock);
     size_t i = 0;
-    while (i < r->n_notes && strcmp(r->note_keys[i], key) != 0)
+    while (i < r->notes.n && strcmp(r->notes.v[i].key, key) != 0)
         i++;
-    if (i < r->n_notes) {
-        if (t && !strcmp(r->notes[i], t)) {
+    if (i < r->notes.n) {
+        run_note *e = &r->notes.v[i];
+        if (t && !strcmp(e->text, t)) {
             free(t); /* unchanged */
         } else if (t) {
-            free(r->notes[i]);
-            r->notes[i] = t;
+            free(e->text);
+            e->text = t;
         } else {
-            free(r->notes[i]);
-            free(r->note_keys[i]);
-            memmove(r->notes + i, r->notes + i + 1,
-                    (r->n_notes - i - 1) * sizeof *r->notes);
-            memmove(r->note_keys + i, r->note_keys + i + 1,
-                    (r->n_notes - i - 1) * sizeof *r->note_keys);
-            r->n_notes--;
+            free(e->text);
+            free(e->key);
+            memmove(e, e + 1, (r->notes.n - i - 1) * sizeof *e);
+            r->notes.n--;
         }
     } else if (t) {
-        size_t cap = r->cap_notes;
         char *k = tfb_strdup(key);
-        if (!k || tfb_vec_reserve((void **)&r->note_keys, &cap,
-                                  sizeof *r->note_keys, r->n_notes + 1) < 0 ||
-            tfb_vec_reserve((void **)&r->notes, &r->cap_notes,
-                            sizeof *r->notes, r->n_notes + 1) < 0) {
+        if (!k || tfb_vec_push(&r->notes, ((run_note){k, t})) < 0) {
             free(k);
             free(t);
             rc = TFB_ENOMEM;
-        } else {
-            r->note_keys[r->n_notes] = k;
-            r->notes[r->n_notes++] = t;
         }
     }
     pthread_mutex_unlock(&r->lock);
@@ -1422,11 +1398,11 @@ int tfb_run_set_note(tfb_run *r, const char *key, const char *text)
 int tfb_run_notes(tfb_run *r, char ***out, size_t *n)
 {
     pthread_mutex_lock(&r->lock);
-    size_t m = r->n_notes;
+    size_t m = r->notes.n;
     char **v = calloc(m ? m : 1, sizeof *v);
     int rc = v ? 0 : TFB_ENOMEM;
     for (size_t i = 0; rc == 0 && i < m; i++)
-        if (!(v[i] = tfb_strdup(r->notes[i])))
+        if (!(v[i] = tfb_strdup(r->notes.v[i].text)))
             rc = TFB_ENOMEM;
     pthread_mutex_unlock(&r->lock);
     if (rc < 0) {

@@ -6,49 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "collector/pb.h"
 
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    int failed;
-} buf;
-
-static void put(buf *b, const char *s, size_t n)
-{
-    if (b->failed)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->failed = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
 /* One cell: '|' escaped, line breaks as spaces, empty as a space. */
-static void cell(buf *b, const uint8_t *s, size_t n)
+static void cell(tfb_buf *b, const uint8_t *s, size_t n)
 {
-    put(b, "| ", 2);
+    tfb_buf_put(b, "| ", 2);
     for (size_t i = 0; i < n; i++) {
         char c = (char)s[i];
         if (c == '|')
-            put(b, "\\|", 2);
+            tfb_buf_put(b, "\\|", 2);
         else if (c == '\n' || c == '\r')
-            put(b, " ", 1);
+            tfb_buf_put(b, " ", 1);
         else
-            put(b, &c, 1);
+            tfb_buf_put(b, &c, 1);
     }
-    put(b, " ", 1);
+    tfb_buf_put(b, " ", 1);
 }
 
 int tfb_text_tensor(const tfb_value *v, tfb_strview *out, char **owned)
@@ -97,15 +71,15 @@ int tfb_text_tensor(const tfb_value *v, tfb_strview *out, char **owned)
                                : (size_t)(dims[rank - 1] > 0 ? dims[rank - 1]
                                                              : 1);
     size_t cols = per_row < 64 ? per_row : 64;
-    buf b = {0};
+    tfb_buf b = {0};
     /* GFM needs a header row: TensorBoard's tables have none, so the
      * header is empty cells. */
     for (size_t c = 0; c < cols; c++)
         cell(&b, (const uint8_t *)"", 0);
-    put(&b, "|\n", 2);
+    tfb_buf_put(&b, "|\n", 2);
     for (size_t c = 0; c < cols; c++)
-        put(&b, "| --- ", 6);
-    put(&b, "|\n", 2);
+        tfb_buf_put(&b, "| --- ", 6);
+    tfb_buf_put(&b, "|\n", 2);
     p = v->tensor;
     size_t k = 0;
     while (pb_next(&p, end, &f) > 0) {
@@ -115,19 +89,19 @@ int tfb_text_tensor(const tfb_value *v, tfb_strview *out, char **owned)
             cell(&b, f.p, f.len);
         k++;
         if (k % per_row == 0)
-            put(&b, "|\n", 2);
+            tfb_buf_put(&b, "|\n", 2);
     }
     if (k % per_row) { /* a short last row */
         for (size_t c = k % per_row; c < cols; c++)
             cell(&b, (const uint8_t *)"", 0);
-        put(&b, "|\n", 2);
+        tfb_buf_put(&b, "|\n", 2);
     }
-    if (b.failed) {
-        free(b.p);
+    size_t len = b.n;
+    char *text = tfb_buf_take(&b);
+    if (!text)
         return TFB_ENOMEM;
-    }
-    *owned = b.p;
-    out->ptr = b.p;
-    out->len = b.len;
+    *owned = text;
+    out->ptr = text;
+    out->len = len;
     return 0;
 }

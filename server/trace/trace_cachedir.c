@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/hash.h"
 #include "tfboard.h"
 #include "trace/trace_colcache.h"
@@ -139,44 +140,17 @@ struct tfb_colcache_key {
     char *file;  /* the cache file */
 };
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t len)
-{
-    if (b->oom)
-        return;
-    if (b->n + len + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc < b->n + len + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->oom = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, s, len);
-    b->n += len;
-    b->p[b->n] = '\0';
-}
-
 /* Appends "path\tsize\tmtime_ns\tino\tdev\n"; -1 when path cannot be
  * stat'ed and must exist (a missing -wal is written as absent). */
-static int sig_file(sbuf *b, const char *path, int must)
+static int sig_file(tfb_buf *b, const char *path, int must)
 {
     struct stat st;
     char num[160];
-    sb_add(b, path, strlen(path));
+    tfb_buf_put(b, path, strlen(path));
     if (stat(path, &st) != 0) {
         if (must)
             return -1;
-        sb_add(b, "\t-\n", 3);
+        tfb_buf_put(b, "\t-\n", 3);
         return 0;
     }
     int k = snprintf(num, sizeof num, "\t%lld\t%lld\t%llu\t%llu\n",
@@ -185,7 +159,7 @@ static int sig_file(sbuf *b, const char *path, int must)
                          st.st_mtim.tv_nsec,
                      (unsigned long long)st.st_ino,
                      (unsigned long long)st.st_dev);
-    sb_add(b, num, (size_t)k);
+    tfb_buf_put(b, num, (size_t)k);
     return 0;
 }
 
@@ -199,31 +173,27 @@ static int has_suffix(const char *s, const char *suf)
  * stat'ed or on ENOMEM. */
 static char *signature(char *const *paths, size_t n)
 {
-    sbuf b = {0};
+    tfb_buf b = {0};
     char num[64];
     int k = snprintf(num, sizeof num, "tfboard trace cache v%d\n",
                      TFB_COLCACHE_VERSION);
-    sb_add(&b, num, (size_t)k);
+    tfb_buf_put(&b, num, (size_t)k);
     for (size_t i = 0; i < n; i++) {
         if (sig_file(&b, paths[i], 1) != 0) {
-            free(b.p);
+            tfb_buf_free(&b);
             return NULL;
         }
         if (has_suffix(paths[i], ".sqlite")) {
-            sbuf w = {0};
-            sb_add(&w, paths[i], strlen(paths[i]));
-            sb_add(&w, "-wal", 4);
-            if (!w.oom)
-                sig_file(&b, w.p, 0);
-            b.oom |= w.oom;
-            free(w.p);
+            tfb_buf w = {0};
+            tfb_buf_puts(&w, paths[i]);
+            tfb_buf_puts(&w, "-wal");
+            if (!w.failed)
+                sig_file(&b, w.v, 0);
+            b.failed |= w.failed;
+            tfb_buf_free(&w);
         }
     }
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
+    return tfb_buf_take(&b);
 }
 
 void tfb_colcache_key_free(tfb_colcache_key *key)

@@ -1,5 +1,5 @@
-/* test_base.c - the shared base (base/): hash, string table, vec, string
- * copy, JSON string literals, monotonic deadlines. */
+/* test_base.c - the shared base (base/): hash, string table, vec, byte
+ * string, string copy, JSON string literals, monotonic deadlines. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/deadline.h"
 #include "base/hash.h"
 #include "base/json_str.h"
@@ -159,6 +160,152 @@ static void vec_growth(void **state)
     free(v);
 }
 
+static void vec_setcap(void **state)
+{
+    (void)state;
+    TFB_VEC(int) a = {0};
+    assert_int_equal(tfb_vec_setcap(&a, 1000), 0);
+    assert_int_equal(a.cap, 1000); /* exactly, not the next power of two */
+    for (int i = 0; i < 1000; i++)
+        a.v[a.n++] = i;
+    assert_int_equal(tfb_vec_need(&a, 1000), 0);
+    assert_int_equal(a.cap, 1000); /* room enough: unchanged */
+    assert_int_equal(tfb_vec_setcap(&a, 1500), 0);
+    assert_int_equal(a.cap, 1500);
+    a.n = 10;
+    assert_int_equal(tfb_vec_setcap(&a, 10), 0); /* shrinks */
+    assert_int_equal(a.cap, 10);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(a.v[i], i);
+    /* count * sizeof overflowing: refused, vector unchanged */
+    int *keep = a.v;
+    assert_int_equal(tfb_vec_setcap(&a, SIZE_MAX / 2), -1);
+    assert_ptr_equal(a.v, keep);
+    assert_int_equal(a.cap, 10);
+    assert_int_equal(a.n, 10);
+    a.n = 0;
+    assert_int_equal(tfb_vec_setcap(&a, 0), 0); /* one kept, not freed */
+    assert_non_null(a.v);
+    assert_int_equal(a.cap, 1);
+    tfb_vec_free(&a);
+}
+
+static void array_resize(void **state)
+{
+    (void)state;
+    /* Two columns sharing one capacity, as a store series keeps them. */
+    int64_t *step = NULL;
+    double *wall = NULL;
+    size_t cap = 0;
+    for (size_t n = 0; n < 5000; n++) {
+        if (n == cap) {
+            size_t nc = cap ? cap + cap / 2 : 4;
+            assert_int_equal(tfb_array_resize(&step, nc), 0);
+            assert_int_equal(tfb_array_resize(&wall, nc), 0);
+            cap = nc;
+        }
+        step[n] = (int64_t)n;
+        wall[n] = (double)n / 2;
+    }
+    assert_int_equal(tfb_array_resize(&step, 5000), 0); /* trim */
+    for (size_t n = 0; n < 5000; n++) {
+        assert_int_equal(step[n], (int64_t)n);
+        assert_true(wall[n] == (double)n / 2);
+    }
+    int64_t *keep = step;
+    assert_int_equal(tfb_array_resize(&step, SIZE_MAX / 4), -1);
+    assert_ptr_equal(step, keep); /* refused: unchanged */
+    assert_int_equal(step[4999], 4999);
+    free(step);
+    free(wall);
+}
+
+static void buf_strings(void **state)
+{
+    (void)state;
+    tfb_buf b = {0};
+    tfb_buf_puts(&b, "GET ");
+    tfb_buf_put(&b, "/a\0b", 2);
+    tfb_buf_put(&b, NULL, 0);
+    assert_false(b.failed);
+    assert_int_equal(b.n, 6);
+    assert_string_equal(b.v, "GET /a"); /* a NUL after the bytes */
+    tfb_buf_put(&b, "x\0y", 3);         /* NUL bytes inside are kept */
+    assert_int_equal(b.n, 9);
+    assert_memory_equal(b.v + 6, "x\0y\0", 4);
+    for (int i = 0; i < 10000; i++)
+        tfb_buf_puts(&b, "0123456789");
+    assert_int_equal(b.n, 9 + 100000);
+    assert_int_equal(b.v[b.n], 0);
+    assert_memory_equal(b.v + b.n - 10, "0123456789", 10);
+    size_t n = b.n;
+    char *s = tfb_buf_take(&b);
+    assert_non_null(s);
+    assert_int_equal(strlen(s), 7); /* "GET /ax", up to the NUL of "x\0y" */
+    assert_memory_equal(s + n - 10, "0123456789", 10);
+    free(s);
+    assert_null(b.v); /* taken: empty and reusable */
+    assert_int_equal(b.n + b.cap, 0);
+
+    /* Nothing appended: "" rather than NULL. */
+    s = tfb_buf_take(&b);
+    assert_string_equal(s, "");
+    free(s);
+
+    /* An append that cannot fit (its size overflows) fails the buffer:
+     * later appends do nothing, take gives NULL and frees the bytes. */
+    tfb_buf_puts(&b, "kept");
+    tfb_buf_put(&b, "x", SIZE_MAX - 2);
+    assert_true(b.failed);
+    assert_int_equal(b.n, 4);
+    assert_string_equal(b.v, "kept"); /* the bytes before stay */
+    tfb_buf_puts(&b, "more");
+    assert_int_equal(b.n, 4);
+    assert_null(tfb_buf_take(&b));
+    assert_false(b.failed);
+    assert_null(b.v);
+    tfb_buf_puts(&b, "again");
+    assert_string_equal(b.v, "again");
+    tfb_buf_free(&b);
+    assert_null(b.v);
+}
+
+/* Keys that are the bytes of a pointer held in the value (how run_status
+ * and the CUPTI name table key by address): found by a copy of the
+ * pointer, never confused with another's. */
+static void strtab_pointer_keys(void **state)
+{
+    (void)state;
+    typedef struct entry {
+        const void *key;
+        int n;
+    } entry;
+    enum { N = 5000 };
+    static int objects[N];
+    entry *e = calloc(N, sizeof *e);
+    assert_non_null(e);
+    tfb_strtab t = {0};
+    for (int i = 0; i < N; i++) {
+        e[i].key = &objects[i];
+        e[i].n = i;
+        assert_int_equal(
+            tfb_strtab_put(&t, (const char *)&e[i].key, sizeof e[i].key,
+                           &e[i]),
+            0);
+    }
+    for (int i = N; i-- > 0;) {
+        const void *p = &objects[i]; /* a copy, at another address */
+        entry *hit = tfb_strtab_get(&t, (const char *)&p, sizeof p);
+        assert_non_null(hit);
+        assert_int_equal(hit->n, i);
+    }
+    int other;
+    const void *q = &other;
+    assert_null(tfb_strtab_get(&t, (const char *)&q, sizeof q));
+    tfb_strtab_free(&t);
+    free(e);
+}
+
 static void str_copies(void **state)
 {
     (void)state;
@@ -255,6 +402,10 @@ int main(void)
         cmocka_unit_test(strtab_odd_keys),
         cmocka_unit_test(vec_growth),
         cmocka_unit_test(vec_typed),
+        cmocka_unit_test(vec_setcap),
+        cmocka_unit_test(array_resize),
+        cmocka_unit_test(buf_strings),
+        cmocka_unit_test(strtab_pointer_keys),
         cmocka_unit_test(str_copies),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(deadlines),

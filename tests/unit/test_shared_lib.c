@@ -56,6 +56,8 @@ static void internals_hidden(void **state)
     assert_null(dlsym(self, "tfb_hash_bytes"));
     assert_null(dlsym(self, "tfb_strtab_put"));
     assert_null(dlsym(self, "tfb_vec_reserve"));
+    assert_null(dlsym(self, "tfb_vec__setcap"));
+    assert_null(dlsym(self, "tfb_buf_put"));
     assert_null(dlsym(self, "tfb_strndup"));
     assert_null(dlsym(self, "tfb_json_str_decode"));
     assert_null(dlsym(self, "tfb_cond_init_monotonic"));

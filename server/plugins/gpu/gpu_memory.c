@@ -48,10 +48,8 @@ typedef struct pool_state {
 typedef struct dev_work {
     int32_t id;
     int64_t bytes, nonpool, pool_term; /* reserved = nonpool + pool_term */
-    pool_state *pools;
-    size_t npools, pools_cap;
-    tfb_gmem_point *pts; /* change points in the window */
-    size_t npts, pts_cap;
+    TFB_VEC(pool_state) pools;
+    TFB_VEC(tfb_gmem_point) pts; /* change points in the window */
     int64_t entry_bytes, entry_reserved;
     size_t last_pre_ev; /* last event of this device before the window */
     int64_t peak_bytes, peak_t;
@@ -66,10 +64,8 @@ typedef struct dev_work {
 typedef struct work {
     const tfb_gmem_input *in;
     tfb_gmem_opts o;
-    dev_work *devs;
-    size_t ndevs, devs_cap;
-    rec *recs;
-    size_t nrecs, recs_cap;
+    TFB_VEC(dev_work) devs;
+    TFB_VEC(rec) recs;
     /* (device index, address) -> record index + 1; 0 = empty. */
     size_t *map;
     size_t map_cap, map_n;
@@ -91,15 +87,14 @@ typedef struct work {
 
 static size_t dev_index(work *w, int32_t id, int *err)
 {
-    for (size_t i = 0; i < w->ndevs; i++)
-        if (w->devs[i].id == id)
+    for (size_t i = 0; i < w->devs.n; i++)
+        if (w->devs.v[i].id == id)
             return i;
-    if (tfb_vec_reserve((void **)&w->devs, &w->devs_cap, sizeof *w->devs,
-                        w->ndevs + 1) < 0) {
+    if (tfb_vec_need(&w->devs, w->devs.n + 1) < 0) {
         *err = TFB_ENOMEM;
         return 0;
     }
-    dev_work *d = &w->devs[w->ndevs];
+    dev_work *d = &w->devs.v[w->devs.n];
     memset(d, 0, sizeof *d);
     d->id = id;
     d->last_pre_ev = NO_EVENT;
@@ -112,7 +107,7 @@ static size_t dev_index(work *w, int32_t id, int *err)
             return 0;
         }
     }
-    return w->ndevs++;
+    return w->devs.n++;
 }
 
 /* ---- live map: linear probing, backward-shift deletion ---- */
@@ -132,7 +127,7 @@ static size_t *map_find(work *w, size_t dev, uint64_t addr)
         size_t v = w->map[i];
         if (!v)
             return &w->map[i];
-        const rec *r = &w->recs[v - 1];
+        const rec *r = &w->recs.v[v - 1];
         if (r->dev == dev && r->address == addr)
             return &w->map[i];
     }
@@ -151,7 +146,7 @@ static int map_put(work *w, size_t dev, uint64_t addr, size_t rec_idx)
         w->map_cap = ncap;
         for (size_t i = 0; i < ocap; i++)
             if (old[i]) {
-                const rec *r = &w->recs[old[i] - 1];
+                const rec *r = &w->recs.v[old[i] - 1];
                 *map_find(w, r->dev, r->address) = old[i];
             }
         free(old);
@@ -170,7 +165,7 @@ static void map_del(work *w, size_t *slot)
     w->map[i] = 0;
     w->map_n--;
     for (size_t j = (i + 1) & mask; w->map[j]; j = (j + 1) & mask) {
-        const rec *r = &w->recs[w->map[j] - 1];
+        const rec *r = &w->recs.v[w->map[j] - 1];
         size_t home = key_hash(r->dev, r->address) & mask;
         /* Move j back to i when its home is not in (i, j]. */
         int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
@@ -190,15 +185,14 @@ static int64_t pool_term(const pool_state *p)
 
 static pool_state *pool_get(dev_work *d, uint64_t id, int *err)
 {
-    for (size_t i = 0; i < d->npools; i++)
-        if (d->pools[i].id == id)
-            return &d->pools[i];
-    if (tfb_vec_reserve((void **)&d->pools, &d->pools_cap, sizeof *d->pools,
-                        d->npools + 1) < 0) {
+    for (size_t i = 0; i < d->pools.n; i++)
+        if (d->pools.v[i].id == id)
+            return &d->pools.v[i];
+    if (tfb_vec_need(&d->pools, d->pools.n + 1) < 0) {
         *err = TFB_ENOMEM;
         return NULL;
     }
-    pool_state *p = &d->pools[d->npools++];
+    pool_state *p = &d->pools.v[d->pools.n++];
     p->id = id;
     p->reported = -1;
     p->live = 0;
@@ -313,7 +307,7 @@ static void fill_alloc(const work *w, const rec *r, tfb_gmem_alloc *a,
     a->stream = r->stream;
     a->pool = r->pool;
     a->live_at_end = end_live;
-    int32_t dev = w->devs[r->dev].id;
+    int32_t dev = w->devs.v[r->dev].id;
     a->kernel = context_at(w->kern, w->in->n_kernels, w->kern_maxdur, dev,
                            r->stream, r->t_ns, 0);
     a->range = context_at(w->rng, w->in->n_ranges, w->rng_maxdur, dev, -1,
@@ -343,12 +337,11 @@ static int cmp_live(const void *a, const void *b)
  * ---------------------------------------------------------------------- */
 static void add_point(dev_work *d, int64_t t, int *err)
 {
-    if (tfb_vec_reserve((void **)&d->pts, &d->pts_cap, sizeof *d->pts,
-                        d->npts + 1) < 0) {
+    if (tfb_vec_need(&d->pts, d->pts.n + 1) < 0) {
         *err = TFB_ENOMEM;
         return;
     }
-    tfb_gmem_point *p = &d->pts[d->npts++];
+    tfb_gmem_point *p = &d->pts.v[d->pts.n++];
     p->t_ns = t;
     p->bytes = d->bytes;
     p->reserved = d->nonpool + d->pool_term;
@@ -455,7 +448,7 @@ static int run_events(work *w)
         size_t di = dev_index(w, e->device, &err);
         if (err)
             break;
-        dev_work *d = &w->devs[di];
+        dev_work *d = &w->devs.v[di];
         if (!pool_size_possible(w, d, e, &err)) {
             w->skipped++;
             continue;
@@ -470,19 +463,18 @@ static int run_events(work *w)
         if (e->op == TFB_GMEM_ALLOC) {
             size_t *slot = map_find(w, di, e->address);
             if (*slot) {
-                rec *old = &w->recs[*slot - 1];
+                rec *old = &w->recs.v[*slot - 1];
                 account(d, old->pool, -old->bytes, -1, &err);
                 old->free_ev = i;
                 map_del(w, slot);
                 if (in_win)
                     d->out.replaced++;
             }
-            if (tfb_vec_reserve((void **)&w->recs, &w->recs_cap,
-                                sizeof *w->recs, w->nrecs + 1) < 0) {
+            if (tfb_vec_need(&w->recs, w->recs.n + 1) < 0) {
                 err = TFB_ENOMEM;
                 break;
             }
-            rec *r = &w->recs[w->nrecs];
+            rec *r = &w->recs.v[w->recs.n];
             r->address = e->address;
             r->bytes = abs_bytes;
             r->t_ns = e->t_ns;
@@ -491,17 +483,17 @@ static int run_events(work *w)
             r->alloc_ev = i;
             r->free_ev = NO_EVENT;
             r->dev = (uint32_t)di;
-            if ((err = map_put(w, di, e->address, w->nrecs)) != 0)
+            if ((err = map_put(w, di, e->address, w->recs.n)) != 0)
                 break;
             account(d, e->pool, abs_bytes, e->pool ? e->pool_reserved : -1,
                     &err);
             if (d->ring) {
-                d->ring[d->ring_at] = w->nrecs;
+                d->ring[d->ring_at] = w->recs.n;
                 d->ring_at = (d->ring_at + 1) % w->o.last_allocs;
                 if (d->ring_n < w->o.last_allocs)
                     d->ring_n++;
             }
-            w->nrecs++;
+            w->recs.n++;
             if (in_win) {
                 d->out.allocs++;
                 d->out.alloc_bytes += abs_bytes;
@@ -512,7 +504,7 @@ static int run_events(work *w)
         } else if (e->op == TFB_GMEM_FREE) {
             size_t *slot = map_find(w, di, e->address);
             if (*slot) {
-                rec *r = &w->recs[*slot - 1];
+                rec *r = &w->recs.v[*slot - 1];
                 int64_t b = r->bytes;
                 account(d, r->pool, -b, e->pool == r->pool ? e->pool_reserved
                                                            : -1,
@@ -567,7 +559,7 @@ static size_t bucket_of(int64_t t, int64_t t0, double span, size_t nb)
 
 static int downsample(work *w, dev_work *d, int64_t t0, int64_t t1)
 {
-    size_t maxp = w->o.max_points, n = d->npts;
+    size_t maxp = w->o.max_points, n = d->pts.n;
     size_t cap = n + 2 < maxp ? n + 2 : maxp;
     tfb_gmem_point *o = malloc(cap * sizeof *o);
     if (!o)
@@ -579,27 +571,27 @@ static int downsample(work *w, dev_work *d, int64_t t0, int64_t t1)
     k++;
     if (n + 2 <= maxp) {
         if (n)
-            memcpy(o + k, d->pts, n * sizeof *o);
+            memcpy(o + k, d->pts.v, n * sizeof *o);
         k += n;
     } else {
         size_t nb = (maxp - 2) / 2;
         double span = (double)t1 - (double)t0 + 1.0;
         size_t i = 0;
         while (i < n) {
-            size_t b = bucket_of(d->pts[i].t_ns, t0, span, nb);
+            size_t b = bucket_of(d->pts.v[i].t_ns, t0, span, nb);
             size_t lo = i, hi = i, j = i + 1;
-            for (; j < n && bucket_of(d->pts[j].t_ns, t0, span, nb) == b; j++) {
+            for (; j < n && bucket_of(d->pts.v[j].t_ns, t0, span, nb) == b; j++) {
                 /* First lowest, first highest: the peak (earliest of the
                  * highest) is the highest of its bucket. */
-                if (d->pts[j].bytes < d->pts[lo].bytes)
+                if (d->pts.v[j].bytes < d->pts.v[lo].bytes)
                     lo = j;
-                if (d->pts[j].bytes > d->pts[hi].bytes)
+                if (d->pts.v[j].bytes > d->pts.v[hi].bytes)
                     hi = j;
             }
             size_t a = lo < hi ? lo : hi, c = lo < hi ? hi : lo;
-            o[k++] = d->pts[a];
+            o[k++] = d->pts.v[a];
             if (c != a)
-                o[k++] = d->pts[c];
+                o[k++] = d->pts.v[c];
             i = j;
         }
     }
@@ -616,9 +608,9 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
 {
     enter_window(d); /* a device with no event in the window */
     tfb_gmem_device *out = &d->out;
-    size_t di = (size_t)(d - w->devs);
+    size_t di = (size_t)(d - w->devs.v);
     out->device = d->id;
-    out->n_changes = d->npts;
+    out->n_changes = d->pts.n;
     out->peak_bytes = d->peak_bytes;
     out->peak_t_ns = d->peak_ev == NO_EVENT ? t0 : d->peak_t;
     out->peak_reserved = d->peak_reserved;
@@ -632,8 +624,8 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
     size_t p = d->peak_ev != NO_EVENT ? d->peak_ev : d->last_pre_ev;
     size_t nlive = 0, nend = 0;
     if (p != NO_EVENT) {
-        for (size_t r = 0; r < w->nrecs; r++) {
-            const rec *x = &w->recs[r];
+        for (size_t r = 0; r < w->recs.n; r++) {
+            const rec *x = &w->recs.v[r];
             if (x->dev != di)
                 continue;
             if (x->free_ev == NO_EVENT)
@@ -642,8 +634,8 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
                 nlive++;
         }
     } else {
-        for (size_t r = 0; r < w->nrecs; r++)
-            if (w->recs[r].dev == di && w->recs[r].free_ev == NO_EVENT)
+        for (size_t r = 0; r < w->recs.n; r++)
+            if (w->recs.v[r].dev == di && w->recs.v[r].free_ev == NO_EVENT)
                 nend++;
     }
     out->live_at_peak_total = nlive;
@@ -653,8 +645,8 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
         if (!keys)
             return TFB_ENOMEM;
         size_t k = 0;
-        for (size_t r = 0; r < w->nrecs; r++) {
-            const rec *x = &w->recs[r];
+        for (size_t r = 0; r < w->recs.n; r++) {
+            const rec *x = &w->recs.v[r];
             if (x->dev == di && x->alloc_ev <= p &&
                 (x->free_ev == NO_EVENT || x->free_ev > p)) {
                 keys[k].bytes = x->bytes;
@@ -672,7 +664,7 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
             return TFB_ENOMEM;
         }
         for (size_t i = 0; i < top; i++) {
-            const rec *x = &w->recs[keys[i].rec];
+            const rec *x = &w->recs.v[keys[i].rec];
             fill_alloc(w, x, &out->live_at_peak[i], x->free_ev == NO_EVENT);
         }
         out->n_live_at_peak = top;
@@ -685,7 +677,7 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
         size_t L = w->o.last_allocs;
         for (size_t i = 0; i < d->ring_n; i++) {
             size_t at = (d->ring_at + L - 1 - i) % L;
-            const rec *x = &w->recs[d->ring[at]];
+            const rec *x = &w->recs.v[d->ring[at]];
             fill_alloc(w, x, &out->last_allocs[i], x->free_ev == NO_EVENT);
         }
         out->n_last_allocs = d->ring_n;
@@ -718,17 +710,17 @@ void tfb_gmem_result_free(tfb_gmem_result *r)
 
 static void work_free(work *w)
 {
-    for (size_t i = 0; i < w->ndevs; i++) {
-        free(w->devs[i].pools);
-        free(w->devs[i].pts);
-        free(w->devs[i].ring);
-        free(w->devs[i].churn);
-        free(w->devs[i].out.points);
-        free(w->devs[i].out.live_at_peak);
-        free(w->devs[i].out.last_allocs);
+    for (size_t i = 0; i < w->devs.n; i++) {
+        tfb_vec_free(&w->devs.v[i].pools);
+        tfb_vec_free(&w->devs.v[i].pts);
+        free(w->devs.v[i].ring);
+        free(w->devs.v[i].churn);
+        free(w->devs.v[i].out.points);
+        free(w->devs.v[i].out.live_at_peak);
+        free(w->devs.v[i].out.last_allocs);
     }
-    free(w->devs);
-    free(w->recs);
+    tfb_vec_free(&w->devs);
+    tfb_vec_free(&w->recs);
     free(w->map);
     free(w->steps);
     free(w->kern);
@@ -795,8 +787,8 @@ int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
         if (t1 < t0)
             t1 = t0;
     }
-    for (size_t i = 0; !err && i < w.ndevs; i++)
-        err = finish_device(&w, &w.devs[i], t0, t1);
+    for (size_t i = 0; !err && i < w.devs.n; i++)
+        err = finish_device(&w, &w.devs.v[i], t0, t1);
 
     tfb_gmem_result *r = NULL;
     if (!err) {
@@ -804,15 +796,15 @@ int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
         if (!r)
             err = TFB_ENOMEM;
     }
-    if (!err && w.ndevs) {
-        r->devices = calloc(w.ndevs, sizeof *r->devices);
+    if (!err && w.devs.n) {
+        r->devices = calloc(w.devs.n, sizeof *r->devices);
         if (!r->devices)
             err = TFB_ENOMEM;
     }
     size_t nchurn = 0;
-    for (size_t i = 0; !err && i < w.ndevs; i++)
-        for (size_t s = 0; w.devs[i].churn && s < in->n_steps; s++)
-            if (w.devs[i].churn[s].allocs || w.devs[i].churn[s].frees)
+    for (size_t i = 0; !err && i < w.devs.n; i++)
+        for (size_t s = 0; w.devs.v[i].churn && s < in->n_steps; s++)
+            if (w.devs.v[i].churn[s].allocs || w.devs.v[i].churn[s].frees)
                 nchurn++;
     if (!err && nchurn) {
         r->churn = calloc(nchurn, sizeof *r->churn);
@@ -825,20 +817,20 @@ int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
         return err;
     }
     /* Churn by step (sorted order), then device id. */
-    for (size_t i = 0; i < w.ndevs; i++) {
-        r->devices[i] = w.devs[i].out;
-        memset(&w.devs[i].out, 0, sizeof w.devs[i].out);
+    for (size_t i = 0; i < w.devs.n; i++) {
+        r->devices[i] = w.devs.v[i].out;
+        memset(&w.devs.v[i].out, 0, sizeof w.devs.v[i].out);
     }
-    r->n_devices = w.ndevs;
-    if (w.ndevs)
-        qsort(r->devices, w.ndevs, sizeof *r->devices, cmp_dev);
+    r->n_devices = w.devs.n;
+    if (w.devs.n)
+        qsort(r->devices, w.devs.n, sizeof *r->devices, cmp_dev);
     size_t k = 0;
     for (size_t s = 0; s < in->n_steps; s++)
         for (size_t i = 0; i < r->n_devices; i++) {
             const dev_work *d = NULL;
-            for (size_t j = 0; j < w.ndevs; j++)
-                if (w.devs[j].id == r->devices[i].device)
-                    d = &w.devs[j];
+            for (size_t j = 0; j < w.devs.n; j++)
+                if (w.devs.v[j].id == r->devices[i].device)
+                    d = &w.devs.v[j];
             if (!d->churn || (!d->churn[s].allocs && !d->churn[s].frees))
                 continue;
             r->churn[k] = d->churn[s];

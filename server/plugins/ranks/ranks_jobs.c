@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/vec.h"
 #include "core/dir_links.h"
 #include "tfboard.h"
 
@@ -129,6 +130,7 @@ typedef struct cand {
     char *job;    /* NULL until assigned; job_len bytes (NULs kept) */
     size_t job_len;
     char *parent;
+    size_t job_at; /* its job's index, once grouped */
 } cand;
 
 static int cmp_member(const void *a, const void *b)
@@ -168,6 +170,9 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
                            size_t nc)
 {
     const char *logdir = tfb_store_logdir(s);
+    TFB_VEC(char *) dirs = {0};
+    TFB_VEC(unsigned char) links = {0};
+    int rc = 0;
     for (size_t i = 0; i < nc; i++) {
         if (!cs[i].job || same_name(cs[i].job, cs[i].job_len, job->name,
                                     job->name_len) != 0)
@@ -213,25 +218,26 @@ static int scan_empty_dirs(tfb_store *s, tfb_ranks_job *job, cand *cs,
             tfb_dirlink lk = TFB_DIRLINK_FOLLOW;
             if (lstat(full, &st) == 0 && S_ISLNK(st.st_mode))
                 lk = tfb_dirlink_classify(logdir, path, cs[i].parent, full);
-            char **nv = realloc(job->empty_dirs,
-                                (job->n_empty_dirs + 1) * sizeof *nv);
-            if (nv)
-                job->empty_dirs = nv;
-            unsigned char *nl = realloc(job->empty_link,
-                                        (job->n_empty_dirs + 1) * sizeof *nl);
-            if (nl)
-                job->empty_link = nl;
             char *c = strdup(rel);
-            if (!nv || !nl || !c) {
+            if (!c || tfb_vec_push(&links, (unsigned char)lk) < 0 ||
+                tfb_vec_push(&dirs, c) < 0) {
                 free(c);
-                closedir(d);
-                return TFB_ENOMEM;
+                links.n = dirs.n;
+                rc = TFB_ENOMEM;
+                break;
             }
-            job->empty_link[job->n_empty_dirs] = (unsigned char)lk;
-            job->empty_dirs[job->n_empty_dirs++] = c;
         }
         closedir(d);
+        if (rc < 0)
+            break;
     }
+    /* The job owns the arrays from here, even a partial list on
+     * failure (tfb_ranks_jobs_free frees it). */
+    job->empty_dirs = dirs.v;
+    job->empty_link = links.v;
+    job->n_empty_dirs = dirs.n;
+    if (rc < 0)
+        return rc;
     /* readdir order is the file system's: sort for stable output. */
     for (size_t a = 1; a < job->n_empty_dirs; a++)
         for (size_t b = a; b > 0 && strcmp(job->empty_dirs[b - 1],
@@ -256,8 +262,8 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
     if (rc < 0)
         return rc;
     cand *cs = calloc(nr ? nr : 1, sizeof *cs);
-    tfb_ranks_job *jobs = NULL;
-    size_t nj = 0, nc = 0;
+    TFB_VEC(tfb_ranks_job) jobs = {0};
+    size_t nc = 0;
     if (!cs) {
         free(runs);
         return TFB_ENOMEM;
@@ -303,51 +309,43 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
             goto fail;
         }
     }
-    /* 3. Group by job name. */
+    /* 3. Group by job name: the jobs, then each job's members. */
     for (size_t i = 0; i < nc; i++) {
         size_t j = 0;
-        while (j < nj && same_name(jobs[j].name, jobs[j].name_len, cs[i].job,
-                                   cs[i].job_len) != 0)
+        while (j < jobs.n && same_name(jobs.v[j].name, jobs.v[j].name_len,
+                                       cs[i].job, cs[i].job_len) != 0)
             j++;
-        if (j == nj) {
-            tfb_ranks_job *nv = realloc(jobs, (nj + 1) * sizeof *nv);
-            if (!nv) {
-                rc = TFB_ENOMEM;
-                goto fail;
-            }
-            jobs = nv;
-            memset(&jobs[nj], 0, sizeof jobs[nj]);
-            jobs[nj].name = dup_name(cs[i].job, cs[i].job_len);
-            jobs[nj].name_len = cs[i].job_len;
-            nj++;
-            if (!jobs[j].name) {
-                rc = TFB_ENOMEM;
-                goto fail;
-            }
-        }
-        tfb_ranks_job *jb = &jobs[j];
-        tfb_ranks_member *nm =
-            realloc(jb->members, (jb->n_members + 1) * sizeof *nm);
-        if (!nm) {
+        cs[i].job_at = j;
+        if (j < jobs.n)
+            continue;
+        tfb_ranks_job *jb = tfb_vec_add(&jobs);
+        if (!jb || !(jb->name = dup_name(cs[i].job, cs[i].job_len))) {
             rc = TFB_ENOMEM;
             goto fail;
         }
-        jb->members = nm;
-        jb->members[jb->n_members++] = cs[i].m;
+        jb->name_len = cs[i].job_len;
     }
-    for (size_t j = 0; j < nj; j++) {
-        qsort(jobs[j].members, jobs[j].n_members, sizeof *jobs[j].members,
-              cmp_member);
-        if ((rc = scan_empty_dirs(s, &jobs[j], cs, nc)) < 0)
+    for (size_t j = 0; j < jobs.n; j++) {
+        TFB_VEC(tfb_ranks_member) mv = {0};
+        for (size_t i = 0; i < nc; i++)
+            if (cs[i].job_at == j && tfb_vec_push(&mv, cs[i].m) < 0) {
+                tfb_vec_free(&mv);
+                rc = TFB_ENOMEM;
+                goto fail;
+            }
+        jobs.v[j].members = mv.v;
+        jobs.v[j].n_members = mv.n;
+        qsort(mv.v, mv.n, sizeof *mv.v, cmp_member);
+        if ((rc = scan_empty_dirs(s, &jobs.v[j], cs, nc)) < 0)
             goto fail;
     }
-    if (nj > 1)
-        qsort(jobs, nj, sizeof *jobs, cmp_job);
+    if (jobs.n > 1)
+        qsort(jobs.v, jobs.n, sizeof *jobs.v, cmp_job);
     rc = 0;
-    *out = jobs;
-    *n_out = nj;
-    jobs = NULL;
-    nj = 0;
+    *out = jobs.v;
+    *n_out = jobs.n;
+    jobs.v = NULL;
+    jobs.n = 0;
 fail:
     for (size_t i = 0; i < nc; i++) {
         free(cs[i].job);
@@ -355,7 +353,7 @@ fail:
     }
     free(cs);
     free(runs);
-    tfb_ranks_jobs_free(jobs, nj);
+    tfb_ranks_jobs_free(jobs.v, jobs.n);
     return rc;
 }
 

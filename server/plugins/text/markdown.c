@@ -7,39 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/vec.h"
-
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int failed;
-} sbuf;
-
-static void put(sbuf *b, const char *s, size_t n)
-{
-    if (b->failed)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        char *np = realloc(b->p, nc);
-        if (!np) {
-            b->failed = 1;
-            return;
-        }
-        b->p = np;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void puts_(sbuf *b, const char *s)
-{
-    put(b, s, strlen(s));
-}
 
 /* http, https, mailto, or no scheme at all (a relative URL or #anchor). */
 static int url_safe(const char *u)
@@ -162,7 +131,7 @@ static int make_safe(cmark_node *doc, int depth)
     return rc;
 }
 
-static int render_doc(sbuf *b, const char *src, size_t len)
+static int render_doc(tfb_buf *b, const char *src, size_t len)
 {
     cmark_node *doc = cmark_parse_document(src, len, CMARK_OPT_VALIDATE_UTF8);
     if (!doc)
@@ -174,29 +143,29 @@ static int render_doc(sbuf *b, const char *src, size_t len)
     cmark_node_free(doc);
     if (!html)
         return -1;
-    puts_(b, html);
+    tfb_buf_puts(b, html);
     free(html);
     return 0;
 }
 
 /* A cell's inline Markdown, without the paragraph cmark wraps it in. */
-static int render_cell(sbuf *b, const char *s, size_t n)
+static int render_cell(tfb_buf *b, const char *s, size_t n)
 {
-    sbuf tmp = {0};
+    tfb_buf tmp = {0};
     if (render_doc(&tmp, s, n) < 0 || tmp.failed) {
-        free(tmp.p);
+        tfb_buf_free(&tmp);
         return -1;
     }
-    const char *h = tmp.p ? tmp.p : "";
-    size_t hl = tmp.len;
+    const char *h = tmp.v ? tmp.v : "";
+    size_t hl = tmp.n;
     if (hl >= 8 && memcmp(h, "<p>", 3) == 0 &&
         memcmp(h + hl - 5, "</p>\n", 5) == 0 &&
         !memchr(h + 3, '\n', hl - 8)) {
         h += 3;
         hl -= 8;
     }
-    put(b, h, hl);
-    free(tmp.p);
+    tfb_buf_put(b, h, hl);
+    tfb_buf_free(&tmp);
     return 0;
 }
 
@@ -282,34 +251,34 @@ static int is_delim_row(line l, size_t *cols)
 
 #define MAX_COLS 64
 
-static int render_table(sbuf *b, const line *rows, size_t n, size_t cols)
+static int render_table(tfb_buf *b, const line *rows, size_t n, size_t cols)
 {
     line cells[MAX_COLS];
-    puts_(b, "<table>\n<thead>\n<tr>\n");
+    tfb_buf_puts(b, "<table>\n<thead>\n<tr>\n");
     size_t k = split_row(rows[0], cells, MAX_COLS);
     for (size_t c = 0; c < cols; c++) {
-        puts_(b, "<th>");
+        tfb_buf_puts(b, "<th>");
         if (c < k && render_cell(b, cells[c].p, cells[c].n) < 0)
             return -1;
-        puts_(b, "</th>\n");
+        tfb_buf_puts(b, "</th>\n");
     }
-    puts_(b, "</tr>\n</thead>\n");
+    tfb_buf_puts(b, "</tr>\n</thead>\n");
     if (n > 2)
-        puts_(b, "<tbody>\n");
+        tfb_buf_puts(b, "<tbody>\n");
     for (size_t r = 2; r < n; r++) {
         k = split_row(rows[r], cells, MAX_COLS);
-        puts_(b, "<tr>\n");
+        tfb_buf_puts(b, "<tr>\n");
         for (size_t c = 0; c < cols; c++) {
-            puts_(b, "<td>");
+            tfb_buf_puts(b, "<td>");
             if (c < k && render_cell(b, cells[c].p, cells[c].n) < 0)
                 return -1;
-            puts_(b, "</td>\n");
+            tfb_buf_puts(b, "</td>\n");
         }
-        puts_(b, "</tr>\n");
+        tfb_buf_puts(b, "</tr>\n");
     }
     if (n > 2)
-        puts_(b, "</tbody>\n");
-    puts_(b, "</table>\n");
+        tfb_buf_puts(b, "</tbody>\n");
+    tfb_buf_puts(b, "</table>\n");
     return 0;
 }
 
@@ -329,8 +298,8 @@ char *tfb_markdown_html(const char *src, size_t len, size_t *out_len)
         lines[n++] = (line){p, (size_t)(q - p)};
         p = q + 1;
     }
-    sbuf b = {0};
-    puts_(&b, "");
+    tfb_buf b = {0};
+    tfb_buf_puts(&b, "");
     int in_fence = 0, rc = 0;
     size_t chunk = 0; /* first line not yet rendered */
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -362,11 +331,13 @@ char *tfb_markdown_html(const char *src, size_t len, size_t *out_len)
         rc = render_doc(&b, lines[chunk].p,
                         (size_t)(src + len - lines[chunk].p));
     free(lines);
-    if (rc < 0 || b.failed) {
-        free(b.p);
+    if (rc < 0) {
+        tfb_buf_free(&b);
         return NULL;
     }
-    if (out_len)
-        *out_len = b.len;
-    return b.p;
+    size_t html_len = b.n;
+    char *html = tfb_buf_take(&b);
+    if (html && out_len)
+        *out_len = html_len;
+    return html;
 }
