@@ -33,6 +33,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import run_tests  # noqa: E402
+from tfevents_py import event, record, scalars_summary  # noqa: E402
 
 TFBOARD = sys.argv[1] if len(sys.argv) > 1 else None
 BUILD = os.environ.get("TFB_BUILD_ROOT", "")
@@ -138,6 +139,37 @@ def test_no_false_input_bound():
     # call it input-bound.
     sec0 = text.split("\nrun ddp/rank-00000\n", 1)[1].split("\nrun ", 1)[0]
     assert re.search(r"straggler: rank 2 is \d+ % slower", sec0), sec0
+    # The finding says why: its compute, not its input.
+    strag = [t for runs, t in f if runs == ["ddp/rank-00002"]]
+    assert len(strag) == 1 and "slow in its compute" in strag[0], f
+
+
+def test_input_straggler_is_both():
+    """A rank slow because of its own loader is the straggler and
+    input-bound: its input wait is on the job's critical path."""
+    with tempfile.TemporaryDirectory() as d:
+        for rank in range(4):
+            run = os.path.join(d, "ldr", "rank-%05d" % rank)
+            os.makedirs(run)
+            with open(os.path.join(run, "events.out.tfevents.1.test"), "wb") as fh:
+                fh.write(record(event(1.7e9, file_version="brain.Event:2")))
+                for step in range(60):
+                    # Rank 1 waits 6 ms for its batch; the others 0.2 ms,
+                    # then 5.8 ms in the all-reduce for rank 1.
+                    inp, comm = (6.0, 0.2) if rank == 1 else (0.2, 6.0)
+                    fh.write(record(event(1.7e9 + step * 0.0162, step,
+                                          summary=scalars_summary(
+                        [("pipeline/step_ms", 16.2), ("pipeline/input_ms", inp),
+                         ("comm/ms", comm)]))))
+        p = subprocess.run([TFBOARD, "report", "--logdir", d, "--format", "json", "--quiet"],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        sm = json.loads(p.stdout)["summary"]
+        st = {r["run"]: r for r in sm["runs"]}
+        assert st["ldr/rank-00001"]["labels"] == ["straggler", "input-bound"], st
+        assert "slow in its input" in st["ldr/rank-00001"]["finding"], st
+        for r in ("ldr/rank-00000", "ldr/rank-00002", "ldr/rank-00003"):
+            assert st[r]["labels"] == [], st[r]
 
 
 def advice_block(text):
@@ -237,4 +269,4 @@ if __name__ == "__main__":
         setup(d)
         run_tests([test_first_screen_names_the_problems, test_no_false_input_bound,
                    test_markdown_summary, test_advice_grouped, test_json_summary,
-                   test_html_summary])
+                   test_html_summary, test_input_straggler_is_both])
