@@ -158,13 +158,22 @@ static void *loader_main(void *arg)
     }
 }
 
-/* Waits until the loader has a batch ready and takes it. */
+/* Waits until the loader has a batch ready and takes it. The loader hears
+ * of the free slot from wake_loader, after the input wait is timed: waking
+ * a thread can hand it the CPU at once, and the rank's wait for its turn
+ * on a busy machine is not a wait for input. */
 static void next_batch(loader *l)
 {
     pthread_mutex_lock(&l->mu);
     while (l->ready == 0)
         pthread_cond_wait(&l->changed, &l->mu);
     l->ready--;
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void wake_loader(loader *l)
+{
+    pthread_mutex_lock(&l->mu);
     pthread_cond_broadcast(&l->changed);
     pthread_mutex_unlock(&l->mu);
 }
@@ -213,6 +222,7 @@ static int run_rank(const config *cfg, int rank, shared *sh)
         tfb_input_begin(w);
         next_batch(&ld);
         tfb_input_end(w);
+        wake_loader(&ld);
         double v = compute_for(cfg->compute_ms * factor, a, b, c);
         sh->value[s & 1][rank] = v;
         tfb_comm_begin(w, "allreduce");
