@@ -132,6 +132,10 @@ static void *loader_main(void *arg)
     }
 }
 
+/* Takes the next batch, waiting while the queue is empty. The loaders are
+ * told of the free slot by queue_wake_loaders, after the input wait: waking
+ * a thread can hand it the CPU at once (on a busy machine the trainer then
+ * waits its turn for milliseconds), and that is not waiting for input. */
 static batch *queue_pop(queue *q)
 {
     pthread_mutex_lock(&q->mu);
@@ -140,9 +144,15 @@ static batch *queue_pop(queue *q)
     batch *b = q->ring[q->head];
     q->head = (q->head + 1) % q->cap;
     q->count--;
-    pthread_cond_signal(&q->not_full);
     pthread_mutex_unlock(&q->mu);
     return b;
+}
+
+static void queue_wake_loaders(queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    pthread_cond_signal(&q->not_full);
+    pthread_mutex_unlock(&q->mu);
 }
 
 static void queue_recycle(queue *q, batch *b)
@@ -347,6 +357,7 @@ int main(int argc, char **argv)
         batch *b = queue_pop(&q);
         tfb_input_end(w);
         clock_gettime(CLOCK_MONOTONIC, &t1);
+        queue_wake_loaders(&q);
         double loss = train_step(weights, b, cfg.step_ms);
         queue_recycle(&q, b);
         tfb_scalar(w, "train/loss", loss, s);

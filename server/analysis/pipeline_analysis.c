@@ -117,17 +117,21 @@ int tfb_pipeline_summarize(const tfb_pipeline_step *steps, size_t n,
 
 /* ---- recommendations --------------------------------------------------- */
 
-#define EMITF(...)                                                          \
-    do {                                                                    \
-        snprintf(buf, sizeof buf, __VA_ARGS__);                             \
-        emit(user, buf);                                                    \
-    } while (0)
-
-void tfb_pipeline_recommend(const tfb_pipeline_summary *s,
-                            void (*emit)(void *user, const char *text),
-                            void *user)
+/* One piece of advice: the title and advice are the same on every run (the
+ * report groups runs by them); detail and sentence quote this run. */
+static void put(void (*emit)(void *, const tfb_pipeline_advice *), void *user,
+                const char *title, const char *advice, const char *detail,
+                const char *sentence)
 {
-    char buf[512];
+    tfb_pipeline_advice a = {title, advice, detail, sentence};
+    emit(user, &a);
+}
+
+void tfb_pipeline_advise(const tfb_pipeline_summary *s,
+                         void (*emit)(void *user, const tfb_pipeline_advice *a),
+                         void *user)
+{
+    char buf[512], det[256];
     if (!s || s->steps == 0 || !s->verdict)
         return;
     double pct = 100.0 * s->input_fraction;
@@ -139,73 +143,178 @@ void tfb_pipeline_recommend(const tfb_pipeline_summary *s,
          * per step; to stop the waits they must keep up with compute. */
         if (compute_ms > 0) {
             double factor = s->mean_step_ms / compute_ms;
-            EMITF("Steps wait %.3g ms of %.3g ms (%.1f%%) for input: the "
-                  "loaders deliver a batch every %.3g ms but the step needs "
-                  "one every %.3g ms. Raise loader throughput about %.2gx: "
-                  "add loader threads (about %.2gx as many, CPU cores "
-                  "permitting) or make each batch cheaper.",
-                  s->mean_input_ms, s->mean_step_ms, pct, s->mean_step_ms,
-                  compute_ms, factor, factor);
+            snprintf(det, sizeof det,
+                     "steps wait %.3g ms of %.3g ms (%.1f%%); a batch is "
+                     "needed every %.3g ms: about %.2gx",
+                     s->mean_input_ms, s->mean_step_ms, pct, compute_ms,
+                     factor);
+            snprintf(buf, sizeof buf,
+                     "Steps wait %.3g ms of %.3g ms (%.1f%%) for input: the "
+                     "loaders deliver a batch every %.3g ms but the step "
+                     "needs one every %.3g ms. Raise loader throughput about "
+                     "%.2gx: add loader threads (about %.2gx as many, CPU "
+                     "cores permitting) or make each batch cheaper.",
+                     s->mean_input_ms, s->mean_step_ms, pct, s->mean_step_ms,
+                     compute_ms, factor, factor);
+            put(emit, user, "Raise loader throughput",
+                "Raise loader throughput: add loader threads (CPU cores "
+                "permitting) or make each batch cheaper.",
+                det, buf);
         } else {
-            EMITF("Steps spend nearly all their %.3g ms waiting for input "
-                  "(%.1f%%): the loaders are the whole cost; add loader "
-                  "threads and cache prepared batches.",
-                  s->mean_step_ms, pct);
+            snprintf(det, sizeof det,
+                     "nearly all of each %.3g ms step waits for input "
+                     "(%.1f%%)", s->mean_step_ms, pct);
+            snprintf(buf, sizeof buf,
+                     "Steps spend nearly all their %.3g ms waiting for input "
+                     "(%.1f%%): the loaders are the whole cost; add loader "
+                     "threads and cache prepared batches.",
+                     s->mean_step_ms, pct);
+            put(emit, user, "Loaders are the whole cost",
+                "The loaders are the whole cost of a step: add loader "
+                "threads and cache prepared batches.",
+                det, buf);
         }
         /* Bursty waits (most steps fast, some waiting long) are what a
          * deeper prefetch buffer absorbs; steady waits it cannot fix. */
         if (s->input_ms.p90 > 2.0 * s->input_ms.p50 + 0.1 ||
             s->input_ms.max > 4.0 * (s->input_ms.mean + 0.1)) {
-            EMITF("Input waits are uneven (median %.3g ms, p90 %.3g ms, max "
-                  "%.3g ms): a deeper prefetch queue (more batches in "
-                  "flight) would absorb the slow batches.",
-                  s->input_ms.p50, s->input_ms.p90, s->input_ms.max);
+            snprintf(det, sizeof det,
+                     "uneven waits: median %.3g ms, p90 %.3g ms, max %.3g ms",
+                     s->input_ms.p50, s->input_ms.p90, s->input_ms.max);
+            snprintf(buf, sizeof buf,
+                     "Input waits are uneven (median %.3g ms, p90 %.3g ms, "
+                     "max %.3g ms): a deeper prefetch queue (more batches in "
+                     "flight) would absorb the slow batches.",
+                     s->input_ms.p50, s->input_ms.p90, s->input_ms.max);
+            put(emit, user, "Deeper prefetch queue",
+                "Input waits are uneven: a deeper prefetch queue (more "
+                "batches in flight) would absorb the slow batches.",
+                det, buf);
         } else {
-            EMITF("Input waits are steady (median %.3g ms, p90 %.3g ms): "
-                  "every step waits, so a deeper prefetch queue alone will "
-                  "not help; the loaders must get faster.",
-                  s->input_ms.p50, s->input_ms.p90);
+            snprintf(det, sizeof det,
+                     "steady waits: median %.3g ms, p90 %.3g ms",
+                     s->input_ms.p50, s->input_ms.p90);
+            snprintf(buf, sizeof buf,
+                     "Input waits are steady (median %.3g ms, p90 %.3g ms): "
+                     "every step waits, so a deeper prefetch queue alone "
+                     "will not help; the loaders must get faster.",
+                     s->input_ms.p50, s->input_ms.p90);
+            put(emit, user, "Faster loaders, not a deeper queue",
+                "Input waits are steady: every step waits, so a deeper "
+                "prefetch queue alone will not help; the loaders must get "
+                "faster.",
+                det, buf);
         }
-        EMITF("Cache decoded or preprocessed data (in memory or on local "
-              "disk) when the same samples are read every epoch, and move "
-              "per-sample work (decoding, augmentation) into the loaders "
-              "rather than the training step.");
+        static const char cache[] =
+            "Cache decoded or preprocessed data (in memory or on local "
+            "disk) when the same samples are read every epoch, and move "
+            "per-sample work (decoding, augmentation) into the loaders "
+            "rather than the training step.";
+        put(emit, user, "Cache prepared data", cache, "", cache);
     }
     if (t->has_trace && t->gpu_idle_ns > 0 &&
         t->gpu_idle_in_input_fraction >= 0.25) {
-        EMITF("%.1f%% of the GPU's idle time inside steps falls in input "
-              "waits (%.3g ms of %.3g ms): the GPU starves for data.",
-              100.0 * t->gpu_idle_in_input_fraction,
-              (double)t->idle_in_input_ns / 1e6, (double)t->gpu_idle_ns / 1e6);
+        snprintf(det, sizeof det,
+                 "%.1f%% of the GPU's idle time inside steps (%.3g ms of "
+                 "%.3g ms)",
+                 100.0 * t->gpu_idle_in_input_fraction,
+                 (double)t->idle_in_input_ns / 1e6,
+                 (double)t->gpu_idle_ns / 1e6);
+        snprintf(buf, sizeof buf,
+                 "%.1f%% of the GPU's idle time inside steps falls in input "
+                 "waits (%.3g ms of %.3g ms): the GPU starves for data.",
+                 100.0 * t->gpu_idle_in_input_fraction,
+                 (double)t->idle_in_input_ns / 1e6,
+                 (double)t->gpu_idle_ns / 1e6);
+        put(emit, user, "GPU starves for data",
+            "The GPU sits idle while steps wait for input: it starves for "
+            "data.",
+            det, buf);
     }
     if (t->has_trace && t->other_host_fraction >= TFB_PIPELINE_OTHER) {
-        EMITF("%.1f%% of step time is host work outside input waits while "
-              "the GPU is idle: move it off the step (log asynchronously, "
-              "avoid host-device synchronisation, launch kernels earlier).",
-              100.0 * t->other_host_fraction);
+        snprintf(det, sizeof det,
+                 "%.1f%% of step time is host work outside input waits "
+                 "while the GPU is idle",
+                 100.0 * t->other_host_fraction);
+        snprintf(buf, sizeof buf,
+                 "%.1f%% of step time is host work outside input waits while "
+                 "the GPU is idle: move it off the step (log asynchronously, "
+                 "avoid host-device synchronisation, launch kernels earlier).",
+                 100.0 * t->other_host_fraction);
+        put(emit, user, "Move host work off the step",
+            "Host work outside input waits keeps the GPU idle: move it off "
+            "the step (log asynchronously, avoid host-device "
+            "synchronisation, launch kernels earlier).",
+            det, buf);
     }
     if (s->saving_fraction < TFB_PIPELINE_MODERATELY &&
         !strcmp(s->verdict, "potentially")) {
-        EMITF("Input waits themselves are small: steps wait %.3g ms of "
-              "%.3g ms (%.1f%%) for input; the host work outside them is "
-              "what to cut.",
-              s->mean_input_ms, s->mean_step_ms, pct);
+        snprintf(det, sizeof det,
+                 "steps wait %.3g ms of %.3g ms (%.1f%%) for input",
+                 s->mean_input_ms, s->mean_step_ms, pct);
+        snprintf(buf, sizeof buf,
+                 "Input waits themselves are small: steps wait %.3g ms of "
+                 "%.3g ms (%.1f%%) for input; the host work outside them is "
+                 "what to cut.",
+                 s->mean_input_ms, s->mean_step_ms, pct);
+        put(emit, user, "Cut host work, not input",
+            "Input waits themselves are small; the host work outside them "
+            "is what to cut.",
+            det, buf);
     } else if (s->saving_fraction < TFB_PIPELINE_MODERATELY) {
-        EMITF("Input is not the bottleneck: steps wait %.3g ms of %.3g ms "
-              "(%.1f%%) for input, and faster input would save about "
-              "%.1f%% of step time (under the 5%% that input advice "
-              "needs). Speed up the step's own compute; the input pipeline "
-              "can stay as it is.",
-              s->mean_input_ms, s->mean_step_ms, pct,
-              100.0 * s->saving_fraction);
+        snprintf(det, sizeof det,
+                 "faster input would save about %.1f%% of step time "
+                 "(steps wait %.3g ms of %.3g ms)",
+                 100.0 * s->saving_fraction, s->mean_input_ms,
+                 s->mean_step_ms);
+        snprintf(buf, sizeof buf,
+                 "Input is not the bottleneck: steps wait %.3g ms of %.3g ms "
+                 "(%.1f%%) for input, and faster input would save about "
+                 "%.1f%% of step time (under the 5%% that input advice "
+                 "needs). Speed up the step's own compute; the input "
+                 "pipeline can stay as it is.",
+                 s->mean_input_ms, s->mean_step_ms, pct,
+                 100.0 * s->saving_fraction);
+        put(emit, user, "Input is not the bottleneck",
+            "Input is not the bottleneck (faster input would save under the "
+            "5% of step time that input advice needs): speed up the step's "
+            "own compute; the input pipeline can stay as it is.",
+            det, buf);
     }
     if (s->step_ms.mean > 0 && s->steps >= 2 &&
         s->step_ms.stddev > 0.5 * s->step_ms.mean) {
-        EMITF("Step time varies widely (mean %.3g ms, stddev %.3g ms, max "
-              "%.3g ms): look for periodic work (checkpoints, evaluation, "
-              "garbage collection) inside the loop.",
-              s->step_ms.mean, s->step_ms.stddev, s->step_ms.max);
+        snprintf(det, sizeof det,
+                 "mean %.3g ms, stddev %.3g ms, max %.3g ms",
+                 s->step_ms.mean, s->step_ms.stddev, s->step_ms.max);
+        snprintf(buf, sizeof buf,
+                 "Step time varies widely (mean %.3g ms, stddev %.3g ms, max "
+                 "%.3g ms): look for periodic work (checkpoints, evaluation, "
+                 "garbage collection) inside the loop.",
+                 s->step_ms.mean, s->step_ms.stddev, s->step_ms.max);
+        put(emit, user, "Step time varies widely",
+            "Step time varies widely: look for periodic work (checkpoints, "
+            "evaluation, garbage collection) inside the loop.",
+            det, buf);
     }
+}
+
+typedef struct sentence_sink {
+    void (*emit)(void *user, const char *text);
+    void *user;
+} sentence_sink;
+
+static void emit_sentence(void *user, const tfb_pipeline_advice *a)
+{
+    sentence_sink *k = user;
+    k->emit(k->user, a->sentence);
+}
+
+void tfb_pipeline_recommend(const tfb_pipeline_summary *s,
+                            void (*emit)(void *user, const char *text),
+                            void *user)
+{
+    sentence_sink k = {emit, user};
+    tfb_pipeline_advise(s, emit_sentence, &k);
 }
 
 /* ---- JSON -------------------------------------------------------------- */
@@ -247,6 +356,19 @@ static void emit_json_str(void *user, const char *text)
     tfb_json_str((tfb_json *)user, text);
 }
 
+static void emit_json_advice(void *user, const tfb_pipeline_advice *a)
+{
+    tfb_json *j = user;
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "title");
+    tfb_json_str(j, a->title);
+    tfb_json_key(j, "advice");
+    tfb_json_str(j, a->advice);
+    tfb_json_key(j, "detail");
+    tfb_json_str(j, a->detail);
+    tfb_json_object_end(j);
+}
+
 void tfb_pipeline_summary_json(tfb_json *j, const tfb_pipeline_summary *s)
 {
     int have = s->steps > 0;
@@ -277,6 +399,10 @@ void tfb_pipeline_summary_json(tfb_json *j, const tfb_pipeline_summary *s)
     tfb_json_key(j, "recommendations");
     tfb_json_array_begin(j);
     tfb_pipeline_recommend(s, emit_json_str, j);
+    tfb_json_array_end(j);
+    tfb_json_key(j, "advice");
+    tfb_json_array_begin(j);
+    tfb_pipeline_advise(s, emit_json_advice, j);
     tfb_json_array_end(j);
     tfb_json_object_end(j);
 }

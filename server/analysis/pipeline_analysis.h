@@ -96,8 +96,25 @@ int tfb_pipeline_summarize(const tfb_pipeline_step *steps, size_t n,
                            const tfb_pipeline_trace *trace,
                            tfb_pipeline_summary *out);
 
-/* The recommendations, as sentences tied to the summary's numbers: calls
- * emit(user, text) for each, in order of importance. */
+/* One recommendation in two forms: title and advice are the same text on
+ * every run that gets it (static strings: a report groups runs by them),
+ * detail quotes this run's figures ("" when none), and sentence is the
+ * whole recommendation with the figures in it. detail and sentence live
+ * only during the emit call. */
+typedef struct tfb_pipeline_advice {
+    const char *title;    /* a few words: "Raise loader throughput" */
+    const char *advice;   /* one sentence, without this run's numbers */
+    const char *detail;
+    const char *sentence;
+} tfb_pipeline_advice;
+
+/* The recommendations, in order of importance: emit(user, a) for each. */
+void tfb_pipeline_advise(const tfb_pipeline_summary *s,
+                         void (*emit)(void *user, const tfb_pipeline_advice *a),
+                         void *user);
+
+/* The same recommendations as whole sentences tied to the summary's
+ * numbers (tfb_pipeline_advise's sentence): emit(user, text) for each. */
 void tfb_pipeline_recommend(const tfb_pipeline_summary *s,
                             void (*emit)(void *user, const char *text),
                             void *user);
@@ -106,7 +123,8 @@ void tfb_pipeline_recommend(const tfb_pipeline_summary *s,
  * {"steps", "mean_step_ms", "mean_input_ms", "input_fraction", "verdict",
  *  "step_ms": {"mean","stddev","min","max","p50","p90","p99"},
  *  "input_ms": {...same...}, "other_host_fraction",
- *  "gpu_idle_in_input_fraction", "recommendations": [...]}
+ *  "gpu_idle_in_input_fraction", "recommendations": [...],
+ *  "advice": [{"title", "advice", "detail"}, ...]}
  * with null for what is unknown (no steps, no trace). */
 void tfb_pipeline_summary_json(tfb_json *j, const tfb_pipeline_summary *s);
 

@@ -77,7 +77,7 @@ typedef struct tfb_plugin_option {
 } tfb_plugin_option;
 
 /* The layout of tfb_plugin this header describes. */
-#define TFB_PLUGIN_VERSION 1
+#define TFB_PLUGIN_VERSION 2
 /* The smallest descriptor accepted: up to and including report_json. */
 #define TFB_PLUGIN_SIZE_V1 \
     (offsetof(tfb_plugin, report_json) + sizeof(void (*)(void)))
@@ -138,6 +138,15 @@ typedef struct tfb_plugin {
                            void (*emit)(void *user, double weight,
                                         const char *text),
                            void *user);
+    /* Version 2. The report's advice, listed once for all runs: calls emit
+     * once for each piece of advice for run r, in order of importance,
+     * with text that is the same on every run it applies to (none of this
+     * run's figures: the report writes it once, naming the runs, in every
+     * format). report_text then writes only the run's own figures behind
+     * it. NULL: none. Returns 0 or a negative TFB_E* code. */
+    int (*report_advice)(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
+                         void (*emit)(void *user, const char *advice),
+                         void *user);
 } tfb_plugin;
 
 /* Hands the built-in plugins (in tab order) to core; the command line

@@ -83,12 +83,109 @@ static int run_json(tfb_json *j, const tfb_report *rep,
     return 0;
 }
 
+static void run_names(tfb_json *j, const tfb_report *rep,
+                      const tfb_report_group *g)
+{
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < g->n_runs; i++)
+        tfb_json_str(j, rep->runs[g->runs[i]].name);
+    tfb_json_array_end(j);
+}
+
+/* "summary": the first screen (report_summary.h): a line per run, the
+ * findings ranked and the advice grouped across runs. */
+static void summary_json(tfb_json *j, const tfb_report *rep)
+{
+    const tfb_report_summary *sm = &rep->summary;
+    tfb_json_key(j, "summary");
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "runs");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < rep->n_runs; i++) {
+        const tfb_report_run *rr = &rep->runs[i];
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "run");
+        tfb_json_str(j, rr->name);
+        tfb_json_key(j, "steps");
+        if (rr->max_step == INT64_MIN)
+            tfb_json_null(j);
+        else
+            tfb_json_i64(j, rr->max_step);
+        tfb_json_key(j, "duration_s");
+        if (isnan(rr->first_wall) || isnan(rr->last_wall))
+            tfb_json_null(j);
+        else
+            tfb_json_double(j, rr->last_wall - rr->first_wall);
+        /* status: the label of its heaviest finding, or "ok". */
+        const tfb_report_group *top = tfb_report_run_finding(sm, i);
+        tfb_json_key(j, "status");
+        if (top)
+            tfb_json_strn(j, top->text, tfb_report_label_len(top->text));
+        else
+            tfb_json_str(j, "ok");
+        tfb_json_key(j, "labels");
+        tfb_json_array_begin(j);
+        for (size_t k = 0; k < sm->n_findings; k++)
+            if (tfb_report_group_has(&sm->findings[k], i))
+                tfb_json_strn(j, sm->findings[k].text,
+                              tfb_report_label_len(sm->findings[k].text));
+        tfb_json_array_end(j);
+        tfb_json_key(j, "finding");
+        tfb_json_str(j, top ? top->text : NULL);
+        tfb_json_key(j, "headline");
+        const tfb_report_scalar *h = tfb_report_headline(rr);
+        if (h) {
+            tfb_json_object_begin(j);
+            tfb_json_key(j, "tag");
+            tfb_json_str(j, h->tag);
+            tfb_json_key(j, "last");
+            tfb_json_double(j, h->last);
+            tfb_json_key(j, "step");
+            tfb_json_i64(j, h->last_step);
+            tfb_json_object_end(j);
+        } else {
+            tfb_json_null(j);
+        }
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_key(j, "findings");
+    tfb_json_array_begin(j);
+    for (size_t k = 0; k < sm->n_findings; k++) {
+        const tfb_report_group *g = &sm->findings[k];
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "label");
+        tfb_json_strn(j, g->text, tfb_report_label_len(g->text));
+        tfb_json_key(j, "text");
+        tfb_json_str(j, g->text);
+        tfb_json_key(j, "weight");
+        tfb_json_double(j, g->weight);
+        tfb_json_key(j, "runs");
+        run_names(j, rep, g);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_key(j, "advice");
+    tfb_json_array_begin(j);
+    for (size_t k = 0; k < sm->n_advice; k++) {
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "advice");
+        tfb_json_str(j, sm->advice[k].text);
+        tfb_json_key(j, "runs");
+        run_names(j, rep, &sm->advice[k]);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+}
+
 int tfb_report_json(tfb_json *j, const tfb_report *rep)
 {
     int rc = 0;
     tfb_json_object_begin(j);
     tfb_json_key(j, "logdir");
     tfb_json_str(j, rep->logdir);
+    summary_json(j, rep);
     tfb_json_key(j, "runs");
     tfb_json_array_begin(j);
     for (size_t i = 0; i < rep->n_runs && rc == 0; i++)

@@ -118,6 +118,17 @@ int tfb_report_build(tfb_report *rep, tfb_store *store,
     free(runs);
     if (run_regex)
         regfree(&re);
+    if (rc == 0) {
+        tfb_run **sel = rep->n_runs ? malloc(rep->n_runs * sizeof *sel) : NULL;
+        if (rep->n_runs && !sel)
+            rc = TFB_ENOMEM;
+        for (size_t i = 0; i < rep->n_runs && sel; i++)
+            sel[i] = rep->runs[i].run;
+        if (rc == 0)
+            rc = tfb_report_summarize(store, opts, sel, rep->n_runs,
+                                      &rep->summary);
+        free(sel);
+    }
     if (rc < 0) {
         snprintf(err, err_len, "%s", tfb_strerror(rc));
         tfb_report_free(rep);
@@ -134,5 +145,34 @@ void tfb_report_free(tfb_report *rep)
         free(rr->scalars);
     }
     free(rep->runs);
+    tfb_report_summary_free(&rep->summary);
     memset(rep, 0, sizeof *rep);
+}
+
+static int ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), m = strlen(end);
+    return n >= m && !strcmp(s + n - m, end);
+}
+
+const tfb_report_scalar *tfb_report_headline(const tfb_report_run *rr)
+{
+    static const char *const skip[] = {"pipeline/", "comm/", "grad_norm/",
+                                       "hparam/", "gpu/"};
+    const tfb_report_scalar *loss = NULL, *acc = NULL, *other = NULL;
+    for (size_t i = 0; i < rr->n_scalars; i++) {
+        const tfb_report_scalar *sc = &rr->scalars[i];
+        if (!strcmp(sc->tag, "loss"))
+            return sc;
+        if (!loss && ends_with(sc->tag, "loss"))
+            loss = sc;
+        if (!acc && !strcmp(sc->tag, "accuracy"))
+            acc = sc;
+        int skipped = 0;
+        for (size_t k = 0; k < sizeof skip / sizeof *skip; k++)
+            skipped |= !strncmp(sc->tag, skip[k], strlen(skip[k]));
+        if (!other && !skipped)
+            other = sc;
+    }
+    return loss ? loss : acc ? acc : other;
 }

@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/plugin.h"
 #include "core/store.h"
+#include "report/report_summary.h"
 
 typedef struct tfb_report_scalar {
     const char *tag;     /* owned by the store */
@@ -45,6 +46,9 @@ typedef struct tfb_report {
     tfb_report_run *runs;
     size_t n_runs;
     size_t total_alerts;
+    /* The first screen: findings and advice over these runs (indexes
+     * into runs). */
+    tfb_report_summary summary;
 } tfb_report;
 
 /* Builds the model for the store's runs selected by opts. Returns 0,
@@ -53,7 +57,13 @@ int tfb_report_build(tfb_report *rep, tfb_store *store,
                      const tfb_report_opts *opts, char *err, size_t err_len);
 void tfb_report_free(tfb_report *rep);
 
-/* The whole report as JSON: {"runs": [{"run", "steps", "first_wall_time",
+/* The scalar that stands for the run on its summary line: "loss" (or the
+ * first tag ending in "loss"), else "accuracy", else the first tag that is
+ * not a timing, gradient or hparam series; NULL when none. */
+const tfb_report_scalar *tfb_report_headline(const tfb_report_run *rr);
+
+/* The whole report as JSON: {"logdir", "summary": {...}, (report_json.c,
+ * server/API.md) "runs": [{"run", "steps", "first_wall_time",
  * "last_wall_time", "scalars": {tag: {"last","min","max","count"}}, and
  * each plugin's members ("alerts", "gradient_flags", "gpu", "pipeline")}]}.
  * Returns 0 or a plugin's error. */

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/vec.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
 
@@ -63,82 +62,81 @@ static void scalars_section(FILE *f, const tfb_report_run *rr, int md)
 
 /* ---- the first screen: a line per run, then the findings, ranked ------ */
 
-typedef struct finding {
-    size_t run;   /* index into rep->runs */
-    double weight;
-    char *text;   /* "label: detail" */
-} finding;
-
-typedef struct findings {
-    TFB_VEC(finding) list;
-    size_t run;
-    int err;
-} findings;
-
-static void collect(void *user, double weight, const char *text)
-{
-    findings *fs = user;
-    if (fs->err)
-        return;
-    char *t = strdup(text);
-    if (!t || tfb_vec_push(&fs->list, ((finding){fs->run, weight, t})) < 0) {
-        free(t);
-        fs->err = TFB_ENOMEM;
-        return;
-    }
-}
-
-/* Heaviest first; equal weights keep run order (stable by index). */
-static int cmp_finding(const void *a, const void *b)
-{
-    const finding *x = a, *y = b;
-    if (x->weight != y->weight)
-        return x->weight < y->weight ? 1 : -1;
-    return (x->run > y->run) - (x->run < y->run);
-}
-
-static size_t label_len(const char *t)
-{
-    const char *c = strchr(t, ':');
-    return c ? (size_t)(c - t) : strlen(t);
-}
-
 /* Findings past this many lines are left to the details. */
 #define SUMMARY_FINDINGS 12
 
-static int summary(FILE *f, const tfb_report *rep, int md)
+/* "loss 0.661" for the run's headline scalar, "" when it has none. */
+static void headline(char *out, size_t len, const tfb_report_run *rr)
 {
-    findings fs = {0};
-    size_t np;
-    const tfb_plugin *const *pl = tfb_plugins(&np);
-    for (size_t i = 0; i < rep->n_runs && !fs.err; i++) {
-        fs.run = i;
-        for (size_t k = 0; k < np && !fs.err; k++)
-            if (pl[k]->report_findings) {
-                int rc = pl[k]->report_findings(rep->store, rep->runs[i].run,
-                                                &rep->opts, collect, &fs);
-                if (rc < 0)
-                    fs.err = rc;
-            }
-    }
-    if (fs.err) {
-        for (size_t i = 0; i < fs.list.n; i++)
-            free(fs.list.v[i].text);
-        tfb_vec_free(&fs.list);
-        return fs.err;
-    }
-    if (fs.list.n > 1)
-        qsort(fs.list.v, fs.list.n, sizeof *fs.list.v, cmp_finding);
+    const tfb_report_scalar *h = tfb_report_headline(rr);
+    out[0] = 0;
+    if (!h)
+        return;
+    if (isnan(h->last))
+        snprintf(out, len, "NaN");
+    else if (isinf(h->last))
+        snprintf(out, len, "%s", h->last > 0 ? "Infinity" : "-Infinity");
+    else
+        snprintf(out, len, "%.4g", h->last);
+}
 
-    /* A line per run: its steps, its time and its findings' labels. */
-    fputs(md ? "\n## Summary\n\n| run | steps | duration | findings |\n"
-               "| --- | --- | --- | --- |\n"
+/* Writes the run's labels ("diverged, straggler"), or "ok"; returns the
+ * characters written. */
+static size_t put_labels(FILE *f, const tfb_report_summary *sm, size_t run)
+{
+    size_t w = 0;
+    for (size_t k = 0; k < sm->n_findings; k++)
+        if (tfb_report_group_has(&sm->findings[k], run)) {
+            const char *t = sm->findings[k].text;
+            if (w) {
+                fputs(", ", f);
+                w += 2;
+            }
+            size_t l = tfb_report_label_len(t);
+            fwrite(t, 1, l, f);
+            w += l;
+        }
+    if (!w) {
+        fputs("ok", f);
+        w = 2;
+    }
+    return w;
+}
+
+static size_t labels_width(const tfb_report_summary *sm, size_t run)
+{
+    size_t w = 0;
+    for (size_t k = 0; k < sm->n_findings; k++)
+        if (tfb_report_group_has(&sm->findings[k], run))
+            w += (w ? 2 : 0) + tfb_report_label_len(sm->findings[k].text);
+    return w ? w : 2;
+}
+
+static void put_runs(FILE *f, const tfb_report *rep, const tfb_report_group *g,
+                     int md)
+{
+    for (size_t j = 0; j < g->n_runs; j++) {
+        fputs(j ? ", " : "", f);
+        tfb_report_put_str(f, rep->runs[g->runs[j]].name, md);
+    }
+}
+
+static void summary(FILE *f, const tfb_report *rep, int md)
+{
+    const tfb_report_summary *sm = &rep->summary;
+    /* A line per run: its steps, its time, its status (the labels of its
+     * findings, or ok) and its headline scalar. */
+    fputs(md ? "\n## Summary\n\n| run | steps | duration | status | "
+               "headline |\n| --- | --- | --- | --- | --- |\n"
              : "\nsummary (details below):\n", f);
-    size_t namew = 8;
+    size_t namew = 8, statw = 2;
     for (size_t i = 0; i < rep->n_runs; i++) {
         size_t l = strlen(rep->runs[i].name);
         if (l > namew)
             namew = l < 40 ? l : 40;
+        l = labels_width(sm, i);
+        if (l > statw)
+            statw = l < 40 ? l : 40;
     }
     for (size_t i = 0; i < rep->n_runs; i++) {
         const tfb_report_run *rr = &rep->runs[i];
@@ -154,62 +152,75 @@ static int summary(FILE *f, const tfb_report *rep, int md)
         else
             snprintf(st, sizeof st, "%lld", (long long)rr->max_step);
         fprintf(f, md ? "%s | " : "%7s steps  ", st);
-        tfb_report_put_duration(f, rr->last_wall - rr->first_wall);
-        fputs(md ? " | " : "  ", f);
-        int any = 0;
-        for (size_t k = 0; k < fs.list.n; k++)
-            if (fs.list.v[k].run == i) {
-                fputs(any ? ", " : "", f);
-                const char *t = fs.list.v[k].text;
-                fwrite(t, 1, label_len(t), f);
-                any = 1;
+        char dur[32];
+        FILE *mf = fmemopen(dur, sizeof dur, "w");
+        if (mf) {
+            tfb_report_put_duration(mf, rr->last_wall - rr->first_wall);
+            fclose(mf);
+        } else {
+            snprintf(dur, sizeof dur, "?");
+        }
+        fprintf(f, md ? "%s | " : "%-10s ", dur);
+        size_t w = put_labels(f, sm, i);
+        char hv[32];
+        headline(hv, sizeof hv, rr);
+        const tfb_report_scalar *h = tfb_report_headline(rr);
+        if (md) {
+            fputs(" | ", f);
+            if (h) {
+                tfb_report_put_str(f, h->tag, 1);
+                fprintf(f, " %s", hv);
             }
-        fputs(any ? "" : "ok", f);
-        fputs(md ? " |\n" : "\n", f);
+            fputs(" |\n", f);
+            continue;
+        }
+        if (h) {
+            for (size_t k = w; k < statw + 2; k++)
+                fputc(' ', f);
+            tfb_report_put_str(f, h->tag, 0);
+            fprintf(f, " %s", hv);
+        }
+        fputc('\n', f);
     }
 
     /* The findings, ranked; the same text on several runs is one line that
      * names them all. */
     fputs(md ? "\n**Top findings**\n\n" : "\ntop findings:\n", f);
-    if (fs.list.n == 0)
+    if (sm->n_findings == 0)
         fputs(md ? "None: no run diverged, straggled or waited on input.\n"
                  : "  none: no run diverged, straggled or waited on input\n",
               f);
-    size_t shown = 0;
-    for (size_t k = 0; k < fs.list.n; k++) {
-        if (!fs.list.v[k].text)
-            continue; /* grouped into an earlier line */
-        if (shown == SUMMARY_FINDINGS) {
-            size_t rest = 0;
-            for (size_t j = k; j < fs.list.n; j++)
-                rest += fs.list.v[j].text != NULL;
+    for (size_t k = 0; k < sm->n_findings; k++) {
+        if (k == SUMMARY_FINDINGS) {
             fprintf(f, md ? "- and %zu more below.\n"
-                          : "  ... and %zu more below\n", rest);
+                          : "  ... and %zu more below\n",
+                    sm->n_findings - k);
             break;
         }
-        shown++;
-        fprintf(f, md ? "%zu. " : "  %zu. ", shown);
-        tfb_report_put_str(f, rep->runs[fs.list.v[k].run].name, md);
-        size_t also = 0;
-        for (size_t j = k + 1; j < fs.list.n; j++)
-            if (fs.list.v[j].text &&
-                !strcmp(fs.list.v[j].text, fs.list.v[k].text)) {
-                fputs(", ", f);
-                tfb_report_put_str(f, rep->runs[fs.list.v[j].run].name, md);
-                free(fs.list.v[j].text);
-                fs.list.v[j].text = NULL;
-                also++;
-            }
+        fprintf(f, md ? "%zu. " : "  %zu. ", k + 1);
+        put_runs(f, rep, &sm->findings[k], md);
         fputs(" - ", f);
-        tfb_report_put_str(f, fs.list.v[k].text, md);
+        tfb_report_put_str(f, sm->findings[k].text, md);
         fputc('\n', f);
-        (void)also;
     }
-    for (size_t i = 0; i < fs.list.n; i++)
-        free(fs.list.v[i].text);
-    tfb_vec_free(&fs.list);
     fputs(md ? "\n## Details\n" : "\ndetails:\n", f);
-    return 0;
+
+    /* Advice once, with the runs it is for; each run's section has its
+     * own figures. */
+    if (sm->n_advice == 0)
+        return;
+    fputs(md ? "\n### Advice\n\nEach piece of advice once, with the runs it "
+               "applies to (each run's figures are in its section).\n\n"
+             : "\nadvice (each once, with the runs it applies to; each run's "
+               "figures are in its section):\n",
+          f);
+    for (size_t k = 0; k < sm->n_advice; k++) {
+        fputs(md ? "- " : "  - ", f);
+        tfb_report_put_str(f, sm->advice[k].text, md);
+        fputs(md ? " — runs " : "\n    runs: ", f);
+        put_runs(f, rep, &sm->advice[k], md);
+        fputc('\n', f);
+    }
 }
 
 int tfb_report_text(FILE *f, const tfb_report *rep, int markdown)
@@ -230,9 +241,7 @@ int tfb_report_text(FILE *f, const tfb_report *rep, int markdown)
                 rep->n_runs == 1 ? "" : "s", rep->total_alerts,
                 rep->total_alerts == 1 ? "" : "s");
     }
-    int src = summary(f, rep, md);
-    if (src < 0)
-        return src;
+    summary(f, rep, md);
     for (size_t i = 0; i < rep->n_runs; i++) {
         const tfb_report_run *rr = &rep->runs[i];
         fputs(md ? "\n## Run " : "\nrun ", f);

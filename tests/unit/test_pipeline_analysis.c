@@ -249,6 +249,55 @@ static void test_recommendations(void **state)
     free(s);
 }
 
+typedef struct advs {
+    char title[8][64], advice[8][512], detail[8][256], sentence[8][512];
+    int n;
+} advs;
+
+static void collect_adv(void *user, const tfb_pipeline_advice *a)
+{
+    advs *r = user;
+    assert_true(r->n < 8);
+    snprintf(r->title[r->n], sizeof r->title[0], "%s", a->title);
+    snprintf(r->advice[r->n], sizeof r->advice[0], "%s", a->advice);
+    snprintf(r->detail[r->n], sizeof r->detail[0], "%s", a->detail);
+    snprintf(r->sentence[r->n], sizeof r->sentence[0], "%s", a->sentence);
+    r->n++;
+}
+
+/* The advice of two runs that need the same change has the same title and
+ * words (the report groups runs by them); only the detail quotes each run;
+ * the sentences are tfb_pipeline_recommend's. */
+static void test_advice_groups_across_runs(void **state)
+{
+    (void)state;
+    tfb_pipeline_step *s1 = gen(12, 9), *s2 = gen(40, 20);
+    tfb_pipeline_summary a, b;
+    assert_int_equal(tfb_pipeline_summarize(s1, N, NULL, &a), 0);
+    assert_int_equal(tfb_pipeline_summarize(s2, N, NULL, &b), 0);
+    advs x = {0}, y = {0};
+    tfb_pipeline_advise(&a, collect_adv, &x);
+    tfb_pipeline_advise(&b, collect_adv, &y);
+    recs r = {0};
+    tfb_pipeline_recommend(&a, collect_rec, &r);
+    assert_int_equal(x.n, r.n);
+    assert_int_equal(x.n, y.n);
+    for (int i = 0; i < x.n; i++) {
+        assert_string_equal(x.sentence[i], r.text[i]);
+        assert_string_equal(x.title[i], y.title[i]);
+        assert_string_equal(x.advice[i], y.advice[i]);
+        /* No figure of the run in the words shared across runs. */
+        assert_null(strpbrk(x.title[i], "0123456789"));
+        assert_null(strstr(x.advice[i], "ms"));
+    }
+    assert_string_equal(x.title[0], "Raise loader throughput");
+    assert_string_not_equal(x.detail[0], y.detail[0]);
+    assert_non_null(strstr(x.detail[0], "4x"));   /* 12 / (12 - 9) */
+    assert_non_null(strstr(y.detail[0], "2x"));   /* 40 / (40 - 20) */
+    free(s1);
+    free(s2);
+}
+
 static void test_summary_json(void **state)
 {
     (void)state;
@@ -291,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_intervals),
         cmocka_unit_test(test_trace_figures),
         cmocka_unit_test(test_recommendations),
+        cmocka_unit_test(test_advice_groups_across_runs),
         cmocka_unit_test(test_summary_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,9 +86,13 @@
     table(sec, ['ms', 'mean', 'stddev', 'min', 'p50', 'p90', 'p99', 'max'], rows);
     if (p.has_trace) add(sec, el('p', null, 'From the trace: other host time ' + pct(p.other_host_fraction) +
       ' of step time; ' + pct(p.gpu_idle_in_input_fraction) + ' of GPU idle time inside input waits.'));
-    if (p.recommendations && p.recommendations.length) {
+    // Each piece of advice is written out once, under Advice at the top;
+    // the run lists its titles with its own figures.
+    var adv = p.advice || [];
+    if (adv.length) {
+      add(sec, el('p', 'muted', 'Advice (written out once under Advice above), with this run\'s figures:'));
       var ul = add(sec, el('ul', 'recs'));
-      p.recommendations.forEach(function (r) { add(ul, el('li', null, r)); });
+      adv.forEach(function (a) { add(ul, el('li', null, a.title + (a.detail ? ': ' + a.detail : ''))); });
     }
     pipelineChart(sec, steps || []);
   }
@@ -187,9 +191,57 @@
   meta.textContent = 'Logdir ' + rep.logdir + ' \u2014 ' + rep.runs.length + ' run' +
     (rep.runs.length === 1 ? '' : 's') + ', ' + nAlerts + ' alert' + (nAlerts === 1 ? '' : 's');
   var main = document.getElementById('runs');
+  function statusClass(st) {
+    return st === 'ok' ? 'st-ok' : st === 'diverged' ? 'st-bad' : 'st-warn';
+  }
+  // The first screen, as in the text report: a line per run, the findings
+  // ranked (one line for the same finding on several runs), then the
+  // advice, each once with the runs it applies to.
+  function summarySection(sm) {
+    var sec = add(main, el('section', 'summary'));
+    sec.id = 'summary';
+    add(sec, el('h2', null, 'Summary'));
+    var t = add(sec, el('table', 'summary-runs'));
+    var tr = add(add(t, el('thead')), el('tr'));
+    ['run', 'steps', 'duration', 'status', 'headline'].forEach(function (h) { add(tr, el('th', null, h)); });
+    var tb = add(t, el('tbody'));
+    sm.runs.forEach(function (r, i) {
+      var row = add(tb, el('tr'));
+      var a = add(add(row, el('td')), el('a', null, r.run));
+      a.href = '#run-' + i;
+      add(row, el('td', null, r.steps === null ? '\u2013' : r.steps));
+      add(row, el('td', null, dur(r.duration_s)));
+      var st = add(row, el('td', 'status'));
+      (r.labels.length ? r.labels : ['ok']).forEach(function (l) {
+        add(st, el('span', 'badge ' + statusClass(l), l));
+      });
+      add(row, el('td', 'headline', r.headline ? r.headline.tag + ' ' + num(r.headline.last) : ''));
+    });
+    add(sec, el('h3', null, 'Top findings'));
+    if (!sm.findings.length) add(sec, el('p', 'muted', 'None: no run diverged, straggled or waited on input.'));
+    else {
+      var ol = add(sec, el('ol', 'findings'));
+      sm.findings.forEach(function (f) {
+        var li = add(ol, el('li', statusClass(f.label)));
+        add(li, el('strong', null, f.runs.join(', ')));
+        add(li, el('span', null, ' \u2014 ' + f.text));
+      });
+    }
+    if (sm.advice.length) {
+      add(sec, el('h3', null, 'Advice'));
+      add(sec, el('p', 'muted', 'Each piece of advice once, with the runs it applies to (each run\'s figures are in its section).'));
+      var ul = add(sec, el('ul', 'advice'));
+      sm.advice.forEach(function (a) {
+        var li = add(ul, el('li', null, a.advice + ' '));
+        add(li, el('span', 'muted', '\u2014 runs ' + a.runs.join(', ')));
+      });
+    }
+  }
+  if (rep.summary) summarySection(rep.summary);
   rep.runs.forEach(function (run, i) {
     var extra = data.charts[i] || {};
     var sec = add(main, el('section', 'run'));
+    sec.id = 'run-' + i;
     add(sec, el('h2', null, 'Run ' + run.run));
     add(sec, el('p', 'muted', 'last step ' + (run.steps === null ? '\u2013' : run.steps) + ' \u00b7 duration ' +
       dur(run.duration_s) + ' \u00b7 ' + when(run.first_wall_time) + ' to ' + when(run.last_wall_time)));

@@ -44,13 +44,21 @@ static int route_steps(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
-static void emit_line(void *user, const char *text)
+/* The run's line of one piece of advice: its title and this run's
+ * figures; the advice itself is written once for all runs by the report
+ * (report_advice). */
+static void emit_line(void *user, const tfb_pipeline_advice *a)
 {
     FILE **ctx = user;
     FILE *f = ctx[0];
     int markdown = ctx[1] != NULL;
     fputs(markdown ? "- " : "    - ", f);
-    tfb_report_put_str(f, text, 0); /* our own sentences: no markup in them */
+    /* our own words: no markup in them */
+    tfb_report_put_str(f, a->title, 0);
+    if (a->detail[0]) {
+        fputs(": ", f);
+        tfb_report_put_str(f, a->detail, 0);
+    }
     fputc('\n', f);
 }
 
@@ -116,9 +124,11 @@ static void pipeline_text(FILE *f, const tfb_pipeline_summary *p, int md)
                 100.0 * p->trace.other_host_fraction,
                 100.0 * p->trace.gpu_idle_in_input_fraction);
     }
-    fputs(md ? "\nRecommendations:\n\n" : "    recommendations:\n", f);
+    fputs(md ? "\nAdvice (each written out once under \"Advice\" above):\n\n"
+             : "    advice (each written out once under \"advice\" above):\n",
+          f);
     FILE *ctx[2] = {f, md ? f : NULL};
-    tfb_pipeline_recommend(p, emit_line, ctx);
+    tfb_pipeline_advise(p, emit_line, ctx);
 }
 
 static int report_text(FILE *f, tfb_store *s, tfb_run *r,
@@ -152,6 +162,30 @@ static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
              100.0 * p.saving_fraction, p.mean_input_ms, p.mean_step_ms);
     double wgt = 50.0 + 50.0 * (p.saving_fraction > 1 ? 1 : p.saving_fraction);
     emit(user, wgt, line);
+    return 0;
+}
+
+typedef struct advice_sink {
+    void (*emit)(void *user, const char *advice);
+    void *user;
+} advice_sink;
+
+static void emit_advice(void *user, const tfb_pipeline_advice *a)
+{
+    advice_sink *k = user;
+    k->emit(k->user, a->advice);
+}
+
+static int report_advice(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
+                         void (*emit)(void *, const char *), void *user)
+{
+    (void)o;
+    tfb_pipeline_summary p;
+    int rc = tfb_pipeline_analyze_run(s, r, &p);
+    if (rc < 0)
+        return rc;
+    advice_sink k = {emit, user};
+    tfb_pipeline_advise(&p, emit_advice, &k);
     return 0;
 }
 
@@ -193,4 +227,5 @@ const tfb_plugin tfb_plugin_pipeline = {
     .report_text = report_text,
     .report_json = report_json,
     .report_findings = report_findings,
+    .report_advice = report_advice,
 };

@@ -481,7 +481,64 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
     return rc;
 }
 
-/* A straggler, on its own run. */
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median over the ranks other than `skip` of a figure picked by `which`
+ * (0: compute p50, 1: input mean), leaving out NaN; NaN when none. */
+static double others_median(const tfb_ranks_result *res, size_t skip,
+                            int which)
+{
+    double *v = malloc(res->n_ranks * sizeof *v);
+    if (!v)
+        return NAN;
+    size_t n = 0;
+    for (size_t i = 0; i < res->n_ranks; i++) {
+        double x = which ? res->ranks[i].input_ms.mean
+                         : res->ranks[i].compute_ms.p50;
+        if (i != skip && !isnan(x))
+            v[n++] = x;
+    }
+    qsort(v, n, sizeof *v, cmp_dbl);
+    double m = n == 0 ? NAN
+               : n % 2 ? v[n / 2]
+                       : (v[n / 2 - 1] + v[n / 2]) / 2;
+    free(v);
+    return m;
+}
+
+/* What the straggler's extra own time is made of, against the median of
+ * the other ranks: its compute (a slower device, a bigger shard) or its
+ * input (its own loader). A rank slow because of its compute gets its
+ * batches in time; that is why it is only the straggler. "" when the job
+ * logs no compute or input figures. */
+static void straggler_cause(const tfb_ranks_result *res, size_t k, char *out,
+                            size_t len)
+{
+    const tfb_ranks_rank *rr = &res->ranks[k];
+    double c = rr->compute_ms.p50, co = others_median(res, k, 0);
+    double in = rr->input_ms.mean, io = others_median(res, k, 1);
+    out[0] = 0;
+    if (isnan(c) || isnan(co) || isnan(in) || isnan(io))
+        return;
+    if (in - io > c - co)
+        snprintf(out, len,
+                 "; slow in its input (wait %.3g ms a step against %.3g ms "
+                 "on the other ranks), not its compute (%.3g ms against "
+                 "%.3g ms)",
+                 in, io, c, co);
+    else
+        snprintf(out, len,
+                 "; slow in its compute (%.3g ms a step against %.3g ms on "
+                 "the other ranks), not its input (wait %.3g ms against "
+                 "%.3g ms)",
+                 c, co, in, io);
+}
+
+/* A straggler, on its own run, with what makes it slow. */
 static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
                            void (*emit)(void *, double, const char *),
                            void *user)
@@ -497,10 +554,11 @@ static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
     for (size_t k = 0; rc == 0 && res && k < res->n_stragglers; k++) {
         if (res->ranks[res->stragglers[k]].rank != c.self->rank)
             continue;
-        char sentence[256], line[384];
+        char sentence[256], cause[192], line[576];
         tfb_ranks_straggler_sentence(res, k, sentence, sizeof sentence);
-        snprintf(line, sizeof line, "straggler: %s (job %.*s)", sentence,
-                 (int)(c.job->name_len > 64 ? 64 : c.job->name_len),
+        straggler_cause(res, res->stragglers[k], cause, sizeof cause);
+        snprintf(line, sizeof line, "straggler: %s%s (job %.*s)", sentence,
+                 cause, (int)(c.job->name_len > 64 ? 64 : c.job->name_len),
                  c.job->name);
         emit(user, 90.0, line);
     }
