@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/natural.h"
 #include "plugins/health/health_analysis.h"
 
 static int scalar_facts(tfb_series *s, tfb_report_scalar *out)
@@ -78,6 +79,12 @@ static int run_facts(tfb_report_run *rr, tfb_store *store, tfb_run *run,
     return 0;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    const tfb_report_run *x = a, *y = b;
+    return tfb_natural_cmp(x->name, y->name);
+}
+
 int tfb_report_build(tfb_report *rep, tfb_store *store,
                      const tfb_report_opts *opts, char *err, size_t err_len)
 {
@@ -118,6 +125,10 @@ int tfb_report_build(tfb_report *rep, tfb_store *store,
     free(runs);
     if (run_regex)
         regfree(&re);
+    /* Runs in natural order of their names, as the sidebar lists them
+     * (ranks 0, 1, 2, 3, a sweep by value), not in the order they began. */
+    if (rc == 0 && rep->n_runs > 1)
+        qsort(rep->runs, rep->n_runs, sizeof *rep->runs, by_name);
     if (rc == 0) {
         tfb_run **sel = rep->n_runs ? malloc(rep->n_runs * sizeof *sel) : NULL;
         if (rep->n_runs && !sel)
