@@ -482,8 +482,9 @@ static int writer_error(tfb_writer *w)
     return 0;
 }
 
-int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
-              int height, int width, int channels, int64_t step)
+static int log_pixels(tfb_writer *w, const char *tag, const uint8_t *pixels,
+                      int height, int width, int channels, int64_t step,
+                      const double *wall_time)
 {
     if (!w || !tag || !*tag || !pixels || height <= 0 || width <= 0 ||
         (channels != 1 && channels != 3 && channels != 4))
@@ -521,7 +522,7 @@ int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
     }
     j->next = NULL;
     j->step = step;
-    j->wall = tfb_now_wall();
+    j->wall = wall_time ? *wall_time : tfb_now_wall();
     j->height = height;
     j->width = width;
     j->channels = channels;
@@ -544,6 +545,20 @@ int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
     pthread_mutex_unlock(&md->mu);
     job_free_list(unused); /* only when images of a new size displace it */
     return 0;
+}
+
+int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
+              int height, int width, int channels, int64_t step)
+{
+    return log_pixels(w, tag, pixels, height, width, channels, step, NULL);
+}
+
+int tfb_image_at(tfb_writer *w, const char *tag, const uint8_t *pixels,
+                 int height, int width, int channels, int64_t step,
+                 double wall_time)
+{
+    return log_pixels(w, tag, pixels, height, width, channels, step,
+                      &wall_time);
 }
 
 int tfb_media_pool_stats(tfb_writer *w, tfb_media_pool_info *out)
@@ -641,8 +656,8 @@ static int image_size(const uint8_t *p, size_t n, uint32_t *w, uint32_t *h)
     return -1;
 }
 
-int tfb_image_encoded(tfb_writer *w, const char *tag, const void *bytes,
-                      size_t len, int64_t step)
+static int log_encoded(tfb_writer *w, const char *tag, const void *bytes,
+                       size_t len, int64_t step, double wall)
 {
     if (!w || !tag || !*tag || !bytes)
         return TFB_EINVAL;
@@ -660,6 +675,18 @@ int tfb_image_encoded(tfb_writer *w, const char *tag, const void *bytes,
      * order, but waiting for the encoder is what the caller must not do:
      * records of different calls may reach the file in another order
      * than the calls (readers order by step, not by place in the file). */
-    return log_image(w, tfb_now_wall(), step, tag, strlen(tag), (int)width,
+    return log_image(w, wall, step, tag, strlen(tag), (int)width,
                      (int)height, bytes, len);
+}
+
+int tfb_image_encoded(tfb_writer *w, const char *tag, const void *bytes,
+                      size_t len, int64_t step)
+{
+    return log_encoded(w, tag, bytes, len, step, tfb_now_wall());
+}
+
+int tfb_image_encoded_at(tfb_writer *w, const char *tag, const void *bytes,
+                         size_t len, int64_t step, double wall_time)
+{
+    return log_encoded(w, tag, bytes, len, step, wall_time);
 }
