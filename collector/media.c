@@ -88,13 +88,16 @@ static img_job *job_alloc(size_t need)
 {
     size_t total = sizeof(img_job) + need;
     img_job *j;
+    /* Rounded first, so that job_free tells the two kinds apart by the
+     * same test (MAP_MIN is a multiple of both roundings). */
+    if (total < MAP_MIN)
+        total = (total + 63) & ~(size_t)63;
     if (total >= MAP_MIN) {
         total = (total + PAGE - 1) & ~(PAGE - 1);
         void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         j = m == MAP_FAILED ? NULL : m;
     } else {
-        total = (total + 63) & ~(size_t)63;
         j = malloc(total);
     }
     if (j)

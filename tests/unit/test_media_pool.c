@@ -5,7 +5,8 @@
  * through reused buffers, decode (libpng) to exactly the pixels logged;
  * the pool and the queue together stay within TFB_IMAGE_QUEUE_BYTES when
  * images far bigger than the pool change size, and a refused image is
- * counted as it was before the pool.
+ * counted as it was before the pool; buffers either side of the
+ * malloc/mmap threshold are freed as they were allocated.
  */
 #include <png.h>
 #include <pthread.h>
@@ -263,12 +264,39 @@ static void bound_with_big_images(void **state)
     free(dir);
 }
 
+/* Buffers on both sides of the size where jobs change from malloc to
+ * mmap (64 KiB with the job's header): each one is freed the way it was
+ * allocated (under ASan a mismatch shows as a leak or a bad free). Many
+ * sizes also cycle the pool's classes. */
+static void sizes_around_map_threshold(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    tfb_writer *w;
+    assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
+    uint8_t *px = calloc(65535, 1);
+    for (int wd = 65300; wd <= 65535; wd++) {
+        assert_int_equal(tfb_image(w, "b", px, 1, wd, 1, wd), 0);
+        if (wd % 8 == 0)
+            assert_int_equal(tfb_flush(w), 0);
+    }
+    assert_int_equal(tfb_flush(w), 0);
+    tfb_media_pool_info in = pool_info(w);
+    assert_int_equal(in.fresh + in.reused, 65535 - 65300 + 1);
+    assert_true(in.reused > 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+    free(px);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(second_burst_reuses),
         cmocka_unit_test(threads_sizes_decode),
         cmocka_unit_test(bound_with_big_images),
+        cmocka_unit_test(sizes_around_map_threshold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
