@@ -277,6 +277,9 @@ def test_walltime_everywhere(pb, tmp_path):
         w.add_image("now", np.zeros((3, 4, 4)), 8)
         with pytest.raises(TypeError, match="walltime"):
             w.add_text("bad", "x", 0, walltime="yesterday")
+        # Still unsupported: raises, naming the argument.
+        with pytest.raises(NotImplementedError, match="max_bins"):
+            w.add_histogram("bad", np.ones(3), 0, walltime=1.0, max_bins=8)
     got = wall_times(pb, str(tmp_path))
     assert got["img"] == (1, 1600000000.25)
     assert got["imgs"] == (2, 1600000100.0)
