@@ -3,12 +3,29 @@
  * thread) and tfb_image_encoded, written in TensorFlow 2's image format
  * (see tfboard.h, "Images").
  *
- * The caller's cost is one malloc and one copy of the pixels into a job;
- * a background thread per writer (started at the first image, stopped by
+ * The caller's cost is one copy of the pixels into a job buffer; a
+ * background thread per writer (started at the first image, stopped by
  * the writer's close hook) encodes the PNG with libpng and enqueues the
  * record with tfb_writer_log_event. The jobs wait in a FIFO bounded by
  * TFB_IMAGE_QUEUE_BYTES: past it an image is refused at once
  * (TFB_EDROPPED), so a training loop never waits on encoding.
+ *
+ * Buffer pool. A fresh 192 KB buffer costs the caller more than the copy
+ * itself (the kernel zeroes and maps its pages; a burst of images far
+ * ahead of the encoder paid that on every call). So the encoder does not
+ * free a job it has encoded: it puts the buffer in the writer's pool, and
+ * the next tfb_image of a similar size takes it back, warm. The pool and
+ * the queue together stay within TFB_IMAGE_QUEUE_BYTES (the pool gives way
+ * first), so a writer never holds more image memory than the queue limit
+ * allowed before; the pool is freed at close.
+ *
+ * Thread-safety: the queue, the pool and their byte counts are shared by
+ * the caller threads (any number, tfb_image is thread-safe on one writer)
+ * and the encoder thread, and are only touched under tfb_media.mu. A job
+ * belongs to exactly one place at a time: the pool, the queue, the
+ * encoder, or the one caller that took it (filled outside the lock). The
+ * buffers freed to keep within the bound are unlinked under the lock and
+ * unmapped after it is released.
  */
 #include <png.h>
 #include <pthread.h>
@@ -17,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/media_internal.h"
 #include "collector/pb.h"
 #include "tfboard.h"
 #include "collector/writer_internal.h"
@@ -32,17 +50,27 @@ typedef struct img_job {
     uint8_t data[];  /* tag (NUL-terminated), then the pixels */
 } img_job;
 
+/* The pool keeps buffers by capacity, a few capacities at once (a program
+ * logs images of a handful of sizes); a class holds buffers of one cap,
+ * last returned first (the warmest). */
+#define POOL_CLASSES 4
+typedef struct pool_class {
+    size_t cap;    /* of every buffer in it */
+    img_job *head; /* LIFO */
+    uint64_t used; /* tick of its last take or put: the least recently
+                    * used class gives way first */
+} pool_class;
+
 struct tfb_media {
     tfb_writer *w;
-    pthread_mutex_t mu;
+    pthread_mutex_t mu; /* guards everything below (see the top) */
     pthread_cond_t cv_work, cv_idle;
     img_job *head, *tail;
-    size_t queued_bytes;
-    /* Jobs done, kept for the next calls: a fresh 200 KB block would be
-     * mmap'ed and page-faulted on every call, which costs the caller more
-     * than the copy itself. */
-    img_job *spare[4];
-    int n_spare;
+    size_t queued_bytes; /* pixel bytes in the queue and being encoded */
+    pool_class pool[POOL_CLASSES];
+    size_t pool_bytes;   /* sum of the caps of the pooled buffers */
+    uint64_t tick;
+    uint64_t fresh, reused; /* buffers allocated / taken from the pool */
     int busy;  /* the thread holds a job being encoded */
     int stop;
     pthread_t thread;
@@ -50,14 +78,22 @@ struct tfb_media {
 
 /* A job's memory. Large jobs are mapped with MAP_POPULATE: the kernel
  * fills the pages in one go instead of faulting them in one by one while
- * the caller copies (half the caller's cost for a fresh 192 KB job). */
+ * the caller copies (half the caller's cost for a fresh 192 KB job). Caps
+ * are rounded (pages for mapped jobs) so images of one size whose tags
+ * differ a little share a pool class. */
 #define MAP_MIN ((size_t)64 << 10)
+#define PAGE ((size_t)4096)
 
 static img_job *job_alloc(size_t need)
 {
     size_t total = sizeof(img_job) + need;
     img_job *j;
+    /* Rounded first, so that job_free tells the two kinds apart by the
+     * same test (MAP_MIN is a multiple of both roundings). */
+    if (total < MAP_MIN)
+        total = (total + 63) & ~(size_t)63;
     if (total >= MAP_MIN) {
+        total = (total + PAGE - 1) & ~(PAGE - 1);
         void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         j = m == MAP_FAILED ? NULL : m;
@@ -65,7 +101,7 @@ static img_job *job_alloc(size_t need)
         j = malloc(total);
     }
     if (j)
-        j->cap = need;
+        j->cap = total - sizeof(img_job);
     return j;
 }
 
@@ -78,6 +114,104 @@ static void job_free(img_job *j)
         munmap(j, total);
     else
         free(j);
+}
+
+static void job_free_list(img_job *j)
+{
+    while (j) {
+        img_job *next = j->next;
+        job_free(j);
+        j = next;
+    }
+}
+
+/* ---- the pool (every function here: md->mu held) ---- */
+
+/* A pooled buffer for `need` bytes, or NULL: the smallest class that
+ * holds it without wasting more than a quarter (and a page). */
+static img_job *pool_take(struct tfb_media *md, size_t need)
+{
+    pool_class *best = NULL;
+    for (int i = 0; i < POOL_CLASSES; i++) {
+        pool_class *c = &md->pool[i];
+        if (c->head && c->cap >= need && c->cap - need <= need / 4 + PAGE &&
+            (!best || c->cap < best->cap))
+            best = c;
+    }
+    if (!best)
+        return NULL;
+    img_job *j = best->head;
+    best->head = j->next;
+    best->used = ++md->tick;
+    md->pool_bytes -= j->cap;
+    md->reused++;
+    return j;
+}
+
+/* Unlinks one buffer of the least recently used non-empty class onto
+ * *out; 0 when the pool is empty. */
+static int pool_evict_one(struct tfb_media *md, img_job **out)
+{
+    pool_class *lru = NULL;
+    for (int i = 0; i < POOL_CLASSES; i++) {
+        pool_class *c = &md->pool[i];
+        if (c->head && (!lru || c->used < lru->used))
+            lru = c;
+    }
+    if (!lru)
+        return 0;
+    img_job *j = lru->head;
+    lru->head = j->next;
+    md->pool_bytes -= j->cap;
+    j->next = *out;
+    *out = j;
+    return 1;
+}
+
+/* Gives way until the pool and the queue fit in TFB_IMAGE_QUEUE_BYTES
+ * together; what is unlinked goes onto *out, to be freed unlocked. */
+static void pool_shrink(struct tfb_media *md, img_job **out)
+{
+    while (md->pool_bytes + md->queued_bytes > TFB_IMAGE_QUEUE_BYTES &&
+           pool_evict_one(md, out))
+        ;
+}
+
+/* Keeps an encoded job's buffer, or puts it on *out when it does not fit
+ * the bound (or a class of its cap cannot be had: then the least recently
+ * used class is emptied for it). */
+static void pool_put(struct tfb_media *md, img_job *j, img_job **out)
+{
+    if (md->pool_bytes + md->queued_bytes + j->cap > TFB_IMAGE_QUEUE_BYTES) {
+        j->next = *out;
+        *out = j;
+        return;
+    }
+    pool_class *slot = NULL;
+    for (int i = 0; i < POOL_CLASSES && !slot; i++)
+        if (md->pool[i].cap == j->cap)
+            slot = &md->pool[i];
+    for (int i = 0; i < POOL_CLASSES && !slot; i++)
+        if (!md->pool[i].head)
+            slot = &md->pool[i];
+    if (!slot) {
+        slot = &md->pool[0];
+        for (int i = 1; i < POOL_CLASSES; i++)
+            if (md->pool[i].used < slot->used)
+                slot = &md->pool[i];
+        while (slot->head) {
+            img_job *o = slot->head;
+            slot->head = o->next;
+            md->pool_bytes -= o->cap;
+            o->next = *out;
+            *out = o;
+        }
+    }
+    slot->cap = j->cap;
+    j->next = slot->head;
+    slot->head = j;
+    slot->used = ++md->tick;
+    md->pool_bytes += j->cap;
 }
 
 /* Creation of a writer's media state: rare, so one lock for all writers. */
@@ -248,12 +382,15 @@ static void *media_thread(void *arg)
         pthread_mutex_lock(&md->mu);
         md->queued_bytes -= j->bytes;
         md->busy = 0;
-        if (md->n_spare < 4)
-            md->spare[md->n_spare++] = j;
-        else
-            job_free(j);
+        img_job *unused = NULL;
+        pool_put(md, j, &unused);
         if (!md->head)
             pthread_cond_broadcast(&md->cv_idle);
+        if (unused) {
+            pthread_mutex_unlock(&md->mu);
+            job_free_list(unused);
+            pthread_mutex_lock(&md->mu);
+        }
     }
     pthread_mutex_unlock(&md->mu);
     return NULL;
@@ -289,8 +426,8 @@ static void media_on_close(tfb_writer *w)
     pthread_cond_signal(&md->cv_work);
     pthread_mutex_unlock(&md->mu);
     pthread_join(md->thread, NULL);
-    for (int i = 0; i < md->n_spare; i++)
-        job_free(md->spare[i]);
+    for (int i = 0; i < POOL_CLASSES; i++)
+        job_free_list(md->pool[i].head);
     pthread_mutex_destroy(&md->mu);
     pthread_cond_destroy(&md->cv_work);
     pthread_cond_destroy(&md->cv_idle);
@@ -348,8 +485,9 @@ static int writer_error(tfb_writer *w)
     return 0;
 }
 
-int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
-              int height, int width, int channels, int64_t step)
+static int log_pixels(tfb_writer *w, const char *tag, const uint8_t *pixels,
+                      int height, int width, int channels, int64_t step,
+                      const double *wall_time)
 {
     if (!w || !tag || !*tag || !pixels || height <= 0 || width <= 0 ||
         (channels != 1 && channels != 3 && channels != 4))
@@ -372,25 +510,22 @@ int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
     pthread_mutex_lock(&md->mu);
     int full = (md->head || md->busy) &&
                md->queued_bytes + bytes > TFB_IMAGE_QUEUE_BYTES;
-    for (int i = md->n_spare; !full && i-- > 0;)
-        if (md->spare[i]->cap >= need) {
-            j = md->spare[i];
-            md->spare[i] = md->spare[--md->n_spare];
-            break;
-        }
+    if (!full)
+        j = pool_take(md, need);
     pthread_mutex_unlock(&md->mu);
     if (full) {
         tfb_writer_count_dropped(w);
         return TFB_EDROPPED;
     }
-    if (!j) {
+    int fresh = !j;
+    if (fresh) {
         j = job_alloc(need);
         if (!j)
             return TFB_ENOMEM;
     }
     j->next = NULL;
     j->step = step;
-    j->wall = tfb_now_wall();
+    j->wall = wall_time ? *wall_time : tfb_now_wall();
     j->height = height;
     j->width = width;
     j->channels = channels;
@@ -406,7 +541,46 @@ int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
         md->head = j;
     md->tail = j;
     md->queued_bytes += bytes;
+    md->fresh += (uint64_t)fresh;
+    img_job *unused = NULL;
+    pool_shrink(md, &unused);
     pthread_cond_signal(&md->cv_work);
+    pthread_mutex_unlock(&md->mu);
+    job_free_list(unused); /* only when images of a new size displace it */
+    return 0;
+}
+
+int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
+              int height, int width, int channels, int64_t step)
+{
+    return log_pixels(w, tag, pixels, height, width, channels, step, NULL);
+}
+
+int tfb_image_at(tfb_writer *w, const char *tag, const uint8_t *pixels,
+                 int height, int width, int channels, int64_t step,
+                 double wall_time)
+{
+    return log_pixels(w, tag, pixels, height, width, channels, step,
+                      &wall_time);
+}
+
+int tfb_media_pool_stats(tfb_writer *w, tfb_media_pool_info *out)
+{
+    if (!w || !out)
+        return TFB_EINVAL;
+    struct tfb_media *md = __atomic_load_n(tfb_writer_media_slot(w),
+                                           __ATOMIC_ACQUIRE);
+    memset(out, 0, sizeof *out);
+    if (!md)
+        return 0;
+    pthread_mutex_lock(&md->mu);
+    out->fresh = md->fresh;
+    out->reused = md->reused;
+    out->pool_bytes = md->pool_bytes;
+    out->queued_bytes = md->queued_bytes;
+    for (int i = 0; i < POOL_CLASSES; i++)
+        for (img_job *j = md->pool[i].head; j; j = j->next)
+            out->pooled++;
     pthread_mutex_unlock(&md->mu);
     return 0;
 }
@@ -485,8 +659,8 @@ static int image_size(const uint8_t *p, size_t n, uint32_t *w, uint32_t *h)
     return -1;
 }
 
-int tfb_image_encoded(tfb_writer *w, const char *tag, const void *bytes,
-                      size_t len, int64_t step)
+static int log_encoded(tfb_writer *w, const char *tag, const void *bytes,
+                       size_t len, int64_t step, double wall)
 {
     if (!w || !tag || !*tag || !bytes)
         return TFB_EINVAL;
@@ -504,6 +678,18 @@ int tfb_image_encoded(tfb_writer *w, const char *tag, const void *bytes,
      * order, but waiting for the encoder is what the caller must not do:
      * records of different calls may reach the file in another order
      * than the calls (readers order by step, not by place in the file). */
-    return log_image(w, tfb_now_wall(), step, tag, strlen(tag), (int)width,
+    return log_image(w, wall, step, tag, strlen(tag), (int)width,
                      (int)height, bytes, len);
+}
+
+int tfb_image_encoded(tfb_writer *w, const char *tag, const void *bytes,
+                      size_t len, int64_t step)
+{
+    return log_encoded(w, tag, bytes, len, step, tfb_now_wall());
+}
+
+int tfb_image_encoded_at(tfb_writer *w, const char *tag, const void *bytes,
+                         size_t len, int64_t step, double wall_time)
+{
+    return log_encoded(w, tag, bytes, len, step, wall_time);
 }

@@ -64,7 +64,7 @@ static uint8_t *pr_event(double wall, int64_t step, const char *tag,
 
 /* From the per-bucket weights of positives and negatives: the six rows. */
 static int write_curve(tfb_writer *w, const char *tag, int k, double *tp_b,
-                       double *fp_b, int64_t step)
+                       double *fp_b, int64_t step, double wall)
 {
     float *rows = malloc((size_t)6 * (size_t)k * sizeof *rows);
     if (!rows)
@@ -88,8 +88,7 @@ static int write_curve(tfb_writer *w, const char *tag, int k, double *tp_b,
         rows[5 * k + i] = (float)(t / fmax(1e-7, t + fn));
     }
     size_t n;
-    uint8_t *ev = pr_event(tfb_now_wall(), step, tag, strlen(tag), rows, k,
-                           &n);
+    uint8_t *ev = pr_event(wall, step, tag, strlen(tag), rows, k, &n);
     free(rows);
     if (!ev)
         return TFB_ENOMEM;
@@ -110,9 +109,11 @@ static int check_args(tfb_writer *w, const char *tag, const void *labels,
     return 0;
 }
 
-int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
-                 const float *predictions, size_t n, int num_thresholds,
-                 int64_t step)
+/* Each pair counts its weight (1 without weights) in the bucket of its
+ * prediction: TP weight for a positive label, FP weight for a negative. */
+static int curve_f32(tfb_writer *w, const char *tag, const float *labels,
+                     const float *predictions, const double *weights,
+                     size_t n, int num_thresholds, int64_t step, double wall)
 {
     int k = num_thresholds;
     int rc = check_args(w, tag, labels, predictions, n, &k);
@@ -126,17 +127,18 @@ int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
         float b = floorf(predictions[i] * scale);
         if (!(b >= 0 && b <= scale))
             continue;
+        double wt = weights ? weights[i] : 1.0;
         if (labels[i] != 0)
-            tp_b[(int)b] += 1;
+            tp_b[(int)b] += wt;
         else
-            fp_b[(int)b] += 1;
+            fp_b[(int)b] += wt;
     }
-    return write_curve(w, tag, k, tp_b, fp_b, step);
+    return write_curve(w, tag, k, tp_b, fp_b, step, wall);
 }
 
-int tfb_pr_curve_f64(tfb_writer *w, const char *tag, const double *labels,
-                     const double *predictions, size_t n, int num_thresholds,
-                     int64_t step)
+static int curve_f64(tfb_writer *w, const char *tag, const double *labels,
+                     const double *predictions, const double *weights,
+                     size_t n, int num_thresholds, int64_t step, double wall)
 {
     int k = num_thresholds;
     int rc = check_args(w, tag, labels, predictions, n, &k);
@@ -148,10 +150,45 @@ int tfb_pr_curve_f64(tfb_writer *w, const char *tag, const double *labels,
         double b = floor(predictions[i] * scale);
         if (!(b >= 0 && b <= scale))
             continue;
+        double wt = weights ? weights[i] : 1.0;
         if (labels[i] != 0)
-            tp_b[(int)b] += 1;
+            tp_b[(int)b] += wt;
         else
-            fp_b[(int)b] += 1;
+            fp_b[(int)b] += wt;
     }
-    return write_curve(w, tag, k, tp_b, fp_b, step);
+    return write_curve(w, tag, k, tp_b, fp_b, step, wall);
+}
+
+int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
+                 const float *predictions, size_t n, int num_thresholds,
+                 int64_t step)
+{
+    return curve_f32(w, tag, labels, predictions, NULL, n, num_thresholds,
+                     step, tfb_now_wall());
+}
+
+int tfb_pr_curve_f64(tfb_writer *w, const char *tag, const double *labels,
+                     const double *predictions, size_t n, int num_thresholds,
+                     int64_t step)
+{
+    return curve_f64(w, tag, labels, predictions, NULL, n, num_thresholds,
+                     step, tfb_now_wall());
+}
+
+int tfb_pr_curve_at(tfb_writer *w, const char *tag, const float *labels,
+                    const float *predictions, const double *weights,
+                    size_t n, int num_thresholds, int64_t step,
+                    double wall_time)
+{
+    return curve_f32(w, tag, labels, predictions, weights, n, num_thresholds,
+                     step, wall_time);
+}
+
+int tfb_pr_curve_f64_at(tfb_writer *w, const char *tag, const double *labels,
+                        const double *predictions, const double *weights,
+                        size_t n, int num_thresholds, int64_t step,
+                        double wall_time)
+{
+    return curve_f64(w, tag, labels, predictions, weights, n, num_thresholds,
+                     step, wall_time);
 }

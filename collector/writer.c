@@ -767,9 +767,8 @@ int tfb_scalar(tfb_writer *w, const char *tag, double value, int64_t step)
 }
 
 static int log_histo(tfb_writer *w, const char *tag, tfb_histo *h,
-                     int64_t step)
+                     int64_t step, double wall)
 {
-    double wall = now_wall();
     tfb_ev_value v = {.kind = TFB_EV_HISTO,
                       .tag = tag,
                       .tag_len = strlen(tag),
@@ -786,20 +785,20 @@ static int log_histo(tfb_writer *w, const char *tag, tfb_histo *h,
     return rc;
 }
 
-int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
-                  size_t n, int64_t step)
+int tfb_histogram_at(tfb_writer *w, const char *tag, const float *values,
+                     size_t n, int64_t step, double wall_time)
 {
     if (!w || !tag || (!values && n))
         return TFB_EINVAL;
     if (inherited(w))
-        return TFB_EFORKED; /* before the histogram is built */
+        return TFB_EFORKED;
     tfb_histo h;
     int rc = tfb_histo_build_f32(&h, values, n);
-    return rc ? rc : log_histo(w, tag, &h, step);
+    return rc ? rc : log_histo(w, tag, &h, step, wall_time);
 }
 
-int tfb_histogram_f64(tfb_writer *w, const char *tag, const double *values,
-                      size_t n, int64_t step)
+int tfb_histogram_f64_at(tfb_writer *w, const char *tag, const double *values,
+                         size_t n, int64_t step, double wall_time)
 {
     if (!w || !tag || (!values && n))
         return TFB_EINVAL;
@@ -807,10 +806,24 @@ int tfb_histogram_f64(tfb_writer *w, const char *tag, const double *values,
         return TFB_EFORKED;
     tfb_histo h;
     int rc = tfb_histo_build_f64(&h, values, n);
-    return rc ? rc : log_histo(w, tag, &h, step);
+    return rc ? rc : log_histo(w, tag, &h, step, wall_time);
 }
 
-int tfb_text(tfb_writer *w, const char *tag, const char *utf8, int64_t step)
+/* The wall time is that of the call, taken before the histogram is built. */
+int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
+                  size_t n, int64_t step)
+{
+    return tfb_histogram_at(w, tag, values, n, step, now_wall());
+}
+
+int tfb_histogram_f64(tfb_writer *w, const char *tag, const double *values,
+                      size_t n, int64_t step)
+{
+    return tfb_histogram_f64_at(w, tag, values, n, step, now_wall());
+}
+
+static int log_text(tfb_writer *w, const char *tag, const char *utf8,
+                    int64_t step, double wall)
 {
     if (!w || !tag || !utf8)
         return TFB_EINVAL;
@@ -821,7 +834,18 @@ int tfb_text(tfb_writer *w, const char *tag, const char *utf8, int64_t step)
                       .plugin_len = 4,
                       .str = utf8,
                       .str_len = strlen(utf8)};
-    return log_value(w, &v, TFB_TAG_META_TEXT, now_wall(), step);
+    return log_value(w, &v, TFB_TAG_META_TEXT, wall, step);
+}
+
+int tfb_text(tfb_writer *w, const char *tag, const char *utf8, int64_t step)
+{
+    return log_text(w, tag, utf8, step, now_wall());
+}
+
+int tfb_text_at(tfb_writer *w, const char *tag, const char *utf8,
+                int64_t step, double wall_time)
+{
+    return log_text(w, tag, utf8, step, wall_time);
 }
 
 int tfb_writer_numerics_record(tfb_writer *w, const char *tag, int64_t step,

@@ -254,11 +254,22 @@ TFB_API int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
                           size_t n, int64_t step);
 TFB_API int tfb_histogram_f64(tfb_writer *w, const char *tag,
                               const double *values, size_t n, int64_t step);
+/* The same with an explicit wall time (seconds since the Unix epoch), as
+ * PyTorch's add_histogram(walltime=). */
+TFB_API int tfb_histogram_at(tfb_writer *w, const char *tag,
+                             const float *values, size_t n, int64_t step,
+                             double wall_time);
+TFB_API int tfb_histogram_f64_at(tfb_writer *w, const char *tag,
+                                 const double *values, size_t n, int64_t step,
+                                 double wall_time);
 
 /* Logs UTF-8 text as a string tensor with plugin "text".
  * Thread-safe on one writer. */
 TFB_API int tfb_text(tfb_writer *w, const char *tag, const char *utf8,
                      int64_t step);
+/* As tfb_text with an explicit wall time (seconds since the Unix epoch). */
+TFB_API int tfb_text_at(tfb_writer *w, const char *tag, const char *utf8,
+                        int64_t step, double wall_time);
 
 /* Records which batch step trained on: id (UTF-8, e.g. "shard3:81920";
  * copied) as text under TFB_TAG_BATCH_ID at step. `tfboard` lists the ids
@@ -307,6 +318,12 @@ TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
  * tfb_writer_close wait for the images logged before them. So an image's
  * record may follow records logged after it in the file (readers order
  * by step, not by place in the file).
+ *
+ * Memory: the buffer a copy went into is kept once its image is encoded,
+ * and reused by a later call of a similar size, so bursts after the first
+ * copy into warm memory instead of fresh pages. The kept buffers and the
+ * images waiting to be encoded hold at most TFB_IMAGE_QUEUE_BYTES together
+ * (the kept ones are freed first); all are freed by tfb_writer_close.
  * ====================================================================== */
 
 /* The most pixels one image may have (height * width), and the longest
@@ -328,6 +345,11 @@ TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
  * records_dropped. Thread-safe on one writer. */
 TFB_API int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
                       int height, int width, int channels, int64_t step);
+/* As tfb_image with an explicit wall time (seconds since the Unix epoch)
+ * for the image's event instead of the time of the call. */
+TFB_API int tfb_image_at(tfb_writer *w, const char *tag,
+                         const uint8_t *pixels, int height, int width,
+                         int channels, int64_t step, double wall_time);
 
 /* Logs an image the caller has already encoded (PNG, JPEG, GIF or WebP;
  * its width and height are read from its header). bytes is copied into
@@ -336,6 +358,10 @@ TFB_API int tfb_image(tfb_writer *w, const char *tag, const uint8_t *pixels,
  * above. Thread-safe on one writer. */
 TFB_API int tfb_image_encoded(tfb_writer *w, const char *tag,
                               const void *bytes, size_t len, int64_t step);
+/* As tfb_image_encoded with an explicit wall time. */
+TFB_API int tfb_image_encoded_at(tfb_writer *w, const char *tag,
+                                 const void *bytes, size_t len, int64_t step,
+                                 double wall_time);
 
 /* ========================================================================
  * PR curves
@@ -367,6 +393,22 @@ TFB_API int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
 TFB_API int tfb_pr_curve_f64(tfb_writer *w, const char *tag,
                              const double *labels, const double *predictions,
                              size_t n, int num_thresholds, int64_t step);
+/* Weighted curves with an explicit wall time (seconds since the Unix
+ * epoch), as PyTorch's add_pr_curve(weights=, walltime=): pair i counts
+ * weights[i] instead of 1 in TP (positive label) or FP (negative label),
+ * so the counts are sums of weights. weights may be NULL (every pair
+ * counts 1); otherwise it has n values, read during the call only. */
+TFB_API int tfb_pr_curve_at(tfb_writer *w, const char *tag,
+                            const float *labels, const float *predictions,
+                            const double *weights, size_t n,
+                            int num_thresholds, int64_t step,
+                            double wall_time);
+TFB_API int tfb_pr_curve_f64_at(tfb_writer *w, const char *tag,
+                                const double *labels,
+                                const double *predictions,
+                                const double *weights, size_t n,
+                                int num_thresholds, int64_t step,
+                                double wall_time);
 
 /* Logs a custom scalars layout (TensorBoard's custom_scalars plugin, as
  * PyTorch's add_custom_scalars): layout_pb is a serialized

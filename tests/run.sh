@@ -26,7 +26,7 @@ PKGS="meson ninja-build gcc binutils clang libclang-rt-14-dev pkg-config libcmoc
       libcurl4-openssl-dev libssl-dev
       chromium sqlite3 wrk
       python3-pytest python3-numpy python3-torch python3-protobuf
-      libpng-dev libcmark-dev python3-pil
+      libpng-dev libcmark-dev python3-pil python3-matplotlib
       python3-venv python3-setuptools python3-wheel"
 # test_auth makes its TLS certificate with openssl; bench_fair's clients are curl
 PKGS="$PKGS openssl curl"

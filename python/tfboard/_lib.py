@@ -243,6 +243,11 @@ def _declare(cdll: ctypes.CDLL) -> None:
     fn("tfb_histogram", c_int, P, c_char_p, c_void_p, c_size_t, c_int64)
     fn("tfb_histogram_f64", c_int, P, c_char_p, c_void_p, c_size_t, c_int64)
     fn("tfb_text", c_int, P, c_char_p, c_char_p, c_int64)
+    fn("tfb_text_at", c_int, P, c_char_p, c_char_p, c_int64, c_double)
+    fn("tfb_histogram_at", c_int, P, c_char_p, c_void_p, c_size_t, c_int64,
+       c_double)
+    fn("tfb_histogram_f64_at", c_int, P, c_char_p, c_void_p, c_size_t,
+       c_int64, c_double)
     fn("tfb_writer_path", c_char_p, P)
     fn("tfb_check_numerics", c_int64, P, c_char_p, c_void_p, c_size_t,
        c_int64)
@@ -261,11 +266,16 @@ def _declare(cdll: ctypes.CDLL) -> None:
     # Media (python/tfboard/media.py).
     fn("tfb_image", c_int, P, c_char_p, c_void_p, c_int, c_int, c_int,
        c_int64)
+    fn("tfb_image_at", c_int, P, c_char_p, c_void_p, c_int, c_int, c_int,
+       c_int64, c_double)
     fn("tfb_image_encoded", c_int, P, c_char_p, c_void_p, c_size_t, c_int64)
     fn("tfb_custom_scalars_layout", c_int, P, c_char_p, c_size_t)
     for name in ("tfb_pr_curve", "tfb_pr_curve_f64"):
         fn(name, c_int, P, c_char_p, c_void_p, c_void_p, c_size_t, c_int,
            c_int64)
+    for name in ("tfb_pr_curve_at", "tfb_pr_curve_f64_at"):
+        fn(name, c_int, P, c_char_p, c_void_p, c_void_p, c_void_p, c_size_t,
+           c_int, c_int64, c_double)
 
 
 def version() -> str:

@@ -89,11 +89,17 @@ def to_hwc_uint8(img, dataformats):
     return np.ascontiguousarray(a)
 
 
-def log_image(w, tag_bytes, img, step, dataformats, what):
-    """Converts img and hands it to tfb_image."""
+def log_image(w, tag_bytes, img, step, dataformats, what, walltime=None):
+    """Converts img and hands it to tfb_image (tfb_image_at with a
+    walltime, seconds since the epoch)."""
     a = to_hwc_uint8(img, dataformats)
     h, wd, c = a.shape
-    check(lib.tfb_image(w, tag_bytes, a.ctypes.data, h, wd, c, step), what)
+    if walltime is None:
+        rc = lib.tfb_image(w, tag_bytes, a.ctypes.data, h, wd, c, step)
+    else:
+        rc = lib.tfb_image_at(w, tag_bytes, a.ctypes.data, h, wd, c, step,
+                              walltime)
+    check(rc, what)
 
 
 def figure_to_chw(figure, close=True):
@@ -124,26 +130,49 @@ def figure_to_chw(figure, close=True):
 
 
 def log_pr_curve(w, tag_bytes, labels, predictions, step, num_thresholds,
-                 what):
+                 what, weights=None, walltime=None):
     """labels and predictions (any shape, same size) to tfb_pr_curve: the
     float32 path for float32 (and narrower) predictions, float64 otherwise,
-    so buckets fall as NumPy computes them in PyTorch's writer."""
+    so buckets fall as NumPy computes them in PyTorch's writer. weights
+    (a number or an array the labels' shape broadcasts to, as NumPy does
+    in PyTorch's compute_curve) make each pair count its weight; with
+    weights or a walltime the call is tfb_pr_curve_at."""
     import numpy as np
-    lab = _numpy(labels).reshape(-1)
+    lab = _numpy(labels)
     pred = _numpy(predictions).reshape(-1)
+    wts = None
+    if weights is not None:
+        wts = _numpy(weights)
+        if wts.dtype.kind not in "fiub":
+            raise TypeError("%s: weights must be numbers" % what)
+        try:
+            wts = np.broadcast_to(wts, lab.shape)
+        except ValueError:
+            raise ValueError("%s: weights of shape %s for labels of shape %s"
+                             % (what, tuple(wts.shape), tuple(lab.shape)))
+        wts = np.ascontiguousarray(wts.reshape(-1), dtype=np.float64)
+    lab = lab.reshape(-1)
     if lab.size != pred.size:
         raise ValueError("%s: %d labels for %d predictions"
                          % (what, lab.size, pred.size))
     if pred.dtype.kind not in "fiub" or lab.dtype.kind not in "fiub":
         raise TypeError("%s: labels and predictions must be numbers" % what)
-    if pred.dtype.kind == "f" and pred.dtype.itemsize <= 4:
-        dt, fn = np.float32, lib.tfb_pr_curve
-    else:
-        dt, fn = np.float64, lib.tfb_pr_curve_f64
+    f32 = pred.dtype.kind == "f" and pred.dtype.itemsize <= 4
+    dt = np.float32 if f32 else np.float64
     pred = np.ascontiguousarray(pred, dtype=dt)
     lab = np.ascontiguousarray(lab != 0, dtype=dt)
-    check(fn(w, tag_bytes, lab.ctypes.data, pred.ctypes.data, pred.size,
-             int(num_thresholds), step), what)
+    if wts is None and walltime is None:
+        fn = lib.tfb_pr_curve if f32 else lib.tfb_pr_curve_f64
+        rc = fn(w, tag_bytes, lab.ctypes.data, pred.ctypes.data, pred.size,
+                int(num_thresholds), step)
+    else:
+        import time
+        fn = lib.tfb_pr_curve_at if f32 else lib.tfb_pr_curve_f64_at
+        rc = fn(w, tag_bytes, lab.ctypes.data, pred.ctypes.data,
+                None if wts is None else wts.ctypes.data, pred.size,
+                int(num_thresholds), step,
+                time.time() if walltime is None else walltime)
+    check(rc, what)
 
 
 def _varint(v):

@@ -70,6 +70,18 @@ def _step(global_step: Any) -> int:
     return s
 
 
+def _walltime(walltime: Any) -> Optional[float]:
+    """walltime= as PyTorch takes it (seconds since the epoch, any real
+    number type; None: the time of the call) as a float, or None."""
+    if walltime is None:
+        return None
+    try:
+        return float(walltime)
+    except (TypeError, ValueError):
+        raise TypeError("walltime must be a number of seconds, not %r"
+                        % (walltime,)) from None
+
+
 def _cstr(s: str, what: str) -> bytes:
     """s as UTF-8 for the C API, which takes NUL-terminated strings: an
     embedded NUL would cut the string there without a word, so it is
@@ -354,17 +366,23 @@ class SummaryWriter:
             raise NotImplementedError(
                 "add_histogram(bins=%r) is not supported: tfboard uses "
                 "TensorFlow's default buckets (bins='tensorflow')" % (bins,))
-        if walltime is not None or max_bins is not None:
+        if max_bins is not None:
             raise NotImplementedError(
-                "add_histogram(walltime=/max_bins=) is not supported")
+                "add_histogram(max_bins=) is not supported")
+        wall = _walltime(walltime)
         a = _to_numpy(values)
         if a.size == 0:
             raise ValueError("The input has no element.")  # as PyTorch
-        fn = lib.tfb_histogram if a.dtype.itemsize == 4 else \
-            lib.tfb_histogram_f64
         t, step = self._tag(tag), _step(global_step)
-        check(self._c(fn, t, a.ctypes.data, a.size, step),
-              "add_histogram(%s)" % tag)
+        if wall is None:
+            fn = lib.tfb_histogram if a.dtype.itemsize == 4 else \
+                lib.tfb_histogram_f64
+            rc = self._c(fn, t, a.ctypes.data, a.size, step)
+        else:
+            fn = lib.tfb_histogram_at if a.dtype.itemsize == 4 else \
+                lib.tfb_histogram_f64_at
+            rc = self._c(fn, t, a.ctypes.data, a.size, step, wall)
+        check(rc, "add_histogram(%s)" % tag)
 
     def batch_id(self, batch_id: Any, global_step: Optional[int] = None
                  ) -> None:
@@ -383,12 +401,13 @@ class SummaryWriter:
         """As PyTorch. A text, tag or step the C API cannot carry whole
         (a NUL character, a step outside int64) raises ValueError."""
         self._handle()
-        if walltime is not None:
-            raise NotImplementedError("add_text(walltime=) is not supported")
+        wall = _walltime(walltime)
         # PyTorch writes the text under <tag>/text_summary.
         t = self._tag(_cstr(tag, "tag").decode() + "/text_summary")
         text, step = _cstr(str(text_string), "text"), _step(global_step)
-        check(self._c(lib.tfb_text, t, text, step), "add_text(%s)" % tag)
+        rc = self._c(lib.tfb_text, t, text, step) if wall is None else \
+            self._c(lib.tfb_text_at, t, text, step, wall)
+        check(rc, "add_text(%s)" % tag)
 
     # Images, PR curves and custom scalars: conversions in media.py; PNG
     # encoding in libtfboard. Each goes through the handle guard (_c).
@@ -396,20 +415,17 @@ class SummaryWriter:
                   global_step: Optional[int] = None,
                   walltime: Optional[float] = None,
                   dataformats: str = "CHW") -> None:
-        if walltime is not None:
-            raise NotImplementedError("add_image(walltime=) is not supported")
         self._c(_media.log_image, self._tag(tag), img_tensor,
-                _step(global_step), dataformats, "add_image(%s)" % tag)
+                _step(global_step), dataformats, "add_image(%s)" % tag,
+                _walltime(walltime))
 
     def add_images(self, tag: str, img_tensor: Any,
                    global_step: Optional[int] = None,
                    walltime: Optional[float] = None,
                    dataformats: str = "NCHW") -> None:
-        if walltime is not None:
-            raise NotImplementedError(
-                "add_images(walltime=) is not supported")
         self._c(_media.log_image, self._tag(tag), img_tensor,
-                _step(global_step), dataformats, "add_images(%s)" % tag)
+                _step(global_step), dataformats, "add_images(%s)" % tag,
+                _walltime(walltime))
 
     def add_figure(self, tag: str, figure: Any,
                    global_step: Optional[int] = None, close: bool = True,
@@ -422,12 +438,9 @@ class SummaryWriter:
                      global_step: Optional[int] = None,
                      num_thresholds: int = 127, weights: Any = None,
                      walltime: Optional[float] = None) -> None:
-        if weights is not None or walltime is not None:
-            raise NotImplementedError(
-                "add_pr_curve(weights=/walltime=) is not supported")
         self._c(_media.log_pr_curve, self._tag(tag), labels, predictions,
                 _step(global_step), num_thresholds,
-                "add_pr_curve(%s)" % tag)
+                "add_pr_curve(%s)" % tag, weights, _walltime(walltime))
 
     def add_custom_scalars(self, layout: Mapping[str, Any]) -> None:
         self._c(_media.log_custom_scalars, layout, "add_custom_scalars")

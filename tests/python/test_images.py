@@ -189,15 +189,107 @@ def test_add_figure(pb, tmp_path):
     assert np.array_equal(got[1][4][:, 9:], rgba[1][:, :, :3])
 
 
+def agg_rgb(fig):
+    """The figure drawn by matplotlib's Agg canvas, as RGB [H, W, 3]."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    w, h = canvas.get_width_height()
+    return np.asarray(canvas.buffer_rgba()).reshape(h, w, 4)[:, :, :3]
+
+
 def test_add_figure_matplotlib(pb, tmp_path):
-    plt = pytest.importorskip("matplotlib.pyplot")
-    fig = plt.figure(figsize=(2, 1), dpi=50)
-    plt.plot([0, 1], [1, 0])
+    """Real matplotlib figures (Debian's python3-matplotlib): one figure
+    and a list of figures; closed by default as PyTorch does, kept open
+    with close=False; the PNGs decode to the figures' size in pixels and
+    hold what Agg draws."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    one = plt.figure(figsize=(3, 2), dpi=40)
+    plt.plot([0, 1, 2], [2, 0, 1])
+    plt.title("one")
+    pair = []
+    for k in range(2):
+        f, ax = plt.subplots(figsize=(2, 1.5), dpi=50)
+        ax.bar([0, 1, 2], [1, k + 2, 3])
+        pair.append(f)
+    kept = plt.figure(figsize=(1, 1), dpi=30)
+    plt.plot([0, 1], [0, 1])
+    want_one, want_pair = agg_rgb(one), [agg_rgb(f) for f in pair]
     with tfboard.SummaryWriter(str(tmp_path)) as w:
-        w.add_figure("fig", fig, 0)
-    (_, _, width, height, px), = images(pb, str(tmp_path))
-    assert (width, height) == (100, 50)
-    assert not plt.fignum_exists(fig.number)  # closed by default
+        w.add_figure("fig", one, 1)
+        w.add_figure("figs", pair, 2)
+        w.add_figure("kept", kept, 3, close=False)
+    assert not plt.fignum_exists(one.number)  # closed by default
+    assert not any(plt.fignum_exists(f.number) for f in pair)
+    assert plt.fignum_exists(kept.number)  # close=False keeps it
+    want_kept = agg_rgb(kept)
+    plt.close(kept)
+    got = {g[1]: g for g in images(pb, str(tmp_path))}
+    assert (got["fig"][0], got["fig"][2], got["fig"][3]) == (1, 120, 80)
+    assert np.array_equal(got["fig"][4], want_one)
+    # The list: side by side (torch's grid, 8 per row), each 100 x 75.
+    assert (got["figs"][0], got["figs"][2], got["figs"][3]) == (2, 200, 75)
+    assert np.array_equal(got["figs"][4][:, :100], want_pair[0])
+    assert np.array_equal(got["figs"][4][:, 100:], want_pair[1])
+    assert not np.array_equal(want_pair[0], want_pair[1])
+    assert (got["kept"][2], got["kept"][3]) == (30, 30)
+    assert np.array_equal(got["kept"][4], want_kept)
+
+
+def wall_times(pb, d):
+    """{tag: (step, wall_time)} of the run's summary values."""
+    out = {}
+    for payload in records(event_file(d)):
+        e = pb.event.Event()
+        e.ParseFromString(payload)
+        for v in e.summary.value:
+            out[v.tag] = (e.step, e.wall_time)
+    return out
+
+
+def test_walltime_everywhere(pb, tmp_path):
+    """walltime= (seconds since the epoch, any number type) becomes the
+    event's wall_time in every call that takes it, as in PyTorch; without
+    it, the time of the call."""
+    import time
+    torch = pytest.importorskip("torch")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig = plt.figure(figsize=(1, 1), dpi=10)
+    except ImportError:
+        fig = _Figure(np.zeros((5, 6, 4), np.uint8))
+    t0 = time.time()
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.add_image("img", np.zeros((3, 4, 4)), 1, walltime=1600000000.25)
+        w.add_images("imgs", np.zeros((2, 3, 4, 4)), 2,
+                     walltime=np.int64(1600000100))
+        w.add_figure("fig", fig, 3, walltime=1600000200)
+        w.add_text("txt", "hello", 4, walltime=1600000300.5)
+        w.add_pr_curve("pr", np.array([0, 1]), np.array([0.2, 0.9]), 5,
+                       walltime=torch.tensor(1600000400.0, dtype=torch.float64))
+        w.add_histogram("h", np.arange(5.0), 6, walltime=1600000500.75)
+        w.add_histogram("h32", np.arange(5, dtype=np.float32), 7,
+                        walltime=1600000600)
+        w.add_image("now", np.zeros((3, 4, 4)), 8)
+        with pytest.raises(TypeError, match="walltime"):
+            w.add_text("bad", "x", 0, walltime="yesterday")
+        # Still unsupported: raises, naming the argument.
+        with pytest.raises(NotImplementedError, match="max_bins"):
+            w.add_histogram("bad", np.ones(3), 0, walltime=1.0, max_bins=8)
+    got = wall_times(pb, str(tmp_path))
+    assert got["img"] == (1, 1600000000.25)
+    assert got["imgs"] == (2, 1600000100.0)
+    assert got["fig"] == (3, 1600000200.0)
+    assert got["txt/text_summary"] == (4, 1600000300.5)
+    assert got["pr"] == (5, 1600000400.0)
+    assert got["h"] == (6, 1600000500.75)
+    assert got["h32"] == (7, 1600000600.0)
+    assert got["now"][0] == 8 and t0 <= got["now"][1] <= time.time()
+    assert "bad/text_summary" not in got
 
 
 def test_bad_images_raise(tmp_path):
@@ -213,19 +305,19 @@ def test_bad_images_raise(tmp_path):
         with pytest.raises(TfbError, match="too large"):
             w.add_image("x", np.zeros((1, 70000), np.uint8), 0,
                         dataformats="HW")
-        with pytest.raises(NotImplementedError, match="walltime"):
-            w.add_image("x", np.zeros((3, 4, 4)), 0, walltime=1.0)
 
 
-def torch_pr_reference(labels, predictions, k):
+def torch_pr_reference(labels, predictions, k, weights=1.0):
     """PyTorch's compute_curve (torch/utils/tensorboard/summary.py, as its
     behaviour is documented): buckets floor(p * (k - 1)) over [0, k - 1],
-    reverse cumulative sums, precision/recall with a 1e-7 floor."""
+    each pair counting labels * weights (TP) and (1 - labels) * weights
+    (FP), reverse cumulative sums, precision/recall with a 1e-7 floor."""
     b = np.floor(predictions * (k - 1)).astype(np.int64)
     ok = (b >= 0) & (b <= k - 1)
     lab = labels.astype(np.float64)
-    tp_b = np.bincount(b[ok], weights=lab[ok], minlength=k)
-    fp_b = np.bincount(b[ok], weights=1.0 - lab[ok], minlength=k)
+    wt = np.broadcast_to(np.asarray(weights, np.float64), lab.shape)
+    tp_b = np.bincount(b[ok], weights=(lab * wt)[ok], minlength=k)
+    fp_b = np.bincount(b[ok], weights=((1.0 - lab) * wt)[ok], minlength=k)
     tp = np.cumsum(tp_b[::-1])[::-1]
     fp = np.cumsum(fp_b[::-1])[::-1]
     tn, fn = fp[0] - fp, tp[0] - tp
@@ -267,14 +359,66 @@ def test_add_pr_curve_torch_tensors(pb, tmp_path):
         w.add_pr_curve("pr", labels, pred, 0, num_thresholds=11)
         with pytest.raises(ValueError, match="labels"):
             w.add_pr_curve("pr", labels[:5], pred, 0)
-        with pytest.raises(NotImplementedError, match="weights"):
-            w.add_pr_curve("pr", labels, pred, 0, weights=pred)
     e = pb.event.Event()
     e.ParseFromString([p for p in records(event_file(str(tmp_path)))
                        if b"pr_curves" in p][0])
     got = np.array(e.summary.value[0].tensor.float_val).reshape(6, 11)
     assert np.array_equal(got, torch_pr_reference(labels.numpy(),
                                                   pred.numpy(), 11))
+
+
+def pr_rows(pb, d, tag):
+    for payload in records(event_file(d)):
+        e = pb.event.Event()
+        e.ParseFromString(payload)
+        for v in e.summary.value:
+            if v.tag == tag:
+                k = v.tensor.tensor_shape.dim[1].size
+                return np.array(v.tensor.float_val, np.float32).reshape(6, k)
+    raise KeyError(tag)
+
+
+def test_add_pr_curve_weights(pb, tmp_path):
+    """weights= as PyTorch: weighted TP/FP counts (float32 and float64
+    predictions, a weight array, a scalar weight broadcast, torch
+    tensors, 2-D labels with weights of their shape); a weight array that
+    does not fit the labels raises."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    labels = rng.integers(0, 2, 300)
+    pred32 = rng.random(300).astype(np.float32)
+    pred64 = rng.random(300)
+    wts = rng.random(300) * 3
+    lab2, pred2, w2 = labels.reshape(20, 15), pred64.reshape(20, 15), \
+        wts.reshape(20, 15)
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.add_pr_curve("w32", labels, pred32, 0, num_thresholds=33,
+                       weights=wts)
+        w.add_pr_curve("w64", labels, pred64, 0, num_thresholds=127,
+                       weights=wts.astype(np.float32))
+        w.add_pr_curve("scalar", labels, pred64, 0, num_thresholds=9,
+                       weights=2.5)
+        w.add_pr_curve("torch", torch.from_numpy(labels),
+                       torch.from_numpy(pred32), 0, num_thresholds=17,
+                       weights=torch.from_numpy(wts))
+        w.add_pr_curve("grid", lab2, pred2, 0, num_thresholds=21,
+                       weights=w2)
+        with pytest.raises(ValueError, match="weights"):
+            w.add_pr_curve("bad", labels, pred64, 0, weights=wts[:7])
+    d = str(tmp_path)
+    assert np.array_equal(pr_rows(pb, d, "w32"),
+                          torch_pr_reference(labels, pred32, 33, wts))
+    assert np.array_equal(
+        pr_rows(pb, d, "w64"),
+        torch_pr_reference(labels, pred64, 127, wts.astype(np.float32)))
+    assert np.array_equal(pr_rows(pb, d, "scalar"),
+                          torch_pr_reference(labels, pred64, 9, 2.5))
+    assert np.array_equal(pr_rows(pb, d, "torch"),
+                          torch_pr_reference(labels, pred32, 17, wts))
+    assert np.array_equal(pr_rows(pb, d, "grid"),
+                          torch_pr_reference(labels, pred64, 21, wts))
+    unweighted = torch_pr_reference(labels, pred32, 33)
+    assert not np.array_equal(pr_rows(pb, d, "w32"), unweighted)
 
 
 def test_add_custom_scalars_same_bytes_as_torch(pb, tmp_path):
@@ -307,69 +451,3 @@ def test_add_custom_scalars_same_bytes_as_torch(pb, tmp_path):
     assert ours.metadata.plugin_data.plugin_name == "custom_scalars"
     assert ours.tensor.dtype == theirs.tensor.dtype == 7
     assert list(ours.tensor.string_val) == list(theirs.tensor.string_val)
-
-
-# A PyTorch media script; the test runs it with `from tfboard import
-# SummaryWriter` in place of torch's import, the only change.
-TORCH_SCRIPT = '''
-import numpy as np
-import torch
-{import_line}
-
-w = SummaryWriter(LOGDIR)
-for step in (0, 7, 20):
-    w.add_image("samples/gradient", torch.linspace(0, 1, 3 * 8 * 12)
-                .reshape(3, 8, 12), step)
-    w.add_image("samples/noise_gray", (np.arange(64, dtype=np.uint8)
-                                       * step).reshape(8, 8), step,
-                dataformats="HW")
-    w.add_images("batch/grid", torch.rand(6, 3, 10, 10), step)
-    w.add_figure("figures/confusion", FIGURE(step), step)
-    labels = torch.arange(100) % 2
-    w.add_pr_curve("pr/class0", labels, torch.rand(100) * 0.5 + labels * 0.4,
-                   step, num_thresholds=21)
-    w.add_scalar("loss/train", 1.0 / (step + 1), step)
-    w.add_scalar("loss/val", 1.2 / (step + 1), step)
-w.add_text("notes/markdown", "# Run notes\\n\\n| a | b |\\n| - | - |\\n| 1 | 2 |")
-w.add_custom_scalars({{"Losses": {{"train vs val": ["Multiline",
-                                                   ["loss/train", "loss/val"]]}}}})
-w.close()
-'''
-
-
-def test_torch_script_by_changing_its_import(tmp_path):
-    import os
-    pytest.importorskip("torch")
-    server = os.environ.get("TFB_SERVER")
-    if not server or not os.path.exists(server):
-        pytest.skip("tfboard server not built")
-    from tfb_server_util import Server
-    src = TORCH_SCRIPT.format(
-        import_line="from tfboard import SummaryWriter")
-    # matplotlib is not installed here: FIGURE makes an object with the
-    # figure canvas API add_figure uses (see _Figure above).
-    exec(compile(src, "torch_media_script.py", "exec"), {
-        "LOGDIR": str(tmp_path / "vision"),
-        "FIGURE": lambda s: _Figure(np.full((30, 40, 4), s * 10, np.uint8))})
-    with Server(server, str(tmp_path)) as srv:
-        srv.wait_loaded()
-        tags = srv.json("/data/plugin/images/tags")["vision"]
-        assert sorted(tags) == ["batch/grid", "figures/confusion",
-                                "samples/gradient", "samples/noise_gray"]
-        for t in tags:
-            got = srv.json("/data/plugin/images/images", run="vision", tag=t)
-            assert [g["step"] for g in got] == [0, 7, 20]
-            st, ct, body = srv.get("/data/plugin/images/individualImage?" +
-                                   got[-1]["query"])
-            assert st == 200 and ct == "image/png"
-            PIL.open(io.BytesIO(body)).load()
-        pr = srv.json("/data/plugin/pr_curves/pr_curves", run="vision",
-                      tag="pr/class0")["vision"]
-        assert [c["step"] for c in pr] == [0, 7, 20]
-        assert pr[0]["true_positives"][0] == 50
-        (tx,) = srv.json("/data/plugin/text/text", run="vision",
-                         tag="notes/markdown/text_summary")
-        assert "<h1>Run notes</h1>" in tx["html"] and "<td>2</td>" in tx["html"]
-        lay = srv.json("/data/plugin/custom_scalars/layout")
-        assert lay["category"][0]["chart"][0]["multiline"]["tag"] == [
-            "loss/train", "loss/val"]

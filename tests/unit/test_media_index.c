@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -19,6 +20,13 @@
 #include "core/media_index.h"
 #include "core/store.h"
 #include "test_util.h"
+
+static double tfb_now_wall_for_tests(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* A valid 1x1 gray PNG. */
 static const uint8_t png1[] = {
@@ -170,12 +178,59 @@ static void writer_limits(void **state)
     free(dir);
 }
 
+/* The _at variants put the given wall time on the record (the index keeps
+ * it); the plain calls the time of the call. */
+static void wall_time_variants(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char run[600];
+    snprintf(run, sizeof run, "%s/r", dir);
+    tfb_writer *w;
+    assert_int_equal(tfb_writer_open(&w, run, NULL), 0);
+    uint8_t px[2 * 3 * 3] = {0};
+    float lab[4] = {0, 1, 1, 0}, pred[4] = {0.1f, 0.9f, 0.6f, 0.4f};
+    double wt[4] = {1, 2, 3, 4};
+    double t0 = tfb_now_wall_for_tests();
+    assert_int_equal(tfb_image_at(w, "px", px, 2, 3, 3, 1, 1500000000.5), 0);
+    assert_int_equal(tfb_image_encoded_at(w, "enc", png1, sizeof png1, 2,
+                                          1500000001.25), 0);
+    assert_int_equal(tfb_image(w, "now", px, 2, 3, 3, 3), 0);
+    assert_int_equal(tfb_pr_curve_at(w, "pr", lab, pred, wt, 4, 5, 4,
+                                     1500000002.0), 0);
+    assert_int_equal(tfb_pr_curve_at(w, "pr", lab, pred, NULL, 4, 5, 5,
+                                     1500000003.0), 0);
+    assert_int_equal(tfb_pr_curve_at(w, "", lab, pred, NULL, 4, 5, 5, 0),
+                     TFB_EINVAL);
+    assert_int_equal(tfb_image_at(w, "px", px, 2, 3, 2, 1, 0), TFB_EINVAL);
+    assert_int_equal(tfb_writer_close(w), 0);
+    double t1 = tfb_now_wall_for_tests();
+
+    tfb_store *st = load(dir);
+    tfb_media_index *ix = tfb_run_media(tfb_store_find_run(st, "r"));
+    tfb_media_entry e;
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_IMAGE, "px", 0, 0, &e), 0);
+    assert_true(e.step == 1 && e.wall == 1500000000.5);
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_IMAGE, "enc", 0, 0, &e), 0);
+    assert_true(e.step == 2 && e.wall == 1500000001.25);
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_IMAGE, "now", 0, 0, &e), 0);
+    assert_true(e.wall >= t0 && e.wall <= t1);
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_PR_CURVE, "pr", 0, 0, &e), 0);
+    assert_true(e.step == 4 && e.wall == 1500000002.0);
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_PR_CURVE, "pr", 0, 1, &e), 0);
+    assert_true(e.step == 5 && e.wall == 1500000003.0);
+    tfb_store_destroy(st);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(index_and_read_back),
         cmocka_unit_test(check_refuses),
         cmocka_unit_test(writer_limits),
+        cmocka_unit_test(wall_time_variants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
