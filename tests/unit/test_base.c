@@ -15,6 +15,7 @@
 #include "base/deadline.h"
 #include "base/hash.h"
 #include "base/json_str.h"
+#include "base/natural.h"
 #include "base/str.h"
 #include "base/strtab.h"
 #include "base/vec.h"
@@ -394,6 +395,38 @@ static void deadlines(void **state)
     pthread_cond_destroy(&cv);
 }
 
+/* Natural order: numbers by value (with a fraction), then spelling;
+ * letters without case; strcmp breaks the last ties. */
+static int nat_sorted(const char **v, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (tfb_natural_cmp(v[i - 1], v[i]) >= 0 ||
+            tfb_natural_cmp(v[i], v[i - 1]) <= 0)
+            return (int)i;
+    return 0;
+}
+
+static void natural_order(void **state)
+{
+    (void)state;
+    const char *ranks[] = {"rank-1", "rank-2", "rank-3", "rank-10"};
+    assert_int_equal(nat_sorted(ranks, 4), 0);
+    const char *sweep[] = {"sweep/lr0.03_seed1", "sweep/lr0.03_seed2",
+                           "sweep/lr0.1_seed1", "sweep/lr0.3_seed1",
+                           "sweep/lr5_seed1"};
+    assert_int_equal(nat_sorted(sweep, 5), 0);
+    const char *mixed[] = {"a", "a0.5", "a1", "a01", "b", "B2", "b10"};
+    assert_int_equal(nat_sorted(mixed, 7), 0);
+    const char *cases[] = {"Run2", "run2", "run10"};
+    assert_int_equal(nat_sorted(cases, 3), 0);
+    assert_int_equal(tfb_natural_cmp("x", "x"), 0);
+    assert_true(tfb_natural_cmp(NULL, "a") < 0);
+    assert_int_equal(tfb_natural_cmp(NULL, ""), 0);
+    /* "1.2.3": the number is 1.2, then ".3" is text; "1.10" is 1.1, so
+     * version numbers are not special (1.2.3 after 1.10). */
+    assert_true(tfb_natural_cmp("v1.2.3", "v1.10") > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +442,7 @@ int main(void)
         cmocka_unit_test(str_copies),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(deadlines),
+        cmocka_unit_test(natural_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
