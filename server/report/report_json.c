@@ -87,8 +87,8 @@ static void run_names(tfb_json *j, const tfb_report *rep,
                       const tfb_report_group *g)
 {
     tfb_json_array_begin(j);
-    for (size_t i = 0; i < g->n_runs; i++)
-        tfb_json_str(j, rep->runs[g->runs[i]].name);
+    for (size_t i = 0; i < g->runs.n; i++)
+        tfb_json_str(j, rep->runs[g->runs.v[i]].name);
     tfb_json_array_end(j);
 }
 

@@ -37,15 +37,12 @@ static void add(gather *g, group_vec *v, double weight, const char *text)
         grp->weight = weight;
     }
     /* One run may say the same thing twice: it is named once. */
-    if (grp->n_runs && grp->runs[grp->n_runs - 1] == g->run)
+    if (grp->runs.n && grp->runs.v[grp->runs.n - 1] == g->run)
         return;
-    size_t *r = realloc(grp->runs, (grp->n_runs + 1) * sizeof *r);
-    if (!r) {
+    if (tfb_vec_push(&grp->runs, g->run) < 0) {
         g->err = TFB_ENOMEM;
         return;
     }
-    grp->runs = r;
-    grp->runs[grp->n_runs++] = g->run;
     if (weight > grp->weight)
         grp->weight = weight;
 }
@@ -68,14 +65,14 @@ static int cmp_group(const void *a, const void *b)
     const tfb_report_group *x = a, *y = b;
     if (x->weight != y->weight)
         return x->weight < y->weight ? 1 : -1;
-    return (x->runs[0] > y->runs[0]) - (x->runs[0] < y->runs[0]);
+    return (x->runs.v[0] > y->runs.v[0]) - (x->runs.v[0] < y->runs.v[0]);
 }
 
 static void free_groups(tfb_report_group *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         free(v[i].text);
-        free(v[i].runs);
+        tfb_vec_free(&v[i].runs);
     }
     free(v);
 }
@@ -134,8 +131,8 @@ size_t tfb_report_label_len(const char *t)
 
 int tfb_report_group_has(const tfb_report_group *g, size_t run)
 {
-    for (size_t i = 0; i < g->n_runs; i++)
-        if (g->runs[i] == run)
+    for (size_t i = 0; i < g->runs.n; i++)
+        if (g->runs.v[i] == run)
             return 1;
     return 0;
 }

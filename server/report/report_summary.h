@@ -17,14 +17,14 @@
 #include <stddef.h>
 
 #include "core/plugin.h"
+#include "base/vec.h"
 #include "core/store.h"
 
 /* One finding text ("label: detail") and the runs it was found on. */
 typedef struct tfb_report_group {
     char *text;
     double weight;   /* the heaviest of its runs' */
-    size_t *runs;    /* indexes into the report's runs, ascending */
-    size_t n_runs;
+    TFB_VEC(size_t) runs; /* indexes into the report's runs, ascending */
 } tfb_report_group;
 
 typedef struct tfb_report_summary {

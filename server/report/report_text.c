@@ -115,9 +115,9 @@ static size_t labels_width(const tfb_report_summary *sm, size_t run)
 static void put_runs(FILE *f, const tfb_report *rep, const tfb_report_group *g,
                      int md)
 {
-    for (size_t j = 0; j < g->n_runs; j++) {
+    for (size_t j = 0; j < g->runs.n; j++) {
         fputs(j ? ", " : "", f);
-        tfb_report_put_str(f, rep->runs[g->runs[j]].name, md);
+        tfb_report_put_str(f, rep->runs[g->runs.v[j]].name, md);
     }
 }
 

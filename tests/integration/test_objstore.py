@@ -69,8 +69,8 @@ def routes(srv):
     # store in a bucket is read from a local copy: its name is compared
     for run in out["/data/runs_info"]:
         # seconds since the run's last event: the clock moves between two
-        # servers' answers
-        run.get("status", {}).pop("idle_s", None)
+        # servers' answers (a run of trace files only has no status)
+        (run.get("status") or {}).pop("idle_s", None)
         for f in run["files"]:
             f.pop("requests")
             f.pop("request_bytes")
