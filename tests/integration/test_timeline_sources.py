@@ -37,97 +37,15 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import Server  # noqa: E402
+from timeline_gen import B, G, make_nsys, make_store  # noqa: E402
 
 TFBOARD = sys.argv[1]
 BUILD = os.environ.get("TFB_BUILD_ROOT", "")
 GEN = os.path.join(BUILD, "tests", "integration", "test_timeline_gen_store")
-B = 1700000000000000000
 TMP = tempfile.mkdtemp(prefix="tfb_timeline_")
 LOG = os.path.join(TMP, "logdir")
 CACHE = os.path.join(TMP, "cache")
 HAVE_OURS = False
-
-
-def G(pid, tid):
-    """globalTid as nsys and our collector write it."""
-    return (pid << 24) | tid
-
-
-STORE_DDL = """
-    CREATE TABLE StringIds(id INTEGER NOT NULL PRIMARY KEY,
-                           value TEXT NOT NULL);
-    CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL,
-        end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
-        contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
-        correlationId INTEGER, globalPid INTEGER,
-        demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL);
-    CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER NOT NULL,
-        end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
-        globalTid INTEGER, correlationId INTEGER,
-        nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL,
-        cbid INTEGER);
-    CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER,
-        eventType INTEGER NOT NULL, rangeId INTEGER, globalTid INTEGER,
-        textId INTEGER, domainId INTEGER, text TEXT);
-"""
-
-
-def make_store(path, pid, calls, kernels, ranges):
-    """calls: (corr, start, end); kernels: (corr, stream, start, end,
-    name); ranges: (text, start, end), all on thread 1 of pid."""
-    db = sqlite3.connect(path)
-    db.executescript(STORE_DDL)
-    names = {}
-
-    def sid(s):
-        if s not in names:
-            names[s] = len(names) + 1
-            db.execute("INSERT INTO StringIds VALUES(?,?)", (names[s], s))
-        return names[s]
-    for corr, s, e in calls:
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,1,?,?,"
-                   "?,0,211)", (B + s, B + e, G(pid, 1), corr,
-                                sid("cudaLaunchKernel_v7000")))
-    for corr, stream, s, e, name in kernels:
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,0,1,?,"
-                   "?,?,?,?)", (B + s, B + e, stream, corr, pid << 24,
-                                sid(name), sid(name)))
-    for text, s, e in ranges:
-        db.execute("INSERT INTO NVTX_EVENTS VALUES(?,?,59,1,?,?,0,NULL)",
-                   (B + s, B + e, G(pid, 1), sid(text)))
-    db.commit()
-    db.close()
-
-
-def make_nsys(d):
-    os.makedirs(d)
-    db = sqlite3.connect(os.path.join(d, "report1.sqlite"))
-    db.executescript(STORE_DDL + """
-        CREATE TABLE ThreadNames(nameId INTEGER NOT NULL, priority INTEGER,
-            globalTid INTEGER);
-    """)
-    db.executemany("INSERT INTO StringIds VALUES(?,?)", [
-        (1, "cudaLaunchKernel_v7000"), (2, "void gemm<float>()"),
-        (3, "gemm"), (4, "python3"), (5, "step 1"), (6, "pt_data_worker")])
-    main, worker = G(100, 100), G(100, 101)
-    db.executemany("INSERT INTO ThreadNames VALUES(?,0,?)",
-                   [(4, main), (6, worker)])
-    db.executemany(
-        "INSERT INTO NVTX_EVENTS(start, end, eventType, globalTid, textId, "
-        "text) VALUES(?,?,?,?,?,?)",
-        [(B + 1000, B + 9000, 59, main, 5, None),      # push/pop by textId
-         (B + 1500, B + 4000, 60, worker, None, "load"),  # start/end, text
-         (B + 5000, None, 34, main, None, "sync"),     # a mark
-         (B + 10, None, 75, main, None, "mydomain"),   # domain: not drawn
-         (B + 1200, None, 59, main, None, "never closed")])
-    for corr, s in ((7, 2000), (8, 2200)):
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,1,?,?,"
-                   "1,0,211)", (B + s, B + s + 100, main, corr))
-    for corr, s, e in ((7, 3000, 4000), (8, 4100, 4500)):
-        db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,0,1,7,"
-                   "?,?,2,3)", (B + s, B + e, corr, 100 << 24))
-    db.commit()
-    db.close()
 
 
 BASE_NS = 1000000000000
