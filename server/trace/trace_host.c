@@ -66,20 +66,6 @@ int tfb_host_load_files(char *const *paths, size_t n, tfb_host_trace **out,
 /* ------------------------------------------------------------------------
  * Correlation link
  * ---------------------------------------------------------------------- */
-/* First call of t starting at or after x (calls are sorted by start). */
-static size_t calls_lower(const tfb_gpu_trace *t, int64_t x)
-{
-    size_t lo = 0, hi = t->ncalls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->calls[mid].start < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 void tfb_host_link(const tfb_host_trace *h, const tfb_gpu_trace *t,
                    int64_t *bases)
 {
@@ -94,7 +80,7 @@ void tfb_host_link(const tfb_host_trace *h, const tfb_gpu_trace *t,
         size_t nc = 0;
         for (size_t k = 0; k < h->probes[f].n; k++) {
             const tfb_host_probe *p = &h->probes[f].v[k];
-            for (size_t i = calls_lower(t, p->start);
+            for (size_t i = tfb_gpu_calls_from(t, p->start);
                  i < t->ncalls && t->calls[i].start == p->start &&
                  nc < sizeof cand / sizeof cand[0];
                  i++)

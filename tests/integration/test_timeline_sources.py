@@ -18,7 +18,12 @@ Runs:
   kineto/  Kineto JSON: cpu_op, cuda_runtime with correlation,
            user_annotation, kernels, thread_name, baseTimeNanoseconds;
   cpuonly/ Kineto JSON without a GPU event: its CPU ops;
-  nohost/  a store with kernels only: no host lanes, no error.
+  nohost/  a store with kernels only: no host lanes, no error;
+  odd/     rows a hostile or damaged file may hold (an end before its
+           start, NULL thread and text, a text id that resolves to
+           nothing, markup in names);
+  view/    NVTX_EVENTS as an endless recursive VIEW: a 500 naming the
+           file, and the server serves on.
 Every figure is checked exactly: lane labels and kinds, names, times,
 rows, and each kernel's correlation and launch_ns against its call. A
 second server over the same --cache_dir (traces mapped from the columnar
@@ -108,6 +113,36 @@ def setup():
     db = sqlite3.connect(os.path.join(d, "x.trace.sqlite"))
     db.executescript("DROP TABLE NVTX_EVENTS; "
                      "DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME;")
+    db.close()
+    d = os.path.join(LOG, "odd")
+    os.makedirs(d)
+    path = os.path.join(d, "x.trace.sqlite")
+    make_store(path, 5, calls=[], kernels=[(1, 7, 10, 20, "k")], ranges=[])
+    db = sqlite3.connect(path)
+    db.executemany(
+        "INSERT INTO NVTX_EVENTS(start, end, eventType, globalTid, textId, "
+        "text) VALUES(?,?,?,?,?,?)",
+        [(B + 100, B + 50, 59, None, None, "backwards"),
+         (B + 200, B + 300, 59, None, 999, None),
+         (B + 400, B + 500, 60, None, None, '<b>"x"</b>'),
+         (B + 450, B + 460, 75, None, None, 'a domain: not drawn')])
+    db.executemany(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,1,NULL,?,999,0,"
+        "NULL)", [(B + 300, B + 200, 3), (B + 600, B + 700, None)])
+    db.commit()
+    db.close()
+    d = os.path.join(LOG, "view")
+    os.makedirs(d)
+    path = os.path.join(d, "x.trace.sqlite")
+    make_store(path, 5, calls=[], kernels=[(1, 7, 10, 20, "k")], ranges=[])
+    db = sqlite3.connect(path)
+    db.executescript("""
+        DROP TABLE NVTX_EVENTS;
+        CREATE VIEW NVTX_EVENTS AS WITH RECURSIVE n(start) AS
+            (SELECT 1 UNION ALL SELECT start + 1 FROM n)
+            SELECT start, start + 1 AS end, 59 AS eventType, 1 AS globalTid,
+                   NULL AS textId, 'x' AS text FROM n;
+    """)
     db.close()
 
 
@@ -247,7 +282,24 @@ def test_cpu_only_and_no_host():
     assert [s["name"] for s in t["spans"]] == ["k"], t
 
 
-RUNS = ["ours", "store", "nsys", "kineto", "cpuonly", "nohost"]
+def test_odd_rows_and_a_view():
+    j = host("odd")
+    assert lanes(j) == {"NVTX thread 0": ("nvtx", 1),
+                        "CPU thread 0": ("thread", 1)}, lanes(j)
+    assert spans(j) == sorted([
+        ("NVTX thread 0", "range", "(unnamed)", B + 200, B + 300, 0, None),
+        ("NVTX thread 0", "range", '<b>"x"</b>', B + 400, B + 500, 0, None),
+        ("CPU thread 0", "runtime", "CUDA API call", B + 600, B + 700, 0,
+         None)]), spans(j)
+    st, _, body = SRV.get("/data/plugin/gpu/host", run="view")
+    assert st == 500 and b"x.trace.sqlite" in body and b"view" in body, body
+    # Its kernels still answer, and so does everything else.
+    t = SRV.json("/data/plugin/gpu/timeline", run="view")
+    assert [s["name"] for s in t["spans"]] == ["k"], t
+    assert host("nsys")["total"] == 5
+
+
+RUNS = ["ours", "store", "nsys", "kineto", "cpuonly", "nohost", "odd"]
 
 
 def bodies(srv):
@@ -303,7 +355,8 @@ def main():
         srv.wait_loaded()
         FIRST.update(bodies(srv))
         ok = run_all([test_ours, test_store_two_processes, test_nsys,
-                      test_kineto, test_cpu_only_and_no_host])
+                      test_kineto, test_cpu_only_and_no_host,
+                      test_odd_rows_and_a_view])
     # After the first server stopped: a second one over its cache.
     ok = run_all([test_same_answers_from_the_cache]) and ok
     sys.exit(0 if ok else 1)
