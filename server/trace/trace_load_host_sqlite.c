@@ -149,7 +149,9 @@ static int each_row(hload *L, const char *sql,
     return err;
 }
 
-static int64_t pid_of(int64_t gtid) { return gtid >> 24; }
+/* nsys sets bits above the pid (hardware and VM ids) in its globalTids;
+ * ours are (pid << 24) | tid: the pid is the 24 bits above the tid. */
+static int64_t pid_of(int64_t gtid) { return (gtid >> 24) & 0xffffff; }
 static int64_t tid_of(int64_t gtid) { return gtid & 0xffffff; }
 
 static int thread_row(hload *L, sqlite3_stmt *st)

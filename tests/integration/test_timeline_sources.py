@@ -230,22 +230,29 @@ def test_store_two_processes():
 
 def test_nsys():
     j = host("nsys")
-    assert lanes(j) == {"NVTX python3": ("nvtx", 2),
-                        "CPU python3": ("thread", 1),
-                        "NVTX pt_data_worker": ("nvtx", 1)}, lanes(j)
+    # Two processes: the labels name the pids (nsys's globalTids carry
+    # hardware id bits above the pid, which are not part of it).
+    assert lanes(j) == {"NVTX python3 (pid 100)": ("nvtx", 2),
+                        "CPU python3 (pid 100)": ("thread", 1),
+                        "NVTX pt_data_worker (pid 100)": ("nvtx", 1),
+                        "CPU thread 200 (pid 200)": ("thread", 1)}, lanes(j)
     assert spans(j) == sorted([
-        ("NVTX python3", "range", "step 1", B + 1000, B + 9000, 0, None),
-        ("NVTX python3", "mark", "sync", B + 5000, B + 5000, 1, None),
-        ("NVTX pt_data_worker", "range", "load", B + 1500, B + 4000, 0,
+        ("NVTX python3 (pid 100)", "range", "step 1", B + 1000, B + 9000, 0,
          None),
-        ("CPU python3", "runtime", "cudaLaunchKernel_v7000", B + 2000,
-         B + 2100, 0, 7),
-        ("CPU python3", "runtime", "cudaLaunchKernel_v7000", B + 2200,
-         B + 2300, 0, 8)]), spans(j)
+        ("NVTX python3 (pid 100)", "mark", "sync", B + 5000, B + 5000, 1,
+         None),
+        ("NVTX pt_data_worker (pid 100)", "range", "load", B + 1500,
+         B + 4000, 0, None),
+        ("CPU python3 (pid 100)", "runtime", "cudaLaunchKernel_v7000",
+         B + 2000, B + 2100, 0, 7),
+        ("CPU python3 (pid 100)", "runtime", "cudaLaunchKernel_v7000",
+         B + 2200, B + 2300, 0, 8),
+        ("CPU thread 200 (pid 200)", "runtime", "cudaLaunchKernel_v7000",
+         B + 2500, B + 2600, 0, None)]), spans(j)
     assert flows("nsys") == [
-        ("CPU python3", "cudaLaunchKernel_v7000", B + 2000,
+        ("CPU python3 (pid 100)", "cudaLaunchKernel_v7000", B + 2000,
          "void gemm<float>()", B + 3000, 7),
-        ("CPU python3", "cudaLaunchKernel_v7000", B + 2200,
+        ("CPU python3 (pid 100)", "cudaLaunchKernel_v7000", B + 2200,
          "void gemm<float>()", B + 4100, 8)], flows("nsys")
     # The window: only what overlaps it.
     w = host("nsys", start_ns=B + 4200, end_ns=B + 4300)
@@ -296,7 +303,7 @@ def test_odd_rows_and_a_view():
     # Its kernels still answer, and so does everything else.
     t = SRV.json("/data/plugin/gpu/timeline", run="view")
     assert [s["name"] for s in t["spans"]] == ["k"], t
-    assert host("nsys")["total"] == 5
+    assert host("nsys")["total"] == 6
 
 
 RUNS = ["ours", "store", "nsys", "kineto", "cpuonly", "nohost", "odd"]

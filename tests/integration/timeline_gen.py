@@ -11,9 +11,10 @@ import sys
 
 B = 1700000000000000000
 
-def G(pid, tid):
-    """globalTid as nsys and our collector write it."""
-    return (pid << 24) | tid
+def G(pid, tid, hw=0):
+    """globalTid as our collector writes it; nsys sets hardware/VM id
+    bits above the pid (hw)."""
+    return (hw << 48) | (pid << 24) | tid
 
 
 STORE_DDL = """
@@ -72,7 +73,8 @@ def make_nsys(d):
     db.executemany("INSERT INTO StringIds VALUES(?,?)", [
         (1, "cudaLaunchKernel_v7000"), (2, "void gemm<float>()"),
         (3, "gemm"), (4, "python3"), (5, "step 1"), (6, "pt_data_worker")])
-    main, worker = G(100, 100), G(100, 101)
+    # globalTids with the hardware id bits a real export sets (1 << 48)
+    main, worker = G(100, 100, hw=1), G(100, 101, hw=1)
     db.executemany("INSERT INTO ThreadNames VALUES(?,0,?)",
                    [(4, main), (6, worker)])
     db.executemany(
@@ -86,6 +88,9 @@ def make_nsys(d):
     for corr, s in ((7, 2000), (8, 2200)):
         db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,1,?,?,"
                    "1,0,211)", (B + s, B + s + 100, main, corr))
+    # A call of another process (no kernel of its own: not linked).
+    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,1,?,NULL,"
+               "1,0,211)", (B + 2500, B + 2600, G(200, 200, hw=1)))
     for corr, s, e in ((7, 3000, 4000), (8, 4100, 4500)):
         db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,0,1,7,"
                    "?,?,2,3)", (B + s, B + e, corr, 100 << 24))
