@@ -17,53 +17,9 @@
 #include "collector/cupti_internal.h"
 #include "collector/trace_store.h"
 
-#define B INT64_C(1700000000000000000)
-#define PID 1234
+#include "cupti_gen.h"
 
-static alignas(8) uint8_t g_buf[1 << 14];
-static size_t g_len;
-
-static void put(const void *rec, size_t n)
-{
-    if (g_len + n > sizeof g_buf) {
-        fprintf(stderr, "buffer full\n");
-        exit(1);
-    }
-    memcpy(g_buf + g_len, rec, n);
-    g_len += n;
-}
-
-static void kernel(const char *name, uint32_t stream, int64_t s, int64_t e,
-                   uint32_t corr)
-{
-    CUpti_ActivityKernel10 k;
-    memset(&k, 0, sizeof k);
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.name = name;
-    k.deviceId = 0;
-    k.contextId = 1;
-    k.streamId = stream;
-    k.start = (uint64_t)(B + s);
-    k.end = (uint64_t)(B + e);
-    k.correlationId = corr;
-    k.gridX = k.gridY = k.gridZ = 1;
-    k.blockX = k.blockY = k.blockZ = 1;
-    put(&k, sizeof k);
-}
-
-static void launch(uint32_t tid, uint32_t corr, int64_t s, int64_t e)
-{
-    CUpti_ActivityAPI a;
-    memset(&a, 0, sizeof a);
-    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-    a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-    a.start = (uint64_t)(B + s);
-    a.end = (uint64_t)(B + e);
-    a.processId = PID;
-    a.threadId = tid;
-    a.correlationId = corr;
-    put(&a, sizeof a);
-}
+#define PID 1234 /* cupti_gen.h's launches */
 
 static void marker(uint32_t tid, CUpti_ActivityFlag flag, uint32_t id,
                    int64_t t, const char *name)
@@ -98,13 +54,13 @@ int main(int argc, char **argv)
      * "ckpt" at 2100. Thread 2 launches relu (corr 2) at [700, 800). */
     marker(1, CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, "forward");
     marker(1, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 300, "attn");
-    launch(1, 1, 500, 600);
-    launch(2, 2, 700, 800);
+    launch_on(1, 1, 500, 600);
+    launch_on(2, 2, 700, 800);
     marker(1, CUPTI_ACTIVITY_FLAG_MARKER_END, 2, 900, NULL);
-    kernel("_Z4gemmv", 7, 1000, 2000, 1);
+    kernel("_Z4gemmv", 0, 7, 1000, 2000, 1);
     marker(1, CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS, 3, 2100, "ckpt");
     marker(1, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 2200, NULL);
-    kernel("_Z4reluv", 8, 2500, 3000, 2);
+    kernel("_Z4reluv", 0, 8, 2500, 3000, 2);
 
     tfb_trace_store *s = NULL;
     tfb_trace_store_opts o = {0};
