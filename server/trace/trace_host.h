@@ -102,9 +102,11 @@ typedef struct tfb_host_trace {
     int refs; /* internal */
 } tfb_host_trace;
 
-/* The host side of run r's trace files (read on first use, then cached
- * by the files' signature). *out is NULL (and 0 returned) when the run has
- * no host events. A file past the load budgets (tfb_gpu_set_load_limits)
+/* The host side of run r's trace files (read on first use, on the
+ * calling thread, then cached by the files' signature). *out holds one
+ * reference: release it with tfb_host_release; it stays valid after the
+ * files change or the cache drops it. *out is NULL (and 0 returned) when
+ * the run has no host events. A file past the load budgets (tfb_gpu_set_load_limits)
  * or the size caps fails: TFB_ETOOBIG, and err (when not NULL) says which
  * file and why; a view or virtual table where a host table should be:
  * TFB_ECORRUPT; TFB_ENOMEM. */
@@ -112,8 +114,8 @@ int tfb_host_get(tfb_run *r, tfb_host_trace **out, char *err, size_t errcap);
 void tfb_host_release(tfb_host_trace *h);
 
 /* Reads the host side of explicit files (tests, tools; the cache calls
- * it), with the current load budgets. *out is NULL when no file had host
- * events. Errors as tfb_host_get. */
+ * it), with the current load budgets. *out (one reference) is NULL when
+ * no file had host events. Errors as tfb_host_get. */
 int tfb_host_load_files(char *const *paths, size_t n, tfb_host_trace **out,
                         char *err, size_t errcap);
 
