@@ -113,7 +113,9 @@ int64_t tfb_host_span_correlation(const tfb_host_span *s,
 /* ------------------------------------------------------------------------
  * Cache: the last few runs' host traces by their files' signature (runs
  * without host events too, so their files are not opened on each
- * request).
+ * request). A miss reads the files on the requesting thread; requests for
+ * the same files meanwhile wait for that read (a flight) instead of
+ * reading them again.
  * ---------------------------------------------------------------------- */
 #define CACHE_SLOTS 8
 
@@ -136,28 +138,26 @@ void tfb_host_release(tfb_host_trace *h)
         tfb_host_trace_free(h);
 }
 
-/* The cached entry of sig: 1 (and *out, referenced) when there is one. */
+/* The cached entry of sig: 1 (and *out, referenced) when there is one.
+ * cache_mu held. */
 static int cache_find(const char *sig, tfb_host_trace **out)
 {
-    int found = 0;
-    pthread_mutex_lock(&cache_mu);
-    for (int i = 0; i < CACHE_SLOTS && !found; i++)
+    for (int i = 0; i < CACHE_SLOTS; i++)
         if (cache[i].sig && !strcmp(cache[i].sig, sig)) {
             if (cache[i].h)
                 cache[i].h->refs++;
             cache[i].used = ++cache_clock;
             *out = cache[i].h;
-            found = 1;
+            return 1;
         }
-    pthread_mutex_unlock(&cache_mu);
-    return found;
+    return 0;
 }
 
 /* Keeps h (may be NULL) under sig (taken), in the least recently used
- * slot. */
-static void cache_put(char *sig, tfb_host_trace *h)
+ * slot; returns the trace it evicted when that was its last reference
+ * (to free after unlocking), else NULL. cache_mu held. */
+static tfb_host_trace *cache_put(char *sig, tfb_host_trace *h)
 {
-    pthread_mutex_lock(&cache_mu);
     int slot = 0;
     for (int i = 1; i < CACHE_SLOTS; i++)
         if (cache[i].used < cache[slot].used)
@@ -169,10 +169,57 @@ static void cache_put(char *sig, tfb_host_trace *h)
     cache[slot].used = ++cache_clock;
     if (h)
         h->refs++; /* the cache's */
-    int drop_old = old && --old->refs == 0;
-    pthread_mutex_unlock(&cache_mu);
-    if (drop_old)
-        tfb_host_trace_free(old);
+    return old && --old->refs == 0 ? old : NULL;
+}
+
+/* A load in progress: requests for the same files wait for it rather
+ * than read them again (one load's memory, not one per request). */
+typedef struct flight {
+    struct flight *next;
+    char *sig;
+    int done, rc, users; /* users: the loader and the waiters */
+    tfb_host_trace *h;
+    char err[512];
+} flight;
+
+static pthread_cond_t flight_cv = PTHREAD_COND_INITIALIZER;
+static flight *flights; /* under cache_mu */
+
+/* The last user unlinks and frees it, and drops the flight's reference
+ * to its answer: the trace to free (after unlocking) when that was the
+ * last one, else NULL. cache_mu held. */
+static tfb_host_trace *flight_leave(flight *f)
+{
+    if (--f->users)
+        return NULL;
+    for (flight **p = &flights; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    tfb_host_trace *h = f->h;
+    free(f->sig);
+    free(f);
+    return h && --h->refs == 0 ? h : NULL;
+}
+
+/* Waits for the load of f (cache_mu held) and takes its answer; *dead:
+ * a trace to free after unlocking (or NULL). */
+static int flight_wait(flight *f, tfb_host_trace **out, char *err,
+                       size_t errcap, tfb_host_trace **dead)
+{
+    f->users++;
+    while (!f->done)
+        pthread_cond_wait(&flight_cv, &cache_mu);
+    int rc = f->rc;
+    if (rc >= 0 && f->h) {
+        f->h->refs++;
+        *out = f->h;
+    }
+    if (rc < 0 && err && errcap)
+        snprintf(err, errcap, "%s", f->err);
+    *dead = flight_leave(f);
+    return rc < 0 ? rc : 0;
 }
 
 int tfb_host_get(tfb_run *r, tfb_host_trace **out, char *err, size_t errcap)
@@ -194,21 +241,64 @@ int tfb_host_get(tfb_run *r, tfb_host_trace **out, char *err, size_t errcap)
         tfb_strv_free(files, nf);
         return TFB_ENOMEM;
     }
+    pthread_mutex_lock(&cache_mu);
     if (cache_find(sig, out)) {
+        pthread_mutex_unlock(&cache_mu);
         free(sig);
         tfb_strv_free(files, nf);
         return 0;
     }
-    /* Read outside the lock: two requests may both read; the later one
-     * takes the slot, the earlier keeps its copy until released. */
-    tfb_host_trace *h = NULL;
-    rc = tfb_host_load_files(files, nf, &h, err, errcap);
-    tfb_strv_free(files, nf);
-    if (rc < 0) {
+    for (flight *f = flights; f; f = f->next)
+        if (!strcmp(f->sig, sig)) {
+            tfb_host_trace *dead = NULL;
+            rc = flight_wait(f, out, err, errcap, &dead);
+            pthread_mutex_unlock(&cache_mu);
+            tfb_host_trace_free(dead);
+            free(sig);
+            tfb_strv_free(files, nf);
+            return rc;
+        }
+    flight *f = calloc(1, sizeof *f);
+    char *fsig = f ? strdup(sig) : NULL;
+    if (!fsig) {
+        pthread_mutex_unlock(&cache_mu);
+        free(f);
         free(sig);
-        return rc;
+        tfb_strv_free(files, nf);
+        return TFB_ENOMEM;
     }
-    cache_put(sig, h);
+    f->sig = fsig;
+    f->users = 1;
+    f->next = flights;
+    flights = f;
+    pthread_mutex_unlock(&cache_mu);
+    /* Read outside the lock; requests for the same files wait on
+     * flight_cv meanwhile. */
+    tfb_host_trace *h = NULL;
+    char ferr[512];
+    rc = tfb_host_load_files(files, nf, &h, ferr, sizeof ferr);
+    tfb_strv_free(files, nf);
+    pthread_mutex_lock(&cache_mu);
+    tfb_host_trace *old = NULL;
+    if (rc >= 0)
+        old = cache_put(sig, h); /* takes sig */
+    else
+        free(sig);
+    snprintf(f->err, sizeof f->err, "%s", ferr);
+    f->done = 1;
+    f->rc = rc;
+    f->h = h;
+    if (h)
+        h->refs++; /* the flight's: alive until its last waiter took it */
+    pthread_cond_broadcast(&flight_cv);
+    tfb_host_trace *dead = flight_leave(f);
+    pthread_mutex_unlock(&cache_mu);
+    tfb_host_trace_free(dead);
+    tfb_host_trace_free(old);
+    if (rc < 0 && err && errcap)
+        snprintf(err, errcap, "%s", ferr);
+    if (rc < 0)
+        return rc;
     *out = h;
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,55 @@ static void test_cache_by_signature(void **state)
     free(path);
 }
 
+typedef struct getter {
+    tfb_run *r;
+    pthread_barrier_t *go;
+    tfb_host_trace *h;
+    int rc;
+} getter;
+
+static void *get_main(void *arg)
+{
+    getter *g = arg;
+    pthread_barrier_wait(g->go);
+    g->rc = tfb_host_get(g->r, &g->h, NULL, 0);
+    return NULL;
+}
+
+static void test_concurrent_requests_share_one_load(void **state)
+{
+    (void)state;
+    tfb_store *store = NULL;
+    assert_int_equal(tfb_store_create(&store, g_dir), 0);
+    /* Big enough that the read outlasts the threads' start. */
+    char *path = write_trace("together", 20000, 0);
+    tfb_run *r = NULL;
+    assert_int_equal(tfb_store_get_run(store, "together", &r), 0);
+    assert_int_equal(tfb_run_set_trace_files(r, &path, 1), 0);
+    enum { N = 4 };
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, N);
+    getter g[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        g[i] = (getter){r, &go, NULL, -1};
+        assert_int_equal(pthread_create(&th[i], NULL, get_main, &g[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(g[i].rc, 0);
+        assert_non_null(g[i].h);
+        assert_ptr_equal(g[i].h, g[0].h);
+    }
+    assert_int_equal(g[0].h->n, 40000);
+    for (int i = 0; i < N; i++)
+        tfb_host_release(g[i].h);
+    tfb_store_destroy(store);
+    free(path);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -167,6 +217,7 @@ int main(void)
         cmocka_unit_test(test_link_two_files),
         cmocka_unit_test(test_row_budget),
         cmocka_unit_test(test_cache_by_signature),
+        cmocka_unit_test(test_concurrent_requests_share_one_load),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
