@@ -254,6 +254,12 @@ def test_nsys():
          "void gemm<float>()", B + 3000, 7),
         ("CPU python3 (pid 100)", "cudaLaunchKernel_v7000", B + 2200,
          "void gemm<float>()", B + 4100, 8)], flows("nsys")
+    # Past max: the longest, longest first, ties by start.
+    m = host("nsys", max=3)
+    assert m["truncated"] and [(x["name"], x["start_ns"] - B)
+                               for x in m["spans"]] == [
+        ("step 1", 1000), ("load", 1500),
+        ("cudaLaunchKernel_v7000", 2000)], m["spans"]
     # The window: only what overlaps it.
     w = host("nsys", start_ns=B + 4200, end_ns=B + 4300)
     assert [s["name"] for s in w["spans"]] == ["step 1"], w["spans"]

@@ -10,12 +10,55 @@
 
 #define TOP_OPS 30
 
-static int cmp_dur_desc(const void *a, const void *b)
+/* Longer first; ties by start, then lane: the same order whatever the
+ * order the spans came in. */
+static int longer(const tfb_host_span *x, const tfb_host_span *y)
+{
+    int64_t dx = x->end - x->start, dy = y->end - y->start;
+    if (dx != dy)
+        return dx > dy;
+    if (x->start != y->start)
+        return x->start < y->start;
+    return x->lane < y->lane;
+}
+
+static int cmp_longer(const void *a, const void *b)
 {
     const tfb_host_span *x = *(tfb_host_span *const *)a,
                         *y = *(tfb_host_span *const *)b;
-    int64_t dx = x->end - x->start, dy = y->end - y->start;
-    return (dx < dy) - (dx > dy);
+    return longer(x, y) ? -1 : longer(y, x) ? 1 : 0;
+}
+
+/* Sift-down in a heap whose root is the shortest of the kept spans. */
+static void sift(const tfb_host_span **v, size_t n, size_t i)
+{
+    for (;;) {
+        size_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && longer(v[m], v[l]))
+            m = l;
+        if (r < n && longer(v[m], v[r]))
+            m = r;
+        if (m == i)
+            return;
+        const tfb_host_span *t = v[i];
+        v[i] = v[m];
+        v[m] = t;
+        i = m;
+    }
+}
+
+/* The max longest of v[0, n) into v[0, max), longest first: a heap of
+ * max (O(n log max), no sort of the whole window). */
+static void keep_longest(const tfb_host_span **v, size_t n, size_t max)
+{
+    for (size_t i = max / 2; i-- > 0;)
+        sift(v, max, i);
+    for (size_t i = max; i < n; i++)
+        if (longer(v[i], v[0])) {
+            v[0] = v[i];
+            sift(v, max, 0);
+        }
+    qsort(v, max, sizeof *v, cmp_longer);
 }
 
 static const char *kind_str(int k)
@@ -116,7 +159,7 @@ int tfb_gpu_host_json(const tfb_host_trace *h, const tfb_gpu_trace *t,
             vis[nv++] = &h->spans[i];
     int truncated = nv > max;
     if (truncated) {
-        qsort(vis, nv, sizeof *vis, cmp_dur_desc);
+        keep_longest(vis, nv, max);
         nv = max;
     }
     tfb_json_object_begin(j);
