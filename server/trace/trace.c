@@ -97,3 +97,16 @@ int tfb_gpu_copy_kind_from_text(const char *s, size_t len)
     }
     return 0;
 }
+
+size_t tfb_gpu_calls_from(const tfb_gpu_trace *t, int64_t x)
+{
+    size_t lo = 0, hi = t->ncalls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->calls[mid].start < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

@@ -166,6 +166,9 @@ const tfb_gpu_kinfo *tfb_gpu_span_kinfo(const tfb_gpu_trace *t,
                                         const tfb_gpu_span *s);
 /* The runtime call with that correlation id, or NULL. */
 const tfb_gpu_call *tfb_gpu_call_of(const tfb_gpu_trace *t, int64_t corr);
+/* Index of the first runtime call that starts at or after x (t->ncalls
+ * when none): calls are sorted by start. */
+size_t tfb_gpu_calls_from(const tfb_gpu_trace *t, int64_t x);
 
 /* ---- the per-run cache (trace_cache.c) and loading (trace_load.c) ------ */
 

@@ -16,59 +16,7 @@
 #include "collector/cupti_internal.h"
 #include "collector/trace_store.h"
 
-#define B INT64_C(1700000000000000000)
-
-static alignas(8) uint8_t g_buf[1 << 16];
-static size_t g_len;
-
-static void put(const void *rec, size_t n)
-{
-    if (g_len + n > sizeof g_buf) {
-        fprintf(stderr, "buffer full\n");
-        exit(1);
-    }
-    memcpy(g_buf + g_len, rec, n);
-    g_len += n;
-}
-
-static void kernel(const char *name, uint32_t dev, uint32_t stream,
-                   int64_t s, int64_t e, uint32_t corr)
-{
-    CUpti_ActivityKernel10 k;
-    memset(&k, 0, sizeof k);
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.name = name;
-    k.deviceId = dev;
-    k.contextId = dev + 1;
-    k.streamId = stream;
-    k.start = (uint64_t)(B + s);
-    k.end = (uint64_t)(B + e);
-    k.correlationId = corr;
-    k.gridX = 80;
-    k.gridY = 1;
-    k.gridZ = 1;
-    k.blockX = 128;
-    k.blockY = 2;
-    k.blockZ = 1;
-    k.registersPerThread = 64;
-    k.staticSharedMemory = 1024;
-    k.dynamicSharedMemory = 2048;
-    put(&k, sizeof k);
-}
-
-static void launch(uint32_t corr, int64_t s, int64_t e)
-{
-    CUpti_ActivityAPI a;
-    memset(&a, 0, sizeof a);
-    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
-    a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
-    a.start = (uint64_t)(B + s);
-    a.end = (uint64_t)(B + e);
-    a.processId = 1234;
-    a.threadId = 1;
-    a.correlationId = corr;
-    put(&a, sizeof a);
-}
+#include "cupti_gen.h"
 
 static void copy(int kind, uint64_t bytes, int64_t s, int64_t e)
 {

@@ -129,7 +129,10 @@ def routes(run):
          ("utilization", {"device": 0, "buckets": 1000}),
          ("timeline", {}), ("timeline", {"max": 5}),
          ("trace.json", {}), ("trace.json", {"max_events": 3}),
-         ("memory", {})]
+         ("memory", {}),
+         # the host lanes, read from the sources, linked by correlation to
+         # the trace built or mapped
+         ("host", {}), ("host", {"max": 2})]
     return [("/data/plugin/gpu/" + r, dict(p, run=run)) for r, p in q]
 
 

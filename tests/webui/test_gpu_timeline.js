@@ -4,17 +4,20 @@
 // utilization chart, is tall, has lanes for the CPU threads, the NVTX
 // ranges and the GPU streams, draws launch -> kernel arrows, says the
 // trace is a sample, and zooms (wheel), pans (overview strip) and resets
-// (double-click), asking the server again each time. A CPU-only trace
-// (torch.profiler without CUDA) shows its ops: the breakdown, the top ops
-// and the timeline, not an empty page.
+// (double-click), asking the server again each time. A trace store in
+// our collector's schema (tests/integration/timeline_gen.py: NVTX ranges
+// and marks, launches, kernels) gets the same CPU-thread and NVTX lanes,
+// with arrows from each launch to its kernel paired by correlation id. A
+// CPU-only trace (torch.profiler without CUDA) shows its ops: the
+// breakdown, the top ops and the timeline, not an empty page.
 'use strict';
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const T = require('./lib.js');
 
-const [tfboard, genSample] = process.argv.slice(2);
-if (!tfboard || !genSample) { console.error('usage: test_gpu_timeline.js TFBOARD GPU_SAMPLE_TRACE'); process.exit(2); }
+const [tfboard, genSample, genStore] = process.argv.slice(2);
+if (!tfboard || !genSample || !genStore) { console.error('usage: test_gpu_timeline.js TFBOARD GPU_SAMPLE_TRACE TIMELINE_GEN_PY'); process.exit(2); }
 
 // A CPU-only Kineto trace: two threads, nested ops, no device events.
 function cpuOnlyTrace(file) {
@@ -39,6 +42,7 @@ T.run(async () => {
   execFileSync(genSample, ['--out', path.join(logdir, 'gpu_SAMPLE')], { stdio: 'inherit' });
   fs.mkdirSync(path.join(logdir, 'cpu_only'));
   cpuOnlyTrace(path.join(logdir, 'cpu_only', 'host.pt.trace.json'));
+  execFileSync('python3', [genStore, 'store', path.join(logdir, 'store')], { stdio: 'inherit' });
   const srv = await T.startServer(tfboard, logdir);
   const browser = await T.launch();
   const page = await T.newPage(browser);
@@ -78,6 +82,25 @@ T.run(async () => {
       T.assert(Math.abs((t2.view[1] - t2.view[0]) - (t1.view[1] - t1.view[0])) < 2, 'same width');
       await page.mouse.dblclick(box.x + box.w * 0.5, box.y + 40);
       await T.until(page, ([f, v0]) => { const x = window.__tfb.pages.gpuTimeline; return x.fetches > f && x.view[0] === v0; }, [t2.fetches, t0.view[0]], 'reset to the whole trace');
+    });
+
+    await T.step('a trace store: CPU-thread and NVTX lanes, launch -> kernel arrows by correlation', async () => {
+      await page.selectOption('#gpu-run', 'store');
+      const t = await T.until(page, () => { const x = window.__tfb.pages.gpuTimeline; return x && x.run === 'store' && x.flows > 0 && x; }, null, 'the store timeline with arrows', 30000).catch(async (e) => {
+        throw new Error(e.message + ': ' + JSON.stringify(await tl()));
+      });
+      T.assertEq(t.hostLanes.slice().sort(), ['CPU thread 1', 'NVTX thread 1', 'NVTX thread 2'], 'host lanes');
+      T.assert(t.lanes.includes('GPU 0 stream 7'), 'GPU lane: ' + t.lanes);
+      T.assert(t.lanes.indexOf('NVTX thread 1') < t.lanes.indexOf('CPU thread 1') && t.lanes.indexOf('CPU thread 1') < t.lanes.indexOf('GPU 0 stream 7'), 'NVTX above its thread, above the GPU: ' + t.lanes);
+      // 3 steps x 7 kernels, each launched from the main thread.
+      T.assertEq(t.flows, 21, 'arrows: ' + JSON.stringify(t.flowPairs.slice(0, 3)));
+      const corrs = new Set();
+      for (const f of t.flowPairs) {
+        T.assert(f.lane === 'CPU thread 1' && f.kernelLane === 'GPU 0 stream 7' && f.call === 'cudaLaunchKernel_v7000' && Number.isInteger(f.corr), 'arrow: ' + JSON.stringify(f));
+        corrs.add(f.corr);
+      }
+      T.assertEq(corrs.size, 21, 'one arrow per correlation id');
+      await T.screenshot(page, 'gpu_timeline_store');
     });
 
     await T.step('a CPU-only trace: breakdown, top ops and timeline, not an empty page', async () => {

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "plugins/gpu/gpu_analysis.h"
-#include "plugins/gpu/gpu_host.h"
 #include "plugins/gpu/gpu_memory_routes.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
@@ -171,9 +170,11 @@ static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
     return send(resp, &j, rc);
 }
 
-/* The host side of the run's Kineto traces (gpu_host.h): CPU threads'
- * ops and runtime calls, NVTX ranges, top ops; an empty answer for a run
- * without a Kineto file. */
+/* The host side of the run's traces (trace/trace_host.h): CPU threads'
+ * ops and runtime calls, NVTX ranges and marks, top ops; an empty answer
+ * for a run without host events. It waits for the run's GPU trace as the
+ * other routes do (202 while it loads): runtime calls are linked to its
+ * kernels by correlation. */
 static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
 {
     int64_t w0, w1, max;
@@ -187,15 +188,23 @@ static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
         return TFB_EINVAL;
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
-    tfb_host_trace *h = NULL;
-    int rc = tfb_gpu_host_get(run, &h);
+    tfb_gpu_trace *t;
+    int rc = get_trace(req, resp, &t);
     if (rc < 0)
+        return rc;
+    tfb_host_trace *h = NULL;
+    char err[512];
+    rc = tfb_host_get(run, &h, err, sizeof err);
+    if (rc < 0) {
+        tfb_gpu_trace_release(t);
         return tfb_http_error(resp, 500, "cannot read the host trace: %s",
-                              tfb_strerror(rc));
+                              err[0] ? err : tfb_strerror(rc));
+    }
     tfb_json j;
     tfb_json_init(&j);
-    rc = tfb_gpu_host_json(h, w0, w1, (size_t)max, &j);
-    tfb_gpu_host_release(h);
+    rc = tfb_gpu_host_json(h, t, w0, w1, (size_t)max, &j);
+    tfb_host_release(h);
+    tfb_gpu_trace_release(t);
     return send(resp, &j, rc);
 }
 

@@ -1,7 +1,8 @@
 /*
  * gpu_analysis.h - what the GPU dashboard writes from a trace's aggregates
  * (trace_aggregate.h): the JSON of /data/plugin/gpu/... (gpu_json.c), the
- * merged timeline and the Chrome trace export (gpu_timeline.c).
+ * merged timeline and the Chrome trace export (gpu_timeline.c), the
+ * timeline's host lanes (gpu_host_json.c).
  *
  * Thread-safety: pure functions of an immutable trace; thread-safe.
  */
@@ -14,6 +15,7 @@
 #include "core/json.h"
 #include "trace/trace.h"
 #include "trace/trace_aggregate.h"
+#include "trace/trace_host.h"
 
 /* JSON writers (gpu_json.c), the answers of /data/plugin/gpu/...:
  * summary: {"devices": [{"id", "name", "sm_count", "kernels", "kernel_ns",
@@ -64,5 +66,21 @@ int tfb_gpu_timeline_json(const tfb_gpu_trace *t, int64_t start_ns,
 int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t start_ns,
                               int64_t end_ns, size_t max_events,
                               tfb_json *j);
+
+/* The host side (trace_host.h) in a window, the answer of
+ * /data/plugin/gpu/host: {"start_ns", "end_ns", "trace_start_ns",
+ * "trace_end_ns", "total", "truncated", "lanes": [{"id", "kind":
+ * "thread"|"nvtx", "label", "depth"}], "spans": [{"lane", "kind":
+ * "op"|"runtime"|"range"|"mark", "name", "start_ns", "end_ns", "depth",
+ * "correlation"?}], "top_ops": [{"name", "count", "total_ns", "self_ns"}],
+ * "busy_ns", "span_ns"}: the spans overlapping [w0, w1] (INT64_MIN /
+ * INT64_MAX: the whole trace); past max of them, the longest max
+ * (truncated). A runtime call's correlation is in t's id space
+ * (tfb_host_link), the number its kernels carry in the timeline; absent
+ * when t (may be NULL) holds no call of its file. top_ops (the 30 names
+ * with the most self time) and busy_ns cover the whole trace. h may be
+ * NULL (an empty answer). Cost: one pass over the host spans. */
+int tfb_gpu_host_json(const tfb_host_trace *h, const tfb_gpu_trace *t,
+                      int64_t w0, int64_t w1, size_t max, tfb_json *j);
 
 #endif

@@ -526,21 +526,6 @@ static void x_event(tfb_json *j, const char *cat, const char *name,
     us_value(j, dur);
 }
 
-/* Calls that start in [lo, hi): their index range (calls sorted by
- * start). */
-static size_t calls_lower(const tfb_gpu_trace *t, int64_t x)
-{
-    size_t lo = 0, hi = t->ncalls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->calls[mid].start < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Events of the window that start before T: straddlers, range spans that
  * start before T, calls in [c0, T). */
 static size_t events_before(const tfb_gpu_trace *t, const wins *W, size_t c0,
@@ -552,7 +537,7 @@ static size_t events_before(const tfb_gpu_trace *t, const wins *W, size_t c0,
         const tfb_gpu_lane *l = &t->lanes[w->lane];
         n += w->strad.n + (lower(t, l, w->a, w->b, T, 0, 0) - w->a);
     }
-    size_t ce = calls_lower(t, T);
+    size_t ce = tfb_gpu_calls_from(t, T);
     if (ce > c1)
         ce = c1;
     return n + (ce > c0 ? ce - c0 : 0);
@@ -671,8 +656,8 @@ int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
     int err = find_windows(t, w0, w1, lo_open, hi_open, &W);
     if (err)
         return err;
-    size_t c0 = lo_open ? 0 : calls_lower(t, w0);
-    size_t c1 = hi_open ? t->ncalls : calls_lower(t, w1);
+    size_t c0 = lo_open ? 0 : tfb_gpu_calls_from(t, w0);
+    size_t c1 = hi_open ? t->ncalls : tfb_gpu_calls_from(t, w1);
     if (c1 < c0)
         c1 = c0;
     size_t total = W.total + (c1 - c0);

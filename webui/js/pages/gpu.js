@@ -51,19 +51,23 @@ function normSpan(s, laneLabel) {
     name: s.name === null || s.name === undefined ? (count > 1 ? `${count} ${kind} spans` : kind) : String(s.name),
     lane: laneLabel.get(s.lane) ?? String(s.lane), count, busy: num(s.busy_ns ?? 0),
     launch: s.launch_ns === undefined ? null : num(s.launch_ns), depth: 0,
+    corr: s.correlation === undefined ? null : num(s.correlation),
   };
 }
 
 // /data/plugin/gpu/host: the CPU threads' ops and runtime calls and the
-// NVTX ranges of the run's Kineto files: {lanes: [{id, kind, label, depth}],
-// spans: [{lane, kind: op|runtime|range, name, start_ns, end_ns, depth}],
-// top_ops, busy_ns, span_ns, trace_start_ns, trace_end_ns, total}.
+// NVTX ranges and marks of the run's trace files (our store, nsys exports,
+// Kineto): {lanes: [{id, kind, label, depth}], spans: [{lane, kind:
+// op|runtime|range|mark, name, start_ns, end_ns, depth, correlation?}],
+// top_ops, busy_ns, span_ns, trace_start_ns, trace_end_ns, total}. A
+// runtime call's correlation is its kernels' (/timeline).
 function normHost(res) {
   const lanes = (res.lanes || []).map((l) => ({ id: l.id, label: String(l.label), kind: String(l.kind), rows: Math.max(1, Math.min(8, num(l.depth) || 1)) }));
   const byId = new Map(lanes.map((l) => [l.id, l.label]));
   const spans = (res.spans || []).map((q) => ({
     start: num(q.start_ns), end: num(q.end_ns), kind: String(q.kind), name: String(q.name),
     lane: byId.get(q.lane) ?? String(q.lane), depth: Math.min(7, num(q.depth) || 0), count: 1,
+    corr: q.correlation === undefined ? null : num(q.correlation),
   })).filter((q) => Number.isFinite(q.start) && Number.isFinite(q.end));
   return { lanes, spans, total: num(res.total) || 0, truncated: !!res.truncated };
 }
@@ -108,7 +112,7 @@ class Timeline {
       if (this.view) { q.start_ns = Math.floor(this.view[0]); q.end_ns = Math.ceil(this.view[1]); }
       const [res, hres] = await Promise.all([
         this.gpu ? gpuJSON('data/plugin/gpu/timeline', q) : Promise.resolve(null),
-        getJSON('data/plugin/gpu/host', { ...q, max: 4000 }).catch(() => null),
+        gpuJSON('data/plugin/gpu/host', { ...q, max: 4000 }).catch(() => null),
       ]);
       if (this.token !== token) return;
       if (!this.full) {
@@ -132,8 +136,8 @@ class Timeline {
       if (!this.overview) this.overview = { gpu: this.spans, host: this.host.spans.filter((x) => x.depth === 0) };
       this.draw();
       window.__tfb.pages.gpuTimeline = {
-        spans: this.spans.length, total: this.total, merged: this.merged, lanes: this.lanes.slice(), view: this.view.slice(),
-        hostLanes: this.host.lanes.map((l) => l.label), hostSpans: this.host.spans.length, hostTotal: this.host.total, flows: this.flows,
+        run: this.run, spans: this.spans.length, total: this.total, merged: this.merged, lanes: this.lanes.slice(), view: this.view.slice(),
+        hostLanes: this.host.lanes.map((l) => l.label), hostSpans: this.host.spans.length, hostTotal: this.host.total, flows: this.flows, flowPairs: this.flowPairs,
         height: this.canvas.clientHeight, download: this.download.getAttribute('href'),
         fetches: (window.__tfb.pages.gpuTimeline?.fetches || 0) + 1,
       };
@@ -174,6 +178,7 @@ class Timeline {
       case 'mixed': return '#888';
       case 'runtime': return COLOR.yellow;
       case 'range': return withAlpha(COLOR.purple, 0.85);
+      case 'mark': return COLOR.purple;
       default: return hashColor(s.name);
     }
   }
@@ -216,6 +221,12 @@ class Timeline {
       const r = box(s);
       if (!r) return;
       ctx.fillStyle = this.color(s);
+      if (s.kind === 'mark') {
+        // An instant: a diamond at its time.
+        const x = xOf(s.start), m = r.y + r.hh / 2, d = r.hh / 2;
+        ctx.beginPath(); ctx.moveTo(x, m - d); ctx.lineTo(x + d * 0.7, m); ctx.lineTo(x, m + d); ctx.lineTo(x - d * 0.7, m); ctx.closePath(); ctx.fill();
+        return;
+      }
       ctx.fillRect(r.x0, r.y, Math.max(1, r.x1 - r.x0), r.hh);
       if (r.x1 - r.x0 > 40) {
         ctx.save();
@@ -229,12 +240,17 @@ class Timeline {
     };
     for (const s of this.host.spans) paint(s);
     for (const s of this.spans) paint(s);
-    // Launch -> kernel arrows: from the runtime call that started at
-    // launch_ns to the kernel's start, when both are in view and few
-    // enough to read.
+    // Launch -> kernel arrows: from the runtime call with the kernel's
+    // correlation id (else the one that started at its launch_ns) to the
+    // kernel's start, when both are in view and few enough to read.
     this.flows = 0;
-    const calls = new Map();
-    for (const s of this.host.spans) if (s.kind === 'runtime') calls.set(s.start, s);
+    this.flowPairs = [];
+    const calls = new Map(), byCorr = new Map();
+    for (const s of this.host.spans) {
+      if (s.kind !== 'runtime') continue;
+      calls.set(s.start, s);
+      if (s.corr !== null) byCorr.set(s.corr, s);
+    }
     const launched = this.spans.filter((s) => s.launch !== null && s.count === 1);
     // Past ARROWS_MAX launches in view they would hide the kernels: the
     // info line says to zoom in instead.
@@ -244,7 +260,7 @@ class Timeline {
       ctx.fillStyle = ctx.strokeStyle;
       ctx.lineWidth = 1;
       for (const k of launched) {
-        const c = calls.get(k.launch);
+        const c = (k.corr !== null && byCorr.get(k.corr)) || calls.get(k.launch);
         const rc = c && box(c), rk = box(k);
         if (!rc || !rk) continue;
         const x0 = xOf(c.start), y0 = rc.y + rc.hh, x1 = Math.max(LABEL_W, xOf(k.start)), y1 = rk.y;
@@ -252,6 +268,7 @@ class Timeline {
         ctx.bezierCurveTo(x0, (y0 + y1) / 2, x1, (y0 + y1) / 2, x1, y1 - 1); ctx.stroke();
         ctx.beginPath(); ctx.moveTo(x1, y1); ctx.lineTo(x1 - 3, y1 - 5); ctx.lineTo(x1 + 3, y1 - 5); ctx.closePath(); ctx.fill();
         this.flows++;
+        if (this.flowPairs.length < 50) this.flowPairs.push({ call: c.name, lane: c.lane, kernel: k.name, kernelLane: k.lane, corr: k.corr });
       }
     }
     // Time axis (top), relative to the trace start.
@@ -357,7 +374,7 @@ class Timeline {
     }
     if (!s) { this.tip.hidden = true; return; }
     clear(this.tip);
-    const what = { op: 'CPU op', runtime: 'CUDA API call', range: 'NVTX range' }[s.kind] || s.kind;
+    const what = { op: 'CPU op', runtime: 'CUDA API call', range: 'NVTX range', mark: 'NVTX mark' }[s.kind] || s.kind;
     this.tip.append(h('div', null, h('b', null, s.name)),
       h('div', null, `${what}, ${ns(s.end - s.start)}` + (s.count > 1 ? `, ${s.count} merged` : '')),
       h('div', { class: 'muted' }, `at +${si((s.start - this.full[0]) / 1e9, 's')}` + (s.launch !== null && s.launch !== undefined ? `, launched ${ns(s.start - s.launch)} earlier` : '')));
@@ -373,7 +390,7 @@ class Timeline {
 // time went by op (self time), the top ops, and the timeline of the CPU
 // threads. Returns the timeline.
 async function renderCpuOnly(body, run) {
-  const res = await getJSON('data/plugin/gpu/host', { run, max: 1 });
+  const res = await gpuJSON('data/plugin/gpu/host', { run, max: 1 });
   const top = (res.top_ops || []).map((o) => ({ name: String(o.name), count: num(o.count), total_ns: num(o.total_ns), self_ns: num(o.self_ns) }));
   const busy = num(res.busy_ns) || 0, span = num(res.span_ns) || 0;
   if (!top.length) return null;

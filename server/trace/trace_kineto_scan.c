@@ -1,0 +1,347 @@
+/*
+ * trace_kineto_scan.c - the Kineto JSON scanner (trace_kineto_scan.h):
+ * top-level keys first (traceEvents, baseTimeNanoseconds), then the events
+ * one by one, each handed to the caller's callback.
+ */
+#include "trace/trace_kineto_scan.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/trace_file.h"
+#include "base/json_str.h"
+#include "tfboard.h"
+
+typedef struct scan {
+    const char *p, *end;
+    int bad;
+} scan;
+
+typedef tfb_kineto_tok tok;
+
+static void ws(scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' ||
+                             *s->p == '\t'))
+        s->p++;
+}
+
+static int eat(scan *s, char c)
+{
+    ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int str_tok(scan *s, tok *t)
+{
+    ws(s);
+    const char *next = tfb_json_str_scan(s->p, s->end, &t->s, &t->len,
+                                         &t->has_esc);
+    if (!next) {
+        s->bad = 1;
+        return 0;
+    }
+    t->is_str = 1;
+    s->p = next;
+    return 1;
+}
+
+/* Skips any value; a scalar's text goes to *v when v is not NULL. */
+static void skip_value(scan *s, tok *v)
+{
+    ws(s);
+    if (v)
+        *v = (tok){NULL, 0, 0, 0};
+    if (s->p >= s->end) {
+        s->bad = 1;
+        return;
+    }
+    char c = *s->p;
+    if (c == '"') {
+        tok t;
+        if (str_tok(s, &t) && v)
+            *v = t;
+        return;
+    }
+    if (c == '{' || c == '[') {
+        int depth = 0;
+        while (s->p < s->end) {
+            c = *s->p++;
+            if (c == '"') {
+                while (s->p < s->end && *s->p != '"') {
+                    if (*s->p == '\\')
+                        s->p++;
+                    s->p++;
+                }
+                s->p++;
+            } else if (c == '{' || c == '[') {
+                depth++;
+            } else if ((c == '}' || c == ']') && --depth == 0) {
+                return;
+            }
+        }
+        s->bad = 1;
+        return;
+    }
+    const char *b = s->p;
+    while (s->p < s->end && *s->p != ',' && *s->p != '}' && *s->p != ']' &&
+           !isspace((unsigned char)*s->p))
+        s->p++;
+    if (s->p == b)
+        s->bad = 1;
+    if (v) {
+        v->s = b;
+        v->len = (size_t)(s->p - b);
+    }
+}
+
+int tfb_kineto_tok_is(const tok *t, const char *lit)
+{
+    size_t n = strlen(lit);
+    return t->s && t->len == n && memcmp(t->s, lit, n) == 0;
+}
+
+int tfb_kineto_tok_ieq(const tok *t, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (!t->s || t->len != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (tolower((unsigned char)t->s[i]) != lit[i])
+            return 0;
+    return 1;
+}
+
+int64_t tfb_kineto_tok_i64(const tok *t, int64_t def)
+{
+    if (!t->s || !t->len)
+        return def;
+    char buf[32];
+    size_t n = t->len < sizeof buf - 1 ? t->len : sizeof buf - 1;
+    memcpy(buf, t->s, n);
+    buf[n] = '\0';
+    char *e;
+    long long v = strtoll(buf, &e, 10);
+    if (e == buf)
+        return def;
+    if (*e == '.' || *e == 'e' || *e == 'E') {
+        double d = strtod(buf, NULL);
+        return d > -9e18 && d < 9e18 ? (int64_t)d : def;
+    }
+    return (int64_t)v;
+}
+
+int tfb_kineto_us_to_ns(const tok *t, int64_t *out)
+{
+    if (!t->s || !t->len || t->is_str)
+        return 0;
+    const char *p = t->s, *end = t->s + t->len;
+    int neg = *p == '-';
+    p += neg;
+    int64_t ip = 0, frac = 0;
+    int digits = 0, fd = 0;
+    while (p < end && isdigit((unsigned char)*p)) {
+        if (ip > INT64_MAX / 10 / 1000)
+            return 0;
+        ip = ip * 10 + (*p++ - '0');
+        digits++;
+    }
+    if (p < end && *p == '.')
+        for (p++; p < end && isdigit((unsigned char)*p); p++)
+            if (fd < 3) {
+                frac = frac * 10 + (*p - '0');
+                fd++;
+            }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        char buf[64];
+        size_t n = t->len < sizeof buf - 1 ? t->len : sizeof buf - 1;
+        memcpy(buf, t->s, n);
+        buf[n] = '\0';
+        double v = strtod(buf, NULL) * 1000.0;
+        if (!(v > -9e18 && v < 9e18))
+            return 0;
+        *out = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+        return 1;
+    }
+    if (!digits && !fd)
+        return 0;
+    for (; fd < 3; fd++)
+        frac *= 10;
+    *out = (neg ? -1 : 1) * (ip * 1000 + frac);
+    return 1;
+}
+
+char *tfb_kineto_tok_text(const tok *t, char *buf, size_t cap, size_t *len,
+                          char **heap)
+{
+    *heap = NULL;
+    char *o = buf;
+    if (t->len >= cap) {
+        o = *heap = malloc(t->len + 1);
+        if (!o)
+            return NULL;
+    }
+    size_t n = t->len;
+    if (t->has_esc)
+        n = tfb_json_str_decode(t->s, t->len, o);
+    else if (n)
+        memcpy(o, t->s, n);
+    o[n] = '\0';
+    *len = n;
+    return o;
+}
+
+/* ------------------------------------------------------------------------
+ * Events
+ * ---------------------------------------------------------------------- */
+static void read_triple(scan *s, int64_t out[3])
+{
+    out[0] = out[1] = out[2] = 0;
+    ws(s);
+    if (s->p >= s->end || *s->p != '[') {
+        skip_value(s, NULL);
+        return;
+    }
+    s->p++;
+    for (int i = 0; !s->bad; i++) {
+        if (eat(s, ']'))
+            return;
+        if (i > 0 && !eat(s, ',')) {
+            s->bad = 1;
+            return;
+        }
+        tok t;
+        skip_value(s, &t);
+        if (i < 3)
+            out[i] = tfb_kineto_tok_i64(&t, 0);
+    }
+}
+
+static void read_args(scan *s, tfb_kineto_event *e)
+{
+    if (!eat(s, '{')) {
+        skip_value(s, NULL);
+        return;
+    }
+    if (eat(s, '}'))
+        return;
+    do {
+        tok k;
+        if (!str_tok(s, &k) || !eat(s, ':')) {
+            s->bad = 1;
+            return;
+        }
+        tok *dst = tfb_kineto_tok_is(&k, "correlation")   ? &e->a_corr
+                   : tfb_kineto_tok_is(&k, "device")      ? &e->a_dev
+                   : tfb_kineto_tok_is(&k, "stream")      ? &e->a_stream
+                   : tfb_kineto_tok_is(&k, "bytes")       ? &e->a_bytes
+                   : tfb_kineto_tok_is(&k, "name")        ? &e->a_name
+                   : tfb_kineto_tok_is(&k, "registers per thread")
+                       ? &e->a_regs
+                   : tfb_kineto_tok_is(&k, "shared memory") ? &e->a_smem
+                                                            : NULL;
+        if (tfb_kineto_tok_is(&k, "grid"))
+            read_triple(s, e->grid);
+        else if (tfb_kineto_tok_is(&k, "block"))
+            read_triple(s, e->block);
+        else
+            skip_value(s, dst);
+    } while (!s->bad && eat(s, ','));
+    if (!eat(s, '}'))
+        s->bad = 1;
+}
+
+static int read_event(scan *s, tfb_kineto_event *e)
+{
+    memset(e, 0, sizeof *e);
+    if (!eat(s, '{')) {
+        s->bad = 1;
+        return 0;
+    }
+    if (eat(s, '}'))
+        return 1;
+    do {
+        tok k;
+        if (!str_tok(s, &k) || !eat(s, ':')) {
+            s->bad = 1;
+            return 0;
+        }
+        tok *dst = tfb_kineto_tok_is(&k, "ph")     ? &e->ph
+                   : tfb_kineto_tok_is(&k, "cat")  ? &e->cat
+                   : tfb_kineto_tok_is(&k, "name") ? &e->name
+                   : tfb_kineto_tok_is(&k, "pid")  ? &e->pid
+                   : tfb_kineto_tok_is(&k, "tid")  ? &e->tid
+                   : tfb_kineto_tok_is(&k, "ts")   ? &e->ts
+                   : tfb_kineto_tok_is(&k, "dur")  ? &e->dur
+                                                   : NULL;
+        if (tfb_kineto_tok_is(&k, "args"))
+            read_args(s, e);
+        else
+            skip_value(s, dst);
+    } while (!s->bad && eat(s, ','));
+    if (!eat(s, '}')) {
+        s->bad = 1;
+        return 0;
+    }
+    return 1;
+}
+
+int tfb_kineto_scan(const char *path, int legacy_ok, tfb_kineto_event_fn fn,
+                    void *ctx)
+{
+    char *text;
+    size_t len = 0;
+    int rc = tfb_gpu_read_text(path, TFB_GPU_MAX_TEXT_BYTES, &text, &len);
+    if (rc == TFB_ETOOBIG || rc == TFB_ENOMEM)
+        return rc;
+    if (rc < 0)
+        return 0; /* unreadable or damaged: not a trace */
+    scan s = {text, text + len, 0};
+    /* Pass 1: top-level keys; find traceEvents and baseTimeNanoseconds. */
+    const char *events = NULL;
+    int64_t base_ns = 0;
+    ws(&s);
+    int legacy = s.p < s.end && *s.p == '[';
+    if (legacy) {
+        if (legacy_ok)
+            events = s.p;
+    } else if (eat(&s, '{') && !eat(&s, '}')) {
+        do {
+            tok k, v;
+            if (!str_tok(&s, &k) || !eat(&s, ':'))
+                break;
+            if (tfb_kineto_tok_is(&k, "traceEvents")) {
+                ws(&s);
+                events = s.p;
+                skip_value(&s, NULL);
+            } else {
+                skip_value(&s, &v);
+                if (tfb_kineto_tok_is(&k, "baseTimeNanoseconds"))
+                    base_ns = tfb_kineto_tok_i64(&v, 0);
+            }
+        } while (!s.bad && eat(&s, ','));
+    }
+    if (!events) {
+        free(text);
+        return 0;
+    }
+    /* Pass 2: the events. */
+    s.p = events;
+    s.bad = 0;
+    int err = 0;
+    if (eat(&s, '[') && !eat(&s, ']')) {
+        tfb_kineto_event e;
+        do {
+            if (!read_event(&s, &e))
+                break;
+            err = fn(ctx, &e, base_ns, legacy);
+        } while (!err && !s.bad && eat(&s, ','));
+    }
+    free(text);
+    return err ? err : 1;
+}

@@ -1,0 +1,75 @@
+/*
+ * trace_kineto_scan.h - the one reader of PyTorch profiler (Kineto) JSON,
+ * *.pt.trace.json[.gz]: walks the events of a file in place and hands each
+ * to a callback with the fields the trace layer uses. Both sides of a
+ * trace read files through it: the device events (trace_load_kineto.c,
+ * into the GPU trace) and the host events (trace_host_kineto.c, CPU ops,
+ * runtime calls and ranges, into the host model).
+ *
+ * The JSON is scanned with a small scanner that skips what it does not
+ * need: no tree is built, containers are skipped by counting brackets (no
+ * recursion, so nesting cannot exhaust the stack). Malformed input ends
+ * the scan; what was read before is kept.
+ *
+ * Times: ts/dur are µs with up to three decimals, converted to integer ns
+ * digit by digit (a double cannot hold epoch µs to the ns); a top-level
+ * baseTimeNanoseconds is handed to the callback to add.
+ *
+ * Thread-safety: any thread; no state outside the call.
+ */
+#ifndef TFB_SERVER_TRACE_KINETO_SCAN_H
+#define TFB_SERVER_TRACE_KINETO_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A value as it stands in the text: a string's contents (escaped form,
+ * has_esc when it holds a backslash) or a number's text; s NULL when the
+ * field is absent. Points into the file's text: valid during the
+ * callback only. */
+typedef struct tfb_kineto_tok {
+    const char *s;
+    size_t len;
+    int is_str, has_esc;
+} tfb_kineto_tok;
+
+/* One event: its top-level fields and the args the trace layer reads. */
+typedef struct tfb_kineto_event {
+    tfb_kineto_tok ph, cat, name, pid, tid, ts, dur;
+    /* args: correlation, device, stream, bytes, "registers per thread",
+     * "shared memory", name (thread_name metadata) */
+    tfb_kineto_tok a_corr, a_dev, a_stream, a_bytes, a_regs, a_smem, a_name;
+    int64_t grid[3], block[3]; /* args grid / block, 0 when absent */
+} tfb_kineto_event;
+
+/* Called for each event with the file's baseTimeNanoseconds (0 when
+ * absent) and whether the file is a legacy bare array of events
+ * (torch.profiler built without Kineto). A nonzero return stops the scan
+ * and is returned by tfb_kineto_scan. */
+typedef int (*tfb_kineto_event_fn)(void *ctx, const tfb_kineto_event *e,
+                                   int64_t base_ns, int legacy);
+
+/* Scans path (plain or gzip, within trace_file.h's caps). legacy_ok: a
+ * bare array of events is a trace too (else it is not one). Returns 1
+ * when the file is a trace (its events were handed over), 0 when it is
+ * not one (unreadable, damaged .gz, no traceEvents), TFB_ETOOBIG (past the
+ * size caps) or TFB_ENOMEM, or the callback's nonzero return. */
+int tfb_kineto_scan(const char *path, int legacy_ok, tfb_kineto_event_fn fn,
+                    void *ctx);
+
+/* Token helpers: exact match; ASCII case-insensitive match (lit lower
+ * case); integer value (numbers with a fraction or exponent truncated;
+ * numeric strings too), def when none; µs text -> ns (exact for plain
+ * decimals), 1 on success. */
+int tfb_kineto_tok_is(const tfb_kineto_tok *t, const char *lit);
+int tfb_kineto_tok_ieq(const tfb_kineto_tok *t, const char *lit);
+int64_t tfb_kineto_tok_i64(const tfb_kineto_tok *t, int64_t def);
+int tfb_kineto_us_to_ns(const tfb_kineto_tok *t, int64_t *out);
+
+/* A string token's text with escapes decoded into buf (cap bytes) or,
+ * when it does not fit, a malloc'd copy (*heap set: free it); NUL
+ * terminated, length in *len. NULL on ENOMEM. */
+char *tfb_kineto_tok_text(const tfb_kineto_tok *t, char *buf, size_t cap,
+                          size_t *len, char **heap);
+
+#endif
