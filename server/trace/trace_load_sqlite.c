@@ -4,17 +4,14 @@
  * StringIds ids in both; a name column holding text is taken as it is.
  * Columns a file lacks read as NULL, so older or trimmed exports load.
  *
- * A trace file is data from elsewhere, and SQLite files can compute: a
- * table name may be a VIEW over an endless recursive query, a trigger or a
- * generated column may run code. So a file is opened read-only and
- * immutable (no lock, no -wal/-shm file created, nothing written) - or,
- * when it has a non-empty -wal (data an immutable open would not see), a
- * copy of it and its WAL in the cache directory is opened read-only
- * (trace_walcopy.h) -, with an untrusted schema, defensive mode and a 1 MiB value
- * limit; every table read must be a real table (a view is refused, with a
- * message naming the file); and a progress handler stops any statement
- * past the load's time budget, while the builder counts rows against the
- * row budget.
+ * A trace file is data from elsewhere, and SQLite files can compute. So
+ * a file is opened read-only, immutable and hardened (trace_sqlite_open.h)
+ * - or, when it has a non-empty -wal (data an immutable open would not
+ * see), a copy of it and its WAL in the cache directory is opened
+ * (trace_walcopy.h) -; every table read must be a real table (a view is
+ * refused, with a message naming the file); and a progress handler stops
+ * any statement past the load's time budget, while the builder counts rows
+ * against the row budget.
  */
 #include <pthread.h>
 #include <sqlite3.h>
@@ -25,6 +22,7 @@
 #include <time.h>
 
 #include "trace/trace.h"
+#include "trace/trace_sqlite_open.h"
 #include "trace/trace_walcopy.h"
 #include "base/vec.h"
 
@@ -111,27 +109,11 @@ static int table_kind(loader *L, const char *name)
     return rc;
 }
 
-static int has_column(sqlite3 *db, const char *table, const char *col)
-{
-    char sql[256];
-    snprintf(sql, sizeof sql, "PRAGMA table_info(\"%s\")", table);
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        while (!found && sqlite3_step(st) == SQLITE_ROW) {
-            const unsigned char *n = sqlite3_column_text(st, 1);
-            found = n && strcmp((const char *)n, col) == 0;
-        }
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 /* "t.col" when the table has it, else "NULL". */
 static const char *col(sqlite3 *db, const char *table, const char *c,
                        char *buf, size_t cap)
 {
-    if (!has_column(db, table, c))
+    if (!tfb_trace_sqlite_has_column(db, table, c))
         return "NULL";
     snprintf(buf, cap, "t.\"%s\"", c);
     return buf;
@@ -369,8 +351,8 @@ static int load_kernels(loader *L)
     sqlite3 *db = L->db;
     const char *T = "CUPTI_ACTIVITY_KIND_KERNEL";
     char c[16][64];
-    const char *name_col = has_column(db, T, "demangledName") ? "demangledName"
-                           : has_column(db, T, "shortName")   ? "shortName"
+    const char *name_col = tfb_trace_sqlite_has_column(db, T, "demangledName") ? "demangledName"
+                           : tfb_trace_sqlite_has_column(db, T, "shortName")   ? "shortName"
                                                               : NULL;
     char namebuf[64] = "NULL";
     if (name_col)
@@ -449,10 +431,10 @@ static int load_copies(loader *L, int memset_)
  * connection and thread while this one reads the kernels (half the wall
  * time on two cores). Its names (a few distinct StringIds ids) are kept
  * as local texts and interned in the builder after the join. */
-static char *file_uri(const char *path, int immutable);
 
 typedef struct call_reader {
-    char *uri;
+    const char *file; /* what to open (the store or its WAL copy) */
+    int immutable;
     const char *path;
     double deadline;
     uint64_t max_rows;
@@ -565,14 +547,8 @@ static void *reader_main(void *arg)
     call_reader *R = arg;
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL, *q = NULL;
-    if (sqlite3_open_v2(R->uri, &db,
-                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-                            SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK)
+    if (tfb_trace_sqlite_open(R->file, R->immutable, &db))
         goto out;
-    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 20);
     sqlite3_progress_handler(db, 10000, reader_progress, R);
     if (sqlite3_prepare_v2(db, "SELECT value FROM StringIds WHERE id = ?", -1,
                            &q, NULL) != SQLITE_OK) {
@@ -607,7 +583,6 @@ static void reader_free(call_reader *R)
     tfb_vec_free(&R->names);
     id_free(&R->ids);
     tfb_vec_free(&R->calls);
-    free(R->uri);
 }
 
 /* Starts the runtime reader when the file has the table (1), 0 when not,
@@ -617,16 +592,15 @@ static int runtime_start(loader *L, call_reader *R)
     const char *T = "CUPTI_ACTIVITY_KIND_RUNTIME";
     memset(R, 0, sizeof *R);
     int k = table_kind(L, T);
-    if (k <= 0 || !has_column(L->db, T, "correlationId"))
+    if (k <= 0 || !tfb_trace_sqlite_has_column(L->db, T, "correlationId"))
         return k < 0 ? k : 0;
     tfb_gpu_load_ctl *ctl = tfb_gpu_builder_ctl(L->b);
-    R->uri = file_uri(L->wal_copy ? L->wal_copy : L->path, !L->wal_copy);
-    if (!R->uri)
-        return TFB_ENOMEM;
+    R->file = L->wal_copy ? L->wal_copy : L->path;
+    R->immutable = !L->wal_copy;
     R->path = L->path;
     R->deadline = ctl ? ctl->deadline : 0;
     R->max_rows = ctl ? ctl->max_rows : 0;
-    R->has_name = has_column(L->db, T, "nameId");
+    R->has_name = tfb_trace_sqlite_has_column(L->db, T, "nameId");
     atomic_init(&R->cancel, 0);
     atomic_init(&R->rows, 0);
     if (pthread_create(&R->th, NULL, reader_main, R) != 0) {
@@ -686,7 +660,7 @@ static int load_devices(loader *L)
     sqlite3 *db = L->db;
     const char *T = "TARGET_INFO_GPU";
     int k = table_kind(L, T);
-    if (k <= 0 || !has_column(db, T, "id"))
+    if (k <= 0 || !tfb_trace_sqlite_has_column(db, T, "id"))
         return k < 0 ? k : 0;
     char c[2][64];
     char sql[512];
@@ -783,26 +757,6 @@ static uint64_t estimate_rows(loader *L)
     return total;
 }
 
-/* file:<path, percent-encoded>?mode=ro[&immutable=1] */
-static char *file_uri(const char *path, int immutable)
-{
-    size_t n = strlen(path);
-    char *u = malloc(n * 3 + 64);
-    if (!u)
-        return NULL;
-    char *o = u;
-    o += sprintf(o, "file:");
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-            (*p >= '0' && *p <= '9') || strchr("/-_.~", *p))
-            *o++ = (char)*p;
-        else
-            o += sprintf(o, "%%%02X", *p);
-    }
-    strcpy(o, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
-    return u;
-}
-
 int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
 {
     loader L;
@@ -810,27 +764,12 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     L.b = b;
     L.path = path;
     L.wal_copy = tfb_colcache_wal_copy(path);
-    char *uri = file_uri(L.wal_copy ? L.wal_copy : path, !L.wal_copy);
-    if (!uri) {
+    int rc = tfb_trace_sqlite_open(L.wal_copy ? L.wal_copy : path,
+                                   !L.wal_copy, &L.db);
+    if (rc) {
         tfb_colcache_wal_drop(L.wal_copy);
-        return TFB_ENOMEM;
+        return rc == TFB_ENOMEM ? rc : 0; /* unreadable: not a trace */
     }
-    int rc = sqlite3_open_v2(uri, &L.db,
-                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-                                 SQLITE_OPEN_NOMUTEX,
-                             NULL);
-    free(uri);
-    if (rc != SQLITE_OK) {
-        sqlite3_close(L.db);
-        tfb_colcache_wal_drop(L.wal_copy);
-        return 0;
-    }
-    /* Schema code (views, triggers, generated columns) may call only
-     * harmless functions; no value over 1 MiB; no writes to the schema
-     * even through a bug of ours. */
-    sqlite3_db_config(L.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
-    sqlite3_db_config(L.db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-    sqlite3_limit(L.db, SQLITE_LIMIT_LENGTH, 1 << 20);
     sqlite3_progress_handler(L.db, 10000, on_progress, &L);
     int err = table_kind(&L, "CUPTI_ACTIVITY_KIND_KERNEL");
     if (err <= 0) {
