@@ -272,8 +272,8 @@ static int32_t string_id_lookup(loader *L, int64_t id)
  * (registered on this connection only, SQLITE_DIRECTONLY so that no view
  * or trigger of the file can call it) gets each row's values as its
  * arguments inside one sqlite3_step - 40 % less CPU a row. An error inside
- * it (out of memory, the row budget) is kept in *err and ends the
- * statement with sqlite3_result_error. */
+ * it (out of memory, the row budget) is kept (loader.row_err,
+ * call_reader.err) and ends the statement with sqlite3_result_error. */
 static void rows_final(sqlite3_context *cx)
 {
     sqlite3_result_null(cx);
@@ -305,10 +305,11 @@ static int32_t name_val(loader *L, sqlite3_value *v)
         return string_id(L, sqlite3_value_int64(v));
     if (ty == SQLITE_TEXT) {
         const unsigned char *txt = sqlite3_value_text(v);
-        int32_t id = txt ? tfb_gpu_builder_str(L->b, (const char *)txt,
-                                               (size_t)sqlite3_value_bytes(v))
-                         : -1;
-        return txt && id < 0 ? -2 : id;
+        if (!txt)
+            return -2; /* SQLite's conversion ran out of memory */
+        int32_t id = tfb_gpu_builder_str(L->b, (const char *)txt,
+                                         (size_t)sqlite3_value_bytes(v));
+        return id < 0 ? -2 : id;
     }
     return -1;
 }
@@ -351,9 +352,10 @@ static int load_kernels(loader *L)
     sqlite3 *db = L->db;
     const char *T = "CUPTI_ACTIVITY_KIND_KERNEL";
     char c[16][64];
-    const char *name_col = tfb_trace_sqlite_has_column(db, T, "demangledName") ? "demangledName"
-                           : tfb_trace_sqlite_has_column(db, T, "shortName")   ? "shortName"
-                                                              : NULL;
+    const char *name_col =
+        tfb_trace_sqlite_has_column(db, T, "demangledName") ? "demangledName"
+        : tfb_trace_sqlite_has_column(db, T, "shortName")   ? "shortName"
+                                                            : NULL;
     char namebuf[64] = "NULL";
     if (name_col)
         snprintf(namebuf, sizeof namebuf, "t.\"%s\"", name_col);

@@ -305,7 +305,8 @@ static void test_sqlite_kernel_rows(void **state)
     /* Lanes (device, stream): (0,3), (0,19), (1,3), (1,19). */
     assert_int_equal(t->nlanes, 4);
     assert_int_equal(t->ndevices, 2);
-    static const int32_t lane_dev[4] = {0, 0, 1, 1}, lane_str[4] = {3, 19, 3, 19};
+    static const int32_t lane_dev[4] = {0, 0, 1, 1};
+    static const int32_t lane_str[4] = {3, 19, 3, 19};
     static const size_t lane_n[4] = {4, 1, 1, 1};
     for (size_t i = 0; i < 4; i++) {
         assert_int_equal(t->lanes[i].device, lane_dev[i]);

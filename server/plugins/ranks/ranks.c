@@ -83,7 +83,8 @@ static char *cache_key(tfb_store *s, const tfb_ranks_job *jb, int64_t cols,
     if (!k)
         return NULL;
     size_t w = (size_t)snprintf(
-        k, need, "%llu|%llu|%zu|%lld|%d|%s", (unsigned long long)p.points, (unsigned long long)p.bytes_done,
+        k, need, "%llu|%llu|%zu|%lld|%d|%s", (unsigned long long)p.points,
+        (unsigned long long)p.bytes_done,
         jb->n_empty_dirs, (long long)cols,
         metric, jb->name);
     for (size_t i = 0; i < jb->n_members && w < need; i++)
