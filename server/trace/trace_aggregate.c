@@ -222,27 +222,29 @@ static int cmp_kstat(const void *a, const void *b, void *arg)
     return strcmp(tfb_gpu_str(t, x->name, ""), tfb_gpu_str(t, y->name, ""));
 }
 
+/* A lane's place in the merge; its head span's start and end are kept in
+ * the cursor, so that comparing two lanes reads no span. */
 typedef struct cursor {
-    size_t pos, end, lane;
+    int64_t start, end;
+    size_t pos, end_pos, lane;
 } cursor;
 
-static int cur_less(const tfb_gpu_trace *t, const cursor *a, const cursor *b)
+static int cur_less(const cursor *a, const cursor *b)
 {
-    const tfb_gpu_span *x = &t->spans[a->pos], *y = &t->spans[b->pos];
-    if (x->start != y->start)
-        return x->start < y->start;
-    if (x->end != y->end)
-        return x->end < y->end;
+    if (a->start != b->start)
+        return a->start < b->start;
+    if (a->end != b->end)
+        return a->end < b->end;
     return a->lane < b->lane;
 }
 
-static void sift_down(const tfb_gpu_trace *t, cursor *h, size_t n, size_t i)
+static void sift_down(cursor *h, size_t n, size_t i)
 {
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && cur_less(t, &h[l], &h[m]))
+        if (l < n && cur_less(&h[l], &h[m]))
             m = l;
-        if (r < n && cur_less(t, &h[r], &h[m]))
+        if (r < n && cur_less(&h[r], &h[m]))
             m = r;
         if (m == i)
             return;
@@ -432,19 +434,26 @@ int tfb_gpu_aggregate(tfb_gpu_trace *t)
         a->dev[d].sm_count = t->devices[d].sm_count;
     }
     size_t hn = 0;
-    for (size_t i = 0; i < t->nlanes; i++)
-        if (!t->lanes[i].host && t->lanes[i].n)
-            heap[hn++] = (cursor){t->lanes[i].off,
-                                  t->lanes[i].off + t->lanes[i].n, i};
+    for (size_t i = 0; i < t->nlanes; i++) {
+        const tfb_gpu_lane *l = &t->lanes[i];
+        if (!l->host && l->n)
+            heap[hn++] = (cursor){t->spans[l->off].start,
+                                  t->spans[l->off].end, l->off,
+                                  l->off + l->n, i};
+    }
     for (size_t i = hn; i-- > 0;)
-        sift_down(t, heap, hn, i);
+        sift_down(heap, hn, i);
     int64_t grand = 0;
     while (hn && !err) {
         const tfb_gpu_span *s = &t->spans[heap[0].pos];
         size_t d = ldev[heap[0].lane];
-        if (++heap[0].pos == heap[0].end)
+        if (++heap[0].pos == heap[0].end_pos) {
             heap[0] = heap[--hn];
-        sift_down(t, heap, hn, 0);
+        } else {
+            heap[0].start = t->spans[heap[0].pos].start;
+            heap[0].end = t->spans[heap[0].pos].end;
+        }
+        sift_down(heap, hn, 0);
         if (s->kind == TFB_GPU_KERNEL)
             kernel_stat_add(ks, t->nstrings, t, s, &grand);
         if (d == SIZE_MAX)

@@ -20,6 +20,7 @@
 #include "base/vec.h"
 
 #define MAX_LANES 65535u
+#define LANE_MEMO 16 /* a power of two */
 
 typedef struct tmp_lane {
     int32_t device, stream;
@@ -50,6 +51,14 @@ struct tfb_gpu_builder {
     size_t lcap;
     int64_t corr_base;
     int64_t corr_max; /* largest raw id seen in the current file */
+    /* Memos of the last answers of the per-row look-ups (10 M rows: the
+     * hashing shows): the lane of a few (device, stream)s, by stream;
+     * each name's last kernel description; the last device seen. */
+    struct {
+        int32_t device, stream, lane; /* lane -1: empty */
+    } lane_memo[LANE_MEMO];
+    TFB_VEC(int32_t) kinfo_memo; /* by name index + 1; -1: none */
+    int32_t last_device;         /* INT32_MIN: none yet */
 };
 
 /* ------------------------------------------------------------------------
@@ -184,8 +193,35 @@ static int kinfo_eq(const tfb_gpu_kinfo *a, const tfb_gpu_kinfo *b)
            memcmp(a->block, b->block, sizeof a->block) == 0;
 }
 
-/* The index of an equal kernel description, added when new; -1 ENOMEM. */
+static int32_t intern_kinfo_hashed(tfb_gpu_builder *b,
+                                   const tfb_gpu_kinfo *k);
+
+/* The index of an equal kernel description, added when new; -1 ENOMEM.
+ * A name's launches mostly share one geometry: its last description is
+ * tried before the hash table. */
 static int32_t intern_kinfo(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
+{
+    size_t slot = (size_t)k->name + 1; /* name >= -1 */
+    if (k->name >= -1 && slot < b->kinfo_memo.n) {
+        int32_t m = b->kinfo_memo.v[slot];
+        if (m >= 0 && kinfo_eq(&b->kinfo.v[m], k))
+            return m;
+    }
+    int32_t i = intern_kinfo_hashed(b, k);
+    if (i >= 0 && k->name >= -1) {
+        size_t n = b->kinfo_memo.n;
+        if (slot >= n && tfb_vec_need(&b->kinfo_memo, slot + 1) == 0) {
+            for (; n <= slot; n++)
+                b->kinfo_memo.v[n] = -1;
+            b->kinfo_memo.n = n;
+        }
+        if (slot < b->kinfo_memo.n)
+            b->kinfo_memo.v[slot] = i;
+    }
+    return i;
+}
+
+static int32_t intern_kinfo_hashed(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
 {
     if ((b->kinfo.n + 1) * 2 > b->kcap) {
         size_t nc = b->kcap ? b->kcap * 2 : 256;
@@ -221,8 +257,29 @@ static uint64_t lane_hash(int host, int32_t device, int32_t stream)
 
 /* The building lane of (host, device, stream); -1 on ENOMEM, -2 when
  * there are too many lanes. */
+static int32_t lane_of_hashed(tfb_gpu_builder *b, int host, int32_t device,
+                              int32_t stream);
+
 static int32_t lane_of(tfb_gpu_builder *b, int host, int32_t device,
                        int32_t stream)
+{
+    if (host)
+        return lane_of_hashed(b, host, device, stream);
+    size_t m = (size_t)(uint32_t)stream & (LANE_MEMO - 1);
+    if (b->lane_memo[m].lane >= 0 && b->lane_memo[m].device == device &&
+        b->lane_memo[m].stream == stream)
+        return b->lane_memo[m].lane;
+    int32_t li = lane_of_hashed(b, host, device, stream);
+    if (li >= 0) {
+        b->lane_memo[m].device = device;
+        b->lane_memo[m].stream = stream;
+        b->lane_memo[m].lane = li;
+    }
+    return li;
+}
+
+static int32_t lane_of_hashed(tfb_gpu_builder *b, int host, int32_t device,
+                              int32_t stream)
 {
     if ((b->lanes.n + 1) * 2 > b->lcap) {
         size_t nc = b->lcap ? b->lcap * 2 : 64;
@@ -317,9 +374,12 @@ int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
         return TFB_ENOMEM;
     if (tfb_vec_push(&b->lanes.v[li].spans, d) < 0)
         return TFB_ENOMEM;
-    if (!host && s->device >= 0)
-        return tfb_gpu_builder_device(b, s->device, -1, -1);
-    return 0;
+    if (!host && s->device >= 0 && s->device != b->last_device) {
+        err = tfb_gpu_builder_device(b, s->device, -1, -1);
+        if (!err)
+            b->last_device = s->device;
+    }
+    return err;
 }
 
 int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c)
@@ -447,6 +507,9 @@ int tfb_gpu_builder_new(tfb_gpu_builder **out, tfb_gpu_load_ctl *ctl)
         return TFB_ENOMEM;
     }
     b->ctl = ctl;
+    for (size_t i = 0; i < LANE_MEMO; i++)
+        b->lane_memo[i].lane = -1;
+    b->last_device = INT32_MIN;
     *out = b;
     return 0;
 }
@@ -475,6 +538,7 @@ static void free_building(tfb_gpu_builder *b)
     tfb_vec_free(&b->lanes);
     free(b->ltab);
     free(b->ktab);
+    tfb_vec_free(&b->kinfo_memo);
     tfb_strtab_free(&b->strtab);
     for (size_t i = 0; i < b->strings.n; i++)
         free(b->strings.v[i]);

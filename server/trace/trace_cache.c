@@ -17,6 +17,11 @@
  * The memory part needs the run's trace (kernels and steps around the
  * allocations): its caller hands the trace it got from the trace part, so
  * the two loads of a run never run at once for one request.
+ *
+ * A third part, PART_MEMO, is never loaded: it keeps one answer that a
+ * dashboard derived (the Ranks job view, from all its ranks' runs, filed
+ * under its first run), so that every cached thing of the server's trace
+ * side lives in this one table, under one lock and one eviction.
  */
 #include "base/deadline.h"
 #include "trace/trace.h"
@@ -33,7 +38,15 @@
 
 #define CACHE_SLOTS 64
 
-enum { PART_TRACE = 0, PART_MEMORY, NPARTS };
+enum { PART_TRACE = 0, PART_MEMORY, PART_MEMO, NPARTS };
+
+/* PART_MEMO's data: a dashboard's derived answer (tfb_trace_memo_put);
+ * its key is the part's sig. */
+typedef struct memo {
+    int refs;
+    size_t len;
+    char body[];
+} memo;
 
 /* A load in progress: owned by its thread; the part points to it while it
  * runs (for the progress figure). */
@@ -109,6 +122,16 @@ static void free_memory(void *d)
     tfb_gmem_run_free(d);
 }
 
+static void free_memo(void *d)
+{
+    free(d);
+}
+
+static int *refs_memo(void *d)
+{
+    return &((memo *)d)->refs;
+}
+
 static int *refs_trace(void *d)
 {
     return &((tfb_gpu_trace *)d)->refs;
@@ -127,6 +150,8 @@ static const part_kind k_kinds[NPARTS] = {
                      "too many runs' memory events are loading at once; "
                      "try again",
                      "the memory events could not be read"},
+    /* Never loaded: put by its dashboard (tfb_trace_memo_put). */
+    [PART_MEMO] = {NULL, free_memo, refs_memo, NULL, NULL},
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -335,6 +360,47 @@ static int entry_loading(const cache_entry *e)
     return 0;
 }
 
+/* The entry of (store, r), made in the least recently used slot that
+ * loads nothing when there is none (lock held); NULL when every slot
+ * loads. An evicted entry's data goes to evicted[] (the caller drops
+ * those references with unlock_and_free: the data lives on while
+ * requests hold it). */
+static cache_entry *entry_of(const tfb_store *store, const tfb_run *r,
+                             void *evicted[NPARTS])
+{
+    cache_entry *victim = NULL;
+    for (size_t i = 0; i < CACHE_SLOTS; i++) {
+        cache_entry *c = &g_cache[i];
+        if (c->store == store && c->run == r)
+            return c;
+        if (!entry_loading(c) && (!victim || c->used < victim->used))
+            victim = c;
+    }
+    if (!victim)
+        return NULL;
+    for (int q = 0; q < NPARTS; q++) {
+        evicted[q] = victim->parts[q].data;
+        free(victim->parts[q].sig);
+        free(victim->parts[q].error);
+    }
+    memset(victim, 0, sizeof *victim);
+    victim->store = store;
+    victim->run = r;
+    return victim;
+}
+
+/* Unlocks, then frees what evicted[] held the last reference to. */
+static void unlock_and_free(void *evicted[NPARTS])
+{
+    int last[NPARTS];
+    for (int q = 0; q < NPARTS; q++)
+        last[q] = unref(q, evicted[q]);
+    pthread_mutex_unlock(&g_mu);
+    for (int q = 0; q < NPARTS; q++)
+        if (last[q])
+            k_kinds[q].free(evicted[q]);
+}
+
 /* Part k of run r (see tfb_gpu_trace_get). trace: PART_MEMORY's input,
  * taken in all cases. wait_ms < 0: until the load of the current files
  * ended. */
@@ -367,33 +433,11 @@ static int get(tfb_store *store, tfb_run *r, int k, tfb_gpu_trace *trace,
         tfb_deadline_after_ms(&until, (unsigned)wait_ms);
     void *evicted[NPARTS] = {0};
     pthread_mutex_lock(&g_mu);
-    cache_entry *e = NULL, *victim = NULL;
-    for (size_t i = 0; i < CACHE_SLOTS; i++) {
-        cache_entry *c = &g_cache[i];
-        if (c->store == store && c->run == r) {
-            e = c;
-            break;
-        }
-        if (!entry_loading(c) && (!victim || c->used < victim->used))
-            victim = c;
-    }
-    if (!e && !victim) {
+    cache_entry *e = entry_of(store, r, evicted);
+    if (!e) {
         st->state = TFB_GPU_FAILED;
         snprintf(st->error, sizeof st->error, "%s", k_kinds[k].busy);
         goto out;
-    }
-    if (!e) {
-        /* Evict: the data lives on while requests hold it (freed after the
-         * unlock when this was its last reference). */
-        e = victim;
-        for (int q = 0; q < NPARTS; q++) {
-            evicted[q] = e->parts[q].data;
-            free(e->parts[q].sig);
-            free(e->parts[q].error);
-        }
-        memset(e, 0, sizeof *e);
-        e->store = store;
-        e->run = r;
     }
     part *p = &e->parts[k];
     e->used = ++g_clock;
@@ -440,14 +484,8 @@ static int get(tfb_store *store, tfb_run *r, int k, tfb_gpu_trace *trace,
             break;
         }
     }
-out:;
-    int last[NPARTS];
-    for (int q = 0; q < NPARTS; q++)
-        last[q] = unref(q, evicted[q]);
-    pthread_mutex_unlock(&g_mu);
-    for (int q = 0; q < NPARTS; q++)
-        if (last[q])
-            k_kinds[q].free(evicted[q]);
+out:
+    unlock_and_free(evicted);
     free(sig);
     tfb_strv_free(files, n);
     tfb_gpu_trace_release(trace);
@@ -502,4 +540,80 @@ int tfb_gpu_trace_of_run_err(tfb_store *store, tfb_run *r,
 int tfb_gpu_trace_of_run(tfb_store *store, tfb_run *r, tfb_gpu_trace **out)
 {
     return tfb_gpu_trace_of_run_err(store, r, out, NULL, 0);
+}
+
+/* ---- derived answers (tfb_trace_memo_get / put) ------------------------- */
+
+int tfb_trace_memo_get(tfb_store *store, tfb_run *r, const char *key,
+                       char **body, size_t *len)
+{
+    if (!store || !r || !key || !body || !len)
+        return TFB_EINVAL;
+    *body = NULL;
+    memo *m = NULL;
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < CACHE_SLOTS && !m; i++) {
+        cache_entry *c = &g_cache[i];
+        part *p = &c->parts[PART_MEMO];
+        if (c->store == store && c->run == r && p->data &&
+            strcmp(p->sig, key) == 0) {
+            m = p->data;
+            m->refs++;
+            c->used = ++g_clock;
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (!m)
+        return 0;
+    /* Copied outside the lock (an answer may be megabytes). */
+    char *copy = malloc(m->len ? m->len : 1);
+    if (copy) {
+        memcpy(copy, m->body, m->len);
+        *len = m->len;
+    }
+    release(PART_MEMO, m);
+    if (!copy)
+        return TFB_ENOMEM;
+    *body = copy;
+    return 1;
+}
+
+int tfb_trace_memo_put(tfb_store *store, tfb_run *r, const char *key,
+                       const char *body, size_t len)
+{
+    if (!store || !r || !key || (!body && len))
+        return TFB_EINVAL;
+    memo *m = malloc(sizeof *m + (len ? len : 1));
+    char *k = strdup(key);
+    if (!m || !k) {
+        free(m);
+        free(k);
+        return TFB_ENOMEM;
+    }
+    m->refs = 1; /* the entry's */
+    m->len = len;
+    if (len)
+        memcpy(m->body, body, len);
+    void *evicted[NPARTS] = {0};
+    pthread_mutex_lock(&g_mu);
+    cache_entry *e = entry_of(store, r, evicted);
+    if (e) {
+        part *p = &e->parts[PART_MEMO];
+        /* The replaced answer is dropped as an evicted one is (an entry
+         * just made holds none, and evicted nothing when found). */
+        if (p->data)
+            evicted[PART_MEMO] = p->data;
+        free(p->sig);
+        p->sig = k;
+        p->data = m;
+        p->state = TFB_GPU_READY;
+        p->filled = 1;
+        e->used = ++g_clock;
+        k = NULL;
+        m = NULL;
+    }
+    unlock_and_free(evicted);
+    free(k);
+    free(m); /* every slot loads: not kept */
+    return 0;
 }

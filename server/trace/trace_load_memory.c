@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "trace/trace_file.h"
+#include "trace/trace_sqlite_open.h"
 #include "trace/trace_memory_events.h"
 #include "tfboard.h"
 
@@ -84,57 +85,14 @@ static int sort_tail(tfb_gmem_events *e, size_t from)
 /* ------------------------------------------------------------------------
  * nsys-schema SQLite
  * ---------------------------------------------------------------------- */
-static char *ro_uri(const char *path)
-{
-    /* file: URI; characters with a meaning in URIs are %-escaped. */
-    size_t n = strlen(path);
-    char *u = malloc(n * 3 + 32);
-    if (!u)
-        return NULL;
-    char *o = u;
-    o += sprintf(o, "file:");
-    for (const char *p = path; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '%' || c == '?' || c == '#' || c < 0x21 || c >= 0x7f)
-            o += sprintf(o, "%%%02X", c);
-        else
-            *o++ = (char)c;
-    }
-    strcpy(o, "?mode=ro&immutable=1");
-    return u;
-}
-
-static int has_column(sqlite3 *db, const char *col)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info("
-                                "'CUDA_GPU_MEMORY_USAGE_EVENTS')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    while (!found && sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *name = sqlite3_column_text(st, 0);
-        found = name && strcmp((const char *)name, col) == 0;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path)
 {
     if (!out || !path)
         return TFB_EINVAL;
-    char *uri = ro_uri(path);
-    if (!uri)
-        return TFB_ENOMEM;
     sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                             NULL);
-    free(uri);
-    if (rc != SQLITE_OK) {
-        sqlite3_close(db);
-        return rc == SQLITE_CANTOPEN ? TFB_ENOENT : TFB_ECORRUPT;
-    }
+    int rc = tfb_trace_sqlite_open(path, 1, &db);
+    if (rc)
+        return rc;
     /* Required columns, then optional ones (older nsys exports lack the
      * pool columns; they read as NULL). */
     static const char *const req[] = {"start", "deviceId", "address",
@@ -153,21 +111,23 @@ int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path)
         sqlite3_close(db);
         return step == SQLITE_DONE ? TFB_ENOENT : TFB_ECORRUPT;
     }
+    const char *T = "CUDA_GPU_MEMORY_USAGE_EVENTS";
     char sql[512];
     size_t len = (size_t)snprintf(sql, sizeof sql, "SELECT");
     for (size_t i = 0; i < 5; i++) {
-        if (!has_column(db, req[i])) {
+        if (!tfb_trace_sqlite_has_column(db, T, req[i])) {
             sqlite3_close(db);
             return TFB_ECORRUPT;
         }
         len += (size_t)snprintf(sql + len, sizeof sql - len, "%s\"%s\"",
                                 i ? ", " : " ", req[i]);
     }
-    for (size_t i = 0; i < 4; i++)
+    for (size_t i = 0; i < 4; i++) {
+        int has = tfb_trace_sqlite_has_column(db, T, opt[i]);
         len += (size_t)snprintf(sql + len, sizeof sql - len, ", %s%s%s",
-                                has_column(db, opt[i]) ? "\"" : "",
-                                has_column(db, opt[i]) ? opt[i] : "NULL",
-                                has_column(db, opt[i]) ? "\"" : "");
+                                has ? "\"" : "", has ? opt[i] : "NULL",
+                                has ? "\"" : "");
+    }
     snprintf(sql + len, sizeof sql - len,
              " FROM CUDA_GPU_MEMORY_USAGE_EVENTS ORDER BY start, rowid");
     sqlite3_stmt *st = NULL;

@@ -4,17 +4,14 @@
  * StringIds ids in both; a name column holding text is taken as it is.
  * Columns a file lacks read as NULL, so older or trimmed exports load.
  *
- * A trace file is data from elsewhere, and SQLite files can compute: a
- * table name may be a VIEW over an endless recursive query, a trigger or a
- * generated column may run code. So a file is opened read-only and
- * immutable (no lock, no -wal/-shm file created, nothing written) - or,
- * when it has a non-empty -wal (data an immutable open would not see), a
- * copy of it and its WAL in the cache directory is opened read-only
- * (trace_walcopy.h) -, with an untrusted schema, defensive mode and a 1 MiB value
- * limit; every table read must be a real table (a view is refused, with a
- * message naming the file); and a progress handler stops any statement
- * past the load's time budget, while the builder counts rows against the
- * row budget.
+ * A trace file is data from elsewhere, and SQLite files can compute. So
+ * a file is opened read-only, immutable and hardened (trace_sqlite_open.h)
+ * - or, when it has a non-empty -wal (data an immutable open would not
+ * see), a copy of it and its WAL in the cache directory is opened
+ * (trace_walcopy.h) -; every table read must be a real table (a view is
+ * refused, with a message naming the file); and a progress handler stops
+ * any statement past the load's time budget, while the builder counts rows
+ * against the row budget.
  */
 #include <pthread.h>
 #include <sqlite3.h>
@@ -25,6 +22,7 @@
 #include <time.h>
 
 #include "trace/trace.h"
+#include "trace/trace_sqlite_open.h"
 #include "trace/trace_walcopy.h"
 #include "base/vec.h"
 
@@ -36,6 +34,8 @@ typedef struct id_map {
     size_t n, cap;
 } id_map;
 
+#define SMALL_IDS 1024
+
 typedef struct loader {
     tfb_gpu_builder *b;
     sqlite3 *db;
@@ -44,9 +44,13 @@ typedef struct loader {
      * read), or NULL: path itself is opened, immutable. */
     char *wal_copy;
     int interrupted; /* the progress handler stopped a statement */
+    int row_err;     /* an error inside a row function (kernel_row) */
     /* StringIds: id -> interned string, looked up on first use */
     sqlite3_stmt *str_stmt;
     id_map sids;
+    /* ids below SMALL_IDS (the usual case) answered without hashing:
+     * their string index + 2, 0 when not looked up yet */
+    int32_t small_ids[SMALL_IDS];
     /* progress: rows read (here and by the runtime reader) of about
      * rows_est */
     uint64_t rows_read, rows_est;
@@ -105,27 +109,11 @@ static int table_kind(loader *L, const char *name)
     return rc;
 }
 
-static int has_column(sqlite3 *db, const char *table, const char *col)
-{
-    char sql[256];
-    snprintf(sql, sizeof sql, "PRAGMA table_info(\"%s\")", table);
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        while (!found && sqlite3_step(st) == SQLITE_ROW) {
-            const unsigned char *n = sqlite3_column_text(st, 1);
-            found = n && strcmp((const char *)n, col) == 0;
-        }
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 /* "t.col" when the table has it, else "NULL". */
 static const char *col(sqlite3 *db, const char *table, const char *c,
                        char *buf, size_t cap)
 {
-    if (!has_column(db, table, c))
+    if (!tfb_trace_sqlite_has_column(db, table, c))
         return "NULL";
     snprintf(buf, cap, "t.\"%s\"", c);
     return buf;
@@ -231,12 +219,34 @@ static void id_free(id_map *m)
     memset(m, 0, sizeof *m);
 }
 
+static int32_t string_id_lookup(loader *L, int64_t id);
+
 /* The interned text of StringIds id, -1 when unknown; -2 on ENOMEM. */
 static int32_t string_id(loader *L, int64_t id)
 {
+    int small = id >= 0 && id < SMALL_IDS;
+    if (small && L->small_ids[id])
+        return L->small_ids[id] - 2;
+    if (small) {
+        /* A small id is looked up once, then answered from the array. */
+        int32_t v = string_id_lookup(L, id);
+        if (v >= -1)
+            L->small_ids[id] = v + 2;
+        return v;
+    }
     int32_t known = id_get(&L->sids, id);
     if (known != INT32_MIN)
         return known;
+    int32_t v = string_id_lookup(L, id);
+    if (v >= -1 && id_put(&L->sids, id, v))
+        return -2;
+    return v;
+}
+
+/* The StringIds text of id, interned: its index, -1 when unknown, -2 on
+ * ENOMEM. */
+static int32_t string_id_lookup(loader *L, int64_t id)
+{
     if (!L->str_stmt)
         return -1;
     int32_t v = -1;
@@ -250,51 +260,111 @@ static int32_t string_id(loader *L, int64_t id)
         if (v < 0)
             return -2;
     }
-    if (id_put(&L->sids, id, v))
-        return -2;
     return v;
 }
 
-/* A name column: the StringIds text when it holds an id that resolves, its
- * own text when it is text, else -1. */
-static int32_t name_of(loader *L, sqlite3_stmt *st, int i, int *oom)
+/* ---- tables ---------------------------------------------------------------- */
+
+/* The kernel and runtime tables are long (10 M rows and more), and what a
+ * row costs is mostly SQLite's: stepping the statement and one API call
+ * per column (sqlite3_column_*) cost more than decoding the row. So their
+ * rows are not stepped out one by one: an aggregate SQL function of ours
+ * (registered on this connection only, SQLITE_DIRECTONLY so that no view
+ * or trigger of the file can call it) gets each row's values as its
+ * arguments inside one sqlite3_step - 40 % less CPU a row. An error inside
+ * it (out of memory, the row budget) is kept (loader.row_err,
+ * call_reader.err) and ends the statement with sqlite3_result_error. */
+static void rows_final(sqlite3_context *cx)
 {
-    int ty = sqlite3_column_type(st, i);
-    int32_t id = -1;
-    if (ty == SQLITE_INTEGER) {
-        id = string_id(L, sqlite3_column_int64(st, i));
-    } else if (ty == SQLITE_TEXT) {
-        id = tfb_gpu_builder_str(L->b, (const char *)sqlite3_column_text(st, i),
-                                 (size_t)sqlite3_column_bytes(st, i));
-        if (id < 0)
-            id = -2;
-    }
-    if (id == -2) {
-        *oom = 1;
-        id = -1;
-    }
-    return id;
+    sqlite3_result_null(cx);
 }
 
-/* ---- tables ---------------------------------------------------------------- */
+/* Registers fn as the aggregate `name` of argc arguments on db. */
+static int add_row_fn(sqlite3 *db, const char *name, int argc, void *arg,
+                      void (*fn)(sqlite3_context *, int, sqlite3_value **))
+{
+    return sqlite3_create_function_v2(db, name, argc,
+                                      SQLITE_UTF8 | SQLITE_DIRECTONLY, arg,
+                                      NULL, fn, rows_final, NULL) == SQLITE_OK
+               ? 0
+               : TFB_ENOMEM;
+}
+
+/* A value, or def when it is NULL (NULL reads as 0 otherwise). */
+static int64_t val_or(sqlite3_value *v, int64_t def)
+{
+    return sqlite3_value_type(v) == SQLITE_NULL ? def : sqlite3_value_int64(v);
+}
+
+/* A name value: the StringIds text when it holds an id that resolves, its
+ * own text when it is text, else -1; -2 on ENOMEM. */
+static int32_t name_val(loader *L, sqlite3_value *v)
+{
+    int ty = sqlite3_value_type(v);
+    if (ty == SQLITE_INTEGER)
+        return string_id(L, sqlite3_value_int64(v));
+    if (ty == SQLITE_TEXT) {
+        const unsigned char *txt = sqlite3_value_text(v);
+        if (!txt)
+            return -2; /* SQLite's conversion ran out of memory */
+        int32_t id = tfb_gpu_builder_str(L->b, (const char *)txt,
+                                         (size_t)sqlite3_value_bytes(v));
+        return id < 0 ? -2 : id;
+    }
+    return -1;
+}
+
+/* One kernel row (the columns of load_kernels' query, in order). */
+static void kernel_row(sqlite3_context *cx, int argc, sqlite3_value **v)
+{
+    loader *L = sqlite3_user_data(cx);
+    (void)argc;
+    if (L->row_err)
+        return;
+    tfb_gpu_span_in s;
+    s.kind = TFB_GPU_KERNEL;
+    s.start = sqlite3_value_int64(v[0]);
+    s.end = sqlite3_value_int64(v[1]);
+    s.device = (int32_t)sqlite3_value_int64(v[2]);
+    s.stream = (int32_t)sqlite3_value_int64(v[3]);
+    s.correlation = val_or(v[4], -1);
+    for (int k = 0; k < 3; k++) {
+        s.grid[k] = (int32_t)sqlite3_value_int64(v[5 + k]);
+        s.block[k] = (int32_t)sqlite3_value_int64(v[8 + k]);
+    }
+    s.registers = (int32_t)sqlite3_value_int64(v[11]);
+    s.shared_mem = (int32_t)(sqlite3_value_int64(v[12]) +
+                             sqlite3_value_int64(v[13]));
+    s.bytes = 0;
+    s.copy_kind = 0;
+    s.step = -1;
+    s.name = name_val(L, v[14]);
+    int err = s.name == -2 ? TFB_ENOMEM : tfb_gpu_builder_span(L->b, &s);
+    row_done(L);
+    if (err) {
+        L->row_err = err;
+        sqlite3_result_error(cx, "stopped", -1);
+    }
+}
 
 static int load_kernels(loader *L)
 {
     sqlite3 *db = L->db;
     const char *T = "CUPTI_ACTIVITY_KIND_KERNEL";
     char c[16][64];
-    const char *name_col = has_column(db, T, "demangledName") ? "demangledName"
-                           : has_column(db, T, "shortName")   ? "shortName"
-                                                              : NULL;
+    const char *name_col =
+        tfb_trace_sqlite_has_column(db, T, "demangledName") ? "demangledName"
+        : tfb_trace_sqlite_has_column(db, T, "shortName")   ? "shortName"
+                                                            : NULL;
     char namebuf[64] = "NULL";
     if (name_col)
         snprintf(namebuf, sizeof namebuf, "t.\"%s\"", name_col);
     char sql[2048];
-    /* Column 14: the name column (text, or a StringIds id). */
+    /* Argument 14: the name column (text, or a StringIds id). */
     snprintf(
         sql, sizeof sql,
-        "SELECT t.start, t.\"end\", %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-        "%s, %s, %s FROM %s t",
+        "SELECT tfb_kernel_rows(t.start, t.\"end\", %s, %s, %s, %s, %s, %s, "
+        "%s, %s, %s, %s, %s, %s, %s) FROM %s t",
         col(db, T, "deviceId", c[0], 64), col(db, T, "streamId", c[1], 64),
         col(db, T, "correlationId", c[2], 64), col(db, T, "gridX", c[3], 64),
         col(db, T, "gridY", c[4], 64), col(db, T, "gridZ", c[5], 64),
@@ -303,38 +373,17 @@ static int load_kernels(loader *L)
         col(db, T, "registersPerThread", c[9], 64),
         col(db, T, "staticSharedMemory", c[10], 64),
         col(db, T, "dynamicSharedMemory", c[11], 64), namebuf, T);
+    if (add_row_fn(db, "tfb_kernel_rows", 15, L, kernel_row))
+        return TFB_ENOMEM;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         return step_end(L, 0);
     }
-    int oom = 0, err = 0, rc = 0;
-    while (!err && !oom && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        tfb_gpu_span_in s;
-        memset(&s, 0, sizeof s);
-        s.kind = TFB_GPU_KERNEL;
-        s.start = sqlite3_column_int64(st, 0);
-        s.end = sqlite3_column_int64(st, 1);
-        s.device = (int32_t)sqlite3_column_int64(st, 2);
-        s.stream = (int32_t)sqlite3_column_int64(st, 3);
-        s.correlation = int_or(st, 4, -1);
-        for (int k = 0; k < 3; k++) {
-            s.grid[k] = (int32_t)sqlite3_column_int64(st, 5 + k);
-            s.block[k] = (int32_t)sqlite3_column_int64(st, 8 + k);
-        }
-        s.registers = (int32_t)sqlite3_column_int64(st, 11);
-        s.shared_mem = (int32_t)(sqlite3_column_int64(st, 12) +
-                                 sqlite3_column_int64(st, 13));
-        s.name = name_of(L, st, 14, &oom);
-        s.step = -1;
-        if (!oom)
-            err = tfb_gpu_builder_span(L->b, &s);
-        row_done(L);
-    }
+    L->row_err = 0;
+    int rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    if (oom)
-        return TFB_ENOMEM;
-    return err ? err : step_end(L, rc);
+    return L->row_err ? L->row_err : step_end(L, rc);
 }
 
 static int load_copies(loader *L, int memset_)
@@ -384,15 +433,17 @@ static int load_copies(loader *L, int memset_)
  * connection and thread while this one reads the kernels (half the wall
  * time on two cores). Its names (a few distinct StringIds ids) are kept
  * as local texts and interned in the builder after the join. */
-static char *file_uri(const char *path, int immutable);
 
 typedef struct call_reader {
-    char *uri;
+    const char *file; /* what to open (the store or its WAL copy) */
+    int immutable;
     const char *path;
     double deadline;
     uint64_t max_rows;
     atomic_int cancel;
     _Atomic uint64_t rows;
+    uint64_t nrows; /* rows seen (the reader's own count) */
+    sqlite3_stmt *q; /* StringIds lookup, on the reader's connection */
     int has_name;
     TFB_VEC(tfb_gpu_call) calls;
     TFB_VEC(char *) names; /* local name index -> text */
@@ -452,19 +503,54 @@ static int32_t reader_id(call_reader *R, sqlite3_stmt *q, int64_t id)
     return id_put(&R->ids, id, v) ? -2 : v;
 }
 
+/* One runtime row (start, end, correlationId, name): see kernel_row. */
+static void call_row(sqlite3_context *cx, int argc, sqlite3_value **v)
+{
+    call_reader *R = sqlite3_user_data(cx);
+    (void)argc;
+    if (R->err)
+        return;
+    /* The count is published for the progress figure now and then (an
+     * atomic add a row costs). */
+    if ((++R->nrows & 0xfff) == 0)
+        atomic_store(&R->rows, R->nrows);
+    if (R->max_rows && R->nrows > R->max_rows)
+        R->err = TFB_ETOOBIG;
+    else if (tfb_vec_need(&R->calls, R->calls.n + 1) < 0)
+        R->err = TFB_ENOMEM;
+    if (R->err) {
+        sqlite3_result_error(cx, "stopped", -1);
+        return;
+    }
+    tfb_gpu_call *c = &R->calls.v[R->calls.n];
+    c->start = sqlite3_value_int64(v[0]);
+    c->end = sqlite3_value_int64(v[1]);
+    c->correlation = val_or(v[2], -1);
+    int ty = sqlite3_value_type(v[3]);
+    c->name = -1;
+    if (ty == SQLITE_INTEGER) {
+        c->name = reader_id(R, R->q, sqlite3_value_int64(v[3]));
+    } else if (ty == SQLITE_TEXT) {
+        const unsigned char *txt = sqlite3_value_text(v[3]);
+        c->name = txt ? reader_name(R, (const char *)txt,
+                                    (size_t)sqlite3_value_bytes(v[3]))
+                      : -2;
+    }
+    if (c->name == -2) {
+        R->err = TFB_ENOMEM;
+        sqlite3_result_error(cx, "stopped", -1);
+        return;
+    }
+    R->calls.n++;
+}
+
 static void *reader_main(void *arg)
 {
     call_reader *R = arg;
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL, *q = NULL;
-    if (sqlite3_open_v2(R->uri, &db,
-                        SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-                            SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK)
+    if (tfb_trace_sqlite_open(R->file, R->immutable, &db))
         goto out;
-    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-    sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1 << 20);
     sqlite3_progress_handler(db, 10000, reader_progress, R);
     if (sqlite3_prepare_v2(db, "SELECT value FROM StringIds WHERE id = ?", -1,
                            &q, NULL) != SQLITE_OK) {
@@ -473,38 +559,18 @@ static void *reader_main(void *arg)
     }
     char sql[256];
     snprintf(sql, sizeof sql,
-             "SELECT t.start, t.\"end\", t.correlationId, %s FROM "
-             "CUPTI_ACTIVITY_KIND_RUNTIME t",
+             "SELECT tfb_call_rows(t.start, t.\"end\", t.correlationId, %s) "
+             "FROM CUPTI_ACTIVITY_KIND_RUNTIME t",
              R->has_name ? "t.nameId" : "NULL");
+    R->q = q;
+    if (add_row_fn(db, "tfb_call_rows", 4, R, call_row)) {
+        R->err = TFB_ENOMEM;
+        goto out;
+    }
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         goto out;
-    while (!R->err && sqlite3_step(st) == SQLITE_ROW) {
-        uint64_t rows = atomic_fetch_add(&R->rows, 1) + 1;
-        if (R->max_rows && rows > R->max_rows) {
-            R->err = TFB_ETOOBIG;
-            break;
-        }
-        if (tfb_vec_need(&R->calls, R->calls.n + 1) < 0) {
-            R->err = TFB_ENOMEM;
-            break;
-        }
-        tfb_gpu_call *c = &R->calls.v[R->calls.n];
-        c->start = sqlite3_column_int64(st, 0);
-        c->end = sqlite3_column_int64(st, 1);
-        c->correlation = int_or(st, 2, -1);
-        int ty = sqlite3_column_type(st, 3);
-        c->name = -1;
-        if (ty == SQLITE_INTEGER)
-            c->name = reader_id(R, q, sqlite3_column_int64(st, 3));
-        else if (ty == SQLITE_TEXT)
-            c->name = reader_name(R, (const char *)sqlite3_column_text(st, 3),
-                                  (size_t)sqlite3_column_bytes(st, 3));
-        if (c->name == -2) {
-            R->err = TFB_ENOMEM;
-            break;
-        }
-        R->calls.n++;
-    }
+    sqlite3_step(st);
+    atomic_store(&R->rows, R->nrows);
 out:
     sqlite3_finalize(st);
     sqlite3_finalize(q);
@@ -519,7 +585,6 @@ static void reader_free(call_reader *R)
     tfb_vec_free(&R->names);
     id_free(&R->ids);
     tfb_vec_free(&R->calls);
-    free(R->uri);
 }
 
 /* Starts the runtime reader when the file has the table (1), 0 when not,
@@ -529,16 +594,15 @@ static int runtime_start(loader *L, call_reader *R)
     const char *T = "CUPTI_ACTIVITY_KIND_RUNTIME";
     memset(R, 0, sizeof *R);
     int k = table_kind(L, T);
-    if (k <= 0 || !has_column(L->db, T, "correlationId"))
+    if (k <= 0 || !tfb_trace_sqlite_has_column(L->db, T, "correlationId"))
         return k < 0 ? k : 0;
     tfb_gpu_load_ctl *ctl = tfb_gpu_builder_ctl(L->b);
-    R->uri = file_uri(L->wal_copy ? L->wal_copy : L->path, !L->wal_copy);
-    if (!R->uri)
-        return TFB_ENOMEM;
+    R->file = L->wal_copy ? L->wal_copy : L->path;
+    R->immutable = !L->wal_copy;
     R->path = L->path;
     R->deadline = ctl ? ctl->deadline : 0;
     R->max_rows = ctl ? ctl->max_rows : 0;
-    R->has_name = has_column(L->db, T, "nameId");
+    R->has_name = tfb_trace_sqlite_has_column(L->db, T, "nameId");
     atomic_init(&R->cancel, 0);
     atomic_init(&R->rows, 0);
     if (pthread_create(&R->th, NULL, reader_main, R) != 0) {
@@ -598,7 +662,7 @@ static int load_devices(loader *L)
     sqlite3 *db = L->db;
     const char *T = "TARGET_INFO_GPU";
     int k = table_kind(L, T);
-    if (k <= 0 || !has_column(db, T, "id"))
+    if (k <= 0 || !tfb_trace_sqlite_has_column(db, T, "id"))
         return k < 0 ? k : 0;
     char c[2][64];
     char sql[512];
@@ -695,26 +759,6 @@ static uint64_t estimate_rows(loader *L)
     return total;
 }
 
-/* file:<path, percent-encoded>?mode=ro[&immutable=1] */
-static char *file_uri(const char *path, int immutable)
-{
-    size_t n = strlen(path);
-    char *u = malloc(n * 3 + 64);
-    if (!u)
-        return NULL;
-    char *o = u;
-    o += sprintf(o, "file:");
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-            (*p >= '0' && *p <= '9') || strchr("/-_.~", *p))
-            *o++ = (char)*p;
-        else
-            o += sprintf(o, "%%%02X", *p);
-    }
-    strcpy(o, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
-    return u;
-}
-
 int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
 {
     loader L;
@@ -722,27 +766,12 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
     L.b = b;
     L.path = path;
     L.wal_copy = tfb_colcache_wal_copy(path);
-    char *uri = file_uri(L.wal_copy ? L.wal_copy : path, !L.wal_copy);
-    if (!uri) {
+    int rc = tfb_trace_sqlite_open(L.wal_copy ? L.wal_copy : path,
+                                   !L.wal_copy, &L.db);
+    if (rc) {
         tfb_colcache_wal_drop(L.wal_copy);
-        return TFB_ENOMEM;
+        return rc == TFB_ENOMEM ? rc : 0; /* unreadable: not a trace */
     }
-    int rc = sqlite3_open_v2(uri, &L.db,
-                             SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-                                 SQLITE_OPEN_NOMUTEX,
-                             NULL);
-    free(uri);
-    if (rc != SQLITE_OK) {
-        sqlite3_close(L.db);
-        tfb_colcache_wal_drop(L.wal_copy);
-        return 0;
-    }
-    /* Schema code (views, triggers, generated columns) may call only
-     * harmless functions; no value over 1 MiB; no writes to the schema
-     * even through a bug of ours. */
-    sqlite3_db_config(L.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
-    sqlite3_db_config(L.db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-    sqlite3_limit(L.db, SQLITE_LIMIT_LENGTH, 1 << 20);
     sqlite3_progress_handler(L.db, 10000, on_progress, &L);
     int err = table_kind(&L, "CUPTI_ACTIVITY_KIND_KERNEL");
     if (err <= 0) {

@@ -16,6 +16,7 @@
 
 #include "tfboard.h"
 #include "base/vec.h"
+#include "trace/trace_sqlite_open.h"
 
 /* NVTX rows read per file at most (a hostile file cannot make us read
  * forever; the load's deadline bounds it too). */
@@ -200,25 +201,6 @@ static int from_trace(builder *b, const tfb_gpu_trace *t)
     return err;
 }
 
-static char *ro_uri(const char *path)
-{
-    size_t n = strlen(path);
-    char *u = malloc(n * 3 + 32);
-    if (!u)
-        return NULL;
-    char *o = u;
-    o += sprintf(o, "file:");
-    for (const char *p = path; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '%' || c == '?' || c == '#' || c < 0x21 || c >= 0x7f)
-            o += sprintf(o, "%%%02X", c);
-        else
-            *o++ = (char)c;
-    }
-    strcpy(o, "?mode=ro&immutable=1");
-    return u;
-}
-
 static int is_table(sqlite3 *db, const char *name)
 {
     sqlite3_stmt *st = NULL;
@@ -246,14 +228,11 @@ static double now_s(void)
 static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
                        size_t nt, tfb_gpu_load_ctl *ctl)
 {
-    char *uri = ro_uri(path);
-    if (!uri)
-        return TFB_ENOMEM;
     sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                             NULL);
-    free(uri);
-    if (rc != SQLITE_OK || !is_table(db, "NVTX_EVENTS")) {
+    int rc = tfb_trace_sqlite_open(path, 1, &db);
+    if (rc == TFB_ENOMEM)
+        return rc;
+    if (rc || !is_table(db, "NVTX_EVENTS")) {
         sqlite3_close(db);
         return 0;
     }
@@ -302,15 +281,12 @@ static int memory_rows_ok(const char *path, size_t have, tfb_gpu_load_ctl *ctl)
 {
     if (!ctl)
         return 0;
-    char *uri = ro_uri(path);
-    if (!uri)
-        return TFB_ENOMEM;
     sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                             NULL);
-    free(uri);
+    int rc = tfb_trace_sqlite_open(path, 1, &db);
+    if (rc == TFB_ENOMEM)
+        return rc;
     int64_t rows = 0;
-    if (rc == SQLITE_OK && is_table(db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
+    if (rc == 0 && is_table(db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM "
                                    "CUDA_GPU_MEMORY_USAGE_EVENTS",

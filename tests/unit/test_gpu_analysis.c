@@ -5,6 +5,9 @@
  * input-pipeline analysis lays against input waits), the timeline's
  * merging and truncation at a tiny max; SQLite trace files read safely
  * (views refused, row and time budgets, nothing written next to them);
+ * every kind of kernel and runtime row value read as it is (names as
+ * StringIds ids small and large, as text, unknown or NULL; one name with
+ * two launch geometries; streams and devices that alternate);
  * the lane index against a brute-force count on random spans.
  */
 #include <setjmp.h>
@@ -262,6 +265,119 @@ static void test_sqlite_budgets(void **state)
     free(dir);
 }
 
+/* The kernel and runtime rows come through the loader's row functions and
+ * the builder's look-up memos: every value must land where it belongs. */
+static void test_sqlite_kernel_rows(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/rows.sqlite", dir);
+    exec_sql(path,
+             "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);"
+             "INSERT INTO StringIds VALUES(3, 'small'), (5000, 'large'),"
+             " (7, 'launch');"
+             "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER,"
+             " end INTEGER, deviceId INTEGER, streamId INTEGER,"
+             " correlationId INTEGER, demangledName, gridX INTEGER,"
+             " gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER,"
+             " blockZ INTEGER, registersPerThread INTEGER,"
+             " staticSharedMemory INTEGER, dynamicSharedMemory INTEGER);"
+             /* streams 3 and 19 share a memo slot; devices alternate; name
+              * 3 launches with grid 1 then 2 then 1 again. */
+             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES"
+             " (100, 200, 0, 3, 1, 3, 1, 1, 1, 64, 1, 1, 16, 8, 8),"
+             " (300, 400, 1, 19, 2, 3, 2, 1, 1, 64, 1, 1, 16, 8, 8),"
+             " (500, 600, 0, 19, 3, 3, 1, 1, 1, 64, 1, 1, 16, 8, 8),"
+             " (700, 800, 1, 3, NULL, 5000, 4, 5, 6, 7, 8, 9, 10, 11, 12),"
+             " (900, 950, 0, 3, 5, 'texty', 1, 1, 1, 1, 1, 1, 1, 0, 0),"
+             " (1000, 1100, 0, 3, 6, 99, 1, 1, 1, 1, 1, 1, 1, 0, 0),"
+             " (1200, 1300, 0, 3, 7, NULL, 1, 1, 1, 1, 1, 1, 1, 0, 0);"
+             "CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER,"
+             " end INTEGER, correlationId INTEGER, nameId);"
+             "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES"
+             " (50, 60, 1, 7), (250, 260, 2, 'cudaLaunchText'),"
+             " (450, 460, NULL, 7), (650, 660, 4, 4242);");
+    char *paths[1] = {path};
+    tfb_gpu_trace *t = NULL;
+    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    assert_int_equal(t->nspans, 7);
+    /* Lanes (device, stream): (0,3), (0,19), (1,3), (1,19). */
+    assert_int_equal(t->nlanes, 4);
+    assert_int_equal(t->ndevices, 2);
+    static const int32_t lane_dev[4] = {0, 0, 1, 1};
+    static const int32_t lane_str[4] = {3, 19, 3, 19};
+    static const size_t lane_n[4] = {4, 1, 1, 1};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(t->lanes[i].device, lane_dev[i]);
+        assert_int_equal(t->lanes[i].stream, lane_str[i]);
+        assert_int_equal(t->lanes[i].n, lane_n[i]);
+    }
+    /* Each span by its start: name, geometry, correlation. */
+    static const struct {
+        int64_t start;
+        const char *name;
+        int32_t grid0, regs, shared;
+        int64_t corr;
+    } want[] = {
+        {100, "small", 1, 16, 16, 1}, {300, "small", 2, 16, 16, 2},
+        {500, "small", 1, 16, 16, 3}, {700, "large", 4, 10, 23, -1},
+        {900, "texty", 1, 1, 0, 5},   {1000, "?", 1, 1, 0, 6},
+        {1200, "?", 1, 1, 0, 7},
+    };
+    const tfb_gpu_kinfo *k100 = NULL, *k300 = NULL, *k500 = NULL;
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        const tfb_gpu_span *sp = NULL;
+        for (size_t i = 0; i < t->nspans; i++)
+            if (t->spans[i].start == want[w].start)
+                sp = &t->spans[i];
+        assert_non_null(sp);
+        const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, sp);
+        assert_non_null(ki);
+        assert_string_equal(tfb_gpu_str(t, ki->name, "?"), want[w].name);
+        assert_int_equal(ki->grid[0], want[w].grid0);
+        assert_int_equal(ki->registers, want[w].regs);
+        assert_int_equal(ki->shared_mem, want[w].shared);
+        assert_int_equal(sp->correlation, want[w].corr);
+        if (want[w].start == 100)
+            k100 = ki;
+        if (want[w].start == 300)
+            k300 = ki;
+        if (want[w].start == 500)
+            k500 = ki;
+    }
+    const tfb_gpu_span *s700 = NULL;
+    for (size_t i = 0; i < t->nspans; i++)
+        if (t->spans[i].start == 700)
+            s700 = &t->spans[i];
+    const tfb_gpu_kinfo *k700 = tfb_gpu_span_kinfo(t, s700);
+    assert_int_equal(k700->grid[1], 5);
+    assert_int_equal(k700->grid[2], 6);
+    assert_int_equal(k700->block[0], 7);
+    assert_int_equal(k700->block[1], 8);
+    assert_int_equal(k700->block[2], 9);
+    assert_int_equal(tfb_gpu_span_device(t, s700), 1);
+    assert_int_equal(tfb_gpu_span_stream(t, s700), 3);
+    /* One name, two geometries: two descriptions, the first one shared. */
+    assert_ptr_equal(k100, k500);
+    assert_ptr_not_equal(k100, k300);
+    /* Runtime calls: the one without a correlation id is dropped. */
+    assert_int_equal(t->ncalls, 3);
+    const tfb_gpu_call *c = tfb_gpu_call_of(t, 1);
+    assert_non_null(c);
+    assert_string_equal(tfb_gpu_str(t, c->name, "?"), "launch");
+    c = tfb_gpu_call_of(t, 2);
+    assert_non_null(c);
+    assert_string_equal(tfb_gpu_str(t, c->name, "?"), "cudaLaunchText");
+    c = tfb_gpu_call_of(t, 4);
+    assert_non_null(c);
+    assert_int_equal(c->start, 650);
+    assert_string_equal(tfb_gpu_str(t, c->name, "?"), "?");
+    tfb_gpu_trace_release(t);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 /* ---- the lane index against brute force -------------------------------- */
 
 static uint64_t rng_state = 88172645463325252ull;
@@ -362,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_timeline_merge),
         cmocka_unit_test(test_sqlite_view_refused),
         cmocka_unit_test(test_sqlite_budgets),
+        cmocka_unit_test(test_sqlite_kernel_rows),
         cmocka_unit_test(test_window_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

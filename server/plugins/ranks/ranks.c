@@ -11,7 +11,6 @@
  * job's other rank runs get one line that points there.
  */
 #include <math.h>
-#include <pthread.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +19,7 @@
 
 #include "core/plugin.h"
 #include "plugins/ranks/ranks_job.h"
+#include "trace/trace.h"
 #include "core/report_fmt.h"
 
 /* How long the gpu route waits for its ranks' traces to load (all loads
@@ -63,72 +63,14 @@ static int route_jobs(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
-/* The job view's answers, cached: a page on auto-reload asks for the same
- * view every few seconds, and a 256-rank job costs about a second to
- * analyse. The key holds what the answer depends on - the store's points
- * and bytes read as the loader last published them (they change whenever
- * data arrives or a run is reset), the job's composition and the
- * parameters - so an answer is at most one progress update old. The lock
- * guards the table only, never an analysis. */
-#define CACHE_SLOTS 4
-typedef struct cache_slot {
-    char *key;
-    char *body;
-    size_t len;
-    uint64_t used;
-} cache_slot;
-static pthread_mutex_t g_cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static cache_slot g_cache[CACHE_SLOTS];
-static uint64_t g_cache_clock;
-
-/* A malloc'd copy of the cached body for key, or NULL. */
-static char *cache_get(const char *key, size_t *len)
-{
-    char *copy = NULL;
-    pthread_mutex_lock(&g_cache_mu);
-    for (int i = 0; i < CACHE_SLOTS; i++) {
-        cache_slot *c = &g_cache[i];
-        if (c->key && strcmp(c->key, key) == 0) {
-            copy = malloc(c->len ? c->len : 1);
-            if (copy) {
-                memcpy(copy, c->body, c->len);
-                *len = c->len;
-                c->used = ++g_cache_clock;
-            }
-            break;
-        }
-    }
-    pthread_mutex_unlock(&g_cache_mu);
-    return copy;
-}
-
-/* Keeps a copy of body under key (the least recently used slot goes). */
-static void cache_put(const char *key, const char *body, size_t len)
-{
-    char *k = strdup(key);
-    char *b = malloc(len ? len : 1);
-    if (!k || !b) {
-        free(k);
-        free(b);
-        return;
-    }
-    memcpy(b, body, len);
-    pthread_mutex_lock(&g_cache_mu);
-    cache_slot *victim = &g_cache[0];
-    for (int i = 0; i < CACHE_SLOTS; i++) {
-        if (g_cache[i].key && strcmp(g_cache[i].key, key) == 0) {
-            victim = &g_cache[i];
-            break;
-        }
-        if (g_cache[i].used < victim->used)
-            victim = &g_cache[i];
-    }
-    free(victim->key);
-    free(victim->body);
-    *victim = (cache_slot){k, b, len, ++g_cache_clock};
-    pthread_mutex_unlock(&g_cache_mu);
-}
-
+/* The job view's answers are cached in the trace layer's per-run cache
+ * (tfb_trace_memo_get/put, under the job's first run): a page on
+ * auto-reload asks for the same view every few seconds, and a 256-rank job
+ * costs more than a second to analyse. The key holds what the answer
+ * depends on - the store's points and bytes read as the loader last
+ * published them (they change whenever data arrives or a run is reset),
+ * the job's composition and the parameters - so an answer is at most one
+ * progress update old. */
 static char *cache_key(tfb_store *s, const tfb_ranks_job *jb, int64_t cols,
                        int metric)
 {
@@ -141,8 +83,8 @@ static char *cache_key(tfb_store *s, const tfb_ranks_job *jb, int64_t cols,
     if (!k)
         return NULL;
     size_t w = (size_t)snprintf(
-        k, need, "%p|%llu|%llu|%zu|%lld|%d|%s", (void *)s,
-        (unsigned long long)p.points, (unsigned long long)p.bytes_done,
+        k, need, "%llu|%llu|%zu|%lld|%d|%s", (unsigned long long)p.points,
+        (unsigned long long)p.bytes_done,
         jb->n_empty_dirs, (long long)cols,
         metric, jb->name);
     for (size_t i = 0; i < jb->n_members && w < need; i++)
@@ -178,9 +120,10 @@ static int route_job(const tfb_http_req *req, tfb_http_resp *resp)
     o.max_columns = (size_t)cols;
     char *key = NULL, *body = NULL;
     size_t len = 0;
-    if (rc == 0 && (key = cache_key(tfb_server_store(req), jb, cols,
-                                    metric)) != NULL &&
-        (body = cache_get(key, &len)) != NULL) {
+    tfb_store *store = tfb_server_store(req);
+    tfb_run *first = rc == 0 && jb->n_members ? jb->members[0].run : NULL;
+    if (first && (key = cache_key(store, jb, cols, metric)) != NULL &&
+        tfb_trace_memo_get(store, first, key, &body, &len) == 1) {
         rc = tfb_http_body_take(resp, 200, "application/json; charset=utf-8",
                                 body, len);
         goto done;
@@ -196,7 +139,7 @@ static int route_job(const tfb_http_req *req, tfb_http_resp *resp)
             rc = tfb_http_error(resp, 500, "out of memory");
         } else {
             if (key)
-                cache_put(key, body, len);
+                tfb_trace_memo_put(store, first, key, body, len);
             rc = tfb_http_body_take(resp, 200,
                                     "application/json; charset=utf-8", body,
                                     len);
