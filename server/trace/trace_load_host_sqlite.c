@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "trace/trace_host.h"
+#include "trace/trace_sqlite_open.h"
 #include "trace/trace_walcopy.h"
 
 #define NVTX_MARK 34
@@ -40,23 +41,6 @@ typedef struct hload {
 static int on_progress(void *arg)
 {
     return tfb_host_builder_late(((hload *)arg)->b);
-}
-
-/* file:<path, percent-encoded>?mode=ro[&immutable=1] */
-static char *ro_uri(const char *path, int immutable)
-{
-    size_t n = strlen(path);
-    char *u = malloc(n * 3 + 40);
-    if (!u)
-        return NULL;
-    char *o = u + sprintf(u, "file:");
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-        if (strchr("%?#", *p) || *p < 0x21 || *p >= 0x7f)
-            o += sprintf(o, "%%%02X", *p);
-        else
-            *o++ = (char)*p;
-    strcpy(o, immutable ? "?mode=ro&immutable=1" : "?mode=ro");
-    return u;
 }
 
 /* 1 when name is a plain table, 0 when absent, TFB_ECORRUPT (message
@@ -279,21 +263,13 @@ int tfb_host_load_sqlite(tfb_host_builder *b, const char *path)
     const char *slash = strrchr(path, '/');
     hload L = {b, NULL, slash ? slash + 1 : path, 0};
     char *copy = tfb_colcache_wal_copy(path);
-    char *uri = ro_uri(copy ? copy : path, !copy);
-    int err = uri ? 0 : TFB_ENOMEM;
-    if (!err && sqlite3_open_v2(uri, &L.db,
-                                SQLITE_OPEN_READONLY | SQLITE_OPEN_URI |
-                                    SQLITE_OPEN_NOMUTEX,
-                                NULL) != SQLITE_OK) {
-        sqlite3_close(L.db);
-        L.db = NULL;
-    }
-    free(uri);
+    /* Opened as every trace reader opens one (trace_sqlite_open.h); a
+     * file SQLite refuses is not a trace (0), as below. */
+    int err = tfb_trace_sqlite_open(copy ? copy : path, !copy, &L.db);
+    if (err != TFB_ENOMEM)
+        err = 0;
     int read = 0;
     if (L.db) {
-        sqlite3_db_config(L.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
-        sqlite3_db_config(L.db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-        sqlite3_limit(L.db, SQLITE_LIMIT_LENGTH, 1 << 20);
         sqlite3_progress_handler(L.db, 10000, on_progress, &L);
         int k = table(&L, "StringIds");
         L.strings = k > 0;
