@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "collector/media_internal.h"
 #include "collector/pb.h"
 #include "tfboard.h"
@@ -74,6 +75,7 @@ struct tfb_media {
     int busy;  /* the thread holds a job being encoded */
     int stop;
     pthread_t thread;
+    tfb_buf png; /* the encoder thread's own (no lock): the PNG being made */
 };
 
 /* A job's memory. Large jobs are mapped with MAP_POPULATE: the kernel
@@ -284,31 +286,12 @@ static int log_image(tfb_writer *w, double wall, int64_t step,
 
 /* ---- PNG encoding (background thread) ---- */
 
-typedef struct membuf {
-    uint8_t *p;
-    size_t len, cap;
-    int failed;
-} membuf;
-
+/* libpng's output goes into the thread's one PNG buffer (base/buf.h),
+ * emptied for each image and kept at its size: a burst of images of one
+ * size grows it once. */
 static void mem_write(png_structp png, png_bytep data, png_size_t n)
 {
-    membuf *m = png_get_io_ptr(png);
-    if (m->failed)
-        return;
-    if (m->len + n > m->cap) {
-        size_t nc = m->cap ? m->cap : 4096;
-        while (nc < m->len + n)
-            nc *= 2;
-        uint8_t *np = realloc(m->p, nc);
-        if (!np) {
-            m->failed = 1;
-            return;
-        }
-        m->p = np;
-        m->cap = nc;
-    }
-    memcpy(m->p + m->len, data, n);
-    m->len += n;
+    tfb_buf_put(png_get_io_ptr(png), data, n);
 }
 
 static void mem_flush(png_structp png)
@@ -318,7 +301,7 @@ static void mem_flush(png_structp png)
 
 /* libpng reports errors by longjmp; nothing it touches is a local that
  * changes after setjmp, so no volatile is needed. */
-static int encode_png(const img_job *j, membuf *m)
+static int encode_png(const img_job *j, tfb_buf *m)
 {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL,
                                               NULL, NULL);
@@ -370,14 +353,15 @@ static void *media_thread(void *arg)
         md->busy = 1;
         pthread_mutex_unlock(&md->mu);
 
-        membuf m = {0};
-        int rc = encode_png(j, &m);
+        tfb_buf *m = &md->png;
+        m->n = 0;
+        m->failed = 0;
+        int rc = encode_png(j, m);
         if (rc == 0)
             rc = log_image(md->w, j->wall, j->step, j->tag, j->tag_len,
-                           j->width, j->height, m.p, m.len);
+                           j->width, j->height, (const uint8_t *)m->v, m->n);
         if (rc == TFB_ENOMEM)
             tfb_writer_count_dropped(md->w);
-        free(m.p);
 
         pthread_mutex_lock(&md->mu);
         md->queued_bytes -= j->bytes;
@@ -393,6 +377,7 @@ static void *media_thread(void *arg)
         }
     }
     pthread_mutex_unlock(&md->mu);
+    tfb_buf_free(&md->png);
     return NULL;
 }
 
