@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "base/hash.h"
+#include "base/idxtab.h"
 #include "base/strtab.h"
 #include "trace/trace.h"
 #include "trace/trace_aggregate.h"
@@ -43,12 +44,10 @@ struct tfb_gpu_builder {
     /* kernel descriptions and their intern table: indexes into kinfo,
      * -1 = empty */
     TFB_VEC(tfb_gpu_kinfo) kinfo;
-    int32_t *ktab;
-    size_t kcap;
+    tfb_idxtab ktab;
     /* lanes while building, and their (host, device, stream) table */
     TFB_VEC(tmp_lane) lanes;
-    int32_t *ltab;
-    size_t lcap;
+    tfb_idxtab ltab;
     int64_t corr_base;
     int64_t corr_max; /* largest raw id seen in the current file */
     /* Memos of the last answers of the per-row look-ups (10 M rows: the
@@ -141,14 +140,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
     return h * 0xff51afd7ed558ccdull;
 }
 
-static int32_t *new_table(size_t n)
-{
-    int32_t *t = malloc(n * sizeof *t);
-    if (t)
-        for (size_t i = 0; i < n; i++)
-            t[i] = -1;
-    return t;
-}
 
 int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
 {
@@ -221,32 +212,22 @@ static int32_t intern_kinfo(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
     return i;
 }
 
+static uint64_t kinfo_hash_at(const void *ctx, int32_t i)
+{
+    return kinfo_hash(&((const tfb_gpu_builder *)ctx)->kinfo.v[i]);
+}
+
 static int32_t intern_kinfo_hashed(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
 {
-    if ((b->kinfo.n + 1) * 2 > b->kcap) {
-        size_t nc = b->kcap ? b->kcap * 2 : 256;
-        int32_t *nt = new_table(nc);
-        if (!nt)
-            return -1;
-        for (size_t i = 0; i < b->kinfo.n; i++) {
-            size_t j = (size_t)kinfo_hash(&b->kinfo.v[i]) & (nc - 1);
-            while (nt[j] >= 0)
-                j = (j + 1) & (nc - 1);
-            nt[j] = (int32_t)i;
-        }
-        free(b->ktab);
-        b->ktab = nt;
-        b->kcap = nc;
-    }
-    size_t j = (size_t)kinfo_hash(k) & (b->kcap - 1);
-    while (b->ktab[j] >= 0) {
-        if (kinfo_eq(&b->kinfo.v[b->ktab[j]], k))
-            return b->ktab[j];
-        j = (j + 1) & (b->kcap - 1);
-    }
+    if (tfb_idxtab_reserve(&b->ktab, b->kinfo.n + 1, kinfo_hash_at, b) < 0)
+        return -1;
+    size_t j = tfb_idxtab_first(&b->ktab, kinfo_hash(k));
+    for (int32_t i; (i = b->ktab.slot[j]) >= 0; j = tfb_idxtab_next(&b->ktab, j))
+        if (kinfo_eq(&b->kinfo.v[i], k))
+            return i;
     if (b->kinfo.n >= INT32_MAX || tfb_vec_push(&b->kinfo, *k) < 0)
         return -1;
-    b->ktab[j] = (int32_t)(b->kinfo.n - 1);
+    tfb_idxtab_set(&b->ktab, j, (int32_t)(b->kinfo.n - 1));
     return (int32_t)(b->kinfo.n - 1);
 }
 
@@ -278,32 +259,23 @@ static int32_t lane_of(tfb_gpu_builder *b, int host, int32_t device,
     return li;
 }
 
+static uint64_t lane_hash_at(const void *ctx, int32_t i)
+{
+    const tmp_lane *l = &((const tfb_gpu_builder *)ctx)->lanes.v[i];
+    return lane_hash(l->host, l->device, l->stream);
+}
+
 static int32_t lane_of_hashed(tfb_gpu_builder *b, int host, int32_t device,
                               int32_t stream)
 {
-    if ((b->lanes.n + 1) * 2 > b->lcap) {
-        size_t nc = b->lcap ? b->lcap * 2 : 64;
-        int32_t *nt = new_table(nc);
-        if (!nt)
-            return -1;
-        for (size_t i = 0; i < b->lanes.n; i++) {
-            const tmp_lane *l = &b->lanes.v[i];
-            size_t j =
-                (size_t)lane_hash(l->host, l->device, l->stream) & (nc - 1);
-            while (nt[j] >= 0)
-                j = (j + 1) & (nc - 1);
-            nt[j] = (int32_t)i;
-        }
-        free(b->ltab);
-        b->ltab = nt;
-        b->lcap = nc;
-    }
-    size_t j = (size_t)lane_hash(host, device, stream) & (b->lcap - 1);
-    while (b->ltab[j] >= 0) {
-        const tmp_lane *l = &b->lanes.v[b->ltab[j]];
+    if (tfb_idxtab_reserve(&b->ltab, b->lanes.n + 1, lane_hash_at, b) < 0)
+        return -1;
+    size_t j = tfb_idxtab_first(&b->ltab, lane_hash(host, device, stream));
+    for (int32_t i; (i = b->ltab.slot[j]) >= 0;
+         j = tfb_idxtab_next(&b->ltab, j)) {
+        const tmp_lane *l = &b->lanes.v[i];
         if (l->host == host && l->device == device && l->stream == stream)
-            return b->ltab[j];
-        j = (j + 1) & (b->lcap - 1);
+            return i;
     }
     if (b->lanes.n >= MAX_LANES)
         return -2;
@@ -313,7 +285,7 @@ static int32_t lane_of_hashed(tfb_gpu_builder *b, int host, int32_t device,
     l->host = (uint8_t)host;
     l->device = device;
     l->stream = stream;
-    b->ltab[j] = (int32_t)(b->lanes.n - 1);
+    tfb_idxtab_set(&b->ltab, j, (int32_t)(b->lanes.n - 1));
     return (int32_t)(b->lanes.n - 1);
 }
 
@@ -536,8 +508,8 @@ static void free_building(tfb_gpu_builder *b)
     for (size_t i = 0; i < b->lanes.n; i++)
         tfb_vec_free(&b->lanes.v[i].spans);
     tfb_vec_free(&b->lanes);
-    free(b->ltab);
-    free(b->ktab);
+    tfb_idxtab_free(&b->ltab);
+    tfb_idxtab_free(&b->ktab);
     tfb_vec_free(&b->kinfo_memo);
     tfb_strtab_free(&b->strtab);
     for (size_t i = 0; i < b->strings.n; i++)
@@ -717,8 +689,7 @@ static int finish_calls(tfb_gpu_trace *t)
 int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out)
 {
     tfb_gpu_trace *t = b->t;
-    free(b->ktab);
-    b->ktab = NULL;
+    tfb_idxtab_free(&b->ktab);
     move_arrays(b);
     int err = finish_spans(b);
     if (!err)

@@ -21,17 +21,20 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/idxtab.h"
 #include "trace/trace.h"
 #include "trace/trace_sqlite_open.h"
 #include "trace/trace_walcopy.h"
 #include "base/vec.h"
 
-/* StringIds id -> index: open addressing, linear probing, at most half
- * full. INT32_MIN marks an empty slot (and is never stored). */
+/* StringIds id -> index: the pairs, and their table (base/idxtab.h). */
+typedef struct id_pair {
+    int64_t id;
+    int32_t val;
+} id_pair;
 typedef struct id_map {
-    int64_t *keys;
-    int32_t *vals;
-    size_t n, cap;
+    TFB_VEC(id_pair) pairs;
+    tfb_idxtab tab;
 } id_map;
 
 #define SMALL_IDS 1024
@@ -159,64 +162,51 @@ static uint64_t hash_id(int64_t id)
     return h ^ (h >> 29);
 }
 
+static uint64_t hash_pair(const void *ctx, int32_t i)
+{
+    return hash_id(((const id_map *)ctx)->pairs.v[i].id);
+}
+
+/* The slot of id's pair, or of the empty slot its probe ends on. */
+static size_t id_slot(const id_map *m, int64_t id)
+{
+    size_t j = tfb_idxtab_first(&m->tab, hash_id(id));
+    for (int32_t i; (i = m->tab.slot[j]) >= 0; j = tfb_idxtab_next(&m->tab, j))
+        if (m->pairs.v[i].id == id)
+            break;
+    return j;
+}
+
 /* The value stored for id, or INT32_MIN. */
 static int32_t id_get(const id_map *m, int64_t id)
 {
-    if (!m->cap)
+    if (!m->tab.cap)
         return INT32_MIN;
-    size_t j = (size_t)hash_id(id) & (m->cap - 1);
-    while (m->vals[j] != INT32_MIN) {
-        if (m->keys[j] == id)
-            return m->vals[j];
-        j = (j + 1) & (m->cap - 1);
-    }
-    return INT32_MIN;
+    int32_t i = m->tab.slot[id_slot(m, id)];
+    return i >= 0 ? m->pairs.v[i].val : INT32_MIN;
 }
 
 /* Stores v for id (replacing an old value): 0 or TFB_ENOMEM. */
 static int id_put(id_map *m, int64_t id, int32_t v)
 {
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        int64_t *nk = malloc(nc * sizeof *nk);
-        int32_t *nv = malloc(nc * sizeof *nv);
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return TFB_ENOMEM;
-        }
-        for (size_t i = 0; i < nc; i++)
-            nv[i] = INT32_MIN;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (m->vals[i] == INT32_MIN)
-                continue;
-            size_t j = (size_t)hash_id(m->keys[i]) & (nc - 1);
-            while (nv[j] != INT32_MIN)
-                j = (j + 1) & (nc - 1);
-            nk[j] = m->keys[i];
-            nv[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = nk;
-        m->vals = nv;
-        m->cap = nc;
+    if (m->pairs.n >= INT32_MAX ||
+        tfb_idxtab_reserve(&m->tab, m->pairs.n + 1, hash_pair, m) < 0)
+        return TFB_ENOMEM;
+    size_t j = id_slot(m, id);
+    if (m->tab.slot[j] >= 0) {
+        m->pairs.v[m->tab.slot[j]].val = v;
+        return 0;
     }
-    size_t j = (size_t)hash_id(id) & (m->cap - 1);
-    while (m->vals[j] != INT32_MIN && m->keys[j] != id)
-        j = (j + 1) & (m->cap - 1);
-    if (m->vals[j] == INT32_MIN)
-        m->n++;
-    m->keys[j] = id;
-    m->vals[j] = v;
+    if (tfb_vec_push(&m->pairs, ((id_pair){id, v})) < 0)
+        return TFB_ENOMEM;
+    tfb_idxtab_set(&m->tab, j, (int32_t)(m->pairs.n - 1));
     return 0;
 }
 
 static void id_free(id_map *m)
 {
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
+    tfb_vec_free(&m->pairs);
+    tfb_idxtab_free(&m->tab);
 }
 
 static int32_t string_id_lookup(loader *L, int64_t id);

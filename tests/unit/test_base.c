@@ -14,6 +14,7 @@
 #include "base/buf.h"
 #include "base/deadline.h"
 #include "base/hash.h"
+#include "base/idxtab.h"
 #include "base/json_str.h"
 #include "base/natural.h"
 #include "base/str.h"
@@ -427,6 +428,60 @@ static void natural_order(void **state)
     assert_true(tfb_natural_cmp("v1.2.3", "v1.10") > 0);
 }
 
+/* base/idxtab: keys (here uint64) in the caller's array, found through
+ * the table; deletion keeps every other key findable (backward shift),
+ * with colliding hashes forced by a hash of few bits. */
+typedef struct {
+    uint64_t keys[4096];
+    int bits; /* hash = key & ((1 << bits) - 1): many collisions */
+} idx_ctx;
+
+static uint64_t idx_hash(const void *ctx, int32_t i)
+{
+    const idx_ctx *c = ctx;
+    return c->keys[i] & (((uint64_t)1 << c->bits) - 1);
+}
+
+static size_t idx_probe(const tfb_idxtab *t, const idx_ctx *c, uint64_t key)
+{
+    size_t p = tfb_idxtab_first(t, key & (((uint64_t)1 << c->bits) - 1));
+    for (int32_t i; (i = t->slot[p]) >= 0; p = tfb_idxtab_next(t, p))
+        if (c->keys[i] == key)
+            break;
+    return p;
+}
+
+static void idxtab_find_add_remove(void **state)
+{
+    (void)state;
+    static idx_ctx c;
+    c.bits = 5;
+    tfb_idxtab t = {0};
+    int32_t n = 0;
+    for (; n < 3000; n++) {
+        c.keys[n] = (uint64_t)n * 7919u + 3;
+        assert_int_equal(tfb_idxtab_reserve(&t, (size_t)n + 1, idx_hash, &c), 0);
+        size_t p = idx_probe(&t, &c, c.keys[n]);
+        assert_true(t.slot[p] < 0);
+        tfb_idxtab_set(&t, p, n);
+    }
+    assert_int_equal(t.n, 3000);
+    assert_true(t.cap >= 6000);
+    /* remove every third key; the rest stay findable, the removed not */
+    for (int32_t i = 0; i < n; i += 3) {
+        size_t p = idx_probe(&t, &c, c.keys[i]);
+        assert_int_equal(t.slot[p], i);
+        tfb_idxtab_remove(&t, p, idx_hash, &c);
+    }
+    assert_int_equal(t.n, 2000);
+    for (int32_t i = 0; i < n; i++) {
+        int32_t got = t.slot[idx_probe(&t, &c, c.keys[i])];
+        assert_int_equal(got, i % 3 ? i : -1);
+    }
+    tfb_idxtab_free(&t);
+    assert_null(t.slot);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -443,6 +498,7 @@ int main(void)
         cmocka_unit_test(json_strings),
         cmocka_unit_test(deadlines),
         cmocka_unit_test(natural_order),
+        cmocka_unit_test(idxtab_find_add_remove),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/idxtab.h"
 #include "base/vec.h"
 #include "tfboard.h"
 
@@ -66,9 +67,8 @@ typedef struct work {
     tfb_gmem_opts o;
     TFB_VEC(dev_work) devs;
     TFB_VEC(rec) recs;
-    /* (device index, address) -> record index + 1; 0 = empty. */
-    size_t *map;
-    size_t map_cap, map_n;
+    /* (device index, address) -> index of the live record (base/idxtab). */
+    tfb_idxtab map;
     const tfb_gmem_step **steps; /* sorted by start */
     const tfb_gmem_interval **kern, **rng; /* sorted by start */
     int64_t kern_maxdur, rng_maxdur;
@@ -120,61 +120,36 @@ static uint64_t key_hash(size_t dev, uint64_t addr)
     return h;
 }
 
-static size_t *map_find(work *w, size_t dev, uint64_t addr)
+static uint64_t rec_hash_at(const void *ctx, int32_t i)
 {
-    size_t mask = w->map_cap - 1;
-    for (size_t i = key_hash(dev, addr) & mask;; i = (i + 1) & mask) {
-        size_t v = w->map[i];
-        if (!v)
-            return &w->map[i];
-        const rec *r = &w->recs.v[v - 1];
-        if (r->dev == dev && r->address == addr)
-            return &w->map[i];
-    }
+    const rec *r = &((const work *)ctx)->recs.v[i];
+    return key_hash(r->dev, r->address);
 }
 
+/* The slot of the live record of (dev, addr), or of the empty slot its
+ * probe ends on: w->map.slot[pos] >= 0 when there is one. */
+static size_t map_find(const work *w, size_t dev, uint64_t addr)
+{
+    size_t j = tfb_idxtab_first(&w->map, key_hash(dev, addr));
+    for (int32_t i; (i = w->map.slot[j]) >= 0; j = tfb_idxtab_next(&w->map, j))
+        if (w->recs.v[i].dev == dev && w->recs.v[i].address == addr)
+            break;
+    return j;
+}
+
+/* Makes record rec_idx (its fields written) the live one of its key. */
 static int map_put(work *w, size_t dev, uint64_t addr, size_t rec_idx)
 {
-    if ((w->map_n + 1) * 4 > w->map_cap * 3) {
-        size_t ncap = w->map_cap ? w->map_cap * 2 : 1024;
-        size_t *old = w->map, ocap = w->map_cap;
-        w->map = calloc(ncap, sizeof *w->map);
-        if (!w->map) {
-            w->map = old;
-            return TFB_ENOMEM;
-        }
-        w->map_cap = ncap;
-        for (size_t i = 0; i < ocap; i++)
-            if (old[i]) {
-                const rec *r = &w->recs.v[old[i] - 1];
-                *map_find(w, r->dev, r->address) = old[i];
-            }
-        free(old);
-    }
-    size_t *slot = map_find(w, dev, addr);
-    if (!*slot)
-        w->map_n++;
-    *slot = rec_idx + 1;
+    if (rec_idx >= INT32_MAX ||
+        tfb_idxtab_reserve(&w->map, w->map.n + 1, rec_hash_at, w) < 0)
+        return TFB_ENOMEM;
+    tfb_idxtab_set(&w->map, map_find(w, dev, addr), (int32_t)rec_idx);
     return 0;
 }
 
-static void map_del(work *w, size_t *slot)
+static void map_del(work *w, size_t pos)
 {
-    size_t mask = w->map_cap - 1;
-    size_t i = (size_t)(slot - w->map);
-    w->map[i] = 0;
-    w->map_n--;
-    for (size_t j = (i + 1) & mask; w->map[j]; j = (j + 1) & mask) {
-        const rec *r = &w->recs.v[w->map[j] - 1];
-        size_t home = key_hash(r->dev, r->address) & mask;
-        /* Move j back to i when its home is not in (i, j]. */
-        int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (!between) {
-            w->map[i] = w->map[j];
-            w->map[j] = 0;
-            i = j;
-        }
-    }
+    tfb_idxtab_remove(&w->map, pos, rec_hash_at, w);
 }
 
 /* ---- pools ---- */
@@ -461,9 +436,9 @@ static int run_events(work *w)
         else
             d->last_pre_ev = i;
         if (e->op == TFB_GMEM_ALLOC) {
-            size_t *slot = map_find(w, di, e->address);
-            if (*slot) {
-                rec *old = &w->recs.v[*slot - 1];
+            size_t slot = map_find(w, di, e->address);
+            if (w->map.slot[slot] >= 0) {
+                rec *old = &w->recs.v[w->map.slot[slot]];
                 account(d, old->pool, -old->bytes, -1, &err);
                 old->free_ev = i;
                 map_del(w, slot);
@@ -502,9 +477,9 @@ static int run_events(work *w)
                 churn_add(w, d, e->t_ns, 1, abs_bytes, &err);
             }
         } else if (e->op == TFB_GMEM_FREE) {
-            size_t *slot = map_find(w, di, e->address);
-            if (*slot) {
-                rec *r = &w->recs.v[*slot - 1];
+            size_t slot = map_find(w, di, e->address);
+            if (w->map.slot[slot] >= 0) {
+                rec *r = &w->recs.v[w->map.slot[slot]];
                 int64_t b = r->bytes;
                 account(d, r->pool, -b, e->pool == r->pool ? e->pool_reserved
                                                            : -1,
@@ -721,7 +696,7 @@ static void work_free(work *w)
     }
     tfb_vec_free(&w->devs);
     tfb_vec_free(&w->recs);
-    free(w->map);
+    tfb_idxtab_free(&w->map);
     free(w->steps);
     free(w->kern);
     free(w->rng);
@@ -765,9 +740,8 @@ int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
     if (!err)
         w.rng = sorted_ivs(in->ranges, in->n_ranges, &w.rng_maxdur, &err);
     if (!err) {
-        w.map_cap = 1024;
-        w.map = calloc(w.map_cap, sizeof *w.map);
-        if (!w.map)
+        /* Room before the first look-up (a table needs a capacity). */
+        if (tfb_idxtab_reserve(&w.map, 512, rec_hash_at, &w) < 0)
             err = TFB_ENOMEM;
     }
     if (!err)
