@@ -64,4 +64,9 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
 int tfb_alerts_feed(uint64_t since, tfb_alert_event **out, size_t *n,
                     size_t *active);
 
+/* Forgets everything evaluated (conditions, feed, per-run state, jobs,
+ * the spike detectors): benchmarks and tests that evaluate a fresh store
+ * from scratch. The rules set by tfb_alerts_configure stay. */
+void tfb_alerts_reset(void);
+
 #endif
