@@ -10,10 +10,12 @@
  *                spike diverged
  *   loss_spike   one per spike (tag and step in the key): fires once
  *   stalled, crashed   the run status (core/run_status.h)
- *   straggler    a rank (a run with a tfboard_rank record) whose own time
- *                per step (median pipeline/step_ms - median comm/ms over
- *                its last 200 points) is above 1.10 x the median of its
- *                sibling ranks' (same parent directory, >= 2 ranks)
+ *   straggler    a rank that the ranks analysis names a straggler
+ *                (analysis/ranks_analysis.h: own time per step more than
+ *                5 % above the median rank in at least 75 % of the
+ *                steps; the rule and the sentence of the Ranks dashboard
+ *                and the report), for each job of the store
+ *                (analysis/ranks_jobs.h) with 2 ranks or more
  *   input_bound  median pipeline/input_ms / pipeline/step_ms over the last
  *                200 steps >= 0.20 (the pipeline tab's "highly")
  *   gpu_idle     a device's gpu/<dev>/sm_util (or utilization) median over
@@ -22,9 +24,19 @@
  *                mem_total_bytes
  * plus one per --alert rule (alerts_rules.h) and tag.
  *
- * Evaluation is incremental: detectors and rule states keep what they
- * saw, and each pass reads only new points (status and the medians above
- * read a bounded tail).
+ * Evaluation is incremental and costs O(runs + series + new points) per
+ * pass, never a rescan of history or a pin of a whole series:
+ *  - per run (kept by run name): the status (core/run_status.h, no pin);
+ *    the conditions that come from the data alone (spikes, input-bound,
+ *    GPU, user rules) are worked out again only when the run's scalar
+ *    series grew, the spike detectors and the rule states fed only the
+ *    new points (read by ranges of the store's blocks), the medians
+ *    above from a bounded tail;
+ *  - per job: the jobs are found again when the number of runs changed
+ *    (or every 10 s while data arrives), and a job is analysed again only
+ *    when its ranks logged new steps; no comparison of every run with
+ *    every other.
+ * tests/bench/bench_alerts measures it on 1,000 runs.
  *
  * Thread-safety: every function may be called from any thread (one lock).
  */
