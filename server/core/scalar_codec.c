@@ -229,6 +229,17 @@ const uint8_t *tfb_scalar_block_next(const uint8_t *p)
     return p + len;
 }
 
+size_t tfb_scalar_block_steps(const uint8_t *p, int64_t *step)
+{
+    uint64_t n64, len, first;
+    p = get_varint(p, &n64);
+    p = get_varint(p, &len);
+    int form = *p++;
+    p = get_varint(p, &first);
+    (void)get_ints(p, form & 1, unzz(first), step, (size_t)n64);
+    return (size_t)n64;
+}
+
 const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
                                        double *wall, float *value32,
                                        double *value64)

@@ -52,6 +52,12 @@ size_t tfb_scalar_block_count(const uint8_t *p);
 /* The block after the one at p (without decoding it). */
 const uint8_t *tfb_scalar_block_next(const uint8_t *p);
 
+/* Decodes only the steps of the block at p into step (room for its
+ * count), not looking at its walls and values: a reader that picks points
+ * by step skips the blocks outside its range for this. Returns the
+ * count. */
+size_t tfb_scalar_block_steps(const uint8_t *p, int64_t *step);
+
 /* Decodes the block at p into the arrays (each with room for its count;
  * any of them may be NULL to skip that column; value32 gets each value
  * rounded to float, value64 the exact double). Returns the byte after

@@ -867,8 +867,7 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
     float bval[TFB_SCALAR_BLOCK];
     int full = 0;
     while (at < s->sealed && !full) {
-        size_t m = tfb_scalar_block_count(p);
-        (void)tfb_scalar_block_decode(p, bstep, NULL, NULL, NULL);
+        size_t m = tfb_scalar_block_steps(p, bstep);
         size_t hit = 0;
         for (size_t i = 0; i < m; i++)
             hit += bstep[i] >= lo && bstep[i] <= hi;
@@ -937,7 +936,10 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
             at += m;
             continue;
         }
-        p = tfb_scalar_block_decode(p, bstep, bwall, bv32, bv64);
+        /* only the columns asked for (no double walls or values made) */
+        p = tfb_scalar_block_decode(p, step ? bstep : NULL,
+                                    wall ? bwall : NULL, value ? bv32 : NULL,
+                                    value64 ? bv64 : NULL);
         size_t i = from + done - at, k = m - i;
         if (k > n - done)
             k = n - done;
