@@ -37,10 +37,42 @@ static void read_window(tfb_series *s, int64_t lo, int64_t at, window *w)
                                       w->value, w->index, WINDOW_MAX, NULL);
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The median of d[0..n) (n >= 1; reordered): Hoare's selection, O(n). */
+static double median_select(double *d, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    size_t k = n / 2, lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = d[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (d[i] < pivot)
+                i++;
+            while (d[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = d[i];
+                d[i++] = d[j];
+                d[j] = t;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    double upper = d[k];
+    if (n % 2)
+        return upper;
+    double lower = d[0]; /* the largest of d[0..k) after the selection */
+    for (size_t i = 1; i < k; i++)
+        if (d[i] > lower)
+            lower = d[i];
+    return (lower + upper) / 2;
 }
 
 /* The median of the finite values of w with step in [lo, hi) (the last
@@ -54,10 +86,7 @@ static double baseline(const window *w, int64_t lo, int64_t hi)
             continue;
         buf[n++] = w->value[i];
     }
-    if (!n)
-        return NAN;
-    qsort(buf, n, sizeof buf[0], cmp_double);
-    return n % 2 ? buf[n / 2] : (buf[n / 2 - 1] + buf[n / 2]) / 2;
+    return n ? median_select(buf, n) : NAN;
 }
 
 /* Growth of a series above GROWTH x its baseline up to step at (see the

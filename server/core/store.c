@@ -867,7 +867,15 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
     float bval[TFB_SCALAR_BLOCK];
     int full = 0;
     while (at < s->sealed && !full) {
-        size_t m = tfb_scalar_block_steps(p, bstep);
+        size_t m = tfb_scalar_block_count(p);
+        int64_t blo, bhi;
+        if (tfb_scalar_block_step_span(p, &blo, &bhi) &&
+            (bhi < lo || blo > hi)) { /* a stride wholly outside */
+            p = tfb_scalar_block_next(p);
+            at += m;
+            continue;
+        }
+        (void)tfb_scalar_block_steps(p, bstep);
         size_t hit = 0;
         for (size_t i = 0; i < m; i++)
             hit += bstep[i] >= lo && bstep[i] <= hi;
