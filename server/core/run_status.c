@@ -119,6 +119,34 @@ void tfb_run_status_forget(void)
     pthread_mutex_unlock(&g_mu);
 }
 
+/* Takes n more points into e's blow-up scan. g_mu held. */
+static void scan(series_entry *e, const int64_t *st, const float *val,
+                 size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x = val[i];
+        e->last_step = st[i];
+        if (!isfinite(x))
+            continue;
+        if (isnan(e->first))
+            e->first = x;
+        if (x > 0 && !(x >= e->min))
+            e->min = x;
+        e->last = x;
+    }
+    e->scanned += n;
+}
+
+void tfb_run_status_feed(const tfb_series *s, size_t from,
+                         const int64_t *step, const float *value, size_t n)
+{
+    pthread_mutex_lock(&g_mu);
+    series_entry *e = entry_of(s);
+    if (e && e->scanned == from)
+        scan(e, step, value, n);
+    pthread_mutex_unlock(&g_mu);
+}
+
 /* 1 when the loss series blew up (run_status.h), its last step in *step.
  * Reads only the points that arrived since the last call (by ranges of
  * the store's blocks, no pin of the whole series). */
@@ -140,20 +168,8 @@ static int blew_up(tfb_series *s, int64_t *step)
         size_t got;
         while (e->scanned < count &&
                (got = tfb_series_scalar_range(s, e->scanned, CHUNK, st, NULL,
-                                              val, NULL)) > 0) {
-            for (size_t i = 0; i < got; i++) {
-                double x = val[i];
-                e->last_step = st[i];
-                if (!isfinite(x))
-                    continue;
-                if (isnan(e->first))
-                    e->first = x;
-                if (x > 0 && !(x >= e->min))
-                    e->min = x;
-                e->last = x;
-            }
-            e->scanned += got;
-        }
+                                              val, NULL)) > 0)
+            scan(e, st, val, got);
         up = e->first > 0 && e->min > 0 && e->last > 10 * e->first &&
              e->last > 100 * e->min;
         if (up && e->scanned)

@@ -84,6 +84,14 @@ int tfb_run_status_is_loss(const char *tag);
  * or TFB_ENOMEM. */
 int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *out);
 
+/* Points [from, from + n) of the loss series s that a caller decoded
+ * anyway (the alerts' spike detector reads each new point once): the
+ * blow-up scan takes them when it has read exactly up to `from`, and
+ * ignores them otherwise, so the next status decodes none of them again.
+ * Thread-safe. */
+void tfb_run_status_feed(const tfb_series *s, size_t from,
+                         const int64_t *step, const float *value, size_t n);
+
 /* Frees what the status keeps per series between calls (the blow-up
  * scan, the median interval): benchmarks and tests that start over. Not
  * concurrent with tfb_run_status_get. */

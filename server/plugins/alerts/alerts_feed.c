@@ -311,6 +311,22 @@ static run_state *state_of(tfb_run *r)
 static void run_conditions(tfb_run *r, run_state *rs, double now,
                            found_vec *f)
 {
+    /* The data's conditions first: the spike detectors hand the points
+     * they read to the status's blow-up scan (tfb_run_status_feed). */
+    tfb_series **ser;
+    size_t ns;
+    int have_ser = tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &ns) == 0;
+    if (have_ser) {
+        uint64_t ver = ns;
+        for (size_t i = 0; i < ns; i++)
+            ver += tfb_series_count(ser[i]);
+        if (!rs->have_data || ver != rs->data_ver) {
+            data_conditions(r, rs, ser, ns);
+            rs->data_ver = ver;
+            rs->have_data = 1;
+        }
+        free(ser);
+    }
     tfb_run_status st;
     if (tfb_run_status_get(r, now, &st) == 0) {
         if (st.diverged_why && !strcmp(st.diverged_why, "non-finite")) {
@@ -339,20 +355,7 @@ static void run_conditions(tfb_run *r, run_state *rs, double now,
     }
     if (rs->straggler_pass == g_pass)
         add(f, "straggler", NULL, -1, "straggler: %s", rs->straggler);
-    tfb_series **ser;
-    size_t ns;
-    if (tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &ns) < 0)
-        return;
-    uint64_t ver = ns;
-    for (size_t i = 0; i < ns; i++)
-        ver += tfb_series_count(ser[i]);
-    if (!rs->have_data || ver != rs->data_ver) {
-        data_conditions(r, rs, ser, ns);
-        rs->data_ver = ver;
-        rs->have_data = 1;
-    }
-    free(ser);
-    if (tfb_vec_need(f, f->n + rs->data.n) == 0) {
+    if (have_ser && tfb_vec_need(f, f->n + rs->data.n) == 0) {
         memcpy(f->v + f->n, rs->data.v, rs->data.n * sizeof *f->v);
         f->n += rs->data.n;
     }

@@ -141,6 +141,8 @@ static int spikes_of(tfb_series *s, const char *key, size_t klen,
                                               val, NULL)) > 0) {
             for (size_t i = 0; i < got && rc == 0; i++)
                 rc = tfb_spike_detector_push(&e->d, step[i], val[i]);
+            /* the status's blow-up scan need not decode them again */
+            tfb_run_status_feed(s, e->fed, step, val, got);
             e->fed += got;
         }
         if (rc == 0 && e->d.n_spikes) {
