@@ -398,7 +398,7 @@ static void jobs_pass(tfb_store *s, size_t n_runs)
 {
     uint64_t gen = tfb_store_generation(s);
     double t = mono_s();
-    if (s != g_jobs_store || n_runs != g_jobs_runs ||
+    if (s != g_jobs_store || n_runs != g_jobs_runs || gen < g_jobs_gen ||
         (gen != g_jobs_gen && t - g_jobs_at >= JOBS_RESCAN_S)) {
         jobs_forget();
         tfb_ranks_job *v;

@@ -65,9 +65,11 @@ typedef struct tfb_alert_event {
 int tfb_alerts_configure(const tfb_alert_rule *rules, size_t n,
                          double gpu_idle_pct);
 
-/* Evaluates every run of s at wall time now; appends fire/clear events to
- * the feed. With out != NULL, *out gets a malloc'd copy of the events of
- * this pass (free() it). Returns 0 or TFB_ENOMEM. */
+/* Evaluates every run of s at wall time now and appends fire/clear
+ * events to the feed. The kept state is for one store at a time: call
+ * tfb_alerts_reset before evaluating another. With out != NULL, *out gets
+ * a malloc'd copy of the events of this pass (free() it). Returns 0 or
+ * TFB_ENOMEM. */
 int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
                     size_t *n);
 
