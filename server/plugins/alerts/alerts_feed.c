@@ -355,7 +355,8 @@ static void run_conditions(tfb_run *r, run_state *rs, double now,
     }
     if (rs->straggler_pass == g_pass)
         add(f, "straggler", NULL, -1, "straggler: %s", rs->straggler);
-    if (have_ser && tfb_vec_need(f, f->n + rs->data.n) == 0) {
+    if (have_ser && rs->data.n &&
+        tfb_vec_need(f, f->n + rs->data.n) == 0) {
         memcpy(f->v + f->n, rs->data.v, rs->data.n * sizeof *f->v);
         f->n += rs->data.n;
     }
