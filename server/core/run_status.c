@@ -123,17 +123,24 @@ void tfb_run_status_forget(void)
 static void scan(series_entry *e, const int64_t *st, const float *val,
                  size_t n)
 {
+    if (!n)
+        return;
+    /* in locals: the loop runs over every point of every loss series */
+    double first = e->first, mn = e->min, last = e->last;
     for (size_t i = 0; i < n; i++) {
-        double x = val[i];
-        e->last_step = st[i];
+        float x = val[i];
         if (!isfinite(x))
             continue;
-        if (isnan(e->first))
-            e->first = x;
-        if (x > 0 && !(x >= e->min))
-            e->min = x;
-        e->last = x;
+        if (isnan(first))
+            first = x;
+        if (x > 0 && !(x >= mn))
+            mn = x;
+        last = x;
     }
+    e->first = first;
+    e->min = mn;
+    e->last = last;
+    e->last_step = st[n - 1];
     e->scanned += n;
 }
 

@@ -10,7 +10,9 @@
  *  - the batch ids are those tfb_step_batch logged at the writer's current
  *    step (the open tfb_step_begin step, else the highest logged);
  *  - points that arrive later are read incrementally: a spike in appended
- *    data is found, the earlier one is not found twice.
+ *    data is found, the earlier one is not found twice;
+ *  - the run status's blow-up rule reads the same points when the spike
+ *    detectors hand them over (tfb_run_status_feed).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -24,6 +26,7 @@
 
 #include "core/loader.h"
 #include "core/precursors.h"
+#include "core/run_status.h"
 #include "core/store.h"
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_spikes.h"
@@ -47,6 +50,7 @@ typedef struct scenario {
     int stall_at;        /* pipeline/input_ms 80 here (else ~2); 0 */
     int lr_decays;       /* lr / 10 and the loss 30 % down at 1/3, 2/3 */
     int pipeline;        /* steps inside tfb_step_begin .. tfb_step_end */
+    int blow_up_from;    /* the loss grows 5 % a step from here; 0 */
 } scenario;
 
 static void write_run(const char *dir, const scenario *sc, int from)
@@ -68,6 +72,8 @@ static void write_run(const char *dir, const scenario *sc, int from)
             scale *= 0.7;
         }
         double loss = scale * (1.0 + 0.01 * noise());
+        if (sc->blow_up_from && s >= sc->blow_up_from)
+            loss *= pow(1.05, s - sc->blow_up_from);
         if (s == sc->spike_at)
             loss *= 4;
         tfb_scalar(w, "loss", loss, s);
@@ -272,6 +278,46 @@ static void appended_points_are_read_incrementally(void **state)
     unload(&x);
 }
 
+/* The status's blow-up rule sees the same points whether it reads them
+ * itself or the spike detectors hand them over (tfb_run_status_feed):
+ * the loss grows 1.05x a step from step 100 to 300 (17,000x, no NaN). */
+static void blow_up_seen_through_the_detectors(void **state)
+{
+    (void)state;
+    scenario sc = {.steps = 300, .blow_up_from = 100};
+    loaded x = run_of(&sc);
+    tfb_run_status alone, fed;
+    assert_int_equal(tfb_run_status_get(x.run, 0, &alone), 0);
+    assert_int_equal(alone.state, TFB_RUN_DIVERGED);
+    assert_string_equal(alone.diverged_why, "loss blow-up");
+    assert_int_equal(alone.diverged_step, 300);
+    tfb_alerts_reset(); /* forgets the status's scan too */
+    tfb_alert_spike *sp;
+    size_t n;
+    assert_int_equal(tfb_alert_spikes(x.run, &sp, &n), 0);
+    free(sp);
+    assert_int_equal(tfb_run_status_get(x.run, 0, &fed), 0);
+    assert_int_equal(fed.state, TFB_RUN_DIVERGED);
+    assert_string_equal(fed.diverged_why, "loss blow-up");
+    assert_int_equal(fed.diverged_step, 300);
+    /* points offered out of order are not taken (no double count) */
+    int64_t st[2] = {1, 2};
+    float v[2] = {1e30f, 1e30f};
+    tfb_run_status_feed(tfb_run_find_series(x.run, TFB_SERIES_SCALAR, "loss"),
+                        7, st, v, 2);
+    assert_int_equal(tfb_run_status_get(x.run, 0, &fed), 0);
+    assert_int_equal(fed.diverged_step, 300);
+    unload(&x);
+    /* a healthy run is not diverged either way */
+    scenario ok = {.steps = 300};
+    x = run_of(&ok);
+    assert_int_equal(tfb_alert_spikes(x.run, &sp, &n), 0);
+    free(sp);
+    assert_int_equal(tfb_run_status_get(x.run, 0, &fed), 0);
+    assert_int_equal(fed.state, TFB_RUN_FINISHED);
+    unload(&x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +327,7 @@ int main(void)
         cmocka_unit_test(lr_schedule_alone_fires_nothing),
         cmocka_unit_test(batch_ids_at_the_current_step),
         cmocka_unit_test(appended_points_are_read_incrementally),
+        cmocka_unit_test(blow_up_seen_through_the_detectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
