@@ -54,6 +54,8 @@ typedef struct run_state {
     size_t n_rules;
     unsigned straggler_pass;   /* == g_pass: straggler[] holds this pass */
     char straggler[400];
+    int rank_known, is_rank;   /* a rank of a job (ranks_jobs.h), looked
+                                  at once, when the run first has points */
 } run_state;
 
 /* A job's straggler verdict, kept while its members' step counts stay. */
@@ -76,11 +78,14 @@ static tfb_alert_event *g_feed;   /* ring of FEED_KEEP */
 static uint64_t g_seq;
 static unsigned g_pass;
 /* The jobs of the store (analysis/ranks_jobs.h), found again only when
- * the number of runs changed or, with new data, every JOBS_RESCAN_S. */
+ * a run turned out to be a rank (each run is looked at once, so runs
+ * that are no rank never cost a scan of every run) or, while data
+ * arrives, every JOBS_RESCAN_S. */
 #define JOBS_RESCAN_S 10.0
 static const tfb_store *g_jobs_store;
 static tfb_ranks_job *g_jobs;
-static size_t g_n_jobs, g_jobs_runs;
+static size_t g_n_jobs, g_jobs_ranks;
+static size_t g_rank_runs;        /* runs known to be ranks */
 static double g_jobs_at;          /* CLOCK_MONOTONIC seconds */
 static uint64_t g_jobs_gen;
 static job_state *g_job_st;
@@ -326,6 +331,14 @@ static void run_conditions(tfb_run *r, run_state *rs, double now,
             rs->have_data = 1;
         }
         free(ser);
+        /* Its rank record comes before its first point: once it has
+         * points, whether it is a rank is known for good (the next
+         * pass's jobs_pass finds its job). */
+        if (!rs->rank_known && ver > ns) {
+            rs->rank_known = 1;
+            rs->is_rank = tfb_ranks_run_is_rank(r);
+            g_rank_runs += rs->is_rank != 0;
+        }
     }
     tfb_run_status st;
     if (tfb_run_status_get(r, now, &st) == 0) {
@@ -353,8 +366,6 @@ static void run_conditions(tfb_run *r, run_state *rs, double now,
             add(f, "crashed", NULL, -1, "no end record and process %ld is "
                 "gone", st.pid);
     }
-    if (rs->straggler_pass == g_pass)
-        add(f, "straggler", NULL, -1, "straggler: %s", rs->straggler);
     if (have_ser && rs->data.n &&
         tfb_vec_need(f, f->n + rs->data.n) == 0) {
         memcpy(f->v + f->n, rs->data.v, rs->data.n * sizeof *f->v);
@@ -395,11 +406,16 @@ static void jobs_forget(void)
  * rule (analysis/ranks_analysis.h), the one the Ranks dashboard and the
  * report apply, on each job of the store. A job is analysed again only
  * when its members logged new steps. g_mu held. */
-static void jobs_pass(tfb_store *s, size_t n_runs)
+static void jobs_pass(tfb_store *s)
 {
+    if (!g_rank_runs) { /* no rank seen: no job to look at */
+        jobs_forget();
+        return;
+    }
     uint64_t gen = tfb_store_generation(s);
     double t = mono_s();
-    if (s != g_jobs_store || n_runs != g_jobs_runs || gen < g_jobs_gen ||
+    if (s != g_jobs_store || g_rank_runs != g_jobs_ranks ||
+        gen < g_jobs_gen ||
         (gen != g_jobs_gen && t - g_jobs_at >= JOBS_RESCAN_S)) {
         jobs_forget();
         tfb_ranks_job *v;
@@ -414,7 +430,7 @@ static void jobs_pass(tfb_store *s, size_t n_runs)
         g_jobs = v;
         g_n_jobs = n;
         g_jobs_store = s;
-        g_jobs_runs = n_runs;
+        g_jobs_ranks = g_rank_runs;
         g_jobs_at = t;
         g_jobs_gen = gen;
     }
@@ -488,6 +504,39 @@ static void log_event(const char *run, const found *x, int fired, double now,
         (void)tfb_vec_push(pass, *e);
 }
 
+/* Marks condition x of run rn as holding in this pass; logs it when it
+ * starts to hold. g_mu held. */
+static void holds(const char *rn, const found *x, double now, event_vec *passp)
+{
+    char k[700];
+    int kl = snprintf(k, sizeof k, "%s\x1f%s", rn, x->key);
+    if (kl < 0 || (size_t)kl >= sizeof k)
+        return;
+    cond *c = tfb_strtab_get(&g_conds, k, (size_t)kl);
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c || !(c->k = malloc((size_t)kl + 1))) {
+            free(c);
+            return;
+        }
+        memcpy(c->k, k, (size_t)kl + 1);
+        c->klen = (size_t)kl;
+        /* Room first, so the push after the put cannot fail. */
+        if (tfb_vec_need(&g_cond_list, g_cond_list.n + 1) < 0 ||
+            tfb_strtab_put(&g_conds, c->k, c->klen, c) < 0) {
+            free(c->k);
+            free(c);
+            return;
+        }
+        g_cond_list.v[g_cond_list.n++] = c;
+    }
+    c->seen_pass = g_pass;
+    if (!c->active) {
+        c->active = 1;
+        log_event(rn, x, 1, now, passp);
+    }
+}
+
 int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
                     size_t *nout)
 {
@@ -503,7 +552,6 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
     event_vec *passp = out ? &pass : NULL;
     pthread_mutex_lock(&g_mu);
     g_pass++;
-    jobs_pass(s, nr);
     found_vec f = {0};
     for (size_t i = 0; i < nr; i++) {
         f.n = 0;
@@ -511,42 +559,26 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
         if (!rs)
             continue;
         run_conditions(runs[i], rs, now, &f);
-        const char *rn = tfb_run_name(runs[i]);
-        for (size_t q = 0; q < f.n; q++) {
-            char k[700];
-            int kl = snprintf(k, sizeof k, "%s\x1f%s", rn, f.v[q].key);
-            if (kl < 0 || (size_t)kl >= sizeof k)
-                continue;
-            cond *c = tfb_strtab_get(&g_conds, k, (size_t)kl);
-            if (!c) {
-                c = calloc(1, sizeof *c);
-                if (!c || !(c->k = malloc((size_t)kl + 1))) {
-                    free(c);
-                    continue;
-                }
-                memcpy(c->k, k, (size_t)kl + 1);
-                c->klen = (size_t)kl;
-                /* Room first, so the push after the put cannot fail. */
-                if (tfb_vec_need(&g_cond_list, g_cond_list.n + 1) < 0) {
-                    free(c->k);
-                    free(c);
-                    continue;
-                }
-                if (tfb_strtab_put(&g_conds, c->k, c->klen, c) < 0) {
-                    free(c->k);
-                    free(c);
-                    continue;
-                }
-                g_cond_list.v[g_cond_list.n++] = c;
-            }
-            c->seen_pass = g_pass;
-            if (!c->active) {
-                c->active = 1;
-                log_event(rn, &f.v[q], 1, now, passp);
-            }
-        }
+        for (size_t q = 0; q < f.n; q++)
+            holds(tfb_run_name(runs[i]), &f.v[q], now, passp);
     }
     free(f.v);
+    /* Stragglers, once every run's rank membership of this pass is known
+     * (a job's ranks can all arrive in one pass: `watch --once`). */
+    jobs_pass(s);
+    for (size_t i = 0; i < g_run_list.n; i++) {
+        run_state *rs = g_run_list.v[i];
+        if (rs->straggler_pass != g_pass)
+            continue;
+        found x;
+        memset(&x, 0, sizeof x);
+        snprintf(x.rule, sizeof x.rule, "straggler");
+        snprintf(x.key, sizeof x.key, "straggler");
+        snprintf(x.message, sizeof x.message, "straggler: %s",
+                 rs->straggler);
+        x.step = -1;
+        holds(rs->name, &x, now, passp);
+    }
     /* Conditions that no longer hold clear (a spike's condition stays:
      * it happened). */
     for (size_t i = 0; i < g_cond_list.n; i++) {
@@ -625,7 +657,8 @@ void tfb_alerts_reset(void)
     tfb_strtab_free(&g_runs);
     jobs_forget();
     g_jobs_store = NULL;
-    g_jobs_runs = 0;
+    g_jobs_ranks = 0;
+    g_rank_runs = 0;
     free(g_feed);
     g_feed = NULL;
     g_seq = 0;
