@@ -32,10 +32,12 @@
  *    series grew, the spike detectors and the rule states fed only the
  *    new points (read by ranges of the store's blocks), the medians
  *    above from a bounded tail;
- *  - per job: the jobs are found again when the number of runs changed
- *    (or every 10 s while data arrives), and a job is analysed again only
- *    when its ranks logged new steps; no comparison of every run with
- *    every other.
+ *  - per job: each run is looked at once for a rank record (when it
+ *    first has points); the jobs are found again only when another run
+ *    turned out to be a rank (or every 10 s while data arrives), never
+ *    while no run is one, and a job is analysed again only when its
+ *    ranks logged new steps; no comparison of every run with every
+ *    other.
  * tests/bench/bench_alerts measures it on 1,000 runs.
  *
  * Thread-safety: every function may be called from any thread (one lock).
