@@ -29,6 +29,7 @@
 #include "core/run_status.h"
 #include "core/store.h"
 #include "plugins/alerts/alerts_feed.h"
+#include "plugins/alerts/alerts_rules.h"
 #include "plugins/alerts/alerts_spikes.h"
 #include "tfboard.h"
 #include "test_util.h"
@@ -318,6 +319,45 @@ static void blow_up_seen_through_the_detectors(void **state)
     unload(&x);
 }
 
+/* A user rule on the loss reads its points once and hands them to the
+ * spike detector (tfb_alert_spikes_offer): the spike is found once, at
+ * its step, with its precursors, as without the rule. */
+static void rule_on_the_loss_shares_its_points(void **state)
+{
+    (void)state;
+    tfb_alert_rule rule;
+    char err[256];
+    assert_int_equal(tfb_alert_rule_parse("loss>100 for 5 steps", &rule, err,
+                                          sizeof err), 0);
+    assert_int_equal(tfb_alerts_configure(&rule, 1, 50), 0);
+    scenario sc = {.steps = 300, .spike_at = 205, .lr_change_at = 200};
+    loaded x = run_of(&sc);
+    tfb_alert_event *ev;
+    size_t ne, spikes = 0;
+    assert_int_equal(tfb_alerts_poll(x.st, 0, &ev, &ne), 0);
+    for (size_t i = 0; i < ne; i++) {
+        assert_string_not_equal(ev[i].rule, "loss>100 for 5 steps");
+        if (!strcmp(ev[i].rule, "loss_spike")) {
+            spikes++;
+            assert_int_equal(ev[i].step, 205);
+            assert_non_null(strstr(ev[i].message, "lr 0.01 -> 0.1"));
+        }
+    }
+    free(ev);
+    assert_int_equal(spikes, 1);
+    tfb_alert_spike *sp;
+    size_t n;
+    assert_int_equal(tfb_alert_spikes(x.run, &sp, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(sp[0].spike.step, 205);
+    free(sp);
+    tfb_run_status st;
+    assert_int_equal(tfb_run_status_get(x.run, 0, &st), 0);
+    assert_int_equal(st.state, TFB_RUN_FINISHED);
+    unload(&x);
+    assert_int_equal(tfb_alerts_configure(NULL, 0, 50), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +368,7 @@ int main(void)
         cmocka_unit_test(batch_ids_at_the_current_step),
         cmocka_unit_test(appended_points_are_read_incrementally),
         cmocka_unit_test(blow_up_seen_through_the_detectors),
+        cmocka_unit_test(rule_on_the_loss_shares_its_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,7 +223,42 @@ static void data_conditions(tfb_run *r, run_state *rs, tfb_series **ser,
 {
     enum { CHUNK = 256 };
     found_vec *f = &rs->data;
+    found_vec rf = {0};
     f->n = 0;
+    /* User rules first (their conditions are listed last): a rule on a
+     * loss hands the points it reads to the spike detectors. A run has
+     * one scalar series per tag, so a rule's state is per (run,
+     * rule). */
+    if (g_n_rules && rs->n_rules != g_n_rules) {
+        free(rs->rules);
+        rs->rules = calloc(g_n_rules, sizeof *rs->rules);
+        rs->n_rules = rs->rules ? g_n_rules : 0;
+    }
+    for (size_t q = 0; q < rs->n_rules; q++) {
+        const tfb_alert_rule *ru = &g_rules[q];
+        tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, ru->tag);
+        if (!s)
+            continue;
+        tfb_rule_state *st = &rs->rules[q];
+        size_t count = tfb_series_count(s), got;
+        if (count < st->fed)
+            memset(st, 0, sizeof *st);
+        int64_t step[CHUNK];
+        float val[CHUNK];
+        while (st->fed < count &&
+               (got = tfb_series_scalar_range(s, st->fed, CHUNK, step, NULL,
+                                              val, NULL)) > 0) {
+            /* a rule on a loss: its detector takes the same points */
+            tfb_alert_spikes_offer(s, st->fed, step, val, got);
+            for (size_t p = 0; p < got; p++)
+                tfb_rule_feed(ru, st, step[p], val[p]);
+        }
+        if (st->holds)
+            add(&rf, ru->text, NULL, st->streak_from,
+                "%s: %s = %.6g at step %lld%s", ru->text, ru->tag,
+                st->last_value, (long long)st->last_step,
+                ru->for_steps ? " (held since the streak began)" : "");
+    }
     tfb_alert_spike *sp;
     size_t nsp;
     if (tfb_alert_spikes(r, &sp, &nsp) == 0) {
@@ -255,35 +290,11 @@ static void data_conditions(tfb_run *r, run_state *rs, tfb_series **ser,
             "input %.0f %% of the time (%.1f of %.1f ms, median)",
             100 * in / stp, in, stp);
     gpu_conditions(r, ser, ns, f);
-    /* user rules: a run has one scalar series per tag, so a rule's state
-     * is per (run, rule) */
-    if (g_n_rules && rs->n_rules != g_n_rules) {
-        free(rs->rules);
-        rs->rules = calloc(g_n_rules, sizeof *rs->rules);
-        rs->n_rules = rs->rules ? g_n_rules : 0;
+    if (rf.n && tfb_vec_need(f, f->n + rf.n) == 0) {
+        memcpy(f->v + f->n, rf.v, rf.n * sizeof *f->v);
+        f->n += rf.n;
     }
-    for (size_t q = 0; q < rs->n_rules; q++) {
-        const tfb_alert_rule *ru = &g_rules[q];
-        tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, ru->tag);
-        if (!s)
-            continue;
-        tfb_rule_state *st = &rs->rules[q];
-        size_t count = tfb_series_count(s), got;
-        if (count < st->fed)
-            memset(st, 0, sizeof *st);
-        int64_t step[CHUNK];
-        float val[CHUNK];
-        while (st->fed < count &&
-               (got = tfb_series_scalar_range(s, st->fed, CHUNK, step, NULL,
-                                              val, NULL)) > 0)
-            for (size_t p = 0; p < got; p++)
-                tfb_rule_feed(ru, st, step[p], val[p]);
-        if (st->holds)
-            add(f, ru->text, NULL, st->streak_from,
-                "%s: %s = %.6g at step %lld%s", ru->text, ru->tag,
-                st->last_value, (long long)st->last_step,
-                ru->for_steps ? " (held since the streak began)" : "");
-    }
+    tfb_vec_free(&rf);
 }
 
 /* The state of run r, created if needed; NULL on no memory. g_mu held. */

@@ -114,6 +114,27 @@ static size_t key_of(const tfb_series *s, char *buf, size_t len)
     return n > 0 && (size_t)n < len ? (size_t)n : 0;
 }
 
+void tfb_alert_spikes_offer(tfb_series *s, size_t from, const int64_t *step,
+                            const float *value, size_t n)
+{
+    char key[1024];
+    size_t klen;
+    pthread_mutex_lock(&g_mu);
+    int loss = is_loss(tfb_series_tag(s));
+    det_entry *e = loss && (klen = key_of(s, key, sizeof key))
+                       ? entry_of(key, klen) : NULL;
+    if (e && e->fed == from && from + n <= tfb_series_count(s)) {
+        /* as spikes_of: the points count as seen even if a spike could
+         * not be kept (no memory) */
+        int rc = 0;
+        for (size_t i = 0; i < n && rc == 0; i++)
+            rc = tfb_spike_detector_push(&e->d, step[i], value[i]);
+        tfb_run_status_feed(s, e->fed, step, value, n);
+        e->fed += n;
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+
 /* Feeds the new points of s (read by ranges of the store's blocks: never
  * the whole series again); copies its spikes to *v. */
 static int spikes_of(tfb_series *s, const char *key, size_t klen,
