@@ -52,12 +52,3 @@ int tfb_vec__setcap(void *vfield, size_t *cap, size_t elem, size_t n)
     return 0;
 }
 
-int tfb_vec_reserve(void **v, size_t *cap, size_t elem, size_t need)
-{
-    size_t old = *cap;
-    void *nv = tfb_vec__grow(*v, cap, elem, need);
-    if (need > old && *cap == old)
-        return -1;
-    *v = nv;
-    return 0;
-}

@@ -106,10 +106,4 @@ static inline int tfb_vec__need(void *vfield, size_t *cap, size_t elem,
     return 0;
 }
 
-/* The untyped form, for code that has not moved to TFB_VEC yet: ensures
- * *cap >= need elements of elem bytes at *v. Returns 0 or -1 (unchanged).
- * Its last user is the spike detector; remove it with that. A new call
- * fails tests/arch/check_growth.py. */
-int tfb_vec_reserve(void **v, size_t *cap, size_t elem, size_t need);
-
 #endif

@@ -279,6 +279,17 @@ int tfb_step_begin(tfb_writer *w, int64_t step)
     return 0;
 }
 
+int tfb_pipeline_open_step(tfb_writer *w, int64_t *step)
+{
+    if (!w || tfb_writer_forked(w))
+        return 0;
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    if (!p || p->state == PIPE_IDLE)
+        return 0;
+    *step = p->step;
+    return 1;
+}
+
 /* The pipeline of w when it is in state `want`; else NULL with *rc the
  * call's error. Inlined: these calls are on the training thread. */
 static inline struct tfb_pipeline *pipe_in(tfb_writer *w,

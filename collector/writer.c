@@ -69,6 +69,10 @@ struct tfb_writer {
         size_t len, field_len;
     } tag_cache[64];
     uint64_t records_logged, records_dropped, bytes_written;
+    /* The highest step of any value logged so far (under mu): the step
+     * tfb_step_batch names outside tfb_step_begin .. tfb_step_end. */
+    int64_t max_step;
+    int have_step;
     struct tfb_gpu_tracer *gpu;
     struct tfb_pipeline *pipeline;
     struct tfb_media *media;
@@ -626,6 +630,25 @@ static void commit_locked(tfb_writer *w, size_t n)
     }
 }
 
+static inline void note_step_locked(tfb_writer *w, int64_t step)
+{
+    if (!w->have_step || step > w->max_step) {
+        w->max_step = step;
+        w->have_step = 1;
+    }
+}
+
+int tfb_writer_max_step(tfb_writer *w, int64_t *step)
+{
+    if (inherited(w))
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    int have = w->have_step;
+    *step = have ? w->max_step : 0;
+    pthread_mutex_unlock(&w->mu);
+    return have;
+}
+
 /* Encodes one value under the lock. meta_flag names the per-tag flag that
  * says the plugin metadata was already written for this tag. */
 static int log_value(tfb_writer *w, tfb_ev_value *v, unsigned meta_flag,
@@ -650,6 +673,7 @@ static int log_value(tfb_writer *w, tfb_ev_value *v, unsigned meta_flag,
     if (!rc) {
         tfb_ev_record_write(dst, wall, step, v);
         commit_locked(w, need);
+        note_step_locked(w, step);
         /* Entries never move, even if reserve_locked waited and another
          * thread added tags meanwhile. */
         if (e)
@@ -733,6 +757,7 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
         size_t n = tfb_ev_scalar_write(dst, t, step, field, field_len,
                                        with_meta, f);
         commit_locked(w, n);
+        note_step_locked(w, step);
         w->tag_cache[slot].ptr = tag;
         w->tag_cache[slot].copy = copy;
         w->tag_cache[slot].field = field;

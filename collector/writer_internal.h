@@ -68,6 +68,16 @@ int64_t tfb_now_ns(void);
  * event is read during the call only. */
 int tfb_writer_log_event(tfb_writer *w, const uint8_t *event, size_t len);
 
+/* The highest step of any value logged through w so far into *step: 1,
+ * or 0 (and *step 0) when nothing was logged yet. Thread-safe on one
+ * writer. */
+int tfb_writer_max_step(tfb_writer *w, int64_t *step);
+
+/* The step of the pipeline step open on w (after tfb_step_begin, before
+ * tfb_step_end; collector/pipeline.c) into *step: 1, or 0 when none is
+ * open. From the training thread, as the pipeline calls are. */
+int tfb_pipeline_open_step(tfb_writer *w, int64_t *step);
+
 /* Counts one record lost after its call returned (an image whose
  * encoding failed) in records_dropped. Thread-safe on one writer. */
 void tfb_writer_count_dropped(tfb_writer *w);

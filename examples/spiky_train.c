@@ -7,7 +7,8 @@
  *
  * The loss falls as a real one does (with minibatch noise); the learning
  * rate decays by 10x at 60 % of the steps (must not look like a spike).
- * The data loader serves batches "shard<k>:<offset>" (tfb_step_batch);
+ * The data loader serves batches "shard<k>:<offset>" (tfb_step_batch,
+ * after the step's loss: the id names the step just logged);
  * some batches are bad (the defaults: three of them, at steps 150, 307
  * and 434 of 600): the loss jumps on them, after fc2's gradient norm,
  * then fc1's, grew in the two steps before; the loss recovers at once. --diverge-at S makes the run blow up
@@ -100,7 +101,6 @@ int main(int argc, char **argv)
             if (s == at)
                 snprintf(id, sizeof id, "%s", bad[b]);
         }
-        tfb_step_batch(w, s, id);
         double loss = 2.0 * exp(-s / 200.0) + 0.3;
         loss *= 1 + 0.02 * gauss();
         double fc1 = 0.5 * (1 + 0.05 * gauss()), fc2 = 0.8 * (1 + 0.05 * gauss());
@@ -122,6 +122,10 @@ int main(int argc, char **argv)
         if (diverge_at > 0 && s >= diverge_at + 5)
             loss = global = fc1 = fc2 = NAN;
         tfb_scalar(w, "loss", loss, s);
+        /* The batch this step trained on, at the writer's current step:
+         * the highest logged so far, this step's (inside tfb_step_begin ..
+         * tfb_step_end it would be the open step). */
+        tfb_step_batch(w, id);
         tfb_scalar(w, "lr", lr, s);
         tfb_scalar(w, "grad_norm/fc1", fc1, s);
         tfb_scalar(w, "grad_norm/fc2", fc2, s);

@@ -271,11 +271,25 @@ TFB_API int tfb_text(tfb_writer *w, const char *tag, const char *utf8,
 TFB_API int tfb_text_at(tfb_writer *w, const char *tag, const char *utf8,
                         int64_t step, double wall_time);
 
-/* Records which batch step trained on: id (UTF-8, e.g. "shard3:81920";
- * copied) as text under TFB_TAG_BATCH_ID at step. `tfboard` lists the ids
- * of the steps around each loss spike, and `tfboard report` prints them as
- * a skip list. Thread-safe on one writer. */
-TFB_API int tfb_step_batch(tfb_writer *w, int64_t step, const char *id);
+/* Records which batch the current step trains on: id (UTF-8, e.g.
+ * "shard3:81920"; copied) as text under TFB_TAG_BATCH_ID. `tfboard` lists
+ * the ids of the steps around each loss spike, and `tfboard report`
+ * prints them as a skip list.
+ *
+ * The current step is the writer's:
+ *  - between tfb_step_begin(w, s) and tfb_step_end(w): s, so the natural
+ *    place is right after the batch is fetched:
+ *      tfb_step_begin(w, s); tfb_input_begin(w); b = next_batch();
+ *      tfb_input_end(w); tfb_step_batch(w, b.id); train(b); ...
+ *  - otherwise: the highest step of any value logged through w so far
+ *    (0 before the first), so call it after the step's first value
+ *    (tfb_scalar(w, "loss", loss, s); tfb_step_batch(w, id);).
+ * For any other order, name the step: tfb_step_batch_at.
+ * Thread-safe on one writer (the pipeline's step is read as the pipeline
+ * calls are: from the training thread). */
+TFB_API int tfb_step_batch(tfb_writer *w, const char *id);
+/* As tfb_step_batch, at an explicit step. */
+TFB_API int tfb_step_batch_at(tfb_writer *w, int64_t step, const char *id);
 
 typedef struct tfb_writer_stats {
     size_t size;              /* set by tfb_writer_stats_init */

@@ -248,6 +248,8 @@ def _declare(cdll: ctypes.CDLL) -> None:
        c_double)
     fn("tfb_histogram_f64_at", c_int, P, c_char_p, c_void_p, c_size_t,
        c_int64, c_double)
+    fn("tfb_step_batch", c_int, P, c_char_p)
+    fn("tfb_step_batch_at", c_int, P, c_int64, c_char_p)
     fn("tfb_writer_path", c_char_p, P)
     fn("tfb_check_numerics", c_int64, P, c_char_p, c_void_p, c_size_t,
        c_int64)

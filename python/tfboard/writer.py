@@ -386,14 +386,19 @@ class SummaryWriter:
 
     def batch_id(self, batch_id: Any, global_step: Optional[int] = None
                  ) -> None:
-        """Records which batch step global_step trained on (any value;
-        written as its str() under the tag batch/id, as tfb_step_batch in
-        C): `tfboard` lists the ids around each loss spike, and `tfboard
-        report` prints them as a skip list."""
+        """Records which batch a step trains on (any value; written as its
+        str() under the tag batch/id by tfb_step_batch): `tfboard` lists
+        the ids around each loss spike, and `tfboard report` prints them as
+        a skip list. The step is global_step when given, else the
+        writer's current step as tfb_step_batch defines it: inside `with
+        writer.step(s):` s, otherwise the highest step logged so far."""
         self._handle()
-        t = self._tag("batch/id")
-        text, step = _cstr(str(batch_id), "batch_id"), _step(global_step)
-        check(self._c(lib.tfb_text, t, text, step), "batch_id")
+        text = _cstr(str(batch_id), "batch_id")
+        if global_step is None:
+            check(self._c(lib.tfb_step_batch, text), "batch_id")
+        else:
+            check(self._c(lib.tfb_step_batch_at, _step(global_step), text),
+                  "batch_id")
 
     def add_text(self, tag: str, text_string: Any,
                  global_step: Optional[int] = None,

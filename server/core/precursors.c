@@ -20,47 +20,92 @@ typedef struct growth {
     double factor;
 } growth;
 
-static int cmp_double(const void *a, const void *b)
+/* The points of one series around an event: step in [lo - BASELINE_STEPS,
+ * at], in file order (tfb_series_scalar_in_steps: no pin, and the blocks
+ * far from the event are never decoded). */
+#define WINDOW_MAX 1024
+typedef struct window {
+    size_t n;
+    int64_t step[WINDOW_MAX];
+    float value[WINDOW_MAX];
+    size_t index[WINDOW_MAX];
+} window;
+
+static void read_window(tfb_series *s, int64_t lo, int64_t at, window *w)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    w->n = tfb_series_scalar_in_steps(s, lo - BASELINE_STEPS, at, w->step,
+                                      w->value, w->index, WINDOW_MAX, NULL);
 }
 
-/* The median of the finite values of v with step in [lo, hi); NaN when
- * none. */
-static double baseline(const tfb_series_view *v, int64_t lo, int64_t hi)
+/* The median of d[0..n) (n >= 1; reordered): Hoare's selection, O(n). */
+static double median_select(double *d, size_t n)
+{
+    size_t k = n / 2, lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = d[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (d[i] < pivot)
+                i++;
+            while (d[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = d[i];
+                d[i++] = d[j];
+                d[j] = t;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    double upper = d[k];
+    if (n % 2)
+        return upper;
+    double lower = d[0]; /* the largest of d[0..k) after the selection */
+    for (size_t i = 1; i < k; i++)
+        if (d[i] > lower)
+            lower = d[i];
+    return (lower + upper) / 2;
+}
+
+/* The median of the finite values of w with step in [lo, hi) (the last
+ * 256 of them); NaN when none. */
+static double baseline(const window *w, int64_t lo, int64_t hi)
 {
     double buf[256];
     size_t n = 0;
-    for (size_t i = v->count; i-- > 0 && n < 256;) {
-        if (v->step[i] < lo || v->step[i] >= hi || !isfinite(v->value[i]))
+    for (size_t i = w->n; i-- > 0 && n < 256;) {
+        if (w->step[i] < lo || w->step[i] >= hi || !isfinite(w->value[i]))
             continue;
-        buf[n++] = v->value[i];
+        buf[n++] = w->value[i];
     }
-    if (!n)
-        return NAN;
-    qsort(buf, n, sizeof buf[0], cmp_double);
-    return n % 2 ? buf[n / 2] : (buf[n / 2 - 1] + buf[n / 2]) / 2;
+    return n ? median_select(buf, n) : NAN;
 }
 
 /* Growth of a series above GROWTH x its baseline up to step at (see the
  * header). */
-static growth grew(tfb_series *s, int64_t lo, int64_t at)
+static growth grew(tfb_series *s, int64_t lo, int64_t at, window *w)
 {
     growth g = {0, 0, 0};
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    double base = baseline(&v, lo - BASELINE_STEPS, lo);
+    read_window(s, lo, at, w);
+    double base = baseline(w, lo - BASELINE_STEPS, lo);
     if (base > 0) {
         /* Points of the window, last first: the growth runs back from at
          * while values stay above the line. */
         int broken = 0;
         double mx = 0;
-        for (size_t i = v.count; i-- > 0;) {
-            int64_t st = v.step[i];
+        for (size_t i = w->n; i-- > 0;) {
+            int64_t st = w->step[i];
             if (st > at || st < lo)
                 continue;
-            double x = v.value[i];
+            double x = w->value[i];
             if (!isfinite(x))
                 continue;
             if (x > mx)
@@ -78,12 +123,11 @@ static growth grew(tfb_series *s, int64_t lo, int64_t at)
         if (g.factor < GROWTH)
             g.found = 0;
     }
-    tfb_series_read_end(s);
     return g;
 }
 
 static void find_grad(tfb_series **ser, size_t n, int64_t lo, int64_t at,
-                      tfb_precursors *p)
+                      tfb_precursors *p, window *w)
 {
     const size_t pre = sizeof TFB_TAG_GRAD_NORM_PREFIX - 1;
     growth global = {0, 0, 0}, any = {0, 0, 0};
@@ -93,7 +137,7 @@ static void find_grad(tfb_series **ser, size_t n, int64_t lo, int64_t at,
         const char *tag = tfb_series_tag(ser[i]);
         if (strncmp(tag, TFB_TAG_GRAD_NORM_PREFIX, pre) != 0)
             continue;
-        growth g = grew(ser[i], lo, at);
+        growth g = grew(ser[i], lo, at, w);
         if (!g.found)
             continue;
         if (!strcmp(tag, TFB_TAG_GRAD_NORM_GLOBAL)) {
@@ -129,46 +173,53 @@ static int is_lr(const char *tag)
     return 0;
 }
 
-static void find_lr(tfb_series *s, int64_t lo, int64_t at, tfb_precursors *p)
+/* The first value with step in [lo, at] that differs by > 1 % from the
+ * point before it (in file order, whatever its step). */
+static void find_lr(tfb_series *s, int64_t lo, int64_t at, tfb_precursors *p,
+                    window *w)
 {
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    double prev = NAN;
-    for (size_t i = 0; i < v.count; i++) {
-        if (v.step[i] > at)
-            break;
-        double x = v.value[i];
-        if (v.step[i] >= lo && isfinite(prev) && isfinite(x) &&
-            fabs(x - prev) > 0.01 * fabs(prev) && !p->lr) {
+    read_window(s, lo, at, w);
+    for (size_t i = 0; i < w->n && !p->lr; i++) {
+        if (w->step[i] < lo || w->index[i] == 0)
+            continue;
+        double prev;
+        if (i > 0 && w->index[i - 1] == w->index[i] - 1) {
+            prev = w->value[i - 1];
+        } else {
+            float f;
+            if (tfb_series_scalar_range(s, w->index[i] - 1, 1, NULL, NULL, &f,
+                                        NULL) != 1)
+                continue;
+            prev = f;
+        }
+        double x = w->value[i];
+        if (isfinite(prev) && isfinite(x) &&
+            fabs(x - prev) > 0.01 * fabs(prev)) {
             p->lr = 1;
-            p->lr_step = v.step[i];
+            p->lr_step = w->step[i];
             p->lr_before = prev;
             p->lr_after = x;
         }
-        prev = x;
     }
-    tfb_series_read_end(s);
 }
 
 static void find_stall(tfb_series *s, int64_t lo, int64_t at,
-                       tfb_precursors *p)
+                       tfb_precursors *p, window *w)
 {
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    double base = baseline(&v, lo - BASELINE_STEPS, lo);
-    for (size_t i = 0; i < v.count && base > 0; i++) {
-        double x = v.value[i];
-        if (v.step[i] < lo || v.step[i] > at || !(x > GROWTH * base) ||
+    read_window(s, lo, at, w);
+    double base = baseline(w, lo - BASELINE_STEPS, lo);
+    for (size_t i = 0; i < w->n && base > 0; i++) {
+        double x = w->value[i];
+        if (w->step[i] < lo || w->step[i] > at || !(x > GROWTH * base) ||
             !(x > 10))
             continue;
         if (!p->stall || x > p->stall_ms) {
             p->stall = 1;
-            p->stall_step = v.step[i];
+            p->stall_step = w->step[i];
             p->stall_ms = x;
             p->stall_baseline_ms = base;
         }
     }
-    tfb_series_read_end(s);
 }
 
 static void find_batches(tfb_series *s, int64_t from, int64_t at,
@@ -196,17 +247,23 @@ int tfb_precursors_find(tfb_run *r, int64_t from, int64_t at, int k,
     int64_t lo = from - k;
     tfb_series **ser;
     size_t n;
-    if (tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &n) < 0)
+    window *w = malloc(sizeof *w);
+    if (!w)
         return TFB_ENOMEM;
-    find_grad(ser, n, lo, at, p);
+    if (tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &n) < 0) {
+        free(w);
+        return TFB_ENOMEM;
+    }
+    find_grad(ser, n, lo, at, p, w);
     for (size_t i = 0; i < n; i++) {
         const char *tag = tfb_series_tag(ser[i]);
         if (is_lr(tag))
-            find_lr(ser[i], lo, at, p);
+            find_lr(ser[i], lo, at, p, w);
         else if (!strcmp(tag, TFB_TAG_INPUT_MS))
-            find_stall(ser[i], lo, at, p);
+            find_stall(ser[i], lo, at, p, w);
     }
     free(ser);
+    free(w);
     for (int kind = 0; kind < TFB_SERIES_KIND_COUNT; kind++) {
         if (tfb_run_series(r, (tfb_series_kind)kind, &ser, &n) < 0)
             return TFB_ENOMEM;
@@ -216,10 +273,8 @@ int tfb_precursors_find(tfb_run *r, int64_t from, int64_t at, int k,
                     find_batches(ser[i], from, at, p);
                 continue;
             }
-            tfb_series_view v;
-            tfb_series_read_begin(ser[i], &v);
-            tfb_nonfinite_stats nf = v.nonfinite;
-            tfb_series_read_end(ser[i]);
+            tfb_nonfinite_stats nf;
+            tfb_series_nonfinite(ser[i], &nf);
             if (nf.has_first && nf.first_step >= lo && nf.first_step <= at &&
                 (!p->nonfinite || nf.first_step < p->nonfinite_step)) {
                 p->nonfinite = 1;

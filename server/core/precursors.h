@@ -16,13 +16,19 @@
  *    of the window over the baseline, `grad_first` the layer whose growth
  *    started first (ties: the larger factor);
  *  - learning rate (tags matching (^|/)(lr|learning_rate)$, any case): a
- *    value in the window that differs from the one before it by > 1 %;
+ *    value in the window that differs from the point before it (in file
+ *    order, whatever its step: an lr logged every 100 steps counts) by
+ *    > 1 %;
  *  - non-finite: the earliest first NaN/Inf of any series in the window;
  *  - input-pipeline stall: pipeline/input_ms above 10 x its baseline and
  *    above 10 ms in the window;
  *  - batch ids: the text values of tag batch/id (tfb_step_batch) at the
  *    steps [from, at]: the batches the spike rose on (at most
  *    TFB_PRECURSOR_MAX_BATCHES).
+ *
+ * Cost: only the points with steps in [at - k - 50, at] are read (at most
+ * 1,024 a series; tfb_series_scalar_in_steps), never a pin of a whole
+ * series, and the non-finite statistics without a pin.
  *
  * Thread-safety: reentrant.
  */

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <regex.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,70 +60,130 @@ const char *tfb_run_state_name(tfb_run_state s)
 #define END_SLACK_S 1e-3
 
 /* ---- loss blow-up, extended as points arrive --------------------------
- * One entry per loss series seen: the points already scanned, the first
- * and smallest positive values. A series never shrinks except by a reset
- * (file replaced): a count below the one scanned starts it over. */
-typedef struct blowup_entry {
-    const tfb_series *s; /* the table's key: these pointer bytes */
+ * One entry per scalar series looked at, by "run\x1ftag" (names, not the
+ * series pointer: another store's series at a freed address must not
+ * inherit it): for a loss, the points already scanned, the first and
+ * smallest positive values; for the longest series of a run, its median
+ * interval at the count it was worked out for. A series never shrinks
+ * except by a reset (file replaced): a count below the one scanned starts
+ * it over. */
+typedef struct series_entry {
+    char *key;            /* owned; the table's key */
     size_t scanned;
     double first, min, last;
-} blowup_entry;
+    int64_t last_step;    /* step of the last point scanned */
+    size_t interval_count;  /* points when `interval` was worked out; 0 */
+    double interval;
+} series_entry;
 
-/* series pointer -> its entry (malloc'd, never freed: one per loss series
- * the process saw). Under g_mu. */
+/* "run\x1ftag" -> its entry (malloc'd). Under g_mu. */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static tfb_strtab g_tab;
 
 /* The entry of s, created if needed; NULL on no memory. g_mu held. */
-static blowup_entry *entry_of(const tfb_series *s)
+static series_entry *entry_of(const tfb_series *s)
 {
-    blowup_entry *e = tfb_strtab_get(&g_tab, (const char *)&s, sizeof s);
+    char key[1024];
+    int n = snprintf(key, sizeof key, "%s\x1f%s",
+                     tfb_run_name(tfb_series_run(s)), tfb_series_tag(s));
+    if (n < 0 || (size_t)n >= sizeof key)
+        return NULL;
+    series_entry *e = tfb_strtab_get(&g_tab, key, (size_t)n);
     if (e)
         return e;
-    e = malloc(sizeof *e);
-    if (!e)
-        return NULL;
-    e->s = s;
-    e->scanned = 0;
-    e->first = e->min = e->last = NAN;
-    if (tfb_strtab_put(&g_tab, (const char *)&e->s, sizeof e->s, e) < 0) {
+    e = calloc(1, sizeof *e);
+    if (!e || !(e->key = malloc((size_t)n + 1))) {
         free(e);
         return NULL;
     }
+    memcpy(e->key, key, (size_t)n + 1);
+    if (tfb_strtab_put(&g_tab, e->key, (size_t)n, e) < 0) {
+        free(e->key);
+        free(e);
+        return NULL;
+    }
+    e->first = e->min = e->last = NAN;
     return e;
 }
 
-/* 1 when the loss series blew up (run_status.h), its last step in *step. */
+void tfb_run_status_forget(void)
+{
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < g_tab.cap; i++) {
+        series_entry *e = g_tab.slots[i].hash ? g_tab.slots[i].val : NULL;
+        if (e) {
+            free(e->key);
+            free(e);
+        }
+    }
+    tfb_strtab_free(&g_tab);
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* Takes n more points into e's blow-up scan. g_mu held. */
+static void scan(series_entry *e, const int64_t *st, const float *val,
+                 size_t n)
+{
+    if (!n)
+        return;
+    /* in locals: the loop runs over every point of every loss series */
+    double first = e->first, mn = e->min, last = e->last;
+    for (size_t i = 0; i < n; i++) {
+        float x = val[i];
+        if (!isfinite(x))
+            continue;
+        if (isnan(first))
+            first = x;
+        if (x > 0 && !(x >= mn))
+            mn = x;
+        last = x;
+    }
+    e->first = first;
+    e->min = mn;
+    e->last = last;
+    e->last_step = st[n - 1];
+    e->scanned += n;
+}
+
+void tfb_run_status_feed(const tfb_series *s, size_t from,
+                         const int64_t *step, const float *value, size_t n)
+{
+    pthread_mutex_lock(&g_mu);
+    series_entry *e = entry_of(s);
+    if (e && e->scanned == from)
+        scan(e, step, value, n);
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* 1 when the loss series blew up (run_status.h), its last step in *step.
+ * Reads only the points that arrived since the last call (by ranges of
+ * the store's blocks, no pin of the whole series). */
 static int blew_up(tfb_series *s, int64_t *step)
 {
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
+    enum { CHUNK = 256 };
+    int64_t st[CHUNK];
+    float val[CHUNK];
     pthread_mutex_lock(&g_mu);
-    blowup_entry *e = entry_of(s);
+    series_entry *e = entry_of(s);
     int up = 0;
     if (e) {
-        if (v.count < e->scanned) {
+        size_t count = tfb_series_count(s);
+        if (count < e->scanned) {
             e->scanned = 0;
             e->first = e->min = e->last = NAN;
+            e->last_step = 0;
         }
-        for (size_t i = e->scanned; i < v.count; i++) {
-            double x = v.value[i];
-            if (!isfinite(x))
-                continue;
-            if (isnan(e->first))
-                e->first = x;
-            if (x > 0 && !(x >= e->min))
-                e->min = x;
-            e->last = x;
-        }
-        e->scanned = v.count;
+        size_t got;
+        while (e->scanned < count &&
+               (got = tfb_series_scalar_range(s, e->scanned, CHUNK, st, NULL,
+                                              val, NULL)) > 0)
+            scan(e, st, val, got);
         up = e->first > 0 && e->min > 0 && e->last > 10 * e->first &&
              e->last > 100 * e->min;
-        if (up && v.count)
-            *step = v.step[v.count - 1];
+        if (up && e->scanned)
+            *step = e->last_step;
     }
     pthread_mutex_unlock(&g_mu);
-    tfb_series_read_end(s);
     return up;
 }
 
@@ -175,14 +236,48 @@ static int process_state(long pid)
 
 /* ---- the median interval ----------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
+/* The median of d[0..n) (n >= 1; reordered): Hoare's selection, O(n)
+ * expected (a sort of 256 intervals per run was most of a status). */
+static double median_select(double *d, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    size_t k = n / 2, lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = d[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (d[i] < pivot)
+                i++;
+            while (d[j] > pivot)
+                j--;
+            if (i <= j) {
+                double t = d[i];
+                d[i++] = d[j];
+                d[j] = t;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    double upper = d[k];
+    if (n % 2)
+        return upper;
+    /* the lower middle is the largest of d[0..k) after the selection */
+    double lower = d[0];
+    for (size_t i = 1; i < k; i++)
+        if (d[i] > lower)
+            lower = d[i];
+    return (lower + upper) / 2;
 }
 
 /* Median seconds between the last 256 points of the run's longest scalar
- * series; NaN with fewer than 2 points. */
+ * series; NaN with fewer than 2 points. Decodes only those points. */
 static double median_interval(tfb_series *const *ser, size_t n)
 {
     tfb_series *best = NULL;
@@ -196,22 +291,35 @@ static double median_interval(tfb_series *const *ser, size_t n)
     }
     if (!best)
         return NAN;
+    /* Worked out again only when the series grew. */
+    pthread_mutex_lock(&g_mu);
+    series_entry *e = entry_of(best);
+    if (e && e->interval_count == most) {
+        double iv = e->interval;
+        pthread_mutex_unlock(&g_mu);
+        return iv;
+    }
+    pthread_mutex_unlock(&g_mu);
     enum { K = 256 };
-    double d[K];
+    int64_t step[K + 1];
+    double wall[K + 1], d[K];
+    size_t from = most > K + 1 ? most - (K + 1) : 0;
+    size_t got = tfb_series_scalar_range(best, from, K + 1, step, wall, NULL,
+                                         NULL);
     size_t nd = 0;
-    tfb_series_view v;
-    tfb_series_read_begin(best, &v);
-    size_t from = v.count > K + 1 ? v.count - (K + 1) : 0;
-    for (size_t i = from + 1; i < v.count; i++) {
-        double dt = v.wall[i] - v.wall[i - 1];
-        if (dt >= 0 && v.step[i] != v.step[i - 1])
+    for (size_t i = 1; i < got; i++) {
+        double dt = wall[i] - wall[i - 1];
+        if (dt >= 0 && step[i] != step[i - 1])
             d[nd++] = dt;
     }
-    tfb_series_read_end(best);
-    if (nd == 0)
-        return NAN;
-    qsort(d, nd, sizeof d[0], cmp_double);
-    return nd % 2 ? d[nd / 2] : (d[nd / 2 - 1] + d[nd / 2]) / 2;
+    double iv = nd ? median_select(d, nd) : NAN;
+    pthread_mutex_lock(&g_mu);
+    if ((e = entry_of(best)) != NULL) {
+        e->interval = iv;
+        e->interval_count = most;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return iv;
 }
 
 /* ---- the status -------------------------------------------------------- */
@@ -256,10 +364,8 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
             return TFB_ENOMEM;
         }
         for (size_t i = 0; i < ns; i++) {
-            tfb_series_view v;
-            tfb_series_read_begin(ser[i], &v);
-            tfb_nonfinite_stats nf = v.nonfinite;
-            tfb_series_read_end(ser[i]);
+            tfb_nonfinite_stats nf;
+            tfb_series_nonfinite(ser[i], &nf);
             if (nf.has_first)
                 note_diverged(st, nf.first_step, tfb_series_tag(ser[i]),
                               "non-finite");

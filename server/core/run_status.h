@@ -24,9 +24,11 @@
  * A pid can be reused by another process: then a crashed writer reads as
  * stalled, never the reverse.
  *
- * Cost: O(number of series) plus O(256) points of one series and, for the
- * blow-up rule, the points of each loss series (once: the result is
- * cached per series and extended as points arrive).
+ * Cost: O(number of series), no pin: the non-finite statistics are read
+ * as they are, the median interval is worked out (from 256 points of one
+ * series) only when that series grew, and the blow-up rule reads each
+ * point of a loss series once (the result is kept per series, by run and
+ * tag name, and extended as points arrive).
  *
  * Thread-safety: tfb_run_status_get is reentrant. tfb_run_status_configure
  * is called once, before any thread reads the settings.
@@ -82,6 +84,19 @@ int tfb_run_status_is_loss(const char *tag);
  * TFB_ENOENT for a run without event files (a directory of trace files
  * only: no writer whose state could be told), or TFB_ENOMEM. */
 int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *out);
+
+/* Points [from, from + n) of the loss series s that a caller decoded
+ * anyway (the alerts' spike detector reads each new point once): the
+ * blow-up scan takes them when it has read exactly up to `from`, and
+ * ignores them otherwise, so the next status decodes none of them again.
+ * Thread-safe. */
+void tfb_run_status_feed(const tfb_series *s, size_t from,
+                         const int64_t *step, const float *value, size_t n);
+
+/* Frees what the status keeps per series between calls (the blow-up
+ * scan, the median interval): benchmarks and tests that start over. Not
+ * concurrent with tfb_run_status_get. */
+void tfb_run_status_forget(void);
 
 /* "running", "finished", ... */
 const char *tfb_run_state_name(tfb_run_state s);

@@ -229,6 +229,37 @@ const uint8_t *tfb_scalar_block_next(const uint8_t *p)
     return p + len;
 }
 
+int tfb_scalar_block_step_span(const uint8_t *p, int64_t *lo, int64_t *hi)
+{
+    uint64_t n64, len, first, z;
+    p = get_varint(p, &n64);
+    p = get_varint(p, &len);
+    int form = *p++;
+    if ((form & 1) != STEP_STRIDE || n64 == 0)
+        return 0;
+    p = get_varint(p, &first);
+    (void)get_varint(p, &z);
+    int64_t a = (int64_t)unzz(first), d = (int64_t)unzz(z), span, b;
+    /* a stride that wraps around int64 is no monotone run: say nothing */
+    if (__builtin_mul_overflow(d, (int64_t)(n64 - 1), &span) ||
+        __builtin_add_overflow(a, span, &b))
+        return 0;
+    *lo = a < b ? a : b;
+    *hi = a < b ? b : a;
+    return 1;
+}
+
+size_t tfb_scalar_block_steps(const uint8_t *p, int64_t *step)
+{
+    uint64_t n64, len, first;
+    p = get_varint(p, &n64);
+    p = get_varint(p, &len);
+    int form = *p++;
+    p = get_varint(p, &first);
+    (void)get_ints(p, form & 1, unzz(first), step, (size_t)n64);
+    return (size_t)n64;
+}
+
 const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
                                        double *wall, float *value32,
                                        double *value64)

@@ -52,6 +52,17 @@ size_t tfb_scalar_block_count(const uint8_t *p);
 /* The block after the one at p (without decoding it). */
 const uint8_t *tfb_scalar_block_next(const uint8_t *p);
 
+/* The smallest and largest step of the block at p from its header alone
+ * (1), when its steps are a constant stride that does not wrap around
+ * int64; else 0 (decode the steps to know). */
+int tfb_scalar_block_step_span(const uint8_t *p, int64_t *lo, int64_t *hi);
+
+/* Decodes only the steps of the block at p into step (room for its
+ * count), not looking at its walls and values: a reader that picks points
+ * by step skips the blocks outside its range for this. Returns the
+ * count. */
+size_t tfb_scalar_block_steps(const uint8_t *p, int64_t *step);
+
 /* Decodes the block at p into the arrays (each with room for its count;
  * any of them may be NULL to skip that column; value32 gets each value
  * rounded to float, value64 the exact double). Returns the byte after

@@ -29,9 +29,7 @@ void tfb_spike_detector_init(tfb_spike_detector *d, const tfb_spike_params *p)
 
 void tfb_spike_detector_free(tfb_spike_detector *d)
 {
-    free(d->spikes);
-    d->spikes = NULL;
-    d->n_spikes = d->cap = 0;
+    tfb_vec_free(&d->spikes);
 }
 
 const char *tfb_spike_state_name(tfb_spike_state s)
@@ -109,18 +107,68 @@ static double level_of(const tfb_spike_detector *d)
     return median_of(t, d->n_vals);
 }
 
+/* The k-th and (k+1)-th smallest (0-based; k + 1 < n) of v[0..n) when
+ * both lie in [lo, hi]: 1 and *a, *b set; else 0. One branch-free pass
+ * counts what lies below lo and gathers what lies inside; only those few
+ * are sorted. With a bracket around last time's answer (the statistics
+ * of a loss's changes move slowly) this is several times cheaper than a
+ * selection, whose comparisons the CPU cannot predict; it is exact
+ * either way, and the caller falls back to the selection on 0. */
+static int bracket_pair(const double *v, size_t n, size_t k, double lo,
+                        double hi, double *a, double *b)
+{
+    double in[TFB_SPIKE_WINDOW];
+    size_t below = 0, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i];
+        int inside = (x >= lo) & (x <= hi);
+        below += x < lo;
+        in[m] = x;
+        m += (size_t)inside;
+    }
+    if (k < below || k + 1 >= below + m)
+        return 0;
+    for (size_t i = 1; i < m; i++) { /* insertion sort: m is small */
+        double x = in[i];
+        size_t j = i;
+        for (; j > 0 && in[j - 1] > x; j--)
+            in[j] = in[j - 1];
+        in[j] = x;
+    }
+    *a = in[k - below];
+    *b = in[k + 1 - below];
+    return 1;
+}
+
+/* The median of v[0..n) (n >= 1), tried first in [guess - width, guess +
+ * width] when width > 0; else (or when it is not there) by selection on
+ * the copy t (reordered). */
+static double median_near(const double *v, double *t, size_t n, double guess,
+                          double width)
+{
+    double a, b;
+    if (n >= 2 && width > 0 && isfinite(guess) && isfinite(width)) {
+        size_t k = (n - 1) / 2;
+        if (bracket_pair(v, n, k, guess - width, guess + width, &a, &b))
+            return n % 2 ? a : (a + b) / 2;
+    }
+    memcpy(t, v, n * sizeof *t);
+    return median_of(t, n);
+}
+
 /* Works the baseline of the changes out from their window. The level is
  * worked out only when a change is large enough to matter (rare), so a
- * work-out is two selections. */
+ * work-out is two medians, each looked for first near the last ones. */
 static void restat(tfb_spike_detector *d)
 {
-    double t[TFB_SPIKE_WINDOW];
+    double t[TFB_SPIKE_WINDOW], dev[TFB_SPIKE_WINDOW];
     size_t n = d->n_diffs;
-    memcpy(t, d->diffs, n * sizeof *t);
-    double m = median_of(t, n);
+    /* last time's figures are the guesses (kept when a spike ends) */
+    double mad_prev = d->mad_scale > 0 ? d->mad_scale / 1.4826 : 0;
+    double m = median_near(d->diffs, t, n, d->m, 0.35 * mad_prev);
     for (size_t i = 0; i < n; i++)
-        t[i] = fabs(d->diffs[i] - m);
-    double mad = median_of(t, n);
+        dev[i] = fabs(d->diffs[i] - m);
+    double mad = median_near(dev, t, n, mad_prev, 0.35 * mad_prev);
     double scale = 1.4826 * mad;
     d->m = m;
     d->mad_scale = scale;
@@ -130,12 +178,8 @@ static void restat(tfb_spike_detector *d)
 
 static int add_spike(tfb_spike_detector *d, const tfb_spike *s)
 {
-    /* The untyped form of base/vec.h: spikes/n_spikes are the public
-     * field names alerts and the tests read. */
-    if (tfb_vec_reserve((void **)&d->spikes, &d->cap, sizeof *d->spikes,
-                        d->n_spikes + 1) < 0)
+    if (tfb_vec_push(&d->spikes, *s) < 0)
         return TFB_ENOMEM;
-    d->spikes[d->n_spikes++] = *s;
     return 0;
 }
 
@@ -144,7 +188,7 @@ int tfb_spike_detector_push(tfb_spike_detector *d, int64_t step, double x)
     d->points++;
     if (d->dead)
         return 0;
-    tfb_spike *cur = d->open ? &d->spikes[d->n_spikes - 1] : NULL;
+    tfb_spike *cur = d->open ? &d->spikes.v[d->spikes.n - 1] : NULL;
     if (!isfinite(x)) {
         if (cur) {
             cur->state = TFB_SPIKE_DIVERGED;

@@ -703,6 +703,15 @@ size_t tfb_series_count(const tfb_series *s)
                                 memory_order_acquire);
 }
 
+void tfb_series_nonfinite(tfb_series *s, tfb_nonfinite_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    nf_acquire(s);
+    if (s->nf)
+        *out = *s->nf;
+    nf_release(s);
+}
+
 /* A scalar snapshot decoded for one pin, listed per thread so that
  * read_end (given only the series) finds it: a thread pins a series at
  * most once at a time, so (thread, series) names one pin. The list runs
@@ -842,6 +851,73 @@ void tfb_series_read_end(tfb_series *s)
         }
 }
 
+size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
+                                  int64_t *step, float *value, size_t *index,
+                                  size_t cap, int *more)
+{
+    if (more)
+        *more = 0;
+    if (s->kind != TFB_SERIES_SCALAR || lo > hi)
+        return 0;
+    pthread_rwlock_rdlock(&s->lock);
+    size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
+    size_t n = 0, at = 0;
+    const uint8_t *p = s->enc;
+    int64_t bstep[TFB_SCALAR_BLOCK];
+    float bval[TFB_SCALAR_BLOCK];
+    int full = 0;
+    while (at < s->sealed && !full) {
+        size_t m = tfb_scalar_block_count(p);
+        int64_t blo, bhi;
+        if (tfb_scalar_block_step_span(p, &blo, &bhi) &&
+            (bhi < lo || blo > hi)) { /* a stride wholly outside */
+            p = tfb_scalar_block_next(p);
+            at += m;
+            continue;
+        }
+        (void)tfb_scalar_block_steps(p, bstep);
+        size_t hit = 0;
+        for (size_t i = 0; i < m; i++)
+            hit += bstep[i] >= lo && bstep[i] <= hi;
+        if (hit) {
+            (void)tfb_scalar_block_decode(p, NULL, NULL, bval, NULL);
+            for (size_t i = 0; i < m; i++) {
+                if (bstep[i] < lo || bstep[i] > hi)
+                    continue;
+                if (n == cap) {
+                    full = 1;
+                    break;
+                }
+                step[n] = bstep[i];
+                value[n] = bval[i];
+                if (index)
+                    index[n] = at + i;
+                n++;
+            }
+        }
+        p = tfb_scalar_block_next(p);
+        at += m;
+    }
+    for (size_t i = s->sealed; i < count && !full; i++) { /* the raw tail */
+        int64_t st = s->t_step[i - s->sealed];
+        if (st < lo || st > hi)
+            continue;
+        if (n == cap) {
+            full = 1;
+            break;
+        }
+        step[n] = st;
+        value[n] = (float)s->t_value[i - s->sealed];
+        if (index)
+            index[n] = i;
+        n++;
+    }
+    pthread_rwlock_unlock(&s->lock);
+    if (more)
+        *more = full;
+    return n;
+}
+
 size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
                                int64_t *step, double *wall, float *value,
                                double *value64)
@@ -868,7 +944,10 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
             at += m;
             continue;
         }
-        p = tfb_scalar_block_decode(p, bstep, bwall, bv32, bv64);
+        /* only the columns asked for (no double walls or values made) */
+        p = tfb_scalar_block_decode(p, step ? bstep : NULL,
+                                    wall ? bwall : NULL, value ? bv32 : NULL,
+                                    value64 ? bv64 : NULL);
         size_t i = from + done - at, k = m - i;
         if (k > n - done)
             k = n - done;

@@ -256,8 +256,26 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
                                int64_t *step, double *wall, float *value,
                                double *value64);
 
+/* The points of a scalar series whose step is in [lo, hi], in file order:
+ * at most cap of them (the first ones) into step/value (value rounded to
+ * float, as the view's) and, when index is not NULL, each one's position
+ * in the series. Returns how many were written; *more (may be NULL) is
+ * set to 1 when more points matched than cap. No pin: a block whose steps
+ * all fall outside the range has only its steps decoded, so looking at
+ * the steps around one event costs a fraction of a pin of a long series
+ * (the precursors of a spike). Steps may be in any order. */
+size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
+                                  int64_t *step, float *value, size_t *index,
+                                  size_t cap, int *more);
+
 /* Points now stored (without pinning). */
 size_t tfb_series_count(const tfb_series *s);
+
+/* The series' non-finite statistics now (what a pin's view carries),
+ * without pinning: no copy of the points, for checks that run over every
+ * series of every run on each evaluation (the run status, the
+ * precursors). */
+void tfb_series_nonfinite(tfb_series *s, tfb_nonfinite_stats *out);
 
 /* Bytes the series holds for its points: the capacity of its arrays
  * (for scalars the encoded blocks and the raw tail), not its struct and

@@ -3,19 +3,24 @@
  * runs with alerts on add at most 10 % to load time). Writes a logdir of
  * N runs (TFB_BENCH_RUNS, default 1000; each 2,000 steps of loss, lr and
  * three gradient norms, one planted spike) with libtfboard, then in a
- * fresh store each time:
+ * fresh store each time (wall and CPU seconds, best of 3):
  *   load        one full loader pass;
- *   load+alerts the same pass, then one alert evaluation (status, spike
- *               detection from scratch, rules, feed) of every run;
+ *   evaluation  one alert evaluation (status, spike detection from
+ *               scratch, precursors, rules, jobs, feed) of every run of
+ *               the freshly loaded store, every kept state forgotten;
  *   append      + 200 steps to every run, one more pass and evaluation:
- *               the evaluation reads only the new points.
+ *               the evaluation reads only the new points; then one with
+ *               nothing new.
  * Prints the times and the overhead in percent; asserts nothing on time.
+ * TFB_BENCH_RUNS sets the number of runs; TFB_BENCH_LOGDIR keeps the
+ * logdir there (written once) for profiling, and appends nothing.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_rules.h"
@@ -61,23 +66,65 @@ static void write_run(const char *dir, int from, int to, unsigned seed)
     tfb_writer_close(w);
 }
 
-static double pass_time(tfb_store *st, tfb_loader *l)
+typedef struct tm2 {
+    double wall, cpu; /* seconds; cpu: every thread of the process */
+} tm2;
+
+static tm2 now2(void)
 {
-    double t0 = now_s();
-    tfb_loader_pass(l);
-    (void)st;
-    return now_s() - t0;
+    struct timespec c;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    return (tm2){now_s(), (double)c.tv_sec + (double)c.tv_nsec * 1e-9};
+}
+
+static tm2 since(tm2 a)
+{
+    tm2 b = now2();
+    return (tm2){b.wall - a.wall, b.cpu - a.cpu};
+}
+
+static void keep_min(tm2 *best, tm2 t)
+{
+    if (t.wall < best->wall)
+        best->wall = t.wall;
+    if (t.cpu < best->cpu)
+        best->cpu = t.cpu;
+}
+
+/* A fresh store with the logdir loaded by one pass; the load's times. */
+static tm2 fresh(const char *root, tfb_store **st, tfb_loader **l)
+{
+    tfb_loader_opts o = {0, 2, NULL};
+    tfb_store_create(st, root);
+    tfb_loader_create(l, *st, &o);
+    tm2 t0 = now2();
+    tfb_loader_pass(*l);
+    return since(t0);
+}
+
+static void done(tfb_store *st, tfb_loader *l)
+{
+    tfb_loader_stop(l);
+    tfb_store_destroy(st);
 }
 
 int main(void)
 {
     const char *env = getenv("TFB_BENCH_RUNS");
     int n = env ? atoi(env) : 1000;
-    char root[] = "/tmp/tfb_bench_alertsXXXXXX";
-    if (!mkdtemp(root))
+    /* TFB_BENCH_LOGDIR: write there once and keep it (profiling runs). */
+    const char *keep = getenv("TFB_BENCH_LOGDIR");
+    char root[512] = "/tmp/tfb_bench_alertsXXXXXX";
+    char dir[600];
+    int written = 0;
+    if (keep) {
+        snprintf(root, sizeof root, "%s", keep);
+        snprintf(dir, sizeof dir, "%s/run%04d", root, n - 1);
+        written = access(dir, F_OK) == 0;
+    } else if (!mkdtemp(root)) {
         return 1;
-    char dir[512];
-    for (int i = 0; i < n; i++) {
+    }
+    for (int i = 0; i < n && !written; i++) {
         snprintf(dir, sizeof dir, "%s/run%04d", root, i);
         write_run(dir, 0, 2000, (unsigned)i);
     }
@@ -87,105 +134,110 @@ int main(void)
     tfb_alert_rule_parse("loss>5 for 100 steps", &rule, err, sizeof err);
     tfb_alerts_configure(&rule, 1, 50);
 
-    double best_load = HUGE_VAL, best_with = HUGE_VAL, best_eval = HUGE_VAL;
+    const tm2 inf = {HUGE_VAL, HUGE_VAL};
+    tm2 load = inf, eval = inf, status = inf, spikes = inf, again = inf;
     size_t events = 0;
     for (int rep = 0; rep < 3; rep++) {
         tfb_store *st;
         tfb_loader *l;
-        tfb_loader_opts o = {0, 2, NULL};
-        tfb_store_create(&st, root);
-        tfb_loader_create(&l, st, &o);
-        double load = pass_time(st, l);
-        tfb_loader_stop(l);
-        tfb_store_destroy(st);
-        if (load < best_load)
-            best_load = load;
+        keep_min(&load, fresh(root, &st, &l));
+        done(st, l);
     }
-    /* With alerts: the store (and the detectors keyed by its series) is
-     * fresh each time only for the first; then the incremental step. */
-    tfb_store *st;
-    tfb_loader *l;
-    tfb_loader_opts o = {0, 2, NULL};
-    tfb_store_create(&st, root);
-    tfb_loader_create(&l, st, &o);
-    double t0 = now_s();
-    tfb_loader_pass(l);
-    double t1 = now_s();
-    tfb_alert_event *ev;
-    tfb_alerts_poll(st, wall_now(), &ev, &events);
-    free(ev);
-    double t2 = now_s();
-    best_with = t2 - t0;
-    best_eval = t2 - t1;
-    /* Where the evaluation's time goes: a fresh store, then status and
-     * spikes alone. */
-    {
-        tfb_store *s2;
-        tfb_loader *l2;
-        tfb_store_create(&s2, root);
-        tfb_loader_create(&l2, s2, &o);
-        tfb_loader_pass(l2);
+    /* The first evaluation of a freshly loaded logdir, from scratch: the
+     * detectors and every kept state forgotten. */
+    for (int rep = 0; rep < 3; rep++) {
+        tfb_store *st;
+        tfb_loader *l;
+        fresh(root, &st, &l);
+        tfb_alerts_reset();
+        tfb_alert_event *ev;
+        tm2 t0 = now2();
+        tfb_alerts_poll(st, wall_now(), &ev, &events);
+        keep_min(&eval, since(t0));
+        free(ev);
+        done(st, l);
+    }
+    /* Where the first evaluation's time goes: status, then spikes
+     * (detection and precursors), then spikes again (nothing new). */
+    for (int rep = 0; rep < 3; rep++) {
+        tfb_store *st;
+        tfb_loader *l;
+        fresh(root, &st, &l);
+        tfb_alerts_reset();
         tfb_run **runs;
         size_t nr;
-        tfb_store_runs(s2, &runs, &nr);
-        double a0 = now_s();
+        tfb_store_runs(st, &runs, &nr);
+        tm2 t0 = now2();
         for (size_t i = 0; i < nr; i++) {
             tfb_run_status rs;
             tfb_run_status_get(runs[i], wall_now(), &rs);
         }
-        double a1 = now_s();
-        for (size_t i = 0; i < nr; i++) {
-            tfb_alert_spike *sp;
-            size_t k;
-            tfb_alert_spikes(runs[i], &sp, &k);
-            free(sp);
+        keep_min(&status, since(t0));
+        for (int pass = 0; pass < 2; pass++) {
+            t0 = now2();
+            for (size_t i = 0; i < nr; i++) {
+                tfb_alert_spike *sp;
+                size_t k;
+                tfb_alert_spikes(runs[i], &sp, &k);
+                free(sp);
+            }
+            keep_min(pass ? &again : &spikes, since(t0));
         }
-        double a2 = now_s();
-        for (size_t i = 0; i < nr; i++) {
-            tfb_alert_spike *sp;
-            size_t k;
-            tfb_alert_spikes(runs[i], &sp, &k);
-            free(sp);
-        }
-        double a3 = now_s();
-        printf("  parts: status %.3f s, spikes (detection + precursors) "
-               "%.3f s, spikes again (precursors only) %.3f s\n", a1 - a0,
-               a2 - a1, a3 - a2);
         free(runs);
-        tfb_loader_stop(l2);
-        tfb_store_destroy(s2);
+        done(st, l);
     }
-    /* append 200 steps to every run (a second file each) */
-    for (int i = 0; i < n; i++) {
+    /* Live: append 200 steps to every run (a second file each), one more
+     * pass and evaluation, then an evaluation with nothing new. */
+    tfb_store *st;
+    tfb_loader *l;
+    fresh(root, &st, &l);
+    tfb_alerts_reset();
+    tfb_alert_event *ev;
+    size_t e0;
+    tfb_alerts_poll(st, wall_now(), &ev, &e0);
+    free(ev);
+    for (int i = 0; i < n && !keep; i++) {
         snprintf(dir, sizeof dir, "%s/run%04d", root, i);
         write_run(dir, 2000, 2200, (unsigned)i + 7);
     }
-    double t3 = now_s();
+    tm2 t0 = now2();
     tfb_loader_pass(l);
-    double t4 = now_s();
+    tm2 reload = since(t0);
     size_t ev2 = 0;
+    t0 = now2();
     tfb_alerts_poll(st, wall_now(), &ev, &ev2);
+    tm2 eval2 = since(t0);
     free(ev);
-    double t5 = now_s();
-    double t6 = now_s();
     size_t ev3 = 0;
+    t0 = now2();
     tfb_alerts_poll(st, wall_now(), &ev, &ev3);
+    tm2 eval3 = since(t0);
     free(ev);
-    double t7 = now_s();
-    tfb_loader_stop(l);
-    tfb_store_destroy(st);
+    done(st, l);
 
     printf("bench_alerts: %d runs x 2,000 steps x 5 tags (one planted "
-           "spike each)\n", n);
-    printf("  load (best of 3)               %8.3f s\n", best_load);
-    printf("  load + alerts (first pass)     %8.3f s  (evaluation %.3f s = "
-           "%+.1f %% of load; %zu events)\n", best_with, best_eval,
-           100 * best_eval / best_load, events);
-    printf("  append 200 steps: reload       %8.3f s, evaluation %.3f s "
-           "(%+.1f %% of that reload; %zu events)\n", t4 - t3, t5 - t4,
-           100 * (t5 - t4) / (t4 - t3), ev2);
-    printf("  evaluation with no new data    %8.3f s (%zu events)\n",
-           t7 - t6, ev3);
+           "spike each); seconds, wall / CPU (all threads), best of 3\n", n);
+    printf("  load                           %7.3f / %7.3f\n", load.wall,
+           load.cpu);
+    printf("  first evaluation               %7.3f / %7.3f  (%+.1f %% / "
+           "%+.1f %% of load; %zu events)\n", eval.wall, eval.cpu,
+           100 * eval.wall / load.wall, 100 * eval.cpu / load.cpu, events);
+    printf("    parts: status %.3f / %.3f, spikes (detection + precursors) "
+           "%.3f / %.3f, spikes again %.3f / %.3f\n", status.wall,
+           status.cpu, spikes.wall, spikes.cpu, again.wall, again.cpu);
+    if (keep)
+        printf("  append 200 steps: not with TFB_BENCH_LOGDIR\n");
+    else
+        printf("  append 200 steps: reload       %7.3f / %7.3f, evaluation "
+               "%.3f / %.3f (%+.1f %% / %+.1f %% of that reload; %zu "
+               "events)\n", reload.wall, reload.cpu, eval2.wall, eval2.cpu,
+               100 * eval2.wall / reload.wall, 100 * eval2.cpu / reload.cpu,
+               ev2);
+    printf("  evaluation with no new data    %7.3f / %7.3f (%zu events)\n",
+           eval3.wall, eval3.cpu, ev3);
+    tfb_alerts_reset();
+    if (keep)
+        return 0;
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     return system(cmd) == 0 ? 0 : 1;

@@ -11,7 +11,7 @@
  * usage: bench_ranks [ranks steps kernels]
  */
 #include "tfboard.h"
-#include "../../server/plugins/ranks/ranks_analysis.h"
+#include "../../server/analysis/ranks_analysis.h"
 
 #include <math.h>
 #include <stdio.h>

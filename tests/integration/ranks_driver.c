@@ -22,7 +22,7 @@
 
 #include "tfboard.h"
 #include "base/vec.h"
-#include "../../server/plugins/ranks/ranks_analysis.h"
+#include "../../server/analysis/ranks_analysis.h"
 
 #define MAX_RANK_DIRS 1024
 

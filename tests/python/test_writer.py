@@ -331,3 +331,22 @@ def test_batch_id(pb, tmp_path):
     got = [(s, v.tag, v.tensor.string_val[0].decode()) for s, v in vals]
     assert got == [(7, "batch/id", str(2 ** 40 + 1)),
                    (8, "batch/id", "shard3:81920")]
+
+
+def test_batch_id_current_step(pb, tmp_path):
+    """Without global_step, batch_id names the writer's current step:
+    the open step inside `with writer.step(s)`, else the highest step
+    logged so far (0 before any)."""
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.batch_id("first")              # nothing logged yet: step 0
+        w.add_scalar("loss", 1.0, 41)
+        w.batch_id("after-41")           # highest step so far: 41
+        with w.step(50):
+            w.batch_id("in-step-50")     # the open step
+        w.add_scalar("loss", 1.0, 45)    # older step: the highest stays
+        w.batch_id("still-50")
+    vals = values(pb, event_file(str(tmp_path)))
+    got = [(s, v.tensor.string_val[0].decode()) for s, v in vals
+           if v.tag == "batch/id"]
+    assert got == [(0, "first"), (41, "after-41"), (50, "in-step-50"),
+                   (50, "still-50")]

@@ -139,27 +139,30 @@ static void vec_typed(void **state)
 static void vec_growth(void **state)
 {
     (void)state;
-    int *v = NULL;
-    size_t cap = 0, grows = 0;
+    TFB_VEC(int) a = {0};
+    size_t grows = 0;
     for (size_t n = 0; n < 100000; n++) {
-        size_t before = cap;
-        assert_int_equal(tfb_vec_reserve((void **)&v, &cap, sizeof *v, n + 1),
-                         0);
-        grows += cap != before;
-        v[n] = (int)n;
+        size_t before = a.cap;
+        assert_int_equal(tfb_vec_need(&a, n + 1), 0);
+        grows += a.cap != before;
+        a.v[a.n++] = (int)n;
     }
     assert_true(grows <= 14); /* doubling from 16: log2(100000/16) + 1 */
     for (size_t n = 0; n < 100000; n++)
-        assert_int_equal(v[n], (int)n);
+        assert_int_equal(a.v[n], (int)n);
     /* overflow of need * elem: refused, array untouched */
-    int *keep = v;
-    size_t kc = cap;
-    assert_int_equal(tfb_vec_reserve((void **)&v, &cap, 16, SIZE_MAX / 8), -1);
-    assert_ptr_equal(v, keep);
-    assert_int_equal(cap, kc);
-    assert_int_equal(tfb_vec_reserve((void **)&v, &cap, sizeof *v, 10), 0);
-    assert_int_equal(cap, kc); /* already enough */
-    free(v);
+    typedef struct { char b[16]; } sixteen;
+    TFB_VEC(sixteen) big = {0};
+    assert_int_equal(tfb_vec_need(&big, 4), 0);
+    void *keep = big.v;
+    size_t kc = big.cap;
+    assert_int_equal(tfb_vec_need(&big, SIZE_MAX / 8), -1);
+    assert_ptr_equal(big.v, keep);
+    assert_int_equal(big.cap, kc);
+    assert_int_equal(tfb_vec_need(&big, 10), 0);
+    assert_int_equal(big.cap, kc); /* already enough */
+    tfb_vec_free(&big);
+    tfb_vec_free(&a);
 }
 
 static void vec_setcap(void **state)

@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "../../server/plugins/ranks/ranks_analysis.h"
-#include "../../server/plugins/ranks/ranks_internal.h"
+#include "../../server/analysis/ranks_analysis.h"
+#include "../../server/analysis/ranks_internal.h"
 #include "tfboard.h"
 
 #define NEAR(a, b, eps) assert_true(fabs((a) - (b)) <= (eps))

@@ -1,6 +1,6 @@
 /*
  * test_ranks_jobs.c - the ranks plugin between the store and the analysis
- * (server/plugins/ranks/ranks_job.h): jobs from rank records and rank-N
+ * (server/analysis/ranks_jobs.h): jobs from rank records and rank-N
  * directories, empty rank directories, and each rank's steps joined from
  * its three series. The store is filled through its writer side, as the
  * loader fills it.
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "plugins/ranks/ranks_job.h"
+#include "analysis/ranks_jobs.h"
 #include "core/store.h"
 #include "test_util.h"
 #include "tfboard.h"

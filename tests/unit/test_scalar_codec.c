@@ -207,6 +207,109 @@ static void check_view(tfb_series *s, const int64_t *step,
     }
 }
 
+/* The points of s with steps in [lo, hi] (tfb_series_scalar_in_steps)
+ * are exactly those a filter over the expected points keeps, in order,
+ * with their positions; a cap keeps the first ones and says so. The only
+ * columns these calls decode differently are the ones asked for, so
+ * single columns of tfb_series_scalar_range are checked too. */
+static void check_in_steps(tfb_series *s, const int64_t *step,
+                           const double *value, size_t n)
+{
+    enum { CAP = 6000 };
+    static int64_t got_s[CAP];
+    static float got_v[CAP];
+    static size_t got_i[CAP];
+    for (int q = 0; q < 8; q++) {
+        int64_t lo, hi;
+        if (q == 0) {
+            lo = INT64_MIN;
+            hi = INT64_MAX;
+        } else if (n && q < 6) {
+            int64_t a = step[next_u64() % n];
+            int64_t w = (int64_t)(next_u64() % 300);
+            lo = a;
+            hi = a > INT64_MAX - w ? INT64_MAX : a + w;
+        } else {
+            lo = (int64_t)next_u64();
+            hi = (int64_t)next_u64();
+            if (lo > hi) {
+                int64_t t = lo;
+                lo = hi;
+                hi = t;
+            }
+        }
+        size_t cap = q == 7 ? 3 : CAP;
+        int more = -1;
+        size_t k = tfb_series_scalar_in_steps(s, lo, hi, got_s, got_v, got_i,
+                                              cap, &more);
+        size_t j = 0, matched = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (step[i] < lo || step[i] > hi)
+                continue;
+            matched++;
+            if (j == cap)
+                continue;
+            assert_true(j < k);
+            assert_int_equal(got_i[j], i);
+            assert_true(got_s[j] == step[i]);
+            float f = (float)value[i];
+            assert_memory_equal(&got_v[j], &f, sizeof f);
+            j++;
+        }
+        assert_int_equal(k, j);
+        assert_int_equal(more, matched > cap);
+    }
+    if (n) { /* one column at a time */
+        size_t from = next_u64() % n, want = n - from < 300 ? n - from : 300;
+        static int64_t rs[300];
+        static float r32[300];
+        assert_int_equal(tfb_series_scalar_range(s, from, want, rs, NULL,
+                                                 NULL, NULL), want);
+        assert_int_equal(tfb_series_scalar_range(s, from, want, NULL, NULL,
+                                                 r32, NULL), want);
+        for (size_t i = 0; i < want; i++) {
+            assert_true(rs[i] == step[from + i]);
+            float f = (float)value[from + i];
+            assert_memory_equal(&r32[i], &f, sizeof f);
+        }
+    }
+}
+
+/* A block's step span from its header: a stride's ends; nothing for
+ * deltas or for a stride that wraps around int64. */
+static void test_block_step_span(void **state)
+{
+    (void)state;
+    static uint8_t buf[TFB_SCALAR_BLOCK_MAX(TFB_SCALAR_BLOCK)];
+    int64_t st[4];
+    double wall[4] = {1, 2, 3, 4}, val[4] = {1, 2, 3, 4};
+    int64_t lo, hi, back[4];
+    const int64_t up[4] = {10, 13, 16, 19}, down[4] = {5, 3, 1, -1},
+                  deltas[4] = {1, 2, 4, 8},
+                  wrap[4] = {INT64_MAX - 1, INT64_MAX, INT64_MIN,
+                             INT64_MIN + 1};
+    memcpy(st, up, sizeof st);
+    tfb_scalar_block_encode(buf, st, wall, val, 4);
+    assert_int_equal(tfb_scalar_block_step_span(buf, &lo, &hi), 1);
+    assert_true(lo == 10 && hi == 19);
+    assert_int_equal(tfb_scalar_block_steps(buf, back), 4);
+    assert_memory_equal(back, up, sizeof back);
+    memcpy(st, down, sizeof st);
+    tfb_scalar_block_encode(buf, st, wall, val, 4);
+    assert_int_equal(tfb_scalar_block_step_span(buf, &lo, &hi), 1);
+    assert_true(lo == -1 && hi == 5);
+    memcpy(st, deltas, sizeof st);
+    tfb_scalar_block_encode(buf, st, wall, val, 4);
+    assert_int_equal(tfb_scalar_block_step_span(buf, &lo, &hi), 0);
+    assert_int_equal(tfb_scalar_block_steps(buf, back), 4);
+    assert_memory_equal(back, deltas, sizeof back);
+    memcpy(st, wrap, sizeof st);
+    tfb_scalar_block_encode(buf, st, wall, val, 4);
+    assert_int_equal(tfb_scalar_block_step_span(buf, &lo, &hi), 0);
+    assert_int_equal(tfb_scalar_block_steps(buf, back), 4);
+    assert_memory_equal(back, wrap, sizeof back);
+}
+
 /* Through the store: appends of mixed shapes, trimmed at odd counts (a
  * short last block is re-encoded with the next points), pinned at every
  * stage; then a reset and a second fill. */
@@ -240,8 +343,10 @@ static void test_store_round_trip(void **state)
                 assert_int_equal(tfb_series_append_scalar(s, step[done],
                                  wall[done], value[done]), 0);
             check_view(s, step, wall, value, done);
+            check_in_steps(s, step, value, done);
             tfb_series_trim(s);
             check_view(s, step, wall, value, done);
+            check_in_steps(s, step, value, done);
         }
         assert_int_equal(tfb_series_count(s), N);
     }
@@ -339,6 +444,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec_round_trip),
         cmocka_unit_test(test_store_round_trip),
+        cmocka_unit_test(test_block_step_span),
         cmocka_unit_test(test_nested_pins),
         cmocka_unit_test(test_bytes_per_point),
     };

@@ -55,7 +55,7 @@ static void internals_hidden(void **state)
     /* Nor the shared base (base/), linked in with hidden visibility. */
     assert_null(dlsym(self, "tfb_hash_bytes"));
     assert_null(dlsym(self, "tfb_strtab_put"));
-    assert_null(dlsym(self, "tfb_vec_reserve"));
+    assert_null(dlsym(self, "tfb_idxtab_reserve"));
     assert_null(dlsym(self, "tfb_vec__setcap"));
     assert_null(dlsym(self, "tfb_buf_put"));
     assert_null(dlsym(self, "tfb_strndup"));

@@ -62,14 +62,14 @@ static void planted_spikes_recover(void **state)
         }
         feed(&d, t, x);
     }
-    assert_int_equal(d.n_spikes, 4);
+    assert_int_equal(d.spikes.n, 4);
     for (int k = 0; k < 4; k++) {
-        assert_int_equal(d.spikes[k].step, at[k]);
-        assert_int_equal(d.spikes[k].peak_step, at[k]);
-        assert_int_equal(d.spikes[k].state, TFB_SPIKE_RECOVERED);
-        assert_true(d.spikes[k].end_step > at[k] &&
-                    d.spikes[k].end_step <= at[k] + 3);
-        assert_true(d.spikes[k].z >= 6);
+        assert_int_equal(d.spikes.v[k].step, at[k]);
+        assert_int_equal(d.spikes.v[k].peak_step, at[k]);
+        assert_int_equal(d.spikes.v[k].state, TFB_SPIKE_RECOVERED);
+        assert_true(d.spikes.v[k].end_step > at[k] &&
+                    d.spikes.v[k].end_step <= at[k] + 3);
+        assert_true(d.spikes.v[k].z >= 6);
     }
     tfb_spike_detector_free(&d);
 }
@@ -86,10 +86,10 @@ static void unrecovered_spike_diverges(void **state)
             x = 5 + 0.01 * (t - 1500);
         feed(&d, t, x);
     }
-    assert_int_equal(d.n_spikes, 1);
-    assert_int_equal(d.spikes[0].step, 1500);
-    assert_int_equal(d.spikes[0].state, TFB_SPIKE_DIVERGED);
-    assert_int_equal(d.spikes[0].end_step, 1500 + 200);
+    assert_int_equal(d.spikes.n, 1);
+    assert_int_equal(d.spikes.v[0].step, 1500);
+    assert_int_equal(d.spikes.v[0].state, TFB_SPIKE_DIVERGED);
+    assert_int_equal(d.spikes.v[0].end_step, 1500 + 200);
     tfb_spike_detector_free(&d);
 
     /* A spike that turns into NaN: diverged at the NaN. */
@@ -102,18 +102,18 @@ static void unrecovered_spike_diverges(void **state)
             x = NAN;
         feed(&d, t, x);
     }
-    assert_int_equal(d.n_spikes, 1);
-    assert_int_equal(d.spikes[0].step, 300);
-    assert_int_equal(d.spikes[0].state, TFB_SPIKE_DIVERGED);
-    assert_int_equal(d.spikes[0].end_step, 305);
+    assert_int_equal(d.spikes.n, 1);
+    assert_int_equal(d.spikes.v[0].step, 300);
+    assert_int_equal(d.spikes.v[0].state, TFB_SPIKE_DIVERGED);
+    assert_int_equal(d.spikes.v[0].end_step, 305);
     tfb_spike_detector_free(&d);
 
     /* Still up when the data ends: open. */
     tfb_spike_detector_init(&d, NULL);
     for (int t = 0; t < 1550; t++)
         feed(&d, t, t < 1500 ? curve(t, 0.02) : 4.0);
-    assert_int_equal(d.n_spikes, 1);
-    assert_int_equal(d.spikes[0].state, TFB_SPIKE_OPEN);
+    assert_int_equal(d.spikes.n, 1);
+    assert_int_equal(d.spikes.v[0].state, TFB_SPIKE_OPEN);
     tfb_spike_detector_free(&d);
 }
 
@@ -136,9 +136,9 @@ static void noisy_healthy_curves(void **state)
             feed(&d, t, curve(t, noise));
         }
         if (c < 40)
-            fp_gauss += d.n_spikes;
+            fp_gauss += d.spikes.n;
         else
-            fp_heavy += d.n_spikes;
+            fp_heavy += d.spikes.n;
         tfb_spike_detector_free(&d);
     }
     printf("false positives: %zu on 200,000 Gaussian points, %zu on "
@@ -166,7 +166,7 @@ static void lr_schedule_steps_do_not_fire(void **state)
         double warm = t < 200 ? 1 + (200 - t) / 100.0 : 1;
         feed(&d, t, level * warm * (1 + 0.02 * gauss()));
     }
-    assert_int_equal(d.n_spikes, 0);
+    assert_int_equal(d.spikes.n, 0);
     tfb_spike_detector_free(&d);
 }
 
@@ -179,9 +179,9 @@ static void flat_curve(void **state)
     tfb_spike_detector_init(&d, NULL);
     for (int t = 0; t < 500; t++)
         feed(&d, t, t == 300 ? 1.5 : (t % 7 == 0 ? 1.0001 : 1.0));
-    assert_int_equal(d.n_spikes, 1);
-    assert_int_equal(d.spikes[0].step, 300);
-    assert_int_equal(d.spikes[0].state, TFB_SPIKE_RECOVERED);
+    assert_int_equal(d.spikes.n, 1);
+    assert_int_equal(d.spikes.v[0].step, 300);
+    assert_int_equal(d.spikes.v[0].state, TFB_SPIKE_RECOVERED);
     tfb_spike_detector_free(&d);
 }
 

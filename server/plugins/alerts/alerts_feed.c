@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_spikes.h"
-#include "base/hash.h"
+#include "analysis/ranks_jobs.h"
 #include "core/run_status.h"
+#include "base/str.h"
 #include "base/strtab.h"
 #include "base/vec.h"
 #include "tfboard.h"
@@ -28,12 +30,41 @@ typedef struct cond {
     unsigned seen_pass;
 } cond;
 
-/* A user rule's state on one series. */
-typedef struct rule_entry {
-    const tfb_series *s;
-    size_t rule;
-    tfb_rule_state st;
-} rule_entry;
+typedef struct found {
+    char rule[256], key[320], message[512];
+    int64_t step;
+} found;
+
+typedef TFB_VEC(found) found_vec;
+
+/* What the evaluation keeps of one run between passes (by run name, so a
+ * new store does not inherit another's by address):
+ *  - the conditions that come from its data alone (spikes, input-bound,
+ *    GPU, user rules), worked out again only when its scalar series
+ *    changed (`data_ver`: their number plus their point counts);
+ *  - each user rule's state, fed only the points that arrived since;
+ *  - the straggler sentence of this pass (from its job, see jobs_pass). */
+typedef struct run_state {
+    char *name;
+    size_t name_len;
+    uint64_t data_ver;
+    int have_data;
+    found_vec data;
+    tfb_rule_state *rules;     /* g_n_rules of them */
+    size_t n_rules;
+    unsigned straggler_pass;   /* == g_pass: straggler[] holds this pass */
+    char straggler[400];
+    int rank_known, is_rank;   /* a rank of a job (ranks_jobs.h), looked
+                                  at once, when the run first has points */
+} run_state;
+
+/* A job's straggler verdict, kept while its members' step counts stay. */
+typedef struct job_state {
+    uint64_t ver;              /* sum of the members' step_ms counts */
+    int have;
+    TFB_VEC(size_t) slow;      /* member indexes */
+    TFB_VEC(char *) sentence;  /* one per slow member (owned) */
+} job_state;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static tfb_alert_rule *g_rules;
@@ -41,10 +72,23 @@ static size_t g_n_rules;
 static double g_gpu_idle = 50;
 static tfb_strtab g_conds;        /* -> cond */
 static TFB_VEC(cond *) g_cond_list;
-static TFB_VEC(rule_entry) g_re;
+static tfb_strtab g_runs;         /* run name -> run_state */
+static TFB_VEC(run_state *) g_run_list;
 static tfb_alert_event *g_feed;   /* ring of FEED_KEEP */
 static uint64_t g_seq;
 static unsigned g_pass;
+/* The jobs of the store (analysis/ranks_jobs.h), found again only when
+ * a run turned out to be a rank (each run is looked at once, so runs
+ * that are no rank never cost a scan of every run) or, while data
+ * arrives, every JOBS_RESCAN_S. */
+#define JOBS_RESCAN_S 10.0
+static const tfb_store *g_jobs_store;
+static tfb_ranks_job *g_jobs;
+static size_t g_n_jobs, g_jobs_ranks;
+static size_t g_rank_runs;        /* runs known to be ranks */
+static double g_jobs_at;          /* CLOCK_MONOTONIC seconds */
+static uint64_t g_jobs_gen;
+static job_state *g_job_st;
 
 int tfb_alerts_configure(const tfb_alert_rule *rules, size_t n,
                          double gpu_idle_pct)
@@ -61,18 +105,19 @@ int tfb_alerts_configure(const tfb_alert_rule *rules, size_t n,
     g_rules = c;
     g_n_rules = n;
     g_gpu_idle = gpu_idle_pct;
+    /* The kept data conditions and rule states were for the old rules. */
+    for (size_t i = 0; i < g_run_list.n; i++) {
+        run_state *rs = g_run_list.v[i];
+        rs->have_data = 0;
+        free(rs->rules);
+        rs->rules = NULL;
+        rs->n_rules = 0;
+    }
     pthread_mutex_unlock(&g_mu);
     return 0;
 }
 
 /* ---- what holds now, per run ------------------------------------------ */
-
-typedef struct found {
-    char rule[256], key[320], message[512];
-    int64_t step;
-} found;
-
-typedef TFB_VEC(found) found_vec;
 
 static void add(found_vec *f, const char *rule, const char *key_extra,
                 int64_t step, const char *fmt, ...)
@@ -96,21 +141,23 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Median of the finite values of the last `tail` points of s; NaN. */
+/* Median of the finite values of the last `tail` points of s; NaN. Reads
+ * only those points (a range of the store's blocks, no pin). */
 static double tail_median(tfb_series *s, size_t tail)
 {
     if (!s)
         return NAN;
+    float v[TAIL];
     double buf[TAIL];
-    size_t n = 0;
     if (tail > TAIL)
         tail = TAIL;
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    for (size_t i = v.count; i-- > 0 && n < tail;)
-        if (isfinite(v.value[i]))
-            buf[n++] = v.value[i];
-    tfb_series_read_end(s);
+    size_t count = tfb_series_count(s);
+    size_t from = count > tail ? count - tail : 0;
+    size_t got = tfb_series_scalar_range(s, from, tail, NULL, NULL, v, NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < got; i++)
+        if (isfinite(v[i]))
+            buf[n++] = v[i];
     if (!n)
         return NAN;
     qsort(buf, n, sizeof buf[0], cmp_double);
@@ -121,28 +168,17 @@ static double last_value(tfb_series *s)
 {
     if (!s)
         return NAN;
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    double x = v.count ? v.value[v.count - 1] : NAN;
-    tfb_series_read_end(s);
+    size_t count = tfb_series_count(s);
+    float x;
+    if (!count || tfb_series_scalar_range(s, count - 1, 1, NULL, NULL, &x,
+                                          NULL) != 1)
+        return NAN;
     return x;
 }
 
-static rule_entry *rule_state(const tfb_series *s, size_t rule)
-{
-    for (size_t i = 0; i < g_re.n; i++)
-        if (g_re.v[i].s == s && g_re.v[i].rule == rule)
-            return &g_re.v[i];
-    rule_entry *e = tfb_vec_add(&g_re);
-    if (!e)
-        return NULL;
-    e->s = s;
-    e->rule = rule;
-    return e;
-}
-
 /* The per-device GPU conditions: gpu/<dev>/<metric>. */
-static void gpu_conditions(tfb_series **ser, size_t ns, found_vec *f)
+static void gpu_conditions(tfb_run *r, tfb_series **ser, size_t ns,
+                           found_vec *f)
 {
     const size_t pre = sizeof TFB_TAG_GPU_PREFIX - 1;
     for (size_t i = 0; i < ns; i++) {
@@ -170,10 +206,7 @@ static void gpu_conditions(tfb_series **ser, size_t ns, found_vec *f)
             char tt[512];
             snprintf(tt, sizeof tt, "%.*s%s", (int)(metric - tag), tag,
                      TFB_TAG_GPU_MEM_TOTAL);
-            tfb_series *tot = NULL;
-            for (size_t k = 0; k < ns && !tot; k++)
-                if (!strcmp(tfb_series_tag(ser[k]), tt))
-                    tot = ser[k];
+            tfb_series *tot = tfb_run_find_series(r, TFB_SERIES_SCALAR, tt);
             double used = last_value(ser[i]), total = last_value(tot);
             if (total > 0 && used > 0.95 * total)
                 add(f, "gpu_memory", dev, -1, "GPU %s memory %.1f %% full "
@@ -183,34 +216,141 @@ static void gpu_conditions(tfb_series **ser, size_t ns, found_vec *f)
     }
 }
 
-/* The parent directory part of a run name ("" for a top-level run). */
-static size_t parent_len(const char *name)
+/* The conditions that come from the run's data alone (see run_state),
+ * into rs->data. g_mu held. */
+static void data_conditions(tfb_run *r, run_state *rs, tfb_series **ser,
+                            size_t ns)
 {
-    const char *sl = strrchr(name, '/');
-    return sl ? (size_t)(sl - name) : 0;
+    enum { CHUNK = 256 };
+    found_vec *f = &rs->data;
+    found_vec rf = {0};
+    f->n = 0;
+    /* User rules first (their conditions are listed last): a rule on a
+     * loss hands the points it reads to the spike detectors. A run has
+     * one scalar series per tag, so a rule's state is per (run,
+     * rule). */
+    if (g_n_rules && rs->n_rules != g_n_rules) {
+        free(rs->rules);
+        rs->rules = calloc(g_n_rules, sizeof *rs->rules);
+        rs->n_rules = rs->rules ? g_n_rules : 0;
+    }
+    for (size_t q = 0; q < rs->n_rules; q++) {
+        const tfb_alert_rule *ru = &g_rules[q];
+        tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, ru->tag);
+        if (!s)
+            continue;
+        tfb_rule_state *st = &rs->rules[q];
+        size_t count = tfb_series_count(s), got;
+        if (count < st->fed)
+            memset(st, 0, sizeof *st);
+        int64_t step[CHUNK];
+        float val[CHUNK];
+        while (st->fed < count &&
+               (got = tfb_series_scalar_range(s, st->fed, CHUNK, step, NULL,
+                                              val, NULL)) > 0) {
+            /* a rule on a loss: its detector takes the same points */
+            tfb_alert_spikes_offer(s, st->fed, step, val, got);
+            for (size_t p = 0; p < got; p++)
+                tfb_rule_feed(ru, st, step[p], val[p]);
+        }
+        if (st->holds)
+            add(&rf, ru->text, NULL, st->streak_from,
+                "%s: %s = %.6g at step %lld%s", ru->text, ru->tag,
+                st->last_value, (long long)st->last_step,
+                ru->for_steps ? " (held since the streak began)" : "");
+    }
+    tfb_alert_spike *sp;
+    size_t nsp;
+    if (tfb_alert_spikes(r, &sp, &nsp) == 0) {
+        for (size_t i = 0; i < nsp; i++) {
+            char why[512], key[256];
+            tfb_precursors_text(&sp[i].pre, why, sizeof why);
+            snprintf(key, sizeof key, "%s@%lld", sp[i].tag,
+                     (long long)sp[i].spike.step);
+            add(f, "loss_spike", key, sp[i].spike.step,
+                "%s spiked to %.4g (level %.4g, z %.0f) at step %lld, %s%s%s",
+                sp[i].tag, sp[i].spike.value, sp[i].spike.level,
+                sp[i].spike.z, (long long)sp[i].spike.step,
+                tfb_spike_state_name(sp[i].spike.state), why[0] ? "; " : "",
+                why);
+            if (sp[i].spike.state == TFB_SPIKE_DIVERGED)
+                add(f, "diverged", NULL, sp[i].spike.step, "%s diverged "
+                    "after its spike at step %lld%s%s", sp[i].tag,
+                    (long long)sp[i].spike.step, why[0] ? "; " : "", why);
+        }
+        free(sp);
+    }
+    /* input-bound */
+    double in = tail_median(tfb_run_find_series(r, TFB_SERIES_SCALAR,
+                                                TFB_TAG_INPUT_MS), TAIL);
+    double stp = tail_median(tfb_run_find_series(r, TFB_SERIES_SCALAR,
+                                                 TFB_TAG_STEP_MS), TAIL);
+    if (stp > 0 && in / stp >= 0.20)
+        add(f, "input_bound", NULL, -1, "input-bound: the step waits for "
+            "input %.0f %% of the time (%.1f of %.1f ms, median)",
+            100 * in / stp, in, stp);
+    gpu_conditions(r, ser, ns, f);
+    if (rf.n && tfb_vec_need(f, f->n + rf.n) == 0) {
+        memcpy(f->v + f->n, rf.v, rf.n * sizeof *f->v);
+        f->n += rf.n;
+    }
+    tfb_vec_free(&rf);
 }
 
-/* Own time per step of a rank: median step_ms - median comm/ms; NaN when
- * the run is no rank or has no step timings. */
-static double own_time(tfb_run *r)
+/* The state of run r, created if needed; NULL on no memory. g_mu held. */
+static run_state *state_of(tfb_run *r)
 {
-    tfb_plugin_record *rec;
-    size_t nrec;
-    if (tfb_run_records(r, TFB_RANK_PLUGIN, &rec, &nrec) < 0)
-        return NAN;
-    tfb_plugin_records_free(rec, nrec);
-    if (!nrec)
-        return NAN;
-    double step = tail_median(tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                                  TFB_TAG_STEP_MS), TAIL);
-    double comm = tail_median(tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                                  TFB_TAG_COMM_MS), TAIL);
-    return isnan(comm) ? step : step - comm;
+    const char *name = tfb_run_name(r);
+    size_t len = strlen(name);
+    run_state *rs = tfb_strtab_get(&g_runs, name, len);
+    if (rs)
+        return rs;
+    rs = calloc(1, sizeof *rs);
+    if (!rs || !(rs->name = malloc(len + 1)) ||
+        tfb_vec_need(&g_run_list, g_run_list.n + 1) < 0) {
+        if (rs)
+            free(rs->name);
+        free(rs);
+        return NULL;
+    }
+    memcpy(rs->name, name, len + 1);
+    rs->name_len = len;
+    if (tfb_strtab_put(&g_runs, rs->name, len, rs) < 0) {
+        free(rs->name);
+        free(rs);
+        return NULL;
+    }
+    g_run_list.v[g_run_list.n++] = rs;
+    return rs;
 }
 
-static void run_conditions(tfb_run *r, double now, const double *own,
-                           tfb_run **runs, size_t nr, size_t me, found_vec *f)
+static void run_conditions(tfb_run *r, run_state *rs, double now,
+                           found_vec *f)
 {
+    /* The data's conditions first: the spike detectors hand the points
+     * they read to the status's blow-up scan (tfb_run_status_feed). */
+    tfb_series **ser;
+    size_t ns;
+    int have_ser = tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &ns) == 0;
+    if (have_ser) {
+        uint64_t ver = ns;
+        for (size_t i = 0; i < ns; i++)
+            ver += tfb_series_count(ser[i]);
+        if (!rs->have_data || ver != rs->data_ver) {
+            data_conditions(r, rs, ser, ns);
+            rs->data_ver = ver;
+            rs->have_data = 1;
+        }
+        free(ser);
+        /* Its rank record comes before its first point: once it has
+         * points, whether it is a rank is known for good (the next
+         * pass's jobs_pass finds its job). */
+        if (!rs->rank_known && ver > ns) {
+            rs->rank_known = 1;
+            rs->is_rank = tfb_ranks_run_is_rank(r);
+            g_rank_runs += rs->is_rank != 0;
+        }
+    }
     tfb_run_status st;
     if (tfb_run_status_get(r, now, &st) == 0) {
         if (st.diverged_why && !strcmp(st.diverged_why, "non-finite")) {
@@ -237,85 +377,117 @@ static void run_conditions(tfb_run *r, double now, const double *own,
             add(f, "crashed", NULL, -1, "no end record and process %ld is "
                 "gone", st.pid);
     }
-    tfb_alert_spike *sp;
-    size_t nsp;
-    if (tfb_alert_spikes(r, &sp, &nsp) == 0) {
-        for (size_t i = 0; i < nsp; i++) {
-            char why[512], key[256];
-            tfb_precursors_text(&sp[i].pre, why, sizeof why);
-            snprintf(key, sizeof key, "%s@%lld", sp[i].tag,
-                     (long long)sp[i].spike.step);
-            add(f, "loss_spike", key, sp[i].spike.step,
-                "%s spiked to %.4g (level %.4g, z %.0f) at step %lld, %s%s%s",
-                sp[i].tag, sp[i].spike.value, sp[i].spike.level,
-                sp[i].spike.z, (long long)sp[i].spike.step,
-                tfb_spike_state_name(sp[i].spike.state), why[0] ? "; " : "",
-                why);
-            if (sp[i].spike.state == TFB_SPIKE_DIVERGED)
-                add(f, "diverged", NULL, sp[i].spike.step, "%s diverged "
-                    "after its spike at step %lld%s%s", sp[i].tag,
-                    (long long)sp[i].spike.step, why[0] ? "; " : "", why);
-        }
-        free(sp);
+    if (have_ser && rs->data.n &&
+        tfb_vec_need(f, f->n + rs->data.n) == 0) {
+        memcpy(f->v + f->n, rs->data.v, rs->data.n * sizeof *f->v);
+        f->n += rs->data.n;
     }
-    /* straggler: against the sibling ranks */
-    if (!isnan(own[me])) {
-        size_t pl = parent_len(tfb_run_name(r));
-        double o[256];
-        size_t no = 0;
-        for (size_t k = 0; k < nr && no < 256; k++)
-            if (k != me && !isnan(own[k]) &&
-                parent_len(tfb_run_name(runs[k])) == pl &&
-                !strncmp(tfb_run_name(runs[k]), tfb_run_name(r), pl))
-                o[no++] = own[k];
-        if (no) {
-            qsort(o, no, sizeof o[0], cmp_double);
-            double med = no % 2 ? o[no / 2] : (o[no / 2 - 1] + o[no / 2]) / 2;
-            if (med > 0 && own[me] > 1.10 * med)
-                add(f, "straggler", NULL, -1, "straggler: %.1f ms of own "
-                    "time a step, %.0f %% above the median of the other %zu "
-                    "rank%s", own[me], 100 * (own[me] / med - 1), no,
-                    no == 1 ? "" : "s");
-        }
-    }
-    tfb_series **ser;
-    size_t ns;
-    if (tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &ns) < 0)
+}
+
+/* ---- stragglers, per job ------------------------------------------------ */
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void job_state_clear(job_state *j)
+{
+    for (size_t i = 0; i < j->sentence.n; i++)
+        free(j->sentence.v[i]);
+    tfb_vec_free(&j->sentence);
+    tfb_vec_free(&j->slow);
+    j->have = 0;
+}
+
+static void jobs_forget(void)
+{
+    for (size_t i = 0; i < g_n_jobs; i++)
+        job_state_clear(&g_job_st[i]);
+    free(g_job_st);
+    g_job_st = NULL;
+    tfb_ranks_jobs_free(g_jobs, g_n_jobs);
+    g_jobs = NULL;
+    g_n_jobs = 0;
+}
+
+/* Marks this pass's stragglers on their run states: the ranks analysis's
+ * rule (analysis/ranks_analysis.h), the one the Ranks dashboard and the
+ * report apply, on each job of the store. A job is analysed again only
+ * when its members logged new steps. g_mu held. */
+static void jobs_pass(tfb_store *s)
+{
+    if (!g_rank_runs) { /* no rank seen: no job to look at */
+        jobs_forget();
         return;
-    /* input-bound */
-    double in = tail_median(tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                                TFB_TAG_INPUT_MS), TAIL);
-    double stp = tail_median(tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                                 TFB_TAG_STEP_MS), TAIL);
-    if (stp > 0 && in / stp >= 0.20)
-        add(f, "input_bound", NULL, -1, "input-bound: the step waits for "
-            "input %.0f %% of the time (%.1f of %.1f ms, median)",
-            100 * in / stp, in, stp);
-    gpu_conditions(ser, ns, f);
-    /* user rules */
-    for (size_t q = 0; q < g_n_rules; q++) {
-        const tfb_alert_rule *ru = &g_rules[q];
-        for (size_t i = 0; i < ns; i++) {
-            if (strcmp(tfb_series_tag(ser[i]), ru->tag) != 0)
+    }
+    uint64_t gen = tfb_store_generation(s);
+    double t = mono_s();
+    if (s != g_jobs_store || g_rank_runs != g_jobs_ranks ||
+        gen < g_jobs_gen ||
+        (gen != g_jobs_gen && t - g_jobs_at >= JOBS_RESCAN_S)) {
+        jobs_forget();
+        tfb_ranks_job *v;
+        size_t n;
+        if (tfb_ranks_find_jobs(s, &v, &n) < 0)
+            return;
+        g_job_st = calloc(n ? n : 1, sizeof *g_job_st);
+        if (!g_job_st) {
+            tfb_ranks_jobs_free(v, n);
+            return;
+        }
+        g_jobs = v;
+        g_n_jobs = n;
+        g_jobs_store = s;
+        g_jobs_ranks = g_rank_runs;
+        g_jobs_at = t;
+        g_jobs_gen = gen;
+    }
+    for (size_t j = 0; j < g_n_jobs; j++) {
+        const tfb_ranks_job *job = &g_jobs[j];
+        job_state *js = &g_job_st[j];
+        if (job->n_members < 2)
+            continue;
+        uint64_t ver = 0;
+        for (size_t m = 0; m < job->n_members; m++) {
+            tfb_series *st = tfb_run_find_series(job->members[m].run,
+                                                 TFB_SERIES_SCALAR,
+                                                 TFB_TAG_STEP_MS);
+            ver += st ? tfb_series_count(st) : 0;
+        }
+        if (!js->have || ver != js->ver) {
+            tfb_ranks_result *res;
+            if (tfb_ranks_job_analyze(job, NULL, &res) < 0)
                 continue;
-            rule_entry *e = rule_state(ser[i], q);
-            if (!e)
+            job_state_clear(js);
+            for (size_t k = 0; k < res->n_stragglers; k++) {
+                char buf[400];
+                tfb_ranks_straggler_sentence(res, k, buf, sizeof buf);
+                char *c = tfb_strdup(buf);
+                if (!c || tfb_vec_push(&js->sentence, c) < 0) {
+                    free(c);
+                    continue;
+                }
+                if (tfb_vec_push(&js->slow,
+                                 res->ranks[res->stragglers[k]].input_index) <
+                    0)
+                    free(js->sentence.v[--js->sentence.n]);
+            }
+            tfb_ranks_result_free(res);
+            js->ver = ver;
+            js->have = 1;
+        }
+        for (size_t k = 0; k < js->slow.n; k++) {
+            run_state *rs = state_of(job->members[js->slow.v[k]].run);
+            if (!rs)
                 continue;
-            tfb_series_view v;
-            tfb_series_read_begin(ser[i], &v);
-            if (v.count < e->st.fed)
-                memset(&e->st, 0, sizeof e->st);
-            for (size_t p = e->st.fed; p < v.count; p++)
-                tfb_rule_feed(ru, &e->st, v.step[p], v.value[p]);
-            tfb_series_read_end(ser[i]);
-            if (e->st.holds)
-                add(f, ru->text, NULL, e->st.streak_from,
-                    "%s: %s = %.6g at step %lld%s", ru->text, ru->tag,
-                    e->st.last_value, (long long)e->st.last_step,
-                    ru->for_steps ? " (held since the streak began)" : "");
+            rs->straggler_pass = g_pass;
+            snprintf(rs->straggler, sizeof rs->straggler, "%s",
+                     js->sentence.v[k]);
         }
     }
-    free(ser);
 }
 
 /* ---- the log ----------------------------------------------------------- */
@@ -343,6 +515,39 @@ static void log_event(const char *run, const found *x, int fired, double now,
         (void)tfb_vec_push(pass, *e);
 }
 
+/* Marks condition x of run rn as holding in this pass; logs it when it
+ * starts to hold. g_mu held. */
+static void holds(const char *rn, const found *x, double now, event_vec *passp)
+{
+    char k[700];
+    int kl = snprintf(k, sizeof k, "%s\x1f%s", rn, x->key);
+    if (kl < 0 || (size_t)kl >= sizeof k)
+        return;
+    cond *c = tfb_strtab_get(&g_conds, k, (size_t)kl);
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c || !(c->k = malloc((size_t)kl + 1))) {
+            free(c);
+            return;
+        }
+        memcpy(c->k, k, (size_t)kl + 1);
+        c->klen = (size_t)kl;
+        /* Room first, so the push after the put cannot fail. */
+        if (tfb_vec_need(&g_cond_list, g_cond_list.n + 1) < 0 ||
+            tfb_strtab_put(&g_conds, c->k, c->klen, c) < 0) {
+            free(c->k);
+            free(c);
+            return;
+        }
+        g_cond_list.v[g_cond_list.n++] = c;
+    }
+    c->seen_pass = g_pass;
+    if (!c->active) {
+        c->active = 1;
+        log_event(rn, x, 1, now, passp);
+    }
+}
+
 int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
                     size_t *nout)
 {
@@ -354,13 +559,6 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
     size_t nr;
     if (tfb_store_runs(s, &runs, &nr) < 0)
         return TFB_ENOMEM;
-    double *own = malloc((nr ? nr : 1) * sizeof *own);
-    if (!own) {
-        free(runs);
-        return TFB_ENOMEM;
-    }
-    for (size_t i = 0; i < nr; i++)
-        own[i] = own_time(runs[i]);
     event_vec pass = {0};
     event_vec *passp = out ? &pass : NULL;
     pthread_mutex_lock(&g_mu);
@@ -368,43 +566,30 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
     found_vec f = {0};
     for (size_t i = 0; i < nr; i++) {
         f.n = 0;
-        run_conditions(runs[i], now, own, runs, nr, i, &f);
-        const char *rn = tfb_run_name(runs[i]);
-        for (size_t q = 0; q < f.n; q++) {
-            char k[700];
-            int kl = snprintf(k, sizeof k, "%s\x1f%s", rn, f.v[q].key);
-            if (kl < 0 || (size_t)kl >= sizeof k)
-                continue;
-            cond *c = tfb_strtab_get(&g_conds, k, (size_t)kl);
-            if (!c) {
-                c = calloc(1, sizeof *c);
-                if (!c || !(c->k = malloc((size_t)kl + 1))) {
-                    free(c);
-                    continue;
-                }
-                memcpy(c->k, k, (size_t)kl + 1);
-                c->klen = (size_t)kl;
-                /* Room first, so the push after the put cannot fail. */
-                if (tfb_vec_need(&g_cond_list, g_cond_list.n + 1) < 0) {
-                    free(c->k);
-                    free(c);
-                    continue;
-                }
-                if (tfb_strtab_put(&g_conds, c->k, c->klen, c) < 0) {
-                    free(c->k);
-                    free(c);
-                    continue;
-                }
-                g_cond_list.v[g_cond_list.n++] = c;
-            }
-            c->seen_pass = g_pass;
-            if (!c->active) {
-                c->active = 1;
-                log_event(rn, &f.v[q], 1, now, passp);
-            }
-        }
+        run_state *rs = state_of(runs[i]);
+        if (!rs)
+            continue;
+        run_conditions(runs[i], rs, now, &f);
+        for (size_t q = 0; q < f.n; q++)
+            holds(tfb_run_name(runs[i]), &f.v[q], now, passp);
     }
     free(f.v);
+    /* Stragglers, once every run's rank membership of this pass is known
+     * (a job's ranks can all arrive in one pass: `watch --once`). */
+    jobs_pass(s);
+    for (size_t i = 0; i < g_run_list.n; i++) {
+        run_state *rs = g_run_list.v[i];
+        if (rs->straggler_pass != g_pass)
+            continue;
+        found x;
+        memset(&x, 0, sizeof x);
+        snprintf(x.rule, sizeof x.rule, "straggler");
+        snprintf(x.key, sizeof x.key, "straggler");
+        snprintf(x.message, sizeof x.message, "straggler: %s",
+                 rs->straggler);
+        x.step = -1;
+        holds(rs->name, &x, now, passp);
+    }
     /* Conditions that no longer hold clear (a spike's condition stays:
      * it happened). */
     for (size_t i = 0; i < g_cond_list.n; i++) {
@@ -431,7 +616,6 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
         *out = pass.v;
         *nout = pass.n;
     }
-    free(own);
     free(runs);
     return 0;
 }
@@ -462,4 +646,34 @@ int tfb_alerts_feed(uint64_t since, tfb_alert_event **out, size_t *n,
     }
     pthread_mutex_unlock(&g_mu);
     return rc;
+}
+
+void tfb_alerts_reset(void)
+{
+    pthread_mutex_lock(&g_mu);
+    for (size_t i = 0; i < g_cond_list.n; i++) {
+        free(g_cond_list.v[i]->k);
+        free(g_cond_list.v[i]);
+    }
+    tfb_vec_free(&g_cond_list);
+    tfb_strtab_free(&g_conds);
+    for (size_t i = 0; i < g_run_list.n; i++) {
+        run_state *rs = g_run_list.v[i];
+        tfb_vec_free(&rs->data);
+        free(rs->rules);
+        free(rs->name);
+        free(rs);
+    }
+    tfb_vec_free(&g_run_list);
+    tfb_strtab_free(&g_runs);
+    jobs_forget();
+    g_jobs_store = NULL;
+    g_jobs_ranks = 0;
+    g_rank_runs = 0;
+    free(g_feed);
+    g_feed = NULL;
+    g_seq = 0;
+    pthread_mutex_unlock(&g_mu);
+    tfb_alert_spikes_reset();
+    tfb_run_status_forget();
 }

@@ -9,8 +9,8 @@
  * the median" counts, the skew and the matrix cells together, without a
  * rank x step table in memory (256 x 20 k would be 40 MB per series).
  */
-#include "plugins/ranks/ranks_analysis.h"
-#include "plugins/ranks/ranks_internal.h"
+#include "analysis/ranks_analysis.h"
+#include "analysis/ranks_internal.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -10,8 +10,8 @@
  * cost is a few linear passes per class (8 ranks x 1 M kernels in well
  * under a second).
  */
-#include "plugins/ranks/ranks_analysis.h"
-#include "plugins/ranks/ranks_internal.h"
+#include "analysis/ranks_analysis.h"
+#include "analysis/ranks_internal.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,9 +1,9 @@
 /*
  * ranks_jobs.c - jobs from the store (rank records, rank-N directories),
  * each rank run's steps as the analysis's input, and the job analysis.
- * The rules are in ranks_job.h.
+ * The rules are in ranks_jobs.h.
  */
-#include "plugins/ranks/ranks_job.h"
+#include "analysis/ranks_jobs.h"
 
 #include <dirent.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * for int64 keys (times, step numbers) and quickselect quantiles (a full
  * sort per rank and per series would dominate the cost).
  */
-#include "plugins/ranks/ranks_internal.h"
+#include "analysis/ranks_internal.h"
 
 #include <math.h>
 #include <string.h>
