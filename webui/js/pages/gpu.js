@@ -6,7 +6,7 @@
 // the visible window.
 import { h, clear, debounce, sortableTable } from '../core/dom.js';
 import { getJSON, num, url } from '../core/api.js';
-import { eng, ns, pct, bytes, int, si } from '../core/format.js';
+import { eng, ns, pct, bytes, int, si, niceStep } from '../core/format.js';
 import { makeChart, } from '../core/charts.js';
 import { themeColor, withAlpha } from '../core/colors.js';
 import { COLOR, devColor, filledSet, timeChartOptions, sizeCanvas } from '../lib/plot.js';
@@ -275,13 +275,21 @@ class Timeline {
     ctx.fillStyle = muted;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
+    // Ticks on round times since the start (100 µs, 200 µs, ...), about
+    // one every 110 px; a label that would cross an edge is kept inside.
     const n = Math.max(2, Math.floor(pw / 110));
+    const r0 = a - this.full[0], r1 = b - this.full[0];
+    const step = niceStep(r1 - r0, n);
     ctx.strokeStyle = withAlpha(muted, 0.25);
-    for (let k = 0; k <= n; k++) {
-      const t = a + ((b - a) * k) / n, x = LABEL_W + (pw * k) / n;
-      ctx.fillText(si((t - this.full[0]) / 1e9, 's'), x, 4);
+    for (let t = Math.ceil(r0 / step) * step, k = 0; t <= r1 + step * 1e-9 && k < 100; k++, t = (Math.ceil(r0 / step) + k) * step) {
+      const x = xOf(t + this.full[0]);
+      const label = si(parseFloat((t / 1e9).toPrecision(12)), 's');
+      const w = ctx.measureText(label).width;
+      ctx.textAlign = x + w / 2 > W - 2 ? 'right' : x - w / 2 < LABEL_W ? 'left' : 'center';
+      ctx.fillText(label, x, 4);
       ctx.beginPath(); ctx.moveTo(x + 0.5, AXIS_H); ctx.lineTo(x + 0.5, H); ctx.stroke();
     }
+    ctx.textAlign = 'center';
     this.drawOverview();
     if (this.gpu) this.download.href = url('data/plugin/gpu/trace.json', { run: this.run, start_ns: Math.floor(a), end_ns: Math.ceil(b) });
     const parts = [];
@@ -547,7 +555,7 @@ const page = {
     this.charts.push(makeChart(ucanvas, {
       type: 'line', data: { datasets: uds },
       options: timeChartOptions({
-        xTitle: 'Time since first kernel (s)', fmt: (v) => v.toFixed(1) + ' %',
+        xTitle: 'Time since first kernel', fmt: (v) => v.toFixed(1) + ' %',
         legend: { display: devices.length > 1 }, interaction: { mode: 'index', intersect: false },
         y: { min: 0, max: 100, title: { display: true, text: 'Busy (%)' } },
       }),
@@ -627,7 +635,7 @@ const page = {
       util.options.scales.x.max = v[1];
       util.update('none');
     };
-    const mem = new MemoryView(run, { t0, xTitle: t0 === null ? null : 'Time since first kernel (s)', onView: alignUtil });
+    const mem = new MemoryView(run, { t0, xTitle: t0 === null ? null : 'Time since first kernel', onView: alignUtil });
     try {
       const el = await mem.load();
       if (this.token !== token) { mem.destroy(); return; }
