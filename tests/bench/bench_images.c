@@ -14,6 +14,10 @@
  *    once it is encoded, a second burst on the same writer (a loop that
  *    logs a batch of images every few hundred steps: the writer's pool
  *    gives back the first burst's buffers, warm).
+ *    Beside them, the floor: a bare memcpy of the same 192 KB into fresh
+ *    memory (each buffer newly mapped: its pages fault in as the copy
+ *    touches them) and into warm memory, so that "the copy" is measured
+ *    on this machine rather than assumed.
  * 2. The encoding rate: images and pixel MB per second from the first
  *    call to tfb_flush's return (the flush waits for the encoder).
  * 3. N_INDEXED tiny PNGs (tfb_image_encoded) in one run, loaded into a
@@ -21,6 +25,7 @@
  * Prints figures; never fails on a time.
  */
 #include <malloc.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +186,52 @@ static void index_cost(const char *dir, long n)
     tfb_store_destroy(s);
 }
 
+/* The copy alone: n memcpy's of one image into fresh mappings, then
+ * again into the same (now warm) mappings. */
+static void copy_floor(int n)
+{
+    size_t bytes = 256 * 256 * 3;
+    uint8_t *src = malloc(bytes);
+    double *fresh = malloc((size_t)n * sizeof *fresh);
+    double *warm = malloc((size_t)n * sizeof *warm);
+    uint8_t **bufs = calloc((size_t)n, sizeof *bufs);
+    if (!src || !fresh || !warm || !bufs) {
+        fprintf(stderr, "bench_images: out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < bytes; i++)
+        src[i] = (uint8_t)(i * 31);
+    int got = 0;
+    for (; got < n; got++) {
+        double t0 = now_s();
+        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            break;
+        memcpy(p, src, bytes);
+        fresh[got] = (now_s() - t0) * 1e6;
+        bufs[got] = p;
+    }
+    for (int i = 0; i < got; i++) {
+        double t0 = now_s();
+        memcpy(bufs[i], src, bytes);
+        warm[i] = (now_s() - t0) * 1e6;
+    }
+    if (got) {
+        qsort(fresh, (size_t)got, sizeof *fresh, cmp_d);
+        qsort(warm, (size_t)got, sizeof *warm, cmp_d);
+        printf("the copy alone, 192 KB memcpy x %d: into fresh memory median "
+               "%.1f us, into warm memory median %.1f us\n", got,
+               fresh[got / 2], warm[got / 2]);
+    }
+    for (int i = 0; i < got; i++)
+        munmap(bufs[i], bytes);
+    free(src);
+    free(fresh);
+    free(warm);
+    free(bufs);
+}
+
 int main(int argc, char **argv)
 {
     int calls = argc > 1 ? atoi(argv[1]) : 1000;
@@ -195,6 +246,7 @@ int main(int argc, char **argv)
     }
     caller_cost(dir, calls > 0 ? calls / 4 + 1 : 1, 1);
     caller_cost(dir, calls > 0 ? calls : 1, 0);
+    copy_floor(calls > 0 ? calls : 1);
     index_cost(dir, indexed > 0 ? indexed : 1);
     rm_rf(dir);
     return 0;
