@@ -122,6 +122,14 @@ T.run(async () => {
         'sorted by name, numbers by value');
     });
 
+    await T.step('health: what came before the first NaN is said, as text', async () => {
+      await openTab(page, 'health');
+      const why = await T.until(page, () => window.__tfb.pages.health && window.__tfb.pages.health.explain && window.__tfb.pages.health.explain.diverge, null, 'the explanation');
+      T.assert(/^gradient norms grew .* from step \d+ \(.* first\); NaN at 61$/.test(why), 'explain: ' + why);
+      const li = await page.textContent('#health-explain li');
+      T.assertEq(li.replace(/\s+/g, ' ').trim(), 'diverge: ' + why, 'shown');
+    });
+
     await T.step('text: a tag logged at every step shows its newest 10 entries, the rest on demand', async () => {
       await openTab(page, 'text');
       const card = '.card[data-tag="batch/id"][data-run="spiky"]';

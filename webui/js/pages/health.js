@@ -32,7 +32,10 @@ const page = {
         onclick: () => this.open(a) }),
     });
     this.empty = h('div', { class: 'empty small', id: 'health-ok' });
-    ctx.main.append(h('h2', { class: 'page-title' }, 'Training health'), this.summary, this.empty,
+    // What came before each run's first NaN/Inf (the server's precursors:
+    // "gradient norms grew 10^4x from step 56 (fc3 first); NaN at 61").
+    this.explain = h('ul', { class: 'health-explain', id: 'health-explain' });
+    ctx.main.append(h('h2', { class: 'page-title' }, 'Training health'), this.summary, this.explain, this.empty,
       h('div', { class: 'card table-card' }, this.table.el));
     ctx.settings.append(h('p', { class: 'muted small' },
       'Series that held NaN or ±Inf, in any scalar, histogram or numerics check. The first row is where the trouble started. Click a row to open its chart.'));
@@ -68,7 +71,13 @@ const page = {
     this.summary.textContent = rows.length
       ? `${rows.length} series with non-finite values in ${runsHit.size} run${runsHit.size === 1 ? '' : 's'}.`
       : '';
-    window.__tfb.pages.health = { rows: rows.map((a) => ({ run: a.run, tag: a.tag, first_step: a.first_step })) };
+    const firsts = new Map();
+    for (const a of rows) if (a.explain && !firsts.has(a.run)) firsts.set(a.run, a.explain);
+    this.explain.replaceChildren(...[...firsts].map(([run, why]) => h('li', null,
+      h('span', { class: 'run-cell' }, h('span', { class: 'swatch', style: { background: runColor(run) } }), ' ', run), ': ', why)));
+    this.explain.hidden = firsts.size === 0;
+    window.__tfb.pages.health = {
+      explain: Object.fromEntries(firsts), rows: rows.map((a) => ({ run: a.run, tag: a.tag, first_step: a.first_step })) };
   },
 };
 
