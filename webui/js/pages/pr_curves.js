@@ -85,15 +85,19 @@ const page = {
       const l = Array.isArray(lists[i]) ? lists[i] : [];
       const e = l.length ? l[atStep(l, steps[Number(slider.value)] ?? 0)] : null;
       shown[i] = e;
-      const pts = e ? e.recall.map((rc, j) => ({ x: num(rc), y: num(e.precision[j]), j })) : [];
-      return { label: r, data: pts, borderColor: runColor(r), backgroundColor: runColor(r), showLine: true, pointRadius: 2, pointHoverRadius: 5, borderWidth: 2 };
+      // A threshold that nothing reaches (TP + FP = 0) has no precision
+      // (TensorBoard's data says 0): not drawn, or the curve would end in a
+      // line down to (0, 0).
+      const pts = e ? e.recall.map((rc, j) => ({ x: num(rc), y: num(e.precision[j]), j }))
+        .filter((p) => num(e.true_positives[p.j]) + num(e.false_positives[p.j]) > 0) : [];
+      return { label: r, data: pts, borderColor: runColor(r), backgroundColor: runColor(r), showLine: true, pointRadius: 2, pointHoverRadius: 5, borderWidth: 2, clip: 6 };
     });
     const chart = new ChartJS(canvas, {
       type: 'scatter',
       data: { datasets: datasets() },
       options: {
         animation: false,
-        scales: { x: { min: 0, max: 1, title: { display: true, text: 'Recall' } }, y: { min: 0, max: 1.05, title: { display: true, text: 'Precision' } } },
+        scales: { x: { min: 0, max: 1, ticks: { stepSize: 0.2 }, title: { display: true, text: 'Recall' } }, y: { min: 0, max: 1, ticks: { stepSize: 0.2 }, title: { display: true, text: 'Precision' } } },
         plugins: {
           legend: { display: runs.length > 1 },
           tooltip: {
