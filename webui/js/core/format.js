@@ -209,9 +209,28 @@ export function logTicks(v, i, ticks) {
   if (!keep) return '';
   // Every 2nd / 3rd decade past 8 decades.
   if (m === 1 && decades > 8 && e % Math.ceil(decades / 8) !== 0) return '';
+  // One style an axis: an axis that reaches past SI's range (>= 1e15, or
+  // below 1e-3 while it also passes 1e4) is written 1e3, 1e9, 1e15 all
+  // along, never "1000, 1G, 1e15".
+  const top = vals.length ? Math.max(...vals) : v, bottom = vals.length ? Math.min(...vals) : v;
+  const sci = top >= 1e15 || (bottom < 1e-3 && top >= 1e4);
+  if (sci) return e === 0 ? String(m) : (m === 1 ? '1' : String(m)) + 'e' + e;
   if (e >= -3 && e < 4) return clean(v.toFixed(Math.max(0, -e)));
   if (e >= 4 && e < 15) return tickLabel(v, v, v);
   return (m === 1 ? '1' : String(m)) + 'e' + e;
+}
+
+// The ends of a colour scale (like an axis' limits, short): 3 significant
+// digits, plain between 1e-3 and 1e4, else "1.71e20" (never "171.3e18").
+export function scaleEnd(v) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return eng(v);
+  if (v === 0) return '0';
+  const a = Math.abs(v);
+  if (a >= 1e-3 && a < 1e4) return clean(String(parseFloat(v.toPrecision(3))));
+  let e = Math.floor(Math.log10(a));
+  let m = parseFloat((v / Math.pow(10, e)).toPrecision(3));
+  if (Math.abs(m) >= 10) { m /= 10; e += 1; }
+  return String(m) + 'e' + e;
 }
 
 // Natural order for names that end (or contain) numbers: run2 before

@@ -4,7 +4,7 @@
 // as a line below, and values on hover. Data: /data/plugin/gradients/norms.
 import { h, clear } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng, logTicks, niceStep, tickLabel } from '../core/format.js';
+import { eng, logTicks, niceStep, scaleEnd, tickLabel } from '../core/format.js';
 import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { COLOR, sizeCanvas } from '../lib/plot.js';
@@ -184,7 +184,7 @@ const page = {
     const [lo, hi] = this.heat.range;
     const bar = h('span', { style: { display: 'inline-block', width: '160px', height: '10px', borderRadius: '2px',
       background: `linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map((t) => viridis(t)).join(',')})` } });
-    legend.append(h('span', null, eng(Math.pow(10, lo)), bar, eng(Math.pow(10, hi))),
+    legend.append(h('span', null, scaleEnd(Math.pow(10, lo)), bar, scaleEnd(Math.pow(10, hi))),
       h('span', null, h('span', { class: 'swatch', style: { outline: '2px solid ' + FLAG_COLOR.exploding } }), 'exploding / non-finite'),
       h('span', null, h('span', { class: 'swatch', style: { outline: '2px solid ' + FLAG_COLOR.vanishing } }), 'vanishing'));
     // Global norm line, log y; flagged steps as red points.
