@@ -62,7 +62,12 @@ class DistCard {
       if (lines[4].length === 1) {
         const x0 = lines[4][0].x;
         for (const l of lines) { const y = l[0].y; l.splice(0, 1, { x: x0 - 0.4, y }, { x: x0 + 0.4, y }); }
-        xr = { min: Math.max(x0 - 4, Math.min(x0 - 1, -1)), max: x0 + 4 };
+        // On a step axis: the step in the middle, whole steps either side
+        // and no negative step labelled.
+        const fmt = xTickFormatter(mode);
+        xr = mode === 'step'
+          ? { min: x0 - 1, max: x0 + 1, ticks: { stepSize: 1, maxRotation: 0, callback: (v, i, t) => (v < 0 ? '' : fmt(v, i, t)) } }
+          : { min: x0 - 2, max: x0 + 2 };
       }
       const color = runColor(this.run);
       const n = BASIS_POINTS.length;
