@@ -5,6 +5,7 @@
  * sort per rank and per series would dominate the cost).
  */
 #include "analysis/ranks_internal.h"
+#include "base/select.h"
 
 #include <math.h>
 #include <string.h>
@@ -58,48 +59,11 @@ static void swapd(double *a, double *b)
     *b = t;
 }
 
-/* Puts the k-th smallest at a[k], smaller ones before, larger after
- * (Hoare-style quickselect, median-of-three pivot). */
-static void select_k(double *a, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (hi > lo) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < a[lo])
-            swapd(&a[mid], &a[lo]);
-        if (a[hi] < a[lo])
-            swapd(&a[hi], &a[lo]);
-        if (a[hi] < a[mid])
-            swapd(&a[hi], &a[mid]);
-        double pivot = a[mid];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (a[i] < pivot)
-                i++;
-            while (a[j] > pivot)
-                j--;
-            if (i <= j) {
-                swapd(&a[i], &a[j]);
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return;
-    }
-}
-
 /* The value of order statistic k (0-based) of a[0..n), given that
  * a[0..from) already holds the `from` smallest values. */
 static double order_stat(double *a, size_t n, size_t from, size_t k)
 {
-    select_k(a + from, n - from, k - from);
+    (void)tfb_select_kth(a + from, n - from, k - from);
     return a[k];
 }
 
@@ -165,7 +129,7 @@ static int bucket_quantiles(double *a, size_t n, const double *q,
             b++;
         size_t f = gather(a, n, lo, scale, b);
         size_t kb = k - cum[b];
-        select_k(a, f, kb);
+        (void)tfb_select_kth(a, f, kb);
         double x = a[kb];
         double frac = h - (double)k;
         if (frac > 0 && k + 1 < n) {

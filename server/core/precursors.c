@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/select.h"
 #include "core/precursors.h"
 #include "tfboard.h"
 
@@ -37,44 +38,6 @@ static void read_window(tfb_series *s, int64_t lo, int64_t at, window *w)
                                       w->value, w->index, WINDOW_MAX, NULL);
 }
 
-/* The median of d[0..n) (n >= 1; reordered): Hoare's selection, O(n). */
-static double median_select(double *d, size_t n)
-{
-    size_t k = n / 2, lo = 0, hi = n - 1;
-    while (lo < hi) {
-        double pivot = d[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (d[i] < pivot)
-                i++;
-            while (d[j] > pivot)
-                j--;
-            if (i <= j) {
-                double t = d[i];
-                d[i++] = d[j];
-                d[j] = t;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            break;
-    }
-    double upper = d[k];
-    if (n % 2)
-        return upper;
-    double lower = d[0]; /* the largest of d[0..k) after the selection */
-    for (size_t i = 1; i < k; i++)
-        if (d[i] > lower)
-            lower = d[i];
-    return (lower + upper) / 2;
-}
-
 /* The median of the finite values of w with step in [lo, hi) (the last
  * 256 of them); NaN when none. */
 static double baseline(const window *w, int64_t lo, int64_t hi)
@@ -86,7 +49,7 @@ static double baseline(const window *w, int64_t lo, int64_t hi)
             continue;
         buf[n++] = w->value[i];
     }
-    return n ? median_select(buf, n) : NAN;
+    return n ? tfb_median(buf, n) : NAN;
 }
 
 /* Growth of a series above GROWTH x its baseline up to step at (see the

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/select.h"
 #include "base/strtab.h"
 #include "core/run_status.h"
 #include "tfboard.h"
@@ -236,46 +237,6 @@ static int process_state(long pid)
 
 /* ---- the median interval ----------------------------------------------- */
 
-/* The median of d[0..n) (n >= 1; reordered): Hoare's selection, O(n)
- * expected (a sort of 256 intervals per run was most of a status). */
-static double median_select(double *d, size_t n)
-{
-    size_t k = n / 2, lo = 0, hi = n - 1;
-    while (lo < hi) {
-        double pivot = d[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (d[i] < pivot)
-                i++;
-            while (d[j] > pivot)
-                j--;
-            if (i <= j) {
-                double t = d[i];
-                d[i++] = d[j];
-                d[j] = t;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            break;
-    }
-    double upper = d[k];
-    if (n % 2)
-        return upper;
-    /* the lower middle is the largest of d[0..k) after the selection */
-    double lower = d[0];
-    for (size_t i = 1; i < k; i++)
-        if (d[i] > lower)
-            lower = d[i];
-    return (lower + upper) / 2;
-}
-
 /* Median seconds between the last 256 points of the run's longest scalar
  * series; NaN with fewer than 2 points. Decodes only those points. */
 static double median_interval(tfb_series *const *ser, size_t n)
@@ -312,7 +273,7 @@ static double median_interval(tfb_series *const *ser, size_t n)
         if (dt >= 0 && step[i] != step[i - 1])
             d[nd++] = dt;
     }
-    double iv = nd ? median_select(d, nd) : NAN;
+    double iv = nd ? tfb_median(d, nd) : NAN;
     pthread_mutex_lock(&g_mu);
     if ((e = entry_of(best)) != NULL) {
         e->interval = iv;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/select.h"
 #include "base/vec.h"
 #include "core/spike_detect.h"
 #include "tfboard.h"
@@ -44,53 +45,6 @@ const char *tfb_spike_state_name(tfb_spike_state s)
     }
 }
 
-/* The k-th smallest of v[0..n) (0-based), reordering v: Hoare's
- * selection, O(n) expected. */
-static double select_kth(double *v, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        double pivot = v[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (v[i] < pivot)
-                i++;
-            while (v[j] > pivot)
-                j--;
-            if (i <= j) {
-                double t = v[i];
-                v[i] = v[j];
-                v[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return v[k];
-    }
-    return v[k];
-}
-
-/* Median of v[0..n) (reordered). */
-static double median_of(double *v, size_t n)
-{
-    double hi = select_kth(v, n, n / 2);
-    if (n % 2)
-        return hi;
-    /* the lower middle is the largest of v[0..n/2) after the selection */
-    double lo = v[0];
-    for (size_t i = 1; i < n / 2; i++)
-        if (v[i] > lo)
-            lo = v[i];
-    return (lo + hi) / 2;
-}
-
 static void ring_put(double *ring, size_t *n, size_t *pos, double x)
 {
     ring[*pos] = x;
@@ -104,7 +58,7 @@ static double level_of(const tfb_spike_detector *d)
 {
     double t[TFB_SPIKE_WINDOW];
     memcpy(t, d->vals, d->n_vals * sizeof *t);
-    return median_of(t, d->n_vals);
+    return tfb_median(t, d->n_vals);
 }
 
 /* The k-th and (k+1)-th smallest (0-based; k + 1 < n) of v[0..n) when
@@ -153,7 +107,7 @@ static double median_near(const double *v, double *t, size_t n, double guess,
             return n % 2 ? a : (a + b) / 2;
     }
     memcpy(t, v, n * sizeof *t);
-    return median_of(t, n);
+    return tfb_median(t, n);
 }
 
 /* Works the baseline of the changes out from their window. The level is

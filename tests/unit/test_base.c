@@ -17,6 +17,7 @@
 #include "base/idxtab.h"
 #include "base/json_str.h"
 #include "base/natural.h"
+#include "base/select.h"
 #include "base/str.h"
 #include "base/strtab.h"
 #include "base/vec.h"
@@ -485,6 +486,45 @@ static void idxtab_find_add_remove(void **state)
     assert_null(t.slot);
 }
 
+/* base/select: every k of random, duplicate-heavy, sorted and reversed
+ * arrays against a sort; the median of odd and even sizes. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void select_and_median(void **state)
+{
+    (void)state;
+    double v[257], sorted[257], w[257];
+    unsigned r = 12345;
+    for (int shape = 0; shape < 4; shape++) {
+        for (size_t n = 1; n <= 257; n += (n < 20 ? 1 : 37)) {
+            for (size_t i = 0; i < n; i++) {
+                r = r * 1103515245u + 12345u;
+                v[i] = shape == 0 ? (double)(r >> 8)
+                     : shape == 1 ? (double)((r >> 8) % 5)
+                     : shape == 2 ? (double)i : (double)(n - i);
+            }
+            memcpy(sorted, v, n * sizeof *v);
+            qsort(sorted, n, sizeof *sorted, cmp_double);
+            for (size_t k = 0; k < n; k++) {
+                memcpy(w, v, n * sizeof *v);
+                assert_true(tfb_select_kth(w, n, k) == sorted[k]);
+                for (size_t j = 0; j < k; j++)
+                    assert_true(w[j] <= w[k]);
+                for (size_t j = k + 1; j < n; j++)
+                    assert_true(w[j] >= w[k]);
+            }
+            memcpy(w, v, n * sizeof *v);
+            double want = n % 2 ? sorted[n / 2]
+                                : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+            assert_true(tfb_median(w, n) == want);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +542,7 @@ int main(void)
         cmocka_unit_test(deadlines),
         cmocka_unit_test(natural_order),
         cmocka_unit_test(idxtab_find_add_remove),
+        cmocka_unit_test(select_and_median),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
