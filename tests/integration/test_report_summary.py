@@ -3,7 +3,8 @@
 
 Trains the examples the way examples/demo.sh does (the same flags; fewer
 steps): two healthy
-MLP runs and one that diverges (mlp_train --lr 5), an input-bound and a
+MLP runs and one that diverges (mlp_train --lr 5), a run with three loss
+spikes that recover (spiky_train), an input-bound and a
 balanced input pipeline (pipeline_train), and a 4-rank data-parallel job
 whose rank 2 computes 30 % slower (ddp_train). Then `tfboard report`:
 
@@ -63,6 +64,9 @@ def setup(logdir):
     p = ex("ddp_train", "--logdir", logdir, "--job", "ddp", "--ranks", "4", "--steps", "100",
            "--compute-ms", "8", "--slow-rank", "2", "--slow-factor", "1.3")
     assert p.returncode == 0, p.stderr
+    # three planted bad batches (steps 75, 157 and 224 at --steps 300)
+    p = ex("spiky_train", "--logdir", logdir, "--name", "spiky", "--steps", "300")
+    assert p.returncode == 0, p.stderr
     p = subprocess.run([TFBOARD, "report", "--logdir", logdir], capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -110,6 +114,13 @@ def test_first_screen_names_the_problems():
                 "ddp/rank-00000", "ddp/rank-00001", "ddp/rank-00002", "ddp/rank-00003"):
         assert run in per_run, (run, first)
     assert "diverged" in per_run["diverge"] and "input-bound" in per_run["input_bound"]
+    # Spikes that came back are a finding of their own, after the ones
+    # above; the diverged run's spike is its divergence, not listed twice.
+    assert (["spiky"], "loss spikes: 3 on loss (steps 75, 157, 224), all "
+            "recovered") in f, f
+    assert "loss spikes" in per_run["spiky"], per_run["spiky"]
+    assert not any("diverge" in runs and t.startswith("loss spikes")
+                   for runs, t in f), f
     # Status, then the headline scalar.
     assert re.search(r" ok +loss [\d.e+-]+$", per_run["lr0.1_seed1"]), per_run
     assert re.search(r" diverged +loss NaN$", per_run["diverge"]), per_run

@@ -394,6 +394,46 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     return 0;
 }
 
+/* The report's first screen: a run whose loss spiked and came back (or
+ * is still up) says so; a spike that ended in divergence is the health
+ * plugin's "diverged" finding already. Recovered spikes weigh 40, below an
+ * input-bound run; an open one 70. */
+static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
+                           void (*emit)(void *, double, const char *),
+                           void *user)
+{
+    (void)s;
+    (void)o;
+    tfb_alert_spike *v;
+    size_t n;
+    int rc = tfb_alert_spikes(r, &v, &n);
+    if (rc < 0)
+        return rc;
+    size_t open = 0, diverged = 0;
+    for (size_t i = 0; i < n; i++) {
+        open += v[i].spike.state == TFB_SPIKE_OPEN;
+        diverged += v[i].spike.state == TFB_SPIKE_DIVERGED;
+    }
+    if (n && !diverged) {
+        char steps[96] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < n && i < 3 && used < sizeof steps; i++)
+            used += (size_t)snprintf(steps + used, sizeof steps - used,
+                                     "%s%lld", i ? ", " : "",
+                                     (long long)v[i].spike.step);
+        char line[320];
+        snprintf(line, sizeof line,
+                 "loss spikes: %zu on %.100s (step%s %s%s), %s", n, v[0].tag,
+                 n > 1 ? "s" : "", steps, n > 3 ? ", ..." : "",
+                 open ? (open == n ? "not recovered yet" : "some not "
+                                                           "recovered yet")
+                      : (n > 1 ? "all recovered" : "recovered"));
+        emit(user, open ? 70.0 : 40.0, line);
+    }
+    free(v);
+    return 0;
+}
+
 static const tfb_plugin_route routes[] = {
     {"spikes", route_spikes},
     {"feed", route_feed},
@@ -408,6 +448,7 @@ const tfb_plugin tfb_plugin_alerts = {
     .n_routes = sizeof routes / sizeof routes[0],
     .report_text = report_text,
     .report_json = report_json,
+    .report_findings = report_findings,
     .options = options,
     .n_options = sizeof options / sizeof options[0],
     .check_options = check_options,
