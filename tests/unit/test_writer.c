@@ -397,20 +397,30 @@ static void wall_time_tracks_realtime(void **state)
     assert_int_equal(tfb_reader_open(&r, path), 0);
     tfb_event ev = {.size = sizeof ev};
     int i = 0;
+    double worst = 0;
     while (tfb_reader_next(r, &ev) == 1) {
         if (ev.kind != TFB_EVENT_SUMMARY)
             continue;
         if (i == N) /* the end-of-run record */
             break;
         assert_true(i < N);
-        /* 20 us of slack: the extrapolation error is far below it, and
-         * the double holds ~0.2 us at today's epoch seconds. */
-        if (!(ev.wall_time >= before[i] - 20e-6 && ev.wall_time <= after[i] + 20e-6))
+        /* 1 ms of slack, wallclock.h's bound: between anchors the TSC
+         * and the kernel's realtime can part by tens of microseconds on a
+         * loaded VM (CI saw 20.5 us; NTP may slew by up to 500 ppm of the
+         * 1 s between anchors), and the double holds ~0.2 us at today's
+         * epoch seconds. The figure is printed. */
+        double off = ev.wall_time < before[i] ? before[i] - ev.wall_time
+                   : ev.wall_time > after[i] ? ev.wall_time - after[i] : 0;
+        if (off > worst)
+            worst = off;
+        if (!(ev.wall_time >= before[i] - 1e-3 && ev.wall_time <= after[i] + 1e-3))
             fail_msg("step %d: wall %.7f not in [%.7f, %.7f]", i, ev.wall_time,
                      before[i], after[i]);
         i++;
     }
     assert_int_equal(i, N);
+    printf("wall time vs CLOCK_REALTIME: at most %.1f us outside the readings "
+           "around the call\n", worst * 1e6);
     tfb_reader_close(r);
     free(path);
     tu_rmtree(dir);
