@@ -344,11 +344,12 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
         free(ser);
     }
 
-    /* The end record counts when nothing came after it. Two reads of
-     * CLOCK_REALTIME on different CPUs of a VM can go back by a few
-     * hundred ns, so the writer's last scalar may carry a wall time a
-     * ULP or two after its own end record: a millisecond of slack, far
-     * less than a resumed writer needs to open a file and log again. */
+    /* The end record counts when nothing came after it. libtfboard stamps
+     * scalars through the TSC (collector/wallclock.h, within 1 ms of
+     * CLOCK_REALTIME) and the end record through clock_gettime, so the
+     * last scalar may carry a wall time a little after its own end record
+     * (2 ULP were seen): a millisecond of slack, far less than a resumed
+     * writer needs to open a file and log again. */
     tfb_plugin_record *rec;
     size_t nrec;
     if (tfb_run_records(r, TFB_RUN_END_PLUGIN, &rec, &nrec) < 0) {
