@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/media_index.h"
+#include "core/media_tags_json.h"
 #include "core/plugin.h"
 
 /* {run: {tag: {displayName, description, samples}}}, TensorBoard's shape;
@@ -24,39 +25,7 @@ static int route_tags(const tfb_http_req *req, tfb_http_resp *resp)
         return tfb_http_error(resp, 500, "out of memory");
     tfb_json j;
     tfb_json_init(&j);
-    tfb_json_object_begin(&j);
-    for (size_t i = 0; i < nr; i++) {
-        tfb_media_tag_info *t;
-        size_t nt;
-        if (tfb_media_tags(tfb_run_media(runs[i]), TFB_MEDIA_IMAGE, &t, &nt) < 0)
-            continue;
-        size_t shown = 0;
-        for (size_t k = 0; k < nt; k++) {
-            if (!t[k].count)
-                continue;
-            if (!shown++) {
-                tfb_json_key(&j, tfb_run_name(runs[i]));
-                tfb_json_object_begin(&j);
-            }
-            tfb_json_key(&j, t[k].tag);
-            tfb_json_object_begin(&j);
-            tfb_json_key(&j, "displayName");
-            tfb_json_str(&j, t[k].display[0] ? t[k].display : t[k].tag);
-            tfb_json_key(&j, "description");
-            tfb_json_str(&j, t[k].desc);
-            tfb_json_key(&j, "samples");
-            tfb_json_u64(&j, t[k].samples);
-            tfb_json_key(&j, "count");
-            tfb_json_u64(&j, t[k].count);
-            tfb_json_key(&j, "dropped");
-            tfb_json_u64(&j, t[k].dropped);
-            tfb_json_object_end(&j);
-        }
-        if (shown)
-            tfb_json_object_end(&j);
-        tfb_media_tag_infos_free(t, nt);
-    }
-    tfb_json_object_end(&j);
+    tfb_media_tags_json(&j, runs, nr, TFB_MEDIA_IMAGE, 1);
     free(runs);
     return tfb_http_json(resp, &j);
 }
