@@ -14,7 +14,13 @@ void *tfb_vec__grow(void *v, size_t *cap, size_t elem, size_t need)
     size_t max = SIZE_MAX / elem;
     if (need > max)
         return v;
+    /* 16 the first time, but no more than 4 KiB of large elements: a
+     * vector of 1 KiB records that mostly holds one or two (the alerts'
+     * conditions and kept precursors, one per run) would otherwise take
+     * 16 KiB each, and fresh memory costs page faults to first touch. */
     size_t nc = *cap ? *cap : 16;
+    if (!*cap && elem > 256)
+        nc = elem >= 4096 ? 1 : 4096 / elem;
     while (nc < need)
         nc = nc > max / 2 ? max : nc * 2;
     void *nv = realloc(v, nc * elem);

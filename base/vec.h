@@ -17,7 +17,8 @@
  * share a capacity, a tfb_array_resize'd array); byte strings are
  * base/buf.h's. tests/arch/check_growth.py fails on growth by hand.
  *
- * Growth doubles the capacity (16 elements the first time), so n pushes
+ * Growth doubles the capacity (16 elements the first time, or as many as
+ * fit in 4 KiB when an element is over 256 bytes), so n pushes
  * cost O(n) in all; need * sizeof overflowing size_t is refused, never
  * wrapped. On failure the vector is unchanged (v, n and cap as before).
  * The macros evaluate their vector argument more than once: pass a plain

@@ -210,13 +210,12 @@ int tfb_precursors_find(tfb_run *r, int64_t from, int64_t at, int k,
     int64_t lo = from - k;
     tfb_series **ser;
     size_t n;
-    window *w = malloc(sizeof *w);
-    if (!w)
+    /* 20 KiB on the stack: a heap block this size per call cost more
+     * than the search itself when many threads evaluate alerts (each
+     * thread's malloc arena grew and shrank around it). */
+    window wbuf, *w = &wbuf;
+    if (tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &n) < 0)
         return TFB_ENOMEM;
-    if (tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &n) < 0) {
-        free(w);
-        return TFB_ENOMEM;
-    }
     find_grad(ser, n, lo, at, p, w);
     for (size_t i = 0; i < n; i++) {
         const char *tag = tfb_series_tag(ser[i]);
@@ -226,7 +225,6 @@ int tfb_precursors_find(tfb_run *r, int64_t from, int64_t at, int k,
             find_stall(ser[i], lo, at, p, w);
     }
     free(ser);
-    free(w);
     for (int kind = 0; kind < TFB_SERIES_KIND_COUNT; kind++) {
         if (tfb_run_series(r, (tfb_series_kind)kind, &ser, &n) < 0)
             return TFB_ENOMEM;

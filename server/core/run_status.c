@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,26 +13,20 @@
 
 #include "base/select.h"
 #include "base/strtab.h"
+#include "core/loss_tags.h"
+#include "core/loss_watch.h"
 #include "core/run_status.h"
 #include "tfboard.h"
 
 /* Set once before the threads start (run_status.h). */
 static double g_stall_after = TFB_STALL_AFTER_DEFAULT;
-static regex_t g_loss_re;
-static int g_loss_re_set;
 
 int tfb_run_status_configure(double stall_after, const char *loss_regex)
 {
     if (!(stall_after > 0))
         return TFB_EINVAL;
-    regex_t re;
-    if (regcomp(&re, loss_regex ? loss_regex : TFB_LOSS_REGEX_DEFAULT,
-                REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0)
+    if (tfb_loss_tags_configure(loss_regex) < 0)
         return TFB_EINVAL;
-    if (g_loss_re_set)
-        regfree(&g_loss_re);
-    g_loss_re = re;
-    g_loss_re_set = 1;
     g_stall_after = stall_after;
     return 0;
 }
@@ -41,13 +34,6 @@ int tfb_run_status_configure(double stall_after, const char *loss_regex)
 double tfb_run_status_stall_after(void)
 {
     return g_stall_after;
-}
-
-int tfb_run_status_is_loss(const char *tag)
-{
-    if (!g_loss_re_set)
-        return strcasestr(tag, TFB_LOSS_REGEX_DEFAULT) != NULL;
-    return regexec(&g_loss_re, tag, 0, NULL, 0) == 0;
 }
 
 const char *tfb_run_state_name(tfb_run_state s)
@@ -60,19 +46,13 @@ const char *tfb_run_state_name(tfb_run_state s)
 /* Clock skew tolerated between a run's last event and its end record. */
 #define END_SLACK_S 1e-3
 
-/* ---- loss blow-up, extended as points arrive --------------------------
- * One entry per scalar series looked at, by "run\x1ftag" (names, not the
- * series pointer: another store's series at a freed address must not
- * inherit it): for a loss, the points already scanned, the first and
- * smallest positive values; for the longest series of a run, its median
- * interval at the count it was worked out for. A series never shrinks
- * except by a reset (file replaced): a count below the one scanned starts
- * it over. */
+/* ---- the median interval, kept per series -----------------------------
+ * One entry per series whose median interval was worked out, by
+ * "run\x1ftag" (names, not the series pointer: another store's series at
+ * a freed address must not inherit it), with the count it was worked out
+ * at: a status reads it again only when that series grew. */
 typedef struct series_entry {
     char *key;            /* owned; the table's key */
-    size_t scanned;
-    double first, min, last;
-    int64_t last_step;    /* step of the last point scanned */
     size_t interval_count;  /* points when `interval` was worked out; 0 */
     double interval;
 } series_entry;
@@ -103,7 +83,6 @@ static series_entry *entry_of(const tfb_series *s)
         free(e);
         return NULL;
     }
-    e->first = e->min = e->last = NAN;
     return e;
 }
 
@@ -121,70 +100,16 @@ void tfb_run_status_forget(void)
     pthread_mutex_unlock(&g_mu);
 }
 
-/* Takes n more points into e's blow-up scan. g_mu held. */
-static void scan(series_entry *e, const int64_t *st, const float *val,
-                 size_t n)
-{
-    if (!n)
-        return;
-    /* in locals: the loop runs over every point of every loss series */
-    double first = e->first, mn = e->min, last = e->last;
-    for (size_t i = 0; i < n; i++) {
-        float x = val[i];
-        if (!isfinite(x))
-            continue;
-        if (isnan(first))
-            first = x;
-        if (x > 0 && !(x >= mn))
-            mn = x;
-        last = x;
-    }
-    e->first = first;
-    e->min = mn;
-    e->last = last;
-    e->last_step = st[n - 1];
-    e->scanned += n;
-}
-
-void tfb_run_status_feed(const tfb_series *s, size_t from,
-                         const int64_t *step, const float *value, size_t n)
-{
-    pthread_mutex_lock(&g_mu);
-    series_entry *e = entry_of(s);
-    if (e && e->scanned == from)
-        scan(e, step, value, n);
-    pthread_mutex_unlock(&g_mu);
-}
-
-/* 1 when the loss series blew up (run_status.h), its last step in *step.
- * Reads only the points that arrived since the last call (by ranges of
- * the store's blocks, no pin of the whole series). */
+/* 1 when the loss series s blew up (loss_watch.h), its step in *step:
+ * the store's watch has taken every point as it loaded, so nothing is
+ * decoded here. */
 static int blew_up(tfb_series *s, int64_t *step)
 {
-    enum { CHUNK = 256 };
-    int64_t st[CHUNK];
-    float val[CHUNK];
-    pthread_mutex_lock(&g_mu);
-    series_entry *e = entry_of(s);
-    int up = 0;
-    if (e) {
-        size_t count = tfb_series_count(s);
-        if (count < e->scanned) {
-            e->scanned = 0;
-            e->first = e->min = e->last = NAN;
-            e->last_step = 0;
-        }
-        size_t got;
-        while (e->scanned < count &&
-               (got = tfb_series_scalar_range(s, e->scanned, CHUNK, st, NULL,
-                                              val, NULL)) > 0)
-            scan(e, st, val, got);
-        up = e->first > 0 && e->min > 0 && e->last > 10 * e->first &&
-             e->last > 100 * e->min;
-        if (up && e->scanned)
-            *step = e->last_step;
-    }
-    pthread_mutex_unlock(&g_mu);
+    tfb_loss_watch w;
+    if (tfb_series_loss_watch(s, &w) < 0)
+        return 0;
+    int up = tfb_loss_watch_blew_up(&w, step);
+    tfb_loss_watch_free(&w);
     return up;
 }
 
@@ -295,7 +220,10 @@ static void note_diverged(tfb_run_status *st, int64_t step, const char *tag,
     st->diverged_why = why;
 }
 
-int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
+/* The status; the median interval worked out always (need_interval)
+ * or only when it decides the state. */
+static int status_of(tfb_run *r, double now, int need_interval,
+                     tfb_run_status *st)
 {
     memset(st, 0, sizeof *st);
     /* A directory of trace files only: no writer to judge. */
@@ -315,13 +243,14 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
 
     /* diverged: non-finite values in any series (earliest first), or a
      * loss that blew up. */
-    tfb_series **ser;
-    size_t ns;
+    tfb_series **ser, **scalars = NULL;
+    size_t ns, n_scalars = 0;
     for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
         if (k == TFB_SERIES_TEXT)
             continue;
         if (tfb_run_series(r, (tfb_series_kind)k, &ser, &ns) < 0) {
             tfb_file_infos_free(fi, fi_n);
+            free(scalars);
             return TFB_ENOMEM;
         }
         for (size_t i = 0; i < ns; i++) {
@@ -334,12 +263,13 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
         if (k == TFB_SERIES_SCALAR) {
             for (size_t i = 0; i < ns; i++) {
                 int64_t step = 0;
-                if (tfb_run_status_is_loss(tfb_series_tag(ser[i])) &&
-                    blew_up(ser[i], &step))
+                if (blew_up(ser[i], &step))
                     note_diverged(st, step, tfb_series_tag(ser[i]),
                                   "loss blow-up");
             }
-            st->step_interval = median_interval(ser, ns);
+            scalars = ser; /* for the median interval, below */
+            n_scalars = ns;
+            continue;
         }
         free(ser);
     }
@@ -354,6 +284,7 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
     size_t nrec;
     if (tfb_run_records(r, TFB_RUN_END_PLUGIN, &rec, &nrec) < 0) {
         tfb_file_infos_free(fi, fi_n);
+        free(scalars);
         return TFB_ENOMEM;
     }
     for (size_t i = 0; i < nrec; i++) {
@@ -374,6 +305,13 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
     if (!st->ended)
         st->process = process_state(st->pid);
 
+    /* The median interval matters to the state only when the run has
+     * been idle past the floor and nothing else decided it (the
+     * threshold is never below the floor). */
+    if (need_interval || (!st->diverged_why && !st->ended &&
+                          st->process != 0 && st->idle_s > g_stall_after))
+        st->step_interval = median_interval(scalars, n_scalars);
+    free(scalars);
     st->stall_after = g_stall_after;
     if (st->step_interval * 20 > st->stall_after)
         st->stall_after = st->step_interval * 20;
@@ -389,4 +327,14 @@ int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
     else
         st->state = TFB_RUN_RUNNING;
     return 0;
+}
+
+int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *st)
+{
+    return status_of(r, now, 1, st);
+}
+
+int tfb_run_status_judge(tfb_run *r, double now, tfb_run_status *st)
+{
+    return status_of(r, now, 0, st);
 }

@@ -8,9 +8,9 @@
  *  - diverged: some series of the run held a NaN/Inf (the non-finite
  *    statistics the store keeps per series at ingestion, the same the
  *    health dashboard reports: the earliest first point is the step), or
- *    a loss blew up: the last value of a loss series (tag matching the
- *    loss regex) is above 10 x its first value and 100 x its smallest
- *    value, both positive;
+ *    a loss blew up: the last value of a loss series (core/loss_tags.h)
+ *    is above 10 x its first value and 100 x its smallest positive
+ *    value, both positive (core/loss_watch.h);
  *  - finished: the run's last event is the end-of-run record that
  *    tfb_writer_close writes (collector/run_end.h), with its reason;
  *  - crashed: no end record, and the process that wrote the run's newest
@@ -24,11 +24,11 @@
  * A pid can be reused by another process: then a crashed writer reads as
  * stalled, never the reverse.
  *
- * Cost: O(number of series), no pin: the non-finite statistics are read
- * as they are, the median interval is worked out (from 256 points of one
- * series) only when that series grew, and the blow-up rule reads each
- * point of a loss series once (the result is kept per series, by run and
- * tag name, and extended as points arrive).
+ * Cost: O(number of series), no pin, no decode but the median interval's:
+ * the non-finite statistics are read as they are, the blow-up rule reads
+ * the loss watch the store feeds as it loads, and the median interval is
+ * worked out (from 256 points of one series) only when that series grew
+ * (kept per series, by run and tag name).
  *
  * Thread-safety: tfb_run_status_get is reentrant. tfb_run_status_configure
  * is called once, before any thread reads the settings.
@@ -39,6 +39,7 @@
 #include <stdint.h>
 
 #include "collector/run_end.h"
+#include "core/loss_tags.h"
 #include "core/store.h"
 
 typedef enum tfb_run_state {
@@ -51,7 +52,6 @@ typedef enum tfb_run_state {
 } tfb_run_state;
 
 #define TFB_STALL_AFTER_DEFAULT 300.0
-#define TFB_LOSS_REGEX_DEFAULT "loss"
 
 typedef struct tfb_run_status {
     tfb_run_state state;
@@ -73,29 +73,27 @@ typedef struct tfb_run_status {
 } tfb_run_status;
 
 /* Sets the floor of the stall threshold (seconds, > 0) and the loss tag
- * regex (POSIX extended, case-insensitive, unanchored; copied). Returns 0
- * or TFB_EINVAL (a regex that does not compile). */
+ * regex (tfb_loss_tags_configure: NULL the default, "" none). Call it
+ * before any store is created. Returns 0 or TFB_EINVAL (a threshold out
+ * of range or a regex that does not compile). */
 int tfb_run_status_configure(double stall_after, const char *loss_regex);
 double tfb_run_status_stall_after(void);
-/* 1 when tag is a loss by the configured regex. */
-int tfb_run_status_is_loss(const char *tag);
 
 /* The status of r at wall time now (seconds since the epoch). Returns 0,
  * TFB_ENOENT for a run without event files (a directory of trace files
  * only: no writer whose state could be told), or TFB_ENOMEM. */
 int tfb_run_status_get(tfb_run *r, double now, tfb_run_status *out);
 
-/* Points [from, from + n) of the loss series s that a caller decoded
- * anyway (the alerts' spike detector reads each new point once): the
- * blow-up scan takes them when it has read exactly up to `from`, and
- * ignores them otherwise, so the next status decodes none of them again.
- * Thread-safe. */
-void tfb_run_status_feed(const tfb_series *s, size_t from,
-                         const int64_t *step, const float *value, size_t n);
+/* As tfb_run_status_get, but the median interval is worked out only when
+ * it decides the state (the run idle past --stall_after, not diverged,
+ * ended or crashed); step_interval is NaN otherwise, and stall_after the
+ * floor. For callers that need the state alone on every pass (the
+ * alerts' evaluation of every run). */
+int tfb_run_status_judge(tfb_run *r, double now, tfb_run_status *out);
 
-/* Frees what the status keeps per series between calls (the blow-up
- * scan, the median interval): benchmarks and tests that start over. Not
- * concurrent with tfb_run_status_get. */
+/* Frees what the status keeps per series between calls (the median
+ * interval): benchmarks and tests that start over. Not concurrent with
+ * tfb_run_status_get. */
 void tfb_run_status_forget(void);
 
 /* "running", "finished", ... */

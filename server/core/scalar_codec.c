@@ -163,6 +163,15 @@ static const uint8_t *get_ints(const uint8_t *p, int form, uint64_t first,
     return p;
 }
 
+/* Past n varints without decoding them: each ends at its one byte with
+ * the top bit clear. */
+static const uint8_t *skip_varints(const uint8_t *p, size_t n)
+{
+    while (n)
+        n -= !(*p++ & 0x80);
+    return p;
+}
+
 size_t tfb_scalar_block_encode(uint8_t *out, const int64_t *step,
                                const double *wall, const double *value,
                                size_t n)
@@ -173,20 +182,6 @@ size_t tfb_scalar_block_encode(uint8_t *out, const int64_t *step,
     uint8_t *p = body;
     uint8_t *form = p++;
     int step_form = put_ints(&p, step, n, 1);
-
-    int64_t k[TFB_SCALAR_BLOCK];
-    int e;
-    int wall_form = WALL_RAW;
-    if (wall_ticks(wall, n, k, &e)) {
-        memcpy(p, &wall[0], 8);
-        p += 8;
-        p = put_varint(p, zz((uint64_t)(int64_t)e));
-        wall_form = put_ints(&p, k, n, 0) == STEP_STRIDE ? WALL_TICK_STRIDE
-                                                         : WALL_TICK_DELTA;
-    } else {
-        memcpy(p, wall, n * 8);
-        p += n * 8;
-    }
 
     int value_form = VALUE_F32;
     for (size_t i = 0; i < n; i++) {
@@ -204,6 +199,20 @@ size_t tfb_scalar_block_encode(uint8_t *out, const int64_t *step,
         }
     } else {
         memcpy(p, value, n * 8);
+        p += n * 8;
+    }
+
+    int64_t k[TFB_SCALAR_BLOCK];
+    int e;
+    int wall_form = WALL_RAW;
+    if (wall_ticks(wall, n, k, &e)) {
+        memcpy(p, &wall[0], 8);
+        p += 8;
+        p = put_varint(p, zz((uint64_t)(int64_t)e));
+        wall_form = put_ints(&p, k, n, 0) == STEP_STRIDE ? WALL_TICK_STRIDE
+                                                         : WALL_TICK_DELTA;
+    } else {
+        memcpy(p, wall, n * 8);
         p += n * 8;
     }
     *form = (uint8_t)(step_form | wall_form << 1 | value_form << 3);
@@ -249,6 +258,16 @@ int tfb_scalar_block_step_span(const uint8_t *p, int64_t *lo, int64_t *hi)
     return 1;
 }
 
+int64_t tfb_scalar_block_first_step(const uint8_t *p)
+{
+    uint64_t n64, len, first;
+    p = get_varint(p, &n64);
+    p = get_varint(p, &len);
+    p++; /* form */
+    (void)get_varint(p, &first);
+    return (int64_t)unzz(first);
+}
+
 size_t tfb_scalar_block_steps(const uint8_t *p, int64_t *step)
 {
     uint64_t n64, len, first;
@@ -260,6 +279,32 @@ size_t tfb_scalar_block_steps(const uint8_t *p, int64_t *step)
     return (size_t)n64;
 }
 
+size_t tfb_scalar_block_values(const uint8_t *p, size_t from, size_t n,
+                               float *out)
+{
+    uint64_t n64, len, first;
+    p = get_varint(p, &n64);
+    p = get_varint(p, &len);
+    int form = *p++;
+    if (from >= n64)
+        return 0;
+    if (n > n64 - from)
+        n = (size_t)(n64 - from);
+    p = get_varint(p, &first);
+    p = (form & 1) == STEP_STRIDE ? skip_varints(p, 1)
+                                  : skip_varints(p, n64 > 1 ? n64 - 1 : 0);
+    if (((form >> 3) & 1) == VALUE_F32) {
+        memcpy(out, p + from * 4, n * 4);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            double d;
+            memcpy(&d, p + (from + i) * 8, 8);
+            out[i] = (float)d;
+        }
+    }
+    return n;
+}
+
 const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
                                        double *wall, float *value32,
                                        double *value64)
@@ -267,18 +312,47 @@ const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
     uint64_t n64, len, first;
     p = get_varint(p, &n64);
     p = get_varint(p, &len);
+    const uint8_t *end = p + len;
     size_t n = (size_t)n64;
     int form = *p++;
     int step_form = form & 1, wall_form = (form >> 1) & 3,
         value_form = (form >> 3) & 1;
 
     p = get_varint(p, &first);
-    p = get_ints(p, step_form, unzz(first), step, n);
+    if (step || step_form == STEP_STRIDE)
+        p = get_ints(p, step_form, unzz(first), step, n);
+    else /* deltas nobody asked for: found, not decoded */
+        p = skip_varints(p, n > 1 ? n - 1 : 0);
+    if (!wall && !value32 && !value64)
+        return end;
 
-    if (wall_form == WALL_RAW) {
-        if (wall)
-            memcpy(wall, p, n * 8);
+    if (value_form == VALUE_F32) {
+        if (value32)
+            memcpy(value32, p, n * 4);
+        if (value64)
+            for (size_t i = 0; i < n; i++) {
+                float f;
+                memcpy(&f, p + i * 4, 4);
+                value64[i] = f;
+            }
+        p += n * 4;
+    } else {
+        if (value64)
+            memcpy(value64, p, n * 8);
+        if (value32)
+            for (size_t i = 0; i < n; i++) {
+                double d;
+                memcpy(&d, p + i * 8, 8);
+                value32[i] = (float)d;
+            }
         p += n * 8;
+    }
+    /* the walls last: only the charts read them, and skipping the
+     * values before them is one addition */
+    if (!wall)
+        return end;
+    if (wall_form == WALL_RAW) {
+        memcpy(wall, p, n * 8);
     } else {
         double w0;
         uint64_t ez;
@@ -287,34 +361,11 @@ const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
         p = get_varint(p, &ez);
         double unit = pow2((int)(int64_t)unzz(ez));
         int64_t k[TFB_SCALAR_BLOCK];
-        p = get_ints(p, wall_form == WALL_TICK_STRIDE ? STEP_STRIDE
-                                                      : STEP_DELTA,
-                     0, k, n);
-        if (wall)
-            for (size_t i = 0; i < n; i++)
-                wall[i] = w0 + (double)k[i] * unit;
+        (void)get_ints(p, wall_form == WALL_TICK_STRIDE ? STEP_STRIDE
+                                                        : STEP_DELTA,
+                       0, k, n);
+        for (size_t i = 0; i < n; i++)
+            wall[i] = w0 + (double)k[i] * unit;
     }
-
-    if (value_form == VALUE_F32) {
-        for (size_t i = 0; i < n; i++) {
-            float f;
-            memcpy(&f, p + i * 4, 4);
-            if (value32)
-                value32[i] = f;
-            if (value64)
-                value64[i] = f;
-        }
-        p += n * 4;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            double d;
-            memcpy(&d, p + i * 8, 8);
-            if (value32)
-                value32[i] = (float)d;
-            if (value64)
-                value64[i] = d;
-        }
-        p += n * 8;
-    }
-    return p;
+    return end;
 }

@@ -16,11 +16,17 @@
  *   values)
  *   steps  STRIDE: zz step0, zz stride            step_i = step0 + i*stride
  *          DELTA:  zz step0, n-1 x zz (step_i - step_i-1)
+ *   values F32: n x 4 bytes (every value was a float widened exactly);
+ *          F64: n x 8 bytes
  *   walls  TICK_STRIDE / TICK_DELTA: 8 bytes wall0, zz e, then as steps
  *          for the ticks k_i (k_0 = 0): wall_i = wall0 + k_i * 2^e;
  *          RAW: n x 8 bytes
- *   values F32: n x 4 bytes (every value was a float widened exactly);
- *          F64: n x 8 bytes
+ * The columns are in the order of how often they are read: the steps by
+ * the header (a stride's span is read in its cache line, to skip blocks
+ * by step), the values right after them (the alert rules, precursors and
+ * medians read nothing else, and never walk the walls' varints), the
+ * walls last (only the charts read them; the values before them have a
+ * fixed width to skip).
  * A regular series (constant step stride, evenly spaced walls, float32
  * values) costs 4 bytes a point plus a header of under 40 bytes a block;
  * walls written by a clock cost a 2-4 byte varint each (ticks of the
@@ -57,11 +63,20 @@ const uint8_t *tfb_scalar_block_next(const uint8_t *p);
  * int64; else 0 (decode the steps to know). */
 int tfb_scalar_block_step_span(const uint8_t *p, int64_t *lo, int64_t *hi);
 
+/* The step of the first point of the block at p (from its header). */
+int64_t tfb_scalar_block_first_step(const uint8_t *p);
+
 /* Decodes only the steps of the block at p into step (room for its
  * count), not looking at its walls and values: a reader that picks points
  * by step skips the blocks outside its range for this. Returns the
  * count. */
 size_t tfb_scalar_block_steps(const uint8_t *p, int64_t *step);
+
+/* Values [from, from + n) of the block at p, rounded to float, into out
+ * (the values sit at a known offset: nothing else is decoded). Returns
+ * how many (fewer at the block's end; 0 past it). */
+size_t tfb_scalar_block_values(const uint8_t *p, size_t from, size_t n,
+                               float *out);
 
 /* Decodes the block at p into the arrays (each with room for its count;
  * any of them may be NULL to skip that column; value32 gets each value

@@ -12,6 +12,9 @@
  * (and re-encoding a short last block) is done outside the lock, and only
  * the copy into the block arena and the new counts take the write lock.
  * A scalar reader decodes under the read lock and drops it at once.
+ * A loss series' watch (core/loss_watch.h) is fed each sealed block under
+ * the same write lock (a few microseconds a block), so a reader's
+ * snapshot of it always matches the sealed points.
  */
 #include "core/store.h"
 
@@ -23,6 +26,8 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "core/loss_tags.h"
+#include "core/loss_watch.h"
 #include "core/media_index.h"
 #include "core/scalar_codec.h"
 #include "base/str.h"
@@ -47,13 +52,23 @@ struct tfb_series {
          * last_off and holds last_n points (fewer than a block after a
          * trim: the next seal re-encodes it with the new points). The
          * points after them wait raw in the tail (t_n of t_cap, at most a
-         * block). */
+         * block). Every block but the last holds TFB_SCALAR_BLOCK points,
+         * so point i is in block i / TFB_SCALAR_BLOCK, which starts at
+         * byte boff.v[i / TFB_SCALAR_BLOCK]: a read from the middle of a
+         * long series goes straight to its block. `unsorted` is set once
+         * a step comes below the one before it (last_step); while it is
+         * clear the blocks are in step order and a read by steps finds
+         * its first block by bisection. */
         struct {
             uint8_t *enc;
             size_t enc_len, enc_cap, sealed, last_off;
             uint32_t last_n, t_n, t_cap;
             int64_t *t_step;
             double *t_wall, *t_value;
+            TFB_VEC(size_t) boff;
+            int64_t last_step;  /* loader only */
+            int pend_unsorted;  /* loader only; into unsorted at a seal */
+            int unsorted;       /* the sealed points; under the lock */
         };
         /* the other kinds: arrays of cap points */
         struct {
@@ -70,6 +85,9 @@ struct tfb_series {
     };
     atomic_flag nf_lock;       /* guards nf; held for a few stores */
     tfb_nonfinite_stats *nf;   /* NULL until a non-finite point */
+    /* SCALAR whose tag is a loss: fed the sealed points (under lock);
+     * NULL otherwise */
+    tfb_loss_watch *watch;
 };
 
 /* A run's note: its key and text (tfb_run_set_note). */
@@ -148,6 +166,7 @@ static void series_free(tfb_series *se)
 {
     free(se->tag);
     if (se->kind == TFB_SERIES_SCALAR) {
+        tfb_vec_free(&se->boff);
         free(se->enc);
         free(se->t_step);
         free(se->t_wall);
@@ -163,6 +182,10 @@ static void series_free(tfb_series *se)
         free(se->numerics);
     }
     free(se->nf);
+    if (se->watch) {
+        tfb_loss_watch_free(se->watch);
+        free(se->watch);
+    }
     pthread_rwlock_destroy(&se->lock);
     free(se);
 }
@@ -527,6 +550,11 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
         series_free(se);
         goto fail;
     }
+    /* A loss is watched from its first point; without memory for the
+     * watch the series still loads (its spikes go unseen). */
+    if (kind == TFB_SERIES_SCALAR && tfb_loss_tag(tag, tag_len) &&
+        (se->watch = malloc(sizeof *se->watch)) != NULL)
+        tfb_loss_watch_init(se->watch);
     if (tfb_vec_need(&r->series[kind], r->series[kind].n + 1) < 0 ||
         tfb_strtab_put_h(&r->series_idx[kind], se->tag, tag_len, h, se) < 0) {
         series_free(se);
@@ -662,6 +690,12 @@ void tfb_run_reset(tfb_run *r)
                 se->enc_len = se->sealed = se->last_off = 0;
                 se->last_n = se->t_n = 0;
                 se->has_f64 = 0;
+                se->boff.n = 0;
+                se->unsorted = se->pend_unsorted = 0;
+                if (se->watch) {
+                    tfb_loss_watch_free(se->watch);
+                    tfb_loss_watch_init(se->watch);
+                }
             } else {
                 se->buckets.n = 0;
                 se->text_data.n = 0;
@@ -866,11 +900,59 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
     int64_t bstep[TFB_SCALAR_BLOCK];
     float bval[TFB_SCALAR_BLOCK];
     int full = 0;
+    /* Steps in order: the blocks before the last one that starts below
+     * lo hold only steps below lo, so the scan starts there (found by
+     * bisection: a window near the end of a long run reads a few block
+     * headers, not all of them) and stops at the first block that starts
+     * above hi. */
+    size_t nb = s->boff.n, stop_hi = !s->unsorted;
+    if (!s->unsorted && nb > 1) {
+        size_t a = 0, b = nb; /* the answer is in [a, b) */
+        while (b - a > 1) {
+            size_t mid = a + (b - a) / 2;
+            if (tfb_scalar_block_first_step(s->enc + s->boff.v[mid]) < lo)
+                a = mid;
+            else
+                b = mid;
+        }
+        at = a * TFB_SCALAR_BLOCK;
+        p = s->enc + s->boff.v[a];
+    }
     while (at < s->sealed && !full) {
         size_t m = tfb_scalar_block_count(p);
+        if (stop_hi && tfb_scalar_block_first_step(p) > hi)
+            break;
         int64_t blo, bhi;
-        if (tfb_scalar_block_step_span(p, &blo, &bhi) &&
-            (bhi < lo || blo > hi)) { /* a stride wholly outside */
+        int span = tfb_scalar_block_step_span(p, &blo, &bhi);
+        if (span && (bhi < lo || blo > hi)) { /* a stride wholly outside */
+            p = tfb_scalar_block_next(p);
+            at += m;
+            continue;
+        }
+        if (span && m > 1 && bhi > blo &&
+            tfb_scalar_block_first_step(p) == blo) {
+            /* A rising stride: the points inside are a range of indexes
+             * worked out from it, and only their values are read. The
+             * span fits an int64 (step_span checked), so its unsigned
+             * differences are exact. */
+            uint64_t d = ((uint64_t)bhi - (uint64_t)blo) / (m - 1);
+            int64_t a = lo > blo ? lo : blo, b = hi < bhi ? hi : bhi;
+            uint64_t oa = (uint64_t)a - (uint64_t)blo,
+                     ob = (uint64_t)b - (uint64_t)blo;
+            size_t i0 = (size_t)(oa / d + (oa % d != 0));
+            size_t i1 = (size_t)(ob / d);
+            size_t k = i1 >= i0 ? i1 - i0 + 1 : 0;
+            if (k > cap - n) {
+                k = cap - n;
+                full = 1;
+            }
+            k = tfb_scalar_block_values(p, i0, k, value + n);
+            for (size_t i = 0; i < k; i++) {
+                step[n + i] = (int64_t)((uint64_t)blo + (i0 + i) * d);
+                if (index)
+                    index[n + i] = at + i0 + i;
+            }
+            n += k;
             p = tfb_scalar_block_next(p);
             at += m;
             continue;
@@ -932,8 +1014,15 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
     }
     if (n > count - from)
         n = count - from;
-    size_t done = 0, at = 0; /* at: index of the block's first point */
+    /* at: index of the block's first point; straight to from's block */
+    size_t done = 0, at = 0;
     const uint8_t *p = s->enc;
+    if (from < s->sealed) {
+        at = from / TFB_SCALAR_BLOCK * TFB_SCALAR_BLOCK;
+        p = s->enc + s->boff.v[from / TFB_SCALAR_BLOCK];
+    } else {
+        at = s->sealed;
+    }
     int64_t bstep[TFB_SCALAR_BLOCK];
     double bwall[TFB_SCALAR_BLOCK], bv64[TFB_SCALAR_BLOCK];
     float bv32[TFB_SCALAR_BLOCK];
@@ -977,6 +1066,25 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
     return n;
 }
 
+int tfb_series_loss_watch(tfb_series *s, tfb_loss_watch *out)
+{
+    if (s->kind != TFB_SERIES_SCALAR || !s->watch)
+        return TFB_ENOENT;
+    int64_t step[TFB_SCALAR_BLOCK];
+    double value[TFB_SCALAR_BLOCK];
+    pthread_rwlock_rdlock(&s->lock);
+    size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
+    size_t tail = count - s->sealed; /* at most a block */
+    memcpy(step, s->t_step, tail * sizeof *step);
+    memcpy(value, s->t_value, tail * sizeof *value);
+    int rc = tfb_loss_watch_copy(out, s->watch);
+    pthread_rwlock_unlock(&s->lock);
+    /* the points not sealed yet, into the copy only */
+    if (rc == 0 && (rc = tfb_loss_watch_push(out, step, value, tail)) < 0)
+        tfb_loss_watch_free(out);
+    return rc;
+}
+
 size_t tfb_series_bytes(const tfb_series *cs)
 {
     tfb_series *s = (tfb_series *)cs;
@@ -986,7 +1094,8 @@ size_t tfb_series_bytes(const tfb_series *cs)
     case TFB_SERIES_SCALAR:
         b = s->enc_cap + (size_t)s->t_cap * (sizeof *s->t_step +
                                              sizeof *s->t_wall +
-                                             sizeof *s->t_value);
+                                             sizeof *s->t_value) +
+            s->boff.cap * sizeof *s->boff.v;
         break;
     case TFB_SERIES_HISTOGRAM:
         b = s->cap * sizeof *s->hist +
@@ -1079,14 +1188,22 @@ static int seal_tail(tfb_series *s)
     memcpy(step + m, s->t_step, n * sizeof *step);
     memcpy(wall + m, s->t_wall, n * sizeof *wall);
     memcpy(value + m, s->t_value, n * sizeof *value);
-    size_t total = m + n, len = 0, last_off = 0, last_n = 0;
+    size_t total = m + n, len = 0, last_off = 0, last_n = 0, nb = 0;
+    size_t boffs[2];
     for (size_t i = 0; i < total; i += last_n) {
         last_n = total - i < TFB_SCALAR_BLOCK ? total - i : TFB_SCALAR_BLOCK;
         last_off = len;
+        boffs[nb++] = off + len;
         len += tfb_scalar_block_encode(buf + len, step + i, wall + i,
                                        value + i, last_n);
     }
+    /* the re-encoded short block (m points) is the last one indexed */
+    size_t first_block = s->sealed / TFB_SCALAR_BLOCK;
     pthread_rwlock_wrlock(&s->lock);
+    if (tfb_vec_need(&s->boff, first_block + nb) < 0) {
+        pthread_rwlock_unlock(&s->lock);
+        return TFB_ENOMEM;
+    }
     if (off + len > s->enc_cap) {
         size_t nc = s->enc_cap + s->enc_cap / 2;
         if (nc < off + len)
@@ -1103,6 +1220,11 @@ static int seal_tail(tfb_series *s)
     s->last_n = (uint32_t)last_n;
     s->sealed += n;
     s->t_n = 0;
+    memcpy(s->boff.v + first_block, boffs, nb * sizeof *boffs);
+    s->boff.n = first_block + nb;
+    s->unsorted |= s->pend_unsorted;
+    if (s->watch) /* the tail's points, raw: nothing to decode */
+        (void)tfb_loss_watch_push(s->watch, step + m, value + m, n);
     pthread_rwlock_unlock(&s->lock);
     return 0;
 }
@@ -1148,6 +1270,7 @@ static void trim_scalar(tfb_series *s)
             s->enc_cap = s->enc_len;
         }
     }
+    tfb_vec_trim(&s->boff);
     free(s->t_step);
     free(s->t_wall);
     free(s->t_value);
@@ -1217,6 +1340,9 @@ int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
     double back = f;
     if (memcmp(&back, &value, sizeof value) != 0)
         atomic_store_explicit(&s->has_f64, 1, memory_order_relaxed);
+    if (n && step < s->last_step)
+        s->pend_unsorted = 1;
+    s->last_step = step;
     s->t_step[s->t_n] = step;
     s->t_wall[s->t_n] = wall;
     s->t_value[s->t_n] = value;

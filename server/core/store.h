@@ -54,6 +54,11 @@
  * a live run still ends up in full blocks. The view's `value` is each
  * value rounded to float, as TensorBoard's scalar dashboard shows it
  * (and as before); `value64` has the exact doubles when any differs.
+ * Every block but the last is full, and an index of their offsets (8
+ * bytes a block) takes a read from point i straight to block i / 256; a
+ * series whose steps never went back is read by steps by bisecting the
+ * blocks. A loss series (core/loss_tags.h) also keeps its loss watch
+ * (core/loss_watch.h, about 1.7 KiB), fed each block as it is sealed.
  * tfb_series_bytes() counts what a series holds; a sweep's series also
  * pays ~450 bytes of struct, names and index (kept small for 100,000
  * series).
@@ -276,6 +281,17 @@ size_t tfb_series_count(const tfb_series *s);
  * series of every run on each evaluation (the run status, the
  * precursors). */
 void tfb_series_nonfinite(tfb_series *s, tfb_nonfinite_stats *out);
+
+/* A snapshot of the loss watch of a scalar series whose tag is a loss
+ * (core/loss_tags.h): its spike detector and blow-up scan over every
+ * point the series holds now. The store feeds the watch as the loader
+ * seals blocks; the snapshot adds the points still in the tail to its
+ * copy. Costs a copy of the watch (about 1.7 KiB) and at most a block of
+ * detector steps; no decode. Returns 0 (release *out with
+ * tfb_loss_watch_free), TFB_ENOENT (not a watched series; *out
+ * untouched) or TFB_ENOMEM. */
+struct tfb_loss_watch;
+int tfb_series_loss_watch(tfb_series *s, struct tfb_loss_watch *out);
 
 /* Bytes the series holds for its points: the capacity of its arrays
  * (for scalars the encoded blocks and the raw tail), not its struct and

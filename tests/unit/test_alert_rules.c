@@ -93,12 +93,63 @@ static void streaks(void **st)
     assert_false(s.holds);
 }
 
+/* tfb_rule_feed_n leaves the state that point-by-point feeds leave, for
+ * batches of any size, on values that cross the limit often, sit on it,
+ * and are NaN. */
+static void batches_equal_points(void **st)
+{
+    (void)st;
+    const char *rules[] = {"loss>5 for 20 steps", "acc<0.5 after 300 steps",
+                           "x>0"};
+    enum { N = 3000 };
+    static int64_t step[N];
+    static float val[N];
+    uint64_t x = 12345;
+    for (int i = 0; i < N; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        step[i] = i * 2;
+        val[i] = (float)((x >> 40) % 1000) / 100.0f; /* 0 .. 10 */
+        if (i % 97 == 0)
+            val[i] = 0.0f / 0.0f;
+        if (i % 89 == 0)
+            val[i] = 5.0f;
+        if (i > 1000 && i < 1100)
+            val[i] = 9.0f; /* a long streak */
+    }
+    for (size_t q = 0; q < 3; q++) {
+        tfb_alert_rule r;
+        char err[256];
+        assert_int_equal(tfb_alert_rule_parse(rules[q], &r, err, sizeof err),
+                         0);
+        const size_t batch[] = {1, 7, 256, N};
+        for (size_t b = 0; b < 4; b++) {
+            tfb_rule_state one, many;
+            memset(&one, 0, sizeof one);
+            memset(&many, 0, sizeof many);
+            for (size_t at = 0; at < N; at += batch[b]) {
+                size_t k = N - at < batch[b] ? N - at : batch[b];
+                for (size_t i = at; i < at + k; i++)
+                    tfb_rule_feed(&r, &one, step[i], val[i]);
+                tfb_rule_feed_n(&r, &many, step + at, val + at, k);
+                assert_int_equal(one.holds, many.holds);
+                assert_int_equal(one.in_streak, many.in_streak);
+                assert_true(one.streak_from == many.streak_from);
+                assert_true(one.fed == many.fed &&
+                            one.last_step == many.last_step);
+                assert_memory_equal(&one.last_value, &many.last_value,
+                                    sizeof one.last_value);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parse_good),
         cmocka_unit_test(parse_bad),
         cmocka_unit_test(streaks),
+        cmocka_unit_test(batches_equal_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,6 +164,22 @@ static void vec_growth(void **state)
     assert_int_equal(big.cap, kc); /* already enough */
     tfb_vec_free(&big);
     tfb_vec_free(&a);
+    /* large elements: the first block is at most 4 KiB (at least one),
+     * then doubling as for any other */
+    typedef struct { char b[1200]; } record;
+    TFB_VEC(record) rec = {0};
+    assert_int_equal(tfb_vec_need(&rec, 1), 0);
+    assert_int_equal(rec.cap, 3);
+    assert_int_equal(tfb_vec_need(&rec, 4), 0);
+    assert_int_equal(rec.cap, 6);
+    tfb_vec_free(&rec);
+    typedef struct { char b[5000]; } huge;
+    TFB_VEC(huge) h = {0};
+    assert_int_equal(tfb_vec_need(&h, 1), 0);
+    assert_int_equal(h.cap, 1);
+    assert_int_equal(tfb_vec_need(&h, 2), 0);
+    assert_int_equal(h.cap, 2);
+    tfb_vec_free(&h);
 }
 
 static void vec_setcap(void **state)

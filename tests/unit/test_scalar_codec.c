@@ -137,6 +137,14 @@ static void test_codec_round_trip(void **state)
             tfb_scalar_block_decode(buf, dstep, dwall, dv32, dv64);
         assert_ptr_equal(end, buf + len);
         assert_ptr_equal(tfb_scalar_block_next(buf), buf + len);
+        /* without the walls (their ticks skipped, not decoded): the same
+         * steps and values, and the same end */
+        int64_t nstep[N];
+        float nv32[N];
+        assert_ptr_equal(tfb_scalar_block_decode(buf, nstep, NULL, nv32,
+                                                 NULL), buf + len);
+        assert_memory_equal(nstep, step, n * sizeof *step);
+        assert_memory_equal(nv32, dv32, n * sizeof *nv32);
         for (size_t i = 0; i < n; i++) {
             assert_true(dstep[i] == step[i]);
             assert_true(double_bits(dwall[i]) == double_bits(wall[i]));
@@ -368,6 +376,56 @@ static void test_store_round_trip(void **state)
     free(value);
 }
 
+/* Long series whose steps are in order read by bisection over the block
+ * index (and reads from the middle go straight to their block): the
+ * same points as a filter over what was appended, for a stride, for
+ * rising steps with gaps and repeats (delta blocks), for a falling stride
+ * (never in order: scanned), and for a series that falls out of order
+ * late (its flag set when that point is sealed). */
+static void test_sorted_reads(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    int64_t *step = malloc(N * sizeof *step);
+    double *wall = malloc(N * sizeof *wall);
+    double *value = malloc(N * sizeof *value);
+    assert_non_null(step);
+    assert_non_null(wall);
+    assert_non_null(value);
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    for (int kind = 0; kind < 4; kind++) {
+        char tag[16];
+        snprintf(tag, sizeof tag, "sorted%d", kind);
+        tfb_series *s = new_series(st, tag);
+        int64_t at = -5000;
+        for (size_t i = 0; i < N; i++) {
+            uint64_t r = next_u64();
+            switch (kind) {
+            case 0: at = (int64_t)i * 7 - 3000; break;
+            case 1: at += (int64_t)(r % 4); break; /* repeats and gaps */
+            case 2: at = 1000000 - (int64_t)i * 3; break;
+            default: at = i == 15000 ? 5 : (int64_t)i; break;
+            }
+            step[i] = at;
+            wall[i] = 1.7e9 + (double)i;
+            value[i] = (float)(r % 1000);
+            assert_int_equal(tfb_series_append_scalar(s, step[i], wall[i],
+                                                      value[i]), 0);
+            /* read while some points wait in the tail, and after seals */
+            if (i == 9000 || i == 15100)
+                check_in_steps(s, step, value, i + 1);
+        }
+        tfb_series_trim(s);
+        for (int rep = 0; rep < 20; rep++)
+            check_in_steps(s, step, value, N);
+    }
+    tfb_store_destroy(st);
+    free(step);
+    free(wall);
+    free(value);
+}
+
 /* Several series pinned at once on one thread, released out of order. */
 static void test_nested_pins(void **state)
 {
@@ -444,6 +502,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_codec_round_trip),
         cmocka_unit_test(test_store_round_trip),
+        cmocka_unit_test(test_sorted_reads),
         cmocka_unit_test(test_block_step_span),
         cmocka_unit_test(test_nested_pins),
         cmocka_unit_test(test_bytes_per_point),

@@ -5,10 +5,12 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_spikes.h"
@@ -56,6 +58,8 @@ typedef struct run_state {
     char straggler[400];
     int rank_known, is_rank;   /* a rank of a job (ranks_jobs.h), looked
                                   at once, when the run first has points */
+    int rank_new;              /* rank_known set by this pass's worker;
+                                  counted into g_rank_runs after it */
 } run_state;
 
 /* A job's straggler verdict, kept while its members' step counts stay. */
@@ -225,10 +229,8 @@ static void data_conditions(tfb_run *r, run_state *rs, tfb_series **ser,
     found_vec *f = &rs->data;
     found_vec rf = {0};
     f->n = 0;
-    /* User rules first (their conditions are listed last): a rule on a
-     * loss hands the points it reads to the spike detectors. A run has
-     * one scalar series per tag, so a rule's state is per (run,
-     * rule). */
+    /* User rules first (their conditions are listed last). A run has one
+     * scalar series per tag, so a rule's state is per (run, rule). */
     if (g_n_rules && rs->n_rules != g_n_rules) {
         free(rs->rules);
         rs->rules = calloc(g_n_rules, sizeof *rs->rules);
@@ -247,12 +249,8 @@ static void data_conditions(tfb_run *r, run_state *rs, tfb_series **ser,
         float val[CHUNK];
         while (st->fed < count &&
                (got = tfb_series_scalar_range(s, st->fed, CHUNK, step, NULL,
-                                              val, NULL)) > 0) {
-            /* a rule on a loss: its detector takes the same points */
-            tfb_alert_spikes_offer(s, st->fed, step, val, got);
-            for (size_t p = 0; p < got; p++)
-                tfb_rule_feed(ru, st, step[p], val[p]);
-        }
+                                              val, NULL)) > 0)
+            tfb_rule_feed_n(ru, st, step, val, got);
         if (st->holds)
             add(&rf, ru->text, NULL, st->streak_from,
                 "%s: %s = %.6g at step %lld%s", ru->text, ru->tag,
@@ -324,11 +322,13 @@ static run_state *state_of(tfb_run *r)
     return rs;
 }
 
+/* What holds for run r now, into f (emptied first). Touches only r's
+ * own state and reads the settings: the poll runs it for several runs at
+ * once (see eval_runs), with g_mu held by the poll's thread. */
 static void run_conditions(tfb_run *r, run_state *rs, double now,
                            found_vec *f)
 {
-    /* The data's conditions first: the spike detectors hand the points
-     * they read to the status's blow-up scan (tfb_run_status_feed). */
+    f->n = 0;
     tfb_series **ser;
     size_t ns;
     int have_ser = tfb_run_series(r, TFB_SERIES_SCALAR, &ser, &ns) == 0;
@@ -348,11 +348,11 @@ static void run_conditions(tfb_run *r, run_state *rs, double now,
         if (!rs->rank_known && ver > ns) {
             rs->rank_known = 1;
             rs->is_rank = tfb_ranks_run_is_rank(r);
-            g_rank_runs += rs->is_rank != 0;
+            rs->rank_new = 1;
         }
     }
     tfb_run_status st;
-    if (tfb_run_status_get(r, now, &st) == 0) {
+    if (tfb_run_status_judge(r, now, &st) == 0) {
         if (st.diverged_why && !strcmp(st.diverged_why, "non-finite")) {
             /* What came before it, as the Health tab says it. */
             tfb_precursors p;
@@ -548,6 +548,59 @@ static void holds(const char *rn, const found *x, double now, event_vec *passp)
     }
 }
 
+/* ---- evaluating many runs at once --------------------------------------
+ * The runs of a pass are independent until their conditions are logged,
+ * so a large store is evaluated by up to EVAL_THREADS threads (the
+ * caller's among them) taking runs from one counter; logging (the
+ * condition table, the feed) stays on the caller's thread, in run order,
+ * so the feed is the same whatever the number of threads. */
+#define EVAL_THREADS 4
+#define EVAL_MIN_RUNS 64  /* below this a thread costs more than it saves */
+#define EVAL_BATCH 8      /* runs taken from the counter at a time */
+
+typedef struct eval_pass {
+    tfb_run **runs;
+    run_state **rs;   /* NULL: no memory for its state, skipped */
+    found_vec *found; /* per run */
+    size_t n;
+    double now;
+    _Atomic size_t next;
+} eval_pass;
+
+static void *eval_runs(void *arg)
+{
+    eval_pass *ep = arg;
+    size_t i;
+    while ((i = atomic_fetch_add(&ep->next, EVAL_BATCH)) < ep->n) {
+        size_t end = i + EVAL_BATCH < ep->n ? i + EVAL_BATCH : ep->n;
+        for (; i < end; i++)
+            if (ep->rs[i])
+                run_conditions(ep->runs[i], ep->rs[i], ep->now,
+                               &ep->found[i]);
+    }
+    return NULL;
+}
+
+/* Runs eval_runs on the caller's thread and, for a large pass, on up to
+ * EVAL_THREADS - 1 more (as many as the machine has cores); a thread that
+ * cannot start leaves its share to the others. */
+static void eval_all(eval_pass *ep)
+{
+    pthread_t th[EVAL_THREADS - 1];
+    size_t extra = 0;
+    if (ep->n >= EVAL_MIN_RUNS) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t want = cpus > EVAL_THREADS ? EVAL_THREADS - 1
+                      : cpus > 1 ? (size_t)cpus - 1 : 0;
+        while (extra < want &&
+               pthread_create(&th[extra], NULL, eval_runs, ep) == 0)
+            extra++;
+    }
+    eval_runs(ep);
+    for (size_t t = 0; t < extra; t++)
+        pthread_join(th[t], NULL);
+}
+
 int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
                     size_t *nout)
 {
@@ -559,21 +612,37 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
     size_t nr;
     if (tfb_store_runs(s, &runs, &nr) < 0)
         return TFB_ENOMEM;
+    eval_pass ep = {.runs = runs, .n = nr, .now = now};
+    ep.rs = calloc(nr ? nr : 1, sizeof *ep.rs);
+    ep.found = calloc(nr ? nr : 1, sizeof *ep.found);
+    if (!ep.rs || !ep.found) {
+        free(ep.rs);
+        free(ep.found);
+        free(runs);
+        return TFB_ENOMEM;
+    }
+    atomic_init(&ep.next, 0);
     event_vec pass = {0};
     event_vec *passp = out ? &pass : NULL;
     pthread_mutex_lock(&g_mu);
     g_pass++;
-    found_vec f = {0};
+    for (size_t i = 0; i < nr; i++)
+        ep.rs[i] = state_of(runs[i]);
+    eval_all(&ep);
     for (size_t i = 0; i < nr; i++) {
-        f.n = 0;
-        run_state *rs = state_of(runs[i]);
+        run_state *rs = ep.rs[i];
         if (!rs)
             continue;
-        run_conditions(runs[i], rs, now, &f);
-        for (size_t q = 0; q < f.n; q++)
-            holds(tfb_run_name(runs[i]), &f.v[q], now, passp);
+        if (rs->rank_new) {
+            g_rank_runs += rs->is_rank != 0;
+            rs->rank_new = 0;
+        }
+        for (size_t q = 0; q < ep.found[i].n; q++)
+            holds(tfb_run_name(runs[i]), &ep.found[i].v[q], now, passp);
+        tfb_vec_free(&ep.found[i]);
     }
-    free(f.v);
+    free(ep.found);
+    free(ep.rs);
     /* Stragglers, once every run's rank membership of this pass is known
      * (a job's ranks can all arrive in one pass: `watch --once`). */
     jobs_pass(s);

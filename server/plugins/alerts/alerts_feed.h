@@ -29,9 +29,10 @@
  *  - per run (kept by run name): the status (core/run_status.h, no pin);
  *    the conditions that come from the data alone (spikes, input-bound,
  *    GPU, user rules) are worked out again only when the run's scalar
- *    series grew, the spike detectors and the rule states fed only the
- *    new points (read by ranges of the store's blocks), the medians
- *    above from a bounded tail;
+ *    series grew; the spikes are read from the store's loss watches
+ *    (fed as the loader sealed each block: nothing decoded here), the
+ *    rule states are fed only the new points (read by ranges of the
+ *    store's blocks), the medians above come from a bounded tail;
  *  - per job: each run is looked at once for a rank record (when it
  *    first has points); the jobs are found again only when another run
  *    turned out to be a rank (or every 10 s while data arrives), never
@@ -81,7 +82,7 @@ int tfb_alerts_feed(uint64_t since, tfb_alert_event **out, size_t *n,
                     size_t *active);
 
 /* Forgets everything evaluated (conditions, feed, per-run state, jobs,
- * the spike detectors): benchmarks and tests that evaluate a fresh store
+ * the kept precursors): benchmarks and tests that evaluate a fresh store
  * from scratch. The rules set by tfb_alerts_configure stay. */
 void tfb_alerts_reset(void);
 

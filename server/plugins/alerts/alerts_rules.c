@@ -148,3 +148,27 @@ void tfb_rule_feed(const tfb_alert_rule *r, tfb_rule_state *st, int64_t step,
     st->holds = ok && step - st->streak_from >= r->for_steps &&
                 (r->after_step < 0 || step >= r->after_step);
 }
+
+void tfb_rule_feed_n(const tfb_alert_rule *r, tfb_rule_state *st,
+                     const int64_t *step, const float *value, size_t n)
+{
+    if (!n)
+        return;
+    int in = st->in_streak;
+    int64_t from = st->streak_from;
+    double limit = r->limit;
+    int ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = value[i];
+        ok = r->greater ? v > limit : v < limit;
+        from = ok && !in ? step[i] : from;
+        in = ok;
+    }
+    st->fed += n;
+    st->in_streak = in;
+    st->streak_from = from;
+    st->last_step = step[n - 1];
+    st->last_value = value[n - 1];
+    st->holds = ok && st->last_step - from >= r->for_steps &&
+                (r->after_step < 0 || st->last_step >= r->after_step);
+}

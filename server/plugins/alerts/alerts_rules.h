@@ -46,6 +46,13 @@ typedef struct tfb_rule_state {
 void tfb_rule_feed(const tfb_alert_rule *r, tfb_rule_state *st, int64_t step,
                    double value);
 
+/* Feeds n points (file order): the state n calls of tfb_rule_feed leave,
+ * with the rule tested in a loop that keeps the streak in registers (the
+ * first evaluation of a large logdir feeds every point of every ruled
+ * series). */
+void tfb_rule_feed_n(const tfb_alert_rule *r, tfb_rule_state *st,
+                     const int64_t *step, const float *value, size_t n);
+
 /* 1 when value compares as the rule says (the "holds at a point" test). */
 int tfb_rule_compare(const tfb_alert_rule *r, double value);
 

@@ -1,10 +1,12 @@
 /*
- * alerts_spikes.h - the loss spikes of a run with their precursors: one
- * online detector (core/spike_detect.h) per loss series, kept between
- * requests and fed only the points that arrived since (no rescan of
- * history on a reload); the precursors (core/precursors.h) of each spike.
+ * alerts_spikes.h - the loss spikes of a run with their precursors: the
+ * spikes are those of the store's loss watches (core/loss_watch.h: one
+ * online detector per loss series, fed as the loader seals its blocks,
+ * so an evaluation decodes nothing and rescans no history); the
+ * precursors (core/precursors.h) of each spike are searched once it is
+ * over and kept (by run and tag name).
  *
- * Thread-safety: reentrant (the detectors are behind one lock).
+ * Thread-safety: reentrant (the kept precursors are behind one lock).
  */
 #ifndef TFB_ALERTS_SPIKES_H
 #define TFB_ALERTS_SPIKES_H
@@ -26,15 +28,7 @@ typedef struct tfb_alert_spike {
  * (free() it; NULL when *n is 0). Returns 0 or TFB_ENOMEM. */
 int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *n);
 
-/* Points [from, from + n) of scalar series s that a caller decoded anyway
- * (a user rule on a loss tag): the detector of s takes them when s is a
- * loss and its detector has read exactly up to `from` (else they are
- * ignored), and passes them on to the run status's blow-up scan, so
- * neither decodes them again. */
-void tfb_alert_spikes_offer(tfb_series *s, size_t from, const int64_t *step,
-                            const float *value, size_t n);
-
-/* Frees the detectors (tests and shutdown). */
+/* Frees the kept precursors (tests and shutdown). */
 void tfb_alert_spikes_reset(void);
 
 #endif
