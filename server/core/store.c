@@ -1075,8 +1075,10 @@ int tfb_series_loss_watch(tfb_series *s, tfb_loss_watch *out)
     pthread_rwlock_rdlock(&s->lock);
     size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
     size_t tail = count - s->sealed; /* at most a block */
-    memcpy(step, s->t_step, tail * sizeof *step);
-    memcpy(value, s->t_value, tail * sizeof *value);
+    if (tail) { /* a trimmed series has no tail arrays at all */
+        memcpy(step, s->t_step, tail * sizeof *step);
+        memcpy(value, s->t_value, tail * sizeof *value);
+    }
     int rc = tfb_loss_watch_copy(out, s->watch);
     pthread_rwlock_unlock(&s->lock);
     /* the points not sealed yet, into the copy only */
