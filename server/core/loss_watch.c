@@ -14,7 +14,6 @@ void tfb_loss_watch_init(tfb_loss_watch *w)
     tfb_spike_detector_init(&w->det, NULL);
     w->first = w->min = w->last = NAN;
     w->last_step = 0;
-    w->points = 0;
 }
 
 void tfb_loss_watch_free(tfb_loss_watch *w)
@@ -80,10 +79,8 @@ int tfb_loss_watch_push(tfb_loss_watch *w, const int64_t *step,
         if (tfb_spike_detector_push_n(&w->det, step + at, x, k) < 0)
             rc = TFB_ENOMEM;
     }
-    if (n) {
+    if (n)
         w->last_step = step[n - 1];
-        w->points += n;
-    }
     return rc;
 }
 

@@ -30,8 +30,8 @@ typedef struct tfb_loss_watch {
     tfb_spike_detector det;
     /* the blow-up scan: finite values only; NaN before the first */
     double first, min, last;
-    int64_t last_step;      /* step of the last point taken */
-    uint64_t points;        /* points taken */
+    int64_t last_step;      /* step of the last point taken; the points
+                               taken are det.points */
 } tfb_loss_watch;
 
 void tfb_loss_watch_init(tfb_loss_watch *w);

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,20 +64,19 @@ static tfb_strtab g_tab;
 static series_entry *entry_of(const tfb_series *s)
 {
     char key[1024];
-    int n = snprintf(key, sizeof key, "%s\x1f%s",
-                     tfb_run_name(tfb_series_run(s)), tfb_series_tag(s));
-    if (n < 0 || (size_t)n >= sizeof key)
+    size_t n = tfb_series_key(s, key, sizeof key);
+    if (!n)
         return NULL;
-    series_entry *e = tfb_strtab_get(&g_tab, key, (size_t)n);
+    series_entry *e = tfb_strtab_get(&g_tab, key, n);
     if (e)
         return e;
     e = calloc(1, sizeof *e);
-    if (!e || !(e->key = malloc((size_t)n + 1))) {
+    if (!e || !(e->key = malloc(n + 1))) {
         free(e);
         return NULL;
     }
-    memcpy(e->key, key, (size_t)n + 1);
-    if (tfb_strtab_put(&g_tab, e->key, (size_t)n, e) < 0) {
+    memcpy(e->key, key, n + 1);
+    if (tfb_strtab_put(&g_tab, e->key, n, e) < 0) {
         free(e->key);
         free(e);
         return NULL;

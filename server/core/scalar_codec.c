@@ -279,6 +279,36 @@ size_t tfb_scalar_block_steps(const uint8_t *p, int64_t *step)
     return (size_t)n64;
 }
 
+/* Values [from, from + n) of a block's value column at p (F32 or F64),
+ * into value32 (rounded to float) and value64 (exact), either may be
+ * NULL. The one reader of the column: a whole block's decode and a range
+ * of it alike. */
+static void read_values(const uint8_t *p, int value_form, size_t from,
+                        size_t n, float *value32, double *value64)
+{
+    if (value_form == VALUE_F32) {
+        p += from * 4;
+        if (value32)
+            memcpy(value32, p, n * 4);
+        if (value64)
+            for (size_t i = 0; i < n; i++) {
+                float f;
+                memcpy(&f, p + i * 4, 4);
+                value64[i] = f;
+            }
+    } else {
+        p += from * 8;
+        if (value64)
+            memcpy(value64, p, n * 8);
+        if (value32)
+            for (size_t i = 0; i < n; i++) {
+                double d;
+                memcpy(&d, p + i * 8, 8);
+                value32[i] = (float)d;
+            }
+    }
+}
+
 size_t tfb_scalar_block_values(const uint8_t *p, size_t from, size_t n,
                                float *out)
 {
@@ -293,15 +323,7 @@ size_t tfb_scalar_block_values(const uint8_t *p, size_t from, size_t n,
     p = get_varint(p, &first);
     p = (form & 1) == STEP_STRIDE ? skip_varints(p, 1)
                                   : skip_varints(p, n64 > 1 ? n64 - 1 : 0);
-    if (((form >> 3) & 1) == VALUE_F32) {
-        memcpy(out, p + from * 4, n * 4);
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            double d;
-            memcpy(&d, p + (from + i) * 8, 8);
-            out[i] = (float)d;
-        }
-    }
+    read_values(p, (form >> 3) & 1, from, n, out, NULL);
     return n;
 }
 
@@ -326,27 +348,8 @@ const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
     if (!wall && !value32 && !value64)
         return end;
 
-    if (value_form == VALUE_F32) {
-        if (value32)
-            memcpy(value32, p, n * 4);
-        if (value64)
-            for (size_t i = 0; i < n; i++) {
-                float f;
-                memcpy(&f, p + i * 4, 4);
-                value64[i] = f;
-            }
-        p += n * 4;
-    } else {
-        if (value64)
-            memcpy(value64, p, n * 8);
-        if (value32)
-            for (size_t i = 0; i < n; i++) {
-                double d;
-                memcpy(&d, p + i * 8, 8);
-                value32[i] = (float)d;
-            }
-        p += n * 8;
-    }
+    read_values(p, value_form, 0, n, value32, value64);
+    p += n * (value_form == VALUE_F32 ? 4 : 8);
     /* the walls last: only the charts read them, and skipping the
      * values before them is one addition */
     if (!wall)

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -905,7 +906,8 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
      * bisection: a window near the end of a long run reads a few block
      * headers, not all of them) and stops at the first block that starts
      * above hi. */
-    size_t nb = s->boff.n, stop_hi = !s->unsorted;
+    size_t nb = s->boff.n;
+    int stop_hi = !s->unsorted;
     if (!s->unsorted && nb > 1) {
         size_t a = 0, b = nb; /* the answer is in [a, b) */
         while (b - a > 1) {
@@ -1064,6 +1066,12 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
     }
     pthread_rwlock_unlock(&s->lock);
     return n;
+}
+
+size_t tfb_series_key(const tfb_series *s, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s\x1f%s", s->run->name, s->tag);
+    return n > 0 && (size_t)n < len ? (size_t)n : 0;
 }
 
 int tfb_series_loss_watch(tfb_series *s, tfb_loss_watch *out)

@@ -282,6 +282,12 @@ size_t tfb_series_count(const tfb_series *s);
  * precursors). */
 void tfb_series_nonfinite(tfb_series *s, tfb_nonfinite_stats *out);
 
+/* "run\x1ftag" into buf (len bytes): the key of a series by its names,
+ * for state kept between requests (a store destroyed and another created
+ * at the same address must not inherit it by pointer). Its length, or 0
+ * when it does not fit. */
+size_t tfb_series_key(const tfb_series *s, char *buf, size_t len);
+
 /* A snapshot of the loss watch of a scalar series whose tag is a loss
  * (core/loss_tags.h): its spike detector and blow-up scan over every
  * point the series holds now. The store feeds the watch as the loader

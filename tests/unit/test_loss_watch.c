@@ -25,21 +25,14 @@
 #include "core/loss_watch.h"
 #include "core/store.h"
 #include "tfboard.h"
-
-static uint64_t rng = 88172645463325252ull;
-static double uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return ((rng * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
-}
+#include "test_util.h"
 
 /* A noisy falling loss with spikes (one recovers, one diverges to NaN
  * late) and a blow-up from `blow` on when blow > 0. */
 static double loss_at(int t, int blow)
 {
-    double x = (2 * exp(-t / 700.0) + 0.3) * (1 + 0.03 * (uniform() - 0.5));
+    double x =
+        (2 * exp(-t / 700.0) + 0.3) * (1 + 0.03 * (tu_uniform() - 0.5));
     if (t == 900 || t == 2400)
         x *= 4;
     if (blow && t >= blow)
@@ -117,7 +110,7 @@ static void watch_matches_a_direct_detector(void **state)
     tfb_run_reset(tfb_series_run(s));
     assert_int_equal(tfb_series_loss_watch(s, &w), 0);
     assert_int_equal(w.det.spikes.n, 0);
-    assert_true(w.points == 0);
+    assert_true(w.det.points == 0);
     tfb_loss_watch_free(&w);
     for (int t = 0; t < 400; t++)
         assert_int_equal(tfb_series_append_scalar(s, t, 1.7e9 + t,
@@ -126,7 +119,7 @@ static void watch_matches_a_direct_detector(void **state)
     assert_int_equal(tfb_series_loss_watch(s, &w), 0);
     assert_int_equal(tfb_loss_watch_blew_up(&w, &at), 1);
     assert_int_equal(at, 399);
-    assert_true(w.points == 400);
+    assert_true(w.det.points == 400);
     tfb_loss_watch_free(&w);
     /* not a loss: no watch */
     assert_int_equal(tfb_series_loss_watch(series_of(st, "accuracy"), &w),
@@ -241,9 +234,9 @@ static void *reader(void *arg)
         tfb_loss_watch w;
         if (tfb_series_loss_watch(r->s, &w) == 0) {
             /* snapshots never go back */
-            if (w.points < last)
+            if (w.det.points < last)
                 return (void *)1;
-            last = w.points;
+            last = w.det.points;
             tfb_loss_watch_free(&w);
         }
     }
@@ -271,7 +264,7 @@ static void snapshots_while_loading(void **state)
     assert_null(bad);
     tfb_loss_watch w;
     assert_int_equal(tfb_series_loss_watch(r.s, &w), 0);
-    assert_true(w.points == 20000);
+    assert_true(w.det.points == 20000);
     tfb_loss_watch_free(&w);
     tfb_store_destroy(st);
 }

@@ -35,14 +35,10 @@
 #include "tfboard.h"
 #include "test_util.h"
 
-static uint64_t rng = 88172645463325252ull;
-static double noise(void) /* uniform in [-1, 1) */
+/* uniform in [-1, 1) */
+static double noise(void)
 {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return ((rng * 2685821657736338717ull) >> 11) *
-               (2.0 / 9007199254740992.0) - 1;
+    return 2 * tu_uniform() - 1;
 }
 
 typedef struct scenario {

@@ -13,19 +13,12 @@
 #include <cmocka.h>
 
 #include "core/spike_detect.h"
+#include "test_util.h"
 
-/* A small deterministic generator (xorshift64*) and normal deviates. */
-static uint64_t rng = 88172645463325252ull;
-static double uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return ((rng * 2685821657736338717ull) >> 11) * (1.0 / 9007199254740992.0);
-}
+/* A normal deviate (Box-Muller) from two uniform ones. */
 static double gauss(void)
 {
-    double u = uniform(), v = uniform();
+    double u = tu_uniform(), v = tu_uniform();
     if (u < 1e-300)
         u = 1e-300;
     return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
@@ -132,7 +125,8 @@ static void noisy_healthy_curves(void **state)
         tfb_spike_detector d;
         tfb_spike_detector_init(&d, NULL);
         for (int t = 0; t < 5000; t++) {
-            double noise = c < 40 ? 0.03 : 0.03 * (0.3 + 2.7 * uniform());
+            double noise =
+                c < 40 ? 0.03 : 0.03 * (0.3 + 2.7 * tu_uniform());
             feed(&d, t, curve(t, noise));
         }
         if (c < 40)
@@ -210,7 +204,7 @@ static void put_off_work_outs_change_nothing(void **state)
                 x = curve(t, 0.03);
                 break;
             case 1: /* heavy tails */
-                x = curve(t, 0.03 * (0.3 + 2.7 * uniform()));
+                x = curve(t, 0.03 * (0.3 + 2.7 * tu_uniform()));
                 break;
             case 2: /* planted spikes, some that do not recover */
                 x = curve(t, 0.02) * (t % 500 == 250 ? 3 + c % 4 : 1);
@@ -225,7 +219,7 @@ static void put_off_work_outs_change_nothing(void **state)
                 x = level * (1 + 0.02 * gauss());
                 break;
             case 4: /* the noise level jumps every 300 steps */
-                x = curve(t, ((t / 300) % 2 ? 0.2 : 0.005) * uniform());
+                x = curve(t, ((t / 300) % 2 ? 0.2 : 0.005) * tu_uniform());
                 break;
             default: /* flat with rare wiggles, then noisy */
                 x = t < 2000 ? (t % 13 == 0 ? 1.001 : 1.0)

@@ -103,3 +103,13 @@ char *tu_testdata(const char *rel)
     return strdup(p);
 }
 
+static uint64_t tu_rng = 88172645463325252ull;
+
+double tu_uniform(void)
+{
+    tu_rng ^= tu_rng >> 12;
+    tu_rng ^= tu_rng << 25;
+    tu_rng ^= tu_rng >> 27;
+    return ((tu_rng * 2685821657736338717ull) >> 11) *
+           (1.0 / 9007199254740992.0);
+}

@@ -24,6 +24,12 @@ char *tu_find_event_file(const char *dir);
  * should exit 77). Caller frees. */
 char *tu_testdata(const char *rel);
 
+/* A small deterministic generator (xorshift64*, one state per test
+ * program, always the same seed): uniform in [0, 1). Tests that count
+ * what they find on noisy data (the spike detector's false positives)
+ * depend on the sequence staying the same. */
+double tu_uniform(void);
+
 /* 1 when v is the end-of-run record tfb_writer_close writes last
  * (collector/run_end.h): tests that read a file back value by value skip
  * it. A macro: tfb_value is declared by tfboard.h, which may come

@@ -16,6 +16,7 @@
 #include "plugins/alerts/alerts_spikes.h"
 #include "analysis/ranks_jobs.h"
 #include "core/run_status.h"
+#include "base/select.h"
 #include "base/str.h"
 #include "base/strtab.h"
 #include "base/vec.h"
@@ -139,12 +140,6 @@ static void add(found_vec *f, const char *rule, const char *key_extra,
     va_end(ap);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median of the finite values of the last `tail` points of s; NaN. Reads
  * only those points (a range of the store's blocks, no pin). */
 static double tail_median(tfb_series *s, size_t tail)
@@ -162,10 +157,7 @@ static double tail_median(tfb_series *s, size_t tail)
     for (size_t i = 0; i < got; i++)
         if (isfinite(v[i]))
             buf[n++] = v[i];
-    if (!n)
-        return NAN;
-    qsort(buf, n, sizeof buf[0], cmp_double);
-    return n % 2 ? buf[n / 2] : (buf[n / 2 - 1] + buf[n / 2]) / 2;
+    return n ? tfb_median(buf, n) : NAN;
 }
 
 static double last_value(tfb_series *s)

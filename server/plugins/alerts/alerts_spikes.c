@@ -4,7 +4,6 @@
  */
 #include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,14 +71,6 @@ void tfb_alert_spikes_reset(void)
     pthread_mutex_unlock(&g_mu);
 }
 
-/* "run\x1ftag" into buf; its length, or 0 when it does not fit. */
-static size_t key_of(const tfb_series *s, char *buf, size_t len)
-{
-    int n = snprintf(buf, len, "%s\x1f%s", tfb_run_name(tfb_series_run(s)),
-                     tfb_series_tag(s));
-    return n > 0 && (size_t)n < len ? (size_t)n : 0;
-}
-
 /* The kept precursors of spike q (at step) of key: 1 and *p filled, or
  * 0. A kept one at another step (the series was reset) drops it and what
  * follows. */
@@ -134,7 +125,7 @@ int tfb_alert_spikes(tfb_run *r, tfb_alert_spike **out, size_t *nout)
             break;
         size_t k = w.det.spikes.n;
         char key[1024];
-        size_t klen = k ? key_of(ser[i], key, sizeof key) : 0;
+        size_t klen = k ? tfb_series_key(ser[i], key, sizeof key) : 0;
         if (k && tfb_vec_need(&all, all.n + k) < 0)
             rc = TFB_ENOMEM;
         for (size_t q = 0; q < k && rc == 0; q++) {
