@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collector/errors.h"
+#include "base/errors.h"
 #include "collector/file_source.h"
 
 typedef struct file_source {

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "collector/abi.h"
-#include "collector/errors.h"
+#include "base/errors.h"
 #include "collector/event_decode.h"
 #include "collector/file_source.h"
 #include "collector/pb.h"

@@ -3,7 +3,7 @@
  * functions over one stored object (a local file, later an object in a
  * bucket), so the record framing, corruption handling and replacement
  * rules of reader.c work over any storage. Internal to tfboard (the
- * server's storage layer, server/core/storage.h, supplies sources).
+ * server's storage layer, server/store/storage.h, supplies sources).
  *
  * An object has an identity (tfb_object_id: device and inode of a local
  * file, a hash of an ETag in a bucket) that changes when it is replaced.

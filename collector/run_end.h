@@ -9,7 +9,7 @@
  *                          content: reason}}}}}
  * A reader that does not know the plugin skips the value (TensorBoard keeps
  * it as a tensor of a plugin it does not serve); ours keeps it as a plugin
- * record of the run (server/core/run_status.c). The reason is free UTF-8
+ * record of the run (server/analysis/run_status.c). The reason is free UTF-8
  * text ("" when none was given), at most TFB_RUN_END_REASON_MAX bytes
  * (longer ones are cut at a character boundary).
  *

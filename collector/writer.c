@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/errors.h"
+#include "base/errors.h"
 #include "collector/event.h"
 #include "collector/fork_guard.h"
 #include "collector/histogram.h"

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "base/deadline.h"
-#include "collector/errors.h"
+#include "base/errors.h"
 #include "collector/event.h"
 #include "objstore/objstore.h"
 #include "collector/writer_segments.h"

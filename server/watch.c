@@ -16,9 +16,9 @@
 #include "plugins/alerts/alerts.h"
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_notify.h"
-#include "core/loader.h"
+#include "store/loader.h"
 #include "core/plugin.h"
-#include "core/store.h"
+#include "store/store.h"
 #include "tfboard.h"
 #include "watch.h"
 

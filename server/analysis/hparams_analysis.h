@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/store.h"
+#include "store/store.h"
 #include "base/strtab.h"
 
 /* Bounds on the work of one request (every route decodes every run's

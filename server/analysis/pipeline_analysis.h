@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "core/json.h"
-#include "core/store.h"
+#include "store/store.h"
 
 
 #define TFB_PIPELINE_HIGHLY 0.20

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "base/vec.h"
-#include "core/dir_links.h"
+#include "store/dir_links.h"
 #include "tfboard.h"
 
 /* ---- membership ---------------------------------------------------------- */

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "analysis/ranks_analysis.h"
-#include "core/store.h"
+#include "store/store.h"
 
 typedef struct tfb_ranks_member {
     tfb_run *run;

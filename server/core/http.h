@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "core/config.h"
-#include "core/store.h"
+#include "store/store.h"
 
 typedef struct tfb_server tfb_server;
 

@@ -23,7 +23,7 @@
 
 #include "core/config.h"
 #include "core/json.h"
-#include "core/store.h"
+#include "store/store.h"
 
 typedef struct tfb_http_req tfb_http_req;
 typedef struct tfb_http_resp tfb_http_resp;

@@ -13,8 +13,8 @@
 #include <stddef.h>
 
 #include "core/json.h"
-#include "core/media_index.h"
-#include "core/store.h"
+#include "store/media_index.h"
+#include "store/store.h"
 
 /* Writes the object for runs[0..nr); with `counts`, each tag also gets
  * tfboard's "samples", "count" and "dropped". A run whose index cannot be

@@ -36,7 +36,7 @@
 
 #include "core/http_api.h"
 #include "core/json.h"
-#include "core/store.h"
+#include "store/store.h"
 
 /* What `tfboard report` asks of every plugin's section. */
 typedef struct tfb_report_opts {
@@ -77,7 +77,7 @@ typedef struct tfb_plugin_option {
 } tfb_plugin_option;
 
 /* The layout of tfb_plugin this header describes. */
-#define TFB_PLUGIN_VERSION 2
+#define TFB_PLUGIN_VERSION 3
 /* The smallest descriptor accepted: up to and including report_json. */
 #define TFB_PLUGIN_SIZE_V1 \
     (offsetof(tfb_plugin, report_json) + sizeof(void (*)(void)))
@@ -147,6 +147,11 @@ typedef struct tfb_plugin {
     int (*report_advice)(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
                          void (*emit)(void *user, const char *advice),
                          void *user);
+    /* Version 3. Writes "key": value members of its own into run r's
+     * object in /data/runs_info (the runs plugin's "status"), at wall
+     * time now; keys must not clash with core's or another plugin's.
+     * NULL: none. */
+    void (*run_info)(tfb_json *j, tfb_store *s, tfb_run *r, double now);
 } tfb_plugin;
 
 /* Hands the built-in plugins (in tab order) to core; the command line

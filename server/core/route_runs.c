@@ -10,7 +10,6 @@
 
 #include "core/plugin.h"
 #include "core/routes_core.h"
-#include "core/run_status.h"
 
 int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp)
 {
@@ -36,63 +35,10 @@ static void number_or_null(tfb_json *j, double v)
         tfb_json_double(j, v);
 }
 
-/* {"state", "reason", "ended", "idle_s", "step_interval", "stall_after",
- *  "pid", "process": "alive"|"gone"|null, "diverged_step", "diverged_tag",
- *  "diverged_why"} (run_status.h). */
-static void status_json(tfb_json *j, tfb_run *r, double now)
-{
-    tfb_run_status st;
-    if (tfb_run_status_get(r, now, &st) < 0) {
-        tfb_json_null(j);
-        return;
-    }
-    tfb_json_object_begin(j);
-    tfb_json_key(j, "state");
-    tfb_json_str(j, tfb_run_state_name(st.state));
-    tfb_json_key(j, "ended");
-    tfb_json_bool(j, st.ended);
-    tfb_json_key(j, "reason");
-    if (st.ended)
-        tfb_json_str(j, st.reason);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "idle_s");
-    number_or_null(j, st.idle_s);
-    tfb_json_key(j, "step_interval");
-    number_or_null(j, st.step_interval);
-    tfb_json_key(j, "stall_after");
-    tfb_json_double(j, st.stall_after);
-    tfb_json_key(j, "pid");
-    if (st.pid > 0)
-        tfb_json_i64(j, st.pid);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "process");
-    if (st.process < 0)
-        tfb_json_null(j);
-    else
-        tfb_json_str(j, st.process ? "alive" : "gone");
-    tfb_json_key(j, "diverged_step");
-    if (st.diverged_why)
-        tfb_json_i64(j, st.diverged_step);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "diverged_tag");
-    if (st.diverged_tag)
-        tfb_json_str(j, st.diverged_tag);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "diverged_why");
-    if (st.diverged_why)
-        tfb_json_str(j, st.diverged_why);
-    else
-        tfb_json_null(j);
-    tfb_json_object_end(j);
-}
-
 /* [{"name", "dir", "first_wall", "last_wall", "max_step", "tags":
  *   {"scalars": n, "histograms": n, "text": n, "numerics": n},
- *   "points", "status": {...} (status_json), "files": [{"path", "records", "bytes", "corrupt_records",
+ *   "points", then each plugin's own members (the runs plugin's "status"),
+ *   "notes", "files": [{"path", "records", "bytes", "corrupt_records",
  *   "resyncs", "bytes_skipped", "corruption_offsets", "truncated_tail",
  *   "requests", "request_bytes", "error"}], "trace_files": [...]}] in
  *   /data/runs order. */
@@ -142,8 +88,11 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_object_end(&j);
         tfb_json_key(&j, "points");
         tfb_json_u64(&j, points);
-        tfb_json_key(&j, "status");
-        status_json(&j, r, now);
+        size_t np;
+        const tfb_plugin *const *pl = tfb_plugins(&np);
+        for (size_t k = 0; k < np; k++)
+            if (pl[k]->run_info)
+                pl[k]->run_info(&j, tfb_server_store(req), r, now);
         tfb_json_key(&j, "notes");
         tfb_json_array_begin(&j);
         char **notes;

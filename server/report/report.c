@@ -14,14 +14,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/loader.h"
+#include "store/loader.h"
 #include "report/report_compare_cli.h"
 #include "report/report_load.h"
 #include "report/report_html.h"
 #include "report/report_model.h"
 #include "report/report_text.h"
-#include "core/storage.h"
-#include "core/store.h"
+#include "store/storage.h"
+#include "store/store.h"
 
 typedef struct report_args {
     const char *logdir;

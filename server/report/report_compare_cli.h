@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "report/report_compare.h"
-#include "core/store.h"
+#include "store/store.h"
 
 typedef enum { FMT_TEXT, FMT_MARKDOWN, FMT_JSON, FMT_HTML } report_format;
 

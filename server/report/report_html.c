@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/media_index.h"
+#include "store/media_index.h"
 #include "analysis/pipeline_analysis.h"
 #include "report/report_page.h"
 

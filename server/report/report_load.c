@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/loader.h"
-#include "core/storage.h"
+#include "store/loader.h"
+#include "store/storage.h"
 #include "tfboard.h"
 
 static double mono_s(void)

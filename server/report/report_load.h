@@ -9,7 +9,7 @@
 #ifndef TFB_SERVER_REPORT_LOAD_H
 #define TFB_SERVER_REPORT_LOAD_H
 
-#include "core/store.h"
+#include "store/store.h"
 
 /* Loads every run of the store's logdir once. Progress lines go to stderr
  * unless quiet (silent for the first second, then one a second). Returns

@@ -14,7 +14,7 @@
 
 #include "core/json.h"
 #include "core/plugin.h"
-#include "core/store.h"
+#include "store/store.h"
 #include "report/report_summary.h"
 
 typedef struct tfb_report_scalar {

@@ -18,7 +18,7 @@
 
 #include "core/plugin.h"
 #include "base/vec.h"
-#include "core/store.h"
+#include "store/store.h"
 
 /* One finding text ("label: detail") and the runs it was found on. */
 typedef struct tfb_report_group {

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/store.h"
+#include "store/store.h"
 
 typedef enum {
     TFB_GPU_KERNEL = 0,

@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/store.h"
+#include "store/store.h"
 #include "trace/trace.h"
 
 typedef enum tfb_host_kind {

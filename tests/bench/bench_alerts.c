@@ -31,9 +31,9 @@
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_rules.h"
 #include "plugins/alerts/alerts_spikes.h"
-#include "core/loader.h"
-#include "core/run_status.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "analysis/run_status.h"
+#include "store/store.h"
 #include "tfboard.h"
 
 static double now_s(void)

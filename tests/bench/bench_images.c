@@ -32,9 +32,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/loader.h"
-#include "core/media_index.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "store/media_index.h"
+#include "store/store.h"
 #include "tfboard.h"
 
 static double now_s(void)

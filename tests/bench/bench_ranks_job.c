@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/loader.h"
+#include "store/loader.h"
 #include "plugins/ranks/ranks_job.h"
-#include "core/store.h"
+#include "store/store.h"
 #include "tfboard.h"
 
 static double now_s(void)

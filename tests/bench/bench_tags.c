@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/loader.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "store/store.h"
 #include "tfboard.h"
 
 static double now_s(void)

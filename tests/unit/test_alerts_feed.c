@@ -15,8 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/run_status.h"
-#include "core/store.h"
+#include "analysis/run_status.h"
+#include "store/store.h"
 #include "plugins/alerts/alerts_feed.h"
 #include "tfboard.h"
 #include "test_util.h"

@@ -31,8 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/loader.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "store/store.h"
 #include "tfboard.h"
 #include "collector/trace_store.h"
 #include "collector/writer_internal.h" /* tfb_now_ns */

@@ -18,7 +18,7 @@
 
 #include "plugins/gradients/gradients_analysis.h"
 #include "plugins/health/health_analysis.h"
-#include "core/store.h"
+#include "store/store.h"
 
 static tfb_series *series(tfb_run *r, tfb_series_kind k, const char *tag)
 {

@@ -19,8 +19,8 @@
 
 #include "analysis/hparams_analysis.h"
 #include "plugins/hparams/hparams_groups.h"
-#include "core/loader.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "store/store.h"
 #include "tfboard.h"
 #include "test_util.h"
 

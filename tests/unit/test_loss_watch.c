@@ -1,6 +1,6 @@
 /*
  * test_loss_watch.c - the loss watch the store keeps for each loss series
- * (core/loss_watch.h, core/loss_tags.h, tfb_series_loss_watch):
+ * (analysis/loss_watch.h, analysis/loss_tags.h, tfb_series_loss_watch):
  *  - its spikes and blow-up figures equal a detector fed every point
  *    directly, whether the points are sealed in blocks, still in the tail
  *    or trimmed, and after a reset (file replaced) the watch starts over;
@@ -21,9 +21,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/loss_tags.h"
-#include "core/loss_watch.h"
-#include "core/store.h"
+#include "analysis/loss_tags.h"
+#include "analysis/loss_watch.h"
+#include "store/store.h"
 #include "tfboard.h"
 #include "test_util.h"
 

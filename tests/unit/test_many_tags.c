@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/loader.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "store/store.h"
 #include "tfboard.h"
 #include "test_util.h"
 

@@ -16,9 +16,9 @@
 
 #include <cmocka.h>
 
-#include "core/loader.h"
-#include "core/media_index.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "store/media_index.h"
+#include "store/store.h"
 #include "test_util.h"
 
 static double tfb_now_wall_for_tests(void)

@@ -21,9 +21,9 @@
 #include <cmocka.h>
 
 #include "collector/media_internal.h"
-#include "core/loader.h"
-#include "core/media_index.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "store/media_index.h"
+#include "store/store.h"
 #include "test_util.h"
 
 /* The pixels of image (seed, h, w, c): every byte depends on all four,

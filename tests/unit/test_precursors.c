@@ -1,5 +1,5 @@
 /*
- * test_precursors.c - what a loss spike's precursors say (core/precursors.h)
+ * test_precursors.c - what a loss spike's precursors say (analysis/precursors.h)
  * and which batches it lists, on runs written with libtfboard and loaded
  * into a store, spikes found by the alerts plugin's incremental detectors
  * (plugins/alerts/alerts_spikes.h):
@@ -25,10 +25,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/loader.h"
-#include "core/precursors.h"
-#include "core/run_status.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "analysis/precursors.h"
+#include "analysis/run_status.h"
+#include "store/store.h"
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_rules.h"
 #include "plugins/alerts/alerts_spikes.h"
@@ -97,6 +97,9 @@ typedef struct loaded {
 static void load(loaded *x)
 {
     tfb_loader_opts o = {0, 1, NULL};
+    /* the loss watch is the analysis layer's store observer, installed
+     * with the loss tags (as the server does once its options are read) */
+    assert_int_equal(tfb_loss_tags_configure(NULL), 0);
     assert_int_equal(tfb_store_create(&x->st, x->root), 0);
     assert_int_equal(tfb_loader_create(&x->l, x->st, &o), 0);
     assert_int_equal(tfb_loader_pass(x->l), 0);

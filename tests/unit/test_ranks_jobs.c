@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "analysis/ranks_jobs.h"
-#include "core/store.h"
+#include "store/store.h"
 #include "test_util.h"
 #include "tfboard.h"
 

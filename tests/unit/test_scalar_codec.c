@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "core/scalar_codec.h"
-#include "core/store.h"
+#include "store/scalar_codec.h"
+#include "store/store.h"
 #include "test_util.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;

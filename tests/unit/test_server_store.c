@@ -16,8 +16,8 @@
 #include <cmocka.h>
 
 #include "core/http_internal.h"
-#include "core/loader.h"
-#include "core/store.h"
+#include "store/loader.h"
+#include "store/store.h"
 #include "test_util.h"
 
 enum { N_POINTS = 300000 };

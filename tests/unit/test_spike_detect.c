@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "core/spike_detect.h"
+#include "analysis/spike_detect.h"
 #include "test_util.h"
 
 /* A normal deviate (Box-Muller) from two uniform ones. */

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "collector/reader_source.h"
-#include "core/storage.h"
+#include "store/storage.h"
 #include "test_util.h"
 
 static char *join(const char *a, const char *b)
@@ -96,7 +96,7 @@ static void test_local_list(void **state)
     assert_true(lk->st.regular);
     assert_string_equal(lk->st.etag, ev->st.etag);
     /* a link to a directory inside the logdir is walked as that
-     * directory (server/core/dir_links.h); too deep is left out */
+     * directory (server/store/dir_links.h); too deep is left out */
     assert_non_null(find(e, n, "dirlink/events.out.tfevents.1"));
     assert_non_null(find(e, n, "dirlink/b/notes.txt"));
     assert_null(find(e, n, "x/y/z/deep"));

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/store.h"
+#include "store/store.h"
 #include "test_util.h"
 #include "tfboard.h"
 #include "trace/trace.h"

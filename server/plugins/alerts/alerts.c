@@ -16,7 +16,7 @@
 #include "plugins/alerts/alerts_spikes.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
-#include "core/run_status.h"
+#include "analysis/run_status.h"
 
 /* Set before any thread starts, read-only after (plugin.h). */
 static double opt_stall_after = TFB_STALL_AFTER_DEFAULT;

@@ -15,7 +15,7 @@
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_spikes.h"
 #include "analysis/ranks_jobs.h"
-#include "core/run_status.h"
+#include "analysis/run_status.h"
 #include "base/select.h"
 #include "base/str.h"
 #include "base/strtab.h"

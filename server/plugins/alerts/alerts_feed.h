@@ -9,7 +9,7 @@
  *   diverged     the run status is diverged by a loss blow-up, or a loss
  *                spike diverged
  *   loss_spike   one per spike (tag and step in the key): fires once
- *   stalled, crashed   the run status (core/run_status.h)
+ *   stalled, crashed   the run status (analysis/run_status.h)
  *   straggler    a rank that the ranks analysis names a straggler
  *                (analysis/ranks_analysis.h: own time per step more than
  *                5 % above the median rank in at least 75 % of the
@@ -26,7 +26,7 @@
  *
  * Evaluation is incremental and costs O(runs + series + new points) per
  * pass, never a rescan of history or a pin of a whole series:
- *  - per run (kept by run name): the status (core/run_status.h, no pin);
+ *  - per run (kept by run name): the status (analysis/run_status.h, no pin);
  *    the conditions that come from the data alone (spikes, input-bound,
  *    GPU, user rules) are worked out again only when the run's scalar
  *    series grew; the spikes are read from the store's loss watches
@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #include "plugins/alerts/alerts_rules.h"
-#include "core/store.h"
+#include "store/store.h"
 
 typedef struct tfb_alert_event {
     uint64_t seq;          /* 1, 2, ... in the order they happened */

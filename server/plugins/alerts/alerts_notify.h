@@ -23,7 +23,7 @@
 #include <stdio.h>
 
 #include "plugins/alerts/alerts_feed.h"
-#include "core/store.h"
+#include "store/store.h"
 
 /* Starts the delivery thread when a webhook or a command is set (no-op
  * otherwise). webhook / cmd: NULL for none; copied. log: where failed

@@ -10,7 +10,7 @@
 #include "plugins/alerts/alerts_spikes.h"
 #include "base/strtab.h"
 #include "base/vec.h"
-#include "core/loss_watch.h"
+#include "analysis/loss_watch.h"
 #include "tfboard.h"
 
 /* The precursors of a series' spikes that are over (recovered or

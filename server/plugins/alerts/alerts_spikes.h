@@ -1,9 +1,9 @@
 /*
  * alerts_spikes.h - the loss spikes of a run with their precursors: the
- * spikes are those of the store's loss watches (core/loss_watch.h: one
+ * spikes are those of the store's loss watches (analysis/loss_watch.h: one
  * online detector per loss series, fed as the loader seals its blocks,
  * so an evaluation decodes nothing and rescans no history); the
- * precursors (core/precursors.h) of each spike are searched once it is
+ * precursors (analysis/precursors.h) of each spike are searched once it is
  * over and kept (by run and tag name).
  *
  * Thread-safety: reentrant (the kept precursors are behind one lock).
@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/precursors.h"
-#include "core/spike_detect.h"
-#include "core/store.h"
+#include "analysis/precursors.h"
+#include "analysis/spike_detect.h"
+#include "store/store.h"
 
 typedef struct tfb_alert_spike {
     const char *run, *tag;    /* store-owned */

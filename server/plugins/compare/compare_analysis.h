@@ -35,7 +35,7 @@
 #include <stdio.h>
 
 #include "core/json.h"
-#include "core/store.h"
+#include "store/store.h"
 
 /* A kernel counts as "slower" in B when its total time grew by more than
  * this share (and by at least TFB_COMPARE_SLOWER_MIN_NS), so noise on

@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #include "core/json.h"
-#include "core/store.h"
+#include "store/store.h"
 
 #define TFB_GRAD_VANISH_DEFAULT 1e-6
 #define TFB_GRAD_EXPLODE_DEFAULT 1e2

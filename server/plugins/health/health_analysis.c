@@ -3,7 +3,7 @@
  * built from the store's per-series statistics (see health_analysis.h).
  */
 #include "plugins/health/health_analysis.h"
-#include "core/precursors.h"
+#include "analysis/precursors.h"
 #include "base/vec.h"
 
 #include <math.h>

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "core/json.h"
-#include "core/store.h"
+#include "store/store.h"
 
 typedef struct tfb_health_alert {
     const char *run;      /* owned by the store (stable) */
@@ -43,7 +43,7 @@ typedef struct tfb_health_alert {
     uint64_t nan, pos_inf, neg_inf;
     uint64_t events;
     /* On the first alert of each run (the run's first NaN/Inf), what came
-     * before it (core/precursors.h): "gradient norms grew 10^4x from step
+     * before it (analysis/precursors.h): "gradient norms grew 10^4x from step
      * 56 (fc3 first); NaN at 61"; "" on the others. */
     char explain[320];
 } tfb_health_alert;

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "core/http_api.h"
-#include "core/store.h"
+#include "store/store.h"
 #include "base/vec.h"
 
 /* ---- metric summary of one run ----------------------------------------- */

@@ -1,7 +1,7 @@
 /*
  * images.c - the images dashboard: TensorBoard's /data/plugin/images/
  * {tags, images, individualImage}, over the run's image index
- * (core/media_index.h). The bytes are read from the event file when an
+ * (store/media_index.h). The bytes are read from the event file when an
  * image is asked for; the content type comes from the bytes, and bytes
  * that are no PNG, JPEG, GIF or WebP are refused (never served as what
  * they claim to be).
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/media_index.h"
+#include "store/media_index.h"
 #include "core/media_tags_json.h"
 #include "core/plugin.h"
 

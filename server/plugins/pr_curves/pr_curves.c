@@ -1,13 +1,13 @@
 /*
  * pr_curves.c - the PR curves dashboard: TensorBoard's
  * /data/plugin/pr_curves/{tags, pr_curves, available_time_entries}. Every
- * step's curve is kept by the run's index (core/media_index.h: where its
+ * step's curve is kept by the run's index (store/media_index.h: where its
  * tensor lies) and read from the event file when asked.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/media_index.h"
+#include "store/media_index.h"
 #include "core/media_tags_json.h"
 #include "collector/pb.h"
 #include "core/plugin.h"

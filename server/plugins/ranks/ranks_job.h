@@ -16,7 +16,7 @@
 
 #include "analysis/ranks_jobs.h"
 #include "core/json.h"
-#include "core/store.h"
+#include "store/store.h"
 
 /* ---- the GPU side (ranks_gpu.c) ---------------------------------------- */
 

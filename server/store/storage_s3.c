@@ -24,7 +24,7 @@
 
 #include "base/hash.h"
 #include "objstore/objstore.h"
-#include "core/storage.h"
+#include "store/storage.h"
 #include "base/strtab.h"
 #include "base/vec.h"
 

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/store.h"
+#include "store/store.h"
 
 #define TFB_PRECURSOR_MAX_BATCHES 16
 #define TFB_PRECURSOR_K_DEFAULT 20

@@ -12,11 +12,11 @@
  * (and re-encoding a short last block) is done outside the lock, and only
  * the copy into the block arena and the new counts take the write lock.
  * A scalar reader decodes under the read lock and drops it at once.
- * A loss series' watch (core/loss_watch.h) is fed each sealed block under
- * the same write lock (a few microseconds a block), so a reader's
- * snapshot of it always matches the sealed points.
+ * An observed series' state (the scalar observer, store.h) is fed each
+ * sealed block under the same write lock (a few microseconds a block), so
+ * a reader's copy of it always matches the sealed points.
  */
-#include "core/store.h"
+#include "store/store.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -27,10 +27,8 @@
 #include <string.h>
 
 #include "base/hash.h"
-#include "core/loss_tags.h"
-#include "core/loss_watch.h"
-#include "core/media_index.h"
-#include "core/scalar_codec.h"
+#include "store/media_index.h"
+#include "store/scalar_codec.h"
 #include "base/str.h"
 #include "base/strtab.h"
 #include "base/vec.h"
@@ -86,10 +84,21 @@ struct tfb_series {
     };
     atomic_flag nf_lock;       /* guards nf; held for a few stores */
     tfb_nonfinite_stats *nf;   /* NULL until a non-finite point */
-    /* SCALAR whose tag is a loss: fed the sealed points (under lock);
-     * NULL otherwise */
-    tfb_loss_watch *watch;
+    /* SCALAR the scalar observer attached to: its state, fed the sealed
+     * points (under lock); NULL otherwise */
+    void *obs;
 };
+
+_Static_assert(TFB_SERIES_TAIL_MAX == TFB_SCALAR_BLOCK,
+               "a series' tail is at most one block");
+
+/* The scalar observer (store.h), set before any store is created. */
+static const tfb_scalar_observer *_Atomic g_observer;
+
+void tfb_store_set_scalar_observer(const tfb_scalar_observer *o)
+{
+    atomic_store(&g_observer, o);
+}
 
 /* A run's note: its key and text (tfb_run_set_note). */
 typedef struct run_note {
@@ -183,10 +192,8 @@ static void series_free(tfb_series *se)
         free(se->numerics);
     }
     free(se->nf);
-    if (se->watch) {
-        tfb_loss_watch_free(se->watch);
-        free(se->watch);
-    }
+    if (se->obs)
+        atomic_load(&g_observer)->detach(se->obs);
     pthread_rwlock_destroy(&se->lock);
     free(se);
 }
@@ -551,11 +558,11 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
         series_free(se);
         goto fail;
     }
-    /* A loss is watched from its first point; without memory for the
-     * watch the series still loads (its spikes go unseen). */
-    if (kind == TFB_SERIES_SCALAR && tfb_loss_tag(tag, tag_len) &&
-        (se->watch = malloc(sizeof *se->watch)) != NULL)
-        tfb_loss_watch_init(se->watch);
+    /* Observed from its first point; an observer without memory for its
+     * state returns NULL and the series still loads unobserved. */
+    const tfb_scalar_observer *ob = atomic_load(&g_observer);
+    if (kind == TFB_SERIES_SCALAR && ob)
+        se->obs = ob->attach(tag, tag_len);
     if (tfb_vec_need(&r->series[kind], r->series[kind].n + 1) < 0 ||
         tfb_strtab_put_h(&r->series_idx[kind], se->tag, tag_len, h, se) < 0) {
         series_free(se);
@@ -693,10 +700,8 @@ void tfb_run_reset(tfb_run *r)
                 se->has_f64 = 0;
                 se->boff.n = 0;
                 se->unsorted = se->pend_unsorted = 0;
-                if (se->watch) {
-                    tfb_loss_watch_free(se->watch);
-                    tfb_loss_watch_init(se->watch);
-                }
+                if (se->obs)
+                    atomic_load(&g_observer)->reset(se->obs);
             } else {
                 se->buckets.n = 0;
                 se->text_data.n = 0;
@@ -1074,24 +1079,23 @@ size_t tfb_series_key(const tfb_series *s, char *buf, size_t len)
     return n > 0 && (size_t)n < len ? (size_t)n : 0;
 }
 
-int tfb_series_loss_watch(tfb_series *s, tfb_loss_watch *out)
+int tfb_series_observed(tfb_series *s,
+                        int (*copy)(void *user, const void *state),
+                        void *user, int64_t *tail_step,
+                        double *tail_value, size_t *tail_n)
 {
-    if (s->kind != TFB_SERIES_SCALAR || !s->watch)
+    if (s->kind != TFB_SERIES_SCALAR || !s->obs)
         return TFB_ENOENT;
-    int64_t step[TFB_SCALAR_BLOCK];
-    double value[TFB_SCALAR_BLOCK];
     pthread_rwlock_rdlock(&s->lock);
     size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
     size_t tail = count - s->sealed; /* at most a block */
     if (tail) { /* a trimmed series has no tail arrays at all */
-        memcpy(step, s->t_step, tail * sizeof *step);
-        memcpy(value, s->t_value, tail * sizeof *value);
+        memcpy(tail_step, s->t_step, tail * sizeof *tail_step);
+        memcpy(tail_value, s->t_value, tail * sizeof *tail_value);
     }
-    int rc = tfb_loss_watch_copy(out, s->watch);
+    int rc = copy(user, s->obs);
     pthread_rwlock_unlock(&s->lock);
-    /* the points not sealed yet, into the copy only */
-    if (rc == 0 && (rc = tfb_loss_watch_push(out, step, value, tail)) < 0)
-        tfb_loss_watch_free(out);
+    *tail_n = tail;
     return rc;
 }
 
@@ -1233,8 +1237,8 @@ static int seal_tail(tfb_series *s)
     memcpy(s->boff.v + first_block, boffs, nb * sizeof *boffs);
     s->boff.n = first_block + nb;
     s->unsorted |= s->pend_unsorted;
-    if (s->watch) /* the tail's points, raw: nothing to decode */
-        (void)tfb_loss_watch_push(s->watch, step + m, value + m, n);
+    if (s->obs) /* the tail's points, raw: nothing to decode */
+        atomic_load(&g_observer)->feed(s->obs, step + m, value + m, n);
     pthread_rwlock_unlock(&s->lock);
     return 0;
 }

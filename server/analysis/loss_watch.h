@@ -1,13 +1,14 @@
 /*
  * loss_watch.h - what is worked out of a loss series as it loads: the
- * online spike detector (core/spike_detect.h) and the blow-up scan of the
- * run status (core/run_status.h). The store keeps one per scalar series
- * whose tag is a loss (core/loss_tags.h) and feeds it each block of
- * points when the block is sealed, in the loader's thread, from the raw
- * points it already holds: no decode, no second pass, and the work is
- * spread over the loader's threads. Readers take a snapshot
- * (tfb_series_loss_watch, store.h) that also takes the points still
- * waiting in the series' tail, so it always reflects every point.
+ * online spike detector (analysis/spike_detect.h) and the blow-up scan of the
+ * run status (analysis/run_status.h). Each scalar series whose tag is a
+ * loss (analysis/loss_tags.h) keeps one as the store's scalar observer
+ * state (store/store.h), fed each block of points when the block is
+ * sealed, in the loader's thread, from the raw points the store already
+ * holds: no decode, no second pass, and the work is spread over the
+ * loader's threads. Readers take a snapshot (tfb_series_loss_watch,
+ * below) that also takes the points still waiting in the series' tail,
+ * so it always reflects every point.
  *
  * The blow-up rule: the last finite value of the series is above 10 x
  * its first finite value and above 100 x its smallest positive value,
@@ -24,7 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/spike_detect.h"
+#include "analysis/spike_detect.h"
+#include "store/store.h"
 
 typedef struct tfb_loss_watch {
     tfb_spike_detector det;
@@ -47,5 +49,15 @@ int tfb_loss_watch_push(tfb_loss_watch *w, const int64_t *step,
 
 /* 1 when the series blew up (the rule above), its step in *step. */
 int tfb_loss_watch_blew_up(const tfb_loss_watch *w, int64_t *step);
+
+/* A snapshot of the loss watch of a scalar series whose tag is a loss
+ * (analysis/loss_tags.h): its spike detector and blow-up scan over every
+ * point the series holds now. The store feeds the watch as the loader
+ * seals blocks; the snapshot adds the points still in the tail to its
+ * copy. Costs a copy of the watch (about 1.7 KiB) and at most a block of
+ * detector steps; no decode. Returns 0 (release *out with
+ * tfb_loss_watch_free), TFB_ENOENT (not a watched series; *out
+ * untouched) or TFB_ENOMEM. */
+int tfb_series_loss_watch(tfb_series *s, tfb_loss_watch *out);
 
 #endif

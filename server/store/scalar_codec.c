@@ -6,7 +6,7 @@
  * only then is the form used. So no rounding rule has to be argued about:
  * whatever decodes differently falls back to the raw form.
  */
-#include "core/scalar_codec.h"
+#include "store/scalar_codec.h"
 
 #include <string.h>
 

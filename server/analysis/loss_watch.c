@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "base/vec.h"
-#include "core/loss_watch.h"
+#include "analysis/loss_watch.h"
+#include "store/store.h"
 #include "tfboard.h"
 
 void tfb_loss_watch_init(tfb_loss_watch *w)
@@ -91,4 +92,21 @@ int tfb_loss_watch_blew_up(const tfb_loss_watch *w, int64_t *step)
     if (up)
         *step = w->last_step;
     return up;
+}
+
+static int copy_watch(void *out, const void *w)
+{
+    return tfb_loss_watch_copy(out, w);
+}
+
+int tfb_series_loss_watch(tfb_series *s, tfb_loss_watch *out)
+{
+    int64_t step[TFB_SERIES_TAIL_MAX];
+    double value[TFB_SERIES_TAIL_MAX];
+    size_t tail = 0;
+    int rc = tfb_series_observed(s, copy_watch, out, step, value, &tail);
+    /* the points not sealed yet, into the copy only */
+    if (rc == 0 && (rc = tfb_loss_watch_push(out, step, value, tail)) < 0)
+        tfb_loss_watch_free(out);
+    return rc;
 }

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "base/vec.h"
-#include "core/dir_links.h"
-#include "collector/errors.h"
+#include "store/dir_links.h"
+#include "base/errors.h"
 #include "collector/file_source.h"
-#include "core/storage.h"
+#include "store/storage.h"
 
 struct tfb_storage_file {
     int fd;

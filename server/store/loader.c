@@ -1,14 +1,14 @@
 /*
  * loader.c - logdir scanning and (re)loading into the store. See loader.h.
  */
-#include "core/loader.h"
-#include "core/storage.h"
+#include "store/loader.h"
+#include "store/storage.h"
 
 #include "base/deadline.h"
 #include "base/hash.h"
-#include "core/media_index.h"
+#include "store/media_index.h"
 #include "base/str.h"
-#include "core/text_tensor.h"
+#include "store/text_tensor.h"
 #include "base/strtab.h"
 #include "base/utf8.h"
 #include "base/vec.h"
@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collector/errors.h"
+#include "base/errors.h"
 #include "collector/reader_source.h"
 
 /* Events between progress updates and stop checks. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/select.h"
-#include "core/precursors.h"
+#include "analysis/precursors.h"
 #include "tfboard.h"
 
 #define BASELINE_STEPS 50

@@ -2,7 +2,7 @@
  * dir_links.c - symbolic links to directories in the logdir (see
  * dir_links.h).
  */
-#include "core/dir_links.h"
+#include "store/dir_links.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -12,9 +12,9 @@
 
 #include "base/select.h"
 #include "base/strtab.h"
-#include "core/loss_tags.h"
-#include "core/loss_watch.h"
-#include "core/run_status.h"
+#include "analysis/loss_tags.h"
+#include "analysis/loss_watch.h"
+#include "analysis/run_status.h"
 #include "tfboard.h"
 
 /* Set once before the threads start (run_status.h). */

@@ -9,7 +9,7 @@
 
 #include "base/hash.h"
 #include "collector/reader_source.h"
-#include "core/storage.h"
+#include "store/storage.h"
 
 void tfb_storage_destroy(tfb_storage *s)
 {

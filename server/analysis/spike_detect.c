@@ -7,7 +7,7 @@
 
 #include "base/select.h"
 #include "base/vec.h"
-#include "core/spike_detect.h"
+#include "analysis/spike_detect.h"
 #include "tfboard.h"
 
 void tfb_spike_params_default(tfb_spike_params *p)

@@ -8,9 +8,9 @@
  *  - diverged: some series of the run held a NaN/Inf (the non-finite
  *    statistics the store keeps per series at ingestion, the same the
  *    health dashboard reports: the earliest first point is the step), or
- *    a loss blew up: the last value of a loss series (core/loss_tags.h)
+ *    a loss blew up: the last value of a loss series (analysis/loss_tags.h)
  *    is above 10 x its first value and 100 x its smallest positive
- *    value, both positive (core/loss_watch.h);
+ *    value, both positive (analysis/loss_watch.h);
  *  - finished: the run's last event is the end-of-run record that
  *    tfb_writer_close writes (collector/run_end.h), with its reason;
  *  - crashed: no end record, and the process that wrote the run's newest
@@ -39,8 +39,8 @@
 #include <stdint.h>
 
 #include "collector/run_end.h"
-#include "core/loss_tags.h"
-#include "core/store.h"
+#include "analysis/loss_tags.h"
+#include "store/store.h"
 
 typedef enum tfb_run_state {
     TFB_RUN_RUNNING = 0,

@@ -1,7 +1,7 @@
 /*
  * media_index.c - where each image lies (see media_index.h).
  */
-#include "core/media_index.h"
+#include "store/media_index.h"
 
 #include <errno.h>
 #include <fcntl.h>

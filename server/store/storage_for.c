@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/storage.h"
+#include "store/storage.h"
 
 int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
                     size_t errlen, FILE *log)

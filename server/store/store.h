@@ -57,8 +57,9 @@
  * Every block but the last is full, and an index of their offsets (8
  * bytes a block) takes a read from point i straight to block i / 256; a
  * series whose steps never went back is read by steps by bisecting the
- * blocks. A loss series (core/loss_tags.h) also keeps its loss watch
- * (core/loss_watch.h, about 1.7 KiB), fed each block as it is sealed.
+ * blocks. A scalar series the scalar observer attached to (below; the
+ * analysis layer's loss watch, about 1.7 KiB) keeps its state, fed each
+ * block as it is sealed.
  * tfb_series_bytes() counts what a series holds; a sweep's series also
  * pays ~450 bytes of struct, names and index (kept small for 100,000
  * series).
@@ -288,21 +289,53 @@ void tfb_series_nonfinite(tfb_series *s, tfb_nonfinite_stats *out);
  * when it does not fit. */
 size_t tfb_series_key(const tfb_series *s, char *buf, size_t len);
 
-/* A snapshot of the loss watch of a scalar series whose tag is a loss
- * (core/loss_tags.h): its spike detector and blow-up scan over every
- * point the series holds now. The store feeds the watch as the loader
- * seals blocks; the snapshot adds the points still in the tail to its
- * copy. Costs a copy of the watch (about 1.7 KiB) and at most a block of
- * detector steps; no decode. Returns 0 (release *out with
- * tfb_loss_watch_free), TFB_ENOENT (not a watched series; *out
- * untouched) or TFB_ENOMEM. */
-struct tfb_loss_watch;
-int tfb_series_loss_watch(tfb_series *s, struct tfb_loss_watch *out);
-
 /* Bytes the series holds for its points: the capacity of its arrays
  * (for scalars the encoded blocks and the raw tail), not its struct and
  * names. Memory tests and benchmarks count this, never time. */
 size_t tfb_series_bytes(const tfb_series *s);
+
+/* ---- observer hooks ------------------------------------------------- */
+
+/* What a layer above keeps on scalar series as they load, worked out from
+ * the raw points the loader holds (no decode, no second pass, spread over
+ * the loader's threads): the analysis layer's loss watch
+ * (analysis/loss_watch.h) is one. The store calls these hooks and names
+ * no observer, as the writer does with its modules' hooks
+ * (collector/writer_internal.h).
+ *  - attach: a scalar series called tag was created (loader thread):
+ *    its state, or NULL when it is not observed (or no memory: the series
+ *    loads unobserved);
+ *  - feed: the n points of a block as it is sealed, in series order,
+ *    under the series' write lock (keep it to microseconds);
+ *  - reset: the run is read again from its start (file replaced);
+ *  - detach: the series is freed (store destroyed).
+ * None may call back into the store. */
+typedef struct tfb_scalar_observer {
+    void *(*attach)(const char *tag, size_t tag_len);
+    void (*feed)(void *state, const int64_t *step, const double *value,
+                 size_t n);
+    void (*reset)(void *state);
+    void (*detach)(void *state);
+} tfb_scalar_observer;
+
+/* The most points a series holds that were not fed yet (its tail). */
+#define TFB_SERIES_TAIL_MAX 256
+
+/* Sets the one scalar observer (NULL: none; o must outlive every store).
+ * Call it before any store is created: a series decides when it is
+ * created whether it is observed. */
+void tfb_store_set_scalar_observer(const tfb_scalar_observer *o);
+
+/* A reader's view of an observed series: calls copy(user, state) under
+ * the series' read lock (copy what is needed, nothing more) and copies
+ * the points not fed yet, at most TFB_SERIES_TAIL_MAX, into tail_step /
+ * tail_value (*tail_n of them), so that the copy plus the tail reflects
+ * every point. Returns copy's result, or TFB_ENOENT when s is not an
+ * observed scalar series (copy is not called). */
+int tfb_series_observed(tfb_series *s,
+                        int (*copy)(void *user, const void *state),
+                        void *user, int64_t *tail_step,
+                        double *tail_value, size_t *tail_n);
 
 /* ---- writer side (loader.c only) ------------------------------------ */
 

@@ -26,8 +26,8 @@
 
 #include <stdio.h>
 
-#include "core/storage.h"
-#include "core/store.h"
+#include "store/storage.h"
+#include "store/store.h"
 
 typedef struct tfb_loader tfb_loader;
 

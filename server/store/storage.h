@@ -93,7 +93,7 @@ struct tfb_storage {
 
 /* storage_local.c: the local file system. */
 /* log: where the first listing says which links to directories it did
- * not follow (server/core/dir_links.h); NULL = quiet. */
+ * not follow (server/store/dir_links.h); NULL = quiet. */
 int tfb_storage_local_create(tfb_storage **out, FILE *log);
 
 /* storage_s3.c: "s3://bucket/prefix" or "gs://bucket/prefix" through

@@ -1,6 +1,7 @@
 /* errors.c - tfb_strerror() and errno mapping, from the one table in
- * tfboard.h. */
-#include "collector/errors.h"
+ * tfboard.h (TFB_ERRNO_MAP). Both programs and objstore/ use it, so it
+ * lives at the bottom of the house: objstore/ depends on base/ alone. */
+#include "base/errors.h"
 
 #include <errno.h>
 
@@ -19,16 +20,6 @@ const char *tfb_strerror(int code)
     default:
         return "unknown error";
     }
-}
-
-const char *tfb_version(void)
-{
-    return TFB_VERSION_STRING;
-}
-
-int tfb_version_number(void)
-{
-    return TFB_VERSION_NUMBER;
 }
 
 int tfb_err_from_errno(int e)

@@ -1,5 +1,6 @@
 /*
- * loss_tags.c - which tags are losses (loss_tags.h).
+ * loss_tags.c - which tags are losses, and the store's scalar observer
+ * that keeps a loss watch on each of them (loss_tags.h).
  */
 #include <pthread.h>
 #include <regex.h>
@@ -8,7 +9,9 @@
 
 #include "base/strtab.h"
 #include "base/vec.h"
-#include "core/loss_tags.h"
+#include "analysis/loss_tags.h"
+#include "analysis/loss_watch.h"
+#include "store/store.h"
 #include "tfboard.h"
 
 /* The answers are kept as the table's values: tag copy -> LOSS or
@@ -39,6 +42,40 @@ void tfb_loss_tags_forget(void)
     pthread_mutex_unlock(&g_mu);
 }
 
+/* The store's scalar observer (store.h): a loss watch on each series
+ * whose tag is a loss, fed as the loader seals its blocks. */
+static void *watch_attach(const char *tag, size_t len)
+{
+    if (!tfb_loss_tag(tag, len))
+        return NULL;
+    tfb_loss_watch *w = malloc(sizeof *w);
+    if (w)
+        tfb_loss_watch_init(w);
+    return w;
+}
+
+static void watch_feed(void *w, const int64_t *step, const double *value,
+                       size_t n)
+{
+    /* A spike that finds no memory is lost; the points still count. */
+    (void)tfb_loss_watch_push(w, step, value, n);
+}
+
+static void watch_reset(void *w)
+{
+    tfb_loss_watch_free(w);
+    tfb_loss_watch_init(w);
+}
+
+static void watch_detach(void *w)
+{
+    tfb_loss_watch_free(w);
+    free(w);
+}
+
+static const tfb_scalar_observer loss_observer = {
+    watch_attach, watch_feed, watch_reset, watch_detach};
+
 int tfb_loss_tags_configure(const char *regex)
 {
     regex_t re;
@@ -55,6 +92,7 @@ int tfb_loss_tags_configure(const char *regex)
     g_none = none;
     forget_locked();
     pthread_mutex_unlock(&g_mu);
+    tfb_store_set_scalar_observer(&loss_observer);
     return 0;
 }
 

@@ -1,7 +1,7 @@
 /*
  * text_tensor.c - string tensors as a text's Markdown (see text_tensor.h).
  */
-#include "core/text_tensor.h"
+#include "store/text_tensor.h"
 
 #include <stdlib.h>
 #include <string.h>
