@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "tfboard.h"
 #include "core/config.h"
+#include "core/plugin.h"
 #include "core/http.h"
 #include "store/loader.h"
 #include "store/storage.h"
@@ -22,8 +23,6 @@
 #include "plugins/registry.h"
 #include "trace/trace_cachedir.h"
 #include "watch.h"
-#include "plugins/alerts/alerts.h"
-#include "plugins/alerts/alerts_notify.h"
 
 static int serve(const tfb_config *cfg)
 {
@@ -114,21 +113,13 @@ static int serve(const tfb_config *cfg)
         tfb_store_destroy(store);
         return 1;
     }
-    /* Alerts reach a webhook or a command even with no page open: the
-     * server evaluates them itself, on threads of their own. */
-    int notifying = tfb_alerts_opt_webhook() || tfb_alerts_opt_on_alert();
-    if (notifying &&
-        (tfb_alerts_notify_start(tfb_alerts_opt_webhook(),
-                                 tfb_alerts_opt_on_alert(), stderr) < 0 ||
-         tfb_alerts_watcher_start(store, cfg->reload_interval > 0
-                                             ? cfg->reload_interval : 5) < 0))
-        fprintf(stderr, "tfboard: cannot start alert delivery\n");
+    /* The dashboards' background services (the alerts' delivery) run
+     * beside the server until it stops. */
+    (void)tfb_plugin_services_start(store, TFB_SERVICE_SERVE,
+                                    cfg->reload_interval, stderr);
     int sig = 0;
     sigwait(&set, &sig);
-    if (notifying) {
-        tfb_alerts_watcher_stop();
-        tfb_alerts_notify_stop(5);
-    }
+    tfb_plugin_services_stop();
     if (!cfg->quiet)
         fprintf(stderr, "tfboard: stopping\n");
     /* requests to a bucket end now: nothing on the network holds the

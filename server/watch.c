@@ -1,8 +1,9 @@
 /*
  * watch.c - `tfboard watch` (watch.h): the loader's passes on this thread,
- * then one alert evaluation after each (incremental: only new points are
- * read), each fired or cleared alert printed as a line and handed to the
- * webhook / --on_alert notifier.
+ * then one poll of the dashboards' services after each (the alerts'
+ * evaluation: incremental, only new points are read, and what fired or
+ * cleared is handed to the webhook / --on_alert notifier), each event
+ * printed as a line.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,9 +14,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "plugins/alerts/alerts.h"
-#include "plugins/alerts/alerts_feed.h"
-#include "plugins/alerts/alerts_notify.h"
 #include "store/loader.h"
 #include "core/plugin.h"
 #include "store/store.h"
@@ -34,12 +32,13 @@ static void usage(FILE *f)
 {
     fputs("usage: tfboard watch --logdir DIR [--once] [--fail-fast]\n"
           "         [--interval S] [--alert RULE ...] [dashboard options]\n"
-          "\n"
-          "Prints each alert of each run as one line when it fires or\n"
-          "clears (built-in: nonfinite, diverged, loss_spike, stalled,\n"
-          "crashed, straggler, input_bound, gpu_idle, gpu_memory; and each\n"
-          "--alert rule, e.g. 'loss>5 for 100 steps').\n"
-          "\n"
+          "\n", f);
+    size_t np;
+    const tfb_plugin *const *pl = tfb_plugins(&np);
+    for (size_t i = 0; i < np; i++)
+        if (pl[i]->service && pl[i]->service->watch_help)
+            fputs(pl[i]->service->watch_help, f);
+    fputs("\n"
           "  --once        one pass over the logdir: print what holds, exit\n"
           "  --fail-fast   exit 1 at the first alert that fires\n"
           "  --interval S  seconds between passes (default 5)\n"
@@ -59,7 +58,8 @@ static void put_clean(FILE *f, const char *s)
         fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
 }
 
-static void print_event(const tfb_alert_event *e)
+/* One event (tfb_plugin_services_poll's emit); user: the exit status. */
+static void print_event(void *user, const tfb_service_event *e)
 {
     time_t t = (time_t)e->wall;
     struct tm tm;
@@ -76,6 +76,8 @@ static void print_event(const tfb_alert_event *e)
     put_clean(stdout, e->message);
     fputc('\n', stdout);
     fflush(stdout);
+    if (e->fired)
+        *(int *)user = 1;
 }
 
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). */
@@ -187,9 +189,12 @@ int tfb_watch_main(int argc, char **argv)
         fprintf(stderr, "tfboard watch: cannot start the loader\n");
         return 3;
     }
-    if (tfb_alerts_notify_start(tfb_alerts_opt_webhook(),
-                                tfb_alerts_opt_on_alert(), stderr) < 0) {
-        fprintf(stderr, "tfboard watch: --on_alert needs a command\n");
+    rc = tfb_plugin_services_start(store, TFB_SERVICE_WATCH, interval,
+                                   stderr);
+    if (rc < 0) {
+        fprintf(stderr, "tfboard watch: cannot start: %s\n",
+                tfb_strerror(rc));
+        tfb_plugin_services_stop();
         tfb_loader_stop(loader);
         tfb_store_destroy(store);
         return 2;
@@ -199,18 +204,11 @@ int tfb_watch_main(int argc, char **argv)
         tfb_loader_pass(loader);
         struct timespec now;
         clock_gettime(CLOCK_REALTIME, &now);
-        tfb_alert_event *ev;
-        size_t n;
-        if (tfb_alerts_poll(store, now.tv_sec + now.tv_nsec * 1e-9, &ev,
-                            &n) == 0) {
-            for (size_t i = 0; i < n; i++)
-                print_event(&ev[i]);
-            tfb_alerts_notify(ev, n);
-            for (size_t i = 0; i < n; i++)
-                if (ev[i].fired && (fail_fast || once))
-                    status = 1;
-            free(ev);
-        }
+        int fired = 0;
+        (void)tfb_plugin_services_poll(store, now.tv_sec + now.tv_nsec * 1e-9,
+                                       print_event, &fired);
+        if (fired && (fail_fast || once))
+            status = 1;
         if (once || (fail_fast && status))
             break;
         for (double t = 0; t < interval && !g_stop; t += 0.05) {
@@ -218,7 +216,7 @@ int tfb_watch_main(int argc, char **argv)
             nanosleep(&d, NULL);
         }
     }
-    tfb_alerts_notify_stop(30);
+    tfb_plugin_services_stop();
     tfb_loader_stop(loader);
     tfb_store_destroy(store);
     return status;

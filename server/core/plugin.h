@@ -32,11 +32,13 @@
 #define TFB_SERVER_PLUGIN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "core/http_api.h"
 #include "core/json.h"
 #include "store/store.h"
+#include "store/value_decoder.h"
 
 /* What `tfboard report` asks of every plugin's section. */
 typedef struct tfb_report_opts {
@@ -75,6 +77,48 @@ typedef struct tfb_plugin_option {
     double min, max;   /* TFB_OPT_INT / TFB_OPT_DOUBLE: the range */
     void *dest;        /* where the value goes (type above) */
 } tfb_plugin_option;
+
+/* One fire or clear event of a dashboard's service, as `tfboard watch`
+ * prints it ("<time> FIRED run=<run> rule=<rule> step=<step>: <message>").
+ * The strings live for the emit call only. */
+typedef struct tfb_service_event {
+    double wall;         /* when it was seen (seconds since the epoch) */
+    int fired;           /* 1 fired, 0 cleared */
+    const char *run, *rule, *message;
+    int64_t step;        /* -1: not step-bound */
+} tfb_service_event;
+
+/* How a service runs: beside the server (it works on threads of its own
+ * until stopped), or under `tfboard watch` (which calls poll after each
+ * loader pass, on its own thread). */
+typedef enum tfb_service_mode {
+    TFB_SERVICE_SERVE = 1,
+    TFB_SERVICE_WATCH,
+} tfb_service_mode;
+
+/* A dashboard's background work (the alerts: evaluation and delivery to
+ * a webhook or a command), so that neither the server's start nor
+ * `tfboard watch` names a dashboard. */
+typedef struct tfb_plugin_service {
+    /* Starts it on store s, re-evaluating every interval seconds (serve).
+     * Messages go to log. Returns 0 (also when its options ask for
+     * nothing to run), or a negative TFB_E* code: the server goes on
+     * without it, `tfboard watch` exits 2. */
+    int (*start)(tfb_store *s, tfb_service_mode mode, double interval,
+                 FILE *log);
+    /* Stops what start started (delivering what is queued, within a
+     * bound it chooses by mode). Called once, after a start that
+     * returned 0. */
+    void (*stop)(tfb_service_mode mode);
+    /* `tfboard watch`: one evaluation of s at wall time now; calls emit
+     * once for each event, in order. Returns 0 or a negative TFB_E*
+     * code. NULL: nothing to print. */
+    int (*poll)(tfb_store *s, double now,
+                void (*emit)(void *user, const tfb_service_event *e),
+                void *user);
+    /* For `tfboard watch --help`: what poll reports (a few lines). */
+    const char *watch_help;
+} tfb_plugin_service;
 
 /* The layout of tfb_plugin this header describes. */
 #define TFB_PLUGIN_VERSION 3
@@ -152,6 +196,15 @@ typedef struct tfb_plugin {
      * time now; keys must not clash with core's or another plugin's.
      * NULL: none. */
     void (*run_info)(tfb_json *j, tfb_store *s, tfb_run *r, double now);
+    /* Version 3. The decoders of its own kinds of value (values whose tag
+     * carries its plugin name; store/value_decoder.h): core registers
+     * them with the store when the plugin joins the table, so a new kind
+     * of value edits no file of the loader. NULL/0: none. */
+    const tfb_value_decoder *decoders;
+    size_t n_decoders;
+    /* Version 3. Its background service (tfb_plugin_service); NULL:
+     * none. */
+    const tfb_plugin_service *service;
 } tfb_plugin;
 
 /* Hands the built-in plugins (in tab order) to core; the command line
@@ -194,6 +247,22 @@ int tfb_plugin_options_check(char *err, size_t err_len);
 /* Writes the "dashboard options" part of --help (nothing when no plugin
  * has options). */
 void tfb_plugin_options_usage(FILE *out);
+
+/* ---- the plugins' services ------------------------------------------ */
+
+/* Starts every plugin's service (tfb_plugin_service.start) on store s,
+ * in table order. Returns 0, or the first error (the services started
+ * before it keep running; stop them with tfb_plugin_services_stop). */
+int tfb_plugin_services_start(tfb_store *s, tfb_service_mode mode,
+                              double interval, FILE *log);
+/* Stops the services started, in reverse order. */
+void tfb_plugin_services_stop(void);
+/* `tfboard watch`: every service's poll, in table order. Returns 0 or
+ * the first error. */
+int tfb_plugin_services_poll(tfb_store *s, double now,
+                             void (*emit)(void *user,
+                                          const tfb_service_event *e),
+                             void *user);
 
 /* 1 when some run of the store has the plugin's data. */
 int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s);

@@ -7,6 +7,9 @@
  * after that. The built-in ones always come first, in their order, then
  * the registered ones in the order they came.
  *
+ * Joining the table also registers a plugin's value decoders with the
+ * store (store/value_decoder.h).
+ *
  * A descriptor is read only as far as its own size says: a registered one
  * is copied into a whole, zero-filled tfb_plugin here, so a plugin built
  * against an older, smaller struct leaves the newer fields unset.
@@ -27,6 +30,10 @@ static size_t n_builtin, n_table;
 /* Whole copies of the registered descriptors (see above). */
 static tfb_plugin extra[TFB_MAX_EXTRA];
 static size_t n_extra;
+/* The services started (tfb_plugin_services_start), with their mode. */
+static const tfb_plugin *started[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
+static size_t n_started;
+static tfb_service_mode started_mode;
 
 const tfb_plugin *const *tfb_plugins(size_t *n)
 {
@@ -59,7 +66,8 @@ static int valid_plugin(const tfb_plugin *p)
 {
     if (!valid_name(p->name) || !p->title || (p->n_routes && !p->routes) ||
         (p->n_put_routes && !p->put_routes) ||
-        (p->n_options && !p->options))
+        (p->n_options && !p->options) || (p->n_decoders && !p->decoders) ||
+        (p->service && (!p->service->start || !p->service->stop)))
         return TFB_EINVAL;
     for (size_t i = 0; i < p->n_options; i++) {
         const tfb_plugin_option *o = &p->options[i];
@@ -120,6 +128,17 @@ static int read_descriptor(const tfb_plugin *p, tfb_plugin *whole)
     return valid_plugin(whole);
 }
 
+/* Hands p's value decoders to the store (store/value_decoder.h). */
+static int register_decoders(const tfb_plugin *p)
+{
+    for (size_t i = 0; i < p->n_decoders; i++) {
+        int rc = tfb_value_decoder_register(&p->decoders[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int name_taken(const char *name, const tfb_plugin *const *t,
                       size_t n)
 {
@@ -149,8 +168,12 @@ int tfb_plugin_table_init(const tfb_plugin *const *builtin, size_t n)
             if (strcmp(extra[k].name, whole.name) == 0)
                 return TFB_EEXIST;
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        int rc = register_decoders(builtin[i]);
+        if (rc < 0)
+            return rc;
         table[i] = builtin[i];
+    }
     for (size_t k = 0; k < n_extra; k++)
         table[n + k] = &extra[k];
     n_builtin = n;
@@ -169,6 +192,8 @@ int tfb_plugin_register(const tfb_plugin *p)
         return TFB_EEXIST;
     if (n_extra == TFB_MAX_EXTRA)
         return TFB_ENOMEM;
+    if ((rc = register_decoders(&whole)) < 0)
+        return rc;
     extra[n_extra] = whole;
     table[n_table++] = &extra[n_extra++];
     return 0;
@@ -185,4 +210,40 @@ int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s)
         on = p->has_data ? p->has_data(s, runs[i]) : 1;
     free(runs);
     return on;
+}
+
+int tfb_plugin_services_start(tfb_store *s, tfb_service_mode mode,
+                              double interval, FILE *log)
+{
+    started_mode = mode;
+    for (size_t i = 0; i < n_table; i++) {
+        const tfb_plugin_service *sv = table[i]->service;
+        if (!sv)
+            continue;
+        int rc = sv->start(s, mode, interval, log);
+        if (rc < 0)
+            return rc;
+        started[n_started++] = table[i];
+    }
+    return 0;
+}
+
+void tfb_plugin_services_stop(void)
+{
+    while (n_started > 0)
+        started[--n_started]->service->stop(started_mode);
+}
+
+int tfb_plugin_services_poll(tfb_store *s, double now,
+                             void (*emit)(void *user,
+                                          const tfb_service_event *e),
+                             void *user)
+{
+    for (size_t i = 0; i < n_started; i++) {
+        const tfb_plugin_service *sv = started[i]->service;
+        int rc = sv->poll ? sv->poll(s, now, emit, user) : 0;
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
 }

@@ -9,6 +9,7 @@
 #include "store/media_index.h"
 #include "base/str.h"
 #include "store/text_tensor.h"
+#include "store/value_decoder.h"
 #include "base/strtab.h"
 #include "base/utf8.h"
 #include "base/vec.h"
@@ -42,6 +43,10 @@ typedef struct tag_entry {
     char *plugin; /* from the tag's first value that carried metadata */
     size_t plugin_len;
     tfb_series *series[TFB_SERIES_KIND_COUNT];
+    /* the plugin's value decoder (value_decoder.h) and the run's state of
+     * it, looked up once when the plugin is known; NULL: none */
+    const tfb_value_decoder *dec;
+    void *dec_state;
     struct tag_entry *succ;
 } tag_entry;
 
@@ -431,6 +436,108 @@ static tfb_series *series_for(run_state *rs, tag_entry *e,
     return s;
 }
 
+/* ---- the store's own kinds of value, one per value type ---- */
+
+/* Stores one value of tag e; returns the points kept. */
+typedef uint64_t (*ingest_fn)(run_state *rs, worker_buf *wb, tag_entry *e,
+                              const tfb_value *v, const tfb_event *ev);
+
+static uint64_t ingest_scalar(run_state *rs, worker_buf *wb, tag_entry *e,
+                              const tfb_value *v, const tfb_event *ev)
+{
+    (void)wb;
+    tfb_series *s = series_for(rs, e, TFB_SERIES_SCALAR, v);
+    return s && tfb_series_append_scalar(s, ev->step, ev->wall_time,
+                                         v->scalar) == 0;
+}
+
+static uint64_t ingest_histogram(run_state *rs, worker_buf *wb, tag_entry *e,
+                                 const tfb_value *v, const tfb_event *ev)
+{
+    double mn = NAN, mx = NAN, num = NAN, sum = NAN;
+    int64_t nb = tfb_value_histogram(v, wb->buckets.v, wb->buckets.cap, &mn,
+                                     &mx, &num, &sum);
+    if (nb < 0)
+        return 0;
+    if ((size_t)nb > wb->buckets.cap) {
+        if (tfb_vec_need(&wb->buckets, (size_t)nb) < 0)
+            return 0;
+        nb = tfb_value_histogram(v, wb->buckets.v, wb->buckets.cap, &mn, &mx,
+                                 &num, &sum);
+        if (nb < 0 || (size_t)nb > wb->buckets.cap)
+            return 0;
+    }
+    tfb_series *s = series_for(rs, e, TFB_SERIES_HISTOGRAM, v);
+    return s && tfb_series_append_histogram(s, ev->step, ev->wall_time, mn,
+                                            mx, num, sum, wb->buckets.v,
+                                            (size_t)nb) == 0;
+}
+
+/* String 0, or a vector/matrix of strings as a pipe table. */
+static uint64_t ingest_text(run_state *rs, worker_buf *wb, tag_entry *e,
+                            const tfb_value *v, const tfb_event *ev)
+{
+    (void)wb;
+    tfb_strview t;
+    char *owned;
+    tfb_text_tensor(v, &t, &owned);
+    tfb_series *s = series_for(rs, e, TFB_SERIES_TEXT, v);
+    int ok = s && tfb_series_append_text(s, ev->step, ev->wall_time, t.ptr,
+                                         t.len) == 0;
+    free(owned);
+    return ok;
+}
+
+static uint64_t ingest_numerics(run_state *rs, worker_buf *wb, tag_entry *e,
+                                const tfb_value *v, const tfb_event *ev)
+{
+    (void)wb;
+    tfb_series *s = series_for(rs, e, TFB_SERIES_NUMERICS, v);
+    return s && tfb_series_append_numerics(s, ev->step, ev->wall_time,
+                                           &v->numerics) == 0;
+}
+
+/* A value of a plugin the store has no series for (hparams,
+ * tfboard_rank): the latest per tag, for that plugin to decode. */
+static uint64_t ingest_record(run_state *rs, worker_buf *wb, tag_entry *e,
+                              const tfb_value *v, const tfb_event *ev)
+{
+    (void)wb;
+    return e->plugin && e->plugin_len &&
+           tfb_run_put_record(rs->run, e->plugin, e->plugin_len, e->tag,
+                              e->len, ev->step, ev->wall_time,
+                              v->plugin_content.ptr, v->plugin_content.len,
+                              v->tensor, v->tensor ? v->tensor_len : 0) == 0;
+}
+
+/* By value type; an image that is no media (a type without a plugin)
+ * keeps nothing. */
+static const ingest_fn by_type[] = {
+    [TFB_VALUE_UNKNOWN] = ingest_record,
+    [TFB_VALUE_SCALAR] = ingest_scalar,
+    [TFB_VALUE_HISTOGRAM] = ingest_histogram,
+    [TFB_VALUE_TEXT] = ingest_text,
+    [TFB_VALUE_NUMERICS] = ingest_numerics,
+    [TFB_VALUE_TENSOR] = ingest_record,
+};
+
+/* The tag's plugin is known (from its first value): its decoder, once. */
+static void set_plugin(run_state *rs, tag_entry *e, const char *plugin,
+                       size_t len)
+{
+    e->plugin = malloc(len + 1);
+    if (!e->plugin)
+        return;
+    memcpy(e->plugin, plugin, len);
+    e->plugin[len] = 0;
+    e->plugin_len = len;
+    e->dec = tfb_value_decoder_find(plugin, len);
+    if (e->dec)
+        e->dec_state = tfb_run_decoder_state(rs->run, e->dec);
+}
+
+/* One value to the first kind that takes it (value_decoder.h): its
+ * plugin's decoder, the media index, the store's kind of its type. */
 static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
                              const tfb_event *ev)
 {
@@ -450,17 +557,18 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
     }
     rs->last = e;
     if (v->plugin_name.len) {
-        if (!e->plugin) {
-            e->plugin = malloc(v->plugin_name.len + 1);
-            if (e->plugin) {
-                memcpy(e->plugin, v->plugin_name.ptr, v->plugin_name.len);
-                e->plugin[v->plugin_name.len] = 0;
-                e->plugin_len = v->plugin_name.len;
-            }
-        }
+        if (!e->plugin)
+            set_plugin(rs, e, v->plugin_name.ptr, v->plugin_name.len);
     } else if (e->plugin) {
         /* Writers put metadata on a tag's first value only. */
         tfb_value_apply_plugin(v, e->plugin, e->plugin_len);
+    }
+    if (e->dec && e->dec_state) {
+        tfb_decoded_value d = {rs->run, e->dec_state, rs->cur_path, ev, v,
+                               e->tag, e->len};
+        int m = e->dec->decode(&d);
+        if (m != TFB_ENOENT)
+            return m > 0 ? (uint64_t)m : 0;
     }
     if (tfb_media_is_image(v, e->plugin, e->plugin_len)) {
         /* Images are indexed (file, offset, length), not stored. */
@@ -468,67 +576,10 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
                                     v, e->plugin, e->plugin_len);
         return m > 0 ? (uint64_t)m : 0;
     }
-    tfb_series *s;
-    switch (v->kind) {
-    case TFB_VALUE_SCALAR:
-        s = series_for(rs, e, TFB_SERIES_SCALAR, v);
-        if (s && tfb_series_append_scalar(s, ev->step, ev->wall_time,
-                                          v->scalar) == 0)
-            return 1;
-        return 0;
-    case TFB_VALUE_HISTOGRAM: {
-        double mn = NAN, mx = NAN, num = NAN, sum = NAN;
-        int64_t nb = tfb_value_histogram(v, wb->buckets.v, wb->buckets.cap,
-                                         &mn, &mx, &num, &sum);
-        if (nb < 0)
-            return 0;
-        if ((size_t)nb > wb->buckets.cap) {
-            if (tfb_vec_need(&wb->buckets, (size_t)nb) < 0)
-                return 0;
-            nb = tfb_value_histogram(v, wb->buckets.v, wb->buckets.cap, &mn,
-                                     &mx, &num, &sum);
-            if (nb < 0 || (size_t)nb > wb->buckets.cap)
-                return 0;
-        }
-        s = series_for(rs, e, TFB_SERIES_HISTOGRAM, v);
-        if (s && tfb_series_append_histogram(s, ev->step, ev->wall_time, mn,
-                                             mx, num, sum, wb->buckets.v,
-                                             (size_t)nb) == 0)
-            return 1;
-        return 0;
-    }
-    case TFB_VALUE_TEXT: {
-        /* String 0, or a vector/matrix of strings as a pipe table. */
-        tfb_strview t;
-        char *owned;
-        tfb_text_tensor(v, &t, &owned);
-        s = series_for(rs, e, TFB_SERIES_TEXT, v);
-        int ok = s && tfb_series_append_text(s, ev->step, ev->wall_time,
-                                             t.ptr, t.len) == 0;
-        free(owned);
-        return ok ? 1 : 0;
-    }
-    case TFB_VALUE_NUMERICS:
-        s = series_for(rs, e, TFB_SERIES_NUMERICS, v);
-        if (s && tfb_series_append_numerics(s, ev->step, ev->wall_time,
-                                            &v->numerics) == 0)
-            return 1;
-        return 0;
-    case TFB_VALUE_TENSOR:
-    case TFB_VALUE_UNKNOWN:
-        /* A value of a plugin the store has no series for (hparams,
-         * tfboard_rank): the latest per tag, for that plugin to decode. */
-        if (e->plugin && e->plugin_len &&
-            tfb_run_put_record(rs->run, e->plugin, e->plugin_len, e->tag,
-                               e->len, ev->step, ev->wall_time,
-                               v->plugin_content.ptr,
-                               v->plugin_content.len, v->tensor,
-                               v->tensor ? v->tensor_len : 0) == 0)
-            return 1;
-        return 0;
-    default:
-        return 0;
-    }
+    if ((size_t)v->kind < sizeof by_type / sizeof *by_type &&
+        by_type[v->kind])
+        return by_type[v->kind](rs, wb, e, v, ev);
+    return 0;
 }
 
 static void close_readers(run_state *rs)

@@ -29,6 +29,7 @@
 #include "base/hash.h"
 #include "store/media_index.h"
 #include "store/scalar_codec.h"
+#include "store/value_decoder.h"
 #include "base/str.h"
 #include "base/strtab.h"
 #include "base/vec.h"
@@ -123,6 +124,9 @@ struct tfb_run {
     TFB_VEC(tfb_plugin_record) records; /* under lock */
     TFB_VEC(run_note) notes;            /* under lock */
     tfb_media_index *media; /* where the run's images lie; own lock */
+    /* the plugin value decoders' states (value_decoder.h), by decoder
+     * number; NULL until the run's first plugin value (under lock) */
+    void **dec_state;
 };
 
 struct tfb_store {
@@ -215,6 +219,14 @@ static void run_free(tfb_run *r)
     }
     tfb_vec_free(&r->notes);
     tfb_media_index_destroy(r->media);
+    if (r->dec_state) {
+        size_t nd;
+        const tfb_value_decoder *const *d = tfb_value_decoders(&nd);
+        for (size_t i = 0; i < nd; i++)
+            if (r->dec_state[i])
+                d[i]->state_free(r->dec_state[i]);
+        free(r->dec_state);
+    }
     pthread_mutex_destroy(&r->lock);
     free(r->name);
     free(r->dir);
@@ -716,11 +728,40 @@ void tfb_run_reset(tfb_run *r)
     }
     tfb_media_index_reset(r->media);
     pthread_mutex_lock(&r->lock);
+    /* the plugin decoders' states: empty, as the series */
+    if (r->dec_state) {
+        size_t nd;
+        const tfb_value_decoder *const *d = tfb_value_decoders(&nd);
+        for (size_t i = 0; i < nd; i++)
+            if (r->dec_state[i])
+                d[i]->state_reset(r->dec_state[i]);
+    }
     r->first_wall = NAN;
     r->last_wall = NAN;
     r->max_step = INT64_MIN;
     pthread_mutex_unlock(&r->lock);
     tfb_store_bump_generation(r->store);
+}
+
+void *tfb_run_decoder_state(tfb_run *r, const tfb_value_decoder *dec)
+{
+    size_t nd, i;
+    const tfb_value_decoder *const *d = tfb_value_decoders(&nd);
+    for (i = 0; i < nd && d[i] != dec; i++)
+        ;
+    if (i == nd)
+        return NULL;
+    pthread_mutex_lock(&r->lock);
+    if (!r->dec_state)
+        r->dec_state = calloc(TFB_VALUE_DECODERS_MAX, sizeof *r->dec_state);
+    void *st = NULL;
+    if (r->dec_state) {
+        if (!r->dec_state[i])
+            r->dec_state[i] = dec->state_new();
+        st = r->dec_state[i];
+    }
+    pthread_mutex_unlock(&r->lock);
+    return st;
 }
 
 tfb_media_index *tfb_run_media(tfb_run *r)

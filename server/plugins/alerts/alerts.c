@@ -1,8 +1,10 @@
 /*
  * alerts.c - the alerts dashboard's descriptor: its command-line options
- * (the stall threshold and the loss regex that core's run status uses),
- * its routes (the loss spikes with their precursors) and its report
- * section (each run's status line, spikes and skip list).
+ * (the stall threshold and the loss regex that the run status uses),
+ * its routes (the loss spikes with their precursors), its report
+ * section (each run's status line, spikes and skip list) and its
+ * service (evaluation and delivery beside the server; the feed that
+ * `tfboard watch` prints).
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugins/alerts/alerts.h"
 #include "plugins/alerts/alerts_feed.h"
+#include "plugins/alerts/alerts_notify.h"
 #include "plugins/alerts/alerts_spikes.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
@@ -25,16 +27,6 @@ static const char *opt_alert[TFB_OPT_STRINGS_MAX];
 static double opt_gpu_idle = 50;
 static const char *opt_webhook;
 static const char *opt_on_alert;
-
-const char *tfb_alerts_opt_webhook(void)
-{
-    return opt_webhook;
-}
-
-const char *tfb_alerts_opt_on_alert(void)
-{
-    return opt_on_alert;
-}
 
 static const tfb_plugin_option options[] = {
     {.name = "stall_after", .arg = "S", .type = TFB_OPT_DOUBLE,
@@ -434,6 +426,65 @@ static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
     return 0;
 }
 
+/* ---- the service ---- */
+
+/* Serve: alerts reach a webhook or a command even with no page open, so
+ * the server evaluates them itself, on threads of their own, when one is
+ * set. Watch: `tfboard watch` evaluates (poll); delivery only. */
+static int service_start(tfb_store *s, tfb_service_mode mode,
+                         double interval, FILE *log)
+{
+    int notifying = opt_webhook || opt_on_alert;
+    if (mode == TFB_SERVICE_WATCH)
+        return tfb_alerts_notify_start(opt_webhook, opt_on_alert, log);
+    if (!notifying)
+        return 0;
+    if (tfb_alerts_notify_start(opt_webhook, opt_on_alert, log) < 0 ||
+        tfb_alerts_watcher_start(s, interval > 0 ? interval : 5) < 0)
+        fprintf(log, "tfboard: cannot start alert delivery\n");
+    return 0;
+}
+
+static void service_stop(tfb_service_mode mode)
+{
+    if (mode == TFB_SERVICE_WATCH) {
+        tfb_alerts_notify_stop(30);
+    } else if (opt_webhook || opt_on_alert) {
+        tfb_alerts_watcher_stop();
+        tfb_alerts_notify_stop(5);
+    }
+}
+
+static int service_poll(tfb_store *s, double now,
+                        void (*emit)(void *, const tfb_service_event *),
+                        void *user)
+{
+    tfb_alert_event *ev;
+    size_t n;
+    int rc = tfb_alerts_poll(s, now, &ev, &n);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        tfb_service_event e = {ev[i].wall, ev[i].fired,    ev[i].run,
+                               ev[i].rule, ev[i].message, ev[i].step};
+        emit(user, &e);
+    }
+    tfb_alerts_notify(ev, n);
+    free(ev);
+    return 0;
+}
+
+static const tfb_plugin_service service = {
+    .start = service_start,
+    .stop = service_stop,
+    .poll = service_poll,
+    .watch_help =
+        "Prints each alert of each run as one line when it fires or\n"
+        "clears (built-in: nonfinite, diverged, loss_spike, stalled,\n"
+        "crashed, straggler, input_bound, gpu_idle, gpu_memory; and each\n"
+        "--alert rule, e.g. 'loss>5 for 100 steps').\n",
+};
+
 static const tfb_plugin_route routes[] = {
     {"spikes", route_spikes},
     {"feed", route_feed},
@@ -452,4 +503,5 @@ const tfb_plugin tfb_plugin_alerts = {
     .options = options,
     .n_options = sizeof options / sizeof options[0],
     .check_options = check_options,
+    .service = &service,
 };
