@@ -39,6 +39,7 @@
 #include "core/json.h"
 #include "store/store.h"
 #include "store/value_decoder.h"
+#include "webui/assets.h"
 
 /* What `tfboard report` asks of every plugin's section. */
 typedef struct tfb_report_opts {
@@ -138,7 +139,8 @@ typedef struct tfb_plugin {
     /* The tab's title. */
     const char *title;
     /* The web UI page module, relative to the page root (e.g.
-     * "js/pages/scalars.js"); NULL when the plugin has no tab. */
+     * "js/pages/scalars.js"; served from `assets`); NULL when the plugin
+     * has no tab. */
     const char *module;
     /* The page module's source, for a plugin built outside the web UI
      * bundle (served at /<module>); NULL: module is an embedded asset. */
@@ -205,6 +207,13 @@ typedef struct tfb_plugin {
     /* Version 3. Its background service (tfb_plugin_service); NULL:
      * none. */
     const tfb_plugin_service *service;
+    /* Version 3. Its web files, served at their paths (the page module
+     * first: its path is "/" + module), ended by an entry whose path is
+     * NULL; the build embeds them from the plugin's folder (page.js and
+     * its helpers, server/plugins/meson.build). Not served with
+     * --webui_dir, which serves every web file from that directory.
+     * NULL: none (a page in module_source, or no page). */
+    const tfb_asset *assets;
 } tfb_plugin;
 
 /* Hands the built-in plugins (in tab order) to core; the command line

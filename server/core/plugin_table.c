@@ -69,6 +69,10 @@ static int valid_plugin(const tfb_plugin *p)
         (p->n_options && !p->options) || (p->n_decoders && !p->decoders) ||
         (p->service && (!p->service->start || !p->service->stop)))
         return TFB_EINVAL;
+    /* The page is the first asset: the listing's module_path is served. */
+    if (p->assets && (!p->assets[0].path || !p->module ||
+                      strcmp(p->assets[0].path + 1, p->module) != 0))
+        return TFB_EINVAL;
     for (size_t i = 0; i < p->n_options; i++) {
         const tfb_plugin_option *o = &p->options[i];
         if (!valid_name(o->name) || !o->help || !o->dest ||

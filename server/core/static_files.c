@@ -1,5 +1,7 @@
 /*
- * static_files.c - the web UI's files, embedded or from --webui-dir.
+ * static_files.c - the web UI's files: core's embedded table (webui/) and
+ * each dashboard's own (its page, core/plugin.h `assets`), or every file
+ * from --webui_dir.
  */
 #include "core/static_files.h"
 
@@ -13,9 +15,6 @@
 #include "core/http_internal.h"
 #include "core/plugin.h"
 
-#ifdef TFB_HAVE_EMBEDDED_ASSETS
-#include "webui/assets.h"
-#endif
 
 static const char HTML_404[] = "404 not found\n";
 
@@ -126,11 +125,17 @@ int tfb_static_serve(const char *root, const char *path, tfb_http_resp *resp)
                                  strlen(pl[i]->module_source));
     if (root)
         return serve_dir(root, path, resp);
+    const tfb_asset *a = NULL;
 #ifdef TFB_HAVE_EMBEDDED_ASSETS
-    const tfb_asset *a = tfb_asset_find(path);
+    a = tfb_asset_find(path);
+#endif
+    /* The dashboards' pages, from their plugins' own tables. */
+    for (size_t i = 0; !a && i < np; i++)
+        for (const tfb_asset *t = pl[i]->assets; t && t->path && !a; t++)
+            if (strcmp(t->path, path) == 0)
+                a = t;
     if (a)
         return tfb_http_text(resp, 200, a->content_type,
                              (const char *)a->data, a->len);
-#endif
     return not_found(resp);
 }

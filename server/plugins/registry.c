@@ -1,45 +1,22 @@
 /*
- * registry.c - the built-in dashboards. Their order is the order of the
- * tabs, of /data/plugins_listing and of the report's sections. Core never
+ * registry.c - the built-in dashboards, in the order of plugins.list: the
+ * order of the tabs, of /data/plugins_listing and of the report's
+ * sections. plugin_list.h is generated from the list by the build, so this
+ * file names no dashboard and adding one edits nothing here. Core never
  * names this list: the command line hands it to core at start
- * (tfb_plugin_table_init, server/core/plugin.h).
+ * (tfb_plugin_table_init, server/core/plugin.h). A build with more
+ * dashboards (tests/plugin/) compiles this file again over a longer list.
  */
 #include "plugins/registry.h"
 
-extern const tfb_plugin tfb_plugin_scalars;
-extern const tfb_plugin tfb_plugin_runs;
-extern const tfb_plugin tfb_plugin_histograms;
-extern const tfb_plugin tfb_plugin_distributions;
-extern const tfb_plugin tfb_plugin_images;
-extern const tfb_plugin tfb_plugin_text;
-extern const tfb_plugin tfb_plugin_health;
-extern const tfb_plugin tfb_plugin_gradients;
-extern const tfb_plugin tfb_plugin_gpu;
-extern const tfb_plugin tfb_plugin_pipeline;
-extern const tfb_plugin tfb_plugin_ranks;
-extern const tfb_plugin tfb_plugin_hparams;
-extern const tfb_plugin tfb_plugin_compare;
-extern const tfb_plugin tfb_plugin_pr_curves;
-extern const tfb_plugin tfb_plugin_custom_scalars;
-extern const tfb_plugin tfb_plugin_alerts;
+#include "plugin_list.h" /* generated into the build directory */
+
+#define TFB_DECLARE_PLUGIN(name) extern const tfb_plugin tfb_plugin_##name;
+TFB_PLUGIN_LIST(TFB_DECLARE_PLUGIN)
 
 static const tfb_plugin *const builtin[] = {
-    &tfb_plugin_scalars,
-    &tfb_plugin_runs,
-    &tfb_plugin_histograms,
-    &tfb_plugin_distributions,
-    &tfb_plugin_images,
-    &tfb_plugin_text,
-    &tfb_plugin_health,
-    &tfb_plugin_gradients,
-    &tfb_plugin_gpu,
-    &tfb_plugin_pipeline,
-    &tfb_plugin_ranks,
-    &tfb_plugin_hparams,
-    &tfb_plugin_compare,
-    &tfb_plugin_pr_curves,
-    &tfb_plugin_custom_scalars,
-    &tfb_plugin_alerts,
+#define TFB_LIST_PLUGIN(name) &tfb_plugin_##name,
+    TFB_PLUGIN_LIST(TFB_LIST_PLUGIN)
 };
 
 const tfb_plugin *const *tfb_builtin_plugins(size_t *n)

@@ -1,8 +1,10 @@
 """The plugin table seen from outside: /data/plugins_listing lists every
-dashboard in tab order with `enabled` matching the data, every plugin's
-routes answer, and a dashboard added from outside server/ (the
-tfboard_testplug build) appears in the listing, serves its page module and
-its route, and writes its report section.
+dashboard of server/plugins/plugins.list in its order with `enabled`
+matching the data, every plugin's routes answer, and a dashboard added as a
+folder and one line of tests/plugin/plugins.list (the tfboard_testplug
+build) appears in the listing, serves its page module and its routes
+(one of them from its own value decoder), writes its report section, and
+has its section in that build's API reference, after the built-in ones.
 
 usage: test_plugins.py TFBOARD GEN_LOGDIR TFBOARD_TESTPLUG"""
 import json
@@ -14,12 +16,22 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import Server, run_tests  # noqa: E402
-from tfevents_py import event, record, scalars_summary  # noqa: E402
+from tfevents_py import (event, f_float, ld, record,  # noqa: E402
+                         scalars_summary)
 
 TFBOARD, GEN, TESTPLUG = sys.argv[1], sys.argv[2], sys.argv[3]
-BUILTIN = ["scalars", "runs", "histograms", "distributions", "images", "text",
-           "health", "gradients", "gpu", "pipeline", "ranks", "hparams", "compare",
-           "pr_curves", "custom_scalars", "alerts"]
+ROOT = os.environ["TFB_SOURCE_ROOT"]
+BUILD = os.environ["TFB_BUILD_ROOT"]
+
+
+def plugin_list(path):
+    """The names of a plugins.list: one a line, '#' comments."""
+    with open(os.path.join(ROOT, path)) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+
+BUILTIN = plugin_list("server/plugins/plugins.list")
+EXTRA = plugin_list("tests/plugin/plugins.list")
 TMP = tempfile.mkdtemp(prefix="tfb_plugins_")
 
 
@@ -32,6 +44,43 @@ def write_run(logdir, run, tags):
             f.write(record(event(1.0 + step, step,
                                  summary=scalars_summary(
                                      [(t, float(step)) for t in tags]))))
+
+
+def write_decoded_run(logdir, run):
+    """Steps 0..2 of `loss` and of `tp_value`, whose first value carries
+    the plugin name "testplug" (Summary.Value.metadata.plugin_data)."""
+    d = os.path.join(logdir, run)
+    os.makedirs(d, exist_ok=True)
+    meta = ld(9, ld(1, ld(1, b"testplug")))
+    with open(os.path.join(d, "events.out.tfevents.1.test"), "wb") as f:
+        f.write(record(event(1.0, file_version="brain.Event:2")))
+        for step in range(3):
+            v = ld(1, ld(1, b"tp_value") + f_float(2, float(step)) +
+                   (meta if step == 0 else b""))
+            f.write(record(event(1.0 + step, step,
+                                 summary=scalars_summary([("loss", 1.0)]) + v)))
+
+
+def test_api_reference():
+    """The build collects core's API.md and each dashboard's, in tab
+    order; the test build's has the test dashboard's section last."""
+    def headings(path):
+        with open(os.path.join(BUILD, path)) as f:
+            return [l for l in f.read().split("\n") if l.startswith("## ")]
+    def plugin_of(h):
+        i = h.find("/data/plugin/")
+        return h[i + len("/data/plugin/"):].split("/")[0] if i >= 0 else None
+    prod = headings("server/API.md")
+    test = headings("tests/plugin/API.md")
+    assert test[:len(prod)] == prod, (prod, test)
+    assert [plugin_of(h) for h in test[len(prod):]] == EXTRA, test
+    assert not any("testplug" in h for h in prod), prod
+    named = [plugin_of(h) for h in prod if plugin_of(h)]
+    # every dashboard with routes has its section, in list order
+    assert named == [p for p in BUILTIN if p in named], named
+    for p in BUILTIN:
+        assert os.path.exists(os.path.join(ROOT, "server/plugins", p,
+                                           "API.md")), p
 
 
 def listing(srv):
@@ -87,10 +136,11 @@ def test_plugin_from_outside():
     logdir = os.path.join(TMP, "testplug")
     write_run(logdir, "plain", ["loss"])
     write_run(logdir, "marked", ["loss", "testplug/a", "testplug/b"])
+    write_decoded_run(logdir, "decoded")
     with Server(TESTPLUG, logdir, "--reload_interval", "0") as srv:
         srv.wait_loaded()
         lst = listing(srv)
-        assert list(lst) == BUILTIN + ["testplug"], list(lst)
+        assert list(lst) == BUILTIN + EXTRA, list(lst)
         tp = lst["testplug"]
         assert tp["enabled"] is True
         assert tp["tab_name"] == "Test plugin"
@@ -103,6 +153,16 @@ def test_plugin_from_outside():
         assert json.loads(body) == {"runs": {"marked": 2}}
         st, _, _ = srv.get("/data/plugin/testplug/nope")
         assert st == 404
+        # Its value decoder kept the values of its own plugin, which made
+        # no scalar series.
+        st, _, body = srv.get("/data/plugin/testplug/values")
+        assert st == 200
+        assert json.loads(body) == {"runs": {"decoded": {
+            "values": 3, "last_step": 2, "sum": 3.0}}}, body
+        st, _, body = srv.get("/data/plugin/scalars/tags")
+        tags = json.loads(body)
+        assert "tp_value" not in tags.get("decoded", {}), tags
+        assert "loss" in tags["decoded"], tags
     out = subprocess.run([TESTPLUG, "report", "--logdir", logdir],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
@@ -148,6 +208,6 @@ def test_plugin_from_outside():
 
 try:
     run_tests([test_builtin_listing_matches_data, test_listing_follows_new_data,
-               test_plugin_from_outside])
+               test_plugin_from_outside, test_api_reference])
 finally:
     shutil.rmtree(TMP, ignore_errors=True)

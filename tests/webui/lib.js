@@ -148,6 +148,34 @@ async function step(name, fn) {
   }
 }
 
+// The dashboards of a plugins.list (path from the repository root), in
+// its order: what the listing must answer.
+function pluginList(file) {
+  return fs.readFileSync(path.join(__dirname, '..', '..', file), 'utf8').split('\n')
+    .map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+}
+
+// A copy of the web files as the server serves them, for --webui_dir: the
+// frame (webui/) plus each dashboard's page and helpers from its plugin
+// folder (server/plugins/meson.build: page.js as js/pages/<name>.js,
+// another file f as js/lib/<name>_<f>; the folder's test_*.js are tests).
+function stageWebui(dir) {
+  const root = path.join(__dirname, '..', '..');
+  fs.cpSync(path.join(root, 'webui'), dir, { recursive: true });
+  const plugins = path.join(root, 'server', 'plugins');
+  for (const p of fs.readdirSync(plugins)) {
+    const d = path.join(plugins, p);
+    if (!fs.statSync(d).isDirectory()) continue;
+    for (const f of fs.readdirSync(d)) {
+      if (!f.endsWith('.js') || f.startsWith('test_')) continue;
+      const to = f === 'page.js' ? path.join(dir, 'js', 'pages', p + '.js') : path.join(dir, 'js', 'lib', p + '_' + f);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.copyFileSync(path.join(d, f), to);
+    }
+  }
+  return dir;
+}
+
 function assert(cond, msg) { if (!cond) throw new Error('assertion failed: ' + msg); }
 function assertEq(a, b, msg) {
   const x = JSON.stringify(a), y = JSON.stringify(b);
@@ -170,4 +198,4 @@ function run(main, limitMs = 150000) {
   });
 }
 
-module.exports = { skip, makeLogdir, tmpdir, startServer, launch, newPage, screenshot, openApp, until, step, assert, assertEq, run };
+module.exports = { skip, makeLogdir, tmpdir, stageWebui, pluginList, startServer, launch, newPage, screenshot, openApp, until, step, assert, assertEq, run };

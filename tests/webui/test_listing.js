@@ -12,12 +12,15 @@ const T = require('./lib.js');
 
 const [tfboard, gen] = process.argv.slice(2);
 if (!tfboard || !gen) { console.error('usage: test_listing.js TFBOARD GEN_LOGDIR'); process.exit(2); }
-const WEBUI_SRC = path.join(__dirname, '..', '..', 'webui');
 
 // The listing as the page's own origin answers it.
 function listing(page) {
   return page.evaluate(() => fetch('data/plugins_listing', { cache: 'no-store' }).then((r) => r.json()));
 }
+// The built-in dashboards in tab order (server/plugins/plugins.list), and
+// a set of them in that order.
+const LIST = T.pluginList('server/plugins/plugins.list');
+const inOrder = (names) => LIST.filter((n) => names.includes(n));
 const enabledNames = (l) => Object.keys(l).filter((k) => l[k].enabled);
 const tabIds = (page) => page.$$eval('#tabs .tab', (as) => as.map((a) => a.id.replace('tab-', '')));
 // Tab labels without a badge's count.
@@ -54,8 +57,8 @@ T.run(async () => {
     await T.step('tabs are the enabled listing entries, in its order, titled by tab_name', async () => {
       await T.openApp(page, srv.url);
       const l = await listing(page);
-      T.assertEq(Object.keys(l), ['scalars', 'runs', 'histograms', 'distributions', 'images', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'ranks', 'hparams', 'compare', 'pr_curves', 'custom_scalars', 'alerts'], 'listing keys');
-      T.assertEq(enabledNames(l), ['scalars', 'runs', 'health', 'pipeline', 'alerts'], 'enabled for a pipeline-only logdir');
+      T.assertEq(Object.keys(l), LIST, 'listing keys');
+      T.assertEq(enabledNames(l), inOrder(['scalars', 'runs', 'health', 'pipeline', 'alerts']), 'enabled for a pipeline-only logdir');
       T.assertEq(await tabIds(page), enabledNames(l), 'tab ids');
       T.assertEq(await tabTitles(page), enabledNames(l).map((k) => l[k].tab_name), 'tab titles');
       T.assertEq(await activeTab(page), 'scalars', 'the first tab is shown');
@@ -94,7 +97,7 @@ T.run(async () => {
       fs.renameSync(path.join(full, 'gpu'), path.join(logdir, 'gpu'));
       await reloadUntil(page, async (p) => (await tabIds(p)).includes('gpu'), 'the GPU tab');
       const l = await listing(page);
-      T.assertEq(enabledNames(l), ['scalars', 'runs', 'health', 'gpu', 'pipeline', 'compare', 'alerts'], 'enabled after the trace (two runs: compare)');
+      T.assertEq(enabledNames(l), inOrder(['scalars', 'runs', 'health', 'gpu', 'pipeline', 'compare', 'alerts']), 'enabled after the trace (two runs: compare)');
       T.assertEq(await tabIds(page), enabledNames(l), 'tabs follow the new listing, in its order');
       T.assertEq(await activeTab(page), 'pipeline', 'the page shown stays');
       T.assert((await pageModulesFetched(page)).includes('js/pages/gpu.js'), 'gpu.js loaded on the reload');
@@ -126,8 +129,7 @@ T.run(async () => {
     await T.step('a module that fails to load or is no page gets a message; a reload retries it', async () => {
       // The server's own listing, with web UI files where pipeline.js is
       // missing and health.js exports no page.
-      const ui = T.tmpdir('tfb-webui-copy-');
-      fs.cpSync(WEBUI_SRC, ui, { recursive: true });
+      const ui = T.stageWebui(T.tmpdir('tfb-webui-copy-'));
       const pipelineJs = path.join(ui, 'js', 'pages', 'pipeline.js');
       const kept = fs.readFileSync(pipelineJs);
       fs.rmSync(pipelineJs);

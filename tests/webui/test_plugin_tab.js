@@ -50,8 +50,8 @@ T.run(async () => {
       T.assertEq(rows, ['marked: 3 tags'], 'rows drawn from /data/plugin/testplug/runs');
       T.assert((await page.evaluate(() => location.hash)).includes('tab=testplug'), 'tab in the URL');
       const fetched = await page.evaluate(() => performance.getEntriesByType('resource')
-        .map((r) => new URL(r.name).pathname).filter((p) => p.startsWith('/js/plugins/')));
-      T.assertEq(fetched, ['/js/plugins/testplug.js'], 'module fetched from the plugin');
+        .map((r) => new URL(r.name).pathname).filter((p) => p.endsWith('/testplug.js')));
+      T.assertEq(fetched, ['/js/pages/testplug.js'], 'module fetched from the plugin');
       await T.screenshot(page, 'plugin_testplug');
     });
   } finally {

@@ -490,11 +490,16 @@ static const tfb_plugin_route routes[] = {
     {"feed", route_feed},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_alerts_assets[];
+
 const tfb_plugin tfb_plugin_alerts = {
     TFB_PLUGIN_ABI,
     .name = "alerts",
     .title = "Alerts",
     .module = "js/pages/alerts.js",
+    .assets = tfb_alerts_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .report_text = report_text,

@@ -65,11 +65,16 @@ static const tfb_plugin_route routes[] = {
     {"compare", route_compare},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_compare_assets[];
+
 const tfb_plugin tfb_plugin_compare = {
     TFB_PLUGIN_ABI,
     .name = "compare",
     .title = "Compare",
     .module = "js/pages/compare.js",
+    .assets = tfb_compare_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = two_runs,

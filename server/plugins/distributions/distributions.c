@@ -86,11 +86,16 @@ static const tfb_plugin_route routes[] = {
     {"distributions", tfb_route_distributions},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_distributions_assets[];
+
 const tfb_plugin tfb_plugin_distributions = {
     TFB_PLUGIN_ABI,
     .name = "distributions",
     .title = "Distributions",
     .module = "js/pages/distributions.js",
+    .assets = tfb_distributions_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_histograms,

@@ -443,11 +443,16 @@ static const tfb_plugin_route routes[] = {
     {"memory", tfb_gpu_route_memory},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_gpu_assets[];
+
 const tfb_plugin tfb_plugin_gpu = {
     TFB_PLUGIN_ABI,
     .name = "gpu",
     .title = "GPU",
     .module = "js/pages/gpu.js",
+    .assets = tfb_gpu_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_gpu_data,

@@ -218,11 +218,16 @@ static const tfb_plugin_route routes[] = {
     {"norms", route_norms},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_gradients_assets[];
+
 const tfb_plugin tfb_plugin_gradients = {
     TFB_PLUGIN_ABI,
     .name = "gradients",
     .title = "Gradients",
     .module = "js/pages/gradients.js",
+    .assets = tfb_gradients_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_norms,

@@ -172,11 +172,16 @@ static const tfb_plugin_route routes[] = {
     {"alerts", route_alerts},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_health_assets[];
+
 const tfb_plugin tfb_plugin_health = {
     TFB_PLUGIN_ABI,
     .name = "health",
     .title = "Health",
     .module = "js/pages/health.js",
+    .assets = tfb_health_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .report_text = report_text,

@@ -41,11 +41,16 @@ static const tfb_plugin_route routes[] = {
     {"histograms", tfb_route_histograms},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_histograms_assets[];
+
 const tfb_plugin tfb_plugin_histograms = {
     TFB_PLUGIN_ABI,
     .name = "histograms",
     .title = "Histograms",
     .module = "js/pages/histograms.js",
+    .assets = tfb_histograms_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_histograms,

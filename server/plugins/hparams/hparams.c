@@ -329,11 +329,16 @@ static const tfb_plugin_route routes[] = {
     {"groups", tfb_route_hparams_groups},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_hparams_assets[];
+
 const tfb_plugin tfb_plugin_hparams = {
     TFB_PLUGIN_ABI,
     .name = "hparams",
     .title = "HParams",
     .module = "js/pages/hparams.js",
+    .assets = tfb_hparams_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_hparams,

@@ -191,11 +191,16 @@ static const tfb_plugin_route routes[] = {
     {"individualImage", route_individual},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_images_assets[];
+
 const tfb_plugin tfb_plugin_images = {
     TFB_PLUGIN_ABI,
     .name = "images",
     .title = "Images",
     .module = "js/pages/images.js",
+    .assets = tfb_images_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_images,

@@ -216,11 +216,16 @@ static const tfb_plugin_route routes[] = {
     {"steps", route_steps},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_pipeline_assets[];
+
 const tfb_plugin tfb_plugin_pipeline = {
     TFB_PLUGIN_ABI,
     .name = "pipeline",
     .title = "Input pipeline",
     .module = "js/pages/pipeline.js",
+    .assets = tfb_pipeline_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_steps,

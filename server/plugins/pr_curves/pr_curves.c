@@ -245,11 +245,16 @@ static const tfb_plugin_route routes[] = {
     {"available_time_entries", route_time_entries},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_pr_curves_assets[];
+
 const tfb_plugin tfb_plugin_pr_curves = {
     TFB_PLUGIN_ABI,
     .name = "pr_curves",
     .title = "PR Curves",
     .module = "js/pages/pr_curves.js",
+    .assets = tfb_pr_curves_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_curves,

@@ -570,11 +570,16 @@ static const tfb_plugin_route routes[] = {
     {"gpu", route_gpu},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_ranks_assets[];
+
 const tfb_plugin tfb_plugin_ranks = {
     TFB_PLUGIN_ABI,
     .name = "ranks",
     .title = "Ranks",
     .module = "js/pages/ranks.js",
+    .assets = tfb_ranks_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_ranks,

@@ -75,10 +75,15 @@ static void run_info(tfb_json *j, tfb_store *s, tfb_run *r, double now)
     tfb_json_object_end(j);
 }
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_runs_assets[];
+
 const tfb_plugin tfb_plugin_runs = {
     TFB_PLUGIN_ABI,
     .name = "runs",
     .title = "Runs",
     .module = "js/pages/runs.js",
+    .assets = tfb_runs_assets,
     .run_info = run_info,
 };

@@ -341,11 +341,16 @@ static const tfb_plugin_route put_routes[] = {
     {"layout", tfb_route_scalars_layout},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_scalars_assets[];
+
 const tfb_plugin tfb_plugin_scalars = {
     TFB_PLUGIN_ABI,
     .name = "scalars",
     .title = "Scalars",
     .module = "js/pages/scalars.js",
+    .assets = tfb_scalars_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_scalars,

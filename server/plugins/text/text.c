@@ -118,11 +118,16 @@ static const tfb_plugin_route routes[] = {
     {"text", tfb_route_text},
 };
 
+/* Its web files (page.js first), embedded from this folder by the
+ * build (server/plugins/meson.build). */
+extern const tfb_asset tfb_text_assets[];
+
 const tfb_plugin tfb_plugin_text = {
     TFB_PLUGIN_ABI,
     .name = "text",
     .title = "Text",
     .module = "js/pages/text.js",
+    .assets = tfb_text_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_text,

@@ -260,3 +260,10 @@ export function naturalCompare(a, b) {
   if (c) return c;
   return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
 }
+
+// The section a tag is shown in: its prefix up to the first '/'
+// (TensorBoard's tag groups).
+export function groupOf(tag) {
+  const i = tag.indexOf('/');
+  return i > 0 ? tag.slice(0, i) : tag;
+}

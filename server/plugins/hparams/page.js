@@ -16,7 +16,7 @@ import { makeChart } from '../core/charts.js';
 import { eng, naturalCompare, linearTicks } from '../core/format.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { hpText, loadHparams, loadHparamRows, keptRuns } from '../lib/hparams.js';
-import { ParCoords, buildAxes, wantsLog } from '../lib/parcoords.js';
+import { ParCoords, buildAxes, wantsLog } from '../lib/hparams_parcoords.js';
 
 function defaultMetric(tags) {
   return tags.find((t) => /(^|\/)loss$/i.test(t)) || tags.find((t) => /loss/i.test(t)) || tags[0] || '';

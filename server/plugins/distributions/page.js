@@ -6,7 +6,7 @@ import { h, debounce } from '../core/dom.js';
 import { runColor, withAlpha } from '../core/colors.js';
 import { eng, linearTicks } from '../core/format.js';
 import { makeChart, xTickFormatter, xAxisTitle } from '../core/charts.js';
-import { fetchHist, histTagsOf, renderCards } from './histograms.js';
+import { fetchHist, histTagsOf, renderCards } from '../lib/histogram_cards.js';
 
 export const BASIS_POINTS = [0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000];
 

@@ -20,7 +20,7 @@ import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { safeRegex } from '../core/state.js';
 import { setRunsChecked } from '../core/sidebar.js';
-import { eng, naturalCompare } from '../core/format.js';
+import { eng, naturalCompare, groupOf } from '../core/format.js';
 import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
 import { loadHparams } from '../lib/hparams.js';
 import { BandChart, parseBands, higherIsBetter } from '../lib/scalars_bands.js';
@@ -81,11 +81,6 @@ export function scalarTagsOf(data, runs, filter) {
     }
   }
   return out.sort(naturalCompare);
-}
-
-export function groupOf(tag) {
-  const i = tag.indexOf('/');
-  return i > 0 ? tag.slice(0, i) : tag;
 }
 
 function fileName(run, tag, ext) {

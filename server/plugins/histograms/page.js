@@ -3,40 +3,9 @@
 // later steps in front), or all overlaid on one baseline. Drawn on a canvas:
 // the bucket counts are re-binned onto a shared x range.
 import { h, clear, debounce } from '../core/dom.js';
-import { getJSON, num } from '../core/api.js';
 import { runColor, withAlpha, themeColor } from '../core/colors.js';
-import { eng, naturalCompare } from '../core/format.js';
-import { safeRegex } from '../core/state.js';
-import { groupOf } from './scalars.js';
-
-const cache = new Map();
-
-// [[wall, step, [[left, right, count], ...]], ...] -> [{wall, step, buckets}]
-export function fetchHist(run, tag, gen) {
-  const key = gen + '|' + run + '\u0000' + tag;
-  let p = cache.get(key);
-  if (!p) {
-    p = getJSON('data/plugin/histograms/histograms', { run, tag }).then((rows) => rows.map((r) => ({
-      wall: num(r[0]), step: num(r[1]),
-      buckets: (r[2] || []).map((b) => [num(b[0]), num(b[1]), num(b[2])]),
-    })));
-    cache.set(key, p);
-    p.catch(() => cache.delete(key));
-  }
-  return p;
-}
-
-export function histTagsOf(data, runs, filter) {
-  const { re } = safeRegex(filter);
-  const out = [];
-  for (const r of runs) {
-    for (const t of Object.keys(data.histTags[r] || {}).sort()) {
-      if (!re || re.test(t)) out.push({ run: r, tag: t });
-    }
-  }
-  out.sort((a, b) => naturalCompare(a.tag, b.tag) || naturalCompare(a.run, b.run));
-  return out;
-}
+import { eng } from '../core/format.js';
+import { fetchHist, histTagsOf, renderCards } from '../lib/histogram_cards.js';
 
 // Shared x range and a uniform re-binning, so ridges line up.
 function rebin(hists, nbins) {
@@ -74,34 +43,6 @@ function niceTicks(lo, hi, n) {
   const ticks = [];
   for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) ticks.push(Math.abs(v) < step * 1e-9 ? 0 : v);
   return ticks;
-}
-
-// Lays out one card per (run, tag) in collapsible sections by tag prefix,
-// watched by the page's IntersectionObserver so cards load when seen. The
-// Histograms and Distributions pages share it.
-export function renderCards(page, items, CardClass) {
-  page.observer.disconnect();
-  clear(page.body);
-  page.cards = [];
-  const groups = new Map();
-  for (const it of items) {
-    const g = groupOf(it.tag);
-    if (!groups.has(g)) groups.set(g, []);
-    groups.get(g).push(it);
-  }
-  if (!items.length) page.body.appendChild(h('div', { class: 'empty small' }, page.ctx.runs.length ? 'No histogram tag matches.' : 'No run selected.'));
-  for (const [g, list] of groups) {
-    const grid = h('div', { class: 'grid' });
-    for (const it of list) {
-      const c = new CardClass(page, it.run, it.tag);
-      c.el.$card = c;
-      page.cards.push(c);
-      grid.appendChild(c.el);
-      page.observer.observe(c.el);
-    }
-    page.body.appendChild(h('details', { class: 'section', open: true },
-      h('summary', null, h('span', { class: 'section-name' }, g), h('span', { class: 'muted count' }, String(list.length))), grid));
-  }
 }
 
 export function drawRidges(canvas, hists, color, mode, hover) {

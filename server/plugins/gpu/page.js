@@ -10,7 +10,7 @@ import { eng, ns, pct, bytes, int, si, niceStep } from '../core/format.js';
 import { makeChart, } from '../core/charts.js';
 import { themeColor, withAlpha } from '../core/colors.js';
 import { COLOR, devColor, filledSet, timeChartOptions, sizeCanvas } from '../lib/plot.js';
-import { MemoryView, renderNvml, hasNvml } from './gpu_memory.js';
+import { MemoryView, renderNvml, hasNvml } from '../lib/gpu_memory.js';
 import { pickRun } from '../lib/run_pick.js';
 
 const gpuRunsCache = { list: [], traced: new Set(), files: new Map() };
