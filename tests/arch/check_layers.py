@@ -12,6 +12,19 @@ benchmarks link everything and are not layers).
 It fails (exit 1) on:
   cycle   two or more files that reach each other through their calls
           (the pairs that call each other directly are named first);
+  folder-cycle, folder-mutual
+          the same between folders (a file's folder: base/, objstore/,
+          collector/, server/store/, server/core/, server/trace/,
+          server/analysis/, each server/plugins/<name>/, server/report/,
+          and server/ itself for the command line): folders that reach
+          each other through their files' calls, even when no two files
+          form a loop;
+  folder-layer
+          a folder of the product that is in no layer (a new folder gets
+          its place in LAYERS below and in docs/ARCHITECTURE.md first);
+  folder-up
+          a folder that uses a folder of a layer above its own (each such
+          pair once; the file-level `up` findings name the files);
   up      a file that uses a file of a layer above its own; the layers,
           lowest first:
               base/ < objstore/ < collector/ < server/store/ < server/core/
@@ -81,6 +94,62 @@ def layer_of(path):
     return (best[1], best[2]) if best else (None, None)
 
 
+def folder_of(path):
+    """The folder a product file belongs to (see the top)."""
+    parts = path.split('/')
+    if parts[0] != 'server':
+        return parts[0]
+    if len(parts) == 2:
+        return 'server'  # cli.c, main.c, watch.c: the command line
+    if parts[1] == 'plugins' and len(parts) >= 4:
+        return 'server/plugins/' + parts[2]
+    return 'server/' + parts[1]
+
+
+def folder_graph(nodes, edges):
+    """{(folder a, folder b): sorted file edges} between two folders."""
+    out = {}
+    for (a, b) in edges:
+        fa, fb = folder_of(a), folder_of(b)
+        if fa != fb:
+            out.setdefault((fa, fb), []).append('%s -> %s' % (a, b))
+    for k in out:
+        out[k].sort()
+    return out
+
+
+def folder_findings(nodes, edges):
+    out = []
+    folders = {}
+    for n in nodes:
+        folders.setdefault(folder_of(n), []).append(n)
+    for f, files in sorted(folders.items()):
+        if any(layer_of(x)[0] is None for x in files):
+            out.append(('folder-layer %s' % f,
+                        'in no layer: give it its place in LAYERS '
+                        '(tests/arch/check_layers.py) and docs/ARCHITECTURE.md'))
+    fedges = folder_graph(nodes, edges)
+    fnodes = set(folders)
+    for comp in sccs(fnodes, fedges):
+        members = set(comp)
+        pairs = sorted((a, b) for (a, b) in fedges
+                       if a < b and a in members and b in members
+                       and (b, a) in fedges)
+        for a, b in pairs:
+            out.append(('folder-mutual %s <-> %s' % (a, b),
+                        '%s; %s' % (fedges[(a, b)][0], fedges[(b, a)][0])))
+        if len(comp) > 2 or not pairs:
+            out.append(('folder-cycle %s' % ' '.join(comp),
+                        '%d folders reach each other' % len(comp)))
+    for (a, b), via in sorted(fedges.items()):
+        ra = layer_of(folders[a][0])[0]
+        rb = layer_of(folders[b][0])[0]
+        if ra is not None and rb is not None and rb > ra:
+            out.append(('folder-up %s -> %s' % (a, b),
+                        '%s (%d file edges)' % (via[0], len(via))))
+    return out
+
+
 def plugin_folder(path):
     m = re.match(r'server/plugins/([^/]+)/', path)
     return m.group(1) if m else None
@@ -140,16 +209,21 @@ def build_graph(objs, nm):
             defs.setdefault(s, set()).add(src)
     edges = {}  # (a, b) -> sorted symbols a uses from b
     for a, us in uses.items():
+        # a file in no layer (a folder-layer finding) ranks as the lowest
         ra = layer_of(a)[0]
+        ra = -1 if ra is None else ra
         for s in us:
             owners = defs.get(s, set()) - {a}
             # A name defined twice (a finding of its own, see dups()):
             # the user means the copy of its own layer or the nearest one
             # below it, which is also the one its program links.
-            below = [b for b in owners if layer_of(b)[0] <= ra]
+            def rank(b):
+                r = layer_of(b)[0]
+                return -1 if r is None else r
+            below = [b for b in owners if rank(b) <= ra]
             if len(owners) > 1 and below:
-                top = max(layer_of(b)[0] for b in below)
-                owners = {b for b in below if layer_of(b)[0] == top}
+                top = max(rank(b) for b in below)
+                owners = {b for b in below if rank(b) == top}
             for b in owners:
                 edges.setdefault((a, b), []).append(s)
     for k in edges:
@@ -301,6 +375,7 @@ def findings(nodes, edges, dup, root, with_includes=True):
             out.append(('plugin %s -> %s' % (a, b),
                         'plugin %s uses plugin %s: %s' % (
                             pa, pb, ', '.join(syms[:4]))))
+    out.extend(folder_findings(nodes, edges))
     if with_includes:
         out.extend(include_findings(root))
     # One line per key.
@@ -332,6 +407,8 @@ def main(argv=None):
     ap.add_argument('--nm', default=os.environ.get('NM', 'nm'))
     ap.add_argument('--no-includes', action='store_true')
     ap.add_argument('--verbose', action='store_true')
+    ap.add_argument('--folders', action='store_true',
+                    help='print who uses whom between folders')
     a = ap.parse_args(argv)
     root = os.path.abspath(a.source_root or os.path.join(a.build, '..'))
     objs = load_objects(os.path.abspath(a.build), root)
@@ -364,6 +441,15 @@ def main(argv=None):
     if a.verbose:
         for (x, y), syms in sorted(edges.items()):
             print('  edge %s -> %s: %s' % (x, y, ', '.join(syms)))
+    if a.folders:
+        # top layer first
+        rank = {}
+        for n in nodes:
+            rank[folder_of(n)] = layer_of(n)[0] or 0
+        fedges = folder_graph(nodes, edges)
+        for (x, y), via in sorted(fedges.items(),
+                                  key=lambda kv: (-rank[kv[0][0]], kv[0])):
+            print('  %-30s -> %-26s %4d file edges' % (x, y, len(via)))
     for k, d in old:
         print('KNOWN  %s  %s' % (k, d))
     for k, d in new:

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """test_check_layers.py - shows that check_layers.py can fail: it compiles
 small planted trees (two files that call each other, a three-file cycle,
-core calling a plugin, one plugin calling another, a plugin including a
-report header, a header included without its folder, one name
-defined twice) into objects in a temporary
+core calling a plugin (and so its folder calling up), one plugin calling
+another, a plugin including a report header, a header included without its
+folder, one name defined twice, two folders that reach each other with no
+loop between files, a folder in no layer) into objects in a temporary
 folder, with a compile_commands.json like meson's, and runs the checker on
 each; a clean tree must pass and each planted fault must be named.
 
@@ -54,7 +55,8 @@ PLANTS = {
     'up': ({
         'server/core/up.c': 'int plug_f(void); int up_f(void);\n'
                             'int up_f(void) { return plug_f(); }\n',
-    }, 'up server/core/up.c -> server/plugins/x/p.c'),
+    }, ['up server/core/up.c -> server/plugins/x/p.c',
+        'folder-up server/core -> server/plugins/x']),
     'plugin': ({
         'server/plugins/y/q.c': 'int plug_f(void); int q_f(void);\n'
                                 'int q_f(void) { return plug_f(); }\n',
@@ -67,6 +69,21 @@ PLANTS = {
         'server/plugins/x/bare.c': '#include "k.h"\nint bare_f(void);\n'
                                    'int bare_f(void) { return 0; }\n',
     }, 'folder server/plugins/x/bare.c -> server/core/k.h'),
+    # collector -> objstore -> collector through three different files:
+    # no file loop, a folder loop.
+    'folder-loop': ({
+        'collector/cx.c': 'int oy(void); int cx(void);\n'
+                          'int cx(void) { return oy(); }\n',
+        'objstore/oy.c': 'int cz(void); int oy(void);\n'
+                         'int oy(void) { return cz(); }\n',
+        'collector/cz.c': 'int base_f(void); int cz(void);\n'
+                          'int cz(void) { return base_f(); }\n',
+    }, 'folder-mutual collector <-> objstore'),
+    # a new folder nobody placed in the layers
+    'folder-layer': ({
+        'server/query/q.c': 'int core_f(void); int q_f(void);\n'
+                            'int q_f(void) { return core_f(); }\n',
+    }, 'folder-layer server/query'),
     'dup': ({
         'server/core/dup.c': 'int col_f(void);\n'
                              'int col_f(void) { return 2; }\n',
@@ -123,14 +140,17 @@ def main():
         rc, out = check(make_tree(root, CLEAN), root)
         expect(rc == 0 and '0 new' in out, 'a clean layered tree passes', out)
 
-        for name, (extra, key) in PLANTS.items():
+        for name, (extra, keys) in PLANTS.items():
+            keys = keys if isinstance(keys, list) else [keys]
+            key = keys[0]
             root = os.path.join(tmp, name)
             files = dict(CLEAN)
             files.update(extra)
             build = make_tree(root, files)
             rc, out = check(build, root)
-            expect(rc == 1 and ('FAIL   ' + key) in out,
-                   'planted %s fails naming "%s"' % (name, key), out)
+            for k in keys:
+                expect(rc == 1 and ('FAIL   ' + k) in out,
+                       'planted %s fails naming "%s"' % (name, k), out)
 
             # Listed as known, it is reported but does not fail ...
             known = os.path.join(tmp, name + '.known')

@@ -15,6 +15,11 @@ import { eng, pct, fixed, naturalCompare } from '../core/format.js';
 import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { higherIsBetter } from '../lib/scalars_bands.js';
+import { defineState, key } from '../core/state.js';
+import { HEALTH_ALERTS } from '../lib/catalog.js';
+
+// Its URL keys (core/state.js): the baseline run and the run compared.
+defineState({ cmpA: key.str(), cmpB: key.str() });
 
 const MAX_CHARTS = 24;
 
@@ -95,6 +100,8 @@ function runLabel(run) {
 }
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { alerts: HEALTH_ALERTS },
   mount(ctx) {
     this.ctx = ctx;
     this.selA = h('select', { id: 'compare-a', onchange: (e) => ctx.setState({ cmpA: e.target.value }) });

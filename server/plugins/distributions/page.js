@@ -7,6 +7,7 @@ import { runColor, withAlpha } from '../core/colors.js';
 import { eng, linearTicks } from '../core/format.js';
 import { makeChart, xTickFormatter, xAxisTitle } from '../core/charts.js';
 import { fetchHist, histTagsOf, renderCards } from '../lib/histogram_cards.js';
+import { HIST_TAGS } from '../lib/catalog.js';
 
 export const BASIS_POINTS = [0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000];
 
@@ -112,6 +113,8 @@ class DistCard {
 }
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { histTags: HIST_TAGS },
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

@@ -9,6 +9,7 @@ import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { COLOR, sizeCanvas } from '../lib/plot.js';
 import { pickRun } from '../lib/run_pick.js';
+import { SCALAR_TAGS } from '../lib/catalog.js';
 
 function gradRuns(data) {
   return data.runs.filter((r) => Object.keys(data.scalarTags[r] || {}).some((t) => t.startsWith(data.tagNames.grad_norm_prefix)));
@@ -127,6 +128,8 @@ class HeatMap {
 }
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { scalarTags: SCALAR_TAGS },
   mount(ctx) {
     this.ctx = ctx;
     this.chart = null;

@@ -5,10 +5,33 @@ import { h, sortableTable } from '../core/dom.js';
 import { num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { wall, int } from '../core/format.js';
+import { SCALAR_TAGS, HEALTH_ALERTS } from '../lib/catalog.js';
 
 function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
 
 const page = {
+  catalog: { scalarTags: SCALAR_TAGS, alerts: HEALTH_ALERTS },
+
+  // Above every tab: the selected runs' non-finite values, with a link to
+  // the first one's chart and to this page.
+  banner(ctx) {
+    const sel = new Set(ctx.runs);
+    const alerts = (ctx.data.alerts || []).filter((a) => sel.has(a.run));
+    if (!alerts.length) return null;
+    const first = alerts[0];
+    return [h('span', { class: 'banner-icon' }, '⚠'),
+      h('span', null, 'Non-finite values in ', h('b', null, String(alerts.length)),
+        alerts.length === 1 ? ' series' : ' series', ' of the selected runs. First: ',
+        h('code', null, first.tag), ' in run ', h('code', null, first.run), ' at step ', String(first.first_step), '. '),
+      h('a', { href: '#', id: 'banner-first', onclick: (e) => {
+        e.preventDefault();
+        // Isolate the failing run and zoom to the step where it broke.
+        ctx.setState({ tab: 'scalars', tagFilter: '^' + escapeRe(first.tag) + '$', step: Number(first.first_step), runs: [first.run] });
+      } }, 'Show it'),
+      ' · ',
+      h('a', { href: '#tab=health', onclick: (e) => { e.preventDefault(); ctx.setState({ tab: 'health' }); } }, 'All alerts')];
+  },
+
   // The red count on the tab (the server enables the tab whenever there
   // are runs: "no alerts" is an answer worth seeing too).
   badge(data) { return data.alerts ? data.alerts.length : 0; },

@@ -6,6 +6,7 @@ import { h, clear, debounce } from '../core/dom.js';
 import { runColor, withAlpha, themeColor } from '../core/colors.js';
 import { eng } from '../core/format.js';
 import { fetchHist, histTagsOf, renderCards } from '../lib/histogram_cards.js';
+import { HIST_TAGS } from '../lib/catalog.js';
 
 // Shared x range and a uniform re-binning, so ridges line up.
 function rebin(hists, nbins) {
@@ -168,6 +169,8 @@ class HistCard {
 }
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { histTags: HIST_TAGS },
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

@@ -11,12 +11,17 @@
 // every tab and the rows of the runs table.
 import { h, clear } from '../core/dom.js';
 import { num } from '../core/api.js';
+import { defineState, key } from '../core/state.js';
 import { runColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { eng, naturalCompare, linearTicks } from '../core/format.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { hpText, loadHparams, loadHparamRows, keptRuns } from '../lib/hparams.js';
 import { ParCoords, buildAxes, wantsLog } from '../lib/hparams_parcoords.js';
+import { SCALAR_TAGS } from '../lib/catalog.js';
+
+// Its URL keys (core/state.js): the scatter's axes.
+defineState({ hpx: key.str(), hpy: key.str() });
 
 function defaultMetric(tags) {
   return tags.find((t) => /(^|\/)loss$/i.test(t)) || tags.find((t) => /loss/i.test(t)) || tags[0] || '';
@@ -29,6 +34,8 @@ function allScalarTags(data) {
 }
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { scalarTags: SCALAR_TAGS },
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

@@ -9,6 +9,7 @@ import { makeChart } from '../core/charts.js';
 import { themeColor } from '../core/colors.js';
 import { COLOR } from '../lib/plot.js';
 import { pickRun } from '../lib/run_pick.js';
+import { SCALAR_TAGS } from '../lib/catalog.js';
 
 const VERDICT_TEXT = {
   highly: 'Highly input-bound',
@@ -43,6 +44,8 @@ function stat(label, value, sub) {
 }
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { scalarTags: SCALAR_TAGS },
   mount(ctx) {
     this.ctx = ctx;
     this.chart = null;

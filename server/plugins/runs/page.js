@@ -16,6 +16,7 @@ import { eng, rel, wall, int, naturalCompare } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 import { setRunChecked, setRunsChecked, runStateBadge } from '../core/sidebar.js';
 import { hpText, hpFilterParse, loadHparamRows, brushTags, brushActive, keptRuns } from '../lib/hparams.js';
+import { SCALAR_TAGS } from '../lib/catalog.js';
 
 function allScalarTags(data) {
   const s = new Set();
@@ -42,6 +43,8 @@ function infoFor(info, run) {
 }
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { scalarTags: SCALAR_TAGS },
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

@@ -18,12 +18,20 @@ import { h, clear, debounce } from '../core/dom.js';
 import { getJSON, url, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
-import { safeRegex } from '../core/state.js';
+import { safeRegex, defineState, key } from '../core/state.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { eng, naturalCompare, groupOf } from '../core/format.js';
 import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
 import { loadHparams } from '../lib/hparams.js';
 import { BandChart, parseBands, higherIsBetter } from '../lib/scalars_bands.js';
+import { SCALAR_TAGS } from '../lib/catalog.js';
+
+// Its URL keys (core/state.js).
+defineState({
+  group: key.str(),                  // '' | 'hparam:<name>' | 'regex:<ERE>'
+  band: key.oneOf('minmax', 'std'),  // run groups' bands
+  multi: key.json([], (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'), (v) => !v.length),  // multi-tag charts, one tag regex each
+});
 
 // Past this many runs a card draws the distribution across runs instead of
 // one line per run (issue 18), and the best and worst BAND_K runs.
@@ -418,6 +426,8 @@ function countNonFinite(c) {
 }
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { scalarTags: SCALAR_TAGS },
   mount(ctx) {
     this.ctx = ctx;
     this.gen = 0;

@@ -9,6 +9,7 @@ import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { wall, naturalCompare } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
+import { TEXT_TAGS } from '../lib/catalog.js';
 
 const ALLOWED = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'STRONG', 'EM', 'CODE', 'PRE', 'UL', 'OL', 'LI',
   'BLOCKQUOTE', 'HR', 'BR', 'TABLE', 'THEAD', 'TBODY', 'TR', 'TH', 'TD', 'A', 'DEL']);
@@ -45,6 +46,8 @@ function markdownBody(e) {
 const FIRST_ENTRIES = 10;
 
 const page = {
+  // what the frame fetches for it on every reload (lib/catalog.js)
+  catalog: { textTags: TEXT_TAGS },
   mount(ctx) {
     this.ctx = ctx;
     this.tagFilter = h('input', { type: 'search', id: 'tag-filter', class: 'filter', placeholder: 'Filter tags (regex)  /', value: ctx.state.tagFilter,

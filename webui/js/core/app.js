@@ -1,13 +1,15 @@
 // The frame of every dashboard (UI.md "Frame"): top bar with the tabs that
 // have data, reload button and time, auto-reload, settings; the load
-// progress bar; the health banner; the sidebar with the run selector and the
+// progress bar; the pages' banner; the sidebar with the run selector and the
 // page's own settings; the main area the page draws into.
 //
-// The frame has no list of dashboards: the server's /data/plugins_listing
-// names them in tab order, says which have data, gives each tab's title and
-// the page module to import() (webui/README.md "Pages"). A new dashboard is
-// a new plugin on the server and a new module in js/pages/, no edit here.
-// (Only the health banner links to two pages by name, scalars and health.)
+// The frame has no list of dashboards and names none: the server's
+// /data/plugins_listing names them in tab order, says which have data,
+// gives each tab's title and the page module to import() (webui/README.md
+// "Pages"); each page says what the frame fetches for it on a reload (its
+// `catalog`), declares its own URL keys (core/state.js) and may put a
+// banner above every tab (`banner`). A new dashboard is a new plugin
+// folder on the server, no edit here.
 import { h, clear } from './dom.js';
 import { getJSON, getOptional, onActivity } from './api.js';
 import { state, setState, loadFromUrl, onStateChange } from './state.js';
@@ -23,8 +25,9 @@ const AUTO_RELOAD_MS = 30000;
 window.__tfb = { charts: {}, pages: {}, reloads: 0, errors: [], ready: false, tabs: [], modules: {} };
 
 const data = {
-  runs: [], scalarTags: {}, histTags: {}, textTags: {}, alerts: null,
-  runsInfo: null, plugins: null, progress: null, loaded: false,
+  // and each key a loaded page's `catalog` names (its answer, as the
+  // page's take() makes it)
+  runs: [], runsInfo: null, plugins: null, progress: null, loaded: false,
   // The listing as the frame uses it, in tab order: [{name, title,
   // enabled, disableReload, path, load}] where load is the settled module
   // load of an enabled entry ({mod} or {error}); null for a disabled one.
@@ -381,25 +384,22 @@ function renderEmpty() {
       '. Event files written by TensorFlow, PyTorch, tensorboardX, JAX or Keras work too. This page reloads by itself.')));
 }
 
+// The banner above every tab: what the loaded pages' banner(ctx) hooks
+// give (the health page's non-finite values), in tab order.
 function renderBanner() {
   const b = els.banner;
   clear(b);
-  const sel = new Set(selectedRuns(data.runs));
-  const alerts = (data.alerts || []).filter((a) => sel.has(a.run));
-  if (!alerts.length) { b.hidden = true; return; }
-  const first = alerts[0];
-  b.hidden = false;
-  b.append(h('span', { class: 'banner-icon' }, '⚠'),
-    h('span', null, 'Non-finite values in ', h('b', null, String(alerts.length)),
-      alerts.length === 1 ? ' series' : ' series', ' of the selected runs. First: ',
-      h('code', null, first.tag), ' in run ', h('code', null, first.run), ' at step ', String(first.first_step), '. '),
-    h('a', { href: '#', id: 'banner-first', onclick: (e) => {
-      e.preventDefault();
-      // Isolate the failing run and zoom to the step where it broke.
-      setState({ tab: 'scalars', tagFilter: '^' + escapeRe(first.tag) + '$', step: Number(first.first_step), runs: [first.run] });
-    } }, 'Show it'),
-    ' · ',
-    h('a', { href: '#tab=health', onclick: (e) => { e.preventDefault(); setState({ tab: 'health' }); } }, 'All alerts'));
+  const parts = [];
+  for (const e of enabledPages()) {
+    const mod = e.load && e.load.mod;
+    if (!mod || !mod.banner) continue;
+    try {
+      const nodes = mod.banner(ctx());
+      if (nodes && nodes.length) parts.push(...nodes);
+    } catch (err) { window.__tfb.errors.push(String(err && err.message)); }
+  }
+  b.hidden = !parts.length;
+  b.append(...parts);
 }
 
 // A logdir in a bucket whose last reload met errors: what the store said
@@ -416,8 +416,6 @@ function renderStorageBanner() {
     h('a', { href: '#', id: 'storage-retry', onclick: (e) => { e.preventDefault(); reload(true); } }, 'Retry now'));
 }
 
-export function escapeRe(s) { return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'); }
-
 function refreshPage(changed) {
   const mounted = choosePage();
   renderTabs();
@@ -430,18 +428,18 @@ function refreshPage(changed) {
   current.mod.update(ctx(), changed);
 }
 
-// Tag listings come as {run: {tag: {...}}} (scalars, histograms) or
-// {run: [tag, ...]} (text, as TensorBoard's text plugin); pages see the
-// first form.
-function tagMap(v) {
-  const out = {};
-  if (!v || typeof v !== 'object') return out;
-  for (const [run, tags] of Object.entries(v)) {
-    out[run] = {};
-    if (Array.isArray(tags)) for (const t of tags) out[run][String(t)] = {};
-    else if (tags && typeof tags === 'object') for (const t of Object.keys(tags)) out[run][t] = tags[t];
+// The catalog the loaded pages ask for ({key: {route, take}}), each key
+// once (the first page's), fetched as optional JSON: key -> take(answer).
+async function fetchPageCatalog(entries) {
+  const wanted = new Map();
+  for (const e of entries) {
+    const cat = e.load && e.load.mod && e.load.mod.catalog;
+    if (!cat || typeof cat !== 'object') continue;
+    for (const [k, spec] of Object.entries(cat)) if (!wanted.has(k) && spec && spec.route) wanted.set(k, spec);
   }
-  return out;
+  const got = await Promise.all([...wanted].map(([k, spec]) => getOptional(spec.route).then(
+    (v) => [k, spec.take ? spec.take(v) : v], () => [k, spec.take ? spec.take(null) : null])));
+  return got;
 }
 
 async function fetchCatalog(userAsked) {
@@ -460,27 +458,21 @@ async function fetchCatalog(userAsked) {
   }
   if (userAsked) retries++;
   const loads = Promise.all(entries.map(async (e) => { e.load = e.enabled && !e.noPage ? await loadPage(e) : null; }));
-  const [runsList, scalarTags, histTags, textTags, alerts, runsInfo, env] = await Promise.all([
+  const base = Promise.all([
     getJSON('data/runs'),
-    getOptional('data/plugin/scalars/tags'),
-    getOptional('data/plugin/histograms/tags'),
-    getOptional('data/plugin/text/tags'),
-    getOptional('data/plugin/health/alerts'),
     getOptional('data/runs_info'),
     // A bucket's request counts and faults change at each reload.
     data.env && !data.env.storage ? Promise.resolve(data.env) : getOptional('data/environment'),
   ]);
-  await loads;
+  // The pages' own catalog as soon as their modules are in.
+  const [[runsList, runsInfo, env], pageCatalog] = await Promise.all([base, loads.then(() => fetchPageCatalog(entries))]);
   data.env = env;
   // Tag names the dashboards recognise runs by, as the server spells them.
   data.tagNames = (env && env.tag_names) || {};
   // Natural order (run2 before run10) on every page.
   data.runs = Array.isArray(runsList) ? runsList.map(String).sort(naturalCompare) : [];
   assignRunColors(data.runs);
-  data.scalarTags = tagMap(scalarTags);
-  data.histTags = tagMap(histTags);
-  data.textTags = tagMap(textTags);
-  data.alerts = alerts && Array.isArray(alerts.alerts) ? alerts.alerts : null;
+  for (const [k, v] of pageCatalog) data[k] = v;
   data.runsInfo = runsInfo;
   data.plugins = plugins;
   data.listingError = listingError;
@@ -489,7 +481,7 @@ async function fetchCatalog(userAsked) {
   data.loaded = true;
 }
 
-// Reloads the catalog (runs, tags, alerts) and lets the page refresh its
+// Reloads the catalog (runs, run details, what the pages ask for) and lets the page refresh its
 // charts. Concurrent calls share one reload.
 async function reload(userAsked) {
   if (reloading) return reloading;

@@ -1,114 +1,96 @@
 // View state kept in the URL fragment, so a link reproduces the view
-// (UI.md): tab, selected runs, run and tag filters, smoothing, x axis, log y
-// and the page-specific keys. Defaults are left out of the URL.
+// (UI.md): the frame's keys below (tab, selected runs, run and tag filters,
+// smoothing, x axis, log y, ...) and the keys each page declares for
+// itself with defineState (a page's module does it when it loads), so the
+// frame names no dashboard. Defaults are left out of the URL; a key in the
+// URL whose page has not loaded yet is kept as it was written.
 
-const DEFAULTS = {
-  tab: '',
-  runs: null,        // null = every run selected; else an array of names
-  runFilter: '',
-  tagFilter: '',
-  smoothing: 0.6,
-  x: 'step',         // step | relative | wall
-  logy: false,
-  run: '',           // the one run a single-run page shows
-  tag: '',           // histograms runs-table tag, etc.
-  step: null,        // step to focus (from the health page)
-  auto: true,        // auto-reload
-  // Compare runs (issue 12):
-  hpFilter: {},      // runs table: {hparam name: filter text}
-  group: '',         // scalars: '' | 'hparam:<name>' | 'regex:<ERE>'
-  band: 'minmax',    // scalars groups: minmax | std
-  multi: [],         // scalars: multi-tag charts, one tag regex each
-  hpx: '',           // hparams scatter: x hparam
-  hpy: '',           // hparams scatter: y metric tag
-  hpStat: 'last',    // hparams scatter: last | min | max
-  cmpA: '',          // the compare page's baseline run
-  cmpB: '',          // and the run compared with it
-  // Sweeps (issue 18):
-  hpBrush: {},       // parallel coordinates brushes: {'hp:<name>' | 'metric:<tag>': [lo, hi] | {cats: [text, ...]}};
-                     // the runs they keep are the selection of every tab, and the runs table shows only them
-  hpColor: '',       // parallel coordinates: the metric tag that colours the lines
+// name -> {def, parse(raw string) -> value | undefined (the default),
+// write(value) -> string | null (left out)}. Declaration order is the
+// URL's order.
+const specs = new Map();
+const listeners = [];
+export const state = {};
+// The URL as last read: its keys' raw values (kept for undeclared keys).
+let raw = new URLSearchParams();
+
+// Key specs for the common shapes.
+export const key = {
+  // A string; '' (the default) is left out.
+  str: () => ({ def: '', parse: (v) => v, write: (v) => v || null }),
+  // One of the listed values, the first being the default.
+  oneOf: (...vals) => ({ def: vals[0], parse: (v) => (vals.includes(v) ? v : undefined), write: (v) => (v === vals[0] ? null : v) }),
+  // JSON of a shape ok() accepts; empty (per empty()) is left out.
+  json: (def, ok, empty) => ({
+    def,
+    parse: (v) => { try { const x = JSON.parse(v); return ok(x) ? x : undefined; } catch (e) { return undefined; } },
+    write: (v) => (v === undefined || v === null || empty(v) ? null : JSON.stringify(v)),
+  }),
 };
 
-// A JSON value from the URL, or the default when it is not of its shape.
-function jsonKey(q, key, ok) {
-  try { const v = JSON.parse(q.get(key)); return ok(v) ? v : DEFAULTS[key]; } catch (e) { return DEFAULTS[key]; }
+// A copy of a default, so no two states share an object.
+function fresh(v) { return v && typeof v === 'object' ? JSON.parse(JSON.stringify(v)) : v; }
+
+// A key's value in the URL q; the default when absent or malformed.
+function valueOf(name, spec, q) {
+  if (!q.has(name)) return fresh(spec.def);
+  let v;
+  try { v = spec.parse(q.get(name), q); } catch (e) { v = undefined; }
+  return v === undefined ? fresh(spec.def) : v;
 }
 
-const listeners = [];
-export const state = { ...DEFAULTS };
-
-function parse(hash) {
-  const q = new URLSearchParams(hash.replace(/^#/, ''));
-  const s = { ...DEFAULTS };
-  if (q.has('tab')) s.tab = q.get('tab');
-  if (q.has('runs')) s.runs = q.get('runs') === '' ? [] : q.getAll('runs').flatMap((v) => JSON.parse(v));
-  if (q.has('runFilter')) s.runFilter = q.get('runFilter');
-  if (q.has('tagFilter')) s.tagFilter = q.get('tagFilter');
-  if (q.has('smoothing')) {
-    const v = parseFloat(q.get('smoothing'));
-    if (v >= 0 && v <= 0.999) s.smoothing = v;
+// Declares state keys ({name: spec}); their values are read from the URL
+// at once. Declaring a key again (two pages sharing it) keeps the first.
+export function defineState(keys) {
+  for (const [name, spec] of Object.entries(keys)) {
+    if (specs.has(name)) continue;
+    specs.set(name, spec);
+    state[name] = valueOf(name, spec, raw);
   }
-  if (['step', 'relative', 'wall'].includes(q.get('x'))) s.x = q.get('x');
-  if (q.has('logy')) s.logy = q.get('logy') === '1';
-  if (q.has('run')) s.run = q.get('run');
-  if (q.has('tag')) s.tag = q.get('tag');
-  if (q.has('step') && /^-?\d+$/.test(q.get('step'))) s.step = parseInt(q.get('step'), 10);
-  if (q.has('auto')) s.auto = q.get('auto') !== '0';
-  if (q.has('hpFilter')) {
-    s.hpFilter = jsonKey(q, 'hpFilter', (v) => v && typeof v === 'object' && !Array.isArray(v) &&
-      Object.values(v).every((x) => typeof x === 'string'));
-  }
-  if (q.has('group')) s.group = q.get('group');
-  if (['minmax', 'std'].includes(q.get('band'))) s.band = q.get('band');
-  if (q.has('multi')) s.multi = jsonKey(q, 'multi', (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'));
-  if (q.has('hpx')) s.hpx = q.get('hpx');
-  if (q.has('hpy')) s.hpy = q.get('hpy');
-  if (['last', 'min', 'max'].includes(q.get('hpStat'))) s.hpStat = q.get('hpStat');
-  if (q.has('cmpA')) s.cmpA = q.get('cmpA');
-  if (q.has('cmpB')) s.cmpB = q.get('cmpB');
-  if (q.has('hpBrush')) {
-    s.hpBrush = jsonKey(q, 'hpBrush', (v) => v && typeof v === 'object' && !Array.isArray(v) &&
-      Object.values(v).every((r) => (Array.isArray(r) && r.length === 2 && r.every((x) => typeof x === 'number')) ||
-        (r && Array.isArray(r.cats) && r.cats.every((x) => typeof x === 'string'))));
-  }
-  if (q.has('hpColor')) s.hpColor = q.get('hpColor');
-  return s;
 }
 
-function serialize(s) {
+defineState({
+  tab: key.str(),
+  // null = every run selected; else an array of names. Run names may hold
+  // commas or any character: stored as JSON (several `runs` keys add up).
+  runs: {
+    def: null,
+    parse: (v, q) => (v === '' ? [] : q.getAll('runs').flatMap((x) => JSON.parse(x))),
+    write: (v) => (v === null ? null : v.length ? JSON.stringify(v) : ''),
+  },
+  runFilter: key.str(),
+  tagFilter: key.str(),
+  smoothing: {
+    def: 0.6,
+    parse: (v) => { const x = parseFloat(v); return x >= 0 && x <= 0.999 ? x : undefined; },
+    write: (v) => (v === 0.6 ? null : String(v)),
+  },
+  x: key.oneOf('step', 'relative', 'wall'),
+  logy: { def: false, parse: (v) => v === '1', write: (v) => (v ? '1' : null) },
+  run: key.str(),    // the one run a single-run page shows
+  tag: key.str(),    // a page's one tag (histograms runs-table tag, etc.)
+  step: {            // step to focus (from the health page)
+    def: null,
+    parse: (v) => (/^-?\d+$/.test(v) ? parseInt(v, 10) : undefined),
+    write: (v) => (v === null ? null : String(v)),
+  },
+  auto: { def: true, parse: (v) => v !== '0', write: (v) => (v ? null : '0') },  // auto-reload
+});
+
+function serialize() {
   const q = new URLSearchParams();
-  if (s.tab) q.set('tab', s.tab);
-  // Run names may hold commas or any character: store them as JSON.
-  if (s.runs !== null) q.set('runs', s.runs.length ? JSON.stringify(s.runs) : '');
-  if (s.runFilter) q.set('runFilter', s.runFilter);
-  if (s.tagFilter) q.set('tagFilter', s.tagFilter);
-  if (s.smoothing !== DEFAULTS.smoothing) q.set('smoothing', String(s.smoothing));
-  if (s.x !== DEFAULTS.x) q.set('x', s.x);
-  if (s.logy) q.set('logy', '1');
-  if (s.run) q.set('run', s.run);
-  if (s.tag) q.set('tag', s.tag);
-  if (s.step !== null) q.set('step', String(s.step));
-  if (!s.auto) q.set('auto', '0');
-  const hpf = Object.fromEntries(Object.entries(s.hpFilter || {}).filter(([, v]) => v));
-  if (Object.keys(hpf).length) q.set('hpFilter', JSON.stringify(hpf));
-  if (s.group) q.set('group', s.group);
-  if (s.band !== DEFAULTS.band) q.set('band', s.band);
-  if (s.multi && s.multi.length) q.set('multi', JSON.stringify(s.multi));
-  if (s.hpx) q.set('hpx', s.hpx);
-  if (s.hpy) q.set('hpy', s.hpy);
-  if (s.hpStat !== DEFAULTS.hpStat) q.set('hpStat', s.hpStat);
-  if (s.cmpA) q.set('cmpA', s.cmpA);
-  if (s.cmpB) q.set('cmpB', s.cmpB);
-  if (s.hpBrush && Object.keys(s.hpBrush).length) q.set('hpBrush', JSON.stringify(s.hpBrush));
-  if (s.hpColor) q.set('hpColor', s.hpColor);
+  for (const [name, spec] of specs) {
+    const v = spec.write(state[name]);
+    if (v !== null) q.set(name, v);
+  }
+  // Keys of pages not loaded yet, as the URL had them.
+  for (const [name, v] of raw) if (!specs.has(name) && !q.has(name)) q.append(name, v);
   return q.toString();
 }
 
 export function loadFromUrl() {
-  let s;
-  try { s = parse(location.hash); } catch (e) { s = { ...DEFAULTS }; }
-  Object.assign(state, s);
+  try { raw = new URLSearchParams(location.hash.replace(/^#/, '')); } catch (e) { raw = new URLSearchParams(); }
+  for (const [name, spec] of specs) state[name] = valueOf(name, spec, raw);
 }
 
 // Equal state values: arrays of strings (a selection of 10,000 runs)
@@ -132,7 +114,8 @@ export function setState(changes) {
     if (!same(state[k], v)) { state[k] = v; changed.push(k); }
   }
   if (!changed.length) return;
-  const hash = serialize(state);
+  const hash = serialize();
+  raw = new URLSearchParams(hash);
   const target = location.pathname + location.search + (hash ? '#' + hash : '');
   if (changed.includes('tab')) history.pushState(null, '', target);
   else history.replaceState(null, '', target);

@@ -3,6 +3,27 @@
 // /data/plugin/hparams/{experiment,runs}. Not a page: js/lib/ holds modules
 // that pages import.
 import { getJSON, num } from '../core/api.js';
+import { defineState, key } from '../core/state.js';
+
+// The view state the runs table, the HParams page and every tab's run
+// selection share (URL keys; core/state.js).
+const stringsObject = (v) => v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+const emptyObject = (v) => !Object.keys(v).length;
+defineState({
+  // runs table: {hparam name: filter text}; empty filters are left out
+  hpFilter: { ...key.json({}, stringsObject, emptyObject), write: (v) => {
+    const f = Object.fromEntries(Object.entries(v || {}).filter(([, x]) => x));
+    return Object.keys(f).length ? JSON.stringify(f) : null;
+  } },
+  hpStat: key.oneOf('last', 'min', 'max'),  // a metric's value: last | min | max
+  // parallel coordinates brushes: {'hp:<name>' | 'metric:<tag>': [lo, hi] |
+  // {cats: [text, ...]}}; the runs they keep are the selection of every
+  // tab, and the runs table shows only them
+  hpBrush: key.json({}, (v) => v && typeof v === 'object' && !Array.isArray(v) &&
+    Object.values(v).every((r) => (Array.isArray(r) && r.length === 2 && r.every((x) => typeof x === 'number')) ||
+      (r && Array.isArray(r.cats) && r.cats.every((x) => typeof x === 'string'))), emptyObject),
+  hpColor: key.str(),  // parallel coordinates: the metric tag that colours the lines
+});
 
 // A hyperparameter value as the table shows it.
 export function hpText(v) {

@@ -1,0 +1,27 @@
+// What pages ask the frame to fetch on every reload (their `catalog`,
+// webui/README.md "Pages"): the tag listings and the health alerts several
+// pages read from `data`. Each route is fetched once per reload, whichever
+// pages ask, with the run list.
+
+// Tag listings come as {run: {tag: {...}}} (scalars, histograms) or
+// {run: [tag, ...]} (text, as TensorBoard's text plugin); pages see the
+// first form.
+export function tagMap(v) {
+  const out = {};
+  if (!v || typeof v !== 'object') return out;
+  for (const [run, tags] of Object.entries(v)) {
+    out[run] = {};
+    if (Array.isArray(tags)) for (const t of tags) out[run][String(t)] = {};
+    else if (tags && typeof tags === 'object') for (const t of Object.keys(tags)) out[run][t] = tags[t];
+  }
+  return out;
+}
+
+export const SCALAR_TAGS = { route: 'data/plugin/scalars/tags', take: tagMap };
+export const HIST_TAGS = { route: 'data/plugin/histograms/tags', take: tagMap };
+export const TEXT_TAGS = { route: 'data/plugin/text/tags', take: tagMap };
+// The health dashboard's NaN/Inf alerts, or null when it does not answer.
+export const HEALTH_ALERTS = {
+  route: 'data/plugin/health/alerts',
+  take: (a) => (a && Array.isArray(a.alerts) ? a.alerts : null),
+};
