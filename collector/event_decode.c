@@ -7,6 +7,7 @@
  */
 #include "collector/event_decode.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,16 +170,7 @@ static int plugin_is(const tfb_strview *s, const char *name)
 
 /* ---- tensors ---- */
 
-typedef struct tensor_info {
-    int dtype;
-    int rank;
-    int64_t dims[2]; /* the first two dims; enough for [] and [k,3] */
-    int64_t elems;
-    const uint8_t *content; /* tensor_content */
-    size_t content_len;
-} tensor_info;
-
-static int parse_tensor(const uint8_t *p, size_t n, tensor_info *t)
+int tfb_tensor_shape_parse(const uint8_t *p, size_t n, tfb_tensor_shape *t)
 {
     const uint8_t *end = p + n;
     pb_field f;
@@ -200,13 +192,13 @@ static int parse_tensor(const uint8_t *p, size_t n, tensor_info *t)
                 while (pb_next(&d, de, &h) > 0)
                     if (h.num == 1 && h.wt == PB_VARINT)
                         size = (int64_t)h.u;
-                if (t->rank < 2)
+                if (t->rank < TFB_TENSOR_MAX_DIMS)
                     t->dims[t->rank] = size;
-                t->rank++;
+                if (t->rank < INT_MAX)
+                    t->rank++;
                 /* A crafted shape may claim sizes whose product overflows
                  * int64 (undefined behaviour), or negative sizes: the
-                 * element count is then unknown (-1, sticky), so no size
-                 * check can pass by wrap-around. */
+                 * element count is then unknown (-1, sticky). */
                 int64_t prod;
                 if (t->elems < 0 || size < 0 ||
                     __builtin_mul_overflow(t->elems, size, &prod))
@@ -253,7 +245,7 @@ static int elem_size(int dtype)
 }
 
 /* Element i of tensor_content, as double. */
-static double content_elem(const tensor_info *t, size_t i)
+static double content_elem(const tfb_tensor_shape *t, size_t i)
 {
     const uint8_t *p = t->content + i * (size_t)elem_size(t->dtype);
     switch (t->dtype) {
@@ -364,7 +356,7 @@ static int collect_elem(void *c, double x)
 
 /* Up to cap elements of a numeric tensor into out; returns how many the
  * tensor holds (content or typed field), or a negative code. */
-static int64_t tensor_elems(const uint8_t *p, size_t n, const tensor_info *t,
+static int64_t tensor_elems(const uint8_t *p, size_t n, const tfb_tensor_shape *t,
                             double *out, size_t cap)
 {
     int es = elem_size(t->dtype);
@@ -390,8 +382,8 @@ int tfb_value_tensor_scalar(const tfb_value *v, double *out)
     if (!v || !out || !(v = tfb_abi_view(&whole, sizeof whole, v)) ||
         !v->tensor)
         return TFB_EINVAL;
-    tensor_info t;
-    if (parse_tensor(v->tensor, v->tensor_len, &t) < 0 || t.elems != 1)
+    tfb_tensor_shape t;
+    if (tfb_tensor_shape_parse(v->tensor, v->tensor_len, &t) < 0 || t.elems != 1)
         return TFB_EINVAL;
     double x;
     int64_t n = tensor_elems(v->tensor, v->tensor_len, &t, &x, 1);
@@ -436,9 +428,9 @@ static uint64_t count_from_double(double x)
 
 static int decode_numerics(tfb_value *v)
 {
-    tensor_info t;
+    tfb_tensor_shape t;
     double c[3] = {0, 0, 0};
-    if (parse_tensor(v->tensor, v->tensor_len, &t) < 0 ||
+    if (tfb_tensor_shape_parse(v->tensor, v->tensor_len, &t) < 0 ||
         tensor_elems(v->tensor, v->tensor_len, &t, c, 3) != 3)
         return -1;
     for (int i = 0; i < 3; i++)
@@ -739,8 +731,8 @@ static int64_t histo_tensor_buckets(const tfb_value *v, tfb_bucket *out,
                                     size_t cap, double *pmin, double *pmax,
                                     double *pnum, double *psum)
 {
-    tensor_info t;
-    if (parse_tensor(v->tensor, v->tensor_len, &t) < 0)
+    tfb_tensor_shape t;
+    if (tfb_tensor_shape_parse(v->tensor, v->tensor_len, &t) < 0)
         return TFB_ECORRUPT;
     if (t.rank == 1 && t.dims[0] == 0)
         t.rank = 2, t.dims[1] = 3; /* empty histogram: shape [0] */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "collector/event_decode.h"
 #include "collector/pb.h"
 
 /* One cell: '|' escaped, line breaks as spaces, empty as a space. */
@@ -37,33 +38,16 @@ int tfb_text_tensor(const tfb_value *v, tfb_strview *out, char **owned)
     if (!v->tensor)
         return 0;
     /* The shape, and how many strings there are. */
+    tfb_tensor_shape sh;
+    (void)tfb_tensor_shape_parse(v->tensor, v->tensor_len, &sh);
+    const int64_t *dims = sh.dims;
+    int rank = sh.rank;
     const uint8_t *p = v->tensor, *end = p + v->tensor_len;
     pb_field f;
-    int64_t dims[8];
-    int rank = 0;
     size_t n = 0;
-    while (pb_next(&p, end, &f) > 0) {
-        if (f.num == 2 && f.wt == PB_LEN) {
-            const uint8_t *q = f.p, *qe = f.p + f.len;
-            pb_field g;
-            while (pb_next(&q, qe, &g) > 0) {
-                if (g.num != 2 || g.wt != PB_LEN)
-                    continue;
-                int64_t size = 0;
-                const uint8_t *d = g.p, *de = g.p + g.len;
-                pb_field h;
-                while (pb_next(&d, de, &h) > 0)
-                    if (h.num == 1 && h.wt == PB_VARINT)
-                        size = (int64_t)h.u;
-                if (rank < 8)
-                    dims[rank] = size;
-                rank++;
-            }
-        } else if (f.num == 8 && f.wt == PB_LEN) {
-            n++;
-        }
-    }
-    if (n < 2 || rank < 1 || rank > 8)
+    while (pb_next(&p, end, &f) > 0)
+        n += f.num == 8 && f.wt == PB_LEN;
+    if (n < 2 || rank < 1 || rank > TFB_TENSOR_MAX_DIMS)
         return 0; /* a scalar or one element: its Markdown as it is */
     /* Strings per row (the last dimension), of which 64 are shown
      * (markdown.c's widest table). */

@@ -9,6 +9,7 @@
 
 #include "store/media_index.h"
 #include "core/media_tags_json.h"
+#include "collector/event_decode.h"
 #include "collector/pb.h"
 #include "core/plugin.h"
 
@@ -24,47 +25,26 @@ typedef struct pr_curve {
  * float_val, or tensor_content). 0, or TFB_ECORRUPT for anything else. */
 static int decode_curve(const uint8_t *p, size_t n, pr_curve *c)
 {
-    const uint8_t *end = p + n, *content = NULL, *packed = NULL;
-    size_t content_len = 0, packed_len = 0;
-    int dtype = 0, rank = 0;
-    int64_t dims[2] = {0, 0};
-    size_t n_single = 0;
+    tfb_tensor_shape sh;
+    if (tfb_tensor_shape_parse(p, n, &sh) < 0 || sh.dtype != DT_FLOAT ||
+        sh.rank != 2 || sh.dims[0] != 6 || sh.dims[1] < 1 ||
+        sh.dims[1] > 100000)
+        return TFB_ECORRUPT;
+    /* float_val: one packed run (writers use one; the last is taken) or
+     * one field per value */
+    const uint8_t *end = p + n, *content = sh.content, *packed = NULL;
+    size_t content_len = sh.content_len, packed_len = 0, n_single = 0;
     pb_field f;
-    int r;
     const uint8_t *start = p;
-    while ((r = pb_next(&p, end, &f)) > 0) {
-        if (f.num == 1 && f.wt == PB_VARINT) {
-            dtype = (int)f.u;
-        } else if (f.num == 2 && f.wt == PB_LEN) {
-            const uint8_t *q = f.p, *qe = f.p + f.len;
-            pb_field g;
-            while (pb_next(&q, qe, &g) > 0) {
-                if (g.num != 2 || g.wt != PB_LEN)
-                    continue;
-                int64_t size = 0;
-                const uint8_t *d = g.p, *de = g.p + g.len;
-                pb_field h;
-                while (pb_next(&d, de, &h) > 0)
-                    if (h.num == 1 && h.wt == PB_VARINT)
-                        size = (int64_t)h.u;
-                if (rank < 2)
-                    dims[rank] = size;
-                rank++;
-            }
-        } else if (f.num == 4 && f.wt == PB_LEN) {
-            content = f.p;
-            content_len = f.len;
-        } else if (f.num == 5 && f.wt == PB_LEN) {
-            packed = f.p; /* the last packed run (writers use one) */
+    while (pb_next(&p, end, &f) > 0) {
+        if (f.num == 5 && f.wt == PB_LEN) {
+            packed = f.p;
             packed_len = f.len;
         } else if (f.num == 5 && f.wt == PB_I32) {
             n_single++;
         }
     }
-    if (r < 0 || dtype != DT_FLOAT || rank != 2 || dims[0] != 6 ||
-        dims[1] < 1 || dims[1] > 100000)
-        return TFB_ECORRUPT;
-    int k = (int)dims[1];
+    int k = (int)sh.dims[1];
     size_t nf = (size_t)6 * (size_t)k;
     c->k = k;
     c->v = malloc(nf * sizeof *c->v);
