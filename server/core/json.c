@@ -497,3 +497,105 @@ void tfb_json_append(tfb_json *j, const char *text, size_t len)
 {
     put(j, text, len);
 }
+
+/* ---- structs as objects ---- */
+
+static void field_value(tfb_json *j, const char *m, tfb_json_type type)
+{
+    switch (type) {
+    case TFB_JSON_STR: {
+        const char *s;
+        memcpy(&s, m, sizeof s);
+        tfb_json_str(j, s);
+        return;
+    }
+    case TFB_JSON_TEXT:
+        if (*m)
+            tfb_json_str(j, m);
+        else
+            tfb_json_null(j);
+        return;
+    case TFB_JSON_CHARS:
+        tfb_json_str(j, m);
+        return;
+    case TFB_JSON_I64:
+    case TFB_JSON_STEP: {
+        int64_t v;
+        memcpy(&v, m, sizeof v);
+        if (type == TFB_JSON_STEP && v < 0)
+            tfb_json_null(j);
+        else
+            tfb_json_i64(j, v);
+        return;
+    }
+    case TFB_JSON_U64: {
+        uint64_t v;
+        memcpy(&v, m, sizeof v);
+        tfb_json_u64(j, v);
+        return;
+    }
+    case TFB_JSON_SIZE: {
+        size_t v;
+        memcpy(&v, m, sizeof v);
+        tfb_json_u64(j, v);
+        return;
+    }
+    case TFB_JSON_INT:
+    case TFB_JSON_BOOL: {
+        int v;
+        memcpy(&v, m, sizeof v);
+        if (type == TFB_JSON_BOOL)
+            tfb_json_bool(j, v);
+        else
+            tfb_json_i64(j, v);
+        return;
+    }
+    case TFB_JSON_U32: {
+        uint32_t v;
+        memcpy(&v, m, sizeof v);
+        tfb_json_u64(j, v);
+        return;
+    }
+    case TFB_JSON_DOUBLE:
+    case TFB_JSON_NUM: {
+        double v;
+        memcpy(&v, m, sizeof v);
+        if (type == TFB_JSON_NUM && isnan(v))
+            tfb_json_null(j);
+        else
+            tfb_json_double(j, v);
+        return;
+    }
+    case TFB_JSON_FLOAT: {
+        float v;
+        memcpy(&v, m, sizeof v);
+        tfb_json_float(j, v);
+        return;
+    }
+    }
+    tfb_json_null(j);
+}
+
+void tfb_json_fields(tfb_json *j, const void *obj, const tfb_json_field *f,
+                     size_t n)
+{
+    const char *base = obj;
+    for (size_t i = 0; i < n; i++) {
+        tfb_json_key(j, f[i].key);
+        int set = 1;
+        if (f[i].if_set)
+            memcpy(&set, base + f[i].if_set - 1, sizeof set);
+        if (set)
+            field_value(j, base + f[i].off, f[i].type);
+        else
+            tfb_json_null(j);
+    }
+}
+
+void tfb_json_struct(tfb_json *j, const void *obj, const tfb_json_field *f,
+                     size_t n)
+{
+    tfb_json_object_begin(j);
+    tfb_json_fields(j, obj, f, n);
+    tfb_json_object_end(j);
+}

@@ -73,6 +73,58 @@ void tfb_json_append(tfb_json *j, const char *text, size_t len);
  * by the CSV writer. Exposed for tests. */
 void tfb_json_escape_into(tfb_json *j, const char *s, size_t len);
 
+/* ---- structs as objects: a field table per struct ------------------ */
+
+/* How a member is written; the "or null" rules are how an analysis says
+ * "unknown" (NaN, an empty text, a step of -1) without a flag of its own. */
+typedef enum tfb_json_type {
+    TFB_JSON_STR = 1, /* const char *; NULL: null */
+    TFB_JSON_TEXT,    /* char[]; "" : null */
+    TFB_JSON_CHARS,   /* char[], as it is */
+    TFB_JSON_I64,     /* int64_t */
+    TFB_JSON_STEP,    /* int64_t; negative: null (no such step) */
+    TFB_JSON_U64,     /* uint64_t */
+    TFB_JSON_SIZE,    /* size_t */
+    TFB_JSON_INT,     /* int */
+    TFB_JSON_U32,     /* uint32_t */
+    TFB_JSON_DOUBLE,  /* double; non-finite as "NaN", "Infinity" */
+    TFB_JSON_NUM,     /* double; NaN: null (unknown), infinities as above */
+    TFB_JSON_FLOAT,   /* float, shortest */
+    TFB_JSON_BOOL,    /* int; 0: false */
+} tfb_json_type;
+
+/* One member: its key, type and offset in the struct; when `if_set` is
+ * not 0 it is 1 + the offset of an int member of the same struct, and
+ * the value is null while that int is 0 (a "has_..." flag). */
+typedef struct tfb_json_field {
+    const char *key;
+    tfb_json_type type;
+    size_t off;
+    size_t if_set;
+} tfb_json_field;
+
+/* A field named as its member, and one with a key of its own; _IF: null
+ * unless the int member `flag` is set. */
+#define TFB_JSON_FIELD(T, member, type) \
+    {#member, TFB_JSON_##type, offsetof(T, member), 0}
+#define TFB_JSON_FIELD_AS(key, T, member, type) \
+    {key, TFB_JSON_##type, offsetof(T, member), 0}
+#define TFB_JSON_FIELD_IF(key, T, member, type, flag) \
+    {key, TFB_JSON_##type, offsetof(T, member), offsetof(T, flag) + 1}
+
+/* Writes "key": value for each of the n fields of the struct at obj, in
+ * table order, into the object being built. */
+void tfb_json_fields(tfb_json *j, const void *obj, const tfb_json_field *f,
+                     size_t n);
+/* The same, as a whole object. */
+void tfb_json_struct(tfb_json *j, const void *obj, const tfb_json_field *f,
+                     size_t n);
+/* For a static table: its element count is taken from its size. */
+#define TFB_JSON_FIELDS(j, obj, table) \
+    tfb_json_fields((j), (obj), (table), sizeof(table) / sizeof((table)[0]))
+#define TFB_JSON_STRUCT(j, obj, table) \
+    tfb_json_struct((j), (obj), (table), sizeof(table) / sizeof((table)[0]))
+
 /* Low-level number formatting into buf (at least 32 bytes); returns the
  * length. Non-finite values give NaN / Infinity / -Infinity unquoted. */
 size_t tfb_fmt_double(char *buf, double v);

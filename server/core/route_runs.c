@@ -11,6 +11,34 @@
 #include "core/plugin.h"
 #include "core/routes_core.h"
 
+/* A file of /data/runs_info, but for its corruption offsets and error. */
+static const tfb_json_field file_fields[] = {
+    TFB_JSON_FIELD(tfb_file_info, path, STR),
+    TFB_JSON_FIELD_AS("records", tfb_file_info, stats.records, U64),
+    TFB_JSON_FIELD_AS("bytes", tfb_file_info, stats.offset, U64),
+    TFB_JSON_FIELD_AS("corrupt_records", tfb_file_info, stats.corrupt_records,
+                      U64),
+    TFB_JSON_FIELD_AS("resyncs", tfb_file_info, stats.resyncs, U64),
+    TFB_JSON_FIELD_AS("bytes_skipped", tfb_file_info, stats.bytes_skipped,
+                      U64),
+};
+static const tfb_json_field file_tail_fields[] = {
+    TFB_JSON_FIELD_AS("truncated_tail", tfb_file_info, stats.truncated_tail,
+                      BOOL),
+    TFB_JSON_FIELD(tfb_file_info, requests, U64),
+    TFB_JSON_FIELD(tfb_file_info, request_bytes, U64),
+};
+
+static const tfb_json_field progress_fields[] = {
+    TFB_JSON_FIELD(tfb_load_progress, files_total, U64),
+    TFB_JSON_FIELD(tfb_load_progress, files_done, U64),
+    TFB_JSON_FIELD(tfb_load_progress, bytes_total, U64),
+    TFB_JSON_FIELD(tfb_load_progress, bytes_done, U64),
+    TFB_JSON_FIELD(tfb_load_progress, points, U64),
+    TFB_JSON_FIELD(tfb_load_progress, reloads, U64),
+    TFB_JSON_FIELD(tfb_load_progress, done, BOOL),
+};
+
 int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp)
 {
     tfb_run **runs;
@@ -110,30 +138,14 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
         if (tfb_run_files(r, &fi, &nf) == 0) {
             for (size_t q = 0; q < nf; q++) {
                 tfb_json_object_begin(&j);
-                tfb_json_key(&j, "path");
-                tfb_json_str(&j, fi[q].path);
-                tfb_json_key(&j, "records");
-                tfb_json_u64(&j, fi[q].stats.records);
-                tfb_json_key(&j, "bytes");
-                tfb_json_u64(&j, fi[q].stats.offset);
-                tfb_json_key(&j, "corrupt_records");
-                tfb_json_u64(&j, fi[q].stats.corrupt_records);
-                tfb_json_key(&j, "resyncs");
-                tfb_json_u64(&j, fi[q].stats.resyncs);
-                tfb_json_key(&j, "bytes_skipped");
-                tfb_json_u64(&j, fi[q].stats.bytes_skipped);
+                TFB_JSON_FIELDS(&j, &fi[q], file_fields);
                 tfb_json_key(&j, "corruption_offsets");
                 tfb_json_array_begin(&j);
                 for (unsigned o = 0; o < fi[q].stats.n_offsets &&
                                      o < TFB_READER_MAX_CORRUPTIONS; o++)
                     tfb_json_u64(&j, fi[q].stats.corruption_offsets[o]);
                 tfb_json_array_end(&j);
-                tfb_json_key(&j, "truncated_tail");
-                tfb_json_bool(&j, fi[q].stats.truncated_tail);
-                tfb_json_key(&j, "requests");
-                tfb_json_u64(&j, fi[q].requests);
-                tfb_json_key(&j, "request_bytes");
-                tfb_json_u64(&j, fi[q].request_bytes);
+                TFB_JSON_FIELDS(&j, &fi[q], file_tail_fields);
                 tfb_json_key(&j, "error");
                 if (fi[q].error)
                     tfb_json_str(&j, tfb_strerror(fi[q].error));
@@ -167,22 +179,7 @@ int tfb_route_progress(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_store_progress(tfb_server_store(req), &p);
     tfb_json j;
     tfb_json_init(&j);
-    tfb_json_object_begin(&j);
-    tfb_json_key(&j, "files_total");
-    tfb_json_u64(&j, p.files_total);
-    tfb_json_key(&j, "files_done");
-    tfb_json_u64(&j, p.files_done);
-    tfb_json_key(&j, "bytes_total");
-    tfb_json_u64(&j, p.bytes_total);
-    tfb_json_key(&j, "bytes_done");
-    tfb_json_u64(&j, p.bytes_done);
-    tfb_json_key(&j, "points");
-    tfb_json_u64(&j, p.points);
-    tfb_json_key(&j, "reloads");
-    tfb_json_u64(&j, p.reloads);
-    tfb_json_key(&j, "done");
-    tfb_json_bool(&j, p.done);
-    tfb_json_object_end(&j);
+    TFB_JSON_STRUCT(&j, &p, progress_fields);
     return tfb_http_json(resp, &j);
 }
 

@@ -1,6 +1,6 @@
 """Logdirs with GPU memory events and NVML metrics, written with python's
 sqlite3 and the tfevents writer of this folder: the exact small runs that
-tests/integration/test_gpu_memory.py checks (nsysmem, kinetomem, nvml), and
+server/plugins/gpu/test_gpu_memory.py checks (nsysmem, kinetomem, nvml), and
 a bigger, training-like run for the browser test (tests/webui), which calls
 `python3 gpu_memory_gen.py LOGDIR`.
 """

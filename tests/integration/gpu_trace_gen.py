@@ -1,6 +1,6 @@
 """What tests/integration/gen_gpu_trace.c writes (its comment says how
 the trace of n kernels is made), as the figures the GPU routes must answer.
-Used by tests/integration/test_gpu_big.py and tests/bench/bench_gpu_trace.py.
+Used by server/plugins/gpu/test_gpu_big.py and tests/bench/bench_gpu_trace.py.
 """
 import subprocess
 

@@ -27,8 +27,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tfb_server_util import run_tests  # noqa: E402
-from test_pipeline import (event, f32, pipeline_events, write_events,  # noqa: E402
-                           write_trace)
+from pipeline_gen import (event, f32, pipeline_events, write_events,  # noqa: E402
+                          write_trace)
 
 TFBOARD = sys.argv[1] if len(sys.argv) > 1 else None
 STATE = {}

@@ -3,7 +3,8 @@
 server/trace/trace_colcache.c), on the real tfboard binary.
 
 The logdir holds our store (test_gpu_gen_trace, when libcupti loads), an
-nsys export and Kineto JSON (plain and gzip'ed) as test_gpu.py makes them,
+nsys export and Kineto JSON (plain and gzip'ed) as test_gpu.py makes them
+(gpu_files_gen.py),
 a run holding an nsys export and a Kineto file, a bigger nsys-layout trace (gen_gpu_trace: launch calls, copies, many
 lanes of window tree) and a store whose data is only in its -wal file.
 Every GPU route of every run is asked of a server without a cache; then:
@@ -37,9 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tfb_server_util import Server, run_tests  # noqa: E402
-import test_gpu  # noqa: E402  (its generators; it makes a temp dir)
-
-shutil.rmtree(test_gpu.TMP, ignore_errors=True)
+import gpu_files_gen  # noqa: E402  (test_gpu.py's small traces)
 
 TFBOARD = sys.argv[1]
 GEN_BIG = sys.argv[3]
@@ -99,9 +98,9 @@ def setup():
             raise AssertionError("generator failed: %s" % r.stderr)
         else:
             print("skip ours (libcupti cannot be loaded)")
-    test_gpu.make_nsys(os.path.join(LOG, "nsys"))
-    test_gpu.make_kineto(os.path.join(LOG, "kineto"), gz=False)
-    test_gpu.make_kineto(os.path.join(LOG, "kinetogz"), gz=True)
+    gpu_files_gen.make_nsys(os.path.join(LOG, "nsys"))
+    gpu_files_gen.make_kineto(os.path.join(LOG, "kineto"), gz=False)
+    gpu_files_gen.make_kineto(os.path.join(LOG, "kinetogz"), gz=True)
     os.makedirs(os.path.join(LOG, "big"))
     subprocess.run([GEN_BIG, os.path.join(LOG, "big", "report1.sqlite"),
                     "20000"], check=True, timeout=300)
@@ -113,7 +112,7 @@ def setup():
     os.makedirs(multi)
     shutil.copyfile(os.path.join(LOG, "nsys", "report1.sqlite"),
                     os.path.join(multi, "report1.sqlite"))
-    test_gpu.make_kineto(os.path.join(multi, "k"), gz=False)
+    gpu_files_gen.make_kineto(os.path.join(multi, "k"), gz=False)
     for f in os.listdir(os.path.join(multi, "k")):
         os.rename(os.path.join(multi, "k", f), os.path.join(multi, f))
     os.rmdir(os.path.join(multi, "k"))

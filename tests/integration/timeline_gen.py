@@ -2,7 +2,7 @@
 stores in our collector's schema (docs/trace-store.md) and nsys exports,
 with NVTX ranges and marks, runtime calls and kernels. Used by
 test_timeline_sources.py (exact small files) and by the browser test of
-the timeline (tests/webui/test_gpu_timeline.js), which calls
+the timeline (server/plugins/gpu/test_timeline.js), which calls
 `python3 timeline_gen.py store DIR` for a training-like store.
 """
 import os

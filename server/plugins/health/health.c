@@ -105,36 +105,7 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     int rc = tfb_health_alerts(s, r, &v, &n);
     if (rc < 0)
         return rc;
-    tfb_json_key(j, "alerts");
-    tfb_json_array_begin(j);
-    for (size_t i = 0; i < n; i++) {
-        const tfb_health_alert *a = &v[i];
-        tfb_json_object_begin(j);
-        tfb_json_key(j, "run");
-        tfb_json_str(j, a->run);
-        tfb_json_key(j, "tag");
-        tfb_json_str(j, a->tag);
-        tfb_json_key(j, "first_step");
-        tfb_json_i64(j, a->first_step);
-        tfb_json_key(j, "first_wall_time");
-        tfb_json_double(j, a->first_wall_time);
-        tfb_json_key(j, "nan");
-        tfb_json_u64(j, a->nan);
-        tfb_json_key(j, "pos_inf");
-        tfb_json_u64(j, a->pos_inf);
-        tfb_json_key(j, "neg_inf");
-        tfb_json_u64(j, a->neg_inf);
-        tfb_json_key(j, "events");
-        tfb_json_u64(j, a->events);
-        tfb_json_key(j, "explain");
-        if (a->explain[0])
-            tfb_json_str(j, a->explain);
-        else
-            tfb_json_null(j);
-        tfb_json_object_end(j);
-    }
-    tfb_json_array_end(j);
-
+    tfb_health_alerts_member(j, v, n);
     free(v);
     return 0;
 }

@@ -182,39 +182,32 @@ int tfb_health_alerts(tfb_store *s, tfb_run *only, tfb_health_alert **out,
     return 0;
 }
 
+static const tfb_json_field alert_fields[] = {
+    TFB_JSON_FIELD(tfb_health_alert, run, STR),
+    TFB_JSON_FIELD(tfb_health_alert, tag, STR),
+    TFB_JSON_FIELD(tfb_health_alert, first_step, I64),
+    /* null when the writer set no wall time */
+    TFB_JSON_FIELD(tfb_health_alert, first_wall_time, NUM),
+    TFB_JSON_FIELD(tfb_health_alert, nan, U64),
+    TFB_JSON_FIELD(tfb_health_alert, pos_inf, U64),
+    TFB_JSON_FIELD(tfb_health_alert, neg_inf, U64),
+    TFB_JSON_FIELD(tfb_health_alert, events, U64),
+    TFB_JSON_FIELD(tfb_health_alert, explain, TEXT),
+};
+
+void tfb_health_alerts_member(tfb_json *j, const tfb_health_alert *a,
+                              size_t n)
+{
+    tfb_json_key(j, "alerts");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < n; i++)
+        TFB_JSON_STRUCT(j, &a[i], alert_fields);
+    tfb_json_array_end(j);
+}
+
 void tfb_health_alerts_json(tfb_json *j, const tfb_health_alert *a, size_t n)
 {
     tfb_json_object_begin(j);
-    tfb_json_key(j, "alerts");
-    tfb_json_array_begin(j);
-    for (size_t i = 0; i < n; i++) {
-        tfb_json_object_begin(j);
-        tfb_json_key(j, "run");
-        tfb_json_str(j, a[i].run);
-        tfb_json_key(j, "tag");
-        tfb_json_str(j, a[i].tag);
-        tfb_json_key(j, "first_step");
-        tfb_json_i64(j, a[i].first_step);
-        tfb_json_key(j, "first_wall_time");
-        if (isnan(a[i].first_wall_time))
-            tfb_json_null(j); /* the writer set no wall time */
-        else
-            tfb_json_double(j, a[i].first_wall_time);
-        tfb_json_key(j, "nan");
-        tfb_json_u64(j, a[i].nan);
-        tfb_json_key(j, "pos_inf");
-        tfb_json_u64(j, a[i].pos_inf);
-        tfb_json_key(j, "neg_inf");
-        tfb_json_u64(j, a[i].neg_inf);
-        tfb_json_key(j, "events");
-        tfb_json_u64(j, a[i].events);
-        tfb_json_key(j, "explain");
-        if (a[i].explain[0])
-            tfb_json_str(j, a[i].explain);
-        else
-            tfb_json_null(j);
-        tfb_json_object_end(j);
-    }
-    tfb_json_array_end(j);
+    tfb_health_alerts_member(j, a, n);
     tfb_json_object_end(j);
 }

@@ -54,9 +54,13 @@ typedef struct tfb_health_alert {
 int tfb_health_alerts(tfb_store *s, tfb_run *only, tfb_health_alert **out,
                       size_t *n);
 
-/* Writes {"alerts": [{"run", "tag", "first_step", "first_wall_time",
- * "nan", "pos_inf", "neg_inf", "events", "explain"}, ...]} ("explain":
- * null when empty). */
+/* Writes the member "alerts": [{"run", "tag", "first_step",
+ * "first_wall_time", "nan", "pos_inf", "neg_inf", "events", "explain"},
+ * ...] into the object being built ("first_wall_time" null when the
+ * writer set none, "explain" null when empty): the report's section; and
+ * {"alerts": [...]}, the route's answer. */
+void tfb_health_alerts_member(tfb_json *j, const tfb_health_alert *a,
+                              size_t n);
 void tfb_health_alerts_json(tfb_json *j, const tfb_health_alert *a,
                             size_t n);
 

@@ -52,6 +52,9 @@ def check(cond, msg):
         fail(msg)
 
 
+# The integration tests' helpers (tests/integration/).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "tests", "integration"))
 from tfevents_py import event, histo_value, record, scalar_value  # noqa: E402
 
 
