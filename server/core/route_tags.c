@@ -1,5 +1,5 @@
 /*
- * route_tags.c - TensorBoard's /tags answer for one kind of series, shared
+ * route_tags.c - TensorBoard's /tags answers for one kind of series, shared
  * by the scalars, histograms, distributions and text dashboards.
  */
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "core/routes_core.h"
 
 int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
-                           tfb_series_kind kind)
+                           tfb_series_kind kind, int names_only)
 {
     tfb_store *st = tfb_server_store(req);
     tfb_run **runs;
@@ -24,7 +24,13 @@ int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
         size_t ns;
         if (tfb_run_series(runs[i], kind, &ser, &ns) < 0)
             continue;
-        if (ns) {
+        if (ns && names_only) {
+            tfb_json_key(&j, tfb_run_name(runs[i]));
+            tfb_json_array_begin(&j);
+            for (size_t k = 0; k < ns; k++)
+                tfb_json_str(&j, tfb_series_tag(ser[k]));
+            tfb_json_array_end(&j);
+        } else if (ns) {
             tfb_json_key(&j, tfb_run_name(runs[i]));
             tfb_json_object_begin(&j);
             for (size_t k = 0; k < ns; k++) {

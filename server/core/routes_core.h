@@ -18,9 +18,10 @@ int tfb_route_reload(const tfb_http_req *req, tfb_http_resp *resp);
 int tfb_route_plugins_listing(const tfb_http_req *req, tfb_http_resp *resp);
 
 /* route_tags.c: {run: {tag: {displayName, description}}} for one kind of
- * series (TensorBoard's /tags answer). */
+ * series (TensorBoard's /tags answer), or with names_only {run: [tag,
+ * ...]} (its text plugin's); runs without such a series left out. */
 int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
-                           tfb_series_kind kind);
+                           tfb_series_kind kind, int names_only);
 /* route_tags.c: answers [[wall_time, step, X], ...] for the histogram
  * series named by the request's run and tag, every point or `samples`
  * evenly spaced ones (first and last kept); X is written by fn for point i

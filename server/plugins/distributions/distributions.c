@@ -11,7 +11,7 @@
 static int tfb_route_distribution_tags(const tfb_http_req *req,
                                        tfb_http_resp *resp)
 {
-    return tfb_route_tags_of_kind(req, resp, TFB_SERIES_HISTOGRAM);
+    return tfb_route_tags_of_kind(req, resp, TFB_SERIES_HISTOGRAM, 0);
 }
 
 /* TensorBoard's distribution basis points: the normal distribution's

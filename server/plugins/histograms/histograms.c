@@ -7,7 +7,7 @@
 
 static int tfb_route_histogram_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    return tfb_route_tags_of_kind(req, resp, TFB_SERIES_HISTOGRAM);
+    return tfb_route_tags_of_kind(req, resp, TFB_SERIES_HISTOGRAM, 0);
 }
 
 /* A point's buckets as TensorBoard sends them: [[left, right, count]]. */

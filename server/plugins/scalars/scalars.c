@@ -14,7 +14,7 @@
 
 static int tfb_route_scalar_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    return tfb_route_tags_of_kind(req, resp, TFB_SERIES_SCALAR);
+    return tfb_route_tags_of_kind(req, resp, TFB_SERIES_SCALAR, 0);
 }
 
 /* Appends "<num>," / "<num>\n" pieces for CSV rows. */

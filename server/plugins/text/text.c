@@ -14,30 +14,7 @@
 /* TensorBoard's text plugin answers {run: [tag, ...]}. */
 static int tfb_route_text_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    tfb_run **runs;
-    size_t nr;
-    if (tfb_store_runs(tfb_server_store(req), &runs, &nr) < 0)
-        return tfb_http_error(resp, 500, "out of memory");
-    tfb_json j;
-    tfb_json_init(&j);
-    tfb_json_object_begin(&j);
-    for (size_t i = 0; i < nr; i++) {
-        tfb_series **ser;
-        size_t ns;
-        if (tfb_run_series(runs[i], TFB_SERIES_TEXT, &ser, &ns) < 0)
-            continue;
-        if (ns) {
-            tfb_json_key(&j, tfb_run_name(runs[i]));
-            tfb_json_array_begin(&j);
-            for (size_t k = 0; k < ns; k++)
-                tfb_json_str(&j, tfb_series_tag(ser[k]));
-            tfb_json_array_end(&j);
-        }
-        free(ser);
-    }
-    tfb_json_object_end(&j);
-    free(runs);
-    return tfb_http_json(resp, &j);
+    return tfb_route_tags_of_kind(req, resp, TFB_SERIES_TEXT, 1);
 }
 
 static int tfb_route_text(const tfb_http_req *req, tfb_http_resp *resp)
