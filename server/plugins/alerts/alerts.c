@@ -109,64 +109,39 @@ static void status_text(FILE *f, const tfb_run_status *st, int md)
 }
 
 /* One spike as JSON (the shape API.md documents under "Loss spikes"). */
+static const tfb_json_field spike_fields[] = {
+    TFB_JSON_FIELD(tfb_alert_spike, run, STR),
+    TFB_JSON_FIELD(tfb_alert_spike, tag, STR),
+    TFB_JSON_FIELD_AS("step", tfb_alert_spike, spike.step, I64),
+    TFB_JSON_FIELD_AS("value", tfb_alert_spike, spike.value, DOUBLE),
+    TFB_JSON_FIELD_AS("level", tfb_alert_spike, spike.level, DOUBLE),
+    TFB_JSON_FIELD_AS("z", tfb_alert_spike, spike.z, DOUBLE),
+    TFB_JSON_FIELD_AS("peak_step", tfb_alert_spike, spike.peak_step, I64),
+    TFB_JSON_FIELD_AS("peak", tfb_alert_spike, spike.peak, DOUBLE),
+};
+/* Each null unless its precursor was found (grad_first: also a name). */
+static const tfb_json_field precursor_fields[] = {
+    TFB_JSON_FIELD_IF("grad_from", tfb_precursors, grad_from, I64, grad),
+    TFB_JSON_FIELD_IF("grad_factor", tfb_precursors, grad_factor, DOUBLE,
+                      grad),
+    TFB_JSON_FIELD_IF("grad_first", tfb_precursors, grad_first, STR, grad),
+    TFB_JSON_FIELD_IF("lr_step", tfb_precursors, lr_step, I64, lr),
+    TFB_JSON_FIELD_IF("nonfinite_step", tfb_precursors, nonfinite_step, I64,
+                      nonfinite),
+    TFB_JSON_FIELD_IF("stall_step", tfb_precursors, stall_step, I64, stall),
+};
+
 static void spike_json(tfb_json *j, const tfb_alert_spike *a)
 {
-    const tfb_spike *sp = &a->spike;
     const tfb_precursors *p = &a->pre;
     tfb_json_object_begin(j);
-    tfb_json_key(j, "run");
-    tfb_json_str(j, a->run);
-    tfb_json_key(j, "tag");
-    tfb_json_str(j, a->tag);
-    tfb_json_key(j, "step");
-    tfb_json_i64(j, sp->step);
-    tfb_json_key(j, "value");
-    tfb_json_double(j, sp->value);
-    tfb_json_key(j, "level");
-    tfb_json_double(j, sp->level);
-    tfb_json_key(j, "z");
-    tfb_json_double(j, sp->z);
-    tfb_json_key(j, "peak_step");
-    tfb_json_i64(j, sp->peak_step);
-    tfb_json_key(j, "peak");
-    tfb_json_double(j, sp->peak);
+    TFB_JSON_FIELDS(j, a, spike_fields);
     tfb_json_key(j, "state");
-    tfb_json_str(j, tfb_spike_state_name(sp->state));
+    tfb_json_str(j, tfb_spike_state_name(a->spike.state));
     tfb_json_key(j, "end_step");
-    tfb_json_i64(j, sp->end_step);
+    tfb_json_i64(j, a->spike.end_step);
     tfb_json_key(j, "precursors");
-    tfb_json_object_begin(j);
-    tfb_json_key(j, "grad_from");
-    if (p->grad)
-        tfb_json_i64(j, p->grad_from);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "grad_factor");
-    if (p->grad)
-        tfb_json_double(j, p->grad_factor);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "grad_first");
-    if (p->grad && p->grad_first)
-        tfb_json_str(j, p->grad_first);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "lr_step");
-    if (p->lr)
-        tfb_json_i64(j, p->lr_step);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "nonfinite_step");
-    if (p->nonfinite)
-        tfb_json_i64(j, p->nonfinite_step);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "stall_step");
-    if (p->stall)
-        tfb_json_i64(j, p->stall_step);
-    else
-        tfb_json_null(j);
-    tfb_json_object_end(j);
+    TFB_JSON_STRUCT(j, p, precursor_fields);
     tfb_json_key(j, "batch_ids");
     tfb_json_array_begin(j);
     for (size_t b = 0; b < p->n_batches; b++)
@@ -217,6 +192,14 @@ static int route_spikes(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
+static const tfb_json_field event_fields[] = {
+    TFB_JSON_FIELD(tfb_alert_event, run, CHARS),
+    TFB_JSON_FIELD(tfb_alert_event, rule, CHARS),
+    TFB_JSON_FIELD(tfb_alert_event, key, CHARS),
+    TFB_JSON_FIELD(tfb_alert_event, step, STEP),
+    TFB_JSON_FIELD(tfb_alert_event, message, CHARS),
+};
+
 static void event_json(tfb_json *j, const tfb_alert_event *e)
 {
     tfb_json_object_begin(j);
@@ -226,19 +209,7 @@ static void event_json(tfb_json *j, const tfb_alert_event *e)
     tfb_json_double(j, e->wall);
     tfb_json_key(j, "event");
     tfb_json_str(j, e->fired ? "fired" : "cleared");
-    tfb_json_key(j, "run");
-    tfb_json_str(j, e->run);
-    tfb_json_key(j, "rule");
-    tfb_json_str(j, e->rule);
-    tfb_json_key(j, "key");
-    tfb_json_str(j, e->key);
-    tfb_json_key(j, "step");
-    if (e->step >= 0)
-        tfb_json_i64(j, e->step);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "message");
-    tfb_json_str(j, e->message);
+    TFB_JSON_FIELDS(j, e, event_fields);
     tfb_json_object_end(j);
 }
 
