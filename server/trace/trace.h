@@ -172,21 +172,6 @@ size_t tfb_gpu_calls_from(const tfb_gpu_trace *t, int64_t x);
 
 /* ---- the per-run cache (trace_cache.c) and loading (trace_load.c) ------ */
 
-/* A dashboard's derived answer kept in run r's entry of the per-run cache
- * (the one cache of the trace side: it is evicted with the entry, least
- * recently used first). For answers that cost seconds to derive and are
- * asked for again and again by a page's auto-reload - the Ranks job view,
- * filed under the job's first run. key holds everything the answer
- * depends on: a get with another key misses. One answer a run: a put
- * replaces the run's previous one.
- * get: 1 and *body (a malloc'd copy, *len bytes), 0 when there is none
- * for key, TFB_ENOMEM / TFB_EINVAL. put: copies body; 0, TFB_ENOMEM,
- * TFB_EINVAL (not kept when every slot is loading: also 0). Thread-safe. */
-int tfb_trace_memo_get(tfb_store *store, tfb_run *r, const char *key,
-                       char **body, size_t *len);
-int tfb_trace_memo_put(tfb_store *store, tfb_run *r, const char *key,
-                       const char *body, size_t len);
-
 /* Budgets of one load (a trace file cannot make the server read forever):
  * max_rows rows read from all files of a run (spans, calls, strings,
  * devices), max_seconds of wall time. Defaults: 100 M rows, 300 s. */

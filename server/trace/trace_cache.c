@@ -17,11 +17,6 @@
  * The memory part needs the run's trace (kernels and steps around the
  * allocations): its caller hands the trace it got from the trace part, so
  * the two loads of a run never run at once for one request.
- *
- * A third part, PART_MEMO, is never loaded: it keeps one answer that a
- * dashboard derived (the Ranks job view, from all its ranks' runs, filed
- * under its first run), so that every cached thing of the server's trace
- * side lives in this one table, under one lock and one eviction.
  */
 #include "base/deadline.h"
 #include "trace/trace.h"
@@ -38,15 +33,7 @@
 
 #define CACHE_SLOTS 64
 
-enum { PART_TRACE = 0, PART_MEMORY, PART_MEMO, NPARTS };
-
-/* PART_MEMO's data: a dashboard's derived answer (tfb_trace_memo_put);
- * its key is the part's sig. */
-typedef struct memo {
-    int refs;
-    size_t len;
-    char body[];
-} memo;
+enum { PART_TRACE = 0, PART_MEMORY, NPARTS };
 
 /* A load in progress: owned by its thread; the part points to it while it
  * runs (for the progress figure). */
@@ -122,16 +109,6 @@ static void free_memory(void *d)
     tfb_gmem_run_free(d);
 }
 
-static void free_memo(void *d)
-{
-    free(d);
-}
-
-static int *refs_memo(void *d)
-{
-    return &((memo *)d)->refs;
-}
-
 static int *refs_trace(void *d)
 {
     return &((tfb_gpu_trace *)d)->refs;
@@ -150,8 +127,6 @@ static const part_kind k_kinds[NPARTS] = {
                      "too many runs' memory events are loading at once; "
                      "try again",
                      "the memory events could not be read"},
-    /* Never loaded: put by its dashboard (tfb_trace_memo_put). */
-    [PART_MEMO] = {NULL, free_memo, refs_memo, NULL, NULL},
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -540,80 +515,4 @@ int tfb_gpu_trace_of_run_err(tfb_store *store, tfb_run *r,
 int tfb_gpu_trace_of_run(tfb_store *store, tfb_run *r, tfb_gpu_trace **out)
 {
     return tfb_gpu_trace_of_run_err(store, r, out, NULL, 0);
-}
-
-/* ---- derived answers (tfb_trace_memo_get / put) ------------------------- */
-
-int tfb_trace_memo_get(tfb_store *store, tfb_run *r, const char *key,
-                       char **body, size_t *len)
-{
-    if (!store || !r || !key || !body || !len)
-        return TFB_EINVAL;
-    *body = NULL;
-    memo *m = NULL;
-    pthread_mutex_lock(&g_mu);
-    for (size_t i = 0; i < CACHE_SLOTS && !m; i++) {
-        cache_entry *c = &g_cache[i];
-        part *p = &c->parts[PART_MEMO];
-        if (c->store == store && c->run == r && p->data &&
-            strcmp(p->sig, key) == 0) {
-            m = p->data;
-            m->refs++;
-            c->used = ++g_clock;
-        }
-    }
-    pthread_mutex_unlock(&g_mu);
-    if (!m)
-        return 0;
-    /* Copied outside the lock (an answer may be megabytes). */
-    char *copy = malloc(m->len ? m->len : 1);
-    if (copy) {
-        memcpy(copy, m->body, m->len);
-        *len = m->len;
-    }
-    release(PART_MEMO, m);
-    if (!copy)
-        return TFB_ENOMEM;
-    *body = copy;
-    return 1;
-}
-
-int tfb_trace_memo_put(tfb_store *store, tfb_run *r, const char *key,
-                       const char *body, size_t len)
-{
-    if (!store || !r || !key || (!body && len))
-        return TFB_EINVAL;
-    memo *m = malloc(sizeof *m + (len ? len : 1));
-    char *k = strdup(key);
-    if (!m || !k) {
-        free(m);
-        free(k);
-        return TFB_ENOMEM;
-    }
-    m->refs = 1; /* the entry's */
-    m->len = len;
-    if (len)
-        memcpy(m->body, body, len);
-    void *evicted[NPARTS] = {0};
-    pthread_mutex_lock(&g_mu);
-    cache_entry *e = entry_of(store, r, evicted);
-    if (e) {
-        part *p = &e->parts[PART_MEMO];
-        /* The replaced answer is dropped as an evicted one is (an entry
-         * just made holds none, and evicted nothing when found). */
-        if (p->data)
-            evicted[PART_MEMO] = p->data;
-        free(p->sig);
-        p->sig = k;
-        p->data = m;
-        p->state = TFB_GPU_READY;
-        p->filled = 1;
-        e->used = ++g_clock;
-        k = NULL;
-        m = NULL;
-    }
-    unlock_and_free(evicted);
-    free(k);
-    free(m); /* every slot loads: not kept */
-    return 0;
 }

@@ -5,10 +5,7 @@
  * the run's files are unchanged; a changed file is read again while what
  * a request holds stays valid; evicting a run's entry drops both parts,
  * and references held across the eviction stay readable (ASan checks the
- * reads); a run without trace files answers NONE for both. A derived
- * answer (tfb_trace_memo_*, the Ranks job view's) lives in the same entry:
- * answered for its key only, replaced by the next put, kept beside the
- * run's trace, and evicted with the entry.
+ * reads); a run without trace files answers NONE for both.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -188,63 +185,6 @@ static void test_no_trace_files(void **state)
                      TFB_EINVAL);
 }
 
-static char *memo_of(tfb_run *r, const char *key, size_t *len)
-{
-    char *body = NULL;
-    int rc = tfb_trace_memo_get(g_store, r, key, &body, len);
-    assert_true(rc == 0 || rc == 1);
-    assert_true(rc == 1 ? body != NULL : body == NULL);
-    return body;
-}
-
-static void test_memo(void **state)
-{
-    (void)state;
-    tfb_run *r = make_run("memo", 1, NULL);
-    size_t len = 0;
-    assert_null(memo_of(r, "k1", &len));
-    assert_int_equal(tfb_trace_memo_put(g_store, r, "k1", "hello", 5), 0);
-    char *b = memo_of(r, "k1", &len);
-    assert_non_null(b);
-    assert_int_equal(len, 5);
-    assert_memory_equal(b, "hello", 5);
-    free(b);
-    /* Another key misses; a put under it replaces the first answer. */
-    assert_null(memo_of(r, "k2", &len));
-    assert_int_equal(tfb_trace_memo_put(g_store, r, "k2", "", 0), 0);
-    assert_null(memo_of(r, "k1", &len));
-    b = memo_of(r, "k2", &len);
-    assert_non_null(b);
-    assert_int_equal(len, 0);
-    free(b);
-    /* The run's trace shares the entry, and its load keeps the answer. */
-    tfb_gpu_trace *t = trace_of(r);
-    b = memo_of(r, "k2", &len);
-    assert_non_null(b);
-    free(b);
-    /* A run with no trace files gets an entry too. */
-    tfb_run *plain = NULL;
-    assert_int_equal(tfb_store_get_run(g_store, "memo-plain", &plain), 0);
-    assert_int_equal(tfb_trace_memo_put(g_store, plain, "p", "x", 1), 0);
-    b = memo_of(plain, "p", &len);
-    assert_non_null(b);
-    free(b);
-    /* Evicted with the entry when 64 other runs take every slot. */
-    for (int i = 0; i < 64; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "memofill%d", i);
-        tfb_gpu_trace_release(trace_of(make_run(name, 1, NULL)));
-    }
-    assert_null(memo_of(r, "k2", &len));
-    assert_null(memo_of(plain, "p", &len));
-    assert_int_equal(t->nspans, 1); /* still held */
-    tfb_gpu_trace_release(t);
-    assert_int_equal(tfb_trace_memo_get(g_store, r, NULL, &b, &len),
-                     TFB_EINVAL);
-    assert_int_equal(tfb_trace_memo_put(g_store, r, "k", NULL, 3),
-                     TFB_EINVAL);
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -268,7 +208,6 @@ int main(void)
         cmocka_unit_test(test_changed_file_reloads),
         cmocka_unit_test(test_eviction_drops_both_parts),
         cmocka_unit_test(test_no_trace_files),
-        cmocka_unit_test(test_memo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
