@@ -1,12 +1,13 @@
 /*
  * trace_cache.c - the one per-run cache of the trace layer: for each run,
- * its GPU trace (trace_load.c) and its memory events (trace_memory.c),
- * each loaded in the background and kept until one of the run's trace
- * files changes. Every dashboard that reads traces (gpu, memory, ranks,
- * pipeline, compare) and the report go through it.
+ * its GPU trace (trace_load.c), its memory events (trace_memory.c) and
+ * its host side (trace_host.c), each loaded in the background and kept
+ * until one of the run's trace files changes. Every dashboard that reads
+ * traces (gpu, memory, ranks, pipeline, compare) and the report go
+ * through it.
  *
- * A run's entry holds one part per kind of data (PART_TRACE,
- * PART_MEMORY). A part is loaded on the first request that asks for it,
+ * A run's entry holds one part per kind of data (PART_TRACE, PART_MEMORY,
+ * PART_HOST). A part is loaded on the first request that asks for it,
  * on its own (detached) thread, never under the cache lock: the lock only
  * guards the table of entries and the reference counts, so a slow or
  * hostile file delays nobody but the requests of its own run, and those
@@ -16,12 +17,16 @@
  *
  * The memory part needs the run's trace (kernels and steps around the
  * allocations): its caller hands the trace it got from the trace part, so
- * the two loads of a run never run at once for one request.
+ * the two loads of a run never run at once for one request. A request for
+ * the host part waits for its load (the host route asks once the run's
+ * trace is ready, as it always did), with the requests for the same files
+ * that arrive meanwhile: they share the one load.
  */
 #include "base/deadline.h"
 #include "trace/trace.h"
 #include "trace/trace_cachedir.h"
 #include "trace/trace_file.h"
+#include "trace/trace_host.h"
 #include "trace/trace_memory.h"
 
 #include <errno.h>
@@ -33,7 +38,7 @@
 
 #define CACHE_SLOTS 64
 
-enum { PART_TRACE = 0, PART_MEMORY, NPARTS };
+enum { PART_TRACE = 0, PART_MEMORY, PART_HOST, NPARTS };
 
 /* A load in progress: owned by its thread; the part points to it while it
  * runs (for the progress figure). */
@@ -99,6 +104,15 @@ static int load_memory(job *j, void **out)
     return err;
 }
 
+static int load_host(job *j, void **out)
+{
+    tfb_host_trace *h = NULL;
+    int err = tfb_host_load_files(j->files, j->n, &h, j->ctl.error,
+                                  sizeof j->ctl.error);
+    *out = h;
+    return err;
+}
+
 static void free_trace(void *d)
 {
     tfb_gpu_trace_free(d);
@@ -107,6 +121,16 @@ static void free_trace(void *d)
 static void free_memory(void *d)
 {
     tfb_gmem_run_free(d);
+}
+
+static void free_host(void *d)
+{
+    tfb_host_trace_free(d);
+}
+
+static int *refs_host(void *d)
+{
+    return &((tfb_host_trace *)d)->refs;
 }
 
 static int *refs_trace(void *d)
@@ -127,6 +151,10 @@ static const part_kind k_kinds[NPARTS] = {
                      "too many runs' memory events are loading at once; "
                      "try again",
                      "the memory events could not be read"},
+    [PART_HOST] = {load_host, free_host, refs_host,
+                   "too many runs' host traces are loading at once; try "
+                   "again",
+                   "the host trace could not be read"},
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -175,6 +203,11 @@ void tfb_gpu_trace_release(tfb_gpu_trace *t)
 void tfb_gmem_run_release(tfb_gmem_run *m)
 {
     release(PART_MEMORY, m);
+}
+
+void tfb_host_release(tfb_host_trace *h)
+{
+    release(PART_HOST, h);
 }
 
 static void job_free(job *j)
@@ -494,14 +527,16 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
     return err;
 }
 
-int tfb_gpu_trace_of_run_err(tfb_store *store, tfb_run *r,
-                             tfb_gpu_trace **out, char *errbuf,
-                             size_t errcap)
+/* Part k of run r once its load of the current files ended: 0 (*out NULL
+ * when the run has none), or TFB_ECORRUPT and the message in errbuf when
+ * the load failed. */
+static int get_loaded(tfb_store *store, tfb_run *r, int k, void **out,
+                      char *errbuf, size_t errcap)
 {
-    if (!out)
-        return TFB_EINVAL;
+    if (errbuf && errcap)
+        errbuf[0] = '\0';
     tfb_gpu_status st;
-    int err = tfb_gpu_trace_get(store, r, -1, out, &st);
+    int err = get(store, r, k, NULL, -1, out, &st);
     if (err)
         return err;
     if (st.state == TFB_GPU_FAILED) {
@@ -512,7 +547,30 @@ int tfb_gpu_trace_of_run_err(tfb_store *store, tfb_run *r,
     return 0;
 }
 
+int tfb_gpu_trace_of_run_err(tfb_store *store, tfb_run *r,
+                             tfb_gpu_trace **out, char *errbuf,
+                             size_t errcap)
+{
+    if (!out)
+        return TFB_EINVAL;
+    void *d = NULL;
+    int err = get_loaded(store, r, PART_TRACE, &d, errbuf, errcap);
+    *out = d;
+    return err;
+}
+
 int tfb_gpu_trace_of_run(tfb_store *store, tfb_run *r, tfb_gpu_trace **out)
 {
     return tfb_gpu_trace_of_run_err(store, r, out, NULL, 0);
+}
+
+int tfb_host_get(tfb_store *store, tfb_run *r, tfb_host_trace **out,
+                 char *err, size_t errcap)
+{
+    if (!out)
+        return TFB_EINVAL;
+    void *d = NULL;
+    int rc = get_loaded(store, r, PART_HOST, &d, err, errcap);
+    *out = d;
+    return rc;
 }

@@ -23,8 +23,8 @@
  * The host side is read from the sources on first use (the timeline and
  * CPU-only traces ask for it; most requests never do), not kept in the
  * columnar cache: it answers the same whether the GPU trace was built or
- * mapped from the cache. A small cache keeps the last runs' host traces by
- * their files' signature (trace_file.h).
+ * mapped from the cache. It is the host part of the run's entry in the
+ * per-run cache (trace_cache.c), kept by the files' signature.
  *
  * Thread-safety: all functions are thread-safe; a host trace is immutable
  * and shared (reference counted).
@@ -102,20 +102,25 @@ typedef struct tfb_host_trace {
     int refs; /* internal */
 } tfb_host_trace;
 
-/* The host side of run r's trace files (read on first use, on the
- * calling thread, then cached by the files' signature). *out holds one
- * reference: release it with tfb_host_release; it stays valid after the
- * files change or the cache drops it. *out is NULL (and 0 returned) when
- * the run has no host events. A file past the load budgets (tfb_gpu_set_load_limits)
- * or the size caps fails: TFB_ETOOBIG, and err (when not NULL) says which
- * file and why; a view or virtual table where a host table should be:
- * TFB_ECORRUPT; TFB_ENOMEM. */
-int tfb_host_get(tfb_run *r, tfb_host_trace **out, char *err, size_t errcap);
+/* The host side of run r's trace files (the host part of the run's entry
+ * in the per-run cache: read on first use, then kept until a file
+ * changes), waiting for its load; requests for the same files meanwhile
+ * wait for the same load. *out holds one reference: release it with
+ * tfb_host_release; it stays valid after the files change or the cache
+ * drops it. *out is NULL (and 0 returned) when the run has no host
+ * events. A load that failed (a file past the load budgets or the size
+ * caps, a view or virtual table where a host table should be) answers
+ * TFB_ECORRUPT, and err (when not NULL) says which file and why, until a
+ * file changes; TFB_ENOMEM, TFB_EINVAL. */
+int tfb_host_get(tfb_store *store, tfb_run *r, tfb_host_trace **out,
+                 char *err, size_t errcap);
 void tfb_host_release(tfb_host_trace *h);
 
 /* Reads the host side of explicit files (tests, tools; the cache calls
  * it), with the current load budgets. *out (one reference) is NULL when
- * no file had host events. Errors as tfb_host_get. */
+ * no file had host events. A file past the budgets or the size caps:
+ * TFB_ETOOBIG, and err (when not NULL) says which file and why; a view or
+ * virtual table where a host table should be: TFB_ECORRUPT; TFB_ENOMEM. */
 int tfb_host_load_files(char *const *paths, size_t n, tfb_host_trace **out,
                         char *err, size_t errcap);
 

@@ -128,14 +128,14 @@ static void test_cache_by_signature(void **state)
     assert_int_equal(tfb_store_get_run(store, "cached", &r), 0);
     assert_int_equal(tfb_run_set_trace_files(r, &path, 1), 0);
     tfb_host_trace *h1 = NULL, *h2 = NULL, *h3 = NULL;
-    assert_int_equal(tfb_host_get(r, &h1, NULL, 0), 0);
-    assert_int_equal(tfb_host_get(r, &h2, NULL, 0), 0);
+    assert_int_equal(tfb_host_get(store, r, &h1, NULL, 0), 0);
+    assert_int_equal(tfb_host_get(store, r, &h2, NULL, 0), 0);
     assert_non_null(h1);
     assert_ptr_equal(h1, h2);
     assert_int_equal(h1->n, 4);
     /* A changed file (another size) is read again; h1 stays valid. */
     free(write_trace("cached", 5, 0));
-    assert_int_equal(tfb_host_get(r, &h3, NULL, 0), 0);
+    assert_int_equal(tfb_host_get(store, r, &h3, NULL, 0), 0);
     assert_non_null(h3);
     assert_ptr_not_equal(h3, h1);
     assert_int_equal(h3->n, 10);
@@ -148,6 +148,7 @@ static void test_cache_by_signature(void **state)
 }
 
 typedef struct getter {
+    tfb_store *store;
     tfb_run *r;
     pthread_barrier_t *go;
     tfb_host_trace *h;
@@ -158,7 +159,7 @@ static void *get_main(void *arg)
 {
     getter *g = arg;
     pthread_barrier_wait(g->go);
-    g->rc = tfb_host_get(g->r, &g->h, NULL, 0);
+    g->rc = tfb_host_get(g->store, g->r, &g->h, NULL, 0);
     return NULL;
 }
 
@@ -178,7 +179,7 @@ static void test_concurrent_requests_share_one_load(void **state)
     getter g[N];
     pthread_t th[N];
     for (int i = 0; i < N; i++) {
-        g[i] = (getter){r, &go, NULL, -1};
+        g[i] = (getter){store, r, &go, NULL, -1};
         assert_int_equal(pthread_create(&th[i], NULL, get_main, &g[i]), 0);
     }
     for (int i = 0; i < N; i++)

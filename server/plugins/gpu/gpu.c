@@ -194,7 +194,7 @@ static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
         return rc;
     tfb_host_trace *h = NULL;
     char err[512];
-    rc = tfb_host_get(run, &h, err, sizeof err);
+    rc = tfb_host_get(tfb_server_store(req), run, &h, err, sizeof err);
     if (rc < 0) {
         tfb_gpu_trace_release(t);
         return tfb_http_error(resp, 500, "cannot read the host trace: %s",
