@@ -15,7 +15,7 @@
 #include "tfboard.h"
 #include "base/vec.h"
 
-int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len)
+int tfb_trace_read_text(const char *path, size_t max, char **out, size_t *len)
 {
     /* gzread passes uncompressed files through unchanged. */
     struct stat st;
@@ -23,7 +23,7 @@ int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len)
         return errno == ENOENT ? TFB_ENOENT : TFB_EIO;
     /* JSON traces compress 5-30x; far more is a bomb, refused early (past
      * 64 MiB) instead of at the absolute cap. */
-    uint64_t ratio_cap = (uint64_t)st.st_size * TFB_GPU_MAX_RATIO;
+    uint64_t ratio_cap = (uint64_t)st.st_size * TFB_TRACE_MAX_RATIO;
     gzFile f = gzopen(path, "rb");
     if (!f)
         return errno == ENOENT ? TFB_ENOENT : TFB_EIO;
@@ -92,7 +92,7 @@ static int sig_add(text *sig, const char *path)
     return 0;
 }
 
-char *tfb_gpu_files_signature(char *const *files, size_t n)
+char *tfb_trace_files_signature(char *const *files, size_t n)
 {
     text sig = {0};
     int err = tfb_vec_need(&sig, 1);

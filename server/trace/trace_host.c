@@ -1,5 +1,5 @@
 /*
- * trace_host.c - the host side of a run's traces (trace_host.h): one load
+ * trace_host.c - the host side of a run's traces (trace.h): one load
  * of a run's files (each to its host loader, into one builder, under the
  * load budgets; the per-run cache, trace_cache.c, runs it on a load
  * thread), and the link of each file's correlation ids to the GPU
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_host.h"
+#include "trace/trace_internal.h"
 #include "tfboard.h"
 
 static int has_suffix(const char *s, const char *suf)
@@ -24,23 +24,24 @@ static int is_kineto(const char *p)
            has_suffix(p, ".pt.trace.json.gz");
 }
 
-int tfb_host_load_files(char *const *paths, size_t n, tfb_host_trace **out,
-                        char *err, size_t errcap)
+int tfb_trace_host_load_files(char *const *paths, size_t n,
+                              tfb_trace_host **out, char *err, size_t errcap)
 {
     *out = NULL;
     if (err && errcap)
         err[0] = '\0';
-    tfb_gpu_load_ctl ctl;
-    tfb_gpu_load_ctl_init(&ctl, n);
-    tfb_host_builder *b;
-    int rc = tfb_host_builder_new(&b, &ctl);
+    tfb_trace_load_ctl ctl;
+    tfb_trace_load_ctl_init(&ctl, n);
+    tfb_trace_host_builder *b;
+    int rc = tfb_trace_host_builder_new(&b, &ctl);
     if (rc)
         return rc;
     for (size_t i = 0; i < n && rc >= 0; i++) {
-        tfb_host_builder_begin_file(b, i);
-        rc = has_suffix(paths[i], ".sqlite") ? tfb_host_load_sqlite(b, paths[i])
-             : is_kineto(paths[i])          ? tfb_host_load_kineto(b, paths[i])
-                                            : 0;
+        tfb_trace_host_builder_begin_file(b, i);
+        rc = has_suffix(paths[i], ".sqlite")
+                 ? tfb_trace_host_load_sqlite(b, paths[i])
+             : is_kineto(paths[i]) ? tfb_trace_host_load_kineto(b, paths[i])
+                                   : 0;
         if (rc < 0 && err && errcap) {
             const char *slash = strrchr(paths[i], '/');
             if (ctl.error[0])
@@ -51,10 +52,10 @@ int tfb_host_load_files(char *const *paths, size_t n, tfb_host_trace **out,
         }
     }
     if (rc < 0) {
-        tfb_host_builder_free(b);
+        tfb_trace_host_builder_free(b);
         return rc;
     }
-    rc = tfb_host_builder_finish(b, out);
+    rc = tfb_trace_host_builder_finish(b, out);
     if (rc < 0 && err && errcap)
         snprintf(err, errcap, "building the host trace: %s",
                  tfb_strerror(rc));
@@ -64,8 +65,8 @@ int tfb_host_load_files(char *const *paths, size_t n, tfb_host_trace **out,
 /* ------------------------------------------------------------------------
  * Correlation link
  * ---------------------------------------------------------------------- */
-void tfb_host_link(const tfb_host_trace *h, const tfb_gpu_trace *t,
-                   int64_t *bases)
+void tfb_trace_host_link(const tfb_trace_host *h, const tfb_trace *t,
+                         int64_t *bases)
 {
     for (size_t f = 0; h && f < h->nfiles; f++) {
         bases[f] = -1;
@@ -74,11 +75,11 @@ void tfb_host_link(const tfb_host_trace *h, const tfb_gpu_trace *t,
         /* Each probe call votes for the offsets of the calls of t with its
          * start and end; the offset with the most votes wins (a call of
          * another file at the same times votes alone). */
-        int64_t cand[TFB_HOST_PROBES * 4];
+        int64_t cand[TFB_TRACE_HOST_PROBES * 4];
         size_t nc = 0;
         for (size_t k = 0; k < h->probes[f].n; k++) {
-            const tfb_host_probe *p = &h->probes[f].v[k];
-            for (size_t i = tfb_gpu_calls_from(t, p->start);
+            const tfb_trace_host_probe *p = &h->probes[f].v[k];
+            for (size_t i = tfb_trace_calls_from(t, p->start);
                  i < t->ncalls && t->calls[i].start == p->start &&
                  nc < sizeof cand / sizeof cand[0];
                  i++)
@@ -99,10 +100,10 @@ void tfb_host_link(const tfb_host_trace *h, const tfb_gpu_trace *t,
     }
 }
 
-int64_t tfb_host_span_correlation(const tfb_host_span *s,
-                                  const int64_t *bases)
+int64_t tfb_trace_host_correlation(const tfb_trace_host_event *s,
+                                   const int64_t *bases)
 {
-    if (s->kind != TFB_HOST_RUNTIME || s->correlation < 0 ||
+    if (s->kind != TFB_TRACE_HOST_RUNTIME || s->correlation < 0 ||
         bases[s->file] < 0)
         return -1;
     return s->correlation + bases[s->file];
