@@ -18,6 +18,7 @@
 #include "base/hash.h"
 #include "tfboard.h"
 #include "trace/trace_colcache.h"
+#include "trace/trace_file.h"
 
 /* ------------------------------------------------------------------------
  * The directory
@@ -163,12 +164,6 @@ static int sig_file(tfb_buf *b, const char *path, int must)
     return 0;
 }
 
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
 /* The signature of the sources now (malloc'd), NULL when one cannot be
  * stat'ed or on ENOMEM. */
 static char *signature(char *const *paths, size_t n)
@@ -183,7 +178,7 @@ static char *signature(char *const *paths, size_t n)
             tfb_buf_free(&b);
             return NULL;
         }
-        if (has_suffix(paths[i], ".sqlite")) {
+        if (tfb_trace_file_kind_of(paths[i]) == TFB_TRACE_FILE_SQLITE) {
             tfb_buf w = {0};
             tfb_buf_puts(&w, paths[i]);
             tfb_buf_puts(&w, "-wal");
@@ -297,7 +292,7 @@ static void sweep_stale(const char *dir)
             continue;
         }
         if (strncmp(e->d_name, "trace-", 6) != 0 ||
-            !has_suffix(e->d_name, ".tfbc") || st.st_uid != geteuid())
+            !tfb_trace_has_suffix(e->d_name, ".tfbc") || st.st_uid != geteuid())
             continue;
         size_t pl = strlen(dir) + strlen(e->d_name) + 2;
         char *p = malloc(pl);

@@ -1,8 +1,9 @@
 /*
- * trace_file.h - reading a whole trace file that may be gzip'ed (Kineto's
- * *.pt.trace.json.gz), with a cap on what it inflates to: a 4 MB .gz can
+ * trace_file.h - a run's trace files as files: which reader each goes to
+ * (by its name), reading one whole that may be gzip'ed (Kineto's
+ * *.pt.trace.json.gz), with a cap on what it inflates to (a 4 MB .gz can
  * hold gigabytes of zeros, and reading it whole would take that much
- * memory.
+ * memory), and the signature of a set of them.
  *
  * Thread-safety: any thread.
  */
@@ -10,6 +11,21 @@
 #define TFB_SERVER_TRACE_FILE_H
 
 #include <stddef.h>
+
+/* Which reader a trace file goes to, by its name: *.sqlite (our trace
+ * stores, nsys exports) or *.pt.trace.json[.gz] (Kineto); any other file
+ * is not read. */
+typedef enum {
+    TFB_TRACE_FILE_OTHER = 0,
+    TFB_TRACE_FILE_SQLITE,
+    TFB_TRACE_FILE_KINETO
+} tfb_trace_file_kind;
+
+tfb_trace_file_kind tfb_trace_file_kind_of(const char *path);
+/* 1 when s ends with suf. */
+int tfb_trace_has_suffix(const char *s, const char *suf);
+/* What follows path's last '/': the loaders' messages name a file by it. */
+const char *tfb_trace_file_name(const char *path);
 
 /* Largest text a trace file may inflate to (1 GiB); the Kineto traces of
  * long runs stay far below it, a decompression bomb does not. */

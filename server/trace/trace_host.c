@@ -6,23 +6,10 @@
  * trace's.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
+#include "trace/trace_file.h"
 #include "trace/trace_internal.h"
 #include "tfboard.h"
-
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-static int is_kineto(const char *p)
-{
-    return has_suffix(p, ".pt.trace.json") ||
-           has_suffix(p, ".pt.trace.json.gz");
-}
 
 int tfb_trace_host_load_files(char *const *paths, size_t n,
                               tfb_trace_host **out, char *err, size_t errcap)
@@ -38,16 +25,16 @@ int tfb_trace_host_load_files(char *const *paths, size_t n,
         return rc;
     for (size_t i = 0; i < n && rc >= 0; i++) {
         tfb_trace_host_builder_begin_file(b, i);
-        rc = has_suffix(paths[i], ".sqlite")
-                 ? tfb_trace_host_load_sqlite(b, paths[i])
-             : is_kineto(paths[i]) ? tfb_trace_host_load_kineto(b, paths[i])
-                                   : 0;
+        const char *p = paths[i];
+        int kind = tfb_trace_file_kind_of(p);
+        rc = kind == TFB_TRACE_FILE_SQLITE   ? tfb_trace_host_load_sqlite(b, p)
+             : kind == TFB_TRACE_FILE_KINETO ? tfb_trace_host_load_kineto(b, p)
+                                             : 0;
         if (rc < 0 && err && errcap) {
-            const char *slash = strrchr(paths[i], '/');
             if (ctl.error[0])
                 snprintf(err, errcap, "%s", ctl.error);
             else
-                snprintf(err, errcap, "%s: %s", slash ? slash + 1 : paths[i],
+                snprintf(err, errcap, "%s: %s", tfb_trace_file_name(p),
                          tfb_strerror(rc));
         }
     }

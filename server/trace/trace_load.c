@@ -16,19 +16,8 @@
 #include <time.h>
 
 #include "trace/trace_internal.h"
+#include "trace/trace_file.h"
 #include "trace/trace_cachedir.h"
-
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
 
 /* ------------------------------------------------------------------------
  * Budgets
@@ -90,16 +79,16 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
             ctl->file = i;
         tfb_trace_builder_progress(b, 0);
         tfb_trace_builder_begin_file(b);
-        if (has_suffix(paths[i], ".sqlite"))
+        tfb_trace_file_kind kind = tfb_trace_file_kind_of(paths[i]);
+        if (kind == TFB_TRACE_FILE_SQLITE)
             r = tfb_trace_load_sqlite(b, paths[i]);
-        else if (has_suffix(paths[i], ".pt.trace.json") ||
-                 has_suffix(paths[i], ".pt.trace.json.gz"))
+        else if (kind == TFB_TRACE_FILE_KINETO)
             r = tfb_trace_load_kineto(b, paths[i]);
         if (r < 0) {
             err = r;
             if (ctl && !ctl->error[0])
                 snprintf(ctl->error, sizeof ctl->error, "%s: %s",
-                         base_name(paths[i]), tfb_strerror(r));
+                         tfb_trace_file_name(paths[i]), tfb_strerror(r));
         } else {
             tfb_trace_builder_end_file(b, r > 0);
         }

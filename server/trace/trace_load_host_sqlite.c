@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/trace_file.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_sqlite_open.h"
 #include "trace/trace_walcopy.h"
@@ -260,8 +261,7 @@ static int read_runtime(hload *L)
 
 int tfb_trace_host_load_sqlite(tfb_trace_host_builder *b, const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    hload L = {b, NULL, slash ? slash + 1 : path, 0};
+    hload L = {b, NULL, tfb_trace_file_name(path), 0};
     char *copy = tfb_trace_wal_copy(path);
     /* Opened as every trace reader opens one (trace_sqlite_open.h); a
      * file SQLite refuses is not a trace (0), as below. */

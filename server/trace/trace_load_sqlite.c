@@ -23,6 +23,7 @@
 
 #include "base/idxtab.h"
 #include "trace/trace_internal.h"
+#include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
 #include "trace/trace_walcopy.h"
 #include "base/vec.h"
@@ -60,12 +61,6 @@ typedef struct loader {
     _Atomic uint64_t *other_rows;
 } loader;
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 static int on_progress(void *arg)
 {
     loader *L = arg;
@@ -98,7 +93,7 @@ static int table_kind(loader *L, const char *name)
             rc = tfb_trace_builder_fail(
                 L->b, TFB_ECORRUPT,
                 "%s: %s is a virtual table: trace files are read only from "
-                "plain tables", base_name(L->path), name);
+                "plain tables", tfb_trace_file_name(L->path), name);
         else if (ty && strcmp((const char *)ty, "table") == 0)
             rc = 1;
         else if (ty && (strcmp((const char *)ty, "view") == 0))
@@ -106,7 +101,7 @@ static int table_kind(loader *L, const char *name)
                 L->b, TFB_ECORRUPT,
                 "%s: %s is a view, not a table: trace files are read only "
                 "from tables (a view can compute rows without end)",
-                base_name(L->path), name);
+                tfb_trace_file_name(L->path), name);
     }
     sqlite3_finalize(st);
     return rc;
@@ -140,7 +135,7 @@ static int step_end(loader *L, int rc)
         return tfb_trace_builder_fail(L->b, TFB_ETOOBIG,
                                       "%s: reading the trace took longer "
                                       "than the load budget",
-                                      base_name(L->path));
+                                      tfb_trace_file_name(L->path));
     (void)rc;
     return 0;
 }
@@ -616,7 +611,7 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
     int err;
     if (R->err == TFB_ETOOBIG || (R->interrupted && !R->err))
         err = tfb_trace_builder_fail(
-            L->b, TFB_ETOOBIG, "%s: %s", base_name(L->path),
+            L->b, TFB_ETOOBIG, "%s: %s", tfb_trace_file_name(L->path),
             R->err == TFB_ETOOBIG
                 ? "the runtime calls exceed the load budget (rows)"
                 : "reading the trace took longer than the load budget");

@@ -12,27 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "tfboard.h"
 #include "base/vec.h"
+#include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
 
 /* NVTX rows read per file at most (a hostile file cannot make us read
  * forever; the load's deadline bounds it too). */
 #define MAX_NVTX_ROWS 20000000ull
-
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
 
 void tfb_trace_memory_free(tfb_trace_memory *m)
 {
@@ -216,13 +204,6 @@ static int is_table(sqlite3 *db, const char *name)
     return found;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* NVTX push/pop and start/end ranges (eventType 59 / 60) of an
  * nsys-schema file that hold some allocation time. A file without the
  * tables (or with views in their place) has none. */
@@ -253,11 +234,11 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
     uint64_t rows = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (++rows > MAX_NVTX_ROWS ||
-            ((rows & 0xffff) == 0 && ctl && now_s() > ctl->deadline)) {
+            ((rows & 0xffff) == 0 && tfb_trace_load_ctl_late(ctl))) {
             if (ctl)
                 snprintf(ctl->error, sizeof ctl->error,
                          "%s: too many NVTX rows to read within the budget",
-                         base_name(path));
+                         tfb_trace_file_name(path));
             err = TFB_ETOOBIG;
             break;
         }
@@ -301,7 +282,7 @@ static int memory_rows_ok(const char *path, size_t have,
     if (rows > 0 && (uint64_t)rows + have > ctl->max_rows) {
         snprintf(ctl->error, sizeof ctl->error,
                  "%s: %lld memory events, more than the budget of %llu rows",
-                 base_name(path), (long long)rows,
+                 tfb_trace_file_name(path), (long long)rows,
                  (unsigned long long)ctl->max_rows);
         return TFB_ETOOBIG;
     }
@@ -350,14 +331,14 @@ int tfb_trace_memory_load_files(char *const *paths, size_t n,
         }
         int64_t got = 0;
         size_t before = m->events.n;
-        if (has_suffix(paths[i], ".sqlite")) {
+        tfb_trace_file_kind kind = tfb_trace_file_kind_of(paths[i]);
+        if (kind == TFB_TRACE_FILE_SQLITE) {
             err = memory_rows_ok(paths[i], m->events.n, ctl);
             if (err)
                 break;
             got = tfb_trace_memory_load_sqlite(&m->events, paths[i]);
         }
-        else if (has_suffix(paths[i], ".pt.trace.json") ||
-                 has_suffix(paths[i], ".pt.trace.json.gz"))
+        else if (kind == TFB_TRACE_FILE_KINETO)
             got = tfb_trace_memory_load_kineto(&m->events, paths[i]);
         else
             continue;
@@ -374,7 +355,7 @@ int tfb_trace_memory_load_files(char *const *paths, size_t n,
             if (ctl)
                 snprintf(ctl->error, sizeof ctl->error,
                          "%s: cannot read its memory events: %s",
-                         base_name(paths[i]), tfb_strerror(err));
+                         tfb_trace_file_name(paths[i]), tfb_strerror(err));
             break;
         }
         if (got > 0)
@@ -395,7 +376,7 @@ int tfb_trace_memory_load_files(char *const *paths, size_t n,
         if (!times)
             err = TFB_ENOMEM;
         for (size_t i = 0; i < n && !err; i++)
-            if (has_suffix(paths[i], ".sqlite"))
+            if (tfb_trace_file_kind_of(paths[i]) == TFB_TRACE_FILE_SQLITE)
                 err = nvtx_ranges(&b, paths[i], times, nt, ctl);
         free(times);
     }
