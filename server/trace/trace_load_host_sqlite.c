@@ -48,30 +48,14 @@ static int on_progress(void *arg)
  * set) when a view or virtual table stands in its place. */
 static int table(hload *L, const char *name)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    if (sqlite3_prepare_v2(L->db,
-                           "SELECT type, sql FROM sqlite_master WHERE name = ?"
-                           " COLLATE NOCASE",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return 0;
-    }
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-        const char *ty = (const char *)sqlite3_column_text(st, 0);
-        const char *sql = (const char *)sqlite3_column_text(st, 1);
-        int virt = sql && sqlite3_strnicmp(sql, "CREATE VIRTUAL", 14) == 0;
-        if (ty && !strcmp(ty, "table") && !virt)
-            rc = 1;
-        else if (ty && (!strcmp(ty, "view") || virt))
-            rc = tfb_trace_host_builder_fail(
-                L->b, TFB_ECORRUPT,
-                "%s: %s is a %s: trace files are read only from plain "
-                "tables", L->name, name, virt ? "virtual table" : "view");
-    }
-    sqlite3_finalize(st);
-    return rc;
+    int k = tfb_trace_sqlite_table_kind(L->db, name);
+    if (k == TFB_TRACE_SQLITE_VIEW || k == TFB_TRACE_SQLITE_VIRTUAL)
+        return tfb_trace_host_builder_fail(
+            L->b, TFB_ECORRUPT,
+            "%s: %s is a %s: trace files are read only from plain tables",
+            L->name, name,
+            k == TFB_TRACE_SQLITE_VIRTUAL ? "virtual table" : "view");
+    return k == TFB_TRACE_SQLITE_TABLE;
 }
 
 static int has_column(sqlite3 *db, const char *tab, const char *col)

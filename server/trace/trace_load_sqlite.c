@@ -75,36 +75,19 @@ static int on_progress(void *arg)
  * when it is something else (a view). */
 static int table_kind(loader *L, const char *name)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    if (sqlite3_prepare_v2(L->db,
-                           "SELECT type, sql FROM sqlite_master WHERE name = ? "
-                           "COLLATE NOCASE",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return 0;
-    }
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *ty = sqlite3_column_text(st, 0);
-        const unsigned char *sql = sqlite3_column_text(st, 1);
-        if (ty && strcmp((const char *)ty, "table") == 0 && sql &&
-            sqlite3_strnicmp((const char *)sql, "CREATE VIRTUAL", 14) == 0)
-            rc = tfb_trace_builder_fail(
-                L->b, TFB_ECORRUPT,
-                "%s: %s is a virtual table: trace files are read only from "
-                "plain tables", tfb_trace_file_name(L->path), name);
-        else if (ty && strcmp((const char *)ty, "table") == 0)
-            rc = 1;
-        else if (ty && (strcmp((const char *)ty, "view") == 0))
-            rc = tfb_trace_builder_fail(
-                L->b, TFB_ECORRUPT,
-                "%s: %s is a view, not a table: trace files are read only "
-                "from tables (a view can compute rows without end)",
-                tfb_trace_file_name(L->path), name);
-    }
-    sqlite3_finalize(st);
-    return rc;
+    int k = tfb_trace_sqlite_table_kind(L->db, name);
+    if (k == TFB_TRACE_SQLITE_VIRTUAL)
+        return tfb_trace_builder_fail(
+            L->b, TFB_ECORRUPT,
+            "%s: %s is a virtual table: trace files are read only from "
+            "plain tables", tfb_trace_file_name(L->path), name);
+    if (k == TFB_TRACE_SQLITE_VIEW)
+        return tfb_trace_builder_fail(
+            L->b, TFB_ECORRUPT,
+            "%s: %s is a view, not a table: trace files are read only "
+            "from tables (a view can compute rows without end)",
+            tfb_trace_file_name(L->path), name);
+    return k == TFB_TRACE_SQLITE_TABLE;
 }
 
 /* "t.col" when the table has it, else "NULL". */
