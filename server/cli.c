@@ -21,7 +21,7 @@
 #include "store/store.h"
 #include "report/report.h"
 #include "plugins/registry.h"
-#include "trace/trace_cachedir.h"
+#include "trace/trace.h"
 #include "watch.h"
 
 static int serve(const tfb_config *cfg)
@@ -52,7 +52,7 @@ static int serve(const tfb_config *cfg)
     /* Before any trace load; a full cache file system must not kill us
      * (RLIMIT_FSIZE): the write fails and the trace is served uncached. */
     signal(SIGXFSZ, SIG_IGN);
-    if (tfb_colcache_configure(cfg->cache_dir, cfg->logdir, stderr) < 0)
+    if (tfb_trace_colcache_configure(cfg->cache_dir, cfg->logdir, stderr) < 0)
         return 2;
     tfb_store *store;
     if (tfb_store_create(&store, cfg->logdir) < 0) {

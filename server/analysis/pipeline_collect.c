@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_aggregate.h"
 #include "trace/trace.h"
 #include "analysis/pipeline_analysis.h"
 #include "analysis/pipeline_trace.h"
@@ -163,26 +162,26 @@ int tfb_pipeline_trace_of_run(tfb_store *store, tfb_run *run,
                               tfb_pipeline_trace *out)
 {
     memset(out, 0, sizeof *out);
-    tfb_gpu_trace *t = NULL;
+    tfb_trace *t = NULL;
     /* The GPU trace loads in the background (trace.h): wait a moment
      * for it, never for a whole big load (an HTTP thread would be held;
      * the figures stay unknown until it is read). `tfboard report` writes
      * the GPU section, which waits for the trace, before this one. */
-    tfb_gpu_status gst;
-    int rc = tfb_gpu_trace_get(store, run, 1000, &t, &gst);
+    tfb_trace_status gst;
+    int rc = tfb_trace_get(store, run, 1000, &t, &gst);
     if (rc < 0 || !t)
         return rc == TFB_ENOMEM ? rc : 0; /* no usable trace: unknown */
     size_t ns = 0, ni = 0;
     for (size_t i = 0; i < t->nspans; i++) {
-        ns += t->spans[i].kind == TFB_GPU_HOST_STEP;
-        ni += t->spans[i].kind == TFB_GPU_HOST_INPUT;
+        ns += t->spans[i].kind == TFB_TRACE_HOST_STEP;
+        ni += t->spans[i].kind == TFB_TRACE_HOST_INPUT;
     }
     int64_t *busy = NULL;
     size_t nb = 0;
     tfb_interval *steps = NULL, *inputs = NULL, *bv = NULL;
     if (ns == 0)
         goto done;
-    rc = tfb_gpu_busy_intervals(t, -1, &busy, &nb);
+    rc = tfb_trace_busy_intervals(t, -1, &busy, &nb);
     /* Without kernels there is no GPU to lay the spans against (a trace
      * that recorded nothing): the figures stay unknown. */
     if (rc < 0 || nb == 0)
@@ -196,10 +195,10 @@ int tfb_pipeline_trace_of_run(tfb_store *store, tfb_run *run,
     }
     ns = ni = 0;
     for (size_t i = 0; i < t->nspans; i++) {
-        const tfb_gpu_span *sp = &t->spans[i];
-        if (sp->kind == TFB_GPU_HOST_STEP)
+        const tfb_trace_span *sp = &t->spans[i];
+        if (sp->kind == TFB_TRACE_HOST_STEP)
             steps[ns++] = (tfb_interval){sp->start, sp->end};
-        else if (sp->kind == TFB_GPU_HOST_INPUT)
+        else if (sp->kind == TFB_TRACE_HOST_INPUT)
             inputs[ni++] = (tfb_interval){sp->start, sp->end};
     }
     for (size_t i = 0; i < nb; i++)
@@ -210,6 +209,6 @@ done:
     free(inputs);
     free(bv);
     free(busy);
-    tfb_gpu_trace_release(t);
+    tfb_trace_release(t);
     return rc == TFB_ENOMEM ? rc : 0;
 }

@@ -6,59 +6,58 @@
  */
 #include <string.h>
 
-#include "trace/trace.h"
+#include "trace/trace_internal.h"
 
-const char *tfb_gpu_str(const tfb_gpu_trace *t, int32_t i,
-                        const char *fallback)
+const char *tfb_trace_str(const tfb_trace *t, int32_t i, const char *fallback)
 {
     if (!t || i < 0 || (size_t)i >= t->nstrings)
         return fallback;
     return t->strings[i];
 }
 
-int32_t tfb_gpu_span_device(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+int32_t tfb_trace_span_device(const tfb_trace *t, const tfb_trace_span *s)
 {
     return s->lane < t->nlanes ? t->lanes[s->lane].device : -1;
 }
 
-int32_t tfb_gpu_span_stream(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+int32_t tfb_trace_span_stream(const tfb_trace *t, const tfb_trace_span *s)
 {
     return s->lane < t->nlanes ? t->lanes[s->lane].stream : -1;
 }
 
-static int64_t value_of(const tfb_gpu_trace *t, const tfb_gpu_span *s,
+static int64_t value_of(const tfb_trace *t, const tfb_trace_span *s,
                         int64_t def)
 {
-    return s->kind != TFB_GPU_KERNEL && s->info >= 0 &&
+    return s->kind != TFB_TRACE_KERNEL && s->info >= 0 &&
                    (size_t)s->info < t->nvalues
                ? t->values[s->info]
                : def;
 }
 
-int64_t tfb_gpu_span_bytes(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+int64_t tfb_trace_span_bytes(const tfb_trace *t, const tfb_trace_span *s)
 {
-    return s->kind == TFB_GPU_MEMCPY || s->kind == TFB_GPU_MEMSET
+    return s->kind == TFB_TRACE_MEMCPY || s->kind == TFB_TRACE_MEMSET
                ? value_of(t, s, 0)
                : 0;
 }
 
-int64_t tfb_gpu_span_step(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+int64_t tfb_trace_span_step(const tfb_trace *t, const tfb_trace_span *s)
 {
-    return s->kind == TFB_GPU_HOST_STEP || s->kind == TFB_GPU_HOST_INPUT
+    return s->kind == TFB_TRACE_HOST_STEP || s->kind == TFB_TRACE_HOST_INPUT
                ? value_of(t, s, -1)
                : -1;
 }
 
-const tfb_gpu_kinfo *tfb_gpu_span_kinfo(const tfb_gpu_trace *t,
-                                        const tfb_gpu_span *s)
+const tfb_trace_kinfo *tfb_trace_span_kinfo(const tfb_trace *t,
+                                            const tfb_trace_span *s)
 {
-    return s->kind == TFB_GPU_KERNEL && s->info >= 0 &&
+    return s->kind == TFB_TRACE_KERNEL && s->info >= 0 &&
                    (size_t)s->info < t->nkinfo
                ? &t->kinfo[s->info]
                : NULL;
 }
 
-const tfb_gpu_call *tfb_gpu_call_of(const tfb_gpu_trace *t, int64_t corr)
+const tfb_trace_call *tfb_trace_call_of(const tfb_trace *t, int64_t corr)
 {
     if (!t || corr < 0 || !t->calls_by_corr)
         return NULL;
@@ -79,14 +78,14 @@ static const char *const k_copy_labels[] = {
     "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
     "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
 
-const char *tfb_gpu_copy_kind_label(int k)
+const char *tfb_trace_copy_kind_label(int k)
 {
     if (k < 0 || k >= (int)(sizeof k_copy_labels / sizeof k_copy_labels[0]))
         return "Unknown";
     return k_copy_labels[k];
 }
 
-int tfb_gpu_copy_kind_from_text(const char *s, size_t len)
+int tfb_trace_copy_kind_from_text(const char *s, size_t len)
 {
     for (int k = 1; k < (int)(sizeof k_copy_labels / sizeof k_copy_labels[0]);
          k++) {
@@ -98,7 +97,7 @@ int tfb_gpu_copy_kind_from_text(const char *s, size_t len)
     return 0;
 }
 
-size_t tfb_gpu_calls_from(const tfb_gpu_trace *t, int64_t x)
+size_t tfb_trace_calls_from(const tfb_trace *t, int64_t x)
 {
     size_t lo = 0, hi = t->ncalls;
     while (lo < hi) {

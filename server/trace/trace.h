@@ -1,137 +1,131 @@
 /*
- * trace.h - the trace layer's model (server/trace/, below the plugins): a
- * run's GPU trace in memory: kernels, copies, memsets, runtime launch
- * calls and host step/input spans, read from every trace file of the run
- * (our *.trace.sqlite, `nsys export --type sqlite` files, Kineto
- * *.pt.trace.json[.gz]). Times are ns since the Unix epoch (Kineto's
- * µs are converted exactly, digit by digit).
+ * trace.h - the front door of the trace layer (server/trace/, below the
+ * analyses and plugins): what the GPU, Ranks, Pipeline and Compare
+ * dashboards, the analyses, the report and the command line may use of a
+ * run's traces. Outside server/trace/, product code includes this header
+ * only; the builder, the loaders, the caches' insides and the columnar
+ * cache file are behind trace_internal.h. Every name the layer defines
+ * starts with tfb_trace_ (the collector's tfb_trace_store_* and
+ * tfb_trace_host_span are the writing side, collector/trace_store.h).
  *
- * A tfb_gpu_trace is immutable once built and reference counted. It is
- * built once, in the background (one loader thread per run), and holds,
- * besides the rows, what every request needs: the per-device summary, the
- * per-name kernel statistics, each device's busy intervals, and a per-lane
- * index (spans sorted by lane then start, with a tree of maximum ends) that
- * finds the spans of a time window in O(log n + spans found). Requests
- * read those; no request walks every row.
+ * A run's traces are read from every trace file of the run (our
+ * *.trace.sqlite, `nsys export --type sqlite` files, Kineto
+ * *.pt.trace.json[.gz]) into three kinds of data, each one part of the
+ * run's entry in the layer's one per-run cache (trace_cache.c):
+ *   - the GPU trace (tfb_trace): kernels, copies, memsets, runtime launch
+ *     calls and host step/input spans, with what every request needs
+ *     computed once (per-device summary, per-name kernel statistics, busy
+ *     intervals, a per-lane index that finds the spans of a time window in
+ *     O(log n + spans found)); no request walks every row;
+ *   - the memory data (tfb_trace_memory): allocations and frees, with the
+ *     kernels, NVTX ranges and steps around them;
+ *   - the host side (tfb_trace_host): CPU threads' ops and CUDA API calls,
+ *     NVTX ranges and marks, for the timeline.
+ * Each is immutable once loaded and reference counted: get it, read it,
+ * release it. Times are ns since the Unix epoch (Kineto's µs are
+ * converted exactly, digit by digit).
  *
  * Memory: 32 bytes a span (kernel launch geometry and names are stored
  * once per distinct kernel, bytes/steps of the few non-kernel spans in a
  * side table), 32 bytes a runtime call + 4 of index, 16 bytes a busy
  * interval.
  *
- * Thread-safety: all functions are thread-safe; a trace may be read by any
- * number of threads.
+ * Thread-safety: all functions are thread-safe; loaded data may be read by
+ * any number of threads.
  */
 #ifndef TFB_SERVER_TRACE_H
 #define TFB_SERVER_TRACE_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "store/store.h"
 
-typedef enum {
-    TFB_GPU_KERNEL = 0,
-    TFB_GPU_MEMCPY,
-    TFB_GPU_MEMSET,
-    TFB_GPU_HOST_STEP,  /* TFB_HOST_SPANS kind "step" */
-    TFB_GPU_HOST_INPUT, /* TFB_HOST_SPANS kind "input" */
-    TFB_GPU_KIND_COUNT
-} tfb_gpu_kind;
+/* ---- the GPU trace --------------------------------------------------- */
 
-/* What a loader hands the builder for one interval on the device
- * (kernels, memcpy, memset) or the host (step, input). name indexes the
- * trace's strings (kernels; -1 for others); copy_kind is CUPTI's
- * CUpti_ActivityMemcpyKind number (memcpy only). */
-typedef struct tfb_gpu_span_in {
-    int64_t start, end;
-    int64_t correlation; /* -1 when unknown */
-    int64_t bytes;       /* memcpy / memset */
-    int64_t step;        /* host spans */
-    int32_t device;      /* -1 for host spans */
-    int32_t stream;
-    int32_t name;
-    uint8_t kind;        /* tfb_gpu_kind */
-    uint8_t copy_kind;
-    /* kernels */
-    int32_t grid[3], block[3];
-    int32_t registers;
-    int32_t shared_mem; /* static + dynamic bytes */
-} tfb_gpu_span_in;
+typedef enum {
+    TFB_TRACE_KERNEL = 0,
+    TFB_TRACE_MEMCPY,
+    TFB_TRACE_MEMSET,
+    TFB_TRACE_HOST_STEP,  /* TFB_HOST_SPANS kind "step" */
+    TFB_TRACE_HOST_INPUT, /* TFB_HOST_SPANS kind "input" */
+    TFB_TRACE_KIND_COUNT
+} tfb_trace_kind;
 
 /* One stored span (32 bytes). info: kernels index t->kinfo (name and
  * launch geometry); memcpy/memset index t->values (bytes), host spans too
  * (step number); -1 when there is none. lane indexes t->lanes (device and
- * stream, or the host kind). */
-typedef struct tfb_gpu_span {
+ * stream, or the host kind). copy_kind is CUPTI's CUpti_ActivityMemcpyKind
+ * number (memcpy only). */
+typedef struct tfb_trace_span {
     int64_t start, end;
     int64_t correlation; /* -1 when unknown */
     int32_t info;
     uint16_t lane;
-    uint8_t kind;        /* tfb_gpu_kind */
+    uint8_t kind;        /* tfb_trace_kind */
     uint8_t copy_kind;
-} tfb_gpu_span;
+} tfb_trace_span;
 
 /* A distinct kernel: name (string index, -1 unknown) and launch geometry. */
-typedef struct tfb_gpu_kinfo {
+typedef struct tfb_trace_kinfo {
     int32_t name;
     int32_t grid[3], block[3];
     int32_t registers;
-    int32_t shared_mem;
-} tfb_gpu_kinfo;
+    int32_t shared_mem; /* static + dynamic bytes */
+} tfb_trace_kinfo;
 
 /* A lane: one GPU stream (host 0) or one host span kind (host = its
- * tfb_gpu_kind; device and stream -1). Its spans are
+ * tfb_trace_kind; device and stream -1). Its spans are
  * t->spans[off, off + n), sorted by start then end; tree holds the maximum
  * end of each 16 spans, then of each 16 of those, ... (levels of
  * tree_n[k] entries at tree + tree_off[k]). */
-#define TFB_GPU_TREE_FANOUT 16
-#define TFB_GPU_TREE_LEVELS 8
-typedef struct tfb_gpu_lane {
+#define TFB_TRACE_TREE_FANOUT 16
+#define TFB_TRACE_TREE_LEVELS 8
+typedef struct tfb_trace_lane {
     int32_t device, stream;
     uint8_t host;
     size_t off, n;
     int64_t *tree;
-    size_t tree_off[TFB_GPU_TREE_LEVELS], tree_n[TFB_GPU_TREE_LEVELS];
+    size_t tree_off[TFB_TRACE_TREE_LEVELS], tree_n[TFB_TRACE_TREE_LEVELS];
     size_t levels;
-} tfb_gpu_lane;
+} tfb_trace_lane;
 
 /* A runtime/driver API call (launch, copy...): when it started on the host,
  * for HTA's "host wait". */
-typedef struct tfb_gpu_call {
+typedef struct tfb_trace_call {
     int64_t start, end;
     int64_t correlation;
     int32_t name;
-} tfb_gpu_call;
+} tfb_trace_call;
 
-typedef struct tfb_gpu_device {
+typedef struct tfb_trace_device {
     int32_t id;
     int32_t name; /* string index, -1 when unknown */
     int32_t sm_count;
-} tfb_gpu_device;
+} tfb_trace_device;
 
-struct tfb_gpu_aggregates; /* trace_aggregate.h */
+struct tfb_trace_aggregates; /* below */
 
-typedef struct tfb_gpu_trace {
+typedef struct tfb_trace {
     /* All device and host spans, sorted by lane, then start, then end. */
-    tfb_gpu_span *spans;
+    tfb_trace_span *spans;
     size_t nspans;
-    tfb_gpu_lane *lanes; /* sorted: GPU lanes by (device, stream), then
-                            the host lanes */
+    tfb_trace_lane *lanes; /* sorted: GPU lanes by (device, stream), then
+                              the host lanes */
     size_t nlanes;
-    tfb_gpu_kinfo *kinfo;
+    tfb_trace_kinfo *kinfo;
     size_t nkinfo;
-    int64_t *values;     /* bytes / step numbers, see tfb_gpu_span.info */
+    int64_t *values;     /* bytes / step numbers, see tfb_trace_span.info */
     size_t nvalues;
     /* Runtime calls sorted by start; calls_by_corr: their indexes sorted by
-     * correlation id (file-local ids are made unique across files: see
-     * tfb_gpu_builder_corr_base). */
-    tfb_gpu_call *calls;
+     * correlation id (file-local ids are made unique across files: each
+     * file gets its own id space). */
+    tfb_trace_call *calls;
     size_t ncalls;
     uint32_t *calls_by_corr;
     /* Devices seen (sorted by id). */
-    tfb_gpu_device *devices;
+    tfb_trace_device *devices;
     size_t ndevices;
     char **strings;
     size_t nstrings;
@@ -143,198 +137,398 @@ typedef struct tfb_gpu_trace {
     /* Spans left out: more than 65535 lanes. */
     size_t spans_dropped;
     /* Computed once when the trace is built (trace_aggregate.c). */
-    struct tfb_gpu_aggregates *agg;
+    struct tfb_trace_aggregates *agg;
     int refs; /* internal */
     /* internal: frees a trace whose arrays are not malloc'd (the mapped
      * cache file of trace_colcache.c); NULL for a built trace. */
-    void (*release)(struct tfb_gpu_trace *t);
-} tfb_gpu_trace;
-
-/* ---- reading a trace (trace.c) ----------------------------------------- */
+    void (*release)(struct tfb_trace *t);
+} tfb_trace;
 
 /* The string at index i, or fallback when i < 0 / out of range. */
-const char *tfb_gpu_str(const tfb_gpu_trace *t, int32_t i,
-                        const char *fallback);
+const char *tfb_trace_str(const tfb_trace *t, int32_t i,
+                          const char *fallback);
 /* A span's device and stream (-1 for host spans), bytes (memcpy/memset,
  * else 0), step (host spans, else -1), kernel info (NULL unless a kernel
  * with one). */
-int32_t tfb_gpu_span_device(const tfb_gpu_trace *t, const tfb_gpu_span *s);
-int32_t tfb_gpu_span_stream(const tfb_gpu_trace *t, const tfb_gpu_span *s);
-int64_t tfb_gpu_span_bytes(const tfb_gpu_trace *t, const tfb_gpu_span *s);
-int64_t tfb_gpu_span_step(const tfb_gpu_trace *t, const tfb_gpu_span *s);
-const tfb_gpu_kinfo *tfb_gpu_span_kinfo(const tfb_gpu_trace *t,
-                                        const tfb_gpu_span *s);
+int32_t tfb_trace_span_device(const tfb_trace *t, const tfb_trace_span *s);
+int32_t tfb_trace_span_stream(const tfb_trace *t, const tfb_trace_span *s);
+int64_t tfb_trace_span_bytes(const tfb_trace *t, const tfb_trace_span *s);
+int64_t tfb_trace_span_step(const tfb_trace *t, const tfb_trace_span *s);
+const tfb_trace_kinfo *tfb_trace_span_kinfo(const tfb_trace *t,
+                                            const tfb_trace_span *s);
 /* The runtime call with that correlation id, or NULL. */
-const tfb_gpu_call *tfb_gpu_call_of(const tfb_gpu_trace *t, int64_t corr);
+const tfb_trace_call *tfb_trace_call_of(const tfb_trace *t, int64_t corr);
 /* Index of the first runtime call that starts at or after x (t->ncalls
  * when none): calls are sorted by start. */
-size_t tfb_gpu_calls_from(const tfb_gpu_trace *t, int64_t x);
+size_t tfb_trace_calls_from(const tfb_trace *t, int64_t x);
+/* Label of a CUPTI memcpy kind: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP",
+ * "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "Unknown". */
+const char *tfb_trace_copy_kind_label(int copy_kind);
 
-/* ---- the per-run cache (trace_cache.c) and loading (trace_load.c) ------ */
+/* ---- queries: the aggregates (trace_aggregate.c) ---------------------
+ * Behind the GPU, Ranks, Pipeline and Compare dashboards and `tfboard
+ * report`; they return structs, the dashboards write or render them.
+ *
+ * Definitions (times in ns):
+ *  - busy_ns: length of the union of the device's kernel intervals;
+ *    span_ns: last kernel end - first kernel start; busy_fraction =
+ *    busy_ns / span_ns (0 when span_ns is 0).
+ *  - idle (HTA's rule on the device timeline): each gap g > 0 in which no
+ *    kernel runs on any stream of the device is "host_wait" when the kernel
+ *    ending it was launched (runtime record with the same correlation id)
+ *    after the GPU fell idle, else "kernel_wait" when g <
+ *    TFB_TRACE_KERNEL_WAIT_NS, else "other"; the three add up to
+ *    span_ns - busy_ns.
+ *  - kernel stats group by name: count, total/mean/min/max, population
+ *    std, share = total / Σ total over all kernels; grid/block/registers/
+ *    shared_mem from the name's first launch.
+ * The summary, kernel statistics and busy intervals are computed once,
+ * when the trace is built (one merged pass over the spans in start
+ * order); the functions below copy or scan those. */
 
-/* A dashboard's derived answer kept in run r's entry of the per-run cache
- * (the one cache of the trace side: it is evicted with the entry, least
- * recently used first). For answers that cost seconds to derive and are
- * asked for again and again by a page's auto-reload - the Ranks job view,
- * filed under the job's first run. key holds everything the answer
- * depends on: a get with another key misses. One answer a run: a put
- * replaces the run's previous one.
- * get: 1 and *body (a malloc'd copy, *len bytes), 0 when there is none
- * for key, TFB_ENOMEM / TFB_EINVAL. put: copies body; 0, TFB_ENOMEM,
- * TFB_EINVAL (not kept when every slot is loading: also 0). Thread-safe. */
-int tfb_trace_memo_get(tfb_store *store, tfb_run *r, const char *key,
-                       char **body, size_t *len);
-int tfb_trace_memo_put(tfb_store *store, tfb_run *r, const char *key,
-                       const char *body, size_t len);
+#define TFB_TRACE_KERNEL_WAIT_NS 30
 
-/* Budgets of one load (a trace file cannot make the server read forever):
- * max_rows rows read from all files of a run (spans, calls, strings,
- * devices), max_seconds of wall time. Defaults: 100 M rows, 300 s. */
-typedef struct tfb_gpu_load_limits {
-    uint64_t max_rows;
-    double max_seconds;
-} tfb_gpu_load_limits;
+/* Bytes, count and time of one kind of copy (or of memsets). */
+typedef struct tfb_trace_copy_stat {
+    int64_t count, bytes, ns;
+} tfb_trace_copy_stat;
 
-/* Sets the budgets of the loads that start after the call (tests, tools);
- * zero fields keep the default. Thread-safe. */
-void tfb_gpu_set_load_limits(const tfb_gpu_load_limits *l);
+/* One device's figures over the whole trace (definitions above). name is
+ * the trace's string (NULL when unknown): valid while the trace is held. */
+typedef struct tfb_trace_device_summary {
+    int32_t id;
+    const char *name;
+    int32_t sm_count;          /* <= 0 when unknown */
+    int64_t kernels, kernel_ns, busy_ns, span_ns;
+    int has_kernels;           /* start_ns/end_ns are set */
+    int64_t start_ns, end_ns;
+    double busy_fraction;
+    tfb_trace_copy_stat memcpy[256]; /* by CUPTI copy kind */
+    tfb_trace_copy_stat memset;
+    int64_t idle_host_wait_ns, idle_kernel_wait_ns, idle_other_ns;
+} tfb_trace_device_summary;
+
+typedef struct tfb_trace_summary {
+    tfb_trace_device_summary *devices; /* by device id */
+    size_t n_devices;
+    size_t files;                      /* trace files read */
+} tfb_trace_summary;
+
+int tfb_trace_summarize(const tfb_trace *t, tfb_trace_summary *out);
+void tfb_trace_summary_free(tfb_trace_summary *s);
+
+/* Statistics of one kernel name; launch geometry from its first launch.
+ * name is the trace's string (valid while the trace is held). */
+typedef struct tfb_trace_kernel_stat {
+    const char *name;
+    int64_t count, total_ns, min_ns, max_ns;
+    double mean_ns, std_ns, share;
+    int32_t grid[3], block[3];
+    int32_t registers, shared_mem;
+} tfb_trace_kernel_stat;
+
+/* What a trace carries, computed once (t->agg). */
+typedef struct tfb_trace_aggregates {
+    tfb_trace_device_summary *dev; /* aligned with t->devices */
+    size_t ndev;
+    int64_t **busy;  /* per device: merged kernel intervals, (start, end) */
+    size_t *nbusy;   /* pairs per device */
+    tfb_trace_kernel_stat *kstats; /* every name, by total desc then name */
+    size_t nkstats;
+    int64_t ktotal;  /* Σ kernel time */
+} tfb_trace_aggregates;
+
+typedef struct tfb_trace_kernels {
+    tfb_trace_kernel_stat *v; /* by total_ns descending, then name */
+    size_t n;                 /* shown: at most the limit */
+    size_t distinct;          /* kernel names in the trace */
+    int64_t total_ns;         /* Σ total over all names */
+} tfb_trace_kernels;
+
+/* At most limit names (0 = all). */
+int tfb_trace_kernel_stats(const tfb_trace *t, size_t limit,
+                           tfb_trace_kernels *out);
+void tfb_trace_kernels_free(tfb_trace_kernels *k);
+
+/* Busy share per bucket over the device's kernel span cut into n equal
+ * buckets (the last may reach past the span end; it is measured over its
+ * full width). TFB_ENOENT when the device has no kernel. (Not
+ * tfb_gpu_util: that is the collector's utilization sampler, and one
+ * program links both.) */
+typedef struct tfb_trace_utilization_buckets {
+    int32_t device;
+    int64_t start_ns, bucket_ns;
+    double *busy;
+    size_t n;
+} tfb_trace_utilization_buckets;
+
+int tfb_trace_utilization(const tfb_trace *t, int32_t device,
+                          size_t buckets, tfb_trace_utilization_buckets *out);
+void tfb_trace_utilization_free(tfb_trace_utilization_buckets *u);
+
+/* GPU busy intervals: the union of kernel intervals of `device` (-1 = all
+ * devices), sorted and disjoint, as (start, end) pairs in *out (malloc'd,
+ * caller frees; NULL when n is 0). */
+int tfb_trace_busy_intervals(const tfb_trace *t, int32_t device,
+                             int64_t **out, size_t *n);
+
+/* Of the GPU idle time inside the window [w0, w1) (device -1 = idle when
+ * no device is busy), the ns that fall inside the given intervals (pairs,
+ * any order, may overlap) and the total idle ns. */
+int tfb_trace_idle_within(const tfb_trace *t, int32_t device, int64_t w0,
+                          int64_t w1, const int64_t *pairs, size_t npairs,
+                          int64_t *idle_inside, int64_t *idle_total);
+
+/* ---- the memory data ---------------------------------------------------
+ * A run's GPU memory events (allocations and frees per device, from
+ * CUDA_GPU_MEMORY_USAGE_EVENTS of our trace stores and nsys exports, and
+ * Kineto's `[memory]` events), with what the memory analysis
+ * (plugins/gpu/gpu_memory.h) needs around them: the kernels and NVTX
+ * ranges running at allocation times, and the host steps. Only the kernels
+ * and NVTX ranges that hold some allocation's time are kept, with their
+ * names copied, so the data holds no reference to the trace. */
 
 typedef enum {
-    TFB_GPU_NONE = 0, /* the run holds no usable trace file */
-    TFB_GPU_LOADING,  /* being read in the background */
-    TFB_GPU_READY,    /* *out is the trace */
-    TFB_GPU_FAILED    /* the load failed: see error */
-} tfb_gpu_state;
+    TFB_TRACE_MEMORY_ALLOC = 0, /* as nsys's memoryOperationType */
+    TFB_TRACE_MEMORY_FREE = 1
+} tfb_trace_memory_op;
 
-typedef struct tfb_gpu_status {
-    tfb_gpu_state state;
+typedef struct tfb_trace_memory_event {
+    int64_t t_ns;
+    int32_t device;
+    int32_t op;            /* tfb_trace_memory_op */
+    uint64_t address;
+    int64_t bytes;         /* as recorded (a free's value is not used) */
+    int64_t stream;        /* -1 = unknown */
+    uint64_t pool;         /* pool id/address; 0 = not pool-backed */
+    int64_t pool_reserved; /* the pool's reserved bytes after the event,
+                              -1 = not reported */
+} tfb_trace_memory_event;
+
+typedef struct tfb_trace_memory_interval {
+    int64_t start_ns, end_ns;
+    int32_t device;   /* -1 = any device (NVTX ranges) */
+    int64_t stream;   /* kernels; -1 = unknown */
+    const char *name; /* borrowed */
+} tfb_trace_memory_interval;
+
+typedef struct tfb_trace_memory_step {
+    int64_t step, start_ns, end_ns;
+} tfb_trace_memory_step;
+
+/* A list of events, grown with base/vec.h's macros (the first three
+ * fields are a TFB_VEC's); a named struct so that it can carry more than
+ * the array. It owns nothing but its array. */
+typedef struct tfb_trace_memory_events {
+    tfb_trace_memory_event *v;
+    size_t n, cap;
+    /* Rows the loaders refused: a device id outside int32 (which would
+     * otherwise be cut into another device's id). */
+    uint64_t refused;
+} tfb_trace_memory_events;
+
+typedef struct tfb_trace_memory {
+    tfb_trace_memory_events events; /* sorted by time (ties: file order) */
+    tfb_trace_memory_interval *kernels; /* names owned (in names) */
+    size_t n_kernels;
+    tfb_trace_memory_interval *ranges;  /* NVTX ranges; names owned */
+    size_t n_ranges;
+    tfb_trace_memory_step *steps;
+    size_t n_steps;
+    char **names;
+    size_t n_names;
+    size_t files;             /* trace files that held memory events */
+    size_t files_skipped;     /* unreadable (not SQLite, damaged JSON) */
+    int64_t first_ns, last_ns; /* of the events (0, 0 when none) */
+    int has_trace;            /* kernels/steps came from a trace */
+    int refs;                 /* internal */
+} tfb_trace_memory;
+
+/* ---- the host side -----------------------------------------------------
+ * For the timeline's CPU and NVTX lanes: per CPU thread its ops and CUDA
+ * runtime/driver calls, and its NVTX ranges and marks, nested into rows,
+ * with self times and the top ops; read from every trace file of the run
+ * alike:
+ *   - our trace store (*.trace.sqlite) and `nsys export --type sqlite`
+ *     files: NVTX_EVENTS (push/pop and start/end ranges, marks; text from
+ *     the text column or StringIds by textId) and
+ *     CUPTI_ACTIVITY_KIND_RUNTIME (with correlationId), each on the thread
+ *     of its globalTid ((pid << 24) | tid), named by nsys's ThreadNames
+ *     when the file has it (trace_load_host_sqlite.c);
+ *   - Kineto JSON: cpu_op / python_function ops, cuda_runtime /
+ *     cuda_driver calls, user_annotation ranges, thread_name metadata
+ *     (trace_host_kineto.c, on the Kineto scanner the device side uses).
+ * Tables or events a file lacks give no lanes, never an error.
+ *
+ * Times are integer ns on the GPU trace's clock, so host lanes line up
+ * with the GPU streams. Launch -> kernel flows: each runtime call keeps
+ * the correlation id of its file; tfb_trace_host_link maps it into the GPU
+ * trace's id space (where a kernel's correlation and its call's are the
+ * same number), so a call and its kernels pair by correlation.
+ *
+ * The host side is read from the sources on first use (the timeline and
+ * CPU-only traces ask for it; most requests never do), not kept in the
+ * columnar cache: it answers the same whether the GPU trace was built or
+ * mapped from the cache. */
+
+typedef enum tfb_trace_host_kind {
+    TFB_TRACE_HOST_OP = 0,      /* Kineto cpu_op, python_function */
+    TFB_TRACE_HOST_RUNTIME = 1, /* CUDA runtime/driver call */
+    TFB_TRACE_HOST_RANGE = 2,   /* NVTX range (Kineto user_annotation) */
+    TFB_TRACE_HOST_MARK = 3,    /* NVTX mark: an instant (end == start) */
+} tfb_trace_host_kind;
+
+/* One host span (48 bytes; not tfb_trace_host_span: that is the
+ * collector's writer of host spans). correlation: runtime calls, the id
+ * in its file (-1 none); file: which of the run's files it came from. */
+typedef struct tfb_trace_host_event {
+    int64_t start, end;
+    int64_t self_ns;     /* end - start less its direct children's time */
+    int64_t correlation;
+    uint32_t name;       /* index into the strings */
+    uint16_t lane;
+    uint16_t file;
+    uint8_t kind;        /* tfb_trace_host_kind */
+    uint8_t depth;       /* nesting level within its lane (capped at 255) */
+} tfb_trace_host_event;
+
+typedef struct tfb_trace_host_lane {
+    char label[96];   /* "CPU <thread>" or "NVTX <thread>" */
+    int is_range;     /* the NVTX lane of a thread */
+    int depth;        /* rows: deepest nesting + 1 */
+} tfb_trace_host_lane;
+
+/* An op name's totals over the whole trace. */
+typedef struct tfb_trace_host_op_stat {
+    uint32_t name;
+    size_t count;
+    int64_t total_ns, self_ns;
+} tfb_trace_host_op_stat;
+
+/* A runtime call of one file kept to find the file's correlation offset
+ * in the GPU trace (tfb_trace_host_link). */
+typedef struct tfb_trace_host_probe {
+    int64_t start, end, correlation;
+} tfb_trace_host_probe;
+
+#define TFB_TRACE_HOST_PROBES 32
+typedef struct tfb_trace_host_probes {
+    tfb_trace_host_probe v[TFB_TRACE_HOST_PROBES];
+    size_t n;
+} tfb_trace_host_probes;
+
+typedef struct tfb_trace_host {
+    tfb_trace_host_event *spans; /* sorted by lane, start, then longest
+                                    first */
+    size_t n;
+    tfb_trace_host_lane *lanes; /* each thread's NVTX lane before its CPU
+                                   lane */
+    size_t nlanes;
+    char **strings;
+    size_t nstrings;
+    /* ops and runtime calls by self time, most first (ranges and marks are
+     * not ops) */
+    tfb_trace_host_op_stat *ops;
+    size_t nops;
+    int64_t busy_ns;      /* time under top-level ops and calls, summed */
+    int64_t start_ns, end_ns;
+    /* per file of the load: up to TFB_TRACE_HOST_PROBES of its runtime
+     * calls */
+    tfb_trace_host_probes *probes;
+    size_t nfiles;
+    int refs; /* internal */
+} tfb_trace_host;
+
+/* The correlation of each file's runtime calls in the GPU trace t built
+ * from the same files: bases[f] (h->nfiles entries) is added to file f's
+ * ids, or -1 when the file's calls are not in t (no GPU trace, a file
+ * without kernels). Found by matching the file's probe calls with t's
+ * calls (same start and end): the offset most of them agree on. t may be
+ * NULL (all -1). */
+void tfb_trace_host_link(const tfb_trace_host *h, const tfb_trace *t,
+                         int64_t *bases);
+/* An event's correlation in t's id space (after tfb_trace_host_link), -1
+ * when none. */
+int64_t tfb_trace_host_correlation(const tfb_trace_host_event *s,
+                                   const int64_t *bases);
+
+/* ---- a run's data: the per-run cache (trace_cache.c) ----------------- */
+
+typedef enum {
+    TFB_TRACE_NONE = 0, /* the run holds no usable trace file */
+    TFB_TRACE_LOADING,  /* being read in the background */
+    TFB_TRACE_READY,    /* *out is the data */
+    TFB_TRACE_FAILED    /* the load failed: see error */
+} tfb_trace_state;
+
+typedef struct tfb_trace_status {
+    tfb_trace_state state;
     double progress;  /* 0..1 while loading */
-    char error[512];  /* TFB_GPU_FAILED: what went wrong, naming the file */
-} tfb_gpu_status;
+    char error[512];  /* TFB_TRACE_FAILED: what went wrong, naming the file */
+} tfb_trace_status;
 
 /* The GPU trace of run r (the trace part of the run's entry in the one
- * per-run cache; the memory part is tfb_gmem_run_get, trace_memory.h),
- * without blocking on a load: starts the run's load in the background
- * when needed (first request, or a trace file changed size or mtime),
- * waits at most wait_ms for it (0: not at all; < 0: until the load of the
- * current files ended), and answers:
+ * per-run cache), without blocking on a load: starts the run's load in the
+ * background when needed (first request, or a trace file changed size or
+ * mtime), waits at most wait_ms for it (0: not at all; < 0: until the load
+ * of the current files ended), and answers:
  * READY with *out set (one reference: release it) - while a changed file
  * is reloaded, the previous trace is answered -, LOADING with progress,
  * FAILED with the message, or NONE. No lock is held while a file is read.
- * Returns 0, or TFB_ENOMEM / TFB_EINVAL. */
-int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
-                      tfb_gpu_trace **out, tfb_gpu_status *st);
+ * A load ends within its budgets (100 M rows, 300 s). Returns 0, or
+ * TFB_ENOMEM / TFB_EINVAL. */
+int tfb_trace_get(tfb_store *store, tfb_run *r, int wait_ms, tfb_trace **out,
+                  tfb_trace_status *st);
 
-/* As tfb_gpu_trace_get, waiting for the load to end (bounded by the load
+/* As tfb_trace_get, waiting for the load to end (bounded by the load
  * budgets). *out is NULL when the run has no usable trace (return 0) or
  * when the load failed (return TFB_ECORRUPT; err, when not NULL, gets the
- * message). Release with tfb_gpu_trace_release. */
-int tfb_gpu_trace_of_run(tfb_store *store, tfb_run *r, tfb_gpu_trace **out);
-int tfb_gpu_trace_of_run_err(tfb_store *store, tfb_run *r,
-                             tfb_gpu_trace **out, char *err, size_t errcap);
-void tfb_gpu_trace_release(tfb_gpu_trace *t);
+ * message). Release with tfb_trace_release. */
+int tfb_trace_of_run(tfb_store *store, tfb_run *r, tfb_trace **out);
+int tfb_trace_of_run_err(tfb_store *store, tfb_run *r, tfb_trace **out,
+                         char *err, size_t errcap);
+void tfb_trace_release(tfb_trace *t);
 
-/* One load's budgets, progress and error message. Filled by
- * tfb_gpu_load_ctl_init from the current limits; the loader thread writes
- * progress (atomic: requests read it) and error. */
-typedef struct tfb_gpu_load_ctl {
-    uint64_t max_rows, rows;
-    double deadline;          /* CLOCK_MONOTONIC seconds */
-    size_t nfiles, file;      /* files of the load, the one being read */
-    _Atomic uint32_t progress_ppm;
-    char error[512];
-} tfb_gpu_load_ctl;
+/* The run's memory data (the memory part of its entry), without blocking
+ * on a load: as tfb_trace_get (READY with *out, one reference: release
+ * it; while changed files are read again, the data read before; LOADING
+ * with progress; FAILED with the message; NONE: no trace file).
+ *
+ * *trace is the run's GPU trace as the caller got it from tfb_trace_get
+ * (READY) or NULL (the run has none): its kernels and steps go into a load
+ * that this call starts. The call takes the caller's reference either way
+ * (*trace is set to NULL). Call it only once the trace is READY or known
+ * to be absent, so the context is complete.
+ * Returns 0, TFB_EINVAL or TFB_ENOMEM. */
+int tfb_trace_memory_get(tfb_store *store, tfb_run *r, tfb_trace **trace,
+                         int wait_ms, tfb_trace_memory **out,
+                         tfb_trace_status *st);
+void tfb_trace_memory_release(tfb_trace_memory *m);
 
-void tfb_gpu_load_ctl_init(tfb_gpu_load_ctl *c, size_t nfiles);
-/* 1 when the load's time is up (the loaders poll it). */
-int tfb_gpu_load_ctl_late(const tfb_gpu_load_ctl *c);
+/* The run's host side (the host part of its entry: read on first use,
+ * then kept until a file changes), waiting for its load; requests for the
+ * same files meanwhile wait for the same load. *out holds one reference:
+ * release it; it stays valid after the files change or the cache drops
+ * it. *out is NULL (and 0 returned) when the run has no host events. A
+ * load that failed (a file past the load budgets or the size caps, a view
+ * or virtual table where a host table should be) answers TFB_ECORRUPT,
+ * and err (when not NULL) says which file and why, until a file changes;
+ * TFB_ENOMEM, TFB_EINVAL. */
+int tfb_trace_host_get(tfb_store *store, tfb_run *r, tfb_trace_host **out,
+                       char *err, size_t errcap);
+void tfb_trace_host_release(tfb_trace_host *h);
 
-/* Builds a trace from explicit files (tests, tools), on the calling
- * thread, with the current budgets. Files that are not traces are counted
- * in files_skipped. *out is never NULL on success. A file that cannot be
- * read within the budgets, or whose tables are views (they could compute
- * rows without end), fails the load: TFB_ECORRUPT or TFB_ETOOBIG, and
- * ctl->error says why (ctl may be NULL). */
-int tfb_gpu_trace_load_files(char *const *paths, size_t n,
-                             tfb_gpu_trace **out);
-int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
-                                 tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out);
-/* As tfb_gpu_trace_load_files_ctl, for the per-run cache, which answers a
- * built trace before it writes its cache file: a trace mapped from the
- * columnar cache (trace_cachedir.h) comes back with *ck NULL, a trace
- * built from the sources with *ck (NULL when there is no cache) for the
- * caller to tfb_colcache_save and tfb_colcache_key_free; on an error *ck
- * is to be freed too. */
-struct tfb_colcache_key;
-int tfb_gpu_trace_load_files_keyed(char *const *paths, size_t n,
-                                   tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out,
-                                   struct tfb_colcache_key **ck);
+/* ---- configuration ----------------------------------------------------- */
 
-/* Frees a trace nobody references (trace_build.c; the cache and builder
- * use it). */
-void tfb_gpu_trace_free(tfb_gpu_trace *t);
-
-/* ---- building (trace_build.c; the loaders below fill a builder) ------- */
-
-typedef struct tfb_gpu_builder tfb_gpu_builder;
-
-/* ctl may be NULL (no budgets). */
-int tfb_gpu_builder_new(tfb_gpu_builder **out, tfb_gpu_load_ctl *ctl);
-tfb_gpu_load_ctl *tfb_gpu_builder_ctl(tfb_gpu_builder *b);
-/* Fails the load: sets the message (printf-style) and returns code. */
-int tfb_gpu_builder_fail(tfb_gpu_builder *b, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-/* Counts rows read outside spans and calls (strings, devices) against
- * the budget; TFB_ETOOBIG (message set) past it or past the time. */
-int tfb_gpu_builder_rows(tfb_gpu_builder *b, uint64_t n);
-/* The current file is `frac` (0..1) read. */
-void tfb_gpu_builder_progress(tfb_gpu_builder *b, double frac);
-/* Around each file: ids of a file live in their own correlation space;
- * read says whether the file was a trace (counted in files_read) or not
- * (files_skipped). */
-void tfb_gpu_builder_begin_file(tfb_gpu_builder *b);
-void tfb_gpu_builder_end_file(tfb_gpu_builder *b, int read);
-/* Sorts, indexes and aggregates the trace and returns it in *out (one
- * reference); frees the builder in all cases. TFB_ENOMEM. */
-int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out);
-/* Frees the builder and what it built. NULL-safe. */
-void tfb_gpu_builder_free(tfb_gpu_builder *b);
-
-/* Interns s (len bytes) and returns its index, or -1 on ENOMEM. */
-int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len);
-/* Adds a span / call: 0, TFB_ENOMEM, or TFB_ETOOBIG past the budgets. */
-int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s);
-int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c);
-/* Adds n calls read elsewhere (a reader thread; names already interned
- * in this builder, correlation ids raw), taking the malloc'd array v of
- * capacity cap (adopted when the builder has no call yet, else copied
- * and freed). Counts them against the row budget. 0, TFB_ENOMEM or
- * TFB_ETOOBIG; v is consumed in all cases. */
-int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
-                               size_t cap);
-/* Adds or updates a device (name/sm_count < 0 keep the old values). */
-int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
-                           int32_t sm_count);
-/* Correlation ids are per process: each file gets its own id space. The
- * loaders add this to every id they store. */
-int64_t tfb_gpu_builder_corr_base(const tfb_gpu_builder *b);
-
-/* Loaders (trace_load_sqlite.c, trace_load_kineto.c): return 1 when path
- * was read as a trace, 0 when it is not one
- * (e.g. a .sqlite without CUPTI_ACTIVITY_KIND_KERNEL), negative on
- * ENOMEM or a refused file (the builder's ctl says why). Malformed content
- * is skipped, never fatal. */
-int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path);
-int tfb_gpu_load_kineto(tfb_gpu_builder *b, const char *path);
-
-/* Label of a CUPTI memcpy kind: "HtoD", "DtoH", "DtoD", "HtoH", "PtoP",
- * "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "Unknown". */
-const char *tfb_gpu_copy_kind_label(int copy_kind);
-/* The reverse, for names such as "Memcpy HtoD (Pageable -> Device)";
- * 0 (unknown) when no label is found. */
-int tfb_gpu_copy_kind_from_text(const char *s, size_t len);
+/* The directory of the columnar trace cache (docs/trace-cache.md): built
+ * traces are written there once and mapped back by later loads of the
+ * same sources. dir NULL: the default ($XDG_CACHE_HOME/tfboard or
+ * $HOME/.cache/tfboard); dir "": no cache. The directory is made (0700)
+ * when missing. A directory inside logdir (logdir may be NULL) is refused:
+ * explicit, TFB_EINVAL with a message on err; the default, caching off
+ * with a message. A directory that cannot be made: caching off, message,
+ * 0 (the server serves from the sources). Call before loads start. */
+int tfb_trace_colcache_configure(const char *dir, const char *logdir,
+                                 FILE *err);
 
 #endif

@@ -1,11 +1,11 @@
 /*
  * trace_aggregate.c - a trace's aggregates: device summary, kernel
  * statistics, utilization over time, busy/idle intervals (definitions in
- * trace_aggregate.h). Reads the trace only (trace.c), never the builder
- * that calls tfb_gpu_aggregate. The timeline and the Chrome export are the
+ * trace.h). Reads the trace only (trace.c), never the builder
+ * that calls tfb_trace_aggregate. The timeline and the Chrome export are the
  * GPU dashboard's (plugins/gpu/gpu_timeline.c).
  */
-#include "trace/trace_aggregate.h"
+#include "trace/trace_internal.h"
 #include "base/vec.h"
 
 #include <math.h>
@@ -47,10 +47,10 @@ static size_t normalize(ival *v, size_t n)
 
 /* The device's (or every device's, device < 0) kernel intervals, merged:
  * a copy of the aggregate (all devices: the devices' lists merged). */
-static int busy_of(const tfb_gpu_trace *t, int32_t device, ival **out,
+static int busy_of(const tfb_trace *t, int32_t device, ival **out,
                    size_t *n)
 {
-    const tfb_gpu_aggregates *a = t->agg;
+    const tfb_trace_aggregates *a = t->agg;
     size_t cnt = 0;
     for (size_t d = 0; a && d < t->ndevices; d++)
         if (device < 0 || t->devices[d].id == device)
@@ -75,8 +75,8 @@ static int busy_of(const tfb_gpu_trace *t, int32_t device, ival **out,
     return 0;
 }
 
-int tfb_gpu_busy_intervals(const tfb_gpu_trace *t, int32_t device,
-                           int64_t **out, size_t *n)
+int tfb_trace_busy_intervals(const tfb_trace *t, int32_t device, int64_t **out,
+                             size_t *n)
 {
     if (!t || !out || !n)
         return TFB_EINVAL;
@@ -107,9 +107,9 @@ int tfb_gpu_busy_intervals(const tfb_gpu_trace *t, int32_t device,
     return 0;
 }
 
-int tfb_gpu_idle_within(const tfb_gpu_trace *t, int32_t device, int64_t w0,
-                        int64_t w1, const int64_t *pairs, size_t npairs,
-                        int64_t *idle_inside, int64_t *idle_total)
+int tfb_trace_idle_within(const tfb_trace *t, int32_t device, int64_t w0,
+                          int64_t w1, const int64_t *pairs, size_t npairs,
+                          int64_t *idle_inside, int64_t *idle_total)
 {
     if (!t || !idle_inside || !idle_total || (npairs && !pairs) || w1 < w0)
         return TFB_EINVAL;
@@ -169,13 +169,13 @@ int tfb_gpu_idle_within(const tfb_gpu_trace *t, int32_t device, int64_t w0,
 
 /* The call with that correlation id; *hint remembers where the last one
  * was: launches are found in correlation order most of the time. */
-static const tfb_gpu_call *find_call(const tfb_gpu_trace *t, int64_t corr,
-                                     size_t *hint)
+static const tfb_trace_call *find_call(const tfb_trace *t, int64_t corr,
+                                       size_t *hint)
 {
     if (corr < 0 || !t->ncalls)
         return NULL;
     for (size_t k = *hint; k < *hint + 2 && k < t->ncalls; k++) {
-        const tfb_gpu_call *c = &t->calls[t->calls_by_corr[k]];
+        const tfb_trace_call *c = &t->calls[t->calls_by_corr[k]];
         if (c->correlation == corr) {
             *hint = k + 1;
             return c;
@@ -208,18 +208,18 @@ typedef struct kstat {
     int32_t name;
     int64_t count, total, min, max;
     double mean, m2; /* Welford */
-    const tfb_gpu_span *first;
+    const tfb_trace_span *first;
 } kstat;
 
 /* qsort_r comparator (glibc argument order): total descending, then
  * name. */
 static int cmp_kstat(const void *a, const void *b, void *arg)
 {
-    const tfb_gpu_trace *t = arg;
+    const tfb_trace *t = arg;
     const kstat *x = a, *y = b;
     if (x->total != y->total)
         return x->total > y->total ? -1 : 1;
-    return strcmp(tfb_gpu_str(t, x->name, ""), tfb_gpu_str(t, y->name, ""));
+    return strcmp(tfb_trace_str(t, x->name, ""), tfb_trace_str(t, y->name, ""));
 }
 
 /* A lane's place in the merge; its head span's start and end are kept in
@@ -265,7 +265,7 @@ static int push_busy(dev_acc *acc, int64_t s, int64_t e)
 }
 
 /* Device index (into t->devices) of each lane; SIZE_MAX for host lanes. */
-static size_t *lane_devices(const tfb_gpu_trace *t)
+static size_t *lane_devices(const tfb_trace *t)
 {
     size_t *m = malloc((t->nlanes ? t->nlanes : 1) * sizeof *m);
     if (!m)
@@ -286,12 +286,12 @@ static size_t *lane_devices(const tfb_gpu_trace *t)
  * so the three parts add up to span_ns - busy_ns. The kernel that ends the
  * gap decides its kind: "host wait" when its launch call began after the
  * GPU fell idle, "kernel wait" when the gap is shorter than
- * TFB_GPU_KERNEL_WAIT_NS, "other" otherwise. (HTA sums per stream; on a
+ * TFB_TRACE_KERNEL_WAIT_NS, "other" otherwise. (HTA sums per stream; on a
  * multi-stream device those sums exceed the device's idle time.) */
-static int device_kernel(const tfb_gpu_trace *t, tfb_gpu_aggregates *a,
-                         size_t d, dev_acc *acc, const tfb_gpu_span *s)
+static int device_kernel(const tfb_trace *t, tfb_trace_aggregates *a,
+                         size_t d, dev_acc *acc, const tfb_trace_span *s)
 {
-    tfb_gpu_device_summary *o = &a->dev[d];
+    tfb_trace_device_summary *o = &a->dev[d];
     o->kernels++;
     o->kernel_ns += s->end - s->start;
     if (!o->has_kernels) {
@@ -305,10 +305,10 @@ static int device_kernel(const tfb_gpu_trace *t, tfb_gpu_aggregates *a,
     }
     int64_t gap = s->start - acc->busy_end;
     if (gap > 0) {
-        const tfb_gpu_call *c = find_call(t, s->correlation, &acc->hint);
+        const tfb_trace_call *c = find_call(t, s->correlation, &acc->hint);
         if (c && c->start > acc->busy_end)
             o->idle_host_wait_ns += gap;
-        else if (gap < TFB_GPU_KERNEL_WAIT_NS)
+        else if (gap < TFB_TRACE_KERNEL_WAIT_NS)
             o->idle_kernel_wait_ns += gap;
         else
             o->idle_other_ns += gap;
@@ -332,10 +332,10 @@ static int device_kernel(const tfb_gpu_trace *t, tfb_gpu_aggregates *a,
 }
 
 static void kernel_stat_add(kstat *acc, size_t nstrings,
-                            const tfb_gpu_trace *t, const tfb_gpu_span *s,
+                            const tfb_trace *t, const tfb_trace_span *s,
                             int64_t *grand)
 {
-    const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, s);
+    const tfb_trace_kinfo *ki = tfb_trace_span_kinfo(t, s);
     int32_t name = ki ? ki->name : -1;
     size_t slot =
         name >= 0 && (size_t)name < nstrings ? (size_t)name : nstrings;
@@ -358,9 +358,9 @@ static void kernel_stat_add(kstat *acc, size_t nstrings,
     *grand += d;
 }
 
-static int kernel_stats_final(const tfb_gpu_trace *t, kstat *acc,
+static int kernel_stats_final(const tfb_trace *t, kstat *acc,
                               size_t ns, int64_t grand,
-                              tfb_gpu_aggregates *a)
+                              tfb_trace_aggregates *a)
 {
     size_t m = 0;
     for (size_t i = 0; i < ns; i++)
@@ -372,8 +372,8 @@ static int kernel_stats_final(const tfb_gpu_trace *t, kstat *acc,
         return TFB_ENOMEM;
     for (size_t i = 0; i < m; i++) {
         const kstat *k = &acc[i];
-        tfb_gpu_kernel_stat *o = &a->kstats[i];
-        o->name = tfb_gpu_str(t, k->name, "<unknown>");
+        tfb_trace_kernel_stat *o = &a->kstats[i];
+        o->name = tfb_trace_str(t, k->name, "<unknown>");
         o->count = k->count;
         o->total_ns = k->total;
         o->mean_ns = (double)k->total / (double)k->count;
@@ -381,7 +381,7 @@ static int kernel_stats_final(const tfb_gpu_trace *t, kstat *acc,
         o->max_ns = k->max;
         o->std_ns = sqrt(k->m2 / (double)k->count);
         o->share = grand > 0 ? (double)k->total / (double)grand : 0.0;
-        const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, k->first);
+        const tfb_trace_kinfo *ki = tfb_trace_span_kinfo(t, k->first);
         if (ki) {
             memcpy(o->grid, ki->grid, sizeof o->grid);
             memcpy(o->block, ki->block, sizeof o->block);
@@ -394,7 +394,7 @@ static int kernel_stats_final(const tfb_gpu_trace *t, kstat *acc,
     return 0;
 }
 
-void tfb_gpu_aggregates_free(tfb_gpu_aggregates *a)
+void tfb_trace_aggregates_free(tfb_trace_aggregates *a)
 {
     if (!a)
         return;
@@ -408,9 +408,9 @@ void tfb_gpu_aggregates_free(tfb_gpu_aggregates *a)
     free(a);
 }
 
-int tfb_gpu_aggregate(tfb_gpu_trace *t)
+int tfb_trace_aggregate(tfb_trace *t)
 {
-    tfb_gpu_aggregates *a = calloc(1, sizeof *a);
+    tfb_trace_aggregates *a = calloc(1, sizeof *a);
     if (!a)
         return TFB_ENOMEM;
     size_t nd = t->ndevices ? t->ndevices : 1;
@@ -430,12 +430,12 @@ int tfb_gpu_aggregate(tfb_gpu_trace *t)
     }
     for (size_t d = 0; d < t->ndevices; d++) {
         a->dev[d].id = t->devices[d].id;
-        a->dev[d].name = tfb_gpu_str(t, t->devices[d].name, NULL);
+        a->dev[d].name = tfb_trace_str(t, t->devices[d].name, NULL);
         a->dev[d].sm_count = t->devices[d].sm_count;
     }
     size_t hn = 0;
     for (size_t i = 0; i < t->nlanes; i++) {
-        const tfb_gpu_lane *l = &t->lanes[i];
+        const tfb_trace_lane *l = &t->lanes[i];
         if (!l->host && l->n)
             heap[hn++] = (cursor){t->spans[l->off].start,
                                   t->spans[l->off].end, l->off,
@@ -445,7 +445,7 @@ int tfb_gpu_aggregate(tfb_gpu_trace *t)
         sift_down(heap, hn, i);
     int64_t grand = 0;
     while (hn && !err) {
-        const tfb_gpu_span *s = &t->spans[heap[0].pos];
+        const tfb_trace_span *s = &t->spans[heap[0].pos];
         size_t d = ldev[heap[0].lane];
         if (++heap[0].pos == heap[0].end_pos) {
             heap[0] = heap[--hn];
@@ -454,26 +454,26 @@ int tfb_gpu_aggregate(tfb_gpu_trace *t)
             heap[0].end = t->spans[heap[0].pos].end;
         }
         sift_down(heap, hn, 0);
-        if (s->kind == TFB_GPU_KERNEL)
+        if (s->kind == TFB_TRACE_KERNEL)
             kernel_stat_add(ks, t->nstrings, t, s, &grand);
         if (d == SIZE_MAX)
             continue;
         int64_t dur = s->end - s->start;
-        tfb_gpu_device_summary *o = &a->dev[d];
-        if (s->kind == TFB_GPU_KERNEL) {
+        tfb_trace_device_summary *o = &a->dev[d];
+        if (s->kind == TFB_TRACE_KERNEL) {
             err = device_kernel(t, a, d, &acc[d], s);
-        } else if (s->kind == TFB_GPU_MEMCPY) {
+        } else if (s->kind == TFB_TRACE_MEMCPY) {
             o->memcpy[s->copy_kind].count++;
-            o->memcpy[s->copy_kind].bytes += tfb_gpu_span_bytes(t, s);
+            o->memcpy[s->copy_kind].bytes += tfb_trace_span_bytes(t, s);
             o->memcpy[s->copy_kind].ns += dur;
-        } else if (s->kind == TFB_GPU_MEMSET) {
+        } else if (s->kind == TFB_TRACE_MEMSET) {
             o->memset.count++;
-            o->memset.bytes += tfb_gpu_span_bytes(t, s);
+            o->memset.bytes += tfb_trace_span_bytes(t, s);
             o->memset.ns += dur;
         }
     }
     for (size_t d = 0; d < t->ndevices && !err; d++) {
-        tfb_gpu_device_summary *o = &a->dev[d];
+        tfb_trace_device_summary *o = &a->dev[d];
         if (o->has_kernels) {
             o->busy_ns += acc[d].cur_e - acc[d].cur_s;
             err = push_busy(&acc[d], acc[d].cur_s, acc[d].cur_e);
@@ -497,7 +497,7 @@ out:
     free(ldev);
     free(heap);
     if (err) {
-        tfb_gpu_aggregates_free(a);
+        tfb_trace_aggregates_free(a);
         return err;
     }
     t->agg = a;
@@ -507,7 +507,7 @@ out:
 /* ------------------------------------------------------------------------
  * Summary and kernels: copies of the aggregates
  * ---------------------------------------------------------------------- */
-int tfb_gpu_summarize(const tfb_gpu_trace *t, tfb_gpu_summary *out)
+int tfb_trace_summarize(const tfb_trace *t, tfb_trace_summary *out)
 {
     if (!t || !out)
         return TFB_EINVAL;
@@ -523,7 +523,7 @@ int tfb_gpu_summarize(const tfb_gpu_trace *t, tfb_gpu_summary *out)
     return 0;
 }
 
-void tfb_gpu_summary_free(tfb_gpu_summary *s)
+void tfb_trace_summary_free(tfb_trace_summary *s)
 {
     if (!s)
         return;
@@ -531,8 +531,8 @@ void tfb_gpu_summary_free(tfb_gpu_summary *s)
     memset(s, 0, sizeof *s);
 }
 
-int tfb_gpu_kernel_stats(const tfb_gpu_trace *t, size_t limit,
-                         tfb_gpu_kernels *out)
+int tfb_trace_kernel_stats(const tfb_trace *t, size_t limit,
+                           tfb_trace_kernels *out)
 {
     if (!t || !out)
         return TFB_EINVAL;
@@ -552,7 +552,7 @@ int tfb_gpu_kernel_stats(const tfb_gpu_trace *t, size_t limit,
     return 0;
 }
 
-void tfb_gpu_kernels_free(tfb_gpu_kernels *k)
+void tfb_trace_kernels_free(tfb_trace_kernels *k)
 {
     if (!k)
         return;
@@ -563,8 +563,8 @@ void tfb_gpu_kernels_free(tfb_gpu_kernels *k)
 /* ------------------------------------------------------------------------
  * Utilization
  * ---------------------------------------------------------------------- */
-int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
-                        size_t buckets, tfb_gpu_utilization_buckets *out)
+int tfb_trace_utilization(const tfb_trace *t, int32_t device, size_t buckets,
+                          tfb_trace_utilization_buckets *out)
 {
     if (!t || !out || buckets == 0)
         return TFB_EINVAL;
@@ -578,7 +578,7 @@ int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
                 n = t->agg->nbusy[d];
             }
     } else {
-        int err = tfb_gpu_busy_intervals(t, -1, &owned, &n);
+        int err = tfb_trace_busy_intervals(t, -1, &owned, &n);
         if (err)
             return err;
         pairs = owned;
@@ -623,7 +623,7 @@ int tfb_gpu_utilization(const tfb_gpu_trace *t, int32_t device,
     return 0;
 }
 
-void tfb_gpu_utilization_free(tfb_gpu_utilization_buckets *u)
+void tfb_trace_utilization_free(tfb_trace_utilization_buckets *u)
 {
     if (!u)
         return;

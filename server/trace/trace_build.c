@@ -16,8 +16,7 @@
 #include "base/hash.h"
 #include "base/idxtab.h"
 #include "base/strtab.h"
-#include "trace/trace.h"
-#include "trace/trace_aggregate.h"
+#include "trace/trace_internal.h"
 #include "base/vec.h"
 
 #define MAX_LANES 65535u
@@ -26,16 +25,16 @@
 typedef struct tmp_lane {
     int32_t device, stream;
     uint8_t host;
-    TFB_VEC(tfb_gpu_span) spans;
+    TFB_VEC(tfb_trace_span) spans;
 } tmp_lane;
 
 /* The arrays grow in the builder and move into the trace when it is
  * finished (t holds the counters and the extent meanwhile). */
-struct tfb_gpu_builder {
-    tfb_gpu_trace *t;
-    tfb_gpu_load_ctl *ctl;
-    TFB_VEC(tfb_gpu_call) calls;
-    TFB_VEC(tfb_gpu_device) devices; /* sorted by id */
+struct tfb_trace_builder {
+    tfb_trace *t;
+    tfb_trace_load_ctl *ctl;
+    TFB_VEC(tfb_trace_call) calls;
+    TFB_VEC(tfb_trace_device) devices; /* sorted by id */
     TFB_VEC(int64_t) values;
     /* interned strings: the table maps a string's bytes (its copy in
      * strings) to its index + 1 */
@@ -43,7 +42,7 @@ struct tfb_gpu_builder {
     tfb_strtab strtab;
     /* kernel descriptions and their intern table: indexes into kinfo,
      * -1 = empty */
-    TFB_VEC(tfb_gpu_kinfo) kinfo;
+    TFB_VEC(tfb_trace_kinfo) kinfo;
     tfb_idxtab ktab;
     /* lanes while building, and their (host, device, stream) table */
     TFB_VEC(tmp_lane) lanes;
@@ -70,17 +69,17 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int tfb_gpu_load_ctl_late(const tfb_gpu_load_ctl *c)
+int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c)
 {
     return c && c->deadline > 0 && now_s() > c->deadline;
 }
 
-tfb_gpu_load_ctl *tfb_gpu_builder_ctl(tfb_gpu_builder *b)
+tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b)
 {
     return b->ctl;
 }
 
-int tfb_gpu_builder_fail(tfb_gpu_builder *b, int code, const char *fmt, ...)
+int tfb_trace_builder_fail(tfb_trace_builder *b, int code, const char *fmt, ...)
 {
     if (b->ctl && !b->ctl->error[0]) {
         va_list ap;
@@ -91,9 +90,9 @@ int tfb_gpu_builder_fail(tfb_gpu_builder *b, int code, const char *fmt, ...)
     return code;
 }
 
-void tfb_gpu_builder_progress(tfb_gpu_builder *b, double frac)
+void tfb_trace_builder_progress(tfb_trace_builder *b, double frac)
 {
-    tfb_gpu_load_ctl *c = b->ctl;
+    tfb_trace_load_ctl *c = b->ctl;
     if (!c || c->nfiles == 0)
         return;
     if (frac < 0)
@@ -107,26 +106,26 @@ void tfb_gpu_builder_progress(tfb_gpu_builder *b, double frac)
 }
 
 /* Budget check every 64 Ki rows: the clock is read rarely. */
-static int count_rows(tfb_gpu_builder *b, uint64_t n)
+static int count_rows(tfb_trace_builder *b, uint64_t n)
 {
-    tfb_gpu_load_ctl *c = b->ctl;
+    tfb_trace_load_ctl *c = b->ctl;
     if (!c)
         return 0;
     uint64_t before = c->rows;
     c->rows += n;
     if (c->max_rows && c->rows > c->max_rows)
-        return tfb_gpu_builder_fail(
+        return tfb_trace_builder_fail(
             b, TFB_ETOOBIG,
             "the trace has more than %llu rows (the load budget)",
             (unsigned long long)c->max_rows);
-    if ((before >> 16) != (c->rows >> 16) && tfb_gpu_load_ctl_late(c))
-        return tfb_gpu_builder_fail(b, TFB_ETOOBIG,
-                                    "reading the trace took longer than "
-                                    "the load budget");
+    if ((before >> 16) != (c->rows >> 16) && tfb_trace_load_ctl_late(c))
+        return tfb_trace_builder_fail(b, TFB_ETOOBIG,
+                                      "reading the trace took longer than "
+                                      "the load budget");
     return 0;
 }
 
-int tfb_gpu_builder_rows(tfb_gpu_builder *b, uint64_t n)
+int tfb_trace_builder_rows(tfb_trace_builder *b, uint64_t n)
 {
     return count_rows(b, n);
 }
@@ -141,7 +140,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 
-int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
+int32_t tfb_trace_builder_str(tfb_trace_builder *b, const char *s, size_t len)
 {
     if (!s)
         return -1;
@@ -165,7 +164,7 @@ int32_t tfb_gpu_builder_str(tfb_gpu_builder *b, const char *s, size_t len)
     return idx;
 }
 
-static uint64_t kinfo_hash(const tfb_gpu_kinfo *k)
+static uint64_t kinfo_hash(const tfb_trace_kinfo *k)
 {
     uint64_t h = (uint64_t)(uint32_t)k->name;
     for (int i = 0; i < 3; i++) {
@@ -176,7 +175,7 @@ static uint64_t kinfo_hash(const tfb_gpu_kinfo *k)
     return mix(h, (uint32_t)k->shared_mem);
 }
 
-static int kinfo_eq(const tfb_gpu_kinfo *a, const tfb_gpu_kinfo *b)
+static int kinfo_eq(const tfb_trace_kinfo *a, const tfb_trace_kinfo *b)
 {
     return a->name == b->name && a->registers == b->registers &&
            a->shared_mem == b->shared_mem &&
@@ -184,13 +183,13 @@ static int kinfo_eq(const tfb_gpu_kinfo *a, const tfb_gpu_kinfo *b)
            memcmp(a->block, b->block, sizeof a->block) == 0;
 }
 
-static int32_t intern_kinfo_hashed(tfb_gpu_builder *b,
-                                   const tfb_gpu_kinfo *k);
+static int32_t intern_kinfo_hashed(tfb_trace_builder *b,
+                                   const tfb_trace_kinfo *k);
 
 /* The index of an equal kernel description, added when new; -1 ENOMEM.
  * A name's launches mostly share one geometry: its last description is
  * tried before the hash table. */
-static int32_t intern_kinfo(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
+static int32_t intern_kinfo(tfb_trace_builder *b, const tfb_trace_kinfo *k)
 {
     size_t slot = (size_t)k->name + 1; /* name >= -1 */
     if (k->name >= -1 && slot < b->kinfo_memo.n) {
@@ -214,10 +213,11 @@ static int32_t intern_kinfo(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
 
 static uint64_t kinfo_hash_at(const void *ctx, int32_t i)
 {
-    return kinfo_hash(&((const tfb_gpu_builder *)ctx)->kinfo.v[i]);
+    return kinfo_hash(&((const tfb_trace_builder *)ctx)->kinfo.v[i]);
 }
 
-static int32_t intern_kinfo_hashed(tfb_gpu_builder *b, const tfb_gpu_kinfo *k)
+static int32_t intern_kinfo_hashed(tfb_trace_builder *b,
+                                   const tfb_trace_kinfo *k)
 {
     if (tfb_idxtab_reserve(&b->ktab, b->kinfo.n + 1, kinfo_hash_at, b) < 0)
         return -1;
@@ -238,10 +238,10 @@ static uint64_t lane_hash(int host, int32_t device, int32_t stream)
 
 /* The building lane of (host, device, stream); -1 on ENOMEM, -2 when
  * there are too many lanes. */
-static int32_t lane_of_hashed(tfb_gpu_builder *b, int host, int32_t device,
+static int32_t lane_of_hashed(tfb_trace_builder *b, int host, int32_t device,
                               int32_t stream);
 
-static int32_t lane_of(tfb_gpu_builder *b, int host, int32_t device,
+static int32_t lane_of(tfb_trace_builder *b, int host, int32_t device,
                        int32_t stream)
 {
     if (host)
@@ -261,11 +261,11 @@ static int32_t lane_of(tfb_gpu_builder *b, int host, int32_t device,
 
 static uint64_t lane_hash_at(const void *ctx, int32_t i)
 {
-    const tmp_lane *l = &((const tfb_gpu_builder *)ctx)->lanes.v[i];
+    const tmp_lane *l = &((const tfb_trace_builder *)ctx)->lanes.v[i];
     return lane_hash(l->host, l->device, l->stream);
 }
 
-static int32_t lane_of_hashed(tfb_gpu_builder *b, int host, int32_t device,
+static int32_t lane_of_hashed(tfb_trace_builder *b, int host, int32_t device,
                               int32_t stream)
 {
     if (tfb_idxtab_reserve(&b->ltab, b->lanes.n + 1, lane_hash_at, b) < 0)
@@ -289,14 +289,14 @@ static int32_t lane_of_hashed(tfb_gpu_builder *b, int host, int32_t device,
     return (int32_t)(b->lanes.n - 1);
 }
 
-static int32_t add_value(tfb_gpu_builder *b, int64_t v)
+static int32_t add_value(tfb_trace_builder *b, int64_t v)
 {
     if (b->values.n >= INT32_MAX || tfb_vec_push(&b->values, v) < 0)
         return -1;
     return (int32_t)(b->values.n - 1);
 }
 
-int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
+int tfb_trace_builder_span(tfb_trace_builder *b, const tfb_trace_span_in *s)
 {
     int err = count_rows(b, 1);
     if (err)
@@ -306,9 +306,9 @@ int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
      * stay far from overflowing). */
     if (s->start < 0 || s->end < s->start ||
         s->end - s->start > INT64_C(7) * 86400 * 1000000000 ||
-        s->kind >= TFB_GPU_KIND_COUNT)
+        s->kind >= TFB_TRACE_KIND_COUNT)
         return 0;
-    int host = s->kind == TFB_GPU_HOST_STEP || s->kind == TFB_GPU_HOST_INPUT
+    int host = s->kind == TFB_TRACE_HOST_STEP || s->kind == TFB_TRACE_HOST_INPUT
                    ? s->kind
                    : 0;
     int32_t li = lane_of(b, host, host ? -1 : s->device, host ? -1 : s->stream);
@@ -318,7 +318,7 @@ int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
     }
     if (li < 0)
         return TFB_ENOMEM;
-    tfb_gpu_span d;
+    tfb_trace_span d;
     memset(&d, 0, sizeof d);
     d.start = s->start;
     d.end = s->end;
@@ -331,8 +331,8 @@ int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
             b->corr_max = d.correlation;
         d.correlation += b->corr_base;
     }
-    if (s->kind == TFB_GPU_KERNEL) {
-        tfb_gpu_kinfo k;
+    if (s->kind == TFB_TRACE_KERNEL) {
+        tfb_trace_kinfo k;
         k.name = s->name;
         memcpy(k.grid, s->grid, sizeof k.grid);
         memcpy(k.block, s->block, sizeof k.block);
@@ -347,14 +347,14 @@ int tfb_gpu_builder_span(tfb_gpu_builder *b, const tfb_gpu_span_in *s)
     if (tfb_vec_push(&b->lanes.v[li].spans, d) < 0)
         return TFB_ENOMEM;
     if (!host && s->device >= 0 && s->device != b->last_device) {
-        err = tfb_gpu_builder_device(b, s->device, -1, -1);
+        err = tfb_trace_builder_device(b, s->device, -1, -1);
         if (!err)
             b->last_device = s->device;
     }
     return err;
 }
 
-int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c)
+int tfb_trace_builder_call(tfb_trace_builder *b, const tfb_trace_call *c)
 {
     int err = count_rows(b, 1);
     if (err)
@@ -363,15 +363,15 @@ int tfb_gpu_builder_call(tfb_gpu_builder *b, const tfb_gpu_call *c)
         return 0;
     if (b->calls.n >= UINT32_MAX || tfb_vec_push(&b->calls, *c) < 0)
         return TFB_ENOMEM;
-    tfb_gpu_call *d = &b->calls.v[b->calls.n - 1];
+    tfb_trace_call *d = &b->calls.v[b->calls.n - 1];
     if (d->correlation > b->corr_max)
         b->corr_max = d->correlation;
     d->correlation += b->corr_base;
     return 0;
 }
 
-int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
-                               size_t cap)
+int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
+                                 size_t n, size_t cap)
 {
     int err = count_rows(b, n);
     if (!err && (uint64_t)b->calls.n + n >= UINT32_MAX)
@@ -381,10 +381,10 @@ int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
         return err;
     }
     /* Rows with no correlation or nonsense times are dropped, as
-     * tfb_gpu_builder_call does. */
+     * tfb_trace_builder_call does. */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        tfb_gpu_call c = v[i];
+        tfb_trace_call c = v[i];
         if (c.correlation < 0 || c.end < c.start || c.start < 0)
             continue;
         if (c.correlation > b->corr_max)
@@ -410,10 +410,10 @@ int tfb_gpu_builder_calls_take(tfb_gpu_builder *b, tfb_gpu_call *v, size_t n,
     return 0;
 }
 
-int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
-                           int32_t sm_count)
+int tfb_trace_builder_device(tfb_trace_builder *b, int32_t id, int32_t name,
+                             int32_t sm_count)
 {
-    tfb_gpu_device *dv = b->devices.v;
+    tfb_trace_device *dv = b->devices.v;
     /* Sorted by id: binary search (spans call this for every row). */
     size_t lo = 0, hi = b->devices.n;
     while (lo < hi) {
@@ -434,17 +434,17 @@ int tfb_gpu_builder_device(tfb_gpu_builder *b, int32_t id, int32_t name,
         return TFB_ENOMEM;
     dv = b->devices.v;
     memmove(&dv[lo + 1], &dv[lo], (b->devices.n - lo) * sizeof *dv);
-    dv[lo] = (tfb_gpu_device){id, name, sm_count};
+    dv[lo] = (tfb_trace_device){id, name, sm_count};
     b->devices.n++;
     return 0;
 }
 
-int64_t tfb_gpu_builder_corr_base(const tfb_gpu_builder *b)
+int64_t tfb_trace_builder_corr_base(const tfb_trace_builder *b)
 {
     return b->corr_base;
 }
 
-void tfb_gpu_trace_free(tfb_gpu_trace *t)
+void tfb_trace_free(tfb_trace *t)
 {
     if (!t)
         return;
@@ -452,7 +452,7 @@ void tfb_gpu_trace_free(tfb_gpu_trace *t)
         t->release(t);
         return;
     }
-    tfb_gpu_aggregates_free(t->agg);
+    tfb_trace_aggregates_free(t->agg);
     for (size_t i = 0; i < t->nstrings; i++)
         free(t->strings[i]);
     for (size_t i = 0; i < t->nlanes; i++)
@@ -468,9 +468,9 @@ void tfb_gpu_trace_free(tfb_gpu_trace *t)
     free(t);
 }
 
-int tfb_gpu_builder_new(tfb_gpu_builder **out, tfb_gpu_load_ctl *ctl)
+int tfb_trace_builder_new(tfb_trace_builder **out, tfb_trace_load_ctl *ctl)
 {
-    tfb_gpu_builder *b = calloc(1, sizeof *b);
+    tfb_trace_builder *b = calloc(1, sizeof *b);
     if (!b)
         return TFB_ENOMEM;
     b->t = calloc(1, sizeof *b->t);
@@ -486,12 +486,12 @@ int tfb_gpu_builder_new(tfb_gpu_builder **out, tfb_gpu_load_ctl *ctl)
     return 0;
 }
 
-void tfb_gpu_builder_begin_file(tfb_gpu_builder *b)
+void tfb_trace_builder_begin_file(tfb_trace_builder *b)
 {
     b->corr_max = -1;
 }
 
-void tfb_gpu_builder_end_file(tfb_gpu_builder *b, int read)
+void tfb_trace_builder_end_file(tfb_trace_builder *b, int read)
 {
     if (read)
         b->t->files_read++;
@@ -503,7 +503,7 @@ void tfb_gpu_builder_end_file(tfb_gpu_builder *b, int read)
 }
 
 /* Frees the builder and what it holds that no trace took. */
-static void free_building(tfb_gpu_builder *b)
+static void free_building(tfb_trace_builder *b)
 {
     for (size_t i = 0; i < b->lanes.n; i++)
         tfb_vec_free(&b->lanes.v[i].spans);
@@ -532,9 +532,9 @@ static void free_building(tfb_gpu_builder *b)
         memset(&(b)->vec, 0, sizeof (b)->vec);                               \
     } while (0)
 
-static void move_arrays(tfb_gpu_builder *b)
+static void move_arrays(tfb_trace_builder *b)
 {
-    tfb_gpu_trace *t = b->t;
+    tfb_trace *t = b->t;
     tfb_strtab_free(&b->strtab);
     MOVE(b, strings, t->strings, t->nstrings);
     MOVE(b, kinfo, t->kinfo, t->nkinfo);
@@ -549,7 +549,7 @@ static void move_arrays(tfb_gpu_builder *b)
  * ---------------------------------------------------------------------- */
 static int cmp_span(const void *a, const void *b)
 {
-    const tfb_gpu_span *x = a, *y = b;
+    const tfb_trace_span *x = a, *y = b;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return (x->end > y->end) - (x->end < y->end);
@@ -567,7 +567,7 @@ static int cmp_tmp_lane(const void *a, const void *b)
 
 static int cmp_call_start(const void *a, const void *b)
 {
-    const tfb_gpu_call *x = a, *y = b;
+    const tfb_trace_call *x = a, *y = b;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return (x->correlation > y->correlation) -
@@ -576,18 +576,18 @@ static int cmp_call_start(const void *a, const void *b)
 
 static int cmp_corr_idx(const void *a, const void *b, void *arg)
 {
-    const tfb_gpu_call *c = arg;
+    const tfb_trace_call *c = arg;
     int64_t x = c[*(const uint32_t *)a].correlation;
     int64_t y = c[*(const uint32_t *)b].correlation;
     return (x > y) - (x < y);
 }
 
-static int build_tree(tfb_gpu_trace *t, tfb_gpu_lane *l)
+static int build_tree(tfb_trace *t, tfb_trace_lane *l)
 {
-    const size_t F = TFB_GPU_TREE_FANOUT;
+    const size_t F = TFB_TRACE_TREE_FANOUT;
     size_t total = 0, n = l->n;
     l->levels = 0;
-    while (n > F && l->levels < TFB_GPU_TREE_LEVELS) {
+    while (n > F && l->levels < TFB_TRACE_TREE_LEVELS) {
         n = (n + F - 1) / F;
         l->tree_off[l->levels] = total;
         l->tree_n[l->levels] = n;
@@ -616,9 +616,9 @@ static int build_tree(tfb_gpu_trace *t, tfb_gpu_lane *l)
     return 0;
 }
 
-static int finish_spans(tfb_gpu_builder *b)
+static int finish_spans(tfb_trace_builder *b)
 {
-    tfb_gpu_trace *t = b->t;
+    tfb_trace *t = b->t;
     size_t total = 0;
     size_t nl = b->lanes.n;
     for (size_t i = 0; i < nl; i++)
@@ -634,13 +634,13 @@ static int finish_spans(tfb_gpu_builder *b)
     size_t off = 0;
     for (size_t i = 0; i < nl; i++) {
         tmp_lane *tl = &b->lanes.v[i];
-        tfb_gpu_lane *l = &t->lanes[i];
+        tfb_trace_lane *l = &t->lanes[i];
         l->device = tl->device;
         l->stream = tl->stream;
         l->host = tl->host;
         l->off = off;
         l->n = tl->spans.n;
-        tfb_gpu_span *dst = t->spans + off;
+        tfb_trace_span *dst = t->spans + off;
         int sorted = 1;
         for (size_t k = 0; k < tl->spans.n; k++) {
             dst[k] = tl->spans.v[k];
@@ -661,7 +661,7 @@ static int finish_spans(tfb_gpu_builder *b)
     return 0;
 }
 
-static int finish_calls(tfb_gpu_trace *t)
+static int finish_calls(tfb_trace *t)
 {
     if (!t->ncalls)
         return 0;
@@ -686,9 +686,9 @@ static int finish_calls(tfb_gpu_trace *t)
     return 0;
 }
 
-int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out)
+int tfb_trace_builder_finish(tfb_trace_builder *b, tfb_trace **out)
 {
-    tfb_gpu_trace *t = b->t;
+    tfb_trace *t = b->t;
     tfb_idxtab_free(&b->ktab);
     move_arrays(b);
     int err = finish_spans(b);
@@ -696,12 +696,12 @@ int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out)
         err = finish_calls(t);
     free_building(b);
     if (err) {
-        tfb_gpu_trace_free(t);
+        tfb_trace_free(t);
         return err;
     }
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < t->nlanes; i++) {
-        const tfb_gpu_lane *l = &t->lanes[i];
+        const tfb_trace_lane *l = &t->lanes[i];
         if (!l->n)
             continue;
         if (t->spans[l->off].start < lo)
@@ -728,9 +728,9 @@ int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out)
         t->first_ns = t->calls[0].start;
     if (t->first_ns == INT64_MAX)
         t->first_ns = 0;
-    err = tfb_gpu_aggregate(t);
+    err = tfb_trace_aggregate(t);
     if (err) {
-        tfb_gpu_trace_free(t);
+        tfb_trace_free(t);
         return err;
     }
     t->refs = 1;
@@ -738,10 +738,10 @@ int tfb_gpu_builder_finish(tfb_gpu_builder *b, tfb_gpu_trace **out)
     return 0;
 }
 
-void tfb_gpu_builder_free(tfb_gpu_builder *b)
+void tfb_trace_builder_free(tfb_trace_builder *b)
 {
     if (!b)
         return;
-    tfb_gpu_trace_free(b->t);
+    tfb_trace_free(b->t);
     free_building(b);
 }

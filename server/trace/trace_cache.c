@@ -1,33 +1,31 @@
 /*
  * trace_cache.c - the one per-run cache of the trace layer: for each run,
- * its GPU trace (trace_load.c) and its memory events (trace_memory.c),
- * each loaded in the background and kept until one of the run's trace
- * files changes. Every dashboard that reads traces (gpu, memory, ranks,
- * pipeline, compare) and the report go through it.
+ * its GPU trace (trace_load.c), its memory events (trace_memory.c) and
+ * its host side (trace_host.c), each loaded in the background and kept
+ * until one of the run's trace files changes. Every dashboard that reads
+ * traces (gpu, memory, ranks, pipeline, compare) and the report go
+ * through it.
  *
- * A run's entry holds one part per kind of data (PART_TRACE,
- * PART_MEMORY). A part is loaded on the first request that asks for it,
+ * A run's entry holds one part per kind of data (PART_TRACE, PART_MEMORY,
+ * PART_HOST). A part is loaded on the first request that asks for it,
  * on its own (detached) thread, never under the cache lock: the lock only
  * guards the table of entries and the reference counts, so a slow or
  * hostile file delays nobody but the requests of its own run, and those
  * answer "loading" (with progress) instead of waiting. A load ends within
- * its budgets (rows, seconds: tfb_gpu_load_limits), with the data or with
+ * its budgets (rows, seconds: tfb_trace_load_limits), with the data or with
  * an error message that the run's requests then answer.
  *
  * The memory part needs the run's trace (kernels and steps around the
  * allocations): its caller hands the trace it got from the trace part, so
- * the two loads of a run never run at once for one request.
- *
- * A third part, PART_MEMO, is never loaded: it keeps one answer that a
- * dashboard derived (the Ranks job view, from all its ranks' runs, filed
- * under its first run), so that every cached thing of the server's trace
- * side lives in this one table, under one lock and one eviction.
+ * the two loads of a run never run at once for one request. A request for
+ * the host part waits for its load (the host route asks once the run's
+ * trace is ready, as it always did), with the requests for the same files
+ * that arrive meanwhile: they share the one load.
  */
 #include "base/deadline.h"
-#include "trace/trace.h"
+#include "trace/trace_internal.h"
 #include "trace/trace_cachedir.h"
 #include "trace/trace_file.h"
-#include "trace/trace_memory.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,32 +36,24 @@
 
 #define CACHE_SLOTS 64
 
-enum { PART_TRACE = 0, PART_MEMORY, PART_MEMO, NPARTS };
-
-/* PART_MEMO's data: a dashboard's derived answer (tfb_trace_memo_put);
- * its key is the part's sig. */
-typedef struct memo {
-    int refs;
-    size_t len;
-    char body[];
-} memo;
+enum { PART_TRACE = 0, PART_MEMORY, PART_HOST, NPARTS };
 
 /* A load in progress: owned by its thread; the part points to it while it
  * runs (for the progress figure). */
 typedef struct job {
-    tfb_gpu_load_ctl ctl;
+    tfb_trace_load_ctl ctl;
     int part;
     char **files;
     size_t n;
     char *sig;
-    tfb_gpu_trace *trace; /* PART_MEMORY: the job's reference, or NULL */
-    tfb_colcache_key *ck; /* PART_TRACE: where a built trace is cached */
+    tfb_trace *trace; /* PART_MEMORY: the job's reference, or NULL */
+    tfb_trace_colcache_key *ck; /* PART_TRACE: where a built trace is cached */
 } job;
 
 /* One kind of data of a run. */
 typedef struct part {
     int filled;          /* a load finished: state, sig, data/error */
-    tfb_gpu_state state; /* READY, FAILED or NONE */
+    tfb_trace_state state; /* READY, FAILED or NONE */
     char *sig;           /* the files that the finished load read */
     void *data;          /* READY: the cache's reference */
     char *error;         /* FAILED */
@@ -91,11 +81,11 @@ typedef struct part_kind {
 
 static int load_trace(job *j, void **out)
 {
-    tfb_gpu_trace *t = NULL;
+    tfb_trace *t = NULL;
     int err =
-        tfb_gpu_trace_load_files_keyed(j->files, j->n, &j->ctl, &t, &j->ck);
+        tfb_trace_load_files_keyed(j->files, j->n, &j->ctl, &t, &j->ck);
     if (!err && t->files_read == 0) {
-        tfb_gpu_trace_free(t);
+        tfb_trace_free(t);
         t = NULL;
     }
     *out = t;
@@ -104,42 +94,52 @@ static int load_trace(job *j, void **out)
 
 static int load_memory(job *j, void **out)
 {
-    tfb_gmem_run *m = NULL;
-    int err = tfb_gmem_run_load_files(j->files, j->n, j->trace, &j->ctl, &m);
+    tfb_trace_memory *m = NULL;
+    int err =
+        tfb_trace_memory_load_files(j->files, j->n, j->trace, &j->ctl, &m);
     if (m)
         m->refs = 1;
     *out = m;
     return err;
 }
 
+static int load_host(job *j, void **out)
+{
+    tfb_trace_host *h = NULL;
+    int err = tfb_trace_host_load_files(j->files, j->n, &h, j->ctl.error,
+                                        sizeof j->ctl.error);
+    *out = h;
+    return err;
+}
+
 static void free_trace(void *d)
 {
-    tfb_gpu_trace_free(d);
+    tfb_trace_free(d);
 }
 
 static void free_memory(void *d)
 {
-    tfb_gmem_run_free(d);
+    tfb_trace_memory_free(d);
 }
 
-static void free_memo(void *d)
+static void free_host(void *d)
 {
-    free(d);
+    tfb_trace_host_free(d);
 }
 
-static int *refs_memo(void *d)
+static int *refs_host(void *d)
 {
-    return &((memo *)d)->refs;
+    return &((tfb_trace_host *)d)->refs;
 }
 
 static int *refs_trace(void *d)
 {
-    return &((tfb_gpu_trace *)d)->refs;
+    return &((tfb_trace *)d)->refs;
 }
 
 static int *refs_memory(void *d)
 {
-    return &((tfb_gmem_run *)d)->refs;
+    return &((tfb_trace_memory *)d)->refs;
 }
 
 static const part_kind k_kinds[NPARTS] = {
@@ -150,8 +150,10 @@ static const part_kind k_kinds[NPARTS] = {
                      "too many runs' memory events are loading at once; "
                      "try again",
                      "the memory events could not be read"},
-    /* Never loaded: put by its dashboard (tfb_trace_memo_put). */
-    [PART_MEMO] = {NULL, free_memo, refs_memo, NULL, NULL},
+    [PART_HOST] = {load_host, free_host, refs_host,
+                   "too many runs' host traces are loading at once; try "
+                   "again",
+                   "the host trace could not be read"},
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -192,14 +194,19 @@ static void release(int k, void *data)
         k_kinds[k].free(data);
 }
 
-void tfb_gpu_trace_release(tfb_gpu_trace *t)
+void tfb_trace_release(tfb_trace *t)
 {
     release(PART_TRACE, t);
 }
 
-void tfb_gmem_run_release(tfb_gmem_run *m)
+void tfb_trace_memory_release(tfb_trace_memory *m)
 {
     release(PART_MEMORY, m);
+}
+
+void tfb_trace_host_release(tfb_trace_host *h)
+{
+    release(PART_HOST, h);
 }
 
 static void job_free(job *j)
@@ -207,8 +214,8 @@ static void job_free(job *j)
     if (!j)
         return;
     tfb_strv_free(j->files, j->n);
-    tfb_gpu_trace_release(j->trace);
-    tfb_colcache_key_free(j->ck);
+    tfb_trace_release(j->trace);
+    tfb_trace_colcache_key_free(j->ck);
     free(j->sig);
     free(j);
 }
@@ -217,12 +224,12 @@ static void job_free(job *j)
  * the trace): its columnar cache file is written, then mapped back in its
  * place, so that the run takes as little memory as after a restart.
  * Releases the caller's reference to t. */
-static void cache_trace(tfb_gpu_trace *t, tfb_colcache_key *ck,
+static void cache_trace(tfb_trace *t, tfb_trace_colcache_key *ck,
                         uint64_t rows)
 {
-    tfb_gpu_trace *m = NULL;
-    if (tfb_colcache_save(ck, t, rows) == 0 &&
-        tfb_colcache_map(ck, &m) == 0) {
+    tfb_trace *m = NULL;
+    if (tfb_trace_colcache_save(ck, t, rows) == 0 &&
+        tfb_trace_colcache_map(ck, &m) == 0) {
         pthread_mutex_lock(&g_mu);
         for (size_t i = 0; i < CACHE_SLOTS && m; i++) {
             part *p = &g_cache[i].parts[PART_TRACE];
@@ -233,10 +240,10 @@ static void cache_trace(tfb_gpu_trace *t, tfb_colcache_key *ck,
             }
         }
         pthread_mutex_unlock(&g_mu);
-        tfb_gpu_trace_free(m); /* evicted meanwhile: not needed */
+        tfb_trace_free(m); /* evicted meanwhile: not needed */
     }
-    tfb_colcache_key_free(ck);
-    tfb_gpu_trace_release(t);
+    tfb_trace_colcache_key_free(ck);
+    tfb_trace_release(t);
 }
 
 static void *load_thread(void *arg)
@@ -246,7 +253,7 @@ static void *load_thread(void *arg)
     void *data = NULL;
     int err = k->load(j, &data);
     /* The memory load copied what it needs of the trace. */
-    tfb_gpu_trace_release(j->trace);
+    tfb_trace_release(j->trace);
     j->trace = NULL;
     char *msg = NULL;
     if (err)
@@ -254,9 +261,9 @@ static void *load_thread(void *arg)
     /* A built trace (not one mapped from the columnar cache) is cached
      * below, under a reference of this thread's, taken before anyone else
      * can see it. */
-    tfb_gpu_trace *keep =
+    tfb_trace *keep =
         j->part == PART_TRACE && data && j->ck ? data : NULL;
-    tfb_colcache_key *ck = keep ? j->ck : NULL;
+    tfb_trace_colcache_key *ck = keep ? j->ck : NULL;
     uint64_t rows = j->ctl.rows;
     if (keep) {
         keep->refs++;
@@ -275,7 +282,9 @@ static void *load_thread(void *arg)
         j->sig = NULL;
         p->data = data;
         p->error = msg;
-        p->state = err ? TFB_GPU_FAILED : data ? TFB_GPU_READY : TFB_GPU_NONE;
+        p->state = err    ? TFB_TRACE_FAILED
+                   : data ? TFB_TRACE_READY
+                          : TFB_TRACE_NONE;
         p->filled = 1;
         p->loading = NULL;
         data = NULL;
@@ -296,19 +305,19 @@ static void *load_thread(void *arg)
     if (keep)
         cache_trace(keep, ck, rows);
     else
-        tfb_colcache_key_free(ck);
+        tfb_trace_colcache_key_free(ck);
     return NULL;
 }
 
 /* Starts the load of part k of e's run (lock held). Takes files and the
  * trace on success; 0 or TFB_ENOMEM. */
 static int start_load(cache_entry *e, int k, char **files, size_t n,
-                      const char *sig, tfb_gpu_trace *trace)
+                      const char *sig, tfb_trace *trace)
 {
     job *j = calloc(1, sizeof *j);
     if (!j)
         return TFB_ENOMEM;
-    tfb_gpu_load_ctl_init(&j->ctl, n);
+    tfb_trace_load_ctl_init(&j->ctl, n);
     j->part = k;
     j->sig = strdup(sig);
     if (!j->sig) {
@@ -337,15 +346,15 @@ static int start_load(cache_entry *e, int k, char **files, size_t n,
 }
 
 /* The answer of a finished part (lock held). */
-static void answer(cache_entry *e, int k, void **out, tfb_gpu_status *st)
+static void answer(cache_entry *e, int k, void **out, tfb_trace_status *st)
 {
     part *p = &e->parts[k];
     st->state = p->state;
     st->progress = 1.0;
-    if (p->state == TFB_GPU_READY) {
+    if (p->state == TFB_TRACE_READY) {
         ++*k_kinds[k].refs(p->data);
         *out = p->data;
-    } else if (p->state == TFB_GPU_FAILED) {
+    } else if (p->state == TFB_TRACE_FAILED) {
         snprintf(st->error, sizeof st->error, "%s",
                  p->error ? p->error : k_kinds[k].failed);
     }
@@ -401,14 +410,14 @@ static void unlock_and_free(void *evicted[NPARTS])
             k_kinds[q].free(evicted[q]);
 }
 
-/* Part k of run r (see tfb_gpu_trace_get). trace: PART_MEMORY's input,
+/* Part k of run r (see tfb_trace_get). trace: PART_MEMORY's input,
  * taken in all cases. wait_ms < 0: until the load of the current files
  * ended. */
-static int get(tfb_store *store, tfb_run *r, int k, tfb_gpu_trace *trace,
-               int wait_ms, void **out, tfb_gpu_status *st)
+static int get(tfb_store *store, tfb_run *r, int k, tfb_trace *trace,
+               int wait_ms, void **out, tfb_trace_status *st)
 {
     if (!store || !r || !out || !st) {
-        tfb_gpu_trace_release(trace);
+        tfb_trace_release(trace);
         return TFB_EINVAL;
     }
     *out = NULL;
@@ -417,15 +426,15 @@ static int get(tfb_store *store, tfb_run *r, int k, tfb_gpu_trace *trace,
     size_t n = 0;
     int err = tfb_run_trace_files(r, &files, &n);
     if (err || n == 0) {
-        st->state = TFB_GPU_NONE;
+        st->state = TFB_TRACE_NONE;
         tfb_strv_free(files, n);
-        tfb_gpu_trace_release(trace);
+        tfb_trace_release(trace);
         return err;
     }
-    char *sig = tfb_gpu_files_signature(files, n);
+    char *sig = tfb_trace_files_signature(files, n);
     if (!sig) {
         tfb_strv_free(files, n);
-        tfb_gpu_trace_release(trace);
+        tfb_trace_release(trace);
         return TFB_ENOMEM;
     }
     struct timespec until;
@@ -435,7 +444,7 @@ static int get(tfb_store *store, tfb_run *r, int k, tfb_gpu_trace *trace,
     pthread_mutex_lock(&g_mu);
     cache_entry *e = entry_of(store, r, evicted);
     if (!e) {
-        st->state = TFB_GPU_FAILED;
+        st->state = TFB_TRACE_FAILED;
         snprintf(st->error, sizeof st->error, "%s", k_kinds[k].busy);
         goto out;
     }
@@ -472,12 +481,12 @@ static int get(tfb_store *store, tfb_run *r, int k, tfb_gpu_trace *trace,
                 rc = pthread_cond_timedwait(g_cv_get(), &g_mu, &until);
         }
         if (p->loading) {
-            if (p->filled && p->state == TFB_GPU_READY) {
+            if (p->filled && p->state == TFB_TRACE_READY) {
                 /* A changed file is being read again: meanwhile, what was
                  * read before. */
                 answer(e, k, out, st);
             } else {
-                st->state = TFB_GPU_LOADING;
+                st->state = TFB_TRACE_LOADING;
                 st->progress =
                     (double)atomic_load(&p->loading->ctl.progress_ppm) / 1e6;
             }
@@ -488,12 +497,12 @@ out:
     unlock_and_free(evicted);
     free(sig);
     tfb_strv_free(files, n);
-    tfb_gpu_trace_release(trace);
+    tfb_trace_release(trace);
     return err;
 }
 
-int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
-                      tfb_gpu_trace **out, tfb_gpu_status *st)
+int tfb_trace_get(tfb_store *store, tfb_run *r, int wait_ms, tfb_trace **out,
+                  tfb_trace_status *st)
 {
     if (!out)
         return TFB_EINVAL;
@@ -503,14 +512,15 @@ int tfb_gpu_trace_get(tfb_store *store, tfb_run *r, int wait_ms,
     return err;
 }
 
-int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
-                     int wait_ms, tfb_gmem_run **out, tfb_gpu_status *st)
+int tfb_trace_memory_get(tfb_store *store, tfb_run *r, tfb_trace **trace,
+                         int wait_ms, tfb_trace_memory **out,
+                         tfb_trace_status *st)
 {
-    tfb_gpu_trace *tr = trace ? *trace : NULL;
+    tfb_trace *tr = trace ? *trace : NULL;
     if (trace)
         *trace = NULL;
     if (!out) {
-        tfb_gpu_trace_release(tr);
+        tfb_trace_release(tr);
         return TFB_EINVAL;
     }
     void *d = NULL;
@@ -519,17 +529,19 @@ int tfb_gmem_run_get(tfb_store *store, tfb_run *r, tfb_gpu_trace **trace,
     return err;
 }
 
-int tfb_gpu_trace_of_run_err(tfb_store *store, tfb_run *r,
-                             tfb_gpu_trace **out, char *errbuf,
-                             size_t errcap)
+/* Part k of run r once its load of the current files ended: 0 (*out NULL
+ * when the run has none), or TFB_ECORRUPT and the message in errbuf when
+ * the load failed. */
+static int get_loaded(tfb_store *store, tfb_run *r, int k, void **out,
+                      char *errbuf, size_t errcap)
 {
-    if (!out)
-        return TFB_EINVAL;
-    tfb_gpu_status st;
-    int err = tfb_gpu_trace_get(store, r, -1, out, &st);
+    if (errbuf && errcap)
+        errbuf[0] = '\0';
+    tfb_trace_status st;
+    int err = get(store, r, k, NULL, -1, out, &st);
     if (err)
         return err;
-    if (st.state == TFB_GPU_FAILED) {
+    if (st.state == TFB_TRACE_FAILED) {
         if (errbuf && errcap)
             snprintf(errbuf, errcap, "%s", st.error);
         return TFB_ECORRUPT;
@@ -537,83 +549,29 @@ int tfb_gpu_trace_of_run_err(tfb_store *store, tfb_run *r,
     return 0;
 }
 
-int tfb_gpu_trace_of_run(tfb_store *store, tfb_run *r, tfb_gpu_trace **out)
+int tfb_trace_of_run_err(tfb_store *store, tfb_run *r, tfb_trace **out,
+                         char *errbuf, size_t errcap)
 {
-    return tfb_gpu_trace_of_run_err(store, r, out, NULL, 0);
+    if (!out)
+        return TFB_EINVAL;
+    void *d = NULL;
+    int err = get_loaded(store, r, PART_TRACE, &d, errbuf, errcap);
+    *out = d;
+    return err;
 }
 
-/* ---- derived answers (tfb_trace_memo_get / put) ------------------------- */
-
-int tfb_trace_memo_get(tfb_store *store, tfb_run *r, const char *key,
-                       char **body, size_t *len)
+int tfb_trace_of_run(tfb_store *store, tfb_run *r, tfb_trace **out)
 {
-    if (!store || !r || !key || !body || !len)
-        return TFB_EINVAL;
-    *body = NULL;
-    memo *m = NULL;
-    pthread_mutex_lock(&g_mu);
-    for (size_t i = 0; i < CACHE_SLOTS && !m; i++) {
-        cache_entry *c = &g_cache[i];
-        part *p = &c->parts[PART_MEMO];
-        if (c->store == store && c->run == r && p->data &&
-            strcmp(p->sig, key) == 0) {
-            m = p->data;
-            m->refs++;
-            c->used = ++g_clock;
-        }
-    }
-    pthread_mutex_unlock(&g_mu);
-    if (!m)
-        return 0;
-    /* Copied outside the lock (an answer may be megabytes). */
-    char *copy = malloc(m->len ? m->len : 1);
-    if (copy) {
-        memcpy(copy, m->body, m->len);
-        *len = m->len;
-    }
-    release(PART_MEMO, m);
-    if (!copy)
-        return TFB_ENOMEM;
-    *body = copy;
-    return 1;
+    return tfb_trace_of_run_err(store, r, out, NULL, 0);
 }
 
-int tfb_trace_memo_put(tfb_store *store, tfb_run *r, const char *key,
-                       const char *body, size_t len)
+int tfb_trace_host_get(tfb_store *store, tfb_run *r, tfb_trace_host **out,
+                       char *err, size_t errcap)
 {
-    if (!store || !r || !key || (!body && len))
+    if (!out)
         return TFB_EINVAL;
-    memo *m = malloc(sizeof *m + (len ? len : 1));
-    char *k = strdup(key);
-    if (!m || !k) {
-        free(m);
-        free(k);
-        return TFB_ENOMEM;
-    }
-    m->refs = 1; /* the entry's */
-    m->len = len;
-    if (len)
-        memcpy(m->body, body, len);
-    void *evicted[NPARTS] = {0};
-    pthread_mutex_lock(&g_mu);
-    cache_entry *e = entry_of(store, r, evicted);
-    if (e) {
-        part *p = &e->parts[PART_MEMO];
-        /* The replaced answer is dropped as an evicted one is (an entry
-         * just made holds none, and evicted nothing when found). */
-        if (p->data)
-            evicted[PART_MEMO] = p->data;
-        free(p->sig);
-        p->sig = k;
-        p->data = m;
-        p->state = TFB_GPU_READY;
-        p->filled = 1;
-        e->used = ++g_clock;
-        k = NULL;
-        m = NULL;
-    }
-    unlock_and_free(evicted);
-    free(k);
-    free(m); /* every slot loads: not kept */
-    return 0;
+    void *d = NULL;
+    int rc = get_loaded(store, r, PART_HOST, &d, err, errcap);
+    *out = d;
+    return rc;
 }

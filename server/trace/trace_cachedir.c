@@ -18,18 +18,19 @@
 #include "base/hash.h"
 #include "tfboard.h"
 #include "trace/trace_colcache.h"
+#include "trace/trace_file.h"
 
 /* ------------------------------------------------------------------------
  * The directory
  * ---------------------------------------------------------------------- */
 static char *g_dir; /* NULL: no cache */
 
-const char *tfb_colcache_dir(void)
+const char *tfb_trace_colcache_dir(void)
 {
     return g_dir;
 }
 
-char *tfb_colcache_default_dir(void)
+char *tfb_trace_colcache_default_dir(void)
 {
     const char *x = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
@@ -91,14 +92,14 @@ static int is_within(const char *a, const char *b)
     return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
 }
 
-int tfb_colcache_configure(const char *dir, const char *logdir, FILE *err)
+int tfb_trace_colcache_configure(const char *dir, const char *logdir, FILE *err)
 {
     free(g_dir);
     g_dir = NULL;
     if (dir && !dir[0])
         return 0; /* --cache_dir "": no cache */
     int explicit_dir = dir != NULL;
-    char *want = explicit_dir ? strdup(dir) : tfb_colcache_default_dir();
+    char *want = explicit_dir ? strdup(dir) : tfb_trace_colcache_default_dir();
     if (!want)
         return explicit_dir ? TFB_ENOMEM : 0;
     if (make_dirs(want) != 0) {
@@ -133,7 +134,7 @@ int tfb_colcache_configure(const char *dir, const char *logdir, FILE *err)
 /* ------------------------------------------------------------------------
  * Source signatures and cache file names
  * ---------------------------------------------------------------------- */
-struct tfb_colcache_key {
+struct tfb_trace_colcache_key {
     char **paths;
     size_t n;
     char *sig;   /* the sources when the load began */
@@ -163,12 +164,6 @@ static int sig_file(tfb_buf *b, const char *path, int must)
     return 0;
 }
 
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
 /* The signature of the sources now (malloc'd), NULL when one cannot be
  * stat'ed or on ENOMEM. */
 static char *signature(char *const *paths, size_t n)
@@ -176,14 +171,14 @@ static char *signature(char *const *paths, size_t n)
     tfb_buf b = {0};
     char num[64];
     int k = snprintf(num, sizeof num, "tfboard trace cache v%d\n",
-                     TFB_COLCACHE_VERSION);
+                     TFB_TRACE_COLCACHE_VERSION);
     tfb_buf_put(&b, num, (size_t)k);
     for (size_t i = 0; i < n; i++) {
         if (sig_file(&b, paths[i], 1) != 0) {
             tfb_buf_free(&b);
             return NULL;
         }
-        if (has_suffix(paths[i], ".sqlite")) {
+        if (tfb_trace_file_kind_of(paths[i]) == TFB_TRACE_FILE_SQLITE) {
             tfb_buf w = {0};
             tfb_buf_puts(&w, paths[i]);
             tfb_buf_puts(&w, "-wal");
@@ -196,7 +191,7 @@ static char *signature(char *const *paths, size_t n)
     return tfb_buf_take(&b);
 }
 
-void tfb_colcache_key_free(tfb_colcache_key *key)
+void tfb_trace_colcache_key_free(tfb_trace_colcache_key *key)
 {
     if (!key)
         return;
@@ -209,12 +204,12 @@ void tfb_colcache_key_free(tfb_colcache_key *key)
 /* The key of a load: real paths of the sources (so that two servers that
  * spell a logdir differently share the file), their signature, and the
  * cache file named by the hash of the paths. NULL: no caching. */
-static tfb_colcache_key *key_new(char *const *paths, size_t n)
+static tfb_trace_colcache_key *key_new(char *const *paths, size_t n)
 {
     const char *dir = g_dir;
     if (!dir || n == 0)
         return NULL;
-    tfb_colcache_key *k = calloc(1, sizeof *k);
+    tfb_trace_colcache_key *k = calloc(1, sizeof *k);
     if (!k)
         return NULL;
     k->paths = calloc(n, sizeof *k->paths);
@@ -227,7 +222,7 @@ static tfb_colcache_key *key_new(char *const *paths, size_t n)
     for (size_t i = 0; i < n; i++) {
         k->paths[i] = realpath(paths[i], NULL);
         if (!k->paths[i]) {
-            tfb_colcache_key_free(k);
+            tfb_trace_colcache_key_free(k);
             return NULL;
         }
         uint64_t ph = tfb_hash_str(k->paths[i]);
@@ -237,7 +232,7 @@ static tfb_colcache_key *key_new(char *const *paths, size_t n)
     size_t fl = strlen(dir) + 64;
     k->file = malloc(fl);
     if (!k->sig || !k->file) {
-        tfb_colcache_key_free(k);
+        tfb_trace_colcache_key_free(k);
         return NULL;
     }
     snprintf(k->file, fl, "%s/trace-%016llx.tfbc", dir, (unsigned long long)h);
@@ -254,7 +249,7 @@ static tfb_colcache_key *key_new(char *const *paths, size_t n)
 static int orphaned(const char *path)
 {
     char *s;
-    if (tfb_colcache_file_sig(path, &s) != 0)
+    if (tfb_trace_colcache_file_sig(path, &s) != 0)
         return 0;
     int gone = 0;
     char *line = strchr(s, '\n'); /* past the version line */
@@ -297,7 +292,7 @@ static void sweep_stale(const char *dir)
             continue;
         }
         if (strncmp(e->d_name, "trace-", 6) != 0 ||
-            !has_suffix(e->d_name, ".tfbc") || st.st_uid != geteuid())
+            !tfb_trace_has_suffix(e->d_name, ".tfbc") || st.st_uid != geteuid())
             continue;
         size_t pl = strlen(dir) + strlen(e->d_name) + 2;
         char *p = malloc(pl);
@@ -311,8 +306,8 @@ static void sweep_stale(const char *dir)
     closedir(d);
 }
 
-int tfb_colcache_save(const tfb_colcache_key *key, const tfb_gpu_trace *t,
-                      uint64_t rows)
+int tfb_trace_colcache_save(const tfb_trace_colcache_key *key,
+                            const tfb_trace *t, uint64_t rows)
 {
     if (!key || !t)
         return 0;
@@ -330,29 +325,30 @@ int tfb_colcache_save(const tfb_colcache_key *key, const tfb_gpu_trace *t,
             sweep_stale(dir);
         free(dir);
     }
-    return tfb_colcache_write_file(key->file, key->sig, t, rows);
+    return tfb_trace_colcache_write_file(key->file, key->sig, t, rows);
 }
 
-int tfb_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
-                      tfb_gpu_trace **out, tfb_colcache_key **key)
+int tfb_trace_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
+                            tfb_trace **out, tfb_trace_colcache_key **key)
 {
     *key = NULL;
     *out = NULL;
-    tfb_colcache_key *k = key_new(paths, n);
+    tfb_trace_colcache_key *k = key_new(paths, n);
     if (!k)
         return TFB_ENOENT;
-    int err = tfb_colcache_read_file(k->file, k->sig, max_rows, out, NULL);
+    int err =
+        tfb_trace_colcache_read_file(k->file, k->sig, max_rows, out, NULL);
     if (err == 0) {
-        tfb_colcache_key_free(k);
+        tfb_trace_colcache_key_free(k);
         return 0;
     }
     *key = k;
     return err;
 }
 
-int tfb_colcache_map(const tfb_colcache_key *key, tfb_gpu_trace **out)
+int tfb_trace_colcache_map(const tfb_trace_colcache_key *key, tfb_trace **out)
 {
     if (!key || !out)
         return TFB_EINVAL;
-    return tfb_colcache_read_file(key->file, key->sig, 0, out, NULL);
+    return tfb_trace_colcache_read_file(key->file, key->sig, 0, out, NULL);
 }

@@ -2,7 +2,7 @@
  * trace_cachedir.h - the trace cache directory: where the columnar trace
  * cache files (trace_colcache.h) live and which one belongs to a load.
  *
- * Where: tfb_colcache_configure (--cache_dir; default
+ * Where: tfb_trace_colcache_configure (trace.h; --cache_dir; default
  * $XDG_CACHE_HOME/tfboard, else ~/.cache/tfboard), never inside the
  * logdir. One file per set of source files: trace-<hash of their real
  * paths>.tfbc, so a changed source replaces its own cache file.
@@ -27,49 +27,40 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "trace/trace.h"
 
-/* Sets the cache directory. dir NULL: the default ($XDG_CACHE_HOME/tfboard
- * or $HOME/.cache/tfboard); dir "": no cache. The directory is made (0700)
- * when missing. A directory inside logdir (logdir may be NULL) is refused:
- * explicit, TFB_EINVAL with a message on err; the default, caching off
- * with a message. A directory that cannot be made: caching off, message,
- * 0 (the server serves from the sources). Call before loads start. */
-int tfb_colcache_configure(const char *dir, const char *logdir, FILE *err);
-
 /* The directory in use (NULL: no cache). Valid until the next configure. */
-const char *tfb_colcache_dir(void);
+const char *tfb_trace_colcache_dir(void);
 
 /* The default directory, or NULL when neither XDG_CACHE_HOME (absolute)
  * nor HOME is set (malloc'd). */
-char *tfb_colcache_default_dir(void);
+char *tfb_trace_colcache_default_dir(void);
 
 /* What a load's sources were when it began: their signature and the
  * cache file that belongs to them. */
-typedef struct tfb_colcache_key tfb_colcache_key;
+typedef struct tfb_trace_colcache_key tfb_trace_colcache_key;
 
 /* Looks up the cache of these sources. 0: *out is the mapped trace (one
  * reference). Else the sources must be read: *key (NULL when there is no
  * cache directory or a source cannot be stat'ed) is handed to
- * tfb_colcache_save after the build. A cached trace whose build read
+ * tfb_trace_colcache_save after the build. A cached trace whose build read
  * more than max_rows rows (0: no limit) is not used, so a smaller budget
  * fails as it would have. */
-int tfb_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
-                      tfb_gpu_trace **out, tfb_colcache_key **key);
+int tfb_trace_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
+                            tfb_trace **out, tfb_trace_colcache_key **key);
 
 /* Writes t (built from key's sources, reading `rows` rows) as their cache
  * file, unless a source changed since the key was taken (TFB_ESTATE).
  * Errors only mean no cache file. key may be NULL (0). */
-int tfb_colcache_save(const tfb_colcache_key *key, const tfb_gpu_trace *t,
-                      uint64_t rows);
+int tfb_trace_colcache_save(const tfb_trace_colcache_key *key,
+                            const tfb_trace *t, uint64_t rows);
 
-/* Maps the cache file that tfb_colcache_save just wrote for key (the
+/* Maps the cache file that tfb_trace_colcache_save just wrote for key (the
  * server swaps it in for the built trace: same answers, a fraction of the
- * resident memory). 0 and *out, or an error of tfb_colcache_read_file. */
-int tfb_colcache_map(const tfb_colcache_key *key, tfb_gpu_trace **out);
+ * resident memory). 0 and *out, or an error of tfb_trace_colcache_read_file. */
+int tfb_trace_colcache_map(const tfb_trace_colcache_key *key, tfb_trace **out);
 
-void tfb_colcache_key_free(tfb_colcache_key *key);
+void tfb_trace_colcache_key_free(tfb_trace_colcache_key *key);
 
 #endif

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace/trace_aggregate.h"
+#include "trace/trace_internal.h"
 #include "tfboard.h"
 
 /* ------------------------------------------------------------------------
@@ -27,20 +27,20 @@
 
 enum {
     C_SIG,      /* the source signature text (no NUL) */
-    C_SPANS,    /* tfb_gpu_span[nspans] */
+    C_SPANS,    /* tfb_trace_span[nspans] */
     C_LANES,    /* disk_lane[nlanes] */
     C_TREE,     /* int64_t: every lane's max-end tree, lane after lane */
-    C_KINFO,    /* tfb_gpu_kinfo[] */
+    C_KINFO,    /* tfb_trace_kinfo[] */
     C_VALUES,   /* int64_t[] */
-    C_CALLS,    /* tfb_gpu_call[] */
+    C_CALLS,    /* tfb_trace_call[] */
     C_CBC,      /* uint32_t[ncalls]: calls by correlation */
-    C_DEVICES,  /* tfb_gpu_device[] */
+    C_DEVICES,  /* tfb_trace_device[] */
     C_STROFF,   /* uint64_t[nstrings + 1]: offsets into C_STRDATA */
     C_STRDATA,  /* the strings, each NUL-terminated */
-    C_DEVSUM,   /* tfb_gpu_device_summary[ndevices], name NULL */
+    C_DEVSUM,   /* tfb_trace_device_summary[ndevices], name NULL */
     C_BUSYN,    /* uint64_t[ndevices]: busy pairs per device */
     C_BUSY,     /* int64_t pairs, device after device */
-    C_KSTATS,   /* tfb_gpu_kernel_stat[], name NULL */
+    C_KSTATS,   /* tfb_trace_kernel_stat[], name NULL */
     C_KNAME,    /* int32_t per kernel stat: its string, -1 "<unknown>" */
     NCOL
 };
@@ -54,7 +54,7 @@ typedef struct disk_lane {
     uint32_t host, levels;
     uint64_t off, n;
     uint64_t tree_at; /* first entry of its tree in C_TREE */
-    uint64_t tree_off[TFB_GPU_TREE_LEVELS], tree_n[TFB_GPU_TREE_LEVELS];
+    uint64_t tree_off[TFB_TRACE_TREE_LEVELS], tree_n[TFB_TRACE_TREE_LEVELS];
 } disk_lane;
 
 typedef struct col {
@@ -78,12 +78,12 @@ static const char *const UNKNOWN_KERNEL = "<unknown>";
 
 static void layout_of(uint32_t *l)
 {
-    l[L_SPAN] = sizeof(tfb_gpu_span);
-    l[L_KINFO] = sizeof(tfb_gpu_kinfo);
-    l[L_CALL] = sizeof(tfb_gpu_call);
-    l[L_DEVICE] = sizeof(tfb_gpu_device);
-    l[L_DEVSUM] = sizeof(tfb_gpu_device_summary);
-    l[L_KSTAT] = sizeof(tfb_gpu_kernel_stat);
+    l[L_SPAN] = sizeof(tfb_trace_span);
+    l[L_KINFO] = sizeof(tfb_trace_kinfo);
+    l[L_CALL] = sizeof(tfb_trace_call);
+    l[L_DEVICE] = sizeof(tfb_trace_device);
+    l[L_DEVSUM] = sizeof(tfb_trace_device_summary);
+    l[L_KSTAT] = sizeof(tfb_trace_kernel_stat);
     l[L_LANE] = sizeof(disk_lane);
 }
 
@@ -169,14 +169,14 @@ static int32_t name_index(const strref *refs, size_t n, const char *p)
     return f ? f->idx : -1;
 }
 
-static int write_body(writer *w, const char *sig, const tfb_gpu_trace *t,
+static int write_body(writer *w, const char *sig, const tfb_trace *t,
                       uint64_t rows)
 {
-    const tfb_gpu_aggregates *a = t->agg;
+    const tfb_trace_aggregates *a = t->agg;
     header h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, MAGIC, 8);
-    h.version = TFB_COLCACHE_VERSION;
+    h.version = TFB_TRACE_COLCACHE_VERSION;
     h.endian = ENDIAN_MARK;
     h.ncols = NCOL;
     layout_of(h.layout);
@@ -202,20 +202,20 @@ static int write_body(writer *w, const char *sig, const tfb_gpu_trace *t,
     size_t nks = a ? a->nkstats : 0;
     uint64_t len[NCOL] = {
         [C_SIG] = strlen(sig),
-        [C_SPANS] = t->nspans * sizeof(tfb_gpu_span),
+        [C_SPANS] = t->nspans * sizeof(tfb_trace_span),
         [C_LANES] = t->nlanes * sizeof(disk_lane),
         [C_TREE] = ntree * sizeof(int64_t),
-        [C_KINFO] = t->nkinfo * sizeof(tfb_gpu_kinfo),
+        [C_KINFO] = t->nkinfo * sizeof(tfb_trace_kinfo),
         [C_VALUES] = t->nvalues * sizeof(int64_t),
-        [C_CALLS] = t->ncalls * sizeof(tfb_gpu_call),
+        [C_CALLS] = t->ncalls * sizeof(tfb_trace_call),
         [C_CBC] = t->calls_by_corr ? t->ncalls * sizeof(uint32_t) : 0,
-        [C_DEVICES] = t->ndevices * sizeof(tfb_gpu_device),
+        [C_DEVICES] = t->ndevices * sizeof(tfb_trace_device),
         [C_STROFF] = (t->nstrings + 1) * sizeof(uint64_t),
         [C_STRDATA] = strbytes,
-        [C_DEVSUM] = ndev * sizeof(tfb_gpu_device_summary),
+        [C_DEVSUM] = ndev * sizeof(tfb_trace_device_summary),
         [C_BUSYN] = ndev * sizeof(uint64_t),
         [C_BUSY] = nbusy * 2 * sizeof(int64_t),
-        [C_KSTATS] = nks * sizeof(tfb_gpu_kernel_stat),
+        [C_KSTATS] = nks * sizeof(tfb_trace_kernel_stat),
         [C_KNAME] = nks * sizeof(int32_t),
     };
     uint64_t off = align_up(sizeof h);
@@ -234,7 +234,7 @@ static int write_body(writer *w, const char *sig, const tfb_gpu_trace *t,
     pad_to(w, h.cols[C_LANES].off);
     uint64_t tree_at = 0;
     for (size_t i = 0; i < t->nlanes; i++) {
-        const tfb_gpu_lane *l = &t->lanes[i];
+        const tfb_trace_lane *l = &t->lanes[i];
         disk_lane d;
         memset(&d, 0, sizeof d);
         d.device = l->device;
@@ -244,7 +244,7 @@ static int write_body(writer *w, const char *sig, const tfb_gpu_trace *t,
         d.off = l->off;
         d.n = l->n;
         d.tree_at = tree_at;
-        for (size_t k = 0; k < TFB_GPU_TREE_LEVELS; k++) {
+        for (size_t k = 0; k < TFB_TRACE_TREE_LEVELS; k++) {
             d.tree_off[k] = l->tree_off[k];
             d.tree_n[k] = l->tree_n[k];
         }
@@ -254,7 +254,7 @@ static int write_body(writer *w, const char *sig, const tfb_gpu_trace *t,
     }
     pad_to(w, h.cols[C_TREE].off);
     for (size_t i = 0; i < t->nlanes; i++) {
-        const tfb_gpu_lane *l = &t->lanes[i];
+        const tfb_trace_lane *l = &t->lanes[i];
         uint64_t m = 0;
         for (size_t k = 0; k < l->levels; k++)
             m += l->tree_n[k];
@@ -282,7 +282,7 @@ static int write_body(writer *w, const char *sig, const tfb_gpu_trace *t,
         put(w, t->strings[i], strlen(t->strings[i]) + 1);
     pad_to(w, h.cols[C_DEVSUM].off);
     for (size_t d = 0; d < ndev; d++) {
-        tfb_gpu_device_summary s = a->dev[d];
+        tfb_trace_device_summary s = a->dev[d];
         s.name = NULL; /* restored from the device's string on load */
         put(w, &s, sizeof s);
     }
@@ -305,7 +305,7 @@ static int write_body(writer *w, const char *sig, const tfb_gpu_trace *t,
         qsort(refs, t->nstrings, sizeof *refs, cmp_strref);
     }
     for (size_t i = 0; i < nks; i++) {
-        tfb_gpu_kernel_stat s = a->kstats[i];
+        tfb_trace_kernel_stat s = a->kstats[i];
         s.name = NULL;
         put(w, &s, sizeof s);
     }
@@ -364,8 +364,8 @@ static void pending(char *tmp, int on)
     pthread_mutex_unlock(&g_pending_mu);
 }
 
-int tfb_colcache_write_file(const char *path, const char *sig,
-                            const tfb_gpu_trace *t, uint64_t rows)
+int tfb_trace_colcache_write_file(const char *path, const char *sig,
+                                  const tfb_trace *t, uint64_t rows)
 {
     if (!path || !sig || !t)
         return TFB_EINVAL;
@@ -404,12 +404,12 @@ int tfb_colcache_write_file(const char *path, const char *sig,
  * Reading
  * ---------------------------------------------------------------------- */
 typedef struct mapped {
-    tfb_gpu_trace t; /* first: the trace's address is the mapping's */
+    tfb_trace t; /* first: the trace's address is the mapping's */
     void *base;
     size_t len;
 } mapped;
 
-static void mapped_release(tfb_gpu_trace *t)
+static void mapped_release(tfb_trace *t)
 {
     mapped *m = (mapped *)t;
     if (t->agg) {
@@ -462,25 +462,25 @@ static int check_header(const header *h, uint64_t size)
     uint32_t l[NLAYOUT];
     layout_of(l);
     if (memcmp(h->magic, MAGIC, 8) != 0 || h->endian != ENDIAN_MARK ||
-        h->version != TFB_COLCACHE_VERSION || h->ncols != NCOL ||
+        h->version != TFB_TRACE_COLCACHE_VERSION || h->ncols != NCOL ||
         memcmp(h->layout, l, sizeof l) != 0 || h->file_size != size)
         return TFB_ECORRUPT;
     static const uint64_t elem[NCOL] = {
         [C_SIG] = 1,
-        [C_SPANS] = sizeof(tfb_gpu_span),
+        [C_SPANS] = sizeof(tfb_trace_span),
         [C_LANES] = sizeof(disk_lane),
         [C_TREE] = sizeof(int64_t),
-        [C_KINFO] = sizeof(tfb_gpu_kinfo),
+        [C_KINFO] = sizeof(tfb_trace_kinfo),
         [C_VALUES] = sizeof(int64_t),
-        [C_CALLS] = sizeof(tfb_gpu_call),
+        [C_CALLS] = sizeof(tfb_trace_call),
         [C_CBC] = sizeof(uint32_t),
-        [C_DEVICES] = sizeof(tfb_gpu_device),
+        [C_DEVICES] = sizeof(tfb_trace_device),
         [C_STROFF] = sizeof(uint64_t),
         [C_STRDATA] = 1,
-        [C_DEVSUM] = sizeof(tfb_gpu_device_summary),
+        [C_DEVSUM] = sizeof(tfb_trace_device_summary),
         [C_BUSYN] = sizeof(uint64_t),
         [C_BUSY] = 2 * sizeof(int64_t),
-        [C_KSTATS] = sizeof(tfb_gpu_kernel_stat),
+        [C_KSTATS] = sizeof(tfb_trace_kernel_stat),
         [C_KNAME] = sizeof(int32_t),
     };
     uint64_t prev = sizeof *h;
@@ -499,23 +499,23 @@ static int check_header(const header *h, uint64_t size)
  * trees, string offsets, per-device tables). */
 static int attach(mapped *m, const header *h)
 {
-    tfb_gpu_trace *t = &m->t;
+    tfb_trace *t = &m->t;
     const char *base = m->base;
 #define COL(c) ((const void *)(base + h->cols[c].off))
 #define CNT(c, T) (h->cols[c].len / sizeof(T))
-    t->spans = (tfb_gpu_span *)COL(C_SPANS);
-    t->nspans = CNT(C_SPANS, tfb_gpu_span);
-    t->kinfo = (tfb_gpu_kinfo *)COL(C_KINFO);
-    t->nkinfo = CNT(C_KINFO, tfb_gpu_kinfo);
+    t->spans = (tfb_trace_span *)COL(C_SPANS);
+    t->nspans = CNT(C_SPANS, tfb_trace_span);
+    t->kinfo = (tfb_trace_kinfo *)COL(C_KINFO);
+    t->nkinfo = CNT(C_KINFO, tfb_trace_kinfo);
     t->values = (int64_t *)COL(C_VALUES);
     t->nvalues = CNT(C_VALUES, int64_t);
-    t->calls = (tfb_gpu_call *)COL(C_CALLS);
-    t->ncalls = CNT(C_CALLS, tfb_gpu_call);
+    t->calls = (tfb_trace_call *)COL(C_CALLS);
+    t->ncalls = CNT(C_CALLS, tfb_trace_call);
     t->calls_by_corr = h->cols[C_CBC].len ? (uint32_t *)COL(C_CBC) : NULL;
     if (t->calls_by_corr && CNT(C_CBC, uint32_t) != t->ncalls)
         return TFB_ECORRUPT;
-    t->devices = (tfb_gpu_device *)COL(C_DEVICES);
-    t->ndevices = CNT(C_DEVICES, tfb_gpu_device);
+    t->devices = (tfb_trace_device *)COL(C_DEVICES);
+    t->ndevices = CNT(C_DEVICES, tfb_trace_device);
     if (!t->nspans)
         t->spans = NULL;
     if (!t->nkinfo)
@@ -545,17 +545,17 @@ static int attach(mapped *m, const header *h)
     uint64_t spans_seen = 0;
     for (size_t i = 0; i < nl; i++) {
         const disk_lane *d = &dl[i];
-        tfb_gpu_lane *l = &t->lanes[i];
+        tfb_trace_lane *l = &t->lanes[i];
         if (d->off != spans_seen || d->n > t->nspans - d->off ||
-            d->levels > TFB_GPU_TREE_LEVELS || d->tree_at > ntree)
+            d->levels > TFB_TRACE_TREE_LEVELS || d->tree_at > ntree)
             return TFB_ECORRUPT;
         spans_seen += d->n;
         /* The tree's shape follows from the lane's length (as
          * gpu_builder.c builds it): the readers walk it by that shape. */
         uint64_t total = 0, w = d->n;
         uint32_t lv = 0;
-        while (w > TFB_GPU_TREE_FANOUT && lv < TFB_GPU_TREE_LEVELS) {
-            w = (w + TFB_GPU_TREE_FANOUT - 1) / TFB_GPU_TREE_FANOUT;
+        while (w > TFB_TRACE_TREE_FANOUT && lv < TFB_TRACE_TREE_LEVELS) {
+            w = (w + TFB_TRACE_TREE_FANOUT - 1) / TFB_TRACE_TREE_FANOUT;
             if (d->tree_off[lv] != total || d->tree_n[lv] != w)
                 return TFB_ECORRUPT;
             total += w;
@@ -569,7 +569,7 @@ static int attach(mapped *m, const header *h)
         l->off = d->off;
         l->n = d->n;
         l->levels = d->levels;
-        for (size_t k = 0; k < TFB_GPU_TREE_LEVELS; k++) {
+        for (size_t k = 0; k < TFB_TRACE_TREE_LEVELS; k++) {
             l->tree_off[k] = k < d->levels ? d->tree_off[k] : 0;
             l->tree_n[k] = k < d->levels ? d->tree_n[k] : 0;
         }
@@ -601,12 +601,12 @@ static int attach(mapped *m, const header *h)
     /* The aggregates: small tables copied, busy intervals in place. */
     if (!h->has_agg)
         return 0;
-    size_t nd = CNT(C_DEVSUM, tfb_gpu_device_summary);
-    size_t nks = CNT(C_KSTATS, tfb_gpu_kernel_stat);
+    size_t nd = CNT(C_DEVSUM, tfb_trace_device_summary);
+    size_t nks = CNT(C_KSTATS, tfb_trace_kernel_stat);
     if (nd != t->ndevices || CNT(C_BUSYN, uint64_t) != nd ||
         CNT(C_KNAME, int32_t) != nks)
         return TFB_ECORRUPT;
-    tfb_gpu_aggregates *a = calloc(1, sizeof *a);
+    tfb_trace_aggregates *a = calloc(1, sizeof *a);
     if (!a)
         return TFB_ENOMEM;
     t->agg = a;
@@ -623,7 +623,7 @@ static int attach(mapped *m, const header *h)
     int64_t *busy = (int64_t *)COL(C_BUSY);
     uint64_t nb = CNT(C_BUSY, int64_t[2]), at = 0;
     for (size_t d = 0; d < nd; d++) {
-        const tfb_gpu_device *dv = &t->devices[d];
+        const tfb_trace_device *dv = &t->devices[d];
         a->dev[d].name = dv->name >= 0 && (size_t)dv->name < ns
                              ? t->strings[dv->name]
                              : NULL;
@@ -650,9 +650,9 @@ static int attach(mapped *m, const header *h)
     return 0;
 }
 
-int tfb_colcache_read_file(const char *path, const char *sig,
-                           uint64_t max_rows, tfb_gpu_trace **out,
-                           uint64_t *rows)
+int tfb_trace_colcache_read_file(const char *path, const char *sig,
+                                 uint64_t max_rows, tfb_trace **out,
+                                 uint64_t *rows)
 {
     if (!path || !sig || !out)
         return TFB_EINVAL;
@@ -723,7 +723,7 @@ int tfb_colcache_read_file(const char *path, const char *sig,
     return 0;
 }
 
-int tfb_colcache_file_sig(const char *path, char **sig)
+int tfb_trace_colcache_file_sig(const char *path, char **sig)
 {
     *sig = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

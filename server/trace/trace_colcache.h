@@ -35,29 +35,29 @@
 
 /* Bumped whenever the layout of the file or of a struct it stores changes
  * in a way the struct-size check would not see. */
-#define TFB_COLCACHE_VERSION 1
+#define TFB_TRACE_COLCACHE_VERSION 1
 
 /* Writes t as a cache file at path (atomically: temp file in path's
  * directory, fsync, rename), with the source signature sig and the rows
  * its build read. 0, TFB_EINVAL, TFB_ENOMEM, TFB_EIO / TFB_ENOSPC /
  * TFB_EACCES / TFB_ETOOBIG (a file-size limit); on error nothing is left
  * behind. */
-int tfb_colcache_write_file(const char *path, const char *sig,
-                            const tfb_gpu_trace *t, uint64_t rows);
+int tfb_trace_colcache_write_file(const char *path, const char *sig,
+                                  const tfb_trace *t, uint64_t rows);
 
-/* Maps a cache file back. 0 and *out (one reference; tfb_gpu_trace_free
+/* Maps a cache file back. 0 and *out (one reference; tfb_trace_free
  * or release as any trace: t->release unmaps it); TFB_ENOENT (no file),
  * TFB_ECORRUPT (anything wrong: magic, version, sizes, checksum, bounds,
  * owner), TFB_ESTATE (a valid file of other sources: sig differs, or more
  * rows than max_rows, 0 = no limit), TFB_ENOMEM. *rows (may be NULL) gets
  * the rows of its build. */
-int tfb_colcache_read_file(const char *path, const char *sig,
-                           uint64_t max_rows, tfb_gpu_trace **out,
-                           uint64_t *rows);
+int tfb_trace_colcache_read_file(const char *path, const char *sig,
+                                 uint64_t max_rows, tfb_trace **out,
+                                 uint64_t *rows);
 
 /* The signature stored in a cache file whose header is sound (its CRC is
  * not checked: for sweeping only). *sig malloc'd. 0, TFB_ENOENT,
  * TFB_EIO, TFB_ECORRUPT, TFB_ENOMEM. */
-int tfb_colcache_file_sig(const char *path, char **sig);
+int tfb_trace_colcache_file_sig(const char *path, char **sig);
 
 #endif

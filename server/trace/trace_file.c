@@ -1,6 +1,7 @@
 /*
- * trace_file.c - whole trace files, gzip'ed or not, with a cap on their
- * inflated size (trace_file.h).
+ * trace_file.c - a run's trace files as files (trace_file.h): their kind
+ * by name, reading one whole, gzip'ed or not, with a cap on its inflated
+ * size, and the signature of a set of them.
  */
 #include "trace/trace_file.h"
 
@@ -15,7 +16,29 @@
 #include "tfboard.h"
 #include "base/vec.h"
 
-int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len)
+int tfb_trace_has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+tfb_trace_file_kind tfb_trace_file_kind_of(const char *path)
+{
+    if (tfb_trace_has_suffix(path, ".sqlite"))
+        return TFB_TRACE_FILE_SQLITE;
+    if (tfb_trace_has_suffix(path, ".pt.trace.json") ||
+        tfb_trace_has_suffix(path, ".pt.trace.json.gz"))
+        return TFB_TRACE_FILE_KINETO;
+    return TFB_TRACE_FILE_OTHER;
+}
+
+const char *tfb_trace_file_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+int tfb_trace_read_text(const char *path, size_t max, char **out, size_t *len)
 {
     /* gzread passes uncompressed files through unchanged. */
     struct stat st;
@@ -23,7 +46,7 @@ int tfb_gpu_read_text(const char *path, size_t max, char **out, size_t *len)
         return errno == ENOENT ? TFB_ENOENT : TFB_EIO;
     /* JSON traces compress 5-30x; far more is a bomb, refused early (past
      * 64 MiB) instead of at the absolute cap. */
-    uint64_t ratio_cap = (uint64_t)st.st_size * TFB_GPU_MAX_RATIO;
+    uint64_t ratio_cap = (uint64_t)st.st_size * TFB_TRACE_MAX_RATIO;
     gzFile f = gzopen(path, "rb");
     if (!f)
         return errno == ENOENT ? TFB_ENOENT : TFB_EIO;
@@ -92,7 +115,7 @@ static int sig_add(text *sig, const char *path)
     return 0;
 }
 
-char *tfb_gpu_files_signature(char *const *files, size_t n)
+char *tfb_trace_files_signature(char *const *files, size_t n)
 {
     text sig = {0};
     int err = tfb_vec_need(&sig, 1);
@@ -101,7 +124,7 @@ char *tfb_gpu_files_signature(char *const *files, size_t n)
     for (size_t i = 0; i < n && !err; i++) {
         err = sig_add(&sig, files[i]);
         size_t pl = strlen(files[i]);
-        if (!err && pl >= 7 && strcmp(files[i] + pl - 7, ".sqlite") == 0) {
+        if (!err && tfb_trace_file_kind_of(files[i]) == TFB_TRACE_FILE_SQLITE) {
             char *wal = malloc(pl + 5);
             if (!wal) {
                 err = -1;

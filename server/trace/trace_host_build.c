@@ -1,5 +1,5 @@
 /*
- * trace_host_build.c - the builder of the host model (trace_host.h): the
+ * trace_host_build.c - the builder of the host model (trace.h): the
  * loaders add spans per (pid, tid) thread; finishing makes each thread's
  * lanes (its NVTX ranges and marks; its ops and runtime calls), nests each
  * lane's spans into rows by a stack walk, computes self times, the op
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "trace/trace_host.h"
+#include "trace/trace_internal.h"
 #include "base/strtab.h"
 #include "base/vec.h"
 
@@ -27,23 +27,24 @@ typedef struct thread_rec {
     int lane_ops, lane_ranges;
 } thread_rec;
 
-struct tfb_host_builder {
-    tfb_gpu_load_ctl *ctl;
-    TFB_VEC(tfb_host_span) spans;
+struct tfb_trace_host_builder {
+    tfb_trace_load_ctl *ctl;
+    TFB_VEC(tfb_trace_host_event) spans;
     TFB_VEC(thread_rec) threads;
     TFB_VEC(char *) strings;
     tfb_strtab names, tids;
     /* the tids table's keys ((pid, tid) pairs), in chunks that never
      * move */
     int64_t *tid_keys[MAX_THREADS / KEY_CHUNK];
-    TFB_VEC(tfb_host_probes) probes; /* per file */
+    TFB_VEC(tfb_trace_host_probes) probes; /* per file */
     size_t file;
     size_t dropped; /* spans on threads past MAX_THREADS */
 };
 
-int tfb_host_builder_new(tfb_host_builder **out, tfb_gpu_load_ctl *ctl)
+int tfb_trace_host_builder_new(tfb_trace_host_builder **out,
+                               tfb_trace_load_ctl *ctl)
 {
-    tfb_host_builder *b = calloc(1, sizeof *b);
+    tfb_trace_host_builder *b = calloc(1, sizeof *b);
     if (!b)
         return TFB_ENOMEM;
     b->ctl = ctl;
@@ -51,7 +52,7 @@ int tfb_host_builder_new(tfb_host_builder **out, tfb_gpu_load_ctl *ctl)
     return 0;
 }
 
-void tfb_host_builder_free(tfb_host_builder *b)
+void tfb_trace_host_builder_free(tfb_trace_host_builder *b)
 {
     if (!b)
         return;
@@ -68,12 +69,13 @@ void tfb_host_builder_free(tfb_host_builder *b)
     free(b);
 }
 
-void tfb_host_builder_begin_file(tfb_host_builder *b, size_t file)
+void tfb_trace_host_builder_begin_file(tfb_trace_host_builder *b, size_t file)
 {
     b->file = file;
 }
 
-int tfb_host_builder_fail(tfb_host_builder *b, int code, const char *fmt, ...)
+int tfb_trace_host_builder_fail(tfb_trace_host_builder *b, int code,
+                                const char *fmt, ...)
 {
     if (b->ctl && !b->ctl->error[0]) {
         va_list ap;
@@ -84,12 +86,13 @@ int tfb_host_builder_fail(tfb_host_builder *b, int code, const char *fmt, ...)
     return code;
 }
 
-int tfb_host_builder_late(const tfb_host_builder *b)
+int tfb_trace_host_builder_late(const tfb_trace_host_builder *b)
 {
-    return b->ctl && tfb_gpu_load_ctl_late(b->ctl);
+    return b->ctl && tfb_trace_load_ctl_late(b->ctl);
 }
 
-int32_t tfb_host_builder_str(tfb_host_builder *b, const char *s, size_t len)
+int32_t tfb_trace_host_builder_str(tfb_trace_host_builder *b, const char *s,
+                                   size_t len)
 {
     void *v = tfb_strtab_get(&b->names, s, len);
     if (v)
@@ -114,7 +117,7 @@ int32_t tfb_host_builder_str(tfb_host_builder *b, const char *s, size_t len)
 
 /* The thread record of (pid, tid): its index, -1 on ENOMEM, -2 past
  * MAX_THREADS. */
-static int thread_of(tfb_host_builder *b, int64_t pid, int64_t tid)
+static int thread_of(tfb_trace_host_builder *b, int64_t pid, int64_t tid)
 {
     int64_t key[2] = {pid, tid};
     void *v = tfb_strtab_get(&b->tids, (const char *)key, sizeof key);
@@ -140,8 +143,8 @@ static int thread_of(tfb_host_builder *b, int64_t pid, int64_t tid)
     return (int)b->threads.n - 1;
 }
 
-int tfb_host_builder_thread_name(tfb_host_builder *b, int64_t pid,
-                                 int64_t tid, int32_t name)
+int tfb_trace_host_builder_thread_name(tfb_trace_host_builder *b, int64_t pid,
+                                       int64_t tid, int32_t name)
 {
     int t = thread_of(b, pid, tid);
     if (t == -1)
@@ -151,26 +154,27 @@ int tfb_host_builder_thread_name(tfb_host_builder *b, int64_t pid,
     return 0;
 }
 
-static int count_row(tfb_host_builder *b)
+static int count_row(tfb_trace_host_builder *b)
 {
-    tfb_gpu_load_ctl *c = b->ctl;
+    tfb_trace_load_ctl *c = b->ctl;
     if (!c)
         return 0;
     c->rows++;
     if (c->max_rows && c->rows > c->max_rows)
-        return tfb_host_builder_fail(b, TFB_ETOOBIG,
-                                     "the host events exceed the load "
-                                     "budget (%llu rows)",
-                                     (unsigned long long)c->max_rows);
-    if ((c->rows & 0xffff) == 0 && tfb_gpu_load_ctl_late(c))
-        return tfb_host_builder_fail(b, TFB_ETOOBIG,
-                                     "reading the host events took longer "
-                                     "than the load budget");
+        return tfb_trace_host_builder_fail(b, TFB_ETOOBIG,
+                                           "the host events exceed the load "
+                                           "budget (%llu rows)",
+                                           (unsigned long long)c->max_rows);
+    if ((c->rows & 0xffff) == 0 && tfb_trace_load_ctl_late(c))
+        return tfb_trace_host_builder_fail(
+            b, TFB_ETOOBIG,
+            "reading the host events took longer "
+            "than the load budget");
     return 0;
 }
 
-/* Keeps the first TFB_HOST_PROBES runtime calls of each file. */
-static int add_probe(tfb_host_builder *b, int64_t start, int64_t end,
+/* Keeps the first TFB_TRACE_HOST_PROBES runtime calls of each file. */
+static int add_probe(tfb_trace_host_builder *b, int64_t start, int64_t end,
                      int64_t corr)
 {
     size_t f = b->file;
@@ -179,15 +183,16 @@ static int add_probe(tfb_host_builder *b, int64_t start, int64_t end,
             return TFB_ENOMEM;
         b->probes.v[b->probes.n++].n = 0;
     }
-    tfb_host_probes *p = &b->probes.v[f];
-    if (p->n < TFB_HOST_PROBES)
-        p->v[p->n++] = (tfb_host_probe){start, end, corr};
+    tfb_trace_host_probes *p = &b->probes.v[f];
+    if (p->n < TFB_TRACE_HOST_PROBES)
+        p->v[p->n++] = (tfb_trace_host_probe){start, end, corr};
     return 0;
 }
 
-int tfb_host_builder_span(tfb_host_builder *b, int64_t pid, int64_t tid,
-                          int kind, int32_t name, int64_t start, int64_t end,
-                          int64_t correlation)
+int tfb_trace_host_builder_span(tfb_trace_host_builder *b, int64_t pid,
+                                int64_t tid, int kind, int32_t name,
+                                int64_t start, int64_t end,
+                                int64_t correlation)
 {
     int err = count_row(b);
     if (err)
@@ -201,18 +206,18 @@ int tfb_host_builder_span(tfb_host_builder *b, int64_t pid, int64_t tid,
         b->dropped++;
         return 0;
     }
-    if (kind == TFB_HOST_RUNTIME && correlation >= 0 &&
+    if (kind == TFB_TRACE_HOST_RUNTIME && correlation >= 0 &&
         add_probe(b, start, end, correlation) < 0)
         return TFB_ENOMEM;
     /* lane holds the thread index until the lanes are made. */
-    tfb_host_span s = {.start = start,
-                       .end = end,
-                       .correlation = kind == TFB_HOST_RUNTIME ? correlation
-                                                               : -1,
-                       .name = (uint32_t)name,
-                       .lane = (uint16_t)t,
-                       .file = (uint16_t)b->file,
-                       .kind = (uint8_t)kind};
+    tfb_trace_host_event s = {
+        .start = start,
+        .end = end,
+        .correlation = kind == TFB_TRACE_HOST_RUNTIME ? correlation : -1,
+        .name = (uint32_t)name,
+        .lane = (uint16_t)t,
+        .file = (uint16_t)b->file,
+        .kind = (uint8_t)kind};
     return tfb_vec_push(&b->spans, s) < 0 ? TFB_ENOMEM : 0;
 }
 
@@ -221,12 +226,12 @@ int tfb_host_builder_span(tfb_host_builder *b, int64_t pid, int64_t tid,
  * ---------------------------------------------------------------------- */
 static int is_range(int kind)
 {
-    return kind == TFB_HOST_RANGE || kind == TFB_HOST_MARK;
+    return kind == TFB_TRACE_HOST_RANGE || kind == TFB_TRACE_HOST_MARK;
 }
 
 static int cmp_span(const void *a, const void *b)
 {
-    const tfb_host_span *x = a, *y = b;
+    const tfb_trace_host_event *x = a, *y = b;
     if (x->lane != y->lane)
         return x->lane < y->lane ? -1 : 1;
     if (x->start != y->start)
@@ -246,13 +251,13 @@ static int cmp_thread(const void *a, const void *b)
 
 static int cmp_op_self(const void *a, const void *b)
 {
-    const tfb_host_op_stat *x = a, *y = b;
+    const tfb_trace_host_op_stat *x = a, *y = b;
     if (x->self_ns != y->self_ns)
         return x->self_ns < y->self_ns ? 1 : -1;
     return (x->name > y->name) - (x->name < y->name);
 }
 
-void tfb_host_trace_free(tfb_host_trace *h)
+void tfb_trace_host_free(tfb_trace_host *h)
 {
     if (!h)
         return;
@@ -269,7 +274,7 @@ void tfb_host_trace_free(tfb_host_trace *h)
 /* Lanes: threads in (pid, tid) order, each its NVTX lane, then its CPU
  * lane, only where it has spans. Labels name the pid too when the trace
  * holds several processes. */
-static int make_lanes(tfb_host_builder *b, tfb_host_trace *h)
+static int make_lanes(tfb_trace_host_builder *b, tfb_trace_host *h)
 {
     size_t nt = b->threads.n;
     uint8_t *has = calloc(nt ? nt : 1, 2);
@@ -319,7 +324,7 @@ static int make_lanes(tfb_host_builder *b, tfb_host_trace *h)
     }
     h->nlanes = nl;
     for (size_t i = 0; !err && i < b->spans.n; i++) {
-        tfb_host_span *s = &b->spans.v[i];
+        tfb_trace_host_event *s = &b->spans.v[i];
         thread_rec *t = &b->threads.v[s->lane];
         s->lane = (uint16_t)(is_range(s->kind) ? t->lane_ranges : t->lane_ops);
     }
@@ -329,14 +334,14 @@ static int make_lanes(tfb_host_builder *b, tfb_host_trace *h)
 }
 
 /* Rows and self times by a stack walk per lane; the extent; busy time. */
-static void nest(tfb_host_trace *h)
+static void nest(tfb_trace_host *h)
 {
     size_t stack[MAX_DEPTH + 1];
     size_t sp = 0;
     h->start_ns = h->n ? h->spans[0].start : 0;
     h->end_ns = h->start_ns;
     for (size_t i = 0; i < h->n; i++) {
-        tfb_host_span *s = &h->spans[i];
+        tfb_trace_host_event *s = &h->spans[i];
         if (i == 0 || s->lane != h->spans[i - 1].lane)
             sp = 0;
         while (sp > 0 && h->spans[stack[sp - 1]].end <= s->start)
@@ -344,7 +349,7 @@ static void nest(tfb_host_trace *h)
         s->depth = (uint8_t)(sp < MAX_DEPTH ? sp : MAX_DEPTH);
         s->self_ns = s->end - s->start;
         if (sp > 0) {
-            tfb_host_span *p = &h->spans[stack[sp - 1]];
+            tfb_trace_host_event *p = &h->spans[stack[sp - 1]];
             int64_t e = s->end < p->end ? s->end : p->end;
             p->self_ns -= e - s->start;
         }
@@ -362,18 +367,18 @@ static void nest(tfb_host_trace *h)
 }
 
 /* Totals per op name (ops and runtime calls), most self time first. */
-static int op_totals(tfb_host_trace *h)
+static int op_totals(tfb_trace_host *h)
 {
     if (!h->nstrings)
         return 0;
-    tfb_host_op_stat *ops = calloc(h->nstrings, sizeof *ops);
+    tfb_trace_host_op_stat *ops = calloc(h->nstrings, sizeof *ops);
     if (!ops)
         return TFB_ENOMEM;
     for (size_t i = 0; i < h->n; i++) {
-        const tfb_host_span *s = &h->spans[i];
+        const tfb_trace_host_event *s = &h->spans[i];
         if (is_range(s->kind))
             continue;
-        tfb_host_op_stat *o = &ops[s->name];
+        tfb_trace_host_op_stat *o = &ops[s->name];
         o->name = s->name;
         o->count++;
         o->total_ns += s->end - s->start;
@@ -390,14 +395,15 @@ static int op_totals(tfb_host_trace *h)
     return 0;
 }
 
-int tfb_host_builder_finish(tfb_host_builder *b, tfb_host_trace **out)
+int tfb_trace_host_builder_finish(tfb_trace_host_builder *b,
+                                  tfb_trace_host **out)
 {
     *out = NULL;
     if (!b->spans.n) {
-        tfb_host_builder_free(b);
+        tfb_trace_host_builder_free(b);
         return 0;
     }
-    tfb_host_trace *h = calloc(1, sizeof *h);
+    tfb_trace_host *h = calloc(1, sizeof *h);
     int err = h ? make_lanes(b, h) : TFB_ENOMEM;
     if (!err) {
         if (b->spans.n > 1)
@@ -415,9 +421,9 @@ int tfb_host_builder_finish(tfb_host_builder *b, tfb_host_trace **out)
         nest(h);
         err = op_totals(h);
     }
-    tfb_host_builder_free(b);
+    tfb_trace_host_builder_free(b);
     if (err) {
-        tfb_host_trace_free(h);
+        tfb_trace_host_free(h);
         return err;
     }
     h->refs = 1;

@@ -1,6 +1,6 @@
 /*
  * trace_host_kineto.c - the host side of a Kineto trace into the host
- * model (trace_host.h): complete events ("ph":"X") of the host categories
+ * model (trace.h): complete events ("ph":"X") of the host categories
  * (cpu_op, python_function, Operator: ops; cuda_runtime, cuda_driver,
  * Runtime: calls, with args.correlation; user_annotation: NVTX-style
  * ranges) and thread_name metadata, read by the Kineto scanner the device
@@ -10,86 +10,91 @@
  */
 #include <stdlib.h>
 
-#include "trace/trace_host.h"
+#include "trace/trace_internal.h"
 #include "trace/trace_kineto_scan.h"
 #include "trace/trace_file.h"
 
 typedef struct kctx {
-    tfb_host_builder *b;
+    tfb_trace_host_builder *b;
     int err; /* the builder's error, apart from the scanner's */
 } kctx;
 
-static int host_kind(const tfb_kineto_tok *cat)
+static int host_kind(const tfb_trace_kineto_tok *cat)
 {
-    if (tfb_kineto_tok_is(cat, "cpu_op") ||
-        tfb_kineto_tok_is(cat, "python_function") ||
-        tfb_kineto_tok_is(cat, "Operator"))
-        return TFB_HOST_OP;
-    if (tfb_kineto_tok_is(cat, "cuda_runtime") ||
-        tfb_kineto_tok_is(cat, "cuda_driver") ||
-        tfb_kineto_tok_is(cat, "Runtime"))
-        return TFB_HOST_RUNTIME;
-    if (tfb_kineto_tok_is(cat, "user_annotation"))
-        return TFB_HOST_RANGE;
+    if (tfb_trace_kineto_tok_is(cat, "cpu_op") ||
+        tfb_trace_kineto_tok_is(cat, "python_function") ||
+        tfb_trace_kineto_tok_is(cat, "Operator"))
+        return TFB_TRACE_HOST_OP;
+    if (tfb_trace_kineto_tok_is(cat, "cuda_runtime") ||
+        tfb_trace_kineto_tok_is(cat, "cuda_driver") ||
+        tfb_trace_kineto_tok_is(cat, "Runtime"))
+        return TFB_TRACE_HOST_RUNTIME;
+    if (tfb_trace_kineto_tok_is(cat, "user_annotation"))
+        return TFB_TRACE_HOST_RANGE;
     return -1;
 }
 
-static int32_t intern(tfb_host_builder *b, const tfb_kineto_tok *t)
+static int32_t intern(tfb_trace_host_builder *b, const tfb_trace_kineto_tok *t)
 {
     char buf[512], *heap;
     size_t n;
-    const char *s = tfb_kineto_tok_text(t, buf, sizeof buf, &n, &heap);
-    int32_t id = s ? tfb_host_builder_str(b, s, n) : -1;
+    const char *s = tfb_trace_kineto_tok_text(t, buf, sizeof buf, &n, &heap);
+    int32_t id = s ? tfb_trace_host_builder_str(b, s, n) : -1;
     free(heap);
     return id;
 }
 
-static int add_event(tfb_host_builder *b, const tfb_kineto_event *e,
-                     int64_t base_ns, int legacy)
+static int add_event(tfb_trace_host_builder *b,
+                     const tfb_trace_kineto_event *e, int64_t base_ns,
+                     int legacy)
 {
-    int64_t pid = tfb_kineto_tok_i64(&e->pid, 0),
-            tid = tfb_kineto_tok_i64(&e->tid, 0);
-    if (tfb_kineto_tok_is(&e->ph, "M")) {
-        if (!tfb_kineto_tok_is(&e->name, "thread_name") || !e->a_name.is_str)
+    int64_t pid = tfb_trace_kineto_tok_i64(&e->pid, 0),
+            tid = tfb_trace_kineto_tok_i64(&e->tid, 0);
+    if (tfb_trace_kineto_tok_is(&e->ph, "M")) {
+        if (!tfb_trace_kineto_tok_is(&e->name, "thread_name") ||
+            !e->a_name.is_str)
             return 0;
         int32_t name = intern(b, &e->a_name);
-        return name < 0 ? TFB_ENOMEM
-                        : tfb_host_builder_thread_name(b, pid, tid, name);
+        return name < 0
+                   ? TFB_ENOMEM
+                   : tfb_trace_host_builder_thread_name(b, pid, tid, name);
     }
-    if (!tfb_kineto_tok_is(&e->ph, "X") || !e->name.is_str)
+    if (!tfb_trace_kineto_tok_is(&e->ph, "X") || !e->name.is_str)
         return 0;
-    int kind = legacy && !e->cat.s ? TFB_HOST_OP : host_kind(&e->cat);
+    int kind = legacy && !e->cat.s ? TFB_TRACE_HOST_OP : host_kind(&e->cat);
     int64_t ts, dur, start, end;
-    if (kind < 0 || !tfb_kineto_us_to_ns(&e->ts, &ts) ||
-        !tfb_kineto_us_to_ns(&e->dur, &dur) || dur < 0 ||
+    if (kind < 0 || !tfb_trace_kineto_us_to_ns(&e->ts, &ts) ||
+        !tfb_trace_kineto_us_to_ns(&e->dur, &dur) || dur < 0 ||
         __builtin_add_overflow(ts, base_ns, &start) ||
         __builtin_add_overflow(start, dur, &end))
         return 0; /* another kind, or nonsense times: skipped */
     int32_t name = intern(b, &e->name);
     if (name < 0)
         return TFB_ENOMEM;
-    return tfb_host_builder_span(b, pid, tid, kind, name, start, end,
-                                 kind == TFB_HOST_RUNTIME
-                                     ? tfb_kineto_tok_i64(&e->a_corr, -1)
-                                     : -1);
+    return tfb_trace_host_builder_span(
+        b, pid, tid, kind, name, start, end,
+        kind == TFB_TRACE_HOST_RUNTIME
+            ? tfb_trace_kineto_tok_i64(&e->a_corr, -1)
+            : -1);
 }
 
-static int on_event(void *ctx, const tfb_kineto_event *e, int64_t base_ns,
-                    int legacy)
+static int on_event(void *ctx, const tfb_trace_kineto_event *e,
+                    int64_t base_ns, int legacy)
 {
     kctx *k = ctx;
     k->err = add_event(k->b, e, base_ns, legacy);
     return k->err;
 }
 
-int tfb_host_load_kineto(tfb_host_builder *b, const char *path)
+int tfb_trace_host_load_kineto(tfb_trace_host_builder *b, const char *path)
 {
     kctx k = {b, 0};
-    int rc = tfb_kineto_scan(path, 1, on_event, &k);
+    int rc = tfb_trace_kineto_scan(path, 1, on_event, &k);
     if (!k.err && (rc == TFB_ETOOBIG || rc == TFB_ENOMEM))
-        return tfb_host_builder_fail(b, rc, "%s inflates to more than %zu "
-                                     "MiB or %dx its size; not read",
-                                     path, TFB_GPU_MAX_TEXT_BYTES >> 20,
-                                     TFB_GPU_MAX_RATIO);
+        return tfb_trace_host_builder_fail(
+            b, rc,
+            "%s inflates to more than %zu "
+            "MiB or %dx its size; not read",
+            path, TFB_TRACE_MAX_TEXT_BYTES >> 20, TFB_TRACE_MAX_RATIO);
     return rc;
 }

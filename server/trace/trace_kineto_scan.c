@@ -18,7 +18,7 @@ typedef struct scan {
     int bad;
 } scan;
 
-typedef tfb_kineto_tok tok;
+typedef tfb_trace_kineto_tok tok;
 
 static void ws(scan *s)
 {
@@ -100,13 +100,13 @@ static void skip_value(scan *s, tok *v)
     }
 }
 
-int tfb_kineto_tok_is(const tok *t, const char *lit)
+int tfb_trace_kineto_tok_is(const tok *t, const char *lit)
 {
     size_t n = strlen(lit);
     return t->s && t->len == n && memcmp(t->s, lit, n) == 0;
 }
 
-int tfb_kineto_tok_ieq(const tok *t, const char *lit)
+int tfb_trace_kineto_tok_ieq(const tok *t, const char *lit)
 {
     size_t n = strlen(lit);
     if (!t->s || t->len != n)
@@ -117,7 +117,7 @@ int tfb_kineto_tok_ieq(const tok *t, const char *lit)
     return 1;
 }
 
-int64_t tfb_kineto_tok_i64(const tok *t, int64_t def)
+int64_t tfb_trace_kineto_tok_i64(const tok *t, int64_t def)
 {
     if (!t->s || !t->len)
         return def;
@@ -136,7 +136,7 @@ int64_t tfb_kineto_tok_i64(const tok *t, int64_t def)
     return (int64_t)v;
 }
 
-int tfb_kineto_us_to_ns(const tok *t, int64_t *out)
+int tfb_trace_kineto_us_to_ns(const tok *t, int64_t *out)
 {
     if (!t->s || !t->len || t->is_str)
         return 0;
@@ -176,8 +176,8 @@ int tfb_kineto_us_to_ns(const tok *t, int64_t *out)
     return 1;
 }
 
-char *tfb_kineto_tok_text(const tok *t, char *buf, size_t cap, size_t *len,
-                          char **heap)
+char *tfb_trace_kineto_tok_text(const tok *t, char *buf, size_t cap,
+                                size_t *len, char **heap)
 {
     *heap = NULL;
     char *o = buf;
@@ -218,11 +218,11 @@ static void read_triple(scan *s, int64_t out[3])
         tok t;
         skip_value(s, &t);
         if (i < 3)
-            out[i] = tfb_kineto_tok_i64(&t, 0);
+            out[i] = tfb_trace_kineto_tok_i64(&t, 0);
     }
 }
 
-static void read_args(scan *s, tfb_kineto_event *e)
+static void read_args(scan *s, tfb_trace_kineto_event *e)
 {
     if (!eat(s, '{')) {
         skip_value(s, NULL);
@@ -236,18 +236,18 @@ static void read_args(scan *s, tfb_kineto_event *e)
             s->bad = 1;
             return;
         }
-        tok *dst = tfb_kineto_tok_is(&k, "correlation")   ? &e->a_corr
-                   : tfb_kineto_tok_is(&k, "device")      ? &e->a_dev
-                   : tfb_kineto_tok_is(&k, "stream")      ? &e->a_stream
-                   : tfb_kineto_tok_is(&k, "bytes")       ? &e->a_bytes
-                   : tfb_kineto_tok_is(&k, "name")        ? &e->a_name
-                   : tfb_kineto_tok_is(&k, "registers per thread")
+        tok *dst = tfb_trace_kineto_tok_is(&k, "correlation")   ? &e->a_corr
+                   : tfb_trace_kineto_tok_is(&k, "device")      ? &e->a_dev
+                   : tfb_trace_kineto_tok_is(&k, "stream")      ? &e->a_stream
+                   : tfb_trace_kineto_tok_is(&k, "bytes")       ? &e->a_bytes
+                   : tfb_trace_kineto_tok_is(&k, "name")        ? &e->a_name
+                   : tfb_trace_kineto_tok_is(&k, "registers per thread")
                        ? &e->a_regs
-                   : tfb_kineto_tok_is(&k, "shared memory") ? &e->a_smem
-                                                            : NULL;
-        if (tfb_kineto_tok_is(&k, "grid"))
+                   : tfb_trace_kineto_tok_is(&k, "shared memory") ? &e->a_smem
+                                                                  : NULL;
+        if (tfb_trace_kineto_tok_is(&k, "grid"))
             read_triple(s, e->grid);
-        else if (tfb_kineto_tok_is(&k, "block"))
+        else if (tfb_trace_kineto_tok_is(&k, "block"))
             read_triple(s, e->block);
         else
             skip_value(s, dst);
@@ -256,7 +256,7 @@ static void read_args(scan *s, tfb_kineto_event *e)
         s->bad = 1;
 }
 
-static int read_event(scan *s, tfb_kineto_event *e)
+static int read_event(scan *s, tfb_trace_kineto_event *e)
 {
     memset(e, 0, sizeof *e);
     if (!eat(s, '{')) {
@@ -271,15 +271,15 @@ static int read_event(scan *s, tfb_kineto_event *e)
             s->bad = 1;
             return 0;
         }
-        tok *dst = tfb_kineto_tok_is(&k, "ph")     ? &e->ph
-                   : tfb_kineto_tok_is(&k, "cat")  ? &e->cat
-                   : tfb_kineto_tok_is(&k, "name") ? &e->name
-                   : tfb_kineto_tok_is(&k, "pid")  ? &e->pid
-                   : tfb_kineto_tok_is(&k, "tid")  ? &e->tid
-                   : tfb_kineto_tok_is(&k, "ts")   ? &e->ts
-                   : tfb_kineto_tok_is(&k, "dur")  ? &e->dur
-                                                   : NULL;
-        if (tfb_kineto_tok_is(&k, "args"))
+        tok *dst = tfb_trace_kineto_tok_is(&k, "ph")     ? &e->ph
+                   : tfb_trace_kineto_tok_is(&k, "cat")  ? &e->cat
+                   : tfb_trace_kineto_tok_is(&k, "name") ? &e->name
+                   : tfb_trace_kineto_tok_is(&k, "pid")  ? &e->pid
+                   : tfb_trace_kineto_tok_is(&k, "tid")  ? &e->tid
+                   : tfb_trace_kineto_tok_is(&k, "ts")   ? &e->ts
+                   : tfb_trace_kineto_tok_is(&k, "dur")  ? &e->dur
+                                                         : NULL;
+        if (tfb_trace_kineto_tok_is(&k, "args"))
             read_args(s, e);
         else
             skip_value(s, dst);
@@ -291,12 +291,12 @@ static int read_event(scan *s, tfb_kineto_event *e)
     return 1;
 }
 
-int tfb_kineto_scan(const char *path, int legacy_ok, tfb_kineto_event_fn fn,
-                    void *ctx)
+int tfb_trace_kineto_scan(const char *path, int legacy_ok,
+                          tfb_trace_kineto_event_fn fn, void *ctx)
 {
     char *text;
     size_t len = 0;
-    int rc = tfb_gpu_read_text(path, TFB_GPU_MAX_TEXT_BYTES, &text, &len);
+    int rc = tfb_trace_read_text(path, TFB_TRACE_MAX_TEXT_BYTES, &text, &len);
     if (rc == TFB_ETOOBIG || rc == TFB_ENOMEM)
         return rc;
     if (rc < 0)
@@ -315,14 +315,14 @@ int tfb_kineto_scan(const char *path, int legacy_ok, tfb_kineto_event_fn fn,
             tok k, v;
             if (!str_tok(&s, &k) || !eat(&s, ':'))
                 break;
-            if (tfb_kineto_tok_is(&k, "traceEvents")) {
+            if (tfb_trace_kineto_tok_is(&k, "traceEvents")) {
                 ws(&s);
                 events = s.p;
                 skip_value(&s, NULL);
             } else {
                 skip_value(&s, &v);
-                if (tfb_kineto_tok_is(&k, "baseTimeNanoseconds"))
-                    base_ns = tfb_kineto_tok_i64(&v, 0);
+                if (tfb_trace_kineto_tok_is(&k, "baseTimeNanoseconds"))
+                    base_ns = tfb_trace_kineto_tok_i64(&v, 0);
             }
         } while (!s.bad && eat(&s, ','));
     }
@@ -335,7 +335,7 @@ int tfb_kineto_scan(const char *path, int legacy_ok, tfb_kineto_event_fn fn,
     s.bad = 0;
     int err = 0;
     if (eat(&s, '[') && !eat(&s, ']')) {
-        tfb_kineto_event e;
+        tfb_trace_kineto_event e;
         do {
             if (!read_event(&s, &e))
                 break;

@@ -27,49 +27,51 @@
  * has_esc when it holds a backslash) or a number's text; s NULL when the
  * field is absent. Points into the file's text: valid during the
  * callback only. */
-typedef struct tfb_kineto_tok {
+typedef struct tfb_trace_kineto_tok {
     const char *s;
     size_t len;
     int is_str, has_esc;
-} tfb_kineto_tok;
+} tfb_trace_kineto_tok;
 
 /* One event: its top-level fields and the args the trace layer reads. */
-typedef struct tfb_kineto_event {
-    tfb_kineto_tok ph, cat, name, pid, tid, ts, dur;
+typedef struct tfb_trace_kineto_event {
+    tfb_trace_kineto_tok ph, cat, name, pid, tid, ts, dur;
     /* args: correlation, device, stream, bytes, "registers per thread",
      * "shared memory", name (thread_name metadata) */
-    tfb_kineto_tok a_corr, a_dev, a_stream, a_bytes, a_regs, a_smem, a_name;
+    tfb_trace_kineto_tok a_corr, a_dev, a_stream, a_bytes, a_regs, a_smem,
+        a_name;
     int64_t grid[3], block[3]; /* args grid / block, 0 when absent */
-} tfb_kineto_event;
+} tfb_trace_kineto_event;
 
 /* Called for each event with the file's baseTimeNanoseconds (0 when
  * absent) and whether the file is a legacy bare array of events
  * (torch.profiler built without Kineto). A nonzero return stops the scan
- * and is returned by tfb_kineto_scan. */
-typedef int (*tfb_kineto_event_fn)(void *ctx, const tfb_kineto_event *e,
-                                   int64_t base_ns, int legacy);
+ * and is returned by tfb_trace_kineto_scan. */
+typedef int (*tfb_trace_kineto_event_fn)(void *ctx,
+                                         const tfb_trace_kineto_event *e,
+                                         int64_t base_ns, int legacy);
 
 /* Scans path (plain or gzip, within trace_file.h's caps). legacy_ok: a
  * bare array of events is a trace too (else it is not one). Returns 1
  * when the file is a trace (its events were handed over), 0 when it is
  * not one (unreadable, damaged .gz, no traceEvents), TFB_ETOOBIG (past the
  * size caps) or TFB_ENOMEM, or the callback's nonzero return. */
-int tfb_kineto_scan(const char *path, int legacy_ok, tfb_kineto_event_fn fn,
-                    void *ctx);
+int tfb_trace_kineto_scan(const char *path, int legacy_ok,
+                          tfb_trace_kineto_event_fn fn, void *ctx);
 
 /* Token helpers: exact match; ASCII case-insensitive match (lit lower
  * case); integer value (numbers with a fraction or exponent truncated;
  * numeric strings too), def when none; µs text -> ns (exact for plain
  * decimals), 1 on success. */
-int tfb_kineto_tok_is(const tfb_kineto_tok *t, const char *lit);
-int tfb_kineto_tok_ieq(const tfb_kineto_tok *t, const char *lit);
-int64_t tfb_kineto_tok_i64(const tfb_kineto_tok *t, int64_t def);
-int tfb_kineto_us_to_ns(const tfb_kineto_tok *t, int64_t *out);
+int tfb_trace_kineto_tok_is(const tfb_trace_kineto_tok *t, const char *lit);
+int tfb_trace_kineto_tok_ieq(const tfb_trace_kineto_tok *t, const char *lit);
+int64_t tfb_trace_kineto_tok_i64(const tfb_trace_kineto_tok *t, int64_t def);
+int tfb_trace_kineto_us_to_ns(const tfb_trace_kineto_tok *t, int64_t *out);
 
 /* A string token's text with escapes decoded into buf (cap bytes) or,
  * when it does not fit, a malloc'd copy (*heap set: free it); NUL
  * terminated, length in *len. NULL on ENOMEM. */
-char *tfb_kineto_tok_text(const tfb_kineto_tok *t, char *buf, size_t cap,
-                          size_t *len, char **heap);
+char *tfb_trace_kineto_tok_text(const tfb_trace_kineto_tok *t, char *buf,
+                                size_t cap, size_t *len, char **heap);
 
 #endif

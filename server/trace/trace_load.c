@@ -1,6 +1,6 @@
 /*
  * trace_load.c - one load of a run's trace files: the load budgets
- * (tfb_gpu_load_limits) and the dispatch of each file to its loader (our
+ * (tfb_trace_load_limits) and the dispatch of each file to its loader (our
  * *.trace.sqlite and nsys exports: trace_load_sqlite.c; Kineto JSON:
  * trace_load_kineto.c), which fill one builder (trace_build.c) - unless
  * the columnar cache (trace_cachedir.c) holds a file of these very sources,
@@ -15,20 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "trace/trace.h"
+#include "trace/trace_internal.h"
+#include "trace/trace_file.h"
 #include "trace/trace_cachedir.h"
-
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
 
 /* ------------------------------------------------------------------------
  * Budgets
@@ -37,9 +26,9 @@ static const char *base_name(const char *p)
 #define DEFAULT_MAX_SECONDS 300.0
 
 static pthread_mutex_t g_limits_mu = PTHREAD_MUTEX_INITIALIZER;
-static tfb_gpu_load_limits g_limits = {DEFAULT_MAX_ROWS, DEFAULT_MAX_SECONDS};
+static tfb_trace_load_limits g_limits = {DEFAULT_MAX_ROWS, DEFAULT_MAX_SECONDS};
 
-void tfb_gpu_set_load_limits(const tfb_gpu_load_limits *l)
+void tfb_trace_set_load_limits(const tfb_trace_load_limits *l)
 {
     pthread_mutex_lock(&g_limits_mu);
     g_limits.max_rows = l && l->max_rows ? l->max_rows : DEFAULT_MAX_ROWS;
@@ -48,11 +37,11 @@ void tfb_gpu_set_load_limits(const tfb_gpu_load_limits *l)
     pthread_mutex_unlock(&g_limits_mu);
 }
 
-void tfb_gpu_load_ctl_init(tfb_gpu_load_ctl *c, size_t nfiles)
+void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles)
 {
     memset(c, 0, sizeof *c);
     pthread_mutex_lock(&g_limits_mu);
-    tfb_gpu_load_limits l = g_limits;
+    tfb_trace_load_limits l = g_limits;
     pthread_mutex_unlock(&g_limits_mu);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -66,48 +55,49 @@ void tfb_gpu_load_ctl_init(tfb_gpu_load_ctl *c, size_t nfiles)
 /* ------------------------------------------------------------------------
  * Loading files
  * ---------------------------------------------------------------------- */
-int tfb_gpu_trace_load_files_keyed(char *const *paths, size_t n,
-                                   tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out,
-                                   tfb_colcache_key **ck)
+int tfb_trace_load_files_keyed(char *const *paths, size_t n,
+                               tfb_trace_load_ctl *ctl, tfb_trace **out,
+                               tfb_trace_colcache_key **ck)
 {
     /* A columnar cache file of these very sources is mapped instead of
      * reading them (*ck NULL); else *ck says where the trace built from
      * them is to be cached (may be NULL). */
     *ck = NULL;
-    if (tfb_colcache_load(paths, n, ctl ? ctl->max_rows : 0, out, ck) == 0) {
+    if (tfb_trace_colcache_load(paths, n, ctl ? ctl->max_rows : 0, out, ck) ==
+        0) {
         if (ctl)
             atomic_store(&ctl->progress_ppm, 1000000u);
         return 0;
     }
-    tfb_gpu_builder *b;
-    int err = tfb_gpu_builder_new(&b, ctl);
+    tfb_trace_builder *b;
+    int err = tfb_trace_builder_new(&b, ctl);
     if (err)
         return err;
     for (size_t i = 0; i < n && !err; i++) {
         int r = 0;
         if (ctl)
             ctl->file = i;
-        tfb_gpu_builder_progress(b, 0);
-        tfb_gpu_builder_begin_file(b);
-        if (has_suffix(paths[i], ".sqlite"))
-            r = tfb_gpu_load_sqlite(b, paths[i]);
-        else if (has_suffix(paths[i], ".pt.trace.json") ||
-                 has_suffix(paths[i], ".pt.trace.json.gz"))
-            r = tfb_gpu_load_kineto(b, paths[i]);
+        tfb_trace_builder_progress(b, 0);
+        tfb_trace_builder_begin_file(b);
+        tfb_trace_file_kind kind = tfb_trace_file_kind_of(paths[i]);
+        if (kind == TFB_TRACE_FILE_SQLITE)
+            r = tfb_trace_load_sqlite(b, paths[i]);
+        else if (kind == TFB_TRACE_FILE_KINETO)
+            r = tfb_trace_load_kineto(b, paths[i]);
         if (r < 0) {
             err = r;
             if (ctl && !ctl->error[0])
                 snprintf(ctl->error, sizeof ctl->error, "%s: %s",
-                         base_name(paths[i]), tfb_strerror(r));
+                         tfb_trace_file_name(paths[i]), tfb_strerror(r));
         } else {
-            tfb_gpu_builder_end_file(b, r > 0);
+            tfb_trace_builder_end_file(b, r > 0);
         }
     }
     if (err) {
-        tfb_gpu_builder_free(b);
+        tfb_trace_builder_free(b);
         return err;
     }
-    err = tfb_gpu_builder_finish(b, out);
+    err = tfb_trace_builder_finish(b, out);
     if (err && ctl && !ctl->error[0])
         snprintf(ctl->error, sizeof ctl->error, "building the trace: %s",
                  tfb_strerror(err));
@@ -116,21 +106,20 @@ int tfb_gpu_trace_load_files_keyed(char *const *paths, size_t n,
     return err;
 }
 
-int tfb_gpu_trace_load_files_ctl(char *const *paths, size_t n,
-                                 tfb_gpu_load_ctl *ctl, tfb_gpu_trace **out)
+int tfb_trace_load_files_ctl(char *const *paths, size_t n,
+                             tfb_trace_load_ctl *ctl, tfb_trace **out)
 {
-    tfb_colcache_key *ck = NULL;
-    int err = tfb_gpu_trace_load_files_keyed(paths, n, ctl, out, &ck);
+    tfb_trace_colcache_key *ck = NULL;
+    int err = tfb_trace_load_files_keyed(paths, n, ctl, out, &ck);
     if (!err)
-        tfb_colcache_save(ck, *out, ctl ? ctl->rows : UINT64_MAX);
-    tfb_colcache_key_free(ck);
+        tfb_trace_colcache_save(ck, *out, ctl ? ctl->rows : UINT64_MAX);
+    tfb_trace_colcache_key_free(ck);
     return err;
 }
 
-int tfb_gpu_trace_load_files(char *const *paths, size_t n,
-                             tfb_gpu_trace **out)
+int tfb_trace_load_files(char *const *paths, size_t n, tfb_trace **out)
 {
-    tfb_gpu_load_ctl ctl;
-    tfb_gpu_load_ctl_init(&ctl, n);
-    return tfb_gpu_trace_load_files_ctl(paths, n, &ctl, out);
+    tfb_trace_load_ctl ctl;
+    tfb_trace_load_ctl_init(&ctl, n);
+    return tfb_trace_load_files_ctl(paths, n, &ctl, out);
 }

@@ -1,7 +1,7 @@
 /*
  * trace_load_host_sqlite.c - the host side of a trace store in the nsys
  * export layout (ours, *.trace.sqlite, or `nsys export --type sqlite`)
- * into the host model (trace_host.h):
+ * into the host model (trace.h):
  *   NVTX_EVENTS                  eventType 59 (push/pop) and 60 (start/end)
  *                                ranges, 34 marks; text from the text
  *                                column, else StringIds by textId;
@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_host.h"
+#include "trace/trace_file.h"
+#include "trace/trace_internal.h"
 #include "trace/trace_sqlite_open.h"
 #include "trace/trace_walcopy.h"
 
@@ -32,7 +33,7 @@
 #define NVTX_STARTEND 60
 
 typedef struct hload {
-    tfb_host_builder *b;
+    tfb_trace_host_builder *b;
     sqlite3 *db;
     const char *name; /* the file's base name, for messages */
     int strings;      /* StringIds is a table */
@@ -40,37 +41,21 @@ typedef struct hload {
 
 static int on_progress(void *arg)
 {
-    return tfb_host_builder_late(((hload *)arg)->b);
+    return tfb_trace_host_builder_late(((hload *)arg)->b);
 }
 
 /* 1 when name is a plain table, 0 when absent, TFB_ECORRUPT (message
  * set) when a view or virtual table stands in its place. */
 static int table(hload *L, const char *name)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    if (sqlite3_prepare_v2(L->db,
-                           "SELECT type, sql FROM sqlite_master WHERE name = ?"
-                           " COLLATE NOCASE",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return 0;
-    }
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-        const char *ty = (const char *)sqlite3_column_text(st, 0);
-        const char *sql = (const char *)sqlite3_column_text(st, 1);
-        int virt = sql && sqlite3_strnicmp(sql, "CREATE VIRTUAL", 14) == 0;
-        if (ty && !strcmp(ty, "table") && !virt)
-            rc = 1;
-        else if (ty && (!strcmp(ty, "view") || virt))
-            rc = tfb_host_builder_fail(
-                L->b, TFB_ECORRUPT,
-                "%s: %s is a %s: trace files are read only from plain "
-                "tables", L->name, name, virt ? "virtual table" : "view");
-    }
-    sqlite3_finalize(st);
-    return rc;
+    int k = tfb_trace_sqlite_table_kind(L->db, name);
+    if (k == TFB_TRACE_SQLITE_VIEW || k == TFB_TRACE_SQLITE_VIRTUAL)
+        return tfb_trace_host_builder_fail(
+            L->b, TFB_ECORRUPT,
+            "%s: %s is a %s: trace files are read only from plain tables",
+            L->name, name,
+            k == TFB_TRACE_SQLITE_VIRTUAL ? "virtual table" : "view");
+    return k == TFB_TRACE_SQLITE_TABLE;
 }
 
 static int has_column(sqlite3 *db, const char *tab, const char *col)
@@ -104,7 +89,7 @@ static int32_t text_of(hload *L, sqlite3_stmt *st, int i)
 {
     for (int k = i; k <= i + 1; k++)
         if (sqlite3_column_type(st, k) == SQLITE_TEXT) {
-            int32_t id = tfb_host_builder_str(
+            int32_t id = tfb_trace_host_builder_str(
                 L->b, (const char *)sqlite3_column_text(st, k),
                 (size_t)sqlite3_column_bytes(st, k));
             return id < 0 ? -2 : id;
@@ -125,11 +110,11 @@ static int each_row(hload *L, const char *sql,
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
         err = row(L, st);
     sqlite3_finalize(st);
-    if (!err && tfb_host_builder_late(L->b))
-        err = tfb_host_builder_fail(L->b, TFB_ETOOBIG,
-                                    "%s: reading the host events took "
-                                    "longer than the load budget",
-                                    L->name);
+    if (!err && tfb_trace_host_builder_late(L->b))
+        err = tfb_trace_host_builder_fail(L->b, TFB_ETOOBIG,
+                                          "%s: reading the host events took "
+                                          "longer than the load budget",
+                                          L->name);
     return err;
 }
 
@@ -145,8 +130,8 @@ static int thread_row(hload *L, sqlite3_stmt *st)
         return TFB_ENOMEM;
     int64_t g = sqlite3_column_int64(st, 0);
     return name < 0 ? 0
-                    : tfb_host_builder_thread_name(L->b, pid_of(g), tid_of(g),
-                                                   name);
+                    : tfb_trace_host_builder_thread_name(L->b, pid_of(g),
+                                                         tid_of(g), name);
 }
 
 static int nvtx_row(hload *L, sqlite3_stmt *st)
@@ -161,22 +146,22 @@ static int nvtx_row(hload *L, sqlite3_stmt *st)
     int kind;
     if (type == NVTX_PUSHPOP || type == NVTX_STARTEND ||
         (type == -1 && !null_end))
-        kind = TFB_HOST_RANGE;
+        kind = TFB_TRACE_HOST_RANGE;
     else if (type == NVTX_MARK || type == -1)
-        kind = TFB_HOST_MARK;
+        kind = TFB_TRACE_HOST_MARK;
     else
         return 0; /* domain and category records: not on the timeline */
-    if (kind == TFB_HOST_RANGE && null_end)
+    if (kind == TFB_TRACE_HOST_RANGE && null_end)
         return 0; /* a range never closed */
-    if (kind == TFB_HOST_MARK)
+    if (kind == TFB_TRACE_HOST_MARK)
         end = start;
     int32_t name = text_of(L, st, 4);
     if (name == -1)
-        name = tfb_host_builder_str(L->b, "(unnamed)", 9);
+        name = tfb_trace_host_builder_str(L->b, "(unnamed)", 9);
     if (name < 0)
         return TFB_ENOMEM;
-    return tfb_host_builder_span(L->b, pid_of(g), tid_of(g), kind, name,
-                                 start, end, -1);
+    return tfb_trace_host_builder_span(L->b, pid_of(g), tid_of(g), kind, name,
+                                       start, end, -1);
 }
 
 static int runtime_row(hload *L, sqlite3_stmt *st)
@@ -187,12 +172,12 @@ static int runtime_row(hload *L, sqlite3_stmt *st)
                        : sqlite3_column_int64(st, 3);
     int32_t name = text_of(L, st, 4);
     if (name == -1)
-        name = tfb_host_builder_str(L->b, "CUDA API call", 13);
+        name = tfb_trace_host_builder_str(L->b, "CUDA API call", 13);
     if (name < 0)
         return TFB_ENOMEM;
-    return tfb_host_builder_span(L->b, pid_of(g), tid_of(g), TFB_HOST_RUNTIME,
-                                 name, sqlite3_column_int64(st, 0),
-                                 sqlite3_column_int64(st, 1), corr);
+    return tfb_trace_host_builder_span(
+        L->b, pid_of(g), tid_of(g), TFB_TRACE_HOST_RUNTIME, name,
+        sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), corr);
 }
 
 /* "<id column>, s.value ... LEFT JOIN StringIds s ON s.id = <id>" parts
@@ -258,11 +243,10 @@ static int read_runtime(hload *L)
     return each_row(L, sql, runtime_row);
 }
 
-int tfb_host_load_sqlite(tfb_host_builder *b, const char *path)
+int tfb_trace_host_load_sqlite(tfb_trace_host_builder *b, const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    hload L = {b, NULL, slash ? slash + 1 : path, 0};
-    char *copy = tfb_colcache_wal_copy(path);
+    hload L = {b, NULL, tfb_trace_file_name(path), 0};
+    char *copy = tfb_trace_wal_copy(path);
     /* Opened as every trace reader opens one (trace_sqlite_open.h); a
      * file SQLite refuses is not a trace (0), as below. */
     int err = tfb_trace_sqlite_open(copy ? copy : path, !copy, &L.db);
@@ -284,6 +268,6 @@ int tfb_host_load_sqlite(tfb_host_builder *b, const char *path)
         read = sqlite3_errcode(L.db) != SQLITE_NOTADB;
         sqlite3_close(L.db);
     }
-    tfb_colcache_wal_drop(copy);
+    tfb_trace_wal_drop(copy);
     return err ? err : read;
 }

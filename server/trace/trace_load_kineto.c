@@ -11,72 +11,78 @@
 #include <string.h>
 
 #include "trace/trace_file.h"
-#include "trace/trace.h"
+#include "trace/trace_internal.h"
 #include "trace/trace_kineto_scan.h"
 
-typedef tfb_kineto_tok tok;
-typedef tfb_kineto_event ev;
+typedef tfb_trace_kineto_tok tok;
+typedef tfb_trace_kineto_event ev;
 
 /* Interns a string token, decoding escapes. */
-static int32_t intern_tok(tfb_gpu_builder *b, const tok *t)
+static int32_t intern_tok(tfb_trace_builder *b, const tok *t)
 {
     if (!t->has_esc)
-        return tfb_gpu_builder_str(b, t->s, t->len);
+        return tfb_trace_builder_str(b, t->s, t->len);
     char buf[256], *heap;
     size_t n;
-    const char *o = tfb_kineto_tok_text(t, buf, sizeof buf, &n, &heap);
-    int32_t id = o ? tfb_gpu_builder_str(b, o, n) : -1;
+    const char *o = tfb_trace_kineto_tok_text(t, buf, sizeof buf, &n, &heap);
+    int32_t id = o ? tfb_trace_builder_str(b, o, n) : -1;
     free(heap);
     return id;
 }
 
-static int add_event(tfb_gpu_builder *b, const ev *e, int64_t base_ns)
+static int add_event(tfb_trace_builder *b, const ev *e, int64_t base_ns)
 {
-    if (!tfb_kineto_tok_is(&e->ph, "X"))
+    if (!tfb_trace_kineto_tok_is(&e->ph, "X"))
         return 0;
     int kind;
-    if (tfb_kineto_tok_ieq(&e->cat, "kernel"))
-        kind = TFB_GPU_KERNEL;
-    else if (tfb_kineto_tok_ieq(&e->cat, "gpu_memcpy") || tfb_kineto_tok_ieq(&e->cat, "memcpy"))
-        kind = TFB_GPU_MEMCPY;
-    else if (tfb_kineto_tok_ieq(&e->cat, "gpu_memset") || tfb_kineto_tok_ieq(&e->cat, "memset"))
-        kind = TFB_GPU_MEMSET;
-    else if (tfb_kineto_tok_ieq(&e->cat, "cuda_runtime") || tfb_kineto_tok_ieq(&e->cat, "runtime") ||
-             tfb_kineto_tok_ieq(&e->cat, "cuda_driver") || tfb_kineto_tok_ieq(&e->cat, "driver"))
+    if (tfb_trace_kineto_tok_ieq(&e->cat, "kernel"))
+        kind = TFB_TRACE_KERNEL;
+    else if (tfb_trace_kineto_tok_ieq(&e->cat, "gpu_memcpy") ||
+             tfb_trace_kineto_tok_ieq(&e->cat, "memcpy"))
+        kind = TFB_TRACE_MEMCPY;
+    else if (tfb_trace_kineto_tok_ieq(&e->cat, "gpu_memset") ||
+             tfb_trace_kineto_tok_ieq(&e->cat, "memset"))
+        kind = TFB_TRACE_MEMSET;
+    else if (tfb_trace_kineto_tok_ieq(&e->cat, "cuda_runtime") ||
+             tfb_trace_kineto_tok_ieq(&e->cat, "runtime") ||
+             tfb_trace_kineto_tok_ieq(&e->cat, "cuda_driver") ||
+             tfb_trace_kineto_tok_ieq(&e->cat, "driver"))
         kind = -1;
     else
         return 0;
     int64_t ts, dur = 0;
-    if (!tfb_kineto_us_to_ns(&e->ts, &ts))
+    if (!tfb_trace_kineto_us_to_ns(&e->ts, &ts))
         return 0;
-    if (e->dur.s && !tfb_kineto_us_to_ns(&e->dur, &dur))
+    if (e->dur.s && !tfb_trace_kineto_us_to_ns(&e->dur, &dur))
         return 0;
     int64_t end;
     if (dur < 0 || __builtin_add_overflow(ts, base_ns, &ts) ||
         __builtin_add_overflow(ts, dur, &end))
         return 0; /* nonsense times: skipped */
-    int64_t corr = tfb_kineto_tok_i64(&e->a_corr, -1);
+    int64_t corr = tfb_trace_kineto_tok_i64(&e->a_corr, -1);
     if (kind < 0) {
-        tfb_gpu_call c;
+        tfb_trace_call c;
         c.start = ts;
         c.end = end;
         c.correlation = corr;
         c.name = e->name.s ? intern_tok(b, &e->name) : -1;
         if (e->name.s && c.name < 0)
             return TFB_ENOMEM;
-        return tfb_gpu_builder_call(b, &c);
+        return tfb_trace_builder_call(b, &c);
     }
-    tfb_gpu_span_in s;
+    tfb_trace_span_in s;
     memset(&s, 0, sizeof s);
     s.kind = (uint8_t)kind;
     s.start = ts;
     s.end = end;
     s.correlation = corr;
-    s.device = (int32_t)tfb_kineto_tok_i64(&e->a_dev, tfb_kineto_tok_i64(&e->pid, 0));
-    s.stream = (int32_t)tfb_kineto_tok_i64(&e->a_stream, tfb_kineto_tok_i64(&e->tid, 0));
+    s.device = (int32_t)tfb_trace_kineto_tok_i64(
+        &e->a_dev, tfb_trace_kineto_tok_i64(&e->pid, 0));
+    s.stream = (int32_t)tfb_trace_kineto_tok_i64(
+        &e->a_stream, tfb_trace_kineto_tok_i64(&e->tid, 0));
     s.step = -1;
     s.name = -1;
-    if (kind == TFB_GPU_KERNEL) {
+    if (kind == TFB_TRACE_KERNEL) {
         s.name = e->name.s ? intern_tok(b, &e->name) : -1;
         if (e->name.s && s.name < 0)
             return TFB_ENOMEM;
@@ -84,19 +90,19 @@ static int add_event(tfb_gpu_builder *b, const ev *e, int64_t base_ns)
             s.grid[i] = (int32_t)e->grid[i];
             s.block[i] = (int32_t)e->block[i];
         }
-        s.registers = (int32_t)tfb_kineto_tok_i64(&e->a_regs, 0);
-        s.shared_mem = (int32_t)tfb_kineto_tok_i64(&e->a_smem, 0);
+        s.registers = (int32_t)tfb_trace_kineto_tok_i64(&e->a_regs, 0);
+        s.shared_mem = (int32_t)tfb_trace_kineto_tok_i64(&e->a_smem, 0);
     } else {
-        s.bytes = tfb_kineto_tok_i64(&e->a_bytes, 0);
-        if (kind == TFB_GPU_MEMCPY && e->name.s)
-            s.copy_kind = (uint8_t)tfb_gpu_copy_kind_from_text(e->name.s,
-                                                               e->name.len);
+        s.bytes = tfb_trace_kineto_tok_i64(&e->a_bytes, 0);
+        if (kind == TFB_TRACE_MEMCPY && e->name.s)
+            s.copy_kind =
+                (uint8_t)tfb_trace_copy_kind_from_text(e->name.s, e->name.len);
     }
-    return tfb_gpu_builder_span(b, &s);
+    return tfb_trace_builder_span(b, &s);
 }
 
 typedef struct kctx {
-    tfb_gpu_builder *b;
+    tfb_trace_builder *b;
     int err; /* the builder's error, apart from the scanner's */
 } kctx;
 
@@ -108,14 +114,15 @@ static int on_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
     return k->err;
 }
 
-int tfb_gpu_load_kineto(tfb_gpu_builder *b, const char *path)
+int tfb_trace_load_kineto(tfb_trace_builder *b, const char *path)
 {
     kctx k = {b, 0};
-    int rc = tfb_kineto_scan(path, 0, on_event, &k);
+    int rc = tfb_trace_kineto_scan(path, 0, on_event, &k);
     if (!k.err && (rc == TFB_ETOOBIG || rc == TFB_ENOMEM))
-        return tfb_gpu_builder_fail(b, rc, "%s inflates to more than %zu MiB "
-                                    "or %dx its size; not read",
-                                    path, TFB_GPU_MAX_TEXT_BYTES >> 20,
-                                    TFB_GPU_MAX_RATIO);
+        return tfb_trace_builder_fail(b, rc,
+                                      "%s inflates to more than %zu MiB "
+                                      "or %dx its size; not read",
+                                      path, TFB_TRACE_MAX_TEXT_BYTES >> 20,
+                                      TFB_TRACE_MAX_RATIO);
     return rc;
 }

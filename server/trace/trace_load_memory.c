@@ -2,7 +2,7 @@
  * trace_load_memory.c - a run's memory events from the files it holds:
  * an nsys-schema SQLite trace (ours or an nsys export) and Kineto
  * Chrome-trace JSON `[memory]` instant events. Formats and rules are in
- * trace_memory_events.h.
+ * trace_internal.h.
  *
  * The Kineto reader is a small scanner of its own that only picks the
  * `[memory]` events out (trace_load_kineto.c reads the kernel and copy
@@ -13,13 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
-#include "trace/trace_memory_events.h"
+#include "trace/trace_internal.h"
 #include "tfboard.h"
 
 
-void tfb_gmem_events_free(tfb_gmem_events *e)
+void tfb_trace_memory_events_free(tfb_trace_memory_events *e)
 {
     if (!e)
         return;
@@ -30,9 +31,9 @@ void tfb_gmem_events_free(tfb_gmem_events *e)
 }
 
 /* A new event at the end (unknown stream and pool size), or NULL. */
-static tfb_gmem_event *push(tfb_gmem_events *e)
+static tfb_trace_memory_event *push(tfb_trace_memory_events *e)
 {
-    tfb_gmem_event *x = tfb_vec_add(e);
+    tfb_trace_memory_event *x = tfb_vec_add(e);
     if (!x)
         return NULL;
     x->stream = -1;
@@ -54,7 +55,7 @@ static int cmp_keyed(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-static int sort_tail(tfb_gmem_events *e, size_t from)
+static int sort_tail(tfb_trace_memory_events *e, size_t from)
 {
     size_t n = e->n - from;
     int sorted = 1;
@@ -63,7 +64,7 @@ static int sort_tail(tfb_gmem_events *e, size_t from)
     if (sorted)
         return 0;
     keyed *k = malloc(n * sizeof *k);
-    tfb_gmem_event *tmp = malloc(n * sizeof *tmp);
+    tfb_trace_memory_event *tmp = malloc(n * sizeof *tmp);
     if (!k || !tmp) {
         free(k);
         free(tmp);
@@ -85,7 +86,8 @@ static int sort_tail(tfb_gmem_events *e, size_t from)
 /* ------------------------------------------------------------------------
  * nsys-schema SQLite
  * ---------------------------------------------------------------------- */
-int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path)
+int64_t tfb_trace_memory_load_sqlite(tfb_trace_memory_events *out,
+                                     const char *path)
 {
     if (!out || !path)
         return TFB_EINVAL;
@@ -147,7 +149,7 @@ int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path)
             out->refused++; /* cut to int32 it would be another device */
             continue;
         }
-        tfb_gmem_event *e = push(out);
+        tfb_trace_memory_event *e = push(out);
         if (!e) {
             err = TFB_ENOMEM;
             break;
@@ -156,7 +158,7 @@ int64_t tfb_gmem_load_sqlite(tfb_gmem_events *out, const char *path)
         e->device = (int32_t)dev;
         e->address = (uint64_t)sqlite3_column_int64(st, 2);
         e->bytes = sqlite3_column_int64(st, 3);
-        e->op = op == 0 ? TFB_GMEM_ALLOC : TFB_GMEM_FREE;
+        e->op = op == 0 ? TFB_TRACE_MEMORY_ALLOC : TFB_TRACE_MEMORY_FREE;
         if (sqlite3_column_type(st, 5) != SQLITE_NULL)
             e->stream = sqlite3_column_int64(st, 5);
         /* nsys writes 0 where a value is missing: 0 = no pool. */
@@ -456,14 +458,15 @@ static void read_event(js *s, mem_ev *m)
         s->bad = 1;
 }
 
-int64_t tfb_gmem_load_kineto(tfb_gmem_events *out, const char *path)
+int64_t tfb_trace_memory_load_kineto(tfb_trace_memory_events *out,
+                                     const char *path)
 {
     if (!out || !path)
         return TFB_EINVAL;
     size_t len = 0;
     int err = 0;
     char *buf;
-    int rc = tfb_gpu_read_text(path, TFB_GPU_MAX_TEXT_BYTES, &buf, &len);
+    int rc = tfb_trace_read_text(path, TFB_TRACE_MAX_TEXT_BYTES, &buf, &len);
     if (rc < 0)
         return rc;
     js s = {buf, buf + len, 0};
@@ -500,7 +503,7 @@ int64_t tfb_gmem_load_kineto(tfb_gmem_events *out, const char *path)
                         out->refused++; /* no such device or size */
                         continue;
                     }
-                    tfb_gmem_event *e = push(out);
+                    tfb_trace_memory_event *e = push(out);
                     if (!e) {
                         err = TFB_ENOMEM;
                         break;
@@ -508,7 +511,8 @@ int64_t tfb_gmem_load_kineto(tfb_gmem_events *out, const char *path)
                     e->t_ns = m.ts_ns;
                     e->device = (int32_t)m.dev;
                     e->address = m.addr;
-                    e->op = m.bytes > 0 ? TFB_GMEM_ALLOC : TFB_GMEM_FREE;
+                    e->op = m.bytes > 0 ? TFB_TRACE_MEMORY_ALLOC
+                                        : TFB_TRACE_MEMORY_FREE;
                     e->bytes = m.bytes > 0 ? m.bytes : -m.bytes;
                     e->pool = 1; /* the caching allocator */
                     e->pool_reserved = m.reserved;

@@ -22,7 +22,8 @@
 #include <time.h>
 
 #include "base/idxtab.h"
-#include "trace/trace.h"
+#include "trace/trace_internal.h"
+#include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
 #include "trace/trace_walcopy.h"
 #include "base/vec.h"
@@ -40,7 +41,7 @@ typedef struct id_map {
 #define SMALL_IDS 1024
 
 typedef struct loader {
-    tfb_gpu_builder *b;
+    tfb_trace_builder *b;
     sqlite3 *db;
     const char *path;
     /* path with its -wal copied into the cache directory (its WAL data is
@@ -60,16 +61,10 @@ typedef struct loader {
     _Atomic uint64_t *other_rows;
 } loader;
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
 static int on_progress(void *arg)
 {
     loader *L = arg;
-    if (tfb_gpu_load_ctl_late(tfb_gpu_builder_ctl(L->b))) {
+    if (tfb_trace_load_ctl_late(tfb_trace_builder_ctl(L->b))) {
         L->interrupted = 1;
         return 1;
     }
@@ -80,36 +75,19 @@ static int on_progress(void *arg)
  * when it is something else (a view). */
 static int table_kind(loader *L, const char *name)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    if (sqlite3_prepare_v2(L->db,
-                           "SELECT type, sql FROM sqlite_master WHERE name = ? "
-                           "COLLATE NOCASE",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return 0;
-    }
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *ty = sqlite3_column_text(st, 0);
-        const unsigned char *sql = sqlite3_column_text(st, 1);
-        if (ty && strcmp((const char *)ty, "table") == 0 && sql &&
-            sqlite3_strnicmp((const char *)sql, "CREATE VIRTUAL", 14) == 0)
-            rc = tfb_gpu_builder_fail(
-                L->b, TFB_ECORRUPT,
-                "%s: %s is a virtual table: trace files are read only from "
-                "plain tables", base_name(L->path), name);
-        else if (ty && strcmp((const char *)ty, "table") == 0)
-            rc = 1;
-        else if (ty && (strcmp((const char *)ty, "view") == 0))
-            rc = tfb_gpu_builder_fail(
-                L->b, TFB_ECORRUPT,
-                "%s: %s is a view, not a table: trace files are read only "
-                "from tables (a view can compute rows without end)",
-                base_name(L->path), name);
-    }
-    sqlite3_finalize(st);
-    return rc;
+    int k = tfb_trace_sqlite_table_kind(L->db, name);
+    if (k == TFB_TRACE_SQLITE_VIRTUAL)
+        return tfb_trace_builder_fail(
+            L->b, TFB_ECORRUPT,
+            "%s: %s is a virtual table: trace files are read only from "
+            "plain tables", tfb_trace_file_name(L->path), name);
+    if (k == TFB_TRACE_SQLITE_VIEW)
+        return tfb_trace_builder_fail(
+            L->b, TFB_ECORRUPT,
+            "%s: %s is a view, not a table: trace files are read only "
+            "from tables (a view can compute rows without end)",
+            tfb_trace_file_name(L->path), name);
+    return k == TFB_TRACE_SQLITE_TABLE;
 }
 
 /* "t.col" when the table has it, else "NULL". */
@@ -137,10 +115,10 @@ static int64_t int_or(sqlite3_stmt *st, int i, int64_t def)
 static int step_end(loader *L, int rc)
 {
     if (L->interrupted)
-        return tfb_gpu_builder_fail(L->b, TFB_ETOOBIG,
-                                    "%s: reading the trace took longer "
-                                    "than the load budget",
-                                    base_name(L->path));
+        return tfb_trace_builder_fail(L->b, TFB_ETOOBIG,
+                                      "%s: reading the trace took longer "
+                                      "than the load budget",
+                                      tfb_trace_file_name(L->path));
     (void)rc;
     return 0;
 }
@@ -149,8 +127,8 @@ static void row_done(loader *L)
 {
     if ((++L->rows_read & 0xffff) == 0 && L->rows_est) {
         uint64_t other = L->other_rows ? atomic_load(L->other_rows) : 0;
-        tfb_gpu_builder_progress(L->b, (double)(L->rows_read + other) /
-                                           (double)L->rows_est);
+        tfb_trace_builder_progress(L->b, (double)(L->rows_read + other) /
+                                             (double)L->rows_est);
     }
 }
 
@@ -244,7 +222,7 @@ static int32_t string_id_lookup(loader *L, int64_t id)
     sqlite3_bind_int64(L->str_stmt, 1, id);
     if (sqlite3_step(L->str_stmt) == SQLITE_ROW &&
         sqlite3_column_type(L->str_stmt, 0) == SQLITE_TEXT) {
-        v = tfb_gpu_builder_str(
+        v = tfb_trace_builder_str(
             L->b, (const char *)sqlite3_column_text(L->str_stmt, 0),
             (size_t)sqlite3_column_bytes(L->str_stmt, 0));
         if (v < 0)
@@ -297,8 +275,8 @@ static int32_t name_val(loader *L, sqlite3_value *v)
         const unsigned char *txt = sqlite3_value_text(v);
         if (!txt)
             return -2; /* SQLite's conversion ran out of memory */
-        int32_t id = tfb_gpu_builder_str(L->b, (const char *)txt,
-                                         (size_t)sqlite3_value_bytes(v));
+        int32_t id = tfb_trace_builder_str(L->b, (const char *)txt,
+                                           (size_t)sqlite3_value_bytes(v));
         return id < 0 ? -2 : id;
     }
     return -1;
@@ -311,8 +289,8 @@ static void kernel_row(sqlite3_context *cx, int argc, sqlite3_value **v)
     (void)argc;
     if (L->row_err)
         return;
-    tfb_gpu_span_in s;
-    s.kind = TFB_GPU_KERNEL;
+    tfb_trace_span_in s;
+    s.kind = TFB_TRACE_KERNEL;
     s.start = sqlite3_value_int64(v[0]);
     s.end = sqlite3_value_int64(v[1]);
     s.device = (int32_t)sqlite3_value_int64(v[2]);
@@ -329,7 +307,7 @@ static void kernel_row(sqlite3_context *cx, int argc, sqlite3_value **v)
     s.copy_kind = 0;
     s.step = -1;
     s.name = name_val(L, v[14]);
-    int err = s.name == -2 ? TFB_ENOMEM : tfb_gpu_builder_span(L->b, &s);
+    int err = s.name == -2 ? TFB_ENOMEM : tfb_trace_builder_span(L->b, &s);
     row_done(L);
     if (err) {
         L->row_err = err;
@@ -398,9 +376,9 @@ static int load_copies(loader *L, int memset_)
     }
     int err = 0, rc = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        tfb_gpu_span_in s;
+        tfb_trace_span_in s;
         memset(&s, 0, sizeof s);
-        s.kind = memset_ ? TFB_GPU_MEMSET : TFB_GPU_MEMCPY;
+        s.kind = memset_ ? TFB_TRACE_MEMSET : TFB_TRACE_MEMCPY;
         s.start = sqlite3_column_int64(st, 0);
         s.end = sqlite3_column_int64(st, 1);
         s.device = (int32_t)sqlite3_column_int64(st, 2);
@@ -411,7 +389,7 @@ static int load_copies(loader *L, int memset_)
         s.copy_kind = (uint8_t)(ck >= 0 && ck < 256 ? ck : 0);
         s.name = -1;
         s.step = -1;
-        err = tfb_gpu_builder_span(L->b, &s);
+        err = tfb_trace_builder_span(L->b, &s);
         row_done(L);
     }
     sqlite3_finalize(st);
@@ -435,7 +413,7 @@ typedef struct call_reader {
     uint64_t nrows; /* rows seen (the reader's own count) */
     sqlite3_stmt *q; /* StringIds lookup, on the reader's connection */
     int has_name;
-    TFB_VEC(tfb_gpu_call) calls;
+    TFB_VEC(tfb_trace_call) calls;
     TFB_VEC(char *) names; /* local name index -> text */
     id_map ids; /* StringIds id -> local name index */
     int err;      /* 0, TFB_ENOMEM, TFB_ETOOBIG */
@@ -512,7 +490,7 @@ static void call_row(sqlite3_context *cx, int argc, sqlite3_value **v)
         sqlite3_result_error(cx, "stopped", -1);
         return;
     }
-    tfb_gpu_call *c = &R->calls.v[R->calls.n];
+    tfb_trace_call *c = &R->calls.v[R->calls.n];
     c->start = sqlite3_value_int64(v[0]);
     c->end = sqlite3_value_int64(v[1]);
     c->correlation = val_or(v[2], -1);
@@ -586,7 +564,7 @@ static int runtime_start(loader *L, call_reader *R)
     int k = table_kind(L, T);
     if (k <= 0 || !tfb_trace_sqlite_has_column(L->db, T, "correlationId"))
         return k < 0 ? k : 0;
-    tfb_gpu_load_ctl *ctl = tfb_gpu_builder_ctl(L->b);
+    tfb_trace_load_ctl *ctl = tfb_trace_builder_ctl(L->b);
     R->file = L->wal_copy ? L->wal_copy : L->path;
     R->immutable = !L->wal_copy;
     R->path = L->path;
@@ -615,8 +593,8 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
     }
     int err;
     if (R->err == TFB_ETOOBIG || (R->interrupted && !R->err))
-        err = tfb_gpu_builder_fail(
-            L->b, TFB_ETOOBIG, "%s: %s", base_name(L->path),
+        err = tfb_trace_builder_fail(
+            L->b, TFB_ETOOBIG, "%s: %s", tfb_trace_file_name(L->path),
             R->err == TFB_ETOOBIG
                 ? "the runtime calls exceed the load budget (rows)"
                 : "reading the trace took longer than the load budget");
@@ -628,8 +606,8 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
         if (!map)
             err = TFB_ENOMEM;
         for (size_t i = 0; !err && i < R->names.n; i++) {
-            map[i] = tfb_gpu_builder_str(L->b, R->names.v[i],
-                                         strlen(R->names.v[i]));
+            map[i] = tfb_trace_builder_str(L->b, R->names.v[i],
+                                           strlen(R->names.v[i]));
             if (map[i] < 0)
                 err = TFB_ENOMEM;
         }
@@ -638,8 +616,8 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
         for (size_t i = 0; i < R->calls.n; i++)
             if (R->calls.v[i].name >= 0)
                 R->calls.v[i].name = map[R->calls.v[i].name];
-        err = tfb_gpu_builder_calls_take(L->b, R->calls.v, R->calls.n,
-                                         R->calls.cap);
+        err = tfb_trace_builder_calls_take(L->b, R->calls.v, R->calls.n,
+                                           R->calls.cap);
         memset(&R->calls, 0, sizeof R->calls);
     }
     free(map);
@@ -665,19 +643,19 @@ static int load_devices(loader *L)
     }
     int err = 0, rc = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        err = tfb_gpu_builder_rows(L->b, 1);
+        err = tfb_trace_builder_rows(L->b, 1);
         int32_t name = -1;
         if (!err && sqlite3_column_type(st, 1) == SQLITE_TEXT) {
-            name = tfb_gpu_builder_str(L->b,
-                                       (const char *)sqlite3_column_text(st, 1),
-                                       (size_t)sqlite3_column_bytes(st, 1));
+            name = tfb_trace_builder_str(
+                L->b, (const char *)sqlite3_column_text(st, 1),
+                (size_t)sqlite3_column_bytes(st, 1));
             if (name < 0)
                 err = TFB_ENOMEM;
         }
         if (!err)
-            err = tfb_gpu_builder_device(L->b,
-                                         (int32_t)sqlite3_column_int64(st, 0),
-                                         name, (int32_t)int_or(st, 2, -1));
+            err = tfb_trace_builder_device(
+                L->b, (int32_t)sqlite3_column_int64(st, 0), name,
+                (int32_t)int_or(st, 2, -1));
     }
     sqlite3_finalize(st);
     return err ? err : step_end(L, rc);
@@ -700,14 +678,14 @@ static int load_host_spans(loader *L)
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         row_done(L);
         const unsigned char *kd = sqlite3_column_text(st, 2);
-        tfb_gpu_span_in s;
+        tfb_trace_span_in s;
         memset(&s, 0, sizeof s);
         if (kd && strcmp((const char *)kd, "step") == 0)
-            s.kind = TFB_GPU_HOST_STEP;
+            s.kind = TFB_TRACE_HOST_STEP;
         else if (kd && strcmp((const char *)kd, "input") == 0)
-            s.kind = TFB_GPU_HOST_INPUT;
+            s.kind = TFB_TRACE_HOST_INPUT;
         else {
-            err = tfb_gpu_builder_rows(L->b, 1);
+            err = tfb_trace_builder_rows(L->b, 1);
             continue;
         }
         s.start = sqlite3_column_int64(st, 0);
@@ -717,7 +695,7 @@ static int load_host_spans(loader *L)
         s.stream = -1;
         s.name = -1;
         s.correlation = -1;
-        err = tfb_gpu_builder_span(L->b, &s);
+        err = tfb_trace_builder_span(L->b, &s);
     }
     sqlite3_finalize(st);
     return err ? err : step_end(L, rc);
@@ -749,24 +727,24 @@ static uint64_t estimate_rows(loader *L)
     return total;
 }
 
-int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
+int tfb_trace_load_sqlite(tfb_trace_builder *b, const char *path)
 {
     loader L;
     memset(&L, 0, sizeof L);
     L.b = b;
     L.path = path;
-    L.wal_copy = tfb_colcache_wal_copy(path);
+    L.wal_copy = tfb_trace_wal_copy(path);
     int rc = tfb_trace_sqlite_open(L.wal_copy ? L.wal_copy : path,
                                    !L.wal_copy, &L.db);
     if (rc) {
-        tfb_colcache_wal_drop(L.wal_copy);
+        tfb_trace_wal_drop(L.wal_copy);
         return rc == TFB_ENOMEM ? rc : 0; /* unreadable: not a trace */
     }
     sqlite3_progress_handler(L.db, 10000, on_progress, &L);
     int err = table_kind(&L, "CUPTI_ACTIVITY_KIND_KERNEL");
     if (err <= 0) {
         sqlite3_close(L.db);
-        tfb_colcache_wal_drop(L.wal_copy);
+        tfb_trace_wal_drop(L.wal_copy);
         return err; /* 0: not a trace; < 0: refused */
     }
     err = table_kind(&L, "StringIds");
@@ -808,7 +786,7 @@ int tfb_gpu_load_sqlite(tfb_gpu_builder *b, const char *path)
         err = step_end(&L, 0);
     sqlite3_finalize(L.str_stmt);
     sqlite3_close(L.db);
-    tfb_colcache_wal_drop(L.wal_copy);
+    tfb_trace_wal_drop(L.wal_copy);
     id_free(&L.sids);
     return err ? err : 1;
 }

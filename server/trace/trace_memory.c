@@ -1,44 +1,32 @@
 /*
- * trace_memory.c - builds a run's memory data (trace_memory.h): its
+ * trace_memory.c - builds a run's memory data (trace.h): its
  * memory events (trace_load_memory.c), and around them the kernels, NVTX
  * ranges and steps that the memory view asks about. The per-run cache
  * (trace_cache.c) runs it on a load thread; tests and tools call it
  * directly.
  */
-#include "trace/trace_memory.h"
+#include "trace/trace_internal.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "tfboard.h"
 #include "base/vec.h"
+#include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
 
 /* NVTX rows read per file at most (a hostile file cannot make us read
  * forever; the load's deadline bounds it too). */
 #define MAX_NVTX_ROWS 20000000ull
 
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s ? s + 1 : p;
-}
-
-void tfb_gmem_run_free(tfb_gmem_run *m)
+void tfb_trace_memory_free(tfb_trace_memory *m)
 {
     if (!m)
         return;
-    tfb_gmem_events_free(&m->events);
+    tfb_trace_memory_events_free(&m->events);
     free(m->kernels);
     free(m->ranges);
     free(m->steps);
@@ -51,20 +39,20 @@ void tfb_gmem_run_free(tfb_gmem_run *m)
 /* ------------------------------------------------------------------------
  * Building
  * ---------------------------------------------------------------------- */
-typedef TFB_VEC(tfb_gmem_interval) interval_vec;
+typedef TFB_VEC(tfb_trace_memory_interval) interval_vec;
 
 /* What a load gathers; moved into the run when it ends (to_run). */
 typedef struct builder {
-    tfb_gmem_run *m;
+    tfb_trace_memory *m;
     interval_vec kernels, ranges;
-    TFB_VEC(tfb_gmem_step) steps;
+    TFB_VEC(tfb_trace_memory_step) steps;
     TFB_VEC(char *) names;
 } builder;
 
 /* Hands the gathered arrays to the run (which frees them from then on). */
 static void to_run(builder *b)
 {
-    tfb_gmem_run *m = b->m;
+    tfb_trace_memory *m = b->m;
     tfb_vec_trim(&b->kernels);
     tfb_vec_trim(&b->ranges);
     tfb_vec_trim(&b->steps);
@@ -103,13 +91,14 @@ static int add_interval(builder *b, interval_vec *v, int64_t s, int64_t e,
     const char *own = own_name(b, name, nlen);
     if (name && !own)
         return TFB_ENOMEM;
-    if (tfb_vec_push(v, ((tfb_gmem_interval){s, e, dev, stream, own})) < 0)
+    if (tfb_vec_push(
+            v, ((tfb_trace_memory_interval){s, e, dev, stream, own})) < 0)
         return TFB_ENOMEM;
     return 0;
 }
 
 /* Allocation times, sorted; per device (dev >= 0) or all (dev < 0). */
-static int64_t *alloc_times(const tfb_gmem_events *ev, int32_t dev,
+static int64_t *alloc_times(const tfb_trace_memory_events *ev, int32_t dev,
                             size_t *n)
 {
     *n = 0;
@@ -117,7 +106,8 @@ static int64_t *alloc_times(const tfb_gmem_events *ev, int32_t dev,
     if (!v)
         return NULL;
     for (size_t i = 0; i < ev->n; i++)
-        if (ev->v[i].op == TFB_GMEM_ALLOC && (dev < 0 || ev->v[i].device == dev))
+        if (ev->v[i].op == TFB_TRACE_MEMORY_ALLOC &&
+            (dev < 0 || ev->v[i].device == dev))
             v[(*n)++] = ev->v[i].t_ns; /* events are time-sorted */
     return v;
 }
@@ -140,22 +130,21 @@ static int holds_one(const int64_t *t, size_t n, int64_t s, int64_t e)
  * and the host steps. A stream runs its kernels one after another, so for
  * each allocation the lane's last kernel started at or before it is the
  * one that can hold it (checked with a binary search per allocation). */
-static int from_trace(builder *b, const tfb_gpu_trace *t)
+static int from_trace(builder *b, const tfb_trace *t)
 {
-    tfb_gmem_run *m = b->m;
+    tfb_trace_memory *m = b->m;
     int32_t cur_dev = INT32_MIN;
     int64_t *times = NULL;
     size_t nt = 0;
     int err = 0;
     for (size_t li = 0; li < t->nlanes && !err; li++) {
-        const tfb_gpu_lane *ln = &t->lanes[li];
-        const tfb_gpu_span *sp = t->spans + ln->off;
-        if (ln->host == TFB_GPU_HOST_STEP) {
+        const tfb_trace_lane *ln = &t->lanes[li];
+        const tfb_trace_span *sp = t->spans + ln->off;
+        if (ln->host == TFB_TRACE_HOST_STEP) {
             for (size_t i = 0; i < ln->n && !err; i++) {
-                if (tfb_vec_push(&b->steps,
-                                 ((tfb_gmem_step){tfb_gpu_span_step(t, &sp[i]),
-                                                  sp[i].start, sp[i].end})) <
-                    0) {
+                tfb_trace_memory_step st = {tfb_trace_span_step(t, &sp[i]),
+                                            sp[i].start, sp[i].end};
+                if (tfb_vec_push(&b->steps, st) < 0) {
                     err = TFB_ENOMEM;
                     break;
                 }
@@ -187,11 +176,11 @@ static int from_trace(builder *b, const tfb_gpu_trace *t)
             if (lo == 0)
                 continue;
             size_t k = lo - 1;
-            if (k == last_added || sp[k].kind != TFB_GPU_KERNEL ||
+            if (k == last_added || sp[k].kind != TFB_TRACE_KERNEL ||
                 sp[k].end <= times[a])
                 continue;
-            const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, &sp[k]);
-            const char *name = tfb_gpu_str(t, ki ? ki->name : -1, NULL);
+            const tfb_trace_kinfo *ki = tfb_trace_span_kinfo(t, &sp[k]);
+            const char *name = tfb_trace_str(t, ki ? ki->name : -1, NULL);
             err = add_interval(b, &b->kernels, sp[k].start, sp[k].end, ln->device, ln->stream,
                                name, name ? strlen(name) : 0);
             last_added = k;
@@ -215,18 +204,11 @@ static int is_table(sqlite3 *db, const char *name)
     return found;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* NVTX push/pop and start/end ranges (eventType 59 / 60) of an
  * nsys-schema file that hold some allocation time. A file without the
  * tables (or with views in their place) has none. */
 static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
-                       size_t nt, tfb_gpu_load_ctl *ctl)
+                       size_t nt, tfb_trace_load_ctl *ctl)
 {
     sqlite3 *db = NULL;
     int rc = tfb_trace_sqlite_open(path, 1, &db);
@@ -252,11 +234,11 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
     uint64_t rows = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (++rows > MAX_NVTX_ROWS ||
-            ((rows & 0xffff) == 0 && ctl && now_s() > ctl->deadline)) {
+            ((rows & 0xffff) == 0 && tfb_trace_load_ctl_late(ctl))) {
             if (ctl)
                 snprintf(ctl->error, sizeof ctl->error,
                          "%s: too many NVTX rows to read within the budget",
-                         base_name(path));
+                         tfb_trace_file_name(path));
             err = TFB_ETOOBIG;
             break;
         }
@@ -277,7 +259,8 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
 /* The row budget of the load (ctl->max_rows, the trace's): a file whose
  * memory table would take the run past it is refused before it is read
  * (its events cost 56 bytes each in memory). */
-static int memory_rows_ok(const char *path, size_t have, tfb_gpu_load_ctl *ctl)
+static int memory_rows_ok(const char *path, size_t have,
+                          tfb_trace_load_ctl *ctl)
 {
     if (!ctl)
         return 0;
@@ -299,7 +282,7 @@ static int memory_rows_ok(const char *path, size_t have, tfb_gpu_load_ctl *ctl)
     if (rows > 0 && (uint64_t)rows + have > ctl->max_rows) {
         snprintf(ctl->error, sizeof ctl->error,
                  "%s: %lld memory events, more than the budget of %llu rows",
-                 base_name(path), (long long)rows,
+                 tfb_trace_file_name(path), (long long)rows,
                  (unsigned long long)ctl->max_rows);
         return TFB_ETOOBIG;
     }
@@ -307,11 +290,11 @@ static int memory_rows_ok(const char *path, size_t have, tfb_gpu_load_ctl *ctl)
 }
 
 /* Merges the sorted runs v[0, mid) and v[mid, n) keeping order on ties. */
-static int merge_sorted(tfb_gmem_events *e, size_t mid)
+static int merge_sorted(tfb_trace_memory_events *e, size_t mid)
 {
     if (mid == 0 || mid == e->n || e->v[mid - 1].t_ns <= e->v[mid].t_ns)
         return 0;
-    tfb_gmem_event *tmp = malloc(e->n * sizeof *tmp);
+    tfb_trace_memory_event *tmp = malloc(e->n * sizeof *tmp);
     if (!tmp)
         return TFB_ENOMEM;
     size_t i = 0, j = mid, o = 0;
@@ -327,9 +310,10 @@ static int merge_sorted(tfb_gmem_events *e, size_t mid)
     return 0;
 }
 
-int tfb_gmem_run_load_files(char *const *paths, size_t n,
-                            const tfb_gpu_trace *trace,
-                            tfb_gpu_load_ctl *ctl, tfb_gmem_run **out)
+int tfb_trace_memory_load_files(char *const *paths, size_t n,
+                                const tfb_trace *trace,
+                                tfb_trace_load_ctl *ctl,
+                                tfb_trace_memory **out)
 {
     if ((!paths && n) || !out)
         return TFB_EINVAL;
@@ -337,7 +321,7 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
     b.m = calloc(1, sizeof *b.m);
     if (!b.m)
         return TFB_ENOMEM;
-    tfb_gmem_run *m = b.m;
+    tfb_trace_memory *m = b.m;
     int err = 0;
     for (size_t i = 0; i < n && !err; i++) {
         if (ctl) {
@@ -347,15 +331,15 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
         }
         int64_t got = 0;
         size_t before = m->events.n;
-        if (has_suffix(paths[i], ".sqlite")) {
+        tfb_trace_file_kind kind = tfb_trace_file_kind_of(paths[i]);
+        if (kind == TFB_TRACE_FILE_SQLITE) {
             err = memory_rows_ok(paths[i], m->events.n, ctl);
             if (err)
                 break;
-            got = tfb_gmem_load_sqlite(&m->events, paths[i]);
+            got = tfb_trace_memory_load_sqlite(&m->events, paths[i]);
         }
-        else if (has_suffix(paths[i], ".pt.trace.json") ||
-                 has_suffix(paths[i], ".pt.trace.json.gz"))
-            got = tfb_gmem_load_kineto(&m->events, paths[i]);
+        else if (kind == TFB_TRACE_FILE_KINETO)
+            got = tfb_trace_memory_load_kineto(&m->events, paths[i]);
         else
             continue;
         if (got == TFB_ENOENT)
@@ -371,7 +355,7 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
             if (ctl)
                 snprintf(ctl->error, sizeof ctl->error,
                          "%s: cannot read its memory events: %s",
-                         base_name(paths[i]), tfb_strerror(err));
+                         tfb_trace_file_name(paths[i]), tfb_strerror(err));
             break;
         }
         if (got > 0)
@@ -392,7 +376,7 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
         if (!times)
             err = TFB_ENOMEM;
         for (size_t i = 0; i < n && !err; i++)
-            if (has_suffix(paths[i], ".sqlite"))
+            if (tfb_trace_file_kind_of(paths[i]) == TFB_TRACE_FILE_SQLITE)
                 err = nvtx_ranges(&b, paths[i], times, nt, ctl);
         free(times);
     }
@@ -401,7 +385,7 @@ int tfb_gmem_run_load_files(char *const *paths, size_t n,
         if (ctl && !ctl->error[0])
             snprintf(ctl->error, sizeof ctl->error,
                      "reading memory events: %s", tfb_strerror(err));
-        tfb_gmem_run_free(m);
+        tfb_trace_memory_free(m);
         return err;
     }
     if (ctl)

@@ -1,7 +1,8 @@
 /*
  * trace_sqlite_open.c - opening trace SQLite files read-only and hardened
- * (trace_sqlite_open.h): the URI, the connection's settings, the column
- * probe the loaders use to read files with older or trimmed schemas.
+ * (trace_sqlite_open.h): the URI, the connection's settings, the probes
+ * the loaders use to refuse views and virtual tables and to read files
+ * with older or trimmed schemas.
  */
 #include "trace/trace_sqlite_open.h"
 
@@ -70,4 +71,30 @@ int tfb_trace_sqlite_has_column(sqlite3 *db, const char *table,
     }
     sqlite3_finalize(st);
     return found;
+}
+
+tfb_trace_sqlite_kind tfb_trace_sqlite_table_kind(sqlite3 *db,
+                                                  const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    tfb_trace_sqlite_kind k = TFB_TRACE_SQLITE_NONE;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT type, sql FROM sqlite_master WHERE name = ?"
+                           " COLLATE NOCASE",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        /* Rows of other types (an index of that name) are passed over. */
+        while (k == TFB_TRACE_SQLITE_NONE && sqlite3_step(st) == SQLITE_ROW) {
+            const char *ty = (const char *)sqlite3_column_text(st, 0);
+            const char *sql = (const char *)sqlite3_column_text(st, 1);
+            if (ty && !strcmp(ty, "view"))
+                k = TFB_TRACE_SQLITE_VIEW;
+            else if (ty && !strcmp(ty, "table"))
+                k = sql && !sqlite3_strnicmp(sql, "CREATE VIRTUAL", 14)
+                        ? TFB_TRACE_SQLITE_VIRTUAL
+                        : TFB_TRACE_SQLITE_TABLE;
+        }
+    }
+    sqlite3_finalize(st);
+    return k;
 }

@@ -31,6 +31,21 @@ char *tfb_trace_sqlite_uri(const char *path, int immutable);
  * otherwise. *db is NULL on error (nothing to close). */
 int tfb_trace_sqlite_open(const char *path, int immutable, sqlite3 **db);
 
+/* What the file's schema holds under name (an identifier of ours, matched
+ * as SQLite resolves names: ASCII case ignored): a plain table, a view, a
+ * virtual table, or nothing (also when the schema cannot be read). The
+ * loaders read plain tables only: the others can compute rows without
+ * end. */
+typedef enum {
+    TFB_TRACE_SQLITE_NONE = 0,
+    TFB_TRACE_SQLITE_TABLE,
+    TFB_TRACE_SQLITE_VIEW,
+    TFB_TRACE_SQLITE_VIRTUAL
+} tfb_trace_sqlite_kind;
+
+tfb_trace_sqlite_kind tfb_trace_sqlite_table_kind(sqlite3 *db,
+                                                  const char *name);
+
 /* 1 when table (an identifier of ours, not from the file) has column
  * col, else 0. */
 int tfb_trace_sqlite_has_column(sqlite3 *db, const char *table,

@@ -67,9 +67,9 @@ static int copy_into(const char *src, int dst)
     return rc;
 }
 
-char *tfb_colcache_wal_copy(const char *path)
+char *tfb_trace_wal_copy(const char *path)
 {
-    const char *dir = tfb_colcache_dir();
+    const char *dir = tfb_trace_colcache_dir();
     if (!dir || !path)
         return NULL;
     size_t pl = strlen(path);
@@ -129,7 +129,7 @@ char *tfb_colcache_wal_copy(const char *path)
     return copy;
 }
 
-void tfb_colcache_wal_drop(char *copy)
+void tfb_trace_wal_drop(char *copy)
 {
     if (!copy)
         return;

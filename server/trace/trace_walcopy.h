@@ -18,10 +18,10 @@
  * the copy's path (malloc'd). NULL when there is no WAL data or no cache
  * directory, or the copy failed (the caller opens the original immutable,
  * as without a cache; nothing is left behind). */
-char *tfb_colcache_wal_copy(const char *path);
+char *tfb_trace_wal_copy(const char *path);
 
-/* Removes a copy made by tfb_colcache_wal_copy (and its -wal, -shm) and
+/* Removes a copy made by tfb_trace_wal_copy (and its -wal, -shm) and
  * frees the path. NULL-safe. */
-void tfb_colcache_wal_drop(char *copy);
+void tfb_trace_wal_drop(char *copy);
 
 #endif

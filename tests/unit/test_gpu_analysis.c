@@ -25,10 +25,11 @@
 
 #include "plugins/gpu/gpu_analysis.h"
 #include "test_util.h"
+#include "trace/trace_internal.h"
 
 /* Writes a Kineto trace with the given kernel events (ts/dur as µs text)
  * and loads it. */
-static tfb_gpu_trace *load(const char *dir, const char *events)
+static tfb_trace *load(const char *dir, const char *events)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/w.pt.trace.json", dir);
@@ -36,8 +37,8 @@ static tfb_gpu_trace *load(const char *dir, const char *events)
     int n = snprintf(text, sizeof text, "{\"traceEvents\": [%s]}", events);
     assert_int_equal(tu_write_file(path, text, (size_t)n), 0);
     char *paths[1] = {path};
-    tfb_gpu_trace *t = NULL;
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    tfb_trace *t = NULL;
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     assert_non_null(t);
     assert_int_equal(t->files_read, 1);
     return t;
@@ -51,14 +52,14 @@ static void test_exact_ns(void **state)
 {
     (void)state;
     char *dir = tu_mkdtemp();
-    tfb_gpu_trace *t = load(dir, K(0, "1700000000000000.001", "0.999") ","
-                                 K(0, "1700000000000001", "2"));
+    tfb_trace *t = load(dir, K(0, "1700000000000000.001",
+                               "0.999") "," K(0, "1700000000000001", "2"));
     assert_int_equal(t->nspans, 2);
     assert_int_equal(t->spans[0].start, INT64_C(1700000000000000001));
     assert_int_equal(t->spans[0].end, INT64_C(1700000000000001000));
     assert_int_equal(t->spans[1].start, INT64_C(1700000000000001000));
     assert_int_equal(t->spans[1].end, INT64_C(1700000000000003000));
-    tfb_gpu_trace_release(t);
+    tfb_trace_release(t);
     tu_rmtree(dir);
     free(dir);
 }
@@ -68,52 +69,53 @@ static void test_busy_and_idle(void **state)
     (void)state;
     char *dir = tu_mkdtemp();
     /* dev 0: [0,10] [5,20] [30,40]; dev 1: [15,35] (ns). */
-    tfb_gpu_trace *t = load(dir, K(0, "0.000", "0.010") "," K(0, "0.005", "0.015")
-                                 "," K(0, "0.030", "0.010") ","
-                                 K(1, "0.015", "0.020"));
+    tfb_trace *t =
+        load(dir, K(0, "0.000", "0.010") "," K(0, "0.005", "0.015") "," K(
+                      0, "0.030", "0.010") "," K(1, "0.015", "0.020"));
     int64_t *p = NULL;
     size_t n = 0;
-    assert_int_equal(tfb_gpu_busy_intervals(t, 0, &p, &n), 0);
+    assert_int_equal(tfb_trace_busy_intervals(t, 0, &p, &n), 0);
     assert_int_equal(n, 2);
     assert_int_equal(p[0], 0);
     assert_int_equal(p[1], 20);
     assert_int_equal(p[2], 30);
     assert_int_equal(p[3], 40);
     free(p);
-    assert_int_equal(tfb_gpu_busy_intervals(t, -1, &p, &n), 0);
+    assert_int_equal(tfb_trace_busy_intervals(t, -1, &p, &n), 0);
     assert_int_equal(n, 1);
     assert_int_equal(p[0], 0);
     assert_int_equal(p[1], 40);
     free(p);
-    assert_int_equal(tfb_gpu_busy_intervals(t, 7, &p, &n), 0);
+    assert_int_equal(tfb_trace_busy_intervals(t, 7, &p, &n), 0);
     assert_int_equal(n, 0);
     assert_null(p);
 
     /* Device 0 idle in [0,50): [20,30) and [40,50) = 20 ns. */
     int64_t inside = -1, total = -1;
     const int64_t in1[] = {25, 45};
-    assert_int_equal(tfb_gpu_idle_within(t, 0, 0, 50, in1, 1, &inside, &total),
-                     0);
+    assert_int_equal(
+        tfb_trace_idle_within(t, 0, 0, 50, in1, 1, &inside, &total), 0);
     assert_int_equal(total, 20);
     assert_int_equal(inside, 10);
     /* Unsorted, overlapping intervals count once. */
     const int64_t in2[] = {44, 48, 25, 45, 26, 27};
-    assert_int_equal(tfb_gpu_idle_within(t, 0, 0, 50, in2, 3, &inside, &total),
-                     0);
+    assert_int_equal(
+        tfb_trace_idle_within(t, 0, 0, 50, in2, 3, &inside, &total), 0);
     assert_int_equal(inside, 5 + 8);
     /* All devices: idle only in [40,50). */
-    assert_int_equal(tfb_gpu_idle_within(t, -1, 0, 50, in1, 1, &inside, &total),
-                     0);
+    assert_int_equal(
+        tfb_trace_idle_within(t, -1, 0, 50, in1, 1, &inside, &total), 0);
     assert_int_equal(total, 10);
     assert_int_equal(inside, 5);
     /* A window inside a busy stretch has no idle time. */
-    assert_int_equal(tfb_gpu_idle_within(t, 0, 2, 18, in1, 1, &inside, &total),
-                     0);
+    assert_int_equal(
+        tfb_trace_idle_within(t, 0, 2, 18, in1, 1, &inside, &total), 0);
     assert_int_equal(total, 0);
     assert_int_equal(inside, 0);
-    assert_int_equal(tfb_gpu_idle_within(t, 0, 10, 5, NULL, 0, &inside, &total),
-                     TFB_EINVAL);
-    tfb_gpu_trace_release(t);
+    assert_int_equal(
+        tfb_trace_idle_within(t, 0, 10, 5, NULL, 0, &inside, &total),
+        TFB_EINVAL);
+    tfb_trace_release(t);
     tu_rmtree(dir);
     free(dir);
 }
@@ -122,9 +124,9 @@ static void test_timeline_merge(void **state)
 {
     (void)state;
     char *dir = tu_mkdtemp();
-    tfb_gpu_trace *t = load(dir, K(0, "0.000", "0.010") "," K(0, "0.100", "0.010")
-                                 "," K(0, "0.115", "0.010") ","
-                                 K(1, "0.000", "0.500"));
+    tfb_trace *t =
+        load(dir, K(0, "0.000", "0.010") "," K(0, "0.100", "0.010") "," K(
+                      0, "0.115", "0.010") "," K(1, "0.000", "0.500"));
     tfb_json j;
     tfb_json_init(&j);
     assert_int_equal(tfb_gpu_timeline_json(t, INT64_MIN, INT64_MAX, 100, &j), 0);
@@ -154,7 +156,7 @@ static void test_timeline_merge(void **state)
     tfb_json_init(&j);
     assert_int_equal(tfb_gpu_timeline_json(t, 0, 10, 0, &j), TFB_EINVAL);
     tfb_json_free(&j);
-    tfb_gpu_trace_release(t);
+    tfb_trace_release(t);
     tu_rmtree(dir);
     free(dir);
 }
@@ -194,15 +196,15 @@ static void write_kernels(const char *path, int n, const char *extra)
     exec_sql(path, sql);
 }
 
-static int load_err(const char *path, tfb_gpu_load_ctl *ctl)
+static int load_err(const char *path, tfb_trace_load_ctl *ctl)
 {
     char *paths[1] = {(char *)path};
-    tfb_gpu_trace *t = NULL;
-    tfb_gpu_load_ctl_init(ctl, 1);
-    int rc = tfb_gpu_trace_load_files_ctl(paths, 1, ctl, &t);
+    tfb_trace *t = NULL;
+    tfb_trace_load_ctl_init(ctl, 1);
+    int rc = tfb_trace_load_files_ctl(paths, 1, ctl, &t);
     if (rc == 0) {
         assert_non_null(t);
-        tfb_gpu_trace_release(t);
+        tfb_trace_release(t);
     }
     return rc;
 }
@@ -218,7 +220,7 @@ static void test_sqlite_view_refused(void **state)
              "r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT 100 AS "
              "start, 50 AS \"end\", 0 AS deviceId, 1 AS streamId, i AS "
              "correlationId, 'k' AS demangledName FROM r;");
-    tfb_gpu_load_ctl ctl;
+    tfb_trace_load_ctl ctl;
     assert_int_equal(load_err(path, &ctl), TFB_ECORRUPT);
     assert_non_null(strstr(ctl.error, "h.trace.sqlite"));
     assert_non_null(strstr(ctl.error, "is a view"));
@@ -244,22 +246,22 @@ static void test_sqlite_budgets(void **state)
      * it is read (immutable, read-only). */
     snprintf(side, sizeof side, "%s-wal", path);
     assert_int_not_equal(access(side, F_OK), 0);
-    tfb_gpu_load_ctl ctl;
+    tfb_trace_load_ctl ctl;
     assert_int_equal(load_err(path, &ctl), 0);
     assert_int_not_equal(access(side, F_OK), 0);
     snprintf(side, sizeof side, "%s-shm", path);
     assert_int_not_equal(access(side, F_OK), 0);
     assert_int_equal(atomic_load(&ctl.progress_ppm), 1000000);
 
-    tfb_gpu_load_limits lim = {1000, 0};
-    tfb_gpu_set_load_limits(&lim);
+    tfb_trace_load_limits lim = {1000, 0};
+    tfb_trace_set_load_limits(&lim);
     assert_int_equal(load_err(path, &ctl), TFB_ETOOBIG);
     assert_non_null(strstr(ctl.error, "more than 1000 rows"));
-    lim = (tfb_gpu_load_limits){0, 1e-6};
-    tfb_gpu_set_load_limits(&lim);
+    lim = (tfb_trace_load_limits){0, 1e-6};
+    tfb_trace_set_load_limits(&lim);
     assert_int_equal(load_err(path, &ctl), TFB_ETOOBIG);
     assert_non_null(strstr(ctl.error, "longer than the load budget"));
-    tfb_gpu_set_load_limits(NULL);
+    tfb_trace_set_load_limits(NULL);
     assert_int_equal(load_err(path, &ctl), 0);
     tu_rmtree(dir);
     free(dir);
@@ -299,8 +301,8 @@ static void test_sqlite_kernel_rows(void **state)
              " (50, 60, 1, 7), (250, 260, 2, 'cudaLaunchText'),"
              " (450, 460, NULL, 7), (650, 660, 4, 4242);");
     char *paths[1] = {path};
-    tfb_gpu_trace *t = NULL;
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    tfb_trace *t = NULL;
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     assert_int_equal(t->nspans, 7);
     /* Lanes (device, stream): (0,3), (0,19), (1,3), (1,19). */
     assert_int_equal(t->nlanes, 4);
@@ -325,16 +327,16 @@ static void test_sqlite_kernel_rows(void **state)
         {900, "texty", 1, 1, 0, 5},   {1000, "?", 1, 1, 0, 6},
         {1200, "?", 1, 1, 0, 7},
     };
-    const tfb_gpu_kinfo *k100 = NULL, *k300 = NULL, *k500 = NULL;
+    const tfb_trace_kinfo *k100 = NULL, *k300 = NULL, *k500 = NULL;
     for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
-        const tfb_gpu_span *sp = NULL;
+        const tfb_trace_span *sp = NULL;
         for (size_t i = 0; i < t->nspans; i++)
             if (t->spans[i].start == want[w].start)
                 sp = &t->spans[i];
         assert_non_null(sp);
-        const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, sp);
+        const tfb_trace_kinfo *ki = tfb_trace_span_kinfo(t, sp);
         assert_non_null(ki);
-        assert_string_equal(tfb_gpu_str(t, ki->name, "?"), want[w].name);
+        assert_string_equal(tfb_trace_str(t, ki->name, "?"), want[w].name);
         assert_int_equal(ki->grid[0], want[w].grid0);
         assert_int_equal(ki->registers, want[w].regs);
         assert_int_equal(ki->shared_mem, want[w].shared);
@@ -346,34 +348,34 @@ static void test_sqlite_kernel_rows(void **state)
         if (want[w].start == 500)
             k500 = ki;
     }
-    const tfb_gpu_span *s700 = NULL;
+    const tfb_trace_span *s700 = NULL;
     for (size_t i = 0; i < t->nspans; i++)
         if (t->spans[i].start == 700)
             s700 = &t->spans[i];
-    const tfb_gpu_kinfo *k700 = tfb_gpu_span_kinfo(t, s700);
+    const tfb_trace_kinfo *k700 = tfb_trace_span_kinfo(t, s700);
     assert_int_equal(k700->grid[1], 5);
     assert_int_equal(k700->grid[2], 6);
     assert_int_equal(k700->block[0], 7);
     assert_int_equal(k700->block[1], 8);
     assert_int_equal(k700->block[2], 9);
-    assert_int_equal(tfb_gpu_span_device(t, s700), 1);
-    assert_int_equal(tfb_gpu_span_stream(t, s700), 3);
+    assert_int_equal(tfb_trace_span_device(t, s700), 1);
+    assert_int_equal(tfb_trace_span_stream(t, s700), 3);
     /* One name, two geometries: two descriptions, the first one shared. */
     assert_ptr_equal(k100, k500);
     assert_ptr_not_equal(k100, k300);
     /* Runtime calls: the one without a correlation id is dropped. */
     assert_int_equal(t->ncalls, 3);
-    const tfb_gpu_call *c = tfb_gpu_call_of(t, 1);
+    const tfb_trace_call *c = tfb_trace_call_of(t, 1);
     assert_non_null(c);
-    assert_string_equal(tfb_gpu_str(t, c->name, "?"), "launch");
-    c = tfb_gpu_call_of(t, 2);
+    assert_string_equal(tfb_trace_str(t, c->name, "?"), "launch");
+    c = tfb_trace_call_of(t, 2);
     assert_non_null(c);
-    assert_string_equal(tfb_gpu_str(t, c->name, "?"), "cudaLaunchText");
-    c = tfb_gpu_call_of(t, 4);
+    assert_string_equal(tfb_trace_str(t, c->name, "?"), "cudaLaunchText");
+    c = tfb_trace_call_of(t, 4);
     assert_non_null(c);
     assert_int_equal(c->start, 650);
-    assert_string_equal(tfb_gpu_str(t, c->name, "?"), "?");
-    tfb_gpu_trace_release(t);
+    assert_string_equal(tfb_trace_str(t, c->name, "?"), "?");
+    tfb_trace_release(t);
     tu_rmtree(dir);
     free(dir);
 }
@@ -432,8 +434,8 @@ static void test_window_index(void **state)
     assert_int_equal(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     char *paths[1] = {path};
-    tfb_gpu_trace *t = NULL;
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    tfb_trace *t = NULL;
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     assert_int_equal(t->nspans, N);
     for (int q = 0; q < 300; q++) {
         int64_t w0 = (int64_t)(rnd() % 1100000) - 50000;
@@ -465,7 +467,7 @@ static void test_window_index(void **state)
             free(s);
         }
     }
-    tfb_gpu_trace_release(t);
+    tfb_trace_release(t);
     tu_rmtree(dir);
     free(dir);
 }

@@ -23,11 +23,12 @@
 #include "tfboard.h"
 #include "test_util.h"
 #include "collector/trace_store.h"
+#include "trace/trace_internal.h"
 
-static tfb_gmem_event ev(int64_t t, int32_t dev, int op, uint64_t addr,
-                         int64_t bytes)
+static tfb_trace_memory_event ev(int64_t t, int32_t dev, int op, uint64_t addr,
+                                 int64_t bytes)
 {
-    tfb_gmem_event e;
+    tfb_trace_memory_event e;
     memset(&e, 0, sizeof e);
     e.t_ns = t;
     e.device = dev;
@@ -40,17 +41,18 @@ static tfb_gmem_event ev(int64_t t, int32_t dev, int op, uint64_t addr,
     return e;
 }
 
-enum { A = TFB_GMEM_ALLOC, F = TFB_GMEM_FREE };
+enum { A = TFB_TRACE_MEMORY_ALLOC, F = TFB_TRACE_MEMORY_FREE };
 
-static tfb_gmem_result *run(const tfb_gmem_input *in, const tfb_gmem_opts *o)
+static tfb_gpu_memory_result *run(const tfb_gpu_memory_input *in,
+                                  const tfb_gpu_memory_opts *o)
 {
-    tfb_gmem_result *r = NULL;
-    assert_int_equal(tfb_gmem_analyze(in, o, &r), 0);
+    tfb_gpu_memory_result *r = NULL;
+    assert_int_equal(tfb_gpu_memory_analyze(in, o, &r), 0);
     assert_non_null(r);
     return r;
 }
 
-static void check_point(const tfb_gmem_point *p, int64_t t, int64_t bytes)
+static void check_point(const tfb_gpu_memory_point *p, int64_t t, int64_t bytes)
 {
     assert_int_equal(p->t_ns, t);
     assert_int_equal(p->bytes, bytes);
@@ -62,27 +64,27 @@ static void check_point(const tfb_gmem_point *p, int64_t t, int64_t bytes)
 static void test_alloc_free_pairs(void **state)
 {
     (void)state;
-    tfb_gmem_event e[6] = {
+    tfb_trace_memory_event e[6] = {
         ev(100, 0, A, 0x1000, 100), ev(200, 0, A, 0x2000, 300),
         ev(300, 0, F, 0x1000, 100), ev(400, 0, A, 0x3000, 50),
         ev(500, 0, F, 0x2000, 300), ev(600, 0, F, 0x3000, 50),
     };
     e[1].stream = 7;
     e[0].stream = 7;
-    tfb_gmem_interval k[3] = {
+    tfb_trace_memory_interval k[3] = {
         {150, 250, 0, 7, "gemm"},
         {180, 260, 0, 9, "relu"},
         {90, 120, 1, 7, "other_device"},
     };
-    tfb_gmem_interval nv[2] = {
+    tfb_trace_memory_interval nv[2] = {
         {190, 210, -1, -1, "layer1"},
         {50, 450, -1, -1, "forward"},
     };
-    tfb_gmem_step st[2] = {{2, 250, 700}, {1, 0, 250}};
-    tfb_gmem_input in = {e, 6, k, 3, nv, 2, st, 2};
-    tfb_gmem_result *r = run(&in, NULL);
+    tfb_trace_memory_step st[2] = {{2, 250, 700}, {1, 0, 250}};
+    tfb_gpu_memory_input in = {e, 6, k, 3, nv, 2, st, 2};
+    tfb_gpu_memory_result *r = run(&in, NULL);
     assert_int_equal(r->n_devices, 1);
-    const tfb_gmem_device *d = &r->devices[0];
+    const tfb_gpu_memory_device *d = &r->devices[0];
     assert_int_equal(d->device, 0);
     assert_int_equal(d->n_changes, 6);
     assert_int_equal(d->n_points, 8);
@@ -97,7 +99,7 @@ static void test_alloc_free_pairs(void **state)
     assert_int_equal(d->peak_t_ns, 200);
     assert_int_equal(d->live_at_peak_total, 2);
     assert_int_equal(d->n_live_at_peak, 2);
-    const tfb_gmem_alloc *b = &d->live_at_peak[0];
+    const tfb_gpu_memory_alloc *b = &d->live_at_peak[0];
     assert_int_equal(b->bytes, 300);
     assert_int_equal(b->address, 0x2000);
     assert_int_equal(b->t_ns, 200);
@@ -105,7 +107,7 @@ static void test_alloc_free_pairs(void **state)
     /* Two kernels run at 200 on device 0: the one on the same stream. */
     assert_string_equal(b->kernel, "gemm");
     assert_string_equal(b->range, "layer1"); /* the innermost */
-    const tfb_gmem_alloc *a = &d->live_at_peak[1];
+    const tfb_gpu_memory_alloc *a = &d->live_at_peak[1];
     assert_int_equal(a->bytes, 100);
     assert_null(a->kernel); /* other_device's kernel does not count */
     assert_string_equal(a->range, "forward");
@@ -136,11 +138,11 @@ static void test_alloc_free_pairs(void **state)
     assert_int_equal(r->churn[1].frees, 3);
     assert_int_equal(r->churn[1].free_bytes, 450);
     assert_int_equal(r->events_outside_steps, 0);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 
     /* A smaller post-mortem and live list. */
-    tfb_gmem_opts o;
-    tfb_gmem_opts_init(&o);
+    tfb_gpu_memory_opts o;
+    tfb_gpu_memory_opts_init(&o);
     o.top_live = 1;
     o.last_allocs = 2;
     r = run(&in, &o);
@@ -151,7 +153,7 @@ static void test_alloc_free_pairs(void **state)
     assert_int_equal(d->n_last_allocs, 2);
     assert_int_equal(d->last_allocs[0].address, 0x3000);
     assert_int_equal(d->last_allocs[1].address, 0x2000);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 }
 
 static void test_frees_without_allocs(void **state)
@@ -160,15 +162,15 @@ static void test_frees_without_allocs(void **state)
     /* Freed blocks allocated before the trace began: counted, ignored. A
      * matched free's own byte count (negative, as Kineto writes it) is not
      * used. */
-    tfb_gmem_event e[5] = {
+    tfb_trace_memory_event e[5] = {
         ev(10, 0, F, 0xdead, 1000), ev(20, 0, A, 0x1000, 200),
         ev(30, 0, F, 0xbeef, -500), ev(40, 0, F, 0x1000, -7),
         ev(50, 0, F, 0x1000, 200), /* twice: the second is unmatched */
     };
-    tfb_gmem_step st[1] = {{0, 0, 45}};
-    tfb_gmem_input in = {e, 5, NULL, 0, NULL, 0, st, 1};
-    tfb_gmem_result *r = run(&in, NULL);
-    const tfb_gmem_device *d = &r->devices[0];
+    tfb_trace_memory_step st[1] = {{0, 0, 45}};
+    tfb_gpu_memory_input in = {e, 5, NULL, 0, NULL, 0, st, 1};
+    tfb_gpu_memory_result *r = run(&in, NULL);
+    const tfb_gpu_memory_device *d = &r->devices[0];
     assert_int_equal(d->unmatched_frees, 3);
     assert_int_equal(d->unmatched_free_bytes, 1700);
     assert_int_equal(d->frees, 1);
@@ -191,7 +193,7 @@ static void test_frees_without_allocs(void **state)
     assert_int_equal(r->churn[0].frees, 3);
     assert_int_equal(r->churn[0].free_bytes, 1000 + 500 + 200);
     assert_int_equal(r->events_outside_steps, 1);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 }
 
 static void test_window(void **state)
@@ -199,17 +201,17 @@ static void test_window(void **state)
     (void)state;
     /* A is made before the window: the state on entry holds it, and its
      * free in the window is matched. C comes after the window. */
-    tfb_gmem_event e[4] = {
+    tfb_trace_memory_event e[4] = {
         ev(5, 0, A, 0xa, 1000), ev(20, 0, A, 0xb, 10), ev(30, 0, F, 0xa, 1000),
         ev(50, 0, A, 0xc, 5),
     };
-    tfb_gmem_input in = {e, 4, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_opts o;
-    tfb_gmem_opts_init(&o);
+    tfb_gpu_memory_input in = {e, 4, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_opts o;
+    tfb_gpu_memory_opts_init(&o);
     o.start_ns = 15;
     o.end_ns = 40;
-    tfb_gmem_result *r = run(&in, &o);
-    const tfb_gmem_device *d = &r->devices[0];
+    tfb_gpu_memory_result *r = run(&in, &o);
+    const tfb_gpu_memory_device *d = &r->devices[0];
     assert_int_equal(d->n_points, 4);
     check_point(&d->points[0], 15, 1000);
     check_point(&d->points[1], 20, 1010);
@@ -230,7 +232,7 @@ static void test_window(void **state)
     assert_int_equal(d->last_allocs[0].live_at_end, 1);
     assert_int_equal(d->last_allocs[1].address, 0xa);
     assert_int_equal(d->last_allocs[1].live_at_end, 0);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 
     /* Nothing happens in [31, 40]: the peak is the state on entry. */
     o.start_ns = 31;
@@ -245,14 +247,14 @@ static void test_window(void **state)
     assert_int_equal(d->live_at_peak_total, 1);
     assert_int_equal(d->live_at_peak[0].address, 0xb);
     assert_int_equal(d->allocs, 0);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 }
 
 static void test_pools(void **state)
 {
     (void)state;
     const uint64_t P = 0xa000, Q = 0xb000, R = 0xc000;
-    tfb_gmem_event e[8];
+    tfb_trace_memory_event e[8];
     e[0] = ev(1, 0, A, 0x1, 100);
     e[0].pool = P;
     e[0].pool_reserved = 1000;
@@ -273,9 +275,9 @@ static void test_pools(void **state)
     e[6].pool_reserved = 10; /* less than it holds: its live bytes */
     e[7] = ev(8, 0, F, 0x5, 100);
     e[7].pool = R;
-    tfb_gmem_input in = {e, 8, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_result *r = run(&in, NULL);
-    const tfb_gmem_device *d = &r->devices[0];
+    tfb_gpu_memory_input in = {e, 8, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_result *r = run(&in, NULL);
+    const tfb_gpu_memory_device *d = &r->devices[0];
     static const int64_t want_b[8] = {100, 150, 2150, 2050, 50, 80, 180, 80};
     static const int64_t want_r[8] = {1000, 1050, 4146, 4146,
                                       4146, 4176, 4276, 4186};
@@ -293,23 +295,23 @@ static void test_pools(void **state)
     assert_int_equal(d->live_at_peak_total, 3);
     assert_int_equal(d->live_at_peak[0].pool, P);
     assert_int_equal(d->live_at_peak[0].bytes, 2000);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 }
 
 static void test_two_devices(void **state)
 {
     (void)state;
     /* The same address on two devices is two allocations. */
-    tfb_gmem_event e[5] = {
+    tfb_trace_memory_event e[5] = {
         ev(1, 1, A, 0x1000, 500), ev(2, 0, A, 0x1000, 70),
         ev(3, 1, F, 0x1000, 500), ev(4, 1, A, 0x2000, 20),
         ev(5, 0, A, 0x2000, 1),
     };
-    tfb_gmem_step st[1] = {{9, 0, 100}};
-    tfb_gmem_input in = {e, 5, NULL, 0, NULL, 0, st, 1};
-    tfb_gmem_result *r = run(&in, NULL);
+    tfb_trace_memory_step st[1] = {{9, 0, 100}};
+    tfb_gpu_memory_input in = {e, 5, NULL, 0, NULL, 0, st, 1};
+    tfb_gpu_memory_result *r = run(&in, NULL);
     assert_int_equal(r->n_devices, 2);
-    const tfb_gmem_device *d0 = &r->devices[0], *d1 = &r->devices[1];
+    const tfb_gpu_memory_device *d0 = &r->devices[0], *d1 = &r->devices[1];
     assert_int_equal(d0->device, 0);
     assert_int_equal(d1->device, 1);
     assert_int_equal(d0->peak_bytes, 71);
@@ -334,57 +336,57 @@ static void test_two_devices(void **state)
     assert_int_equal(r->churn[1].allocs, 2);
     assert_int_equal(r->churn[1].frees, 1);
     assert_int_equal(r->churn[1].step, 9);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 }
 
 static void test_peak_ties(void **state)
 {
     (void)state;
     /* 100 is reached at 10 and again at 30: the earliest counts. */
-    tfb_gmem_event e[6] = {
+    tfb_trace_memory_event e[6] = {
         ev(10, 0, A, 0x9, 60), ev(10, 0, A, 0x8, 40), ev(20, 0, F, 0x9, 60),
         ev(20, 0, F, 0x8, 40), ev(30, 0, A, 0x7, 100),
         ev(40, 0, A, 0x9, 0), /* a zero-byte allocation changes nothing */
     };
-    tfb_gmem_input in = {e, 6, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_result *r = run(&in, NULL);
-    const tfb_gmem_device *d = &r->devices[0];
+    tfb_gpu_memory_input in = {e, 6, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_result *r = run(&in, NULL);
+    const tfb_gpu_memory_device *d = &r->devices[0];
     assert_int_equal(d->peak_bytes, 100);
     assert_int_equal(d->peak_t_ns, 10);
     assert_int_equal(d->live_at_peak_total, 2);
     assert_int_equal(d->live_at_peak[0].address, 0x9); /* 60 */
     assert_int_equal(d->live_at_peak[1].address, 0x8); /* 40 */
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 
     /* Equal sizes live at the peak: earlier first, then lower address. */
-    tfb_gmem_event e2[3] = {
+    tfb_trace_memory_event e2[3] = {
         ev(1, 0, A, 0x30, 8), ev(2, 0, A, 0x20, 8), ev(2, 0, A, 0x10, 8),
     };
-    tfb_gmem_input in2 = {e2, 3, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_input in2 = {e2, 3, NULL, 0, NULL, 0, NULL, 0};
     r = run(&in2, NULL);
     d = &r->devices[0];
     assert_int_equal(d->n_live_at_peak, 3);
     assert_int_equal(d->live_at_peak[0].address, 0x30);
     assert_int_equal(d->live_at_peak[1].address, 0x10);
     assert_int_equal(d->live_at_peak[2].address, 0x20);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 
     /* An address allocated again without a free: the old one is replaced. */
-    tfb_gmem_event e3[2] = {ev(1, 0, A, 0x30, 8), ev(2, 0, A, 0x30, 5)};
-    tfb_gmem_input in3 = {e3, 2, NULL, 0, NULL, 0, NULL, 0};
+    tfb_trace_memory_event e3[2] = {ev(1, 0, A, 0x30, 8), ev(2, 0, A, 0x30, 5)};
+    tfb_gpu_memory_input in3 = {e3, 2, NULL, 0, NULL, 0, NULL, 0};
     r = run(&in3, NULL);
     d = &r->devices[0];
     assert_int_equal(d->replaced, 1);
     assert_int_equal(d->end_bytes, 5);
     assert_int_equal(d->live_at_end, 1);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 }
 
 static void test_downsample_keeps_peak(void **state)
 {
     (void)state;
     enum { N = 10000 };
-    tfb_gmem_event *e = malloc(N * sizeof *e);
+    tfb_trace_memory_event *e = malloc(N * sizeof *e);
     assert_non_null(e);
     /* Sawtooth of 1..20 blocks of 1 KiB, with one 1 GiB spike at 7001. */
     int live = 0;
@@ -404,12 +406,12 @@ static void test_downsample_keeps_peak(void **state)
             live++;
         }
     }
-    tfb_gmem_input in = {e, N, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_opts o;
-    tfb_gmem_opts_init(&o);
+    tfb_gpu_memory_input in = {e, N, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_opts o;
+    tfb_gpu_memory_opts_init(&o);
     o.max_points = 50;
-    tfb_gmem_result *r = run(&in, &o);
-    const tfb_gmem_device *d = &r->devices[0];
+    tfb_gpu_memory_result *r = run(&in, &o);
+    const tfb_gpu_memory_device *d = &r->devices[0];
     assert_int_equal(d->n_changes, N);
     assert_true(d->n_points <= 50);
     assert_true(d->n_points >= 10);
@@ -427,7 +429,7 @@ static void test_downsample_keeps_peak(void **state)
     check_point(&d->points[0], 0, 0);
     assert_int_equal(d->points[d->n_points - 1].t_ns, (N - 1) * 10);
     assert_int_equal(d->points[d->n_points - 1].bytes, d->end_bytes);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
     free(e);
 }
 
@@ -438,7 +440,7 @@ static void test_hostile_sizes(void **state)
 {
     (void)state;
     enum { NBIG = 9000 };
-    tfb_gmem_event *e = calloc(8 + NBIG, sizeof *e);
+    tfb_trace_memory_event *e = calloc(8 + NBIG, sizeof *e);
     assert_non_null(e);
     size_t n = 0;
     e[n++] = ev(1, 0, A, 0x1, 100);
@@ -455,10 +457,10 @@ static void test_hostile_sizes(void **state)
     for (int i = 0; i < NBIG; i++) /* 2^50 each: 8192 pass int64 */
         e[n++] = ev(10 + i, 1, A, 0x100000 + (uint64_t)i, (int64_t)1 << 50);
     e[n++] = ev(20000, 0, F, 0x1, 0);
-    tfb_gmem_input in = {e, n, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_result *r = run(&in, NULL);
+    tfb_gpu_memory_input in = {e, n, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_result *r = run(&in, NULL);
     assert_int_equal(r->n_devices, 2);
-    const tfb_gmem_device *d0 = &r->devices[0], *d1 = &r->devices[1];
+    const tfb_gpu_memory_device *d0 = &r->devices[0], *d1 = &r->devices[1];
     assert_int_equal(d0->allocs, 2); /* 100 B, and 64 B in pool 0x78 */
     assert_int_equal(d0->peak_bytes, 164);
     assert_int_equal(d0->end_bytes, 64);
@@ -478,36 +480,36 @@ static void test_hostile_sizes(void **state)
             assert_true(r->devices[k].points[i].bytes >= 0);
             assert_true(r->devices[k].points[i].reserved >= 0);
         }
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
     free(e);
 }
 
 static void test_bad_input(void **state)
 {
     (void)state;
-    tfb_gmem_event e[2] = {ev(10, 0, A, 1, 1), ev(5, 0, F, 1, 1)};
-    tfb_gmem_input in = {e, 2, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_result *r = NULL;
-    assert_int_equal(tfb_gmem_analyze(&in, NULL, &r), TFB_EINVAL);
+    tfb_trace_memory_event e[2] = {ev(10, 0, A, 1, 1), ev(5, 0, F, 1, 1)};
+    tfb_gpu_memory_input in = {e, 2, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_result *r = NULL;
+    assert_int_equal(tfb_gpu_memory_analyze(&in, NULL, &r), TFB_EINVAL);
     assert_null(r);
     in.n_events = 1;
-    tfb_gmem_opts o;
-    tfb_gmem_opts_init(&o);
+    tfb_gpu_memory_opts o;
+    tfb_gpu_memory_opts_init(&o);
     o.max_points = 3;
-    assert_int_equal(tfb_gmem_analyze(&in, &o, &r), TFB_EINVAL);
-    tfb_gmem_opts_init(&o);
+    assert_int_equal(tfb_gpu_memory_analyze(&in, &o, &r), TFB_EINVAL);
+    tfb_gpu_memory_opts_init(&o);
     o.start_ns = 10;
     o.end_ns = 9;
-    assert_int_equal(tfb_gmem_analyze(&in, &o, &r), TFB_EINVAL);
-    assert_int_equal(tfb_gmem_analyze(NULL, NULL, &r), TFB_EINVAL);
-    assert_int_equal(tfb_gmem_analyze(&in, NULL, NULL), TFB_EINVAL);
+    assert_int_equal(tfb_gpu_memory_analyze(&in, &o, &r), TFB_EINVAL);
+    assert_int_equal(tfb_gpu_memory_analyze(NULL, NULL, &r), TFB_EINVAL);
+    assert_int_equal(tfb_gpu_memory_analyze(&in, NULL, NULL), TFB_EINVAL);
     /* No events: no devices, not an error. */
-    tfb_gmem_input empty = {NULL, 0, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_input empty = {NULL, 0, NULL, 0, NULL, 0, NULL, 0};
     r = run(&empty, NULL);
     assert_int_equal(r->n_devices, 0);
     assert_int_equal(r->n_churn, 0);
-    tfb_gmem_result_free(r);
-    tfb_gmem_result_free(NULL);
+    tfb_gpu_memory_result_free(r);
+    tfb_gpu_memory_result_free(NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -550,11 +552,11 @@ static void test_load_nsys_sqlite(void **state)
              " 0)");
     sqlite3_close(db);
 
-    tfb_gmem_events evs = {0};
-    assert_int_equal(tfb_gmem_load_sqlite(&evs, path), 3);
+    tfb_trace_memory_events evs = {0};
+    assert_int_equal(tfb_trace_memory_load_sqlite(&evs, path), 3);
     assert_int_equal(evs.n, 3);
     assert_int_equal(evs.v[0].t_ns, 1000);
-    assert_int_equal(evs.v[0].op, TFB_GMEM_ALLOC);
+    assert_int_equal(evs.v[0].op, TFB_TRACE_MEMORY_ALLOC);
     assert_int_equal(evs.v[0].address, 4096);
     assert_int_equal(evs.v[0].bytes, 256);
     assert_int_equal(evs.v[0].stream, 7);
@@ -562,14 +564,14 @@ static void test_load_nsys_sqlite(void **state)
     assert_int_equal(evs.v[1].device, 1);
     assert_int_equal(evs.v[1].pool, 65536);
     assert_int_equal(evs.v[1].pool_reserved, 2097152);
-    assert_int_equal(evs.v[2].op, TFB_GMEM_FREE);
-    tfb_gmem_input in = {evs.v, evs.n, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_result *r = run(&in, NULL);
+    assert_int_equal(evs.v[2].op, TFB_TRACE_MEMORY_FREE);
+    tfb_gpu_memory_input in = {evs.v, evs.n, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_result *r = run(&in, NULL);
     assert_int_equal(r->n_devices, 2);
     assert_int_equal(r->devices[0].peak_bytes, 256);
     assert_int_equal(r->devices[0].end_bytes, 0);
     assert_int_equal(r->devices[1].peak_reserved, 2097152);
-    tfb_gmem_result_free(r);
+    tfb_gpu_memory_result_free(r);
 
     /* An older export without the pool columns; a file without the table;
      * not a database; no file. */
@@ -580,7 +582,7 @@ static void test_load_nsys_sqlite(void **state)
              " INT, address INT, bytes INT, memoryOperationType INT);"
              "INSERT INTO CUDA_GPU_MEMORY_USAGE_EVENTS VALUES(5, 2, 1, 10, 0)");
     sqlite3_close(db);
-    assert_int_equal(tfb_gmem_load_sqlite(&evs, p2), 1);
+    assert_int_equal(tfb_trace_memory_load_sqlite(&evs, p2), 1);
     assert_int_equal(evs.n, 4);
     assert_int_equal(evs.v[3].device, 2);
     assert_int_equal(evs.v[3].stream, -1);
@@ -589,16 +591,16 @@ static void test_load_nsys_sqlite(void **state)
     assert_int_equal(sqlite3_open(p2, &db), SQLITE_OK);
     exec(db, "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT)");
     sqlite3_close(db);
-    assert_int_equal(tfb_gmem_load_sqlite(&evs, p2), TFB_ENOENT);
+    assert_int_equal(tfb_trace_memory_load_sqlite(&evs, p2), TFB_ENOENT);
     snprintf(p2, sizeof p2, "%s/junk.sqlite", dir);
     assert_int_equal(tu_write_file(p2, "not a database at all, not at all",
                                    33),
                      0);
-    assert_int_equal(tfb_gmem_load_sqlite(&evs, p2), TFB_ECORRUPT);
+    assert_int_equal(tfb_trace_memory_load_sqlite(&evs, p2), TFB_ECORRUPT);
     snprintf(p2, sizeof p2, "%s/missing.sqlite", dir);
-    assert_int_equal(tfb_gmem_load_sqlite(&evs, p2), TFB_ENOENT);
+    assert_int_equal(tfb_trace_memory_load_sqlite(&evs, p2), TFB_ENOENT);
     assert_int_equal(evs.n, 4);
-    tfb_gmem_events_free(&evs);
+    tfb_trace_memory_events_free(&evs);
     tu_rmtree(dir);
     free(dir);
 }
@@ -638,18 +640,18 @@ static void test_load_our_trace_store(void **state)
     snprintf(path, sizeof path, "%s", tfb_trace_store_path(s));
     assert_int_equal(tfb_trace_store_close(s), 0);
 
-    tfb_gmem_events evs = {0};
-    assert_int_equal(tfb_gmem_load_sqlite(&evs, path), 3);
+    tfb_trace_memory_events evs = {0};
+    assert_int_equal(tfb_trace_memory_load_sqlite(&evs, path), 3);
     assert_int_equal(evs.v[1].pool, 0x7000000);
     assert_int_equal(evs.v[1].pool_reserved, 1 << 24);
-    assert_int_equal(evs.v[2].op, TFB_GMEM_FREE);
-    tfb_gmem_input in = {evs.v, evs.n, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_result *r = run(&in, NULL);
+    assert_int_equal(evs.v[2].op, TFB_TRACE_MEMORY_FREE);
+    tfb_gpu_memory_input in = {evs.v, evs.n, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_result *r = run(&in, NULL);
     assert_int_equal(r->devices[0].peak_bytes, 2 << 20);
     assert_int_equal(r->devices[0].end_bytes, 1 << 20);
     assert_int_equal(r->devices[0].end_reserved, 1 << 24);
-    tfb_gmem_result_free(r);
-    tfb_gmem_events_free(&evs);
+    tfb_gpu_memory_result_free(r);
+    tfb_trace_memory_events_free(&evs);
     tu_rmtree(dir);
     free(dir);
 }
@@ -681,13 +683,13 @@ static const char k_kineto[] =
     "  ],\n  \"traceName\": \"x.pt.trace.json\",\n"
     "  \"baseTimeNanoseconds\": 1700000000000000000\n}\n";
 
-static void check_kineto(const tfb_gmem_events *evs)
+static void check_kineto(const tfb_trace_memory_events *evs)
 {
     const int64_t B = INT64_C(1700000000000000000);
     assert_int_equal(evs->n, 3);
     /* Sorted by time: 12.3456 us, 13, 14. */
     assert_int_equal(evs->v[0].t_ns, B + 12346);
-    assert_int_equal(evs->v[0].op, TFB_GMEM_ALLOC);
+    assert_int_equal(evs->v[0].op, TFB_TRACE_MEMORY_ALLOC);
     assert_int_equal(evs->v[0].bytes, 1024);
     assert_int_equal(evs->v[0].address, 139872256);
     assert_int_equal(evs->v[0].device, 0);
@@ -696,7 +698,7 @@ static void check_kineto(const tfb_gmem_events *evs)
     assert_int_equal(evs->v[1].t_ns, B + 13000);
     assert_int_equal(evs->v[1].device, 1);
     assert_int_equal(evs->v[2].t_ns, B + 14000);
-    assert_int_equal(evs->v[2].op, TFB_GMEM_FREE);
+    assert_int_equal(evs->v[2].op, TFB_TRACE_MEMORY_FREE);
     assert_int_equal(evs->v[2].bytes, 1024);
 }
 
@@ -707,19 +709,19 @@ static void test_load_kineto(void **state)
     char path[1024];
     snprintf(path, sizeof path, "%s/w.1.pt.trace.json", dir);
     assert_int_equal(tu_write_file(path, k_kineto, strlen(k_kineto)), 0);
-    tfb_gmem_events evs = {0};
-    assert_int_equal(tfb_gmem_load_kineto(&evs, path), 3);
+    tfb_trace_memory_events evs = {0};
+    assert_int_equal(tfb_trace_memory_load_kineto(&evs, path), 3);
     check_kineto(&evs);
-    tfb_gmem_input in = {evs.v, evs.n, NULL, 0, NULL, 0, NULL, 0};
-    tfb_gmem_result *r = run(&in, NULL);
+    tfb_gpu_memory_input in = {evs.v, evs.n, NULL, 0, NULL, 0, NULL, 0};
+    tfb_gpu_memory_result *r = run(&in, NULL);
     assert_int_equal(r->n_devices, 2);
     assert_int_equal(r->devices[0].peak_bytes, 1024);
     assert_int_equal(r->devices[0].end_bytes, 0);
     /* The caching allocator keeps its reserve after the free. */
     assert_int_equal(r->devices[0].end_reserved, 2097152);
     assert_int_equal(r->devices[1].end_reserved, 4194304);
-    tfb_gmem_result_free(r);
-    tfb_gmem_events_free(&evs);
+    tfb_gpu_memory_result_free(r);
+    tfb_trace_memory_events_free(&evs);
 
     /* The same, gzip'ed. */
     snprintf(path, sizeof path, "%s/w.2.pt.trace.json.gz", dir);
@@ -728,18 +730,18 @@ static void test_load_kineto(void **state)
     assert_int_equal(gzwrite(gz, k_kineto, (unsigned)strlen(k_kineto)),
                      (int)strlen(k_kineto));
     gzclose(gz);
-    assert_int_equal(tfb_gmem_load_kineto(&evs, path), 3);
+    assert_int_equal(tfb_trace_memory_load_kineto(&evs, path), 3);
     check_kineto(&evs);
-    tfb_gmem_events_free(&evs);
+    tfb_trace_memory_events_free(&evs);
 
     /* Cut short: corrupt, nothing kept. Missing file: ENOENT. */
     snprintf(path, sizeof path, "%s/cut.pt.trace.json", dir);
     assert_int_equal(tu_write_file(path, k_kineto, strlen(k_kineto) / 2), 0);
-    assert_int_equal(tfb_gmem_load_kineto(&evs, path), TFB_ECORRUPT);
+    assert_int_equal(tfb_trace_memory_load_kineto(&evs, path), TFB_ECORRUPT);
     assert_int_equal(evs.n, 0);
     snprintf(path, sizeof path, "%s/nothing.json", dir);
-    assert_int_equal(tfb_gmem_load_kineto(&evs, path), TFB_ENOENT);
-    tfb_gmem_events_free(&evs);
+    assert_int_equal(tfb_trace_memory_load_kineto(&evs, path), TFB_ENOENT);
+    tfb_trace_memory_events_free(&evs);
     tu_rmtree(dir);
     free(dir);
 }

@@ -19,8 +19,7 @@
 #include <string.h>
 
 #include "plugins/gpu/gpu_memory_routes.h"
-#include "trace/trace_memory.h"
-#include "trace/trace.h"
+#include "trace/trace_internal.h"
 #include "tfboard.h"
 #include "test_util.h"
 
@@ -106,12 +105,12 @@ static void test_load_merge_context(void **state)
     assert_int_equal(tu_write_file(junk, "not sqlite at all, not at all....",
                                    33), 0);
     char *paths[] = {a, b, junk};
-    tfb_gpu_trace *t = NULL;
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 2, &t), 0);
-    tfb_gmem_run *m = NULL;
-    tfb_gpu_load_ctl ctl;
-    tfb_gpu_load_ctl_init(&ctl, 3);
-    assert_int_equal(tfb_gmem_run_load_files(paths, 3, t, &ctl, &m), 0);
+    tfb_trace *t = NULL;
+    assert_int_equal(tfb_trace_load_files(paths, 2, &t), 0);
+    tfb_trace_memory *m = NULL;
+    tfb_trace_load_ctl ctl;
+    tfb_trace_load_ctl_init(&ctl, 3);
+    assert_int_equal(tfb_trace_memory_load_files(paths, 3, t, &ctl, &m), 0);
     assert_int_equal(m->files, 2);
     assert_int_equal(m->files_skipped, 1);
     assert_int_equal(m->events.n, 5);
@@ -129,12 +128,12 @@ static void test_load_merge_context(void **state)
     /* outer and inner, not the range without allocation, not the mark. */
     assert_int_equal(m->n_ranges, 2);
 
-    tfb_gmem_opts o;
-    tfb_gmem_opts_init(&o);
-    tfb_gmem_view v;
-    assert_int_equal(tfb_gmem_view_build(m, &o, &v), 0);
+    tfb_gpu_memory_opts o;
+    tfb_gpu_memory_opts_init(&o);
+    tfb_gpu_memory_view v;
+    assert_int_equal(tfb_gpu_memory_view_build(m, &o, &v), 0);
     assert_int_equal(v.res->n_devices, 2);
-    const tfb_gmem_device *d0 = &v.res->devices[0];
+    const tfb_gpu_memory_device *d0 = &v.res->devices[0];
     assert_int_equal(d0->peak_bytes, 4000);
     assert_int_equal(d0->n_live_at_peak, 2);
     assert_string_equal(d0->live_at_peak[1].kernel, "fwd");
@@ -145,16 +144,16 @@ static void test_load_merge_context(void **state)
     assert_false(v.post_mortem[0]);
     assert_false(v.last_is_alloc[0]);
     assert_true(v.post_mortem[1]);
-    tfb_gmem_view_free(&v);
+    tfb_gpu_memory_view_free(&v);
     /* A window ending at 355: device 0 last allocated (350) at its peak. */
     o.end_ns = 355;
-    assert_int_equal(tfb_gmem_view_build(m, &o, &v), 0);
+    assert_int_equal(tfb_gpu_memory_view_build(m, &o, &v), 0);
     assert_true(v.post_mortem[0]);
     assert_true(v.post_mortem[1]); /* 500 allocated at 120, its last */
-    tfb_gmem_view_free(&v);
+    tfb_gpu_memory_view_free(&v);
 
-    tfb_gmem_run_free(m);
-    tfb_gpu_trace_release(t);
+    tfb_trace_memory_free(m);
+    tfb_trace_release(t);
     free(a);
     free(b);
     tu_rmtree(dir);
@@ -168,22 +167,22 @@ static void test_row_budget(void **state)
     char *a = write_file(dir, "a.sqlite", "1 0 0 16 10; 2 0 0 32 10; "
                          "3 0 0 48 10; 4 0 0 64 10;", 0);
     char *paths[] = {a};
-    tfb_gpu_load_limits l = {3, 0};
-    tfb_gpu_set_load_limits(&l);
-    tfb_gpu_load_ctl ctl;
-    tfb_gpu_load_ctl_init(&ctl, 1);
-    tfb_gmem_run *m = NULL;
-    assert_int_equal(tfb_gmem_run_load_files(paths, 1, NULL, &ctl, &m),
+    tfb_trace_load_limits l = {3, 0};
+    tfb_trace_set_load_limits(&l);
+    tfb_trace_load_ctl ctl;
+    tfb_trace_load_ctl_init(&ctl, 1);
+    tfb_trace_memory *m = NULL;
+    assert_int_equal(tfb_trace_memory_load_files(paths, 1, NULL, &ctl, &m),
                      TFB_ETOOBIG);
     assert_null(m);
     assert_non_null(strstr(ctl.error, "a.sqlite"));
     assert_non_null(strstr(ctl.error, "4 memory events"));
-    tfb_gpu_set_load_limits(NULL);
-    tfb_gpu_load_ctl_init(&ctl, 1);
-    assert_int_equal(tfb_gmem_run_load_files(paths, 1, NULL, &ctl, &m), 0);
+    tfb_trace_set_load_limits(NULL);
+    tfb_trace_load_ctl_init(&ctl, 1);
+    assert_int_equal(tfb_trace_memory_load_files(paths, 1, NULL, &ctl, &m), 0);
     assert_int_equal(m->events.n, 4);
     assert_false(m->has_trace);
-    tfb_gmem_run_free(m);
+    tfb_trace_memory_free(m);
     free(a);
     tu_rmtree(dir);
     free(dir);

@@ -5,10 +5,7 @@
  * the run's files are unchanged; a changed file is read again while what
  * a request holds stays valid; evicting a run's entry drops both parts,
  * and references held across the eviction stay readable (ASan checks the
- * reads); a run without trace files answers NONE for both. A derived
- * answer (tfb_trace_memo_*, the Ranks job view's) lives in the same entry:
- * answered for its key only, replaced by the next put, kept beside the
- * run's trace, and evicted with the entry.
+ * reads); a run without trace files answers NONE for both.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,7 +21,6 @@
 #include "test_util.h"
 #include "tfboard.h"
 #include "trace/trace.h"
-#include "trace/trace_memory.h"
 
 /* One store for the whole file: the cache keys entries by (store, run). */
 static tfb_store *g_store;
@@ -71,24 +67,24 @@ static tfb_run *make_run(const char *name, int nk, char **path_out)
     return r;
 }
 
-static tfb_gpu_trace *trace_of(tfb_run *r)
+static tfb_trace *trace_of(tfb_run *r)
 {
-    tfb_gpu_trace *t = NULL;
-    tfb_gpu_status st;
-    assert_int_equal(tfb_gpu_trace_get(g_store, r, -1, &t, &st), 0);
-    assert_int_equal(st.state, TFB_GPU_READY);
+    tfb_trace *t = NULL;
+    tfb_trace_status st;
+    assert_int_equal(tfb_trace_get(g_store, r, -1, &t, &st), 0);
+    assert_int_equal(st.state, TFB_TRACE_READY);
     assert_non_null(t);
     return t;
 }
 
 /* The memory part, handed a reference of the run's trace (taken). */
-static tfb_gmem_run *memory_of(tfb_run *r, tfb_gpu_trace *t)
+static tfb_trace_memory *memory_of(tfb_run *r, tfb_trace *t)
 {
-    tfb_gmem_run *m = NULL;
-    tfb_gpu_status st;
-    assert_int_equal(tfb_gmem_run_get(g_store, r, &t, -1, &m, &st), 0);
+    tfb_trace_memory *m = NULL;
+    tfb_trace_status st;
+    assert_int_equal(tfb_trace_memory_get(g_store, r, &t, -1, &m, &st), 0);
     assert_null(t); /* the call took the reference */
-    assert_int_equal(st.state, TFB_GPU_READY);
+    assert_int_equal(st.state, TFB_TRACE_READY);
     assert_non_null(m);
     return m;
 }
@@ -97,23 +93,23 @@ static void test_both_parts_one_entry(void **state)
 {
     (void)state;
     tfb_run *r = make_run("both", 2, NULL);
-    tfb_gpu_trace *t = trace_of(r);
+    tfb_trace *t = trace_of(r);
     assert_int_equal(t->nspans, 2);
-    tfb_gmem_run *m = memory_of(r, trace_of(r));
+    tfb_trace_memory *m = memory_of(r, trace_of(r));
     assert_int_equal(m->events.n, 1);
     /* The memory part was built with the trace's kernel around the
      * allocation. */
     assert_true(m->has_trace);
     assert_int_equal(m->n_kernels, 1);
     /* Asked again with the files unchanged: the same data, not a reload. */
-    tfb_gpu_trace *t2 = trace_of(r);
+    tfb_trace *t2 = trace_of(r);
     assert_ptr_equal(t2, t);
-    tfb_gmem_run *m2 = memory_of(r, NULL);
+    tfb_trace_memory *m2 = memory_of(r, NULL);
     assert_ptr_equal(m2, m);
-    tfb_gmem_run_release(m2);
-    tfb_gmem_run_release(m);
-    tfb_gpu_trace_release(t2);
-    tfb_gpu_trace_release(t);
+    tfb_trace_memory_release(m2);
+    tfb_trace_memory_release(m);
+    tfb_trace_release(t2);
+    tfb_trace_release(t);
 }
 
 static void test_changed_file_reloads(void **state)
@@ -121,22 +117,22 @@ static void test_changed_file_reloads(void **state)
     (void)state;
     char *path;
     tfb_run *r = make_run("changing", 2, &path);
-    tfb_gpu_trace *t1 = trace_of(r);
-    tfb_gmem_run *m1 = memory_of(r, trace_of(r));
+    tfb_trace *t1 = trace_of(r);
+    tfb_trace_memory *m1 = memory_of(r, trace_of(r));
     /* Three kernels now: the file's size (its signature) changes. */
     write_trace(path, 3);
-    tfb_gpu_trace *t2 = trace_of(r);
+    tfb_trace *t2 = trace_of(r);
     assert_ptr_not_equal(t2, t1);
     assert_int_equal(t2->nspans, 3);
     assert_int_equal(t1->nspans, 2); /* the held trace is intact */
-    tfb_gmem_run *m2 = memory_of(r, trace_of(r));
+    tfb_trace_memory *m2 = memory_of(r, trace_of(r));
     assert_ptr_not_equal(m2, m1);
     assert_int_equal(m1->events.n, 1);
     assert_int_equal(m2->events.n, 1);
-    tfb_gmem_run_release(m1);
-    tfb_gmem_run_release(m2);
-    tfb_gpu_trace_release(t1);
-    tfb_gpu_trace_release(t2);
+    tfb_trace_memory_release(m1);
+    tfb_trace_memory_release(m2);
+    tfb_trace_release(t1);
+    tfb_trace_release(t2);
     free(path);
 }
 
@@ -144,27 +140,27 @@ static void test_eviction_drops_both_parts(void **state)
 {
     (void)state;
     tfb_run *r0 = make_run("evicted", 1, NULL);
-    tfb_gpu_trace *t0 = trace_of(r0);
-    tfb_gmem_run *m0 = memory_of(r0, trace_of(r0));
+    tfb_trace *t0 = trace_of(r0);
+    tfb_trace_memory *m0 = memory_of(r0, trace_of(r0));
     /* 64 other runs take every slot (the cache holds 64 runs): the least
      * recently used entry, r0's, goes with both its parts. */
     for (int i = 0; i < 64; i++) {
         char name[32];
         snprintf(name, sizeof name, "filler%d", i);
-        tfb_gpu_trace_release(trace_of(make_run(name, 1, NULL)));
+        tfb_trace_release(trace_of(make_run(name, 1, NULL)));
     }
-    tfb_gpu_trace *t1 = trace_of(r0);
+    tfb_trace *t1 = trace_of(r0);
     assert_ptr_not_equal(t1, t0); /* loaded again: t0 was dropped */
-    tfb_gmem_run *m1 = memory_of(r0, trace_of(r0));
+    tfb_trace_memory *m1 = memory_of(r0, trace_of(r0));
     assert_ptr_not_equal(m1, m0);
     /* What was held across the eviction is still readable. */
     assert_int_equal(t0->nspans, 1);
     assert_int_equal(m0->events.n, 1);
     assert_int_equal(m0->n_kernels, 1);
-    tfb_gpu_trace_release(t0);
-    tfb_gmem_run_release(m0);
-    tfb_gpu_trace_release(t1);
-    tfb_gmem_run_release(m1);
+    tfb_trace_release(t0);
+    tfb_trace_memory_release(m0);
+    tfb_trace_release(t1);
+    tfb_trace_memory_release(m1);
 }
 
 static void test_no_trace_files(void **state)
@@ -172,76 +168,19 @@ static void test_no_trace_files(void **state)
     (void)state;
     tfb_run *r = NULL;
     assert_int_equal(tfb_store_get_run(g_store, "plain", &r), 0);
-    tfb_gpu_trace *t = (tfb_gpu_trace *)1;
-    tfb_gpu_status st;
-    assert_int_equal(tfb_gpu_trace_get(g_store, r, -1, &t, &st), 0);
-    assert_int_equal(st.state, TFB_GPU_NONE);
+    tfb_trace *t = (tfb_trace *)1;
+    tfb_trace_status st;
+    assert_int_equal(tfb_trace_get(g_store, r, -1, &t, &st), 0);
+    assert_int_equal(st.state, TFB_TRACE_NONE);
     assert_null(t);
-    tfb_gmem_run *m = (tfb_gmem_run *)1;
-    assert_int_equal(tfb_gmem_run_get(g_store, r, NULL, -1, &m, &st), 0);
-    assert_int_equal(st.state, TFB_GPU_NONE);
+    tfb_trace_memory *m = (tfb_trace_memory *)1;
+    assert_int_equal(tfb_trace_memory_get(g_store, r, NULL, -1, &m, &st), 0);
+    assert_int_equal(st.state, TFB_TRACE_NONE);
     assert_null(m);
     /* Bad arguments are refused (and a handed trace is still taken). */
-    assert_int_equal(tfb_gpu_trace_get(g_store, r, 0, NULL, &st),
+    assert_int_equal(tfb_trace_get(g_store, r, 0, NULL, &st),
                      TFB_EINVAL);
-    assert_int_equal(tfb_gmem_run_get(g_store, r, NULL, 0, NULL, &st),
-                     TFB_EINVAL);
-}
-
-static char *memo_of(tfb_run *r, const char *key, size_t *len)
-{
-    char *body = NULL;
-    int rc = tfb_trace_memo_get(g_store, r, key, &body, len);
-    assert_true(rc == 0 || rc == 1);
-    assert_true(rc == 1 ? body != NULL : body == NULL);
-    return body;
-}
-
-static void test_memo(void **state)
-{
-    (void)state;
-    tfb_run *r = make_run("memo", 1, NULL);
-    size_t len = 0;
-    assert_null(memo_of(r, "k1", &len));
-    assert_int_equal(tfb_trace_memo_put(g_store, r, "k1", "hello", 5), 0);
-    char *b = memo_of(r, "k1", &len);
-    assert_non_null(b);
-    assert_int_equal(len, 5);
-    assert_memory_equal(b, "hello", 5);
-    free(b);
-    /* Another key misses; a put under it replaces the first answer. */
-    assert_null(memo_of(r, "k2", &len));
-    assert_int_equal(tfb_trace_memo_put(g_store, r, "k2", "", 0), 0);
-    assert_null(memo_of(r, "k1", &len));
-    b = memo_of(r, "k2", &len);
-    assert_non_null(b);
-    assert_int_equal(len, 0);
-    free(b);
-    /* The run's trace shares the entry, and its load keeps the answer. */
-    tfb_gpu_trace *t = trace_of(r);
-    b = memo_of(r, "k2", &len);
-    assert_non_null(b);
-    free(b);
-    /* A run with no trace files gets an entry too. */
-    tfb_run *plain = NULL;
-    assert_int_equal(tfb_store_get_run(g_store, "memo-plain", &plain), 0);
-    assert_int_equal(tfb_trace_memo_put(g_store, plain, "p", "x", 1), 0);
-    b = memo_of(plain, "p", &len);
-    assert_non_null(b);
-    free(b);
-    /* Evicted with the entry when 64 other runs take every slot. */
-    for (int i = 0; i < 64; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "memofill%d", i);
-        tfb_gpu_trace_release(trace_of(make_run(name, 1, NULL)));
-    }
-    assert_null(memo_of(r, "k2", &len));
-    assert_null(memo_of(plain, "p", &len));
-    assert_int_equal(t->nspans, 1); /* still held */
-    tfb_gpu_trace_release(t);
-    assert_int_equal(tfb_trace_memo_get(g_store, r, NULL, &b, &len),
-                     TFB_EINVAL);
-    assert_int_equal(tfb_trace_memo_put(g_store, r, "k", NULL, 3),
+    assert_int_equal(tfb_trace_memory_get(g_store, r, NULL, 0, NULL, &st),
                      TFB_EINVAL);
 }
 
@@ -268,7 +207,6 @@ int main(void)
         cmocka_unit_test(test_changed_file_reloads),
         cmocka_unit_test(test_eviction_drops_both_parts),
         cmocka_unit_test(test_no_trace_files),
-        cmocka_unit_test(test_memo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -28,26 +28,27 @@
 #include "test_util.h"
 #include "trace/trace_cachedir.h"
 #include "trace/trace_colcache.h"
+#include "trace/trace_internal.h"
 #include "trace/trace_walcopy.h"
 
 #define B INT64_C(1700000000000000000)
 
-static tfb_gpu_trace *build(void)
+static tfb_trace *build(void)
 {
-    tfb_gpu_builder *b;
-    assert_int_equal(tfb_gpu_builder_new(&b, NULL), 0);
-    tfb_gpu_builder_begin_file(b);
-    int32_t gemm = tfb_gpu_builder_str(b, "gemm<float>()", 13);
-    int32_t relu = tfb_gpu_builder_str(b, "relu \"x\" <b>", 12);
-    int32_t dev0 = tfb_gpu_builder_str(b, "Synthetic GPU", 13);
-    int32_t launch = tfb_gpu_builder_str(b, "cudaLaunchKernel", 16);
-    assert_int_equal(tfb_gpu_builder_device(b, 0, dev0, 132), 0);
+    tfb_trace_builder *b;
+    assert_int_equal(tfb_trace_builder_new(&b, NULL), 0);
+    tfb_trace_builder_begin_file(b);
+    int32_t gemm = tfb_trace_builder_str(b, "gemm<float>()", 13);
+    int32_t relu = tfb_trace_builder_str(b, "relu \"x\" <b>", 12);
+    int32_t dev0 = tfb_trace_builder_str(b, "Synthetic GPU", 13);
+    int32_t launch = tfb_trace_builder_str(b, "cudaLaunchKernel", 16);
+    assert_int_equal(tfb_trace_builder_device(b, 0, dev0, 132), 0);
     /* 700 kernels on device 0 stream 7 (a 3-level tree), some
      * overlapping; a few on stream 8 and device 1; one without a name. */
     for (int i = 0; i < 700; i++) {
-        tfb_gpu_span_in s;
+        tfb_trace_span_in s;
         memset(&s, 0, sizeof s);
-        s.kind = TFB_GPU_KERNEL;
+        s.kind = TFB_TRACE_KERNEL;
         s.start = B + 1000 * (i % 350) + (i / 350) * 10;
         s.end = s.start + 200 + 37 * (i % 11);
         s.correlation = 699 - i; /* calls out of correlation order */
@@ -59,15 +60,15 @@ static tfb_gpu_trace *build(void)
         s.block[0] = 128;
         s.registers = 32;
         s.shared_mem = 1024;
-        assert_int_equal(tfb_gpu_builder_span(b, &s), 0);
-        tfb_gpu_call c = {s.start - 500, s.start - 480, 699 - i, launch};
-        assert_int_equal(tfb_gpu_builder_call(b, &c), 0);
+        assert_int_equal(tfb_trace_builder_span(b, &s), 0);
+        tfb_trace_call c = {s.start - 500, s.start - 480, 699 - i, launch};
+        assert_int_equal(tfb_trace_builder_call(b, &c), 0);
     }
     for (int i = 0; i < 5; i++) {
-        tfb_gpu_span_in s;
+        tfb_trace_span_in s;
         memset(&s, 0, sizeof s);
-        s.kind = (uint8_t)(i == 0 ? TFB_GPU_MEMCPY
-                           : i == 1 ? TFB_GPU_MEMSET : TFB_GPU_KERNEL);
+        s.kind = (uint8_t)(i == 0 ? TFB_TRACE_MEMCPY
+                           : i == 1 ? TFB_TRACE_MEMSET : TFB_TRACE_KERNEL);
         s.copy_kind = 1;
         s.bytes = 4096 * (i + 1);
         s.start = B + 5000 + 100 * i;
@@ -76,24 +77,24 @@ static tfb_gpu_trace *build(void)
         s.device = i == 4 ? 1 : 0;
         s.stream = i == 4 ? 9 : 8;
         s.name = i == 3 ? -1 : relu;
-        assert_int_equal(tfb_gpu_builder_span(b, &s), 0);
+        assert_int_equal(tfb_trace_builder_span(b, &s), 0);
     }
-    tfb_gpu_span_in h;
+    tfb_trace_span_in h;
     memset(&h, 0, sizeof h);
-    h.kind = TFB_GPU_HOST_STEP;
+    h.kind = TFB_TRACE_HOST_STEP;
     h.start = B;
     h.end = B + 400000;
     h.step = 3;
     h.device = -1;
     h.name = -1;
-    assert_int_equal(tfb_gpu_builder_span(b, &h), 0);
-    tfb_gpu_builder_end_file(b, 1);
-    tfb_gpu_trace *t = NULL;
-    assert_int_equal(tfb_gpu_builder_finish(b, &t), 0);
+    assert_int_equal(tfb_trace_builder_span(b, &h), 0);
+    tfb_trace_builder_end_file(b, 1);
+    tfb_trace *t = NULL;
+    assert_int_equal(tfb_trace_builder_finish(b, &t), 0);
     return t;
 }
 
-static char *json_of(const tfb_gpu_trace *t, int which)
+static char *json_of(const tfb_trace *t, int which)
 {
     tfb_json j;
     tfb_json_init(&j);
@@ -107,31 +108,31 @@ static char *json_of(const tfb_gpu_trace *t, int which)
         assert_int_equal(tfb_gpu_chrome_trace_json(t, INT64_MIN, INT64_MAX,
                                                    1000000, &j), 0);
     } else {
-        tfb_gpu_summary s;
-        tfb_gpu_kernels k;
-        assert_int_equal(tfb_gpu_summarize(t, &s), 0);
-        assert_int_equal(tfb_gpu_kernel_stats(t, 0, &k), 0);
+        tfb_trace_summary s;
+        tfb_trace_kernels k;
+        assert_int_equal(tfb_trace_summarize(t, &s), 0);
+        assert_int_equal(tfb_trace_kernel_stats(t, 0, &k), 0);
         tfb_json_object_begin(&j);
         tfb_json_key(&j, "s");
         tfb_gpu_summary_json(&j, &s);
         tfb_json_key(&j, "k");
         tfb_gpu_kernels_json(&j, &k);
         tfb_json_object_end(&j);
-        tfb_gpu_summary_free(&s);
-        tfb_gpu_kernels_free(&k);
+        tfb_trace_summary_free(&s);
+        tfb_trace_kernels_free(&k);
     }
     char *out = tfb_json_take(&j, NULL);
     assert_non_null(out);
     return out;
 }
 
-static void assert_same_trace(const tfb_gpu_trace *a, const tfb_gpu_trace *b)
+static void assert_same_trace(const tfb_trace *a, const tfb_trace *b)
 {
     assert_int_equal(a->nspans, b->nspans);
     assert_memory_equal(a->spans, b->spans, a->nspans * sizeof *a->spans);
     assert_int_equal(a->nlanes, b->nlanes);
     for (size_t i = 0; i < a->nlanes; i++) {
-        const tfb_gpu_lane *x = &a->lanes[i], *y = &b->lanes[i];
+        const tfb_trace_lane *x = &a->lanes[i], *y = &b->lanes[i];
         assert_int_equal(x->device, y->device);
         assert_int_equal(x->stream, y->stream);
         assert_int_equal(x->host, y->host);
@@ -171,7 +172,7 @@ static void assert_same_trace(const tfb_gpu_trace *a, const tfb_gpu_trace *b)
     assert_int_equal(a->files_read, b->files_read);
     assert_int_equal(a->files_skipped, b->files_skipped);
     assert_int_equal(a->spans_dropped, b->spans_dropped);
-    const tfb_gpu_aggregates *x = a->agg, *y = b->agg;
+    const tfb_trace_aggregates *x = a->agg, *y = b->agg;
     assert_non_null(x);
     assert_non_null(y);
     assert_int_equal(x->ndev, y->ndev);
@@ -180,7 +181,7 @@ static void assert_same_trace(const tfb_gpu_trace *a, const tfb_gpu_trace *b)
             assert_string_equal(x->dev[d].name, y->dev[d].name);
         else
             assert_null(y->dev[d].name);
-        tfb_gpu_device_summary p = x->dev[d], q = y->dev[d];
+        tfb_trace_device_summary p = x->dev[d], q = y->dev[d];
         p.name = q.name = NULL;
         assert_memory_equal(&p, &q, sizeof p);
         assert_int_equal(x->nbusy[d], y->nbusy[d]);
@@ -192,7 +193,7 @@ static void assert_same_trace(const tfb_gpu_trace *a, const tfb_gpu_trace *b)
     assert_true(x->nkstats >= 3); /* gemm, relu, <unknown> */
     for (size_t i = 0; i < x->nkstats; i++) {
         assert_string_equal(x->kstats[i].name, y->kstats[i].name);
-        tfb_gpu_kernel_stat p = x->kstats[i], q = y->kstats[i];
+        tfb_trace_kernel_stat p = x->kstats[i], q = y->kstats[i];
         p.name = q.name = NULL;
         assert_memory_equal(&p, &q, sizeof p);
     }
@@ -232,34 +233,34 @@ static void test_round_trip(void **state)
     (void)state;
     char *dir = tu_mkdtemp();
     char *f = path_in(dir, "t.tfbc");
-    tfb_gpu_trace *t = build();
+    tfb_trace *t = build();
     assert_true(t->lanes[0].levels >= 2);
-    assert_int_equal(tfb_colcache_write_file(f, "SIG", t, 1406), 0);
+    assert_int_equal(tfb_trace_colcache_write_file(f, "SIG", t, 1406), 0);
     /* Only the file itself: the temp file was renamed. */
     assert_int_equal(count_entries(dir), 1);
-    tfb_gpu_trace *m = NULL;
+    tfb_trace *m = NULL;
     uint64_t rows = 0;
-    assert_int_equal(tfb_colcache_read_file(f, "SIG", 0, &m, &rows), 0);
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 0, &m, &rows), 0);
     assert_int_equal(rows, 1406);
     assert_non_null(m->release);
     assert_same_trace(t, m);
     /* The spans are used in place, not copied. */
     assert_true(m->spans != t->spans);
     /* Another source, or a smaller row budget: not used. */
-    tfb_gpu_trace *o = NULL;
-    assert_int_equal(tfb_colcache_read_file(f, "SIH", 0, &o, NULL),
+    tfb_trace *o = NULL;
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIH", 0, &o, NULL),
                      TFB_ESTATE);
-    assert_int_equal(tfb_colcache_read_file(f, "SI", 0, &o, NULL),
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SI", 0, &o, NULL),
                      TFB_ESTATE);
-    assert_int_equal(tfb_colcache_read_file(f, "SIG", 1405, &o, NULL),
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 1405, &o, NULL),
                      TFB_ESTATE);
     assert_null(o);
-    assert_int_equal(tfb_colcache_read_file(f, "SIG", 1406, &o, NULL), 0);
-    tfb_gpu_trace_free(o);
-    tfb_gpu_trace_free(m);
-    tfb_gpu_trace_free(t);
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 1406, &o, NULL), 0);
+    tfb_trace_free(o);
+    tfb_trace_free(m);
+    tfb_trace_free(t);
     char *none = path_in(dir, "none.tfbc");
-    assert_int_equal(tfb_colcache_read_file(none, "SIG", 0, &o, NULL),
+    assert_int_equal(tfb_trace_colcache_read_file(none, "SIG", 0, &o, NULL),
                      TFB_ENOENT);
     free(none);
     free(f);
@@ -272,15 +273,15 @@ static void test_empty_trace(void **state)
     (void)state;
     char *dir = tu_mkdtemp();
     char *f = path_in(dir, "e.tfbc");
-    tfb_gpu_builder *b;
-    assert_int_equal(tfb_gpu_builder_new(&b, NULL), 0);
-    tfb_gpu_builder_begin_file(b);
-    tfb_gpu_builder_end_file(b, 0);
-    tfb_gpu_trace *t = NULL;
-    assert_int_equal(tfb_gpu_builder_finish(b, &t), 0);
-    assert_int_equal(tfb_colcache_write_file(f, "E", t, 0), 0);
-    tfb_gpu_trace *m = NULL;
-    assert_int_equal(tfb_colcache_read_file(f, "E", 0, &m, NULL), 0);
+    tfb_trace_builder *b;
+    assert_int_equal(tfb_trace_builder_new(&b, NULL), 0);
+    tfb_trace_builder_begin_file(b);
+    tfb_trace_builder_end_file(b, 0);
+    tfb_trace *t = NULL;
+    assert_int_equal(tfb_trace_builder_finish(b, &t), 0);
+    assert_int_equal(tfb_trace_colcache_write_file(f, "E", t, 0), 0);
+    tfb_trace *m = NULL;
+    assert_int_equal(tfb_trace_colcache_read_file(f, "E", 0, &m, NULL), 0);
     assert_int_equal(m->nspans, 0);
     assert_int_equal(m->files_skipped, 1);
     assert_int_equal(m->files_read, 0);
@@ -288,8 +289,8 @@ static void test_empty_trace(void **state)
     assert_string_equal(ja, jb);
     free(ja);
     free(jb);
-    tfb_gpu_trace_free(m);
-    tfb_gpu_trace_free(t);
+    tfb_trace_free(m);
+    tfb_trace_free(t);
     free(f);
     tu_rmtree(dir);
     free(dir);
@@ -299,8 +300,8 @@ static void test_empty_trace(void **state)
 static void expect_refused(const char *f, const uint8_t *data, size_t len)
 {
     assert_int_equal(tu_write_file(f, data, len), 0);
-    tfb_gpu_trace *m = NULL;
-    int rc = tfb_colcache_read_file(f, "SIG", 0, &m, NULL);
+    tfb_trace *m = NULL;
+    int rc = tfb_trace_colcache_read_file(f, "SIG", 0, &m, NULL);
     assert_null(m);
     /* A byte of the signature reads as another source's file (also not
      * used); any other damage is corruption. */
@@ -313,9 +314,9 @@ static void test_damage_detected(void **state)
     char *dir = tu_mkdtemp();
     char *f = path_in(dir, "t.tfbc");
     char *g = path_in(dir, "bad.tfbc");
-    tfb_gpu_trace *t = build();
-    assert_int_equal(tfb_colcache_write_file(f, "SIG", t, 7), 0);
-    tfb_gpu_trace_free(t);
+    tfb_trace *t = build();
+    assert_int_equal(tfb_trace_colcache_write_file(f, "SIG", t, 7), 0);
+    tfb_trace_free(t);
     size_t len = 0;
     uint8_t *good = tu_read_file(f, &len);
     assert_non_null(good);
@@ -347,8 +348,8 @@ static void test_damage_detected(void **state)
     uint32_t crc = tfb_crc32c(0, bad, len);
     memcpy(bad + 24, &crc, 4);
     assert_int_equal(tu_write_file(g, bad, len), 0);
-    tfb_gpu_trace *m = NULL;
-    assert_int_equal(tfb_colcache_read_file(g, "SIG", 0, &m, NULL),
+    tfb_trace *m = NULL;
+    assert_int_equal(tfb_trace_colcache_read_file(g, "SIG", 0, &m, NULL),
                      TFB_ECORRUPT);
     /* The same recomputation on the good file reads: the test's CRC is
      * the file's. */
@@ -357,8 +358,8 @@ static void test_damage_detected(void **state)
     crc = tfb_crc32c(0, bad, len);
     assert_memory_equal(good + 24, &crc, 4);
     /* And the good file still reads. */
-    assert_int_equal(tfb_colcache_read_file(f, "SIG", 0, &m, NULL), 0);
-    tfb_gpu_trace_free(m);
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 0, &m, NULL), 0);
+    tfb_trace_free(m);
     free(bad);
     free(good);
     free(f);
@@ -372,10 +373,10 @@ static void test_write_failures(void **state)
     (void)state;
     char *dir = tu_mkdtemp();
     char *f = path_in(dir, "no/such/dir/t.tfbc");
-    tfb_gpu_trace *t = build();
-    assert_true(tfb_colcache_write_file(f, "SIG", t, 1) < 0);
+    tfb_trace *t = build();
+    assert_true(tfb_trace_colcache_write_file(f, "SIG", t, 1) < 0);
     assert_int_equal(count_entries(dir), 0);
-    tfb_gpu_trace_free(t);
+    tfb_trace_free(t);
     free(f);
     tu_rmtree(dir);
     free(dir);
@@ -403,90 +404,90 @@ static void test_load_save_by_source(void **state)
     assert_int_equal(mkdir(logdir, 0755), 0);
     /* Inside the logdir: refused (explicit) or off (default). */
     char *inside = path_in(logdir, "c");
-    assert_int_equal(tfb_colcache_configure(inside, logdir, NULL),
+    assert_int_equal(tfb_trace_colcache_configure(inside, logdir, NULL),
                      TFB_EINVAL);
-    assert_null(tfb_colcache_dir());
-    assert_int_equal(tfb_colcache_configure("", logdir, NULL), 0);
-    assert_null(tfb_colcache_dir());
-    assert_int_equal(tfb_colcache_configure(cache, logdir, NULL), 0);
-    assert_non_null(tfb_colcache_dir());
+    assert_null(tfb_trace_colcache_dir());
+    assert_int_equal(tfb_trace_colcache_configure("", logdir, NULL), 0);
+    assert_null(tfb_trace_colcache_dir());
+    assert_int_equal(tfb_trace_colcache_configure(cache, logdir, NULL), 0);
+    assert_non_null(tfb_trace_colcache_dir());
     struct stat st;
     assert_int_equal(stat(cache, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0700);
 
     char *src = write_kineto(logdir, "a.pt.trace.json", 5);
     char *paths[1] = {src};
-    tfb_gpu_trace *t = NULL;
-    tfb_colcache_key *k = NULL;
-    assert_true(tfb_colcache_load(paths, 1, 0, &t, &k) < 0);
+    tfb_trace *t = NULL;
+    tfb_trace_colcache_key *k = NULL;
+    assert_true(tfb_trace_colcache_load(paths, 1, 0, &t, &k) < 0);
     assert_null(t);
     assert_non_null(k);
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
-    assert_int_equal(tfb_colcache_save(k, t, 1), 0);
-    tfb_colcache_key_free(k);
-    tfb_gpu_trace *m = NULL;
-    assert_int_equal(tfb_colcache_load(paths, 1, 0, &m, &k), 0);
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
+    assert_int_equal(tfb_trace_colcache_save(k, t, 1), 0);
+    tfb_trace_colcache_key_free(k);
+    tfb_trace *m = NULL;
+    assert_int_equal(tfb_trace_colcache_load(paths, 1, 0, &m, &k), 0);
     assert_null(k);
     assert_non_null(m->release);
     assert_int_equal(m->nspans, 1);
     assert_int_equal(m->spans[0].end - m->spans[0].start, 5000);
-    tfb_gpu_trace_free(m);
-    tfb_gpu_trace_free(t);
-    /* tfb_gpu_trace_load_files goes through the cache: a hit now. */
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    tfb_trace_free(m);
+    tfb_trace_free(t);
+    /* tfb_trace_load_files goes through the cache: a hit now. */
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     assert_non_null(t->release);
-    tfb_gpu_trace_free(t);
+    tfb_trace_free(t);
 
     /* Another file at the same path (same size): a miss, and the trace
      * read is the new one; saving replaces the cache file. */
     char *tmp = write_kineto(logdir, "tmp", 7);
     assert_int_equal(rename(tmp, src), 0);
     free(tmp);
-    assert_true(tfb_colcache_load(paths, 1, 0, &m, &k) < 0);
+    assert_true(tfb_trace_colcache_load(paths, 1, 0, &m, &k) < 0);
     assert_non_null(k);
-    tfb_colcache_key_free(k);
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    tfb_trace_colcache_key_free(k);
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     assert_null(t->release); /* built */
     assert_int_equal(t->spans[0].end - t->spans[0].start, 7000);
-    tfb_gpu_trace_free(t);
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    tfb_trace_free(t);
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     assert_non_null(t->release); /* mapped */
     assert_int_equal(t->spans[0].end - t->spans[0].start, 7000);
-    tfb_gpu_trace_free(t);
+    tfb_trace_free(t);
     assert_int_equal(count_entries(cache), 1);
 
     /* A source that changes between the key and the save: not saved. */
     char *src2 = write_kineto(logdir, "b.pt.trace.json", 5);
     char *paths2[1] = {src2};
-    assert_true(tfb_colcache_load(paths2, 1, 0, &m, &k) < 0);
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    assert_true(tfb_trace_colcache_load(paths2, 1, 0, &m, &k) < 0);
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     tmp = write_kineto(logdir, "tmp", 9);
     assert_int_equal(rename(tmp, src2), 0);
-    assert_int_equal(tfb_colcache_save(k, t, 1), TFB_ESTATE);
-    tfb_colcache_key_free(k);
-    tfb_gpu_trace_free(t);
+    assert_int_equal(tfb_trace_colcache_save(k, t, 1), TFB_ESTATE);
+    tfb_trace_colcache_key_free(k);
+    tfb_trace_free(t);
     assert_int_equal(count_entries(cache), 1);
 
     /* The cache file of a deleted source goes at the next save. */
     char *src3 = write_kineto(logdir, "c.pt.trace.json", 5);
     char *paths3[1] = {src3};
-    assert_int_equal(tfb_gpu_trace_load_files(paths3, 1, &t), 0);
-    tfb_gpu_trace_free(t);
+    assert_int_equal(tfb_trace_load_files(paths3, 1, &t), 0);
+    tfb_trace_free(t);
     assert_int_equal(count_entries(cache), 2);
     assert_int_equal(unlink(src3), 0);
     free(tmp);
     tmp = write_kineto(logdir, "tmp", 8);
     assert_int_equal(rename(tmp, src), 0);
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     assert_null(t->release); /* built, and saved */
-    tfb_gpu_trace_free(t);
+    tfb_trace_free(t);
     assert_int_equal(count_entries(cache), 1);
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 1, &t), 0);
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
     assert_non_null(t->release);
-    tfb_gpu_trace_free(t);
+    tfb_trace_free(t);
     free(src3);
 
-    assert_int_equal(tfb_colcache_configure("", NULL, NULL), 0);
+    assert_int_equal(tfb_trace_colcache_configure("", NULL, NULL), 0);
     free(tmp);
     free(src);
     free(src2);
@@ -502,28 +503,28 @@ static void test_default_dir(void **state)
     (void)state;
     setenv("XDG_CACHE_HOME", "/x/cache", 1);
     setenv("HOME", "/home/u", 1);
-    char *d = tfb_colcache_default_dir();
+    char *d = tfb_trace_colcache_default_dir();
     assert_string_equal(d, "/x/cache/tfboard");
     free(d);
     /* A relative XDG_CACHE_HOME is invalid (the XDG spec): ignored. */
     setenv("XDG_CACHE_HOME", "rel", 1);
-    d = tfb_colcache_default_dir();
+    d = tfb_trace_colcache_default_dir();
     assert_string_equal(d, "/home/u/.cache/tfboard");
     free(d);
     unsetenv("XDG_CACHE_HOME");
-    d = tfb_colcache_default_dir();
+    d = tfb_trace_colcache_default_dir();
     assert_string_equal(d, "/home/u/.cache/tfboard");
     free(d);
     unsetenv("HOME");
-    assert_null(tfb_colcache_default_dir());
+    assert_null(tfb_trace_colcache_default_dir());
     /* No default: configure(NULL) turns the cache off, without failing. */
-    assert_int_equal(tfb_colcache_configure(NULL, NULL, NULL), 0);
-    assert_null(tfb_colcache_dir());
+    assert_int_equal(tfb_trace_colcache_configure(NULL, NULL, NULL), 0);
+    assert_null(tfb_trace_colcache_dir());
     /* The default inside the logdir: off, not an error. */
     char *dir = tu_mkdtemp();
     setenv("XDG_CACHE_HOME", dir, 1);
-    assert_int_equal(tfb_colcache_configure(NULL, dir, NULL), 0);
-    assert_null(tfb_colcache_dir());
+    assert_int_equal(tfb_trace_colcache_configure(NULL, dir, NULL), 0);
+    assert_null(tfb_trace_colcache_dir());
     unsetenv("XDG_CACHE_HOME");
     tu_rmtree(dir);
     free(dir);
@@ -535,7 +536,7 @@ static void test_wal_copy(void **state)
     char *dir = tu_mkdtemp();
     char *cache = path_in(dir, "cache");
     char *db = path_in(dir, "s.sqlite");
-    assert_int_equal(tfb_colcache_configure(cache, NULL, NULL), 0);
+    assert_int_equal(tfb_trace_colcache_configure(cache, NULL, NULL), 0);
     sqlite3 *w;
     assert_int_equal(sqlite3_open(db, &w), SQLITE_OK);
     assert_int_equal(sqlite3_exec(w,
@@ -546,7 +547,7 @@ static void test_wal_copy(void **state)
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     /* The writer is still open: every row is in the WAL only. */
-    char *copy = tfb_colcache_wal_copy(db);
+    char *copy = tfb_trace_wal_copy(db);
     assert_non_null(copy);
     assert_true(strncmp(copy, cache, strlen(cache)) == 0);
     sqlite3 *r;
@@ -563,13 +564,13 @@ static void test_wal_copy(void **state)
     assert_int_equal(sqlite3_column_int(st, 0), 42);
     sqlite3_finalize(st);
     sqlite3_close(r);
-    tfb_colcache_wal_drop(copy);
+    tfb_trace_wal_drop(copy);
     assert_int_equal(count_entries(cache), 0);
     sqlite3_close(w); /* checkpoints: no WAL data left */
-    assert_null(tfb_colcache_wal_copy(db));
+    assert_null(tfb_trace_wal_copy(db));
     /* No cache directory: no copy. */
-    assert_int_equal(tfb_colcache_configure("", NULL, NULL), 0);
-    assert_null(tfb_colcache_wal_copy(db));
+    assert_int_equal(tfb_trace_colcache_configure("", NULL, NULL), 0);
+    assert_null(tfb_trace_wal_copy(db));
     free(db);
     free(cache);
     tu_rmtree(dir);

@@ -1,6 +1,6 @@
 /*
  * test_trace_host.c - the trace layer's host side (server/trace/
- * trace_host.h): each file's runtime calls are linked into the GPU
+ * trace.h): each file's runtime calls are linked into the GPU
  * trace's correlation space (two Kineto files whose ids collide get
  * different offsets, and each call maps to the call of the same start in
  * the trace); without a trace nothing is linked; the row budget fails a
@@ -22,8 +22,7 @@
 #include "store/store.h"
 #include "test_util.h"
 #include "tfboard.h"
-#include "trace/trace.h"
-#include "trace/trace_host.h"
+#include "trace/trace_internal.h"
 
 static char *g_dir;
 
@@ -64,27 +63,28 @@ static void test_link_two_files(void **state)
 {
     (void)state;
     char *paths[2] = {write_trace("a", 3, 0), write_trace("b", 4, 1000)};
-    tfb_gpu_trace *t = NULL;
-    assert_int_equal(tfb_gpu_trace_load_files(paths, 2, &t), 0);
-    tfb_host_trace *h = NULL;
+    tfb_trace *t = NULL;
+    assert_int_equal(tfb_trace_load_files(paths, 2, &t), 0);
+    tfb_trace_host *h = NULL;
     char err[256];
-    assert_int_equal(tfb_host_load_files(paths, 2, &h, err, sizeof err), 0);
+    assert_int_equal(tfb_trace_host_load_files(paths, 2, &h, err, sizeof err),
+                     0);
     assert_non_null(h);
     assert_int_equal(h->nfiles, 2);
     int64_t bases[2];
-    tfb_host_link(h, t, bases);
+    tfb_trace_host_link(h, t, bases);
     /* The ids collide (1..3 and 1..4): the second file's sit above. */
     assert_int_equal(bases[0], 0);
     assert_true(bases[1] >= 4);
     size_t linked = 0;
     for (size_t i = 0; i < h->n; i++) {
-        const tfb_host_span *s = &h->spans[i];
-        int64_t c = tfb_host_span_correlation(s, bases);
-        if (s->kind != TFB_HOST_RUNTIME) {
+        const tfb_trace_host_event *s = &h->spans[i];
+        int64_t c = tfb_trace_host_correlation(s, bases);
+        if (s->kind != TFB_TRACE_HOST_RUNTIME) {
             assert_int_equal(c, -1);
             continue;
         }
-        const tfb_gpu_call *call = tfb_gpu_call_of(t, c);
+        const tfb_trace_call *call = tfb_trace_call_of(t, c);
         assert_non_null(call);
         assert_int_equal(call->start, s->start);
         assert_int_equal(call->end, s->end);
@@ -93,11 +93,11 @@ static void test_link_two_files(void **state)
     }
     assert_int_equal(linked, 7);
     /* No trace: nothing links. */
-    tfb_host_link(h, NULL, bases);
+    tfb_trace_host_link(h, NULL, bases);
     assert_int_equal(bases[0], -1);
     assert_int_equal(bases[1], -1);
-    tfb_host_release(h);
-    tfb_gpu_trace_release(t);
+    tfb_trace_host_release(h);
+    tfb_trace_release(t);
     free(paths[0]);
     free(paths[1]);
 }
@@ -106,12 +106,12 @@ static void test_row_budget(void **state)
 {
     (void)state;
     char *path = write_trace("budget", 10, 0);
-    tfb_gpu_load_limits l = {5, 0};
-    tfb_gpu_set_load_limits(&l);
-    tfb_host_trace *h = NULL;
+    tfb_trace_load_limits l = {5, 0};
+    tfb_trace_set_load_limits(&l);
+    tfb_trace_host *h = NULL;
     char err[256];
-    int rc = tfb_host_load_files(&path, 1, &h, err, sizeof err);
-    tfb_gpu_set_load_limits(NULL);
+    int rc = tfb_trace_host_load_files(&path, 1, &h, err, sizeof err);
+    tfb_trace_set_load_limits(NULL);
     assert_int_equal(rc, TFB_ETOOBIG);
     assert_null(h);
     assert_non_null(strstr(err, "budget"));
@@ -127,30 +127,31 @@ static void test_cache_by_signature(void **state)
     tfb_run *r = NULL;
     assert_int_equal(tfb_store_get_run(store, "cached", &r), 0);
     assert_int_equal(tfb_run_set_trace_files(r, &path, 1), 0);
-    tfb_host_trace *h1 = NULL, *h2 = NULL, *h3 = NULL;
-    assert_int_equal(tfb_host_get(r, &h1, NULL, 0), 0);
-    assert_int_equal(tfb_host_get(r, &h2, NULL, 0), 0);
+    tfb_trace_host *h1 = NULL, *h2 = NULL, *h3 = NULL;
+    assert_int_equal(tfb_trace_host_get(store, r, &h1, NULL, 0), 0);
+    assert_int_equal(tfb_trace_host_get(store, r, &h2, NULL, 0), 0);
     assert_non_null(h1);
     assert_ptr_equal(h1, h2);
     assert_int_equal(h1->n, 4);
     /* A changed file (another size) is read again; h1 stays valid. */
     free(write_trace("cached", 5, 0));
-    assert_int_equal(tfb_host_get(r, &h3, NULL, 0), 0);
+    assert_int_equal(tfb_trace_host_get(store, r, &h3, NULL, 0), 0);
     assert_non_null(h3);
     assert_ptr_not_equal(h3, h1);
     assert_int_equal(h3->n, 10);
     assert_string_equal(h1->strings[h1->spans[0].name], "op");
-    tfb_host_release(h1);
-    tfb_host_release(h2);
-    tfb_host_release(h3);
+    tfb_trace_host_release(h1);
+    tfb_trace_host_release(h2);
+    tfb_trace_host_release(h3);
     tfb_store_destroy(store);
     free(path);
 }
 
 typedef struct getter {
+    tfb_store *store;
     tfb_run *r;
     pthread_barrier_t *go;
-    tfb_host_trace *h;
+    tfb_trace_host *h;
     int rc;
 } getter;
 
@@ -158,7 +159,7 @@ static void *get_main(void *arg)
 {
     getter *g = arg;
     pthread_barrier_wait(g->go);
-    g->rc = tfb_host_get(g->r, &g->h, NULL, 0);
+    g->rc = tfb_trace_host_get(g->store, g->r, &g->h, NULL, 0);
     return NULL;
 }
 
@@ -178,7 +179,7 @@ static void test_concurrent_requests_share_one_load(void **state)
     getter g[N];
     pthread_t th[N];
     for (int i = 0; i < N; i++) {
-        g[i] = (getter){r, &go, NULL, -1};
+        g[i] = (getter){store, r, &go, NULL, -1};
         assert_int_equal(pthread_create(&th[i], NULL, get_main, &g[i]), 0);
     }
     for (int i = 0; i < N; i++)
@@ -191,7 +192,7 @@ static void test_concurrent_requests_share_one_load(void **state)
     }
     assert_int_equal(g[0].h->n, 40000);
     for (int i = 0; i < N; i++)
-        tfb_host_release(g[i].h);
+        tfb_trace_host_release(g[i].h);
     tfb_store_destroy(store);
     free(path);
 }

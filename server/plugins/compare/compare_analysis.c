@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_aggregate.h"
+#include "trace/trace.h"
 #include "analysis/pipeline_analysis.h"
 #include "plugins/compare/compare_internal.h"
 #include "base/str.h"
@@ -175,28 +175,28 @@ static int kernels_of(tfb_store *s, tfb_run *r, int wait_ms, int *traced,
     *out = NULL;
     *n = 0;
     *total = 0;
-    tfb_gpu_trace *t = NULL;
-    tfb_gpu_status st;
+    tfb_trace *t = NULL;
+    tfb_trace_status st;
     memset(&st, 0, sizeof st);
-    int rc = tfb_gpu_trace_get(s, r, wait_ms, &t, &st);
+    int rc = tfb_trace_get(s, r, wait_ms, &t, &st);
     if (rc < 0)
         return rc == TFB_ENOMEM ? rc : 0;
-    if (st.state == TFB_GPU_LOADING)
+    if (st.state == TFB_TRACE_LOADING)
         *loading = 1;
-    if (st.state == TFB_GPU_FAILED) {
+    if (st.state == TFB_TRACE_FAILED) {
         *error = tfb_strdup(st.error[0] ? st.error : "unreadable trace");
         if (!*error)
             return TFB_ENOMEM;
     }
-    if (st.state != TFB_GPU_READY || !t) {
+    if (st.state != TFB_TRACE_READY || !t) {
         if (t)
-            tfb_gpu_trace_release(t);
+            tfb_trace_release(t);
         return 0;
     }
-    tfb_gpu_kernels k;
-    rc = tfb_gpu_kernel_stats(t, 0, &k);
+    tfb_trace_kernels k;
+    rc = tfb_trace_kernel_stats(t, 0, &k);
     if (rc < 0) {
-        tfb_gpu_trace_release(t);
+        tfb_trace_release(t);
         return rc == TFB_ENOMEM ? rc : 0;
     }
     *traced = 1;
@@ -215,8 +215,8 @@ static int kernels_of(tfb_store *s, tfb_run *r, int wait_ms, int *traced,
         v[i].mean_ns = k.v[i].mean_ns;
     }
     size_t nk = k.n;
-    tfb_gpu_kernels_free(&k);
-    tfb_gpu_trace_release(t);
+    tfb_trace_kernels_free(&k);
+    tfb_trace_release(t);
     if (rc < 0) {
         kstats_free(v, nk);
         return rc;

@@ -24,22 +24,22 @@
  * "progress"} while the trace loads in the background, 500 {"error"} when
  * it could not be read (the message names the file and the reason). */
 static int get_trace(const tfb_http_req *req, tfb_http_resp *resp,
-                     tfb_gpu_trace **t)
+                     tfb_trace **t)
 {
     tfb_run *run;
     *t = NULL;
     int rc = tfb_http_param_run(req, resp, &run);
     if (rc < 0)
         return rc;
-    tfb_gpu_status st;
-    rc = tfb_gpu_trace_get(tfb_server_store(req), run, ROUTE_WAIT_MS, t, &st);
+    tfb_trace_status st;
+    rc = tfb_trace_get(tfb_server_store(req), run, ROUTE_WAIT_MS, t, &st);
     if (rc < 0)
         return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
                               tfb_strerror(rc));
-    if (st.state == TFB_GPU_FAILED)
+    if (st.state == TFB_TRACE_FAILED)
         return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
                               st.error);
-    if (st.state == TFB_GPU_LOADING) {
+    if (st.state == TFB_TRACE_LOADING) {
         char body[96];
         int n = snprintf(body, sizeof body,
                          "{\"loading\":true,\"progress\":%.3f}",
@@ -62,7 +62,7 @@ static int send(tfb_http_resp *resp, tfb_json *j, int rc)
 
 static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    tfb_gpu_trace *t;
+    tfb_trace *t;
     int rc = get_trace(req, resp, &t);
     if (rc < 0)
         return rc;
@@ -73,12 +73,12 @@ static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_raw(&j, e, strlen(e));
         return tfb_http_json(resp, &j);
     }
-    tfb_gpu_summary sum;
-    rc = tfb_gpu_summarize(t, &sum);
+    tfb_trace_summary sum;
+    rc = tfb_trace_summarize(t, &sum);
     if (rc == 0)
         tfb_gpu_summary_json(&j, &sum);
-    tfb_gpu_summary_free(&sum);
-    tfb_gpu_trace_release(t);
+    tfb_trace_summary_free(&sum);
+    tfb_trace_release(t);
     return send(resp, &j, rc);
 }
 
@@ -87,7 +87,7 @@ static int route_kernels(const tfb_http_req *req, tfb_http_resp *resp)
     int64_t limit;
     if (tfb_http_param_i64(req, resp, "limit", 0, 100, 0, INT32_MAX, &limit) < 0)
         return TFB_EINVAL;
-    tfb_gpu_trace *t;
+    tfb_trace *t;
     int rc = get_trace(req, resp, &t);
     if (rc < 0)
         return rc;
@@ -98,12 +98,12 @@ static int route_kernels(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_raw(&j, e, strlen(e));
         return tfb_http_json(resp, &j);
     }
-    tfb_gpu_kernels k;
-    rc = tfb_gpu_kernel_stats(t, (size_t)limit, &k);
+    tfb_trace_kernels k;
+    rc = tfb_trace_kernel_stats(t, (size_t)limit, &k);
     if (rc == 0)
         tfb_gpu_kernels_json(&j, &k);
-    tfb_gpu_kernels_free(&k);
-    tfb_gpu_trace_release(t);
+    tfb_trace_kernels_free(&k);
+    tfb_trace_release(t);
     return send(resp, &j, rc);
 }
 
@@ -113,7 +113,7 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
     if (tfb_http_param_i64(req, resp, "buckets", 0, 200, 1, 100000, &buckets) < 0 ||
         tfb_http_param_i64(req, resp, "device", 0, -1, -1, INT32_MAX, &device) < 0)
         return TFB_EINVAL;
-    tfb_gpu_trace *t;
+    tfb_trace *t;
     int rc = get_trace(req, resp, &t);
     if (rc < 0)
         return rc;
@@ -131,14 +131,14 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
     }
     tfb_json j;
     tfb_json_init(&j);
-    tfb_gpu_utilization_buckets u = {0};
-    rc = device < 0 ? TFB_ENOENT
-                    : tfb_gpu_utilization(t, (int32_t)device, (size_t)buckets,
-                                          &u);
+    tfb_trace_utilization_buckets u = {0};
+    rc = device < 0
+             ? TFB_ENOENT
+             : tfb_trace_utilization(t, (int32_t)device, (size_t)buckets, &u);
     if (rc == 0)
         tfb_gpu_utilization_json(&j, &u);
-    tfb_gpu_utilization_free(&u);
-    tfb_gpu_trace_release(t);
+    tfb_trace_utilization_free(&u);
+    tfb_trace_release(t);
     if (rc == TFB_ENOENT) {
         tfb_json_free(&j);
         return tfb_http_error(resp, 404, "no kernels on device %lld",
@@ -158,19 +158,19 @@ static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
         return TFB_EINVAL;
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
-    tfb_gpu_trace *t;
+    tfb_trace *t;
     int rc = get_trace(req, resp, &t);
     if (rc < 0)
         return rc;
-    tfb_gpu_trace empty = {0};
+    tfb_trace empty = {0};
     tfb_json j;
     tfb_json_init(&j);
     rc = tfb_gpu_timeline_json(t ? t : &empty, w0, w1, (size_t)max, &j);
-    tfb_gpu_trace_release(t);
+    tfb_trace_release(t);
     return send(resp, &j, rc);
 }
 
-/* The host side of the run's traces (trace/trace_host.h): CPU threads'
+/* The host side of the run's traces (trace/trace.h): CPU threads'
  * ops and runtime calls, NVTX ranges and marks, top ops; an empty answer
  * for a run without host events. It waits for the run's GPU trace as the
  * other routes do (202 while it loads): runtime calls are linked to its
@@ -188,23 +188,23 @@ static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
         return TFB_EINVAL;
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
-    tfb_gpu_trace *t;
+    tfb_trace *t;
     int rc = get_trace(req, resp, &t);
     if (rc < 0)
         return rc;
-    tfb_host_trace *h = NULL;
+    tfb_trace_host *h = NULL;
     char err[512];
-    rc = tfb_host_get(run, &h, err, sizeof err);
+    rc = tfb_trace_host_get(tfb_server_store(req), run, &h, err, sizeof err);
     if (rc < 0) {
-        tfb_gpu_trace_release(t);
+        tfb_trace_release(t);
         return tfb_http_error(resp, 500, "cannot read the host trace: %s",
                               err[0] ? err : tfb_strerror(rc));
     }
     tfb_json j;
     tfb_json_init(&j);
     rc = tfb_gpu_host_json(h, t, w0, w1, (size_t)max, &j);
-    tfb_host_release(h);
-    tfb_gpu_trace_release(t);
+    tfb_trace_host_release(h);
+    tfb_trace_release(t);
     return send(resp, &j, rc);
 }
 
@@ -221,7 +221,7 @@ static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
         return TFB_EINVAL;
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
-    tfb_gpu_trace *t;
+    tfb_trace *t;
     int rc = get_trace(req, resp, &t);
     if (rc < 0)
         return rc;
@@ -230,7 +230,7 @@ static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json j;
     tfb_json_init(&j);
     rc = tfb_gpu_chrome_trace_json(t, w0, w1, (size_t)max, &j);
-    tfb_gpu_trace_release(t);
+    tfb_trace_release(t);
     return send(resp, &j, rc);
 }
 
@@ -241,7 +241,7 @@ static void put_ms(FILE *f, int64_t ns)
     tfb_report_put_num(f, (double)ns / 1e6);
 }
 
-static void devices_text(FILE *f, const tfb_gpu_summary *s, int md)
+static void devices_text(FILE *f, const tfb_trace_summary *s, int md)
 {
     if (md)
         fputs("| device | name | kernels | busy ms | span ms | utilization | "
@@ -250,7 +250,7 @@ static void devices_text(FILE *f, const tfb_gpu_summary *s, int md)
     else
         fputs("  gpu:\n", f);
     for (size_t i = 0; i < s->n_devices; i++) {
-        const tfb_gpu_device_summary *d = &s->devices[i];
+        const tfb_trace_device_summary *d = &s->devices[i];
         char fallback[32];
         snprintf(fallback, sizeof fallback, "GPU %d", (int)d->id);
         const char *name = d->name ? d->name : fallback;
@@ -278,7 +278,7 @@ static void devices_text(FILE *f, const tfb_gpu_summary *s, int md)
     }
 }
 
-static void kernels_text(FILE *f, const tfb_gpu_kernels *k, int md)
+static void kernels_text(FILE *f, const tfb_trace_kernels *k, int md)
 {
     if (k->n == 0)
         return;
@@ -289,7 +289,7 @@ static void kernels_text(FILE *f, const tfb_gpu_kernels *k, int md)
         fprintf(f, "    top kernels by total time:\n    %-40s %8s %12s %10s "
                    "%7s\n", "kernel", "count", "total ms", "mean us", "share");
     for (size_t i = 0; i < k->n; i++) {
-        const tfb_gpu_kernel_stat *s = &k->v[i];
+        const tfb_trace_kernel_stat *s = &k->v[i];
         double total = (double)s->total_ns / 1e6, mean = s->mean_ns / 1e3;
         if (md) {
             fputs("| ", f);
@@ -308,15 +308,15 @@ static void kernels_text(FILE *f, const tfb_gpu_kernels *k, int md)
 /* The run's summary and top kernels; *t NULL when it has no trace or it
  * could not be read (err then says why: the section prints it, and the
  * report goes on). */
-static int analyze(tfb_store *s, tfb_run *r, tfb_gpu_trace **t,
-                   tfb_gpu_summary *sum, tfb_gpu_kernels *k, char *err,
+static int analyze(tfb_store *s, tfb_run *r, tfb_trace **t,
+                   tfb_trace_summary *sum, tfb_trace_kernels *k, char *err,
                    size_t errcap)
 {
     memset(sum, 0, sizeof *sum);
     memset(k, 0, sizeof *k);
     err[0] = '\0';
     *t = NULL;
-    int rc = tfb_gpu_trace_of_run_err(s, r, t, err, errcap);
+    int rc = tfb_trace_of_run_err(s, r, t, err, errcap);
     if (rc == TFB_ENOMEM)
         return rc;
     if (rc < 0 || !*t) {
@@ -325,26 +325,26 @@ static int analyze(tfb_store *s, tfb_run *r, tfb_gpu_trace **t,
         *t = NULL;
         return 0;
     }
-    rc = tfb_gpu_summarize(*t, sum);
+    rc = tfb_trace_summarize(*t, sum);
     if (rc == 0)
-        rc = tfb_gpu_kernel_stats(*t, REPORT_TOP_KERNELS, k);
+        rc = tfb_trace_kernel_stats(*t, REPORT_TOP_KERNELS, k);
     return rc;
 }
 
-static void done(tfb_gpu_trace *t, tfb_gpu_summary *sum, tfb_gpu_kernels *k)
+static void done(tfb_trace *t, tfb_trace_summary *sum, tfb_trace_kernels *k)
 {
-    tfb_gpu_summary_free(sum);
-    tfb_gpu_kernels_free(k);
-    tfb_gpu_trace_release(t);
+    tfb_trace_summary_free(sum);
+    tfb_trace_kernels_free(k);
+    tfb_trace_release(t);
 }
 
 static int report_text(FILE *f, tfb_store *s, tfb_run *r,
                        const tfb_report_opts *o, int md)
 {
     (void)o;
-    tfb_gpu_trace *t;
-    tfb_gpu_summary sum;
-    tfb_gpu_kernels k;
+    tfb_trace *t;
+    tfb_trace_summary sum;
+    tfb_trace_kernels k;
     char err[512];
     int rc = analyze(s, r, &t, &sum, &k, err, sizeof err);
     if (md)
@@ -373,9 +373,9 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
                        const tfb_report_opts *o)
 {
     (void)o;
-    tfb_gpu_trace *t;
-    tfb_gpu_summary sum;
-    tfb_gpu_kernels k;
+    tfb_trace *t;
+    tfb_trace_summary sum;
+    tfb_trace_kernels k;
     char err[512];
     int rc = analyze(s, r, &t, &sum, &k, err, sizeof err);
     tfb_json_key(j, "gpu");

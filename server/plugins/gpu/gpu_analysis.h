@@ -1,6 +1,6 @@
 /*
  * gpu_analysis.h - what the GPU dashboard writes from a trace's aggregates
- * (trace_aggregate.h): the JSON of /data/plugin/gpu/... (gpu_json.c), the
+ * (trace/trace.h): the JSON of /data/plugin/gpu/... (gpu_json.c), the
  * merged timeline and the Chrome trace export (gpu_timeline.c), the
  * timeline's host lanes (gpu_host_json.c).
  *
@@ -14,8 +14,6 @@
 
 #include "core/json.h"
 #include "trace/trace.h"
-#include "trace/trace_aggregate.h"
-#include "trace/trace_host.h"
 
 /* JSON writers (gpu_json.c), the answers of /data/plugin/gpu/...:
  * summary: {"devices": [{"id", "name", "sm_count", "kernels", "kernel_ns",
@@ -27,12 +25,12 @@
  *   "max_ns", "std_ns", "share", "grid", "block", "registers",
  *   "shared_mem"}], "total": distinct names, "total_ns"}
  * utilization: {"device", "start_ns", "bucket_ns", "busy": [...]} */
-void tfb_gpu_devices_json(tfb_json *j, const tfb_gpu_summary *s);
-void tfb_gpu_summary_json(tfb_json *j, const tfb_gpu_summary *s);
-void tfb_gpu_kernel_list_json(tfb_json *j, const tfb_gpu_kernels *k);
-void tfb_gpu_kernels_json(tfb_json *j, const tfb_gpu_kernels *k);
+void tfb_gpu_devices_json(tfb_json *j, const tfb_trace_summary *s);
+void tfb_gpu_summary_json(tfb_json *j, const tfb_trace_summary *s);
+void tfb_gpu_kernel_list_json(tfb_json *j, const tfb_trace_kernels *k);
+void tfb_gpu_kernels_json(tfb_json *j, const tfb_trace_kernels *k);
 void tfb_gpu_utilization_json(tfb_json *j,
-                              const tfb_gpu_utilization_buckets *u);
+                              const tfb_trace_utilization_buckets *u);
 
 /* {"start_ns", "end_ns", "total", "merged", "resolution_ns",
  *   "lanes": [{"id", "kind": "gpu"|"host", "device", "stream"}],
@@ -47,7 +45,7 @@ void tfb_gpu_utilization_json(tfb_json *j,
  * Cost: O(log n) per lane to find the window (the lane index), O(max log n)
  * per width tried, and one walk over the window's spans to write the
  * merged ones: never the whole trace. */
-int tfb_gpu_timeline_json(const tfb_gpu_trace *t, int64_t start_ns,
+int tfb_gpu_timeline_json(const tfb_trace *t, int64_t start_ns,
                           int64_t end_ns, size_t max, tfb_json *j);
 
 /* Chrome trace JSON (Perfetto, chrome://tracing): {"traceEvents": [...],
@@ -63,11 +61,11 @@ int tfb_gpu_timeline_json(const tfb_gpu_trace *t, int64_t start_ns,
  * window holds. Flow arrows (launch -> kernel) and names are not counted. */
 #define TFB_GPU_TRACE_JSON_MAX_EVENTS 1000000
 #define TFB_GPU_TRACE_JSON_MAX_EVENTS_LIMIT 100000000
-int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t start_ns,
+int tfb_gpu_chrome_trace_json(const tfb_trace *t, int64_t start_ns,
                               int64_t end_ns, size_t max_events,
                               tfb_json *j);
 
-/* The host side (trace_host.h) in a window, the answer of
+/* The host side (trace/trace.h) in a window, the answer of
  * /data/plugin/gpu/host: {"start_ns", "end_ns", "trace_start_ns",
  * "trace_end_ns", "total", "truncated", "lanes": [{"id", "kind":
  * "thread"|"nvtx", "label", "depth"}], "spans": [{"lane", "kind":
@@ -76,11 +74,11 @@ int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t start_ns,
  * "busy_ns", "span_ns"}: the spans overlapping [w0, w1] (INT64_MIN /
  * INT64_MAX: the whole trace); past max of them, the longest max
  * (truncated). A runtime call's correlation is in t's id space
- * (tfb_host_link), the number its kernels carry in the timeline; absent
+ * (tfb_trace_host_link), the number its kernels carry in the timeline; absent
  * when t (may be NULL) holds no call of its file. top_ops (the 30 names
  * with the most self time) and busy_ns cover the whole trace. h may be
  * NULL (an empty answer). Cost: one pass over the host spans. */
-int tfb_gpu_host_json(const tfb_host_trace *h, const tfb_gpu_trace *t,
+int tfb_gpu_host_json(const tfb_trace_host *h, const tfb_trace *t,
                       int64_t w0, int64_t w1, size_t max, tfb_json *j);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * gpu_host_json.c - the JSON of /data/plugin/gpu/host: the trace layer's
- * host model (trace/trace_host.h) in a time window, for the timeline's
+ * host model (trace/trace.h) in a time window, for the timeline's
  * CPU-thread and NVTX lanes, with each runtime call's correlation in the
  * GPU trace's id space (the page pairs a call with its kernels by it).
  */
@@ -12,7 +12,7 @@
 
 /* Longer first; ties by start, then lane: the same order whatever the
  * order the spans came in. */
-static int longer(const tfb_host_span *x, const tfb_host_span *y)
+static int longer(const tfb_trace_host_event *x, const tfb_trace_host_event *y)
 {
     int64_t dx = x->end - x->start, dy = y->end - y->start;
     if (dx != dy)
@@ -24,13 +24,13 @@ static int longer(const tfb_host_span *x, const tfb_host_span *y)
 
 static int cmp_longer(const void *a, const void *b)
 {
-    const tfb_host_span *x = *(tfb_host_span *const *)a,
-                        *y = *(tfb_host_span *const *)b;
+    const tfb_trace_host_event *x = *(tfb_trace_host_event *const *)a,
+                               *y = *(tfb_trace_host_event *const *)b;
     return longer(x, y) ? -1 : longer(y, x) ? 1 : 0;
 }
 
 /* Sift-down in a heap whose root is the shortest of the kept spans. */
-static void sift(const tfb_host_span **v, size_t n, size_t i)
+static void sift(const tfb_trace_host_event **v, size_t n, size_t i)
 {
     for (;;) {
         size_t m = i, l = 2 * i + 1, r = l + 1;
@@ -40,7 +40,7 @@ static void sift(const tfb_host_span **v, size_t n, size_t i)
             m = r;
         if (m == i)
             return;
-        const tfb_host_span *t = v[i];
+        const tfb_trace_host_event *t = v[i];
         v[i] = v[m];
         v[m] = t;
         i = m;
@@ -49,7 +49,7 @@ static void sift(const tfb_host_span **v, size_t n, size_t i)
 
 /* The max longest of v[0, n) into v[0, max), longest first: a heap of
  * max (O(n log max), no sort of the whole window). */
-static void keep_longest(const tfb_host_span **v, size_t n, size_t max)
+static void keep_longest(const tfb_trace_host_event **v, size_t n, size_t max)
 {
     for (size_t i = max / 2; i-- > 0;)
         sift(v, max, i);
@@ -64,14 +64,14 @@ static void keep_longest(const tfb_host_span **v, size_t n, size_t max)
 static const char *kind_str(int k)
 {
     switch (k) {
-    case TFB_HOST_RUNTIME: return "runtime";
-    case TFB_HOST_RANGE: return "range";
-    case TFB_HOST_MARK: return "mark";
+    case TFB_TRACE_HOST_RUNTIME: return "runtime";
+    case TFB_TRACE_HOST_RANGE: return "range";
+    case TFB_TRACE_HOST_MARK: return "mark";
     default: return "op";
     }
 }
 
-static void lanes_json(const tfb_host_trace *h, tfb_json *j)
+static void lanes_json(const tfb_trace_host *h, tfb_json *j)
 {
     tfb_json_key(j, "lanes");
     tfb_json_array_begin(j);
@@ -90,7 +90,7 @@ static void lanes_json(const tfb_host_trace *h, tfb_json *j)
     tfb_json_array_end(j);
 }
 
-static void span_json(const tfb_host_trace *h, const tfb_host_span *s,
+static void span_json(const tfb_trace_host *h, const tfb_trace_host_event *s,
                       const int64_t *bases, tfb_json *j)
 {
     tfb_json_object_begin(j);
@@ -106,7 +106,7 @@ static void span_json(const tfb_host_trace *h, const tfb_host_span *s,
     tfb_json_i64(j, s->end);
     tfb_json_key(j, "depth");
     tfb_json_i64(j, s->depth);
-    int64_t corr = tfb_host_span_correlation(s, bases);
+    int64_t corr = tfb_trace_host_correlation(s, bases);
     if (corr >= 0) {
         tfb_json_key(j, "correlation");
         tfb_json_i64(j, corr);
@@ -114,12 +114,12 @@ static void span_json(const tfb_host_trace *h, const tfb_host_span *s,
     tfb_json_object_end(j);
 }
 
-static void ops_json(const tfb_host_trace *h, tfb_json *j)
+static void ops_json(const tfb_trace_host *h, tfb_json *j)
 {
     tfb_json_key(j, "top_ops");
     tfb_json_array_begin(j);
     for (size_t i = 0; i < h->nops && i < TOP_OPS; i++) {
-        const tfb_host_op_stat *o = &h->ops[i];
+        const tfb_trace_host_op_stat *o = &h->ops[i];
         tfb_json_object_begin(j);
         tfb_json_key(j, "name");
         tfb_json_str(j, h->strings[o->name]);
@@ -134,10 +134,10 @@ static void ops_json(const tfb_host_trace *h, tfb_json *j)
     tfb_json_array_end(j);
 }
 
-int tfb_gpu_host_json(const tfb_host_trace *h, const tfb_gpu_trace *t,
+int tfb_gpu_host_json(const tfb_trace_host *h, const tfb_trace *t,
                       int64_t w0, int64_t w1, size_t max, tfb_json *j)
 {
-    static const tfb_host_trace none = {0};
+    static const tfb_trace_host none = {0};
     if (!h)
         h = &none;
     if (w0 == INT64_MIN)
@@ -145,14 +145,14 @@ int tfb_gpu_host_json(const tfb_host_trace *h, const tfb_gpu_trace *t,
     if (w1 == INT64_MAX)
         w1 = h->end_ns;
     /* The spans in the window; past max, the longest. */
-    const tfb_host_span **vis = h->n ? malloc(h->n * sizeof *vis) : NULL;
+    const tfb_trace_host_event **vis = h->n ? malloc(h->n * sizeof *vis) : NULL;
     int64_t *bases = h->nfiles ? malloc(h->nfiles * sizeof *bases) : NULL;
     if ((h->n && !vis) || (h->nfiles && !bases)) {
         free(vis);
         free(bases);
         return TFB_ENOMEM;
     }
-    tfb_host_link(h, t, bases);
+    tfb_trace_host_link(h, t, bases);
     size_t nv = 0;
     for (size_t i = 0; i < h->n; i++)
         if (h->spans[i].end >= w0 && h->spans[i].start <= w1)

@@ -14,7 +14,7 @@ static void i64_or_null(tfb_json *j, int have, int64_t v)
         tfb_json_null(j);
 }
 
-static void copy_stat(tfb_json *j, const tfb_gpu_copy_stat *c)
+static void copy_stat(tfb_json *j, const tfb_trace_copy_stat *c)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "count");
@@ -26,7 +26,7 @@ static void copy_stat(tfb_json *j, const tfb_gpu_copy_stat *c)
     tfb_json_object_end(j);
 }
 
-static void device_json(tfb_json *j, const tfb_gpu_device_summary *d)
+static void device_json(tfb_json *j, const tfb_trace_device_summary *d)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "id");
@@ -60,7 +60,7 @@ static void device_json(tfb_json *j, const tfb_gpu_device_summary *d)
     for (int k = 0; k < 256; k++) {
         if (!d->memcpy[k].count)
             continue;
-        tfb_json_key(j, tfb_gpu_copy_kind_label(k));
+        tfb_json_key(j, tfb_trace_copy_kind_label(k));
         copy_stat(j, &d->memcpy[k]);
     }
     tfb_json_object_end(j);
@@ -78,7 +78,7 @@ static void device_json(tfb_json *j, const tfb_gpu_device_summary *d)
     tfb_json_object_end(j);
 }
 
-void tfb_gpu_devices_json(tfb_json *j, const tfb_gpu_summary *s)
+void tfb_gpu_devices_json(tfb_json *j, const tfb_trace_summary *s)
 {
     tfb_json_array_begin(j);
     for (size_t i = 0; i < s->n_devices; i++)
@@ -86,7 +86,7 @@ void tfb_gpu_devices_json(tfb_json *j, const tfb_gpu_summary *s)
     tfb_json_array_end(j);
 }
 
-void tfb_gpu_summary_json(tfb_json *j, const tfb_gpu_summary *s)
+void tfb_gpu_summary_json(tfb_json *j, const tfb_trace_summary *s)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "devices");
@@ -104,11 +104,11 @@ static void triple(tfb_json *j, const int32_t v[3])
     tfb_json_array_end(j);
 }
 
-void tfb_gpu_kernel_list_json(tfb_json *j, const tfb_gpu_kernels *k)
+void tfb_gpu_kernel_list_json(tfb_json *j, const tfb_trace_kernels *k)
 {
     tfb_json_array_begin(j);
     for (size_t i = 0; i < k->n; i++) {
-        const tfb_gpu_kernel_stat *s = &k->v[i];
+        const tfb_trace_kernel_stat *s = &k->v[i];
         tfb_json_object_begin(j);
         tfb_json_key(j, "name");
         tfb_json_str(j, s->name);
@@ -139,7 +139,7 @@ void tfb_gpu_kernel_list_json(tfb_json *j, const tfb_gpu_kernels *k)
     tfb_json_array_end(j);
 }
 
-void tfb_gpu_kernels_json(tfb_json *j, const tfb_gpu_kernels *k)
+void tfb_gpu_kernels_json(tfb_json *j, const tfb_trace_kernels *k)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "kernels");
@@ -152,7 +152,7 @@ void tfb_gpu_kernels_json(tfb_json *j, const tfb_gpu_kernels *k)
 }
 
 void tfb_gpu_utilization_json(tfb_json *j,
-                              const tfb_gpu_utilization_buckets *u)
+                              const tfb_trace_utilization_buckets *u)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "device");

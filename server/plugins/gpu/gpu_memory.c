@@ -16,7 +16,7 @@
 
 #define NO_EVENT SIZE_MAX
 
-void tfb_gmem_opts_init(tfb_gmem_opts *o)
+void tfb_gpu_memory_opts_init(tfb_gpu_memory_opts *o)
 {
     if (!o)
         return;
@@ -50,7 +50,7 @@ typedef struct dev_work {
     int32_t id;
     int64_t bytes, nonpool, pool_term; /* reserved = nonpool + pool_term */
     TFB_VEC(pool_state) pools;
-    TFB_VEC(tfb_gmem_point) pts; /* change points in the window */
+    TFB_VEC(tfb_gpu_memory_point) pts; /* change points in the window */
     int64_t entry_bytes, entry_reserved;
     size_t last_pre_ev; /* last event of this device before the window */
     int64_t peak_bytes, peak_t;
@@ -58,19 +58,19 @@ typedef struct dev_work {
     int64_t peak_reserved;
     size_t *ring;       /* last `last_allocs` allocation records */
     size_t ring_n, ring_at;
-    tfb_gmem_churn *churn; /* per step index, lazily */
-    tfb_gmem_device out;
+    tfb_gpu_memory_churn *churn; /* per step index, lazily */
+    tfb_gpu_memory_device out;
 } dev_work;
 
 typedef struct work {
-    const tfb_gmem_input *in;
-    tfb_gmem_opts o;
+    const tfb_gpu_memory_input *in;
+    tfb_gpu_memory_opts o;
     TFB_VEC(dev_work) devs;
     TFB_VEC(rec) recs;
     /* (device index, address) -> index of the live record (base/idxtab). */
     tfb_idxtab map;
-    const tfb_gmem_step **steps; /* sorted by start */
-    const tfb_gmem_interval **kern, **rng; /* sorted by start */
+    const tfb_trace_memory_step **steps; /* sorted by start */
+    const tfb_trace_memory_interval **kern, **rng; /* sorted by start */
     int64_t kern_maxdur, rng_maxdur;
     uint64_t outside_steps;
     /* The sizes taken in so far: every allocation's bytes, every
@@ -198,26 +198,28 @@ static void account(dev_work *d, uint64_t pool, int64_t delta,
 /* ---- sorting ---- */
 static int cmp_step(const void *a, const void *b)
 {
-    const tfb_gmem_step *x = *(const tfb_gmem_step *const *)a;
-    const tfb_gmem_step *y = *(const tfb_gmem_step *const *)b;
+    const tfb_trace_memory_step *x = *(const tfb_trace_memory_step *const *)a;
+    const tfb_trace_memory_step *y = *(const tfb_trace_memory_step *const *)b;
     return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
 static int cmp_iv(const void *a, const void *b)
 {
-    const tfb_gmem_interval *x = *(const tfb_gmem_interval *const *)a;
-    const tfb_gmem_interval *y = *(const tfb_gmem_interval *const *)b;
+    const tfb_trace_memory_interval *x =
+        *(const tfb_trace_memory_interval *const *)a;
+    const tfb_trace_memory_interval *y =
+        *(const tfb_trace_memory_interval *const *)b;
     return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
-static const tfb_gmem_interval **sorted_ivs(const tfb_gmem_interval *v,
-                                            size_t n, int64_t *maxdur,
-                                            int *err)
+static const tfb_trace_memory_interval **
+sorted_ivs(const tfb_trace_memory_interval *v, size_t n, int64_t *maxdur,
+           int *err)
 {
     *maxdur = 0;
     if (!n)
         return NULL;
-    const tfb_gmem_interval **p = malloc(n * sizeof *p);
+    const tfb_trace_memory_interval **p = malloc(n * sizeof *p);
     if (!p) {
         *err = TFB_ENOMEM;
         return NULL;
@@ -232,7 +234,8 @@ static const tfb_gmem_interval **sorted_ivs(const tfb_gmem_interval *v,
 }
 
 /* Number of entries with start <= t (entries sorted by start). */
-static size_t upper_iv(const tfb_gmem_interval *const *v, size_t n, int64_t t)
+static size_t upper_iv(const tfb_trace_memory_interval *const *v, size_t n,
+                       int64_t t)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -248,13 +251,13 @@ static size_t upper_iv(const tfb_gmem_interval *const *v, size_t n, int64_t t)
 /* The interval holding t on the device (see the header's context rule):
  * scanning back from the last start <= t, no interval starting before
  * t - maxdur can hold t. */
-static const char *context_at(const tfb_gmem_interval *const *v, size_t n,
-                              int64_t maxdur, int32_t dev, int64_t stream,
-                              int64_t t, int any_device_ok)
+static const char *context_at(const tfb_trace_memory_interval *const *v,
+                              size_t n, int64_t maxdur, int32_t dev,
+                              int64_t stream, int64_t t, int any_device_ok)
 {
-    const tfb_gmem_interval *best = NULL;
+    const tfb_trace_memory_interval *best = NULL;
     for (size_t i = upper_iv(v, n, t); i > 0; i--) {
-        const tfb_gmem_interval *x = v[i - 1];
+        const tfb_trace_memory_interval *x = v[i - 1];
         if (x->start_ns < t - maxdur)
             break;
         if (t >= x->end_ns)
@@ -273,7 +276,7 @@ static const char *context_at(const tfb_gmem_interval *const *v, size_t n,
     return best ? best->name : NULL;
 }
 
-static void fill_alloc(const work *w, const rec *r, tfb_gmem_alloc *a,
+static void fill_alloc(const work *w, const rec *r, tfb_gpu_memory_alloc *a,
                        int end_live)
 {
     a->address = r->address;
@@ -316,7 +319,7 @@ static void add_point(dev_work *d, int64_t t, int *err)
         *err = TFB_ENOMEM;
         return;
     }
-    tfb_gmem_point *p = &d->pts.v[d->pts.n++];
+    tfb_gpu_memory_point *p = &d->pts.v[d->pts.n++];
     p->t_ns = t;
     p->bytes = d->bytes;
     p->reserved = d->nonpool + d->pool_term;
@@ -358,7 +361,7 @@ static void churn_add(work *w, dev_work *d, int64_t t, int alloc,
             return;
         }
     }
-    tfb_gmem_churn *c = &d->churn[lo - 1];
+    tfb_gpu_memory_churn *c = &d->churn[lo - 1];
     if (alloc) {
         c->allocs++;
         c->alloc_bytes += bytes;
@@ -374,7 +377,7 @@ static void churn_add(work *w, dev_work *d, int64_t t, int alloc,
  * they are, they are taken in and *abs_bytes is the byte count's size.
  * Called before the event changes any state, so a skipped event leaves
  * none behind. */
-static int sizes_possible(work *w, const tfb_gmem_event *e,
+static int sizes_possible(work *w, const tfb_trace_memory_event *e,
                           int64_t *abs_bytes)
 {
     if (e->bytes < -MAX_EVENT_BYTES || e->bytes > MAX_EVENT_BYTES ||
@@ -388,8 +391,8 @@ static int sizes_possible(work *w, const tfb_gmem_event *e,
 
 /* The pool part of sizes_possible, once the device is known: the growth
  * of the pool's largest reported size is taken in. */
-static int pool_size_possible(work *w, dev_work *d, const tfb_gmem_event *e,
-                              int *err)
+static int pool_size_possible(work *w, dev_work *d,
+                              const tfb_trace_memory_event *e, int *err)
 {
     if (!e->pool || e->pool_reserved <= 0)
         return 1;
@@ -407,13 +410,13 @@ static int pool_size_possible(work *w, dev_work *d, const tfb_gmem_event *e,
 
 static int run_events(work *w)
 {
-    const tfb_gmem_event *ev = w->in->events;
+    const tfb_trace_memory_event *ev = w->in->events;
     int err = 0;
     for (size_t i = 0; i < w->in->n_events && !err; i++) {
-        const tfb_gmem_event *e = &ev[i];
+        const tfb_trace_memory_event *e = &ev[i];
         if (e->t_ns > w->o.end_ns)
             break;
-        if (e->op != TFB_GMEM_ALLOC && e->op != TFB_GMEM_FREE)
+        if (e->op != TFB_TRACE_MEMORY_ALLOC && e->op != TFB_TRACE_MEMORY_FREE)
             continue; /* unknown operation: ignored */
         int64_t abs_bytes;
         if (!sizes_possible(w, e, &abs_bytes)) {
@@ -435,7 +438,7 @@ static int run_events(work *w)
             enter_window(d);
         else
             d->last_pre_ev = i;
-        if (e->op == TFB_GMEM_ALLOC) {
+        if (e->op == TFB_TRACE_MEMORY_ALLOC) {
             size_t slot = map_find(w, di, e->address);
             if (w->map.slot[slot] >= 0) {
                 rec *old = &w->recs.v[w->map.slot[slot]];
@@ -476,7 +479,7 @@ static int run_events(work *w)
                     d->out.pool_allocs++;
                 churn_add(w, d, e->t_ns, 1, abs_bytes, &err);
             }
-        } else if (e->op == TFB_GMEM_FREE) {
+        } else if (e->op == TFB_TRACE_MEMORY_FREE) {
             size_t slot = map_find(w, di, e->address);
             if (w->map.slot[slot] >= 0) {
                 rec *r = &w->recs.v[w->map.slot[slot]];
@@ -536,7 +539,7 @@ static int downsample(work *w, dev_work *d, int64_t t0, int64_t t1)
 {
     size_t maxp = w->o.max_points, n = d->pts.n;
     size_t cap = n + 2 < maxp ? n + 2 : maxp;
-    tfb_gmem_point *o = malloc(cap * sizeof *o);
+    tfb_gpu_memory_point *o = malloc(cap * sizeof *o);
     if (!o)
         return TFB_ENOMEM;
     size_t k = 0;
@@ -582,7 +585,7 @@ static int downsample(work *w, dev_work *d, int64_t t0, int64_t t1)
 static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
 {
     enter_window(d); /* a device with no event in the window */
-    tfb_gmem_device *out = &d->out;
+    tfb_gpu_memory_device *out = &d->out;
     size_t di = (size_t)(d - w->devs.v);
     out->device = d->id;
     out->n_changes = d->pts.n;
@@ -662,14 +665,14 @@ static int finish_device(work *w, dev_work *d, int64_t t0, int64_t t1)
 
 static int cmp_dev(const void *a, const void *b)
 {
-    const tfb_gmem_device *x = a, *y = b;
+    const tfb_gpu_memory_device *x = a, *y = b;
     return (x->device > y->device) - (x->device < y->device);
 }
 
 /* ------------------------------------------------------------------------
  * Entry points
  * ---------------------------------------------------------------------- */
-void tfb_gmem_result_free(tfb_gmem_result *r)
+void tfb_gpu_memory_result_free(tfb_gpu_memory_result *r)
 {
     if (!r)
         return;
@@ -702,8 +705,9 @@ static void work_free(work *w)
     free(w->rng);
 }
 
-int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
-                     tfb_gmem_result **out)
+int tfb_gpu_memory_analyze(const tfb_gpu_memory_input *in,
+                           const tfb_gpu_memory_opts *opts,
+                           tfb_gpu_memory_result **out)
 {
     if (!in || !out || (in->n_events && !in->events) ||
         (in->n_kernels && !in->kernels) || (in->n_ranges && !in->ranges) ||
@@ -712,7 +716,7 @@ int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
     work w;
     memset(&w, 0, sizeof w);
     w.in = in;
-    tfb_gmem_opts_init(&w.o);
+    tfb_gpu_memory_opts_init(&w.o);
     if (opts)
         w.o = *opts;
     if (!w.o.max_points)
@@ -764,7 +768,7 @@ int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
     for (size_t i = 0; !err && i < w.devs.n; i++)
         err = finish_device(&w, &w.devs.v[i], t0, t1);
 
-    tfb_gmem_result *r = NULL;
+    tfb_gpu_memory_result *r = NULL;
     if (!err) {
         r = calloc(1, sizeof *r);
         if (!r)
@@ -786,7 +790,7 @@ int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
             err = TFB_ENOMEM;
     }
     if (err) {
-        tfb_gmem_result_free(r);
+        tfb_gpu_memory_result_free(r);
         work_free(&w);
         return err;
     }

@@ -55,37 +55,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The event, interval and step types and their loaders are the trace
- * layer's (trace_memory_events.h). */
-#include "trace/trace_memory_events.h"
+/* The event, interval and step types are the trace layer's. */
+#include "trace/trace.h"
 
-typedef struct tfb_gmem_input {
-    const tfb_gmem_event *events; /* sorted by t_ns (ties: given order) */
+typedef struct tfb_gpu_memory_input {
+    /* sorted by t_ns (ties: given order) */
+    const tfb_trace_memory_event *events;
     size_t n_events;
-    const tfb_gmem_interval *kernels; /* any order */
+    const tfb_trace_memory_interval *kernels; /* any order */
     size_t n_kernels;
-    const tfb_gmem_interval *ranges; /* NVTX; any order */
+    const tfb_trace_memory_interval *ranges; /* NVTX; any order */
     size_t n_ranges;
-    const tfb_gmem_step *steps; /* any order; should not overlap */
+    const tfb_trace_memory_step *steps; /* any order; should not overlap */
     size_t n_steps;
-} tfb_gmem_input;
+} tfb_gpu_memory_input;
 
-typedef struct tfb_gmem_opts {
+typedef struct tfb_gpu_memory_opts {
     int64_t start_ns, end_ns; /* window; INT64_MIN / INT64_MAX = all */
     size_t max_points;        /* per device, >= 4; 0 = 1000 */
     size_t top_live;          /* allocations live at the peak; 0 = 20 */
     size_t last_allocs;       /* OOM post-mortem; 0 = 20 */
-} tfb_gmem_opts;
+} tfb_gpu_memory_opts;
 
-void tfb_gmem_opts_init(tfb_gmem_opts *o);
+void tfb_gpu_memory_opts_init(tfb_gpu_memory_opts *o);
 
-typedef struct tfb_gmem_point {
+typedef struct tfb_gpu_memory_point {
     int64_t t_ns;     /* the value holds from here to the next point */
     int64_t bytes;    /* in use */
     int64_t reserved; /* see the pool rule */
-} tfb_gmem_point;
+} tfb_gpu_memory_point;
 
-typedef struct tfb_gmem_alloc {
+typedef struct tfb_gpu_memory_alloc {
     uint64_t address;
     int64_t bytes;
     int64_t t_ns;        /* allocation time */
@@ -94,42 +94,42 @@ typedef struct tfb_gmem_alloc {
     int live_at_end;     /* post-mortem list: still live at the end */
     const char *kernel;  /* running at allocation time, or NULL */
     const char *range;   /* innermost NVTX range then, or NULL */
-} tfb_gmem_alloc;
+} tfb_gpu_memory_alloc;
 
-typedef struct tfb_gmem_device {
+typedef struct tfb_gpu_memory_device {
     int32_t device;
-    tfb_gmem_point *points; /* time order; first = state on entry at the
+    tfb_gpu_memory_point *points; /* time order; first = state on entry at the
                                window start, last = state at its end */
     size_t n_points;
     size_t n_changes;       /* change points before downsampling */
     int64_t peak_bytes, peak_t_ns;
     int64_t peak_reserved;  /* highest `reserved` in the window */
-    tfb_gmem_alloc *live_at_peak; /* largest first (ties: earlier, then
+    tfb_gpu_memory_alloc *live_at_peak; /* largest first (ties: earlier, then
                                      lower address); at most top_live */
     size_t n_live_at_peak;
     size_t live_at_peak_total; /* allocations live at the peak */
     int64_t end_bytes, end_reserved; /* at the window end */
     size_t live_at_end;              /* allocations live then */
-    tfb_gmem_alloc *last_allocs;     /* most recent first */
+    tfb_gpu_memory_alloc *last_allocs;     /* most recent first */
     size_t n_last_allocs;
     /* In the window. */
     uint64_t allocs, frees, replaced, unmatched_frees;
     int64_t alloc_bytes, free_bytes, unmatched_free_bytes;
     uint64_t pool_allocs; /* allocations that were pool-backed */
-} tfb_gmem_device;
+} tfb_gpu_memory_device;
 
-typedef struct tfb_gmem_churn {
+typedef struct tfb_gpu_memory_churn {
     int64_t step;
     int32_t device;
     uint64_t allocs, frees;
     int64_t alloc_bytes, free_bytes; /* free bytes: the matched allocation's
                                         (unmatched frees: their own) */
-} tfb_gmem_churn;
+} tfb_gpu_memory_churn;
 
-typedef struct tfb_gmem_result {
-    tfb_gmem_device *devices; /* by device id */
+typedef struct tfb_gpu_memory_result {
+    tfb_gpu_memory_device *devices; /* by device id */
     size_t n_devices;
-    tfb_gmem_churn *churn; /* by step, then device */
+    tfb_gpu_memory_churn *churn; /* by step, then device */
     size_t n_churn;
     uint64_t events_outside_steps; /* window events in no step (when steps
                                       were given) */
@@ -137,13 +137,14 @@ typedef struct tfb_gmem_result {
      * beyond 2^50 (or below -2^50), or sizes whose sum would pass int64.
      * Every figure above is then exact for the events kept. */
     uint64_t events_skipped;
-} tfb_gmem_result;
+} tfb_gpu_memory_result;
 
-/* Runs the analysis. Returns 0 and *out (free with tfb_gmem_result_free),
+/* Runs the analysis. Returns 0 and *out (free with tfb_gpu_memory_result_free),
  * TFB_EINVAL (NULL argument, events out of time order, max_points < 4,
  * start_ns > end_ns) or TFB_ENOMEM. */
-int tfb_gmem_analyze(const tfb_gmem_input *in, const tfb_gmem_opts *opts,
-                     tfb_gmem_result **out);
-void tfb_gmem_result_free(tfb_gmem_result *r);
+int tfb_gpu_memory_analyze(const tfb_gpu_memory_input *in,
+                           const tfb_gpu_memory_opts *opts,
+                           tfb_gpu_memory_result **out);
+void tfb_gpu_memory_result_free(tfb_gpu_memory_result *r);
 
 #endif

@@ -28,7 +28,8 @@ static void kv_u64(tfb_json *j, const char *k, uint64_t v)
     tfb_json_u64(j, v);
 }
 
-void tfb_gmem_alloc_json(tfb_json *j, const tfb_gmem_alloc *a, int with_end)
+void tfb_gpu_memory_alloc_json(tfb_json *j, const tfb_gpu_memory_alloc *a,
+                               int with_end)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "address");
@@ -56,7 +57,7 @@ void tfb_gmem_alloc_json(tfb_json *j, const tfb_gmem_alloc *a, int with_end)
     tfb_json_object_end(j);
 }
 
-static void device_json(tfb_json *j, const tfb_gmem_device *d, int pm,
+static void device_json(tfb_json *j, const tfb_gpu_memory_device *d, int pm,
                         int last_alloc)
 {
     tfb_json_object_begin(j);
@@ -80,7 +81,7 @@ static void device_json(tfb_json *j, const tfb_gmem_device *d, int pm,
     tfb_json_key(j, "live_at_peak");
     tfb_json_array_begin(j);
     for (size_t i = 0; i < d->n_live_at_peak; i++)
-        tfb_gmem_alloc_json(j, &d->live_at_peak[i], 0);
+        tfb_gpu_memory_alloc_json(j, &d->live_at_peak[i], 0);
     tfb_json_array_end(j);
     kv_i64(j, "end_bytes", d->end_bytes);
     kv_i64(j, "end_reserved", d->end_reserved);
@@ -92,7 +93,7 @@ static void device_json(tfb_json *j, const tfb_gmem_device *d, int pm,
     tfb_json_key(j, "last_allocs");
     tfb_json_array_begin(j);
     for (size_t i = 0; i < d->n_last_allocs; i++)
-        tfb_gmem_alloc_json(j, &d->last_allocs[i], 1);
+        tfb_gpu_memory_alloc_json(j, &d->last_allocs[i], 1);
     tfb_json_array_end(j);
     kv_u64(j, "allocs", d->allocs);
     kv_u64(j, "frees", d->frees);
@@ -105,7 +106,7 @@ static void device_json(tfb_json *j, const tfb_gmem_device *d, int pm,
     tfb_json_object_end(j);
 }
 
-void tfb_gmem_view_json(tfb_json *j, const tfb_gmem_view *v)
+void tfb_gpu_memory_view_json(tfb_json *j, const tfb_gpu_memory_view *v)
 {
     tfb_json_object_begin(j);
     kv_u64(j, "files", v->files);
@@ -146,7 +147,7 @@ void tfb_gmem_view_json(tfb_json *j, const tfb_gmem_view *v)
     tfb_json_key(j, "churn");
     tfb_json_array_begin(j);
     for (size_t i = 0; i < v->res->n_churn; i++) {
-        const tfb_gmem_churn *c = &v->res->churn[i];
+        const tfb_gpu_memory_churn *c = &v->res->churn[i];
         tfb_json_object_begin(j);
         kv_i64(j, "step", c->step);
         kv_i64(j, "device", c->device);

@@ -2,7 +2,7 @@
  * gpu_memory_routes.c - /data/plugin/gpu/memory and the memory part of the
  * GPU report section: get the run's memory events (loaded in the
  * background, trace/trace_cache.c), analyse the asked window
- * (tfb_gmem_analyze), apply the post-mortem rule (gpu_memory_routes.h),
+ * (tfb_gpu_memory_analyze), apply the post-mortem rule (gpu_memory_routes.h),
  * and render the struct (JSON in gpu_memory_json.c, text here).
  */
 #include "plugins/gpu/gpu_memory_routes.h"
@@ -20,19 +20,19 @@
 #define REPORT_TOP_LIVE 5
 #define REPORT_LAST_ALLOCS 10
 
-void tfb_gmem_view_free(tfb_gmem_view *v)
+void tfb_gpu_memory_view_free(tfb_gpu_memory_view *v)
 {
     if (!v)
         return;
-    tfb_gmem_result_free(v->res);
+    tfb_gpu_memory_result_free(v->res);
     free(v->post_mortem);
     free(v->last_is_alloc);
-    tfb_gmem_run_release(v->hold);
+    tfb_trace_memory_release(v->hold);
     memset(v, 0, sizeof *v);
 }
 
 /* Index of the first event with t_ns > t. */
-static size_t upper(const tfb_gmem_event *ev, size_t n, int64_t t)
+static size_t upper(const tfb_trace_memory_event *ev, size_t n, int64_t t)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -45,20 +45,21 @@ static size_t upper(const tfb_gmem_event *ev, size_t n, int64_t t)
     return lo;
 }
 
-int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
-                        tfb_gmem_view *v)
+int tfb_gpu_memory_view_build(const tfb_trace_memory *m,
+                              const tfb_gpu_memory_opts *opts,
+                              tfb_gpu_memory_view *v)
 {
     if (!m || !opts || !v)
         return TFB_EINVAL;
     memset(v, 0, sizeof *v);
     /* The analysis reads the run's arrays (borrowed from m). */
-    tfb_gmem_input in = {
+    tfb_gpu_memory_input in = {
         .events = m->events.v, .n_events = m->events.n,
         .kernels = m->kernels, .n_kernels = m->n_kernels,
         .ranges = m->ranges, .n_ranges = m->n_ranges,
         .steps = m->steps, .n_steps = m->n_steps,
     };
-    int rc = tfb_gmem_analyze(&in, opts, &v->res);
+    int rc = tfb_gpu_memory_analyze(&in, opts, &v->res);
     if (rc)
         return rc;
     v->first_ns = m->first_ns;
@@ -75,7 +76,7 @@ int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
     v->post_mortem = calloc(nd ? nd : 1, sizeof *v->post_mortem);
     v->last_is_alloc = calloc(nd ? nd : 1, sizeof *v->last_is_alloc);
     if (!v->post_mortem || !v->last_is_alloc) {
-        tfb_gmem_view_free(v);
+        tfb_gpu_memory_view_free(v);
         return TFB_ENOMEM;
     }
     /* The last event of each device in the window: one backward walk from
@@ -84,18 +85,18 @@ int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
     size_t left = nd;
     int *seen = calloc(nd ? nd : 1, sizeof *seen);
     if (!seen) {
-        tfb_gmem_view_free(v);
+        tfb_gpu_memory_view_free(v);
         return TFB_ENOMEM;
     }
     for (size_t i = end; i > 0 && left; i--) {
-        const tfb_gmem_event *e = &m->events.v[i - 1];
+        const tfb_trace_memory_event *e = &m->events.v[i - 1];
         if (e->t_ns < opts->start_ns)
             break;
         for (size_t d = 0; d < nd; d++)
             if (v->res->devices[d].device == e->device) {
                 if (!seen[d]) {
                     seen[d] = 1;
-                    v->last_is_alloc[d] = e->op == TFB_GMEM_ALLOC;
+                    v->last_is_alloc[d] = e->op == TFB_TRACE_MEMORY_ALLOC;
                     left--;
                 }
                 break;
@@ -103,11 +104,11 @@ int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
     }
     free(seen);
     for (size_t d = 0; d < nd; d++) {
-        const tfb_gmem_device *dv = &v->res->devices[d];
+        const tfb_gpu_memory_device *dv = &v->res->devices[d];
         v->post_mortem[d] =
             v->last_is_alloc[d] && dv->peak_bytes > 0 && dv->end_bytes > 0 &&
             (double)dv->end_bytes >=
-                TFB_GMEM_POST_MORTEM_FRACTION * (double)dv->peak_bytes;
+                TFB_GPU_MEMORY_POST_MORTEM_FRACTION * (double)dv->peak_bytes;
     }
     return 0;
 }
@@ -115,7 +116,7 @@ int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
 /* The run's memory events: 0 with *m (NULL when the run has none), or a
  * negative code with the answer set (202 loading, 500 error). */
 static int get_memory(const tfb_http_req *req, tfb_http_resp *resp,
-                      tfb_gmem_run **m)
+                      tfb_trace_memory **m)
 {
     *m = NULL;
     tfb_run *run;
@@ -125,28 +126,28 @@ static int get_memory(const tfb_http_req *req, tfb_http_resp *resp,
     tfb_store *store = tfb_server_store(req);
     /* The trace first: its kernels and steps are the allocations'
      * context, so the memory load starts once it is there. */
-    tfb_gpu_trace *t = NULL;
-    tfb_gpu_status st;
-    rc = tfb_gpu_trace_get(store, run, ROUTE_WAIT_MS, &t, &st);
+    tfb_trace *t = NULL;
+    tfb_trace_status st;
+    rc = tfb_trace_get(store, run, ROUTE_WAIT_MS, &t, &st);
     if (rc < 0)
         return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
                               tfb_strerror(rc));
-    if (st.state == TFB_GPU_FAILED)
+    if (st.state == TFB_TRACE_FAILED)
         return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
                               st.error);
-    if (st.state != TFB_GPU_LOADING) {
-        rc = tfb_gmem_run_get(store, run, &t, ROUTE_WAIT_MS, m, &st);
+    if (st.state != TFB_TRACE_LOADING) {
+        rc = tfb_trace_memory_get(store, run, &t, ROUTE_WAIT_MS, m, &st);
         if (rc < 0)
             return tfb_http_error(resp, 500,
                                   "cannot read the GPU memory events: %s",
                                   tfb_strerror(rc));
-        if (st.state == TFB_GPU_FAILED)
+        if (st.state == TFB_TRACE_FAILED)
             return tfb_http_error(resp, 500,
                                   "cannot read the GPU memory events: %s",
                                   st.error);
     }
-    if (st.state == TFB_GPU_LOADING) {
-        tfb_gpu_trace_release(t);
+    if (st.state == TFB_TRACE_LOADING) {
+        tfb_trace_release(t);
         char body[96];
         int n = snprintf(body, sizeof body,
                          "{\"loading\":true,\"progress\":%.3f}",
@@ -154,7 +155,7 @@ static int get_memory(const tfb_http_req *req, tfb_http_resp *resp,
         tfb_http_text(resp, 202, "application/json", body, (size_t)n);
         return TFB_ESTATE;
     }
-    tfb_gpu_trace_release(t);
+    tfb_trace_release(t);
     return 0;
 }
 
@@ -172,26 +173,26 @@ int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp)
         return TFB_EINVAL;
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
-    tfb_gmem_run *m;
+    tfb_trace_memory *m;
     int rc = get_memory(req, resp, &m);
     if (rc < 0)
         return rc;
-    tfb_gmem_run empty = {0};
-    tfb_gmem_opts o;
-    tfb_gmem_opts_init(&o);
+    tfb_trace_memory empty = {0};
+    tfb_gpu_memory_opts o;
+    tfb_gpu_memory_opts_init(&o);
     o.start_ns = w0;
     o.end_ns = w1;
     o.max_points = (size_t)points;
     o.top_live = (size_t)top;
     o.last_allocs = (size_t)last;
-    tfb_gmem_view v;
-    rc = tfb_gmem_view_build(m ? m : &empty, &o, &v);
+    tfb_gpu_memory_view v;
+    rc = tfb_gpu_memory_view_build(m ? m : &empty, &o, &v);
     tfb_json j;
     tfb_json_init(&j);
     if (rc == 0)
-        tfb_gmem_view_json(&j, &v);
-    tfb_gmem_view_free(&v); /* before m: the result borrows its names */
-    tfb_gmem_run_release(m);
+        tfb_gpu_memory_view_json(&j, &v);
+    tfb_gpu_memory_view_free(&v); /* before m: the result borrows its names */
+    tfb_trace_memory_release(m);
     if (rc < 0) {
         tfb_json_free(&j);
         return tfb_http_error(resp, 500, "GPU memory analysis failed: %s",
@@ -204,45 +205,45 @@ int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp)
 
 /* The report's view (whole trace): *have 0 when the run has no memory
  * events; err set when they could not be read. */
-static int report_view(tfb_store *s, tfb_run *r, tfb_gmem_view *v, int *have,
-                       char *err, size_t errcap)
+static int report_view(tfb_store *s, tfb_run *r, tfb_gpu_memory_view *v,
+                       int *have, char *err, size_t errcap)
 {
     *have = 0;
     err[0] = '\0';
     memset(v, 0, sizeof *v);
-    tfb_gpu_trace *t = NULL;
+    tfb_trace *t = NULL;
     char terr[512] = "";
-    int rc = tfb_gpu_trace_of_run_err(s, r, &t, terr, sizeof terr);
+    int rc = tfb_trace_of_run_err(s, r, &t, terr, sizeof terr);
     if (rc == TFB_ENOMEM)
         return rc;
     if (rc < 0) {
         /* The trace section reports the error already. */
         return 0;
     }
-    tfb_gmem_run *m = NULL;
-    tfb_gpu_status st;
-    rc = tfb_gmem_run_get(s, r, &t, -1, &m, &st);
+    tfb_trace_memory *m = NULL;
+    tfb_trace_status st;
+    rc = tfb_trace_memory_get(s, r, &t, -1, &m, &st);
     if (rc < 0)
         return rc;
-    if (st.state == TFB_GPU_FAILED) {
+    if (st.state == TFB_TRACE_FAILED) {
         snprintf(err, errcap, "%s", st.error);
         return 0;
     }
     if (!m || m->events.n == 0) {
-        tfb_gmem_run_release(m);
+        tfb_trace_memory_release(m);
         return 0;
     }
-    tfb_gmem_opts o;
-    tfb_gmem_opts_init(&o);
+    tfb_gpu_memory_opts o;
+    tfb_gpu_memory_opts_init(&o);
     o.max_points = 4;
     o.top_live = REPORT_TOP_LIVE;
     o.last_allocs = REPORT_LAST_ALLOCS;
-    rc = tfb_gmem_view_build(m, &o, v);
+    rc = tfb_gpu_memory_view_build(m, &o, v);
     if (rc == 0) {
         v->hold = m; /* the result borrows m's names */
         *have = 1;
     } else {
-        tfb_gmem_run_release(m);
+        tfb_trace_memory_release(m);
     }
     return rc;
 }
@@ -274,7 +275,7 @@ static void put_secs(FILE *f, int64_t ns)
         fprintf(f, "%.3f us", (double)ns / 1e3);
 }
 
-static void alloc_rows(FILE *f, const tfb_gmem_alloc *a, size_t n,
+static void alloc_rows(FILE *f, const tfb_gpu_memory_alloc *a, size_t n,
                        int64_t t0, int md, int with_end)
 {
     if (md)
@@ -313,7 +314,7 @@ static void alloc_rows(FILE *f, const tfb_gmem_alloc *a, size_t n,
 
 int tfb_gpu_memory_report_text(FILE *f, tfb_store *s, tfb_run *r, int md)
 {
-    tfb_gmem_view v;
+    tfb_gpu_memory_view v;
     int have;
     char err[512];
     int rc = report_view(s, r, &v, &have, err, sizeof err);
@@ -331,7 +332,7 @@ int tfb_gpu_memory_report_text(FILE *f, tfb_store *s, tfb_run *r, int md)
              : "  gpu memory (times from the first memory event):\n",
           f);
     for (size_t d = 0; d < v.res->n_devices; d++) {
-        const tfb_gmem_device *dv = &v.res->devices[d];
+        const tfb_gpu_memory_device *dv = &v.res->devices[d];
         fprintf(f, md ? "- GPU %d: peak " : "    GPU %d: peak ",
                 (int)dv->device);
         put_bytes(f, dv->peak_bytes);
@@ -364,13 +365,13 @@ int tfb_gpu_memory_report_text(FILE *f, tfb_store *s, tfb_run *r, int md)
                 fputs("\n", f);
         }
     }
-    tfb_gmem_view_free(&v);
+    tfb_gpu_memory_view_free(&v);
     return 0;
 }
 
 int tfb_gpu_memory_report_json(tfb_json *j, tfb_store *s, tfb_run *r)
 {
-    tfb_gmem_view v;
+    tfb_gpu_memory_view v;
     int have;
     char err[512];
     int rc = report_view(s, r, &v, &have, err, sizeof err);
@@ -394,7 +395,7 @@ int tfb_gpu_memory_report_json(tfb_json *j, tfb_store *s, tfb_run *r)
     tfb_json_key(j, "devices");
     tfb_json_array_begin(j);
     for (size_t d = 0; d < v.res->n_devices; d++) {
-        const tfb_gmem_device *dv = &v.res->devices[d];
+        const tfb_gpu_memory_device *dv = &v.res->devices[d];
         tfb_json_object_begin(j);
         tfb_json_key(j, "device");
         tfb_json_i64(j, dv->device);
@@ -409,7 +410,7 @@ int tfb_gpu_memory_report_json(tfb_json *j, tfb_store *s, tfb_run *r)
         tfb_json_key(j, "live_at_peak");
         tfb_json_array_begin(j);
         for (size_t i = 0; i < dv->n_live_at_peak; i++)
-            tfb_gmem_alloc_json(j, &dv->live_at_peak[i], 0);
+            tfb_gpu_memory_alloc_json(j, &dv->live_at_peak[i], 0);
         tfb_json_array_end(j);
         tfb_json_key(j, "post_mortem");
         tfb_json_bool(j, v.post_mortem[d]);
@@ -417,13 +418,13 @@ int tfb_gpu_memory_report_json(tfb_json *j, tfb_store *s, tfb_run *r)
             tfb_json_key(j, "last_allocs");
             tfb_json_array_begin(j);
             for (size_t i = 0; i < dv->n_last_allocs; i++)
-                tfb_gmem_alloc_json(j, &dv->last_allocs[i], 1);
+                tfb_gpu_memory_alloc_json(j, &dv->last_allocs[i], 1);
             tfb_json_array_end(j);
         }
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);
     tfb_json_object_end(j);
-    tfb_gmem_view_free(&v);
+    tfb_gpu_memory_view_free(&v);
     return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * gpu_memory_routes.h - the GPU memory view: route /data/plugin/gpu/memory
  * and the memory part of the GPU report section, both rendering one typed
- * struct (tfb_gmem_view) built from the run's memory events
- * (trace_memory.h, the trace layer) by the analysis (gpu_memory.h).
+ * struct (tfb_gpu_memory_view) built from the run's memory events
+ * (trace/trace.h, the trace layer) by the analysis (gpu_memory.h).
  *
  * OOM post-mortem rule: a device's post-mortem is shown when the trace
  * ends with its memory high - bytes in use at the window's end are at
@@ -20,15 +20,15 @@
 #include <stdio.h>
 
 #include "plugins/gpu/gpu_memory.h"
-#include "trace/trace_memory.h"
+#include "trace/trace.h"
 #include "core/http_api.h"
 #include "core/json.h"
 #include "core/plugin.h"
 
-#define TFB_GMEM_POST_MORTEM_FRACTION 0.9
+#define TFB_GPU_MEMORY_POST_MORTEM_FRACTION 0.9
 
-typedef struct tfb_gmem_view {
-    tfb_gmem_result *res;
+typedef struct tfb_gpu_memory_view {
+    tfb_gpu_memory_result *res;
     /* Per device of res (same order): the post-mortem rule holds; the
      * last event in the window was an allocation. */
     int *post_mortem;
@@ -41,22 +41,24 @@ typedef struct tfb_gmem_view {
      * int32) or skipped by the analysis (an impossible size). */
     uint64_t events_skipped;
     int has_trace;
-    size_t kernels, ranges, steps; /* context kept (see trace_memory.h) */
+    size_t kernels, ranges, steps; /* context kept (see trace/trace.h) */
     /* The data whose names the result borrows, when the view holds a
-     * reference to it (released by tfb_gmem_view_free); may be NULL. */
-    tfb_gmem_run *hold;
-} tfb_gmem_view;
+     * reference to it (released by tfb_gpu_memory_view_free); may be NULL. */
+    tfb_trace_memory *hold;
+} tfb_gpu_memory_view;
 
 /* Analyses m over the window of opts (v->hold stays NULL: m must outlive
  * v unless the caller sets it). 0, TFB_EINVAL, TFB_ENOMEM. */
-int tfb_gmem_view_build(const tfb_gmem_run *m, const tfb_gmem_opts *opts,
-                        tfb_gmem_view *v);
-void tfb_gmem_view_free(tfb_gmem_view *v);
+int tfb_gpu_memory_view_build(const tfb_trace_memory *m,
+                              const tfb_gpu_memory_opts *opts,
+                              tfb_gpu_memory_view *v);
+void tfb_gpu_memory_view_free(tfb_gpu_memory_view *v);
 
 /* JSON (gpu_memory_json.c): the route's body; see server/API.md. */
-void tfb_gmem_view_json(tfb_json *j, const tfb_gmem_view *v);
+void tfb_gpu_memory_view_json(tfb_json *j, const tfb_gpu_memory_view *v);
 /* One allocation row. */
-void tfb_gmem_alloc_json(tfb_json *j, const tfb_gmem_alloc *a, int with_end);
+void tfb_gpu_memory_alloc_json(tfb_json *j, const tfb_gpu_memory_alloc *a,
+                               int with_end);
 
 /* GET /data/plugin/gpu/memory. */
 int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp);

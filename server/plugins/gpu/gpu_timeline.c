@@ -14,11 +14,11 @@
 static const char *kind_name(int k)
 {
     switch (k) {
-    case TFB_GPU_KERNEL: return "kernel";
-    case TFB_GPU_MEMCPY: return "memcpy";
-    case TFB_GPU_MEMSET: return "memset";
-    case TFB_GPU_HOST_STEP: return "step";
-    case TFB_GPU_HOST_INPUT: return "input";
+    case TFB_TRACE_KERNEL: return "kernel";
+    case TFB_TRACE_MEMCPY: return "memcpy";
+    case TFB_TRACE_MEMSET: return "memset";
+    case TFB_TRACE_HOST_STEP: return "step";
+    case TFB_TRACE_HOST_INPUT: return "input";
     default: return "other";
     }
 }
@@ -44,20 +44,20 @@ typedef struct wins {
     size_t total;
 } wins;
 
-static const tfb_gpu_span *sp(const tfb_gpu_trace *t, const tfb_gpu_lane *l,
-                              size_t k)
+static const tfb_trace_span *sp(const tfb_trace *t, const tfb_trace_lane *l,
+                                size_t k)
 {
     return &t->spans[l->off + k];
 }
 
 /* First k in [lo, hi) with start >= x (or (start, end) >= (x, e) when
  * by_end). */
-static size_t lower(const tfb_gpu_trace *t, const tfb_gpu_lane *l, size_t lo,
+static size_t lower(const tfb_trace *t, const tfb_trace_lane *l, size_t lo,
                     size_t hi, int64_t x, int by_end, int64_t e)
 {
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const tfb_gpu_span *s = sp(t, l, mid);
+        const tfb_trace_span *s = sp(t, l, mid);
         int less = s->start < x || (by_end && s->start == x && s->end < e);
         if (less)
             lo = mid + 1;
@@ -71,15 +71,15 @@ static size_t pow_fanout(size_t lv)
 {
     size_t p = 1;
     for (size_t i = 0; i < lv; i++)
-        p *= TFB_GPU_TREE_FANOUT;
+        p *= TFB_TRACE_TREE_FANOUT;
     return p;
 }
 
 /* Maximum end over lane-relative [i, j) (INT64_MIN when empty). */
-static int64_t rmax(const tfb_gpu_trace *t, const tfb_gpu_lane *l, size_t i,
+static int64_t rmax(const tfb_trace *t, const tfb_trace_lane *l, size_t i,
                     size_t j)
 {
-    const size_t F = TFB_GPU_TREE_FANOUT;
+    const size_t F = TFB_TRACE_TREE_FANOUT;
     int64_t m = INT64_MIN;
     size_t lv = 0; /* 0 = the spans, k = tree level k - 1 */
     while (i < j) {
@@ -115,7 +115,7 @@ static int strad_push(lane_win *w, size_t k)
 }
 
 /* Node k of level lv (lv 0 = a span) covers spans [k F^lv, (k+1) F^lv). */
-static int collect(const tfb_gpu_trace *t, const tfb_gpu_lane *l, size_t lv,
+static int collect(const tfb_trace *t, const tfb_trace_lane *l, size_t lv,
                    size_t k, size_t a, int64_t w0, lane_win *w)
 {
     size_t first = k * pow_fanout(lv);
@@ -126,8 +126,8 @@ static int collect(const tfb_gpu_trace *t, const tfb_gpu_lane *l, size_t lv,
     if (l->tree[l->tree_off[lv - 1] + k] <= w0)
         return 0;
     size_t below = lv > 1 ? l->tree_n[lv - 2] : l->n;
-    for (size_t c = k * TFB_GPU_TREE_FANOUT;
-         c < (k + 1) * TFB_GPU_TREE_FANOUT && c < below; c++) {
+    for (size_t c = k * TFB_TRACE_TREE_FANOUT;
+         c < (k + 1) * TFB_TRACE_TREE_FANOUT && c < below; c++) {
         int err = collect(t, l, lv - 1, c, a, w0, w);
         if (err)
             return err;
@@ -135,7 +135,7 @@ static int collect(const tfb_gpu_trace *t, const tfb_gpu_lane *l, size_t lv,
     return 0;
 }
 
-static int straddlers(const tfb_gpu_trace *t, const tfb_gpu_lane *l,
+static int straddlers(const tfb_trace *t, const tfb_trace_lane *l,
                       size_t a, int64_t w0, lane_win *w)
 {
     size_t top = l->levels;
@@ -158,7 +158,7 @@ static void wins_free(wins *W)
 
 /* The lanes' windows. unbounded_lo / unbounded_hi: no bound on that side
  * (every span from the lane's first / to its last). */
-static int find_windows(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
+static int find_windows(const tfb_trace *t, int64_t w0, int64_t w1,
                         int unbounded_lo, int unbounded_hi, wins *W)
 {
     memset(W, 0, sizeof *W);
@@ -166,7 +166,7 @@ static int find_windows(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
     if (!W->v)
         return TFB_ENOMEM;
     for (size_t li = 0; li < t->nlanes; li++) {
-        const tfb_gpu_lane *l = &t->lanes[li];
+        const tfb_trace_lane *l = &t->lanes[li];
         lane_win *w = &W->v[W->n];
         memset(w, 0, sizeof *w);
         w->lane = li;
@@ -197,10 +197,10 @@ static int find_windows(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
 }
 
 /* The i-th span of a lane window: straddlers first, then the range. */
-static const tfb_gpu_span *win_span(const tfb_gpu_trace *t,
-                                    const lane_win *w, size_t i)
+static const tfb_trace_span *win_span(const tfb_trace *t, const lane_win *w,
+                                      size_t i)
 {
-    const tfb_gpu_lane *l = &t->lanes[w->lane];
+    const tfb_trace_lane *l = &t->lanes[w->lane];
     return i < w->strad.n ? sp(t, l, w->strad.v[i])
                           : sp(t, l, w->a + (i - w->strad.n));
 }
@@ -236,14 +236,14 @@ static int64_t sat_mul(int64_t a, int64_t b)
 /* The group that begins at window position p: returns its end position.
  * Jumps by binary search: every span that starts before
  * max(end of the group's bin, the group's latest end) joins. */
-static size_t group_end(const tfb_gpu_trace *t, const lane_win *w, size_t p,
+static size_t group_end(const tfb_trace *t, const lane_win *w, size_t p,
                         int64_t w0, int64_t bw)
 {
     size_t len = win_len(w);
     if (bw == 0)
         return p + 1;
-    const tfb_gpu_lane *l = &t->lanes[w->lane];
-    const tfb_gpu_span *f = win_span(t, w, p);
+    const tfb_trace_lane *l = &t->lanes[w->lane];
+    const tfb_trace_span *f = win_span(t, w, p);
     int64_t b = bin_of(f->start, w0, bw);
     int64_t bin_end = sat_add(w0, sat_mul(b + 1, bw));
     int64_t cur_end = f->end;
@@ -252,7 +252,7 @@ static size_t group_end(const tfb_gpu_trace *t, const lane_win *w, size_t p,
      * first of them. */
     if (p < w->strad.n) {
         for (size_t i = p + 1; i < w->strad.n; i++) {
-            const tfb_gpu_span *s = win_span(t, w, i);
+            const tfb_trace_span *s = win_span(t, w, i);
             if (s->end > cur_end)
                 cur_end = s->end;
         }
@@ -279,7 +279,7 @@ static size_t group_end(const tfb_gpu_trace *t, const lane_win *w, size_t p,
 }
 
 /* Groups over all lanes at width bw; stops counting past cap. */
-static size_t merged_count(const tfb_gpu_trace *t, const wins *W, int64_t w0,
+static size_t merged_count(const tfb_trace *t, const wins *W, int64_t w0,
                            int64_t bw, size_t cap)
 {
     if (bw == 0)
@@ -296,29 +296,29 @@ static size_t merged_count(const tfb_gpu_trace *t, const wins *W, int64_t w0,
     return total;
 }
 
-static const char *span_name(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+static const char *span_name(const tfb_trace *t, const tfb_trace_span *s)
 {
-    const tfb_gpu_kinfo *k = tfb_gpu_span_kinfo(t, s);
-    return k ? tfb_gpu_str(t, k->name, NULL) : NULL;
+    const tfb_trace_kinfo *k = tfb_trace_span_kinfo(t, s);
+    return k ? tfb_trace_str(t, k->name, NULL) : NULL;
 }
 
-static int32_t span_name_id(const tfb_gpu_trace *t, const tfb_gpu_span *s)
+static int32_t span_name_id(const tfb_trace *t, const tfb_trace_span *s)
 {
-    const tfb_gpu_kinfo *k = tfb_gpu_span_kinfo(t, s);
+    const tfb_trace_kinfo *k = tfb_trace_span_kinfo(t, s);
     return k ? k->name : -1;
 }
 
-static void write_group(const tfb_gpu_trace *t, tfb_json *j, size_t lane_id,
+static void write_group(const tfb_trace *t, tfb_json *j, size_t lane_id,
                         const lane_win *w, size_t a, size_t b)
 {
     /* Window positions [a, b) form one answer span. */
-    const tfb_gpu_span *f = win_span(t, w, a);
+    const tfb_trace_span *f = win_span(t, w, a);
     int64_t start = f->start, end = f->end, busy = 0, cur = INT64_MIN;
     int64_t bytes = 0;
     int32_t fname = span_name_id(t, f);
     int same_kind = 1, same_name = 1;
     for (size_t k = a; k < b; k++) {
-        const tfb_gpu_span *s = win_span(t, w, k);
+        const tfb_trace_span *s = win_span(t, w, k);
         if (s->end > end)
             end = s->end;
         int64_t from = s->start > cur ? s->start : cur;
@@ -326,7 +326,7 @@ static void write_group(const tfb_gpu_trace *t, tfb_json *j, size_t lane_id,
             busy += s->end - from;
         if (s->end > cur)
             cur = s->end;
-        bytes += tfb_gpu_span_bytes(t, s);
+        bytes += tfb_trace_span_bytes(t, s);
         same_kind &= s->kind == f->kind;
         same_name &= span_name_id(t, s) == fname;
     }
@@ -338,9 +338,9 @@ static void write_group(const tfb_gpu_trace *t, tfb_json *j, size_t lane_id,
     tfb_json_str(j, same_kind ? kind_name(f->kind) : "mixed");
     tfb_json_key(j, "name");
     if (same_kind && same_name && fname >= 0)
-        tfb_json_str(j, tfb_gpu_str(t, fname, ""));
-    else if (count == 1 && f->kind == TFB_GPU_MEMCPY)
-        tfb_json_str(j, tfb_gpu_copy_kind_label(f->copy_kind));
+        tfb_json_str(j, tfb_trace_str(t, fname, ""));
+    else if (count == 1 && f->kind == TFB_TRACE_MEMCPY)
+        tfb_json_str(j, tfb_trace_copy_kind_label(f->copy_kind));
     else
         tfb_json_null(j);
     tfb_json_key(j, "start_ns");
@@ -351,11 +351,11 @@ static void write_group(const tfb_gpu_trace *t, tfb_json *j, size_t lane_id,
     tfb_json_u64(j, count);
     tfb_json_key(j, "busy_ns");
     tfb_json_i64(j, busy);
-    if (f->kind == TFB_GPU_MEMCPY || f->kind == TFB_GPU_MEMSET) {
+    if (f->kind == TFB_TRACE_MEMCPY || f->kind == TFB_TRACE_MEMSET) {
         tfb_json_key(j, "bytes");
         tfb_json_i64(j, bytes);
     }
-    int64_t step = tfb_gpu_span_step(t, f);
+    int64_t step = tfb_trace_span_step(t, f);
     if (count == 1 && step >= 0) {
         tfb_json_key(j, "step");
         tfb_json_i64(j, step);
@@ -365,7 +365,7 @@ static void write_group(const tfb_gpu_trace *t, tfb_json *j, size_t lane_id,
         tfb_json_i64(j, f->correlation);
         /* When its runtime call started on the host: the tail of the
          * page's launch -> kernel arrow. */
-        const tfb_gpu_call *c = tfb_gpu_call_of(t, f->correlation);
+        const tfb_trace_call *c = tfb_trace_call_of(t, f->correlation);
         if (c) {
             tfb_json_key(j, "launch_ns");
             tfb_json_i64(j, c->start);
@@ -374,7 +374,7 @@ static void write_group(const tfb_gpu_trace *t, tfb_json *j, size_t lane_id,
     tfb_json_object_end(j);
 }
 
-int tfb_gpu_timeline_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
+int tfb_gpu_timeline_json(const tfb_trace *t, int64_t w0, int64_t w1,
                           size_t max, tfb_json *j)
 {
     if (!t || !j || max == 0 || w1 < w0)
@@ -424,7 +424,7 @@ int tfb_gpu_timeline_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
     tfb_json_key(j, "lanes");
     tfb_json_array_begin(j);
     for (size_t li = 0; li < W.n; li++) {
-        const tfb_gpu_lane *l = &t->lanes[W.v[li].lane];
+        const tfb_trace_lane *l = &t->lanes[W.v[li].lane];
         tfb_json_object_begin(j);
         tfb_json_key(j, "id");
         tfb_json_u64(j, li);
@@ -528,57 +528,57 @@ static void x_event(tfb_json *j, const char *cat, const char *name,
 
 /* Events of the window that start before T: straddlers, range spans that
  * start before T, calls in [c0, T). */
-static size_t events_before(const tfb_gpu_trace *t, const wins *W, size_t c0,
+static size_t events_before(const tfb_trace *t, const wins *W, size_t c0,
                             size_t c1, int64_t T)
 {
     size_t n = 0;
     for (size_t i = 0; i < W->n; i++) {
         const lane_win *w = &W->v[i];
-        const tfb_gpu_lane *l = &t->lanes[w->lane];
+        const tfb_trace_lane *l = &t->lanes[w->lane];
         n += w->strad.n + (lower(t, l, w->a, w->b, T, 0, 0) - w->a);
     }
-    size_t ce = tfb_gpu_calls_from(t, T);
+    size_t ce = tfb_trace_calls_from(t, T);
     if (ce > c1)
         ce = c1;
     return n + (ce > c0 ? ce - c0 : 0);
 }
 
-static void span_event(const tfb_gpu_trace *t, tfb_json *j,
-                       const tfb_gpu_span *s, int64_t base)
+static void span_event(const tfb_trace *t, tfb_json *j,
+                       const tfb_trace_span *s, int64_t base)
 {
     char nm[64];
-    int32_t device = tfb_gpu_span_device(t, s);
-    int32_t stream = tfb_gpu_span_stream(t, s);
-    const tfb_gpu_kinfo *ki = tfb_gpu_span_kinfo(t, s);
+    int32_t device = tfb_trace_span_device(t, s);
+    int32_t stream = tfb_trace_span_stream(t, s);
+    const tfb_trace_kinfo *ki = tfb_trace_span_kinfo(t, s);
     tfb_json_object_begin(j);
     switch (s->kind) {
-    case TFB_GPU_KERNEL: {
+    case TFB_TRACE_KERNEL: {
         const char *name = span_name(t, s);
         x_event(j, "kernel", name ? name : "<unknown>", device, stream,
                 s->start - base, s->end - s->start);
         break;
     }
-    case TFB_GPU_MEMCPY:
+    case TFB_TRACE_MEMCPY:
         snprintf(nm, sizeof nm, "Memcpy %s",
-                 tfb_gpu_copy_kind_label(s->copy_kind));
+                 tfb_trace_copy_kind_label(s->copy_kind));
         x_event(j, "gpu_memcpy", nm, device, stream, s->start - base,
                 s->end - s->start);
         break;
-    case TFB_GPU_MEMSET:
+    case TFB_TRACE_MEMSET:
         x_event(j, "gpu_memset", "Memset", device, stream, s->start - base,
                 s->end - s->start);
         break;
     default:
         snprintf(nm, sizeof nm, "%s %lld", kind_name(s->kind),
-                 (long long)tfb_gpu_span_step(t, s));
+                 (long long)tfb_trace_span_step(t, s));
         x_event(j, "user_annotation", nm, HOST_PID,
-                s->kind == TFB_GPU_HOST_STEP ? 0 : 1, s->start - base,
+                s->kind == TFB_TRACE_HOST_STEP ? 0 : 1, s->start - base,
                 s->end - s->start);
         break;
     }
     tfb_json_key(j, "args");
     tfb_json_object_begin(j);
-    if (s->kind <= TFB_GPU_MEMSET) {
+    if (s->kind <= TFB_TRACE_MEMSET) {
         tfb_json_key(j, "device");
         tfb_json_i64(j, device);
         tfb_json_key(j, "stream");
@@ -588,8 +588,8 @@ static void span_event(const tfb_gpu_trace *t, tfb_json *j,
             tfb_json_i64(j, s->correlation);
         }
     }
-    if (s->kind == TFB_GPU_KERNEL) {
-        tfb_gpu_kinfo none;
+    if (s->kind == TFB_TRACE_KERNEL) {
+        tfb_trace_kinfo none;
         memset(&none, 0, sizeof none);
         if (!ki)
             ki = &none;
@@ -607,19 +607,19 @@ static void span_event(const tfb_gpu_trace *t, tfb_json *j,
         tfb_json_i64(j, ki->registers);
         tfb_json_key(j, "shared memory");
         tfb_json_i64(j, ki->shared_mem);
-    } else if (s->kind == TFB_GPU_MEMCPY || s->kind == TFB_GPU_MEMSET) {
+    } else if (s->kind == TFB_TRACE_MEMCPY || s->kind == TFB_TRACE_MEMSET) {
         tfb_json_key(j, "bytes");
-        tfb_json_i64(j, tfb_gpu_span_bytes(t, s));
+        tfb_json_i64(j, tfb_trace_span_bytes(t, s));
     } else {
         tfb_json_key(j, "step");
-        tfb_json_i64(j, tfb_gpu_span_step(t, s));
+        tfb_json_i64(j, tfb_trace_span_step(t, s));
     }
     tfb_json_object_end(j);
     tfb_json_object_end(j);
     /* Flow arrow from the launch call to its kernel (Kineto's ac2g). */
-    const tfb_gpu_call *c = s->kind == TFB_GPU_KERNEL
-                                ? tfb_gpu_call_of(t, s->correlation)
-                                : NULL;
+    const tfb_trace_call *c = s->kind == TFB_TRACE_KERNEL
+                                  ? tfb_trace_call_of(t, s->correlation)
+                                  : NULL;
     if (!c)
         return;
     for (int end = 0; end < 2; end++) {
@@ -646,7 +646,7 @@ static void span_event(const tfb_gpu_trace *t, tfb_json *j,
     }
 }
 
-int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
+int tfb_gpu_chrome_trace_json(const tfb_trace *t, int64_t w0, int64_t w1,
                               size_t max_events, tfb_json *j)
 {
     if (!t || !j || w1 < w0 || max_events == 0)
@@ -656,8 +656,8 @@ int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
     int err = find_windows(t, w0, w1, lo_open, hi_open, &W);
     if (err)
         return err;
-    size_t c0 = lo_open ? 0 : tfb_gpu_calls_from(t, w0);
-    size_t c1 = hi_open ? t->ncalls : tfb_gpu_calls_from(t, w1);
+    size_t c0 = lo_open ? 0 : tfb_trace_calls_from(t, w0);
+    size_t c1 = hi_open ? t->ncalls : tfb_trace_calls_from(t, w1);
     if (c1 < c0)
         c1 = c0;
     size_t total = W.total + (c1 - c0);
@@ -692,7 +692,7 @@ int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
     for (size_t i = 0; i < t->ndevices; i++) {
         char nm[256];
         snprintf(nm, sizeof nm, "GPU %d %s", (int)t->devices[i].id,
-                 tfb_gpu_str(t, t->devices[i].name, ""));
+                 tfb_trace_str(t, t->devices[i].name, ""));
         meta(j, "process_name", t->devices[i].id, 0, nm);
     }
     /* Spans lane by lane (straddlers, then the range up to the cut), then
@@ -702,7 +702,7 @@ int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
         const lane_win *w = &W.v[li];
         size_t len = win_len(w);
         for (size_t p = 0; p < len && written < max_events; p++) {
-            const tfb_gpu_span *s = win_span(t, w, p);
+            const tfb_trace_span *s = win_span(t, w, p);
             if (p >= w->strad.n && s->start >= cut)
                 break;
             span_event(t, j, s, base);
@@ -710,11 +710,11 @@ int tfb_gpu_chrome_trace_json(const tfb_gpu_trace *t, int64_t w0, int64_t w1,
         }
     }
     for (size_t i = c0; i < c1 && written < max_events; i++) {
-        const tfb_gpu_call *c = &t->calls[i];
+        const tfb_trace_call *c = &t->calls[i];
         if (c->start >= cut)
             break;
         tfb_json_object_begin(j);
-        x_event(j, "cuda_runtime", tfb_gpu_str(t, c->name, "<api>"), HOST_PID,
+        x_event(j, "cuda_runtime", tfb_trace_str(t, c->name, "<api>"), HOST_PID,
                 2, c->start - base, c->end - c->start);
         tfb_json_key(j, "args");
         tfb_json_object_begin(j);

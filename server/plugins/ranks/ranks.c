@@ -19,7 +19,7 @@
 
 #include "core/plugin.h"
 #include "plugins/ranks/ranks_job.h"
-#include "trace/trace.h"
+#include "analysis/run_memo.h"
 #include "core/report_fmt.h"
 
 /* How long the gpu route waits for its ranks' traces to load (all loads
@@ -63,8 +63,8 @@ static int route_jobs(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
-/* The job view's answers are cached in the trace layer's per-run cache
- * (tfb_trace_memo_get/put, under the job's first run): a page on
+/* The job view's answers are kept in the run-memo cache
+ * (analysis/run_memo.h, under the job's first run): a page on
  * auto-reload asks for the same view every few seconds, and a 256-rank job
  * costs more than a second to analyse. The key holds what the answer
  * depends on - the store's points and bytes read as the loader last
@@ -123,7 +123,7 @@ static int route_job(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_store *store = tfb_server_store(req);
     tfb_run *first = rc == 0 && jb->n_members ? jb->members[0].run : NULL;
     if (first && (key = cache_key(store, jb, cols, metric)) != NULL &&
-        tfb_trace_memo_get(store, first, key, &body, &len) == 1) {
+        tfb_run_memo_get(store, first, key, &body, &len) == 1) {
         rc = tfb_http_body_take(resp, 200, "application/json; charset=utf-8",
                                 body, len);
         goto done;
@@ -139,7 +139,7 @@ static int route_job(const tfb_http_req *req, tfb_http_resp *resp)
             rc = tfb_http_error(resp, 500, "out of memory");
         } else {
             if (key)
-                tfb_trace_memo_put(store, first, key, body, len);
+                tfb_run_memo_put(store, first, key, body, len);
             rc = tfb_http_body_take(resp, 200,
                                     "application/json; charset=utf-8", body,
                                     len);

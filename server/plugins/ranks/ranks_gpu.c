@@ -31,7 +31,7 @@ void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v)
 
 /* The device intervals of trace t (GPU lanes only), kernels classed by
  * name (once per string). */
-static int intervals_of(const tfb_gpu_trace *t, tfb_ranks_interval **out,
+static int intervals_of(const tfb_trace *t, tfb_ranks_interval **out,
                         size_t *n_out, size_t *n_comm)
 {
     *out = NULL;
@@ -53,21 +53,21 @@ static int intervals_of(const tfb_gpu_trace *t, tfb_ranks_interval **out,
     }
     size_t m = 0, comm = 0;
     for (size_t l = 0; l < t->nlanes; l++) {
-        const tfb_gpu_lane *ln = &t->lanes[l];
+        const tfb_trace_lane *ln = &t->lanes[l];
         if (ln->host)
             continue;
         for (size_t i = ln->off; i < ln->off + ln->n && i < t->nspans; i++) {
-            const tfb_gpu_span *s = &t->spans[i];
+            const tfb_trace_span *s = &t->spans[i];
             int32_t c;
-            if (s->kind == TFB_GPU_KERNEL) {
+            if (s->kind == TFB_TRACE_KERNEL) {
                 int32_t name = s->info >= 0 && (size_t)s->info < t->nkinfo
                                    ? t->kinfo[s->info].name
                                    : -1;
                 c = name >= 0 && (size_t)name < t->nstrings
                         ? cls[name]
                         : TFB_RANKS_COMPUTE;
-            } else if (s->kind == TFB_GPU_MEMCPY ||
-                       s->kind == TFB_GPU_MEMSET) {
+            } else if (s->kind == TFB_TRACE_MEMCPY ||
+                       s->kind == TFB_TRACE_MEMSET) {
                 c = TFB_RANKS_MEMORY;
             } else {
                 continue;
@@ -92,7 +92,7 @@ static double now_ms(void)
 }
 
 /* Figures of one ready trace into g. */
-static int figures(const tfb_gpu_trace *t, tfb_ranks_gpu_rank *g)
+static int figures(const tfb_trace *t, tfb_ranks_gpu_rank *g)
 {
     tfb_ranks_interval *iv;
     size_t niv, ncomm;
@@ -115,7 +115,7 @@ int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
     out->overlap = NAN;
     size_t n = job->n_members;
     out->ranks = calloc(n ? n : 1, sizeof *out->ranks);
-    tfb_gpu_trace **tr = calloc(n ? n : 1, sizeof *tr);
+    tfb_trace **tr = calloc(n ? n : 1, sizeof *tr);
     if (!out->ranks || !tr) {
         free(tr);
         tfb_ranks_gpu_view_free(out);
@@ -147,21 +147,21 @@ int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
                     w = left > 0 ? (int)left : 0;
                 }
             }
-            tfb_gpu_status st;
+            tfb_trace_status st;
             memset(&st, 0, sizeof st);
-            rc = tfb_gpu_trace_get(s, job->members[i].run, w, &tr[i], &st);
+            rc = tfb_trace_get(s, job->members[i].run, w, &tr[i], &st);
             if (rc < 0)
                 break;
             switch (st.state) {
-            case TFB_GPU_READY:
+            case TFB_TRACE_READY:
                 g->state = tr[i] ? TFB_RANKS_TRACE_READY
                                  : TFB_RANKS_TRACE_NONE;
                 break;
-            case TFB_GPU_LOADING:
+            case TFB_TRACE_LOADING:
                 g->state = TFB_RANKS_TRACE_LOADING;
                 g->progress = st.progress;
                 break;
-            case TFB_GPU_FAILED:
+            case TFB_TRACE_FAILED:
                 g->state = TFB_RANKS_TRACE_FAILED;
                 snprintf(g->error, sizeof g->error, "%s", st.error);
                 break;
@@ -197,7 +197,7 @@ int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
         }
     }
     for (size_t i = 0; i < n; i++)
-        tfb_gpu_trace_release(tr[i]);
+        tfb_trace_release(tr[i]);
     free(tr);
     if (rc < 0) {
         tfb_ranks_gpu_view_free(out);

@@ -53,7 +53,7 @@ typedef struct tfb_ranks_gpu_view {
 } tfb_ranks_gpu_view;
 
 /* Each member's GPU trace (the gpu plugin's cache and background loader,
- * tfb_gpu_trace_get) and, for the ready ones, its breakdown and overlap:
+ * tfb_trace_get) and, for the ready ones, its breakdown and overlap:
  * kernels classed by tfb_ranks_classify_kernel, memcpy/memset as memory,
  * host spans left out. Every rank's load is started before any is waited
  * for; wait_ms bounds the whole wait (0: none; < 0: until every load

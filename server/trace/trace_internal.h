@@ -1,0 +1,267 @@
+/*
+ * trace_internal.h - the trace layer's insides, shared by its files and
+ * its tests, never by its clients (they include trace/trace.h): the load
+ * budgets and one load's control, loading explicit files, the builders
+ * the loaders fill (GPU trace, host side) and the loaders themselves, the
+ * memory events' loaders, and computing the aggregates.
+ *
+ * Calls inside the layer go one way: cache -> load -> loaders -> build ->
+ * aggregate -> trace.c (and cache -> memory -> load_memory; cache -> host
+ * -> host loaders -> host_build; cache, load and the SQLite loader ->
+ * cachedir/walcopy -> colcache; both Kineto loaders -> kineto_scan).
+ * The other internal headers of the folder: trace_file.h (whole files,
+ * signatures), trace_sqlite_open.h, trace_kineto_scan.h, and the columnar
+ * cache's trace_colcache.h, trace_cachedir.h, trace_walcopy.h.
+ *
+ * Thread-safety: as trace.h; a builder is used by one thread.
+ */
+#ifndef TFB_SERVER_TRACE_INTERNAL_H
+#define TFB_SERVER_TRACE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/trace.h"
+
+/* ---- budgets and loading files (trace_load.c) ------------------------ */
+
+/* Budgets of one load (a trace file cannot make the server read forever):
+ * max_rows rows read from all files of a run (spans, calls, strings,
+ * devices), max_seconds of wall time. Defaults: 100 M rows, 300 s. */
+typedef struct tfb_trace_load_limits {
+    uint64_t max_rows;
+    double max_seconds;
+} tfb_trace_load_limits;
+
+/* Sets the budgets of the loads that start after the call (tests, tools);
+ * zero fields keep the default; NULL: the defaults. */
+void tfb_trace_set_load_limits(const tfb_trace_load_limits *l);
+
+/* One load's budgets, progress and error message. Filled by
+ * tfb_trace_load_ctl_init from the current limits; the loader thread
+ * writes progress (atomic: requests read it) and error. */
+typedef struct tfb_trace_load_ctl {
+    uint64_t max_rows, rows;
+    double deadline;          /* CLOCK_MONOTONIC seconds */
+    size_t nfiles, file;      /* files of the load, the one being read */
+    _Atomic uint32_t progress_ppm;
+    char error[512];
+} tfb_trace_load_ctl;
+
+void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles);
+/* 1 when the load's time is up (the loaders poll it). */
+int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c);
+
+/* Builds a trace from explicit files (tests, tools), on the calling
+ * thread, with the current budgets. Files that are not traces are counted
+ * in files_skipped. *out is never NULL on success. A file that cannot be
+ * read within the budgets, or whose tables are views (they could compute
+ * rows without end), fails the load: TFB_ECORRUPT or TFB_ETOOBIG, and
+ * ctl->error says why (ctl may be NULL). */
+int tfb_trace_load_files(char *const *paths, size_t n, tfb_trace **out);
+int tfb_trace_load_files_ctl(char *const *paths, size_t n,
+                             tfb_trace_load_ctl *ctl, tfb_trace **out);
+/* As tfb_trace_load_files_ctl, for the per-run cache, which answers a
+ * built trace before it writes its cache file: a trace mapped from the
+ * columnar cache (trace_cachedir.h) comes back with *ck NULL, a trace
+ * built from the sources with *ck (NULL when there is no cache) for the
+ * caller to tfb_trace_colcache_save and tfb_trace_colcache_key_free; on an
+ * error *ck is to be freed too. */
+struct tfb_trace_colcache_key;
+int tfb_trace_load_files_keyed(char *const *paths, size_t n,
+                               tfb_trace_load_ctl *ctl, tfb_trace **out,
+                               struct tfb_trace_colcache_key **ck);
+
+/* Frees a trace nobody references (trace_build.c; the cache and builder
+ * use it). */
+void tfb_trace_free(tfb_trace *t);
+
+/* ---- building (trace_build.c; the loaders below fill a builder) ------- */
+
+/* What a loader hands the builder for one interval on the device
+ * (kernels, memcpy, memset) or the host (step, input). name indexes the
+ * trace's strings (kernels; -1 for others); copy_kind is CUPTI's
+ * CUpti_ActivityMemcpyKind number (memcpy only). */
+typedef struct tfb_trace_span_in {
+    int64_t start, end;
+    int64_t correlation; /* -1 when unknown */
+    int64_t bytes;       /* memcpy / memset */
+    int64_t step;        /* host spans */
+    int32_t device;      /* -1 for host spans */
+    int32_t stream;
+    int32_t name;
+    uint8_t kind;        /* tfb_trace_kind */
+    uint8_t copy_kind;
+    /* kernels */
+    int32_t grid[3], block[3];
+    int32_t registers;
+    int32_t shared_mem; /* static + dynamic bytes */
+} tfb_trace_span_in;
+
+typedef struct tfb_trace_builder tfb_trace_builder;
+
+/* ctl may be NULL (no budgets). */
+int tfb_trace_builder_new(tfb_trace_builder **out, tfb_trace_load_ctl *ctl);
+tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b);
+/* Fails the load: sets the message (printf-style) and returns code. */
+int tfb_trace_builder_fail(tfb_trace_builder *b, int code, const char *fmt,
+                           ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Counts rows read outside spans and calls (strings, devices) against
+ * the budget; TFB_ETOOBIG (message set) past it or past the time. */
+int tfb_trace_builder_rows(tfb_trace_builder *b, uint64_t n);
+/* The current file is `frac` (0..1) read. */
+void tfb_trace_builder_progress(tfb_trace_builder *b, double frac);
+/* Around each file: ids of a file live in their own correlation space;
+ * read says whether the file was a trace (counted in files_read) or not
+ * (files_skipped). */
+void tfb_trace_builder_begin_file(tfb_trace_builder *b);
+void tfb_trace_builder_end_file(tfb_trace_builder *b, int read);
+/* Sorts, indexes and aggregates the trace and returns it in *out (one
+ * reference); frees the builder in all cases. TFB_ENOMEM. */
+int tfb_trace_builder_finish(tfb_trace_builder *b, tfb_trace **out);
+/* Frees the builder and what it built. NULL-safe. */
+void tfb_trace_builder_free(tfb_trace_builder *b);
+
+/* Interns s (len bytes) and returns its index, or -1 on ENOMEM. */
+int32_t tfb_trace_builder_str(tfb_trace_builder *b, const char *s,
+                              size_t len);
+/* Adds a span / call: 0, TFB_ENOMEM, or TFB_ETOOBIG past the budgets. */
+int tfb_trace_builder_span(tfb_trace_builder *b, const tfb_trace_span_in *s);
+int tfb_trace_builder_call(tfb_trace_builder *b, const tfb_trace_call *c);
+/* Adds n calls read elsewhere (a reader thread; names already interned
+ * in this builder, correlation ids raw), taking the malloc'd array v of
+ * capacity cap (adopted when the builder has no call yet, else copied
+ * and freed). Counts them against the row budget. 0, TFB_ENOMEM or
+ * TFB_ETOOBIG; v is consumed in all cases. */
+int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
+                                 size_t n, size_t cap);
+/* Adds or updates a device (name/sm_count < 0 keep the old values). */
+int tfb_trace_builder_device(tfb_trace_builder *b, int32_t id, int32_t name,
+                             int32_t sm_count);
+/* Correlation ids are per process: each file gets its own id space. The
+ * loaders add this to every id they store. */
+int64_t tfb_trace_builder_corr_base(const tfb_trace_builder *b);
+
+/* Loaders (trace_load_sqlite.c, trace_load_kineto.c): return 1 when path
+ * was read as a trace, 0 when it is not one
+ * (e.g. a .sqlite without CUPTI_ACTIVITY_KIND_KERNEL), negative on
+ * ENOMEM or a refused file (the builder's ctl says why). Malformed content
+ * is skipped, never fatal. */
+int tfb_trace_load_sqlite(tfb_trace_builder *b, const char *path);
+int tfb_trace_load_kineto(tfb_trace_builder *b, const char *path);
+
+/* The CUPTI memcpy kind of names such as "Memcpy HtoD (Pageable ->
+ * Device)" (trace.c); 0 (unknown) when no label is found. */
+int tfb_trace_copy_kind_from_text(const char *s, size_t len);
+
+/* Computes t->agg (trace_aggregate.c; the builder calls it when it
+ * finishes a trace): 0 or TFB_ENOMEM. */
+int tfb_trace_aggregate(tfb_trace *t);
+void tfb_trace_aggregates_free(tfb_trace_aggregates *a);
+
+/* ---- the host side (trace_host.c, trace_host_build.c, loaders) -------- */
+
+/* Reads the host side of explicit files (tests, tools; the cache calls
+ * it), with the current load budgets. *out (one reference) is NULL when
+ * no file had host events. A file past the budgets or the size caps:
+ * TFB_ETOOBIG, and err (when not NULL) says which file and why; a view or
+ * virtual table where a host table should be: TFB_ECORRUPT; TFB_ENOMEM. */
+int tfb_trace_host_load_files(char *const *paths, size_t n,
+                              tfb_trace_host **out, char *err, size_t errcap);
+
+typedef struct tfb_trace_host_builder tfb_trace_host_builder;
+
+/* ctl holds the budgets (rows, deadline) and receives the error message;
+ * may be NULL. */
+int tfb_trace_host_builder_new(tfb_trace_host_builder **out,
+                               tfb_trace_load_ctl *ctl);
+void tfb_trace_host_builder_free(tfb_trace_host_builder *b);
+/* Around each file (its index in the load). */
+void tfb_trace_host_builder_begin_file(tfb_trace_host_builder *b,
+                                       size_t file);
+/* Fails the load with a message (printf-style); returns code. */
+int tfb_trace_host_builder_fail(tfb_trace_host_builder *b, int code,
+                                const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Interns s (len bytes): its index, or -1 on ENOMEM. */
+int32_t tfb_trace_host_builder_str(tfb_trace_host_builder *b, const char *s,
+                                   size_t len);
+/* Names thread (pid, tid) of the current file (name: a string index). */
+int tfb_trace_host_builder_thread_name(tfb_trace_host_builder *b,
+                                       int64_t pid, int64_t tid,
+                                       int32_t name);
+/* Adds a span on thread (pid, tid) of the current file: 0, TFB_ENOMEM,
+ * or TFB_ETOOBIG past the budgets (message set). Spans with end < start
+ * are skipped. */
+int tfb_trace_host_builder_span(tfb_trace_host_builder *b, int64_t pid,
+                                int64_t tid, int kind, int32_t name,
+                                int64_t start, int64_t end,
+                                int64_t correlation);
+/* 1 when the load's time is up (loaders poll it). */
+int tfb_trace_host_builder_late(const tfb_trace_host_builder *b);
+/* Nests, orders and totals what was added: *out NULL when nothing was.
+ * Frees the builder in all cases. */
+int tfb_trace_host_builder_finish(tfb_trace_host_builder *b,
+                                  tfb_trace_host **out);
+
+/* Frees a host side nobody references (the cache uses it). */
+void tfb_trace_host_free(tfb_trace_host *h);
+
+/* Loaders: 1 when path was read (even without host events), 0 when it is
+ * not a trace of theirs, negative on ENOMEM or a refused file (the
+ * builder's ctl says why). */
+int tfb_trace_host_load_sqlite(tfb_trace_host_builder *b, const char *path);
+int tfb_trace_host_load_kineto(tfb_trace_host_builder *b, const char *path);
+
+/* ---- the memory data (trace_memory.c, trace_load_memory.c) ------------ */
+
+/* Builds the data from explicit files and a trace (may be NULL) on the
+ * calling thread (tests, tools; the background load calls it). ctl may be
+ * NULL; its budgets bound the rows read (a file whose memory table is
+ * larger than what is left of max_rows is refused before it is read) and
+ * the NVTX reading time. Files that cannot be read (not SQLite, damaged
+ * JSON) are skipped and counted. *out is never NULL on success (files ==
+ * 0 when none held memory events). TFB_ETOOBIG (ctl's error names the
+ * file), TFB_ENOMEM. */
+int tfb_trace_memory_load_files(char *const *paths, size_t n,
+                                const tfb_trace *trace,
+                                tfb_trace_load_ctl *ctl,
+                                tfb_trace_memory **out);
+/* Frees data nobody references. NULL-safe. */
+void tfb_trace_memory_free(tfb_trace_memory *m);
+
+void tfb_trace_memory_events_free(tfb_trace_memory_events *e);
+
+/* The events of one file, appended to a list (trace_load_memory.c).
+ *
+ * CUDA_GPU_MEMORY_USAGE_EVENTS of an nsys-schema SQLite file (ours or an
+ * nsys export; opened read-only, immutable). Rows with memoryOperationType
+ * other than 0/1 are skipped; the pool is localMemoryPoolAddress (else
+ * importedMemoryPoolAddress), its reserved size localMemoryPoolSize.
+ * Returns the number of events appended (sorted by time, ties by rowid),
+ * TFB_ENOENT when the file has no such table, TFB_ECORRUPT when it is not
+ * a readable SQLite file, TFB_ENOMEM. */
+int64_t tfb_trace_memory_load_sqlite(tfb_trace_memory_events *out,
+                                     const char *path);
+
+/* Kineto `[memory]` instant events (ph "i", args Addr, Bytes, Total
+ * Allocated, Total Reserved, Device Id, Device Type) of a Chrome trace
+ * JSON file (.json or .json.gz). Only CUDA events (Device Type 1) are
+ * kept. Bytes > 0 is an allocation, < 0 a free; every block belongs to
+ * the caching allocator, one pool per device (pool id 1) whose reserved
+ * size is Total Reserved. ts is in µs (fractional): t_ns = round(ts *
+ * 1000) + the trace's baseTimeNanoseconds when present. Returns the
+ * number of events appended (sorted by time), TFB_ECORRUPT for JSON it
+ * cannot parse, TFB_ENOENT / TFB_EIO, TFB_ENOMEM. */
+int64_t tfb_trace_memory_load_kineto(tfb_trace_memory_events *out,
+                                     const char *path);
+
+#endif
