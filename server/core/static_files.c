@@ -1,5 +1,5 @@
 /*
- * static_files.c - the web UI's files, embedded or from --webui-dir.
+ * static_files.c - the web UI's files, embedded or from --webui_dir.
  */
 #include "core/static_files.h"
 

@@ -8,7 +8,7 @@
  *
  * The plugin "testplug" has data for runs that log a scalar tag starting
  * with "testplug/"; its route lists those runs with their tag counts. Its
- * own command-line option --testplug-min-tags N (declared in its
+ * own command-line option --testplug_min_tags N (declared in its
  * descriptor, accepted by `tfboard` and `tfboard report` alike) leaves out
  * runs with fewer tags. Its descriptor starts with TFB_PLUGIN_ABI (its
  * size and version), which tfb_plugin_register checks.
@@ -22,16 +22,16 @@
 
 #define PREFIX "testplug/"
 
-/* --testplug-min-tags N: set while the command line is parsed. */
+/* --testplug_min_tags N: set while the command line is parsed. */
 static int min_tags = 1;
 
-static const tfb_plugin_option options[] = {
+static const tfb_option options[] = {
     {.name = "testplug_min_tags", .arg = "N", .type = TFB_OPT_INT,
      .help = "runs with fewer testplug/ tags are left out", .def = "1",
      .min = 1, .max = 1000, .dest = &min_tags},
 };
 
-/* The run's testplug/ tags, or 0 when below --testplug-min-tags. */
+/* The run's testplug/ tags, or 0 when below --testplug_min_tags. */
 static size_t count_tags(tfb_run *r)
 {
     tfb_series **ser;
