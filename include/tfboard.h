@@ -51,9 +51,9 @@ extern "C" {
 #endif
 
 #define TFB_VERSION_MAJOR 0
-#define TFB_VERSION_MINOR 2
+#define TFB_VERSION_MINOR 3
 #define TFB_VERSION_PATCH 0
-#define TFB_VERSION_STRING "0.2.0"
+#define TFB_VERSION_STRING "0.3.0"
 /* major * 1000000 + minor * 1000 + patch, as tfb_version_number() says. */
 #define TFB_VERSION_NUMBER                                                    \
     (TFB_VERSION_MAJOR * 1000000 + TFB_VERSION_MINOR * 1000 +                 \
@@ -98,7 +98,7 @@ typedef enum {
  * "unknown error"). Thread-safe; the string is never freed. */
 TFB_API const char *tfb_strerror(int code);
 
-/* The library's version string, e.g. "0.2.0". Thread-safe. */
+/* The library's version string, e.g. "0.3.0". Thread-safe. */
 TFB_API const char *tfb_version(void);
 
 /* The loaded library's TFB_VERSION_NUMBER. A program checks that the
