@@ -488,7 +488,7 @@ static void apply_plugin(tfb_value *v, const char *plugin, size_t len)
  * makes a build error rather than an uninitialised field (LP64 size).
  * v->size is the caller's and stays as it is. */
 #if defined(__LP64__)
-_Static_assert(sizeof(tfb_value) == 192,
+_Static_assert(sizeof(tfb_value) == 200,
                "tfb_value changed: set the new field in value_clear()");
 #endif
 static inline void value_clear(tfb_value *v)
@@ -500,6 +500,7 @@ static inline void value_clear(tfb_value *v)
     v->description = none;
     v->kind = TFB_VALUE_UNKNOWN;
     v->scalar = 0;
+    v->numerics.size = sizeof v->numerics;
     v->numerics.nan = v->numerics.pos_inf = v->numerics.neg_inf = 0;
     v->image_height = v->image_width = v->image_colorspace = 0;
     v->image_data = none;
@@ -672,9 +673,25 @@ static int push_doubles(dvec *d, const pb_field *f)
     return 0;
 }
 
-static int64_t histo_proto_buckets(const tfb_value *v, tfb_bucket *out,
-                                   size_t cap, double *pmin, double *pmax,
-                                   double *pnum, double *psum)
+/* The caller's bucket array (tfboard.h: walked with out[0].size; each
+ * bucket written gets that size, and nothing past it is written). */
+typedef struct bucket_out {
+    char *p;
+    size_t stride, cap;
+} bucket_out;
+
+static void put_bucket(const bucket_out *o, size_t i, double left,
+                       double right, double count)
+{
+    tfb_bucket b = {sizeof b, left, right, count};
+    char *dst = o->p + i * o->stride;
+    memcpy(dst, &o->stride, sizeof o->stride);
+    tfb_abi_write(dst, &b, sizeof b);
+}
+
+static int64_t histo_proto_buckets(const tfb_value *v, const bucket_out *out,
+                                   double *pmin, double *pmax, double *pnum,
+                                   double *psum)
 {
     const uint8_t *p = v->histo, *end = p + v->histo_len;
     pb_field f;
@@ -710,11 +727,10 @@ static int64_t histo_proto_buckets(const tfb_value *v, tfb_bucket *out,
         while (last > first && cnt.v[last - 1] == 0)
             last--;
         size_t kept = last - first;
-        for (size_t j = 0; j < kept && j < cap; j++) {
+        for (size_t j = 0; j < kept && j < out->cap; j++) {
             size_t i = first + j;
-            out[j].left = j == 0 ? mn : lim.v[i - 1];
-            out[j].right = j + 1 == kept ? mx : lim.v[i];
-            out[j].count = cnt.v[i];
+            put_bucket(out, j, j == 0 ? mn : lim.v[i - 1],
+                       j + 1 == kept ? mx : lim.v[i], cnt.v[i]);
         }
         rc = (int64_t)kept;
         if (pmin) *pmin = mn;
@@ -727,9 +743,9 @@ static int64_t histo_proto_buckets(const tfb_value *v, tfb_bucket *out,
     return rc;
 }
 
-static int64_t histo_tensor_buckets(const tfb_value *v, tfb_bucket *out,
-                                    size_t cap, double *pmin, double *pmax,
-                                    double *pnum, double *psum)
+static int64_t histo_tensor_buckets(const tfb_value *v,
+                                    const bucket_out *out, double *pmin,
+                                    double *pmax, double *pnum, double *psum)
 {
     tfb_tensor_shape t;
     if (tfb_tensor_shape_parse(v->tensor, v->tensor_len, &t) < 0)
@@ -750,8 +766,8 @@ static int64_t histo_tensor_buckets(const tfb_value *v, tfb_bucket *out,
     }
     double num = 0, sum = 0;
     for (size_t i = 0; i < k; i++) {
-        if (i < cap)
-            out[i] = (tfb_bucket){vals[3 * i], vals[3 * i + 1], vals[3 * i + 2]};
+        if (i < out->cap)
+            put_bucket(out, i, vals[3 * i], vals[3 * i + 1], vals[3 * i + 2]);
         num += vals[3 * i + 2];
         sum += vals[3 * i + 2] * 0.5 * (vals[3 * i] + vals[3 * i + 1]);
     }
@@ -768,11 +784,13 @@ int64_t tfb_value_histogram(const tfb_value *v, tfb_bucket *out, size_t cap,
                             double *sum)
 {
     tfb_value whole;
-    if (!v || (!out && cap) || !(v = tfb_abi_view(&whole, sizeof whole, v)))
+    if (!v || (cap && (!out || tfb_abi_size(out) < sizeof(size_t))) ||
+        !(v = tfb_abi_view(&whole, sizeof whole, v)))
         return TFB_EINVAL;
+    bucket_out o = {(char *)out, cap ? tfb_abi_size(out) : 0, cap};
     if (v->histo)
-        return histo_proto_buckets(v, out, cap, min, max, num, sum);
+        return histo_proto_buckets(v, &o, min, max, num, sum);
     if (v->tensor)
-        return histo_tensor_buckets(v, out, cap, min, max, num, sum);
+        return histo_tensor_buckets(v, &o, min, max, num, sum);
     return TFB_EINVAL;
 }

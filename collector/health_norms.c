@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "tfboard.h"
+#include "collector/abi.h"
 #include "collector/writer_internal.h"
 
 #define NACC 8
@@ -167,7 +168,9 @@ static int finish(tfb_writer *w, const char **names, double *norms,
 #define STACK_TENSORS 64
 
 /* The two public variants differ only in the element type: they hand
- * these accessors to one body. */
+ * these accessors to one body. Each gets element i of the caller's array
+ * (tfboard.h: walked with the first element's size) as a whole struct of
+ * ours; valid_at says 0 for a size of 0 or one unlike the first's. */
 typedef struct tensor_list {
     const void *grads;
     const char *(*name_at)(const void *grads, size_t i);
@@ -175,37 +178,55 @@ typedef struct tensor_list {
     double (*norm_at)(const void *grads, size_t i);
 } tensor_list;
 
+/* Element i as a whole struct (in tmp when the caller's is smaller), or
+ * NULL when its size is 0 or differs from element 0's. */
+static const void *element(const void *grads, size_t i, void *tmp,
+                           size_t tmp_size)
+{
+    size_t stride = tfb_abi_size(grads);
+    const void *src = (const char *)grads + i * stride;
+    if (tfb_abi_size(src) != stride)
+        return NULL;
+    return tfb_abi_view(tmp, tmp_size, src);
+}
+
 static const char *name_f32(const void *g, size_t i)
 {
-    return ((const tfb_tensor *)g)[i].name;
+    tfb_tensor tmp;
+    return ((const tfb_tensor *)element(g, i, &tmp, sizeof tmp))->name;
 }
 
 static int valid_f32(const void *g, size_t i)
 {
-    const tfb_tensor *t = (const tfb_tensor *)g + i;
-    return t->name && t->name[0] && (t->data || t->len == 0);
+    tfb_tensor tmp;
+    const tfb_tensor *t = element(g, i, &tmp, sizeof tmp);
+    return t && t->name && t->name[0] && (t->data || t->len == 0);
 }
 
 static double norm_f32(const void *g, size_t i)
 {
-    const tfb_tensor *t = (const tfb_tensor *)g + i;
+    tfb_tensor tmp;
+    const tfb_tensor *t = element(g, i, &tmp, sizeof tmp);
     return tfb_l2_norm(t->data, t->len);
 }
 
 static const char *name_f64(const void *g, size_t i)
 {
-    return ((const tfb_tensor_f64 *)g)[i].name;
+    tfb_tensor_f64 tmp;
+    return ((const tfb_tensor_f64 *)element(g, i, &tmp, sizeof tmp))->name;
 }
 
 static int valid_f64(const void *g, size_t i)
 {
-    const tfb_tensor_f64 *t = (const tfb_tensor_f64 *)g + i;
-    return t->name && t->name[0] && (t->data || t->len == 0);
+    tfb_tensor_f64 tmp;
+    const tfb_tensor_f64 *t = element(g, i, &tmp, sizeof tmp);
+    return t && t->name && t->name[0] && (t->data || t->len == 0);
 }
 
 static double norm_f64(const void *g, size_t i)
 {
-    const tfb_tensor_f64 *t = (const tfb_tensor_f64 *)g + i;
+    tfb_tensor_f64 tmp;
+    const tfb_tensor_f64 *t = element(g, i, &tmp, sizeof tmp);
     return tfb_l2_norm_f64(t->data, t->len);
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tfboard.h"
+#include "collector/abi.h"
 #include "collector/health_internal.h"
 #include "collector/writer_internal.h"
 
@@ -242,12 +243,12 @@ void tfb_numerics_force_path(int path)
     atomic_store_explicit(&forced_path, path, memory_order_relaxed);
 }
 
-void tfb_count_nonfinite(const float *data, size_t len,
-                         tfb_nonfinite_counts *out)
+int tfb_count_nonfinite(const float *data, size_t len,
+                        tfb_nonfinite_counts *out)
 {
-    tfb_nonfinite_counts c = {0, 0, 0};
-    if (out == NULL)
-        return;
+    tfb_nonfinite_counts c = {.size = sizeof c};
+    if (out == NULL || tfb_abi_size(out) == 0)
+        return TFB_EINVAL;
     if (data == NULL)
         len = 0;
     int (*any)(const float *, size_t) = any_f32_scalar;
@@ -266,15 +267,16 @@ void tfb_count_nonfinite(const float *data, size_t len,
         if (any(data + i, n))
             count(data + i, n, &c);
     }
-    *out = c;
+    /* As far as the caller's struct reaches (tfboard.h). */
+    return tfb_abi_write(out, &c, sizeof c);
 }
 
-void tfb_count_nonfinite_f64(const double *data, size_t len,
-                             tfb_nonfinite_counts *out)
+int tfb_count_nonfinite_f64(const double *data, size_t len,
+                            tfb_nonfinite_counts *out)
 {
-    tfb_nonfinite_counts c = {0, 0, 0};
-    if (out == NULL)
-        return;
+    tfb_nonfinite_counts c = {.size = sizeof c};
+    if (out == NULL || tfb_abi_size(out) == 0)
+        return TFB_EINVAL;
     if (data == NULL)
         len = 0;
     int (*any)(const double *, size_t) = any_f64_scalar;
@@ -296,7 +298,8 @@ void tfb_count_nonfinite_f64(const double *data, size_t len,
         if (any(data + i, n))
             count(data + i, n, &c);
     }
-    *out = c;
+    /* As far as the caller's struct reaches (tfboard.h). */
+    return tfb_abi_write(out, &c, sizeof c);
 }
 
 /* Shared tail of the two check functions: record and report only when
@@ -322,8 +325,8 @@ int64_t tfb_check_numerics(tfb_writer *w, const char *tag, const float *data,
         return TFB_EINVAL;
     if (tfb_writer_forked(w))
         return TFB_EFORKED; /* even for healthy data: see tfboard.h */
-    tfb_nonfinite_counts c;
-    tfb_count_nonfinite(data, len, &c);
+    tfb_nonfinite_counts c = {.size = sizeof c};
+    (void)tfb_count_nonfinite(data, len, &c);
     return report(w, tag, step, &c);
 }
 
@@ -334,7 +337,7 @@ int64_t tfb_check_numerics_f64(tfb_writer *w, const char *tag,
         return TFB_EINVAL;
     if (tfb_writer_forked(w))
         return TFB_EFORKED; /* even for healthy data: see tfboard.h */
-    tfb_nonfinite_counts c;
-    tfb_count_nonfinite_f64(data, len, &c);
+    tfb_nonfinite_counts c = {.size = sizeof c};
+    (void)tfb_count_nonfinite_f64(data, len, &c);
     return report(w, tag, step, &c);
 }

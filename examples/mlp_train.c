@@ -499,7 +499,8 @@ int main(int argc, char **argv)
         r[1] = tfb_scalar(w, "accuracy", so.accuracy, step);
         tfb_tensor grads[NPARAM];
         for (int i = 0; i < NPARAM; i++)
-            grads[i] = (tfb_tensor){param_names[i], param(&g, i), param_len(i)};
+            grads[i] = (tfb_tensor){sizeof(tfb_tensor), param_names[i],
+                                    param(&g, i), param_len(i)};
         r[2] = tfb_grad_norms(w, grads, NPARAM, step, NULL);
         int64_t bad = tfb_check_numerics(w, "numerics/sample_loss",
                                          so.sample_loss, (size_t)batch, step);

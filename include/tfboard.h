@@ -19,11 +19,16 @@
  *    working with a newer library, and the library fills or reads only
  *    the fields the caller's struct has.
  *  - So does every struct the library fills for the caller or reads from
- *    it (tfb_event, tfb_value, tfb_rank_info, tfb_hparam): set `.size =
+ *    it (tfb_event, tfb_value, tfb_rank_info, tfb_hparam, tfb_tensor,
+ *    tfb_tensor_f64, tfb_nonfinite_counts, tfb_bucket): set `.size =
  *    sizeof(T)` before the call (e.g. `tfb_event ev = {.size = sizeof ev};`;
  *    the library keeps it). A size of 0 gives TFB_EINVAL; fields past the
  *    caller's size are neither written nor read (read as unset/zero). An
- *    array of them (tfb_hparam) is walked with its first element's size.
+ *    array of them is walked with its first element's size: in an array
+ *    the library reads (tfb_hparam, tfb_tensor) every element's size must
+ *    equal the first's (else TFB_EINVAL); in an array it fills
+ *    (tfb_bucket) only the first element's size is read, and each element
+ *    it fills gets that size.
  *
  * Thread-safety is stated per function. "Thread-safe on one writer" means
  * any number of threads may call it concurrently on the same tfb_writer.
@@ -46,9 +51,9 @@ extern "C" {
 #endif
 
 #define TFB_VERSION_MAJOR 0
-#define TFB_VERSION_MINOR 2
+#define TFB_VERSION_MINOR 3
 #define TFB_VERSION_PATCH 0
-#define TFB_VERSION_STRING "0.2.0"
+#define TFB_VERSION_STRING "0.3.0"
 /* major * 1000000 + minor * 1000 + patch, as tfb_version_number() says. */
 #define TFB_VERSION_NUMBER                                                    \
     (TFB_VERSION_MAJOR * 1000000 + TFB_VERSION_MINOR * 1000 +                 \
@@ -93,7 +98,7 @@ typedef enum {
  * "unknown error"). Thread-safe; the string is never freed. */
 TFB_API const char *tfb_strerror(int code);
 
-/* The library's version string, e.g. "0.2.0". Thread-safe. */
+/* The library's version string, e.g. "0.3.0". Thread-safe. */
 TFB_API const char *tfb_version(void);
 
 /* The loaded library's TFB_VERSION_NUMBER. A program checks that the
@@ -512,19 +517,24 @@ TFB_API int tfb_hparams_end(tfb_writer *w, tfb_hparams_status status);
  * Training health: gradient norms and NaN/Inf checks
  * ====================================================================== */
 
+/* One layer's gradient: {.size = sizeof(tfb_tensor), .name = "dense1",
+ * .data = g, .len = n}. */
 typedef struct tfb_tensor {
+    size_t size;      /* sizeof(tfb_tensor): see the convention above */
     const char *name; /* layer name; logged as grad_norm/<name> */
     const float *data;
     size_t len;
 } tfb_tensor;
 
 typedef struct tfb_tensor_f64 {
+    size_t size;      /* sizeof(tfb_tensor_f64) */
     const char *name;
     const double *data;
     size_t len;
 } tfb_tensor_f64;
 
 typedef struct tfb_nonfinite_counts {
+    size_t size;      /* sizeof(tfb_nonfinite_counts), set by the caller */
     uint64_t nan;
     uint64_t pos_inf;
     uint64_t neg_inf;
@@ -534,7 +544,9 @@ typedef struct tfb_nonfinite_counts {
  * global norm sqrt(Σ norm_i²); logs grad_norm/<name> for each tensor and
  * grad_norm/global at `step`. w may be NULL to compute without logging.
  * global_norm may be NULL. A tensor holding NaN/Inf gives a NaN/Inf norm,
- * logged as such. Thread-safe on one writer. */
+ * logged as such. grads is walked with grads[0].size (the convention
+ * above): TFB_EINVAL for a size of 0 or one that differs between
+ * elements. Thread-safe on one writer. */
 TFB_API int tfb_grad_norms(tfb_writer *w, const tfb_tensor *grads, size_t n,
                            int64_t step, double *global_norm);
 TFB_API int tfb_grad_norms_f64(tfb_writer *w, const tfb_tensor_f64 *grads,
@@ -545,11 +557,13 @@ TFB_API int tfb_grad_norms_f64(tfb_writer *w, const tfb_tensor_f64 *grads,
 TFB_API double tfb_l2_norm(const float *data, size_t len);
 TFB_API double tfb_l2_norm_f64(const double *data, size_t len);
 
-/* Counts NaN, +Inf and -Inf in data. Pure function; thread-safe. */
-TFB_API void tfb_count_nonfinite(const float *data, size_t len,
-                                 tfb_nonfinite_counts *out);
-TFB_API void tfb_count_nonfinite_f64(const double *data, size_t len,
-                                     tfb_nonfinite_counts *out);
+/* Counts NaN, +Inf and -Inf in data into *out (out->size set by the
+ * caller; NULL data counts nothing). Returns 0, or TFB_EINVAL for a NULL
+ * out or an out->size of 0. Pure function; thread-safe. */
+TFB_API int tfb_count_nonfinite(const float *data, size_t len,
+                                tfb_nonfinite_counts *out);
+TFB_API int tfb_count_nonfinite_f64(const double *data, size_t len,
+                                    tfb_nonfinite_counts *out);
 
 /* Counts non-finite values in data and returns their number (>= 0). Only
  * when it is > 0, writes a numerics record under `tag` (plugin
@@ -876,7 +890,8 @@ typedef struct tfb_value {
     tfb_value_kind kind;
     /* kind == SCALAR: the value as double. */
     double scalar;
-    /* kind == NUMERICS: the counts. */
+    /* kind == NUMERICS: the counts (numerics.size is set by the library:
+     * the struct is part of tfb_value, whose own size governs it). */
     tfb_nonfinite_counts numerics;
     /* kind == IMAGE */
     int32_t image_height, image_width, image_colorspace;
@@ -968,10 +983,13 @@ TFB_API void tfb_value_apply_plugin(tfb_value *v, const char *plugin,
  * empty (or no buckets) gives 0 buckets; with consistent min/max no bucket
  * runs backwards (left > right). From a [k,3] tensor: its rows as they
  * are. Writes at most cap buckets to out (may be NULL with cap 0 to count)
- * and returns the total number of buckets, or a negative code.
- * min/max/num/sum (the proto's fields, all buckets' for a tensor) may each
- * be NULL. Pure function; thread-safe. */
+ * and returns the total number of buckets, or a negative code. out is
+ * walked with out[0].size (set it: `out[0].size = sizeof(tfb_bucket)`;
+ * TFB_EINVAL when it is 0 and cap > 0); each bucket written keeps that
+ * size. min/max/num/sum (the proto's fields, all buckets' for a tensor)
+ * may each be NULL. Pure function; thread-safe. */
 typedef struct tfb_bucket {
+    size_t size; /* sizeof(tfb_bucket): see the convention above */
     double left, right, count;
 } tfb_bucket;
 TFB_API int64_t tfb_value_histogram(const tfb_value *v, tfb_bucket *out,

@@ -1,11 +1,14 @@
 /*
- * cli.c - `tfboard`: serve a logdir, `tfboard report ...`, or `tfboard
- * watch ...` (watch.c).
+ * cli.c - `tfboard`: serve a logdir (its options: a table for core's
+ * parser, core/options.h; then the token and TLS checks), `tfboard report
+ * ...` (report/report.c), or `tfboard watch ...` (watch.c).
  */
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -14,6 +17,8 @@
 #include "cli.h"
 #include "tfboard.h"
 #include "core/config.h"
+#include "core/http_auth.h"
+#include "core/options.h"
 #include "core/plugin.h"
 #include "core/http.h"
 #include "store/loader.h"
@@ -23,6 +28,143 @@
 #include "plugins/registry.h"
 #include "trace/trace.h"
 #include "watch.h"
+
+/* ---- the serve command line (core/options.h) ---- */
+
+static void config_defaults(tfb_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->host = "127.0.0.1";
+    cfg->port = 6006;
+    cfg->reload_interval = 5;
+    cfg->max_conn_per_client = 64;
+    cfg->request_timeout = 30;
+}
+
+/* --cache_dir: "" is a value here (no cache), unlike other strings. */
+static int set_cache_dir(void *user, const char *const *v, char *why,
+                         size_t why_len)
+{
+    (void)why;
+    (void)why_len;
+    *(const char **)user = v[0];
+    return 0;
+}
+
+/* The token (from --token or $TFBOARD_TOKEN) and TLS options; messages
+ * never include the token. */
+static int check_access(tfb_config *cfg, FILE *err)
+{
+    const char *from = "--token";
+    /* An explicit --no_auth outranks a token left in the environment. */
+    if (!cfg->token && !cfg->no_auth) {
+        const char *env = getenv("TFBOARD_TOKEN");
+        if (env && *env) {
+            cfg->token = env;
+            from = "TFBOARD_TOKEN";
+        }
+    }
+    char why[128];
+    if (cfg->token && tfb_auth_token_valid(cfg->token, why, sizeof why) < 0) {
+        fprintf(err, "tfboard: bad %s: %s\n", from, why);
+        return TFB_EINVAL;
+    }
+    if (cfg->token && cfg->no_auth) {
+        fprintf(err, "tfboard: %s and --no_auth contradict each other; "
+                     "choose one\n", from);
+        return TFB_EINVAL;
+    }
+    if (!cfg->tls_cert != !cfg->tls_key) {
+        fprintf(err, "tfboard: HTTPS needs both --tls_cert FILE and "
+                     "--tls_key FILE\n");
+        return TFB_EINVAL;
+    }
+    return 0;
+}
+
+int tfb_cli_parse_serve(tfb_config *cfg, int argc, char **argv, FILE *out,
+                        FILE *err)
+{
+    config_defaults(cfg);
+    int version = 0;
+    const tfb_option opts[] = {
+        {"logdir", "DIR", "directory of runs (required), or a bucket:\n"
+         "s3://bucket/prefix, gs://bucket/prefix", TFB_OPT_STRING,
+         .dest = &cfg->logdir},
+        {"port", "N", "port to listen on; 0 = any free port", TFB_OPT_INT,
+         "6006", 0, 65535, &cfg->port},
+        {"host", "ADDR", "address to listen on", TFB_OPT_STRING, "127.0.0.1",
+         .dest = &cfg->host},
+        {"bind_all", NULL, "listen on every address (IPv4 and IPv6)",
+         TFB_OPT_FLAG, .dest = &cfg->bind_all},
+        {"reload_interval", "S", "seconds between reloads; 0 = load once",
+         TFB_OPT_DOUBLE, "5", 0, HUGE_VAL, &cfg->reload_interval},
+        {"webui_dir", "DIR", "serve the web UI from DIR instead of the "
+         "embedded copy", TFB_OPT_STRING, .dest = &cfg->webui_dir},
+        {"load_threads", "N", "threads that load runs", TFB_OPT_INT,
+         "one per CPU", 0, 64, &cfg->load_threads},
+        {"http_threads", "N", "threads that answer requests, so downloads "
+         "leave threads free", TFB_OPT_INT, "8 per CPU, 32 to 128", 0, 256,
+         &cfg->http_threads},
+        {"allow_host", "NAME", "also accept requests whose Host header is "
+         "NAME (others than the bound address and localhost get 403, "
+         "against DNS rebinding; --bind_all accepts any; repeatable)",
+         TFB_OPT_STRINGS, .max = TFB_CONFIG_MAX_ALLOW_HOSTS,
+         .dest = cfg->allow_hosts},
+        {"max_connections_per_client", "N", "connections one address may "
+         "hold", TFB_OPT_INT, "64", 1, 100000, &cfg->max_conn_per_client},
+        {"request_timeout", "S", "a request must arrive whole within S "
+         "seconds", TFB_OPT_DOUBLE, "30", 0.1, HUGE_VAL,
+         &cfg->request_timeout},
+        {"cache_dir", "DIR", "where GPU traces are cached after their first "
+         "load; \"\" = no cache; never inside the logdir",
+         TFB_OPT_CALL, "$XDG_CACHE_HOME/tfboard, else ~/.cache/tfboard",
+         .dest = &(tfb_opt_call){set_cache_dir, &cfg->cache_dir, 1}},
+        {"token", "T", "the access token (better: set TFBOARD_TOKEN=T, "
+         "which ps does not show); needed by every request. Default: "
+         "none on loopback; made up and printed in the URL when bound to "
+         "other addresses", TFB_OPT_STRING, .dest = &cfg->token},
+        {"no_auth", NULL, "no token, even when bound to other addresses",
+         TFB_OPT_FLAG, .dest = &cfg->no_auth},
+        {"tls_cert", "FILE", "serve HTTPS with this PEM certificate (chain)",
+         TFB_OPT_STRING, .dest = &cfg->tls_cert},
+        {"tls_key", "FILE", "... and this PEM private key", TFB_OPT_STRING,
+         .dest = &cfg->tls_key},
+        {"quiet", NULL, "no messages but errors (a made-up token's URL is "
+         "still printed: there is no other way to learn it)", TFB_OPT_FLAG,
+         .dest = &cfg->quiet},
+        {"version", NULL, "the version", TFB_OPT_FLAG, .dest = &version},
+    };
+    const tfb_command cmd = {
+        .prog = "tfboard",
+        .synopsis =
+            "usage: tfboard --logdir DIR [options]\n"
+            "       tfboard report --logdir DIR [report options]\n"
+            "       tfboard watch --logdir DIR [watch options]\n"
+            "\n"
+            "Serves TensorBoard-style dashboards for the event files (and "
+            "GPU\ntraces) found under DIR, recursively. Options are spelled "
+            "--opt_name;\n--opt-name and --opt=value work too.\n",
+        .opts = opts, .n_opts = sizeof opts / sizeof *opts};
+    int rc = tfb_options_parse(&cmd, argc, argv, out, err);
+    if (rc != 0)
+        return rc;
+    if (version) {
+        fprintf(out, "tfboard %s\n", tfb_version());
+        return 1;
+    }
+    while (cfg->n_allow_hosts < TFB_CONFIG_MAX_ALLOW_HOSTS &&
+           cfg->allow_hosts[cfg->n_allow_hosts])
+        cfg->n_allow_hosts++;
+    if (check_access(cfg, err) < 0)
+        return TFB_EINVAL;
+    if (!cfg->logdir) {
+        fprintf(err, "tfboard: --logdir DIR is required (see tfboard "
+                     "--help)\n");
+        return TFB_EINVAL;
+    }
+    return 0;
+}
 
 static int serve(const tfb_config *cfg)
 {
@@ -163,7 +305,7 @@ int tfb_cli_main(int argc, char **argv)
      * also stops glibc from raising it after frees. */
     mallopt(M_MMAP_THRESHOLD, 16 * 1024);
     tfb_config cfg;
-    rc = tfb_config_parse(&cfg, argc, argv, stdout, stderr);
+    rc = tfb_cli_parse_serve(&cfg, argc, argv, stdout, stderr);
     if (rc == 1)
         return 0;
     if (rc < 0)

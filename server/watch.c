@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "store/loader.h"
+#include "core/options.h"
 #include "core/plugin.h"
 #include "store/store.h"
 #include "tfboard.h"
@@ -28,25 +29,14 @@ static void on_signal(int sig)
     g_stop = 1;
 }
 
-static void usage(FILE *f)
+/* The dashboards' services' part of --help: what each one reports. */
+static void services_help(FILE *f)
 {
-    fputs("usage: tfboard watch --logdir DIR [--once] [--fail-fast]\n"
-          "         [--interval S] [--alert RULE ...] [dashboard options]\n"
-          "\n", f);
     size_t np;
     const tfb_plugin *const *pl = tfb_plugins(&np);
     for (size_t i = 0; i < np; i++)
         if (pl[i]->service && pl[i]->service->watch_help)
             fputs(pl[i]->service->watch_help, f);
-    fputs("\n"
-          "  --once        one pass over the logdir: print what holds, exit\n"
-          "  --fail-fast   exit 1 at the first alert that fires\n"
-          "  --interval S  seconds between passes (default 5)\n"
-          "\n"
-          "Exit status: 0 (--once: no alert; or stopped by a signal), 1\n"
-          "(--once: alerts hold; --fail-fast: an alert fired), 2 (usage\n"
-          "error), 3 (the logdir cannot be read).\n\n", f);
-    tfb_plugin_options_usage(f);
 }
 
 /* The line: "2026-12-02T04:12:00Z FIRED run=<run> rule=<rule>
@@ -84,77 +74,34 @@ static void print_event(void *user, const tfb_service_event *e)
 static int parse(int argc, char **argv, const char **logdir, int *once,
                  int *fail_fast, double *interval)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-            usage(stdout);
-            return 1;
-        }
-        if (!strcmp(arg, "--once")) {
-            *once = 1;
-            continue;
-        }
-        if (!strcmp(arg, "--fail-fast") || !strcmp(arg, "--fail_fast")) {
-            *fail_fast = 1;
-            continue;
-        }
-        char name[64];
-        const char *val = NULL, *eq = strchr(arg, '=');
-        if (eq && (size_t)(eq - arg) < sizeof name) {
-            memcpy(name, arg, (size_t)(eq - arg));
-            name[eq - arg] = 0;
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", arg);
-        }
-        int known = !strcmp(name, "--logdir") || !strcmp(name, "--interval");
-        const tfb_plugin_option *po =
-            known || strncmp(name, "--", 2)
-                ? NULL
-                : tfb_plugin_option_find(name + 2, strlen(name + 2));
-        if (po && po->type == TFB_OPT_FLAG && !val) {
-            tfb_plugin_option_set(po, NULL);
-            continue;
-        }
-        if (!known && !po) {
-            fprintf(stderr, "tfboard watch: unknown option '%s'\n", arg);
-            return -1;
-        }
-        if (!val) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "tfboard watch: %s needs a value\n", name);
-                return -1;
-            }
-            val = argv[++i];
-        }
-        if (po) {
-            if (po->type == TFB_OPT_FLAG ||
-                tfb_plugin_option_set(po, val) < 0) {
-                fprintf(stderr, "tfboard watch: bad value '%s' for %s\n",
-                        val, name);
-                return -1;
-            }
-        } else if (!strcmp(name, "--logdir")) {
-            *logdir = val;
-        } else {
-            char *end;
-            errno = 0;
-            *interval = strtod(val, &end);
-            if (end == val || *end || errno || !(*interval >= 0.05) ||
-                !isfinite(*interval)) {
-                fprintf(stderr, "tfboard watch: --interval needs seconds "
-                                ">= 0.05, not '%s'\n", val);
-                return -1;
-            }
-        }
-    }
-    char why[512];
-    if (tfb_plugin_options_check(why, sizeof why) < 0) {
-        fprintf(stderr, "tfboard watch: %s\n", why);
-        return -1;
-    }
+    const tfb_option opts[] = {
+        {"logdir", "DIR", "the runs to watch", TFB_OPT_STRING,
+         .dest = logdir},
+        {"once", NULL, "one pass over the logdir: print what holds, exit",
+         TFB_OPT_FLAG, .dest = once},
+        {"fail_fast", NULL, "exit 1 at the first alert that fires",
+         TFB_OPT_FLAG, .dest = fail_fast},
+        {"interval", "S", "seconds between passes", TFB_OPT_DOUBLE, "5",
+         0.05, HUGE_VAL, interval},
+    };
+    const tfb_command cmd = {
+        .prog = "tfboard watch",
+        .synopsis = "usage: tfboard watch --logdir DIR [--once] "
+                    "[--fail_fast]\n"
+                    "         [--interval S] [--alert RULE ...] [dashboard "
+                    "options]\n\n",
+        .more_help = services_help,
+        .opts = opts, .n_opts = sizeof opts / sizeof *opts,
+        .epilogue = "Exit status: 0 (--once: no alert; or stopped by a "
+                    "signal), 1\n(--once: alerts hold; --fail_fast: an "
+                    "alert fired), 2 (usage\nerror), 3 (the logdir cannot "
+                    "be read).\n"};
+    int rc = tfb_options_parse(&cmd, argc, argv, stdout, stderr);
+    if (rc != 0)
+        return rc < 0 ? -1 : 1;
     if (!*logdir) {
-        fprintf(stderr, "tfboard watch: --logdir is required\n");
+        fprintf(stderr, "tfboard watch: --logdir is required (see tfboard "
+                        "watch --help)\n");
         return -1;
     }
     return 0;

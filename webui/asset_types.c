@@ -3,7 +3,7 @@
  *
  * Compiled twice: into the embedding generator (which stores the type next
  * to each file) and into the asset library (the server uses it for files
- * served from --webui-dir), so both answer alike.
+ * served from --webui_dir), so both answer alike.
  */
 #include "assets.h"
 

@@ -31,7 +31,7 @@ const tfb_asset *tfb_asset_at(size_t i);
 
 /* Content type for a file name by its extension ("x.js" gives
  * "text/javascript; charset=utf-8"), "application/octet-stream" when the
- * extension is unknown. Shared with the server's --webui-dir serving so both
+ * extension is unknown. Shared with the server's --webui_dir serving so both
  * paths answer alike. Thread-safe; the string is static. */
 const char *tfb_asset_content_type(const char *name);
 

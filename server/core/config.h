@@ -1,10 +1,11 @@
 /*
- * config.h - the parsed command line of `tfboard` (serve mode): core's
- * options. Dashboards declare their own options in their descriptor
+ * config.h - what the server is started with: the parsed command line of
+ * `tfboard` (serve mode; server/cli.c's tfb_cli_parse_serve, defaults
+ * there too). Dashboards declare their own options in their descriptor
  * (plugin.h); this header names no plugin.
  *
- * Thread-safety: filled once by tfb_config_parse() before any thread
- * starts, read-only afterwards, so any thread may read it without a lock.
+ * Thread-safety: filled once before any thread starts, read-only
+ * afterwards, so any thread may read it without a lock.
  */
 #ifndef TFB_SERVER_CONFIG_H
 #define TFB_SERVER_CONFIG_H
@@ -19,7 +20,7 @@ typedef struct tfb_config {
     int bind_all;            /* --bind_all: listen on every address */
     int port;                /* --port N; default 6006; 0 = pick a free one */
     double reload_interval;  /* --reload_interval S; default 5; 0 = load once */
-    const char *webui_dir;   /* --webui-dir DIR; NULL = embedded assets */
+    const char *webui_dir;   /* --webui_dir DIR; NULL = embedded assets */
     int load_threads;        /* --load_threads N; 0 = one per CPU */
     int http_threads;        /* --http_threads N; 0 = 8 per CPU, 32..128 */
     int quiet;               /* --quiet: no messages but errors */
@@ -43,22 +44,5 @@ typedef struct tfb_config {
     const char *tls_cert;    /* --tls_cert FILE (PEM): serve HTTPS */
     const char *tls_key;     /* --tls_key FILE (PEM); with tls_cert */
 } tfb_config;
-
-/* Sets every field to its default. */
-void tfb_config_defaults(tfb_config *cfg);
-
-/* Parses argv (argv[0] is the program) into cfg (defaults first). An
- * option that is not core's is looked up among the plugins' options
- * (plugin.h, tfb_plugin_option) and goes to the plugin's own variable;
- * then the plugins' check_options run.
- * Returns 0 to go on serving, 1 when --help/--version was handled (text
- * printed to out; exit 0), or a negative TFB_E* code after printing a
- * clear message to err (exit 2). Strings in cfg point into argv (the
- * token may point into the environment). */
-int tfb_config_parse(tfb_config *cfg, int argc, char **argv, FILE *out,
-                     FILE *err);
-
-/* The --help text: core's options, then the plugins'. */
-void tfb_config_usage(FILE *out);
 
 #endif

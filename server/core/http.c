@@ -49,7 +49,7 @@ struct tfb_server {
     int port;
     const tfb_config *cfg;
     tfb_store *store;
-    char *webui_root; /* realpath of --webui-dir, or NULL */
+    char *webui_root; /* realpath of --webui_dir, or NULL */
     tfb_auth *auth;   /* who may ask (http_auth.h) */
     /* Requests that arrived whole, until their answer is sent (see
      * send_answer): while there are any, streams step aside (parked, see
@@ -942,7 +942,7 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
     if (cfg->webui_dir) {
         s->webui_root = realpath(cfg->webui_dir, NULL);
         if (!s->webui_root) {
-            fprintf(err, "tfboard: --webui-dir %s: %s\n", cfg->webui_dir,
+            fprintf(err, "tfboard: --webui_dir %s: %s\n", cfg->webui_dir,
                     strerror(errno));
             free_server(s);
             return TFB_ENOENT;

@@ -18,7 +18,7 @@ typedef struct tfb_server tfb_server;
 
 /* Binds cfg->host (or every address with bind_all) at cfg->port and
  * starts serving. On failure writes a clear message to err (port in use,
- * address not available, bad --webui-dir, unreadable --tls_cert) and
+ * address not available, bad --webui_dir, unreadable --tls_cert) and
  * returns a negative code. Bound beyond loopback, requests need a token
  * (http_auth.h) unless cfg->no_auth. */
 int tfb_server_start(tfb_server **out, const tfb_config *cfg,

@@ -13,8 +13,9 @@
  *    true when some run has its data; the web UI makes its tabs from it
  *    and loads the page module that it names;
  *  - `tfboard report`: each plugin's section, in table order;
- *  - the command line: each plugin's own options (tfb_plugin_option),
- *    after core's, in `tfboard --help` and `tfboard report --help`.
+ *  - the command line: each plugin's own options (tfb_option,
+ *    options.h), accepted by serve, report and watch, and listed after
+ *    the command's own in their --help.
  *
  * ABI: a descriptor starts with its size and version (TFB_PLUGIN_ABI sets
  * both). Core reads only what the size covers, so a plugin built against
@@ -37,6 +38,7 @@
 
 #include "core/http_api.h"
 #include "core/json.h"
+#include "core/options.h"
 #include "store/store.h"
 #include "store/value_decoder.h"
 #include "webui/assets.h"
@@ -51,33 +53,6 @@ typedef struct tfb_plugin_route {
     const char *path;
     tfb_http_handler handler;
 } tfb_plugin_route;
-
-/* A plugin's own command-line option, accepted by `tfboard` (serve) and
- * `tfboard report` alike as --name VALUE, --name=VALUE (or --name alone
- * for a flag); '-' and '_' in the name are the same. The value is parsed
- * before anything else starts and written to *dest, which the plugin owns
- * and reads (read-only once the server runs). */
-typedef enum tfb_opt_type {
-    TFB_OPT_FLAG = 1, /* int *dest = 1 when given */
-    TFB_OPT_INT,      /* int *dest, within [min, max] */
-    TFB_OPT_DOUBLE,   /* double *dest, finite, within [min, max] */
-    TFB_OPT_STRING,   /* const char **dest, non-empty, points into argv */
-    TFB_OPT_STRINGS,  /* repeatable: const char *dest[TFB_OPT_STRINGS_MAX],
-                         filled in order (the rest stay NULL); one more
-                         than the room is refused */
-} tfb_opt_type;
-#define TFB_OPT_STRINGS_MAX 32
-
-typedef struct tfb_plugin_option {
-    const char *name;  /* without "--": [a-z0-9_]+ */
-    const char *arg;   /* the value's name in --help ("X"); NULL: none */
-    const char *help;  /* one line for --help */
-    tfb_opt_type type;
-    const char *def;   /* the default, as text for --help; the plugin sets
-                          *dest to it itself (a static initializer) */
-    double min, max;   /* TFB_OPT_INT / TFB_OPT_DOUBLE: the range */
-    void *dest;        /* where the value goes (type above) */
-} tfb_plugin_option;
 
 /* One fire or clear event of a dashboard's service, as `tfboard watch`
  * prints it ("<time> FIRED run=<run> rule=<rule> step=<step>: <message>").
@@ -166,12 +141,17 @@ typedef struct tfb_plugin {
      * cannot send one. GET/HEAD of the same path go to routes. */
     const tfb_plugin_route *put_routes;
     size_t n_put_routes;
-    /* Its own command-line options (NULL/0: none); see tfb_plugin_option.
-     * Their names must not clash with core's or another plugin's. */
-    const tfb_plugin_option *options;
+    /* Its own command-line options (NULL/0: none; options.h), accepted
+     * by serve, report and watch alike as --name VALUE, --name=VALUE (or
+     * --name alone for a flag). A value is parsed before anything else
+     * starts and written to *dest, which the plugin owns and reads
+     * (read-only once the server runs). Their names must not clash with
+     * a command's or another plugin's. */
+    const tfb_option *options;
     size_t n_options;
-    /* Called once after the command line is parsed (serve and report),
-     * for checks across its options (e.g. one threshold below another).
+    /* Called once after the command line is parsed (serve, report and
+     * watch), for checks across its options (e.g. one threshold below
+     * another).
      * Returns 0, or TFB_EINVAL with a one-line reason in err. NULL: none. */
     int (*check_options)(char *err, size_t err_len);
     /* The report's first screen: calls emit once for each finding about
@@ -239,23 +219,10 @@ int tfb_plugin_register(const tfb_plugin *p);
 /* The plugin of that name, or NULL. */
 const tfb_plugin *tfb_plugin_find(const char *name, size_t len);
 
-/* ---- the plugins' command-line options (plugin_options.c) ---------- */
-
-/* The option --<name> of some plugin in the table ('-' and '_' alike;
- * name without the dashes, len bytes), or NULL. */
-const tfb_plugin_option *tfb_plugin_option_find(const char *name, size_t len);
-
-/* Parses value by o's type into *o->dest (value is ignored for a flag and
- * must outlive the server for a string). Returns 0 or TFB_EINVAL (empty,
- * not a number, out of [min, max]); *dest is then unchanged. */
-int tfb_plugin_option_set(const tfb_plugin_option *o, const char *value);
-
-/* Runs every plugin's check_options. Returns 0 or the first error. */
-int tfb_plugin_options_check(char *err, size_t err_len);
-
-/* Writes the "dashboard options" part of --help (nothing when no plugin
- * has options). */
-void tfb_plugin_options_usage(FILE *out);
+/* The option --<name> of some plugin in the table (name without the
+ * dashes, len bytes, spelled as declared: '_', never '-'; options.c
+ * makes a typed name so), or NULL. */
+const tfb_option *tfb_plugin_option_find(const char *name, size_t len);
 
 /* ---- the plugins' services ------------------------------------------ */
 

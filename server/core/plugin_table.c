@@ -74,39 +74,22 @@ static int valid_plugin(const tfb_plugin *p)
                       strcmp(p->assets[0].path + 1, p->module) != 0))
         return TFB_EINVAL;
     for (size_t i = 0; i < p->n_options; i++) {
-        const tfb_plugin_option *o = &p->options[i];
+        const tfb_option *o = &p->options[i];
         if (!valid_name(o->name) || !o->help || !o->dest ||
-            o->type < TFB_OPT_FLAG || o->type > TFB_OPT_STRINGS)
+            o->type < TFB_OPT_FLAG || o->type > TFB_OPT_CALL)
             return TFB_EINVAL;
     }
     return 0;
 }
 
-/* '-' and '_' are the same in option names. */
-static int same_name(const char *decl, const char *name, size_t len)
+const tfb_option *tfb_plugin_option_find(const char *name, size_t len)
 {
-    if (strlen(decl) != len)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char a = decl[i], b = name[i];
-        if (a == '-')
-            a = '_';
-        if (b == '-')
-            b = '_';
-        if (a != b)
-            return 0;
-    }
-    return 1;
-}
-
-const tfb_plugin_option *tfb_plugin_option_find(const char *name, size_t len)
-{
-    size_t np;
-    const tfb_plugin *const *pl = tfb_plugins(&np);
-    for (size_t i = 0; i < np; i++)
-        for (size_t k = 0; k < pl[i]->n_options; k++)
-            if (same_name(pl[i]->options[k].name, name, len))
-                return &pl[i]->options[k];
+    for (size_t i = 0; i < n_table; i++)
+        for (size_t k = 0; k < table[i]->n_options; k++) {
+            const char *o = table[i]->options[k].name;
+            if (strlen(o) == len && !memcmp(o, name, len))
+                return &table[i]->options[k];
+        }
     return NULL;
 }
 

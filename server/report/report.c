@@ -1,7 +1,7 @@
 /*
  * report.c - `tfboard report`: parses its options, loads the logdir once
  * (no HTTP server, no reload), builds the report model and writes it in
- * the chosen format. Exit status: 0, 1 when --fail-on nan finds an alert
+ * the chosen format. Exit status: 0, 1 when --fail_on nan finds an alert
  * (or the output cannot be written), 2 on bad usage, an unreadable
  * logdir, or event files that could not be read.
  */
@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "core/options.h"
 #include "store/loader.h"
 #include "report/report_compare_cli.h"
 #include "report/report_load.h"
@@ -36,146 +37,123 @@ typedef struct report_args {
     size_t n_gates;
 } report_args;
 
-static void usage(FILE *f)
+static int parse_format(void *user, const char *const *v, char *why,
+                        size_t why_len)
 {
-    fputs("usage: tfboard report --logdir DIR [--run REGEX]\n"
-          "         [--format text|markdown|json|html] [--fail-on nan]\n"
-          "         [--output FILE] [--quiet] [dashboard options]\n"
-          "       tfboard report --compare A B [--logdir DIR]\n"
-          "         [--format ...] [--fail-on 'regress:METRIC>LIMIT' ...]\n"
-          "\n"
-          "A post-mortem of each run in DIR: steps and duration, last/min/max\n"
-          "of each scalar, NaN/Inf alerts (first one first), gradient flags,\n"
-          "the input-pipeline verdict, and GPU figures when traced.\n"
-          "\n"
-          "  --run REGEX        only runs whose name matches (POSIX extended)\n"
-          "  --format F         text (default), markdown, json, or html (one\n"
-          "                     self-contained page with charts)\n"
-          "  --fail-on nan      exit 1 when any run has a NaN/Inf alert (CI)\n"
-          "  --output FILE      write there instead of standard output\n"
-          "  --quiet            no progress lines on standard error\n",
-          f);
-    tfb_plugin_options_usage(f);
-    tfb_report_compare_usage(f);
+    static const char *const names[] = {"text", "markdown", "json", "html",
+                                        "md"};
+    static const report_format fmts[] = {FMT_TEXT, FMT_MARKDOWN, FMT_JSON,
+                                         FMT_HTML, FMT_MARKDOWN};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcmp(v[0], names[i])) {
+            *(report_format *)user = fmts[i];
+            return 0;
+        }
+    snprintf(why, why_len, "must be text, markdown, json or html, not '%s'",
+             v[0]);
+    return TFB_EINVAL;
+}
+
+static int parse_fail_on(void *user, const char *const *v, char *why,
+                         size_t why_len)
+{
+    report_args *a = user;
+    if (!strcmp(v[0], "nan")) {
+        a->fail_on_nan = 1;
+        return 0;
+    }
+    if (strncmp(v[0], "regress:", 8) != 0) {
+        snprintf(why, why_len, "knows 'nan' and 'regress:METRIC>LIMIT', "
+                               "not '%s'", v[0]);
+        return TFB_EINVAL;
+    }
+    if (a->n_gates == TFB_REPORT_MAX_GATES) {
+        snprintf(why, why_len, "at most %d regress gates",
+                 TFB_REPORT_MAX_GATES);
+        return TFB_EINVAL;
+    }
+    if (tfb_compare_gate_parse(v[0] + 8, &a->gates[a->n_gates], why,
+                               why_len) < 0)
+        return TFB_EINVAL;
+    a->n_gates++;
+    return 0;
+}
+
+static int parse_compare(void *user, const char *const *v, char *why,
+                         size_t why_len)
+{
+    report_args *a = user;
+    if (!v[1]) {
+        snprintf(why, why_len, "needs two runs or directories: --compare "
+                               "A B");
+        return TFB_EINVAL;
+    }
+    a->compare_a = v[0];
+    a->compare_b = v[1];
+    return 0;
 }
 
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (message printed). */
 static int parse_args(int argc, char **argv, report_args *a)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-            usage(stdout);
-            return 1;
-        }
-        if (!strcmp(arg, "--quiet")) {
-            a->quiet = 1;
-            continue;
-        }
-        if (!strcmp(arg, "--compare")) {
-            if (i + 2 >= argc) {
-                fprintf(stderr, "tfboard report: --compare needs two runs "
-                                "or directories: --compare A B\n");
-                return -1;
-            }
-            a->compare_a = argv[++i];
-            a->compare_b = argv[++i];
-            continue;
-        }
-        /* --opt=value and --opt value both work. */
-        const char *val = NULL;
-        char name[64];
-        const char *eq = strchr(arg, '=');
-        if (eq && (size_t)(eq - arg) < sizeof name) {
-            memcpy(name, arg, (size_t)(eq - arg));
-            name[eq - arg] = 0;
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", arg);
-        }
-        static const char *const with_value[] = {
-            "--logdir", "--run", "--format", "--fail-on", "--output"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
-            known |= !strcmp(name, with_value[k]);
-        /* A dashboard's own option (plugin.h), as in serve mode. */
-        const tfb_plugin_option *po =
-            known || strncmp(name, "--", 2)
-                ? NULL
-                : tfb_plugin_option_find(name + 2, strlen(name + 2));
-        if (po && po->type == TFB_OPT_FLAG && !val) {
-            tfb_plugin_option_set(po, NULL);
-            continue;
-        }
-        if (!known && !po) {
-            fprintf(stderr, "tfboard report: unknown option '%s'\n", arg);
-            return -1;
-        }
-        if (!val) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "tfboard report: %s needs a value\n", name);
-                return -1;
-            }
-            val = argv[++i];
-        }
-        if (po) {
-            if (po->type == TFB_OPT_FLAG || tfb_plugin_option_set(po, val) < 0) {
-                fprintf(stderr, "tfboard report: bad value '%s' for %s\n",
-                        val, name);
-                return -1;
-            }
-        } else if (!strcmp(name, "--logdir")) {
-            a->logdir = val;
-        } else if (!strcmp(name, "--run")) {
-            a->opts.run_regex = val;
-        } else if (!strcmp(name, "--output")) {
-            a->output = val;
-        } else if (!strcmp(name, "--format")) {
-            if (!strcmp(val, "text"))
-                a->format = FMT_TEXT;
-            else if (!strcmp(val, "markdown") || !strcmp(val, "md"))
-                a->format = FMT_MARKDOWN;
-            else if (!strcmp(val, "json"))
-                a->format = FMT_JSON;
-            else if (!strcmp(val, "html"))
-                a->format = FMT_HTML;
-            else {
-                fprintf(stderr, "tfboard report: --format must be text, "
-                                "markdown, json or html, not '%s'\n", val);
-                return -1;
-            }
-        } else if (!strcmp(name, "--fail-on") &&
-                   !strncmp(val, "regress:", 8)) {
-            char err[512];
-            if (a->n_gates == TFB_REPORT_MAX_GATES) {
-                fprintf(stderr, "tfboard report: at most %d regress "
-                                "gates\n", TFB_REPORT_MAX_GATES);
-                return -1;
-            }
-            if (tfb_compare_gate_parse(val + 8, &a->gates[a->n_gates], err,
-                                       sizeof err) < 0) {
-                fprintf(stderr, "tfboard report: --fail-on %s\n", err);
-                return -1;
-            }
-            a->n_gates++;
-        } else if (!strcmp(name, "--fail-on")) {
-            if (strcmp(val, "nan")) {
-                fprintf(stderr, "tfboard report: --fail-on knows 'nan' "
-                                "and 'regress:METRIC>LIMIT', not '%s'\n",
-                        val);
-                return -1;
-            }
-            a->fail_on_nan = 1;
-        }
-    }
-    char why[256] = "";
-    if (tfb_plugin_options_check(why, sizeof why) < 0) {
-        fprintf(stderr, "tfboard report: %s\n", why);
-        return -1;
-    }
+    const tfb_option opts[] = {
+        {"logdir", "DIR", "the runs to report on (a directory or a "
+         "bucket); with\n--compare, where A and B are run names",
+         TFB_OPT_STRING, .dest = &a->logdir},
+        {"run", "REGEX", "only runs whose name matches (POSIX extended)",
+         TFB_OPT_STRING, .dest = &a->opts.run_regex},
+        {"format", "F", "text, markdown, json, or html (one self-contained\n"
+         "page with charts)", TFB_OPT_CALL, "text",
+         .dest = &(tfb_opt_call){parse_format, &a->format, 1}},
+        {"output", "FILE", "write there instead of standard output",
+         TFB_OPT_STRING, .dest = &a->output},
+        {"quiet", NULL, "no progress lines on standard error", TFB_OPT_FLAG,
+         .dest = &a->quiet},
+        {"compare", "A B", "compare run B with the baseline A: for every "
+         "scalar\ntag both runs have, the final value and the minimum\n"
+         "and their change; mean step time, input wait and\ninput share; "
+         "GPU kernel time by kernel (slower ones\nmarked); the hparams that "
+         "differ. Changes are\n(B - A) / |A|. With --logdir DIR, A and B "
+         "are run\nnames in DIR (as the runs table shows them). Without\n"
+         "--logdir, A and B are directories: each a run's own\ndirectory, "
+         "or a logdir that holds exactly one run.", TFB_OPT_CALL,
+         .dest = &(tfb_opt_call){parse_compare, a, 2}},
+        {"fail_on", "WHEN", "(repeatable) exit 1 when WHEN holds:\n"
+         "nan: some run (with --compare: B) has a NaN/Inf alert;\n"
+         "'regress:METRIC>LIMIT' (with --compare): B is worse\nthan A by "
+         "more than LIMIT, the reason on standard\nerror. '>' means higher "
+         "is worse (loss, step_ms);\n'<' means higher is better "
+         "(regress:accuracy<1%).\nLIMIT with '%' is a share of A's value, "
+         "without an\nabsolute difference. METRIC: step_ms, input_ms,\n"
+         "input_share, kernel_ms, or a scalar tag (its final\nvalue; "
+         "tag:NAME for a tag spelled like one of those).\nA metric missing "
+         "from either run, or NaN/Inf in B,\nfails the gate.", TFB_OPT_CALL,
+         .dest = &(tfb_opt_call){parse_fail_on, a, 1}},
+    };
+    const tfb_command cmd = {
+        .prog = "tfboard report",
+        .synopsis =
+            "usage: tfboard report --logdir DIR [--run REGEX]\n"
+            "         [--format text|markdown|json|html] [--fail_on nan]\n"
+            "         [--output FILE] [--quiet] [dashboard options]\n"
+            "       tfboard report --compare A B [--logdir DIR]\n"
+            "         [--format ...] [--fail_on 'regress:METRIC>LIMIT' ...]\n"
+            "\n"
+            "A post-mortem of each run in DIR: steps and duration, "
+            "last/min/max\nof each scalar, NaN/Inf alerts (first one first), "
+            "gradient flags,\nthe input-pipeline verdict, and GPU figures "
+            "when traced.\n",
+        .opts = opts, .n_opts = sizeof opts / sizeof *opts,
+        .epilogue = "Exit status: 0; 1 when --fail_on holds or the output "
+                    "cannot be written;\n2 on bad usage (bad --fail_on "
+                    "syntax too), an unreadable logdir,\nor event files that "
+                    "could not be read.\n"};
+    int rc = tfb_options_parse(&cmd, argc, argv, stdout, stderr);
+    if (rc != 0)
+        return rc < 0 ? -1 : 1;
     if (a->n_gates && !a->compare_a) {
-        fprintf(stderr, "tfboard report: --fail-on regress:... needs "
+        fprintf(stderr, "tfboard report: --fail_on regress:... needs "
                         "--compare A B\n");
         return -1;
     }
@@ -185,7 +163,8 @@ static int parse_args(int argc, char **argv, report_args *a)
         return -1;
     }
     if (!a->logdir && !a->compare_a) {
-        fprintf(stderr, "tfboard report: --logdir is required\n");
+        fprintf(stderr, "tfboard report: --logdir is required (see tfboard "
+                        "report --help)\n");
         return -1;
     }
     return 0;
@@ -252,11 +231,8 @@ int tfb_report_main(int argc, char **argv)
 {
     report_args a;
     int rc = parse_args(argc, argv, &a);
-    if (rc != 0) {
-        if (rc < 0)
-            usage(stderr);
+    if (rc != 0)
         return rc > 0 ? 0 : 2;
-    }
     if (a.compare_a) {
         tfb_report_compare_args ca = {
             .logdir = a.logdir, .a = a.compare_a, .b = a.compare_b,
@@ -330,7 +306,7 @@ int tfb_report_main(int argc, char **argv)
         status = 2;
     }
     if (status == 0 && a.fail_on_nan && rep.total_alerts > 0) {
-        fprintf(stderr, "tfboard report: %zu NaN/Inf alert%s (--fail-on "
+        fprintf(stderr, "tfboard report: %zu NaN/Inf alert%s (--fail_on "
                         "nan)\n",
                 rep.total_alerts, rep.total_alerts == 1 ? "" : "s");
         status = 1;

@@ -46,7 +46,7 @@ int tfb_compare_html(FILE *f, const tfb_compare *c);
 /* ---- the regression gate ---------------------------------------------- */
 
 /*
- * --fail-on 'regress:METRIC>LIMIT' or 'regress:METRIC<LIMIT':
+ * --fail_on 'regress:METRIC>LIMIT' or 'regress:METRIC<LIMIT':
  *  - '>' means higher is worse (loss, step_ms): B fails when it is above
  *    A by more than LIMIT; '<' means higher is better (accuracy): B fails
  *    when it is below A by more than LIMIT.

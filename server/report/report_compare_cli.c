@@ -14,38 +14,6 @@
 #include "plugins/health/health_analysis.h"
 #include "report/report_load.h"
 
-void tfb_report_compare_usage(FILE *f)
-{
-    fputs("\n"
-          "Comparing two runs (A is the baseline, B the new run):\n"
-          "  --compare A B      for every scalar tag both runs have, the\n"
-          "                     final value and the minimum and their change;\n"
-          "                     mean step time, input wait and input share;\n"
-          "                     GPU kernel time by kernel (slower ones marked);\n"
-          "                     the hparams that differ. Changes are\n"
-          "                     (B - A) / |A|.\n"
-          "                     With --logdir DIR, A and B are run names in\n"
-          "                     DIR (as the runs table shows them). Without\n"
-          "                     --logdir, A and B are directories: each a\n"
-          "                     run's own directory, or a logdir that holds\n"
-          "                     exactly one run.\n"
-          "  --fail-on 'regress:METRIC>LIMIT'   (repeatable) exit 1 when B is\n"
-          "                     worse than A by more than LIMIT, the reason on\n"
-          "                     standard error. '>' means higher is worse\n"
-          "                     (loss, step_ms); '<' means higher is better\n"
-          "                     (regress:accuracy<1%). LIMIT with '%' is a\n"
-          "                     share of A's value, without an absolute\n"
-          "                     difference. METRIC: step_ms, input_ms,\n"
-          "                     input_share, kernel_ms, or a scalar tag (its\n"
-          "                     final value; tag:NAME for a tag spelled like\n"
-          "                     one of those). A metric missing from either\n"
-          "                     run, or NaN/Inf in B, fails the gate.\n"
-          "  --fail-on nan      with --compare: exit 1 when B has NaN/Inf\n"
-          "                     alerts\n"
-          "  Bad --fail-on syntax exits 2.\n",
-          f);
-}
-
 typedef struct side {
     tfb_store *store;
     tfb_run *run;
@@ -231,7 +199,7 @@ int tfb_report_compare_main(const tfb_report_compare_args *a)
             free(al);
         if (n > 0) {
             fprintf(stderr, "tfboard report: B has %zu NaN/Inf alert%s "
-                            "(--fail-on nan)\n", n, n == 1 ? "" : "s");
+                            "(--fail_on nan)\n", n, n == 1 ? "" : "s");
             status = 1;
         }
     }

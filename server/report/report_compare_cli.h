@@ -35,7 +35,4 @@ typedef struct tfb_report_compare_args {
  * the output cannot be written; 2 when a run or directory is not found. */
 int tfb_report_compare_main(const tfb_report_compare_args *a);
 
-/* The --compare part of `tfboard report --help`. */
-void tfb_report_compare_usage(FILE *f);
-
 #endif

@@ -116,9 +116,11 @@ static void summary_json(tfb_json *j, const tfb_report *rep)
             tfb_json_null(j);
         else
             tfb_json_double(j, rr->last_wall - rr->first_wall);
-        /* status: the label of its heaviest finding, or "ok". */
+        /* verdict: the label of its heaviest finding, or "ok" (not
+         * "status": that is the run's own, finished/crashed/..., in the
+         * run's object under "runs"). */
         const tfb_report_group *top = tfb_report_run_finding(sm, i);
-        tfb_json_key(j, "status");
+        tfb_json_key(j, "verdict");
         if (top)
             tfb_json_strn(j, top->text, tfb_report_label_len(top->text));
         else

@@ -379,6 +379,7 @@ static int scan(tfb_loader *l)
 
 typedef struct worker_buf {
     TFB_VEC(tfb_bucket) buckets; /* a histogram's, decoded */
+    TFB_VEC(tfb_hist_bucket) kept; /* the same, as the store keeps them */
     /* The read buffer lent to each file's reader in turn (reader_source.h):
      * one per worker, not one per file and pass. */
     uint8_t *rbuf;
@@ -455,6 +456,9 @@ static uint64_t ingest_histogram(run_state *rs, worker_buf *wb, tag_entry *e,
                                  const tfb_value *v, const tfb_event *ev)
 {
     double mn = NAN, mx = NAN, num = NAN, sum = NAN;
+    if (tfb_vec_need(&wb->buckets, 64) < 0)
+        return 0;
+    wb->buckets.v[0].size = sizeof(tfb_bucket); /* tfboard.h's rule */
     int64_t nb = tfb_value_histogram(v, wb->buckets.v, wb->buckets.cap, &mn,
                                      &mx, &num, &sum);
     if (nb < 0)
@@ -467,9 +471,15 @@ static uint64_t ingest_histogram(run_state *rs, worker_buf *wb, tag_entry *e,
         if (nb < 0 || (size_t)nb > wb->buckets.cap)
             return 0;
     }
+    if (tfb_vec_need(&wb->kept, (size_t)nb) < 0)
+        return 0;
+    for (int64_t i = 0; i < nb; i++)
+        wb->kept.v[i] = (tfb_hist_bucket){wb->buckets.v[i].left,
+                                          wb->buckets.v[i].right,
+                                          wb->buckets.v[i].count};
     tfb_series *s = series_for(rs, e, TFB_SERIES_HISTOGRAM, v);
     return s && tfb_series_append_histogram(s, ev->step, ev->wall_time, mn,
-                                            mx, num, sum, wb->buckets.v,
+                                            mx, num, sum, wb->kept.v,
                                             (size_t)nb) == 0;
 }
 
@@ -493,8 +503,10 @@ static uint64_t ingest_numerics(run_state *rs, worker_buf *wb, tag_entry *e,
 {
     (void)wb;
     tfb_series *s = series_for(rs, e, TFB_SERIES_NUMERICS, v);
+    tfb_numerics_point c = {v->numerics.nan, v->numerics.pos_inf,
+                            v->numerics.neg_inf};
     return s && tfb_series_append_numerics(s, ev->step, ev->wall_time,
-                                           &v->numerics) == 0;
+                                           &c) == 0;
 }
 
 /* A value of a plugin the store has no series for (hparams,
@@ -882,6 +894,7 @@ static void *worker_main(void *arg)
         publish_progress(l, 0);
     }
     tfb_vec_free(&wb.buckets);
+    tfb_vec_free(&wb.kept);
     free(wb.rbuf);
     return NULL;
 }

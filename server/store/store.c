@@ -76,11 +76,11 @@ struct tfb_series {
             int64_t *step;
             double *wall;
             tfb_hist_point *hist;
-            TFB_VEC(tfb_bucket) buckets; /* every point's, in order */
+            TFB_VEC(tfb_hist_bucket) buckets; /* every point's, in order */
             uint64_t *text_off;
             uint32_t *text_len;
             TFB_VEC(char) text_data; /* every point's text, in order */
-            tfb_nonfinite_counts *numerics;
+            tfb_numerics_point *numerics;
         };
     };
     atomic_flag nf_lock;       /* guards nf; held for a few stores */
@@ -1411,7 +1411,8 @@ int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
 
 int tfb_series_append_histogram(tfb_series *s, int64_t step, double wall,
                                 double min, double max, double num,
-                                double sum, const tfb_bucket *b, size_t nb)
+                                double sum, const tfb_hist_bucket *b,
+                                size_t nb)
 {
     if (s->kind != TFB_SERIES_HISTOGRAM || nb > UINT32_MAX)
         return TFB_EINVAL;
@@ -1488,7 +1489,7 @@ int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
 }
 
 int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
-                               const tfb_nonfinite_counts *c)
+                               const tfb_numerics_point *c)
 {
     if (s->kind != TFB_SERIES_NUMERICS)
         return TFB_EINVAL;

@@ -100,6 +100,19 @@ typedef struct tfb_nonfinite_stats {
     double first_wall;
 } tfb_nonfinite_stats;
 
+/* One histogram bucket as the store keeps it: tfboard.h's tfb_bucket
+ * without its leading size (a store holds millions of them; the loader
+ * converts). */
+typedef struct tfb_hist_bucket {
+    double left, right, count;
+} tfb_hist_bucket;
+
+/* One numerics point (NaN, +Inf, -Inf counts) as the store keeps it:
+ * tfb_nonfinite_counts without its size (the loader converts). */
+typedef struct tfb_numerics_point {
+    uint64_t nan, pos_inf, neg_inf;
+} tfb_numerics_point;
+
 /* One histogram point; its buckets are buckets[bucket_off ..
  * bucket_off + n_buckets) of the view. */
 typedef struct tfb_hist_point {
@@ -120,11 +133,11 @@ typedef struct tfb_series_view {
                                            * when one is a double that is
                                            * no float; else NULL */
     const tfb_hist_point *hist;           /* HISTOGRAM */
-    const tfb_bucket *buckets;            /* HISTOGRAM */
+    const tfb_hist_bucket *buckets;       /* HISTOGRAM */
     const uint64_t *text_off;             /* TEXT: text i is */
     const uint32_t *text_len;             /* text_data + text_off[i], */
     const char *text_data;                /* text_len[i] bytes, UTF-8 */
-    const tfb_nonfinite_counts *numerics; /* NUMERICS */
+    const tfb_numerics_point *numerics;   /* NUMERICS */
     tfb_nonfinite_stats nonfinite;        /* copied at pin time */
 } tfb_series_view;
 
@@ -364,11 +377,12 @@ int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
                              double value);
 int tfb_series_append_histogram(tfb_series *s, int64_t step, double wall,
                                 double min, double max, double num,
-                                double sum, const tfb_bucket *b, size_t nb);
+                                double sum, const tfb_hist_bucket *b,
+                                size_t nb);
 int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
                            const char *text, size_t len);
 int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
-                               const tfb_nonfinite_counts *c);
+                               const tfb_numerics_point *c);
 /* Sets (or, with text NULL, removes) the run's note under key. */
 int tfb_run_set_note(tfb_run *r, const char *key, const char *text);
 

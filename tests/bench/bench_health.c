@@ -27,7 +27,7 @@ typedef enum { NORM_F32, NORM_F64, NUM_F32, NUM_F64, GRAD_NORMS } op_kind;
 
 static void run_once(op_kind k, const void *buf, size_t bytes)
 {
-    tfb_nonfinite_counts c;
+    tfb_nonfinite_counts c = {.size = sizeof c};
     switch (k) {
     case NORM_F32:
         sink = tfb_l2_norm(buf, bytes / 4);
@@ -51,7 +51,8 @@ static void run_once(op_kind k, const void *buf, size_t bytes)
         static const char *names[8] = {"l0", "l1", "l2", "l3",
                                        "l4", "l5", "l6", "l7"};
         for (int i = 0; i < 8; i++)
-            t[i] = (tfb_tensor){names[i], f + (size_t)i * per, per};
+            t[i] = (tfb_tensor){sizeof t[i], names[i], f + (size_t)i * per,
+                                per};
         double g = 0;
         (void)tfb_grad_norms(NULL, t, 8, 0, &g);
         sink = g;

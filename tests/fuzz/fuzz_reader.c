@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             size_t pos = 0;
             tfb_value v = {.size = sizeof v};
             while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
-                tfb_bucket b[8];
+                tfb_bucket b[8] = {{.size = sizeof(tfb_bucket)}};
                 double mn, mx, num, sum;
                 tfb_value_histogram(&v, b, 8, &mn, &mx, &num, &sum);
                 tfb_strview s;

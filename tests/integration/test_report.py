@@ -207,7 +207,7 @@ def test_bad_usage():
     assert p.returncode == 2 and "not a readable directory" in p.stderr
     p = subprocess.run([TFBOARD, "report", "--help"], capture_output=True, text=True,
                        timeout=30)
-    assert p.returncode == 0 and "--fail-on" in p.stdout
+    assert p.returncode == 0 and "--fail_on" in p.stdout  # '_' in --help
 
 
 def test_empty_logdir():

@@ -227,11 +227,14 @@ def test_advice_grouped():
 def check_summary_json(sm, runs):
     assert [r["run"] for r in sm["runs"]] == runs, sm["runs"]
     st = {r["run"]: r for r in sm["runs"]}
-    assert st["diverge"]["status"] == "diverged" and st["diverge"]["headline"]["tag"] == "loss"
+    # The judgement is "verdict"; "status" is only the run's own (finished,
+    # crashed, ...), in the run's object.
+    assert all("status" not in r for r in sm["runs"]), sm["runs"]
+    assert st["diverge"]["verdict"] == "diverged" and st["diverge"]["headline"]["tag"] == "loss"
     assert st["diverge"]["headline"]["last"] == "NaN", st["diverge"]
     assert st["ddp/rank-00002"]["labels"] == ["straggler"], st["ddp/rank-00002"]
     assert st["input_bound"]["labels"] == ["input-bound"], st["input_bound"]
-    assert st["balanced"]["status"] == "ok" and st["balanced"]["labels"] == []
+    assert st["balanced"]["verdict"] == "ok" and st["balanced"]["labels"] == []
     assert st["lr0.1_seed1"]["headline"]["tag"] == "loss", st["lr0.1_seed1"]
     f = sm["findings"]
     assert [x["label"] for x in f[:2]] == ["diverged", "straggler"], f

@@ -1,9 +1,12 @@
 /*
- * test_abi_sizes.c - the structs the library fills or reads for a caller
- * (tfb_event, tfb_value, tfb_rank_info, tfb_hparam) start with their size,
- * and an older caller's smaller struct is respected: the library writes
- * nothing past its size, reads nothing past it (later fields read as
- * unset) and keeps the size; a size of 0 is TFB_EINVAL.
+ * test_abi_sizes.c - every public struct starts with its size (checked at
+ * compile time below), and an older caller's smaller struct is respected
+ * by the functions that fill or read one (tfb_event, tfb_value,
+ * tfb_rank_info, tfb_hparam, tfb_tensor, tfb_nonfinite_counts,
+ * tfb_bucket): the library writes nothing past its size, reads nothing
+ * past it (later fields read as unset) and keeps the size; a size of 0 is
+ * TFB_EINVAL. Arrays are walked with their first element's size, also one
+ * larger than the library's (a newer caller).
  *
  * Each "old" struct lives at the end of a heap block of exactly its size,
  * after a canary: under ASan any access past it fails the run, and
@@ -11,6 +14,7 @@
  * must come back untouched.
  */
 #include <setjmp.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +27,27 @@
 #include "tfboard.h"
 
 #define CANARY 0xA5
+
+/* tfboard.h's convention: `size_t size` first, in every public struct. */
+#define SIZE_FIRST(T)                                                         \
+    _Static_assert(offsetof(T, size) == 0 &&                                  \
+                       sizeof(((T *)0)->size) == sizeof(size_t),              \
+                   #T " starts with its size")
+SIZE_FIRST(tfb_writer_opts);
+SIZE_FIRST(tfb_writer_stats);
+SIZE_FIRST(tfb_hparam);
+SIZE_FIRST(tfb_tensor);
+SIZE_FIRST(tfb_tensor_f64);
+SIZE_FIRST(tfb_nonfinite_counts);
+SIZE_FIRST(tfb_rank_info);
+SIZE_FIRST(tfb_gpu_opts);
+SIZE_FIRST(tfb_gpu_stats);
+SIZE_FIRST(tfb_gpu_metrics_opts);
+SIZE_FIRST(tfb_gpu_metrics_stats);
+SIZE_FIRST(tfb_event);
+SIZE_FIRST(tfb_value);
+SIZE_FIRST(tfb_reader_stats);
+SIZE_FIRST(tfb_bucket);
 
 /* A block of `size` bytes followed by `tail` canary bytes, zeroed, with
  * the size field set. */
@@ -299,6 +324,155 @@ static void test_hparam_old_size(void **state)
     free(dir);
 }
 
+/* Gradient tensors walked with the caller's stride: a newer caller's
+ * larger struct (a field past ours) gives the same norms; sizes of 0 or
+ * unlike the first are refused. */
+typedef struct newer_tensor {
+    tfb_tensor t;
+    double extra; /* a field this library does not know */
+} newer_tensor;
+
+static void test_tensor_stride(void **state)
+{
+    (void)state;
+    float a[2] = {3, 4}, b[1] = {12};
+    newer_tensor big[2] = {
+        {{sizeof(newer_tensor), "a", a, 2}, 1e300},
+        {{sizeof(newer_tensor), "b", b, 1}, -1e300}};
+    double g = 0;
+    assert_int_equal(tfb_grad_norms(NULL, &big[0].t, 2, 0, &g), 0);
+    assert_true(g == 13); /* sqrt(5^2 + 12^2) */
+    /* An older, smaller one: only `size` and `name` (no data, len): the
+     * rest reads as unset, so the tensor is empty (norm 0) but named. */
+    const size_t old = offsetof(tfb_tensor, data);
+    unsigned char *small = sized_block(old, 0);
+    const char *name = "s";
+    memcpy(small + offsetof(tfb_tensor, name), &name, sizeof name);
+    assert_int_equal(tfb_grad_norms(NULL, (const tfb_tensor *)(void *)small,
+                                    1, 0, &g), 0);
+    assert_true(g == 0);
+    free(small);
+    /* Mixed sizes, and a size of 0. */
+    big[1].t.size = sizeof(tfb_tensor);
+    g = 42;
+    assert_int_equal(tfb_grad_norms(NULL, &big[0].t, 2, 0, &g), TFB_EINVAL);
+    double d[1] = {2};
+    tfb_tensor_f64 unset[1] = {{.name = "d", .data = d, .len = 1}};
+    assert_int_equal(tfb_grad_norms_f64(NULL, unset, 1, 0, &g), TFB_EINVAL);
+    assert_true(g == 42);
+    unset[0].size = sizeof unset[0];
+    assert_int_equal(tfb_grad_norms_f64(NULL, unset, 1, 0, &g), 0);
+    assert_true(g == 2);
+}
+
+/* The counts through the caller's size: a struct that ends before pos_inf
+ * gets nan only; nothing past it is written. */
+static void test_nonfinite_counts_old_size(void **state)
+{
+    (void)state;
+    float x[4] = {NAN, INFINITY, -INFINITY, NAN};
+    const size_t old = offsetof(tfb_nonfinite_counts, pos_inf);
+    const size_t tail = sizeof(tfb_nonfinite_counts);
+    unsigned char *c = sized_block(old, tail);
+    assert_int_equal(tfb_count_nonfinite(x, 4, (void *)c), 0);
+    uint64_t nan;
+    memcpy(&nan, c + offsetof(tfb_nonfinite_counts, nan), sizeof nan);
+    assert_int_equal(nan, 2);
+    assert_tail_untouched(c, old, tail);
+    free(c);
+    tfb_nonfinite_counts whole = {.size = sizeof whole};
+    assert_int_equal(tfb_count_nonfinite(x, 4, &whole), 0);
+    assert_true(whole.nan == 2 && whole.pos_inf == 1 && whole.neg_inf == 1);
+    assert_int_equal(whole.size, sizeof whole);
+}
+
+/* A value of tag `tag` (a histogram) of the file at path, into *v; the
+ * reader stays open for its views (close *rp after). */
+static void read_value(const char *path, const char *tag, tfb_value *v,
+                       tfb_reader **rp)
+{
+    tfb_reader *r;
+    size_t vsize = sizeof *v;
+    tfb_value *got = read_value_sized(path, tag, vsize, 0, &r);
+    assert_non_null(got);
+    memcpy(v, got, sizeof *v);
+    free(got);
+    *rp = r;
+}
+
+/* Buckets: out[0].size is the stride, each bucket written gets it, and
+ * nothing past it is written (a newer caller's extra field, an older
+ * caller's missing count); size 0 with cap > 0 is refused. */
+typedef struct newer_bucket {
+    tfb_bucket b;
+    double extra;
+} newer_bucket;
+
+static void test_bucket_stride(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    tfb_writer *w;
+    assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
+    float h[] = {1, 2, 2, 3, 50, 100};
+    assert_int_equal(tfb_histogram(w, "h", h, 6, 1), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+    char *path = tu_find_event_file(dir);
+    assert_non_null(path);
+    tfb_reader *r;
+    tfb_value v;
+    read_value(path, "h", &v, &r);
+    assert_int_equal(v.kind, TFB_VALUE_HISTOGRAM);
+    int64_t k = tfb_value_histogram(&v, NULL, 0, NULL, NULL, NULL, NULL);
+    assert_true(k >= 2 && k <= 64);
+    tfb_bucket whole[64] = {{.size = sizeof(tfb_bucket)}};
+    assert_int_equal(tfb_value_histogram(&v, whole, 64, NULL, NULL, NULL,
+                                         NULL), k);
+
+    newer_bucket big[64];
+    memset(big, CANARY, sizeof big);
+    big[0].b.size = sizeof(newer_bucket);
+    assert_int_equal(tfb_value_histogram(&v, &big[0].b, 64, NULL, NULL, NULL,
+                                         NULL), k);
+    for (int64_t i = 0; i < k; i++) {
+        assert_int_equal(big[i].b.size, sizeof(newer_bucket));
+        assert_true(big[i].b.left == whole[i].left &&
+                    big[i].b.right == whole[i].right &&
+                    big[i].b.count == whole[i].count);
+        unsigned char extra[sizeof(double)];
+        memcpy(extra, &big[i].extra, sizeof extra);
+        for (size_t j = 0; j < sizeof extra; j++)
+            assert_int_equal(extra[j], CANARY);
+    }
+
+    /* An older bucket without count, in a block of exactly k of them. */
+    const size_t old = offsetof(tfb_bucket, count);
+    unsigned char *small = malloc((size_t)k * old);
+    assert_non_null(small);
+    memcpy(small, &old, sizeof old);
+    assert_int_equal(tfb_value_histogram(&v, (tfb_bucket *)(void *)small,
+                                         (size_t)k, NULL, NULL, NULL, NULL),
+                     k);
+    for (int64_t i = 0; i < k; i++) {
+        tfb_bucket seen = {0};
+        memcpy(&seen, small + (size_t)i * old, old);
+        assert_int_equal(seen.size, old);
+        assert_true(seen.left == whole[i].left &&
+                    seen.right == whole[i].right);
+    }
+    free(small);
+
+    tfb_bucket unset[4];
+    memset(unset, 0, sizeof unset);
+    assert_int_equal(tfb_value_histogram(&v, unset, 4, NULL, NULL, NULL,
+                                         NULL), TFB_EINVAL);
+    assert_true(unset[0].left == 0 && unset[0].count == 0);
+    tfb_reader_close(r);
+    free(path);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -306,6 +480,9 @@ int main(void)
         cmocka_unit_test(test_value_old_size),
         cmocka_unit_test(test_rank_info_old_size),
         cmocka_unit_test(test_hparam_old_size),
+        cmocka_unit_test(test_tensor_stride),
+        cmocka_unit_test(test_nonfinite_counts_old_size),
+        cmocka_unit_test(test_bucket_stride),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

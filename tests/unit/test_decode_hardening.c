@@ -141,7 +141,7 @@ static void overflowing_shape_is_not_a_scalar(void **state)
         assert_int_equal(v.kind, TFB_VALUE_TENSOR);
         double x = 0;
         assert_int_equal(tfb_value_tensor_scalar(&v, &x), TFB_EINVAL);
-        tfb_bucket b[4];
+        tfb_bucket b[4] = {{.size = sizeof(tfb_bucket)}};
         /* Not a [k,3] histogram either. */
         assert_true(tfb_value_histogram(&v, b, 4, NULL, NULL, NULL, NULL) < 0);
     }
@@ -220,6 +220,9 @@ typedef struct histo_case {
     double limits[8], counts[8];
 } histo_case;
 
+/* An expected bucket (tfb_bucket starts with its size). */
+#define B(l, r, c) {sizeof(tfb_bucket), (l), (r), (c)}
+
 static int64_t decode_histo(const histo_case *c, tfb_bucket *out, size_t cap,
                             double *mn, double *mx)
 {
@@ -246,7 +249,7 @@ static int64_t decode_histo(const histo_case *c, tfb_bucket *out, size_t cap,
 static void expect_buckets(const histo_case *c, const tfb_bucket *want,
                            size_t nwant)
 {
-    tfb_bucket got[8];
+    tfb_bucket got[8] = {{.size = sizeof(tfb_bucket)}};
     double mn = -7, mx = -7;
     assert_int_equal(decode_histo(c, NULL, 0, NULL, NULL), (int64_t)nwant);
     assert_int_equal(decode_histo(c, got, 8, &mn, &mx), (int64_t)nwant);
@@ -256,6 +259,7 @@ static void expect_buckets(const histo_case *c, const tfb_bucket *want,
         assert_true(got[i].right == want[i].right);
         assert_true(got[i].count == want[i].count);
         assert_true(got[i].left <= got[i].right);
+        assert_int_equal(got[i].size, sizeof(tfb_bucket)); /* each gets it */
     }
 }
 
@@ -274,7 +278,7 @@ static void histogram_single_bucket(void **state)
     /* Writers (ours, TF's) collapse each run of empty buckets into one
      * zero entry: the leading one ends at a limit below min. */
     histo_case c = {0.25, 0.75, 5, {-1, 0, 1, 2, DBL_MAX}, {0, 0, 3, 0, 0}};
-    tfb_bucket want[] = {{0.25, 0.75, 3}};
+    tfb_bucket want[] = {B(0.25, 0.75, 3)};
     expect_buckets(&c, want, 1);
 }
 
@@ -282,10 +286,10 @@ static void histogram_empty_ends_inner_kept(void **state)
 {
     (void)state;
     histo_case c = {-0.5, 1.5, 5, {-1, 0, 1, 2, DBL_MAX}, {0, 2, 0, 5, 0}};
-    tfb_bucket want[] = {{-0.5, 0, 2}, {0, 1, 0}, {1, 1.5, 5}};
+    tfb_bucket want[] = {B(-0.5, 0, 2), B(0, 1, 0), B(1, 1.5, 5)};
     expect_buckets(&c, want, 3);
     /* cap below the count: the first cap buckets, the full count. */
-    tfb_bucket two[2];
+    tfb_bucket two[2] = {{.size = sizeof(tfb_bucket)}};
     assert_int_equal(decode_histo(&c, two, 2, NULL, NULL), 3);
     assert_true(two[1].left == 0 && two[1].right == 1 && two[1].count == 0);
 }
@@ -294,7 +298,7 @@ static void histogram_min_equals_max(void **state)
 {
     (void)state;
     histo_case c = {3.0, 3.0, 4, {1, 3.3, 4, DBL_MAX}, {0, 6, 0, 0}};
-    tfb_bucket want[] = {{3.0, 3.0, 6}};
+    tfb_bucket want[] = {B(3.0, 3.0, 6)};
     expect_buckets(&c, want, 1);
 }
 
@@ -302,7 +306,7 @@ static void histogram_no_empty_ends_unchanged(void **state)
 {
     (void)state;
     histo_case c = {-3, 4, 3, {0, 1, DBL_MAX}, {1, 2, 4}};
-    tfb_bucket want[] = {{-3, 0, 1}, {0, 1, 2}, {1, 4, 4}};
+    tfb_bucket want[] = {B(-3, 0, 1), B(0, 1, 2), B(1, 4, 4)};
     expect_buckets(&c, want, 3);
 }
 
@@ -335,7 +339,7 @@ static void writer_histograms_never_backwards(void **state)
         while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1) {
             if (v.kind != TFB_VALUE_HISTOGRAM)
                 continue;
-            tfb_bucket b[64];
+            tfb_bucket b[64] = {{.size = sizeof(tfb_bucket)}};
             double mn, mx, num;
             int64_t k = tfb_value_histogram(&v, b, 64, &mn, &mx, &num, NULL);
             assert_true(k >= 0 && k <= 64);
@@ -393,6 +397,7 @@ static void check_file(const char *path, corpus_counts *cc)
                                             NULL);
             if (k > (int64_t)b.cap) {
                 assert_int_equal(tfb_vec_need(&b, (size_t)k), 0);
+                b.v[0].size = sizeof(tfb_bucket);
                 k = tfb_value_histogram(&v, b.v, b.cap, &mn, &mx, NULL, NULL);
             }
             assert_true(k >= 0);

@@ -212,7 +212,9 @@ static void histogram(void **state)
     double hmin, hmax, hnum, hsum;
     int64_t k = tfb_value_histogram(&v, NULL, 0, &hmin, &hmax, &hnum, &hsum);
     assert_true(k > 10);
-    tfb_bucket *b = malloc((size_t)k * sizeof *b);
+    tfb_bucket *b = calloc((size_t)k, sizeof *b);
+    assert_non_null(b);
+    b[0].size = sizeof *b;
     assert_int_equal(tfb_value_histogram(&v, b, (size_t)k, NULL, NULL, NULL,
                                          NULL), k);
     assert_true(hmin == mn && hmax == mx && hnum == num);
@@ -313,7 +315,7 @@ static void histogram_f64(void **state)
 static void numerics_record(void **state)
 {
     fixture *f = *state;
-    tfb_nonfinite_counts c = {3, 0, 1u << 20};
+    tfb_nonfinite_counts c = {sizeof c, 3, 0, 1u << 20};
     assert_int_equal(tfb_writer_numerics_record(f->w, "g", 99, &c), 0);
     tfb_reader *r = reopen(f);
     tfb_event ev = {.size = sizeof ev};

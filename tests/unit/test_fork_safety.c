@@ -154,8 +154,8 @@ static void child_body(void *p)
     float f[4] = {1, 2, 3, 4};
     double d[4] = {1, 2, 3, 4};
     float bad[2] = {NAN, 1};
-    tfb_tensor g = {"layer", f, 4};
-    tfb_tensor_f64 g64 = {"layer", d, 4};
+    tfb_tensor g = {sizeof g, "layer", f, 4};
+    tfb_tensor_f64 g64 = {sizeof g64, "layer", d, 4};
     double norm = -1;
     tfb_writer_stats ws;
     tfb_writer_stats_init(&ws);

@@ -43,7 +43,7 @@ static void scalar(tfb_run *r, const char *tag, int64_t step, double wall,
 static void histo(tfb_run *r, const char *tag, int64_t step, double wall,
                   double mn, double mx)
 {
-    tfb_bucket b[1] = {{mn, mx, 3}};
+    tfb_hist_bucket b[1] = {{mn, mx, 3}};
     tfb_run_note_event(r, wall, step);
     assert_int_equal(tfb_series_append_histogram(
                          series(r, TFB_SERIES_HISTOGRAM, tag), step, wall, mn,
@@ -54,7 +54,7 @@ static void histo(tfb_run *r, const char *tag, int64_t step, double wall,
 static void numerics(tfb_run *r, const char *tag, int64_t step, double wall,
                      uint64_t nan, uint64_t pinf, uint64_t ninf)
 {
-    tfb_nonfinite_counts c = {nan, pinf, ninf};
+    tfb_numerics_point c = {nan, pinf, ninf};
     assert_int_equal(tfb_series_append_numerics(
                          series(r, TFB_SERIES_NUMERICS, tag), step, wall, &c),
                      0);

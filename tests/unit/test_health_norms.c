@@ -20,6 +20,10 @@
 #include "test_util.h"
 #include "tfboard.h"
 
+/* The tensors' leading size (tfboard.h's convention). */
+#define TS sizeof(tfb_tensor)
+#define TS64 sizeof(tfb_tensor_f64)
+
 /* Reference: scale by the largest magnitude (a power of two, exact), then a
  * Kahan-compensated long double sum of squares. Independent of the code
  * under test (single pass order, different precision, different scaling). */
@@ -203,7 +207,8 @@ static void test_grad_norms_global_no_writer(void **st)
 {
     (void)st;
     float a[3] = {3, 4, 0}, b[2] = {0, 12};
-    tfb_tensor t[3] = {{"a", a, 3}, {"b", b, 2}, {"empty", NULL, 0}};
+    tfb_tensor t[3] = {{TS, "a", a, 3}, {TS, "b", b, 2},
+                       {TS, "empty", NULL, 0}};
     double g = -1;
     assert_int_equal(tfb_grad_norms(NULL, t, 3, 0, &g), 0);
     assert_rel(g, 13.0, 1e-15);
@@ -211,7 +216,7 @@ static void test_grad_norms_global_no_writer(void **st)
     assert_true(g == 0.0);
 
     double big[2] = {DBL_MAX / 2, 0};
-    tfb_tensor_f64 d[2] = {{"x", big, 2}, {"y", big, 1}};
+    tfb_tensor_f64 d[2] = {{TS64, "x", big, 2}, {TS64, "y", big, 1}};
     assert_int_equal(tfb_grad_norms_f64(NULL, d, 2, 0, &g), 0);
     assert_rel(g, DBL_MAX / 2 * sqrt(2.0), 1e-15);
 
@@ -222,7 +227,7 @@ static void test_grad_norms_global_no_writer(void **st)
     char names[M][16];
     for (int i = 0; i < M; i++) {
         snprintf(names[i], sizeof names[i], "l%d", i);
-        many[i] = (tfb_tensor_f64){names[i], &one, 1};
+        many[i] = (tfb_tensor_f64){TS64, names[i], &one, 1};
     }
     assert_int_equal(tfb_grad_norms_f64(NULL, many, M, 0, &g), 0);
     assert_rel(g, sqrt((double)M), 1e-15);
@@ -233,15 +238,17 @@ static void test_grad_norms_bad_input(void **st)
     (void)st;
     float a[2] = {1, 2};
     double g = 42;
-    tfb_tensor noname[1] = {{NULL, a, 2}};
-    tfb_tensor nodata[1] = {{"x", NULL, 2}};
-    tfb_tensor empty[1] = {{"", a, 2}};
+    tfb_tensor noname[1] = {{TS, NULL, a, 2}};
+    tfb_tensor nodata[1] = {{TS, "x", NULL, 2}};
+    tfb_tensor empty[1] = {{TS, "", a, 2}};
     assert_int_equal(tfb_grad_norms(NULL, NULL, 1, 0, &g), TFB_EINVAL);
     assert_int_equal(tfb_grad_norms(NULL, noname, 1, 0, &g), TFB_EINVAL);
     assert_int_equal(tfb_grad_norms(NULL, nodata, 1, 0, &g), TFB_EINVAL);
     assert_int_equal(tfb_grad_norms(NULL, empty, 1, 0, &g), TFB_EINVAL);
-    tfb_tensor_f64 dn[1] = {{"x", NULL, 3}};
+    tfb_tensor_f64 dn[1] = {{TS64, "x", NULL, 3}};
     assert_int_equal(tfb_grad_norms_f64(NULL, dn, 1, 0, &g), TFB_EINVAL);
+    tfb_tensor unsized[1] = {{.name = "x", .data = a, .len = 2}};
+    assert_int_equal(tfb_grad_norms(NULL, unsized, 1, 0, &g), TFB_EINVAL);
     assert_true(g == 42); /* out-parameter untouched on failure */
 }
 
@@ -255,7 +262,7 @@ static void test_grad_norms_logged(void **st)
     assert_int_equal(tfb_writer_open(&w, dir, NULL), 0);
     float a[2] = {3, 4};
     float b[1] = {-12};
-    tfb_tensor t[2] = {{"layer1/w", a, 2}, {"layer2/b", b, 1}};
+    tfb_tensor t[2] = {{TS, "layer1/w", a, 2}, {TS, "layer2/b", b, 1}};
     double g = 0;
     for (int step = 0; step < 3; step++)
         assert_int_equal(tfb_grad_norms(w, t, 2, step, &g), 0);

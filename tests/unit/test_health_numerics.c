@@ -35,10 +35,14 @@ static double f64_bits(uint64_t u)
     return d;
 }
 
+/* Counts as the library fills them: the struct starts with its size. */
+#define NF(a, b, c)                                                          \
+    ((tfb_nonfinite_counts){sizeof(tfb_nonfinite_counts), (a), (b), (c)})
+
 /* Reference counts by fpclassify/signbit, one element at a time. */
 static tfb_nonfinite_counts ref_f32(const float *x, size_t n)
 {
-    tfb_nonfinite_counts c = {0, 0, 0};
+    tfb_nonfinite_counts c = NF(0, 0, 0);
     for (size_t i = 0; i < n; i++) {
         if (isnan(x[i]))
             c.nan++;
@@ -50,7 +54,7 @@ static tfb_nonfinite_counts ref_f32(const float *x, size_t n)
 
 static tfb_nonfinite_counts ref_f64(const double *x, size_t n)
 {
-    tfb_nonfinite_counts c = {0, 0, 0};
+    tfb_nonfinite_counts c = NF(0, 0, 0);
     for (size_t i = 0; i < n; i++) {
         if (isnan(x[i]))
             c.nan++;
@@ -146,7 +150,7 @@ static void fill64(double *x, size_t n, unsigned bad_every)
 
 static void check_both_paths32(const float *x, size_t n)
 {
-    tfb_nonfinite_counts want = ref_f32(x, n), got;
+    tfb_nonfinite_counts want = ref_f32(x, n), got = NF(0, 0, 0);
     for (int path = TFB_NUMERICS_AUTO; path <= TFB_NUMERICS_SSE2; path++) {
         tfb_numerics_force_path(path);
         tfb_count_nonfinite(x, n, &got);
@@ -159,7 +163,7 @@ static void check_both_paths32(const float *x, size_t n)
 
 static void check_both_paths64(const double *x, size_t n)
 {
-    tfb_nonfinite_counts want = ref_f64(x, n), got;
+    tfb_nonfinite_counts want = ref_f64(x, n), got = NF(0, 0, 0);
     for (int path = TFB_NUMERICS_AUTO; path <= TFB_NUMERICS_SSE2; path++) {
         tfb_numerics_force_path(path);
         tfb_count_nonfinite_f64(x, n, &got);
@@ -206,11 +210,11 @@ static void test_values_outside_the_checked_range_are_ignored(void **st)
         buf[i] = 2.0f;
     buf[0] = NAN;
     buf[38] = INFINITY;
-    tfb_nonfinite_counts c;
+    tfb_nonfinite_counts c = NF(0, 0, 0);
     tfb_count_nonfinite(buf + 1, 37, &c);
-    assert_counts(c, (tfb_nonfinite_counts){0, 0, 0});
+    assert_counts(c, NF(0, 0, 0));
     tfb_count_nonfinite(buf, 39, &c);
-    assert_counts(c, (tfb_nonfinite_counts){1, 1, 0});
+    assert_counts(c, NF(1, 1, 0));
 }
 
 static void test_large_random_arrays(void **st)
@@ -247,11 +251,11 @@ static void test_all_nonfinite(void **st)
         x[i] = i % 3 == 0 ? NAN : (i % 3 == 1 ? INFINITY : -INFINITY);
         d[i] = x[i];
     }
-    tfb_nonfinite_counts c;
+    tfb_nonfinite_counts c = NF(0, 0, 0);
     tfb_count_nonfinite(x, N, &c);
-    assert_counts(c, (tfb_nonfinite_counts){1001, 1000, 1000});
+    assert_counts(c, NF(1001, 1000, 1000));
     tfb_count_nonfinite_f64(d, N, &c);
-    assert_counts(c, (tfb_nonfinite_counts){1001, 1000, 1000});
+    assert_counts(c, NF(1001, 1000, 1000));
     free(x);
     free(d);
 }
@@ -260,10 +264,15 @@ static void test_bad_arguments(void **st)
 {
     (void)st;
     float x[2] = {NAN, 1};
-    tfb_nonfinite_counts c = {7, 7, 7};
-    tfb_count_nonfinite(NULL, 0, &c);
-    assert_counts(c, (tfb_nonfinite_counts){0, 0, 0});
-    tfb_count_nonfinite(x, 2, NULL); /* no crash */
+    tfb_nonfinite_counts c = NF(7, 7, 7);
+    assert_int_equal(tfb_count_nonfinite(NULL, 0, &c), 0);
+    assert_counts(c, NF(0, 0, 0));
+    assert_int_equal(tfb_count_nonfinite(x, 2, NULL), TFB_EINVAL);
+    /* A size of 0 (not set) is refused, and nothing is written. */
+    tfb_nonfinite_counts unset = {.nan = 7};
+    assert_int_equal(tfb_count_nonfinite(x, 2, &unset), TFB_EINVAL);
+    assert_int_equal(tfb_count_nonfinite_f64(NULL, 0, &unset), TFB_EINVAL);
+    assert_int_equal(unset.nan, 7);
     assert_int_equal(tfb_check_numerics(NULL, "t", NULL, 3, 0), TFB_EINVAL);
     assert_int_equal(tfb_check_numerics_f64(NULL, "t", NULL, 3, 0), TFB_EINVAL);
     assert_int_equal(tfb_check_numerics(NULL, "t", NULL, 0, 0), 0);
@@ -290,7 +299,7 @@ static void on_nonfinite(void *user, const char *tag, int64_t step,
     if (k->n < 16) {
         snprintf(k->s[k->n].tag, sizeof k->s[k->n].tag, "%s", tag);
         k->s[k->n].step = step;
-        k->s[k->n].c = (tfb_nonfinite_counts){nan, pos_inf, neg_inf};
+        k->s[k->n].c = NF(nan, pos_inf, neg_inf);
     }
     k->n++;
 }
@@ -405,23 +414,23 @@ static void test_unhealthy_check_writes_record_and_calls_once(void **st)
     assert_int_equal(k.n, 2);
     assert_string_equal(k.s[0].tag, "grads/w");
     assert_int_equal(k.s[0].step, 7);
-    assert_counts(k.s[0].c, (tfb_nonfinite_counts){2, 0, 1});
+    assert_counts(k.s[0].c, NF(2, 0, 1));
     assert_string_equal(k.s[1].tag, "grads/b");
     assert_int_equal(k.s[1].step, 9);
-    assert_counts(k.s[1].c, (tfb_nonfinite_counts){0, 1, 0});
+    assert_counts(k.s[1].c, NF(0, 1, 0));
 
     char *path = tu_find_event_file(dir);
     int n_num = 0;
     int64_t step = -1;
-    tfb_nonfinite_counts c = {0, 0, 0};
+    tfb_nonfinite_counts c = NF(0, 0, 0);
     (void)read_back(path, "grads/w", &n_num, &step, &c);
     assert_int_equal(n_num, 2); /* the healthy call at step 0 wrote nothing */
     assert_int_equal(step, 8);
-    assert_counts(c, (tfb_nonfinite_counts){2, 1, 1});
+    assert_counts(c, NF(2, 1, 1));
     (void)read_back(path, "grads/b", &n_num, &step, &c);
     assert_int_equal(n_num, 2);
     assert_int_equal(step, 10);
-    assert_counts(c, (tfb_nonfinite_counts){0, 1, 0});
+    assert_counts(c, NF(0, 1, 0));
     free(path);
     tu_rmtree(dir);
 }

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "cli.h"
 #include "core/plugin.h"
 #include "plugins/registry.h"
 #include "core/routes_core.h"
@@ -157,7 +157,7 @@ static void test_register_older_size(void **state)
 static int opt_level = 3;
 static int opt_flag;
 static const char *opt_name = "none";
-static const tfb_plugin_option unit_options[] = {
+static const tfb_option unit_options[] = {
     {.name = "unit_level", .arg = "N", .help = "a level", .type = TFB_OPT_INT,
      .def = "3", .min = 0, .max = 9, .dest = &opt_level},
     {.name = "unit_flag", .help = "a flag", .type = TFB_OPT_FLAG,
@@ -174,7 +174,7 @@ static void test_plugin_options(void **state)
         .options = unit_options,
         .n_options = sizeof unit_options / sizeof unit_options[0]};
     assert_int_equal(tfb_plugin_register(&withopts), 0);
-    tfb_plugin_option bad_opt = {.name = "Bad", .help = "x",
+    tfb_option bad_opt = {.name = "Bad", .help = "x",
                                  .type = TFB_OPT_INT, .dest = &opt_level};
     tfb_plugin clash_bad = {TFB_PLUGIN_ABI, .name = "unit_badopt",
                             .title = "x", .options = &bad_opt,
@@ -189,36 +189,38 @@ static void test_plugin_options(void **state)
     tfb_config cfg;
     FILE *null = fopen("/dev/null", "w");
     assert_non_null(null);
-    assert_int_equal(tfb_config_parse(&cfg, 9, argv, null, null), 0);
+    assert_int_equal(tfb_cli_parse_serve(&cfg, 9, argv, null, null), 0);
     assert_int_equal(opt_level, 7);
     assert_int_equal(opt_flag, 1);
     assert_string_equal(opt_name, "abc");
     /* Out of range, not a number, a value for a flag: usage errors, the
      * variable keeps its value. */
     char *bad1[] = {"tfboard", "--logdir", "/x", "--unit-level", "10"};
-    assert_int_equal(tfb_config_parse(&cfg, 5, bad1, null, null),
+    assert_int_equal(tfb_cli_parse_serve(&cfg, 5, bad1, null, null),
                      TFB_EINVAL);
     char *bad2[] = {"tfboard", "--logdir", "/x", "--unit-level=x"};
-    assert_int_equal(tfb_config_parse(&cfg, 4, bad2, null, null),
+    assert_int_equal(tfb_cli_parse_serve(&cfg, 4, bad2, null, null),
                      TFB_EINVAL);
     char *bad3[] = {"tfboard", "--logdir", "/x", "--unit-flag=1"};
-    assert_int_equal(tfb_config_parse(&cfg, 4, bad3, null, null),
+    assert_int_equal(tfb_cli_parse_serve(&cfg, 4, bad3, null, null),
                      TFB_EINVAL);
     assert_int_equal(opt_level, 7);
-    fclose(null);
 
-    /* --help lists them with core's. */
+    /* --help lists them after core's, spelled with '_'. */
     char *help = NULL;
     size_t help_len = 0;
     FILE *mem = open_memstream(&help, &help_len);
     assert_non_null(mem);
-    tfb_config_usage(mem);
+    char *help_argv[] = {"tfboard", "--help"};
+    assert_int_equal(tfb_cli_parse_serve(&cfg, 2, help_argv, mem, null), 1);
     fclose(mem);
     assert_non_null(strstr(help, "--logdir DIR"));
-    assert_non_null(strstr(help, "--unit-level N"));
+    assert_non_null(strstr(help, "--unit_level N"));
     assert_non_null(strstr(help, "(default 3) [unit_opts]"));
-    assert_non_null(strstr(help, "--grad-vanish X"));
+    assert_non_null(strstr(help, "--grad_vanish X"));
+    assert_true(strstr(help, "--logdir DIR") < strstr(help, "--unit_level"));
     free(help);
+    fclose(null);
 }
 
 /* has_data on a store with one run holding scalars only. */

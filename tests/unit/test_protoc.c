@@ -63,7 +63,7 @@ static void cross_check(void **state)
     float h[] = {1.0f, 2.0f, 2.0f, 100.0f};
     assert_int_equal(tfb_histogram(w, "weights", h, 4, 9), 0);
     assert_int_equal(tfb_text(w, "notes", "hello \"world\"", 11), 0);
-    tfb_nonfinite_counts c = {2, 1, 0};
+    tfb_nonfinite_counts c = {sizeof c, 2, 1, 0};
     assert_int_equal(tfb_writer_numerics_record(w, "grads", 12, &c), 0);
     char *path = strdup(tfb_writer_path(w));
     assert_int_equal(tfb_writer_close_reason(w, "early stop: \"done\""), 0);

@@ -115,7 +115,9 @@ static void check_file(const expect *e)
                 int64_t k = tfb_value_histogram(&v, NULL, 0, NULL, NULL, &num,
                                                 NULL);
                 assert_true(k > 0);
-                tfb_bucket *b = malloc((size_t)k * sizeof *b);
+                tfb_bucket *b = calloc((size_t)k, sizeof *b);
+                assert_non_null(b);
+                b[0].size = sizeof *b;
                 assert_int_equal(tfb_value_histogram(&v, b, (size_t)k, NULL,
                                                      NULL, NULL, NULL), k);
                 double total = 0;

@@ -262,7 +262,7 @@ static void summary_garbage(void **state)
         tfb_value v = {.size = sizeof v};
         int rc, guard = 0;
         while ((rc = tfb_summary_next(buf, n, &pos, &v)) == 1 && guard++ < 300) {
-            tfb_bucket b[4];
+            tfb_bucket b[4] = {{.size = sizeof(tfb_bucket)}};
             tfb_value_histogram(&v, b, 4, NULL, NULL, NULL, NULL);
             tfb_strview sv;
             tfb_value_string(&v, 0, &sv);

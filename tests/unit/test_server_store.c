@@ -120,7 +120,7 @@ static void test_nonfinite_stats_and_reset(void **state)
 
     assert_int_equal(tfb_run_get_series(r, TFB_SERIES_HISTOGRAM, "h", 1, NULL,
                                         0, NULL, 0, NULL, 0, &h), 0);
-    tfb_bucket b[2] = {{0, 1, 3}, {1, 2, 4}};
+    tfb_hist_bucket b[2] = {{0, 1, 3}, {1, 2, 4}};
     tfb_series_append_histogram(h, 7, 1, 0, 2, 7, 9, b, 2);
     tfb_series_append_histogram(h, 8, 2, 0, INFINITY, 7, INFINITY, b, 2);
     tfb_series_read_begin(h, &v);
@@ -133,7 +133,7 @@ static void test_nonfinite_stats_and_reset(void **state)
 
     assert_int_equal(tfb_run_get_series(r, TFB_SERIES_NUMERICS, "g", 1, NULL,
                                         0, NULL, 0, NULL, 0, &n), 0);
-    tfb_nonfinite_counts c = {2, 1, 0}, z = {0, 0, 0};
+    tfb_numerics_point c = {2, 1, 0}, z = {0, 0, 0};
     tfb_series_append_numerics(n, 3, 5, &z);
     tfb_series_append_numerics(n, 4, 6, &c);
     tfb_series_read_begin(n, &v);

@@ -96,7 +96,9 @@ static void write_alpha(const char *dir)
         }
         for (size_t k = 0; k < 16; k++)
             g3[k] = (float)(1e-9 * noise(&s));
-        tfb_tensor t[3] = {{"dense1", g1, 64}, {"dense2", g2, 64}, {"out", g3, 16}};
+        const size_t ts = sizeof(tfb_tensor);
+        tfb_tensor t[3] = {{ts, "dense1", g1, 64}, {ts, "dense2", g2, 64},
+                           {ts, "out", g3, 16}};
         check(tfb_grad_norms(w, t, 3, step, NULL), "grad_norms");
     }
     check(tfb_writer_close(w), "close alpha");

@@ -30,6 +30,8 @@ T.run(async () => {
       T.assertEq(p.hparams, ['lr', 'seed', 'act'], 'hparam columns (experiment order)');
       const heads = await page.$$eval('.runs-table th', (ths) => ths.map((t) => t.textContent.replace(/[▲▼]/g, '').trim()));
       T.assert(heads.includes('lr') && heads.includes('seed') && heads.includes('act') && heads.includes('Status'), 'headers ' + heads);
+      // One status column: the run's state, with the hparams session folded in (no separate State).
+      T.assert(heads.filter((x) => x === 'Status' || x === 'State').length === 1, 'one status column: ' + heads);
       const row = p.rows.find((r) => r.run === 'lr=0.1,seed=2');
       T.assertEq(row.hp, { lr: 0.1, seed: 2, act: 'relu' }, 'row hparams');
       T.assertEq(row.status, 'success', 'status');

@@ -28,7 +28,7 @@ static double opt_gpu_idle = 50;
 static const char *opt_webhook;
 static const char *opt_on_alert;
 
-static const tfb_plugin_option options[] = {
+static const tfb_option options[] = {
     {.name = "stall_after", .arg = "S", .type = TFB_OPT_DOUBLE,
      .help = "a run without new events for max(S, 20 x its median step "
              "interval) seconds is stalled",

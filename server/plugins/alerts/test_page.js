@@ -36,7 +36,7 @@ T.run(async () => {
   const page = await T.newPage(browser);
   await page.context().grantPermissions(['notifications'], { origin: srv.url.replace(/\/$/, '') });
   try {
-    await T.step('runs table: the State column and its filter', async () => {
+    await T.step('runs table: the Status column (the run state badge) and its filter', async () => {
       await T.openApp(page, srv.url, 'tab=runs');
       await T.until(page, () => window.__tfb.pages.runs && window.__tfb.pages.runs.rows.length === 3, null, 'runs rows');
       const rows = (await page.evaluate(() => window.__tfb.pages.runs.rows)).map((r) => [r.run, r.runState]);

@@ -21,7 +21,7 @@ static const int BPS[9] = {0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000};
 /* The value under which `bp`/10000 of the histogram's mass lies, for each
  * basis point, interpolating linearly inside the bucket where the
  * cumulative share crosses it (as TensorBoard's compressor does). */
-static void compress(const tfb_bucket *b, size_t nb, double out[9])
+static void compress(const tfb_hist_bucket *b, size_t nb, double out[9])
 {
     if (nb == 0) {
         for (int k = 0; k < 9; k++)

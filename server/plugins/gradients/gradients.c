@@ -12,13 +12,13 @@
 #include "core/plugin.h"
 #include "core/report_fmt.h"
 
-/* The thresholds of the flags, from --grad-vanish / --grad-explode (the
+/* The thresholds of the flags, from --grad_vanish / --grad_explode (the
  * options below; set before any thread starts, read-only after). The
  * route's vanish= / explode= parameters override them per request. */
 static double opt_vanish = TFB_GRAD_VANISH_DEFAULT;
 static double opt_explode = TFB_GRAD_EXPLODE_DEFAULT;
 
-static const tfb_plugin_option options[] = {
+static const tfb_option options[] = {
     {.name = "grad_vanish", .arg = "X", .type = TFB_OPT_DOUBLE,
      .help = "gradient norm below which a layer counts as vanishing",
      .def = "1e-6", .min = 0, .max = HUGE_VAL, .dest = &opt_vanish},
@@ -32,7 +32,7 @@ static int check_options(char *err, size_t err_len)
     if (opt_vanish < opt_explode)
         return 0;
     snprintf(err, err_len, "gradient thresholds need 0 <= vanish < explode "
-                           "(--grad-vanish %g, --grad-explode %g)",
+                           "(--grad_vanish %g, --grad_explode %g)",
              opt_vanish, opt_explode);
     return TFB_EINVAL;
 }

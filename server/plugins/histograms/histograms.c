@@ -16,7 +16,7 @@ static void buckets_json(tfb_json *j, const tfb_series_view *v, size_t i)
     const tfb_hist_point *h = &v->hist[i];
     tfb_json_array_begin(j);
     for (uint32_t b = 0; b < h->n_buckets; b++) {
-        const tfb_bucket *bk = &v->buckets[h->bucket_off + b];
+        const tfb_hist_bucket *bk = &v->buckets[h->bucket_off + b];
         tfb_json_array_begin(j);
         tfb_json_double(j, bk->left);
         tfb_json_double(j, bk->right);

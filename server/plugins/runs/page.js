@@ -42,6 +42,25 @@ function infoFor(info, run) {
   return m.get(run) || null;
 }
 
+// The one Status column: the run's state badge (running, finished,
+// crashed, stalled, diverged: /data/runs_info), and beside it the hparams
+// session's end status only where it says more than the state: a session
+// that ended in failure (a run can look finished and still have failed),
+// or any session status when the run has no state.
+function sessionNote(state, session) {
+  if (!session || session === 'unknown') return null;
+  if (!state) return session;
+  return session === 'failure' && state !== 'crashed' ? 'session failed' : null;
+}
+
+function statusCell(r) {
+  const badge = runStateBadge(r.runState);
+  const note = sessionNote(r.runState, r.status);
+  if (!badge && !note) return '–';
+  return h('span', { class: 'run-status' }, badge,
+    note ? h('span', { class: 'session-status muted small', title: 'hparams session status: ' + r.status }, (badge ? ' ' : '') + note) : null);
+}
+
 const page = {
   // what the frame fetches for it on every reload (lib/catalog.js)
   catalog: { scalarTags: SCALAR_TAGS },
@@ -69,14 +88,13 @@ const page = {
   },
 
   // The table's columns: the fixed ones, one per hparam after the run
-  // name, and the status when some run has one.
+  // name, then the status (statusCell).
   buildTable(hps) {
     const hpCols = hps.map((c) => ({
       key: 'hp:' + c.name, label: c.display_name || c.name, num: c.type === 'number',
       value: (r) => (r.hp && c.name in r.hp ? hpSortValue(r.hp[c.name]) : null),
       render: (r) => (r.hp && c.name in r.hp ? h('span', { class: 'hp-value' }, hpText(r.hp[c.name])) : '–'),
     }));
-    const statusCol = hps.length ? [{ key: 'status', label: 'Status', render: (r) => r.status || '–' }] : [];
     if (this.table) this.table.destroy();
     this.table = virtualTable([
       { key: 'sel', label: '', value: (r) => (r.selected ? 1 : 0), render: (r) => h('input', {
@@ -85,8 +103,9 @@ const page = {
         onchange: (e) => setRunChecked(this.ctx.data.runs, r.run, e.target.checked) }) },
       { key: 'run', label: 'Run', render: (r) => h('span', { class: 'run-cell' },
         h('span', { class: 'swatch', style: { background: runColor(r.run) } }), ' ', r.run) },
-      ...hpCols, ...statusCol,
-      { key: 'runState', label: 'State', render: (r) => runStateBadge(r.runState) || '–' },
+      ...hpCols,
+      { key: 'status', label: 'Status', value: (r) => (r.runState || r.status ? (r.runState || '') + ' ' + (r.status || '') : null),
+        render: statusCell },
       { key: 'steps', label: 'Steps', num: true, render: (r) => (r.steps === null ? '–' : int(r.steps)) },
       { key: 'start', label: 'Start', num: true, render: (r) => wall(r.start) },
       { key: 'duration', label: 'Duration', num: true, render: (r) => rel(r.duration) },

@@ -27,7 +27,7 @@
 /* --testplug_min_tags N: set while the command line is parsed. */
 static int min_tags = 1;
 
-static const tfb_plugin_option options[] = {
+static const tfb_option options[] = {
     {.name = "testplug_min_tags", .arg = "N", .type = TFB_OPT_INT,
      .help = "runs with fewer testplug/ tags are left out", .def = "1",
      .min = 1, .max = 1000, .dest = &min_tags},
