@@ -37,6 +37,9 @@ It fails (exit 1) on:
   include a file that includes a header of a layer above its own (textual,
           `#include "..."`; e.g. anything under server/plugins/ that
           includes a header from server/report/);
+  front   a file outside server/trace/ that includes a header of the trace
+          layer other than its front door, trace/trace.h (builder, loaders
+          and cache internals are behind trace_internal.h);
   folder  a product header included without its folder ("vec.h" for
           "base/vec.h"; server headers from server/: "store/store.h",
           "trace/trace.h"), so every include names the layer it reaches
@@ -77,6 +80,9 @@ LAYERS = [
     ('server/watch.h', 9, 'cli'),
 ]
 PRODUCT = ('base/', 'objstore/', 'collector/', 'server/')
+# The trace layer's front door: what code outside the layer may include.
+TRACE = 'server/trace/'
+TRACE_FRONT = 'server/trace/trace.h'
 # The plugin table: the one file allowed to name every plugin.
 PLUGIN_TABLE = 'server/plugins/registry.c'
 
@@ -334,6 +340,11 @@ def include_findings(root):
                     hrank, _ = layer_of(hdr)
                     if hrank is not None and hrank > rank:
                         out.append(('include %s -> %s' % (src, hdr), ''))
+                    if (hdr.startswith(TRACE) and not src.startswith(TRACE)
+                            and hdr != TRACE_FRONT):
+                        out.append(('front %s -> %s' % (src, hdr),
+                                    '(outside the trace layer, include '
+                                    'trace/trace.h only)'))
                     pa, pb = plugin_folder(src), plugin_folder(hdr)
                     if pa and pb and pa != pb:
                         out.append(('include %s -> %s' % (src, hdr),

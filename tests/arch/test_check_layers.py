@@ -4,7 +4,8 @@ small planted trees (two files that call each other, a three-file cycle,
 core calling a plugin (and so its folder calling up), one plugin calling
 another, a plugin including a report header, a header included without its
 folder, one name defined twice, two folders that reach each other with no
-loop between files, a folder in no layer) into objects in a temporary
+loop between files, a folder in no layer, a plugin including a trace
+header past trace.h) into objects in a temporary
 folder, with a compile_commands.json like meson's, and runs the checker on
 each; a clean tree must pass and each planted fault must be named.
 
@@ -84,6 +85,14 @@ PLANTS = {
         'server/query/q.c': 'int core_f(void); int q_f(void);\n'
                             'int q_f(void) { return core_f(); }\n',
     }, 'folder-layer server/query'),
+    # past the trace layer's front door
+    'front': ({
+        'server/trace/trace.h': 'int tr_f(void);\n',
+        'server/trace/trace_internal.h': 'int tr_g(void);\n',
+        'server/plugins/x/fd.c': '#include "trace/trace_internal.h"\n'
+                                 'int fd_f(void);\n'
+                                 'int fd_f(void) { return 0; }\n',
+    }, 'front server/plugins/x/fd.c -> server/trace/trace_internal.h'),
     'dup': ({
         'server/core/dup.c': 'int col_f(void);\n'
                              'int col_f(void) { return 2; }\n',
