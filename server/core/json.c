@@ -541,13 +541,25 @@ static void field_value(tfb_json *j, const char *m, tfb_json_type type)
         return;
     }
     case TFB_JSON_INT:
+    case TFB_JSON_POS:
     case TFB_JSON_BOOL: {
         int v;
         memcpy(&v, m, sizeof v);
         if (type == TFB_JSON_BOOL)
             tfb_json_bool(j, v);
+        else if (type == TFB_JSON_POS && v <= 0)
+            tfb_json_null(j);
         else
             tfb_json_i64(j, v);
+        return;
+    }
+    case TFB_JSON_INT3: {
+        int32_t v[3];
+        memcpy(v, m, sizeof v);
+        tfb_json_array_begin(j);
+        for (int i = 0; i < 3; i++)
+            tfb_json_i64(j, v[i]);
+        tfb_json_array_end(j);
         return;
     }
     case TFB_JSON_U32: {

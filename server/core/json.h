@@ -85,7 +85,9 @@ typedef enum tfb_json_type {
     TFB_JSON_STEP,    /* int64_t; negative: null (no such step) */
     TFB_JSON_U64,     /* uint64_t */
     TFB_JSON_SIZE,    /* size_t */
-    TFB_JSON_INT,     /* int */
+    TFB_JSON_INT,     /* int (int32_t) */
+    TFB_JSON_POS,     /* int (int32_t); 0 or less: null (unknown) */
+    TFB_JSON_INT3,    /* int32_t[3], as an array (a grid, a block) */
     TFB_JSON_U32,     /* uint32_t */
     TFB_JSON_DOUBLE,  /* double; non-finite as "NaN", "Infinity" */
     TFB_JSON_NUM,     /* double; NaN: null (unknown), infinities as above */

@@ -6,25 +6,34 @@
 
 #include "plugins/gpu/gpu_analysis.h"
 
-static void i64_or_null(tfb_json *j, int have, int64_t v)
-{
-    if (have)
-        tfb_json_i64(j, v);
-    else
-        tfb_json_null(j);
-}
+static const tfb_json_field copy_fields[] = {
+    TFB_JSON_FIELD(tfb_trace_copy_stat, count, I64),
+    TFB_JSON_FIELD(tfb_trace_copy_stat, bytes, I64),
+    TFB_JSON_FIELD(tfb_trace_copy_stat, ns, I64),
+};
 
-static void copy_stat(tfb_json *j, const tfb_trace_copy_stat *c)
-{
-    tfb_json_object_begin(j);
-    tfb_json_key(j, "count");
-    tfb_json_i64(j, c->count);
-    tfb_json_key(j, "bytes");
-    tfb_json_i64(j, c->bytes);
-    tfb_json_key(j, "ns");
-    tfb_json_i64(j, c->ns);
-    tfb_json_object_end(j);
-}
+/* A device between its name and its copies. */
+static const tfb_json_field device_fields[] = {
+    TFB_JSON_FIELD(tfb_trace_device_summary, sm_count, POS),
+    TFB_JSON_FIELD(tfb_trace_device_summary, kernels, I64),
+    TFB_JSON_FIELD(tfb_trace_device_summary, kernel_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_device_summary, busy_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_device_summary, span_ns, I64),
+    TFB_JSON_FIELD_IF("start_ns", tfb_trace_device_summary, start_ns, I64,
+                      has_kernels),
+    TFB_JSON_FIELD_IF("end_ns", tfb_trace_device_summary, end_ns, I64,
+                      has_kernels),
+    TFB_JSON_FIELD(tfb_trace_device_summary, busy_fraction, DOUBLE),
+};
+
+static const tfb_json_field idle_fields[] = {
+    TFB_JSON_FIELD_AS("host_wait_ns", tfb_trace_device_summary,
+                      idle_host_wait_ns, I64),
+    TFB_JSON_FIELD_AS("kernel_wait_ns", tfb_trace_device_summary,
+                      idle_kernel_wait_ns, I64),
+    TFB_JSON_FIELD_AS("other_ns", tfb_trace_device_summary, idle_other_ns,
+                      I64),
+};
 
 static void device_json(tfb_json *j, const tfb_trace_device_summary *d)
 {
@@ -39,42 +48,20 @@ static void device_json(tfb_json *j, const tfb_trace_device_summary *d)
         snprintf(buf, sizeof buf, "GPU %d", (int)d->id);
         tfb_json_str(j, buf);
     }
-    tfb_json_key(j, "sm_count");
-    i64_or_null(j, d->sm_count > 0, d->sm_count);
-    tfb_json_key(j, "kernels");
-    tfb_json_i64(j, d->kernels);
-    tfb_json_key(j, "kernel_ns");
-    tfb_json_i64(j, d->kernel_ns);
-    tfb_json_key(j, "busy_ns");
-    tfb_json_i64(j, d->busy_ns);
-    tfb_json_key(j, "span_ns");
-    tfb_json_i64(j, d->span_ns);
-    tfb_json_key(j, "start_ns");
-    i64_or_null(j, d->has_kernels, d->start_ns);
-    tfb_json_key(j, "end_ns");
-    i64_or_null(j, d->has_kernels, d->end_ns);
-    tfb_json_key(j, "busy_fraction");
-    tfb_json_double(j, d->busy_fraction);
+    TFB_JSON_FIELDS(j, d, device_fields);
     tfb_json_key(j, "memcpy");
     tfb_json_object_begin(j);
     for (int k = 0; k < 256; k++) {
         if (!d->memcpy[k].count)
             continue;
         tfb_json_key(j, tfb_trace_copy_kind_label(k));
-        copy_stat(j, &d->memcpy[k]);
+        TFB_JSON_STRUCT(j, &d->memcpy[k], copy_fields);
     }
     tfb_json_object_end(j);
     tfb_json_key(j, "memset");
-    copy_stat(j, &d->memset);
+    TFB_JSON_STRUCT(j, &d->memset, copy_fields);
     tfb_json_key(j, "idle");
-    tfb_json_object_begin(j);
-    tfb_json_key(j, "host_wait_ns");
-    tfb_json_i64(j, d->idle_host_wait_ns);
-    tfb_json_key(j, "kernel_wait_ns");
-    tfb_json_i64(j, d->idle_kernel_wait_ns);
-    tfb_json_key(j, "other_ns");
-    tfb_json_i64(j, d->idle_other_ns);
-    tfb_json_object_end(j);
+    TFB_JSON_STRUCT(j, d, idle_fields);
     tfb_json_object_end(j);
 }
 
@@ -96,46 +83,26 @@ void tfb_gpu_summary_json(tfb_json *j, const tfb_trace_summary *s)
     tfb_json_object_end(j);
 }
 
-static void triple(tfb_json *j, const int32_t v[3])
-{
-    tfb_json_array_begin(j);
-    for (int i = 0; i < 3; i++)
-        tfb_json_i64(j, v[i]);
-    tfb_json_array_end(j);
-}
+static const tfb_json_field kernel_fields[] = {
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, name, STR),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, count, I64),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, total_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, mean_ns, DOUBLE),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, min_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, max_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, std_ns, DOUBLE),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, share, DOUBLE),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, grid, INT3),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, block, INT3),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, registers, INT),
+    TFB_JSON_FIELD(tfb_trace_kernel_stat, shared_mem, INT),
+};
 
 void tfb_gpu_kernel_list_json(tfb_json *j, const tfb_trace_kernels *k)
 {
     tfb_json_array_begin(j);
-    for (size_t i = 0; i < k->n; i++) {
-        const tfb_trace_kernel_stat *s = &k->v[i];
-        tfb_json_object_begin(j);
-        tfb_json_key(j, "name");
-        tfb_json_str(j, s->name);
-        tfb_json_key(j, "count");
-        tfb_json_i64(j, s->count);
-        tfb_json_key(j, "total_ns");
-        tfb_json_i64(j, s->total_ns);
-        tfb_json_key(j, "mean_ns");
-        tfb_json_double(j, s->mean_ns);
-        tfb_json_key(j, "min_ns");
-        tfb_json_i64(j, s->min_ns);
-        tfb_json_key(j, "max_ns");
-        tfb_json_i64(j, s->max_ns);
-        tfb_json_key(j, "std_ns");
-        tfb_json_double(j, s->std_ns);
-        tfb_json_key(j, "share");
-        tfb_json_double(j, s->share);
-        tfb_json_key(j, "grid");
-        triple(j, s->grid);
-        tfb_json_key(j, "block");
-        triple(j, s->block);
-        tfb_json_key(j, "registers");
-        tfb_json_i64(j, s->registers);
-        tfb_json_key(j, "shared_mem");
-        tfb_json_i64(j, s->shared_mem);
-        tfb_json_object_end(j);
-    }
+    for (size_t i = 0; i < k->n; i++)
+        TFB_JSON_STRUCT(j, &k->v[i], kernel_fields);
     tfb_json_array_end(j);
 }
 
@@ -154,13 +121,13 @@ void tfb_gpu_kernels_json(tfb_json *j, const tfb_trace_kernels *k)
 void tfb_gpu_utilization_json(tfb_json *j,
                               const tfb_trace_utilization_buckets *u)
 {
+    static const tfb_json_field fields[] = {
+        TFB_JSON_FIELD(tfb_trace_utilization_buckets, device, INT),
+        TFB_JSON_FIELD(tfb_trace_utilization_buckets, start_ns, I64),
+        TFB_JSON_FIELD(tfb_trace_utilization_buckets, bucket_ns, I64),
+    };
     tfb_json_object_begin(j);
-    tfb_json_key(j, "device");
-    tfb_json_i64(j, u->device);
-    tfb_json_key(j, "start_ns");
-    tfb_json_i64(j, u->start_ns);
-    tfb_json_key(j, "bucket_ns");
-    tfb_json_i64(j, u->bucket_ns);
+    TFB_JSON_FIELDS(j, u, fields);
     tfb_json_key(j, "busy");
     tfb_json_array_begin(j);
     for (size_t b = 0; b < u->n; b++)
