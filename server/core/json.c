@@ -500,9 +500,13 @@ void tfb_json_append(tfb_json *j, const char *text, size_t len)
 
 /* ---- structs as objects ---- */
 
-static void field_value(tfb_json *j, const char *m, tfb_json_type type)
+static void field_value(tfb_json *j, const char *m, const tfb_json_field *f)
 {
+    tfb_json_type type = f->type;
     switch (type) {
+    case TFB_JSON_OBJECT:
+        tfb_json_struct(j, m, f->sub, f->n_sub);
+        return;
     case TFB_JSON_STR: {
         const char *s;
         memcpy(&s, m, sizeof s);
@@ -569,10 +573,12 @@ static void field_value(tfb_json *j, const char *m, tfb_json_type type)
         return;
     }
     case TFB_JSON_DOUBLE:
-    case TFB_JSON_NUM: {
+    case TFB_JSON_NUM:
+    case TFB_JSON_FIN: {
         double v;
         memcpy(&v, m, sizeof v);
-        if (type == TFB_JSON_NUM && isnan(v))
+        if ((type == TFB_JSON_NUM && isnan(v)) ||
+            (type == TFB_JSON_FIN && !isfinite(v)))
             tfb_json_null(j);
         else
             tfb_json_double(j, v);
@@ -598,7 +604,7 @@ void tfb_json_fields(tfb_json *j, const void *obj, const tfb_json_field *f,
         if (f[i].if_set)
             memcpy(&set, base + f[i].if_set - 1, sizeof set);
         if (set)
-            field_value(j, base + f[i].off, f[i].type);
+            field_value(j, base + f[i].off, &f[i]);
         else
             tfb_json_null(j);
     }

@@ -91,28 +91,38 @@ typedef enum tfb_json_type {
     TFB_JSON_U32,     /* uint32_t */
     TFB_JSON_DOUBLE,  /* double; non-finite as "NaN", "Infinity" */
     TFB_JSON_NUM,     /* double; NaN: null (unknown), infinities as above */
+    TFB_JSON_FIN,     /* double; NaN or infinite: null */
     TFB_JSON_FLOAT,   /* float, shortest */
     TFB_JSON_BOOL,    /* int; 0: false */
+    TFB_JSON_OBJECT,  /* a struct member, written with its own table */
 } tfb_json_type;
 
 /* One member: its key, type and offset in the struct; when `if_set` is
  * not 0 it is 1 + the offset of an int member of the same struct, and
- * the value is null while that int is 0 (a "has_..." flag). */
+ * the value is null while that int is 0 (a "has_..." flag); an OBJECT
+ * member is written with the table `sub` (n_sub fields). */
 typedef struct tfb_json_field {
     const char *key;
     tfb_json_type type;
     size_t off;
     size_t if_set;
+    const struct tfb_json_field *sub;
+    size_t n_sub;
 } tfb_json_field;
 
 /* A field named as its member, and one with a key of its own; _IF: null
- * unless the int member `flag` is set. */
-#define TFB_JSON_FIELD(T, member, type) \
-    {#member, TFB_JSON_##type, offsetof(T, member), 0}
-#define TFB_JSON_FIELD_AS(key, T, member, type) \
-    {key, TFB_JSON_##type, offsetof(T, member), 0}
-#define TFB_JSON_FIELD_IF(key, T, member, type, flag) \
-    {key, TFB_JSON_##type, offsetof(T, member), offsetof(T, flag) + 1}
+ * unless the int member `flag` is set; _OBJ: a struct member, with the
+ * static table of its own type. */
+#define TFB_JSON_FIELD(T, member, ty) \
+    {.key = #member, .type = TFB_JSON_##ty, .off = offsetof(T, member)}
+#define TFB_JSON_FIELD_AS(key_, T, member, ty) \
+    {.key = key_, .type = TFB_JSON_##ty, .off = offsetof(T, member)}
+#define TFB_JSON_FIELD_IF(key_, T, member, ty, flag) \
+    {.key = key_, .type = TFB_JSON_##ty, .off = offsetof(T, member), \
+     .if_set = offsetof(T, flag) + 1}
+#define TFB_JSON_FIELD_OBJ(key_, T, member, table) \
+    {.key = key_, .type = TFB_JSON_OBJECT, .off = offsetof(T, member), \
+     .sub = (table), .n_sub = sizeof(table) / sizeof((table)[0])}
 
 /* Writes "key": value for each of the n fields of the struct at obj, in
  * table order, into the object being built. */

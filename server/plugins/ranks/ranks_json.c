@@ -98,17 +98,37 @@ void tfb_ranks_jobs_json(tfb_json *j, const tfb_ranks_job *v, size_t n)
     tfb_json_object_end(j);
 }
 
-static void dist(tfb_json *j, const char *k, const tfb_ranks_dist *d)
-{
-    tfb_json_key(j, k);
-    tfb_json_object_begin(j);
-    knum(j, "mean", d->mean);
-    knum(j, "p50", d->p50);
-    knum(j, "p90", d->p90);
-    tfb_json_key(j, "n");
-    tfb_json_u64(j, d->n);
-    tfb_json_object_end(j);
-}
+static const tfb_json_field dist_fields[] = {
+    TFB_JSON_FIELD(tfb_ranks_dist, mean, FIN),
+    TFB_JSON_FIELD(tfb_ranks_dist, p50, FIN),
+    TFB_JSON_FIELD(tfb_ranks_dist, p90, FIN),
+    TFB_JSON_FIELD(tfb_ranks_dist, n, SIZE),
+};
+
+/* A rank, after its number, run and host. */
+static const tfb_json_field rank_fields[] = {
+    TFB_JSON_FIELD_AS("steps", tfb_ranks_rank, n_steps, SIZE),
+    TFB_JSON_FIELD_OBJ("step_ms", tfb_ranks_rank, step_ms, dist_fields),
+    TFB_JSON_FIELD_OBJ("input_ms", tfb_ranks_rank, input_ms, dist_fields),
+    TFB_JSON_FIELD_OBJ("comm_ms", tfb_ranks_rank, comm_ms, dist_fields),
+    TFB_JSON_FIELD_OBJ("compute_ms", tfb_ranks_rank, compute_ms, dist_fields),
+    TFB_JSON_FIELD_OBJ("own_ms", tfb_ranks_rank, own_ms, dist_fields),
+    TFB_JSON_FIELD(tfb_ranks_rank, comm_share, FIN),
+    TFB_JSON_FIELD(tfb_ranks_rank, input_share, FIN),
+    TFB_JSON_FIELD(tfb_ranks_rank, slowdown, FIN),
+    TFB_JSON_FIELD(tfb_ranks_rank, slower_share, FIN),
+    TFB_JSON_FIELD(tfb_ranks_rank, straggler, BOOL),
+};
+
+/* The job's skew across ranks, before its steps. */
+static const tfb_json_field skew_fields[] = {
+    TFB_JSON_FIELD_AS("mean_ms", tfb_ranks_result, skew.mean, FIN),
+    TFB_JSON_FIELD_AS("p50_ms", tfb_ranks_result, skew.p50, FIN),
+    TFB_JSON_FIELD_AS("p90_ms", tfb_ranks_result, skew.p90, FIN),
+    TFB_JSON_FIELD_AS("n", tfb_ranks_result, skew.n, SIZE),
+    TFB_JSON_FIELD_AS("max_ms", tfb_ranks_result, skew_max_ms, FIN),
+    TFB_JSON_FIELD_AS("max_step", tfb_ranks_result, skew_max_step, STEP),
+};
 
 static const tfb_ranks_member *member_of(const tfb_ranks_job *job,
                                          const tfb_ranks_rank *rk)
@@ -149,19 +169,7 @@ void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
         tfb_json_str(j, m ? m->run_name : NULL);
         tfb_json_key(j, "host");
         tfb_json_str(j, m && m->host[0] ? m->host : NULL);
-        tfb_json_key(j, "steps");
-        tfb_json_u64(j, rk->n_steps);
-        dist(j, "step_ms", &rk->step_ms);
-        dist(j, "input_ms", &rk->input_ms);
-        dist(j, "comm_ms", &rk->comm_ms);
-        dist(j, "compute_ms", &rk->compute_ms);
-        dist(j, "own_ms", &rk->own_ms);
-        knum(j, "comm_share", rk->comm_share);
-        knum(j, "input_share", rk->input_share);
-        knum(j, "slowdown", rk->slowdown);
-        knum(j, "slower_share", rk->slower_share);
-        tfb_json_key(j, "straggler");
-        tfb_json_bool(j, rk->straggler);
+        TFB_JSON_FIELDS(j, rk, rank_fields);
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);
@@ -189,17 +197,7 @@ void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
 
     tfb_json_key(j, "skew");
     tfb_json_object_begin(j);
-    knum(j, "mean_ms", res->skew.mean);
-    knum(j, "p50_ms", res->skew.p50);
-    knum(j, "p90_ms", res->skew.p90);
-    tfb_json_key(j, "n");
-    tfb_json_u64(j, res->skew.n);
-    knum(j, "max_ms", res->skew_max_ms);
-    tfb_json_key(j, "max_step");
-    if (res->skew_max_step >= 0)
-        tfb_json_i64(j, res->skew_max_step);
-    else
-        tfb_json_null(j);
+    TFB_JSON_FIELDS(j, res, skew_fields);
     if (with_matrix) {
         /* Per step: [step, skew ms or null]. */
         tfb_json_key(j, "steps");
@@ -284,31 +282,47 @@ void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
     tfb_json_object_end(j);
 }
 
+/* The job's GPU view, after its name. */
+static const tfb_json_field gpu_view_fields[] = {
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, n_traced, SIZE),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, n_loading, SIZE),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, n_failed, SIZE),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, compute_ns, I64),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, comm_ns, I64),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, memory_ns, I64),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, idle_ns, I64),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, comm_union_ns, I64),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, overlap_ns, I64),
+    TFB_JSON_FIELD(tfb_ranks_gpu_view, overlap, FIN),
+};
+
+/* A rank's GPU figures, when it has a trace. */
+static const tfb_json_field gpu_rank_fields[] = {
+    TFB_JSON_FIELD_AS("devices", tfb_ranks_gpu_rank, gpu.n_devices, INT),
+    TFB_JSON_FIELD_AS("span_ns", tfb_ranks_gpu_rank, gpu.span_ns, I64),
+    TFB_JSON_FIELD_AS("compute_ns", tfb_ranks_gpu_rank, gpu.compute_ns, I64),
+    TFB_JSON_FIELD_AS("comm_ns", tfb_ranks_gpu_rank, gpu.comm_ns, I64),
+    TFB_JSON_FIELD_AS("memory_ns", tfb_ranks_gpu_rank, gpu.memory_ns, I64),
+    TFB_JSON_FIELD_AS("idle_ns", tfb_ranks_gpu_rank, gpu.idle_ns, I64),
+    TFB_JSON_FIELD_AS("busy_pct", tfb_ranks_gpu_rank, gpu.busy_pct, FIN),
+    TFB_JSON_FIELD_AS("comm_union_ns", tfb_ranks_gpu_rank, gpu.comm_union_ns,
+                      I64),
+    TFB_JSON_FIELD_AS("overlap_ns", tfb_ranks_gpu_rank, gpu.overlap_ns, I64),
+    TFB_JSON_FIELD_AS("overlap", tfb_ranks_gpu_rank, gpu.overlap, FIN),
+    TFB_JSON_FIELD_AS("intervals", tfb_ranks_gpu_rank, gpu.n_intervals,
+                      SIZE),
+    TFB_JSON_FIELD_AS("comm_kernels", tfb_ranks_gpu_rank, n_comm_kernels,
+                      SIZE),
+    TFB_JSON_FIELD(tfb_ranks_gpu_rank, bad_intervals, SIZE),
+};
+
 void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
                         const tfb_ranks_gpu_view *g)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "job");
     tfb_json_strn(j, job->name, job->name_len);
-    tfb_json_key(j, "n_traced");
-    tfb_json_u64(j, g->n_traced);
-    tfb_json_key(j, "n_loading");
-    tfb_json_u64(j, g->n_loading);
-    tfb_json_key(j, "n_failed");
-    tfb_json_u64(j, g->n_failed);
-    tfb_json_key(j, "compute_ns");
-    tfb_json_i64(j, g->compute_ns);
-    tfb_json_key(j, "comm_ns");
-    tfb_json_i64(j, g->comm_ns);
-    tfb_json_key(j, "memory_ns");
-    tfb_json_i64(j, g->memory_ns);
-    tfb_json_key(j, "idle_ns");
-    tfb_json_i64(j, g->idle_ns);
-    tfb_json_key(j, "comm_union_ns");
-    tfb_json_i64(j, g->comm_union_ns);
-    tfb_json_key(j, "overlap_ns");
-    tfb_json_i64(j, g->overlap_ns);
-    knum(j, "overlap", g->overlap);
+    TFB_JSON_FIELDS(j, g, gpu_view_fields);
     tfb_json_key(j, "ranks");
     tfb_json_array_begin(j);
     for (size_t i = 0; i < g->n_ranks; i++) {
@@ -330,32 +344,8 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
             tfb_json_key(j, "error");
             tfb_json_str(j, r->error);
         }
-        if (r->has_trace) {
-            tfb_json_key(j, "devices");
-            tfb_json_i64(j, r->gpu.n_devices);
-            tfb_json_key(j, "span_ns");
-            tfb_json_i64(j, r->gpu.span_ns);
-            tfb_json_key(j, "compute_ns");
-            tfb_json_i64(j, r->gpu.compute_ns);
-            tfb_json_key(j, "comm_ns");
-            tfb_json_i64(j, r->gpu.comm_ns);
-            tfb_json_key(j, "memory_ns");
-            tfb_json_i64(j, r->gpu.memory_ns);
-            tfb_json_key(j, "idle_ns");
-            tfb_json_i64(j, r->gpu.idle_ns);
-            knum(j, "busy_pct", r->gpu.busy_pct);
-            tfb_json_key(j, "comm_union_ns");
-            tfb_json_i64(j, r->gpu.comm_union_ns);
-            tfb_json_key(j, "overlap_ns");
-            tfb_json_i64(j, r->gpu.overlap_ns);
-            knum(j, "overlap", r->gpu.overlap);
-            tfb_json_key(j, "intervals");
-            tfb_json_u64(j, r->gpu.n_intervals);
-            tfb_json_key(j, "comm_kernels");
-            tfb_json_u64(j, r->n_comm_kernels);
-            tfb_json_key(j, "bad_intervals");
-            tfb_json_u64(j, r->bad_intervals);
-        }
+        if (r->has_trace)
+            TFB_JSON_FIELDS(j, r, gpu_rank_fields);
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);
