@@ -30,11 +30,6 @@ int tfb_run_status_configure(double stall_after, const char *loss_regex)
     return 0;
 }
 
-double tfb_run_status_stall_after(void)
-{
-    return g_stall_after;
-}
-
 const char *tfb_run_state_name(tfb_run_state s)
 {
     static const char *const names[TFB_RUN_STATE_COUNT] = {

@@ -77,7 +77,6 @@ typedef struct tfb_run_status {
  * before any store is created. Returns 0 or TFB_EINVAL (a threshold out
  * of range or a regex that does not compile). */
 int tfb_run_status_configure(double stall_after, const char *loss_regex);
-double tfb_run_status_stall_after(void);
 
 /* The status of r at wall time now (seconds since the epoch). Returns 0,
  * TFB_ENOENT for a run without event files (a directory of trace files

@@ -31,12 +31,8 @@ typedef struct tfb_http_resp tfb_http_resp;
 typedef int (*tfb_http_handler)(const tfb_http_req *req,
                                 tfb_http_resp *resp);
 
-/* The store and the config of the server answering req. */
+/* The store of the server answering req. */
 tfb_store *tfb_server_store(const tfb_http_req *req);
-const tfb_config *tfb_server_config(const tfb_http_req *req);
-
-/* The request path (decoded, without the query string). */
-const char *tfb_http_path(const tfb_http_req *req);
 
 /* "GET", "HEAD" or "PUT" (PUT only for a plugin's put_routes). */
 const char *tfb_http_method(const tfb_http_req *req);

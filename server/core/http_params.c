@@ -14,11 +14,6 @@
 static const char JSON_TYPE[] = "application/json; charset=utf-8";
 
 tfb_store *tfb_server_store(const tfb_http_req *req) { return req->store; }
-const tfb_config *tfb_server_config(const tfb_http_req *req)
-{
-    return req->config;
-}
-const char *tfb_http_path(const tfb_http_req *req) { return req->path; }
 
 const char *tfb_http_method(const tfb_http_req *req)
 {

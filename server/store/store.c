@@ -771,7 +771,6 @@ tfb_media_index *tfb_run_media(tfb_run *r)
 
 /* ---- series --------------------------------------------------------- */
 
-tfb_series_kind tfb_series_get_kind(const tfb_series *s) { return s->kind; }
 const char *tfb_series_tag(const tfb_series *s) { return s->tag; }
 const char *tfb_series_plugin(const tfb_series *s) { return s->plugin; }
 const char *tfb_series_display_name(const tfb_series *s) { return s->display; }

@@ -249,7 +249,6 @@ struct tfb_media_index *tfb_run_media(tfb_run *r);
 
 /* ---- series --------------------------------------------------------- */
 
-tfb_series_kind tfb_series_get_kind(const tfb_series *s);
 const char *tfb_series_tag(const tfb_series *s);          /* stable */
 /* Plugin name from the tag's first value ("" if none); stable after the
  * first point. */

@@ -484,7 +484,6 @@ int tfb_trace_get(tfb_store *store, tfb_run *r, int wait_ms, tfb_trace **out,
  * budgets). *out is NULL when the run has no usable trace (return 0) or
  * when the load failed (return TFB_ECORRUPT; err, when not NULL, gets the
  * message). Release with tfb_trace_release. */
-int tfb_trace_of_run(tfb_store *store, tfb_run *r, tfb_trace **out);
 int tfb_trace_of_run_err(tfb_store *store, tfb_run *r, tfb_trace **out,
                          char *err, size_t errcap);
 void tfb_trace_release(tfb_trace *t);

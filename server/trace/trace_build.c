@@ -439,11 +439,6 @@ int tfb_trace_builder_device(tfb_trace_builder *b, int32_t id, int32_t name,
     return 0;
 }
 
-int64_t tfb_trace_builder_corr_base(const tfb_trace_builder *b)
-{
-    return b->corr_base;
-}
-
 void tfb_trace_free(tfb_trace *t)
 {
     if (!t)

@@ -560,11 +560,6 @@ int tfb_trace_of_run_err(tfb_store *store, tfb_run *r, tfb_trace **out,
     return err;
 }
 
-int tfb_trace_of_run(tfb_store *store, tfb_run *r, tfb_trace **out)
-{
-    return tfb_trace_of_run_err(store, r, out, NULL, 0);
-}
-
 int tfb_trace_host_get(tfb_store *store, tfb_run *r, tfb_trace_host **out,
                        char *err, size_t errcap)
 {

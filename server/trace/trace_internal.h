@@ -143,9 +143,6 @@ int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
 /* Adds or updates a device (name/sm_count < 0 keep the old values). */
 int tfb_trace_builder_device(tfb_trace_builder *b, int32_t id, int32_t name,
                              int32_t sm_count);
-/* Correlation ids are per process: each file gets its own id space. The
- * loaders add this to every id they store. */
-int64_t tfb_trace_builder_corr_base(const tfb_trace_builder *b);
 
 /* Loaders (trace_load_sqlite.c, trace_load_kineto.c): return 1 when path
  * was read as a trace, 0 when it is not one
