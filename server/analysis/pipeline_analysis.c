@@ -319,28 +319,22 @@ void tfb_pipeline_recommend(const tfb_pipeline_summary *s,
 
 /* ---- JSON -------------------------------------------------------------- */
 
+static const tfb_json_field stats_fields[] = {
+    TFB_JSON_FIELD(tfb_pipeline_stats, mean, DOUBLE),
+    TFB_JSON_FIELD(tfb_pipeline_stats, stddev, DOUBLE),
+    TFB_JSON_FIELD(tfb_pipeline_stats, min, DOUBLE),
+    TFB_JSON_FIELD(tfb_pipeline_stats, max, DOUBLE),
+    TFB_JSON_FIELD(tfb_pipeline_stats, p50, DOUBLE),
+    TFB_JSON_FIELD(tfb_pipeline_stats, p90, DOUBLE),
+    TFB_JSON_FIELD(tfb_pipeline_stats, p99, DOUBLE),
+};
+
 static void stats_json(tfb_json *j, const tfb_pipeline_stats *st, int have)
 {
-    if (!have) {
+    if (have)
+        TFB_JSON_STRUCT(j, st, stats_fields);
+    else
         tfb_json_null(j);
-        return;
-    }
-    tfb_json_object_begin(j);
-    tfb_json_key(j, "mean");
-    tfb_json_double(j, st->mean);
-    tfb_json_key(j, "stddev");
-    tfb_json_double(j, st->stddev);
-    tfb_json_key(j, "min");
-    tfb_json_double(j, st->min);
-    tfb_json_key(j, "max");
-    tfb_json_double(j, st->max);
-    tfb_json_key(j, "p50");
-    tfb_json_double(j, st->p50);
-    tfb_json_key(j, "p90");
-    tfb_json_double(j, st->p90);
-    tfb_json_key(j, "p99");
-    tfb_json_double(j, st->p99);
-    tfb_json_object_end(j);
 }
 
 static void num_or_null(tfb_json *j, int have, double v)
@@ -358,21 +352,17 @@ static void emit_json_str(void *user, const char *text)
 
 static void emit_json_advice(void *user, const tfb_pipeline_advice *a)
 {
-    tfb_json *j = user;
-    tfb_json_object_begin(j);
-    tfb_json_key(j, "title");
-    tfb_json_str(j, a->title);
-    tfb_json_key(j, "advice");
-    tfb_json_str(j, a->advice);
-    tfb_json_key(j, "detail");
-    tfb_json_str(j, a->detail);
-    tfb_json_object_end(j);
+    static const tfb_json_field fields[] = {
+        TFB_JSON_FIELD(tfb_pipeline_advice, title, STR),
+        TFB_JSON_FIELD(tfb_pipeline_advice, advice, STR),
+        TFB_JSON_FIELD(tfb_pipeline_advice, detail, STR),
+    };
+    TFB_JSON_STRUCT((tfb_json *)user, a, fields);
 }
 
 void tfb_pipeline_summary_json(tfb_json *j, const tfb_pipeline_summary *s)
 {
     int have = s->steps > 0;
-    int tr = s->trace.has_trace;
     tfb_json_object_begin(j);
     tfb_json_key(j, "steps");
     tfb_json_u64(j, s->steps);
@@ -390,12 +380,14 @@ void tfb_pipeline_summary_json(tfb_json *j, const tfb_pipeline_summary *s)
     stats_json(j, &s->step_ms, have);
     tfb_json_key(j, "input_ms");
     stats_json(j, &s->input_ms, have);
-    tfb_json_key(j, "has_trace");
-    tfb_json_bool(j, tr);
-    tfb_json_key(j, "other_host_fraction");
-    num_or_null(j, tr, s->trace.other_host_fraction);
-    tfb_json_key(j, "gpu_idle_in_input_fraction");
-    num_or_null(j, tr, s->trace.gpu_idle_in_input_fraction);
+    static const tfb_json_field trace_fields[] = {
+        TFB_JSON_FIELD(tfb_pipeline_trace, has_trace, BOOL),
+        TFB_JSON_FIELD_IF("other_host_fraction", tfb_pipeline_trace,
+                          other_host_fraction, DOUBLE, has_trace),
+        TFB_JSON_FIELD_IF("gpu_idle_in_input_fraction", tfb_pipeline_trace,
+                          gpu_idle_in_input_fraction, DOUBLE, has_trace),
+    };
+    TFB_JSON_FIELDS(j, &s->trace, trace_fields);
     tfb_json_key(j, "recommendations");
     tfb_json_array_begin(j);
     tfb_pipeline_recommend(s, emit_json_str, j);

@@ -3,6 +3,7 @@
  */
 #include "core/json.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -594,14 +595,47 @@ static void field_value(tfb_json *j, const char *m, const tfb_json_field *f)
     tfb_json_null(j);
 }
 
+/* The member size a type reads (0: any, the char arrays and structs). */
+static size_t type_size(tfb_json_type t)
+{
+    switch (t) {
+    case TFB_JSON_STR:
+        return sizeof(const char *);
+    case TFB_JSON_I64:
+    case TFB_JSON_STEP:
+    case TFB_JSON_U64:
+        return 8;
+    case TFB_JSON_SIZE:
+        return sizeof(size_t);
+    case TFB_JSON_INT:
+    case TFB_JSON_POS:
+    case TFB_JSON_BOOL:
+        return sizeof(int);
+    case TFB_JSON_U32:
+        return 4;
+    case TFB_JSON_INT3:
+        return 12;
+    case TFB_JSON_DOUBLE:
+    case TFB_JSON_NUM:
+    case TFB_JSON_FIN:
+        return sizeof(double);
+    case TFB_JSON_FLOAT:
+        return sizeof(float);
+    default:
+        return 0;
+    }
+}
+
 void tfb_json_fields(tfb_json *j, const void *obj, const tfb_json_field *f,
                      size_t n)
 {
     const char *base = obj;
     for (size_t i = 0; i < n; i++) {
         tfb_json_key(j, f[i].key);
-        int set = 1;
-        if (f[i].if_set)
+        size_t want = type_size(f[i].type);
+        int set = !want || f[i].size == want;
+        assert(set && "a JSON field table names the wrong type");
+        if (set && f[i].if_set)
             memcpy(&set, base + f[i].if_set - 1, sizeof set);
         if (set)
             field_value(j, base + f[i].off, &f[i]);

@@ -105,6 +105,7 @@ typedef struct tfb_json_field {
     const char *key;
     tfb_json_type type;
     size_t off;
+    size_t size; /* the member's, checked against the type's when written */
     size_t if_set;
     const struct tfb_json_field *sub;
     size_t n_sub;
@@ -113,19 +114,23 @@ typedef struct tfb_json_field {
 /* A field named as its member, and one with a key of its own; _IF: null
  * unless the int member `flag` is set; _OBJ: a struct member, with the
  * static table of its own type. */
+#define TFB_JSON_MEMBER(T, member) \
+    .off = offsetof(T, member), .size = sizeof(((T *)0)->member)
 #define TFB_JSON_FIELD(T, member, ty) \
-    {.key = #member, .type = TFB_JSON_##ty, .off = offsetof(T, member)}
+    {.key = #member, .type = TFB_JSON_##ty, TFB_JSON_MEMBER(T, member)}
 #define TFB_JSON_FIELD_AS(key_, T, member, ty) \
-    {.key = key_, .type = TFB_JSON_##ty, .off = offsetof(T, member)}
+    {.key = key_, .type = TFB_JSON_##ty, TFB_JSON_MEMBER(T, member)}
 #define TFB_JSON_FIELD_IF(key_, T, member, ty, flag) \
-    {.key = key_, .type = TFB_JSON_##ty, .off = offsetof(T, member), \
+    {.key = key_, .type = TFB_JSON_##ty, TFB_JSON_MEMBER(T, member), \
      .if_set = offsetof(T, flag) + 1}
 #define TFB_JSON_FIELD_OBJ(key_, T, member, table) \
-    {.key = key_, .type = TFB_JSON_OBJECT, .off = offsetof(T, member), \
+    {.key = key_, .type = TFB_JSON_OBJECT, TFB_JSON_MEMBER(T, member), \
      .sub = (table), .n_sub = sizeof(table) / sizeof((table)[0])}
 
 /* Writes "key": value for each of the n fields of the struct at obj, in
- * table order, into the object being built. */
+ * table order, into the object being built. A field whose member is not
+ * of its type's size (a table that names the wrong type) is written as
+ * null, and fails an assert in builds with asserts (the tests'). */
 void tfb_json_fields(tfb_json *j, const void *obj, const tfb_json_field *f,
                      size_t n);
 /* The same, as a whole object. */

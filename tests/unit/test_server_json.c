@@ -1,4 +1,5 @@
-/* test_server_json.c - the JSON builder: escaping, numbers, structure. */
+/* test_server_json.c - the JSON builder: escaping, numbers, structure,
+ * structs written from field tables. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,6 +99,83 @@ static void test_numbers(void **state)
     }
 }
 
+/* Every type of a field table, with its null rule, a has-flag and a
+ * nested struct. */
+typedef struct inner {
+    int64_t a;
+    double b;
+} inner;
+typedef struct every {
+    const char *str, *none;
+    char text[8], empty[8];
+    int64_t i64, step, no_step;
+    uint64_t u64;
+    size_t size;
+    int i, pos, not_pos, flag, unset_flag;
+    int32_t grid[3];
+    uint32_t u32;
+    double d, nan_d, num, nan_num, fin, inf_fin;
+    float f;
+    inner in;
+} every;
+
+static void test_field_tables(void **state)
+{
+    (void)state;
+    static const tfb_json_field inner_fields[] = {
+        TFB_JSON_FIELD(inner, a, I64),
+        TFB_JSON_FIELD(inner, b, DOUBLE),
+    };
+    static const tfb_json_field fields[] = {
+        TFB_JSON_FIELD(every, str, STR),
+        TFB_JSON_FIELD(every, none, STR),
+        TFB_JSON_FIELD(every, text, TEXT),
+        TFB_JSON_FIELD(every, empty, TEXT),
+        TFB_JSON_FIELD_AS("chars", every, empty, CHARS),
+        TFB_JSON_FIELD(every, i64, I64),
+        TFB_JSON_FIELD(every, step, STEP),
+        TFB_JSON_FIELD(every, no_step, STEP),
+        TFB_JSON_FIELD(every, u64, U64),
+        TFB_JSON_FIELD(every, size, SIZE),
+        TFB_JSON_FIELD(every, i, INT),
+        TFB_JSON_FIELD(every, pos, POS),
+        TFB_JSON_FIELD(every, not_pos, POS),
+        TFB_JSON_FIELD(every, grid, INT3),
+        TFB_JSON_FIELD(every, u32, U32),
+        TFB_JSON_FIELD(every, d, DOUBLE),
+        TFB_JSON_FIELD(every, nan_d, DOUBLE),
+        TFB_JSON_FIELD(every, num, NUM),
+        TFB_JSON_FIELD(every, nan_num, NUM),
+        TFB_JSON_FIELD(every, fin, FIN),
+        TFB_JSON_FIELD(every, inf_fin, FIN),
+        TFB_JSON_FIELD(every, f, FLOAT),
+        TFB_JSON_FIELD(every, flag, BOOL),
+        TFB_JSON_FIELD_IF("if_set", every, i64, I64, flag),
+        TFB_JSON_FIELD_IF("if_unset", every, i64, I64, unset_flag),
+        TFB_JSON_FIELD_OBJ("in", every, in, inner_fields),
+    };
+    every e = {
+        .str = "s<", .text = "t", .i64 = -5, .step = 7, .no_step = -1,
+        .u64 = UINT64_MAX, .size = 3, .i = -2, .pos = 4, .not_pos = 0,
+        .flag = 1, .grid = {64, 2, 1}, .u32 = 9, .d = 0.5, .nan_d = NAN,
+        .num = INFINITY, .nan_num = NAN, .fin = 1.25, .inf_fin = -INFINITY,
+        .f = 0.1f, .in = {11, 2.5},
+    };
+    tfb_json j;
+    tfb_json_init(&j);
+    TFB_JSON_STRUCT(&j, &e, fields);
+    char *o = tfb_json_take(&j, NULL);
+    assert_string_equal(o,
+        "{\"str\":\"s\\u003c\",\"none\":null,\"text\":\"t\",\"empty\":null,"
+        "\"chars\":\"\",\"i64\":-5,\"step\":7,\"no_step\":null,"
+        "\"u64\":18446744073709551615,\"size\":3,\"i\":-2,\"pos\":4,"
+        "\"not_pos\":null,\"grid\":[64,2,1],\"u32\":9,\"d\":0.5,"
+        "\"nan_d\":\"NaN\",\"num\":\"Infinity\",\"nan_num\":null,"
+        "\"fin\":1.25,\"inf_fin\":null,\"f\":0.1,\"flag\":true,"
+        "\"if_set\":-5,\"if_unset\":null,\"in\":{\"a\":11,\"b\":2.5}}");
+    free(o);
+}
+
 static void test_structure(void **state)
 {
     (void)state;
@@ -149,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_structure),
+        cmocka_unit_test(test_field_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
