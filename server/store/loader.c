@@ -113,18 +113,6 @@ struct tfb_loader {
 
 /* ---- small helpers -------------------------------------------------- */
 
-static char *path_join(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    char *p = malloc(la + lb + 2);
-    if (!p)
-        return NULL;
-    memcpy(p, a, la);
-    p[la] = '/';
-    memcpy(p + la + 1, b, lb + 1);
-    return p;
-}
-
 static int ends_with(const char *s, const char *suf)
 {
     size_t ls = strlen(s), lf = strlen(suf);
@@ -359,7 +347,7 @@ static int scan(tfb_loader *l)
         }
         if (ne || nt) {
             char *rel = dl ? tfb_strndup(e[i].rel, dl) : tfb_strdup(".");
-            char *dir = dl ? path_join(logdir, rel) : tfb_strdup(logdir);
+            char *dir = rel ? tfb_storage_join(logdir, rel) : NULL;
             if (!rel || !dir)
                 rc = TFB_ENOMEM;
             else

@@ -29,6 +29,7 @@
 #include "base/hash.h"
 #include "store/media_index.h"
 #include "store/scalar_codec.h"
+#include "store/storage.h"
 #include "store/value_decoder.h"
 #include "base/str.h"
 #include "base/strtab.h"
@@ -390,17 +391,7 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
         return TFB_ENOMEM;
     r->store = s;
     r->name = tfb_strndup(name, strlen(name));
-    size_t ll = strlen(s->logdir);
-    if (strcmp(name, ".") == 0) {
-        r->dir = tfb_strndup(s->logdir, ll);
-    } else {
-        r->dir = malloc(ll + strlen(name) + 2);
-        if (r->dir) {
-            memcpy(r->dir, s->logdir, ll);
-            r->dir[ll] = '/';
-            strcpy(r->dir + ll + 1, name);
-        }
-    }
+    r->dir = tfb_storage_join(s->logdir, name);
     if (!r->name || !r->dir || tfb_media_index_create(&r->media) < 0) {
         free(r->name);
         free(r->dir);
