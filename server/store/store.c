@@ -102,6 +102,14 @@ void tfb_store_set_scalar_observer(const tfb_scalar_observer *o)
     atomic_store(&g_observer, o);
 }
 
+/* A run's event times (tfb_run_note_event); none yet: NaN walls and
+ * INT64_MIN as the step. */
+typedef struct run_times {
+    double first_wall, last_wall;
+    int64_t max_step;
+} run_times;
+#define NO_TIMES ((run_times){NAN, NAN, INT64_MIN})
+
 /* A run's note: its key and text (tfb_run_set_note). */
 typedef struct run_note {
     char *key, *text;
@@ -116,8 +124,7 @@ struct tfb_run {
      * or adding a series is O(1), so a run with a million tags loads in
      * linear time. */
     tfb_strtab series_idx[TFB_SERIES_KIND_COUNT];
-    double first_wall, last_wall;
-    int64_t max_step;
+    run_times times;
     char **traces;
     size_t n_traces;
     tfb_file_info *files;
@@ -399,9 +406,7 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
         return TFB_ENOMEM;
     }
     pthread_mutex_init(&r->lock, NULL);
-    r->first_wall = NAN;
-    r->last_wall = NAN;
-    r->max_step = INT64_MIN;
+    r->times = NO_TIMES;
     pthread_mutex_lock(&s->lock);
     if (tfb_vec_need(&s->runs, s->runs.n + 1) < 0 ||
         tfb_strtab_put(&s->run_idx, r->name, strlen(r->name), r) < 0) {
@@ -421,44 +426,31 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
 const char *tfb_run_name(const tfb_run *r) { return r->name; }
 const char *tfb_run_dir(const tfb_run *r) { return r->dir; }
 
-double tfb_run_first_wall(const tfb_run *cr)
+/* The run's times as one consistent copy, under its lock. */
+static run_times times_of(const tfb_run *cr)
 {
     tfb_run *r = (tfb_run *)cr;
     pthread_mutex_lock(&r->lock);
-    double v = r->first_wall;
+    run_times t = r->times;
     pthread_mutex_unlock(&r->lock);
-    return v;
+    return t;
 }
 
-double tfb_run_last_wall(const tfb_run *cr)
-{
-    tfb_run *r = (tfb_run *)cr;
-    pthread_mutex_lock(&r->lock);
-    double v = r->last_wall;
-    pthread_mutex_unlock(&r->lock);
-    return v;
-}
-
-int64_t tfb_run_max_step(const tfb_run *cr)
-{
-    tfb_run *r = (tfb_run *)cr;
-    pthread_mutex_lock(&r->lock);
-    int64_t v = r->max_step;
-    pthread_mutex_unlock(&r->lock);
-    return v;
-}
+double tfb_run_first_wall(const tfb_run *r) { return times_of(r).first_wall; }
+double tfb_run_last_wall(const tfb_run *r) { return times_of(r).last_wall; }
+int64_t tfb_run_max_step(const tfb_run *r) { return times_of(r).max_step; }
 
 void tfb_run_note_event(tfb_run *r, double wall, int64_t step)
 {
     pthread_mutex_lock(&r->lock);
     if (isfinite(wall)) {
-        if (isnan(r->first_wall) || wall < r->first_wall)
-            r->first_wall = wall;
-        if (isnan(r->last_wall) || wall > r->last_wall)
-            r->last_wall = wall;
+        if (isnan(r->times.first_wall) || wall < r->times.first_wall)
+            r->times.first_wall = wall;
+        if (isnan(r->times.last_wall) || wall > r->times.last_wall)
+            r->times.last_wall = wall;
     }
-    if (step > r->max_step)
-        r->max_step = step;
+    if (step > r->times.max_step)
+        r->times.max_step = step;
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -727,9 +719,7 @@ void tfb_run_reset(tfb_run *r)
             if (r->dec_state[i])
                 d[i]->state_reset(r->dec_state[i]);
     }
-    r->first_wall = NAN;
-    r->last_wall = NAN;
-    r->max_step = INT64_MIN;
+    r->times = NO_TIMES;
     pthread_mutex_unlock(&r->lock);
     tfb_store_bump_generation(r->store);
 }
