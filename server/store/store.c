@@ -474,6 +474,16 @@ int tfb_run_series(tfb_run *r, tfb_series_kind kind, tfb_series ***out,
     return 0;
 }
 
+/* Copies name (len bytes; NULL when len is 0) to p with its NUL; returns
+ * where the next name goes. */
+static char *put_name(char *p, const char *name, size_t len)
+{
+    if (len)
+        memcpy(p, name, len);
+    p[len] = 0;
+    return p + len + 1;
+}
+
 static tfb_series *find_locked(tfb_run *r, tfb_series_kind kind,
                                const char *tag, size_t len, uint64_t h)
 {
@@ -523,24 +533,13 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
     size_t names = tag_len + plugin_len + display_len + desc_len + 4;
     se->tag = names > tag_len ? malloc(names) : NULL;
     if (se->tag) {
-        char *p = se->tag;
-        memcpy(p, tag, tag_len);
-        p[tag_len] = 0;
-        p += tag_len + 1;
+        char *p = put_name(se->tag, tag, tag_len);
         se->plugin = p;
-        if (plugin_len)
-            memcpy(p, plugin, plugin_len);
-        p[plugin_len] = 0;
-        p += plugin_len + 1;
+        p = put_name(p, plugin, plugin_len);
         se->display = p;
-        if (display_len)
-            memcpy(p, display, display_len);
-        p[display_len] = 0;
-        p += display_len + 1;
+        p = put_name(p, display, display_len);
         se->desc = p;
-        if (desc_len)
-            memcpy(p, desc, desc_len);
-        p[desc_len] = 0;
+        put_name(p, desc, desc_len);
     }
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
