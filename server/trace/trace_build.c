@@ -79,12 +79,13 @@ tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b)
     return b->ctl;
 }
 
-int tfb_trace_builder_fail(tfb_trace_builder *b, int code, const char *fmt, ...)
+int tfb_trace_load_ctl_fail(tfb_trace_load_ctl *c, int code, const char *fmt,
+                            ...)
 {
-    if (b->ctl && !b->ctl->error[0]) {
+    if (c && !c->error[0]) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(b->ctl->error, sizeof b->ctl->error, fmt, ap);
+        vsnprintf(c->error, sizeof c->error, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -114,14 +115,14 @@ static int count_rows(tfb_trace_builder *b, uint64_t n)
     uint64_t before = c->rows;
     c->rows += n;
     if (c->max_rows && c->rows > c->max_rows)
-        return tfb_trace_builder_fail(
-            b, TFB_ETOOBIG,
+        return tfb_trace_load_ctl_fail(
+            c, TFB_ETOOBIG,
             "the trace has more than %llu rows (the load budget)",
             (unsigned long long)c->max_rows);
     if ((before >> 16) != (c->rows >> 16) && tfb_trace_load_ctl_late(c))
-        return tfb_trace_builder_fail(b, TFB_ETOOBIG,
-                                      "reading the trace took longer than "
-                                      "the load budget");
+        return tfb_trace_load_ctl_fail(c, TFB_ETOOBIG,
+                                       "reading the trace took longer than "
+                                       "the load budget");
     return 0;
 }
 

@@ -5,7 +5,6 @@
  * lane's spans into rows by a stack walk, computes self times, the op
  * totals and the extent.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +51,11 @@ int tfb_trace_host_builder_new(tfb_trace_host_builder **out,
     return 0;
 }
 
+tfb_trace_load_ctl *tfb_trace_host_builder_ctl(tfb_trace_host_builder *b)
+{
+    return b->ctl;
+}
+
 void tfb_trace_host_builder_free(tfb_trace_host_builder *b)
 {
     if (!b)
@@ -72,23 +76,6 @@ void tfb_trace_host_builder_free(tfb_trace_host_builder *b)
 void tfb_trace_host_builder_begin_file(tfb_trace_host_builder *b, size_t file)
 {
     b->file = file;
-}
-
-int tfb_trace_host_builder_fail(tfb_trace_host_builder *b, int code,
-                                const char *fmt, ...)
-{
-    if (b->ctl && !b->ctl->error[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(b->ctl->error, sizeof b->ctl->error, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
-int tfb_trace_host_builder_late(const tfb_trace_host_builder *b)
-{
-    return b->ctl && tfb_trace_load_ctl_late(b->ctl);
 }
 
 int32_t tfb_trace_host_builder_str(tfb_trace_host_builder *b, const char *s,
@@ -161,15 +148,14 @@ static int count_row(tfb_trace_host_builder *b)
         return 0;
     c->rows++;
     if (c->max_rows && c->rows > c->max_rows)
-        return tfb_trace_host_builder_fail(b, TFB_ETOOBIG,
-                                           "the host events exceed the load "
-                                           "budget (%llu rows)",
-                                           (unsigned long long)c->max_rows);
+        return tfb_trace_load_ctl_fail(c, TFB_ETOOBIG,
+                                       "the host events exceed the load "
+                                       "budget (%llu rows)",
+                                       (unsigned long long)c->max_rows);
     if ((c->rows & 0xffff) == 0 && tfb_trace_load_ctl_late(c))
-        return tfb_trace_host_builder_fail(
-            b, TFB_ETOOBIG,
-            "reading the host events took longer "
-            "than the load budget");
+        return tfb_trace_load_ctl_fail(c, TFB_ETOOBIG,
+                                       "reading the host events took longer "
+                                       "than the load budget");
     return 0;
 }
 

@@ -50,8 +50,19 @@ typedef struct tfb_trace_load_ctl {
 } tfb_trace_load_ctl;
 
 void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles);
-/* 1 when the load's time is up (the loaders poll it). */
+/* 1 when the load's time is up (the loaders poll it, the runtime reader
+ * from its own thread: the deadline is never written after init); c may
+ * be NULL. This and the next are trace_build.c's. */
 int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c);
+/* Fails the load: sets c's message (printf-style) unless one is set
+ * already, so the first cause is the one told; returns code. c may be
+ * NULL (no message). The load's thread only (the message is its). */
+int tfb_trace_load_ctl_fail(tfb_trace_load_ctl *c, int code, const char *fmt,
+                            ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Builds a trace from explicit files (tests, tools), on the calling
  * thread, with the current budgets. Files that are not traces are counted
@@ -104,13 +115,6 @@ typedef struct tfb_trace_builder tfb_trace_builder;
 /* ctl may be NULL (no budgets). */
 int tfb_trace_builder_new(tfb_trace_builder **out, tfb_trace_load_ctl *ctl);
 tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b);
-/* Fails the load: sets the message (printf-style) and returns code. */
-int tfb_trace_builder_fail(tfb_trace_builder *b, int code, const char *fmt,
-                           ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 /* Counts rows read outside spans and calls (strings, devices) against
  * the budget; TFB_ETOOBIG (message set) past it or past the time. */
 int tfb_trace_builder_rows(tfb_trace_builder *b, uint64_t n);
@@ -177,17 +181,11 @@ typedef struct tfb_trace_host_builder tfb_trace_host_builder;
  * may be NULL. */
 int tfb_trace_host_builder_new(tfb_trace_host_builder **out,
                                tfb_trace_load_ctl *ctl);
+tfb_trace_load_ctl *tfb_trace_host_builder_ctl(tfb_trace_host_builder *b);
 void tfb_trace_host_builder_free(tfb_trace_host_builder *b);
 /* Around each file (its index in the load). */
 void tfb_trace_host_builder_begin_file(tfb_trace_host_builder *b,
                                        size_t file);
-/* Fails the load with a message (printf-style); returns code. */
-int tfb_trace_host_builder_fail(tfb_trace_host_builder *b, int code,
-                                const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 /* Interns s (len bytes): its index, or -1 on ENOMEM. */
 int32_t tfb_trace_host_builder_str(tfb_trace_host_builder *b, const char *s,
                                    size_t len);
@@ -202,8 +200,6 @@ int tfb_trace_host_builder_span(tfb_trace_host_builder *b, int64_t pid,
                                 int64_t tid, int kind, int32_t name,
                                 int64_t start, int64_t end,
                                 int64_t correlation);
-/* 1 when the load's time is up (loaders poll it). */
-int tfb_trace_host_builder_late(const tfb_trace_host_builder *b);
 /* Nests, orders and totals what was added: *out NULL when nothing was.
  * Frees the builder in all cases. */
 int tfb_trace_host_builder_finish(tfb_trace_host_builder *b,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "trace/trace_file.h"
+#include "trace/trace_internal.h"
 #include "base/json_str.h"
 #include "tfboard.h"
 
@@ -292,13 +293,18 @@ static int read_event(scan *s, tfb_trace_kineto_event *e)
 }
 
 int tfb_trace_kineto_scan(const char *path, int legacy_ok,
+                          tfb_trace_load_ctl *ctl,
                           tfb_trace_kineto_event_fn fn, void *ctx)
 {
     char *text;
     size_t len = 0;
     int rc = tfb_trace_read_text(path, TFB_TRACE_MAX_TEXT_BYTES, &text, &len);
     if (rc == TFB_ETOOBIG || rc == TFB_ENOMEM)
-        return rc;
+        return tfb_trace_load_ctl_fail(ctl, rc,
+                                       "%s inflates to more than %zu MiB "
+                                       "or %dx its size; not read",
+                                       path, TFB_TRACE_MAX_TEXT_BYTES >> 20,
+                                       TFB_TRACE_MAX_RATIO);
     if (rc < 0)
         return 0; /* unreadable or damaged: not a trace */
     scan s = {text, text + len, 0};

@@ -55,8 +55,11 @@ typedef int (*tfb_trace_kineto_event_fn)(void *ctx,
  * bare array of events is a trace too (else it is not one). Returns 1
  * when the file is a trace (its events were handed over), 0 when it is
  * not one (unreadable, damaged .gz, no traceEvents), TFB_ETOOBIG (past the
- * size caps) or TFB_ENOMEM, or the callback's nonzero return. */
+ * size caps) or TFB_ENOMEM (both said in ctl's message, trace_internal.h;
+ * ctl may be NULL), or the callback's nonzero return. */
+struct tfb_trace_load_ctl;
 int tfb_trace_kineto_scan(const char *path, int legacy_ok,
+                          struct tfb_trace_load_ctl *ctl,
                           tfb_trace_kineto_event_fn fn, void *ctx);
 
 /* Token helpers: exact match; ASCII case-insensitive match (lit lower

@@ -84,23 +84,21 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
             r = tfb_trace_load_sqlite(b, paths[i]);
         else if (kind == TFB_TRACE_FILE_KINETO)
             r = tfb_trace_load_kineto(b, paths[i]);
-        if (r < 0) {
-            err = r;
-            if (ctl && !ctl->error[0])
-                snprintf(ctl->error, sizeof ctl->error, "%s: %s",
-                         tfb_trace_file_name(paths[i]), tfb_strerror(r));
-        } else {
+        if (r < 0)
+            err = tfb_trace_load_ctl_fail(ctl, r, "%s: %s",
+                                          tfb_trace_file_name(paths[i]),
+                                          tfb_strerror(r));
+        else
             tfb_trace_builder_end_file(b, r > 0);
-        }
     }
     if (err) {
         tfb_trace_builder_free(b);
         return err;
     }
     err = tfb_trace_builder_finish(b, out);
-    if (err && ctl && !ctl->error[0])
-        snprintf(ctl->error, sizeof ctl->error, "building the trace: %s",
-                 tfb_strerror(err));
+    if (err)
+        tfb_trace_load_ctl_fail(ctl, err, "building the trace: %s",
+                                tfb_strerror(err));
     if (!err && ctl)
         atomic_store(&ctl->progress_ppm, 1000000u);
     return err;

@@ -42,6 +42,7 @@ typedef struct id_map {
 
 typedef struct loader {
     tfb_trace_builder *b;
+    tfb_trace_load_ctl *ctl; /* the builder's: budgets, message */
     sqlite3 *db;
     const char *path;
     /* path with its -wal copied into the cache directory (its WAL data is
@@ -64,7 +65,7 @@ typedef struct loader {
 static int on_progress(void *arg)
 {
     loader *L = arg;
-    if (tfb_trace_load_ctl_late(tfb_trace_builder_ctl(L->b))) {
+    if (tfb_trace_load_ctl_late(L->ctl)) {
         L->interrupted = 1;
         return 1;
     }
@@ -77,13 +78,13 @@ static int table_kind(loader *L, const char *name)
 {
     int k = tfb_trace_sqlite_table_kind(L->db, name);
     if (k == TFB_TRACE_SQLITE_VIRTUAL)
-        return tfb_trace_builder_fail(
-            L->b, TFB_ECORRUPT,
+        return tfb_trace_load_ctl_fail(
+            L->ctl, TFB_ECORRUPT,
             "%s: %s is a virtual table: trace files are read only from "
             "plain tables", tfb_trace_file_name(L->path), name);
     if (k == TFB_TRACE_SQLITE_VIEW)
-        return tfb_trace_builder_fail(
-            L->b, TFB_ECORRUPT,
+        return tfb_trace_load_ctl_fail(
+            L->ctl, TFB_ECORRUPT,
             "%s: %s is a view, not a table: trace files are read only "
             "from tables (a view can compute rows without end)",
             tfb_trace_file_name(L->path), name);
@@ -115,10 +116,10 @@ static int64_t int_or(sqlite3_stmt *st, int i, int64_t def)
 static int step_end(loader *L, int rc)
 {
     if (L->interrupted)
-        return tfb_trace_builder_fail(L->b, TFB_ETOOBIG,
-                                      "%s: reading the trace took longer "
-                                      "than the load budget",
-                                      tfb_trace_file_name(L->path));
+        return tfb_trace_load_ctl_fail(L->ctl, TFB_ETOOBIG,
+                                       "%s: reading the trace took longer "
+                                       "than the load budget",
+                                       tfb_trace_file_name(L->path));
     (void)rc;
     return 0;
 }
@@ -564,12 +565,11 @@ static int runtime_start(loader *L, call_reader *R)
     int k = table_kind(L, T);
     if (k <= 0 || !tfb_trace_sqlite_has_column(L->db, T, "correlationId"))
         return k < 0 ? k : 0;
-    tfb_trace_load_ctl *ctl = tfb_trace_builder_ctl(L->b);
     R->file = L->wal_copy ? L->wal_copy : L->path;
     R->immutable = !L->wal_copy;
     R->path = L->path;
-    R->deadline = ctl ? ctl->deadline : 0;
-    R->max_rows = ctl ? ctl->max_rows : 0;
+    R->deadline = L->ctl ? L->ctl->deadline : 0;
+    R->max_rows = L->ctl ? L->ctl->max_rows : 0;
     R->has_name = tfb_trace_sqlite_has_column(L->db, T, "nameId");
     atomic_init(&R->cancel, 0);
     atomic_init(&R->rows, 0);
@@ -593,8 +593,8 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
     }
     int err;
     if (R->err == TFB_ETOOBIG || (R->interrupted && !R->err))
-        err = tfb_trace_builder_fail(
-            L->b, TFB_ETOOBIG, "%s: %s", tfb_trace_file_name(L->path),
+        err = tfb_trace_load_ctl_fail(
+            L->ctl, TFB_ETOOBIG, "%s: %s", tfb_trace_file_name(L->path),
             R->err == TFB_ETOOBIG
                 ? "the runtime calls exceed the load budget (rows)"
                 : "reading the trace took longer than the load budget");
@@ -732,6 +732,7 @@ int tfb_trace_load_sqlite(tfb_trace_builder *b, const char *path)
     loader L;
     memset(&L, 0, sizeof L);
     L.b = b;
+    L.ctl = tfb_trace_builder_ctl(b);
     L.path = path;
     L.wal_copy = tfb_trace_wal_copy(path);
     int rc = tfb_trace_sqlite_open(L.wal_copy ? L.wal_copy : path,

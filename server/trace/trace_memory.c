@@ -235,11 +235,10 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (++rows > MAX_NVTX_ROWS ||
             ((rows & 0xffff) == 0 && tfb_trace_load_ctl_late(ctl))) {
-            if (ctl)
-                snprintf(ctl->error, sizeof ctl->error,
-                         "%s: too many NVTX rows to read within the budget",
-                         tfb_trace_file_name(path));
-            err = TFB_ETOOBIG;
+            err = tfb_trace_load_ctl_fail(
+                ctl, TFB_ETOOBIG,
+                "%s: too many NVTX rows to read within the budget",
+                tfb_trace_file_name(path));
             break;
         }
         int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
@@ -279,13 +278,12 @@ static int memory_rows_ok(const char *path, size_t have,
         sqlite3_finalize(st);
     }
     sqlite3_close(db);
-    if (rows > 0 && (uint64_t)rows + have > ctl->max_rows) {
-        snprintf(ctl->error, sizeof ctl->error,
-                 "%s: %lld memory events, more than the budget of %llu rows",
-                 tfb_trace_file_name(path), (long long)rows,
-                 (unsigned long long)ctl->max_rows);
-        return TFB_ETOOBIG;
-    }
+    if (rows > 0 && (uint64_t)rows + have > ctl->max_rows)
+        return tfb_trace_load_ctl_fail(
+            ctl, TFB_ETOOBIG,
+            "%s: %lld memory events, more than the budget of %llu rows",
+            tfb_trace_file_name(path), (long long)rows,
+            (unsigned long long)ctl->max_rows);
     return 0;
 }
 
@@ -351,11 +349,9 @@ int tfb_trace_memory_load_files(char *const *paths, size_t n,
             continue;
         }
         if (got < 0) {
-            err = (int)got;
-            if (ctl)
-                snprintf(ctl->error, sizeof ctl->error,
-                         "%s: cannot read its memory events: %s",
-                         tfb_trace_file_name(paths[i]), tfb_strerror(err));
+            err = tfb_trace_load_ctl_fail(
+                ctl, (int)got, "%s: cannot read its memory events: %s",
+                tfb_trace_file_name(paths[i]), tfb_strerror((int)got));
             break;
         }
         if (got > 0)
@@ -382,9 +378,8 @@ int tfb_trace_memory_load_files(char *const *paths, size_t n,
     }
     to_run(&b);
     if (err) {
-        if (ctl && !ctl->error[0])
-            snprintf(ctl->error, sizeof ctl->error,
-                     "reading memory events: %s", tfb_strerror(err));
+        tfb_trace_load_ctl_fail(ctl, err, "reading memory events: %s",
+                                tfb_strerror(err));
         tfb_trace_memory_free(m);
         return err;
     }
