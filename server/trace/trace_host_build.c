@@ -30,8 +30,8 @@ struct tfb_trace_host_builder {
     tfb_trace_load_ctl *ctl;
     TFB_VEC(tfb_trace_host_event) spans;
     TFB_VEC(thread_rec) threads;
-    TFB_VEC(char *) strings;
-    tfb_strtab names, tids;
+    tfb_trace_strings strings;
+    tfb_strtab tids;
     /* the tids table's keys ((pid, tid) pairs), in chunks that never
      * move */
     int64_t *tid_keys[MAX_THREADS / KEY_CHUNK];
@@ -60,13 +60,10 @@ void tfb_trace_host_builder_free(tfb_trace_host_builder *b)
 {
     if (!b)
         return;
-    for (size_t i = 0; i < b->strings.n; i++)
-        free(b->strings.v[i]);
-    tfb_vec_free(&b->strings);
+    tfb_trace_strings_free(&b->strings);
     tfb_vec_free(&b->spans);
     tfb_vec_free(&b->threads);
     tfb_vec_free(&b->probes);
-    tfb_strtab_free(&b->names);
     tfb_strtab_free(&b->tids);
     for (size_t i = 0; i < MAX_THREADS / KEY_CHUNK; i++)
         free(b->tid_keys[i]);
@@ -81,25 +78,7 @@ void tfb_trace_host_builder_begin_file(tfb_trace_host_builder *b, size_t file)
 int32_t tfb_trace_host_builder_str(tfb_trace_host_builder *b, const char *s,
                                    size_t len)
 {
-    void *v = tfb_strtab_get(&b->names, s, len);
-    if (v)
-        return (int32_t)((uintptr_t)v - 1);
-    if (b->strings.n >= INT32_MAX ||
-        tfb_vec_need(&b->strings, b->strings.n + 1) < 0)
-        return -1;
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return -1;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    /* The table keys on the copy, which the strings own. */
-    if (tfb_strtab_put(&b->names, copy, len,
-                       (void *)(uintptr_t)(b->strings.n + 1)) < 0) {
-        free(copy);
-        return -1;
-    }
-    b->strings.v[b->strings.n] = copy;
-    return (int32_t)b->strings.n++;
+    return tfb_trace_strings_put(&b->strings, s, len);
 }
 
 /* The thread record of (pid, tid): its index, -1 on ENOMEM, -2 past
@@ -247,9 +226,7 @@ void tfb_trace_host_free(tfb_trace_host *h)
 {
     if (!h)
         return;
-    for (size_t i = 0; i < h->nstrings; i++)
-        free(h->strings[i]);
-    free(h->strings);
+    tfb_strv_free(h->strings, h->nstrings);
     free(h->spans);
     free(h->lanes);
     free(h->ops);
@@ -400,8 +377,9 @@ int tfb_trace_host_builder_finish(tfb_trace_host_builder *b,
         h->nstrings = b->strings.n;
         h->probes = b->probes.v;
         h->nfiles = b->probes.n;
-        /* handed over to h */
+        /* handed over to h; the strings' table is not needed now */
         memset(&b->spans, 0, sizeof b->spans);
+        tfb_strtab_free(&b->strings.tab);
         memset(&b->strings, 0, sizeof b->strings);
         memset(&b->probes, 0, sizeof b->probes);
         nest(h);

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/strtab.h"
 #include "trace/trace.h"
 
 /* ---- budgets and loading files (trace_load.c) ------------------------ */
@@ -89,6 +90,23 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
 void tfb_trace_free(tfb_trace *t);
 
 /* ---- building (trace_build.c; the loaders below fill a builder) ------- */
+
+/* Interned strings, both builders' (GPU trace and host side): each
+ * distinct string copied once and named by its index. v, n and cap are a
+ * TFB_VEC's (the copies, owned here until they move into what is built);
+ * the table maps a copy's bytes to its index + 1. Zero-initialise for
+ * none. Used by its builder's thread only. */
+typedef struct tfb_trace_strings {
+    char **v;
+    size_t n, cap;
+    tfb_strtab tab;
+} tfb_trace_strings;
+
+/* Interns s (len bytes): its index, or -1 on ENOMEM (or s NULL). */
+int32_t tfb_trace_strings_put(tfb_trace_strings *st, const char *s,
+                              size_t len);
+/* Frees the copies still held and the table; st is empty after. */
+void tfb_trace_strings_free(tfb_trace_strings *st);
 
 /* What a loader hands the builder for one interval on the device
  * (kernels, memcpy, memset) or the host (step, input). name indexes the
