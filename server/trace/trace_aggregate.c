@@ -181,19 +181,11 @@ static const tfb_trace_call *find_call(const tfb_trace *t, int64_t corr,
             return c;
         }
     }
-    size_t lo = 0, hi = t->ncalls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->calls[t->calls_by_corr[mid]].correlation < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < t->ncalls && t->calls[t->calls_by_corr[lo]].correlation == corr) {
-        *hint = lo + 1;
-        return &t->calls[t->calls_by_corr[lo]];
-    }
-    return NULL;
+    size_t k = tfb_trace_call_rank(t, corr); /* not near: bisection */
+    if (k == t->ncalls)
+        return NULL;
+    *hint = k + 1;
+    return &t->calls[t->calls_by_corr[k]];
 }
 
 typedef struct dev_acc {

@@ -178,6 +178,10 @@ int tfb_trace_load_kineto(tfb_trace_builder *b, const char *path);
  * Device)" (trace.c); 0 (unknown) when no label is found. */
 int tfb_trace_copy_kind_from_text(const char *s, size_t len);
 
+/* Where corr's call stands in t->calls_by_corr, t->ncalls when none
+ * (trace.c; tfb_trace_call_of and the aggregates' hinted look-up). */
+size_t tfb_trace_call_rank(const tfb_trace *t, int64_t corr);
+
 /* Computes t->agg (trace_aggregate.c; the builder calls it when it
  * finishes a trace): 0 or TFB_ENOMEM. */
 int tfb_trace_aggregate(tfb_trace *t);
