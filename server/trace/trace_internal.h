@@ -8,7 +8,9 @@
  * Calls inside the layer go one way: cache -> load -> loaders -> build ->
  * aggregate -> trace.c (and cache -> memory -> load_memory; cache -> host
  * -> host loaders -> host_build; cache, load and the SQLite loader ->
- * cachedir/walcopy -> colcache; both Kineto loaders -> kineto_scan).
+ * cachedir/walcopy -> colcache; both Kineto loaders and load_memory ->
+ * kineto_scan; host_build, kineto_scan and memory -> build, for the
+ * interned strings and a load's message).
  * The other internal headers of the folder: trace_file.h (whole files,
  * signatures), trace_sqlite_open.h, trace_kineto_scan.h, and the columnar
  * cache's trace_colcache.h, trace_cachedir.h, trace_walcopy.h.
