@@ -87,11 +87,9 @@ static int32_t text_of(hload *L, sqlite3_stmt *st, int i)
 static int each_row(hload *L, const char *sql,
                     int (*row)(hload *L, sqlite3_stmt *st))
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(L->db, sql);
+    if (!st)
         return 0; /* an odd schema: nothing to read, not an error */
-    }
     int err = 0, rc;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
         err = row(L, st);

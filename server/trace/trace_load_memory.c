@@ -134,8 +134,8 @@ int64_t tfb_trace_memory_load_sqlite(tfb_trace_memory_events *out,
     }
     snprintf(sql + len, sizeof sql - len,
              " FROM CUDA_GPU_MEMORY_USAGE_EVENTS ORDER BY start, rowid");
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st) {
         sqlite3_close(db);
         return TFB_ECORRUPT;
     }

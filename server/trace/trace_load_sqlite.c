@@ -344,11 +344,9 @@ static int load_kernels(loader *L)
         col(db, T, "dynamicSharedMemory", c[11], 64), namebuf, T);
     if (add_row_fn(db, "tfb_kernel_rows", 15, L, kernel_row))
         return TFB_ENOMEM;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st)
         return step_end(L, 0);
-    }
     L->row_err = 0;
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -370,11 +368,9 @@ static int load_copies(loader *L, int memset_)
              col(db, T, "deviceId", c[0], 64), col(db, T, "streamId", c[1], 64),
              col(db, T, "correlationId", c[2], 64), col(db, T, "bytes", c[3], 64),
              memset_ ? "NULL" : col(db, T, "copyKind", c[4], 64), T);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st)
         return step_end(L, 0);
-    }
     int err = 0, rc = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         tfb_trace_span_in s;
@@ -521,11 +517,8 @@ static void *reader_main(void *arg)
     if (tfb_trace_sqlite_open(R->file, R->immutable, &db))
         goto out;
     sqlite3_progress_handler(db, 10000, reader_progress, R);
-    if (sqlite3_prepare_v2(db, "SELECT value FROM StringIds WHERE id = ?", -1,
-                           &q, NULL) != SQLITE_OK) {
-        sqlite3_finalize(q);
-        q = NULL;
-    }
+    q = tfb_trace_sqlite_prepare(db,
+                                 "SELECT value FROM StringIds WHERE id = ?");
     char sql[256];
     snprintf(sql, sizeof sql,
              "SELECT tfb_call_rows(t.start, t.\"end\", t.correlationId, %s) "
@@ -536,7 +529,7 @@ static void *reader_main(void *arg)
         R->err = TFB_ENOMEM;
         goto out;
     }
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (!(st = tfb_trace_sqlite_prepare(db, sql)))
         goto out;
     sqlite3_step(st);
     atomic_store(&R->rows, R->nrows);
@@ -636,11 +629,9 @@ static int load_devices(loader *L)
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT t.id, %s, %s FROM %s t",
              col(db, T, "name", c[0], 64), col(db, T, "smCount", c[1], 64), T);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st)
         return step_end(L, 0);
-    }
     int err = 0, rc = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         err = tfb_trace_builder_rows(L->b, 1);
@@ -666,14 +657,10 @@ static int load_host_spans(loader *L)
     int k = table_kind(L, "TFB_HOST_SPANS");
     if (k <= 0)
         return k;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(L->db,
-                           "SELECT start, \"end\", kind, step FROM "
-                           "TFB_HOST_SPANS",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(
+        L->db, "SELECT start, \"end\", kind, step FROM TFB_HOST_SPANS");
+    if (!st)
         return step_end(L, 0);
-    }
     int err = 0, rc = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         row_done(L);
@@ -715,9 +702,8 @@ static uint64_t estimate_rows(loader *L)
             continue;
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", tables[i]);
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW) {
+        sqlite3_stmt *st = tfb_trace_sqlite_prepare(L->db, sql);
+        if (st && sqlite3_step(st) == SQLITE_ROW) {
             int64_t v = sqlite3_column_int64(st, 0);
             if (v > 0)
                 total += (uint64_t)v;
@@ -749,12 +735,9 @@ int tfb_trace_load_sqlite(tfb_trace_builder *b, const char *path)
         return err; /* 0: not a trace; < 0: refused */
     }
     err = table_kind(&L, "StringIds");
-    if (err == 1 &&
-        sqlite3_prepare_v2(L.db, "SELECT value FROM StringIds WHERE id = ?",
-                           -1, &L.str_stmt, NULL) != SQLITE_OK) {
-        sqlite3_finalize(L.str_stmt);
-        L.str_stmt = NULL;
-    }
+    if (err == 1)
+        L.str_stmt = tfb_trace_sqlite_prepare(
+            L.db, "SELECT value FROM StringIds WHERE id = ?");
     if (err > 0)
         err = 0;
     L.rows_est = err ? 0 : estimate_rows(&L);

@@ -225,8 +225,8 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
                   "WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL"
                 : "SELECT start, end, text FROM NVTX_EVENTS WHERE eventType "
                   "IN (59, 60) AND end IS NOT NULL";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st) {
         sqlite3_close(db); /* an odd schema: no ranges, not an error */
         return 0;
     }
@@ -269,11 +269,9 @@ static int memory_rows_ok(const char *path, size_t have,
         return rc;
     int64_t rows = 0;
     if (rc == 0 && is_table(db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM "
-                                   "CUDA_GPU_MEMORY_USAGE_EVENTS",
-                               -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
+        sqlite3_stmt *st = tfb_trace_sqlite_prepare(
+            db, "SELECT COUNT(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS");
+        if (st && sqlite3_step(st) == SQLITE_ROW)
             rows = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
