@@ -378,59 +378,10 @@ const tfb_ranks_job *tfb_ranks_job_of_run(const tfb_ranks_job *v, size_t n,
 
 /* ---- steps from the store ------------------------------------------------ */
 
-typedef struct sv {
-    int64_t step;
-    size_t order;
-    double v;
-} sv;
-
-static int cmp_sv(const void *a, const void *b)
-{
-    const sv *x = a, *y = b;
-    if (x->step != y->step)
-        return (x->step > y->step) - (x->step < y->step);
-    return (x->order > y->order) - (x->order < y->order);
-}
-
-/* The series' points by step, one per step (the last logged). */
-static int by_step(tfb_series *s, sv **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    if (!s)
-        return 0;
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    size_t cnt = v.count;
-    sv *a = cnt ? malloc(cnt * sizeof *a) : NULL;
-    if (cnt && !a) {
-        tfb_series_read_end(s);
-        return TFB_ENOMEM;
-    }
-    int sorted = 1;
-    for (size_t i = 0; i < cnt; i++) {
-        a[i] = (sv){v.step[i], i, (double)v.value[i]};
-        if (i && v.step[i] < v.step[i - 1])
-            sorted = 0;
-    }
-    tfb_series_read_end(s);
-    if (!sorted)
-        qsort(a, cnt, sizeof *a, cmp_sv);
-    size_t m = 0;
-    for (size_t i = 0; i < cnt; i++) {
-        if (m && a[m - 1].step == a[i].step)
-            a[m - 1] = a[i];
-        else
-            a[m++] = a[i];
-    }
-    *out = a;
-    *n = m;
-    return 0;
-}
-
 /* a[*cur].v when a[*cur].step == step (cur advances with ascending
  * lookups), else by binary search; NaN when absent. */
-static double lookup(const sv *a, size_t n, size_t *cur, int64_t step)
+static double lookup(const tfb_step_value *a, size_t n, size_t *cur,
+                     int64_t step)
 {
     size_t c = *cur;
     for (int k = 0; k < 4 && c < n && a[c].step < step; k++)
@@ -463,13 +414,14 @@ int tfb_ranks_collect(tfb_run *r, tfb_ranks_step **out, size_t *n_out)
                                          TFB_TAG_STEP_MS);
     if (!st)
         return 0;
-    sv *in = NULL, *cm = NULL;
+    tfb_step_value *in = NULL, *cm = NULL;
     size_t ni = 0, ncm = 0;
-    int rc = by_step(tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                         TFB_TAG_INPUT_MS), &in, &ni);
+    int rc = tfb_series_by_step(
+        tfb_run_find_series(r, TFB_SERIES_SCALAR, TFB_TAG_INPUT_MS), &in, &ni);
     if (rc == 0)
-        rc = by_step(tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                         TFB_TAG_COMM_MS), &cm, &ncm);
+        rc = tfb_series_by_step(
+            tfb_run_find_series(r, TFB_SERIES_SCALAR, TFB_TAG_COMM_MS), &cm,
+            &ncm);
     if (rc < 0) {
         free(in);
         return rc;

@@ -1093,6 +1093,49 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
     return n;
 }
 
+static int cmp_step_value(const void *a, const void *b)
+{
+    const tfb_step_value *x = a, *y = b;
+    if (x->step != y->step)
+        return (x->step > y->step) - (x->step < y->step);
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+int tfb_series_by_step(tfb_series *s, tfb_step_value **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s)
+        return 0;
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    size_t cnt = v.count;
+    tfb_step_value *a = cnt ? malloc(cnt * sizeof *a) : NULL;
+    if (cnt && !a) {
+        tfb_series_read_end(s);
+        return TFB_ENOMEM;
+    }
+    int sorted = 1;
+    for (size_t i = 0; i < cnt; i++) {
+        a[i] = (tfb_step_value){v.step[i], i, (double)v.value[i]};
+        if (i && v.step[i] < v.step[i - 1])
+            sorted = 0;
+    }
+    tfb_series_read_end(s);
+    if (!sorted)
+        qsort(a, cnt, sizeof *a, cmp_step_value);
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        if (m && a[m - 1].step == a[i].step)
+            a[m - 1] = a[i];
+        else
+            a[m++] = a[i];
+    }
+    *out = a;
+    *n = m;
+    return 0;
+}
+
 size_t tfb_series_key(const tfb_series *s, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "%s\x1f%s", s->run->name, s->tag);
