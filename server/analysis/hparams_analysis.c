@@ -29,23 +29,11 @@ static void value_free(tfb_hparam_value *v)
     }
 }
 
-/* n bytes of p and a NUL after them (NULs inside kept). */
-static char *dup_bytes(const void *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (s) {
-        if (n)
-            memcpy(s, p, n);
-        s[n] = '\0';
-    }
-    return s;
-}
-
 static int value_copy(tfb_hparam_value *dst, const tfb_hparam_value *src)
 {
     *dst = *src;
     dst->str = NULL;
-    if (src->str && !(dst->str = dup_bytes(src->str, src->len)))
+    if (src->str && !(dst->str = tfb_strndup(src->str, src->len)))
         return TFB_ENOMEM;
     return 0;
 }
@@ -66,7 +54,7 @@ static int dup_field(char **dst, const pb_field *f)
  * names and values, which a writer may fill with any bytes. */
 static int dup_field_n(char **dst, size_t *len, const pb_field *f)
 {
-    char *s = dup_bytes(f->p, f->len);
+    char *s = tfb_strndup((const char *)f->p, f->len);
     if (!s)
         return TFB_ENOMEM;
     free(*dst);
@@ -691,7 +679,7 @@ static int add_column(exp_build *b, const char *name, size_t len,
     c->type = -1; /* not known yet */
     c->min_seen = c->max_seen = NAN;
     c->min_value = c->max_value = NAN;
-    if (!(c->name = dup_bytes(name, len)))
+    if (!(c->name = tfb_strndup(name, len)))
         return TFB_ENOMEM;
     c->name_len = len;
     b->cap_v.v[e->n_columns] = 0;

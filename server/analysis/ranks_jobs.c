@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/str.h"
 #include "base/vec.h"
 #include "store/dir_links.h"
 #include "tfboard.h"
@@ -57,13 +58,11 @@ static int read_record(tfb_run *r, tfb_ranks_member *m, char **job_out,
         tfb_rank_info ri = {.size = sizeof ri};
         if (tfb_value_rank_info(&v, &ri) != 0)
             continue;
-        char *job = malloc(ri.job_len + 1);
+        char *job = tfb_strndup(ri.job, ri.job_len);
         if (!job) {
             tfb_plugin_records_free(recs, n);
             return TFB_ENOMEM;
         }
-        memcpy(job, ri.job, ri.job_len);
-        job[ri.job_len] = 0;
         m->rank = ri.rank;
         m->world_size = ri.world_size;
         m->has_record = 1;
@@ -100,29 +99,11 @@ static int same_name(const char *a, size_t al, const char *b, size_t bl)
     return c ? c : (al > bl) - (al < bl);
 }
 
-static char *dup_name(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
-
 /* The parent directory of a run name ("." for a top-level run), malloc'd. */
 static char *parent_of(const char *name)
 {
     const char *slash = strrchr(name, '/');
-    if (!slash)
-        return strdup(".");
-    size_t n = (size_t)(slash - name);
-    char *p = malloc(n + 1);
-    if (p) {
-        memcpy(p, name, n);
-        p[n] = 0;
-    }
-    return p;
+    return slash ? tfb_strndup(name, (size_t)(slash - name)) : strdup(".");
 }
 
 typedef struct cand {
@@ -302,7 +283,7 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
                 name = cs[k].job, nl = cs[k].job_len;
         if (!name)
             name = cs[i].parent, nl = strlen(cs[i].parent);
-        cs[i].job = dup_name(name, nl);
+        cs[i].job = tfb_strndup(name, nl);
         cs[i].job_len = nl;
         if (!cs[i].job) {
             rc = TFB_ENOMEM;
@@ -319,7 +300,7 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
         if (j < jobs.n)
             continue;
         tfb_ranks_job *jb = tfb_vec_add(&jobs);
-        if (!jb || !(jb->name = dup_name(cs[i].job, cs[i].job_len))) {
+        if (!jb || !(jb->name = tfb_strndup(cs[i].job, cs[i].job_len))) {
             rc = TFB_ENOMEM;
             goto fail;
         }

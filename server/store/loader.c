@@ -525,11 +525,8 @@ static const ingest_fn by_type[] = {
 static void set_plugin(run_state *rs, tag_entry *e, const char *plugin,
                        size_t len)
 {
-    e->plugin = malloc(len + 1);
-    if (!e->plugin)
+    if (!(e->plugin = tfb_strndup(plugin, len)))
         return;
-    memcpy(e->plugin, plugin, len);
-    e->plugin[len] = 0;
     e->plugin_len = len;
     e->dec = tfb_value_decoder_find(plugin, len);
     if (e->dec)

@@ -15,6 +15,7 @@
 
 #include "base/hash.h"
 #include "base/idxtab.h"
+#include "base/str.h"
 #include "base/strtab.h"
 #include "trace/trace_internal.h"
 #include "base/vec.h"
@@ -150,11 +151,9 @@ int32_t tfb_trace_strings_put(tfb_trace_strings *st, const char *s,
     if (st->n >= INT32_MAX || tfb_vec_need(st, st->n + 1) < 0 ||
         tfb_strtab_reserve(&st->tab, st->n + 1) < 0)
         return -1;
-    char *copy = malloc(len + 1);
+    char *copy = tfb_strndup(s, len);
     if (!copy)
         return -1;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
     int32_t idx = (int32_t)st->n;
     /* Cannot fail: room was reserved above. */
     tfb_strtab_put_h(&st->tab, copy, len, h, (void *)(uintptr_t)(idx + 1));

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "base/idxtab.h"
+#include "base/str.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
@@ -439,11 +440,9 @@ static int32_t reader_name(call_reader *R, const char *text, size_t len)
         return (int32_t)(n - 1);
     if (n >= INT32_MAX || tfb_vec_need(&R->names, n + 1) < 0)
         return -2;
-    char *c = malloc(len + 1);
+    char *c = tfb_strndup(text, len);
     if (!c)
         return -2;
-    memcpy(c, text, len);
-    c[len] = '\0';
     R->names.v[R->names.n++] = c;
     return (int32_t)n;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "tfboard.h"
+#include "base/str.h"
 #include "base/vec.h"
 #include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
@@ -75,11 +76,9 @@ static const char *own_name(builder *b, const char *s, size_t len)
 {
     if (!s || tfb_vec_need(&b->names, b->names.n + 1) < 0)
         return NULL;
-    char *c = malloc(len + 1);
+    char *c = tfb_strndup(s, len);
     if (!c)
         return NULL;
-    memcpy(c, s, len);
-    c[len] = '\0';
     b->names.v[b->names.n++] = c;
     return c;
 }
