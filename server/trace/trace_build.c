@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/deadline.h"
 #include "base/hash.h"
 #include "base/idxtab.h"
 #include "base/str.h"
@@ -60,16 +60,10 @@ struct tfb_trace_builder {
 /* ------------------------------------------------------------------------
  * Load control
  * ---------------------------------------------------------------------- */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c)
 {
-    return c && c->deadline > 0 && now_s() > c->deadline;
+    return c && c->deadline > 0 &&
+           (double)tfb_mono_now_ns() * 1e-9 > c->deadline;
 }
 
 tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b)

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/deadline.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_file.h"
 #include "trace/trace_cachedir.h"
@@ -43,11 +43,8 @@ void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles)
     pthread_mutex_lock(&g_limits_mu);
     tfb_trace_load_limits l = g_limits;
     pthread_mutex_unlock(&g_limits_mu);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     c->max_rows = l.max_rows;
-    c->deadline = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 +
-                  l.max_seconds;
+    c->deadline = (double)tfb_mono_now_ns() * 1e-9 + l.max_seconds;
     c->nfiles = nfiles;
     atomic_init(&c->progress_ppm, 0);
 }

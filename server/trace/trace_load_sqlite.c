@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/idxtab.h"
 #include "base/str.h"
@@ -404,7 +403,9 @@ typedef struct call_reader {
     const char *file; /* what to open (the store or its WAL copy) */
     int immutable;
     const char *path;
-    double deadline;
+    /* the load's: only its deadline is read here, which nothing writes
+     * during the load */
+    const tfb_trace_load_ctl *ctl;
     uint64_t max_rows;
     atomic_int cancel;
     _Atomic uint64_t rows;
@@ -422,10 +423,7 @@ typedef struct call_reader {
 static int reader_progress(void *arg)
 {
     call_reader *R = arg;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    if (atomic_load(&R->cancel) || (R->deadline > 0 && now > R->deadline)) {
+    if (atomic_load(&R->cancel) || tfb_trace_load_ctl_late(R->ctl)) {
         R->interrupted = 1;
         return 1;
     }
@@ -560,7 +558,7 @@ static int runtime_start(loader *L, call_reader *R)
     R->file = L->wal_copy ? L->wal_copy : L->path;
     R->immutable = !L->wal_copy;
     R->path = L->path;
-    R->deadline = L->ctl ? L->ctl->deadline : 0;
+    R->ctl = L->ctl;
     R->max_rows = L->ctl ? L->ctl->max_rows : 0;
     R->has_name = tfb_trace_sqlite_has_column(L->db, T, "nameId");
     atomic_init(&R->cancel, 0);
