@@ -795,9 +795,7 @@ static void build_free(exp_build *b)
     tfb_vec_free(&b->cap_v);
     tfb_strtab_free(&b->cols);
     tfb_strtab_free(&b->mets);
-    for (size_t i = 0; i < b->met_keys.n; i++)
-        free(b->met_keys.v[i]);
-    tfb_vec_free(&b->met_keys);
+    tfb_strv_free(b->met_keys.v, b->met_keys.n);
 }
 
 static int cmp_value_qsort(const void *a, const void *b)

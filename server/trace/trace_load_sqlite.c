@@ -539,9 +539,7 @@ out:
 
 static void reader_free(call_reader *R)
 {
-    for (size_t i = 0; i < R->names.n; i++)
-        free(R->names.v[i]);
-    tfb_vec_free(&R->names);
+    tfb_strv_free(R->names.v, R->names.n);
     id_free(&R->ids);
     tfb_vec_free(&R->calls);
 }

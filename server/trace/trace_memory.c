@@ -31,9 +31,7 @@ void tfb_trace_memory_free(tfb_trace_memory *m)
     free(m->kernels);
     free(m->ranges);
     free(m->steps);
-    for (size_t i = 0; i < m->n_names; i++)
-        free(m->names[i]);
-    free(m->names);
+    tfb_strv_free(m->names, m->n_names);
     free(m);
 }
 
