@@ -38,20 +38,9 @@ static int value_copy(tfb_hparam_value *dst, const tfb_hparam_value *src)
     return 0;
 }
 
-/* Copies a length-delimited field into a NUL-terminated string (cut at a
- * NUL: for the texts only shown as labels). */
-static int dup_field(char **dst, const pb_field *f)
-{
-    char *s = tfb_strndup((const char *)f->p, f->len);
-    if (!s)
-        return TFB_ENOMEM;
-    free(*dst);
-    *dst = s;
-    return 0;
-}
-
-/* As dup_field, keeping the whole field (NULs too) and its length: for
- * names and values, which a writer may fill with any bytes. */
+/* Copies a length-delimited field (NULs too) into a NUL-terminated
+ * string, and its length: for names and values, which a writer may fill
+ * with any bytes. */
 static int dup_field_n(char **dst, size_t *len, const pb_field *f)
 {
     char *s = tfb_strndup((const char *)f->p, f->len);
@@ -61,6 +50,14 @@ static int dup_field_n(char **dst, size_t *len, const pb_field *f)
     *dst = s;
     *len = f->len;
     return 0;
+}
+
+/* As dup_field_n, without the length (the string is cut at a NUL): for
+ * the texts only shown as labels. */
+static int dup_field(char **dst, const pb_field *f)
+{
+    size_t len;
+    return dup_field_n(dst, &len, f);
 }
 
 /* google.protobuf.Value. An unknown field is skipped (forward compat). */
