@@ -29,50 +29,35 @@ static void value_free(tfb_hparam_value *v)
     }
 }
 
-/* n bytes of p and a NUL after them (NULs inside kept). */
-static char *dup_bytes(const void *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (s) {
-        if (n)
-            memcpy(s, p, n);
-        s[n] = '\0';
-    }
-    return s;
-}
-
 static int value_copy(tfb_hparam_value *dst, const tfb_hparam_value *src)
 {
     *dst = *src;
     dst->str = NULL;
-    if (src->str && !(dst->str = dup_bytes(src->str, src->len)))
+    if (src->str && !(dst->str = tfb_strndup(src->str, src->len)))
         return TFB_ENOMEM;
     return 0;
 }
 
-/* Copies a length-delimited field into a NUL-terminated string (cut at a
- * NUL: for the texts only shown as labels). */
-static int dup_field(char **dst, const pb_field *f)
+/* Copies a length-delimited field (NULs too) into a NUL-terminated
+ * string, and its length: for names and values, which a writer may fill
+ * with any bytes. */
+static int dup_field_n(char **dst, size_t *len, const pb_field *f)
 {
     char *s = tfb_strndup((const char *)f->p, f->len);
     if (!s)
         return TFB_ENOMEM;
     free(*dst);
     *dst = s;
+    *len = f->len;
     return 0;
 }
 
-/* As dup_field, keeping the whole field (NULs too) and its length: for
- * names and values, which a writer may fill with any bytes. */
-static int dup_field_n(char **dst, size_t *len, const pb_field *f)
+/* As dup_field_n, without the length (the string is cut at a NUL): for
+ * the texts only shown as labels. */
+static int dup_field(char **dst, const pb_field *f)
 {
-    char *s = dup_bytes(f->p, f->len);
-    if (!s)
-        return TFB_ENOMEM;
-    free(*dst);
-    *dst = s;
-    *len = f->len;
-    return 0;
+    size_t len;
+    return dup_field_n(dst, &len, f);
 }
 
 /* google.protobuf.Value. An unknown field is skipped (forward compat). */
@@ -691,7 +676,7 @@ static int add_column(exp_build *b, const char *name, size_t len,
     c->type = -1; /* not known yet */
     c->min_seen = c->max_seen = NAN;
     c->min_value = c->max_value = NAN;
-    if (!(c->name = dup_bytes(name, len)))
+    if (!(c->name = tfb_strndup(name, len)))
         return TFB_ENOMEM;
     c->name_len = len;
     b->cap_v.v[e->n_columns] = 0;
@@ -807,9 +792,7 @@ static void build_free(exp_build *b)
     tfb_vec_free(&b->cap_v);
     tfb_strtab_free(&b->cols);
     tfb_strtab_free(&b->mets);
-    for (size_t i = 0; i < b->met_keys.n; i++)
-        free(b->met_keys.v[i]);
-    tfb_vec_free(&b->met_keys);
+    tfb_strv_free(b->met_keys.v, b->met_keys.n);
 }
 
 static int cmp_value_qsort(const void *a, const void *b)

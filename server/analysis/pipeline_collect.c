@@ -16,51 +16,6 @@
 
 /* ---- from the store ---------------------------------------------------- */
 
-typedef struct step_val {
-    int64_t step;
-    size_t order; /* file order, so the last write of a step wins */
-    double v;
-} step_val;
-
-static int cmp_step_val(const void *a, const void *b)
-{
-    const step_val *x = a, *y = b;
-    if (x->step != y->step)
-        return (x->step > y->step) - (x->step < y->step);
-    return (x->order > y->order) - (x->order < y->order);
-}
-
-/* The series' points sorted by step with one value per step (the last). */
-static int series_by_step(tfb_series *s, step_val **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    if (!s)
-        return 0;
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    step_val *a = v.count ? malloc(v.count * sizeof *a) : NULL;
-    if (v.count && !a) {
-        tfb_series_read_end(s);
-        return TFB_ENOMEM;
-    }
-    for (size_t i = 0; i < v.count; i++)
-        a[i] = (step_val){v.step[i], i, (double)v.value[i]};
-    size_t cnt = v.count;
-    tfb_series_read_end(s);
-    qsort(a, cnt, sizeof *a, cmp_step_val);
-    size_t m = 0;
-    for (size_t i = 0; i < cnt; i++) {
-        if (m > 0 && a[m - 1].step == a[i].step)
-            a[m - 1] = a[i];
-        else
-            a[m++] = a[i];
-    }
-    *out = a;
-    *n = m;
-    return 0;
-}
-
 static int usable(double v)
 {
     return isfinite(v) && v >= 0.0;
@@ -70,17 +25,17 @@ int tfb_pipeline_collect(tfb_run *run, tfb_pipeline_step **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    step_val *st = NULL, *in = NULL, *cm = NULL;
+    tfb_step_value *st = NULL, *in = NULL, *cm = NULL;
     size_t ns = 0, ni = 0, nc = 0;
-    int rc = series_by_step(
+    int rc = tfb_series_by_step(
         tfb_run_find_series(run, TFB_SERIES_SCALAR, TFB_TAG_STEP_MS),
         &st, &ns);
     if (rc == 0)
-        rc = series_by_step(
+        rc = tfb_series_by_step(
             tfb_run_find_series(run, TFB_SERIES_SCALAR, TFB_TAG_INPUT_MS),
             &in, &ni);
     if (rc == 0)
-        rc = series_by_step(
+        rc = tfb_series_by_step(
             tfb_run_find_series(run, TFB_SERIES_SCALAR, TFB_TAG_COMM_MS),
             &cm, &nc);
     if (rc < 0) {

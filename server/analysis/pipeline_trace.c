@@ -7,33 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_interval(const void *a, const void *b)
-{
-    const tfb_interval *x = a, *y = b;
-    if (x->start != y->start)
-        return (x->start > y->start) - (x->start < y->start);
-    return (x->end > y->end) - (x->end < y->end);
-}
-
-size_t tfb_intervals_normalize(tfb_interval *v, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_interval);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].end <= v[i].start)
-            continue;
-        if (m > 0 && v[i].start <= v[m - 1].end) {
-            if (v[i].end > v[m - 1].end)
-                v[m - 1].end = v[i].end;
-        } else {
-            v[m++] = v[i];
-        }
-    }
-    return m;
-}
-
 int64_t tfb_intervals_length(const tfb_interval *v, size_t n)
 {
     int64_t t = 0;

@@ -12,15 +12,18 @@
 #include <stdint.h>
 
 #include "analysis/pipeline_analysis.h"
+#include "trace/trace.h"
 
 /* A half-open time interval [start, end) in ns. */
-typedef struct tfb_interval {
-    int64_t start, end;
-} tfb_interval;
+typedef tfb_trace_interval tfb_interval;
 
 /* Sorts v and merges overlapping or touching intervals in place (empty
- * and reversed ones are dropped). Returns the new count. */
-size_t tfb_intervals_normalize(tfb_interval *v, size_t n);
+ * and reversed ones are dropped): the trace layer's, whose busy intervals
+ * are such unions too. Returns the new count. */
+static inline size_t tfb_intervals_normalize(tfb_interval *v, size_t n)
+{
+    return tfb_trace_intervals_normalize(v, n);
+}
 
 /* Total length of normalized intervals. */
 int64_t tfb_intervals_length(const tfb_interval *v, size_t n);

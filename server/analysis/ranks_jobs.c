@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/str.h"
 #include "base/vec.h"
 #include "store/dir_links.h"
 #include "tfboard.h"
@@ -57,13 +58,11 @@ static int read_record(tfb_run *r, tfb_ranks_member *m, char **job_out,
         tfb_rank_info ri = {.size = sizeof ri};
         if (tfb_value_rank_info(&v, &ri) != 0)
             continue;
-        char *job = malloc(ri.job_len + 1);
+        char *job = tfb_strndup(ri.job, ri.job_len);
         if (!job) {
             tfb_plugin_records_free(recs, n);
             return TFB_ENOMEM;
         }
-        memcpy(job, ri.job, ri.job_len);
-        job[ri.job_len] = 0;
         m->rank = ri.rank;
         m->world_size = ri.world_size;
         m->has_record = 1;
@@ -100,29 +99,11 @@ static int same_name(const char *a, size_t al, const char *b, size_t bl)
     return c ? c : (al > bl) - (al < bl);
 }
 
-static char *dup_name(const char *s, size_t n)
-{
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
-    return d;
-}
-
 /* The parent directory of a run name ("." for a top-level run), malloc'd. */
 static char *parent_of(const char *name)
 {
     const char *slash = strrchr(name, '/');
-    if (!slash)
-        return strdup(".");
-    size_t n = (size_t)(slash - name);
-    char *p = malloc(n + 1);
-    if (p) {
-        memcpy(p, name, n);
-        p[n] = 0;
-    }
-    return p;
+    return slash ? tfb_strndup(name, (size_t)(slash - name)) : strdup(".");
 }
 
 typedef struct cand {
@@ -302,7 +283,7 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
                 name = cs[k].job, nl = cs[k].job_len;
         if (!name)
             name = cs[i].parent, nl = strlen(cs[i].parent);
-        cs[i].job = dup_name(name, nl);
+        cs[i].job = tfb_strndup(name, nl);
         cs[i].job_len = nl;
         if (!cs[i].job) {
             rc = TFB_ENOMEM;
@@ -319,7 +300,7 @@ int tfb_ranks_find_jobs(tfb_store *s, tfb_ranks_job **out, size_t *n_out)
         if (j < jobs.n)
             continue;
         tfb_ranks_job *jb = tfb_vec_add(&jobs);
-        if (!jb || !(jb->name = dup_name(cs[i].job, cs[i].job_len))) {
+        if (!jb || !(jb->name = tfb_strndup(cs[i].job, cs[i].job_len))) {
             rc = TFB_ENOMEM;
             goto fail;
         }
@@ -378,59 +359,10 @@ const tfb_ranks_job *tfb_ranks_job_of_run(const tfb_ranks_job *v, size_t n,
 
 /* ---- steps from the store ------------------------------------------------ */
 
-typedef struct sv {
-    int64_t step;
-    size_t order;
-    double v;
-} sv;
-
-static int cmp_sv(const void *a, const void *b)
-{
-    const sv *x = a, *y = b;
-    if (x->step != y->step)
-        return (x->step > y->step) - (x->step < y->step);
-    return (x->order > y->order) - (x->order < y->order);
-}
-
-/* The series' points by step, one per step (the last logged). */
-static int by_step(tfb_series *s, sv **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    if (!s)
-        return 0;
-    tfb_series_view v;
-    tfb_series_read_begin(s, &v);
-    size_t cnt = v.count;
-    sv *a = cnt ? malloc(cnt * sizeof *a) : NULL;
-    if (cnt && !a) {
-        tfb_series_read_end(s);
-        return TFB_ENOMEM;
-    }
-    int sorted = 1;
-    for (size_t i = 0; i < cnt; i++) {
-        a[i] = (sv){v.step[i], i, (double)v.value[i]};
-        if (i && v.step[i] < v.step[i - 1])
-            sorted = 0;
-    }
-    tfb_series_read_end(s);
-    if (!sorted)
-        qsort(a, cnt, sizeof *a, cmp_sv);
-    size_t m = 0;
-    for (size_t i = 0; i < cnt; i++) {
-        if (m && a[m - 1].step == a[i].step)
-            a[m - 1] = a[i];
-        else
-            a[m++] = a[i];
-    }
-    *out = a;
-    *n = m;
-    return 0;
-}
-
 /* a[*cur].v when a[*cur].step == step (cur advances with ascending
  * lookups), else by binary search; NaN when absent. */
-static double lookup(const sv *a, size_t n, size_t *cur, int64_t step)
+static double lookup(const tfb_step_value *a, size_t n, size_t *cur,
+                     int64_t step)
 {
     size_t c = *cur;
     for (int k = 0; k < 4 && c < n && a[c].step < step; k++)
@@ -463,13 +395,14 @@ int tfb_ranks_collect(tfb_run *r, tfb_ranks_step **out, size_t *n_out)
                                          TFB_TAG_STEP_MS);
     if (!st)
         return 0;
-    sv *in = NULL, *cm = NULL;
+    tfb_step_value *in = NULL, *cm = NULL;
     size_t ni = 0, ncm = 0;
-    int rc = by_step(tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                         TFB_TAG_INPUT_MS), &in, &ni);
+    int rc = tfb_series_by_step(
+        tfb_run_find_series(r, TFB_SERIES_SCALAR, TFB_TAG_INPUT_MS), &in, &ni);
     if (rc == 0)
-        rc = by_step(tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                         TFB_TAG_COMM_MS), &cm, &ncm);
+        rc = tfb_series_by_step(
+            tfb_run_find_series(r, TFB_SERIES_SCALAR, TFB_TAG_COMM_MS), &cm,
+            &ncm);
     if (rc < 0) {
         free(in);
         return rc;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/select.h"
+#include "base/str.h"
 #include "base/strtab.h"
 #include "analysis/loss_tags.h"
 #include "analysis/loss_watch.h"
@@ -66,11 +67,10 @@ static series_entry *entry_of(const tfb_series *s)
     if (e)
         return e;
     e = calloc(1, sizeof *e);
-    if (!e || !(e->key = malloc(n + 1))) {
+    if (!e || !(e->key = tfb_strndup(key, n))) {
         free(e);
         return NULL;
     }
-    memcpy(e->key, key, n + 1);
     if (tfb_strtab_put(&g_tab, e->key, n, e) < 0) {
         free(e->key);
         free(e);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/str.h"
 #include "core/http_internal.h"
 
 static const char JSON_TYPE[] = "application/json; charset=utf-8";
@@ -88,12 +89,9 @@ int tfb_http_body_take(tfb_http_resp *resp, unsigned status,
 int tfb_http_text(tfb_http_resp *resp, unsigned status,
                   const char *content_type, const char *body, size_t len)
 {
-    char *b = malloc(len + 1);
+    char *b = tfb_strndup(body, len);
     if (!b)
         return TFB_ENOMEM;
-    if (len)
-        memcpy(b, body, len);
-    b[len] = 0;
     return tfb_http_body_take(resp, status, content_type, b, len);
 }
 

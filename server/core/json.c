@@ -393,7 +393,12 @@ static size_t shortest(char *buf, double v, int maxp, int mbits, int emin)
     return emit(buf, neg, m, nd, e);
 }
 
-size_t tfb_fmt_double(char *buf, double v)
+/* A double (mbits 53: up to 17 digits, emin -1074) or a float widened
+ * (24: 9 digits, -149) as the shortest decimal that reads back as it;
+ * past what shortest() finds (extreme exponents, the most digits), the C
+ * library's, from `from` digits up. */
+static size_t fmt_real(char *buf, double v, int maxp, int mbits, int emin,
+                       int from)
 {
     if (!isfinite(v))
         return fmt_nonfinite(buf, v);
@@ -401,38 +406,28 @@ size_t tfb_fmt_double(char *buf, double v)
         memcpy(buf, signbit(v) ? "-0.0" : "0", signbit(v) ? 5 : 2);
         return signbit(v) ? 4 : 1;
     }
-    size_t n = shortest(buf, v, 17, 53, -1074);
+    size_t n = shortest(buf, v, maxp, mbits, emin);
     if (n)
         return n;
-    /* Slow path (extreme exponents, 17 digits): the C library. */
     char t[40];
-    int len = snprintf(t, sizeof t, "%.15g", v);
-    if (strtod(t, NULL) != v) {
-        len = snprintf(t, sizeof t, "%.16g", v);
-        if (strtod(t, NULL) != v)
-            len = snprintf(t, sizeof t, "%.17g", v);
-    }
+    int len = snprintf(t, sizeof t, "%.*g", from, v);
+    for (int p = from + 1;
+         p <= maxp &&
+         (mbits == 24 ? strtof(t, NULL) : strtod(t, NULL)) != v;
+         p++)
+        len = snprintf(t, sizeof t, "%.*g", p, v);
     memcpy(buf, t, (size_t)len + 1);
     return (size_t)len;
 }
 
+size_t tfb_fmt_double(char *buf, double v)
+{
+    return fmt_real(buf, v, 17, 53, -1074, 15);
+}
+
 size_t tfb_fmt_float(char *buf, float v)
 {
-    if (!isfinite(v))
-        return fmt_nonfinite(buf, v);
-    if (v == 0) {
-        memcpy(buf, signbit(v) ? "-0.0" : "0", signbit(v) ? 5 : 2);
-        return signbit(v) ? 4 : 1;
-    }
-    size_t n = shortest(buf, (double)v, 9, 24, -149);
-    if (n)
-        return n;
-    char t[40];
-    int len = snprintf(t, sizeof t, "%.6g", (double)v);
-    for (int p = 7; p <= 9 && strtof(t, NULL) != v; p++)
-        len = snprintf(t, sizeof t, "%.*g", p, (double)v);
-    memcpy(buf, t, (size_t)len + 1);
-    return (size_t)len;
+    return fmt_real(buf, v, 9, 24, -149, 6);
 }
 
 static void num_text(tfb_json *j, const char *b, size_t n, int quoted)

@@ -113,18 +113,6 @@ struct tfb_loader {
 
 /* ---- small helpers -------------------------------------------------- */
 
-static char *path_join(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    char *p = malloc(la + lb + 2);
-    if (!p)
-        return NULL;
-    memcpy(p, a, la);
-    p[la] = '/';
-    memcpy(p + la + 1, b, lb + 1);
-    return p;
-}
-
 static int ends_with(const char *s, const char *suf)
 {
     size_t ls = strlen(s), lf = strlen(suf);
@@ -359,7 +347,7 @@ static int scan(tfb_loader *l)
         }
         if (ne || nt) {
             char *rel = dl ? tfb_strndup(e[i].rel, dl) : tfb_strdup(".");
-            char *dir = dl ? path_join(logdir, rel) : tfb_strdup(logdir);
+            char *dir = rel ? tfb_storage_join(logdir, rel) : NULL;
             if (!rel || !dir)
                 rc = TFB_ENOMEM;
             else
@@ -537,11 +525,8 @@ static const ingest_fn by_type[] = {
 static void set_plugin(run_state *rs, tag_entry *e, const char *plugin,
                        size_t len)
 {
-    e->plugin = malloc(len + 1);
-    if (!e->plugin)
+    if (!(e->plugin = tfb_strndup(plugin, len)))
         return;
-    memcpy(e->plugin, plugin, len);
-    e->plugin[len] = 0;
     e->plugin_len = len;
     e->dec = tfb_value_decoder_find(plugin, len);
     if (e->dec)

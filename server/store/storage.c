@@ -31,6 +31,20 @@ char *tfb_storage_info(tfb_storage *s)
     return j;
 }
 
+char *tfb_storage_join(const char *dir, const char *name)
+{
+    if (strcmp(name, ".") == 0)
+        return strdup(dir);
+    size_t ld = strlen(dir), ln = strlen(name);
+    char *p = malloc(ld + ln + 2);
+    if (!p)
+        return NULL;
+    memcpy(p, dir, ld);
+    p[ld] = '/';
+    memcpy(p + ld + 1, name, ln + 1);
+    return p;
+}
+
 int tfb_storage_local_path(tfb_storage *s, const char *path, char **out)
 {
     if (s->ops->local_copy)

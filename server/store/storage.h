@@ -111,6 +111,10 @@ int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
 void tfb_storage_cancel(tfb_storage *s); /* NULL-safe; no-op for local */
 /* ops->info's JSON, or NULL (local files, or out of memory). */
 char *tfb_storage_info(tfb_storage *s);
+/* dir/name, malloc'd for the caller (NULL on ENOMEM); name "." is dir
+ * itself (a run in the logdir). Paths join alike on every backend. Any
+ * thread. */
+char *tfb_storage_join(const char *dir, const char *name);
 /* A local file name for path: path itself for local storage, else
  * ops->local_copy's (malloc'd in both cases). */
 int tfb_storage_local_path(tfb_storage *s, const char *path, char **out);

@@ -66,24 +66,12 @@ static int add_entry(lister *ls, char *path, const struct stat *st)
     return 0;
 }
 
-static char *join(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    char *p = malloc(la + lb + 2);
-    if (!p)
-        return NULL;
-    memcpy(p, a, la);
-    p[la] = '/';
-    memcpy(p + la + 1, b, lb + 1);
-    return p;
-}
-
 /* A symbolic link to a directory (a run or rank directory kept
  * elsewhere in the logdir) is walked as a directory when dir_links.h's
  * rule allows; one that leaves the logdir or loops is said once. */
 static int follow_dir_link(lister *ls, const char *dir, const char *name)
 {
-    char *path = join(dir, name);
+    char *path = tfb_storage_join(dir, name);
     if (!path)
         return 0;
     const char *rel = strlen(dir) > ls->prefix_len
@@ -136,7 +124,7 @@ static int walk(lister *ls, const char *dir, int depth)
                 st = t; /* walked as the directory it names */
             }
         }
-        char *p = join(dir, n);
+        char *p = tfb_storage_join(dir, n);
         if (!p) {
             rc = TFB_ENOMEM;
             break;

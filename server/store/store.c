@@ -29,6 +29,7 @@
 #include "base/hash.h"
 #include "store/media_index.h"
 #include "store/scalar_codec.h"
+#include "store/storage.h"
 #include "store/value_decoder.h"
 #include "base/str.h"
 #include "base/strtab.h"
@@ -101,6 +102,14 @@ void tfb_store_set_scalar_observer(const tfb_scalar_observer *o)
     atomic_store(&g_observer, o);
 }
 
+/* A run's event times (tfb_run_note_event); none yet: NaN walls and
+ * INT64_MIN as the step. */
+typedef struct run_times {
+    double first_wall, last_wall;
+    int64_t max_step;
+} run_times;
+#define NO_TIMES ((run_times){NAN, NAN, INT64_MIN})
+
 /* A run's note: its key and text (tfb_run_set_note). */
 typedef struct run_note {
     char *key, *text;
@@ -115,8 +124,7 @@ struct tfb_run {
      * or adding a series is O(1), so a run with a million tags loads in
      * linear time. */
     tfb_strtab series_idx[TFB_SERIES_KIND_COUNT];
-    double first_wall, last_wall;
-    int64_t max_step;
+    run_times times;
     char **traces;
     size_t n_traces;
     tfb_file_info *files;
@@ -390,17 +398,7 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
         return TFB_ENOMEM;
     r->store = s;
     r->name = tfb_strndup(name, strlen(name));
-    size_t ll = strlen(s->logdir);
-    if (strcmp(name, ".") == 0) {
-        r->dir = tfb_strndup(s->logdir, ll);
-    } else {
-        r->dir = malloc(ll + strlen(name) + 2);
-        if (r->dir) {
-            memcpy(r->dir, s->logdir, ll);
-            r->dir[ll] = '/';
-            strcpy(r->dir + ll + 1, name);
-        }
-    }
+    r->dir = tfb_storage_join(s->logdir, name);
     if (!r->name || !r->dir || tfb_media_index_create(&r->media) < 0) {
         free(r->name);
         free(r->dir);
@@ -408,9 +406,7 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
         return TFB_ENOMEM;
     }
     pthread_mutex_init(&r->lock, NULL);
-    r->first_wall = NAN;
-    r->last_wall = NAN;
-    r->max_step = INT64_MIN;
+    r->times = NO_TIMES;
     pthread_mutex_lock(&s->lock);
     if (tfb_vec_need(&s->runs, s->runs.n + 1) < 0 ||
         tfb_strtab_put(&s->run_idx, r->name, strlen(r->name), r) < 0) {
@@ -430,44 +426,31 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
 const char *tfb_run_name(const tfb_run *r) { return r->name; }
 const char *tfb_run_dir(const tfb_run *r) { return r->dir; }
 
-double tfb_run_first_wall(const tfb_run *cr)
+/* The run's times as one consistent copy, under its lock. */
+static run_times times_of(const tfb_run *cr)
 {
     tfb_run *r = (tfb_run *)cr;
     pthread_mutex_lock(&r->lock);
-    double v = r->first_wall;
+    run_times t = r->times;
     pthread_mutex_unlock(&r->lock);
-    return v;
+    return t;
 }
 
-double tfb_run_last_wall(const tfb_run *cr)
-{
-    tfb_run *r = (tfb_run *)cr;
-    pthread_mutex_lock(&r->lock);
-    double v = r->last_wall;
-    pthread_mutex_unlock(&r->lock);
-    return v;
-}
-
-int64_t tfb_run_max_step(const tfb_run *cr)
-{
-    tfb_run *r = (tfb_run *)cr;
-    pthread_mutex_lock(&r->lock);
-    int64_t v = r->max_step;
-    pthread_mutex_unlock(&r->lock);
-    return v;
-}
+double tfb_run_first_wall(const tfb_run *r) { return times_of(r).first_wall; }
+double tfb_run_last_wall(const tfb_run *r) { return times_of(r).last_wall; }
+int64_t tfb_run_max_step(const tfb_run *r) { return times_of(r).max_step; }
 
 void tfb_run_note_event(tfb_run *r, double wall, int64_t step)
 {
     pthread_mutex_lock(&r->lock);
     if (isfinite(wall)) {
-        if (isnan(r->first_wall) || wall < r->first_wall)
-            r->first_wall = wall;
-        if (isnan(r->last_wall) || wall > r->last_wall)
-            r->last_wall = wall;
+        if (isnan(r->times.first_wall) || wall < r->times.first_wall)
+            r->times.first_wall = wall;
+        if (isnan(r->times.last_wall) || wall > r->times.last_wall)
+            r->times.last_wall = wall;
     }
-    if (step > r->max_step)
-        r->max_step = step;
+    if (step > r->times.max_step)
+        r->times.max_step = step;
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -489,6 +472,16 @@ int tfb_run_series(tfb_run *r, tfb_series_kind kind, tfb_series ***out,
     *out = v;
     *n = cnt;
     return 0;
+}
+
+/* Copies name (len bytes; NULL when len is 0) to p with its NUL; returns
+ * where the next name goes. */
+static char *put_name(char *p, const char *name, size_t len)
+{
+    if (len)
+        memcpy(p, name, len);
+    p[len] = 0;
+    return p + len + 1;
 }
 
 static tfb_series *find_locked(tfb_run *r, tfb_series_kind kind,
@@ -540,24 +533,13 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
     size_t names = tag_len + plugin_len + display_len + desc_len + 4;
     se->tag = names > tag_len ? malloc(names) : NULL;
     if (se->tag) {
-        char *p = se->tag;
-        memcpy(p, tag, tag_len);
-        p[tag_len] = 0;
-        p += tag_len + 1;
+        char *p = put_name(se->tag, tag, tag_len);
         se->plugin = p;
-        if (plugin_len)
-            memcpy(p, plugin, plugin_len);
-        p[plugin_len] = 0;
-        p += plugin_len + 1;
+        p = put_name(p, plugin, plugin_len);
         se->display = p;
-        if (display_len)
-            memcpy(p, display, display_len);
-        p[display_len] = 0;
-        p += display_len + 1;
+        p = put_name(p, display, display_len);
         se->desc = p;
-        if (desc_len)
-            memcpy(p, desc, desc_len);
-        p[desc_len] = 0;
+        put_name(p, desc, desc_len);
     }
     pthread_rwlockattr_t attr;
     pthread_rwlockattr_init(&attr);
@@ -736,9 +718,7 @@ void tfb_run_reset(tfb_run *r)
             if (r->dec_state[i])
                 d[i]->state_reset(r->dec_state[i]);
     }
-    r->first_wall = NAN;
-    r->last_wall = NAN;
-    r->max_step = INT64_MIN;
+    r->times = NO_TIMES;
     pthread_mutex_unlock(&r->lock);
     tfb_store_bump_generation(r->store);
 }
@@ -1111,6 +1091,49 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
     }
     pthread_rwlock_unlock(&s->lock);
     return n;
+}
+
+static int cmp_step_value(const void *a, const void *b)
+{
+    const tfb_step_value *x = a, *y = b;
+    if (x->step != y->step)
+        return (x->step > y->step) - (x->step < y->step);
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+int tfb_series_by_step(tfb_series *s, tfb_step_value **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!s)
+        return 0;
+    tfb_series_view v;
+    tfb_series_read_begin(s, &v);
+    size_t cnt = v.count;
+    tfb_step_value *a = cnt ? malloc(cnt * sizeof *a) : NULL;
+    if (cnt && !a) {
+        tfb_series_read_end(s);
+        return TFB_ENOMEM;
+    }
+    int sorted = 1;
+    for (size_t i = 0; i < cnt; i++) {
+        a[i] = (tfb_step_value){v.step[i], i, (double)v.value[i]};
+        if (i && v.step[i] < v.step[i - 1])
+            sorted = 0;
+    }
+    tfb_series_read_end(s);
+    if (!sorted)
+        qsort(a, cnt, sizeof *a, cmp_step_value);
+    size_t m = 0;
+    for (size_t i = 0; i < cnt; i++) {
+        if (m && a[m - 1].step == a[i].step)
+            a[m - 1] = a[i];
+        else
+            a[m++] = a[i];
+    }
+    *out = a;
+    *n = m;
+    return 0;
 }
 
 size_t tfb_series_key(const tfb_series *s, char *buf, size_t len)

@@ -286,6 +286,18 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
                                   int64_t *step, float *value, size_t *index,
                                   size_t cap, int *more);
 
+/* A scalar series as one value a step: its points sorted by step, the
+ * last one logged of each step kept (order: its place in the series), in
+ * a malloc'd array the caller frees; none (NULL, 0) for a NULL series.
+ * 0 or TFB_ENOMEM. For joins of per-step scalars (the pipeline and Ranks
+ * analyses). Any thread: it pins the series for the copy only. */
+typedef struct tfb_step_value {
+    int64_t step;
+    size_t order;
+    double v;
+} tfb_step_value;
+int tfb_series_by_step(tfb_series *s, tfb_step_value **out, size_t *n);
+
 /* Points now stored (without pinning). */
 size_t tfb_series_count(const tfb_series *s);
 

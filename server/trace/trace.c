@@ -57,10 +57,8 @@ const tfb_trace_kinfo *tfb_trace_span_kinfo(const tfb_trace *t,
                : NULL;
 }
 
-const tfb_trace_call *tfb_trace_call_of(const tfb_trace *t, int64_t corr)
+size_t tfb_trace_call_rank(const tfb_trace *t, int64_t corr)
 {
-    if (!t || corr < 0 || !t->calls_by_corr)
-        return NULL;
     size_t lo = 0, hi = t->ncalls;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -70,8 +68,16 @@ const tfb_trace_call *tfb_trace_call_of(const tfb_trace *t, int64_t corr)
             hi = mid;
     }
     if (lo < t->ncalls && t->calls[t->calls_by_corr[lo]].correlation == corr)
-        return &t->calls[t->calls_by_corr[lo]];
-    return NULL;
+        return lo;
+    return t->ncalls;
+}
+
+const tfb_trace_call *tfb_trace_call_of(const tfb_trace *t, int64_t corr)
+{
+    if (!t || corr < 0 || !t->calls_by_corr)
+        return NULL;
+    size_t k = tfb_trace_call_rank(t, corr);
+    return k < t->ncalls ? &t->calls[t->calls_by_corr[k]] : NULL;
 }
 
 static const char *const k_copy_labels[] = {

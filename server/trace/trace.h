@@ -266,6 +266,16 @@ int tfb_trace_utilization(const tfb_trace *t, int32_t device,
                           size_t buckets, tfb_trace_utilization_buckets *out);
 void tfb_trace_utilization_free(tfb_trace_utilization_buckets *u);
 
+/* A half-open time interval [start, end) in ns. */
+typedef struct tfb_trace_interval {
+    int64_t start, end;
+} tfb_trace_interval;
+
+/* Sorts v and merges overlapping or touching intervals in place (empty
+ * and reversed ones are dropped): their union, disjoint and sorted.
+ * Returns the new count. v is the caller's; any thread. */
+size_t tfb_trace_intervals_normalize(tfb_trace_interval *v, size_t n);
+
 /* GPU busy intervals: the union of kernel intervals of `device` (-1 = all
  * devices), sorted and disjoint, as (start, end) pairs in *out (malloc'd,
  * caller frees; NULL when n is 0). */

@@ -17,27 +17,26 @@
 /* ------------------------------------------------------------------------
  * Intervals
  * ---------------------------------------------------------------------- */
-typedef struct ival {
-    int64_t s, e;
-} ival;
+typedef tfb_trace_interval ival; /* short, for the code below */
 
 static int cmp_ival(const void *a, const void *b)
 {
     const ival *x = a, *y = b;
-    return (x->s > y->s) - (x->s < y->s);
+    return (x->start > y->start) - (x->start < y->start);
 }
 
-/* Sorts and merges in place; returns the new count. */
-static size_t normalize(ival *v, size_t n)
+size_t tfb_trace_intervals_normalize(ival *v, size_t n)
 {
+    if (n == 0)
+        return 0;
     qsort(v, n, sizeof *v, cmp_ival);
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
-        if (v[i].e <= v[i].s)
+        if (v[i].end <= v[i].start)
             continue;
-        if (o && v[i].s <= v[o - 1].e) {
-            if (v[i].e > v[o - 1].e)
-                v[o - 1].e = v[i].e;
+        if (o && v[i].start <= v[o - 1].end) {
+            if (v[i].end > v[o - 1].end)
+                v[o - 1].end = v[i].end;
         } else {
             v[o++] = v[i];
         }
@@ -64,13 +63,13 @@ static int busy_of(const tfb_trace *t, int32_t device, ival **out,
             continue;
         ndev++;
         for (size_t i = 0; i < a->nbusy[d]; i++) {
-            v[k].s = a->busy[d][2 * i];
-            v[k].e = a->busy[d][2 * i + 1];
+            v[k].start = a->busy[d][2 * i];
+            v[k].end = a->busy[d][2 * i + 1];
             k++;
         }
     }
     /* One device's list is sorted and disjoint already. */
-    *n = ndev > 1 ? normalize(v, k) : k;
+    *n = ndev > 1 ? tfb_trace_intervals_normalize(v, k) : k;
     *out = v;
     return 0;
 }
@@ -98,8 +97,8 @@ int tfb_trace_busy_intervals(const tfb_trace *t, int32_t device, int64_t **out,
         return TFB_ENOMEM;
     }
     for (size_t i = 0; i < m; i++) {
-        p[2 * i] = v[i].s;
-        p[2 * i + 1] = v[i].e;
+        p[2 * i] = v[i].start;
+        p[2 * i + 1] = v[i].end;
     }
     free(v);
     *out = p;
@@ -124,33 +123,33 @@ int tfb_trace_idle_within(const tfb_trace *t, int32_t device, int64_t w0,
         return TFB_ENOMEM;
     }
     for (size_t i = 0; i < npairs; i++) {
-        in[i].s = pairs[2 * i] > w0 ? pairs[2 * i] : w0;
-        in[i].e = pairs[2 * i + 1] < w1 ? pairs[2 * i + 1] : w1;
+        in[i].start = pairs[2 * i] > w0 ? pairs[2 * i] : w0;
+        in[i].end = pairs[2 * i + 1] < w1 ? pairs[2 * i + 1] : w1;
     }
-    size_t ni = normalize(in, npairs);
+    size_t ni = tfb_trace_intervals_normalize(in, npairs);
     /* Idle = window minus busy; walk the idle gaps. */
     int64_t total = 0, inside = 0, cur = w0;
     size_t bi = 0, ii = 0;
     for (;;) {
-        while (bi < nb && busy[bi].e <= cur)
+        while (bi < nb && busy[bi].end <= cur)
             bi++;
         int64_t gap_end = w1;
-        if (bi < nb && busy[bi].s < w1)
-            gap_end = busy[bi].s > cur ? busy[bi].s : cur;
+        if (bi < nb && busy[bi].start < w1)
+            gap_end = busy[bi].start > cur ? busy[bi].start : cur;
         if (gap_end > cur) {
             total += gap_end - cur;
-            while (ii < ni && in[ii].e <= cur)
+            while (ii < ni && in[ii].end <= cur)
                 ii++;
-            for (size_t k = ii; k < ni && in[k].s < gap_end; k++) {
-                int64_t s = in[k].s > cur ? in[k].s : cur;
-                int64_t e = in[k].e < gap_end ? in[k].e : gap_end;
+            for (size_t k = ii; k < ni && in[k].start < gap_end; k++) {
+                int64_t s = in[k].start > cur ? in[k].start : cur;
+                int64_t e = in[k].end < gap_end ? in[k].end : gap_end;
                 if (e > s)
                     inside += e - s;
             }
         }
-        if (bi >= nb || busy[bi].s >= w1)
+        if (bi >= nb || busy[bi].start >= w1)
             break;
-        cur = busy[bi].e;
+        cur = busy[bi].end;
         bi++;
         if (cur >= w1)
             break;
@@ -181,19 +180,11 @@ static const tfb_trace_call *find_call(const tfb_trace *t, int64_t corr,
             return c;
         }
     }
-    size_t lo = 0, hi = t->ncalls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->calls[t->calls_by_corr[mid]].correlation < corr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < t->ncalls && t->calls[t->calls_by_corr[lo]].correlation == corr) {
-        *hint = lo + 1;
-        return &t->calls[t->calls_by_corr[lo]];
-    }
-    return NULL;
+    size_t k = tfb_trace_call_rank(t, corr); /* not near: bisection */
+    if (k == t->ncalls)
+        return NULL;
+    *hint = k + 1;
+    return &t->calls[t->calls_by_corr[k]];
 }
 
 typedef struct dev_acc {

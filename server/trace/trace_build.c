@@ -11,10 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/deadline.h"
 #include "base/hash.h"
 #include "base/idxtab.h"
+#include "base/str.h"
 #include "base/strtab.h"
 #include "trace/trace_internal.h"
 #include "base/vec.h"
@@ -36,10 +37,7 @@ struct tfb_trace_builder {
     TFB_VEC(tfb_trace_call) calls;
     TFB_VEC(tfb_trace_device) devices; /* sorted by id */
     TFB_VEC(int64_t) values;
-    /* interned strings: the table maps a string's bytes (its copy in
-     * strings) to its index + 1 */
-    TFB_VEC(char *) strings;
-    tfb_strtab strtab;
+    tfb_trace_strings strings;
     /* kernel descriptions and their intern table: indexes into kinfo,
      * -1 = empty */
     TFB_VEC(tfb_trace_kinfo) kinfo;
@@ -62,16 +60,10 @@ struct tfb_trace_builder {
 /* ------------------------------------------------------------------------
  * Load control
  * ---------------------------------------------------------------------- */
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c)
 {
-    return c && c->deadline > 0 && now_s() > c->deadline;
+    return c && c->deadline > 0 &&
+           (double)tfb_mono_now_ns() * 1e-9 > c->deadline;
 }
 
 tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b)
@@ -79,12 +71,13 @@ tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b)
     return b->ctl;
 }
 
-int tfb_trace_builder_fail(tfb_trace_builder *b, int code, const char *fmt, ...)
+int tfb_trace_load_ctl_fail(tfb_trace_load_ctl *c, int code, const char *fmt,
+                            ...)
 {
-    if (b->ctl && !b->ctl->error[0]) {
+    if (c && !c->error[0]) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(b->ctl->error, sizeof b->ctl->error, fmt, ap);
+        vsnprintf(c->error, sizeof c->error, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -114,14 +107,14 @@ static int count_rows(tfb_trace_builder *b, uint64_t n)
     uint64_t before = c->rows;
     c->rows += n;
     if (c->max_rows && c->rows > c->max_rows)
-        return tfb_trace_builder_fail(
-            b, TFB_ETOOBIG,
+        return tfb_trace_load_ctl_fail(
+            c, TFB_ETOOBIG,
             "the trace has more than %llu rows (the load budget)",
             (unsigned long long)c->max_rows);
     if ((before >> 16) != (c->rows >> 16) && tfb_trace_load_ctl_late(c))
-        return tfb_trace_builder_fail(b, TFB_ETOOBIG,
-                                      "reading the trace took longer than "
-                                      "the load budget");
+        return tfb_trace_load_ctl_fail(c, TFB_ETOOBIG,
+                                       "reading the trace took longer than "
+                                       "the load budget");
     return 0;
 }
 
@@ -140,28 +133,38 @@ static uint64_t mix(uint64_t h, uint64_t v)
 }
 
 
-int32_t tfb_trace_builder_str(tfb_trace_builder *b, const char *s, size_t len)
+int32_t tfb_trace_strings_put(tfb_trace_strings *st, const char *s,
+                              size_t len)
 {
     if (!s)
         return -1;
     uint64_t h = tfb_hash_bytes(s, len);
-    void *v = tfb_strtab_get_h(&b->strtab, s, len, h);
+    void *v = tfb_strtab_get_h(&st->tab, s, len, h);
     if (v)
         return (int32_t)((uintptr_t)v - 1);
-    if (b->strings.n >= INT32_MAX ||
-        tfb_vec_need(&b->strings, b->strings.n + 1) < 0 ||
-        tfb_strtab_reserve(&b->strtab, b->strings.n + 1) < 0)
+    if (st->n >= INT32_MAX || tfb_vec_need(st, st->n + 1) < 0 ||
+        tfb_strtab_reserve(&st->tab, st->n + 1) < 0)
         return -1;
-    char *copy = malloc(len + 1);
+    char *copy = tfb_strndup(s, len);
     if (!copy)
         return -1;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    int32_t idx = (int32_t)b->strings.n;
+    int32_t idx = (int32_t)st->n;
     /* Cannot fail: room was reserved above. */
-    tfb_strtab_put_h(&b->strtab, copy, len, h, (void *)(uintptr_t)(idx + 1));
-    b->strings.v[b->strings.n++] = copy;
+    tfb_strtab_put_h(&st->tab, copy, len, h, (void *)(uintptr_t)(idx + 1));
+    st->v[st->n++] = copy;
     return idx;
+}
+
+void tfb_trace_strings_free(tfb_trace_strings *st)
+{
+    tfb_strtab_free(&st->tab);
+    tfb_strv_free(st->v, st->n);
+    memset(st, 0, sizeof *st);
+}
+
+int32_t tfb_trace_builder_str(tfb_trace_builder *b, const char *s, size_t len)
+{
+    return tfb_trace_strings_put(&b->strings, s, len);
 }
 
 static uint64_t kinfo_hash(const tfb_trace_kinfo *k)
@@ -448,12 +451,10 @@ void tfb_trace_free(tfb_trace *t)
         return;
     }
     tfb_trace_aggregates_free(t->agg);
-    for (size_t i = 0; i < t->nstrings; i++)
-        free(t->strings[i]);
+    tfb_strv_free(t->strings, t->nstrings);
     for (size_t i = 0; i < t->nlanes; i++)
         free(t->lanes[i].tree);
     free(t->lanes);
-    free(t->strings);
     free(t->spans);
     free(t->kinfo);
     free(t->values);
@@ -506,10 +507,7 @@ static void free_building(tfb_trace_builder *b)
     tfb_idxtab_free(&b->ltab);
     tfb_idxtab_free(&b->ktab);
     tfb_vec_free(&b->kinfo_memo);
-    tfb_strtab_free(&b->strtab);
-    for (size_t i = 0; i < b->strings.n; i++)
-        free(b->strings.v[i]);
-    tfb_vec_free(&b->strings);
+    tfb_trace_strings_free(&b->strings);
     tfb_vec_free(&b->kinfo);
     tfb_vec_free(&b->values);
     tfb_vec_free(&b->calls);
@@ -530,7 +528,7 @@ static void free_building(tfb_trace_builder *b)
 static void move_arrays(tfb_trace_builder *b)
 {
     tfb_trace *t = b->t;
-    tfb_strtab_free(&b->strtab);
+    tfb_strtab_free(&b->strings.tab);
     MOVE(b, strings, t->strings, t->nstrings);
     MOVE(b, kinfo, t->kinfo, t->nkinfo);
     MOVE(b, values, t->values, t->nvalues);

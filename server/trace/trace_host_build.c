@@ -5,7 +5,6 @@
  * lane's spans into rows by a stack walk, computes self times, the op
  * totals and the extent.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +30,8 @@ struct tfb_trace_host_builder {
     tfb_trace_load_ctl *ctl;
     TFB_VEC(tfb_trace_host_event) spans;
     TFB_VEC(thread_rec) threads;
-    TFB_VEC(char *) strings;
-    tfb_strtab names, tids;
+    tfb_trace_strings strings;
+    tfb_strtab tids;
     /* the tids table's keys ((pid, tid) pairs), in chunks that never
      * move */
     int64_t *tid_keys[MAX_THREADS / KEY_CHUNK];
@@ -52,17 +51,19 @@ int tfb_trace_host_builder_new(tfb_trace_host_builder **out,
     return 0;
 }
 
+tfb_trace_load_ctl *tfb_trace_host_builder_ctl(tfb_trace_host_builder *b)
+{
+    return b->ctl;
+}
+
 void tfb_trace_host_builder_free(tfb_trace_host_builder *b)
 {
     if (!b)
         return;
-    for (size_t i = 0; i < b->strings.n; i++)
-        free(b->strings.v[i]);
-    tfb_vec_free(&b->strings);
+    tfb_trace_strings_free(&b->strings);
     tfb_vec_free(&b->spans);
     tfb_vec_free(&b->threads);
     tfb_vec_free(&b->probes);
-    tfb_strtab_free(&b->names);
     tfb_strtab_free(&b->tids);
     for (size_t i = 0; i < MAX_THREADS / KEY_CHUNK; i++)
         free(b->tid_keys[i]);
@@ -74,45 +75,10 @@ void tfb_trace_host_builder_begin_file(tfb_trace_host_builder *b, size_t file)
     b->file = file;
 }
 
-int tfb_trace_host_builder_fail(tfb_trace_host_builder *b, int code,
-                                const char *fmt, ...)
-{
-    if (b->ctl && !b->ctl->error[0]) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(b->ctl->error, sizeof b->ctl->error, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
-int tfb_trace_host_builder_late(const tfb_trace_host_builder *b)
-{
-    return b->ctl && tfb_trace_load_ctl_late(b->ctl);
-}
-
 int32_t tfb_trace_host_builder_str(tfb_trace_host_builder *b, const char *s,
                                    size_t len)
 {
-    void *v = tfb_strtab_get(&b->names, s, len);
-    if (v)
-        return (int32_t)((uintptr_t)v - 1);
-    if (b->strings.n >= INT32_MAX ||
-        tfb_vec_need(&b->strings, b->strings.n + 1) < 0)
-        return -1;
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return -1;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    /* The table keys on the copy, which the strings own. */
-    if (tfb_strtab_put(&b->names, copy, len,
-                       (void *)(uintptr_t)(b->strings.n + 1)) < 0) {
-        free(copy);
-        return -1;
-    }
-    b->strings.v[b->strings.n] = copy;
-    return (int32_t)b->strings.n++;
+    return tfb_trace_strings_put(&b->strings, s, len);
 }
 
 /* The thread record of (pid, tid): its index, -1 on ENOMEM, -2 past
@@ -161,15 +127,14 @@ static int count_row(tfb_trace_host_builder *b)
         return 0;
     c->rows++;
     if (c->max_rows && c->rows > c->max_rows)
-        return tfb_trace_host_builder_fail(b, TFB_ETOOBIG,
-                                           "the host events exceed the load "
-                                           "budget (%llu rows)",
-                                           (unsigned long long)c->max_rows);
+        return tfb_trace_load_ctl_fail(c, TFB_ETOOBIG,
+                                       "the host events exceed the load "
+                                       "budget (%llu rows)",
+                                       (unsigned long long)c->max_rows);
     if ((c->rows & 0xffff) == 0 && tfb_trace_load_ctl_late(c))
-        return tfb_trace_host_builder_fail(
-            b, TFB_ETOOBIG,
-            "reading the host events took longer "
-            "than the load budget");
+        return tfb_trace_load_ctl_fail(c, TFB_ETOOBIG,
+                                       "reading the host events took longer "
+                                       "than the load budget");
     return 0;
 }
 
@@ -261,9 +226,7 @@ void tfb_trace_host_free(tfb_trace_host *h)
 {
     if (!h)
         return;
-    for (size_t i = 0; i < h->nstrings; i++)
-        free(h->strings[i]);
-    free(h->strings);
+    tfb_strv_free(h->strings, h->nstrings);
     free(h->spans);
     free(h->lanes);
     free(h->ops);
@@ -414,8 +377,9 @@ int tfb_trace_host_builder_finish(tfb_trace_host_builder *b,
         h->nstrings = b->strings.n;
         h->probes = b->probes.v;
         h->nfiles = b->probes.n;
-        /* handed over to h */
+        /* handed over to h; the strings' table is not needed now */
         memset(&b->spans, 0, sizeof b->spans);
+        tfb_strtab_free(&b->strings.tab);
         memset(&b->strings, 0, sizeof b->strings);
         memset(&b->probes, 0, sizeof b->probes);
         nest(h);

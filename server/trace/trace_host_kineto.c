@@ -12,12 +12,6 @@
 
 #include "trace/trace_internal.h"
 #include "trace/trace_kineto_scan.h"
-#include "trace/trace_file.h"
-
-typedef struct kctx {
-    tfb_trace_host_builder *b;
-    int err; /* the builder's error, apart from the scanner's */
-} kctx;
 
 static int host_kind(const tfb_trace_kineto_tok *cat)
 {
@@ -44,10 +38,11 @@ static int32_t intern(tfb_trace_host_builder *b, const tfb_trace_kineto_tok *t)
     return id;
 }
 
-static int add_event(tfb_trace_host_builder *b,
-                     const tfb_trace_kineto_event *e, int64_t base_ns,
-                     int legacy)
+/* One event (the scanner's callback; ctx is the builder). */
+static int add_event(void *ctx, const tfb_trace_kineto_event *e,
+                     int64_t base_ns, int legacy)
 {
+    tfb_trace_host_builder *b = ctx;
     int64_t pid = tfb_trace_kineto_tok_i64(&e->pid, 0),
             tid = tfb_trace_kineto_tok_i64(&e->tid, 0);
     if (tfb_trace_kineto_tok_is(&e->ph, "M")) {
@@ -78,23 +73,8 @@ static int add_event(tfb_trace_host_builder *b,
             : -1);
 }
 
-static int on_event(void *ctx, const tfb_trace_kineto_event *e,
-                    int64_t base_ns, int legacy)
-{
-    kctx *k = ctx;
-    k->err = add_event(k->b, e, base_ns, legacy);
-    return k->err;
-}
-
 int tfb_trace_host_load_kineto(tfb_trace_host_builder *b, const char *path)
 {
-    kctx k = {b, 0};
-    int rc = tfb_trace_kineto_scan(path, 1, on_event, &k);
-    if (!k.err && (rc == TFB_ETOOBIG || rc == TFB_ENOMEM))
-        return tfb_trace_host_builder_fail(
-            b, rc,
-            "%s inflates to more than %zu "
-            "MiB or %dx its size; not read",
-            path, TFB_TRACE_MAX_TEXT_BYTES >> 20, TFB_TRACE_MAX_RATIO);
-    return rc;
+    return tfb_trace_kineto_scan(path, 1, tfb_trace_host_builder_ctl(b),
+                                 add_event, b);
 }

@@ -8,7 +8,9 @@
  * Calls inside the layer go one way: cache -> load -> loaders -> build ->
  * aggregate -> trace.c (and cache -> memory -> load_memory; cache -> host
  * -> host loaders -> host_build; cache, load and the SQLite loader ->
- * cachedir/walcopy -> colcache; both Kineto loaders -> kineto_scan).
+ * cachedir/walcopy -> colcache; both Kineto loaders and load_memory ->
+ * kineto_scan; host_build, kineto_scan and memory -> build, for the
+ * interned strings and a load's message).
  * The other internal headers of the folder: trace_file.h (whole files,
  * signatures), trace_sqlite_open.h, trace_kineto_scan.h, and the columnar
  * cache's trace_colcache.h, trace_cachedir.h, trace_walcopy.h.
@@ -22,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/strtab.h"
 #include "trace/trace.h"
 
 /* ---- budgets and loading files (trace_load.c) ------------------------ */
@@ -50,8 +53,19 @@ typedef struct tfb_trace_load_ctl {
 } tfb_trace_load_ctl;
 
 void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles);
-/* 1 when the load's time is up (the loaders poll it). */
+/* 1 when the load's time is up (the loaders poll it, the runtime reader
+ * from its own thread: the deadline is never written after init); c may
+ * be NULL. This and the next are trace_build.c's. */
 int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c);
+/* Fails the load: sets c's message (printf-style) unless one is set
+ * already, so the first cause is the one told; returns code. c may be
+ * NULL (no message). The load's thread only (the message is its). */
+int tfb_trace_load_ctl_fail(tfb_trace_load_ctl *c, int code, const char *fmt,
+                            ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Builds a trace from explicit files (tests, tools), on the calling
  * thread, with the current budgets. Files that are not traces are counted
@@ -79,6 +93,23 @@ void tfb_trace_free(tfb_trace *t);
 
 /* ---- building (trace_build.c; the loaders below fill a builder) ------- */
 
+/* Interned strings, both builders' (GPU trace and host side): each
+ * distinct string copied once and named by its index. v, n and cap are a
+ * TFB_VEC's (the copies, owned here until they move into what is built);
+ * the table maps a copy's bytes to its index + 1. Zero-initialise for
+ * none. Used by its builder's thread only. */
+typedef struct tfb_trace_strings {
+    char **v;
+    size_t n, cap;
+    tfb_strtab tab;
+} tfb_trace_strings;
+
+/* Interns s (len bytes): its index, or -1 on ENOMEM (or s NULL). */
+int32_t tfb_trace_strings_put(tfb_trace_strings *st, const char *s,
+                              size_t len);
+/* Frees the copies still held and the table; st is empty after. */
+void tfb_trace_strings_free(tfb_trace_strings *st);
+
 /* What a loader hands the builder for one interval on the device
  * (kernels, memcpy, memset) or the host (step, input). name indexes the
  * trace's strings (kernels; -1 for others); copy_kind is CUPTI's
@@ -104,13 +135,6 @@ typedef struct tfb_trace_builder tfb_trace_builder;
 /* ctl may be NULL (no budgets). */
 int tfb_trace_builder_new(tfb_trace_builder **out, tfb_trace_load_ctl *ctl);
 tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b);
-/* Fails the load: sets the message (printf-style) and returns code. */
-int tfb_trace_builder_fail(tfb_trace_builder *b, int code, const char *fmt,
-                           ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 /* Counts rows read outside spans and calls (strings, devices) against
  * the budget; TFB_ETOOBIG (message set) past it or past the time. */
 int tfb_trace_builder_rows(tfb_trace_builder *b, uint64_t n);
@@ -156,6 +180,10 @@ int tfb_trace_load_kineto(tfb_trace_builder *b, const char *path);
  * Device)" (trace.c); 0 (unknown) when no label is found. */
 int tfb_trace_copy_kind_from_text(const char *s, size_t len);
 
+/* Where corr's call stands in t->calls_by_corr, t->ncalls when none
+ * (trace.c; tfb_trace_call_of and the aggregates' hinted look-up). */
+size_t tfb_trace_call_rank(const tfb_trace *t, int64_t corr);
+
 /* Computes t->agg (trace_aggregate.c; the builder calls it when it
  * finishes a trace): 0 or TFB_ENOMEM. */
 int tfb_trace_aggregate(tfb_trace *t);
@@ -177,17 +205,11 @@ typedef struct tfb_trace_host_builder tfb_trace_host_builder;
  * may be NULL. */
 int tfb_trace_host_builder_new(tfb_trace_host_builder **out,
                                tfb_trace_load_ctl *ctl);
+tfb_trace_load_ctl *tfb_trace_host_builder_ctl(tfb_trace_host_builder *b);
 void tfb_trace_host_builder_free(tfb_trace_host_builder *b);
 /* Around each file (its index in the load). */
 void tfb_trace_host_builder_begin_file(tfb_trace_host_builder *b,
                                        size_t file);
-/* Fails the load with a message (printf-style); returns code. */
-int tfb_trace_host_builder_fail(tfb_trace_host_builder *b, int code,
-                                const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 /* Interns s (len bytes): its index, or -1 on ENOMEM. */
 int32_t tfb_trace_host_builder_str(tfb_trace_host_builder *b, const char *s,
                                    size_t len);
@@ -202,8 +224,6 @@ int tfb_trace_host_builder_span(tfb_trace_host_builder *b, int64_t pid,
                                 int64_t tid, int kind, int32_t name,
                                 int64_t start, int64_t end,
                                 int64_t correlation);
-/* 1 when the load's time is up (loaders poll it). */
-int tfb_trace_host_builder_late(const tfb_trace_host_builder *b);
 /* Nests, orders and totals what was added: *out NULL when nothing was.
  * Frees the builder in all cases. */
 int tfb_trace_host_builder_finish(tfb_trace_host_builder *b,

@@ -10,26 +10,15 @@
 #include <string.h>
 
 #include "trace/trace_file.h"
-#include "base/json_str.h"
+#include "trace/trace_internal.h"
 #include "tfboard.h"
 
-typedef struct scan {
-    const char *p, *end;
-    int bad;
-} scan;
-
+typedef tfb_trace_kineto_pos scan;
 typedef tfb_trace_kineto_tok tok;
 
-static void ws(scan *s)
+int tfb_trace_kineto_eat(scan *s, char c)
 {
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' ||
-                             *s->p == '\t'))
-        s->p++;
-}
-
-static int eat(scan *s, char c)
-{
-    ws(s);
+    tfb_trace_kineto_ws(s);
     if (s->p < s->end && *s->p == c) {
         s->p++;
         return 1;
@@ -37,24 +26,9 @@ static int eat(scan *s, char c)
     return 0;
 }
 
-static int str_tok(scan *s, tok *t)
+void tfb_trace_kineto_skip(scan *s, tok *v)
 {
-    ws(s);
-    const char *next = tfb_json_str_scan(s->p, s->end, &t->s, &t->len,
-                                         &t->has_esc);
-    if (!next) {
-        s->bad = 1;
-        return 0;
-    }
-    t->is_str = 1;
-    s->p = next;
-    return 1;
-}
-
-/* Skips any value; a scalar's text goes to *v when v is not NULL. */
-static void skip_value(scan *s, tok *v)
-{
-    ws(s);
+    tfb_trace_kineto_ws(s);
     if (v)
         *v = (tok){NULL, 0, 0, 0};
     if (s->p >= s->end) {
@@ -64,7 +38,7 @@ static void skip_value(scan *s, tok *v)
     char c = *s->p;
     if (c == '"') {
         tok t;
-        if (str_tok(s, &t) && v)
+        if (tfb_trace_kineto_str(s, &t) && v)
             *v = t;
         return;
     }
@@ -202,21 +176,21 @@ char *tfb_trace_kineto_tok_text(const tok *t, char *buf, size_t cap,
 static void read_triple(scan *s, int64_t out[3])
 {
     out[0] = out[1] = out[2] = 0;
-    ws(s);
+    tfb_trace_kineto_ws(s);
     if (s->p >= s->end || *s->p != '[') {
-        skip_value(s, NULL);
+        tfb_trace_kineto_skip(s, NULL);
         return;
     }
     s->p++;
     for (int i = 0; !s->bad; i++) {
-        if (eat(s, ']'))
+        if (tfb_trace_kineto_eat(s, ']'))
             return;
-        if (i > 0 && !eat(s, ',')) {
+        if (i > 0 && !tfb_trace_kineto_eat(s, ',')) {
             s->bad = 1;
             return;
         }
         tok t;
-        skip_value(s, &t);
+        tfb_trace_kineto_skip(s, &t);
         if (i < 3)
             out[i] = tfb_trace_kineto_tok_i64(&t, 0);
     }
@@ -224,15 +198,15 @@ static void read_triple(scan *s, int64_t out[3])
 
 static void read_args(scan *s, tfb_trace_kineto_event *e)
 {
-    if (!eat(s, '{')) {
-        skip_value(s, NULL);
+    if (!tfb_trace_kineto_eat(s, '{')) {
+        tfb_trace_kineto_skip(s, NULL);
         return;
     }
-    if (eat(s, '}'))
+    if (tfb_trace_kineto_eat(s, '}'))
         return;
     do {
         tok k;
-        if (!str_tok(s, &k) || !eat(s, ':')) {
+        if (!tfb_trace_kineto_str(s, &k) || !tfb_trace_kineto_eat(s, ':')) {
             s->bad = 1;
             return;
         }
@@ -250,24 +224,24 @@ static void read_args(scan *s, tfb_trace_kineto_event *e)
         else if (tfb_trace_kineto_tok_is(&k, "block"))
             read_triple(s, e->block);
         else
-            skip_value(s, dst);
-    } while (!s->bad && eat(s, ','));
-    if (!eat(s, '}'))
+            tfb_trace_kineto_skip(s, dst);
+    } while (!s->bad && tfb_trace_kineto_eat(s, ','));
+    if (!tfb_trace_kineto_eat(s, '}'))
         s->bad = 1;
 }
 
 static int read_event(scan *s, tfb_trace_kineto_event *e)
 {
     memset(e, 0, sizeof *e);
-    if (!eat(s, '{')) {
+    if (!tfb_trace_kineto_eat(s, '{')) {
         s->bad = 1;
         return 0;
     }
-    if (eat(s, '}'))
+    if (tfb_trace_kineto_eat(s, '}'))
         return 1;
     do {
         tok k;
-        if (!str_tok(s, &k) || !eat(s, ':')) {
+        if (!tfb_trace_kineto_str(s, &k) || !tfb_trace_kineto_eat(s, ':')) {
             s->bad = 1;
             return 0;
         }
@@ -282,9 +256,9 @@ static int read_event(scan *s, tfb_trace_kineto_event *e)
         if (tfb_trace_kineto_tok_is(&k, "args"))
             read_args(s, e);
         else
-            skip_value(s, dst);
-    } while (!s->bad && eat(s, ','));
-    if (!eat(s, '}')) {
+            tfb_trace_kineto_skip(s, dst);
+    } while (!s->bad && tfb_trace_kineto_eat(s, ','));
+    if (!tfb_trace_kineto_eat(s, '}')) {
         s->bad = 1;
         return 0;
     }
@@ -292,39 +266,46 @@ static int read_event(scan *s, tfb_trace_kineto_event *e)
 }
 
 int tfb_trace_kineto_scan(const char *path, int legacy_ok,
+                          tfb_trace_load_ctl *ctl,
                           tfb_trace_kineto_event_fn fn, void *ctx)
 {
     char *text;
     size_t len = 0;
     int rc = tfb_trace_read_text(path, TFB_TRACE_MAX_TEXT_BYTES, &text, &len);
     if (rc == TFB_ETOOBIG || rc == TFB_ENOMEM)
-        return rc;
+        return tfb_trace_load_ctl_fail(ctl, rc,
+                                       "%s inflates to more than %zu MiB "
+                                       "or %dx its size; not read",
+                                       path, TFB_TRACE_MAX_TEXT_BYTES >> 20,
+                                       TFB_TRACE_MAX_RATIO);
     if (rc < 0)
         return 0; /* unreadable or damaged: not a trace */
     scan s = {text, text + len, 0};
     /* Pass 1: top-level keys; find traceEvents and baseTimeNanoseconds. */
     const char *events = NULL;
     int64_t base_ns = 0;
-    ws(&s);
+    tfb_trace_kineto_ws(&s);
     int legacy = s.p < s.end && *s.p == '[';
     if (legacy) {
         if (legacy_ok)
             events = s.p;
-    } else if (eat(&s, '{') && !eat(&s, '}')) {
+    } else if (tfb_trace_kineto_eat(&s, '{') &&
+               !tfb_trace_kineto_eat(&s, '}')) {
         do {
             tok k, v;
-            if (!str_tok(&s, &k) || !eat(&s, ':'))
+            if (!tfb_trace_kineto_str(&s, &k) ||
+                !tfb_trace_kineto_eat(&s, ':'))
                 break;
             if (tfb_trace_kineto_tok_is(&k, "traceEvents")) {
-                ws(&s);
+                tfb_trace_kineto_ws(&s);
                 events = s.p;
-                skip_value(&s, NULL);
+                tfb_trace_kineto_skip(&s, NULL);
             } else {
-                skip_value(&s, &v);
+                tfb_trace_kineto_skip(&s, &v);
                 if (tfb_trace_kineto_tok_is(&k, "baseTimeNanoseconds"))
                     base_ns = tfb_trace_kineto_tok_i64(&v, 0);
             }
-        } while (!s.bad && eat(&s, ','));
+        } while (!s.bad && tfb_trace_kineto_eat(&s, ','));
     }
     if (!events) {
         free(text);
@@ -334,13 +315,13 @@ int tfb_trace_kineto_scan(const char *path, int legacy_ok,
     s.p = events;
     s.bad = 0;
     int err = 0;
-    if (eat(&s, '[') && !eat(&s, ']')) {
+    if (tfb_trace_kineto_eat(&s, '[') && !tfb_trace_kineto_eat(&s, ']')) {
         tfb_trace_kineto_event e;
         do {
             if (!read_event(&s, &e))
                 break;
             err = fn(ctx, &e, base_ns, legacy);
-        } while (!err && !s.bad && eat(&s, ','));
+        } while (!err && !s.bad && tfb_trace_kineto_eat(&s, ','));
     }
     free(text);
     return err ? err : 1;

@@ -4,7 +4,8 @@
  * to a callback with the fields the trace layer uses. Both sides of a
  * trace read files through it: the device events (trace_load_kineto.c,
  * into the GPU trace) and the host events (trace_host_kineto.c, CPU ops,
- * runtime calls and ranges, into the host model).
+ * runtime calls and ranges, into the host model); the memory events
+ * (trace_load_memory.c) walk the file with its steps.
  *
  * The JSON is scanned with a small scanner that skips what it does not
  * need: no tree is built, containers are skipped by counting brackets (no
@@ -22,6 +23,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "base/json_str.h"
 
 /* A value as it stands in the text: a string's contents (escaped form,
  * has_esc when it holds a backslash) or a number's text; s NULL when the
@@ -55,9 +58,51 @@ typedef int (*tfb_trace_kineto_event_fn)(void *ctx,
  * bare array of events is a trace too (else it is not one). Returns 1
  * when the file is a trace (its events were handed over), 0 when it is
  * not one (unreadable, damaged .gz, no traceEvents), TFB_ETOOBIG (past the
- * size caps) or TFB_ENOMEM, or the callback's nonzero return. */
+ * size caps) or TFB_ENOMEM (both said in ctl's message, trace_internal.h;
+ * ctl may be NULL), or the callback's nonzero return. */
+struct tfb_trace_load_ctl;
 int tfb_trace_kineto_scan(const char *path, int legacy_ok,
+                          struct tfb_trace_load_ctl *ctl,
                           tfb_trace_kineto_event_fn fn, void *ctx);
+
+/* The scanner's steps, for a reader that walks Kineto JSON itself (the
+ * memory events, trace_load_memory.c, which refuse a damaged file where
+ * the scan keeps what it read): a position in the text, bad once it is
+ * not JSON. White space and strings are inline: the scan takes them per
+ * key and per value. */
+typedef struct tfb_trace_kineto_pos {
+    const char *p, *end;
+    int bad;
+} tfb_trace_kineto_pos;
+
+static inline void tfb_trace_kineto_ws(tfb_trace_kineto_pos *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' ||
+                             *s->p == '\t'))
+        s->p++;
+}
+
+/* A string (its raw contents into *t), else bad. */
+static inline int tfb_trace_kineto_str(tfb_trace_kineto_pos *s,
+                                       tfb_trace_kineto_tok *t)
+{
+    tfb_trace_kineto_ws(s);
+    const char *next = tfb_json_str_scan(s->p, s->end, &t->s, &t->len,
+                                         &t->has_esc);
+    if (!next) {
+        s->bad = 1;
+        return 0;
+    }
+    t->is_str = 1;
+    s->p = next;
+    return 1;
+}
+
+/* 1 and past c when c comes next (after white space), else 0. */
+int tfb_trace_kineto_eat(tfb_trace_kineto_pos *s, char c);
+/* Skips any value; a string's contents or a scalar's text go to *v when
+ * v is not NULL (s NULL for a container). */
+void tfb_trace_kineto_skip(tfb_trace_kineto_pos *s, tfb_trace_kineto_tok *v);
 
 /* Token helpers: exact match; ASCII case-insensitive match (lit lower
  * case); integer value (numbers with a fraction or exponent truncated;

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/deadline.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_file.h"
 #include "trace/trace_cachedir.h"
@@ -43,11 +43,8 @@ void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles)
     pthread_mutex_lock(&g_limits_mu);
     tfb_trace_load_limits l = g_limits;
     pthread_mutex_unlock(&g_limits_mu);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     c->max_rows = l.max_rows;
-    c->deadline = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 +
-                  l.max_seconds;
+    c->deadline = (double)tfb_mono_now_ns() * 1e-9 + l.max_seconds;
     c->nfiles = nfiles;
     atomic_init(&c->progress_ppm, 0);
 }
@@ -84,23 +81,21 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
             r = tfb_trace_load_sqlite(b, paths[i]);
         else if (kind == TFB_TRACE_FILE_KINETO)
             r = tfb_trace_load_kineto(b, paths[i]);
-        if (r < 0) {
-            err = r;
-            if (ctl && !ctl->error[0])
-                snprintf(ctl->error, sizeof ctl->error, "%s: %s",
-                         tfb_trace_file_name(paths[i]), tfb_strerror(r));
-        } else {
+        if (r < 0)
+            err = tfb_trace_load_ctl_fail(ctl, r, "%s: %s",
+                                          tfb_trace_file_name(paths[i]),
+                                          tfb_strerror(r));
+        else
             tfb_trace_builder_end_file(b, r > 0);
-        }
     }
     if (err) {
         tfb_trace_builder_free(b);
         return err;
     }
     err = tfb_trace_builder_finish(b, out);
-    if (err && ctl && !ctl->error[0])
-        snprintf(ctl->error, sizeof ctl->error, "building the trace: %s",
-                 tfb_strerror(err));
+    if (err)
+        tfb_trace_load_ctl_fail(ctl, err, "building the trace: %s",
+                                tfb_strerror(err));
     if (!err && ctl)
         atomic_store(&ctl->progress_ppm, 1000000u);
     return err;

@@ -34,6 +34,7 @@
 
 typedef struct hload {
     tfb_trace_host_builder *b;
+    tfb_trace_load_ctl *ctl; /* the builder's: budgets, message */
     sqlite3 *db;
     const char *name; /* the file's base name, for messages */
     int strings;      /* StringIds is a table */
@@ -41,7 +42,7 @@ typedef struct hload {
 
 static int on_progress(void *arg)
 {
-    return tfb_trace_host_builder_late(((hload *)arg)->b);
+    return tfb_trace_load_ctl_late(((hload *)arg)->ctl);
 }
 
 /* 1 when name is a plain table, 0 when absent, TFB_ECORRUPT (message
@@ -50,34 +51,19 @@ static int table(hload *L, const char *name)
 {
     int k = tfb_trace_sqlite_table_kind(L->db, name);
     if (k == TFB_TRACE_SQLITE_VIEW || k == TFB_TRACE_SQLITE_VIRTUAL)
-        return tfb_trace_host_builder_fail(
-            L->b, TFB_ECORRUPT,
+        return tfb_trace_load_ctl_fail(
+            L->ctl, TFB_ECORRUPT,
             "%s: %s is a %s: trace files are read only from plain tables",
             L->name, name,
             k == TFB_TRACE_SQLITE_VIRTUAL ? "virtual table" : "view");
     return k == TFB_TRACE_SQLITE_TABLE;
 }
 
-static int has_column(sqlite3 *db, const char *tab, const char *col)
-{
-    char sql[160];
-    snprintf(sql, sizeof sql, "PRAGMA table_info(\"%s\")", tab);
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
-        while (!found && sqlite3_step(st) == SQLITE_ROW) {
-            const char *n = (const char *)sqlite3_column_text(st, 1);
-            found = n && !strcmp(n, col);
-        }
-    sqlite3_finalize(st);
-    return found;
-}
-
 /* "t.<col>" when the table has it, else "NULL". */
 static const char *col(hload *L, const char *tab, const char *c, char *buf,
                        size_t cap)
 {
-    if (!has_column(L->db, tab, c))
+    if (!tfb_trace_sqlite_has_column(L->db, tab, c))
         return "NULL";
     snprintf(buf, cap, "t.\"%s\"", c);
     return buf;
@@ -101,20 +87,18 @@ static int32_t text_of(hload *L, sqlite3_stmt *st, int i)
 static int each_row(hload *L, const char *sql,
                     int (*row)(hload *L, sqlite3_stmt *st))
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(L->db, sql);
+    if (!st)
         return 0; /* an odd schema: nothing to read, not an error */
-    }
     int err = 0, rc;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
         err = row(L, st);
     sqlite3_finalize(st);
-    if (!err && tfb_trace_host_builder_late(L->b))
-        err = tfb_trace_host_builder_fail(L->b, TFB_ETOOBIG,
-                                          "%s: reading the host events took "
-                                          "longer than the load budget",
-                                          L->name);
+    if (!err && tfb_trace_load_ctl_late(L->ctl))
+        err = tfb_trace_load_ctl_fail(L->ctl, TFB_ETOOBIG,
+                                      "%s: reading the host events took "
+                                      "longer than the load budget",
+                                      L->name);
     return err;
 }
 
@@ -204,7 +188,7 @@ static int read_threads(hload *L)
 {
     const char *T = "ThreadNames";
     int k = table(L, T);
-    if (k <= 0 || !has_column(L->db, T, "globalTid"))
+    if (k <= 0 || !tfb_trace_sqlite_has_column(L->db, T, "globalTid"))
         return k < 0 ? k : 0;
     char sel[256], join[128], sql[640];
     name_cols(L, T, "nameId", NULL, sel, sizeof sel, join, sizeof join);
@@ -217,7 +201,7 @@ static int read_nvtx(hload *L)
 {
     const char *T = "NVTX_EVENTS";
     int k = table(L, T);
-    if (k <= 0 || !has_column(L->db, T, "start"))
+    if (k <= 0 || !tfb_trace_sqlite_has_column(L->db, T, "start"))
         return k < 0 ? k : 0;
     char c[3][64], sel[256], join[128], sql[1024];
     name_cols(L, T, "textId", "text", sel, sizeof sel, join, sizeof join);
@@ -231,8 +215,8 @@ static int read_runtime(hload *L)
 {
     const char *T = "CUPTI_ACTIVITY_KIND_RUNTIME";
     int k = table(L, T);
-    if (k <= 0 || !has_column(L->db, T, "start") ||
-        !has_column(L->db, T, "end"))
+    if (k <= 0 || !tfb_trace_sqlite_has_column(L->db, T, "start") ||
+        !tfb_trace_sqlite_has_column(L->db, T, "end"))
         return k < 0 ? k : 0;
     char c[2][64], sel[256], join[128], sql[1024];
     name_cols(L, T, "nameId", NULL, sel, sizeof sel, join, sizeof join);
@@ -245,7 +229,8 @@ static int read_runtime(hload *L)
 
 int tfb_trace_host_load_sqlite(tfb_trace_host_builder *b, const char *path)
 {
-    hload L = {b, NULL, tfb_trace_file_name(path), 0};
+    hload L = {b, tfb_trace_host_builder_ctl(b), NULL,
+               tfb_trace_file_name(path), 0};
     char *copy = tfb_trace_wal_copy(path);
     /* Opened as every trace reader opens one (trace_sqlite_open.h); a
      * file SQLite refuses is not a trace (0), as below. */

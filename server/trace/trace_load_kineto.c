@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace/trace_file.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_kineto_scan.h"
 
@@ -30,8 +29,11 @@ static int32_t intern_tok(tfb_trace_builder *b, const tok *t)
     return id;
 }
 
-static int add_event(tfb_trace_builder *b, const ev *e, int64_t base_ns)
+/* One event (the scanner's callback; ctx is the builder). */
+static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
 {
+    (void)legacy; /* not accepted: a bare array has no device events */
+    tfb_trace_builder *b = ctx;
     if (!tfb_trace_kineto_tok_is(&e->ph, "X"))
         return 0;
     int kind;
@@ -101,28 +103,8 @@ static int add_event(tfb_trace_builder *b, const ev *e, int64_t base_ns)
     return tfb_trace_builder_span(b, &s);
 }
 
-typedef struct kctx {
-    tfb_trace_builder *b;
-    int err; /* the builder's error, apart from the scanner's */
-} kctx;
-
-static int on_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
-{
-    (void)legacy; /* not accepted: a bare array has no device events */
-    kctx *k = ctx;
-    k->err = add_event(k->b, e, base_ns);
-    return k->err;
-}
-
 int tfb_trace_load_kineto(tfb_trace_builder *b, const char *path)
 {
-    kctx k = {b, 0};
-    int rc = tfb_trace_kineto_scan(path, 0, on_event, &k);
-    if (!k.err && (rc == TFB_ETOOBIG || rc == TFB_ENOMEM))
-        return tfb_trace_builder_fail(b, rc,
-                                      "%s inflates to more than %zu MiB "
-                                      "or %dx its size; not read",
-                                      path, TFB_TRACE_MAX_TEXT_BYTES >> 20,
-                                      TFB_TRACE_MAX_RATIO);
-    return rc;
+    return tfb_trace_kineto_scan(path, 0, tfb_trace_builder_ctl(b), add_event,
+                                 b);
 }

@@ -4,9 +4,10 @@
  * Chrome-trace JSON `[memory]` instant events. Formats and rules are in
  * trace_internal.h.
  *
- * The Kineto reader is a small scanner of its own that only picks the
- * `[memory]` events out (trace_load_kineto.c reads the kernel and copy
- * events; the two stay independent so either can change alone).
+ * The Kineto events are walked here with the one Kineto scanner's steps
+ * (trace_kineto_scan.h): only the `[memory]` events are picked out, and a
+ * file that is not JSON fails (the kernel and copy events' scan,
+ * trace_load_kineto.c, keeps what it read).
  */
 #include <sqlite3.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "base/vec.h"
 #include "trace/trace_file.h"
+#include "trace/trace_kineto_scan.h"
 #include "trace/trace_sqlite_open.h"
 #include "trace/trace_internal.h"
 #include "tfboard.h"
@@ -132,8 +134,8 @@ int64_t tfb_trace_memory_load_sqlite(tfb_trace_memory_events *out,
     }
     snprintf(sql + len, sizeof sql - len,
              " FROM CUDA_GPU_MEMORY_USAGE_EVENTS ORDER BY start, rowid");
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st) {
         sqlite3_close(db);
         return TFB_ECORRUPT;
     }
@@ -188,118 +190,32 @@ int64_t tfb_trace_memory_load_sqlite(tfb_trace_memory_events *out,
  * Kineto JSON
  * ---------------------------------------------------------------------- */
 
-typedef struct js {
-    const char *p, *end;
-    int bad;
-} js;
-
-static void js_ws(js *s)
-{
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' ||
-                             *s->p == '\t'))
-        s->p++;
-}
-
-static int js_eat(js *s, char c)
-{
-    js_ws(s);
-    if (s->p < s->end && *s->p == c) {
-        s->p++;
-        return 1;
-    }
-    return 0;
-}
-
-/* A string's raw bytes (escapes left as they are). */
-static int js_str(js *s, const char **b, size_t *n)
-{
-    js_ws(s);
-    if (s->p >= s->end || *s->p != '"') {
-        s->bad = 1;
-        return 0;
-    }
-    const char *q = ++s->p;
-    while (s->p < s->end && *s->p != '"') {
-        if (*s->p == '\\')
-            s->p++;
-        s->p++;
-    }
-    if (s->p >= s->end) {
-        s->bad = 1;
-        return 0;
-    }
-    *b = q;
-    *n = (size_t)(s->p - q);
-    s->p++;
-    return 1;
-}
+/* The one Kineto scanner's steps (trace_kineto_scan.h); this walk fails
+ * on a damaged file where the scan would keep what it read. */
+typedef tfb_trace_kineto_pos js;
+typedef tfb_trace_kineto_tok tok;
 
 static int raw_is(const char *b, size_t n, const char *lit)
 {
     return strlen(lit) == n && memcmp(b, lit, n) == 0;
 }
 
-/* Skips one value; a number's text is returned in (*nb, *nn). */
-static void js_skip(js *s, const char **nb, size_t *nn)
+/* A number token's text as a C string in tmp: 0 when there is none or it
+ * is longer than any number. */
+static int num_text(const tok *t, char tmp[32])
 {
-    js_ws(s);
-    if (s->p >= s->end) {
-        s->bad = 1;
-        return;
-    }
-    char c = *s->p;
-    if (c == '"') {
-        const char *b;
-        size_t n;
-        js_str(s, &b, &n);
-        if (nb) {
-            /* Numbers written as strings ("Addr": "0x..." is not Kineto's
-             * form, but ids sometimes are quoted). */
-            *nb = b;
-            *nn = n;
-        }
-        return;
-    }
-    if (c == '{' || c == '[') {
-        int depth = 0;
-        while (s->p < s->end) {
-            char x = *s->p;
-            if (x == '"') {
-                const char *b;
-                size_t n;
-                if (!js_str(s, &b, &n))
-                    return;
-                continue;
-            }
-            s->p++;
-            if (x == '{' || x == '[')
-                depth++;
-            else if ((x == '}' || x == ']') && --depth == 0)
-                return;
-        }
-        s->bad = 1;
-        return;
-    }
-    const char *q = s->p;
-    while (s->p < s->end && *s->p != ',' && *s->p != '}' && *s->p != ']' &&
-           *s->p != ' ' && *s->p != '\n' && *s->p != '\r' && *s->p != '\t')
-        s->p++;
-    if (s->p == q)
-        s->bad = 1;
-    if (nb) {
-        *nb = q;
-        *nn = (size_t)(s->p - q);
-    }
+    if (!t->s || !t->len || t->len > 24)
+        return 0;
+    memcpy(tmp, t->s, t->len);
+    tmp[t->len] = 0;
+    return 1;
 }
 
-static int num_i64(const char *b, size_t n, int64_t *out)
+static int num_i64(const tok *t, int64_t *out)
 {
-    if (!b || !n || n > 24)
+    char tmp[32], *e = NULL;
+    if (!num_text(t, tmp))
         return 0;
-    char tmp[32];
-    memcpy(tmp, b, n);
-    tmp[n] = 0;
-    char *e = NULL;
     long long v = strtoll(tmp, &e, 10);
     if (e == tmp)
         return 0;
@@ -311,14 +227,11 @@ static int num_i64(const char *b, size_t n, int64_t *out)
     return 1;
 }
 
-static int num_u64(const char *b, size_t n, uint64_t *out)
+static int num_u64(const tok *t, uint64_t *out)
 {
-    if (!b || !n || n > 24)
+    char tmp[32], *e = NULL;
+    if (!num_text(t, tmp))
         return 0;
-    char tmp[32];
-    memcpy(tmp, b, n);
-    tmp[n] = 0;
-    char *e = NULL;
     unsigned long long v = strtoull(tmp, &e, 0);
     if (e == tmp)
         return 0;
@@ -387,34 +300,33 @@ typedef struct mem_ev {
 
 static void read_args(js *s, mem_ev *m)
 {
-    if (!js_eat(s, '{')) {
-        js_skip(s, NULL, NULL);
+    if (!tfb_trace_kineto_eat(s, '{')) {
+        tfb_trace_kineto_skip(s, NULL);
         return;
     }
-    if (js_eat(s, '}'))
+    if (tfb_trace_kineto_eat(s, '}'))
         return;
     do {
-        const char *k, *nb = NULL;
-        size_t kn, nn = 0;
-        if (!js_str(s, &k, &kn) || !js_eat(s, ':')) {
+        tok k, v;
+        if (!tfb_trace_kineto_str(s, &k) || !tfb_trace_kineto_eat(s, ':')) {
             s->bad = 1;
             return;
         }
-        js_skip(s, &nb, &nn);
+        tfb_trace_kineto_skip(s, &v);
         if (s->bad)
             return;
-        if (raw_is(k, kn, "Addr"))
-            num_u64(nb, nn, &m->addr);
-        else if (raw_is(k, kn, "Bytes"))
-            m->have_bytes = num_i64(nb, nn, &m->bytes);
-        else if (raw_is(k, kn, "Total Reserved"))
-            num_i64(nb, nn, &m->reserved);
-        else if (raw_is(k, kn, "Device Id"))
-            m->have_dev = num_i64(nb, nn, &m->dev);
-        else if (raw_is(k, kn, "Device Type"))
-            num_i64(nb, nn, &m->dev_type);
-    } while (js_eat(s, ','));
-    if (!js_eat(s, '}'))
+        if (raw_is(k.s, k.len, "Addr"))
+            num_u64(&v, &m->addr);
+        else if (raw_is(k.s, k.len, "Bytes"))
+            m->have_bytes = num_i64(&v, &m->bytes);
+        else if (raw_is(k.s, k.len, "Total Reserved"))
+            num_i64(&v, &m->reserved);
+        else if (raw_is(k.s, k.len, "Device Id"))
+            m->have_dev = num_i64(&v, &m->dev);
+        else if (raw_is(k.s, k.len, "Device Type"))
+            num_i64(&v, &m->dev_type);
+    } while (tfb_trace_kineto_eat(s, ','));
+    if (!tfb_trace_kineto_eat(s, '}'))
         s->bad = 1;
 }
 
@@ -423,38 +335,33 @@ static void read_event(js *s, mem_ev *m)
     memset(m, 0, sizeof *m);
     m->reserved = -1;
     m->dev_type = -1;
-    if (!js_eat(s, '{')) {
-        js_skip(s, NULL, NULL);
+    if (!tfb_trace_kineto_eat(s, '{')) {
+        tfb_trace_kineto_skip(s, NULL);
         return;
     }
-    if (js_eat(s, '}'))
+    if (tfb_trace_kineto_eat(s, '}'))
         return;
     do {
-        const char *k;
-        size_t kn;
-        if (!js_str(s, &k, &kn) || !js_eat(s, ':')) {
+        tok k, v;
+        if (!tfb_trace_kineto_str(s, &k) || !tfb_trace_kineto_eat(s, ':')) {
             s->bad = 1;
             return;
         }
-        if (raw_is(k, kn, "args")) {
+        if (raw_is(k.s, k.len, "args")) {
             read_args(s, m);
         } else {
-            const char *vb = NULL;
-            size_t vn = 0;
-            js_ws(s);
-            int is_str = s->p < s->end && *s->p == '"';
-            js_skip(s, &vb, &vn);
-            if (raw_is(k, kn, "ph"))
-                m->is_instant = is_str && raw_is(vb, vn, "i");
-            else if (raw_is(k, kn, "name"))
-                m->is_memory = is_str && raw_is(vb, vn, "[memory]");
-            else if (raw_is(k, kn, "ts"))
-                m->have_ts = us_to_ns(vb, vn, &m->ts_ns);
+            tfb_trace_kineto_skip(s, &v);
+            if (raw_is(k.s, k.len, "ph"))
+                m->is_instant = v.is_str && raw_is(v.s, v.len, "i");
+            else if (raw_is(k.s, k.len, "name"))
+                m->is_memory = v.is_str && raw_is(v.s, v.len, "[memory]");
+            else if (raw_is(k.s, k.len, "ts"))
+                m->have_ts = us_to_ns(v.s, v.len, &m->ts_ns);
         }
         if (s->bad)
             return;
-    } while (js_eat(s, ','));
-    if (!js_eat(s, '}'))
+    } while (tfb_trace_kineto_eat(s, ','));
+    if (!tfb_trace_kineto_eat(s, '}'))
         s->bad = 1;
 }
 
@@ -472,21 +379,20 @@ int64_t tfb_trace_memory_load_kineto(tfb_trace_memory_events *out,
     js s = {buf, buf + len, 0};
     size_t from = out->n;
     int64_t base = 0, n = 0;
-    if (!js_eat(&s, '{'))
+    if (!tfb_trace_kineto_eat(&s, '{'))
         s.bad = 1;
     while (!s.bad && !err) {
-        const char *k, *nb = NULL;
-        size_t kn, nn = 0;
-        if (!js_str(&s, &k, &kn) || !js_eat(&s, ':')) {
+        tok k, v;
+        if (!tfb_trace_kineto_str(&s, &k) || !tfb_trace_kineto_eat(&s, ':')) {
             s.bad = 1;
             break;
         }
-        if (raw_is(k, kn, "traceEvents")) {
-            if (!js_eat(&s, '[')) {
+        if (raw_is(k.s, k.len, "traceEvents")) {
+            if (!tfb_trace_kineto_eat(&s, '[')) {
                 s.bad = 1;
                 break;
             }
-            if (!js_eat(&s, ']')) {
+            if (!tfb_trace_kineto_eat(&s, ']')) {
                 do {
                     mem_ev m;
                     read_event(&s, &m);
@@ -517,19 +423,19 @@ int64_t tfb_trace_memory_load_kineto(tfb_trace_memory_events *out,
                     e->pool = 1; /* the caching allocator */
                     e->pool_reserved = m.reserved;
                     n++;
-                } while (js_eat(&s, ','));
-                if (!s.bad && !err && !js_eat(&s, ']'))
+                } while (tfb_trace_kineto_eat(&s, ','));
+                if (!s.bad && !err && !tfb_trace_kineto_eat(&s, ']'))
                     s.bad = 1;
             }
         } else {
-            js_skip(&s, &nb, &nn);
-            if (!s.bad && raw_is(k, kn, "baseTimeNanoseconds"))
-                num_i64(nb, nn, &base);
+            tfb_trace_kineto_skip(&s, &v);
+            if (!s.bad && raw_is(k.s, k.len, "baseTimeNanoseconds"))
+                num_i64(&v, &base);
         }
-        if (s.bad || err || !js_eat(&s, ','))
+        if (s.bad || err || !tfb_trace_kineto_eat(&s, ','))
             break;
     }
-    if (!s.bad && !err && !js_eat(&s, '}'))
+    if (!s.bad && !err && !tfb_trace_kineto_eat(&s, '}'))
         s.bad = 1;
     free(buf);
     if (!err && s.bad)

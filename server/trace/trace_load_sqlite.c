@@ -19,9 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/idxtab.h"
+#include "base/str.h"
 #include "trace/trace_internal.h"
 #include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
@@ -42,6 +42,7 @@ typedef struct id_map {
 
 typedef struct loader {
     tfb_trace_builder *b;
+    tfb_trace_load_ctl *ctl; /* the builder's: budgets, message */
     sqlite3 *db;
     const char *path;
     /* path with its -wal copied into the cache directory (its WAL data is
@@ -64,7 +65,7 @@ typedef struct loader {
 static int on_progress(void *arg)
 {
     loader *L = arg;
-    if (tfb_trace_load_ctl_late(tfb_trace_builder_ctl(L->b))) {
+    if (tfb_trace_load_ctl_late(L->ctl)) {
         L->interrupted = 1;
         return 1;
     }
@@ -77,13 +78,13 @@ static int table_kind(loader *L, const char *name)
 {
     int k = tfb_trace_sqlite_table_kind(L->db, name);
     if (k == TFB_TRACE_SQLITE_VIRTUAL)
-        return tfb_trace_builder_fail(
-            L->b, TFB_ECORRUPT,
+        return tfb_trace_load_ctl_fail(
+            L->ctl, TFB_ECORRUPT,
             "%s: %s is a virtual table: trace files are read only from "
             "plain tables", tfb_trace_file_name(L->path), name);
     if (k == TFB_TRACE_SQLITE_VIEW)
-        return tfb_trace_builder_fail(
-            L->b, TFB_ECORRUPT,
+        return tfb_trace_load_ctl_fail(
+            L->ctl, TFB_ECORRUPT,
             "%s: %s is a view, not a table: trace files are read only "
             "from tables (a view can compute rows without end)",
             tfb_trace_file_name(L->path), name);
@@ -115,10 +116,10 @@ static int64_t int_or(sqlite3_stmt *st, int i, int64_t def)
 static int step_end(loader *L, int rc)
 {
     if (L->interrupted)
-        return tfb_trace_builder_fail(L->b, TFB_ETOOBIG,
-                                      "%s: reading the trace took longer "
-                                      "than the load budget",
-                                      tfb_trace_file_name(L->path));
+        return tfb_trace_load_ctl_fail(L->ctl, TFB_ETOOBIG,
+                                       "%s: reading the trace took longer "
+                                       "than the load budget",
+                                       tfb_trace_file_name(L->path));
     (void)rc;
     return 0;
 }
@@ -343,11 +344,9 @@ static int load_kernels(loader *L)
         col(db, T, "dynamicSharedMemory", c[11], 64), namebuf, T);
     if (add_row_fn(db, "tfb_kernel_rows", 15, L, kernel_row))
         return TFB_ENOMEM;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st)
         return step_end(L, 0);
-    }
     L->row_err = 0;
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -369,11 +368,9 @@ static int load_copies(loader *L, int memset_)
              col(db, T, "deviceId", c[0], 64), col(db, T, "streamId", c[1], 64),
              col(db, T, "correlationId", c[2], 64), col(db, T, "bytes", c[3], 64),
              memset_ ? "NULL" : col(db, T, "copyKind", c[4], 64), T);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st)
         return step_end(L, 0);
-    }
     int err = 0, rc = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         tfb_trace_span_in s;
@@ -406,7 +403,9 @@ typedef struct call_reader {
     const char *file; /* what to open (the store or its WAL copy) */
     int immutable;
     const char *path;
-    double deadline;
+    /* the load's: only its deadline is read here, which nothing writes
+     * during the load */
+    const tfb_trace_load_ctl *ctl;
     uint64_t max_rows;
     atomic_int cancel;
     _Atomic uint64_t rows;
@@ -424,10 +423,7 @@ typedef struct call_reader {
 static int reader_progress(void *arg)
 {
     call_reader *R = arg;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-    if (atomic_load(&R->cancel) || (R->deadline > 0 && now > R->deadline)) {
+    if (atomic_load(&R->cancel) || tfb_trace_load_ctl_late(R->ctl)) {
         R->interrupted = 1;
         return 1;
     }
@@ -442,11 +438,9 @@ static int32_t reader_name(call_reader *R, const char *text, size_t len)
         return (int32_t)(n - 1);
     if (n >= INT32_MAX || tfb_vec_need(&R->names, n + 1) < 0)
         return -2;
-    char *c = malloc(len + 1);
+    char *c = tfb_strndup(text, len);
     if (!c)
         return -2;
-    memcpy(c, text, len);
-    c[len] = '\0';
     R->names.v[R->names.n++] = c;
     return (int32_t)n;
 }
@@ -520,11 +514,8 @@ static void *reader_main(void *arg)
     if (tfb_trace_sqlite_open(R->file, R->immutable, &db))
         goto out;
     sqlite3_progress_handler(db, 10000, reader_progress, R);
-    if (sqlite3_prepare_v2(db, "SELECT value FROM StringIds WHERE id = ?", -1,
-                           &q, NULL) != SQLITE_OK) {
-        sqlite3_finalize(q);
-        q = NULL;
-    }
+    q = tfb_trace_sqlite_prepare(db,
+                                 "SELECT value FROM StringIds WHERE id = ?");
     char sql[256];
     snprintf(sql, sizeof sql,
              "SELECT tfb_call_rows(t.start, t.\"end\", t.correlationId, %s) "
@@ -535,7 +526,7 @@ static void *reader_main(void *arg)
         R->err = TFB_ENOMEM;
         goto out;
     }
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (!(st = tfb_trace_sqlite_prepare(db, sql)))
         goto out;
     sqlite3_step(st);
     atomic_store(&R->rows, R->nrows);
@@ -548,9 +539,7 @@ out:
 
 static void reader_free(call_reader *R)
 {
-    for (size_t i = 0; i < R->names.n; i++)
-        free(R->names.v[i]);
-    tfb_vec_free(&R->names);
+    tfb_strv_free(R->names.v, R->names.n);
     id_free(&R->ids);
     tfb_vec_free(&R->calls);
 }
@@ -564,12 +553,11 @@ static int runtime_start(loader *L, call_reader *R)
     int k = table_kind(L, T);
     if (k <= 0 || !tfb_trace_sqlite_has_column(L->db, T, "correlationId"))
         return k < 0 ? k : 0;
-    tfb_trace_load_ctl *ctl = tfb_trace_builder_ctl(L->b);
     R->file = L->wal_copy ? L->wal_copy : L->path;
     R->immutable = !L->wal_copy;
     R->path = L->path;
-    R->deadline = ctl ? ctl->deadline : 0;
-    R->max_rows = ctl ? ctl->max_rows : 0;
+    R->ctl = L->ctl;
+    R->max_rows = L->ctl ? L->ctl->max_rows : 0;
     R->has_name = tfb_trace_sqlite_has_column(L->db, T, "nameId");
     atomic_init(&R->cancel, 0);
     atomic_init(&R->rows, 0);
@@ -593,8 +581,8 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
     }
     int err;
     if (R->err == TFB_ETOOBIG || (R->interrupted && !R->err))
-        err = tfb_trace_builder_fail(
-            L->b, TFB_ETOOBIG, "%s: %s", tfb_trace_file_name(L->path),
+        err = tfb_trace_load_ctl_fail(
+            L->ctl, TFB_ETOOBIG, "%s: %s", tfb_trace_file_name(L->path),
             R->err == TFB_ETOOBIG
                 ? "the runtime calls exceed the load budget (rows)"
                 : "reading the trace took longer than the load budget");
@@ -636,11 +624,9 @@ static int load_devices(loader *L)
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT t.id, %s, %s FROM %s t",
              col(db, T, "name", c[0], 64), col(db, T, "smCount", c[1], 64), T);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st)
         return step_end(L, 0);
-    }
     int err = 0, rc = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         err = tfb_trace_builder_rows(L->b, 1);
@@ -666,14 +652,10 @@ static int load_host_spans(loader *L)
     int k = table_kind(L, "TFB_HOST_SPANS");
     if (k <= 0)
         return k;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(L->db,
-                           "SELECT start, \"end\", kind, step FROM "
-                           "TFB_HOST_SPANS",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(
+        L->db, "SELECT start, \"end\", kind, step FROM TFB_HOST_SPANS");
+    if (!st)
         return step_end(L, 0);
-    }
     int err = 0, rc = 0;
     while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         row_done(L);
@@ -715,9 +697,8 @@ static uint64_t estimate_rows(loader *L)
             continue;
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", tables[i]);
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(L->db, sql, -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW) {
+        sqlite3_stmt *st = tfb_trace_sqlite_prepare(L->db, sql);
+        if (st && sqlite3_step(st) == SQLITE_ROW) {
             int64_t v = sqlite3_column_int64(st, 0);
             if (v > 0)
                 total += (uint64_t)v;
@@ -732,6 +713,7 @@ int tfb_trace_load_sqlite(tfb_trace_builder *b, const char *path)
     loader L;
     memset(&L, 0, sizeof L);
     L.b = b;
+    L.ctl = tfb_trace_builder_ctl(b);
     L.path = path;
     L.wal_copy = tfb_trace_wal_copy(path);
     int rc = tfb_trace_sqlite_open(L.wal_copy ? L.wal_copy : path,
@@ -748,12 +730,9 @@ int tfb_trace_load_sqlite(tfb_trace_builder *b, const char *path)
         return err; /* 0: not a trace; < 0: refused */
     }
     err = table_kind(&L, "StringIds");
-    if (err == 1 &&
-        sqlite3_prepare_v2(L.db, "SELECT value FROM StringIds WHERE id = ?",
-                           -1, &L.str_stmt, NULL) != SQLITE_OK) {
-        sqlite3_finalize(L.str_stmt);
-        L.str_stmt = NULL;
-    }
+    if (err == 1)
+        L.str_stmt = tfb_trace_sqlite_prepare(
+            L.db, "SELECT value FROM StringIds WHERE id = ?");
     if (err > 0)
         err = 0;
     L.rows_est = err ? 0 : estimate_rows(&L);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "tfboard.h"
+#include "base/str.h"
 #include "base/vec.h"
 #include "trace/trace_file.h"
 #include "trace/trace_sqlite_open.h"
@@ -30,9 +31,7 @@ void tfb_trace_memory_free(tfb_trace_memory *m)
     free(m->kernels);
     free(m->ranges);
     free(m->steps);
-    for (size_t i = 0; i < m->n_names; i++)
-        free(m->names[i]);
-    free(m->names);
+    tfb_strv_free(m->names, m->n_names);
     free(m);
 }
 
@@ -75,11 +74,9 @@ static const char *own_name(builder *b, const char *s, size_t len)
 {
     if (!s || tfb_vec_need(&b->names, b->names.n + 1) < 0)
         return NULL;
-    char *c = malloc(len + 1);
+    char *c = tfb_strndup(s, len);
     if (!c)
         return NULL;
-    memcpy(c, s, len);
-    c[len] = '\0';
     b->names.v[b->names.n++] = c;
     return c;
 }
@@ -225,8 +222,8 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
                   "WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL"
                 : "SELECT start, end, text FROM NVTX_EVENTS WHERE eventType "
                   "IN (59, 60) AND end IS NOT NULL";
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    sqlite3_stmt *st = tfb_trace_sqlite_prepare(db, sql);
+    if (!st) {
         sqlite3_close(db); /* an odd schema: no ranges, not an error */
         return 0;
     }
@@ -235,11 +232,10 @@ static int nvtx_ranges(builder *b, const char *path, const int64_t *times,
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (++rows > MAX_NVTX_ROWS ||
             ((rows & 0xffff) == 0 && tfb_trace_load_ctl_late(ctl))) {
-            if (ctl)
-                snprintf(ctl->error, sizeof ctl->error,
-                         "%s: too many NVTX rows to read within the budget",
-                         tfb_trace_file_name(path));
-            err = TFB_ETOOBIG;
+            err = tfb_trace_load_ctl_fail(
+                ctl, TFB_ETOOBIG,
+                "%s: too many NVTX rows to read within the budget",
+                tfb_trace_file_name(path));
             break;
         }
         int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
@@ -270,22 +266,19 @@ static int memory_rows_ok(const char *path, size_t have,
         return rc;
     int64_t rows = 0;
     if (rc == 0 && is_table(db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM "
-                                   "CUDA_GPU_MEMORY_USAGE_EVENTS",
-                               -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
+        sqlite3_stmt *st = tfb_trace_sqlite_prepare(
+            db, "SELECT COUNT(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS");
+        if (st && sqlite3_step(st) == SQLITE_ROW)
             rows = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
     }
     sqlite3_close(db);
-    if (rows > 0 && (uint64_t)rows + have > ctl->max_rows) {
-        snprintf(ctl->error, sizeof ctl->error,
-                 "%s: %lld memory events, more than the budget of %llu rows",
-                 tfb_trace_file_name(path), (long long)rows,
-                 (unsigned long long)ctl->max_rows);
-        return TFB_ETOOBIG;
-    }
+    if (rows > 0 && (uint64_t)rows + have > ctl->max_rows)
+        return tfb_trace_load_ctl_fail(
+            ctl, TFB_ETOOBIG,
+            "%s: %lld memory events, more than the budget of %llu rows",
+            tfb_trace_file_name(path), (long long)rows,
+            (unsigned long long)ctl->max_rows);
     return 0;
 }
 
@@ -351,11 +344,9 @@ int tfb_trace_memory_load_files(char *const *paths, size_t n,
             continue;
         }
         if (got < 0) {
-            err = (int)got;
-            if (ctl)
-                snprintf(ctl->error, sizeof ctl->error,
-                         "%s: cannot read its memory events: %s",
-                         tfb_trace_file_name(paths[i]), tfb_strerror(err));
+            err = tfb_trace_load_ctl_fail(
+                ctl, (int)got, "%s: cannot read its memory events: %s",
+                tfb_trace_file_name(paths[i]), tfb_strerror((int)got));
             break;
         }
         if (got > 0)
@@ -382,9 +373,8 @@ int tfb_trace_memory_load_files(char *const *paths, size_t n,
     }
     to_run(&b);
     if (err) {
-        if (ctl && !ctl->error[0])
-            snprintf(ctl->error, sizeof ctl->error,
-                     "reading memory events: %s", tfb_strerror(err));
+        tfb_trace_load_ctl_fail(ctl, err, "reading memory events: %s",
+                                tfb_strerror(err));
         tfb_trace_memory_free(m);
         return err;
     }

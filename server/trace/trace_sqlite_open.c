@@ -2,7 +2,7 @@
  * trace_sqlite_open.c - opening trace SQLite files read-only and hardened
  * (trace_sqlite_open.h): the URI, the connection's settings, the probes
  * the loaders use to refuse views and virtual tables and to read files
- * with older or trimmed schemas.
+ * with older or trimmed schemas, and preparing their statements.
  */
 #include "trace/trace_sqlite_open.h"
 
@@ -54,6 +54,13 @@ int tfb_trace_sqlite_open(const char *path, int immutable, sqlite3 **db)
     sqlite3_limit(d, SQLITE_LIMIT_LENGTH, 1 << 20);
     *db = d;
     return 0;
+}
+
+sqlite3_stmt *tfb_trace_sqlite_prepare(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL; /* left NULL on an error */
+    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    return st;
 }
 
 int tfb_trace_sqlite_has_column(sqlite3 *db, const char *table,

@@ -46,6 +46,10 @@ typedef enum {
 tfb_trace_sqlite_kind tfb_trace_sqlite_table_kind(sqlite3 *db,
                                                   const char *name);
 
+/* sql prepared on db, or NULL when the file's schema does not allow it
+ * (the readers read that as no rows). */
+sqlite3_stmt *tfb_trace_sqlite_prepare(sqlite3 *db, const char *sql);
+
 /* 1 when table (an identifier of ours, not from the file) has column
  * col, else 0. */
 int tfb_trace_sqlite_has_column(sqlite3 *db, const char *table,
