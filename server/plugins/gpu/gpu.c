@@ -261,17 +261,14 @@ static void kernels_text(FILE *f, const tfb_trace_kernels *k, int md)
     for (size_t i = 0; i < k->n; i++) {
         const tfb_trace_kernel_stat *s = &k->v[i];
         double total = (double)s->total_ns / 1e6, mean = s->mean_ns / 1e3;
-        if (md) {
-            fputs("| ", f);
+        fputs(md ? "| " : "    ", f);
+        if (md)
             tfb_report_put_str(f, s->name, 1);
-            fprintf(f, " | %lld | %.4g | %.4g | %.1f%% |\n",
-                    (long long)s->count, total, mean, 100.0 * s->share);
-        } else {
-            fputs("    ", f);
+        else
             tfb_report_put_cell(f, s->name, 40);
-            fprintf(f, " %8lld %12.4g %10.4g %6.1f%%\n", (long long)s->count,
-                    total, mean, 100.0 * s->share);
-        }
+        fprintf(f, md ? " | %lld | %.4g | %.4g | %.1f%% |\n"
+                      : " %8lld %12.4g %10.4g %6.1f%%\n",
+                (long long)s->count, total, mean, 100.0 * s->share);
     }
 }
 
