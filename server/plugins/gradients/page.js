@@ -8,7 +8,7 @@ import { eng, logTicks, niceStep, scaleEnd, tickLabel } from '../core/format.js'
 import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { COLOR, sizeCanvas } from '../lib/plot.js';
-import { pickRun, mountRunPage, updateRunPage } from '../lib/run_pick.js';
+import { pickRun, mountRunPage, updateRunPage, loadLatest } from '../lib/run_pick.js';
 import { SCALAR_TAGS } from '../lib/catalog.js';
 
 function gradRuns(data) {
@@ -143,18 +143,8 @@ const page = {
   async render() {
     const run = pickRun(this.ctx, gradRuns(this.ctx.data), this.runSelect);
     if (!run) return;
-    const token = {};
-    this.token = token;
-    let raw;
-    try {
-      raw = await getJSON('data/plugin/gradients/norms', { run });
-    } catch (e) {
-      if (this.token !== token) return;
-      clear(this.body);
-      this.body.appendChild(h('div', { class: 'empty small error-text' }, 'Could not load gradient norms: ' + e.message));
-      return;
-    }
-    if (this.token !== token) return;
+    const raw = await loadLatest(this, 'gradient norms', () => getJSON('data/plugin/gradients/norms', { run }));
+    if (!raw) return;
     const d = {
       layers: (raw.layers || []).map(String),
       steps: (raw.steps || []).map(num),

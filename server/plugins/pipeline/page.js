@@ -8,7 +8,7 @@ import { eng, pct, linearTicks } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { themeColor } from '../core/colors.js';
 import { COLOR } from '../lib/plot.js';
-import { pickRun, mountRunPage, updateRunPage } from '../lib/run_pick.js';
+import { pickRun, mountRunPage, updateRunPage, loadLatest } from '../lib/run_pick.js';
 import { SCALAR_TAGS } from '../lib/catalog.js';
 
 const VERDICT_TEXT = {
@@ -57,21 +57,12 @@ const page = {
   async render() {
     const run = pickRun(this.ctx, pipelineRuns(this.ctx.data), this.runSelect);
     if (!run) return;
-    const token = {};
-    this.token = token;
-    let sum, steps;
-    try {
-      [sum, steps] = await Promise.all([
-        getJSON('data/plugin/pipeline/summary', { run }),
-        getJSON('data/plugin/pipeline/steps', { run }),
-      ]);
-    } catch (e) {
-      if (this.token !== token) return;
-      clear(this.body);
-      this.body.appendChild(h('div', { class: 'empty small error-text' }, 'Could not load the pipeline analysis: ' + e.message));
-      return;
-    }
-    if (this.token !== token) return;
+    const got = await loadLatest(this, 'the pipeline analysis', () => Promise.all([
+      getJSON('data/plugin/pipeline/summary', { run }),
+      getJSON('data/plugin/pipeline/steps', { run }),
+    ]));
+    if (!got) return;
+    const [sum, steps] = got;
     clear(this.body);
     const frac = num(sum.input_fraction);
     const verdict = sum.verdict || 'not';

@@ -1,5 +1,5 @@
 // The run a one-run page (GPU, gradients, pipeline) shows, its run
-// selector, and the frame and update the three pages share.
+// selector, and the frame, update and load the pages share.
 import { h, clear } from '../core/dom.js';
 
 // Of `runs` (the runs that have the page's data): the URL's run when it
@@ -30,4 +30,20 @@ export function mountRunPage(page, ctx, id, title, hint) {
 export function updateRunPage(page, ctx, changed) {
   page.ctx = ctx;
   if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) page.render();
+}
+
+// What load() gives, for the page's latest render only: undefined once a
+// later render took over, or when it failed (the body then says so).
+export async function loadLatest(page, what, load) {
+  const token = {};
+  page.token = token;
+  try {
+    const v = await load();
+    return page.token === token ? v : undefined;
+  } catch (e) {
+    if (page.token !== token) return undefined;
+    clear(page.body);
+    page.body.appendChild(h('div', { class: 'empty small error-text' }, `Could not load ${what}: ` + e.message));
+    return undefined;
+  }
 }
