@@ -63,6 +63,22 @@ static void number_or_null(tfb_json *j, double v)
         tfb_json_double(j, v);
 }
 
+/* "key": [the strings get gives for run r] ([] when it fails). */
+static void strings_json(tfb_json *j, const char *key, tfb_run *r,
+                         int (*get)(tfb_run *, char ***, size_t *))
+{
+    tfb_json_key(j, key);
+    tfb_json_array_begin(j);
+    char **v;
+    size_t n;
+    if (get(r, &v, &n) == 0) {
+        for (size_t q = 0; q < n; q++)
+            tfb_json_str(j, v[q]);
+        tfb_strv_free(v, n);
+    }
+    tfb_json_array_end(j);
+}
+
 /* [{"name", "dir", "first_wall", "last_wall", "max_step", "tags":
  *   {"scalars": n, "histograms": n, "text": n, "numerics": n},
  *   "points", then each plugin's own members (the runs plugin's "status"),
@@ -121,16 +137,7 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
         for (size_t k = 0; k < np; k++)
             if (pl[k]->run_info)
                 pl[k]->run_info(&j, tfb_server_store(req), r, now);
-        tfb_json_key(&j, "notes");
-        tfb_json_array_begin(&j);
-        char **notes;
-        size_t nn;
-        if (tfb_run_notes(r, &notes, &nn) == 0) {
-            for (size_t q = 0; q < nn; q++)
-                tfb_json_str(&j, notes[q]);
-            tfb_strv_free(notes, nn);
-        }
-        tfb_json_array_end(&j);
+        strings_json(&j, "notes", r, tfb_run_notes);
         tfb_json_key(&j, "files");
         tfb_json_array_begin(&j);
         tfb_file_info *fi;
@@ -156,16 +163,7 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
             tfb_file_infos_free(fi, nf);
         }
         tfb_json_array_end(&j);
-        tfb_json_key(&j, "trace_files");
-        tfb_json_array_begin(&j);
-        char **tr;
-        size_t nt;
-        if (tfb_run_trace_files(r, &tr, &nt) == 0) {
-            for (size_t q = 0; q < nt; q++)
-                tfb_json_str(&j, tr[q]);
-            tfb_strv_free(tr, nt);
-        }
-        tfb_json_array_end(&j);
+        strings_json(&j, "trace_files", r, tfb_run_trace_files);
         tfb_json_object_end(&j);
     }
     tfb_json_array_end(&j);

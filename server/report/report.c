@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "core/options.h"
@@ -241,27 +240,9 @@ int tfb_report_main(int argc, char **argv)
             .gates = a.gates, .n_gates = a.n_gates};
         return tfb_report_compare_main(&ca);
     }
-    struct stat st;
-    if (!tfb_report_is_url(a.logdir) &&
-        (stat(a.logdir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        fprintf(stderr, "tfboard report: %s: not a readable directory\n",
-                a.logdir);
-        return 2;
-    }
-
     tfb_store *store;
-    rc = tfb_store_create(&store, a.logdir);
-    if (rc < 0) {
-        fprintf(stderr, "tfboard report: %s\n", tfb_strerror(rc));
+    if (tfb_report_open(a.logdir, a.quiet, &store) < 0)
         return 2;
-    }
-    rc = tfb_report_load_once(store, a.quiet);
-    if (rc < 0) {
-        fprintf(stderr, "tfboard report: loading %s: %s\n", a.logdir,
-                tfb_strerror(rc));
-        tfb_store_destroy(store);
-        return 2;
-    }
 
     tfb_report rep;
     char err[512] = "";

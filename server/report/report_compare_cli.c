@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "plugins/health/health_analysis.h"
 #include "report/report_load.h"
@@ -36,29 +35,6 @@ static void run_list(tfb_store *s, char *buf, size_t cap)
     free(runs);
 }
 
-static int load_dir(const char *dir, tfb_store **out, int quiet)
-{
-    struct stat st;
-    if (!tfb_report_is_url(dir) &&
-        (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        fprintf(stderr, "tfboard report: %s: not a readable directory\n",
-                dir);
-        return -1;
-    }
-    int rc = tfb_store_create(out, dir);
-    if (rc == 0) {
-        rc = tfb_report_load_once(*out, quiet);
-        if (rc < 0)
-            tfb_store_destroy(*out);
-    }
-    if (rc < 0) {
-        fprintf(stderr, "tfboard report: loading %s: %s\n", dir,
-                tfb_strerror(rc));
-        return -1;
-    }
-    return 0;
-}
-
 /* Run name `name` in the shared store. */
 static int find_run(tfb_store *s, const char *name, const char *logdir,
                     tfb_run **out)
@@ -76,7 +52,7 @@ static int find_run(tfb_store *s, const char *name, const char *logdir,
 /* The one run of a directory given without --logdir. */
 static int dir_run(const char *dir, side *sd, int quiet)
 {
-    if (load_dir(dir, &sd->store, quiet) < 0)
+    if (tfb_report_open(dir, quiet, &sd->store) < 0)
         return -1;
     tfb_run **runs;
     size_t n;
@@ -134,7 +110,7 @@ int tfb_report_compare_main(const tfb_report_compare_args *a)
     side sa = {0}, sb = {0};
     int status = 2;
     if (a->logdir) {
-        if (load_dir(a->logdir, &sa.store, a->quiet) < 0)
+        if (tfb_report_open(a->logdir, a->quiet, &sa.store) < 0)
             return 2;
         sb.store = sa.store;
         if (find_run(sa.store, a->a, a->logdir, &sa.run) < 0 ||

@@ -8,19 +8,22 @@
 
 #include "report/report_model.h"
 
-static void num_or_null(tfb_json *j, double v)
-{
-    /* Unknown (not non-finite data) is null; the caller decides which. */
-    tfb_json_double(j, v);
-}
+/* A scalar tag of the run, after its name: min and max are null when no
+ * point was finite. */
+static const tfb_json_field scalar_fields[] = {
+    TFB_JSON_FIELD(tfb_report_scalar, last, DOUBLE),
+    TFB_JSON_FIELD_IF("min", tfb_report_scalar, min, DOUBLE, has_finite),
+    TFB_JSON_FIELD_IF("max", tfb_report_scalar, max, DOUBLE, has_finite),
+    TFB_JSON_FIELD(tfb_report_scalar, count, SIZE),
+    TFB_JSON_FIELD(tfb_report_scalar, last_step, I64),
+    TFB_JSON_FIELD(tfb_report_scalar, nonfinite, U64),
+};
 
-static void wall_or_null(tfb_json *j, double w)
-{
-    if (isnan(w))
-        tfb_json_null(j);
-    else
-        tfb_json_double(j, w);
-}
+/* NaN (no event had a wall time): null. */
+static const tfb_json_field wall_fields[] = {
+    TFB_JSON_FIELD_AS("first_wall_time", tfb_report_run, first_wall, NUM),
+    TFB_JSON_FIELD_AS("last_wall_time", tfb_report_run, last_wall, NUM),
+};
 
 static int run_json(tfb_json *j, const tfb_report *rep,
                     const tfb_report_run *rr)
@@ -33,10 +36,7 @@ static int run_json(tfb_json *j, const tfb_report *rep,
         tfb_json_null(j);
     else
         tfb_json_i64(j, rr->max_step);
-    tfb_json_key(j, "first_wall_time");
-    wall_or_null(j, rr->first_wall);
-    tfb_json_key(j, "last_wall_time");
-    wall_or_null(j, rr->last_wall);
+    TFB_JSON_FIELDS(j, rr, wall_fields);
     tfb_json_key(j, "duration_s");
     if (isnan(rr->first_wall) || isnan(rr->last_wall))
         tfb_json_null(j);
@@ -48,26 +48,7 @@ static int run_json(tfb_json *j, const tfb_report *rep,
     for (size_t i = 0; i < rr->n_scalars; i++) {
         const tfb_report_scalar *s = &rr->scalars[i];
         tfb_json_key(j, s->tag);
-        tfb_json_object_begin(j);
-        tfb_json_key(j, "last");
-        num_or_null(j, s->last);
-        tfb_json_key(j, "min");
-        if (s->has_finite)
-            tfb_json_double(j, s->min);
-        else
-            tfb_json_null(j);
-        tfb_json_key(j, "max");
-        if (s->has_finite)
-            tfb_json_double(j, s->max);
-        else
-            tfb_json_null(j);
-        tfb_json_key(j, "count");
-        tfb_json_u64(j, s->count);
-        tfb_json_key(j, "last_step");
-        tfb_json_i64(j, s->last_step);
-        tfb_json_key(j, "nonfinite");
-        tfb_json_u64(j, s->nonfinite);
-        tfb_json_object_end(j);
+        TFB_JSON_STRUCT(j, s, scalar_fields);
     }
     tfb_json_object_end(j);
 

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "store/loader.h"
@@ -42,7 +43,8 @@ static void storage_free(void *s)
     tfb_storage_destroy(s);
 }
 
-int tfb_report_is_url(const char *logdir)
+/* An s3:// or gs:// logdir: a bucket, not a directory. */
+static int is_url(const char *logdir)
 {
     return strncmp(logdir, "s3://", 5) == 0 || strncmp(logdir, "gs://", 5) == 0;
 }
@@ -50,7 +52,7 @@ int tfb_report_is_url(const char *logdir)
 /* One loader pass on a thread of its own while this one reports progress:
  * silent for a second, then a line a second, so small logdirs print
  * nothing and large ones show they are moving. */
-int tfb_report_load_once(tfb_store *store, int quiet)
+static int load_once(tfb_store *store, int quiet)
 {
     tfb_loader_opts lo = {.reload_interval = 0, .threads = 0,
                           .log = quiet ? NULL : stderr};
@@ -108,4 +110,26 @@ int tfb_report_load_once(tfb_store *store, int quiet)
                 (unsigned long long)p.points, mono_s() - t0);
     }
     return job.rc;
+}
+
+int tfb_report_open(const char *dir, int quiet, tfb_store **out)
+{
+    struct stat st;
+    if (!is_url(dir) && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
+        fprintf(stderr, "tfboard report: %s: not a readable directory\n",
+                dir);
+        return -1;
+    }
+    int rc = tfb_store_create(out, dir);
+    if (rc == 0) {
+        rc = load_once(*out, quiet);
+        if (rc < 0)
+            tfb_store_destroy(*out);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "tfboard report: loading %s: %s\n", dir,
+                tfb_strerror(rc));
+        return -1;
+    }
+    return 0;
 }

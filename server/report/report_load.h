@@ -11,11 +11,10 @@
 
 #include "store/store.h"
 
-/* Loads every run of the store's logdir once. Progress lines go to stderr
- * unless quiet (silent for the first second, then one a second). Returns
- * 0 or a negative TFB_E* code. */
-int tfb_report_load_once(tfb_store *store, int quiet);
-/* 1 when logdir is an s3:// or gs:// URL (a bucket, not a directory). */
-int tfb_report_is_url(const char *logdir);
+/* A store of the logdir dir (a directory, or an s3:// or gs:// URL) with
+ * every run loaded once: 0 with *out (tfb_store_destroy), or -1 after
+ * saying why on stderr. Progress lines go to stderr unless quiet (silent
+ * for the first second, then one a second). */
+int tfb_report_open(const char *dir, int quiet, tfb_store **out);
 
 #endif

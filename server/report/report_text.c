@@ -45,18 +45,12 @@ static void scalars_section(FILE *f, const tfb_report_run *rr, int md)
             snprintf(mn, sizeof mn, "-");
             snprintf(mx, sizeof mx, "-");
         }
-        if (md) {
-            fputs("| ", f);
-            tfb_report_put_str(f, s->tag, 1);
-            fprintf(f, " | %s | %s | %s | %zu |\n", last, mn, mx, s->count);
-        } else {
-            fputs("    ", f);
-            size_t len = strlen(s->tag);
-            tfb_report_put_str(f, s->tag, 0);
-            for (size_t k = len; k < 36; k++)
-                fputc(' ', f);
-            fprintf(f, " %12s %12s %12s %8zu\n", last, mn, mx, s->count);
-        }
+        fputs(md ? "| " : "    ", f);
+        tfb_report_put_str(f, s->tag, md);
+        if (!md)
+            tfb_report_pad(f, strlen(s->tag), 36);
+        fprintf(f, md ? " | %s | %s | %s | %zu |\n" : " %12s %12s %12s %8zu\n",
+                last, mn, mx, s->count);
     }
 }
 
@@ -143,8 +137,7 @@ static void summary(FILE *f, const tfb_report *rep, int md)
         fputs(md ? "| " : "  ", f);
         tfb_report_put_str(f, rr->name, md);
         if (!md)
-            for (size_t k = strlen(rr->name); k < namew; k++)
-                fputc(' ', f);
+            tfb_report_pad(f, strlen(rr->name), namew);
         fputs(md ? " | " : "  ", f);
         char st[32];
         if (rr->max_step == INT64_MIN)
@@ -165,22 +158,15 @@ static void summary(FILE *f, const tfb_report *rep, int md)
         char hv[32];
         headline(hv, sizeof hv, rr);
         const tfb_report_scalar *h = tfb_report_headline(rr);
-        if (md) {
+        if (md)
             fputs(" | ", f);
-            if (h) {
-                tfb_report_put_str(f, h->tag, 1);
-                fprintf(f, " %s", hv);
-            }
-            fputs(" |\n", f);
-            continue;
-        }
+        else if (h)
+            tfb_report_pad(f, w, statw + 2);
         if (h) {
-            for (size_t k = w; k < statw + 2; k++)
-                fputc(' ', f);
-            tfb_report_put_str(f, h->tag, 0);
+            tfb_report_put_str(f, h->tag, md);
             fprintf(f, " %s", hv);
         }
-        fputc('\n', f);
+        fputs(md ? " |\n" : "\n", f);
     }
 
     /* The findings, ranked; the same text on several runs is one line that

@@ -267,27 +267,17 @@ static void spikes_text(FILE *f, const tfb_alert_spike *v, size_t n, int md)
         char why[512];
         tfb_precursors_text(&a->pre, why, sizeof why);
         n_batches += a->pre.n_batches;
-        if (md) {
-            fputs("| ", f);
-            tfb_report_put_str(f, a->tag, 1);
-            fprintf(f, " | %lld | %.4g | %.4g | %.1f | %s | %lld | ",
-                    (long long)a->spike.step, a->spike.value, a->spike.level,
-                    a->spike.z, tfb_spike_state_name(a->spike.state),
-                    (long long)a->spike.end_step);
-            tfb_report_put_str(f, why[0] ? why : "-", 1);
-            fputs(" |\n", f);
-        } else {
-            fputs("    ", f);
-            tfb_report_put_str(f, a->tag, 0);
-            for (size_t k = strlen(a->tag); k < 20; k++)
-                fputc(' ', f);
-            fprintf(f, " %8lld %10.4g %10.4g %6.1f %-9s %8lld  ",
-                    (long long)a->spike.step, a->spike.value, a->spike.level,
-                    a->spike.z, tfb_spike_state_name(a->spike.state),
-                    (long long)a->spike.end_step);
-            tfb_report_put_str(f, why[0] ? why : "-", 0);
-            fputc('\n', f);
-        }
+        fputs(md ? "| " : "    ", f);
+        tfb_report_put_str(f, a->tag, md);
+        if (!md)
+            tfb_report_pad(f, strlen(a->tag), 20);
+        fprintf(f, md ? " | %lld | %.4g | %.4g | %.1f | %s | %lld | "
+                      : " %8lld %10.4g %10.4g %6.1f %-9s %8lld  ",
+                (long long)a->spike.step, a->spike.value, a->spike.level,
+                a->spike.z, tfb_spike_state_name(a->spike.state),
+                (long long)a->spike.end_step);
+        tfb_report_put_str(f, why[0] ? why : "-", md);
+        fputs(md ? " |\n" : "\n", f);
     }
     if (!n_batches)
         return;

@@ -6,7 +6,7 @@ import { h, debounce } from '../core/dom.js';
 import { runColor, withAlpha } from '../core/colors.js';
 import { eng, linearTicks } from '../core/format.js';
 import { makeChart, xTickFormatter, xAxisTitle } from '../core/charts.js';
-import { fetchHist, histTagsOf, renderCards } from '../lib/histogram_cards.js';
+import { fetchHist, histTagsOf, renderCards, updateCards } from '../lib/histogram_cards.js';
 import { HIST_TAGS } from '../lib/catalog.js';
 
 export const BASIS_POINTS = [0, 668, 1587, 3085, 5000, 6915, 8413, 9332, 10000];
@@ -131,12 +131,7 @@ const page = {
     this.layout();
   },
   unmount() { this.observer.disconnect(); for (const c of this.cards) c.destroy(); },
-  update(ctx, changed) {
-    this.ctx = ctx;
-    if (changed.includes('data')) this.gen++;
-    if (document.activeElement !== this.tagFilter) this.tagFilter.value = ctx.state.tagFilter;
-    this.layout();
-  },
+  update(ctx, changed) { updateCards(this, ctx, changed); },
   layout() {
     for (const c of this.cards) c.destroy();
     const items = histTagsOf(this.ctx.data, this.ctx.runs, this.ctx.state.tagFilter);

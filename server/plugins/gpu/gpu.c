@@ -15,43 +15,27 @@
 
 #define REPORT_TOP_KERNELS 10
 
-/* How long a request waits for its run's trace to load before it answers
- * 202 "loading": small traces load within it and answer at once. */
-#define ROUTE_WAIT_MS 1000
-
-/* The run's trace; *t stays NULL (and 0 is returned) for a run without
- * one. A negative return means the answer is set: 202 {"loading": true,
- * "progress"} while the trace loads in the background, 500 {"error"} when
- * it could not be read (the message names the file and the reason). */
+/* As tfb_gpu_route_trace; a run without a trace answers the JSON text
+ * `none` (a negative code then), unless `none` is NULL. */
 static int get_trace(const tfb_http_req *req, tfb_http_resp *resp,
-                     tfb_trace **t)
+                     const char *none, tfb_trace **t)
 {
     tfb_run *run;
-    *t = NULL;
-    int rc = tfb_http_param_run(req, resp, &run);
-    if (rc < 0)
+    int rc = tfb_gpu_route_trace(req, resp, &run, t);
+    if (rc < 0 || *t || !none)
         return rc;
-    tfb_trace_status st;
-    rc = tfb_trace_get(tfb_server_store(req), run, ROUTE_WAIT_MS, t, &st);
-    if (rc < 0)
-        return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
-                              tfb_strerror(rc));
-    if (st.state == TFB_TRACE_FAILED)
-        return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
-                              st.error);
-    if (st.state == TFB_TRACE_LOADING) {
-        char body[96];
-        int n = snprintf(body, sizeof body,
-                         "{\"loading\":true,\"progress\":%.3f}",
-                         st.progress);
-        tfb_http_text(resp, 202, "application/json", body, (size_t)n);
-        return TFB_ESTATE;
-    }
-    return 0;
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_raw(&j, none, strlen(none));
+    tfb_http_json(resp, &j);
+    return TFB_ENOENT;
 }
 
-static int send(tfb_http_resp *resp, tfb_json *j, int rc)
+/* Sends what the analysis wrote (500 when it failed: rc < 0), and
+ * releases the route's trace. */
+static int send(tfb_http_resp *resp, tfb_trace *t, tfb_json *j, int rc)
 {
+    tfb_trace_release(t);
     if (rc < 0) {
         tfb_json_free(j);
         return tfb_http_error(resp, 500, "GPU analysis failed: %s",
@@ -63,23 +47,17 @@ static int send(tfb_http_resp *resp, tfb_json *j, int rc)
 static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
 {
     tfb_trace *t;
-    int rc = get_trace(req, resp, &t);
+    int rc = get_trace(req, resp, "{\"devices\":[],\"files\":0}", &t);
     if (rc < 0)
         return rc;
     tfb_json j;
     tfb_json_init(&j);
-    if (!t) {
-        const char *e = "{\"devices\":[],\"files\":0}";
-        tfb_json_raw(&j, e, strlen(e));
-        return tfb_http_json(resp, &j);
-    }
     tfb_trace_summary sum;
     rc = tfb_trace_summarize(t, &sum);
     if (rc == 0)
         tfb_gpu_summary_json(&j, &sum);
     tfb_trace_summary_free(&sum);
-    tfb_trace_release(t);
-    return send(resp, &j, rc);
+    return send(resp, t, &j, rc);
 }
 
 static int route_kernels(const tfb_http_req *req, tfb_http_resp *resp)
@@ -88,23 +66,18 @@ static int route_kernels(const tfb_http_req *req, tfb_http_resp *resp)
     if (tfb_http_param_i64(req, resp, "limit", 0, 100, 0, INT32_MAX, &limit) < 0)
         return TFB_EINVAL;
     tfb_trace *t;
-    int rc = get_trace(req, resp, &t);
+    int rc = get_trace(req, resp,
+                       "{\"kernels\":[],\"total\":0,\"total_ns\":0}", &t);
     if (rc < 0)
         return rc;
     tfb_json j;
     tfb_json_init(&j);
-    if (!t) {
-        const char *e = "{\"kernels\":[],\"total\":0,\"total_ns\":0}";
-        tfb_json_raw(&j, e, strlen(e));
-        return tfb_http_json(resp, &j);
-    }
     tfb_trace_kernels k;
     rc = tfb_trace_kernel_stats(t, (size_t)limit, &k);
     if (rc == 0)
         tfb_gpu_kernels_json(&j, &k);
     tfb_trace_kernels_free(&k);
-    tfb_trace_release(t);
-    return send(resp, &j, rc);
+    return send(resp, t, &j, rc);
 }
 
 static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
@@ -114,7 +87,7 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_http_param_i64(req, resp, "device", 0, -1, -1, INT32_MAX, &device) < 0)
         return TFB_EINVAL;
     tfb_trace *t;
-    int rc = get_trace(req, resp, &t);
+    int rc = get_trace(req, resp, NULL, &t);
     if (rc < 0)
         return rc;
     if (!t)
@@ -138,13 +111,13 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
     if (rc == 0)
         tfb_gpu_utilization_json(&j, &u);
     tfb_trace_utilization_free(&u);
-    tfb_trace_release(t);
     if (rc == TFB_ENOENT) {
+        tfb_trace_release(t);
         tfb_json_free(&j);
         return tfb_http_error(resp, 404, "no kernels on device %lld",
                               (long long)device);
     }
-    return send(resp, &j, rc);
+    return send(resp, t, &j, rc);
 }
 
 static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
@@ -159,15 +132,14 @@ static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
     tfb_trace *t;
-    int rc = get_trace(req, resp, &t);
+    int rc = get_trace(req, resp, NULL, &t);
     if (rc < 0)
         return rc;
     tfb_trace empty = {0};
     tfb_json j;
     tfb_json_init(&j);
     rc = tfb_gpu_timeline_json(t ? t : &empty, w0, w1, (size_t)max, &j);
-    tfb_trace_release(t);
-    return send(resp, &j, rc);
+    return send(resp, t, &j, rc);
 }
 
 /* The host side of the run's traces (trace/trace.h): CPU threads'
@@ -189,7 +161,7 @@ static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
     tfb_trace *t;
-    int rc = get_trace(req, resp, &t);
+    int rc = get_trace(req, resp, NULL, &t);
     if (rc < 0)
         return rc;
     tfb_trace_host *h = NULL;
@@ -204,8 +176,7 @@ static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json_init(&j);
     rc = tfb_gpu_host_json(h, t, w0, w1, (size_t)max, &j);
     tfb_trace_host_release(h);
-    tfb_trace_release(t);
-    return send(resp, &j, rc);
+    return send(resp, t, &j, rc);
 }
 
 static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
@@ -222,7 +193,7 @@ static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
     tfb_trace *t;
-    int rc = get_trace(req, resp, &t);
+    int rc = get_trace(req, resp, NULL, &t);
     if (rc < 0)
         return rc;
     if (!t)
@@ -230,8 +201,7 @@ static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json j;
     tfb_json_init(&j);
     rc = tfb_gpu_chrome_trace_json(t, w0, w1, (size_t)max, &j);
-    tfb_trace_release(t);
-    return send(resp, &j, rc);
+    return send(resp, t, &j, rc);
 }
 
 /* ---- report --------------------------------------------------------------- */
@@ -291,17 +261,14 @@ static void kernels_text(FILE *f, const tfb_trace_kernels *k, int md)
     for (size_t i = 0; i < k->n; i++) {
         const tfb_trace_kernel_stat *s = &k->v[i];
         double total = (double)s->total_ns / 1e6, mean = s->mean_ns / 1e3;
-        if (md) {
-            fputs("| ", f);
+        fputs(md ? "| " : "    ", f);
+        if (md)
             tfb_report_put_str(f, s->name, 1);
-            fprintf(f, " | %lld | %.4g | %.4g | %.1f%% |\n",
-                    (long long)s->count, total, mean, 100.0 * s->share);
-        } else {
-            fputs("    ", f);
+        else
             tfb_report_put_cell(f, s->name, 40);
-            fprintf(f, " %8lld %12.4g %10.4g %6.1f%%\n", (long long)s->count,
-                    total, mean, 100.0 * s->share);
-        }
+        fprintf(f, md ? " | %lld | %.4g | %.4g | %.1f%% |\n"
+                      : " %8lld %12.4g %10.4g %6.1f%%\n",
+                (long long)s->count, total, mean, 100.0 * s->share);
     }
 }
 

@@ -28,8 +28,8 @@ static void kv_u64(tfb_json *j, const char *k, uint64_t v)
     tfb_json_u64(j, v);
 }
 
-void tfb_gpu_memory_alloc_json(tfb_json *j, const tfb_gpu_memory_alloc *a,
-                               int with_end)
+static void alloc_json(tfb_json *j, const tfb_gpu_memory_alloc *a,
+                       int with_end)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "address");
@@ -57,6 +57,17 @@ void tfb_gpu_memory_alloc_json(tfb_json *j, const tfb_gpu_memory_alloc *a,
     tfb_json_object_end(j);
 }
 
+void tfb_gpu_memory_allocs_json(tfb_json *j, const char *key,
+                                const tfb_gpu_memory_alloc *a, size_t n,
+                                int with_end)
+{
+    tfb_json_key(j, key);
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < n; i++)
+        alloc_json(j, &a[i], with_end);
+    tfb_json_array_end(j);
+}
+
 static void device_json(tfb_json *j, const tfb_gpu_memory_device *d, int pm,
                         int last_alloc)
 {
@@ -78,11 +89,8 @@ static void device_json(tfb_json *j, const tfb_gpu_memory_device *d, int pm,
     kv_i64(j, "peak_t_ns", d->peak_t_ns);
     kv_i64(j, "peak_reserved", d->peak_reserved);
     kv_u64(j, "live_at_peak_total", d->live_at_peak_total);
-    tfb_json_key(j, "live_at_peak");
-    tfb_json_array_begin(j);
-    for (size_t i = 0; i < d->n_live_at_peak; i++)
-        tfb_gpu_memory_alloc_json(j, &d->live_at_peak[i], 0);
-    tfb_json_array_end(j);
+    tfb_gpu_memory_allocs_json(j, "live_at_peak", d->live_at_peak,
+                               d->n_live_at_peak, 0);
     kv_i64(j, "end_bytes", d->end_bytes);
     kv_i64(j, "end_reserved", d->end_reserved);
     kv_u64(j, "live_at_end", d->live_at_end);
@@ -90,11 +98,8 @@ static void device_json(tfb_json *j, const tfb_gpu_memory_device *d, int pm,
     tfb_json_bool(j, last_alloc);
     tfb_json_key(j, "post_mortem");
     tfb_json_bool(j, pm);
-    tfb_json_key(j, "last_allocs");
-    tfb_json_array_begin(j);
-    for (size_t i = 0; i < d->n_last_allocs; i++)
-        tfb_gpu_memory_alloc_json(j, &d->last_allocs[i], 1);
-    tfb_json_array_end(j);
+    tfb_gpu_memory_allocs_json(j, "last_allocs", d->last_allocs,
+                               d->n_last_allocs, 1);
     kv_u64(j, "allocs", d->allocs);
     kv_u64(j, "frees", d->frees);
     kv_u64(j, "replaced", d->replaced);

@@ -3,7 +3,9 @@
  * GPU report section: get the run's memory events (loaded in the
  * background, trace/trace_cache.c), analyse the asked window
  * (tfb_gpu_memory_analyze), apply the post-mortem rule (gpu_memory_routes.h),
- * and render the struct (JSON in gpu_memory_json.c, text here).
+ * and render the struct (JSON in gpu_memory_json.c, text here). The run's
+ * trace comes first (the memory events' context), through the answer to a
+ * load in progress that every GPU route gives (tfb_gpu_route_trace).
  */
 #include "plugins/gpu/gpu_memory_routes.h"
 
@@ -14,9 +16,6 @@
 #include "core/report_fmt.h"
 #include "tfboard.h"
 
-/* As gpu.c: small loads finish within the request, bigger ones answer 202
- * "loading" and the page asks again. */
-#define ROUTE_WAIT_MS 1000
 #define REPORT_TOP_LIVE 5
 #define REPORT_LAST_ALLOCS 10
 
@@ -113,6 +112,39 @@ int tfb_gpu_memory_view_build(const tfb_trace_memory *m,
     return 0;
 }
 
+int tfb_gpu_route_trace(const tfb_http_req *req, tfb_http_resp *resp,
+                        tfb_run **run, tfb_trace **t)
+{
+    *t = NULL;
+    int rc = tfb_http_param_run(req, resp, run);
+    if (rc < 0)
+        return rc;
+    tfb_trace_status st;
+    rc = tfb_trace_get(tfb_server_store(req), *run, TFB_GPU_ROUTE_WAIT_MS, t,
+                       &st);
+    return tfb_gpu_trace_answer(resp, rc, &st, "GPU trace");
+}
+
+int tfb_gpu_trace_answer(tfb_http_resp *resp, int rc,
+                         const tfb_trace_status *st, const char *what)
+{
+    if (rc < 0)
+        return tfb_http_error(resp, 500, "cannot read the %s: %s", what,
+                              tfb_strerror(rc));
+    if (st->state == TFB_TRACE_FAILED)
+        return tfb_http_error(resp, 500, "cannot read the %s: %s", what,
+                              st->error);
+    if (st->state == TFB_TRACE_LOADING) {
+        char body[96];
+        int n = snprintf(body, sizeof body,
+                         "{\"loading\":true,\"progress\":%.3f}",
+                         st->progress);
+        tfb_http_text(resp, 202, "application/json", body, (size_t)n);
+        return TFB_ESTATE;
+    }
+    return 0;
+}
+
 /* The run's memory events: 0 with *m (NULL when the run has none), or a
  * negative code with the answer set (202 loading, 500 error). */
 static int get_memory(const tfb_http_req *req, tfb_http_resp *resp,
@@ -120,43 +152,16 @@ static int get_memory(const tfb_http_req *req, tfb_http_resp *resp,
 {
     *m = NULL;
     tfb_run *run;
-    int rc = tfb_http_param_run(req, resp, &run);
-    if (rc < 0)
-        return rc;
-    tfb_store *store = tfb_server_store(req);
+    tfb_trace *t;
     /* The trace first: its kernels and steps are the allocations'
      * context, so the memory load starts once it is there. */
-    tfb_trace *t = NULL;
-    tfb_trace_status st;
-    rc = tfb_trace_get(store, run, ROUTE_WAIT_MS, &t, &st);
+    int rc = tfb_gpu_route_trace(req, resp, &run, &t);
     if (rc < 0)
-        return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
-                              tfb_strerror(rc));
-    if (st.state == TFB_TRACE_FAILED)
-        return tfb_http_error(resp, 500, "cannot read the GPU trace: %s",
-                              st.error);
-    if (st.state != TFB_TRACE_LOADING) {
-        rc = tfb_trace_memory_get(store, run, &t, ROUTE_WAIT_MS, m, &st);
-        if (rc < 0)
-            return tfb_http_error(resp, 500,
-                                  "cannot read the GPU memory events: %s",
-                                  tfb_strerror(rc));
-        if (st.state == TFB_TRACE_FAILED)
-            return tfb_http_error(resp, 500,
-                                  "cannot read the GPU memory events: %s",
-                                  st.error);
-    }
-    if (st.state == TFB_TRACE_LOADING) {
-        tfb_trace_release(t);
-        char body[96];
-        int n = snprintf(body, sizeof body,
-                         "{\"loading\":true,\"progress\":%.3f}",
-                         st.progress);
-        tfb_http_text(resp, 202, "application/json", body, (size_t)n);
-        return TFB_ESTATE;
-    }
-    tfb_trace_release(t);
-    return 0;
+        return rc;
+    tfb_trace_status st;
+    rc = tfb_trace_memory_get(tfb_server_store(req), run, &t,
+                              TFB_GPU_ROUTE_WAIT_MS, m, &st);
+    return tfb_gpu_trace_answer(resp, rc, &st, "GPU memory events");
 }
 
 int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp)
@@ -407,20 +412,13 @@ int tfb_gpu_memory_report_json(tfb_json *j, tfb_store *s, tfb_run *r)
         tfb_json_u64(j, dv->live_at_peak_total);
         tfb_json_key(j, "end_bytes");
         tfb_json_i64(j, dv->end_bytes);
-        tfb_json_key(j, "live_at_peak");
-        tfb_json_array_begin(j);
-        for (size_t i = 0; i < dv->n_live_at_peak; i++)
-            tfb_gpu_memory_alloc_json(j, &dv->live_at_peak[i], 0);
-        tfb_json_array_end(j);
+        tfb_gpu_memory_allocs_json(j, "live_at_peak", dv->live_at_peak,
+                                   dv->n_live_at_peak, 0);
         tfb_json_key(j, "post_mortem");
         tfb_json_bool(j, v.post_mortem[d]);
-        if (v.post_mortem[d]) {
-            tfb_json_key(j, "last_allocs");
-            tfb_json_array_begin(j);
-            for (size_t i = 0; i < dv->n_last_allocs; i++)
-                tfb_gpu_memory_alloc_json(j, &dv->last_allocs[i], 1);
-            tfb_json_array_end(j);
-        }
+        if (v.post_mortem[d])
+            tfb_gpu_memory_allocs_json(j, "last_allocs", dv->last_allocs,
+                                       dv->n_last_allocs, 1);
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);

@@ -2,7 +2,9 @@
  * gpu_memory_routes.h - the GPU memory view: route /data/plugin/gpu/memory
  * and the memory part of the GPU report section, both rendering one typed
  * struct (tfb_gpu_memory_view) built from the run's memory events
- * (trace/trace.h, the trace layer) by the analysis (gpu_memory.h).
+ * (trace/trace.h, the trace layer) by the analysis (gpu_memory.h); and
+ * the run's trace with the answer to a load in progress, which every GPU
+ * route (gpu.c) gives.
  *
  * OOM post-mortem rule: a device's post-mortem is shown when the trace
  * ends with its memory high - bytes in use at the window's end are at
@@ -56,9 +58,25 @@ void tfb_gpu_memory_view_free(tfb_gpu_memory_view *v);
 
 /* JSON (gpu_memory_json.c): the route's body; see server/API.md. */
 void tfb_gpu_memory_view_json(tfb_json *j, const tfb_gpu_memory_view *v);
-/* One allocation row. */
-void tfb_gpu_memory_alloc_json(tfb_json *j, const tfb_gpu_memory_alloc *a,
-                               int with_end);
+/* "key": [a[0..n)], the allocation rows of the route and of the report
+ * (each with "live_at_end" when with_end). */
+void tfb_gpu_memory_allocs_json(tfb_json *j, const char *key,
+                                const tfb_gpu_memory_alloc *a, size_t n,
+                                int with_end);
+
+/* The GPU routes (gpu.c, and the memory route) wait this long for a
+ * run's load before they answer 202 "loading" (the page asks again). */
+#define TFB_GPU_ROUTE_WAIT_MS 1000
+/* The request's run and its trace (*t: release it; NULL when the run has
+ * none), 0; or a negative code with the answer set (as below; 400/404 for
+ * a bad `run`). */
+int tfb_gpu_route_trace(const tfb_http_req *req, tfb_http_resp *resp,
+                        tfb_run **run, tfb_trace **t);
+/* The answer to a load not ready, `what` naming its data: 500 "cannot
+ * read the <what>: ..." (rc < 0, or the load failed), 202 {"loading":
+ * true, "progress"}; a negative code then, else 0 and nothing set. */
+int tfb_gpu_trace_answer(tfb_http_resp *resp, int rc,
+                         const tfb_trace_status *st, const char *what);
 
 /* GET /data/plugin/gpu/memory. */
 int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp);

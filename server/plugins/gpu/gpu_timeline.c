@@ -543,6 +543,14 @@ static size_t events_before(const tfb_trace *t, const wins *W, size_t c0,
     return n + (ce > c0 ? ce - c0 : 0);
 }
 
+/* A kernel's launch in its event's args (zeros when the trace has none). */
+static const tfb_json_field kinfo_fields[] = {
+    TFB_JSON_FIELD(tfb_trace_kinfo, grid, INT3),
+    TFB_JSON_FIELD(tfb_trace_kinfo, block, INT3),
+    TFB_JSON_FIELD_AS("registers per thread", tfb_trace_kinfo, registers, INT),
+    TFB_JSON_FIELD_AS("shared memory", tfb_trace_kinfo, shared_mem, INT),
+};
+
 static void span_event(const tfb_trace *t, tfb_json *j,
                        const tfb_trace_span *s, int64_t base)
 {
@@ -589,24 +597,8 @@ static void span_event(const tfb_trace *t, tfb_json *j,
         }
     }
     if (s->kind == TFB_TRACE_KERNEL) {
-        tfb_trace_kinfo none;
-        memset(&none, 0, sizeof none);
-        if (!ki)
-            ki = &none;
-        tfb_json_key(j, "grid");
-        tfb_json_array_begin(j);
-        for (int k = 0; k < 3; k++)
-            tfb_json_i64(j, ki->grid[k]);
-        tfb_json_array_end(j);
-        tfb_json_key(j, "block");
-        tfb_json_array_begin(j);
-        for (int k = 0; k < 3; k++)
-            tfb_json_i64(j, ki->block[k]);
-        tfb_json_array_end(j);
-        tfb_json_key(j, "registers per thread");
-        tfb_json_i64(j, ki->registers);
-        tfb_json_key(j, "shared memory");
-        tfb_json_i64(j, ki->shared_mem);
+        static const tfb_trace_kinfo none;
+        TFB_JSON_FIELDS(j, ki ? ki : &none, kinfo_fields);
     } else if (s->kind == TFB_TRACE_MEMCPY || s->kind == TFB_TRACE_MEMSET) {
         tfb_json_key(j, "bytes");
         tfb_json_i64(j, tfb_trace_span_bytes(t, s));

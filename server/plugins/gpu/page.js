@@ -11,7 +11,7 @@ import { makeChart, } from '../core/charts.js';
 import { themeColor, withAlpha } from '../core/colors.js';
 import { COLOR, devColor, filledSet, timeChartOptions, sizeCanvas } from '../lib/plot.js';
 import { MemoryView, renderNvml, hasNvml } from '../lib/gpu_memory.js';
-import { pickRun } from '../lib/run_pick.js';
+import { pickRun, mountRunPage, updateRunPage } from '../lib/run_pick.js';
 import { SCALAR_TAGS } from '../lib/catalog.js';
 
 const gpuRunsCache = { list: [], traced: new Set(), files: new Map() };
@@ -444,20 +444,13 @@ const page = {
     return Promise.resolve();
   },
   mount(ctx) {
-    this.ctx = ctx;
     this.charts = [];
-    this.runSelect = h('select', { id: 'gpu-run', onchange: (e) => ctx.setState({ run: e.target.value }) });
-    ctx.settings.append(h('h3', null, 'Run'), this.runSelect,
-      h('p', { class: 'muted small hint' }, 'From CUPTI traces (tfb_gpu_trace_start), nsys SQLite exports or PyTorch profiler JSON in the run directory.'));
-    this.body = h('div');
-    ctx.main.append(h('h2', { class: 'page-title' }, 'GPU'), this.body);
+    mountRunPage(this, ctx, 'gpu-run', 'GPU',
+      'From CUPTI traces (tfb_gpu_trace_start), nsys SQLite exports or PyTorch profiler JSON in the run directory.');
     this.render();
   },
   unmount() { for (const c of this.charts) c.destroy(); this.charts = []; if (this.mem) this.mem.destroy(); this.mem = null; },
-  update(ctx, changed) {
-    this.ctx = ctx;
-    if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
-  },
+  update(ctx, changed) { updateRunPage(this, ctx, changed); },
   async render() {
     const run = pickRun(this.ctx, gpuRunsCache.list, this.runSelect);
     if (!run) return;

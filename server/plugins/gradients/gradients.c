@@ -125,19 +125,13 @@ static void grads_text(FILE *f, const tfb_gradients *g, int md)
             continue;
         const char *name = flag_layer(g, gi / 3);
         const char *kind = tfb_grad_flag_name((tfb_grad_flag_kind)(gi % 3));
-        if (md) {
-            fputs("| ", f);
-            tfb_report_put_str(f, name, 1);
-            fprintf(f, " | %s | %zu | %lld | %lld |\n", kind, gr->count,
-                    (long long)gr->first, (long long)gr->last);
-        } else {
-            fputs("    ", f);
-            tfb_report_put_str(f, name, 0);
-            for (size_t c = strlen(name); c < 24; c++)
-                fputc(' ', f);
-            fprintf(f, " %-10s %8zu %12lld %12lld\n", kind, gr->count,
-                    (long long)gr->first, (long long)gr->last);
-        }
+        fputs(md ? "| " : "    ", f);
+        tfb_report_put_str(f, name, md);
+        if (!md)
+            tfb_report_pad(f, strlen(name), 24);
+        fprintf(f, md ? " | %s | %zu | %lld | %lld |\n"
+                      : " %-10s %8zu %12lld %12lld\n",
+                kind, gr->count, (long long)gr->first, (long long)gr->last);
     }
     free(grp);
 }

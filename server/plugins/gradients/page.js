@@ -8,7 +8,7 @@ import { eng, logTicks, niceStep, scaleEnd, tickLabel } from '../core/format.js'
 import { viridis, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
 import { COLOR, sizeCanvas } from '../lib/plot.js';
-import { pickRun } from '../lib/run_pick.js';
+import { pickRun, mountRunPage, updateRunPage, loadLatest } from '../lib/run_pick.js';
 import { SCALAR_TAGS } from '../lib/catalog.js';
 
 function gradRuns(data) {
@@ -131,37 +131,20 @@ const page = {
   // what the frame fetches for it on every reload (lib/catalog.js)
   catalog: { scalarTags: SCALAR_TAGS },
   mount(ctx) {
-    this.ctx = ctx;
     this.chart = null;
-    this.runSelect = h('select', { id: 'grad-run', onchange: (e) => ctx.setState({ run: e.target.value }) });
-    ctx.settings.append(h('h3', null, 'Run'), this.runSelect,
-      h('p', { class: 'muted small hint' }, 'Colour: log10 of the gradient L2 norm. Outlined: red exploding or non-finite, blue vanishing (server thresholds).'));
-    this.body = h('div');
-    ctx.main.append(h('h2', { class: 'page-title' }, 'Gradient norms'), this.body);
+    mountRunPage(this, ctx, 'grad-run', 'Gradient norms',
+      'Colour: log10 of the gradient L2 norm. Outlined: red exploding or non-finite, blue vanishing (server thresholds).');
     this.onResize = () => { if (this.heat) this.heat.draw(); };
     window.addEventListener('resize', this.onResize);
     this.render();
   },
   unmount() { if (this.chart) this.chart.destroy(); window.removeEventListener('resize', this.onResize); },
-  update(ctx, changed) {
-    this.ctx = ctx;
-    if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
-  },
+  update(ctx, changed) { updateRunPage(this, ctx, changed); },
   async render() {
     const run = pickRun(this.ctx, gradRuns(this.ctx.data), this.runSelect);
     if (!run) return;
-    const token = {};
-    this.token = token;
-    let raw;
-    try {
-      raw = await getJSON('data/plugin/gradients/norms', { run });
-    } catch (e) {
-      if (this.token !== token) return;
-      clear(this.body);
-      this.body.appendChild(h('div', { class: 'empty small error-text' }, 'Could not load gradient norms: ' + e.message));
-      return;
-    }
-    if (this.token !== token) return;
+    const raw = await loadLatest(this, 'gradient norms', () => getJSON('data/plugin/gradients/norms', { run }));
+    if (!raw) return;
     const d = {
       layers: (raw.layers || []).map(String),
       steps: (raw.steps || []).map(num),

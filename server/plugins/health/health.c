@@ -56,29 +56,16 @@ static void alerts_text(FILE *f, const tfb_health_alert *v, size_t n, int md)
     }
     for (size_t i = 0; i < n; i++) {
         const tfb_health_alert *a = &v[i];
-        if (md) {
-            fputs("| ", f);
-            tfb_report_put_str(f, a->tag, 1);
-            fprintf(f, " | %lld | ", (long long)a->first_step);
-            tfb_report_put_wall(f, a->first_wall_time);
-            fprintf(f, " | %llu | %llu | %llu | %llu |\n",
-                    (unsigned long long)a->nan,
-                    (unsigned long long)a->pos_inf,
-                    (unsigned long long)a->neg_inf,
-                    (unsigned long long)a->events);
-        } else {
-            fputs("    ", f);
-            tfb_report_put_str(f, a->tag, 0);
-            for (size_t k = strlen(a->tag); k < 32; k++)
-                fputc(' ', f);
-            fprintf(f, " %10lld ", (long long)a->first_step);
-            tfb_report_put_wall(f, a->first_wall_time);
-            fprintf(f, " %8llu %8llu %8llu %8llu\n",
-                    (unsigned long long)a->nan,
-                    (unsigned long long)a->pos_inf,
-                    (unsigned long long)a->neg_inf,
-                    (unsigned long long)a->events);
-        }
+        fputs(md ? "| " : "    ", f);
+        tfb_report_put_str(f, a->tag, md);
+        if (!md)
+            tfb_report_pad(f, strlen(a->tag), 32);
+        fprintf(f, md ? " | %lld | " : " %10lld ", (long long)a->first_step);
+        tfb_report_put_wall(f, a->first_wall_time);
+        fprintf(f, md ? " | %llu | %llu | %llu | %llu |\n"
+                      : " %8llu %8llu %8llu %8llu\n",
+                (unsigned long long)a->nan, (unsigned long long)a->pos_inf,
+                (unsigned long long)a->neg_inf, (unsigned long long)a->events);
     }
 }
 

@@ -5,7 +5,7 @@
 import { h, clear, debounce } from '../core/dom.js';
 import { runColor, withAlpha, themeColor } from '../core/colors.js';
 import { eng } from '../core/format.js';
-import { fetchHist, histTagsOf, renderCards } from '../lib/histogram_cards.js';
+import { fetchHist, histTagsOf, renderCards, updateCards } from '../lib/histogram_cards.js';
 import { HIST_TAGS } from '../lib/catalog.js';
 
 // Shared x range and a uniform re-binning, so ridges line up.
@@ -189,12 +189,7 @@ const page = {
     this.layout();
   },
   unmount() { this.observer.disconnect(); window.removeEventListener('resize', this.onResize); },
-  update(ctx, changed) {
-    this.ctx = ctx;
-    if (changed.includes('data')) this.gen++;
-    if (document.activeElement !== this.tagFilter) this.tagFilter.value = ctx.state.tagFilter;
-    this.layout();
-  },
+  update(ctx, changed) { updateCards(this, ctx, changed); },
   layout() {
     const items = histTagsOf(this.ctx.data, this.ctx.runs, this.ctx.state.tagFilter);
     renderCards(this, items, HistCard);

@@ -118,28 +118,22 @@ static int route_experiment(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
+/* A metric with points: min and max are null when none was finite. */
+static const tfb_json_field metric_fields[] = {
+    TFB_JSON_FIELD(tfb_metric_summary, last, DOUBLE),
+    TFB_JSON_FIELD(tfb_metric_summary, last_step, I64),
+    TFB_JSON_FIELD_IF("min", tfb_metric_summary, min, DOUBLE, finite),
+    TFB_JSON_FIELD_IF("max", tfb_metric_summary, max, DOUBLE, finite),
+};
+
 static void json_metric(tfb_json *j, const tfb_metric_summary *m,
                         const char *own_run)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "count");
     tfb_json_u64(j, m->count);
-    if (m->count) {
-        tfb_json_key(j, "last");
-        tfb_json_double(j, m->last);
-        tfb_json_key(j, "last_step");
-        tfb_json_i64(j, m->last_step);
-        tfb_json_key(j, "min");
-        if (m->finite)
-            tfb_json_double(j, m->min);
-        else
-            tfb_json_null(j);
-        tfb_json_key(j, "max");
-        if (m->finite)
-            tfb_json_double(j, m->max);
-        else
-            tfb_json_null(j);
-    }
+    if (m->count)
+        TFB_JSON_FIELDS(j, m, metric_fields);
     tfb_json_key(j, "nonfinite");
     tfb_json_u64(j, m->nonfinite);
     if (m->run && strcmp(m->run, own_run) != 0) {

@@ -14,24 +14,14 @@ import { num } from '../core/api.js';
 import { defineState, key } from '../core/state.js';
 import { runColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
-import { eng, naturalCompare, linearTicks } from '../core/format.js';
+import { eng, linearTicks } from '../core/format.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { hpText, loadHparams, loadHparamRows, keptRuns } from '../lib/hparams.js';
 import { ParCoords, buildAxes, wantsLog } from '../lib/hparams_parcoords.js';
-import { SCALAR_TAGS } from '../lib/catalog.js';
+import { SCALAR_TAGS, allScalarTags, defaultTag } from '../lib/catalog.js';
 
 // Its URL keys (core/state.js): the scatter's axes.
 defineState({ hpx: key.str(), hpy: key.str() });
-
-function defaultMetric(tags) {
-  return tags.find((t) => /(^|\/)loss$/i.test(t)) || tags.find((t) => /loss/i.test(t)) || tags[0] || '';
-}
-
-function allScalarTags(data) {
-  const s = new Set();
-  for (const t of Object.values(data.scalarTags)) for (const k of Object.keys(t)) s.add(k);
-  return [...s].sort(naturalCompare);
-}
 
 const page = {
   // what the frame fetches for it on every reload (lib/catalog.js)
@@ -73,7 +63,7 @@ const page = {
   // the statistic change; otherwise only the brushes are redrawn.
   async refreshPc(hps, metricTags, tags) {
     const ctx = this.ctx;
-    const colorTag = tags.includes(ctx.state.hpColor) ? ctx.state.hpColor : (metricTags[0] || defaultMetric(tags));
+    const colorTag = tags.includes(ctx.state.hpColor) ? ctx.state.hpColor : (metricTags[0] || defaultTag(tags));
     clear(this.colorSel);
     for (const t of tags) this.colorSel.append(h('option', { value: t, selected: t === colorTag }, t));
     const stat = ctx.state.hpStat;

@@ -8,7 +8,7 @@ import { eng, pct, linearTicks } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { themeColor } from '../core/colors.js';
 import { COLOR } from '../lib/plot.js';
-import { pickRun } from '../lib/run_pick.js';
+import { pickRun, mountRunPage, updateRunPage, loadLatest } from '../lib/run_pick.js';
 import { SCALAR_TAGS } from '../lib/catalog.js';
 
 const VERDICT_TEXT = {
@@ -47,38 +47,22 @@ const page = {
   // what the frame fetches for it on every reload (lib/catalog.js)
   catalog: { scalarTags: SCALAR_TAGS },
   mount(ctx) {
-    this.ctx = ctx;
     this.chart = null;
-    this.runSelect = h('select', { id: 'pipeline-run', onchange: (e) => ctx.setState({ run: e.target.value }) });
-    ctx.settings.append(h('h3', null, 'Run'), this.runSelect,
-      h('p', { class: 'muted small hint' }, `From the ${ctx.data.tagNames.step_ms} and ${ctx.data.tagNames.input_ms} scalars (tfb_step_begin / tfb_input_begin in libtfboard).`));
-    this.body = h('div');
-    ctx.main.append(h('h2', { class: 'page-title' }, 'Input pipeline'), this.body);
+    mountRunPage(this, ctx, 'pipeline-run', 'Input pipeline',
+      `From the ${ctx.data.tagNames.step_ms} and ${ctx.data.tagNames.input_ms} scalars (tfb_step_begin / tfb_input_begin in libtfboard).`);
     this.render();
   },
   unmount() { if (this.chart) this.chart.destroy(); },
-  update(ctx, changed) {
-    this.ctx = ctx;
-    if (changed.some((k) => ['data', 'run', 'runs', 'runFilter'].includes(k))) this.render();
-  },
+  update(ctx, changed) { updateRunPage(this, ctx, changed); },
   async render() {
     const run = pickRun(this.ctx, pipelineRuns(this.ctx.data), this.runSelect);
     if (!run) return;
-    const token = {};
-    this.token = token;
-    let sum, steps;
-    try {
-      [sum, steps] = await Promise.all([
-        getJSON('data/plugin/pipeline/summary', { run }),
-        getJSON('data/plugin/pipeline/steps', { run }),
-      ]);
-    } catch (e) {
-      if (this.token !== token) return;
-      clear(this.body);
-      this.body.appendChild(h('div', { class: 'empty small error-text' }, 'Could not load the pipeline analysis: ' + e.message));
-      return;
-    }
-    if (this.token !== token) return;
+    const got = await loadLatest(this, 'the pipeline analysis', () => Promise.all([
+      getJSON('data/plugin/pipeline/summary', { run }),
+      getJSON('data/plugin/pipeline/steps', { run }),
+    ]));
+    if (!got) return;
+    const [sum, steps] = got;
     clear(this.body);
     const frac = num(sum.input_fraction);
     const verdict = sum.verdict || 'not';

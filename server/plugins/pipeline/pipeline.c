@@ -84,37 +84,30 @@ static void pipeline_text(FILE *f, const tfb_pipeline_summary *p, int md)
               f);
         return;
     }
-    if (md) {
-        fprintf(f, "\n### Input pipeline\n\n**%s**: %.1f%% of step time "
-                   "waiting for input (mean step %.4g ms, mean input wait "
-                   "%.4g ms, %zu steps).\n\n",
-                verdict_words(p->verdict), 100.0 * p->input_fraction,
-                p->mean_step_ms, p->mean_input_ms, p->steps);
+    fprintf(f, md ? "\n### Input pipeline\n\n**%s**: %.1f%% of step time "
+                    "waiting for input (mean step %.4g ms, mean input wait "
+                    "%.4g ms, %zu steps).\n\n"
+                  : "  input pipeline: %s: %.1f%% of step time waiting for "
+                    "input (mean step %.4g ms, mean input wait %.4g ms, "
+                    "%zu steps)\n",
+            verdict_words(p->verdict), 100.0 * p->input_fraction,
+            p->mean_step_ms, p->mean_input_ms, p->steps);
+    if (md)
         fputs("| ms | mean | stddev | min | p50 | p90 | p99 | max |\n"
               "| --- | --- | --- | --- | --- | --- | --- | --- |\n", f);
-    } else {
-        fprintf(f, "  input pipeline: %s: %.1f%% of step time waiting for "
-                   "input (mean step %.4g ms, mean input wait %.4g ms, "
-                   "%zu steps)\n",
-                verdict_words(p->verdict), 100.0 * p->input_fraction,
-                p->mean_step_ms, p->mean_input_ms, p->steps);
+    else
         fprintf(f, "    %-8s %10s %10s %10s %10s %10s %10s %10s\n", "ms",
                 "mean", "stddev", "min", "p50", "p90", "p99", "max");
-    }
     const tfb_pipeline_stats *st[2] = {&p->step_ms, &p->input_ms};
     const char *names[2] = {"step", "input"};
     for (int k = 0; k < 2; k++) {
         const tfb_pipeline_stats *s = st[k];
-        if (md)
-            fprintf(f, "| %s | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | "
-                       "%.4g |\n",
-                    names[k], s->mean, s->stddev, s->min, s->p50, s->p90,
-                    s->p99, s->max);
-        else
-            fprintf(f, "    %-8s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g "
-                       "%10.4g\n",
-                    names[k], s->mean, s->stddev, s->min, s->p50, s->p90,
-                    s->p99, s->max);
+        fprintf(f, md ? "| %s | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | "
+                        "%.4g |\n"
+                      : "    %-8s %10.4g %10.4g %10.4g %10.4g %10.4g %10.4g "
+                        "%10.4g\n",
+                names[k], s->mean, s->stddev, s->min, s->p50, s->p90, s->p99,
+                s->max);
     }
     if (p->trace.has_trace) {
         fprintf(f, md ? "\nFrom the trace: other host time %.1f%% of step "

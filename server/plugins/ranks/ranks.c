@@ -212,6 +212,10 @@ typedef struct report_ctx {
     size_t nj;
     const tfb_ranks_job *job;
     const tfb_ranks_member *self, *section;
+    /* The job's figures (report_analyze). */
+    tfb_ranks_opts opts;
+    tfb_ranks_result *res;
+    tfb_ranks_gpu_view gpu;
 } report_ctx;
 
 /* 1 when run r is a rank of a job (ctx filled), 0 when not, or an error. */
@@ -234,7 +238,23 @@ static int report_begin(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
         if (c->job->members[i].run == r)
             c->self = &c->job->members[i];
     c->section = section_member(c->job, o);
+    tfb_ranks_opts_init(&c->opts);
     return 1;
+}
+
+/* The job's analysis and, with_gpu, its GPU view: what its section
+ * writes. */
+static int report_analyze(tfb_store *s, report_ctx *c, int with_gpu)
+{
+    int rc = tfb_ranks_job_analyze(c->job, &c->opts, &c->res);
+    return rc || !with_gpu ? rc : tfb_ranks_job_gpu(s, c->job, -1, &c->gpu);
+}
+
+static void report_end(report_ctx *c)
+{
+    tfb_ranks_gpu_view_free(&c->gpu);
+    tfb_ranks_result_free(c->res);
+    tfb_ranks_jobs_free(c->jobs, c->nj);
 }
 
 static void put_ms(FILE *f, double v)
@@ -405,22 +425,11 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
               f);
         tfb_report_put_str(f, c.section->run_name, markdown);
         fputs(markdown ? ".\n" : "\n", f);
-        tfb_ranks_jobs_free(c.jobs, c.nj);
-        return 0;
+        rc = 0;
+    } else if ((rc = report_analyze(s, &c, 1)) == 0) {
+        job_text(f, c.job, c.res, &c.opts, &c.gpu, markdown);
     }
-    tfb_ranks_opts o2;
-    tfb_ranks_opts_init(&o2);
-    tfb_ranks_result *res = NULL;
-    tfb_ranks_gpu_view g;
-    memset(&g, 0, sizeof g);
-    rc = tfb_ranks_job_analyze(c.job, &o2, &res);
-    if (rc == 0)
-        rc = tfb_ranks_job_gpu(s, c.job, -1, &g);
-    if (rc == 0)
-        job_text(f, c.job, res, &o2, &g, markdown);
-    tfb_ranks_gpu_view_free(&g);
-    tfb_ranks_result_free(res);
-    tfb_ranks_jobs_free(c.jobs, c.nj);
+    report_end(&c);
     return rc;
 }
 
@@ -490,10 +499,8 @@ static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
     int rc = report_begin(s, r, o, &c);
     if (rc <= 0)
         return rc;
-    tfb_ranks_opts o2;
-    tfb_ranks_opts_init(&o2);
-    tfb_ranks_result *res = NULL;
-    rc = c.self ? tfb_ranks_job_analyze(c.job, &o2, &res) : 0;
+    rc = c.self ? report_analyze(s, &c, 0) : 0;
+    const tfb_ranks_result *res = c.res;
     for (size_t k = 0; rc == 0 && res && k < res->n_stragglers; k++) {
         if (res->ranks[res->stragglers[k]].rank != c.self->rank)
             continue;
@@ -505,8 +512,7 @@ static int report_findings(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
                  c.job->name);
         emit(user, 90.0, line);
     }
-    tfb_ranks_result_free(res);
-    tfb_ranks_jobs_free(c.jobs, c.nj);
+    report_end(&c);
     return rc;
 }
 
@@ -531,30 +537,18 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
         tfb_json_key(j, "section_run");
         tfb_json_str(j, c.section->run_name);
         tfb_json_object_end(j);
-        tfb_ranks_jobs_free(c.jobs, c.nj);
-        return 0;
-    }
-    tfb_ranks_opts o2;
-    tfb_ranks_opts_init(&o2);
-    tfb_ranks_result *res = NULL;
-    tfb_ranks_gpu_view g;
-    memset(&g, 0, sizeof g);
-    rc = tfb_ranks_job_analyze(c.job, &o2, &res);
-    if (rc == 0)
-        rc = tfb_ranks_job_gpu(s, c.job, -1, &g);
-    if (rc == 0) {
-        tfb_ranks_job_json(j, c.job, res, &o2, TFB_RANKS_M_STEP, 0);
+        rc = 0;
+    } else if ((rc = report_analyze(s, &c, 1)) == 0) {
+        tfb_ranks_job_json(j, c.job, c.res, &c.opts, TFB_RANKS_M_STEP, 0);
         tfb_json_key(j, "ranks_gpu");
-        if (g.n_traced || g.n_failed)
-            tfb_ranks_gpu_json(j, c.job, &g);
+        if (c.gpu.n_traced || c.gpu.n_failed)
+            tfb_ranks_gpu_json(j, c.job, &c.gpu);
         else
             tfb_json_null(j);
     } else {
         tfb_json_null(j);
     }
-    tfb_ranks_gpu_view_free(&g);
-    tfb_ranks_result_free(res);
-    tfb_ranks_jobs_free(c.jobs, c.nj);
+    report_end(&c);
     return rc;
 }
 

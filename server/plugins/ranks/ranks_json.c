@@ -137,6 +137,25 @@ static const tfb_ranks_member *member_of(const tfb_ranks_job *job,
                                             : NULL;
 }
 
+/* A note of the job: rank -1 (null) when it is about no one rank. */
+static void note_json(tfb_json *j, const char *kind, int64_t rank,
+                      int64_t count, const char *text)
+{
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "kind");
+    tfb_json_str(j, kind);
+    tfb_json_key(j, "rank");
+    if (rank >= 0)
+        tfb_json_i64(j, rank);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "count");
+    tfb_json_i64(j, count);
+    tfb_json_key(j, "text");
+    tfb_json_str(j, text);
+    tfb_json_object_end(j);
+}
+
 void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
                         const tfb_ranks_result *res, const tfb_ranks_opts *o,
                         tfb_ranks_metric metric, int with_matrix)
@@ -250,33 +269,12 @@ void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
     tfb_json_array_begin(j);
     for (size_t i = 0; i < res->n_notes; i++) {
         const tfb_ranks_note *nt = &res->notes[i];
-        tfb_json_object_begin(j);
-        tfb_json_key(j, "kind");
-        tfb_json_str(j, note_kind(nt->kind));
-        tfb_json_key(j, "rank");
-        if (nt->rank >= 0)
-            tfb_json_i64(j, nt->rank);
-        else
-            tfb_json_null(j);
-        tfb_json_key(j, "count");
-        tfb_json_i64(j, nt->count);
-        tfb_json_key(j, "text");
-        tfb_json_str(j, nt->text);
-        tfb_json_object_end(j);
+        note_json(j, note_kind(nt->kind), nt->rank, nt->count, nt->text);
     }
     for (size_t i = 0; i < job->n_empty_dirs; i++) {
         char text[512];
         tfb_ranks_empty_dir_note(job, i, text, sizeof text);
-        tfb_json_object_begin(j);
-        tfb_json_key(j, "kind");
-        tfb_json_str(j, "empty_rank_dir");
-        tfb_json_key(j, "rank");
-        tfb_json_null(j);
-        tfb_json_key(j, "count");
-        tfb_json_i64(j, 0);
-        tfb_json_key(j, "text");
-        tfb_json_str(j, text);
-        tfb_json_object_end(j);
+        note_json(j, "empty_rank_dir", -1, 0, text);
     }
     tfb_json_array_end(j);
     tfb_json_object_end(j);

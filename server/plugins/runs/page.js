@@ -12,21 +12,11 @@ import { h, clear, debounce } from '../core/dom.js';
 import { virtualTable } from '../core/vlist.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
-import { eng, rel, wall, int, naturalCompare } from '../core/format.js';
+import { eng, rel, wall, int } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 import { setRunChecked, setRunsChecked, runStateBadge } from '../core/sidebar.js';
 import { hpText, hpFilterParse, loadHparamRows, brushTags, brushActive, keptRuns } from '../lib/hparams.js';
-import { SCALAR_TAGS } from '../lib/catalog.js';
-
-function allScalarTags(data) {
-  const s = new Set();
-  for (const t of Object.values(data.scalarTags)) for (const k of Object.keys(t)) s.add(k);
-  return [...s].sort(naturalCompare);
-}
-
-function defaultTag(tags) {
-  return tags.find((t) => /(^|\/)loss$/i.test(t)) || tags.find((t) => /loss/i.test(t)) || tags[0] || '';
-}
+import { SCALAR_TAGS, allScalarTags, defaultTag } from '../lib/catalog.js';
 
 // /data/runs_info: [{name, first_wall, last_wall, max_step, tags, points,
 // files, trace_files}], indexed by name once per answer.

@@ -5,18 +5,21 @@
  * plugin adds each run's "status" (analysis/run_status.h); it has no
  * routes of its own and is shown whenever the logdir has a run.
  */
-#include <math.h>
-
 #include "analysis/run_status.h"
 #include "core/plugin.h"
 
-static void number_or_null(tfb_json *j, double v)
-{
-    if (isnan(v))
-        tfb_json_null(j);
-    else
-        tfb_json_double(j, v);
-}
+/* NaN: unknown (null); the end reason is null unless the run ended. */
+static const tfb_json_field status_fields[] = {
+    TFB_JSON_FIELD(tfb_run_status, ended, BOOL),
+    TFB_JSON_FIELD_IF("reason", tfb_run_status, reason, CHARS, ended),
+    TFB_JSON_FIELD(tfb_run_status, idle_s, NUM),
+    TFB_JSON_FIELD(tfb_run_status, step_interval, NUM),
+    TFB_JSON_FIELD(tfb_run_status, stall_after, DOUBLE),
+};
+static const tfb_json_field diverged_fields[] = {
+    TFB_JSON_FIELD(tfb_run_status, diverged_tag, STR),
+    TFB_JSON_FIELD(tfb_run_status, diverged_why, STR),
+};
 
 /* "status": {"state", "ended", "reason", "idle_s", "step_interval",
  * "stall_after", "pid", "process": "alive"|"gone"|null, "diverged_step",
@@ -34,19 +37,7 @@ static void run_info(tfb_json *j, tfb_store *s, tfb_run *r, double now)
     tfb_json_object_begin(j);
     tfb_json_key(j, "state");
     tfb_json_str(j, tfb_run_state_name(st.state));
-    tfb_json_key(j, "ended");
-    tfb_json_bool(j, st.ended);
-    tfb_json_key(j, "reason");
-    if (st.ended)
-        tfb_json_str(j, st.reason);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "idle_s");
-    number_or_null(j, st.idle_s);
-    tfb_json_key(j, "step_interval");
-    number_or_null(j, st.step_interval);
-    tfb_json_key(j, "stall_after");
-    tfb_json_double(j, st.stall_after);
+    TFB_JSON_FIELDS(j, &st, status_fields);
     tfb_json_key(j, "pid");
     if (st.pid > 0)
         tfb_json_i64(j, st.pid);
@@ -62,16 +53,7 @@ static void run_info(tfb_json *j, tfb_store *s, tfb_run *r, double now)
         tfb_json_i64(j, st.diverged_step);
     else
         tfb_json_null(j);
-    tfb_json_key(j, "diverged_tag");
-    if (st.diverged_tag)
-        tfb_json_str(j, st.diverged_tag);
-    else
-        tfb_json_null(j);
-    tfb_json_key(j, "diverged_why");
-    if (st.diverged_why)
-        tfb_json_str(j, st.diverged_why);
-    else
-        tfb_json_null(j);
+    TFB_JSON_FIELDS(j, &st, diverged_fields);
     tfb_json_object_end(j);
 }
 

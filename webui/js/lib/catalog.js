@@ -1,7 +1,9 @@
 // What pages ask the frame to fetch on every reload (their `catalog`,
 // webui/README.md "Pages"): the tag listings and the health alerts several
 // pages read from `data`. Each route is fetched once per reload, whichever
-// pages ask, with the run list.
+// pages ask, with the run list. And what the scalar tags listing gives the
+// pages that pick one tag of it (Runs, HParams).
+import { naturalCompare } from '../core/format.js';
 
 // Tag listings come as {run: {tag: {...}}} (scalars, histograms) or
 // {run: [tag, ...]} (text, as TensorBoard's text plugin); pages see the
@@ -18,6 +20,16 @@ export function tagMap(v) {
 }
 
 export const SCALAR_TAGS = { route: 'data/plugin/scalars/tags', take: tagMap };
+// Every run's scalar tags in one sorted list, and the one a page shows
+// first: a loss (".../loss" before any "loss" in the name), else the first.
+export function allScalarTags(data) {
+  const s = new Set();
+  for (const t of Object.values(data.scalarTags)) for (const k of Object.keys(t)) s.add(k);
+  return [...s].sort(naturalCompare);
+}
+export function defaultTag(tags) {
+  return tags.find((t) => /(^|\/)loss$/i.test(t)) || tags.find((t) => /loss/i.test(t)) || tags[0] || '';
+}
 export const HIST_TAGS = { route: 'data/plugin/histograms/tags', take: tagMap };
 export const TEXT_TAGS = { route: 'data/plugin/text/tags', take: tagMap };
 // The health dashboard's NaN/Inf alerts, or null when it does not answer.

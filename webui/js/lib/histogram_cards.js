@@ -1,6 +1,6 @@
 // The histogram cards the Histograms and Distributions pages share: the
-// series of a (run, tag), the (run, tag) pairs to show, and the cards laid
-// out in sections by tag prefix.
+// series of a (run, tag), the (run, tag) pairs to show, the cards laid out
+// in sections by tag prefix, and the pages' update.
 import { h, clear } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
 import { naturalCompare, groupOf } from '../core/format.js';
@@ -61,4 +61,13 @@ export function renderCards(page, items, CardClass) {
     page.body.appendChild(h('details', { class: 'section', open: true },
       h('summary', null, h('span', { class: 'section-name' }, g), h('span', { class: 'muted count' }, String(list.length))), grid));
   }
+}
+
+// A histogram page's update: new data is a new generation of fetches, the
+// filter box follows the URL state (unless typed in), the cards are laid out.
+export function updateCards(page, ctx, changed) {
+  page.ctx = ctx;
+  if (changed.includes('data')) page.gen++;
+  if (document.activeElement !== page.tagFilter) page.tagFilter.value = ctx.state.tagFilter;
+  page.layout();
 }
