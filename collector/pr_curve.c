@@ -92,55 +92,39 @@ static int check_args(tfb_writer *w, const char *tag, const void *labels,
     return 0;
 }
 
-/* Each pair counts its weight (1 without weights) in the bucket of its
- * prediction: TP weight for a positive label, FP weight for a negative. */
-static int curve_f32(tfb_writer *w, const char *tag, const float *labels,
-                     const float *predictions, const double *weights,
-                     size_t n, int num_thresholds, int64_t step, double wall)
-{
-    int k = num_thresholds;
-    int rc = check_args(w, tag, labels, predictions, n, &k);
-    if (rc)
-        return rc;
-    double tp_b[TFB_PR_MAX_THRESHOLDS] = {0}, fp_b[TFB_PR_MAX_THRESHOLDS] = {0};
-    const float scale = (float)(k - 1);
-    for (size_t i = 0; i < n; i++) {
-        /* In float, as NumPy multiplies a float32 array. NaN and values
-         * outside [0, 1] fall in no bucket. */
-        float b = floorf(predictions[i] * scale);
-        if (!(b >= 0 && b <= scale))
-            continue;
-        double wt = weights ? weights[i] : 1.0;
-        if (labels[i] != 0)
-            tp_b[(int)b] += wt;
-        else
-            fp_b[(int)b] += wt;
+/* curve_f32 and curve_f64: one body for the two element types. Each pair
+ * counts its weight (1 without weights) in the bucket of its prediction:
+ * TP weight for a positive label, FP weight for a negative. The bucket is
+ * computed in the element type, as NumPy multiplies an array of it (a
+ * float32 array: in float). NaN and values outside [0, 1] fall in no
+ * bucket. */
+#define DEFINE_CURVE(NAME, T, FLOOR)                                          \
+    static int NAME(tfb_writer *w, const char *tag, const T *labels,          \
+                    const T *predictions, const double *weights, size_t n,    \
+                    int num_thresholds, int64_t step, double wall)            \
+    {                                                                         \
+        int k = num_thresholds;                                               \
+        int rc = check_args(w, tag, labels, predictions, n, &k);              \
+        if (rc)                                                               \
+            return rc;                                                        \
+        double tp_b[TFB_PR_MAX_THRESHOLDS] = {0};                             \
+        double fp_b[TFB_PR_MAX_THRESHOLDS] = {0};                             \
+        const T scale = (T)(k - 1);                                           \
+        for (size_t i = 0; i < n; i++) {                                      \
+            T b = FLOOR(predictions[i] * scale);                              \
+            if (!(b >= 0 && b <= scale))                                      \
+                continue;                                                     \
+            double wt = weights ? weights[i] : 1.0;                           \
+            if (labels[i] != 0)                                               \
+                tp_b[(int)b] += wt;                                           \
+            else                                                              \
+                fp_b[(int)b] += wt;                                           \
+        }                                                                     \
+        return write_curve(w, tag, k, tp_b, fp_b, step, wall);                \
     }
-    return write_curve(w, tag, k, tp_b, fp_b, step, wall);
-}
 
-static int curve_f64(tfb_writer *w, const char *tag, const double *labels,
-                     const double *predictions, const double *weights,
-                     size_t n, int num_thresholds, int64_t step, double wall)
-{
-    int k = num_thresholds;
-    int rc = check_args(w, tag, labels, predictions, n, &k);
-    if (rc)
-        return rc;
-    double tp_b[TFB_PR_MAX_THRESHOLDS] = {0}, fp_b[TFB_PR_MAX_THRESHOLDS] = {0};
-    const double scale = (double)(k - 1);
-    for (size_t i = 0; i < n; i++) {
-        double b = floor(predictions[i] * scale);
-        if (!(b >= 0 && b <= scale))
-            continue;
-        double wt = weights ? weights[i] : 1.0;
-        if (labels[i] != 0)
-            tp_b[(int)b] += wt;
-        else
-            fp_b[(int)b] += wt;
-    }
-    return write_curve(w, tag, k, tp_b, fp_b, step, wall);
-}
+DEFINE_CURVE(curve_f32, float, floorf)
+DEFINE_CURVE(curve_f64, double, floor)
 
 int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
                  const float *predictions, size_t n, int num_thresholds,
