@@ -715,18 +715,10 @@ static int make_path(char **out, const char *run_dir, const char *file_name)
     for (char *p = host; *p; p++)
         if (*p == '/')
             *p = '_';
-    size_t n = strlen(run_dir) + strlen(host) + 64 +
-               (file_name ? strlen(file_name) : 0);
-    char *p = malloc(n);
-    if (!p)
-        return TFB_ENOMEM;
-    if (file_name)
-        snprintf(p, n, "%s/%s", run_dir, file_name);
-    else
-        snprintf(p, n, "%s/%s.%ld.trace.sqlite", run_dir, host,
-                 (long)getpid());
-    *out = p;
-    return 0;
+    *out = file_name ? tfb_strfmt("%s/%s", run_dir, file_name)
+                     : tfb_strfmt("%s/%s.%ld.trace.sqlite", run_dir, host,
+                                  (long)getpid());
+    return *out ? 0 : TFB_ENOMEM;
 }
 
 static int write_initial_meta(tfb_trace_store *s)

@@ -6,10 +6,10 @@
  * neither calls it), so the writer can resolve a rank through ranks.c
  * without ranks.c calling back into the writer.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/str.h"
 #include "tfboard.h"
 #include "collector/abi.h"
 #include "collector/writer_internal.h"
@@ -35,13 +35,11 @@ int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
         r.world_size = 1;
         r.local_rank = 0;
     }
-    size_t cap = strlen(logdir) + strlen(r.job) + 32;
-    char *dir = malloc(cap);
+    char *dir = tfb_strfmt("%s/%s/rank-%05d", logdir, r.job, r.rank);
     if (!dir) {
         tfb_rank_owned_free(&r);
         return TFB_ENOMEM;
     }
-    snprintf(dir, cap, "%s/%s/rank-%05d", logdir, r.job, r.rank);
     rc = tfb_writer_open_resolved(out, dir, opts, &r); /* takes r's strings */
     free(dir);
     return rc;

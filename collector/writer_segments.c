@@ -18,6 +18,7 @@
 
 #include "base/deadline.h"
 #include "base/errors.h"
+#include "base/str.h"
 #include "collector/event.h"
 #include "objstore/objstore.h"
 #include "collector/writer_segments.h"
@@ -62,29 +63,16 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static char *key_for(const tfb_seg *s, const char *name)
-{
-    size_t n = strlen(s->prefix) + strlen(name) + 2;
-    char *k = malloc(n);
-    if (k)
-        snprintf(k, n, "%s%s%s", s->prefix, *s->prefix ? "/" : "", name);
-    return k;
-}
-
 static char *segment_name(const tfb_seg *s, unsigned seq)
 {
-    size_t n = strlen(s->base) + 16;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s.%06u", s->base, seq);
-    return p;
+    return tfb_strfmt("%s.%06u", s->base, seq);
 }
 
 /* Queues a closed file for upload (takes path). */
 static int enqueue(tfb_seg *s, char *path, const char *name, uint64_t bytes)
 {
     seg_item *it = calloc(1, sizeof *it);
-    char *key = key_for(s, name);
+    char *key = tfb_strfmt("%s%s%s", s->prefix, *s->prefix ? "/" : "", name);
     if (!it || !key) {
         free(it);
         free(key);
@@ -184,15 +172,11 @@ int tfb_seg_open(tfb_seg **out, const char *url, const tfb_writer_opts *o,
         dir = getenv("TMPDIR");
     if (!dir || !*dir)
         dir = "/tmp";
-    size_t n = strlen(dir) + 32;
-    s->spool = malloc(n);
+    s->spool = tfb_strfmt("%s/tfboard-spool-XXXXXX", dir);
     char err[300] = "";
     int rc = s->spool ? 0 : TFB_ENOMEM;
-    if (!rc) {
-        snprintf(s->spool, n, "%s/tfboard-spool-XXXXXX", dir);
-        if (!mkdtemp(s->spool))
-            rc = tfb_err_from_errno(errno);
-    }
+    if (!rc && !mkdtemp(s->spool))
+        rc = tfb_err_from_errno(errno);
     if (!rc && tfb_os_create(&s->os, scheme, err, sizeof err) < 0) {
         fprintf(stderr, "tfboard: %s: %s\n", url, err);
         rc = TFB_EINVAL;
@@ -299,14 +283,10 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force)
         return rc;
     s->seq++;
     char *name = segment_name(s, s->seq);
-    size_t pn = strlen(s->spool) + (name ? strlen(name) : 0) + 2;
-    char *path = name ? malloc(pn) : NULL;
-    if (!path) {
-        free(name);
-        return TFB_ENOMEM;
-    }
-    snprintf(path, pn, "%s/%s", s->spool, name);
+    char *path = name ? tfb_strfmt("%s/%s", s->spool, name) : NULL;
     free(name);
+    if (!path)
+        return TFB_ENOMEM;
     int nfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (nfd < 0) {
         rc = tfb_err_from_errno(errno);
@@ -343,11 +323,9 @@ static void queue_others(tfb_seg *s)
     while ((de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue;
-        size_t pn = strlen(s->spool) + strlen(de->d_name) + 2;
-        char *p = malloc(pn);
+        char *p = tfb_strfmt("%s/%s", s->spool, de->d_name);
         if (!p)
             break;
-        snprintf(p, pn, "%s/%s", s->spool, de->d_name);
         struct stat st;
         int queued = 0;
         pthread_mutex_lock(&s->mu);
