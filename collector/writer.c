@@ -292,22 +292,25 @@ static void *writer_thread(void *arg)
     return NULL;
 }
 
-int tfb_writer_open(tfb_writer **out, const char *run_dir,
-                    const tfb_writer_opts *opts)
+int tfb_writer_resolve_rank(const tfb_writer_opts *opts, tfb_rank_owned *r)
 {
-    if (!out || !run_dir || !*run_dir)
-        return TFB_EINVAL;
     /* The rank fields are read through the caller's size (an older
      * caller's struct has none: they are then "unset"). */
     tfb_writer_opts full;
     tfb_writer_opts_init(&full);
     if (opts && tfb_abi_read(&full, sizeof full, opts) < 0)
         return TFB_EINVAL;
+    return tfb_rank_resolve(&full, r);
+}
+
+int tfb_writer_open(tfb_writer **out, const char *run_dir,
+                    const tfb_writer_opts *opts)
+{
+    if (!out || !run_dir || !*run_dir)
+        return TFB_EINVAL;
     tfb_rank_owned r;
-    int rc = tfb_rank_resolve(&full, &r);
-    if (rc)
-        return rc;
-    return tfb_writer_open_resolved(out, run_dir, opts, &r);
+    int rc = tfb_writer_resolve_rank(opts, &r);
+    return rc ? rc : tfb_writer_open_resolved(out, run_dir, opts, &r);
 }
 
 int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,

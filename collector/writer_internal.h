@@ -108,6 +108,10 @@ void tfb_rank_owned_free(tfb_rank_owned *r);
 int tfb_rank_record(const tfb_rank_owned *r, double wall, uint8_t **rec,
                     size_t *len);
 
+/* Reads the caller's opts (NULL: the defaults) through its size and
+ * resolves their rank (tfb_rank_resolve). Thread-safe. */
+int tfb_writer_resolve_rank(const tfb_writer_opts *opts, tfb_rank_owned *r);
+
 /* tfb_writer_open with the rank already resolved: the writer takes r's
  * strings (on failure too). */
 int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,

@@ -19,14 +19,8 @@ int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
 {
     if (!out || !logdir || !*logdir)
         return TFB_EINVAL;
-    /* Read through the caller's size: an older caller's struct has no
-     * rank fields, and they are then "unset". */
-    tfb_writer_opts full;
-    tfb_writer_opts_init(&full);
-    if (opts && tfb_abi_read(&full, sizeof full, opts) < 0)
-        return TFB_EINVAL;
     tfb_rank_owned r;
-    int rc = tfb_rank_resolve(&full, &r);
+    int rc = tfb_writer_resolve_rank(opts, &r);
     if (rc)
         return rc;
     if (r.rank < 0) {
