@@ -352,13 +352,10 @@ int tfb_input_end(tfb_writer *w)
 
 int tfb_step_end(tfb_writer *w)
 {
-    if (!w)
-        return TFB_EINVAL;
-    if (tfb_writer_forked(w))
-        return TFB_EFORKED;
-    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
-    if (!p || p->state != PIPE_IN_STEP)
-        return TFB_ESTATE;
+    int rc;
+    struct tfb_pipeline *p = pipe_in(w, PIPE_IN_STEP, &rc);
+    if (!p)
+        return rc;
     int64_t now = mono_ns();
     p->state = PIPE_IDLE;
 #ifdef TFB_HAVE_CUPTI
