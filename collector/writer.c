@@ -98,20 +98,6 @@ int tfb_writer_forked(const tfb_writer *w)
 
 static atomic_uint g_file_seq;
 
-int64_t tfb_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static double now_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void tfb_writer_opts_init(tfb_writer_opts *o)
 {
     if (!o)
@@ -383,7 +369,7 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
         rc = create_file(w);
     if (!rc) {
         uint8_t rec[TFB_EV_FILE_VERSION_MAX];
-        size_t n = tfb_ev_file_version_write(rec, now_wall());
+        size_t n = tfb_ev_file_version_write(rec, tfb_now_wall());
         rc = write_all(w->fd, rec, n);
         w->bytes_written = n;
     }
@@ -392,7 +378,7 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
          * whatever the caller logs first. */
         uint8_t *rrec;
         size_t rn;
-        rc = tfb_rank_record(&w->rank, now_wall(), &rrec, &rn);
+        rc = tfb_rank_record(&w->rank, tfb_now_wall(), &rrec, &rn);
         if (!rc) {
             rc = write_all(w->fd, rrec, rn);
             free(rrec);
@@ -841,13 +827,13 @@ int tfb_histogram_f64_at(tfb_writer *w, const char *tag, const double *values,
 int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
                   size_t n, int64_t step)
 {
-    return tfb_histogram_at(w, tag, values, n, step, now_wall());
+    return tfb_histogram_at(w, tag, values, n, step, tfb_now_wall());
 }
 
 int tfb_histogram_f64(tfb_writer *w, const char *tag, const double *values,
                       size_t n, int64_t step)
 {
-    return tfb_histogram_f64_at(w, tag, values, n, step, now_wall());
+    return tfb_histogram_f64_at(w, tag, values, n, step, tfb_now_wall());
 }
 
 static int log_text(tfb_writer *w, const char *tag, const char *utf8,
@@ -867,7 +853,7 @@ static int log_text(tfb_writer *w, const char *tag, const char *utf8,
 
 int tfb_text(tfb_writer *w, const char *tag, const char *utf8, int64_t step)
 {
-    return log_text(w, tag, utf8, step, now_wall());
+    return log_text(w, tag, utf8, step, tfb_now_wall());
 }
 
 int tfb_text_at(tfb_writer *w, const char *tag, const char *utf8,
@@ -892,7 +878,7 @@ int tfb_writer_numerics_record(tfb_writer *w, const char *tag, int64_t step,
                       .plugin_len = sizeof TFB_NUMERICS_PLUGIN - 1,
                       .i64 = vals,
                       .n_i64 = 3};
-    return log_value(w, &v, 0, now_wall(), step);
+    return log_value(w, &v, 0, tfb_now_wall(), step);
 }
 
 void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
@@ -990,11 +976,6 @@ int tfb_writer_log_event(tfb_writer *w, const uint8_t *event, size_t len)
     }
     pthread_mutex_unlock(&w->mu);
     return rc;
-}
-
-double tfb_now_wall(void)
-{
-    return now_wall();
 }
 
 const tfb_rank_owned *tfb_writer_rank(const tfb_writer *w)

@@ -42,7 +42,7 @@ struct tfb_seg {
     unsigned seq;          /* the current segment's number */
     char *cur_path;
     uint64_t cur_bytes, cur_header;
-    double cur_start;      /* monotonic seconds */
+    long long cur_start;   /* monotonic ns */
     unsigned seg_seconds, close_ms;
     size_t seg_bytes, spool_bound;
     pthread_t thread;
@@ -55,13 +55,6 @@ struct tfb_seg {
     unsigned failures;
     int refused; /* the last upload got 403 or 404: waiting will not help */
 };
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static char *segment_name(const tfb_seg *s, unsigned seq)
 {
@@ -215,7 +208,7 @@ void tfb_seg_first(tfb_seg *s, const char *path, size_t header_bytes)
     s->base = strdup(slash ? slash + 1 : path);
     s->cur_path = strdup(path);
     s->cur_bytes = s->cur_header = header_bytes;
-    s->cur_start = mono_s();
+    s->cur_start = tfb_mono_now_ns();
     s->seq = 0;
 }
 
@@ -275,7 +268,7 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force)
     if (s->cur_bytes <= s->cur_header)
         return 0; /* nothing logged in this segment yet */
     if (!force && s->cur_bytes < s->seg_bytes &&
-        mono_s() - s->cur_start < (double)s->seg_seconds)
+        (tfb_mono_now_ns() - s->cur_start) / 1000000000 < s->seg_seconds)
         return 0;
     int rc = close_current(s, *fd);
     *fd = -1;
@@ -294,11 +287,8 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force)
         return rc;
     }
     /* every segment starts like an event file: file_version first */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     uint8_t rec[TFB_EV_FILE_VERSION_MAX];
-    size_t rn = tfb_ev_file_version_write(
-        rec, (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+    size_t rn = tfb_ev_file_version_write(rec, tfb_now_wall());
     rc = write_all(nfd, rec, rn);
     if (rc < 0) {
         close(nfd);
@@ -309,7 +299,7 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force)
     *fd = nfd;
     s->cur_path = path;
     s->cur_bytes = s->cur_header = rn;
-    s->cur_start = mono_s();
+    s->cur_start = tfb_mono_now_ns();
     return 0;
 }
 
