@@ -134,16 +134,6 @@ static inline void acc_add(acc4 *a, int k, double d)
     a->sq[k] += d * d;
 }
 
-static void classify(tfb_nonfinite_counts *c, double v)
-{
-    if (isnan(v))
-        c->nan++;
-    else if (v > 0)
-        c->pos_inf++;
-    else
-        c->neg_inf++;
-}
-
 /* Every build starts here: the limits (once), h emptied, and the four
  * interleaved copies of the counts, zeroed (NULL without memory). */
 static void *histo_start(tfb_histo *h)
@@ -191,7 +181,7 @@ static int histo_finish(tfb_histo *h, acc4 *a, uint32_t (*counts)[4],
         uint32_t bits_;                                                       \
         memcpy(&bits_, &x_, 4);                                               \
         if ((bits_ & 0x7f800000u) == 0x7f800000u) {                           \
-            classify(&h->nonfinite, x_);                                      \
+            tfb_nonfinite_add(&h->nonfinite, x_);                             \
             bad++;                                                            \
         } else {                                                              \
             double d_ = x_;                                                   \
@@ -241,7 +231,7 @@ int tfb_histo_build_f64(tfb_histo *h, const double *values, size_t n)
     for (size_t i = 0; i < n; i++) {
         double d = values[i];
         if (!isfinite(d)) {
-            classify(&h->nonfinite, d);
+            tfb_nonfinite_add(&h->nonfinite, d);
             bad++;
             continue;
         }

@@ -672,16 +672,6 @@ static int log_value(tfb_writer *w, tfb_ev_value *v, unsigned meta_flag,
     return rc;
 }
 
-static void classify(double x, tfb_nonfinite_counts *c)
-{
-    if (isnan(x))
-        c->nan++;
-    else if (x > 0)
-        c->pos_inf++;
-    else
-        c->neg_inf++;
-}
-
 /* tag equals the n-byte string copy (which holds no NUL). Reads tag only up
  * to its first difference: a caller's shorter string is never read past its
  * terminator, as memcmp might. */
@@ -763,7 +753,7 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
     pthread_mutex_unlock(&w->mu);
     if (!isfinite(f)) {
         tfb_nonfinite_counts c = {0};
-        classify(f, &c);
+        tfb_nonfinite_add(&c, f);
         tfb_writer_report_nonfinite(w, tag, step, &c);
     }
     return rc;
