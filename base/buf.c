@@ -31,11 +31,9 @@ char *tfb_buf_take(tfb_buf *b)
     if (!b->failed && !b->v)
         tfb_buf_put(b, NULL, 0); /* "" rather than NULL for no bytes */
     char *s = b->failed ? NULL : b->v;
-    if (!s)
-        free(b->v);
-    b->v = NULL;
-    b->n = b->cap = 0;
-    b->failed = 0;
+    if (s)
+        b->v = NULL; /* the caller's now: not freed below */
+    tfb_buf_free(b);
     return s;
 }
 

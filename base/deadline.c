@@ -1,4 +1,5 @@
-/* deadline.c - monotonic deadlines for timed waits (see deadline.h). */
+/* deadline.c - monotonic deadlines for timed waits, and the clocks' current
+ * readings (see deadline.h). */
 #include "base/deadline.h"
 
 int tfb_cond_init_monotonic(pthread_cond_t *cv)
@@ -30,6 +31,20 @@ long long tfb_mono_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t tfb_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+double tfb_now_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int tfb_deadline_passed(const struct timespec *ts)

@@ -1,5 +1,6 @@
 /*
- * deadline.h - timed waits measured on CLOCK_MONOTONIC.
+ * deadline.h - timed waits measured on CLOCK_MONOTONIC, and the clocks'
+ * current readings.
  *
  * pthread_cond_timedwait takes an absolute deadline on the cond var's
  * clock, CLOCK_REALTIME by default. Setting the wall clock back (by hand,
@@ -17,6 +18,7 @@
 #define TFB_BASE_DEADLINE_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <time.h>
 
 /* pthread_cond_init with a CLOCK_MONOTONIC clock. Returns 0 or the
@@ -32,5 +34,10 @@ int tfb_deadline_passed(const struct timespec *ts);
 /* CLOCK_MONOTONIC now, in ns: for scheduling periodic work (not for
  * timestamps, which are wall time). */
 long long tfb_mono_now_ns(void);
+
+/* CLOCK_REALTIME now: ns since the Unix epoch (the clock CUPTI timestamps
+ * use on Linux), and seconds (event wall times). */
+int64_t tfb_now_ns(void);
+double tfb_now_wall(void);
 
 #endif

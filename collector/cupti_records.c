@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collector/cupti_internal.h"
+#include "base/str.h"
 #include "base/strtab.h"
 #include "base/vec.h"
 
@@ -213,7 +214,7 @@ static const name_entry *kernel_names(tfb_cupti_proc *p, const char *name,
     char shortbuf[512];
     tfb_cupti_short_name(full, shortbuf, sizeof shortbuf);
     ne->ptr = name;
-    ne->copy = malloc(strlen(name) + 1);
+    ne->copy = tfb_strdup(name);
     ne->demangled = tfb_trace_store_intern(p->store, full);
     ne->shortname = tfb_trace_store_intern(p->store, shortbuf);
     ne->mangled = tfb_trace_store_intern(p->store, name);
@@ -225,7 +226,6 @@ static const name_entry *kernel_names(tfb_cupti_proc *p, const char *name,
         *err = TFB_ENOMEM;
         return &unknown_fail;
     }
-    strcpy(ne->copy, name);
     tfb_strtab_put(&p->names, (const char *)&ne->ptr, sizeof ne->ptr, ne);
     p->name_entries.v[p->name_entries.n++] = ne;
     return ne;

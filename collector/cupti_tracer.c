@@ -22,10 +22,6 @@
 
 typedef struct tfb_gpu_tracer tfb_gpu_tracer;
 
-#define DEFAULT_BUFFER_BYTES ((size_t)8 << 20)
-#define DEFAULT_MAX_BUFFERS 32u
-#define DEFAULT_INTERVAL_MS 1000u
-
 typedef struct done_buf {
     uint8_t *buf;
     size_t valid;
@@ -84,19 +80,6 @@ static void tracer_child(void)
 static void register_atfork(void)
 {
     (void)pthread_atfork(tracer_prepare, tracer_parent, tracer_child);
-}
-
-void tfb_gpu_opts_init(tfb_gpu_opts *opts)
-{
-    if (!opts)
-        return;
-    memset(opts, 0, sizeof *opts);
-    opts->size = sizeof *opts;
-    opts->buffer_bytes = DEFAULT_BUFFER_BYTES;
-    opts->max_buffers = DEFAULT_MAX_BUFFERS;
-    opts->flush_interval_ms = DEFAULT_INTERVAL_MS;
-    opts->utilization_interval_ms = DEFAULT_INTERVAL_MS;
-    opts->record_runtime = 1;
 }
 
 /* ------------------------------------------------------------------------
@@ -596,14 +579,6 @@ int tfb_gpu_trace_stop(tfb_writer *w)
     t->active = 0;
     teardown(t);
     return t->stats.sticky_error;
-}
-
-void tfb_gpu_stats_init(tfb_gpu_stats *out)
-{
-    if (!out)
-        return;
-    memset(out, 0, sizeof *out);
-    out->size = sizeof *out;
 }
 
 int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)

@@ -46,6 +46,18 @@ size_t tfb_ev_record_size(int64_t step, const tfb_ev_value *v);
 size_t tfb_ev_record_write(uint8_t *dst, double wall_time, int64_t step,
                            const tfb_ev_value *v);
 
+/* Event{wall_time, step, summary{value{tag, metadata{plugin_data{
+ * plugin_name, content}}, tensor}}} for the records a plugin logs whole
+ * (tfb_writer_log_event): malloc'd, of the exact size *len, all written
+ * but the tensor_len bytes of the TensorProto, which the caller writes at
+ * *tensor. No content field when content_len is 0; step even when 0.
+ * NULL when memory runs out. */
+uint8_t *tfb_ev_plugin_event(double wall, int64_t step, const char *tag,
+                             size_t tag_len, const char *plugin,
+                             const uint8_t *content, size_t content_len,
+                             size_t tensor_len, uint8_t **tensor,
+                             size_t *len);
+
 /* Fills in the length and payload CRCs of every record in buf[0..len),
  * which must hold whole records written by the encoders above. */
 void tfb_seal_records(uint8_t *buf, size_t len);

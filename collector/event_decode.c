@@ -38,6 +38,12 @@ static inline int take_len(const uint8_t **pp, const uint8_t *end, size_t *len)
     return 0;
 }
 
+/* A length-delimited field's bytes, as a string view. */
+static inline tfb_strview field_view(const pb_field *f)
+{
+    return (tfb_strview){(const char *)f->p, f->len};
+}
+
 int tfb_event_decode(const uint8_t *p, size_t n, tfb_event *ev)
 {
     const uint8_t *end = p + n;
@@ -92,8 +98,7 @@ int tfb_event_decode(const uint8_t *p, size_t n, tfb_event *ev)
             if (f.wt != PB_LEN)
                 return TFB_ECORRUPT;
             ev->kind = TFB_EVENT_FILE_VERSION;
-            ev->file_version.ptr = (const char *)f.p;
-            ev->file_version.len = f.len;
+            ev->file_version = field_view(&f);
             break;
         case 5:
             if (f.wt != PB_LEN)
@@ -127,19 +132,14 @@ static void decode_metadata(const uint8_t *p, size_t n, tfb_value *v)
             const uint8_t *q = f.p, *qe = f.p + f.len;
             pb_field g;
             while (pb_next(&q, qe, &g) > 0)
-                if (g.num == 1 && g.wt == PB_LEN) {
-                    v->plugin_name.ptr = (const char *)g.p;
-                    v->plugin_name.len = g.len;
-                } else if (g.num == 2 && g.wt == PB_LEN) {
-                    v->plugin_content.ptr = (const char *)g.p;
-                    v->plugin_content.len = g.len;
-                }
+                if (g.num == 1 && g.wt == PB_LEN)
+                    v->plugin_name = field_view(&g);
+                else if (g.num == 2 && g.wt == PB_LEN)
+                    v->plugin_content = field_view(&g);
         } else if (f.num == 2) {
-            v->display_name.ptr = (const char *)f.p;
-            v->display_name.len = f.len;
+            v->display_name = field_view(&f);
         } else if (f.num == 3) {
-            v->description.ptr = (const char *)f.p;
-            v->description.len = f.len;
+            v->description = field_view(&f);
         }
     }
 }
@@ -155,10 +155,8 @@ static void decode_image(const uint8_t *p, size_t n, tfb_value *v)
             v->image_width = (int32_t)f.u;
         else if (f.num == 3 && f.wt == PB_VARINT)
             v->image_colorspace = (int32_t)f.u;
-        else if (f.num == 4 && f.wt == PB_LEN) {
-            v->image_data.ptr = (const char *)f.p;
-            v->image_data.len = f.len;
-        }
+        else if (f.num == 4 && f.wt == PB_LEN)
+            v->image_data = field_view(&f);
     }
 }
 
@@ -405,8 +403,7 @@ int tfb_value_string(const tfb_value *v, size_t i, tfb_strview *out)
     while (pb_next(&p, end, &f) > 0) {
         if (f.num == 8 && f.wt == PB_LEN) {
             if (k++ == i) {
-                out->ptr = (const char *)f.p;
-                out->len = f.len;
+                *out = field_view(&f);
                 return 1;
             }
         }
@@ -547,8 +544,7 @@ static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
         case 1:
             if (f.wt != PB_LEN)
                 return TFB_ECORRUPT;
-            v->tag.ptr = (const char *)f.p;
-            v->tag.len = f.len;
+            v->tag = field_view(&f);
             break;
         case 2:
             if (f.wt != PB_I32)
@@ -567,10 +563,8 @@ static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
             }
             break;
         case 7:
-            if (f.wt == PB_LEN) {
-                node_name.ptr = (const char *)f.p;
-                node_name.len = f.len;
-            }
+            if (f.wt == PB_LEN)
+                node_name = field_view(&f);
             break;
         case 8:
             if (f.wt == PB_LEN) {

@@ -8,6 +8,7 @@
  */
 #include "collector/event.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "collector/pb.h"
@@ -156,6 +157,39 @@ static uint8_t *put_value(uint8_t *p, const tfb_ev_value *v, size_t vsize)
         p = pb_put_bytes(p, 1, v->plugin, v->plugin_len);        /* plugin_name */
     }
     return p;
+}
+
+uint8_t *tfb_ev_plugin_event(double wall, int64_t step, const char *tag,
+                             size_t tag_len, const char *plugin,
+                             const uint8_t *content, size_t content_len,
+                             size_t tensor_len, uint8_t **tensor,
+                             size_t *len)
+{
+    size_t plugin_len = strlen(plugin);
+    size_t plugin_data = pb_len_field_size(plugin_len) +
+                         (content_len ? pb_len_field_size(content_len) : 0);
+    size_t meta = pb_len_field_size(plugin_data);
+    size_t value = pb_len_field_size(tag_len) + pb_len_field_size(meta) +
+                   pb_len_field_size(tensor_len);
+    size_t summary = pb_len_field_size(value);
+    *len = 9 + 1 + pb_varint_size((uint64_t)step) + pb_len_field_size(summary);
+    uint8_t *buf = malloc(*len), *p = buf;
+    if (!buf)
+        return NULL;
+    p = pb_put_key(p, 1, PB_I64); /* wall_time */
+    p = pb_put_double(p, wall);
+    p = pb_put_key(p, 2, PB_VARINT); /* step */
+    p = pb_put_varint(p, (uint64_t)step);
+    p = pb_put_len(p, 5, summary); /* Event.summary */
+    p = pb_put_len(p, 1, value);   /* Summary.value */
+    p = pb_put_bytes(p, 1, tag, tag_len);
+    p = pb_put_len(p, 9, meta);        /* Value.metadata */
+    p = pb_put_len(p, 1, plugin_data); /* SummaryMetadata.plugin_data */
+    p = pb_put_bytes(p, 1, plugin, plugin_len);
+    if (content_len)
+        p = pb_put_bytes(p, 2, content, content_len);
+    *tensor = pb_put_len(p, 8, tensor_len); /* Value.tensor */
+    return buf;
 }
 
 void tfb_frame_record(uint8_t *rec, size_t payload_len)

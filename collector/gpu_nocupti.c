@@ -2,27 +2,12 @@
  * gpu_nocupti.c - GPU tracing in a build without the CUDA headers: every
  * call says TFB_ENOTSUP (with a message) and the library works otherwise.
  */
-#include <string.h>
-
 #include "collector/abi.h"
 #include "collector/writer_internal.h"
 
 static const char k_msg[] =
     "tfboard was built without the CUDA headers (-Dcupti=disabled or "
     "cupti_activity.h not found): GPU tracing is not available";
-
-void tfb_gpu_opts_init(tfb_gpu_opts *opts)
-{
-    if (!opts)
-        return;
-    memset(opts, 0, sizeof *opts);
-    opts->size = sizeof *opts;
-    opts->buffer_bytes = (size_t)8 << 20;
-    opts->max_buffers = 32;
-    opts->flush_interval_ms = 1000;
-    opts->utilization_interval_ms = 1000;
-    opts->record_runtime = 1;
-}
 
 int tfb_gpu_trace_start(tfb_writer *w, const tfb_gpu_opts *opts)
 {
@@ -37,14 +22,6 @@ int tfb_gpu_trace_stop(tfb_writer *w)
     if (!w)
         return TFB_EINVAL;
     return tfb_writer_forked(w) ? TFB_EFORKED : 0;
-}
-
-void tfb_gpu_stats_init(tfb_gpu_stats *out)
-{
-    if (!out)
-        return;
-    memset(out, 0, sizeof *out);
-    out->size = sizeof *out;
 }
 
 int tfb_gpu_trace_get_stats(tfb_writer *w, tfb_gpu_stats *out)

@@ -134,16 +134,17 @@ static inline void acc_add(acc4 *a, int k, double d)
     a->sq[k] += d * d;
 }
 
-static void classify(tfb_nonfinite_counts *c, double v)
+/* Every build starts here: the limits (once), h emptied, and the four
+ * interleaved copies of the counts, zeroed (NULL without memory). */
+static void *histo_start(tfb_histo *h)
 {
-    if (isnan(v))
-        c->nan++;
-    else if (v > 0)
-        c->pos_inf++;
-    else
-        c->neg_inf++;
+    pthread_once(&g_once, init_limits);
+    memset(h, 0, sizeof *h);
+    return g_nlimits ? calloc(g_nlimits, 4 * sizeof(uint32_t)) : NULL;
 }
 
+/* Every build ends here: h from the accumulators and the counts, which
+ * are freed. */
 static int histo_finish(tfb_histo *h, acc4 *a, uint32_t (*counts)[4],
                         uint64_t num)
 {
@@ -162,12 +163,11 @@ static int histo_finish(tfb_histo *h, acc4 *a, uint32_t (*counts)[4],
     h->sum = sum;
     h->sum_squares = sq;
     uint32_t *total = malloc(g_nlimits * sizeof *total);
-    if (!total)
-        return TFB_ENOMEM;
-    for (size_t i = 0; i < g_nlimits; i++)
+    for (size_t i = 0; total && i < g_nlimits; i++)
         total[i] = counts[i][0] + counts[i][1] + counts[i][2] + counts[i][3];
-    int rc = finish(h, total);
+    int rc = total ? finish(h, total) : TFB_ENOMEM;
     free(total);
+    free(counts);
     return rc;
 }
 
@@ -181,7 +181,7 @@ static int histo_finish(tfb_histo *h, acc4 *a, uint32_t (*counts)[4],
         uint32_t bits_;                                                       \
         memcpy(&bits_, &x_, 4);                                               \
         if ((bits_ & 0x7f800000u) == 0x7f800000u) {                           \
-            classify(&h->nonfinite, x_);                                      \
+            tfb_nonfinite_add(&h->nonfinite, x_);                             \
             bad++;                                                            \
         } else {                                                              \
             double d_ = x_;                                                   \
@@ -197,11 +197,7 @@ static int histo_finish(tfb_histo *h, acc4 *a, uint32_t (*counts)[4],
 
 int tfb_histo_build_f32(tfb_histo *h, const float *values, size_t n)
 {
-    pthread_once(&g_once, init_limits);
-    memset(h, 0, sizeof *h);
-    if (!g_nlimits)
-        return TFB_ENOMEM;
-    uint32_t (*counts)[4] = calloc(g_nlimits, sizeof *counts);
+    uint32_t (*counts)[4] = histo_start(h);
     if (!counts)
         return TFB_ENOMEM;
     double mn0 = INFINITY, mn1 = INFINITY, mn2 = INFINITY, mn3 = INFINITY;
@@ -221,18 +217,12 @@ int tfb_histo_build_f32(tfb_histo *h, const float *values, size_t n)
         F32_STEP(0, mn0, mx0, s0, q0);
     acc4 a = {{mn0, mn1, mn2, mn3}, {mx0, mx1, mx2, mx3}, {s0, s1, s2, s3},
               {q0, q1, q2, q3}};
-    int rc = histo_finish(h, &a, counts, n - bad);
-    free(counts);
-    return rc;
+    return histo_finish(h, &a, counts, n - bad);
 }
 
 int tfb_histo_build_f64(tfb_histo *h, const double *values, size_t n)
 {
-    pthread_once(&g_once, init_limits);
-    memset(h, 0, sizeof *h);
-    if (!g_nlimits)
-        return TFB_ENOMEM;
-    uint32_t (*counts)[4] = calloc(g_nlimits, sizeof *counts);
+    uint32_t (*counts)[4] = histo_start(h);
     if (!counts)
         return TFB_ENOMEM;
     acc4 a;
@@ -241,7 +231,7 @@ int tfb_histo_build_f64(tfb_histo *h, const double *values, size_t n)
     for (size_t i = 0; i < n; i++) {
         double d = values[i];
         if (!isfinite(d)) {
-            classify(&h->nonfinite, d);
+            tfb_nonfinite_add(&h->nonfinite, d);
             bad++;
             continue;
         }
@@ -257,9 +247,7 @@ int tfb_histo_build_f64(tfb_histo *h, const double *values, size_t n)
         counts[b][i & 3]++;
         acc_add(&a, (int)(i & 3), d);
     }
-    int rc = histo_finish(h, &a, counts, n - bad);
-    free(counts);
-    return rc;
+    return histo_finish(h, &a, counts, n - bad);
 }
 
 void tfb_histo_free(tfb_histo *h)

@@ -8,6 +8,7 @@
 #ifndef TFB_HISTOGRAM_H
 #define TFB_HISTOGRAM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,18 @@ typedef struct tfb_histo {
 int tfb_histo_build_f32(tfb_histo *h, const float *values, size_t n);
 int tfb_histo_build_f64(tfb_histo *h, const double *values, size_t n);
 void tfb_histo_free(tfb_histo *h);
+
+/* Counts the non-finite v (NaN, +Inf or -Inf) in c: what a histogram
+ * keeps out of its buckets and a scalar reports. */
+static inline void tfb_nonfinite_add(tfb_nonfinite_counts *c, double v)
+{
+    if (isnan(v))
+        c->nan++;
+    else if (v > 0)
+        c->pos_inf++;
+    else
+        c->neg_inf++;
+}
 
 /* The default bucket limits (read-only, built once). */
 const double *tfb_histo_default_limits(size_t *n);

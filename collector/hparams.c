@@ -76,6 +76,12 @@ static void mb_bytes_field(mbuf *b, unsigned field, const void *data,
     b->buf.n = (size_t)(d - b->buf.v);
 }
 
+static void mb_free(mbuf *b)
+{
+    tfb_vec_free(&b->buf);
+    memset(b, 0, sizeof *b);
+}
+
 /* Appends sub (a finished message) as field `field` of b, then frees it. */
 static void mb_message_field(mbuf *b, unsigned field, mbuf *sub)
 {
@@ -83,14 +89,7 @@ static void mb_message_field(mbuf *b, unsigned field, mbuf *sub)
         b->err = sub->err;
     else
         mb_bytes_field(b, field, sub->buf.v, sub->buf.n);
-    tfb_vec_free(&sub->buf);
-    memset(sub, 0, sizeof *sub);
-}
-
-static void mb_free(mbuf *b)
-{
-    tfb_vec_free(&b->buf);
-    memset(b, 0, sizeof *b);
+    mb_free(sub);
 }
 
 /* Wraps an HParamsPluginData (content) into a whole Event and enqueues it:

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "collector/event.h"
 #include "collector/media_internal.h"
 #include "collector/pb.h"
 #include "tfboard.h"
@@ -236,27 +237,10 @@ static uint8_t *image_event(double wall, int64_t step, const char *tag,
     size_t tensor = 2 /* dtype = DT_STRING */ + pb_len_field_size(shape) +
                     pb_len_field_size(wl) + pb_len_field_size(hl) +
                     pb_len_field_size(img_len);
-    size_t plugin_data = pb_len_field_size(6);   /* plugin_name "images" */
-    size_t meta = pb_len_field_size(plugin_data);
-    size_t value = pb_len_field_size(tag_len) + pb_len_field_size(meta) +
-                   pb_len_field_size(tensor);
-    size_t summary = pb_len_field_size(value);
-    size_t ev = 9 + 1 + pb_varint_size((uint64_t)step) +
-                pb_len_field_size(summary);
-    uint8_t *buf = malloc(ev), *p = buf;
+    uint8_t *p, *buf = tfb_ev_plugin_event(wall, step, tag, tag_len, "images",
+                                           NULL, 0, tensor, &p, out);
     if (!buf)
         return NULL;
-    *p++ = 0x09; /* 1: wall_time */
-    p = pb_put_double(p, wall);
-    *p++ = 0x10; /* 2: step */
-    p = pb_put_varint(p, (uint64_t)step);
-    p = pb_put_len(p, 5, summary);
-    p = pb_put_len(p, 1, value);
-    p = pb_put_bytes(p, 1, tag, tag_len);
-    p = pb_put_len(p, 9, meta);
-    p = pb_put_len(p, 1, plugin_data);
-    p = pb_put_bytes(p, 1, "images", 6);
-    p = pb_put_len(p, 8, tensor);
     *p++ = 0x08; /* 1: dtype */
     *p++ = 7;    /* DT_STRING */
     p = pb_put_len(p, 2, shape);
@@ -265,8 +249,7 @@ static uint8_t *image_event(double wall, int64_t step, const char *tag,
     *p++ = 3;
     p = pb_put_bytes(p, 8, ws, wl);
     p = pb_put_bytes(p, 8, hs, hl);
-    p = pb_put_bytes(p, 8, img, img_len);
-    *out = (size_t)(p - buf);
+    pb_put_bytes(p, 8, img, img_len);
     return buf;
 }
 

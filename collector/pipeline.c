@@ -93,20 +93,6 @@ struct tfb_pipeline {
     int stop;
 };
 
-static inline int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static inline int64_t real_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int log_rec(tfb_writer *w, const step_rec *r)
 {
     int rc = tfb_scalar_at(w, TFB_TAG_STEP_MS, r->step_ms, r->step, r->wall);
@@ -268,8 +254,8 @@ int tfb_step_begin(tfb_writer *w, int64_t step)
     p->step = step;
     p->input_sum_ns = 0;
     p->comm_sum_ns = 0;
-    p->step_begin_ns = mono_ns();
-    p->mono_to_real_ns = real_ns() - p->step_begin_ns;
+    p->step_begin_ns = tfb_mono_now_ns();
+    p->mono_to_real_ns = tfb_now_ns() - p->step_begin_ns;
     if (!p->spans && p->step_begin_ns >= p->next_probe_ns)
         p->spans = 1;
 #ifdef TFB_HAVE_CUPTI
@@ -316,7 +302,7 @@ static inline struct tfb_pipeline *pipe_in(tfb_writer *w,
 static inline void end_nested(struct tfb_pipeline *p, int64_t begin_ns,
                               int64_t *sum_ns, tfb_host_span_kind span_kind)
 {
-    int64_t now = mono_ns();
+    int64_t now = tfb_mono_now_ns();
     *sum_ns += now - begin_ns;
     p->state = PIPE_IN_STEP;
 #ifdef TFB_HAVE_CUPTI
@@ -332,7 +318,7 @@ int tfb_input_begin(tfb_writer *w)
     struct tfb_pipeline *p = pipe_in(w, PIPE_IN_STEP, &rc);
     if (!p)
         return rc;
-    p->input_begin_ns = mono_ns();
+    p->input_begin_ns = tfb_mono_now_ns();
 #ifdef TFB_HAVE_CUPTI
     nvtx_push(p, p->nvtx_input, 0xFFDD8452u, p->step);
 #endif
@@ -352,14 +338,11 @@ int tfb_input_end(tfb_writer *w)
 
 int tfb_step_end(tfb_writer *w)
 {
-    if (!w)
-        return TFB_EINVAL;
-    if (tfb_writer_forked(w))
-        return TFB_EFORKED;
-    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
-    if (!p || p->state != PIPE_IN_STEP)
-        return TFB_ESTATE;
-    int64_t now = mono_ns();
+    int rc;
+    struct tfb_pipeline *p = pipe_in(w, PIPE_IN_STEP, &rc);
+    if (!p)
+        return rc;
+    int64_t now = tfb_mono_now_ns();
     p->state = PIPE_IDLE;
 #ifdef TFB_HAVE_CUPTI
     nvtx_pop(p);
@@ -390,7 +373,7 @@ int tfb_comm_begin(tfb_writer *w, const char *name)
     struct tfb_pipeline *p = pipe_in(w, PIPE_IN_STEP, &rc);
     if (!p)
         return rc;
-    p->comm_begin_ns = mono_ns();
+    p->comm_begin_ns = tfb_mono_now_ns();
     p->comm_seen = 1;
 #ifdef TFB_HAVE_CUPTI
     nvtx_push_comm(p, name, p->step);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector/event.h"
 #include "collector/pb.h"
 #include "tfboard.h"
 #include "collector/writer_internal.h"
@@ -21,31 +22,14 @@ static uint8_t *pr_event(double wall, int64_t step, const char *tag,
     size_t dim0 = 2, dim1 = 1 + pb_varint_size((uint64_t)k);
     size_t shape = pb_len_field_size(dim0) + pb_len_field_size(dim1);
     size_t tensor = 2 + pb_len_field_size(shape) + pb_len_field_size(nf * 4);
-    size_t content = 1 + pb_varint_size((uint64_t)k); /* 2: num_thresholds */
-    size_t plugin_data = pb_len_field_size(9) + pb_len_field_size(content);
-    size_t meta = pb_len_field_size(plugin_data);
-    size_t value = pb_len_field_size(tag_len) + pb_len_field_size(meta) +
-                   pb_len_field_size(tensor);
-    size_t summary = pb_len_field_size(value);
-    size_t ev = 9 + 1 + pb_varint_size((uint64_t)step) +
-                pb_len_field_size(summary);
-    uint8_t *buf = malloc(ev), *p = buf;
+    uint8_t content[11] = {0x10}; /* 2: num_thresholds */
+    size_t content_len =
+        (size_t)(pb_put_varint(content + 1, (uint64_t)k) - content);
+    uint8_t *p, *buf = tfb_ev_plugin_event(wall, step, tag, tag_len,
+                                           "pr_curves", content, content_len,
+                                           tensor, &p, out);
     if (!buf)
         return NULL;
-    *p++ = 0x09;
-    p = pb_put_double(p, wall);
-    *p++ = 0x10;
-    p = pb_put_varint(p, (uint64_t)step);
-    p = pb_put_len(p, 5, summary);
-    p = pb_put_len(p, 1, value);
-    p = pb_put_bytes(p, 1, tag, tag_len);
-    p = pb_put_len(p, 9, meta);
-    p = pb_put_len(p, 1, plugin_data);
-    p = pb_put_bytes(p, 1, "pr_curves", 9);
-    p = pb_put_len(p, 2, content);
-    *p++ = 0x10;
-    p = pb_put_varint(p, (uint64_t)k);
-    p = pb_put_len(p, 8, tensor);
     *p++ = 0x08; /* dtype */
     *p++ = 1;    /* DT_FLOAT */
     p = pb_put_len(p, 2, shape);
@@ -58,7 +42,6 @@ static uint8_t *pr_event(double wall, int64_t step, const char *tag,
     p = pb_put_len(p, 5, nf * 4); /* float_val, packed */
     for (size_t i = 0; i < nf; i++)
         p = pb_put_float(p, rows[i]);
-    *out = (size_t)(p - buf);
     return buf;
 }
 
@@ -109,55 +92,39 @@ static int check_args(tfb_writer *w, const char *tag, const void *labels,
     return 0;
 }
 
-/* Each pair counts its weight (1 without weights) in the bucket of its
- * prediction: TP weight for a positive label, FP weight for a negative. */
-static int curve_f32(tfb_writer *w, const char *tag, const float *labels,
-                     const float *predictions, const double *weights,
-                     size_t n, int num_thresholds, int64_t step, double wall)
-{
-    int k = num_thresholds;
-    int rc = check_args(w, tag, labels, predictions, n, &k);
-    if (rc)
-        return rc;
-    double tp_b[TFB_PR_MAX_THRESHOLDS] = {0}, fp_b[TFB_PR_MAX_THRESHOLDS] = {0};
-    const float scale = (float)(k - 1);
-    for (size_t i = 0; i < n; i++) {
-        /* In float, as NumPy multiplies a float32 array. NaN and values
-         * outside [0, 1] fall in no bucket. */
-        float b = floorf(predictions[i] * scale);
-        if (!(b >= 0 && b <= scale))
-            continue;
-        double wt = weights ? weights[i] : 1.0;
-        if (labels[i] != 0)
-            tp_b[(int)b] += wt;
-        else
-            fp_b[(int)b] += wt;
+/* curve_f32 and curve_f64: one body for the two element types. Each pair
+ * counts its weight (1 without weights) in the bucket of its prediction:
+ * TP weight for a positive label, FP weight for a negative. The bucket is
+ * computed in the element type, as NumPy multiplies an array of it (a
+ * float32 array: in float). NaN and values outside [0, 1] fall in no
+ * bucket. */
+#define DEFINE_CURVE(NAME, T, FLOOR)                                          \
+    static int NAME(tfb_writer *w, const char *tag, const T *labels,          \
+                    const T *predictions, const double *weights, size_t n,    \
+                    int num_thresholds, int64_t step, double wall)            \
+    {                                                                         \
+        int k = num_thresholds;                                               \
+        int rc = check_args(w, tag, labels, predictions, n, &k);              \
+        if (rc)                                                               \
+            return rc;                                                        \
+        double tp_b[TFB_PR_MAX_THRESHOLDS] = {0};                             \
+        double fp_b[TFB_PR_MAX_THRESHOLDS] = {0};                             \
+        const T scale = (T)(k - 1);                                           \
+        for (size_t i = 0; i < n; i++) {                                      \
+            T b = FLOOR(predictions[i] * scale);                              \
+            if (!(b >= 0 && b <= scale))                                      \
+                continue;                                                     \
+            double wt = weights ? weights[i] : 1.0;                           \
+            if (labels[i] != 0)                                               \
+                tp_b[(int)b] += wt;                                           \
+            else                                                              \
+                fp_b[(int)b] += wt;                                           \
+        }                                                                     \
+        return write_curve(w, tag, k, tp_b, fp_b, step, wall);                \
     }
-    return write_curve(w, tag, k, tp_b, fp_b, step, wall);
-}
 
-static int curve_f64(tfb_writer *w, const char *tag, const double *labels,
-                     const double *predictions, const double *weights,
-                     size_t n, int num_thresholds, int64_t step, double wall)
-{
-    int k = num_thresholds;
-    int rc = check_args(w, tag, labels, predictions, n, &k);
-    if (rc)
-        return rc;
-    double tp_b[TFB_PR_MAX_THRESHOLDS] = {0}, fp_b[TFB_PR_MAX_THRESHOLDS] = {0};
-    const double scale = (double)(k - 1);
-    for (size_t i = 0; i < n; i++) {
-        double b = floor(predictions[i] * scale);
-        if (!(b >= 0 && b <= scale))
-            continue;
-        double wt = weights ? weights[i] : 1.0;
-        if (labels[i] != 0)
-            tp_b[(int)b] += wt;
-        else
-            fp_b[(int)b] += wt;
-    }
-    return write_curve(w, tag, k, tp_b, fp_b, step, wall);
-}
+DEFINE_CURVE(curve_f32, float, floorf)
+DEFINE_CURVE(curve_f64, double, floor)
 
 int tfb_pr_curve(tfb_writer *w, const char *tag, const float *labels,
                  const float *predictions, size_t n, int num_thresholds,

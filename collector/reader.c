@@ -37,7 +37,6 @@ struct tfb_reader {
     TFB_VEC(uint8_t) buf; /* buf.n: the valid bytes */
     size_t pos;      /* next record starts at buf.v + pos */
     uint64_t base;   /* file offset of buf.v[0] */
-    int eof;         /* the last read() returned 0 */
     int resyncing;   /* a resync scan was cut by the limit: go on with it */
     uint64_t limit_end; /* tfb_reader_set_limit: stop at this offset; 0 none */
     tfb_reader_stats st;
@@ -139,10 +138,8 @@ static int fill_slow(tfb_reader *r, size_t need)
                                 r->buf.cap - r->buf.n);
         if (k < 0)
             return (int)k;
-        if (k == 0) {
-            r->eof = 1;
+        if (k == 0)
             return 0;
-        }
         r->buf.n += (size_t)k;
         r->st.file_size = r->base + r->buf.n;
     }
@@ -227,7 +224,6 @@ static int check_replaced(tfb_reader *r)
     }
     r->base = 0;
     r->pos = r->buf.n = 0;
-    r->eof = 0;
     r->st.replaced = 1;
     r->st.truncated_tail = 0;
     return 1;
@@ -330,12 +326,8 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
             return 0; /* the caller's limit: our place is kept */
         if (r->resyncing) {
             int s = resync(r);
-            if (s < 0)
+            if (s <= 0)
                 return s;
-            if (s == 0) {
-                r->eof = 0;
-                return 0;
-            }
             continue;
         }
         int f = fill(r, 12);
@@ -348,7 +340,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
                 return c;
             if (c > 0)
                 continue;
-            r->eof = 0; /* next call reads again: the file may grow */
+            /* The next call reads again: the file may grow. */
             release_idle_buffer(r);
             return 0;
         }
@@ -359,12 +351,8 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
             r->st.resyncs++;
             note_corruption(r, off);
             int s = resync(r);
-            if (s < 0)
+            if (s <= 0)
                 return s;
-            if (s == 0) {
-                r->eof = 0;
-                return 0;
-            }
             continue;
         }
         size_t total = 12 + (size_t)len + 4;
@@ -374,12 +362,9 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
         if (f == 0) {
             r->st.truncated_tail = 1;
             int c = check_replaced(r);
-            if (c < 0)
+            if (c <= 0)
                 return c;
-            if (c > 0)
-                continue;
-            r->eof = 0;
-            return 0;
+            continue;
         }
         h = r->buf.v + r->pos;
         const uint8_t *payload = h + 12;

@@ -715,18 +715,20 @@ static int make_path(char **out, const char *run_dir, const char *file_name)
     for (char *p = host; *p; p++)
         if (*p == '/')
             *p = '_';
-    size_t n = strlen(run_dir) + strlen(host) + 64 +
-               (file_name ? strlen(file_name) : 0);
-    char *p = malloc(n);
-    if (!p)
-        return TFB_ENOMEM;
-    if (file_name)
-        snprintf(p, n, "%s/%s", run_dir, file_name);
-    else
-        snprintf(p, n, "%s/%s.%ld.trace.sqlite", run_dir, host,
-                 (long)getpid());
-    *out = p;
-    return 0;
+    *out = file_name ? tfb_strfmt("%s/%s", run_dir, file_name)
+                     : tfb_strfmt("%s/%s.%ld.trace.sqlite", run_dir, host,
+                                  (long)getpid());
+    return *out ? 0 : TFB_ENOMEM;
+}
+
+/* META rows for the n key/value pairs kv, in order, up to the first
+ * failure. */
+static int put_meta(tfb_trace_store *s, const char *const kv[][2], size_t n)
+{
+    int err = 0;
+    for (size_t i = 0; i < n && !err; i++)
+        err = tfb_trace_store_meta(s, kv[i][0], kv[i][1]);
+    return err;
 }
 
 static int write_initial_meta(tfb_trace_store *s)
@@ -736,18 +738,11 @@ static int write_initial_meta(tfb_trace_store *s)
         strcpy(host, "localhost");
     host[sizeof host - 1] = '\0';
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
-    int err = tfb_trace_store_meta(s, "host", host);
-    if (!err)
-        err = tfb_trace_store_meta(s, "pid", pid);
-    if (!err)
-        err = tfb_trace_store_meta(s, "tfboard_version", TFB_VERSION_STRING);
-    if (!err)
-        err = tfb_trace_store_meta(s, "clock", "CLOCK_REALTIME");
-    if (!err)
-        err = tfb_trace_store_meta(s, "time_unit", "ns");
-    if (!err)
-        err = tfb_trace_store_meta(s, "schema", "tfboard-trace-1");
-    return err;
+    const char *const kv[][2] = {
+        {"host", host}, {"pid", pid}, {"tfboard_version", TFB_VERSION_STRING},
+        {"clock", "CLOCK_REALTIME"}, {"time_unit", "ns"},
+        {"schema", "tfboard-trace-1"}};
+    return put_meta(s, kv, sizeof kv / sizeof kv[0]);
 }
 
 /* ------------------------------------------------------------------------
@@ -803,9 +798,6 @@ int tfb_trace_store_open(tfb_trace_store **out, const char *run_dir,
      * transaction's dirty pages (64 Ki kernel rows ~ 5 MB): 8 MB is
      * measured faster than 64 MB, which kept faulting in fresh memory. */
     exec_sql(s->db, "PRAGMA page_size=16384");
-    err = exec_sql(s->db, "PRAGMA journal_mode=WAL");
-    if (!err)
-        err = exec_sql(s->db, "PRAGMA synchronous=NORMAL");
     /* Keep the WAL small: a passive checkpoint after any commit that
      * leaves more than 256 pages (4 MB) in it (SQLite's default is 1000
      * pages, 16 MB at our page size), and the file cut back to 4 MB when
@@ -814,13 +806,13 @@ int tfb_trace_store_open(tfb_trace_store **out, const char *run_dir,
      * the database, what a reader opening the file immutably does not
      * see, and what a power cut can lose. Each page is copied once either
      * way; 2 M kernel rows took the same time with 256 and 1000 pages
-     * within this machine's noise. */
-    if (!err)
-        err = exec_sql(s->db, "PRAGMA wal_autocheckpoint=256");
-    if (!err)
-        err = exec_sql(s->db, "PRAGMA journal_size_limit=4194304");
-    if (!err)
-        err = exec_sql(s->db, "PRAGMA cache_size=-8192");
+     * within this machine's noise. The statements run in order; the
+     * first that fails stops them. */
+    err = exec_sql(s->db, "PRAGMA journal_mode=WAL;"
+                          "PRAGMA synchronous=NORMAL;"
+                          "PRAGMA wal_autocheckpoint=256;"
+                          "PRAGMA journal_size_limit=4194304;"
+                          "PRAGMA cache_size=-8192");
     for (int t = 0; t < TFB_TT_COUNT_ && !err; t++) {
         char ddl[2048];
         err = file_ddl(ddl, sizeof ddl, &k_tables[t]);
@@ -1111,18 +1103,13 @@ int tfb_trace_store_rank_meta(tfb_trace_store *s, const tfb_writer *w)
     const tfb_rank_owned *r = tfb_writer_rank(w);
     if (r->rank < 0)
         return 0;
-    char num[16];
-    snprintf(num, sizeof num, "%d", r->rank);
-    int err = tfb_trace_store_meta(s, "rank", num);
-    snprintf(num, sizeof num, "%d", r->world_size);
-    if (!err)
-        err = tfb_trace_store_meta(s, "world_size", num);
-    snprintf(num, sizeof num, "%d", r->local_rank);
-    if (!err)
-        err = tfb_trace_store_meta(s, "local_rank", num);
-    if (!err)
-        err = tfb_trace_store_meta(s, "job", r->job);
-    return err;
+    char num[3][16];
+    snprintf(num[0], sizeof num[0], "%d", r->rank);
+    snprintf(num[1], sizeof num[1], "%d", r->world_size);
+    snprintf(num[2], sizeof num[2], "%d", r->local_rank);
+    const char *const kv[][2] = {{"rank", num[0]}, {"world_size", num[1]},
+                                 {"local_rank", num[2]}, {"job", r->job}};
+    return put_meta(s, kv, sizeof kv / sizeof kv[0]);
 }
 
 int tfb_trace_store_attach(tfb_writer *w, tfb_trace_store *s)

@@ -98,20 +98,6 @@ int tfb_writer_forked(const tfb_writer *w)
 
 static atomic_uint g_file_seq;
 
-int64_t tfb_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static double now_wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void tfb_writer_opts_init(tfb_writer_opts *o)
 {
     if (!o)
@@ -292,22 +278,25 @@ static void *writer_thread(void *arg)
     return NULL;
 }
 
-int tfb_writer_open(tfb_writer **out, const char *run_dir,
-                    const tfb_writer_opts *opts)
+int tfb_writer_resolve_rank(const tfb_writer_opts *opts, tfb_rank_owned *r)
 {
-    if (!out || !run_dir || !*run_dir)
-        return TFB_EINVAL;
     /* The rank fields are read through the caller's size (an older
      * caller's struct has none: they are then "unset"). */
     tfb_writer_opts full;
     tfb_writer_opts_init(&full);
     if (opts && tfb_abi_read(&full, sizeof full, opts) < 0)
         return TFB_EINVAL;
+    return tfb_rank_resolve(&full, r);
+}
+
+int tfb_writer_open(tfb_writer **out, const char *run_dir,
+                    const tfb_writer_opts *opts)
+{
+    if (!out || !run_dir || !*run_dir)
+        return TFB_EINVAL;
     tfb_rank_owned r;
-    int rc = tfb_rank_resolve(&full, &r);
-    if (rc)
-        return rc;
-    return tfb_writer_open_resolved(out, run_dir, opts, &r);
+    int rc = tfb_writer_resolve_rank(opts, &r);
+    return rc ? rc : tfb_writer_open_resolved(out, run_dir, opts, &r);
 }
 
 int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
@@ -380,7 +369,7 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
         rc = create_file(w);
     if (!rc) {
         uint8_t rec[TFB_EV_FILE_VERSION_MAX];
-        size_t n = tfb_ev_file_version_write(rec, now_wall());
+        size_t n = tfb_ev_file_version_write(rec, tfb_now_wall());
         rc = write_all(w->fd, rec, n);
         w->bytes_written = n;
     }
@@ -389,7 +378,7 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
          * whatever the caller logs first. */
         uint8_t *rrec;
         size_t rn;
-        rc = tfb_rank_record(&w->rank, now_wall(), &rrec, &rn);
+        rc = tfb_rank_record(&w->rank, tfb_now_wall(), &rrec, &rn);
         if (!rc) {
             rc = write_all(w->fd, rrec, rn);
             free(rrec);
@@ -683,16 +672,6 @@ static int log_value(tfb_writer *w, tfb_ev_value *v, unsigned meta_flag,
     return rc;
 }
 
-static void classify(double x, tfb_nonfinite_counts *c)
-{
-    if (isnan(x))
-        c->nan++;
-    else if (x > 0)
-        c->pos_inf++;
-    else
-        c->neg_inf++;
-}
-
 /* tag equals the n-byte string copy (which holds no NUL). Reads tag only up
  * to its first difference: a caller's shorter string is never read past its
  * terminator, as memcmp might. */
@@ -774,7 +753,7 @@ static int log_scalar(tfb_writer *w, const char *tag, double value,
     pthread_mutex_unlock(&w->mu);
     if (!isfinite(f)) {
         tfb_nonfinite_counts c = {0};
-        classify(f, &c);
+        tfb_nonfinite_add(&c, f);
         tfb_writer_report_nonfinite(w, tag, step, &c);
     }
     return rc;
@@ -838,13 +817,13 @@ int tfb_histogram_f64_at(tfb_writer *w, const char *tag, const double *values,
 int tfb_histogram(tfb_writer *w, const char *tag, const float *values,
                   size_t n, int64_t step)
 {
-    return tfb_histogram_at(w, tag, values, n, step, now_wall());
+    return tfb_histogram_at(w, tag, values, n, step, tfb_now_wall());
 }
 
 int tfb_histogram_f64(tfb_writer *w, const char *tag, const double *values,
                       size_t n, int64_t step)
 {
-    return tfb_histogram_f64_at(w, tag, values, n, step, now_wall());
+    return tfb_histogram_f64_at(w, tag, values, n, step, tfb_now_wall());
 }
 
 static int log_text(tfb_writer *w, const char *tag, const char *utf8,
@@ -864,7 +843,7 @@ static int log_text(tfb_writer *w, const char *tag, const char *utf8,
 
 int tfb_text(tfb_writer *w, const char *tag, const char *utf8, int64_t step)
 {
-    return log_text(w, tag, utf8, step, now_wall());
+    return log_text(w, tag, utf8, step, tfb_now_wall());
 }
 
 int tfb_text_at(tfb_writer *w, const char *tag, const char *utf8,
@@ -889,7 +868,7 @@ int tfb_writer_numerics_record(tfb_writer *w, const char *tag, int64_t step,
                       .plugin_len = sizeof TFB_NUMERICS_PLUGIN - 1,
                       .i64 = vals,
                       .n_i64 = 3};
-    return log_value(w, &v, 0, now_wall(), step);
+    return log_value(w, &v, 0, tfb_now_wall(), step);
 }
 
 void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
@@ -987,11 +966,6 @@ int tfb_writer_log_event(tfb_writer *w, const uint8_t *event, size_t len)
     }
     pthread_mutex_unlock(&w->mu);
     return rc;
-}
-
-double tfb_now_wall(void)
-{
-    return now_wall();
 }
 
 const tfb_rank_owned *tfb_writer_rank(const tfb_writer *w)

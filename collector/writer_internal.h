@@ -5,6 +5,7 @@
 #ifndef TFB_WRITER_INTERNAL_H
 #define TFB_WRITER_INTERNAL_H
 
+#include "base/deadline.h" /* tfb_now_ns, tfb_now_wall */
 #include "tfboard.h"
 
 struct tfb_gpu_tracer;   /* collector/cupti_*.c (or the no-CUPTI stub) */
@@ -58,10 +59,6 @@ void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
  * or join anything of w's. 0 for NULL. Thread-safe, lock-free. */
 int tfb_writer_forked(const tfb_writer *w);
 
-/* Current time, ns since the Unix epoch (CLOCK_REALTIME: the clock CUPTI
- * timestamps use on Linux). */
-int64_t tfb_now_ns(void);
-
 /* Enqueues one already serialized Event message (len bytes, the TFRecord
  * framing is added here) as one record. For the rare records whose shape
  * the generic encoder does not cover (hparams). Thread-safe on one writer;
@@ -81,9 +78,6 @@ int tfb_pipeline_open_step(tfb_writer *w, int64_t *step);
 /* Counts one record lost after its call returned (an image whose
  * encoding failed) in records_dropped. Thread-safe on one writer. */
 void tfb_writer_count_dropped(tfb_writer *w);
-
-/* Current wall time in seconds since the Unix epoch (CLOCK_REALTIME). */
-double tfb_now_wall(void);
 
 /* ------------------------------------------------------------------------
  * Distributed jobs (collector/ranks.c)
@@ -107,6 +101,10 @@ void tfb_rank_owned_free(tfb_rank_owned *r);
 /* A whole sealed TFRecord holding the rank record (malloc'd). */
 int tfb_rank_record(const tfb_rank_owned *r, double wall, uint8_t **rec,
                     size_t *len);
+
+/* Reads the caller's opts (NULL: the defaults) through its size and
+ * resolves their rank (tfb_rank_resolve). Thread-safe. */
+int tfb_writer_resolve_rank(const tfb_writer_opts *opts, tfb_rank_owned *r);
 
 /* tfb_writer_open with the rank already resolved: the writer takes r's
  * strings (on failure too). */

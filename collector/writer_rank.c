@@ -6,10 +6,10 @@
  * neither calls it), so the writer can resolve a rank through ranks.c
  * without ranks.c calling back into the writer.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/str.h"
 #include "tfboard.h"
 #include "collector/abi.h"
 #include "collector/writer_internal.h"
@@ -19,14 +19,8 @@ int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
 {
     if (!out || !logdir || !*logdir)
         return TFB_EINVAL;
-    /* Read through the caller's size: an older caller's struct has no
-     * rank fields, and they are then "unset". */
-    tfb_writer_opts full;
-    tfb_writer_opts_init(&full);
-    if (opts && tfb_abi_read(&full, sizeof full, opts) < 0)
-        return TFB_EINVAL;
     tfb_rank_owned r;
-    int rc = tfb_rank_resolve(&full, &r);
+    int rc = tfb_writer_resolve_rank(opts, &r);
     if (rc)
         return rc;
     if (r.rank < 0) {
@@ -35,13 +29,11 @@ int tfb_writer_open_rank(tfb_writer **out, const char *logdir,
         r.world_size = 1;
         r.local_rank = 0;
     }
-    size_t cap = strlen(logdir) + strlen(r.job) + 32;
-    char *dir = malloc(cap);
+    char *dir = tfb_strfmt("%s/%s/rank-%05d", logdir, r.job, r.rank);
     if (!dir) {
         tfb_rank_owned_free(&r);
         return TFB_ENOMEM;
     }
-    snprintf(dir, cap, "%s/%s/rank-%05d", logdir, r.job, r.rank);
     rc = tfb_writer_open_resolved(out, dir, opts, &r); /* takes r's strings */
     free(dir);
     return rc;

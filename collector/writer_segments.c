@@ -18,6 +18,7 @@
 
 #include "base/deadline.h"
 #include "base/errors.h"
+#include "base/str.h"
 #include "collector/event.h"
 #include "objstore/objstore.h"
 #include "collector/writer_segments.h"
@@ -41,7 +42,7 @@ struct tfb_seg {
     unsigned seq;          /* the current segment's number */
     char *cur_path;
     uint64_t cur_bytes, cur_header;
-    double cur_start;      /* monotonic seconds */
+    long long cur_start;   /* monotonic ns */
     unsigned seg_seconds, close_ms;
     size_t seg_bytes, spool_bound;
     pthread_t thread;
@@ -55,36 +56,16 @@ struct tfb_seg {
     int refused; /* the last upload got 403 or 404: waiting will not help */
 };
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static char *key_for(const tfb_seg *s, const char *name)
-{
-    size_t n = strlen(s->prefix) + strlen(name) + 2;
-    char *k = malloc(n);
-    if (k)
-        snprintf(k, n, "%s%s%s", s->prefix, *s->prefix ? "/" : "", name);
-    return k;
-}
-
 static char *segment_name(const tfb_seg *s, unsigned seq)
 {
-    size_t n = strlen(s->base) + 16;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s.%06u", s->base, seq);
-    return p;
+    return tfb_strfmt("%s.%06u", s->base, seq);
 }
 
 /* Queues a closed file for upload (takes path). */
 static int enqueue(tfb_seg *s, char *path, const char *name, uint64_t bytes)
 {
     seg_item *it = calloc(1, sizeof *it);
-    char *key = key_for(s, name);
+    char *key = tfb_strfmt("%s%s%s", s->prefix, *s->prefix ? "/" : "", name);
     if (!it || !key) {
         free(it);
         free(key);
@@ -184,15 +165,11 @@ int tfb_seg_open(tfb_seg **out, const char *url, const tfb_writer_opts *o,
         dir = getenv("TMPDIR");
     if (!dir || !*dir)
         dir = "/tmp";
-    size_t n = strlen(dir) + 32;
-    s->spool = malloc(n);
+    s->spool = tfb_strfmt("%s/tfboard-spool-XXXXXX", dir);
     char err[300] = "";
     int rc = s->spool ? 0 : TFB_ENOMEM;
-    if (!rc) {
-        snprintf(s->spool, n, "%s/tfboard-spool-XXXXXX", dir);
-        if (!mkdtemp(s->spool))
-            rc = tfb_err_from_errno(errno);
-    }
+    if (!rc && !mkdtemp(s->spool))
+        rc = tfb_err_from_errno(errno);
     if (!rc && tfb_os_create(&s->os, scheme, err, sizeof err) < 0) {
         fprintf(stderr, "tfboard: %s: %s\n", url, err);
         rc = TFB_EINVAL;
@@ -231,7 +208,7 @@ void tfb_seg_first(tfb_seg *s, const char *path, size_t header_bytes)
     s->base = strdup(slash ? slash + 1 : path);
     s->cur_path = strdup(path);
     s->cur_bytes = s->cur_header = header_bytes;
-    s->cur_start = mono_s();
+    s->cur_start = tfb_mono_now_ns();
     s->seq = 0;
 }
 
@@ -291,7 +268,7 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force)
     if (s->cur_bytes <= s->cur_header)
         return 0; /* nothing logged in this segment yet */
     if (!force && s->cur_bytes < s->seg_bytes &&
-        mono_s() - s->cur_start < (double)s->seg_seconds)
+        (tfb_mono_now_ns() - s->cur_start) / 1000000000 < s->seg_seconds)
         return 0;
     int rc = close_current(s, *fd);
     *fd = -1;
@@ -299,14 +276,10 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force)
         return rc;
     s->seq++;
     char *name = segment_name(s, s->seq);
-    size_t pn = strlen(s->spool) + (name ? strlen(name) : 0) + 2;
-    char *path = name ? malloc(pn) : NULL;
-    if (!path) {
-        free(name);
-        return TFB_ENOMEM;
-    }
-    snprintf(path, pn, "%s/%s", s->spool, name);
+    char *path = name ? tfb_strfmt("%s/%s", s->spool, name) : NULL;
     free(name);
+    if (!path)
+        return TFB_ENOMEM;
     int nfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (nfd < 0) {
         rc = tfb_err_from_errno(errno);
@@ -314,11 +287,8 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force)
         return rc;
     }
     /* every segment starts like an event file: file_version first */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     uint8_t rec[TFB_EV_FILE_VERSION_MAX];
-    size_t rn = tfb_ev_file_version_write(
-        rec, (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+    size_t rn = tfb_ev_file_version_write(rec, tfb_now_wall());
     rc = write_all(nfd, rec, rn);
     if (rc < 0) {
         close(nfd);
@@ -329,7 +299,7 @@ int tfb_seg_rotate(tfb_seg *s, int *fd, size_t n, int force)
     *fd = nfd;
     s->cur_path = path;
     s->cur_bytes = s->cur_header = rn;
-    s->cur_start = mono_s();
+    s->cur_start = tfb_mono_now_ns();
     return 0;
 }
 
@@ -343,11 +313,9 @@ static void queue_others(tfb_seg *s)
     while ((de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue;
-        size_t pn = strlen(s->spool) + strlen(de->d_name) + 2;
-        char *p = malloc(pn);
+        char *p = tfb_strfmt("%s/%s", s->spool, de->d_name);
         if (!p)
             break;
-        snprintf(p, pn, "%s/%s", s->spool, de->d_name);
         struct stat st;
         int queued = 0;
         pthread_mutex_lock(&s->mu);

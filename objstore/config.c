@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/str.h"
 #include "objstore/config.h"
 
 static char *dup_or_null(const char *s)
@@ -69,11 +70,7 @@ static char *home_file(const char *env_name, const char *rel)
     const char *home = env("HOME");
     if (!home)
         return NULL;
-    size_t n = strlen(home) + strlen(rel) + 2;
-    char *s = malloc(n);
-    if (s)
-        snprintf(s, n, "%s/%s", home, rel);
-    return s;
+    return tfb_strfmt("%s/%s", home, rel);
 }
 
 static long env_ms(const char *name, long def)

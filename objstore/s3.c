@@ -143,6 +143,26 @@ static void copy_etag(char out[TFB_OS_ETAG_MAX], const char *v)
     snprintf(out, TFB_OS_ETAG_MAX, "%s", v ? v : "");
 }
 
+/* A request for method on bucket/key, nothing else set yet. */
+static void req_init(os_req *r, os_kind kind, const char *method,
+                     const char *bucket, const char *key)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->method = method;
+    r->bucket = bucket;
+    r->key = key;
+}
+
+/* Runs the one request r; a failure's details go to *e (e may be NULL). */
+static int exec_one(tfb_os *c, os_req *r, tfb_os_error *e)
+{
+    int rc = tfb_os_exec(c, &r, 1);
+    if (rc < 0 && e)
+        *e = r->err;
+    return rc;
+}
+
 void tfb_os_objects_free(tfb_os_object *v, size_t n)
 {
     for (size_t i = 0; v && i < n; i++)
@@ -158,22 +178,15 @@ int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
     int rc = 0;
     for (;;) {
         os_req r;
-        memset(&r, 0, sizeof r);
-        r.kind = OS_LIST;
-        r.method = "GET";
-        r.bucket = bucket;
-        r.key = "";
+        req_init(&r, OS_LIST, "GET", bucket, "");
         r.query[r.n_query++] = (tfb_sigv4_kv){"list-type", "2"};
         r.query[r.n_query++] = (tfb_sigv4_kv){"prefix", prefix};
         r.query[r.n_query++] = (tfb_sigv4_kv){"max-keys", "1000"};
         if (token)
             r.query[r.n_query++] =
                 (tfb_sigv4_kv){"continuation-token", token};
-        os_req *rp = &r;
-        rc = tfb_os_exec(c, &rp, 1);
+        rc = exec_one(c, &r, e);
         if (rc < 0) {
-            if (e)
-                *e = r.err;
             tfb_os_req_free(&r);
             break;
         }
@@ -228,16 +241,9 @@ int tfb_os_head(tfb_os *c, const char *bucket, const char *key,
                 tfb_os_object *out, tfb_os_error *e)
 {
     os_req r;
-    memset(&r, 0, sizeof r);
-    r.kind = OS_HEAD;
-    r.method = "HEAD";
-    r.bucket = bucket;
-    r.key = key;
-    os_req *rp = &r;
-    int rc = tfb_os_exec(c, &rp, 1);
+    req_init(&r, OS_HEAD, "HEAD", bucket, key);
+    int rc = exec_one(c, &r, e);
     if (rc < 0) {
-        if (e)
-            *e = r.err;
         tfb_os_req_free(&r);
         return rc;
     }
@@ -270,11 +276,7 @@ long tfb_os_get(tfb_os *c, const char *bucket, const char *key, uint64_t off,
     os_req r[GET_MAX_PARTS], *rp[GET_MAX_PARTS] = {0};
     for (size_t i = 0; i < parts; i++) {
         os_req *q = &r[i];
-        memset(q, 0, sizeof *q);
-        q->kind = OS_GET;
-        q->method = "GET";
-        q->bucket = bucket;
-        q->key = key;
+        req_init(q, OS_GET, "GET", bucket, key);
         size_t a = i * each, b = a + each < len ? a + each : len;
         snprintf(q->range, sizeof q->range, "bytes=%llu-%llu",
                  (unsigned long long)(off + a),
@@ -311,17 +313,10 @@ int tfb_os_put(tfb_os *c, const char *bucket, const char *key,
                const void *data, size_t len, tfb_os_error *e)
 {
     os_req r;
-    memset(&r, 0, sizeof r);
-    r.kind = OS_PUT;
-    r.method = "PUT";
-    r.bucket = bucket;
-    r.key = key;
+    req_init(&r, OS_PUT, "PUT", bucket, key);
     r.body = data ? data : (const uint8_t *)"";
     r.body_len = len;
-    os_req *rp = &r;
-    int rc = tfb_os_exec(c, &rp, 1);
-    if (rc < 0 && e)
-        *e = r.err;
+    int rc = exec_one(c, &r, e);
     tfb_os_req_free(&r);
     return rc;
 }
@@ -365,21 +360,14 @@ static int multipart(tfb_os *c, const char *bucket, const char *key,
                      tfb_os_error *e)
 {
     os_req r;
-    memset(&r, 0, sizeof r);
-    r.kind = OS_PUT;
-    r.method = "POST";
-    r.bucket = bucket;
-    r.key = key;
+    req_init(&r, OS_PUT, "POST", bucket, key);
     r.query[r.n_query++] = (tfb_sigv4_kv){"uploads", ""};
-    os_req *rp = &r;
-    int rc = tfb_os_exec(c, &rp, 1);
+    int rc = exec_one(c, &r, e);
     char *upload_id = NULL;
     if (rc == 0 && r.resp) {
         const char *s = (const char *)r.resp;
         upload_id = xml_field(s, s + r.resp_len, "UploadId");
     }
-    if (rc < 0 && e)
-        *e = r.err;
     tfb_os_req_free(&r);
     if (rc < 0)
         return rc;
@@ -397,11 +385,7 @@ static int multipart(tfb_os *c, const char *bucket, const char *key,
         size_t k = 0;
         for (; k < MULTIPART_BATCH && i + k < nparts; k++) {
             os_req *q = &pr[k];
-            memset(q, 0, sizeof *q);
-            q->kind = OS_PUT;
-            q->method = "PUT";
-            q->bucket = bucket;
-            q->key = key;
+            req_init(q, OS_PUT, "PUT", bucket, key);
             snprintf(num[k], sizeof num[k], "%zu", i + k + 1);
             q->query[q->n_query++] = (tfb_sigv4_kv){"partNumber", num[k]};
             q->query[q->n_query++] = (tfb_sigv4_kv){"uploadId", upload_id};
@@ -433,15 +417,11 @@ static int multipart(tfb_os *c, const char *bucket, const char *key,
                                        i + 1, etags[i]);
             at += (size_t)snprintf(xml + at, cap - at,
                                    "</CompleteMultipartUpload>");
-            memset(&r, 0, sizeof r);
-            r.kind = OS_PUT;
-            r.method = "POST";
-            r.bucket = bucket;
-            r.key = key;
+            req_init(&r, OS_PUT, "POST", bucket, key);
             r.query[r.n_query++] = (tfb_sigv4_kv){"uploadId", upload_id};
             r.body = (const uint8_t *)xml;
             r.body_len = at;
-            rc = tfb_os_exec(c, &rp, 1);
+            rc = exec_one(c, &r, NULL);
             /* S3 may answer 200 with an error document */
             if (rc == 0 && r.resp && strstr((const char *)r.resp, "<Error>"))
                 rc = TFB_EIO;
@@ -453,13 +433,9 @@ static int multipart(tfb_os *c, const char *bucket, const char *key,
     }
     if (rc < 0) {
         /* the parts are not left to be billed */
-        memset(&r, 0, sizeof r);
-        r.kind = OS_PUT;
-        r.method = "DELETE";
-        r.bucket = bucket;
-        r.key = key;
+        req_init(&r, OS_PUT, "DELETE", bucket, key);
         r.query[r.n_query++] = (tfb_sigv4_kv){"uploadId", upload_id};
-        tfb_os_exec(c, &rp, 1);
+        exec_one(c, &r, NULL);
         tfb_os_req_free(&r);
     }
     free(etags);

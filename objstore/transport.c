@@ -18,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "base/deadline.h"
+#include "base/str.h"
 #include "tfboard.h"
 #include "objstore/transport.h"
 
@@ -254,23 +255,17 @@ static os_attempt *build(tfb_os *c, os_req *r)
     a->req = r;
     char *ekey = tfb_sigv4_encode(r->key, strlen(r->key), 1);
     char *path = NULL, *host = NULL, *qs = NULL;
-    int vhost = !c->cfg.path_style && valid_vhost_bucket(r->bucket);
-    size_t pn = strlen(r->bucket) + strlen(ekey ? ekey : "") + 4;
-    path = malloc(pn);
-    if (!ekey || !path)
+    if (!ekey)
         goto fail;
-    if (vhost)
-        snprintf(path, pn, "/%s", ekey);
-    else
-        snprintf(path, pn, "/%s/%s", r->bucket, ekey);
-    size_t hn = strlen(c->host) + strlen(r->bucket) + 2;
-    host = malloc(hn);
-    if (!host)
+    if (!c->cfg.path_style && valid_vhost_bucket(r->bucket)) {
+        path = tfb_strfmt("/%s", ekey);
+        host = tfb_strfmt("%s.%s", r->bucket, c->host);
+    } else {
+        path = tfb_strfmt("/%s/%s", r->bucket, ekey);
+        host = tfb_strdup(c->host);
+    }
+    if (!path || !host)
         goto fail;
-    if (vhost)
-        snprintf(host, hn, "%s.%s", r->bucket, c->host);
-    else
-        snprintf(host, hn, "%s", c->host);
     /* The query as sent: names and values encoded, in the signer's
      * order (sorted), so what is signed is what goes out. */
     size_t qn = 1;
@@ -301,12 +296,10 @@ static os_attempt *build(tfb_os *c, os_req *r)
     for (size_t k = 0; k < 12; k++)
         free(encq[k]);
     const char *scheme_end = strstr(c->base, "://");
-    size_t un = strlen(host) + strlen(path) + strlen(qs) + 16;
-    a->url = malloc(un);
+    a->url = tfb_strfmt("%.*s://%s%s%s%s", (int)(scheme_end - c->base),
+                        c->base, host, path, r->n_query ? "?" : "", qs);
     if (!a->url)
         goto fail;
-    snprintf(a->url, un, "%.*s://%s%s%s%s", (int)(scheme_end - c->base),
-             c->base, host, path, r->n_query ? "?" : "", qs);
 
     char date[17];
     amz_now(date);

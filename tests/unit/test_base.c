@@ -345,6 +345,25 @@ static void str_copies(void **state)
     free(d);
 }
 
+static void str_format(void **state)
+{
+    (void)state;
+    char *a = tfb_strfmt("%s/%s.%06u", "spool", "events", 7u);
+    assert_string_equal(a, "spool/events.000007");
+    free(a);
+    char *b = tfb_strfmt("%s", "");
+    assert_string_equal(b, "");
+    free(b);
+    /* Longer than any fixed guess: the size is measured. */
+    char big[5000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    char *c = tfb_strfmt("%s/%s", big, big);
+    assert_int_equal(strlen(c), 2 * (sizeof big - 1) + 1);
+    assert_int_equal(c[sizeof big - 1], '/');
+    free(c);
+}
+
 static void json_decode(const char *lit, const char *want, size_t want_len)
 {
     const char *end = lit + strlen(lit), *s;
@@ -554,6 +573,7 @@ int main(void)
         cmocka_unit_test(buf_strings),
         cmocka_unit_test(strtab_pointer_keys),
         cmocka_unit_test(str_copies),
+        cmocka_unit_test(str_format),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(deadlines),
         cmocka_unit_test(natural_order),
