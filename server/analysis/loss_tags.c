@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/regex_bound.h"
 #include "base/strtab.h"
 #include "base/vec.h"
 #include "analysis/loss_tags.h"
@@ -81,7 +82,8 @@ int tfb_loss_tags_configure(const char *regex)
     regex_t re;
     int none = regex && !regex[0];
     if (regex && !none &&
-        regcomp(&re, regex, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0)
+        tfb_regex_compile(&re, regex, REG_EXTENDED | REG_ICASE | REG_NOSUB,
+                          NULL, 0) < 0)
         return TFB_EINVAL;
     pthread_mutex_lock(&g_mu);
     if (g_re_set)

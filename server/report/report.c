@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/regex_bound.h"
 #include "core/options.h"
 #include "store/loader.h"
 #include "report/report_compare_cli.h"
@@ -164,6 +165,15 @@ static int parse_args(int argc, char **argv, report_args *a)
     if (!a->logdir && !a->compare_a) {
         fprintf(stderr, "tfboard report: --logdir is required (see tfboard "
                         "report --help)\n");
+        return -1;
+    }
+    /* Refused before the logdir is read (report_model.c compiles it with
+     * the same bound). */
+    char why[300];
+    if (a->opts.run_regex &&
+        tfb_regex_check(a->opts.run_regex, why, sizeof why) < 0) {
+        fprintf(stderr, "tfboard report: bad --run regex '%s': %s\n",
+                a->opts.run_regex, why);
         return -1;
     }
     return 0;

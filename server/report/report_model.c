@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/natural.h"
+#include "base/regex_bound.h"
 #include "plugins/health/health_analysis.h"
 
 static int scalar_facts(tfb_series *s, tfb_report_scalar *out)
@@ -94,14 +95,12 @@ int tfb_report_build(tfb_report *rep, tfb_store *store,
     rep->store = store;
     rep->opts = *opts;
     regex_t re;
-    if (run_regex) {
-        int rc = regcomp(&re, run_regex, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char msg[256];
-            regerror(rc, &re, msg, sizeof msg);
-            snprintf(err, err_len, "bad --run regex '%s': %s", run_regex, msg);
-            return TFB_EINVAL;
-        }
+    char msg[300];
+    if (run_regex && tfb_regex_compile(&re, run_regex,
+                                       REG_EXTENDED | REG_NOSUB, msg,
+                                       sizeof msg) < 0) {
+        snprintf(err, err_len, "bad --run regex '%s': %s", run_regex, msg);
+        return TFB_EINVAL;
     }
     tfb_run **runs;
     size_t n;

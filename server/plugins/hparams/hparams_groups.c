@@ -12,6 +12,7 @@
 
 #include "analysis/hparams_analysis.h"
 #include "base/json_str.h"
+#include "base/regex_bound.h"
 #include "base/str.h"
 #include "base/vec.h"
 
@@ -301,14 +302,13 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
         return TFB_EINVAL;
     }
     regex_t re;
-    if (!by_hparam) {
-        int rc = regcomp(&re, arg, REG_EXTENDED);
-        if (rc != 0) {
-            char msg[128];
-            regerror(rc, &re, msg, sizeof msg);
-            snprintf(err, err_len, "bad group_by regex: %s", msg);
-            return TFB_EINVAL;
-        }
+    char msg[300];
+    /* Bounded (base/regex_bound.h): glibc's regcomp expands counted
+     * repetitions unbounded. */
+    if (!by_hparam &&
+        tfb_regex_compile(&re, arg, REG_EXTENDED, msg, sizeof msg) < 0) {
+        snprintf(err, err_len, "bad group_by regex: %s", msg);
+        return TFB_EINVAL;
     }
     tfb_run **runs;
     size_t nr;

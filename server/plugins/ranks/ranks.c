@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/regex_bound.h"
 #include "core/plugin.h"
 #include "plugins/ranks/ranks_job.h"
 #include "analysis/run_memo.h"
@@ -197,7 +198,8 @@ static const tfb_ranks_member *section_member(const tfb_ranks_job *jb,
     if (!o || !o->run_regex)
         return jb->n_members ? &jb->members[0] : NULL;
     regex_t re;
-    if (regcomp(&re, o->run_regex, REG_EXTENDED | REG_NOSUB) != 0)
+    if (tfb_regex_compile(&re, o->run_regex, REG_EXTENDED | REG_NOSUB, NULL,
+                          0) < 0)
         return jb->n_members ? &jb->members[0] : NULL;
     const tfb_ranks_member *m = NULL;
     for (size_t i = 0; i < jb->n_members && !m; i++)
