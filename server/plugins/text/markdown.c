@@ -284,6 +284,8 @@ static int render_table(tfb_buf *b, const line *rows, size_t n, size_t cols)
 
 char *tfb_markdown_html(const char *src, size_t len, size_t *out_len)
 {
+    if (len > TFB_MARKDOWN_MAX_BYTES)
+        return NULL; /* see markdown.h: never handed to cmark */
     size_t nl = 1;
     for (size_t i = 0; i < len; i++)
         nl += src[i] == '\n';

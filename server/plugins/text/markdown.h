@@ -24,8 +24,18 @@
 
 #include <stddef.h>
 
+/* Cost: cmark's parser is quadratic on some inputs: Debian's cmark
+ * 0.30.2 takes 4 to 11 s of CPU on 360 KB of "![[]()" repeated, and a
+ * route renders on every visit. So a text longer than this is not
+ * rendered at all (the text route sends it as plain text, saying so):
+ * 64 KiB holds any note or table people log as Markdown, and costs at
+ * most about 0.25 s whatever its bytes (64 KiB of that pattern).
+ * Documented in this plugin's API.md. */
+#define TFB_MARKDOWN_MAX_BYTES (64 * 1024)
+
 /* The HTML of src[0..len) (NUL-terminated, malloc'd; *out_len its length
- * when out_len is not NULL), or NULL when memory runs out. */
+ * when out_len is not NULL), or NULL when memory runs out or len is over
+ * TFB_MARKDOWN_MAX_BYTES (callers check the length first). */
 char *tfb_markdown_html(const char *src, size_t len, size_t *out_len);
 
 #endif

@@ -2,8 +2,9 @@
 // the server rendered it (cmark, raw HTML already turned into text). That
 // HTML is never inserted as HTML: it is parsed inert (DOMParser runs no
 // script) and only allowed elements are rebuilt with DOM calls, their text
-// as text nodes, links only to http(s)/mailto/relative URLs. Without it,
-// the plain text.
+// as text nodes, links only to http(s)/mailto/relative URLs. Without it
+// (a text over 64 KiB, or past the answer's Markdown budget), the plain
+// text, saying why.
 import { h, clear, debounce } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
@@ -38,7 +39,13 @@ function rebuild(node, into) {
 }
 
 function markdownBody(e) {
-  if (typeof e.html !== 'string') return h('pre', { class: 'text-body' }, typeof e.text === 'string' ? e.text : JSON.stringify(e.text));
+  if (typeof e.html !== 'string') {
+    // Not rendered (too long, past the answer's budget, or no memory):
+    // the plain text, preformatted, and the server's reason above it.
+    const pre = h('pre', { class: 'text-body' }, typeof e.text === 'string' ? e.text : JSON.stringify(e.text));
+    if (typeof e.not_rendered !== 'string') return pre;
+    return h('div', { class: 'text-plain' }, h('div', { class: 'text-note small' }, 'Shown as plain text: ' + e.not_rendered + '.'), pre);
+  }
   const doc = new DOMParser().parseFromString(e.html, 'text/html');
   return rebuild(doc.body, h('div', { class: 'text-body markdown' }));
 }

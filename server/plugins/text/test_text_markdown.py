@@ -1,6 +1,7 @@
 """Text as Markdown over HTTP (issue 22): scalar string tensors rendered by
 cmark, vectors and matrices of strings as tables of cells (TensorBoard's
-text plugin), hostile Markdown made safe; PyTorch's own text file.
+text plugin), hostile Markdown made safe; text past the Markdown bounds
+as plain text; PyTorch's own text file.
 
 usage: test_text_markdown.py TFBOARD GEN_LOGDIR"""
 import json
@@ -8,6 +9,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 
 # The integration tests' helpers (tests/integration/).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -62,6 +64,56 @@ def test_tensors_as_tables_and_safety():
         assert m.index("r0c1") < m.index("r1c0")
 
 
+def test_long_text_shown_plain():
+    """Markdown is rendered up to 64 KiB a text and 256 KiB an answer,
+    newest entries first (issue 32 item 5: cmark took seconds on 360 KB
+    of "![[]()" repeated, on every visit); the rest comes as plain text
+    with the reason, the text itself whole."""
+    limit, budget = 64 * 1024, 256 * 1024
+    logdir = os.path.join(TMP, "long")
+    d = os.path.join(logdir, "r")
+    os.makedirs(d)
+    hostile = "![[]()" * (2 * limit // 6)
+    edge = ("# Edge\n\n" + "word " * limit)[:limit]
+    notes = ["note %02d\n\n" % i + "x" * (60 * 1024) for i in range(20)]
+    with open(os.path.join(d, "events.out.tfevents.1.h"), "wb") as f:
+        f.write(record(event(1.0, file_version="brain.Event:2")))
+        f.write(record(event(2.0, 0, summary=text_value("hostile", [hostile],
+                                                        []))))
+        f.write(record(event(2.0, 0, summary=text_value("edge", [edge], []))))
+        for i, n in enumerate(notes):
+            f.write(record(event(3.0 + i, i,
+                                 summary=text_value("many", [n], []))))
+    with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        t0 = time.monotonic()
+        st, _, body = srv.get("/data/plugin/text/text", _timeout=60, run="r",
+                              tag="hostile")
+        # generous: unbounded, this took seconds of cmark per visit
+        assert time.monotonic() - t0 < 30
+        assert st == 200, (st, body[:200])
+        (e,) = json.loads(body)
+        assert e["text"] == hostile
+        assert e["html"] is None, e["html"][:100]
+        assert "64 KiB" in e["not_rendered"], e["not_rendered"]
+        (e,) = srv.json("/data/plugin/text/text", run="r", tag="edge")
+        assert len(e["text"]) == limit
+        assert e["html"].startswith("<h1>Edge</h1>"), e["html"][:100]
+        assert "not_rendered" not in e
+        got = srv.json("/data/plugin/text/text", run="r", tag="many")
+        assert [g["text"] for g in got] == notes
+        # newest first, until the answer's budget is spent
+        fit = budget // len(notes[0])
+        assert fit < len(notes)
+        for i, g in enumerate(got):
+            if i >= len(notes) - fit:
+                assert g["html"].startswith("<p>note %02d</p>" % i), i
+                assert "not_rendered" not in g
+            else:
+                assert g["html"] is None, i
+                assert "256 KiB" in g["not_rendered"], g["not_rendered"]
+
+
 def test_torch_text():
     if not os.path.isdir(TORCH):
         print("skip: no torch_media testdata")
@@ -87,6 +139,7 @@ def test_torch_text():
 
 
 try:
-    run_tests([test_tensors_as_tables_and_safety, test_torch_text])
+    run_tests([test_tensors_as_tables_and_safety, test_long_text_shown_plain,
+               test_torch_text])
 finally:
     shutil.rmtree(TMP, ignore_errors=True)

@@ -11,6 +11,23 @@
 #include "core/plugin.h"
 #include "core/routes_core.h"
 
+/* Markdown rendered for one answer, newest entries first: each text is
+ * bounded (TFB_MARKDOWN_MAX_BYTES), but a tag logged at every step has
+ * thousands of them, all rendered on every visit. 256 KiB is hundreds of
+ * notes of ordinary size (the page shows the newest ten first) and bounds
+ * an answer's cmark time to about 1 s (4 texts of the worst kind, 0.25 s
+ * each). Older entries past it come as plain text, saying so (API.md). */
+#define TEXT_MARKDOWN_BUDGET (256 * 1024)
+
+/* Why an entry's html is null: its not_rendered member. */
+static const char *const WHY_TOO_LONG =
+    "longer than 64 KiB: Markdown is rendered up to 65536 bytes, so this "
+    "text is shown as plain text";
+static const char *const WHY_BUDGET =
+    "this answer renders 256 KiB of Markdown, newest entries first; older "
+    "entries are shown as plain text";
+static const char *const WHY_MEMORY = "out of memory while rendering";
+
 /* TensorBoard's text plugin answers {run: [tag, ...]}. */
 static int tfb_route_text_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
@@ -35,7 +52,10 @@ static int tfb_route_text(const tfb_http_req *req, tfb_http_resp *resp)
     uint64_t *offs = malloc((n ? n : 1) * sizeof *offs);
     uint32_t *lens = malloc((n ? n : 1) * sizeof *lens);
     char *data = malloc(end - base + 1);
-    int ok = steps && walls && offs && lens && data;
+    char **html = calloc(n ? n : 1, sizeof *html);
+    size_t *hlen = calloc(n ? n : 1, sizeof *hlen);
+    const char **why = calloc(n ? n : 1, sizeof *why);
+    int ok = steps && walls && offs && lens && data && html && hlen && why;
     if (ok) {
         memcpy(steps, v.step, n * sizeof *steps);
         memcpy(walls, v.wall, n * sizeof *walls);
@@ -46,12 +66,32 @@ static int tfb_route_text(const tfb_http_req *req, tfb_http_resp *resp)
     }
     tfb_series_read_end(s);
     if (!ok) {
+        free(html);
+        free(hlen);
+        free(why);
         free(steps);
         free(walls);
         free(offs);
         free(lens);
         free(data);
         return tfb_http_error(resp, 500, "out of memory");
+    }
+    /* Rendered newest first (the page shows those first), within the
+     * answer's budget; NULL html with the reason otherwise. */
+    size_t spent = 0;
+    for (size_t i = n; i-- > 0;) {
+        if (lens[i] > TFB_MARKDOWN_MAX_BYTES) {
+            why[i] = WHY_TOO_LONG;
+            continue;
+        }
+        if (lens[i] > TEXT_MARKDOWN_BUDGET - spent) {
+            why[i] = WHY_BUDGET;
+            continue;
+        }
+        spent += lens[i];
+        html[i] = tfb_markdown_html(data + offs[i], lens[i], &hlen[i]);
+        if (!html[i])
+            why[i] = WHY_MEMORY;
     }
     tfb_json j;
     tfb_json_init(&j);
@@ -64,19 +104,23 @@ static int tfb_route_text(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_i64(&j, steps[i]);
         tfb_json_key(&j, "text");
         tfb_json_strn(&j, data + offs[i], lens[i]);
-        /* TensorBoard's rendering of the same text (null when memory ran
-         * out: the page shows the plain text then). */
-        size_t hl;
-        char *html = tfb_markdown_html(data + offs[i], lens[i], &hl);
+        /* TensorBoard's rendering of the same text; null, with the
+         * reason, when not rendered (the page shows the plain text). */
         tfb_json_key(&j, "html");
-        if (html)
-            tfb_json_strn(&j, html, hl);
-        else
+        if (html[i]) {
+            tfb_json_strn(&j, html[i], hlen[i]);
+        } else {
             tfb_json_null(&j);
-        free(html);
+            tfb_json_key(&j, "not_rendered");
+            tfb_json_str(&j, why[i]);
+        }
+        free(html[i]);
         tfb_json_object_end(&j);
     }
     tfb_json_array_end(&j);
+    free(html);
+    free(hlen);
+    free(why);
     free(steps);
     free(walls);
     free(offs);
