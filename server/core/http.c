@@ -503,19 +503,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     conn_request_done(cls, c);
 }
 
-/* DNS rebinding: a page on evil.example that resolves to 127.0.0.1 can
- * read the API unless the Host header is checked. Accepted: no Host
- * (HTTP/1.0), the bound address, localhost, 127.0.0.1, [::1], and each
- * --allow_host; with --bind_all, any. The port is ignored. */
-static int host_allowed(const tfb_config *cfg, const char *host)
+/* The host name of a "host[:port]" of n bytes ("[v6]:port" too) into
+ * name; 0 when it does not fit or is malformed. */
+static int host_name(const char *host, size_t n, char *name, size_t cap)
 {
-    if (!host || cfg->bind_all)
-        return 1;
-    char name[256];
-    size_t n = strlen(host);
-    if (n >= sizeof name)
+    if (n >= cap)
         return 0;
-    memcpy(name, host, n + 1);
+    memcpy(name, host, n);
+    name[n] = 0;
     if (name[0] == '[') {
         char *end = strchr(name, ']');
         if (!end)
@@ -528,13 +523,76 @@ static int host_allowed(const tfb_config *cfg, const char *host)
         if (colon && strchr(name, ':') == colon)
             *colon = 0;
     }
-    if (!strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") ||
-        !strcmp(name, "::1") || !strcasecmp(name, cfg->host))
-        return 1;
+    return 1;
+}
+
+static int allowed_name(const tfb_config *cfg, const char *name)
+{
     for (int i = 0; i < cfg->n_allow_hosts; i++)
         if (!strcasecmp(name, cfg->allow_hosts[i]))
             return 1;
     return 0;
+}
+
+/* DNS rebinding: a page on evil.example that resolves to 127.0.0.1 can
+ * read the API unless the Host header is checked. Accepted: no Host
+ * (HTTP/1.0), the bound address, localhost, 127.0.0.1, [::1], and each
+ * --allow_host; with --bind_all, any. The port is ignored. */
+static int host_allowed(const tfb_config *cfg, const char *host)
+{
+    if (!host || cfg->bind_all)
+        return 1;
+    char name[256];
+    if (!host_name(host, strlen(host), name, sizeof name))
+        return 0;
+    return !strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") ||
+           !strcmp(name, "::1") || !strcasecmp(name, cfg->host) ||
+           allowed_name(cfg, name);
+}
+
+/* Cross-site requests. A loopback server needs no token and a GET needs
+ * no CORS preflight, so any page the user has open could make the browser
+ * ask /data/reload (for a bucket, a billed listing each), a costly query
+ * or an export: it cannot read the answer, but the work is done. No
+ * /data route answers a request that the browser marks as sent by another
+ * site (Sec-Fetch-Site: cross-site, which current browsers send) or whose
+ * Origin is not this server (what older browsers send with a cross-origin
+ * fetch or form). Our pages send neither, nor does a script (curl); pages
+ * and assets still open from a link on another site. Same origin: the
+ * Origin's host[:port] is the request's Host (behind a proxy that rewrites
+ * Host, the proxy's public name given with --allow_host, any port); "null"
+ * (a sandboxed frame, a file:// page) is foreign. Writes why into why and
+ * returns 1 when the request is refused. */
+static int cross_site(const tfb_config *cfg, struct MHD_Connection *c,
+                      char *why, size_t why_len)
+{
+    const char *site =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    if (site && !strcasecmp(site, "cross-site")) {
+        snprintf(why, why_len, "the browser sent it for a page of another "
+                               "site (Sec-Fetch-Site: cross-site)");
+        return 1;
+    }
+    const char *origin =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (!origin)
+        return 0;
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_HOST);
+    const char *auth = strstr(origin, "://");
+    auth = auth ? auth + 3 : NULL;
+    if (auth && !strchr(auth, '/')) {
+        size_t n = strlen(auth);
+        char name[256];
+        if (host && strlen(host) == n && !strncasecmp(auth, host, n))
+            return 0; /* same origin */
+        if (host_name(auth, n, name, sizeof name) && allowed_name(cfg, name))
+            return 0; /* a proxy's public name */
+    }
+    snprintf(why, why_len, "Origin %.100s is not this server (behind a "
+                           "proxy, name its public host with --allow_host)",
+             origin);
+    return 1;
 }
 
 /* Judges the request's credentials once its headers are in (and counts a
@@ -585,7 +643,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     int host_ok = host_allowed(s->cfg, MHD_lookup_connection_value(
                                            c, MHD_HEADER_KIND,
                                            MHD_HTTP_HEADER_HOST));
-    if ((rs->too_long || !host_ok) && *upload_size) {
+    int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
+    char foreign[200];
+    int cross = is_data && cross_site(s->cfg, c, foreign, sizeof foreign);
+    if ((rs->too_long || !host_ok || cross) && *upload_size) {
         *upload_size = 0;
         return MHD_YES;
     }
@@ -606,7 +667,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                 "--allow_host NAME or --bind_all");
         return send_answer(c, &a, 1, rs);
     }
-    int is_data = strncmp(url, "/data/", 6) == 0 || strcmp(url, "/data") == 0;
+    if (cross) {
+        tfb_http_error(&a, 403, "cross-site request refused: %s; tfboard's "
+                                "/data routes answer its own pages and "
+                                "scripts only",
+                       foreign);
+        return send_answer(c, &a, 1, rs);
+    }
     if (rs->auth == TFB_AUTH_LIMITED || rs->auth == TFB_AUTH_MISSING ||
         rs->auth == TFB_AUTH_WRONG) {
         /* Every route, asset and download; a body is read and dropped, so

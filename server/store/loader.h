@@ -19,7 +19,10 @@
  * run's file infos (and a note on the run); everything else goes on.
  * For storage other than local files (a bucket), reloads that find
  * nothing new come less often (up to 8 intervals apart), and a reload
- * asked for through tfb_store_request_reload comes at once.
+ * asked for through tfb_store_request_reload comes at once, unless the
+ * last one asked for began less than 5 s (or one reload interval, when
+ * shorter) ago: then at the end of that spacing, once for every request
+ * made meanwhile (loader.c, RELOAD_SPACING_S).
  */
 #ifndef TFB_SERVER_LOADER_H
 #define TFB_SERVER_LOADER_H
