@@ -10,7 +10,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/deadline.h"
+#include "collector/file_source.h"
 #include "core/http_auth.h"
 #include "core/http_internal.h"
 #include "core/static_files.h"
@@ -872,13 +872,22 @@ static unsigned connection_limit(void)
 }
 
 /* A PEM file's text, at most 1 MiB, NUL-terminated; NULL after writing
- * the reason to err. */
+ * the reason to err. A regular file only, opened without blocking, as
+ * the event files are (collector/file_source.h): this runs at start-up
+ * with SIGINT and SIGTERM blocked (cli.c waits for them with sigwait), so
+ * a FIFO with no writer would hang tfboard past Ctrl+C, and a device
+ * would be read as if it were a key. */
 static char *read_pem(const char *path, const char *opt, FILE *err)
 {
     enum { PEM_MAX = 1 << 20 };
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        fprintf(err, "tfboard: %s %s: %s\n", opt, path, strerror(errno));
+    int fd;
+    struct stat st;
+    int orc = tfb_file_open_regular(path, &fd, &st);
+    if (orc < 0) {
+        fprintf(err, "tfboard: %s %s: %s\n", opt, path,
+                orc == TFB_ENOTFILE ? "not a regular file (a PEM file is "
+                                      "read whole at start-up)"
+                                    : tfb_strerror(orc));
         return NULL;
     }
     char *buf = malloc(PEM_MAX + 1);

@@ -4,8 +4,8 @@ asset and download is 401; ?token= sets an HttpOnly, SameSite=Strict
 cookie and redirects to the address without it; the cookie and an
 Authorization header then work; wrong tokens are rate-limited per client
 address (429 with Retry-After); the token is in no log and not in
-/data/environment; --tls_cert/--tls_key serve HTTPS; --no_auth turns it
-off.
+/data/environment; --tls_cert/--tls_key serve HTTPS (regular files only,
+never waited on); --no_auth turns it off.
 
 usage: test_auth.py TFBOARD GEN_LOGDIR"""
 import http.client
@@ -247,16 +247,28 @@ def test_no_auth_and_loopback_default():
     assert p.returncode == 2 and "contradict" in p.stderr, p.stderr
 
 
-def test_tls():
+def make_cert():
+    """(cert, key) PEM files for localhost, made once; None without
+    openssl."""
     if not shutil.which("openssl"):
         print("   SKIP: no openssl to make a certificate")
-        return
+        return None
     cert, key = os.path.join(TMP, "cert.pem"), os.path.join(TMP, "key.pem")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
-                    "-nodes", "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
-                    "-keyout", key, "-out", cert],
-                   check=True, capture_output=True)
+    if not os.path.exists(key):
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                        "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                        "-addext",
+                        "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                        "-keyout", key, "-out", cert],
+                       check=True, capture_output=True)
+    return cert, key
+
+
+def test_tls():
+    made = make_cert()
+    if not made:
+        return
+    cert, key = made
     try:
         srv = Srv("--tls_cert", cert, "--tls_key", key, "--token", TOKEN)
     except AssertionError as e:
@@ -306,6 +318,31 @@ def test_tls():
     assert p.returncode == 1 and "--tls_cert" in p.stderr, p.stderr
 
 
+def test_tls_files_never_block():
+    """A FIFO with no writer as --tls_key (or --tls_cert) hung start-up
+    with SIGINT and SIGTERM blocked (issue 32 item 19): PEM files are
+    opened without blocking and must be regular files, refused at once."""
+    made = make_cert()
+    if not made:
+        return
+    cert, key = made
+    fifo = os.path.join(TMP, "pem.fifo")
+    os.mkfifo(fifo)
+    for args, opt in ((["--tls_cert", cert, "--tls_key", fifo], "--tls_key"),
+                      (["--tls_cert", fifo, "--tls_key", key], "--tls_cert"),
+                      (["--tls_cert", cert, "--tls_key", "/dev/zero"],
+                       "--tls_key")):
+        # generous: the refusal is immediate; the old open never returned
+        p = subprocess.run([TFBOARD, "--logdir", LOGDIR, "--port", "0"] +
+                           args, capture_output=True, text=True, timeout=30)
+        if "built without TLS" in p.stderr:
+            print("   SKIP: this libmicrohttpd has no TLS")
+            return
+        assert p.returncode == 1, (args, p.returncode, p.stderr)
+        assert opt in p.stderr and "not a regular file" in p.stderr, \
+            (args, p.stderr)
+
+
 if __name__ == "__main__":
     try:
         run_tests([test_no_token_is_401_everywhere,
@@ -315,6 +352,7 @@ if __name__ == "__main__":
                    test_token_in_no_log_nor_environment,
                    test_bind_all_makes_token,
                    test_no_auth_and_loopback_default,
-                   test_tls])
+                   test_tls,
+                   test_tls_files_never_block])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
