@@ -2,7 +2,8 @@
 item 5): steps outside int64, strings with a NUL, close() while other
 threads log, add_hparams that raises, add_scalars keys that climb out,
 and the binding's library handling (loaded on first use, struct sizes
-from the library, version from the library, py.typed)."""
+from the library, version from the library, py.typed); issue 32 item 14:
+num_thresholds that would wrap through a C int."""
 import os
 import random
 import subprocess
@@ -13,6 +14,7 @@ import time
 import pytest
 
 from conftest import event_file, records
+from tfevents_py import varint
 
 import tfboard
 from tfboard import _lib
@@ -217,3 +219,38 @@ def test_py_typed_shipped():
         assert "tfboard/py.typed" in f.read()
     with open(os.path.join(root, "pyproject.toml")) as f:
         assert "py.typed" in f.read()
+
+
+# -- issue 32 item 14: num_thresholds never wraps through ctypes.c_int ------
+
+def _pr_payloads(d):
+    return [p for p in records(event_file(d)) if b"pr_curves" in p]
+
+
+@pytest.mark.parametrize("k,want", [(2 ** 32 + 3, 127), (2 ** 64 + 5, 127),
+                                    (2 ** 31, 127), (1000, 127),
+                                    (127.0, 127), (5, 5), (2, 2)])
+def test_pr_curve_num_thresholds_capped(tmp_path, k, want):
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.add_pr_curve("pr", [0, 1, 1], [0.1, 0.6, 0.9], 0, num_thresholds=k)
+        # the weighted path (tfb_pr_curve_at) takes the same number
+        w.add_pr_curve("prw", [0, 1, 1], [0.1, 0.6, 0.9], 1,
+                       num_thresholds=k, weights=[1.0, 2.0, 3.0])
+    payloads = _pr_payloads(str(tmp_path))
+    assert len(payloads) == 2
+    for p in payloads:
+        # PluginData{plugin_name "pr_curves", content
+        # PrCurvePluginData{num_thresholds}} and the tensor's 6 x k
+        # floats, packed (read without protobuf, which the interpreter
+        # may lack)
+        assert b"\x0a\x09pr_curves\x12\x02\x10" + bytes([want]) in p, p[:80]
+        assert b"\x2a" + varint(6 * want * 4) in p
+
+
+@pytest.mark.parametrize("k", [1, 0, -1, -2 ** 32 + 3, -2 ** 63, 2.5, "7",
+                               None])
+def test_pr_curve_bad_num_thresholds_raise(tmp_path, k):
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        with pytest.raises((ValueError, TypeError), match="num_thresholds"):
+            w.add_pr_curve("pr", [0, 1], [0.2, 0.8], 0, num_thresholds=k)
+    assert not _pr_payloads(str(tmp_path))
