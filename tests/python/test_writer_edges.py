@@ -2,8 +2,9 @@
 item 5): steps outside int64, strings with a NUL, close() while other
 threads log, add_hparams that raises, add_scalars keys that climb out,
 and the binding's library handling (loaded on first use, struct sizes
-from the library, version from the library, py.typed); issue 32 item 14:
-num_thresholds that would wrap through a C int."""
+from the library, version from the library, py.typed); issue 32 items 14
+and 15: num_thresholds that would wrap through a C int, add_hparams
+names equal after str()."""
 import os
 import random
 import subprocess
@@ -145,6 +146,28 @@ def test_add_hparams_leaves_nothing_when_it_raises(tmp_path, hp, metrics):
             w.add_hparams(hp, metrics, run_name="trial")
         assert not os.path.exists(tmp_path / "trial")
         assert all_files(str(tmp_path)) == before
+
+
+# Issue 32 item 15: keys equal after str() (and empty names) are refused
+# before the run folder is made, not by the library after.
+@pytest.mark.parametrize("hp,metrics", [
+    ({1: 0.1, "1": 0.2}, {"acc": 1.0}),
+    ({"lr": 0.1, 2.5: "a", "2.5": "b"}, {"acc": 1.0}),
+    ({"": 0.1}, {"acc": 1.0}),
+    ({"lr": 0.1}, {"": 1.0}),
+])
+def test_add_hparams_same_name_leaves_nothing(tmp_path, hp, metrics):
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        before = all_files(str(tmp_path))
+        with pytest.raises(ValueError, match="same name|empty"):
+            w.add_hparams(hp, metrics, run_name="trial")
+        assert not os.path.exists(tmp_path / "trial")
+        assert all_files(str(tmp_path)) == before
+        with pytest.raises(ValueError, match="same name|empty"):
+            w.log_hparams(hp, list(metrics))
+        # the writer goes on
+        w.add_hparams({"lr": 0.1}, {"acc": 1.0}, run_name="good")
+    assert os.path.isdir(tmp_path / "good")
 
 
 # -- item 12: add_scalars keys that climb out -------------------------------
