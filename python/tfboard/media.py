@@ -129,6 +129,32 @@ def figure_to_chw(figure, close=True):
     return chw
 
 
+# The most thresholds a PR curve has: libtfboard's TFB_PR_MAX_THRESHOLDS,
+# which is PyTorch's cap (add_pr_curve takes min(num_thresholds, 127)).
+PR_MAX_THRESHOLDS = 127
+
+
+def pr_thresholds(num_thresholds, what):
+    """num_thresholds as the C int tfb_pr_curve takes: a whole number
+    (an int, or a float without a fraction) of at least 2, capped at
+    PR_MAX_THRESHOLDS as PyTorch caps it. Checked here because ctypes
+    wraps a Python int to 32 bits without a word (2**32 + 3 gave 3
+    thresholds)."""
+    import operator
+    try:
+        n = operator.index(num_thresholds)
+    except TypeError:
+        if isinstance(num_thresholds, float) and num_thresholds.is_integer():
+            n = int(num_thresholds)
+        else:
+            raise TypeError("%s: num_thresholds must be a whole number, not "
+                            "%r" % (what, num_thresholds)) from None
+    if n < 2:
+        raise ValueError("%s: num_thresholds must be at least 2, not %d"
+                         % (what, n))
+    return min(n, PR_MAX_THRESHOLDS)
+
+
 def log_pr_curve(w, tag_bytes, labels, predictions, step, num_thresholds,
                  what, weights=None, walltime=None):
     """labels and predictions (any shape, same size) to tfb_pr_curve: the
@@ -138,6 +164,7 @@ def log_pr_curve(w, tag_bytes, labels, predictions, step, num_thresholds,
     in PyTorch's compute_curve) make each pair count its weight; with
     weights or a walltime the call is tfb_pr_curve_at."""
     import numpy as np
+    k = pr_thresholds(num_thresholds, what)
     lab = _numpy(labels)
     pred = _numpy(predictions).reshape(-1)
     wts = None
@@ -164,13 +191,13 @@ def log_pr_curve(w, tag_bytes, labels, predictions, step, num_thresholds,
     if wts is None and walltime is None:
         fn = lib.tfb_pr_curve if f32 else lib.tfb_pr_curve_f64
         rc = fn(w, tag_bytes, lab.ctypes.data, pred.ctypes.data, pred.size,
-                int(num_thresholds), step)
+                k, step)
     else:
         import time
         fn = lib.tfb_pr_curve_at if f32 else lib.tfb_pr_curve_f64_at
         rc = fn(w, tag_bytes, lab.ctypes.data, pred.ctypes.data,
                 None if wts is None else wts.ctypes.data, pred.size,
-                int(num_thresholds), step,
+                k, step,
                 time.time() if walltime is None else walltime)
     check(rc, what)
 

@@ -130,12 +130,23 @@ def _hparams_array(hparam_dict: Mapping[str, Any],
     tfb_hparam array, its length, the metric tags and their count) and
     the bytes they point into (keep them alive until the call is done).
     Raises before anything is written: TypeError/ValueError for a value
-    of another type or a name, string or tag with a NUL."""
+    of another type, a name, string or tag with a NUL, an empty name or
+    tag, or two hparam names equal after str()."""
     hps, keep = [], []
+    seen = {}  # name -> the key it came from
     for k, v in hparam_dict.items():
         if v is None:
             continue  # as PyTorch
         name = _cstr(str(k), "hparam name")
+        # What the library refuses (after add_hparams made the run
+        # folder), refused here first: an empty name, and two keys with
+        # one name (1 and "1": a map holds a name once).
+        if not name:
+            raise ValueError("an hparam name is empty")
+        if name in seen:
+            raise ValueError("hparams %r and %r have the same name %r"
+                             % (seen[name], k, str(k)))
+        seen[name] = k
         keep.append(name)
         if isinstance(v, bool):
             hps.append(_lib.Hparam(name, _lib.HPARAM_BOOL, None, 0.0,
@@ -156,6 +167,8 @@ def _hparams_array(hparam_dict: Mapping[str, Any],
                              "bool, or torch.Tensor")
     arr = (_lib.Hparam * max(1, len(hps)))(*hps)
     tags = [_cstr(str(t), "metric tag") for t in metric_tags]
+    if any(not t for t in tags):
+        raise ValueError("a metric tag is empty")
     tarr = (ctypes.c_char_p * max(1, len(tags)))(*tags)
     keep += [tags, arr, tarr]
     return (arr, len(hps), tarr, len(tags)), keep

@@ -2,7 +2,9 @@
 item 5): steps outside int64, strings with a NUL, close() while other
 threads log, add_hparams that raises, add_scalars keys that climb out,
 and the binding's library handling (loaded on first use, struct sizes
-from the library, version from the library, py.typed)."""
+from the library, version from the library, py.typed); issue 32 items 14
+and 15: num_thresholds that would wrap through a C int, add_hparams
+names equal after str()."""
 import os
 import random
 import subprocess
@@ -13,6 +15,7 @@ import time
 import pytest
 
 from conftest import event_file, records
+from tfevents_py import varint
 
 import tfboard
 from tfboard import _lib
@@ -145,6 +148,28 @@ def test_add_hparams_leaves_nothing_when_it_raises(tmp_path, hp, metrics):
         assert all_files(str(tmp_path)) == before
 
 
+# Issue 32 item 15: keys equal after str() (and empty names) are refused
+# before the run folder is made, not by the library after.
+@pytest.mark.parametrize("hp,metrics", [
+    ({1: 0.1, "1": 0.2}, {"acc": 1.0}),
+    ({"lr": 0.1, 2.5: "a", "2.5": "b"}, {"acc": 1.0}),
+    ({"": 0.1}, {"acc": 1.0}),
+    ({"lr": 0.1}, {"": 1.0}),
+])
+def test_add_hparams_same_name_leaves_nothing(tmp_path, hp, metrics):
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        before = all_files(str(tmp_path))
+        with pytest.raises(ValueError, match="same name|empty"):
+            w.add_hparams(hp, metrics, run_name="trial")
+        assert not os.path.exists(tmp_path / "trial")
+        assert all_files(str(tmp_path)) == before
+        with pytest.raises(ValueError, match="same name|empty"):
+            w.log_hparams(hp, list(metrics))
+        # the writer goes on
+        w.add_hparams({"lr": 0.1}, {"acc": 1.0}, run_name="good")
+    assert os.path.isdir(tmp_path / "good")
+
+
 # -- item 12: add_scalars keys that climb out -------------------------------
 
 @pytest.mark.parametrize("key", ["../../up", "/../../up", "x/../../../up",
@@ -217,3 +242,38 @@ def test_py_typed_shipped():
         assert "tfboard/py.typed" in f.read()
     with open(os.path.join(root, "pyproject.toml")) as f:
         assert "py.typed" in f.read()
+
+
+# -- issue 32 item 14: num_thresholds never wraps through ctypes.c_int ------
+
+def _pr_payloads(d):
+    return [p for p in records(event_file(d)) if b"pr_curves" in p]
+
+
+@pytest.mark.parametrize("k,want", [(2 ** 32 + 3, 127), (2 ** 64 + 5, 127),
+                                    (2 ** 31, 127), (1000, 127),
+                                    (127.0, 127), (5, 5), (2, 2)])
+def test_pr_curve_num_thresholds_capped(tmp_path, k, want):
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        w.add_pr_curve("pr", [0, 1, 1], [0.1, 0.6, 0.9], 0, num_thresholds=k)
+        # the weighted path (tfb_pr_curve_at) takes the same number
+        w.add_pr_curve("prw", [0, 1, 1], [0.1, 0.6, 0.9], 1,
+                       num_thresholds=k, weights=[1.0, 2.0, 3.0])
+    payloads = _pr_payloads(str(tmp_path))
+    assert len(payloads) == 2
+    for p in payloads:
+        # PluginData{plugin_name "pr_curves", content
+        # PrCurvePluginData{num_thresholds}} and the tensor's 6 x k
+        # floats, packed (read without protobuf, which the interpreter
+        # may lack)
+        assert b"\x0a\x09pr_curves\x12\x02\x10" + bytes([want]) in p, p[:80]
+        assert b"\x2a" + varint(6 * want * 4) in p
+
+
+@pytest.mark.parametrize("k", [1, 0, -1, -2 ** 32 + 3, -2 ** 63, 2.5, "7",
+                               None])
+def test_pr_curve_bad_num_thresholds_raise(tmp_path, k):
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        with pytest.raises((ValueError, TypeError), match="num_thresholds"):
+            w.add_pr_curve("pr", [0, 1], [0.2, 0.8], 0, num_thresholds=k)
+    assert not _pr_payloads(str(tmp_path))

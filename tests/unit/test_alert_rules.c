@@ -93,6 +93,47 @@ static void streaks(void **st)
     assert_false(s.holds);
 }
 
+/* Steps at the ends of int64 (issue 32 item 13): a streak from -2^63 to
+ * 2^63 - 1 is longer than any "for N steps" (its length saturates instead
+ * of overflowing, which UBSan reports and which wrapped negative, so the
+ * rule never fired); fed point by point and as a batch. */
+static void extreme_steps(void **st)
+{
+    (void)st;
+    static const char *const rules[] = {
+        "loss>5 for 100 steps", "loss>5 for 9223372036854775807 steps",
+        "loss>5 for 100 steps after 9223372036854775807 steps"};
+    for (size_t q = 0; q < sizeof rules / sizeof rules[0]; q++) {
+        tfb_alert_rule r;
+        char err[256];
+        assert_int_equal(tfb_alert_rule_parse(rules[q], &r, err, sizeof err),
+                         0);
+        tfb_rule_state s;
+        memset(&s, 0, sizeof s);
+        tfb_rule_feed(&r, &s, INT64_MIN, 9);
+        assert_false(s.holds); /* a streak of one point */
+        tfb_rule_feed(&r, &s, INT64_MAX, 9);
+        if (!s.holds)
+            fail_msg("'%s' does not hold over the whole int64 range",
+                     rules[q]);
+        const int64_t step[] = {INT64_MIN, -1, INT64_MAX};
+        const float val[] = {9, 9, 9};
+        memset(&s, 0, sizeof s);
+        tfb_rule_feed_n(&r, &s, step, val, 3);
+        assert_true(s.holds);
+        assert_true(s.streak_from == INT64_MIN);
+        /* a step that goes back the whole range is no streak's length */
+        memset(&s, 0, sizeof s);
+        tfb_rule_feed(&r, &s, INT64_MAX, 9);
+        tfb_rule_feed(&r, &s, INT64_MIN, 9);
+        assert_false(s.holds);
+        memset(&s, 0, sizeof s);
+        const int64_t back[] = {INT64_MAX, INT64_MIN};
+        tfb_rule_feed_n(&r, &s, back, val, 2);
+        assert_false(s.holds);
+    }
+}
+
 /* tfb_rule_feed_n leaves the state that point-by-point feeds leave, for
  * batches of any size, on values that cross the limit often, sit on it,
  * and are NaN. */
@@ -149,6 +190,7 @@ int main(void)
         cmocka_unit_test(parse_good),
         cmocka_unit_test(parse_bad),
         cmocka_unit_test(streaks),
+        cmocka_unit_test(extreme_steps),
         cmocka_unit_test(batches_equal_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

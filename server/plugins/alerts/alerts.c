@@ -6,12 +6,14 @@
  * service (evaluation and delivery beside the server; the feed that
  * `tfboard watch` prints).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <time.h>
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "plugins/alerts/alerts_feed.h"
 #include "plugins/alerts/alerts_notify.h"
@@ -26,7 +28,10 @@ static const char *opt_loss_tags = TFB_LOSS_REGEX_DEFAULT;
 static const char *opt_alert[TFB_OPT_STRINGS_MAX];
 static double opt_gpu_idle = 50;
 static const char *opt_webhook;
+static const char *opt_webhook_file;
 static const char *opt_on_alert;
+/* The URL read from --alert_webhook_file or the environment. */
+static char webhook_buf[TFB_ALERT_WEBHOOK_MAX + 1];
 
 static const tfb_option options[] = {
     {.name = "stall_after", .arg = "S", .type = TFB_OPT_DOUBLE,
@@ -46,16 +51,112 @@ static const tfb_option options[] = {
      .def = "50", .min = 0, .max = 100, .dest = &opt_gpu_idle},
     {.name = "alert_webhook", .arg = "URL", .type = TFB_OPT_STRING,
      .help = "POST each alert as JSON (Slack-compatible \"text\") to URL "
-             "(tfboard and tfboard watch)",
-     .def = "none", .dest = &opt_webhook},
+             "(tfboard and tfboard watch). The URL is a credential and ps "
+             "shows the command line: better set "
+             TFB_ALERT_WEBHOOK_ENV "=URL or give --alert_webhook_file",
+     .def = "$" TFB_ALERT_WEBHOOK_ENV ", else none", .dest = &opt_webhook},
+    {.name = "alert_webhook_file", .arg = "FILE", .type = TFB_OPT_STRING,
+     .help = "read the webhook's URL from FILE (one line; keep it "
+             "readable by you alone)",
+     .def = "none", .dest = &opt_webhook_file},
     {.name = "on_alert", .arg = "CMD", .type = TFB_OPT_STRING,
      .help = "run CMD (split at blanks, no shell) for each alert, with "
              "TFB_ALERT_RUN, TFB_ALERT_RULE, ... in its environment",
      .def = "none", .dest = &opt_on_alert},
 };
 
+/* A webhook URL as read from a file or the environment: one line of at
+ * most TFB_ALERT_WEBHOOK_MAX bytes, no blanks or control characters
+ * inside, blanks and line ends around it dropped. Copied into
+ * webhook_buf. Messages name where it came from, never the URL. */
+static int take_webhook(const char *v, size_t len, const char *from,
+                        char *err, size_t err_len)
+{
+    while (len && (v[len - 1] == '\n' || v[len - 1] == '\r' ||
+                   v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    while (len && (*v == ' ' || *v == '\t')) {
+        v++;
+        len--;
+    }
+    if (!len) {
+        snprintf(err, err_len, "%s holds no webhook URL", from);
+        return TFB_EINVAL;
+    }
+    if (len > TFB_ALERT_WEBHOOK_MAX) {
+        snprintf(err, err_len, "%s: the webhook URL is longer than %d "
+                 "bytes", from, TFB_ALERT_WEBHOOK_MAX);
+        return TFB_EINVAL;
+    }
+    if (!(len > 7 && strncasecmp(v, "http://", 7) == 0) &&
+        !(len > 8 && strncasecmp(v, "https://", 8) == 0)) {
+        snprintf(err, err_len, "%s: the webhook URL must start with "
+                 "http:// or https://", from);
+        return TFB_EINVAL;
+    }
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)v[i] <= ' ' || v[i] == 0x7f) {
+            snprintf(err, err_len, "%s: the webhook URL must be one line "
+                     "without blanks or control characters", from);
+            return TFB_EINVAL;
+        }
+    memcpy(webhook_buf, v, len);
+    webhook_buf[len] = 0;
+    opt_webhook = webhook_buf;
+    return 0;
+}
+
+/* Where the webhook's URL comes from: --alert_webhook (shown by ps),
+ * --alert_webhook_file, else $TFBOARD_ALERT_WEBHOOK; two of the first
+ * contradict each other. */
+static int webhook_source(char *err, size_t err_len)
+{
+    if (opt_webhook == webhook_buf)
+        opt_webhook = NULL; /* ours from an earlier parse, not argv's */
+    if (opt_webhook && opt_webhook_file) {
+        snprintf(err, err_len, "--alert_webhook and --alert_webhook_file "
+                 "contradict each other; choose one");
+        return TFB_EINVAL;
+    }
+    if (opt_webhook)
+        return 0;
+    if (!opt_webhook_file) {
+        const char *env = getenv(TFB_ALERT_WEBHOOK_ENV);
+        if (!env || !*env)
+            return 0;
+        return take_webhook(env, strlen(env), TFB_ALERT_WEBHOOK_ENV, err,
+                            err_len);
+    }
+    char from[300];
+    snprintf(from, sizeof from, "--alert_webhook_file %.200s",
+             opt_webhook_file);
+    FILE *f = fopen(opt_webhook_file, "re");
+    if (!f) {
+        snprintf(err, err_len, "%s: %s", from, strerror(errno));
+        return TFB_EINVAL;
+    }
+    /* One more byte than a URL may have, and its line end: a longer
+     * file is refused, not read whole. */
+    char buf[TFB_ALERT_WEBHOOK_MAX + 3];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        snprintf(err, err_len, "%s: cannot be read", from);
+        return TFB_EINVAL;
+    }
+    if (n == sizeof buf) {
+        snprintf(err, err_len, "%s: the webhook URL is longer than %d "
+                 "bytes", from, TFB_ALERT_WEBHOOK_MAX);
+        return TFB_EINVAL;
+    }
+    return take_webhook(buf, n, from, err, err_len);
+}
+
 static int check_options(char *err, size_t err_len)
 {
+    if (webhook_source(err, err_len) < 0)
+        return TFB_EINVAL;
     if (tfb_run_status_configure(opt_stall_after, opt_loss_tags) < 0) {
         snprintf(err, err_len, "--loss_tags: not a regular expression: %s",
                  opt_loss_tags);
@@ -409,10 +510,10 @@ static int service_start(tfb_store *s, tfb_service_mode mode,
 static void service_stop(tfb_service_mode mode)
 {
     if (mode == TFB_SERVICE_WATCH) {
-        tfb_alerts_notify_stop(30);
+        tfb_alerts_notify_stop(TFB_ALERT_FLUSH_WATCH_S);
     } else if (opt_webhook || opt_on_alert) {
         tfb_alerts_watcher_stop();
-        tfb_alerts_notify_stop(5);
+        tfb_alerts_notify_stop(TFB_ALERT_FLUSH_SERVE_S);
     }
 }
 

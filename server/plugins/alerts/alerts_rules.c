@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,26 @@ bad_clause:
     return TFB_EINVAL;
 }
 
+/* step - from, saturated at INT64_MIN / INT64_MAX: steps are any int64
+ * a file holds, and a streak from -2^63 to 2^63 - 1 has held for more
+ * steps than any rule asks (plain subtraction overflows, undefined
+ * behaviour that in practice wraps negative, so the rule never fired). */
+static int64_t steps_between(int64_t from, int64_t step)
+{
+    int64_t d;
+    if (__builtin_sub_overflow(step, from, &d))
+        return step > from ? INT64_MAX : INT64_MIN;
+    return d;
+}
+
+/* The rule holds at the newest point (step), in a streak since from. */
+static int holds_at(const tfb_alert_rule *r, int ok, int64_t from,
+                    int64_t step)
+{
+    return ok && steps_between(from, step) >= r->for_steps &&
+           (r->after_step < 0 || step >= r->after_step);
+}
+
 int tfb_rule_compare(const tfb_alert_rule *r, double value)
 {
     return r->greater ? value > r->limit : value < r->limit;
@@ -145,8 +166,7 @@ void tfb_rule_feed(const tfb_alert_rule *r, tfb_rule_state *st, int64_t step,
     } else if (!ok) {
         st->in_streak = 0;
     }
-    st->holds = ok && step - st->streak_from >= r->for_steps &&
-                (r->after_step < 0 || step >= r->after_step);
+    st->holds = holds_at(r, ok, st->streak_from, step);
 }
 
 void tfb_rule_feed_n(const tfb_alert_rule *r, tfb_rule_state *st,
@@ -169,6 +189,5 @@ void tfb_rule_feed_n(const tfb_alert_rule *r, tfb_rule_state *st,
     st->streak_from = from;
     st->last_step = step[n - 1];
     st->last_value = value[n - 1];
-    st->holds = ok && st->last_step - from >= r->for_steps &&
-                (r->after_step < 0 || st->last_step >= r->after_step);
+    st->holds = holds_at(r, ok, from, st->last_step);
 }

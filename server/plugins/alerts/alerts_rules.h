@@ -9,7 +9,9 @@
  *     accuracy<0.5 after 2000 steps
  * LIMIT is a finite number (a sign allowed). A rule holds at a point when
  * the value compares as written (NaN never does); it is checked on the
- * newest point of the tag, fed incrementally.
+ * newest point of the tag, fed incrementally. Steps are any int64: the
+ * streak's length (newest step - first step) saturates at the int64
+ * range instead of overflowing.
  *
  * Thread-safety: parse is reentrant; a tfb_rule_state is one caller's.
  */

@@ -4,6 +4,7 @@
  * step's curve is kept by the run's index (store/media_index.h: where its
  * tensor lies) and read from the event file when asked.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,16 +87,31 @@ static int route_tags(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
+/* A count stored as a float fits an int64 when it is finite and in
+ * [-2^63, 2^63) (both ends exact in float): converting anything else is
+ * undefined behaviour (x86 gives -9223372036854775808). */
+static int count_fits(float v)
+{
+    return v >= -9223372036854775808.0f && v < 9223372036854775808.0f;
+}
+
+/* The row of k values under key: counts as integers (null for a count
+ * that is NaN, infinite or past 2^63, each one added to *bad), the
+ * ratios as numbers. */
 static void put_floats(tfb_json *j, const char *key, const float *v, int k,
-                       int as_int)
+                       int as_int, uint64_t *bad)
 {
     tfb_json_key(j, key);
     tfb_json_array_begin(j);
     for (int i = 0; i < k; i++) {
-        if (as_int)
-            tfb_json_i64(j, (int64_t)v[i]);
-        else
+        if (!as_int) {
             tfb_json_double(j, (double)v[i]);
+        } else if (count_fits(v[i])) {
+            tfb_json_i64(j, (int64_t)v[i]);
+        } else {
+            tfb_json_null(j);
+            (*bad)++;
+        }
     }
     tfb_json_array_end(j);
 }
@@ -103,7 +119,9 @@ static void put_floats(tfb_json *j, const char *key, const float *v, int k,
 /* {run: [{wall_time, step, precision, recall, true_positives,
  * false_positives, true_negatives, false_negatives, thresholds}]}: every
  * step, in file order (TensorBoard's shape). A curve whose record cannot
- * be read back or decoded is left out and counted in "skipped" (ours). */
+ * be read back or decoded is left out and counted in "skipped" (ours); a
+ * count that is no int64 (NaN, +-Inf, past 2^63: a NaN weight gives
+ * them) is null, counted in "null_counts" (ours). */
 static int route_pr_curves(const tfb_http_req *req, tfb_http_resp *resp)
 {
     const char *tag;
@@ -127,7 +145,7 @@ static int route_pr_curves(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json_object_begin(&j);
     tfb_json_key(&j, tfb_run_name(run));
     tfb_json_array_begin(&j);
-    uint64_t skipped = 0;
+    uint64_t skipped = 0, bad_counts = 0;
     for (size_t i = 0; i < n; i++) {
         uint8_t *bytes;
         size_t len;
@@ -148,12 +166,12 @@ static int route_pr_curves(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json_double(&j, e[i].wall);
         tfb_json_key(&j, "step");
         tfb_json_i64(&j, e[i].step);
-        put_floats(&j, "true_positives", c.v, k, 1);
-        put_floats(&j, "false_positives", c.v + k, k, 1);
-        put_floats(&j, "true_negatives", c.v + 2 * k, k, 1);
-        put_floats(&j, "false_negatives", c.v + 3 * k, k, 1);
-        put_floats(&j, "precision", c.v + 4 * k, k, 0);
-        put_floats(&j, "recall", c.v + 5 * k, k, 0);
+        put_floats(&j, "true_positives", c.v, k, 1, &bad_counts);
+        put_floats(&j, "false_positives", c.v + k, k, 1, &bad_counts);
+        put_floats(&j, "true_negatives", c.v + 2 * k, k, 1, &bad_counts);
+        put_floats(&j, "false_negatives", c.v + 3 * k, k, 1, &bad_counts);
+        put_floats(&j, "precision", c.v + 4 * k, k, 0, NULL);
+        put_floats(&j, "recall", c.v + 5 * k, k, 0, NULL);
         tfb_json_key(&j, "thresholds");
         tfb_json_array_begin(&j);
         for (int t = 0; t < k; t++)
@@ -166,6 +184,10 @@ static int route_pr_curves(const tfb_http_req *req, tfb_http_resp *resp)
     if (skipped) {
         tfb_json_key(&j, "skipped");
         tfb_json_u64(&j, skipped);
+    }
+    if (bad_counts) {
+        tfb_json_key(&j, "null_counts");
+        tfb_json_u64(&j, bad_counts);
     }
     tfb_json_object_end(&j);
     free(e);

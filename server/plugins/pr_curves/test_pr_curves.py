@@ -1,6 +1,7 @@
 """The PR curves dashboard over HTTP (issue 22): PyTorch's own file gives
 exactly TensorBoard's answer (and its custom scalars layout too); every step is listed; a malformed pr_curves
-tensor is left out and counted, and the server keeps serving.
+tensor is left out and counted, and the server keeps serving; a count
+that is no int64 is null (issue 32 item 12).
 
 usage: test_pr_curves.py TFBOARD GEN_LOGDIR"""
 import json
@@ -98,8 +99,47 @@ def test_every_step_and_bad_tensors():
             "r": {"pr": {"displayName": "pr", "description": ""}}}
 
 
+def test_counts_that_are_no_int64():
+    """Issue 32 item 12: a count that is NaN, +-Inf or past 2^63 (what a
+    NaN weight makes add_pr_curve write) is null and counted in
+    "null_counts", never cast (undefined behaviour, shown as
+    -9223372036854775808); the counts beside it and the ratios are as
+    written."""
+    logdir = os.path.join(TMP, "nan")
+    d = os.path.join(logdir, "r")
+    os.makedirs(d)
+    nan, inf = float("nan"), float("inf")
+    k = 3
+    rows = [nan, 2.0 ** 63, 5,            # TP: NaN, 2^63 (just past), 5
+            inf, -inf, 1e30,              # FP
+            -2.0 ** 63, 2.0 ** 62, 0,     # TN: both fit
+            7, nan, 3,                    # FN
+            nan, 0.5, 1,                  # precision (ratios: as written)
+            1, 0.25, nan]                 # recall
+    with open(os.path.join(d, "events.out.tfevents.1.h"), "wb") as f:
+        f.write(record(event(1.0, file_version="brain.Event:2")))
+        f.write(record(event(2.0, 4, summary=pr_value("pr", rows, k))))
+    with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        got = srv.json("/data/plugin/pr_curves/pr_curves", run="r", tag="pr")
+        c = got["r"][0]
+        assert c["step"] == 4
+        assert c["true_positives"] == [None, None, 5], c
+        assert c["false_positives"] == [None, None, None], c
+        assert c["true_negatives"] == [-2 ** 63, 2 ** 62, 0], c
+        assert c["false_negatives"] == [7, None, 3], c
+        assert c["precision"][1:] == [0.5, 1.0], c
+        assert c["recall"][:2] == [1.0, 0.25], c
+        assert got["null_counts"] == 6, got
+        assert "skipped" not in got
+        # and the server still serves
+        assert srv.json("/data/plugin/pr_curves/tags") == {
+            "r": {"pr": {"displayName": "pr", "description": ""}}}
+
+
 try:
     run_tests([test_torch_file_matches_tensorboard,
-               test_every_step_and_bad_tensors])
+               test_every_step_and_bad_tensors,
+               test_counts_that_are_no_int64])
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
