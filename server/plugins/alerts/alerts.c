@@ -21,6 +21,7 @@
 #include "core/plugin.h"
 #include "core/report_fmt.h"
 #include "analysis/run_status.h"
+#include "base/regex_bound.h"
 
 /* Set before any thread starts, read-only after (plugin.h). */
 static double opt_stall_after = TFB_STALL_AFTER_DEFAULT;
@@ -158,8 +159,15 @@ static int check_options(char *err, size_t err_len)
     if (webhook_source(err, err_len) < 0)
         return TFB_EINVAL;
     if (tfb_run_status_configure(opt_stall_after, opt_loss_tags) < 0) {
-        snprintf(err, err_len, "--loss_tags: not a regular expression: %s",
-                 opt_loss_tags);
+        /* The pattern's own reason: a refused cost reads as such, not as
+         * bad syntax. */
+        char why[256] = "not a regular expression";
+        regex_t re;
+        if (opt_loss_tags && tfb_regex_compile(&re, opt_loss_tags,
+                                               REG_EXTENDED | REG_NOSUB, why,
+                                               sizeof why) == 0)
+            regfree(&re);
+        snprintf(err, err_len, "--loss_tags: %s: %s", why, opt_loss_tags);
         return TFB_EINVAL;
     }
     tfb_alert_rule rules[TFB_OPT_STRINGS_MAX];
