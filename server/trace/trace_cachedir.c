@@ -284,8 +284,10 @@ static int orphaned(const char *path)
     return gone;
 }
 
-/* Temp files of writers that died (a crash between mkstemp and rename)
- * and WAL copies of loads that died: removed when a day old, never the
+/* Temp files of writers that died (a crash between mkstemp and rename),
+ * private copies of a reader that died before it unlinked one
+ * (.tmp-tfbc-<file>-XXXXXX, trace_colcache.h) and WAL copies of loads
+ * that died: removed when a day old, never the
  * files of a writer or load running now. Cache files of sources that were
  * deleted: removed, so the directory holds one file per existing traced
  * run. */

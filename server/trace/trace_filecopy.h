@@ -1,7 +1,8 @@
 /*
  * trace_filecopy.h - the bounded file copies the trace layer makes in its
  * cache directory (trace_cachedir.h): a trace store and its -wal
- * (trace_walcopy.h).
+ * (trace_walcopy.h), and the private copy a columnar cache file is mapped
+ * from (trace_colcache.h).
  *
  * A copy costs what the source holds, never more: only its data is
  * written (SEEK_DATA / SEEK_HOLE find it; holes stay holes, so a 1 GiB

@@ -8,8 +8,8 @@
  * Calls inside the layer go one way: cache -> load -> loaders -> build ->
  * aggregate -> trace.c (and cache -> memory -> load_memory; cache -> host
  * -> host loaders -> host_build; cache, load and the SQLite loader ->
- * cachedir/walcopy -> colcache; walcopy -> filecopy (the bounded
- * copies); both Kineto loaders and load_memory ->
+ * cachedir/walcopy -> colcache -> filecopy (walcopy -> filecopy too: the
+ * bounded copies); both Kineto loaders and load_memory ->
  * kineto_scan; host_build, kineto_scan and memory -> build, for the
  * interned strings and a load's message).
  * The other internal headers of the folder: trace_file.h (whole files,

@@ -10,7 +10,8 @@
  * inside the logdir; a WAL store is copied whole, its holes kept (a
  * sparse -wal costs its data only) and never past the copy budget (the
  * store is then read without its WAL, the log says why, nothing is
- * cached).
+ * cached); a mapped cache file truncated or rewritten in place changes
+ * nothing the trace reads (it is a private copy: no SIGBUS).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -747,6 +748,53 @@ static void test_wal_copy_budget(void **state)
     free(dir);
 }
 
+/* Issue 32 item 7: a cache file truncated while its trace is mapped (a
+ * cache cleaner, `truncate`) or rewritten in place (`rsync --inplace`)
+ * changes nothing the mapped trace reads: what is mapped is a private
+ * copy. (Mapped in place, the next read of the trace died of SIGBUS.) */
+static void test_mapped_file_changed(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char *f = path_in(dir, "t.tfbc");
+    tfb_trace *t = build();
+    assert_int_equal(tfb_trace_colcache_write_file(f, "SIG", t, 1), 0);
+    tfb_trace *a = NULL, *b = NULL;
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 0, &a, NULL), 0);
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 0, &b, NULL), 0);
+    /* The copies have no name: the directory holds the cache file only. */
+    assert_int_equal(count_entries(dir), 1);
+    struct stat st;
+    assert_int_equal(stat(f, &st), 0);
+    size_t len = (size_t)st.st_size;
+    /* A cleaner truncates it. */
+    assert_int_equal(truncate(f, 0), 0);
+    assert_same_trace(t, a);
+    /* rsync --inplace writes other bytes over it. */
+    uint8_t *junk = malloc(len);
+    assert_non_null(junk);
+    memset(junk, 0xa5, len);
+    int fd = open(f, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, junk, len, 0), (ssize_t)len);
+    close(fd);
+    assert_same_trace(t, b);
+    assert_same_trace(t, a);
+    /* The file itself is refused now, as any damaged one. */
+    tfb_trace *c = NULL;
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 0, &c, NULL),
+                     TFB_ECORRUPT);
+    assert_null(c);
+    assert_int_equal(count_entries(dir), 1);
+    tfb_trace_free(a);
+    tfb_trace_free(b);
+    tfb_trace_free(t);
+    free(junk);
+    free(f);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,6 +806,7 @@ int main(void)
         cmocka_unit_test(test_wal_copy),
         cmocka_unit_test(test_wal_copy_keeps_holes),
         cmocka_unit_test(test_wal_copy_budget),
+        cmocka_unit_test(test_mapped_file_changed),
         cmocka_unit_test(test_default_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
