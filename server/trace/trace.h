@@ -536,7 +536,9 @@ void tfb_trace_host_release(tfb_trace_host *h);
  * when missing. A directory inside logdir (logdir may be NULL) is refused:
  * explicit, TFB_EINVAL with a message on err; the default, caching off
  * with a message. A directory that cannot be made: caching off, message,
- * 0 (the server serves from the sources). Call before loads start. */
+ * 0 (the server serves from the sources). err (may be NULL) is also where
+ * the cache says later what it would not do (a WAL copy past its budget).
+ * Call before loads start. */
 int tfb_trace_colcache_configure(const char *dir, const char *logdir,
                                  FILE *err);
 

@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,10 +26,23 @@
  * The directory
  * ---------------------------------------------------------------------- */
 static char *g_dir; /* NULL: no cache */
+static FILE *g_log; /* configure's err: where the cache's notes go */
 
 const char *tfb_trace_colcache_dir(void)
 {
     return g_dir;
+}
+
+void tfb_trace_colcache_log(const char *fmt, ...)
+{
+    FILE *f = g_log;
+    if (!f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fflush(f);
 }
 
 char *tfb_trace_colcache_default_dir(void)
@@ -96,6 +111,7 @@ int tfb_trace_colcache_configure(const char *dir, const char *logdir, FILE *err)
 {
     free(g_dir);
     g_dir = NULL;
+    g_log = err;
     if (dir && !dir[0])
         return 0; /* --cache_dir "": no cache */
     int explicit_dir = dir != NULL;
@@ -268,8 +284,10 @@ static int orphaned(const char *path)
     return gone;
 }
 
-/* Temp files of writers that died (a crash between mkstemp and rename)
- * and WAL copies of loads that died: removed when a day old, never the
+/* Temp files of writers that died (a crash between mkstemp and rename),
+ * private copies of a reader that died before it unlinked one
+ * (.tmp-tfbc-<file>-XXXXXX, trace_colcache.h) and WAL copies of loads
+ * that died: removed when a day old, never the
  * files of a writer or load running now. Cache files of sources that were
  * deleted: removed, so the directory holds one file per existing traced
  * run. */

@@ -33,6 +33,15 @@
 /* The directory in use (NULL: no cache). Valid until the next configure. */
 const char *tfb_trace_colcache_dir(void);
 
+/* Writes a line (printf-style) to the stream given to
+ * tfb_trace_colcache_configure (the server's stderr), if any: what the
+ * cache refused to do and why. */
+void tfb_trace_colcache_log(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 /* The default directory, or NULL when neither XDG_CACHE_HOME (absolute)
  * nor HOME is set (malloc'd). */
 char *tfb_trace_colcache_default_dir(void);

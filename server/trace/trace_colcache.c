@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/errors.h"
+#include "trace/trace_filecopy.h"
 #include "trace/trace_internal.h"
 #include "tfboard.h"
 
@@ -650,6 +652,81 @@ static int attach(mapped *m, const header *h)
     return 0;
 }
 
+/* What a file must be before anything of it is read further: our own
+ * regular file (a cache directory others can write to must not feed us
+ * their bytes), with a sound header for its size, the signature sig (a
+ * file of other sources is not read further: it is replaced after the
+ * load) and at most max_rows rows (0: no limit). Fills *h and *size. */
+static int check_file(int fd, const char *sig, uint64_t max_rows, header *h,
+                      uint64_t *size)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != geteuid() || (uint64_t)st.st_size < sizeof *h ||
+        pread(fd, h, sizeof *h, 0) != (ssize_t)sizeof *h)
+        return TFB_ECORRUPT;
+    *size = (uint64_t)st.st_size;
+    int err = check_header(h, *size);
+    if (!err) {
+        size_t sl = (size_t)h->cols[C_SIG].len;
+        char *s = malloc(sl + 1);
+        if (!s)
+            err = TFB_ENOMEM;
+        else if (pread(fd, s, sl, (off_t)h->cols[C_SIG].off) != (ssize_t)sl)
+            err = TFB_ECORRUPT;
+        else if (sl != strlen(sig) || memcmp(s, sig, sl) != 0)
+            err = TFB_ESTATE;
+        free(s);
+    }
+    if (!err && max_rows && h->rows > max_rows)
+        err = TFB_ESTATE;
+    return err;
+}
+
+/* A private copy of the cache file open as fd, made beside it and
+ * unlinked at once; its fd, or a negative code. What is mapped is this
+ * copy, which nothing outside this process can open, so a cache cleaner,
+ * `truncate` or `rsync --inplace` on the cache file while a trace is
+ * mapped from it changes nothing the trace's readers see (a mapping of the
+ * file itself dies of SIGBUS at its next read past a new end, and shows
+ * other bytes than the checked ones after an in-place rewrite). The copy
+ * is a clone where the file system can (copy_file_range), bounded by the
+ * room trace_filecopy.h leaves; its name while it has one is
+ * .tmp-tfbc-<file>-XXXXXX (swept when a crash leaves one), and mappings
+ * show it as "<that name> (deleted)". */
+static int private_copy(const char *path, int fd)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    size_t n = strlen(path) + sizeof ".tmp-tfbc--XXXXXX";
+    char *tmp = malloc(n);
+    if (!tmp)
+        return TFB_ENOMEM;
+    snprintf(tmp, n, "%.*s.tmp-tfbc-%s-XXXXXX", (int)dl, path, path + dl);
+    int cfd = mkostemp(tmp, O_CLOEXEC);
+    if (cfd < 0 && errno == EROFS) {
+        /* A read-only file system (a cache made elsewhere, mounted): no
+         * copy can be made, and none is needed - nothing can truncate or
+         * rewrite the file there. */
+        free(tmp);
+        cfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        return cfd >= 0 ? cfd : tfb_err_from_errno(errno);
+    }
+    int err = cfd < 0 ? tfb_err_from_errno(errno) : 0;
+    if (cfd >= 0)
+        unlink(tmp);
+    free(tmp);
+    uint64_t used = 0;
+    if (!err)
+        err = tfb_trace_copy_fd(fd, cfd, UINT64_MAX, &used);
+    if (err) {
+        if (cfd >= 0)
+            close(cfd);
+        return err;
+    }
+    return cfd;
+}
+
 int tfb_trace_colcache_read_file(const char *path, const char *sig,
                                  uint64_t max_rows, tfb_trace **out,
                                  uint64_t *rows)
@@ -657,39 +734,26 @@ int tfb_trace_colcache_read_file(const char *path, const char *sig,
     if (!path || !sig || !out)
         return TFB_EINVAL;
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return errno == ENOENT ? TFB_ENOENT : TFB_ECORRUPT;
-    struct stat st;
     header h;
-    int err = 0;
-    /* Only our own regular files: a cache directory others can write to
-     * must not feed us their bytes. */
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_uid != geteuid() || (uint64_t)st.st_size < sizeof h ||
-        pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h)
-        err = TFB_ECORRUPT;
-    uint64_t size = err ? 0 : (uint64_t)st.st_size;
-    if (!err)
-        err = check_header(&h, size);
+    uint64_t size = 0;
+    /* Checked where it is (a file of other sources is not copied), then
+     * copied, and the copy checked whole: the file may change between. */
+    int err = check_file(fd, sig, max_rows, &h, &size);
+    int cfd = -1;
     if (!err) {
-        /* The signature first: a file of other sources is not read
-         * further (it is replaced after the load). */
-        size_t sl = (size_t)h.cols[C_SIG].len;
-        char *s = malloc(sl + 1);
-        if (!s)
-            err = TFB_ENOMEM;
-        else if (pread(fd, s, sl, (off_t)h.cols[C_SIG].off) != (ssize_t)sl)
-            err = TFB_ECORRUPT;
-        else if (sl != strlen(sig) || memcmp(s, sig, sl) != 0)
-            err = TFB_ESTATE;
-        free(s);
+        cfd = private_copy(path, fd);
+        if (cfd < 0)
+            err = cfd;
     }
-    if (!err && max_rows && h.rows > max_rows)
-        err = TFB_ESTATE;
+    close(fd);
+    if (!err)
+        err = check_file(cfd, sig, max_rows, &h, &size);
     uint32_t crc = 0;
     if (!err)
-        err = file_crc(fd, &h, size, &crc);
+        err = file_crc(cfd, &h, size, &crc);
     if (!err && crc != h.crc)
         err = TFB_ECORRUPT;
     mapped *m = NULL;
@@ -699,7 +763,7 @@ int tfb_trace_colcache_read_file(const char *path, const char *sig,
             err = TFB_ENOMEM;
     }
     if (!err) {
-        m->base = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+        m->base = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, cfd, 0);
         if (m->base == MAP_FAILED) {
             m->base = NULL;
             err = TFB_ENOMEM;
@@ -707,7 +771,8 @@ int tfb_trace_colcache_read_file(const char *path, const char *sig,
             m->len = (size_t)size;
         }
     }
-    close(fd);
+    if (cfd >= 0)
+        close(cfd); /* the mapping keeps the copy; its blocks go with it */
     if (!err)
         err = attach(m, &h);
     if (err) {

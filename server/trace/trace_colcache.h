@@ -15,10 +15,18 @@
  * Spans, calls, trees, strings and busy intervals are used in place
  * (mapped read-only); only the small tables are copied.
  *
+ * What is mapped is a private copy of the file (trace_filecopy.h: a
+ * clone where the file system can), unlinked as soon as it is made: a
+ * cache cleaner, `truncate` or `rsync --inplace` on the cache file while
+ * its trace is in use cannot reach it (a mapping of the shared file
+ * would die of SIGBUS past a new end). It costs the file's size on disk
+ * (none on btrfs/XFS) while the trace is held, freed at the unmap.
+ *
  * Safety: a file is used only after its owner (our euid), magic, version,
  * byte order, struct sizes, size, every column's bounds, the signature
- * and the CRC over all its bytes check out, and every lane, tree, string
- * and per-device table is in bounds. It is written to a mkstemp() temp
+ * and the CRC over all its bytes check out (on the private copy: what is
+ * checked is what is mapped), and every lane, tree, string and
+ * per-device table is in bounds. It is written to a mkstemp() temp
  * file beside its final name, fsync'ed and renamed: readers see the old
  * file or the new one, never a part; a mapped file stays valid after it
  * is replaced. Temp files of a process that exits mid-write are removed
@@ -45,12 +53,15 @@
 int tfb_trace_colcache_write_file(const char *path, const char *sig,
                                   const tfb_trace *t, uint64_t rows);
 
-/* Maps a cache file back. 0 and *out (one reference; tfb_trace_free
- * or release as any trace: t->release unmaps it); TFB_ENOENT (no file),
- * TFB_ECORRUPT (anything wrong: magic, version, sizes, checksum, bounds,
- * owner), TFB_ESTATE (a valid file of other sources: sig differs, or more
- * rows than max_rows, 0 = no limit), TFB_ENOMEM. *rows (may be NULL) gets
- * the rows of its build. */
+/* Maps a private copy of a cache file (above). 0 and *out (one reference;
+ * tfb_trace_free or release as any trace: t->release unmaps it);
+ * TFB_ENOENT (no file), TFB_ECORRUPT (anything wrong: magic, version,
+ * sizes, checksum, bounds, owner), TFB_ESTATE (a valid file of other
+ * sources: sig differs, or more rows than max_rows, 0 = no limit),
+ * TFB_ENOMEM; TFB_ETOOBIG / TFB_ENOSPC / TFB_EIO when the copy cannot be
+ * made (no room: trace_filecopy.h). *rows (may be NULL) gets the rows of
+ * its build. Whatever happens to the file afterwards, the trace stays as
+ * it was read. */
 int tfb_trace_colcache_read_file(const char *path, const char *sig,
                                  uint64_t max_rows, tfb_trace **out,
                                  uint64_t *rows);

@@ -8,12 +8,14 @@
  * Calls inside the layer go one way: cache -> load -> loaders -> build ->
  * aggregate -> trace.c (and cache -> memory -> load_memory; cache -> host
  * -> host loaders -> host_build; cache, load and the SQLite loader ->
- * cachedir/walcopy -> colcache; both Kineto loaders and load_memory ->
+ * cachedir/walcopy -> colcache -> filecopy (walcopy -> filecopy too: the
+ * bounded copies); both Kineto loaders and load_memory ->
  * kineto_scan; host_build, kineto_scan and memory -> build, for the
  * interned strings and a load's message).
  * The other internal headers of the folder: trace_file.h (whole files,
  * signatures), trace_sqlite_open.h, trace_kineto_scan.h, and the columnar
- * cache's trace_colcache.h, trace_cachedir.h, trace_walcopy.h.
+ * cache's trace_colcache.h, trace_cachedir.h, trace_walcopy.h,
+ * trace_filecopy.h.
  *
  * Thread-safety: as trace.h; a builder is used by one thread.
  */
@@ -40,12 +42,20 @@ typedef struct tfb_trace_load_limits {
 /* Sets the budgets of the loads that start after the call (tests, tools);
  * zero fields keep the default; NULL: the defaults. */
 void tfb_trace_set_load_limits(const tfb_trace_load_limits *l);
+/* ... and their disk budget (nor fill the server's disk): the bytes of
+ * data copied for one trace store with data in its WAL (trace_walcopy.h);
+ * 0: the default, TFB_TRACE_WAL_COPY_MAX_BYTES. */
+void tfb_trace_set_copy_budget(uint64_t max_copy_bytes);
 
 /* One load's budgets, progress and error message. Filled by
  * tfb_trace_load_ctl_init from the current limits; the loader thread
  * writes progress (atomic: requests read it) and error. */
 typedef struct tfb_trace_load_ctl {
     uint64_t max_rows, rows;
+    uint64_t max_copy_bytes;  /* a WAL copy's budget (trace_walcopy.h) */
+    /* A store's WAL data was left out (its copy was refused or failed):
+     * the trace built is not written to the columnar cache. */
+    int wal_unread;
     double deadline;          /* CLOCK_MONOTONIC seconds */
     size_t nfiles, file;      /* files of the load, the one being read */
     _Atomic uint32_t progress_ppm;

@@ -18,6 +18,7 @@
 #include "trace/trace_internal.h"
 #include "trace/trace_file.h"
 #include "trace/trace_cachedir.h"
+#include "trace/trace_walcopy.h"
 
 /* ------------------------------------------------------------------------
  * Budgets
@@ -27,6 +28,7 @@
 
 static pthread_mutex_t g_limits_mu = PTHREAD_MUTEX_INITIALIZER;
 static tfb_trace_load_limits g_limits = {DEFAULT_MAX_ROWS, DEFAULT_MAX_SECONDS};
+static uint64_t g_copy_budget = TFB_TRACE_WAL_COPY_MAX_BYTES;
 
 void tfb_trace_set_load_limits(const tfb_trace_load_limits *l)
 {
@@ -37,13 +39,23 @@ void tfb_trace_set_load_limits(const tfb_trace_load_limits *l)
     pthread_mutex_unlock(&g_limits_mu);
 }
 
+void tfb_trace_set_copy_budget(uint64_t max_copy_bytes)
+{
+    pthread_mutex_lock(&g_limits_mu);
+    g_copy_budget =
+        max_copy_bytes ? max_copy_bytes : TFB_TRACE_WAL_COPY_MAX_BYTES;
+    pthread_mutex_unlock(&g_limits_mu);
+}
+
 void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles)
 {
     memset(c, 0, sizeof *c);
     pthread_mutex_lock(&g_limits_mu);
     tfb_trace_load_limits l = g_limits;
+    uint64_t copy_budget = g_copy_budget;
     pthread_mutex_unlock(&g_limits_mu);
     c->max_rows = l.max_rows;
+    c->max_copy_bytes = copy_budget;
     c->deadline = (double)tfb_mono_now_ns() * 1e-9 + l.max_seconds;
     c->nfiles = nfiles;
     atomic_init(&c->progress_ppm, 0);
@@ -96,6 +108,12 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
     if (err)
         tfb_trace_load_ctl_fail(ctl, err, "building the trace: %s",
                                 tfb_strerror(err));
+    /* A trace without a store's WAL data (its copy was refused) is not
+     * cached: a later load, with room again, reads it in full. */
+    if (ctl && ctl->wal_unread) {
+        tfb_trace_colcache_key_free(*ck);
+        *ck = NULL;
+    }
     if (!err && ctl)
         atomic_store(&ctl->progress_ppm, 1000000u);
     return err;

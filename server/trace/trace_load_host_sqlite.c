@@ -231,7 +231,10 @@ int tfb_trace_host_load_sqlite(tfb_trace_host_builder *b, const char *path)
 {
     hload L = {b, tfb_trace_host_builder_ctl(b), NULL,
                tfb_trace_file_name(path), 0};
-    char *copy = tfb_trace_wal_copy(path);
+    /* Without a copy (none needed, or refused: trace_walcopy.h) the store
+     * is read immutable. */
+    char *copy = NULL;
+    (void)tfb_trace_wal_copy(path, L.ctl ? L.ctl->max_copy_bytes : 0, &copy);
     /* Opened as every trace reader opens one (trace_sqlite_open.h); a
      * file SQLite refuses is not a trace (0), as below. */
     int err = tfb_trace_sqlite_open(copy ? copy : path, !copy, &L.db);

@@ -715,7 +715,13 @@ int tfb_trace_load_sqlite(tfb_trace_builder *b, const char *path)
     L.b = b;
     L.ctl = tfb_trace_builder_ctl(b);
     L.path = path;
-    L.wal_copy = tfb_trace_wal_copy(path);
+    /* A WAL with data that could not be copied (past the copy budget, no
+     * room): the store is read immutable, without it, and the trace is
+     * not cached (the next load tries again). */
+    if (tfb_trace_wal_copy(path, L.ctl ? L.ctl->max_copy_bytes : 0,
+                           &L.wal_copy) < 0 &&
+        L.ctl)
+        L.ctl->wal_unread = 1;
     int rc = tfb_trace_sqlite_open(L.wal_copy ? L.wal_copy : path,
                                    !L.wal_copy, &L.db);
     if (rc) {

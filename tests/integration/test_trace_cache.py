@@ -15,6 +15,8 @@ Every GPU route of every run is asked of a server without a cache; then:
   - a truncated cache file, one with a flipped byte, and one left by
     another source file at the same path (same size and mtime, another
     inode) are rebuilt, never trusted;
+  - cache files truncated or rewritten in place while the server has
+    them mapped change none of its answers (it maps private copies);
   - a read-only cache directory and a full one (a 64 KiB tmpfs when mount
     works, else RLIMIT_FSIZE on the server) mean no cache, same answers;
   - two servers sharing one empty cache directory at once answer the
@@ -26,6 +28,7 @@ Arguments: the tfboard binary, the logdir generator (unused), gen_gpu_trace.
 """
 import hashlib
 import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -163,9 +166,22 @@ def cache_files(d):
     return sorted(f for f in os.listdir(d) if f.endswith(".tfbc"))
 
 
+# What a server maps is a private copy of each cache file, unlinked at
+# once: /proc/PID/maps names it "DIR/.tmp-tfbc-<cache file>-XXXXXX
+# (deleted)".
+MAPPED_COPY = re.compile(r"^(.*/)\.tmp-tfbc-(.+\.tfbc)-\w{6} \(deleted\)$")
+
+
 def mapped_cache_files(pid):
+    """The cache files whose private copies the server maps."""
+    out = set()
     with open("/proc/%d/maps" % pid) as f:
-        return {line.split()[-1] for line in f if ".tfbc" in line}
+        for line in f:
+            parts = line.rstrip("\n").split(None, 5)
+            m = MAPPED_COPY.match(parts[5]) if len(parts) == 6 else None
+            if m:
+                out.add(m.group(1) + m.group(2))
+    return out
 
 
 def fresh_dir(name):
@@ -285,6 +301,35 @@ def test_truncated_and_flipped_cache_rebuilt():
     # Rewritten whole, and the new files are the ones mapped.
     assert os.path.getsize(big) == size
     assert {big, nsys} <= maps
+
+
+def test_mapped_cache_file_changed():
+    """Issue 32 item 7: a cache cleaner, `truncate` or `rsync --inplace` on
+    the cache files of traces the server has mapped: its next requests
+    answer the same (it maps private copies); mapped in place, the next
+    GPU request died of SIGBUS."""
+    runs = ["big", "nsys"]
+    want = {k: v for k, v in BASELINE.items() if dict(k[1])["run"] in runs}
+    d = fresh_dir("cache_changed")
+    serve(d, runs=runs, expect=2)  # writes the two cache files
+    big = cache_file_of(d, "big")
+    nsys = cache_file_of(d, "nsys")
+    srv = Server(TFBOARD, LOG, "--cache_dir", d, "--reload_interval", "0")
+    with srv:
+        srv.wait_loaded()
+        assert_same(answers(srv, runs), want)
+        assert {big, nsys} <= mapped_cache_files(srv.proc.pid)
+        # A cleaner truncates one; rsync --inplace rewrites the other in
+        # place, shorter and with other bytes.
+        os.truncate(big, 0)
+        with open(nsys, "r+b") as f:
+            data = f.read()
+            f.seek(0)
+            f.write(bytes(b ^ 0x5a for b in data[:len(data) // 2]))
+            f.truncate(len(data) // 2)
+        got = answers(srv, runs)
+        assert srv.proc.poll() is None, srv.proc.returncode
+        assert_same(got, want)
 
 
 def test_other_source_same_name():
@@ -424,6 +469,7 @@ def main():
         run_tests([test_baseline_without_cache, test_wal_store_read_in_full,
                    test_first_load_then_reopen,
                    test_truncated_and_flipped_cache_rebuilt,
+                   test_mapped_cache_file_changed,
                    test_other_source_same_name, test_read_only_cache_dir,
                    test_full_cache_dir, test_two_servers_share_a_cache_dir,
                    test_cache_dir_inside_logdir_refused])

@@ -7,7 +7,11 @@
  * flipped byte, truncation, appended byte, wrong version, signature or
  * row budget is refused; writes are atomic; the cache key follows the
  * source (same path, new file = miss); the cache directory is refused
- * inside the logdir; a WAL store is copied whole.
+ * inside the logdir; a WAL store is copied whole, its holes kept (a
+ * sparse -wal costs its data only) and never past the copy budget (the
+ * store is then read without its WAL, the log says why, nothing is
+ * cached); a mapped cache file truncated or rewritten in place changes
+ * nothing the trace reads (it is a private copy: no SIGBUS).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +20,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,7 +552,8 @@ static void test_wal_copy(void **state)
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     /* The writer is still open: every row is in the WAL only. */
-    char *copy = tfb_trace_wal_copy(db);
+    char *copy = NULL;
+    assert_int_equal(tfb_trace_wal_copy(db, 0, &copy), 0);
     assert_non_null(copy);
     assert_true(strncmp(copy, cache, strlen(cache)) == 0);
     sqlite3 *r;
@@ -567,12 +573,224 @@ static void test_wal_copy(void **state)
     tfb_trace_wal_drop(copy);
     assert_int_equal(count_entries(cache), 0);
     sqlite3_close(w); /* checkpoints: no WAL data left */
-    assert_null(tfb_trace_wal_copy(db));
+    assert_int_equal(tfb_trace_wal_copy(db, 0, &copy), 0);
+    assert_null(copy);
     /* No cache directory: no copy. */
     assert_int_equal(tfb_trace_colcache_configure("", NULL, NULL), 0);
-    assert_null(tfb_trace_wal_copy(db));
+    assert_int_equal(tfb_trace_wal_copy(db, 0, &copy), 0);
+    assert_null(copy);
     free(db);
     free(cache);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* The one row of table t read through SQLite from a WAL copy. */
+static int read_copy_row(const char *copy)
+{
+    sqlite3 *r;
+    char uri[2048];
+    snprintf(uri, sizeof uri, "file:%s?mode=ro", copy);
+    assert_int_equal(sqlite3_open_v2(uri, &r,
+                                     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                     NULL),
+                     SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(r, "SELECT x FROM t", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int x = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(r);
+    return x;
+}
+
+static uint64_t allocated(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return (uint64_t)st.st_blocks * 512u;
+}
+
+/* Issue 32 item 6: a -wal of 256 MiB that holds a few KiB of data (the
+ * rest a hole) is copied with its hole: the copy costs its data, not its
+ * size (copied dense, a 70 GB one filled the disk), and reads the same. */
+static void test_wal_copy_keeps_holes(void **state)
+{
+    (void)state;
+    const off_t SPARSE = (off_t)256 << 20;
+    char *dir = tu_mkdtemp();
+    char *cache = path_in(dir, "cache");
+    char *db = path_in(dir, "s.sqlite");
+    char *wal = path_in(dir, "s.sqlite-wal");
+    assert_int_equal(tfb_trace_colcache_configure(cache, NULL, NULL), 0);
+    sqlite3 *w;
+    assert_int_equal(sqlite3_open(db, &w), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(w,
+                                  "PRAGMA journal_mode=WAL;"
+                                  "PRAGMA wal_autocheckpoint=0;"
+                                  "CREATE TABLE t(x);"
+                                  "INSERT INTO t VALUES(42);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    /* The writer's frames, a hole, a few bytes at the end. */
+    int fd = open(wal, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, "tail", 4, SPARSE - 4), 4);
+    close(fd);
+    if (allocated(wal) >= (uint64_t)16 << 20) {
+        /* A file system without holes: nothing to keep. */
+        print_message("skipped: %s cannot hold a sparse file\n", dir);
+    } else {
+        char *copy = NULL;
+        assert_int_equal(tfb_trace_wal_copy(db, 0, &copy), 0);
+        assert_non_null(copy);
+        size_t cl = strlen(copy) + 5;
+        char *cwal = malloc(cl);
+        assert_non_null(cwal);
+        snprintf(cwal, cl, "%s-wal", copy);
+        struct stat st;
+        assert_int_equal(stat(cwal, &st), 0);
+        assert_int_equal(st.st_size, SPARSE); /* the same file, */
+        assert_true(allocated(cwal) < ((uint64_t)16 << 20)); /* its data */
+        /* The tail was kept too. */
+        char tail[4] = {0};
+        fd = open(cwal, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, tail, 4, SPARSE - 4), 4);
+        close(fd);
+        assert_memory_equal(tail, "tail", 4);
+        assert_int_equal(read_copy_row(copy), 42);
+        tfb_trace_wal_drop(copy);
+        free(cwal);
+        assert_int_equal(count_entries(cache), 0);
+    }
+    sqlite3_close(w);
+    assert_int_equal(tfb_trace_colcache_configure("", NULL, NULL), 0);
+    free(wal);
+    free(db);
+    free(cache);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+#define KTABLE                                                                \
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, "    \
+    "deviceId INTEGER, streamId INTEGER, correlationId INTEGER, "             \
+    "demangledName TEXT);"
+
+/* Issue 32 item 6: the copy of a store and its -wal stops at the copy
+ * budget (a load budget, tfb_trace_set_copy_budget): past it the store is
+ * read without its WAL, as without a cache directory, the log says why,
+ * and that trace is not cached, so the next load with room reads it all. */
+static void test_wal_copy_budget(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char *cache = path_in(dir, "cache");
+    char *logdir = path_in(dir, "logs");
+    char *db = path_in(logdir, "s.sqlite");
+    assert_int_equal(mkdir(logdir, 0755), 0);
+    FILE *log = tmpfile();
+    assert_non_null(log);
+    assert_int_equal(tfb_trace_colcache_configure(cache, logdir, log), 0);
+    /* 2000 kernels, every row in the WAL (a writer that did not close). */
+    sqlite3 *w;
+    assert_int_equal(sqlite3_open(db, &w), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(w,
+                     "PRAGMA journal_mode=WAL;"
+                     "PRAGMA wal_autocheckpoint=0;" KTABLE
+                     "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL "
+                     "WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 "
+                     "FROM r WHERE i + 1 < 2000) SELECT 1000 * i, "
+                     "1000 * i + 500, 0, 1, i, 'k' FROM r;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    char *paths[1] = {db};
+
+    /* A budget below what the two files hold: no copy. */
+    char *copy = NULL;
+    assert_int_equal(tfb_trace_wal_copy(db, 4096, &copy), TFB_ETOOBIG);
+    assert_null(copy);
+    assert_int_equal(count_entries(cache), 0);
+    tfb_trace_set_copy_budget(4096);
+    tfb_trace *t = NULL;
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
+    /* Read immutable: its tables are all in the WAL, so no trace. */
+    assert_int_equal(t->files_read, 0);
+    assert_int_equal(t->nspans, 0);
+    tfb_trace_free(t);
+    assert_int_equal(count_entries(cache), 0); /* nothing cached */
+    /* The log says which store and why. */
+    char text[2048] = {0};
+    rewind(log);
+    size_t n = fread(text, 1, sizeof text - 1, log);
+    assert_true(n > 0);
+    assert_non_null(strstr(text, db));
+    assert_non_null(strstr(text, "the copy budget"));
+
+    /* With the default budget: read in full (through a copy), cached. */
+    tfb_trace_set_copy_budget(0);
+    assert_int_equal(tfb_trace_load_files(paths, 1, &t), 0);
+    assert_int_equal(t->files_read, 1);
+    assert_int_equal(t->nspans, 2000);
+    assert_null(t->release); /* built from the sources */
+    tfb_trace_free(t);
+    assert_int_equal(count_entries(cache), 1); /* its cache file */
+    sqlite3_close(w);
+    assert_int_equal(tfb_trace_colcache_configure("", NULL, NULL), 0);
+    fclose(log);
+    free(db);
+    free(logdir);
+    free(cache);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* Issue 32 item 7: a cache file truncated while its trace is mapped (a
+ * cache cleaner, `truncate`) or rewritten in place (`rsync --inplace`)
+ * changes nothing the mapped trace reads: what is mapped is a private
+ * copy. (Mapped in place, the next read of the trace died of SIGBUS.) */
+static void test_mapped_file_changed(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char *f = path_in(dir, "t.tfbc");
+    tfb_trace *t = build();
+    assert_int_equal(tfb_trace_colcache_write_file(f, "SIG", t, 1), 0);
+    tfb_trace *a = NULL, *b = NULL;
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 0, &a, NULL), 0);
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 0, &b, NULL), 0);
+    /* The copies have no name: the directory holds the cache file only. */
+    assert_int_equal(count_entries(dir), 1);
+    struct stat st;
+    assert_int_equal(stat(f, &st), 0);
+    size_t len = (size_t)st.st_size;
+    /* A cleaner truncates it. */
+    assert_int_equal(truncate(f, 0), 0);
+    assert_same_trace(t, a);
+    /* rsync --inplace writes other bytes over it. */
+    uint8_t *junk = malloc(len);
+    assert_non_null(junk);
+    memset(junk, 0xa5, len);
+    int fd = open(f, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, junk, len, 0), (ssize_t)len);
+    close(fd);
+    assert_same_trace(t, b);
+    assert_same_trace(t, a);
+    /* The file itself is refused now, as any damaged one. */
+    tfb_trace *c = NULL;
+    assert_int_equal(tfb_trace_colcache_read_file(f, "SIG", 0, &c, NULL),
+                     TFB_ECORRUPT);
+    assert_null(c);
+    assert_int_equal(count_entries(dir), 1);
+    tfb_trace_free(a);
+    tfb_trace_free(b);
+    tfb_trace_free(t);
+    free(junk);
+    free(f);
     tu_rmtree(dir);
     free(dir);
 }
@@ -586,6 +804,9 @@ int main(void)
         cmocka_unit_test(test_write_failures),
         cmocka_unit_test(test_load_save_by_source),
         cmocka_unit_test(test_wal_copy),
+        cmocka_unit_test(test_wal_copy_keeps_holes),
+        cmocka_unit_test(test_wal_copy_budget),
+        cmocka_unit_test(test_mapped_file_changed),
         cmocka_unit_test(test_default_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
