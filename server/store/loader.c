@@ -597,7 +597,8 @@ static void report_error(tfb_loader *l, file_state *f, int rc)
         fprintf(l->opts.log, "tfboard: cannot read %s: %s%s%s\n", f->path,
                 tfb_strerror(rc), *d ? ": " : "", d);
     f->error = rc;
-    snprintf(f->detail, sizeof f->detail, "%s", rc < 0 ? d : "");
+    /* whole characters only: the note is shown as text */
+    tfb_utf8_copy(f->detail, sizeof f->detail, rc < 0 ? d : "");
     tfb_storage_set_error_detail(NULL);
 }
 
@@ -943,11 +944,9 @@ static int one_pass(tfb_loader *l)
                 l->runs.v[i]->files.v[k].reader = NULL;
             }
     }
-    char *info = tfb_storage_info(l->storage);
-    if (info) {
-        tfb_store_set_storage_info(l->store, info);
-        free(info);
-    }
+    tfb_storage_status info;
+    if (tfb_storage_info(l->storage, &info) == 0)
+        tfb_store_set_storage_info(l->store, &info);
     l->first_done = 1;
     l->reloads++;
     atomic_store(&l->files_done, l->files_total);

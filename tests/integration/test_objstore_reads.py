@@ -1,0 +1,150 @@
+"""What reading a bucket costs and says when it fails (issue 32,
+item 18), on moto_server behind s3_util.FaultProxy (which counts every
+request and answers the faults a test asks for):
+
+- /data/environment stays valid UTF-8 when a request for an object with a
+  long non-ASCII name fails: the message is cut at a character boundary.
+
+Skips (77) without moto_server.
+
+usage: test_objstore_reads.py TFBOARD"""
+import http.server
+import json
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import s3_util  # noqa: E402
+from tfb_server_util import Server, run_tests, wait_for  # noqa: E402
+from test_objstore_events import events  # noqa: E402
+
+s3_util.need_moto()
+TFBOARD = sys.argv[1]
+MOTO = s3_util.Moto()
+S3 = MOTO.client()
+BUCKET = "reads"
+S3.create_bucket(Bucket=BUCKET)
+PROXY = s3_util.FaultProxy(MOTO.port)
+s3_util.use_endpoint(PROXY.url)
+
+
+def put(key, body):
+    S3.put_object(Bucket=BUCKET, Key=key, Body=body)
+
+
+def gets_of(needle):
+    with PROXY.lock:
+        return sum(1 for m, p in PROXY.seen if m == "GET" and needle in p)
+
+
+def reload_once(srv):
+    n = srv.json("/data/plugin/core/progress")["reloads"]
+    srv.get("/data/reload")
+    wait_for(lambda: srv.json("/data/plugin/core/progress")["reloads"] > n,
+             "a reload")
+
+
+def points(srv, run, tag="loss"):
+    return [p[1] for p in srv.json("/data/plugin/scalars/scalars", run=run,
+                                   tag=tag)]
+
+
+# ---- item 18: the message of a failed request stays UTF-8 ----------------
+
+def test_environment_utf8_when_a_long_name_fails():
+    # The client cuts a request's URL at 199 bytes; a name of 3-byte
+    # characters padded so that the cut falls inside one (what the
+    # assertions check holds wherever the cut is).
+    pad = 0
+    while True:
+        name = "x" * pad + "\u2603" * 100
+        key = "env/%s/events.out.tfevents.1.h.1.0" % name
+        what = ("GET s3://%s/%s" % (BUCKET, key)).encode()
+        try:
+            what[:199].decode("utf-8")
+            pad += 1
+        except UnicodeDecodeError:
+            break
+    put(key, events("loss", range(3)))
+    PROXY.rules[:] = [lambda m, p: ("status", 403, "AccessDenied")
+                      if m == "GET" and "/env/" in p else None]
+    try:
+        with Server(TFBOARD, "s3://%s/env" % BUCKET, "--reload_interval",
+                    "0") as srv:
+            srv.wait_loaded()
+            st_, ct, body = srv.get("/data/environment")
+            assert st_ == 200, st_
+            text = body.decode("utf-8")  # strict: fails on a cut character
+            err = json.loads(text)["storage"]["last_error"]
+            assert "HTTP 403 AccessDenied" in err, err
+            assert "\ufffd" not in err, err
+            url = err.split(": HTTP ")[0]
+            full = "GET s3://%s/%s" % (BUCKET, key)
+            assert full.startswith(url) and len(url) > 40, (url, full)
+            # the run's note carries the same request (its line cut
+            # shorter), whole characters only
+            st_, ct, body = srv.get("/data/runs_info")
+            runs = json.loads(body.decode("utf-8"))
+            notes = [n for r in runs for n in r["notes"]]
+            assert any(("GET s3://%s/env/" % BUCKET) in n for n in notes), \
+                notes
+            assert not any("\ufffd" in n for n in notes), notes
+    finally:
+        PROXY.rules[:] = []
+
+
+class HostileStore:
+    """An endpoint that answers every request 403 with an S3 error code
+    holding a byte that is not UTF-8 and a quote."""
+
+    def __init__(self):
+        class H(http.server.BaseHTTPRequestHandler):
+            def answer(self):
+                body = b'<Error><Code>Deny\xff"X</Code></Error>'
+                self.send_response(403)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            do_GET = do_HEAD = do_PUT = answer
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def test_environment_error_through_the_json_writer():
+    bad = HostileStore()
+    saved = os.environ["AWS_ENDPOINT_URL"]
+    os.environ["AWS_ENDPOINT_URL"] = bad.url
+    try:
+        with Server(TFBOARD, "s3://%s/any" % BUCKET, "--reload_interval",
+                    "0") as srv:
+            srv.wait_loaded()
+            st_, ct, body = srv.get("/data/environment")
+            text = body.decode("utf-8")  # strict
+            err = json.loads(text)["storage"]["last_error"]
+            # the invalid byte as U+FFFD (the JSON writer's rule), the
+            # quote escaped
+            assert ("HTTP 403 Deny\ufffd\"X") in err, err
+    finally:
+        os.environ["AWS_ENDPOINT_URL"] = saved
+        bad.stop()
+
+
+try:
+    run_tests([test_environment_utf8_when_a_long_name_fails,
+               test_environment_error_through_the_json_writer])
+finally:
+    PROXY.stop()
+    MOTO.stop()
