@@ -1,7 +1,11 @@
-"""What reading a bucket costs and says when it fails (issue 32,
-item 18), on moto_server behind s3_util.FaultProxy (which counts every
+"""What reading a bucket costs and says when it fails (issue 32, items 17
+and 18), on moto_server behind s3_util.FaultProxy (which counts every
 request and answers the faults a test asks for):
 
+- `tfboard report --logdir s3://...` says what the failed listing was
+  answered (403 AccessDenied, 503 SlowDown after its retries, a refused
+  connection), not "no such file or directory"; a failed read names its
+  request too;
 - /data/environment stays valid UTF-8 when a request for an object with a
   long non-ASCII name fails: the message is cut at a character boundary.
 
@@ -11,6 +15,7 @@ usage: test_objstore_reads.py TFBOARD"""
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
 
@@ -27,6 +32,9 @@ BUCKET = "reads"
 S3.create_bucket(Bucket=BUCKET)
 PROXY = s3_util.FaultProxy(MOTO.port)
 s3_util.use_endpoint(PROXY.url)
+# Two attempts: a 503 storm or a refused connection gives up in about a
+# second instead of five attempts' backoff.
+os.environ["AWS_MAX_ATTEMPTS"] = "2"
 
 
 def put(key, body):
@@ -48,6 +56,60 @@ def reload_once(srv):
 def points(srv, run, tag="loss"):
     return [p[1] for p in srv.json("/data/plugin/scalars/scalars", run=run,
                                    tag=tag)]
+
+
+# ---- item 17: report says what the listing was answered ------------------
+
+def report(logdir, *extra, endpoint=None):
+    env = dict(os.environ)
+    if endpoint:
+        env["AWS_ENDPOINT_URL"] = endpoint
+    return subprocess.run([TFBOARD, "report", "--logdir", logdir] +
+                          list(extra),
+                          capture_output=True, text=True, env=env,
+                          timeout=60)
+
+
+def test_report_names_the_failed_request():
+    put("rep/a/events.out.tfevents.1.h.1.0", events("loss", range(5)))
+    url = "s3://%s/rep" % BUCKET
+    try:
+        cases = [
+            ("status", 403, "AccessDenied", "HTTP 403 AccessDenied"),
+            ("status", 503, "SlowDown", "HTTP 503 SlowDown after 2 attempts"),
+        ]
+        for act0, code, s3code, want in cases:
+            PROXY.rules[:] = [lambda m, p, a=(act0, code, s3code):
+                              a if "list-type" in p else None]
+            r = report(url)
+            assert r.returncode != 0, (want, r.returncode, r.stderr)
+            err = r.stderr
+            assert "no such file or directory" not in err, err
+            assert ("LIST s3://%s/rep/" % BUCKET) in err and want in err, \
+                (want, err)
+        # nothing listens there: the connection is refused
+        PROXY.rules[:] = []
+        r = report(url, endpoint="http://127.0.0.1:%d" % s3_util.free_port())
+        assert r.returncode != 0, r.stderr
+        assert "no such file or directory" not in r.stderr, r.stderr
+        assert ("LIST s3://%s/rep/" % BUCKET) in r.stderr and \
+            "connect" in r.stderr.lower(), r.stderr
+        # listed, but the object's read is refused: the report is
+        # incomplete and names the request, with its answer (--quiet: in
+        # its last line, not only in the loader's progress lines)
+        PROXY.rules[:] = [lambda m, p: ("status", 403, "AccessDenied")
+                          if m == "GET" and "/rep/a/" in p else None]
+        r = report(url, "--quiet")
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert "could not be read" in r.stderr and \
+            "HTTP 403 AccessDenied" in r.stderr and \
+            ("GET s3://%s/rep/a/" % BUCKET) in r.stderr, r.stderr
+        # and with no fault at all, the report is written
+        PROXY.rules[:] = []
+        r = report(url)
+        assert r.returncode == 0 and "loss" in r.stdout, r.stderr
+    finally:
+        PROXY.rules[:] = []
 
 
 # ---- item 18: the message of a failed request stays UTF-8 ----------------
@@ -143,7 +205,8 @@ def test_environment_error_through_the_json_writer():
 
 
 try:
-    run_tests([test_environment_utf8_when_a_long_name_fails,
+    run_tests([test_report_names_the_failed_request,
+               test_environment_utf8_when_a_long_name_fails,
                test_environment_error_through_the_json_writer])
 finally:
     PROXY.stop()
