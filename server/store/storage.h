@@ -111,6 +111,13 @@ typedef struct tfb_storage_ops {
      * name), for readers that need a file (the GPU plugin's SQLite trace
      * stores); fetched again only when the object changed. */
     int (*local_copy)(tfb_storage *s, const char *path, char **local);
+    /* 1 when an object's bytes change only with what stat says of it
+     * (etag, size): objects in a bucket are never written in place (one
+     * that "grows" is a new, longer version). The loader then reads
+     * nothing of an object that waits at a partial record until its
+     * listing changes. 0 for local files, which a writer may change in
+     * place at the same size (a preallocated file). */
+    int immutable;
 } tfb_storage_ops;
 
 /* Every backend's handle starts with this. */

@@ -10,7 +10,9 @@
  * version (a new ETag). So the version the loader sees (stat.etag) is a
  * generation that moves on only when the listed ETag changed and the
  * size did not grow: a longer object is read on from the last offset, a
- * shorter (or same-sized, rewritten) one again from the start.
+ * shorter (or same-sized, rewritten) one again from the start. The ops
+ * say `immutable`: the loader reads nothing of an object it read to its
+ * end (a partial record waiting there too) while it is listed unchanged.
  *
  * Reads fetch ahead (READ_AHEAD bytes, as 4 parallel ranges) into the
  * open file, so the reader's 1 MiB reads cost one GET per window.
@@ -564,6 +566,7 @@ static int s3_info(tfb_storage *st, tfb_storage_status *out)
 static const tfb_storage_ops s3_ops = {
     "s3",     s3_list,    s3_stat,   s3_open,  s3_read,
     s3_close, s3_destroy, s3_cancel, s3_info,  s3_local_copy,
+    1 /* immutable: objects are replaced whole, never written in place */,
 };
 
 int tfb_storage_s3_create(tfb_storage **out, const char *url, char *err,

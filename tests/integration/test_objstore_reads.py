@@ -1,7 +1,10 @@
-"""What reading a bucket costs and says when it fails (issue 32, items 17
-and 18), on moto_server behind s3_util.FaultProxy (which counts every
+"""What reading a bucket costs and says when it fails (issue 32, items 16
+to 18), on moto_server behind s3_util.FaultProxy (which counts every
 request and answers the faults a test asks for):
 
+- a run whose last object ends in a partial record is not fetched again
+  while the listing shows the same object (no GET reaches the bucket);
+  once the object changes, the rest is read on;
 - `tfboard report --logdir s3://...` says what the failed listing was
   answered (403 AccessDenied, 503 SlowDown after its retries, a refused
   connection), not "no such file or directory"; a failed read names its
@@ -22,7 +25,7 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import s3_util  # noqa: E402
 from tfb_server_util import Server, run_tests, wait_for  # noqa: E402
-from test_objstore_events import events  # noqa: E402
+from test_objstore_events import events, scalar_event  # noqa: E402
 
 s3_util.need_moto()
 TFBOARD = sys.argv[1]
@@ -56,6 +59,43 @@ def reload_once(srv):
 def points(srv, run, tag="loss"):
     return [p[1] for p in srv.json("/data/plugin/scalars/scalars", run=run,
                                    tag=tag)]
+
+
+# ---- item 16: an unchanged object is not read again ----------------------
+
+def test_partial_tail_not_fetched_while_unchanged():
+    PROXY.rules[:] = []
+    key = "tail/run/events.out.tfevents.1.h.1.0"
+    whole = events("loss", range(20))
+    nxt = scalar_event(20, "loss", 20.0)
+    # the next record's header and half its body: a writer mid-record
+    put(key, whole + nxt[:len(nxt) // 2])
+    with Server(TFBOARD, "s3://%s/tail" % BUCKET, "--reload_interval",
+                "0.2") as srv:
+        srv.wait_loaded()
+        assert points(srv, "run") == list(range(20))
+        reload_once(srv)  # the first pass's reads are behind us
+        g0 = gets_of("/tail/run/")
+        for _ in range(8):
+            reload_once(srv)
+        # eight listings of the same object: not one GET (it was fetched
+        # again at every reload)
+        assert gets_of("/tail/run/") == g0, (gets_of("/tail/run/"), g0)
+        st = srv.json("/data/environment")["storage"]
+        assert st["last_reload"]["gets"] == 0, st
+        assert st["last_reload"]["lists"] == 1, st
+        f = srv.json("/data/runs_info")[0]["files"][0]
+        # still said: the object ends in a partial record
+        assert f["truncated_tail"] is True and f["requests"] == 0, f
+        assert points(srv, "run") == list(range(20))
+        # the record completed (a new version, longer): read on from there
+        put(key, whole + nxt + events("loss", range(21, 25)))
+        srv.get("/data/reload")
+        wait_for(lambda: points(srv, "run") == list(range(25)),
+                 "the completed record and the ones after it")
+        assert gets_of("/tail/run/") > g0
+        f = srv.json("/data/runs_info")[0]["files"][0]
+        assert f["truncated_tail"] is False, f
 
 
 # ---- item 17: report says what the listing was answered ------------------
@@ -205,7 +245,8 @@ def test_environment_error_through_the_json_writer():
 
 
 try:
-    run_tests([test_report_names_the_failed_request,
+    run_tests([test_partial_tail_not_fetched_while_unchanged,
+               test_report_names_the_failed_request,
                test_environment_utf8_when_a_long_name_fails,
                test_environment_error_through_the_json_writer])
 finally:
