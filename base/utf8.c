@@ -76,3 +76,31 @@ char *tfb_utf8_clean(const char *s, size_t n, size_t *out_len)
         *out_len = k;
     return o;
 }
+
+size_t tfb_utf8_cut(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    /* A character is at most 4 bytes: its lead byte is among the last 4. */
+    for (size_t i = n; i > 0 && n - i < 4;) {
+        unsigned c = u[--i];
+        if ((c & 0xc0) == 0x80)
+            continue; /* a continuation byte: its lead is further back */
+        size_t need = c >= 0xc2 && c <= 0xdf   ? 2
+                      : c >= 0xe0 && c <= 0xef ? 3
+                      : c >= 0xf0 && c <= 0xf4 ? 4
+                                               : 1;
+        return n - i < need ? i : n;
+    }
+    return n;
+}
+
+size_t tfb_utf8_copy(char *dst, size_t cap, const char *src)
+{
+    if (cap == 0)
+        return 0;
+    size_t n = strnlen(src, cap - 1);
+    n = tfb_utf8_cut(src, n);
+    memmove(dst, src, n);
+    dst[n] = '\0';
+    return n;
+}

@@ -23,4 +23,16 @@ int tfb_utf8_valid(const char *s, size_t n);
  * ENOMEM. *out_len gets its length (may be NULL). */
 char *tfb_utf8_clean(const char *s, size_t n, size_t *out_len);
 
+/* The length of the longest prefix of s[0..n) that does not end inside a
+ * character: n, less the bytes of a last character cut short (a lead
+ * byte whose sequence needs more bytes than are left). A message cut to a
+ * byte bound (snprintf into a fixed buffer) then keeps whole characters
+ * instead of ending in half of one. Other invalid bytes are left for the
+ * U+FFFD rule of whoever writes the text out. */
+size_t tfb_utf8_cut(const char *s, size_t n);
+
+/* Copies as much of src as fits into dst[cap] (cap > 0), cut by
+ * tfb_utf8_cut, NUL-terminated; returns the length copied. */
+size_t tfb_utf8_copy(char *dst, size_t cap, const char *src);
+
 #endif

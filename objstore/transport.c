@@ -19,6 +19,7 @@
 
 #include "base/deadline.h"
 #include "base/str.h"
+#include "base/utf8.h"
 #include "tfboard.h"
 #include "objstore/transport.h"
 
@@ -218,16 +219,21 @@ static size_t on_read(char *p, size_t sz, size_t nm, void *ud)
 
 void tfb_os_describe(const tfb_os *c, const os_req *r, char *buf, size_t n)
 {
+    int k;
     if (r->kind == OS_LIST) {
         const char *prefix = "";
         for (size_t i = 0; i < r->n_query; i++)
             if (strcmp(r->query[i].name, "prefix") == 0)
                 prefix = r->query[i].value;
-        snprintf(buf, n, "LIST %s://%s/%s", c->scheme, r->bucket, prefix);
-        return;
+        k = snprintf(buf, n, "LIST %s://%s/%s", c->scheme, r->bucket, prefix);
+    } else {
+        k = snprintf(buf, n, "%s %s://%s/%s", r->method, c->scheme, r->bucket,
+                     r->key);
     }
-    snprintf(buf, n, "%s %s://%s/%s", r->method, c->scheme, r->bucket,
-             r->key);
+    /* A long key is cut by the buffer: at a character boundary, so the
+     * line stays UTF-8 wherever it is shown (stderr, /data/environment). */
+    if (n && k >= (int)n)
+        buf[tfb_utf8_cut(buf, n - 1)] = '\0';
 }
 
 static void amz_now(char out[17])

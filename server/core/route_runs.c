@@ -10,6 +10,7 @@
 
 #include "core/plugin.h"
 #include "core/routes_core.h"
+#include "store/storage.h"
 
 /* A file of /data/runs_info, but for its corruption offsets and error. */
 static const tfb_json_field file_fields[] = {
@@ -181,6 +182,29 @@ int tfb_route_progress(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
+/* /data/environment's "storage": a bucket's backend, its requests and
+ * its last fault (storage.h), every string through the JSON writer. */
+static const tfb_json_field storage_count_fields[] = {
+    TFB_JSON_FIELD(tfb_storage_counts, requests, U64),
+    TFB_JSON_FIELD(tfb_storage_counts, lists, U64),
+    TFB_JSON_FIELD(tfb_storage_counts, gets, U64),
+    TFB_JSON_FIELD(tfb_storage_counts, heads, U64),
+    TFB_JSON_FIELD(tfb_storage_counts, bytes, U64),
+    TFB_JSON_FIELD(tfb_storage_counts, retries, U64),
+    TFB_JSON_FIELD(tfb_storage_counts, failures, U64),
+};
+static const tfb_json_field storage_fields[] = {
+    TFB_JSON_FIELD(tfb_storage_status, backend, CHARS),
+    TFB_JSON_FIELD(tfb_storage_status, anonymous, BOOL),
+    TFB_JSON_FIELD(tfb_storage_status, reloads, U64),
+    TFB_JSON_FIELD_OBJ("last_reload", tfb_storage_status, last_reload,
+                       storage_count_fields),
+    TFB_JSON_FIELD_OBJ("total", tfb_storage_status, total,
+                       storage_count_fields),
+    TFB_JSON_FIELD(tfb_storage_status, errors, U64),
+    TFB_JSON_FIELD(tfb_storage_status, last_error, TEXT), /* "": null */
+};
+
 int tfb_route_environment(const tfb_http_req *req, tfb_http_resp *resp)
 {
     tfb_json j;
@@ -222,12 +246,11 @@ int tfb_route_environment(const tfb_http_req *req, tfb_http_resp *resp)
      * reload made, and the last fault (the page's banner); null for
      * local files. */
     tfb_json_key(&j, "storage");
-    char *info = tfb_store_storage_info(tfb_server_store(req));
-    if (info)
-        tfb_json_raw(&j, info, strlen(info));
+    tfb_storage_status info;
+    if (tfb_store_storage_info(tfb_server_store(req), &info) == 0)
+        TFB_JSON_STRUCT(&j, &info, storage_fields);
     else
         tfb_json_null(&j);
-    free(info);
     tfb_json_object_end(&j);
     return tfb_http_json(resp, &j);
 }

@@ -291,9 +291,17 @@ int tfb_report_main(int argc, char **argv)
     char first_bad[600] = "";
     count_unreadable(store, &bad, first_bad, sizeof first_bad);
     if (bad > 0) {
+        /* In a bucket, the request's own line says why (403 AccessDenied,
+         * 503 SlowDown after 5 attempts...), where the error code alone
+         * would say "permission denied" or "input/output error". */
+        tfb_storage_status sst;
+        int has = tfb_store_storage_info(store, &sst) == 0 &&
+                  sst.last_error[0];
         fprintf(stderr, "tfboard report: %zu event file%s could not be read "
-                        "(%s); the report is incomplete\n",
-                bad, bad == 1 ? "" : "s", first_bad);
+                        "(%s%s%s); the report is incomplete\n",
+                bad, bad == 1 ? "" : "s", first_bad,
+                has ? "; the last failed request: " : "",
+                has ? sst.last_error : "");
         status = 2;
     }
     if (status == 0 && a.fail_on_nan && rep.total_alerts > 0) {

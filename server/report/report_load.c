@@ -51,8 +51,9 @@ static int is_url(const char *logdir)
 
 /* One loader pass on a thread of its own while this one reports progress:
  * silent for a second, then a line a second, so small logdirs print
- * nothing and large ones show they are moving. */
-static int load_once(tfb_store *store, int quiet)
+ * nothing and large ones show they are moving. When the pass fails, why
+ * gets the backend's own line about it, if it has one. */
+static int load_once(tfb_store *store, int quiet, char *why, size_t why_len)
 {
     tfb_loader_opts lo = {.reload_interval = 0, .threads = 0,
                           .log = quiet ? NULL : stderr};
@@ -99,6 +100,14 @@ static int load_once(tfb_store *store, int quiet)
     }
     pthread_join(th, NULL);
     tfb_loader_stop(job.loader);
+    /* A bucket that cannot be listed (403, a 503 storm, a refused
+     * connection) reads to the loader as a missing logdir, so that a
+     * server keeps what it loaded; a report has nothing to keep and says
+     * what the request was answered instead. */
+    tfb_storage_status st;
+    if (job.rc < 0 && tfb_storage_info(storage, &st) == 0 &&
+        st.last_error[0])
+        snprintf(why, why_len, "%s", st.last_error);
     /* the report reads trace stores after this: a bucket's local copies
      * live as long as the store */
     tfb_store_own(store, storage, storage_free);
@@ -120,15 +129,16 @@ int tfb_report_open(const char *dir, int quiet, tfb_store **out)
                 dir);
         return -1;
     }
+    char why[TFB_STORAGE_ERROR_MAX] = "";
     int rc = tfb_store_create(out, dir);
     if (rc == 0) {
-        rc = load_once(*out, quiet);
+        rc = load_once(*out, quiet, why, sizeof why);
         if (rc < 0)
             tfb_store_destroy(*out);
     }
     if (rc < 0) {
         fprintf(stderr, "tfboard report: loading %s: %s\n", dir,
-                tfb_strerror(rc));
+                why[0] ? why : tfb_strerror(rc));
         return -1;
     }
     return 0;

@@ -71,6 +71,12 @@ typedef struct file_state {
     char detail[200]; /* the backend's line about it (storage.h) */
     uint64_t requests, request_bytes; /* the last pass's (storage.h) */
     int gone;       /* deleted since: data kept, reader closed */
+    /* The last pass stopped at the end of what the object held (a partial
+     * record waits there, or nothing more), which was waiting_size bytes:
+     * on storage whose objects never change in place (storage.h,
+     * ops->immutable), the same listing means nothing new to read. */
+    int waiting;
+    uint64_t waiting_size;
     tfb_reader_stats stats;
 } file_state;
 
@@ -596,6 +602,7 @@ static void close_readers(run_state *rs)
         rs->files.v[i].reader = NULL;
         rs->files.v[i].done = 0;
         rs->files.v[i].gone = 0;
+        rs->files.v[i].waiting = 0;
         memset(&rs->files.v[i].stats, 0, sizeof rs->files.v[i].stats);
     }
 }
@@ -607,7 +614,8 @@ static void report_error(tfb_loader *l, file_state *f, int rc)
         fprintf(l->opts.log, "tfboard: cannot read %s: %s%s%s\n", f->path,
                 tfb_strerror(rc), *d ? ": " : "", d);
     f->error = rc;
-    snprintf(f->detail, sizeof f->detail, "%s", rc < 0 ? d : "");
+    /* whole characters only: the note is shown as text */
+    tfb_utf8_copy(f->detail, sizeof f->detail, rc < 0 ? d : "");
     tfb_storage_set_error_detail(NULL);
 }
 
@@ -665,6 +673,14 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         if (f->gone || strcmp(st.etag, f->etag) != 0 || st.size < f->done)
             return 1;
     }
+    /* Waiting at the end of an object whose version and size are those
+     * the last pass read to its end: in a bucket nothing new can be there
+     * (objects are replaced, never written in place), so nothing is read;
+     * a partial record at a live run's end would otherwise cost a GET
+     * each reload. The next listing that shows a change reads on. */
+    if (f->reader && f->waiting && l->storage->ops->immutable &&
+        st.size == f->waiting_size)
+        return 0;
     f->size = st.size;
     if (!f->reader) {
         int rc = tfb_storage_reader_open(l->storage, f->path, &f->reader);
@@ -687,6 +703,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
     int rc = 0;
     uint64_t pass_left = PASS_FILE_BYTES;
     uint64_t at = f->done;
+    int waiting = 0;
     for (;;) {
         /* One chunk at a time, so the stop flag is seen within one chunk
          * whatever the file holds (even garbage, where no event comes). */
@@ -738,8 +755,10 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         at = cs.offset;
         /* Stopped short of the chunk: the end of what the file holds (or a
          * record still being written). */
-        if (used < chunk || cs.offset >= cs.file_size)
+        if (used < chunk || cs.offset >= cs.file_size) {
+            waiting = 1;
             break;
+        }
         if (used >= pass_left) {
             /* This pass's share is spent: the next pass (at once) goes
              * on from here, after every other run had its turn. */
@@ -766,6 +785,8 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         f->done = s.offset;
         f->stats = s;
     }
+    f->waiting = waiting;
+    f->waiting_size = f->size;
     /* Only files being read hold a descriptor: 5,000 runs must not take
      * 5,000 descriptors (the HTTP side needs them to accept). */
     tfb_reader_release_fd(f->reader);
@@ -953,11 +974,9 @@ static int one_pass(tfb_loader *l)
                 l->runs.v[i]->files.v[k].reader = NULL;
             }
     }
-    char *info = tfb_storage_info(l->storage);
-    if (info) {
-        tfb_store_set_storage_info(l->store, info);
-        free(info);
-    }
+    tfb_storage_status info;
+    if (tfb_storage_info(l->storage, &info) == 0)
+        tfb_store_set_storage_info(l->store, &info);
     l->first_done = 1;
     l->reloads++;
     atomic_store(&l->files_done, l->files_total);

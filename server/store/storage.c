@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/utf8.h"
 #include "collector/reader_source.h"
 #include "store/storage.h"
 
@@ -23,12 +24,12 @@ void tfb_storage_cancel(tfb_storage *s)
         s->ops->cancel(s);
 }
 
-char *tfb_storage_info(tfb_storage *s)
+int tfb_storage_info(tfb_storage *s, tfb_storage_status *out)
 {
-    char *j = NULL;
-    if (s && s->ops->info && s->ops->info(s, &j) < 0)
-        return NULL;
-    return j;
+    memset(out, 0, sizeof *out);
+    if (!s || !s->ops->info)
+        return TFB_ENOENT;
+    return s->ops->info(s, out);
 }
 
 char *tfb_storage_join(const char *dir, const char *name)
@@ -53,11 +54,11 @@ int tfb_storage_local_path(tfb_storage *s, const char *path, char **out)
     return *out ? 0 : TFB_ENOMEM;
 }
 
-static _Thread_local char g_detail[300];
+static _Thread_local char g_detail[TFB_STORAGE_ERROR_MAX];
 
 void tfb_storage_set_error_detail(const char *msg)
 {
-    snprintf(g_detail, sizeof g_detail, "%s", msg ? msg : "");
+    tfb_utf8_copy(g_detail, sizeof g_detail, msg ? msg : "");
 }
 
 const char *tfb_storage_error_detail(void)

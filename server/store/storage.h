@@ -48,6 +48,33 @@ typedef struct tfb_storage_entry {
     tfb_storage_stat st;
 } tfb_storage_entry;
 
+/* What a backend of remote storage says of itself (ops->info), for
+ * /data/environment and the report's messages. */
+typedef struct tfb_storage_counts {
+    /* requests sent (retries included), by kind; bytes received; retries;
+     * requests that failed after their retries */
+    uint64_t requests, lists, gets, heads, bytes, retries, failures;
+} tfb_storage_counts;
+
+/* The last failed request's line, as the backend's client wrote it
+ * ("GET s3://bucket/key: HTTP 403 AccessDenied after 1 attempt"; never a
+ * secret), at most TFB_STORAGE_ERROR_MAX - 1 bytes, cut at a character
+ * boundary (tfb_utf8_cut): room for the method, a URL with a long key
+ * (which the client itself cuts short), the status, the S3 error code and
+ * the attempts, and small enough for a banner line and a run's note. */
+#define TFB_STORAGE_ERROR_MAX 300
+
+typedef struct tfb_storage_status {
+    char backend[8]; /* "s3", "gs" */
+    int anonymous;   /* 1: unsigned requests (no credentials found) */
+    uint64_t reloads; /* listings made */
+    /* the requests of the last complete reload (its listing and reads),
+     * and of the whole life of the storage */
+    tfb_storage_counts last_reload, total;
+    uint64_t errors; /* failed requests noted */
+    char last_error[TFB_STORAGE_ERROR_MAX]; /* "" when none */
+} tfb_storage_status;
+
 /* Which listed names to keep (name: the last path component), so a
  * logdir full of checkpoints costs neither memory nor a stat each. */
 typedef int (*tfb_storage_keep_fn)(const char *name, void *arg);
@@ -76,14 +103,21 @@ typedef struct tfb_storage_ops {
     void (*destroy)(tfb_storage *s);
     /* Optional (NULL for local files). cancel: every request in flight
      * and to come fails at once (shutdown must not wait on a network).
-     * info: a JSON object describing the backend and the requests each
-     * reload made (malloc'd, for /data/environment). */
+     * info: the backend, the requests each reload made and the last
+     * fault (for /data/environment, written there by the JSON writer). */
     void (*cancel)(tfb_storage *s);
-    int (*info)(tfb_storage *s, char **json);
+    int (*info)(tfb_storage *s, tfb_storage_status *out);
     /* Optional: a local file holding path's current bytes (malloc'd
      * name), for readers that need a file (the GPU plugin's SQLite trace
      * stores); fetched again only when the object changed. */
     int (*local_copy)(tfb_storage *s, const char *path, char **local);
+    /* 1 when an object's bytes change only with what stat says of it
+     * (etag, size): objects in a bucket are never written in place (one
+     * that "grows" is a new, longer version). The loader then reads
+     * nothing of an object that waits at a partial record until its
+     * listing changes. 0 for local files, which a writer may change in
+     * place at the same size (a preallocated file). */
+    int immutable;
 } tfb_storage_ops;
 
 /* Every backend's handle starts with this. */
@@ -109,8 +143,9 @@ int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
 
 /* storage.c: generic helpers over any backend. */
 void tfb_storage_cancel(tfb_storage *s); /* NULL-safe; no-op for local */
-/* ops->info's JSON, or NULL (local files, or out of memory). */
-char *tfb_storage_info(tfb_storage *s);
+/* ops->info into *out: 0, or TFB_ENOENT for a backend without one
+ * (local files). */
+int tfb_storage_info(tfb_storage *s, tfb_storage_status *out);
 /* dir/name, malloc'd for the caller (NULL on ENOMEM); name "." is dir
  * itself (a run in the logdir). Paths join alike on every backend. Any
  * thread. */
@@ -120,7 +155,8 @@ char *tfb_storage_join(const char *dir, const char *name);
 int tfb_storage_local_path(tfb_storage *s, const char *path, char **out);
 /* A line about the last failure on this thread (a backend sets it with
  * the request and the answer; never a secret), for the run's note; "" when
- * none. The loader reads it right after the failing call. */
+ * none. The loader reads it right after the failing call. Kept to
+ * TFB_STORAGE_ERROR_MAX - 1 bytes, cut at a character boundary. */
 void tfb_storage_set_error_detail(const char *msg);
 /* Requests a backend made on this thread, and their bytes: a backend
  * counts them (tfb_storage_count), the loader reads the totals before and

@@ -233,6 +233,7 @@ static const tfb_storage_ops local_ops = {
     "local",     local_list,  local_stat,    local_open,
     local_read,  local_close, local_destroy, NULL /* cancel */,
     NULL /* info */, NULL /* local_copy */,
+    0 /* not immutable: a file may be written in place at the same size */,
 };
 
 int tfb_storage_local_create(tfb_storage **out, FILE *log)

@@ -10,7 +10,9 @@
  * version (a new ETag). So the version the loader sees (stat.etag) is a
  * generation that moves on only when the listed ETag changed and the
  * size did not grow: a longer object is read on from the last offset, a
- * shorter (or same-sized, rewritten) one again from the start.
+ * shorter (or same-sized, rewritten) one again from the start. The ops
+ * say `immutable`: the loader reads nothing of an object it read to its
+ * end (a partial record waiting there too) while it is listed unchanged.
  *
  * Reads fetch ahead (READ_AHEAD bytes, as 4 parallel ranges) into the
  * open file, so the reader's 1 MiB reads cost one GET per window.
@@ -26,6 +28,7 @@
 #include "objstore/objstore.h"
 #include "store/storage.h"
 #include "base/strtab.h"
+#include "base/utf8.h"
 #include "base/vec.h"
 
 #define READ_AHEAD ((size_t)16 << 20)
@@ -53,7 +56,7 @@ typedef struct s3_storage {
     tfb_os_stats at_last_list, last_reload;
     uint64_t reloads;
     uint64_t errors;
-    char last_error[300];
+    char last_error[TFB_STORAGE_ERROR_MAX];
     char *copies; /* local copies' directory (local_copy), made on demand */
     pthread_mutex_t copy_mu; /* one download at a time */
 } s3_storage;
@@ -72,8 +75,10 @@ static void note_error(s3_storage *s, const tfb_os_error *e, int rc)
 {
     pthread_mutex_lock(&s->mu);
     s->errors++;
-    snprintf(s->last_error, sizeof s->last_error, "%s",
-             e && e->msg[0] ? e->msg : tfb_strerror(rc));
+    /* whole characters only: the line is shown as text (a key may be
+     * anything UTF-8) */
+    tfb_utf8_copy(s->last_error, sizeof s->last_error,
+                  e && e->msg[0] ? e->msg : tfb_strerror(rc));
     pthread_mutex_unlock(&s->mu);
     tfb_storage_set_error_detail(e && e->msg[0] ? e->msg : NULL);
 }
@@ -526,86 +531,42 @@ static void s3_cancel(tfb_storage *st)
     tfb_os_cancel(((s3_storage *)st)->os);
 }
 
-static void put_counts(char **p, size_t *left, const char *name,
-                       const tfb_os_stats *t)
+static void put_counts(tfb_storage_counts *o, const tfb_os_stats *t)
 {
-    int k = snprintf(*p, *left,
-                     "\"%s\":{\"requests\":%llu,\"lists\":%llu,\"gets\":%llu,"
-                     "\"heads\":%llu,\"bytes\":%llu,\"retries\":%llu,"
-                     "\"failures\":%llu}",
-                     name, (unsigned long long)t->requests,
-                     (unsigned long long)t->lists,
-                     (unsigned long long)t->gets,
-                     (unsigned long long)t->heads,
-                     (unsigned long long)t->bytes_in,
-                     (unsigned long long)t->retries,
-                     (unsigned long long)t->failures);
-    if (k > 0 && (size_t)k < *left) {
-        *p += k;
-        *left -= (size_t)k;
-    }
+    o->requests = t->requests;
+    o->lists = t->lists;
+    o->gets = t->gets;
+    o->heads = t->heads;
+    o->bytes = t->bytes_in;
+    o->retries = t->retries;
+    o->failures = t->failures;
 }
 
-/* {"backend", "anonymous", "reloads", "last_reload": {counts},
- *  "total": {counts}, "errors", "last_error"}: JSON for
- * /data/environment. The error line is escaped by the caller's JSON
- * writer: here it goes through a minimal escape of its own. */
-static int s3_info(tfb_storage *st, char **json)
+/* The backend, the requests of the last reload and of all, and the last
+ * fault, for /data/environment (core writes them with its JSON writer:
+ * the store layer writes no JSON). */
+static int s3_info(tfb_storage *st, tfb_storage_status *out)
 {
     s3_storage *s = (s3_storage *)st;
     tfb_os_stats tot;
     tfb_os_get_stats(s->os, &tot);
-    char *buf = malloc(2048);
-    if (!buf)
-        return TFB_ENOMEM;
-    char *p = buf;
-    size_t left = 2048;
+    memset(out, 0, sizeof *out);
     pthread_mutex_lock(&s->mu);
-    int k = snprintf(p, left, "{\"backend\":\"%s\",\"anonymous\":%s,"
-                              "\"reloads\":%llu,",
-                     s->scheme, tfb_os_anonymous(s->os) ? "true" : "false",
-                     (unsigned long long)s->reloads);
-    p += k;
-    left -= (size_t)k;
-    put_counts(&p, &left, "last_reload", &s->last_reload);
-    snprintf(p, left, ",");
-    p++;
-    left--;
-    put_counts(&p, &left, "total", &tot);
-    k = snprintf(p, left, ",\"errors\":%llu,\"last_error\":",
-                 (unsigned long long)s->errors);
-    p += k;
-    left -= (size_t)k;
-    if (!s->last_error[0]) {
-        snprintf(p, left, "null}");
-    } else {
-        *p++ = '"';
-        left--;
-        for (const char *c = s->last_error; *c && left > 8; c++) {
-            unsigned char ch = (unsigned char)*c;
-            if (ch == '"' || ch == '\\') {
-                *p++ = '\\';
-                *p++ = (char)ch;
-                left -= 2;
-            } else if (ch < 0x20 || ch == '<' || ch == '>' || ch == '&') {
-                k = snprintf(p, left, "\\u%04x", ch);
-                p += k;
-                left -= (size_t)k;
-            } else {
-                *p++ = (char)ch;
-                left--;
-            }
-        }
-        snprintf(p, left, "\"}");
-    }
+    snprintf(out->backend, sizeof out->backend, "%s", s->scheme);
+    out->anonymous = tfb_os_anonymous(s->os);
+    out->reloads = s->reloads;
+    put_counts(&out->last_reload, &s->last_reload);
+    put_counts(&out->total, &tot);
+    out->errors = s->errors;
+    memcpy(out->last_error, s->last_error, sizeof out->last_error);
     pthread_mutex_unlock(&s->mu);
-    *json = buf;
     return 0;
 }
 
 static const tfb_storage_ops s3_ops = {
     "s3",     s3_list,    s3_stat,   s3_open,  s3_read,
     s3_close, s3_destroy, s3_cancel, s3_info,  s3_local_copy,
+    1 /* immutable: objects are replaced whole, never written in place */,
 };
 
 int tfb_storage_s3_create(tfb_storage **out, const char *url, char *err,

@@ -144,7 +144,9 @@ struct tfb_store {
     tfb_strtab run_idx; /* name -> run (keys: each run's own name) */
     _Atomic uint64_t generation;
     tfb_load_progress progress;
-    char *storage_info; /* JSON from the storage backend, or NULL */
+    /* what the storage backend said of itself after the last reload */
+    tfb_storage_status storage_info;
+    int has_storage_info;
     void (*reload_fn)(void *);
     void *reload_ctx;
     void (*owned_free)(void *); /* tfb_store_own */
@@ -252,7 +254,6 @@ void tfb_store_destroy(tfb_store *s)
     pthread_mutex_destroy(&s->lock);
     if (s->owned_free)
         s->owned_free(s->owned);
-    free(s->storage_info);
     free(s->logdir);
     free(s);
 }
@@ -265,23 +266,23 @@ void tfb_store_own(tfb_store *s, void *obj, void (*free_fn)(void *))
     s->owned_free = free_fn;
 }
 
-void tfb_store_set_storage_info(tfb_store *s, const char *json)
+void tfb_store_set_storage_info(tfb_store *s, const tfb_storage_status *st)
 {
-    char *copy = json ? tfb_strndup(json, strlen(json)) : NULL;
     pthread_mutex_lock(&s->lock);
-    free(s->storage_info);
-    s->storage_info = copy;
+    s->has_storage_info = st != NULL;
+    if (st)
+        s->storage_info = *st;
     pthread_mutex_unlock(&s->lock);
 }
 
-char *tfb_store_storage_info(tfb_store *s)
+int tfb_store_storage_info(tfb_store *s, tfb_storage_status *out)
 {
     pthread_mutex_lock(&s->lock);
-    char *c = s->storage_info
-                  ? tfb_strndup(s->storage_info, strlen(s->storage_info))
-                  : NULL;
+    int has = s->has_storage_info;
+    if (has)
+        *out = s->storage_info;
     pthread_mutex_unlock(&s->lock);
-    return c;
+    return has ? 0 : TFB_ENOENT;
 }
 
 void tfb_store_set_reload_hook(tfb_store *s, void (*fn)(void *), void *ctx)

@@ -410,16 +410,19 @@ void tfb_series_trim(tfb_series *s);
 /* Load progress, set by the loader. */
 void tfb_store_set_progress(tfb_store *s, const tfb_load_progress *p);
 void tfb_store_bump_generation(tfb_store *s);
-/* The storage backend's description (JSON object text, copied; NULL
- * clears), set by the loader after each reload; the getter returns a
- * malloc'd copy or NULL. For /data/environment. */
-void tfb_store_set_storage_info(tfb_store *s, const char *json);
+/* What the storage backend says of itself (store/storage.h; copied; NULL
+ * clears), set by the loader after each reload, for /data/environment. */
+struct tfb_storage_status;
+void tfb_store_set_storage_info(tfb_store *s,
+                                const struct tfb_storage_status *st);
 /* obj is freed with free_fn when the store is destroyed (one object; a
  * second replaces and frees the first): what the loaded data still needs,
  * such as the storage whose local copies of trace stores the GPU pages
  * read. Not thread-safe: call before sharing the store. */
 void tfb_store_own(tfb_store *s, void *obj, void (*free_fn)(void *));
-char *tfb_store_storage_info(tfb_store *s);
+/* The last tfb_store_set_storage_info into *out: 0, or TFB_ENOENT when
+ * none (a local logdir). */
+int tfb_store_storage_info(tfb_store *s, struct tfb_storage_status *out);
 /* A reload asked for from the page (POST /data/reload): the loader
  * registers fn (called under the store's lock: it must only signal);
  * TFB_ESTATE when no loader listens (one-shot loads). NULL fn clears. */

@@ -1,5 +1,6 @@
 /* test_base.c - the shared base (base/): hash, string table, vec, byte
- * string, string copy, JSON string literals, monotonic deadlines. */
+ * string, string copy, JSON string literals, monotonic deadlines, UTF-8
+ * cuts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "base/select.h"
 #include "base/str.h"
 #include "base/strtab.h"
+#include "base/utf8.h"
 #include "base/vec.h"
 
 static void hash_basics(void **state)
@@ -345,6 +347,39 @@ static void str_copies(void **state)
     free(d);
 }
 
+/* A text cut to a byte bound keeps whole characters: a message about a
+ * key of non-ASCII names never ends in half a character. */
+static void utf8_cut_and_copy(void **state)
+{
+    (void)state;
+    const char *snow = "ab\xe2\x98\x83"; /* "ab" U+2603: 5 bytes */
+    assert_int_equal(tfb_utf8_cut(snow, 5), 5);
+    assert_int_equal(tfb_utf8_cut(snow, 4), 2); /* inside the snowman */
+    assert_int_equal(tfb_utf8_cut(snow, 3), 2);
+    assert_int_equal(tfb_utf8_cut(snow, 2), 2);
+    assert_int_equal(tfb_utf8_cut(snow, 0), 0);
+    const char *four = "\xf0\x9f\x98\x80"; /* U+1F600 */
+    for (size_t n = 1; n < 4; n++)
+        assert_int_equal(tfb_utf8_cut(four, n), 0);
+    assert_int_equal(tfb_utf8_cut(four, 4), 4);
+    assert_int_equal(tfb_utf8_cut("\xc3\xa9", 1), 0); /* U+00E9 */
+    /* other invalid bytes stay, for the writer's U+FFFD rule */
+    assert_int_equal(tfb_utf8_cut("a\xff", 2), 2);
+    assert_int_equal(tfb_utf8_cut("a\x80\x80", 3), 3);
+
+    char buf[6];
+    assert_int_equal(
+        tfb_utf8_copy(buf, sizeof buf, "ab\xe2\x98\x83" "cd"), 5);
+    assert_string_equal(buf, "ab\xe2\x98\x83");
+    assert_int_equal(tfb_utf8_copy(buf, 5, "ab\xe2\x98\x83" "cd"), 2);
+    assert_string_equal(buf, "ab");
+    /* a source already cut in half a character loses that half */
+    assert_int_equal(tfb_utf8_copy(buf, sizeof buf, "x\xe2\x98"), 1);
+    assert_string_equal(buf, "x");
+    assert_int_equal(tfb_utf8_copy(buf, 1, "abc"), 0);
+    assert_string_equal(buf, "");
+}
+
 static void str_format(void **state)
 {
     (void)state;
@@ -574,6 +609,7 @@ int main(void)
         cmocka_unit_test(strtab_pointer_keys),
         cmocka_unit_test(str_copies),
         cmocka_unit_test(str_format),
+        cmocka_unit_test(utf8_cut_and_copy),
         cmocka_unit_test(json_strings),
         cmocka_unit_test(deadlines),
         cmocka_unit_test(natural_order),
