@@ -167,6 +167,7 @@ static int s3_list(tfb_storage *st, const char *prefix, int max_depth,
         d->bytes_in = now.bytes_in - a->bytes_in;
         d->retries = now.retries - a->retries;
         d->failures = now.failures - a->failures;
+        d->skipped = now.skipped - a->skipped;
     }
     s->at_last_list = now;
     s->reloads++;
@@ -532,14 +533,15 @@ static void put_counts(char **p, size_t *left, const char *name,
     int k = snprintf(*p, *left,
                      "\"%s\":{\"requests\":%llu,\"lists\":%llu,\"gets\":%llu,"
                      "\"heads\":%llu,\"bytes\":%llu,\"retries\":%llu,"
-                     "\"failures\":%llu}",
+                     "\"failures\":%llu,\"skipped_keys\":%llu}",
                      name, (unsigned long long)t->requests,
                      (unsigned long long)t->lists,
                      (unsigned long long)t->gets,
                      (unsigned long long)t->heads,
                      (unsigned long long)t->bytes_in,
                      (unsigned long long)t->retries,
-                     (unsigned long long)t->failures);
+                     (unsigned long long)t->failures,
+                     (unsigned long long)t->skipped);
     if (k > 0 && (size_t)k < *left) {
         *p += k;
         *left -= (size_t)k;
