@@ -311,8 +311,11 @@ int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
     if (skipped)
         tfb_os_count_skipped(c, skipped);
     if (rc < 0) {
-        if (why[0] && e)
-            snprintf(e->msg, sizeof e->msg, "%s: %s", what, why);
+        if (why[0] && e) {
+            /* "LIST s3://b/p: why": a long prefix is cut, never why */
+            int k = snprintf(e->msg, sizeof e->msg, "%.120s: ", what);
+            snprintf(e->msg + k, sizeof e->msg - (size_t)k, "%s", why);
+        }
         tfb_os_objects_free(objs.v, objs.n);
         return rc;
     }
