@@ -110,7 +110,8 @@ def test_repeated_continuation_token():
             h, 200, s3_util.list_page([good], next(it)))))
 
         def check(srv, st):
-            assert "continuation token given before" in st["last_error"], st
+            err = st["last_error"] or ""
+            assert "continuation token given before" in err, st
             assert FAKE.count("GET", True) == len(tokens) + 1
         first_load(check)
 
@@ -132,15 +133,17 @@ def test_more_keys_than_asked_for():
     reset(listing(lambda h, q: FAKE.send(h, 200, page)))
 
     def check(srv, st):
-        assert "more than the 1000 keys asked for" in st["last_error"], st
+        err = st["last_error"] or ""
+        assert "more than the 1000 keys asked for" in err, st
         assert run_names(srv) == [], run_names(srv)
     first_load(check)
 
 
 def test_entries_without_keys_read_in_linear_time():
-    # ~3.9 MiB of entries without a key (each one searched the rest of
-    # the page for its fields: some 40 s of CPU), then one real entry
-    junk = b"<Contents><Size>1</Size></Contents>"
+    # ~3.9 MiB of entries without a key, then one real entry. Each entry
+    # searched the rest of the page for its fields (<Kex/>: no fast skip
+    # over it): 20 s to minutes of CPU; now 0.1 s.
+    junk = b"<Contents><Kex/></Contents>"
     page = s3_util.list_page(
         [junk] * ((39 << 20) // 10 // len(junk)) +
         [s3_util.list_entry(GOOD_KEY, len(GOOD))])
@@ -149,7 +152,7 @@ def test_entries_without_keys_read_in_linear_time():
     rc, out, err, cpu = run_report()
     assert rc == 0, (rc, err[-2000:])
     assert '"good"' in out, out[:500]
-    assert cpu < 15, "%.1f s of CPU for one page" % cpu
+    assert cpu < 10, "%.1f s of CPU for one page" % cpu
 
 
 def test_page_longer_than_the_bound():
@@ -160,7 +163,7 @@ def test_page_longer_than_the_bound():
         h, [head] + [mib] * 256, length=len(head) + (256 << 20))))
 
     def check(srv, st):
-        assert "longer than 4 MiB" in st["last_error"], st
+        assert "longer than 4 MiB" in (st["last_error"] or ""), st
         assert FAKE.count("GET", True) == 1  # the same again: no retry
         assert FAKE.sent < 64 << 20, FAKE.sent
     first_load(check)
@@ -170,7 +173,7 @@ def test_page_longer_than_the_bound():
         h, [head] + [mib] * 5 + [b"</ListBucketResult>"])))
 
     def check_unannounced(srv, st):
-        assert "longer than 4 MiB" in st["last_error"], st
+        assert "longer than 4 MiB" in (st["last_error"] or ""), st
     first_load(check_unannounced)
 
 
@@ -201,7 +204,7 @@ def test_trickle_meets_the_deadline():
     assert FAKE.count("GET", True) == 2, FAKE.count("GET", True)
 
     def check(srv, st):
-        assert "deadline" in st["last_error"], st
+        assert "deadline" in (st["last_error"] or ""), st
     reset(listing(lambda h, q: FAKE.send_chunks(
         h, [page[i:i + 1] for i in range(len(page))], length=len(page),
         delay=0.5)))
