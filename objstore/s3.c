@@ -106,13 +106,23 @@ static void xml_unescape(char *s)
 /* The first needle wholly inside [s, end), or NULL. Every search of an
  * answer stays inside the part it reads (one <Contents> entry, the page),
  * so a page costs time linear in its length: a search through the rest of
- * the document for each entry lacking a field was quadratic. */
+ * the document for each entry lacking a field was quadratic. The bytes
+ * looked at end at the match (memchr, then memcmp of a short needle):
+ * memmem's whole-range checks under the sanitizers would bring the
+ * quadratic cost back for the search of each next entry. */
 static const char *xml_find(const char *s, const char *end,
                             const char *needle)
 {
-    if (!s || s >= end)
-        return NULL;
-    return memmem(s, (size_t)(end - s), needle, strlen(needle));
+    size_t nl = strlen(needle);
+    while (s && s < end && (size_t)(end - s) >= nl) {
+        const char *c = memchr(s, needle[0], (size_t)(end - s) - nl + 1);
+        if (!c)
+            return NULL;
+        if (memcmp(c, needle, nl) == 0)
+            return c;
+        s = c + 1;
+    }
+    return NULL;
 }
 
 /* The text of the first <tag> inside [s, end), malloc'd, unescaped. */
