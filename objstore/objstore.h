@@ -9,9 +9,10 @@
  * Transport: libcurl, one multi handle driven by the client's own thread,
  * so connections are kept alive and shared by every caller. Every request
  * is signed with SigV4 (sigv4.h) unless no credentials were found
- * (anonymous: public buckets), has connect and stall timeouts, and is
- * retried with exponential backoff and jitter on network errors, 5xx and
- * 429/503 throttling; 403 and 404 are answered at once. Secrets never go
+ * (anonymous: public buckets), has connect and stall timeouts and an
+ * overall deadline (TFB_OS_MIN_RATE), and is retried with exponential
+ * backoff and jitter on network errors, 5xx, 429/503 throttling and a
+ * passed deadline; 403 and 404 are answered at once. Secrets never go
  * into an error message or a log line.
  *
  * Errors: negative TFB_E* codes (TFB_ENOENT 404, TFB_EACCES 401/403,
@@ -39,11 +40,28 @@ typedef struct tfb_os_error {
     char msg[300];  /* "GET s3://b/k: HTTP 503 SlowDown after 5 attempts" */
 } tfb_os_error;
 
+/* Bounds on what an endpoint may answer (README, "Logdirs in a bucket",
+ * says why each value). A request's deadline is the connect timeout plus
+ * the stall timeout plus its expected bytes (sent, and received: the
+ * Content-Length once known, else the most it may receive) at
+ * TFB_OS_MIN_RATE: an endpoint that trickles bytes, never stalling, still
+ * ends in an error that is retried and then reported. */
+#define TFB_OS_MIN_RATE ((uint64_t)64 << 10)  /* bytes/s */
+/* The largest XML answer read (a ListObjectsV2 page, a multipart
+ * answer): a page of 1,000 keys of S3's longest (1,024 bytes) is about
+ * 1.3 MB. A longer answer fails at once, without a retry. */
+#define TFB_OS_XML_MAX ((size_t)4 << 20)
+/* Keys a ListObjectsV2 page is asked for, and the most it may hold. */
+#define TFB_OS_LIST_PAGE_KEYS 1000
+/* Pages one listing follows: 10 million objects. */
+#define TFB_OS_LIST_MAX_PAGES 10000
+
 typedef struct tfb_os_stats {
     uint64_t requests; /* attempts sent, retries included */
     uint64_t lists, gets, heads, puts;
     uint64_t bytes_in, bytes_out;
     uint64_t retries, failures;
+    uint64_t skipped; /* listed keys outside the prefix asked for */
 } tfb_os_stats;
 
 typedef struct tfb_os_object {
@@ -75,7 +93,12 @@ const char *tfb_os_scheme(const tfb_os *c);
 int tfb_os_anonymous(const tfb_os *c);
 
 /* Every object whose key starts with prefix, all pages (1,000 keys a
- * request), into a malloc'd array. */
+ * request), into a malloc'd array. A key the store lists that does not
+ * start with prefix is skipped (counted in tfb_os_stats.skipped). The
+ * listing fails (TFB_EIO, with the reason in e->msg) when a page is
+ * longer than TFB_OS_XML_MAX or holds more than TFB_OS_LIST_PAGE_KEYS
+ * keys, when the store answers a continuation token it gave before (a
+ * listing that would never end), or past TFB_OS_LIST_MAX_PAGES pages. */
 int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
                 tfb_os_object **out, size_t *n, tfb_os_error *e);
 void tfb_os_objects_free(tfb_os_object *v, size_t n);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/vec.h"
 #include "tfboard.h"
 #include "objstore/transport.h"
@@ -102,18 +103,40 @@ static void xml_unescape(char *s)
     *w = 0;
 }
 
-/* The text of the first <tag> between s and end, malloc'd, unescaped. */
+/* The first needle wholly inside [s, end), or NULL. Every search of an
+ * answer stays inside the part it reads (one <Contents> entry, the page),
+ * so a page costs time linear in its length: a search through the rest of
+ * the document for each entry lacking a field was quadratic. The bytes
+ * looked at end at the match (memchr, then memcmp of a short needle):
+ * memmem's whole-range checks under the sanitizers would bring the
+ * quadratic cost back for the search of each next entry. */
+static const char *xml_find(const char *s, const char *end,
+                            const char *needle)
+{
+    size_t nl = strlen(needle);
+    while (s && s < end && (size_t)(end - s) >= nl) {
+        const char *c = memchr(s, needle[0], (size_t)(end - s) - nl + 1);
+        if (!c)
+            return NULL;
+        if (memcmp(c, needle, nl) == 0)
+            return c;
+        s = c + 1;
+    }
+    return NULL;
+}
+
+/* The text of the first <tag> inside [s, end), malloc'd, unescaped. */
 static char *xml_field(const char *s, const char *end, const char *tag)
 {
     char open[64], close[64];
     snprintf(open, sizeof open, "<%s>", tag);
     snprintf(close, sizeof close, "</%s>", tag);
-    const char *a = strstr(s, open);
-    if (!a || a >= end)
+    const char *a = xml_find(s, end, open);
+    if (!a)
         return NULL;
     a += strlen(open);
-    const char *b = strstr(a, close);
-    if (!b || b > end)
+    const char *b = xml_find(a, end, close);
+    if (!b)
         return NULL;
     char *v = strndup(a, (size_t)(b - a));
     if (v)
@@ -170,65 +193,139 @@ void tfb_os_objects_free(tfb_os_object *v, size_t n)
     free(v);
 }
 
+typedef TFB_VEC(tfb_os_object) os_object_vec;
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* One ListObjectsV2 page [s, end): its objects whose key starts with
+ * prefix onto objs (the others counted in *skipped: a key outside the
+ * prefix would become a run of another logdir, and one shorter than it
+ * was read past its end), and the continuation token when the page says
+ * more follow (*token, malloc'd; NULL at the last page). 0, TFB_ENOMEM,
+ * or TFB_EIO with the reason in why. */
+static int parse_page(const char *s, const char *end, const char *prefix,
+                      os_object_vec *objs, uint64_t *skipped, char **token,
+                      char *why, size_t whylen)
+{
+    size_t plen = strlen(prefix), keys = 0;
+    *token = NULL;
+    for (const char *p = s; (p = xml_find(p, end, "<Contents>"));) {
+        /* the entry [a, e): its fields are looked for there only */
+        const char *a = p, *e = xml_find(a, end, "</Contents>");
+        if (!e)
+            break;
+        p = e + strlen("</Contents>");
+        char *key = xml_field(a, e, "Key");
+        if (!key)
+            continue;
+        if (++keys > TFB_OS_LIST_PAGE_KEYS) {
+            free(key);
+            snprintf(why, whylen,
+                     "a page of more than the %d keys asked for",
+                     TFB_OS_LIST_PAGE_KEYS);
+            return TFB_EIO;
+        }
+        if (strncmp(key, prefix, plen) != 0) {
+            free(key);
+            (*skipped)++;
+            continue;
+        }
+        tfb_os_object *o = tfb_vec_add(objs);
+        if (!o) {
+            free(key);
+            return TFB_ENOMEM;
+        }
+        o->key = key;
+        char *size = xml_field(a, e, "Size");
+        char *etag = xml_field(a, e, "ETag");
+        char *lm = xml_field(a, e, "LastModified");
+        o->size = size ? strtoull(size, NULL, 10) : 0;
+        copy_etag(o->etag, etag);
+        o->mtime_ns = parse_iso_time(lm);
+        free(size);
+        free(etag);
+        free(lm);
+    }
+    char *trunc = xml_field(s, end, "IsTruncated");
+    if (trunc && strcmp(trunc, "true") == 0)
+        *token = xml_field(s, end, "NextContinuationToken");
+    free(trunc);
+    return 0;
+}
+
 int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
                 tfb_os_object **out, size_t *n_out, tfb_os_error *e)
 {
-    TFB_VEC(tfb_os_object) objs = {0};
-    char *token = NULL;
+    os_object_vec objs = {0};
+    TFB_VEC(uint64_t) seen = {0}; /* the tokens followed, hashed */
+    char *token = NULL, why[160] = "", what[200] = "";
+    uint64_t skipped = 0;
     int rc = 0;
-    for (;;) {
+    for (size_t page = 0;; page++) {
         os_req r;
         req_init(&r, OS_LIST, "GET", bucket, "");
         r.query[r.n_query++] = (tfb_sigv4_kv){"list-type", "2"};
         r.query[r.n_query++] = (tfb_sigv4_kv){"prefix", prefix};
-        r.query[r.n_query++] = (tfb_sigv4_kv){"max-keys", "1000"};
+        r.query[r.n_query++] =
+            (tfb_sigv4_kv){"max-keys", STR(TFB_OS_LIST_PAGE_KEYS)};
         if (token)
             r.query[r.n_query++] =
                 (tfb_sigv4_kv){"continuation-token", token};
+        if (page == TFB_OS_LIST_MAX_PAGES) {
+            tfb_os_describe(c, &r, what, sizeof what);
+            snprintf(why, sizeof why,
+                     "more than %d pages, the bound of a listing",
+                     TFB_OS_LIST_MAX_PAGES);
+            rc = TFB_EIO;
+            break;
+        }
         rc = exec_one(c, &r, e);
         if (rc < 0) {
             tfb_os_req_free(&r);
             break;
         }
-        const char *s = r.resp ? (const char *)r.resp : "";
-        const char *p = s;
-        while ((p = strstr(p, "<Contents>"))) {
-            const char *end = strstr(p, "</Contents>");
-            if (!end)
-                break;
-            /* The slot counts only when the entry has a key. */
-            if (tfb_vec_need(&objs, objs.n + 1) < 0) {
-                rc = TFB_ENOMEM;
-                break;
-            }
-            tfb_os_object *o = &objs.v[objs.n];
-            memset(o, 0, sizeof *o);
-            o->key = xml_field(p, end, "Key");
-            char *size = xml_field(p, end, "Size");
-            char *etag = xml_field(p, end, "ETag");
-            char *lm = xml_field(p, end, "LastModified");
-            o->size = size ? strtoull(size, NULL, 10) : 0;
-            copy_etag(o->etag, etag);
-            o->mtime_ns = parse_iso_time(lm);
-            free(size);
-            free(etag);
-            free(lm);
-            if (o->key)
-                objs.n++;
-            p = end;
-        }
-        char *trunc = xml_field(s, s + strlen(s), "IsTruncated");
         free(token);
         token = NULL;
-        if (trunc && strcmp(trunc, "true") == 0)
-            token = xml_field(s, s + strlen(s), "NextContinuationToken");
-        free(trunc);
+        const char *s = r.resp ? (const char *)r.resp : "";
+        rc = parse_page(s, s + r.resp_len, prefix, &objs, &skipped, &token,
+                        why, sizeof why);
+        if (rc == 0 && token) {
+            /* A token seen before starts the same pages again: a listing
+             * that would never end (and its objects pile up). */
+            uint64_t h = tfb_hash_str(token);
+            for (size_t i = 0; i < seen.n && rc == 0; i++)
+                if (seen.v[i] == h) {
+                    snprintf(why, sizeof why,
+                             "page %zu gave a continuation token given "
+                             "before (a listing that would never end)",
+                             page + 1);
+                    rc = TFB_EIO;
+                }
+            if (rc == 0 && tfb_vec_push(&seen, h) < 0)
+                rc = TFB_ENOMEM;
+        }
+        if (why[0]) {
+            tfb_os_describe(c, &r, what, sizeof what);
+            if (e) {
+                e->status = r.status;
+                e->attempts = r.err.attempts;
+            }
+        }
         tfb_os_req_free(&r);
         if (rc < 0 || !token)
             break;
     }
     free(token);
+    tfb_vec_free(&seen);
+    if (skipped)
+        tfb_os_count_skipped(c, skipped);
     if (rc < 0) {
+        if (why[0] && e) {
+            /* "LIST s3://b/p: why": a long prefix is cut, never why */
+            int k = snprintf(e->msg, sizeof e->msg, "%.120s: ", what);
+            snprintf(e->msg + k, sizeof e->msg - (size_t)k, "%s", why);
+        }
         tfb_os_objects_free(objs.v, objs.n);
         return rc;
     }

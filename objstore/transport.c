@@ -30,8 +30,15 @@ typedef struct os_attempt {
     size_t body_off;
     CURLcode cc;
     int done;
+    /* The deadline (CLOCK_MONOTONIC ns), from start: deadline_ms of the
+     * bytes sent plus those expected back, which are down_max until a
+     * Content-Length says how many (on_header). expired: ended by it. */
+    long long start_ns, deadline_ns;
+    uint64_t up_bytes, down_max;
+    int expired;
     struct os_attempt *next; /* in the pending or active list */
     os_req *req;
+    const struct tfb_os *c;
 } os_attempt;
 
 struct tfb_os {
@@ -45,12 +52,12 @@ struct tfb_os {
     pthread_cond_t cv; /* attempts done; cancel */
     os_attempt *pending, *active;
     int stop, cancelled;
-    atomic_uint_fast64_t st[9];
+    atomic_uint_fast64_t st[10];
     unsigned seed;
 };
 
 enum { ST_REQ, ST_LIST, ST_GET, ST_HEAD, ST_PUT, ST_IN, ST_OUT, ST_RETRY,
-       ST_FAIL };
+       ST_FAIL, ST_SKIP };
 
 static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
 static void curl_init_once(void)
@@ -67,6 +74,46 @@ static void finish(tfb_os *c, os_attempt *a, CURLcode cc)
     a->done = 1;
 }
 
+/* How long a request of `bytes` (sent and received) may take in all: the
+ * connect timeout and a stall's worth of waiting for the first byte, then
+ * the bytes at TFB_OS_MIN_RATE. The stall timeout alone never ends a
+ * transfer that trickles a byte a second. */
+static long long deadline_ms(const tfb_os *c, uint64_t bytes)
+{
+    return (long long)c->cfg.connect_timeout_ms +
+           (long long)c->cfg.stall_timeout_ms +
+           (long long)(bytes * 1000 / TFB_OS_MIN_RATE);
+}
+
+static void set_deadline(const tfb_os *c, os_attempt *a, uint64_t down)
+{
+    a->deadline_ns =
+        a->start_ns + deadline_ms(c, a->up_bytes + down) * 1000000;
+}
+
+/* Ends the transfers whose deadline passed (CURLE_OPERATION_TIMEDOUT:
+ * retried like a stall) and returns the milliseconds until the next
+ * deadline, at most 1000 (the loop's usual wait). Under c->mu. */
+static int end_expired(tfb_os *c, int *any)
+{
+    long long now = tfb_mono_now_ns(), next = now + 1000LL * 1000000;
+    for (os_attempt **p = &c->active; *p;) {
+        os_attempt *a = *p;
+        if (!a->done && now >= a->deadline_ns) {
+            a->expired = 1;
+            finish(c, a, CURLE_OPERATION_TIMEDOUT);
+            *p = a->next;
+            *any = 1;
+            continue;
+        }
+        if (a->deadline_ns < next)
+            next = a->deadline_ns;
+        p = &a->next;
+    }
+    long long ms = (next - now + 999999) / 1000000;
+    return ms < 1 ? 1 : (int)ms;
+}
+
 static void *loop_main(void *arg)
 {
     tfb_os *c = arg;
@@ -81,6 +128,8 @@ static void *loop_main(void *arg)
             c->pending = a->next;
             a->next = c->active;
             c->active = a;
+            a->start_ns = tfb_mono_now_ns();
+            set_deadline(c, a, a->down_max);
             curl_multi_add_handle(c->multi, a->easy);
         }
         if (c->cancelled) {
@@ -115,10 +164,11 @@ static void *loop_main(void *arg)
                 }
             any = 1;
         }
+        int wait_ms = end_expired(c, &any);
         if (any)
             pthread_cond_broadcast(&c->cv);
         pthread_mutex_unlock(&c->mu);
-        curl_multi_poll(c->multi, NULL, 0, 1000, NULL);
+        curl_multi_poll(c->multi, NULL, 0, wait_ms, NULL);
     }
     return NULL;
 }
@@ -146,6 +196,12 @@ static size_t on_body(char *p, size_t sz, size_t nm, void *ud)
         if (r->resp_len + n > r->out_cap)
             return 0; /* more than asked for: an error, not an overflow */
     } else {
+        /* An XML answer (a listing page) is bounded: a longer one fails
+         * (no retry: the store would answer the same). */
+        if (r->resp_len + n > TFB_OS_XML_MAX) {
+            r->too_big = 1;
+            return 0;
+        }
         /* The bytes and a NUL after them (s3.c reads XML as a string). */
         if (tfb_vec_need(&r->grown, r->resp_len + n + 1) < 0)
             return 0;
@@ -199,6 +255,19 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *ud)
         r->etag[vl] = 0;
     } else if ((v = hdr_value(p, n, "content-length", &vl))) {
         r->content_length = strtoull(v, NULL, 10);
+        long status = 0;
+        curl_easy_getinfo(r->att->easy, CURLINFO_RESPONSE_CODE, &status);
+        if (!r->out && r->kind != OS_HEAD && status < 300 &&
+            r->content_length > TFB_OS_XML_MAX) {
+            r->too_big = 1; /* refused before a byte of it is read */
+            return 0;
+        }
+        /* The deadline now counts the bytes announced, not the most
+         * that could come. */
+        os_attempt *a = r->att;
+        set_deadline(a->c, a, r->content_length < a->down_max
+                                  ? r->content_length
+                                  : a->down_max);
     } else if ((v = hdr_value(p, n, "last-modified", &vl))) {
         r->mtime_ns = parse_http_date(v, vl);
     }
@@ -259,6 +328,12 @@ static os_attempt *build(tfb_os *c, os_req *r)
     if (!a)
         return NULL;
     a->req = r;
+    a->c = c;
+    /* what the deadline counts: the body sent, and at most this back */
+    a->up_bytes = r->body ? r->body_len : 0;
+    a->down_max = r->kind == OS_HEAD ? 0
+                  : r->out               ? r->out_cap
+                                         : TFB_OS_XML_MAX;
     char *ekey = tfb_sigv4_encode(r->key, strlen(r->key), 1);
     char *path = NULL, *host = NULL, *qs = NULL;
     if (!ekey)
@@ -515,6 +590,7 @@ int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n)
             r->resp_len = 0;
             r->errbody_len = 0;
             r->errbody[0] = 0;
+            r->too_big = 0;
             r->status = 0;
             r->etag[0] = 0;
             if (r->out)
@@ -560,6 +636,8 @@ int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n)
             curl_easy_getinfo(a->easy, CURLINFO_SIZE_UPLOAD_T, &up);
             atomic_fetch_add(&c->st[ST_IN], r->resp_len);
             atomic_fetch_add(&c->st[ST_OUT], (uint64_t)up);
+            int expired = a->expired;
+            long long limit_s = (a->deadline_ns - a->start_ns) / 1000000000;
             attempt_free(a);
             char what[200], code[64];
             tfb_os_describe(c, r, what, sizeof what);
@@ -567,6 +645,8 @@ int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n)
             r->err.status = r->status;
             if (cc == CURLE_ABORTED_BY_CALLBACK && c->cancelled)
                 k = TFB_ECLOSED;
+            else if (r->too_big)
+                k = TFB_EIO; /* the same answer again: not retried */
             if (k == 1 && --left[i] > 0) {
                 retry = 1;
                 atomic_fetch_add(&c->st[ST_RETRY], 1);
@@ -578,7 +658,18 @@ int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n)
                 continue;
             }
             error_code(r, code, sizeof code);
-            if (cc != CURLE_OK && k != TFB_ECLOSED)
+            if (r->too_big)
+                snprintf(r->err.msg, sizeof r->err.msg,
+                         "%s: an answer longer than %zu MiB, the most a "
+                         "listing page (an XML answer) may be",
+                         what, TFB_OS_XML_MAX >> 20);
+            else if (expired)
+                snprintf(r->err.msg, sizeof r->err.msg,
+                         "%s: no complete answer within its deadline "
+                         "(%lld s) after %d attempt%s",
+                         what, limit_s, r->err.attempts,
+                         r->err.attempts == 1 ? "" : "s");
+            else if (cc != CURLE_OK && k != TFB_ECLOSED)
                 snprintf(r->err.msg, sizeof r->err.msg,
                          "%s: %s after %d attempt%s", what,
                          curl_easy_strerror(cc), r->err.attempts,
@@ -611,6 +702,11 @@ int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n)
     free(left);
     free(state);
     return first;
+}
+
+void tfb_os_count_skipped(tfb_os *c, uint64_t n)
+{
+    atomic_fetch_add(&c->st[ST_SKIP], n);
 }
 
 void tfb_os_req_free(os_req *r)
@@ -731,6 +827,7 @@ void tfb_os_get_stats(tfb_os *c, tfb_os_stats *o)
     o->bytes_out = atomic_load(&c->st[ST_OUT]);
     o->retries = atomic_load(&c->st[ST_RETRY]);
     o->failures = atomic_load(&c->st[ST_FAIL]);
+    o->skipped = atomic_load(&c->st[ST_SKIP]);
 }
 
 const char *tfb_os_scheme(const tfb_os *c)

@@ -39,6 +39,7 @@ typedef struct os_req {
     int64_t mtime_ns;
     char errbody[512];        /* the start of an error answer's body */
     size_t errbody_len;
+    int too_big;              /* the answer passed TFB_OS_XML_MAX */
     int rc;                   /* 0 or a TFB_E* code */
     tfb_os_error err;
     /* ---- the transport's ---- */
@@ -50,6 +51,8 @@ typedef struct os_req {
  * are done; the first failure's code, or 0. */
 int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n);
 void tfb_os_req_free(os_req *r); /* the grown response buffer */
+/* Adds n to tfb_os_stats.skipped (listed keys outside the prefix). */
+void tfb_os_count_skipped(tfb_os *c, uint64_t n);
 /* "s3://bucket/key" for messages. */
 void tfb_os_describe(const tfb_os *c, const os_req *r, char *buf,
                      size_t n);

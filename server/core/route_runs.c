@@ -192,6 +192,7 @@ static const tfb_json_field storage_count_fields[] = {
     TFB_JSON_FIELD(tfb_storage_counts, bytes, U64),
     TFB_JSON_FIELD(tfb_storage_counts, retries, U64),
     TFB_JSON_FIELD(tfb_storage_counts, failures, U64),
+    TFB_JSON_FIELD(tfb_storage_counts, skipped_keys, U64),
 };
 static const tfb_json_field storage_fields[] = {
     TFB_JSON_FIELD(tfb_storage_status, backend, CHARS),

@@ -52,8 +52,11 @@ typedef struct tfb_storage_entry {
  * /data/environment and the report's messages. */
 typedef struct tfb_storage_counts {
     /* requests sent (retries included), by kind; bytes received; retries;
-     * requests that failed after their retries */
-    uint64_t requests, lists, gets, heads, bytes, retries, failures;
+     * requests that failed after their retries; listed keys skipped for
+     * not starting with the logdir's prefix (a faulty or hostile
+     * endpoint's: objstore.h) */
+    uint64_t requests, lists, gets, heads, bytes, retries, failures,
+        skipped_keys;
 } tfb_storage_counts;
 
 /* The last failed request's line, as the backend's client wrote it

@@ -172,6 +172,7 @@ static int s3_list(tfb_storage *st, const char *prefix, int max_depth,
         d->bytes_in = now.bytes_in - a->bytes_in;
         d->retries = now.retries - a->retries;
         d->failures = now.failures - a->failures;
+        d->skipped = now.skipped - a->skipped;
     }
     s->at_last_list = now;
     s->reloads++;
@@ -540,6 +541,7 @@ static void put_counts(tfb_storage_counts *o, const tfb_os_stats *t)
     o->bytes = t->bytes_in;
     o->retries = t->retries;
     o->failures = t->failures;
+    o->skipped_keys = t->skipped;
 }
 
 /* The backend, the requests of the last reload and of all, and the last

@@ -301,3 +301,172 @@ def put_many(base_url, bucket, items, threads=8):
     for t in ts:
         t.join()
     assert not errors, errors[:5]
+
+
+def xml_escape(s):
+    return (s.replace("&", "&amp;").replace("<", "&lt;")
+            .replace(">", "&gt;").replace('"', "&quot;"))
+
+
+def list_entry(key, size=0, etag="e0"):
+    """One <Contents> entry of a ListObjectsV2 page (bytes)."""
+    return ("<Contents><Key>%s</Key><LastModified>2026-01-01T00:00:00.000Z"
+            "</LastModified><ETag>&quot;%s&quot;</ETag><Size>%d</Size>"
+            "<StorageClass>STANDARD</StorageClass></Contents>"
+            % (xml_escape(key), etag, size)).encode()
+
+
+def list_page(entries, token=None):
+    """A ListObjectsV2 page holding the entries (bytes, list_entry's),
+    truncated with NextContinuationToken token when token is given."""
+    head = ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult '
+            'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>b</Name>'
+            '<IsTruncated>%s</IsTruncated>' % ("true" if token else "false"))
+    if token:
+        head += "<NextContinuationToken>%s</NextContinuationToken>" % \
+            xml_escape(token)
+    return head.encode() + b"".join(entries) + b"</ListBucketResult>"
+
+
+class FakeS3:
+    """A small S3 endpoint for the answers a real store never gives (moto
+    cannot be made to): one bucket's objects (`objects`, key -> bytes)
+    served as ListObjectsV2 pages of max-keys, GET with Range and HEAD,
+    path-style, no authentication. A hook may answer a request instead:
+    fn(handler, method, key, query) -> True when it answered (query: the
+    decoded parameters; a listing has "list-type"). Each request is counted
+    in `seen` (method, key, query); `sent` counts the body bytes the send
+    helpers wrote."""
+
+    def __init__(self, bucket):
+        import http.server
+        from urllib.parse import parse_qs, unquote, urlsplit
+        self.bucket = bucket
+        self.objects = {}
+        self.hooks = []
+        self.seen = []
+        self.sent = 0
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # headers and body go out as two writes: without this, each
+            # answer waits out the client's delayed ACK (40 ms)
+            disable_nagle_algorithm = True
+
+            def log_message(self, *a):
+                pass
+
+            def _any(self):
+                u = urlsplit(self.path)
+                q = {k: v[0] for k, v in
+                     parse_qs(u.query, keep_blank_values=True).items()}
+                parts = unquote(u.path).lstrip("/").split("/", 1)
+                key = parts[1] if len(parts) > 1 else ""
+                n = int(self.headers.get("Content-Length") or 0)
+                if n:
+                    self.rfile.read(n)
+                with fake.lock:
+                    fake.seen.append((self.command, key, q))
+                    hooks = list(fake.hooks)
+                for h in hooks:
+                    if h(self, self.command, key, q):
+                        return
+                fake._default(self, self.command, key, q)
+
+            do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _any
+
+        class Srv(http.server.ThreadingHTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+            def handle_error(self, request, client_address):
+                pass  # a client that hung up on a hostile answer
+
+        self.srv = Srv(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d" % self.srv.server_address[1]
+        self.thread = threading.Thread(target=self.srv.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+    def count(self, method, listing=None):
+        """Requests seen of method (listing: only listings, or only
+        others)."""
+        with self.lock:
+            return sum(1 for m, _, q in self.seen if m == method and
+                       (listing is None or ("list-type" in q) == listing))
+
+    def send(self, h, status, body, headers=()):
+        """An answer with a Content-Length."""
+        h.send_response(status)
+        for k, v in headers:
+            h.send_header(k, v)
+        h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(body)
+            with self.lock:
+                self.sent += len(body)
+
+    def send_chunks(self, h, chunks, length=None, delay=0.0):
+        """Status 200 and the chunks (bytes each) one after another,
+        `delay` seconds apart; with length the Content-Length announced,
+        else none (the body ends when the connection closes). Stops when
+        the client hangs up."""
+        h.send_response(200)
+        h.send_header("Content-Type", "application/xml")
+        if length is None:
+            h.send_header("Connection", "close")
+            h.close_connection = True
+        else:
+            h.send_header("Content-Length", str(length))
+        h.end_headers()
+        try:
+            for c in chunks:
+                h.wfile.write(c)
+                h.wfile.flush()
+                with self.lock:
+                    self.sent += len(c)
+                if delay:
+                    time.sleep(delay)
+        except OSError:
+            h.close_connection = True
+
+    def _default(self, h, method, key, q):
+        if method == "GET" and "list-type" in q:
+            prefix = q.get("prefix", "")
+            keys = sorted(k for k in self.objects if k.startswith(prefix))
+            start = int(q.get("continuation-token") or 0)
+            n = int(q.get("max-keys") or 1000)
+            page = keys[start:start + n]
+            more = start + n < len(keys)
+            body = list_page([list_entry(k, len(self.objects[k]))
+                              for k in page],
+                             str(start + n) if more else None)
+            self.send(h, 200, body, [("Content-Type", "application/xml")])
+            return
+        if method in ("GET", "HEAD") and key in self.objects:
+            data = self.objects[key]
+            hdrs = [("ETag", '"e0"'),
+                    ("Last-Modified", "Thu, 01 Jan 2026 00:00:00 GMT")]
+            rng = h.headers.get("Range")
+            if not rng:
+                self.send(h, 200, data, hdrs)
+                return
+            a, _, b = rng.split("=", 1)[1].partition("-")
+            a = int(a)
+            b = min(int(b) if b else len(data) - 1, len(data) - 1)
+            if a >= len(data):
+                self.send(h, 416, b"", hdrs)
+                return
+            self.send(h, 206, data[a:b + 1], hdrs + [
+                ("Content-Range", "bytes %d-%d/%d" % (a, b, len(data)))])
+            return
+        body = (b"<?xml version=\"1.0\"?><Error><Code>NoSuchKey</Code>"
+                b"<Message>none</Message></Error>")
+        self.send(h, 404, body, [("Content-Type", "application/xml")])
