@@ -36,8 +36,21 @@
 
 /* ---- writers of the report -------------------------------------------- */
 
-/* Text (markdown 0) or Markdown. Returns 0 or TFB_EIO. */
-int tfb_compare_text(FILE *f, const tfb_compare *c, int markdown);
+/* How a run diverged, for the headline the compare dashboard shows
+ * ("B diverged at step 6: train/loss NaN"): its first non-finite value
+ * from the health alerts, the earliest step, a loss-like tag first at the
+ * same step. tag is owned by the run's store. */
+typedef struct tfb_compare_diverged {
+    int diverged;     /* 0: no non-finite value, the rest unset */
+    long long step;
+    const char *tag;
+    const char *kind; /* "NaN", "+Inf" or "-Inf" (static) */
+} tfb_compare_diverged;
+
+/* Text (markdown 0) or Markdown; div[0] for A, div[1] for B (NULL: no
+ * headline). Returns 0 or TFB_EIO. */
+int tfb_compare_text(FILE *f, const tfb_compare *c,
+                     const tfb_compare_diverged *div, int markdown);
 
 /* One self-contained html page (same rules as report_html.h). Returns 0,
  * TFB_ENOMEM or TFB_EIO. */

@@ -79,13 +79,42 @@ static int dir_run(const char *dir, side *sd, int quiet)
     return -1;
 }
 
-static int write_out(FILE *f, const tfb_compare *c, report_format fmt)
+/* The run's first non-finite value, as the compare dashboard finds it
+ * (its page.js divergence()): the earliest alert, a loss-like tag first
+ * at the same step. */
+static void diverged(tfb_store *s, tfb_run *r, tfb_compare_diverged *d)
+{
+    memset(d, 0, sizeof *d);
+    tfb_health_alert *al = NULL;
+    size_t n = 0;
+    if (tfb_health_alerts(s, r, &al, &n) < 0)
+        return;
+    const tfb_health_alert *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const tfb_health_alert *a = &al[i];
+        int loss = strcasestr(a->tag, "loss") != NULL;
+        if (!best || a->first_step < best->first_step ||
+            (a->first_step == best->first_step && loss &&
+             !strcasestr(best->tag, "loss")))
+            best = a;
+    }
+    if (best) {
+        d->diverged = 1;
+        d->step = (long long)best->first_step;
+        d->tag = best->tag; /* owned by the store */
+        d->kind = best->nan ? "NaN" : best->pos_inf ? "+Inf" : "-Inf";
+    }
+    free(al);
+}
+
+static int write_out(FILE *f, const tfb_compare *c,
+                     const tfb_compare_diverged *div, report_format fmt)
 {
     switch (fmt) {
     case FMT_TEXT:
-        return tfb_compare_text(f, c, 0);
+        return tfb_compare_text(f, c, div, 0);
     case FMT_MARKDOWN:
-        return tfb_compare_text(f, c, 1);
+        return tfb_compare_text(f, c, div, 1);
     case FMT_HTML:
         return tfb_compare_html(f, c);
     case FMT_JSON: {
@@ -138,7 +167,10 @@ int tfb_report_compare_main(const tfb_report_compare_args *a)
         status = 1;
     }
     if (status == 0) {
-        rc = write_out(f, &c, a->format);
+        tfb_compare_diverged div[2];
+        diverged(sa.store, sa.run, &div[0]);
+        diverged(sb.store, sb.run, &div[1]);
+        rc = write_out(f, &c, div, a->format);
         if (rc < 0) {
             fprintf(stderr, "tfboard report: %s\n", tfb_strerror(rc));
             status = 1;

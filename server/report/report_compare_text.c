@@ -11,34 +11,26 @@
 #include "report/report_compare.h"
 #include "core/report_fmt.h"
 
-/* Numbers in fixed-width cells. */
+/* Numbers in fixed-width cells: the one format (core/report_fmt.h). */
 static void num(char *buf, size_t cap, double v)
 {
-    if (isnan(v))
-        snprintf(buf, cap, "NaN");
-    else if (isinf(v))
-        snprintf(buf, cap, "%s", v > 0 ? "Infinity" : "-Infinity");
-    else
-        snprintf(buf, cap, "%.4g", v);
+    tfb_fmt_num(buf, cap, v);
 }
 
-/* A relative change as "+12.3%"; "new" when A was 0; "-" unknown. */
+/* A relative change: "+12.3 %", "×11.5", "new" when A was 0; "-"
+ * unknown. */
 static void pct(char *buf, size_t cap, double change)
 {
-    if (isnan(change))
-        snprintf(buf, cap, "-");
-    else if (isinf(change))
-        snprintf(buf, cap, "%s", change > 0 ? "new" : "-new");
-    else
-        snprintf(buf, cap, "%+.1f%%", 100.0 * change);
+    tfb_fmt_change(buf, cap, change);
 }
 
+/* A time given in ms, with the prefix that shows it ("155.8 µs"). */
 static void ms(char *buf, size_t cap, double v, int known)
 {
     if (!known)
         snprintf(buf, cap, "-");
     else
-        snprintf(buf, cap, "%.4g ms", v);
+        tfb_fmt_si(buf, cap, v / 1e3, "s");
 }
 
 /* One table row: the first cell is a string from a file (padded to 36 in
@@ -57,8 +49,10 @@ static void row(FILE *f, int md, const char *first, const char *const *cells,
     fputs("    ", f);
     tfb_report_put_str(f, first, 0);
     tfb_report_pad(f, strlen(first), 36);
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, " %12s", cells[i]);
+    for (size_t i = 0; i < n; i++) {
+        fputc(' ', f);
+        tfb_report_put_right(f, cells[i], 12);
+    }
     fputc('\n', f);
 }
 
@@ -146,11 +140,11 @@ static void pipeline_text(FILE *f, const tfb_compare_pipeline *p, int md)
     pct(v[2], sizeof v[2], p->input_ms_change);
     row(f, md, "mean input wait", cells, 3);
     if (p->steps_a)
-        snprintf(v[0], sizeof v[0], "%.1f%%", 100.0 * p->share_a);
+        snprintf(v[0], sizeof v[0], "%.1f %%", 100.0 * p->share_a);
     else
         snprintf(v[0], sizeof v[0], "-");
     if (p->steps_b)
-        snprintf(v[1], sizeof v[1], "%.1f%%", 100.0 * p->share_b);
+        snprintf(v[1], sizeof v[1], "%.1f %%", 100.0 * p->share_b);
     else
         snprintf(v[1], sizeof v[1], "-");
     if (isnan(p->share_change))
@@ -158,13 +152,20 @@ static void pipeline_text(FILE *f, const tfb_compare_pipeline *p, int md)
     else
         snprintf(v[2], sizeof v[2], "%+.1f pts", 100.0 * p->share_change);
     row(f, md, "input share", cells, 3);
-    snprintf(v[0], sizeof v[0], "%s", p->verdict_a ? p->verdict_a : "-");
-    snprintf(v[1], sizeof v[1], "%s", p->verdict_b ? p->verdict_b : "-");
-    snprintf(v[2], sizeof v[2], "%s",
-             p->verdict_a && p->verdict_b && strcmp(p->verdict_a, p->verdict_b)
-                 ? "changed"
-                 : "");
-    row(f, md, "verdict", cells, 3);
+    /* The verdicts in words that read alone ("not input-bound ->
+     * highly input-bound"): too wide for the cells, a line of their own
+     * in text. */
+    const char *va = tfb_fmt_verdict(p->verdict_a);
+    const char *vb = tfb_fmt_verdict(p->verdict_b);
+    int changed = p->verdict_a && p->verdict_b &&
+                  strcmp(p->verdict_a, p->verdict_b);
+    if (md) {
+        const char *vc[3] = {va, vb, changed ? "changed" : ""};
+        row(f, md, "verdict", vc, 3);
+    } else {
+        fprintf(f, "    verdict: %s -> %s%s\n", va, vb,
+                changed ? " (changed)" : "");
+    }
 }
 
 static void gpu_text(FILE *f, const tfb_compare *c, int md)
@@ -247,7 +248,32 @@ static void hparams_text(FILE *f, const tfb_compare *c, int md)
     }
 }
 
-int tfb_compare_text(FILE *f, const tfb_compare *c, int markdown)
+/* The headline the compare dashboard shows: "A diverged at step 6:
+ * train/loss NaN; B diverged at ...". Nothing when neither run did. */
+static void headline(FILE *f, const tfb_compare_diverged *div, int md)
+{
+    if (!div || (!div[0].diverged && !div[1].diverged))
+        return;
+    fputs(md ? "\n**" : "\n  ", f);
+    int first = 1;
+    for (int s = 0; s < 2; s++) {
+        if (!div[s].diverged)
+            continue;
+        fprintf(f, "%s%c diverged at step %lld: ", first ? "" : "; ",
+                s ? 'B' : 'A', div[s].step);
+        tfb_report_put_str(f, div[s].tag, md);
+        fprintf(f, " %s", div[s].kind);
+        first = 0;
+    }
+    fputs(md ? "**\n\nFrom the health alerts: the first non-finite value "
+               "of each run.\n"
+             : "\n  (from the health alerts: the first non-finite value "
+               "of each run)\n",
+          f);
+}
+
+int tfb_compare_text(FILE *f, const tfb_compare *c,
+                     const tfb_compare_diverged *div, int markdown)
 {
     int md = markdown;
     fputs(md ? "# tfboard compare\n\n- A (baseline): " : "tfboard compare\n"
@@ -261,6 +287,7 @@ int tfb_compare_text(FILE *f, const tfb_compare *c, int markdown)
         fputs("  changes are (B - A) / |A|\n", f);
     else
         fputs("\nChanges are (B - A) / |A|.\n", f);
+    headline(f, div, md);
     scalars_text(f, c, md);
     pipeline_text(f, &c->pipeline, md);
     gpu_text(f, c, md);

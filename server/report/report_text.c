@@ -31,16 +31,11 @@ static void scalars_section(FILE *f, const tfb_report_run *rr, int md)
                 "min", "max", "count");
     for (size_t i = 0; i < rr->n_scalars; i++) {
         const tfb_report_scalar *s = &rr->scalars[i];
-        char last[32], mn[32], mx[32];
-        snprintf(last, sizeof last, "%.4g", s->last);
-        if (isnan(s->last))
-            snprintf(last, sizeof last, "NaN");
-        else if (isinf(s->last))
-            snprintf(last, sizeof last, "%s", s->last > 0 ? "Infinity"
-                                                          : "-Infinity");
+        char last[TFB_FMT_MAX], mn[TFB_FMT_MAX], mx[TFB_FMT_MAX];
+        tfb_fmt_num(last, sizeof last, s->last);
         if (s->has_finite) {
-            snprintf(mn, sizeof mn, "%.4g", s->min);
-            snprintf(mx, sizeof mx, "%.4g", s->max);
+            tfb_fmt_num(mn, sizeof mn, s->min);
+            tfb_fmt_num(mx, sizeof mx, s->max);
         } else {
             snprintf(mn, sizeof mn, "-");
             snprintf(mx, sizeof mx, "-");
@@ -66,12 +61,7 @@ static void headline(char *out, size_t len, const tfb_report_run *rr)
     out[0] = 0;
     if (!h)
         return;
-    if (isnan(h->last))
-        snprintf(out, len, "NaN");
-    else if (isinf(h->last))
-        snprintf(out, len, "%s", h->last > 0 ? "Infinity" : "-Infinity");
-    else
-        snprintf(out, len, "%.4g", h->last);
+    tfb_fmt_num(out, len, h->last);
 }
 
 /* Writes the run's labels ("diverged, straggler"), or "ok"; returns the

@@ -2,6 +2,8 @@
 // nice limits, tick labels as people write them, log axes that label only
 // decades, no "-0", natural order of names that end in numbers.
 import * as f from '../../webui/js/core/format.js';
+import { readFileSync } from 'node:fs';
+import vm from 'node:vm';
 
 let failed = 0;
 function eq(got, want, what) {
@@ -44,5 +46,27 @@ eq([1e3, 1e9, 1e15].map((v) => f.logTicks(v, 0, wide)), ['1e3', '1e9', '1e15'], 
 const mid = ticks([1, 10, 100, 1e3, 1e4, 1e5, 1e6]);
 eq([1, 1e3, 1e6].map((v) => f.logTicks(v, 0, mid)), ['1', '1000', '1M'], 'a log axis within SI range');
 eq([f.scaleEnd(1.713e20), f.scaleEnd(0.008256), f.scaleEnd(9.996e4), f.scaleEnd(-2.5e-7)], ['1.71e20', '0.00826', '1e5', '-2.5e-7'], 'colour scale ends');
-console.log('1..24');
+
+// The one number format (issue 27): the shared table of cases, which the
+// C side (tests/unit/test_format_cases.c) reads too. Checked on the page's
+// format.js and on the html report's page.js (a classic script, run here
+// as the report inlines it).
+const table = JSON.parse(readFileSync(new URL('../format_cases.json', import.meta.url), 'utf8')).cases;
+const sandbox = {};
+vm.runInNewContext(readFileSync(new URL('../../webui/report/page.js', import.meta.url), 'utf8') + '\nthis.tfbPage = tfbPage;', sandbox);
+const page = sandbox.tfbPage;
+const value = (c) => (c.kind === 'verdict' ? c.value : c.value === 'NaN' ? NaN : c.value === '+Inf' ? Infinity : c.value === '-Inf' ? -Infinity : c.value);
+const sides = {
+  'format.js': { num: f.eng, si: f.si, bytes: f.bytes, change: f.change, verdict: f.verdict },
+  'report/page.js': { num: page.num, si: page.si, bytes: page.bytes, change: page.change, verdict: page.verdict },
+};
+let tableFailed = 0;
+for (const [side, fn] of Object.entries(sides)) {
+  for (const c of table) {
+    const got = c.kind === 'si' ? fn.si(value(c), c.unit) : fn[c.kind](value(c));
+    if (got !== c.want) { tableFailed++; console.log(`not ok - ${side} ${c.kind}(${JSON.stringify(c.value)}${c.unit ? ', ' + c.unit : ''}): got ${JSON.stringify(got)}, want ${JSON.stringify(c.want)}`); }
+  }
+}
+eq(tableFailed, 0, `format_cases.json: ${table.length} cases on format.js and report/page.js`);
+console.log('1..25');
 process.exit(failed ? 1 : 0);

@@ -3,13 +3,10 @@
   var c = JSON.parse(document.getElementById('tfb-data').textContent);
   var el = tfbPage.el, add = tfbPage.add, val = tfbPage.val, num = tfbPage.num, pct = tfbPage.pct,
     table = tfbPage.table;
-  function change(x) {
-    x = val(x);
-    if (x === null || x === undefined || isNaN(x)) return '\u2013';
-    if (!isFinite(x)) return x > 0 ? 'new' : '-new';
-    return (x >= 0 ? '+' : '') + (100 * x).toFixed(1) + '%';
-  }
-  function ms(ns) { return ns === null || ns === undefined ? '\u2013' : num(ns / 1e6) + ' ms'; }
+  /* the one number format (page.js): "+12.3 %", "\u00d71.126e5", "new" */
+  var change = tfbPage.change;
+  function ms(ns) { return ns === null || ns === undefined ? '\u2013' : tfbPage.si(val(ns) / 1e9, 's'); }
+  function msv(x) { return x === null || x === undefined ? '\u2013' : tfbPage.si(val(x) / 1e3, 's'); }
   /* For figures where higher is worse (times): colour the change. */
   function timeChange(x) {
     var v = val(x);
@@ -29,11 +26,11 @@
   var p = c.pipeline;
   if (!p.steps_a && !p.steps_b) add(sec, el('p', 'muted', 'Neither run has pipeline/step_ms and pipeline/input_ms scalars.'));
   else table(sec, ['figure', 'A', 'B', 'change'], [
-    ['mean step time', num(p.step_ms_a) + ' ms', num(p.step_ms_b) + ' ms', timeChange(p.step_ms_change)],
-    ['mean input wait', num(p.input_ms_a) + ' ms', num(p.input_ms_b) + ' ms', timeChange(p.input_ms_change)],
+    ['mean step time', msv(p.step_ms_a), msv(p.step_ms_b), timeChange(p.step_ms_change)],
+    ['mean input wait', msv(p.input_ms_a), msv(p.input_ms_b), timeChange(p.input_ms_change)],
     ['input share', pct(p.input_share_a), pct(p.input_share_b),
       p.input_share_change === null ? '\u2013' : ((p.input_share_change >= 0 ? '+' : '') + (100 * p.input_share_change).toFixed(1) + ' pts')],
-    ['verdict', p.verdict_a || '\u2013', p.verdict_b || '\u2013', '']]);
+    ['verdict', tfbPage.verdict(p.verdict_a), tfbPage.verdict(p.verdict_b), '']]);
   sec = add(main, el('section', 'run'));
   add(sec, el('h2', null, 'GPU kernel time'));
   var g = c.gpu;

@@ -9,7 +9,7 @@
     potentially: 'Potentially input-bound', not: 'Not input-bound' };
 
   var el = tfbPage.el, add = tfbPage.add, val = tfbPage.val, num = tfbPage.num, pct = tfbPage.pct,
-    table = tfbPage.table;
+    table = tfbPage.table, si = tfbPage.si, bytes = tfbPage.bytes;
   function when(t) {
     if (t === null || t === undefined) return '\u2013';
     return new Date(t * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
@@ -141,14 +141,14 @@
   function gpuMemorySection(sec, m) {
     if (!m) return;
     if (m.error) { add(sec, el('p', 'alert', 'GPU memory events error: ' + m.error)); return; }
-    function mib(b) { return b >= 1073741824 ? num(b / 1073741824) + ' GiB' : num(b / 1048576) + ' MiB'; }
+    /* the one number format, as the text report and the GPU page */
     function allocRows(v) { return v.map(function (a) {
-      return [mib(a.bytes), num((a.t_ns - m.first_ns) / 1e6) + ' ms', a.stream === null ? '-' : a.stream,
+      return [bytes(a.bytes), '+' + si((a.t_ns - m.first_ns) / 1e9, 's'), a.stream === null ? '-' : a.stream,
         a.kernel || '-', a.range || '-']; }); }
     (m.devices || []).forEach(function (d) {
-      add(sec, el('p', null, 'GPU memory ' + d.device + ': peak ' + mib(d.peak_bytes) + ' at +' +
-        num((d.peak_t_ns - m.first_ns) / 1e6) + ' ms, ' + d.live_at_peak_total + ' allocations live; ' +
-        mib(d.end_bytes) + ' at the end'));
+      add(sec, el('p', null, 'GPU memory ' + d.device + ': peak ' + bytes(d.peak_bytes) + ' at +' +
+        si((d.peak_t_ns - m.first_ns) / 1e9, 's') + ' from the first memory event, ' + d.live_at_peak_total +
+        ' allocations live; ' + bytes(d.end_bytes) + ' at the end'));
       if (d.live_at_peak.length) table(sec, ['bytes', 'at', 'stream', 'kernel', 'NVTX range'], allocRows(d.live_at_peak));
       if (d.post_mortem) {
         add(sec, el('p', 'alert', 'OOM post-mortem: the trace ends with memory high, still allocating; last allocations, most recent first'));

@@ -11,7 +11,7 @@
 // by its tag's direction: lower is better but for accuracy-like tags.
 import { h, clear } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng, pct, fixed, naturalCompare } from '../core/format.js';
+import { eng, pct, fixed, naturalCompare, change as fmtChange, verdict, si } from '../core/format.js';
 import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { higherIsBetter } from '../lib/scalars_bands.js';
@@ -23,13 +23,10 @@ defineState({ cmpA: key.str(), cmpB: key.str() });
 
 const MAX_CHARTS = 24;
 
-// A relative change: "+12.3 %", "new" when A was 0, "–" when unknown.
+// A relative change by the one number format: "+12.3 %", "×1.126e5",
+// "new" when A was 0, "–" when unknown.
 function change(x) {
-  const v = num(x);
-  if (v === null || Number.isNaN(v)) return '–';
-  if (!Number.isFinite(v)) return v > 0 ? 'new' : '-new';
-  const t = fixed(100 * v, 1);
-  return (t.startsWith('-') ? '' : '+') + t + ' %';
+  return fmtChange(num(x));
 }
 
 // A scalar's change cell: green when B is better by the tag's direction,
@@ -78,7 +75,13 @@ function timeCell(x) {
 
 function ms(nsv) {
   const v = num(nsv);
-  return v === null ? '–' : eng(v / 1e6) + ' ms';
+  return v === null ? '–' : si(v / 1e9, 's');
+}
+
+// A time given in ms, with the prefix that shows it ("138.6 ns").
+function msv(x) {
+  const v = num(x);
+  return v === null ? '–' : si(v / 1e3, 's');
 }
 
 function table(id, heads, rows) {
@@ -178,7 +181,7 @@ const page = {
       h('p', { id: 'compare-runs' }, 'A (baseline): ', runLabel(c.a), ' — B: ', runLabel(c.b)),
       h('div', { class: 'stats' },
         stat('Shared scalar tags', String(c.scalars.length), `${c.scalars_only_a} only in A, ${c.scalars_only_b} only in B`),
-        stat('Step time', change(p.step_ms_change), p.steps_a && p.steps_b ? `${eng(num(p.step_ms_a))} → ${eng(num(p.step_ms_b))} ms` : 'no step timings in both', stepCh !== null && stepCh > 0.05),
+        stat('Step time', change(p.step_ms_change), p.steps_a && p.steps_b ? `${msv(p.step_ms_a)} → ${msv(p.step_ms_b)}` : 'no step timings in both', stepCh !== null && stepCh > 0.05),
         stat('Input share', p.input_share_change === null ? '–' : pts(p.input_share_change),
           p.steps_a && p.steps_b ? `${pct(num(p.input_share_a))} → ${pct(num(p.input_share_b))}` : null),
         stat('GPU kernel time', change(g.kernel_change), g.traced_a || g.traced_b ? `${ms(g.kernel_ns_a)} → ${ms(g.kernel_ns_b)}` : 'not traced', num(g.kernel_change) > 0.05),
@@ -204,11 +207,11 @@ const page = {
     this.body.appendChild(h('h3', { class: 'card-h' }, 'Input pipeline'));
     if (!p.steps_a && !p.steps_b) this.body.appendChild(h('div', { class: 'empty small' }, 'Neither run has pipeline/step_ms and pipeline/input_ms scalars.'));
     else this.body.appendChild(table('compare-pipeline', ['Figure', 'A', 'B', 'Change'], [
-      h('tr', null, h('td', null, 'Mean step time'), td(eng(num(p.step_ms_a)) + ' ms'), td(eng(num(p.step_ms_b)) + ' ms'), timeCell(p.step_ms_change)),
-      h('tr', null, h('td', null, 'Mean input wait'), td(eng(num(p.input_ms_a)) + ' ms'), td(eng(num(p.input_ms_b)) + ' ms'), timeCell(p.input_ms_change)),
+      h('tr', null, h('td', null, 'Mean step time'), td(msv(p.step_ms_a)), td(msv(p.step_ms_b)), timeCell(p.step_ms_change)),
+      h('tr', null, h('td', null, 'Mean input wait'), td(msv(p.input_ms_a)), td(msv(p.input_ms_b)), timeCell(p.input_ms_change)),
       h('tr', null, h('td', null, 'Input share'), td(pct(num(p.input_share_a))), td(pct(num(p.input_share_b))),
         td(p.input_share_change === null ? '–' : pts(p.input_share_change))),
-      h('tr', null, h('td', null, 'Verdict'), td(p.verdict_a || '–'), td(p.verdict_b || '–'), td('')),
+      h('tr', null, h('td', null, 'Verdict'), td(verdict(p.verdict_a)), td(verdict(p.verdict_b)), td('')),
     ]));
 
     this.body.appendChild(h('h3', { class: 'card-h' }, 'GPU kernel time by kernel'));

@@ -81,6 +81,31 @@ def change(a, b):
     return (b - a) / abs(a)
 
 
+def fmt_num(v):
+    """The one number format (server/API.md "Numbers"; its cases are
+    tests/format_cases.json) for the finite values these runs have."""
+    if abs(v) < 1e-300:
+        return "0"
+    a = abs(v)
+    e = "%.3e" % a
+    ex = int(e.split("e")[1])
+    if 1e-4 <= float(e) < 1e5:
+        s = "%.*f" % (max(0, 3 - ex), a)
+        s = s.rstrip("0").rstrip(".") if "." in s else s
+    else:
+        m = e.split("e")[0].rstrip("0")
+        s = (m + "0" if m.endswith(".") else m) + "e%d" % ex
+    return ("-" if v < 0 else "") + s
+
+
+def fmt_change(x):
+    if 1 + x >= 10:
+        return "\u00d7" + fmt_num(1 + x)
+    t = "%.1f" % (100 * x)
+    t = "0.0" if t == "-0.0" else t
+    return ("" if t.startswith("-") else "+") + t + " %"
+
+
 def close(x, y, tol=1e-6):
     return abs(x - y) <= tol * max(1.0, abs(x), abs(y))
 
@@ -151,14 +176,14 @@ def test_text_and_markdown():
     md = report("--logdir", STATE["logdir"], "--compare", "lr0.1", "lr0.02", "--format",
                 "markdown", check_rc=0).stdout
     loss = next(s for s in c["scalars"] if s["tag"] == "loss")
-    row = re.search(r"^    loss +(\S+) +(\S+) +(\S+) +(\S+) +(\S+) +(\S+)$", txt, re.M)
+    row = re.search(r"^    loss +(\S+) +(\S+) +(\S+ %|×\S+) +(\S+) +(\S+) +(\S+ %|×\S+)$", txt, re.M)
     assert row, txt
     la, ma, _ = facts("lr0.1", "loss")
     lb, mb, _ = facts("lr0.02", "loss")
-    assert row.groups() == ("%.4g" % la, "%.4g" % lb, "%+.1f%%" % (100 * change(la, lb)),
-                            "%.4g" % ma, "%.4g" % mb, "%+.1f%%" % (100 * change(ma, mb))), row.groups()
+    assert row.groups() == (fmt_num(la), fmt_num(lb), fmt_change(change(la, lb)),
+                            fmt_num(ma), fmt_num(mb), fmt_change(change(ma, mb))), row.groups()
     assert re.search(r"^    lr +0\.1 -> 0\.02$", txt, re.M), txt
-    assert "| loss | %.4g | %.4g | %+.1f%% |" % (la, lb, 100 * change(la, lb)) in md, md
+    assert "| loss | %s | %s | %s |" % (fmt_num(la), fmt_num(lb), fmt_change(change(la, lb))) in md, md
     assert "| lr | 0\\.1 | 0\\.02 |" in md, md
     print(txt)  # the report quotes it
 
@@ -215,8 +240,12 @@ def test_kernels_measured():
                                                  "old_kernel"]
     txt = report("--compare", os.path.join(STATE["logdir"], "l1"),
                  os.path.join(STATE["logdir"], "l4"), check_rc=0).stdout
-    assert re.search(r"^    gemm_kernel .* \+30\.0% +SLOWER$", txt, re.M), txt
-    assert re.search(r"^    relu_kernel .* \+0\.0% *$", txt, re.M), txt
+    assert re.search(r"^    gemm_kernel .* \+30\.0 % +SLOWER$", txt, re.M), txt
+    assert re.search(r"^    relu_kernel .* \+0\.0 % *$", txt, re.M), txt
+    # the one number format (issue 27): times with the prefix that shows
+    # them, a proper µ, verdicts in words
+    assert re.search(r"^    all kernels: 445 µs -> 600 µs \(\+34\.8 %\)", txt, re.M), txt
+    assert "verdict: highly input-bound -> not input-bound (changed)" in txt, txt
     print(txt)
 
 
@@ -330,6 +359,21 @@ def test_diverged_b():
         assert loss["last_b"] == "NaN" and loss["last_change"] is None, loss
         p = report("--logdir", d, "--compare", "bad", "ok", "--fail-on", "nan")
         assert p.returncode == 0, p.stderr
+        # The headline the Compare page shows (issue 27): the first
+        # non-finite value of the run that diverged, from its alerts.
+        rep = json.loads(report("--logdir", d, "--format", "json", check_rc=None).stdout)
+        bad = next(r for r in rep["runs"] if r["run"] == "bad")
+        alerts = bad["alerts"]
+        assert alerts, bad
+        first = min(alerts, key=lambda a: (a["first_step"], "loss" not in a["tag"].lower()))
+        kind = "NaN" if first["nan"] else "+Inf" if first["pos_inf"] else "-Inf"
+        want = "B diverged at step %d: %s %s" % (first["first_step"], first["tag"], kind)
+        txt = report("--logdir", d, "--compare", "ok", "bad", check_rc=0).stdout
+        assert "\n  " + want + "\n" in txt, (want, txt)
+        md = report("--logdir", d, "--compare", "ok", "bad", "--format", "md", check_rc=0).stdout
+        assert "**" + want + "**" in md.replace("\\", ""), (want, md)
+        txt = report("--logdir", d, "--compare", "ok", "ok", check_rc=0).stdout
+        assert "diverged at step" not in txt, txt
 
 
 def test_unreadable_trace():

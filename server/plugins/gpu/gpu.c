@@ -252,23 +252,31 @@ static void kernels_text(FILE *f, const tfb_trace_kernels *k, int md)
 {
     if (k->n == 0)
         return;
+    /* times in the one number format (core/report_fmt.h): "353.9 µs" */
     if (md)
-        fputs("\nTop kernels by total time:\n\n| kernel | count | total ms | "
-              "mean us | share |\n| --- | --- | --- | --- | --- |\n", f);
+        fputs("\nTop kernels by total time:\n\n| kernel | count | total | "
+              "mean | share |\n| --- | --- | --- | --- | --- |\n", f);
     else
         fprintf(f, "    top kernels by total time:\n    %-40s %8s %12s %10s "
-                   "%7s\n", "kernel", "count", "total ms", "mean us", "share");
+                   "%7s\n", "kernel", "count", "total", "mean", "share");
     for (size_t i = 0; i < k->n; i++) {
         const tfb_trace_kernel_stat *s = &k->v[i];
-        double total = (double)s->total_ns / 1e6, mean = s->mean_ns / 1e3;
+        char total[TFB_FMT_MAX], mean[TFB_FMT_MAX];
+        tfb_fmt_si(total, sizeof total, (double)s->total_ns / 1e9, "s");
+        tfb_fmt_si(mean, sizeof mean, s->mean_ns / 1e9, "s");
         fputs(md ? "| " : "    ", f);
-        if (md)
+        if (md) {
             tfb_report_put_str(f, s->name, 1);
-        else
-            tfb_report_put_cell(f, s->name, 40);
-        fprintf(f, md ? " | %lld | %.4g | %.4g | %.1f%% |\n"
-                      : " %8lld %12.4g %10.4g %6.1f%%\n",
-                (long long)s->count, total, mean, 100.0 * s->share);
+            fprintf(f, " | %lld | %s | %s | %.1f %% |\n", (long long)s->count,
+                    total, mean, 100.0 * s->share);
+            continue;
+        }
+        tfb_report_put_cell(f, s->name, 40);
+        fprintf(f, " %8lld ", (long long)s->count);
+        tfb_report_put_right(f, total, 12);
+        fputc(' ', f);
+        tfb_report_put_right(f, mean, 10);
+        fprintf(f, " %5.1f %%\n", 100.0 * s->share);
     }
 }
 

@@ -253,31 +253,19 @@ static int report_view(tfb_store *s, tfb_run *r, tfb_gpu_memory_view *v,
     return rc;
 }
 
+/* Bytes and times in the one number format (core/report_fmt.h): the
+ * page's memory view writes the same "233 MiB at +155.8 µs". */
 static void put_bytes(FILE *f, int64_t b)
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double x = (double)b;
-    int u = 0;
-    while ((x >= 1024.0 || x <= -1024.0) && u < 4) {
-        x /= 1024.0;
-        u++;
-    }
-    if (u == 0)
-        fprintf(f, "%lld B", (long long)b);
-    else
-        fprintf(f, "%.3g %s", x, unit[u]);
+    char buf[TFB_FMT_MAX];
+    fputs(tfb_fmt_bytes(buf, sizeof buf, (double)b), f);
 }
 
-/* An offset from the first memory event, in a unit that shows it. */
+/* An offset from the first memory event, with the prefix that shows it. */
 static void put_secs(FILE *f, int64_t ns)
 {
-    double a = ns < 0 ? -(double)ns : (double)ns;
-    if (a >= 1e9)
-        fprintf(f, "%.3f s", (double)ns / 1e9);
-    else if (a >= 1e6)
-        fprintf(f, "%.3f ms", (double)ns / 1e6);
-    else
-        fprintf(f, "%.3f us", (double)ns / 1e3);
+    char buf[TFB_FMT_MAX];
+    fputs(tfb_fmt_si(buf, sizeof buf, (double)ns / 1e9, "s"), f);
 }
 
 static void alloc_rows(FILE *f, const tfb_gpu_memory_alloc *a, size_t n,

@@ -146,7 +146,7 @@ export class MemoryView {
     // One sentence per device.
     const lines = h('div', { class: 'mem-peaks' });
     for (const d of devs) {
-      lines.appendChild(h('p', { class: 'mem-peak' }, `Peak ${bytes(num(d.peak_bytes))} on GPU ${d.device} at ${si((num(d.peak_t_ns) - this.t0) / 1e9, 's')}, ` +
+      lines.appendChild(h('p', { class: 'mem-peak' }, `Peak ${bytes(num(d.peak_bytes))} on GPU ${d.device} at +${si((num(d.peak_t_ns) - num(res.start_ns)) / 1e9, 's')} from the first memory event, ` +
         `${int(num(d.live_at_peak_total))} allocation${num(d.live_at_peak_total) === 1 ? '' : 's'} live` +
         (num(d.peak_reserved) > num(d.peak_bytes) ? ` (${bytes(num(d.peak_reserved))} reserved)` : '') +
         `; ${bytes(num(d.end_bytes))} in use at the end of the trace.`));

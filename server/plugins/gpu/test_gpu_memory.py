@@ -288,14 +288,14 @@ def test_report():
     assert runs["kinetomem"]["gpu_memory"]["devices"][0]["peak_bytes"] == \
         4 << 20
     md = report("markdown")
-    assert "- GPU 0: peak 5.86 KiB at +1.500 us, 2 allocations live" in md, md
-    assert ("| 3.91 KiB | +0.400 us | 3 | void attn\\<float\\>\\(float\\*, "
+    assert "- GPU 0: peak 5.859 KiB at +1.5 µs, 2 allocations live" in md, md
+    assert ("| 3.906 KiB | +400 ns | 3 | void attn\\<float\\>\\(float\\*, "
             "int\\) | forward \\<b\\> |") in md, md
     assert "**OOM post-mortem**" in md
-    assert "| 31.2 KiB | +2.700 us | 5 | void grow\\(float\\*\\) | - | yes |" \
+    assert "| 31.25 KiB | +2.7 µs | 5 | void grow\\(float\\*\\) | - | yes |" \
         in md, md
     txt = report("text")
-    assert "GPU 1: peak 54.7 KiB at +2.700 us, 3 allocations live" in txt
+    assert "GPU 1: peak 54.69 KiB at +2.7 µs, 3 allocations live" in txt
     assert "OOM post-mortem" in txt.split("run nsysmem")[1], txt
     assert "OOM post-mortem" not in txt.split("run kinetomem")[1].split(
         "run ")[0], txt

@@ -34,7 +34,13 @@ T.run(async () => {
       T.assert(m.live === 96 && m.churn === 80, 'live rows and churn rows: ' + JSON.stringify(m));
       T.assertEq(g.nvml.charts, 5, 'NVML charts');
       const peak = await page.textContent('.mem-peak');
-      T.assert(/^Peak 13\.54 GiB on GPU 0 at 1\.97\d* s, 48 allocations live/.test(peak), 'peak sentence: ' + peak);
+      T.assert(/^Peak 13\.54 GiB on GPU 0 at \+\S+ m?s from the first memory event, 48 allocations live/.test(peak), 'peak sentence: ' + peak);
+      // One number for one peak (issue 27): the page writes its time as the
+      // text report does, from the same origin, in the same format.
+      const rep = execFileSync(tfboard, ['report', '--logdir', logdir, '--run', '^train$'], { encoding: 'utf8', timeout: 60000 });
+      const inReport = rep.match(/GPU 0: peak (\S+ \S+) at \+(\S+ \S+),/);
+      T.assert(inReport, 'the report\'s peak line: ' + rep);
+      T.assertEq(peak.match(/^Peak (\S+ \S+) on GPU 0 at \+(\S+ \S+) from/).slice(1), inReport.slice(1), 'the peak as the report writes it');
       const first = await page.textContent('.mem-live-table tbody tr');
       T.assert(first.includes('6 GiB') && first.includes('0x7f0000000000'), 'largest live block first: ' + first);
       const ctxRow = await page.locator('.mem-live-table tbody tr', { hasText: 'gemm_fwd' }).first().textContent();

@@ -1,54 +1,100 @@
 // Number and time formatting, one place for every page (UI.md "Numbers").
 
-const SUP = ['', 'k', 'M', 'G', 'T', 'P'];
-const SUB = ['', 'm', 'µ', 'n', 'p', 'f'];
+// ---- the one number format (server/API.md "Numbers") ----
+// Its C twin is server/core/report_fmt.c (text, Markdown and html
+// reports) and the html report's webui/report/page.js; all three follow
+// the cases of tests/format_cases.json, so change them together.
 
-// Engineering notation, 4 significant digits: 0.0012345 -> "1.234e-3",
-// 12345 -> "12.35e3"; plain digits between 1e-3 and 1e4.
+// Significant digits of every number.
+export const FMT_DIGITS = 4;
+// Plain decimals from here ("0.000151") up to FMT_PLAIN_MAX, scientific
+// outside ("1.5e-6", "7.672e28", never "151e-6" or "76.72e27").
+export const FMT_PLAIN_MIN = 1e-4;
+export const FMT_PLAIN_MAX = 1e5;
+// A change whose ratio B / A reaches this reads as the ratio: "×1.126e5",
+// not "+11259885.9 %".
+export const FMT_RATIO_MIN = 10;
+// Below this a value reads "0" (denormals, float noise): no "-1.0e-320".
+export const FMT_ZERO = 1e-300;
+
+const SI_PREFIX = ['f', 'p', 'n', 'µ', 'm', '', 'k', 'M', 'G', 'T', 'P'];
+
+// "2.500" -> "2.5", "3.0" -> "3"; keepOne leaves "1.0" (a mantissa).
+function trimZeros(s, keepOne) {
+  if (!s.includes('.')) return s;
+  s = s.replace(/0+$/, '');
+  if (s.endsWith('.')) return keepOne ? s + '0' : s.slice(0, -1);
+  return s;
+}
+
+// |x| (finite, above FMT_ZERO) by the rule; the exponent is the one of
+// the value rounded to FMT_DIGITS digits.
+function fmtAbs(a) {
+  const e = a.toExponential(FMT_DIGITS - 1);
+  const r = parseFloat(e);
+  const [mant, exs] = e.split('e');
+  const ex = parseInt(exs, 10);
+  if (r >= FMT_PLAIN_MIN && r < FMT_PLAIN_MAX) return trimZeros(a.toFixed(Math.max(0, FMT_DIGITS - 1 - ex)), false);
+  return trimZeros(mant, true) + 'e' + ex;
+}
+
+// A number by the one rule: 4 significant digits, plain between 1e-4 and
+// 1e5 (0.000151, 12.35, 12346), else "1.5e-6" / "7.672e28"; "0" without
+// a sign; NaN, +Inf, -Inf by name; "–" for no value.
 export function eng(x) {
   if (x === null || x === undefined) return '–';
   if (typeof x !== 'number') return String(x);
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return '+Inf';
   if (x === -Infinity) return '-Inf';
-  if (x === 0) return '0';
-  const a = Math.abs(x);
-  if (a >= 1e-3 && a < 9999.5) return trim(x.toPrecision(4));
-  if (a < 1e-300) return '0';
-  const e3 = Math.floor(Math.log10(a) / 3) * 3;
-  let m = x / Math.pow(10, e3);
-  let s = trim(m.toPrecision(4));
-  // Rounding can carry to 1000: 999.97e3 -> 1000e3 -> 1e6.
-  if (Math.abs(parseFloat(s)) >= 1000) return trim((m / 1000).toPrecision(4)) + 'e' + (e3 + 3);
-  return s + 'e' + e3;
+  if (Math.abs(x) < FMT_ZERO) return '0';
+  return (x < 0 ? '-' : '') + fmtAbs(Math.abs(x));
 }
 
-function trim(s) {
-  if (s.includes('e')) return s;
-  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
-}
-
-// With an SI prefix and unit: si(2.5e9, 'B') -> "2.5 GB".
+// With an SI prefix and unit: si(1.558e-4, 's') -> "155.8 µs",
+// si(2500, 'W') -> "2.5 kW". Time takes no prefix above s ("3600 s").
 export function si(x, unit = '') {
-  if (typeof x !== 'number' || !isFinite(x)) return eng(x) + (unit ? ' ' + unit : '');
-  if (x === 0) return '0' + (unit ? ' ' + unit : '');
+  if (typeof x !== 'number' || !Number.isFinite(x) || Math.abs(x) < FMT_ZERO) return eng(x) + ' ' + unit;
   const a = Math.abs(x);
-  let i = 0;
-  let v = x;
-  if (a >= 1) {
-    while (Math.abs(v) >= 1000 && i < SUP.length - 1) { v /= 1000; i++; }
-    return trim(v.toPrecision(4)) + ' ' + SUP[i] + unit;
-  }
-  while (Math.abs(v) < 1 && i < SUB.length - 1) { v *= 1000; i++; }
-  return trim(v.toPrecision(4)) + ' ' + SUB[i] + unit;
+  const ex = parseInt(a.toExponential(FMT_DIGITS - 1).split('e')[1], 10);
+  const top = unit === 's' ? 0 : 5;
+  const k = Math.max(-5, Math.min(top, Math.floor(ex / 3)));
+  // 1000^|k| is exact up to 1e15: one correctly rounded operation, as in C.
+  const scale = Math.pow(1000, Math.abs(k));
+  const m = k < 0 ? a * scale : a / scale;
+  return (x < 0 ? '-' : '') + fmtAbs(m) + ' ' + SI_PREFIX[k + 5] + unit;
 }
 
+// Bytes with binary prefixes (the project's convention): "512 B",
+// "13.54 GiB"; "–" for no value.
 export function bytes(n) {
   if (typeof n !== 'number' || !isFinite(n)) return '–';
-  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0;
-  while (Math.abs(n) >= 1024 && i < u.length - 1) { n /= 1024; i++; }
-  return (i === 0 ? String(n) : trim(n.toPrecision(4))) + ' ' + u[i];
+  if (Math.abs(n) < FMT_ZERO) return '0 B';
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let a = Math.abs(n), i = 0;
+  while (a >= 1024 && i < u.length - 1) { a /= 1024; i++; }
+  return (n < 0 ? '-' : '') + fmtAbs(a) + ' ' + u[i];
+}
+
+// A relative change (B - A) / |A|: "+12.3 %", "×11.5" once B / A reaches
+// FMT_RATIO_MIN, "new" when A was 0, "–" when unknown.
+export function change(x) {
+  if (typeof x !== 'number' || Number.isNaN(x)) return '–';
+  if (!Number.isFinite(x)) return x > 0 ? 'new' : '-new';
+  if (1 + x >= FMT_RATIO_MIN) return '×' + eng(1 + x);
+  if (Math.abs(100 * x) < 1000) {
+    const t = fixed(100 * x, 1);
+    return (t.startsWith('-') ? '' : '+') + t + ' %';
+  }
+  return eng(100 * x) + ' %';
+}
+
+// The input-pipeline verdict ("highly", ...) in words that read alone.
+const VERDICT_WORDS = { highly: 'highly input-bound', moderately: 'moderately input-bound',
+  potentially: 'potentially input-bound', not: 'not input-bound' };
+export function verdict(v) {
+  if (v === null || v === undefined) return '–';
+  return VERDICT_WORDS[v] || String(v);
 }
 
 // Durations given in nanoseconds: "12.3 ms", "840 µs", "2.1 s".
