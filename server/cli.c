@@ -166,6 +166,38 @@ int tfb_cli_parse_serve(tfb_config *cfg, int argc, char **argv, FILE *out,
     return 0;
 }
 
+/* Whether the server listens on the loopback only. */
+static int loopback_only(const tfb_config *cfg)
+{
+    return !cfg->bind_all && (!strcmp(cfg->host, "127.0.0.1") ||
+                              !strcmp(cfg->host, "localhost") ||
+                              !strcmp(cfg->host, "::1"));
+}
+
+/* Over SSH (SSH_CONNECTION: "client_ip client_port server_ip
+ * server_port") a server on the loopback cannot be opened from the
+ * browser on the user's own machine: say how to forward the port. The
+ * host is the address the SSH client reached, else this machine's name. */
+static void ssh_hint(const tfb_config *cfg, int port)
+{
+    const char *ssh = getenv("SSH_CONNECTION");
+    if (cfg->quiet || !ssh || !*ssh || !loopback_only(cfg))
+        return;
+    char host[256] = "";
+    char a[64], b[64], c[256];
+    if (sscanf(ssh, "%63s %63s %255s", a, b, c) == 3)
+        snprintf(host, sizeof host, "%s", c);
+    else if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "HOST");
+    host[sizeof host - 1] = 0;
+    fprintf(stderr, "tfboard: this is an SSH session and the server "
+                    "listens on the loopback only; on your own machine run\n"
+                    "  ssh -L %d:127.0.0.1:%d %s\n"
+                    "then open http://127.0.0.1:%d/ there (or use "
+                    "--bind_all, which needs a token)\n",
+            port, port, host, port);
+}
+
 static int serve(const tfb_config *cfg)
 {
     struct stat st;
@@ -236,6 +268,7 @@ static int serve(const tfb_config *cfg)
                          "TFBOARD_TOKEN");
         fflush(stdout);
     }
+    ssh_hint(cfg, tfb_server_port(srv));
 
     tfb_loader_opts lo = {cfg->reload_interval, cfg->load_threads, stderr};
     tfb_loader *loader;

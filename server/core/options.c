@@ -169,8 +169,15 @@ int tfb_options_parse(const tfb_command *c, int argc, char **argv,
         const tfb_option *o =
             !strncmp(arg, "--", 2) ? find(c, arg + 2, len - 2) : NULL;
         if (!o) {
-            fprintf(err, "%s: unknown option '%s' (see %s --help)\n",
-                    c->prog, arg, c->prog);
+            /* "tfboard runs": a directory given the way other tools take
+             * one; say how this command takes it. */
+            if (arg[0] != '-' && find(c, "logdir", 6))
+                fprintf(err, "%s: '%s' is not an option; for the runs under "
+                             "a directory: %s --logdir %s (see %s --help)\n",
+                        c->prog, arg, c->prog, arg, c->prog);
+            else
+                fprintf(err, "%s: unknown option '%s' (see %s --help)\n",
+                        c->prog, arg, c->prog);
             return TFB_EINVAL;
         }
         /* Its values: after '=' (the first), then the next arguments; a

@@ -3,7 +3,7 @@
  * (no HTTP server, no reload), builds the report model and writes it in
  * the chosen format. Exit status: 0, 1 when --fail_on nan finds an alert
  * (or the output cannot be written), 2 on bad usage, an unreadable
- * logdir, or event files that could not be read.
+ * logdir, a logdir with no runs, or event files that could not be read.
  */
 #include "report/report.h"
 
@@ -83,6 +83,14 @@ static int parse_compare(void *user, const char *const *v, char *why,
                          size_t why_len)
 {
     report_args *a = user;
+    /* "--compare --logdir runs": the runs were left out, and the next
+     * option would be taken for run A. */
+    for (int i = 0; i < 2; i++)
+        if (v[i] && !strncmp(v[i], "--", 2)) {
+            snprintf(why, why_len, "needs the two runs first: --compare A "
+                     "B (got '%.60s' where %s goes)", v[i], i ? "B" : "A");
+            return TFB_EINVAL;
+        }
     if (!v[1]) {
         snprintf(why, why_len, "needs two runs or directories: --compare "
                                "A B");
@@ -147,8 +155,8 @@ static int parse_args(int argc, char **argv, report_args *a)
         .opts = opts, .n_opts = sizeof opts / sizeof *opts,
         .epilogue = "Exit status: 0; 1 when --fail_on holds or the output "
                     "cannot be written;\n2 on bad usage (bad --fail_on "
-                    "syntax too), an unreadable logdir,\nor event files that "
-                    "could not be read.\n"};
+                    "syntax too), an unreadable logdir,\nno runs found under "
+                    "it, or event files that could not be read.\n"};
     int rc = tfb_options_parse(&cmd, argc, argv, stdout, stderr);
     if (rc != 0)
         return rc < 0 ? -1 : 1;
@@ -253,6 +261,18 @@ int tfb_report_main(int argc, char **argv)
     tfb_store *store;
     if (tfb_report_open(a.logdir, a.quiet, &store) < 0)
         return 2;
+    /* An empty or event-less directory (a typo, a wrong mount) must not
+     * pass a CI check as "no run diverged". */
+    tfb_run **all;
+    size_t n_all = 0;
+    if (tfb_store_runs(store, &all, &n_all) == 0)
+        free(all);
+    if (n_all == 0) {
+        fprintf(stderr, "tfboard report: no runs found under %s\n",
+                a.logdir);
+        tfb_store_destroy(store);
+        return 2;
+    }
 
     tfb_report rep;
     char err[512] = "";

@@ -211,11 +211,21 @@ def test_bad_usage():
 
 
 def test_empty_logdir():
+    """An empty or event-less directory (a typo in a CI job) exits 2 with
+    "no runs found under DIR", never 0 "no run diverged" (issue 27)."""
     with tempfile.TemporaryDirectory(prefix="tfb_report_empty_") as d:
-        p = subprocess.run([TFBOARD, "report", "--logdir", d, "--format", "json",
-                            "--fail-on", "nan"], capture_output=True, text=True, timeout=30)
-        assert p.returncode == 0, p.stderr
-        assert json.loads(p.stdout)["runs"] == []
+        for what in ("empty", "event-less"):
+            if what == "event-less":
+                os.makedirs(os.path.join(d, "run1"))
+                with open(os.path.join(d, "run1", "notes.txt"), "w") as f:
+                    f.write("not an event file\n")
+            for fmt in ("json", "text"):
+                p = subprocess.run([TFBOARD, "report", "--logdir", d, "--format", fmt,
+                                    "--fail-on", "nan"], capture_output=True, text=True,
+                                   timeout=30)
+                assert p.returncode == 2, (what, fmt, p.returncode, p.stdout, p.stderr)
+                assert "no runs found under " + d in p.stderr, (what, p.stderr)
+                assert "no run diverged" not in p.stdout, p.stdout
 
 
 def main():

@@ -263,6 +263,14 @@ static void data_conditions(tfb_run *r, run_state *rs, tfb_series **ser,
                 sp[i].spike.z, (long long)sp[i].spike.step,
                 tfb_spike_state_name(sp[i].spike.state), why[0] ? "; " : "",
                 why);
+            /* Not recovered yet (nor diverged): a condition that clears
+             * when the loss comes back, so `watch --fail_on` can tell a
+             * spike the run is still in from one it got over. */
+            if (sp[i].spike.state == TFB_SPIKE_OPEN)
+                add(f, "spike_open", key, sp[i].spike.step, "%s has not "
+                    "recovered from its spike at step %lld (%.4g, level "
+                    "%.4g)", sp[i].tag, (long long)sp[i].spike.step,
+                    sp[i].spike.value, sp[i].spike.level);
             if (sp[i].spike.state == TFB_SPIKE_DIVERGED)
                 add(f, "diverged", NULL, sp[i].spike.step, "%s diverged "
                     "after its spike at step %lld%s%s", sp[i].tag,
