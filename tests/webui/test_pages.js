@@ -3,6 +3,7 @@
 // chart), Gradients, Input pipeline, tabs shown only with data, and the help
 // text of an empty logdir.
 'use strict';
+const { execFileSync } = require('child_process');
 const T = require('./lib.js');
 
 const [tfboard, gen] = process.argv.slice(2);
@@ -209,6 +210,14 @@ T.run(async () => {
         await p2.waitForSelector('#empty-help', { timeout: 10000 });
         const t = await p2.textContent('#empty-help');
         T.assert(t.includes('tfb_scalar(w, "loss", loss, step);'), 'help names the call');
+        // ... and the Python one next to it (issue 27): the package's
+        // SummaryWriter, as Python users write it, and Python that parses.
+        const py = await p2.textContent('#empty-python');
+        T.assert(py.includes('from tfboard import SummaryWriter') && py.includes('w.add_scalar("loss", loss, step)'),
+          'the Python example: ' + py);
+        execFileSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], { input: py, timeout: 30000 });
+        const [bc, bp] = [await p2.locator('#empty-c').boundingBox(), await p2.locator('#empty-python').boundingBox()];
+        T.assert(bc && bp && bp.height > 40 && bp.y >= bc.y + bc.height, 'both examples shown, Python after C: ' + JSON.stringify([bc, bp]));
         T.assertEq(await p2.$$eval('#tabs .tab', (a) => a.length), 0, 'no tabs without data');
         await T.screenshot(p2, 'empty_logdir');
         T.assertEq(p2.problems, [], 'no console errors');

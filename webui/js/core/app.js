@@ -371,7 +371,7 @@ function renderEmpty() {
     h('h2', null, loading ? 'Loading the log directory…' : 'No data in this log directory yet'),
     h('p', null, 'tfboard shows runs: directories holding TensorBoard event files (', h('code', null, '*tfevents*'),
       '). Log a scalar from your training loop with libtfboard:'),
-    h('pre', { class: 'code' },
+    h('pre', { class: 'code', id: 'empty-c' },
       '#include <tfboard.h>\n\n' +
       'tfb_writer *w;\n' +
       'tfb_writer_open(&w, "runs/exp1", NULL);\n' +
@@ -380,6 +380,16 @@ function renderEmpty() {
       '    tfb_scalar(w, "loss", loss, step);\n' +
       '}\n' +
       'tfb_writer_close(w);'),
+    // Python users write what PyTorch users write (README "Python quick
+    // start"): the python/ package's SummaryWriter, a drop-in.
+    h('p', null, 'Or from Python, with the ', h('code', null, 'tfboard'), ' package (', h('code', null, 'python/'),
+      ', a drop-in for PyTorch\'s ', h('code', null, 'SummaryWriter'), '):'),
+    h('pre', { class: 'code', id: 'empty-python' },
+      'from tfboard import SummaryWriter\n\n' +
+      'with SummaryWriter("runs/exp1") as w:\n' +
+      '    for step in range(steps):\n' +
+      '        loss = train_step()\n' +
+      '        w.add_scalar("loss", loss, step)'),
     h('p', null, 'Then point tfboard at the parent directory: ', h('code', null, 'tfboard --logdir runs/'),
       '. Event files written by TensorFlow, PyTorch, tensorboardX, JAX or Keras work too. This page reloads by itself.')));
 }
