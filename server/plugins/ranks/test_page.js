@@ -101,7 +101,7 @@ T.run(async () => {
       T.assert(/rank 5 is 2\d % slower than the median rank/.test(text), 'straggler sentence');
       T.assert(text.includes("Rank 3 of job train; the job's section is under run train/rank-00000."), 'pointer line');
       T.assert(text.includes('Note: rank 1 appears more than once'), 'bad job note');
-      T.assert(/job comm\/compute overlap \d+\.\d%/.test(text), 'overlap line');
+      T.assert(/job comm\/compute overlap \d+\.\d %/.test(text), 'overlap line');
       await page.evaluate(() => [...document.querySelectorAll('p')].find((e) => e.textContent.startsWith('8 ranks (world size 8)')).previousSibling.scrollIntoView());
       await T.screenshot(page, 'ranks_report');
     });
