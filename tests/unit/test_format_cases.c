@@ -37,7 +37,7 @@ static const char *read_str(const char *p, char *out, size_t cap)
 }
 
 typedef struct fcase {
-    char kind[16], unit[16], want[64], sval[32];
+    char kind[64], unit[64], want[64], sval[64]; /* as big as a read value */
     double value;
     int is_str;
 } fcase;
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
         else if (!strcmp(c.kind, "verdict"))
             snprintf(got, sizeof got, "%s", tfb_fmt_verdict(c.sval));
         else
-            snprintf(got, sizeof got, "(unknown kind '%s')", c.kind);
+            snprintf(got, sizeof got, "(unknown kind '%.32s')", c.kind);
         n++;
         if (strcmp(got, c.want)) {
             failed++;
