@@ -160,8 +160,8 @@ static int parse(int argc, char **argv, const char **logdir, int *once,
          "with\n--once or --fail_fast), a comma list: nonfinite,\n"
          "diverged, loss_spike, spike_open, stalled, crashed,\nstraggler, "
          "input_bound, gpu_idle, gpu_memory; user\n(every --alert rule), "
-         "an --alert rule's text, or all.\nOther alerts are printed but "
-         "do not fail. The\ndefault: the rules of a broken run",
+         "an --alert rule's text, or all.\nOther alerts are printed, not "
+         "failed; the default\nis the rules of a broken run",
          TFB_OPT_CALL, TFB_WATCH_FAIL_ON_DEFAULT,
          .dest = &(tfb_opt_call){parse_fail_on, fo, 1}},
         {"interval", "S", "seconds between passes", TFB_OPT_DOUBLE, "5",

@@ -550,9 +550,9 @@ static const tfb_plugin_service service = {
     .poll = service_poll,
     .watch_help =
         "Prints each alert of each run as one line when it fires or\n"
-        "clears (built-in: nonfinite, diverged, loss_spike, stalled,\n"
-        "crashed, straggler, input_bound, gpu_idle, gpu_memory; and each\n"
-        "--alert rule, e.g. 'loss>5 for 100 steps').\n",
+        "clears (built-in: nonfinite, diverged, loss_spike, spike_open,\n"
+        "stalled, crashed, straggler, input_bound, gpu_idle, gpu_memory;\n"
+        "and each --alert rule, e.g. 'loss>5 for 100 steps').\n",
 };
 
 static const tfb_plugin_route routes[] = {
