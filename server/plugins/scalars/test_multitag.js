@@ -87,6 +87,24 @@ async function main() {
       await T.screenshot(page, 'multitag_two_axes');
     });
 
+    await T.step('the exported view draws the two axes too', async () => {
+      await page.click('#settings-btn');
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-view')]);
+      await page.keyboard.press('Escape');
+      const file = require('path').join(T.tmpdir('tfb-export-'), 'view.html');
+      await dl.saveAs(file);
+      const ctx = await page.context().browser().newContext();
+      const off = await ctx.newPage();
+      await off.route('**/*', (r) => (/^(file|data):/.test(r.request().url()) ? r.continue() : r.abort()));
+      await off.goto('file://' + file);
+      const ex = await T.until(off, () => window.__export && window.__export.ready ? window.__export : null, null, 'the export drawn');
+      const c = ex.charts.find((x) => x.title.includes('loss, accuracy'));
+      T.assert(c, 'the loss/accuracy chart is exported: ' + ex.charts.map((x) => x.title));
+      T.assert(c.y1 && c.y1.range[0] >= 0.4 && c.y1.range[1] <= 1, 'its accuracy axis: ' + JSON.stringify(c.y1));
+      T.assertEq([c.y1.position, c.y1.title], ['right', 'accuracy'], 'on the right, titled');
+      await ctx.close();
+    });
+
     await T.step('the 25-tag chart: legend capped with "+N more", no taller than its plot', async () => {
       const key = await T.until(page, () => {
         const k = Object.keys(window.__tfb.charts).find((x) => x.startsWith('scalars:multi:^(grad'));

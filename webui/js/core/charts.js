@@ -565,10 +565,13 @@ export class ScalarChart {
     return {
       datasets: ch.data.datasets.map((d) => ({
         label: d.label, borderColor: d.borderColor, borderWidth: d.borderWidth, order: d.order,
+        yAxisID: d.yAxisID || 'y', borderDash: d.borderDash || [],
         pointRadius: d.pointRadius || 0, data: d.data.map((q) => [q.x, q.y]),
       })),
       x: { mode: this.view.x, title: ch.options.scales.x.title.text, min: ch.scales.x.min, max: ch.scales.x.max },
-      y: { log: !!this.view.logy, title: ch.options.scales.y.title.text || '', min: ch.scales.y.min, max: ch.scales.y.max },
+      y: { log: !!this.view.logy, title: ch.options.scales.y.title.display ? ch.options.scales.y.title.text || '' : '', min: ch.scales.y.min, max: ch.scales.y.max },
+      // The second unit's axis (a multi-tag chart), or null.
+      y1: ch.options.scales.y1.display ? { title: ch.options.scales.y1.title.text || '', min: ch.scales.y1.min, max: ch.scales.y1.max } : null,
       legend: !!this.legendEl,
       outliers: this.outliers ? { ...this.outliers } : null,
       nonfinite: this.prepared.map((p) => ({ color: p.color, marks: p.nonfinite.map((m) => [m.x, m.kind]) })),
