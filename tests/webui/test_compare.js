@@ -125,7 +125,11 @@ T.run(async () => {
       const asked = [];
       p2.on('request', (r) => { if (r.url().includes('/data/plugin/scalars/')) asked.push(new URL(r.url())); });
       await T.openApp(p2, srv.url, 'tab=scalars');
-      await T.until(p2, () => window.__tfb.charts['scalars:multi:loss/(train|val)'], null, 'layout applied in a fresh view');
+      // The layout's charts open in their own section, collapsed (issue 27).
+      await T.until(p2, () => document.querySelector('#multi-section [data-tag="multi:loss/(train|val)"]'), null, 'layout applied in a fresh view');
+      T.assert(await p2.evaluate(() => !document.querySelector('#multi-section').open), 'the layout\'s section is collapsed at first');
+      await p2.click('#multi-section > summary');
+      await T.until(p2, () => window.__tfb.charts['scalars:multi:loss/(train|val)'], null, 'the layout\'s chart drawn once opened');
       // Raw and smoothed lines come batched, one /multirun per tag (shared
       // by the one-tag cards and the multi-tag chart when their widths
       // agree); nothing per series.

@@ -12,9 +12,9 @@
 import { h, clear } from '../core/dom.js';
 import { num } from '../core/api.js';
 import { defineState, key } from '../core/state.js';
-import { runColor } from '../core/colors.js';
+import { runColor, themeColor } from '../core/colors.js';
 import { makeChart } from '../core/charts.js';
-import { eng, linearTicks } from '../core/format.js';
+import { eng, linearTicks, logTicks } from '../core/format.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { hpText, loadHparams, loadHparamRows, keptRuns } from '../lib/hparams.js';
 import { ParCoords, buildAxes, wantsLog } from '../lib/hparams_parcoords.js';
@@ -130,42 +130,102 @@ const page = {
     const col = hps.find((c) => c.name === x);
     const sel = new Set(ctx.runs);
     const pts = [];
+    // Runs whose metric is NaN or +-Inf (a diverged run): kept, drawn as a
+    // cross on the plot's edge with their name (diverged below).
+    const diverged = [];
     const categories = col && col.type !== 'number' ? col.values.map(hpText) : null;
     for (const r of hp.runs) {
       if (!r.has_hparams || !sel.has(r.run) || !col || !(x in r.hparams)) continue;
       const m = r.metrics[y];
       const v = m ? num(m[ctx.state.hpStat]) : null;
-      if (v === null || !Number.isFinite(v)) continue;
+      if (v === null || v === undefined) continue;
       const hv = r.hparams[x];
       const xv = categories ? categories.indexOf(hpText(hv)) : num(hv);
       if (!Number.isFinite(xv)) continue;
-      pts.push({ x: xv, y: v, run: r.run });
+      if (!Number.isFinite(v)) diverged.push({ x: xv, value: Number.isNaN(v) ? 'NaN' : v > 0 ? '+Inf' : '-Inf', run: r.run });
+      else pts.push({ x: xv, y: v, run: r.run });
     }
     // Chart.js takes unparsed data as sorted on x (it reads the x range
     // from the first and last points): sort, or most runs fall outside.
     pts.sort((a, b) => a.x - b.x);
-    this.draw(pts, x, y, categories);
+    this.draw(pts, x, y, categories, diverged);
+    const nd = diverged.length;
     this.info.textContent = !hps.length ? 'No run logged hyperparameters.'
-      : `${pts.length} run${pts.length === 1 ? '' : 's'} with ${x} and ${ctx.state.hpStat} of ${y || '–'}`;
-    window.__tfb.pages.hparams = { x, y, stat: ctx.state.hpStat, points: pts.map((p) => ({ ...p })), categories };
+      : `${pts.length + nd} run${pts.length + nd === 1 ? '' : 's'} with ${x} and ${ctx.state.hpStat} of ${y || '–'}` +
+        (nd ? `; ${nd} with a non-finite value (✕ at the top edge)` : '');
+    this.info.classList.toggle('warn', nd > 0);
+    const sc = this.chart.scales;
+    window.__tfb.pages.hparams = { x, y, stat: ctx.state.hpStat, points: pts.map((p) => ({ ...p })), categories,
+      diverged: (this.divergedDrawn || []).map((d) => ({ ...d })), scales: { x: sc.x.type, y: sc.y.type }, chartId: this.chart.id };
   },
 
-  draw(pts, x, y, categories) {
+  draw(pts, x, y, categories, diverged = []) {
     if (this.chart) this.chart.destroy();
+    const xs = pts.map((p) => p.x).concat(diverged.map((d) => d.x));
     const ds = [{
       data: pts, pointRadius: 5, pointHoverRadius: 7,
       pointBackgroundColor: pts.map((p) => runColor(p.run)), pointBorderColor: pts.map((p) => runColor(p.run)),
     }];
+    // The diverged runs' x values widen the x axis (an invisible point at
+    // a y the chart already has, so the y range stays the finite runs').
+    if (diverged.length) {
+      const y0 = pts.length ? pts[0].y : 1;
+      ds.push({ data: diverged.map((d) => ({ x: d.x, y: y0 })).sort((a, b) => a.x - b.x), pointRadius: 0, pointHoverRadius: 0, pointHitRadius: 0 });
+    }
+    // The diverged runs: a cross in the run's colour at the plot's top
+    // edge, over its x, with its name and value beside it.
+    const page = this;
+    this.divergedDrawn = [];
+    const marks = {
+      id: 'hpDiverged',
+      afterDatasetsDraw(chart) {
+        const { ctx, chartArea: a, scales } = chart;
+        page.divergedDrawn = [];
+        ctx.save();
+        ctx.font = '11px ' + getComputedStyle(document.body).fontFamily;
+        ctx.textBaseline = 'middle';
+        for (const d of diverged) {
+          const px = scales.x.getPixelForValue(d.x);
+          if (!(px >= a.left - 1 && px <= a.right + 1)) continue;
+          const py = a.top + 8;
+          ctx.strokeStyle = runColor(d.run);
+          ctx.lineWidth = 2.2;
+          ctx.beginPath();
+          ctx.moveTo(px - 5, py - 5); ctx.lineTo(px + 5, py + 5);
+          ctx.moveTo(px + 5, py - 5); ctx.lineTo(px - 5, py + 5);
+          ctx.stroke();
+          const text = `${d.run}: ${d.value}`;
+          const w = ctx.measureText(text).width;
+          const right = px + 9 + w <= a.right;
+          ctx.textAlign = right ? 'left' : 'right';
+          // The name in the text colour: a dark run colour is unreadable
+          // on the dark theme; the cross carries the run's colour.
+          ctx.fillStyle = themeColor('--text');
+          ctx.fillText(text, right ? px + 9 : px - 9, py);
+          page.divergedDrawn.push({ run: d.run, value: d.value, px, py, label: text });
+        }
+        ctx.restore();
+        const pub = window.__tfb.pages.hparams;
+        if (pub && pub.chartId === chart.id) pub.diverged = page.divergedDrawn.map((m) => ({ ...m }));
+      },
+    };
+    // A metric spanning decades (losses of 0.01 next to 50) on a log axis,
+    // by the parallel coordinates' rule; the diverged runs' row needs room.
+    const logY = wantsLog(pts.map((p) => p.y));
+    const logX = !categories && wantsLog(xs);
     this.chart = makeChart(this.canvas, {
       type: 'scatter',
       data: { datasets: ds },
+      plugins: [marks],
       options: {
         parsing: false,
+        layout: { padding: { top: diverged.length ? 18 : 0 } },
         plugins: {
           legend: { display: false },
-          tooltip: { callbacks: { label: (c) => `${c.raw.run}: ${x} = ${categories ? categories[c.raw.x] : eng(c.raw.x)}, ${y} = ${eng(c.raw.y)}` } },
+          tooltip: { filter: (c) => c.datasetIndex === 0, callbacks: { label: (c) => `${c.raw.run}: ${x} = ${categories ? categories[c.raw.x] : eng(c.raw.x)}, ${y} = ${eng(c.raw.y)}` } },
         },
-        onClick: (e, els) => {
+        onClick: (e, all) => {
+          const els = all.filter((el) => el.datasetIndex === 0);
           if (!els.length) return;
           setRunsChecked(this.ctx.data.runs, [pts[els[0].index].run]);
         },
@@ -173,11 +233,12 @@ const page = {
           x: {
             // A log-uniform sweep (a learning rate) on a log axis, as in
             // the parallel coordinates.
-            type: !categories && wantsLog(pts.map((p) => p.x)) ? 'logarithmic' : 'linear',
+            type: logX ? 'logarithmic' : 'linear',
             title: { display: true, text: x }, grace: '5%',
-            ...(categories ? { min: -0.5, max: categories.length - 0.5, ticks: { stepSize: 1, callback: (v) => (Number.isInteger(v) ? categories[v] ?? '' : '') } } : { ticks: { callback: linearTicks } }),
+            ...(categories ? { min: -0.5, max: categories.length - 0.5, ticks: { stepSize: 1, callback: (v) => (Number.isInteger(v) ? categories[v] ?? '' : '') } }
+              : { ticks: { callback: logX ? logTicks : linearTicks } }),
           },
-          y: { title: { display: true, text: y }, grace: '5%', ticks: { callback: linearTicks } },
+          y: { type: logY ? 'logarithmic' : 'linear', title: { display: true, text: y + (logY ? ' (log)' : '') }, grace: '5%', ticks: { callback: logY ? logTicks : linearTicks } },
         },
       },
     });

@@ -5,7 +5,13 @@
 // 10,000 runs redraw in a frame) and above them the axes, ticks and
 // brushes. A number axis is logarithmic when its values are positive, span
 // more than two decades and bunch at the low end (a log-uniform sweep); a
-// text axis spaces its values evenly.
+// text axis spaces its values evenly; an axis of one value has it in the
+// middle. A run without a value on an axis (an hparam it did not log, a
+// metric it lacks or that is NaN/Inf) goes through the axis's "missing"
+// tick below its end, so its line still reaches the metrics (issue 27).
+// Axis titles are DOM labels (the full name in their title), staggered on
+// two rows when one row has no room, and cut to their slot, so no two
+// overlap at any width; tick labels are cut to the room beside their axis.
 // Dragging along an axis brushes it (the runs whose value lies in the
 // brush are kept), a click on an axis without a drag clears its brush. The
 // brushes are given back through onBrush(key, range | {cats} | null); the
@@ -17,6 +23,14 @@ import { hpText } from './hparams.js';
 
 const PAD = { top: 34, bottom: 26, left: 60, right: 60 };
 const BUCKETS = 24;
+// The "missing" tick sits MISSING_GAP px below an axis's end (room for
+// its label between it and the lowest value's tick).
+const MISSING_GAP = 22;
+// f (position on an axis) of a run with no value there: the missing tick.
+const MISSING = -1;
+// Horizontal room kept free between two labels, in px.
+const LABEL_GAP = 8;
+const TITLE_FONT = '600 11px ', TICK_FONT = '11px ';
 
 // Log when the positive values span more than two decades AND bunch at
 // the low end of a linear axis (median under a fifth of the way up), as a
@@ -35,18 +49,28 @@ export function buildAxes(axes) {
   return axes.map((a) => {
     const nums = a.values.filter((v) => typeof v === 'number' && Number.isFinite(v));
     const texts = a.values.filter((v) => v !== undefined && v !== null && typeof v !== 'number');
+    // Runs with no value here (or NaN / Inf: a diverged metric).
+    const missing = a.values.length - nums.length - texts.length;
+    const nonfinite = a.values.filter((v) => typeof v === 'number' && !Number.isFinite(v)).length;
+    const miss = { missing, missingLabel: nonfinite === missing ? 'NaN/Inf' : nonfinite ? 'none/NaN' : 'missing' };
     if (texts.length === 0 && nums.length) {
       let lo = Math.min(...nums), hi = Math.max(...nums);
+      if (lo === hi) {
+        // One value: in the middle, with its one tick (not a range rounded
+        // out to 0.25..1.5 with the value off-centre).
+        const d = Math.abs(lo) * 0.5 || 1;
+        return { ...a, ...miss, kind: 'num', log: false, single: true, lo: lo - d, hi: hi + d, ticks: [{ v: lo, label: tickLabel(lo, d, Math.abs(lo)) }] };
+      }
       const log = wantsLog(nums);
-      if (lo === hi) { lo -= Math.abs(lo) * 0.5 || 1; hi += Math.abs(hi) * 0.5 || 1; }
       // Ends and ticks on numbers people write (0..300, not 1..300 in
       // quarters; 0.02..5 on a log axis, not 0.03 and 0.1078).
       const ints = nums.every(Number.isInteger);
       const t = log ? logAxisTicks(lo, hi) : linearAxisTicks(lo, hi, ints);
-      return { ...a, kind: 'num', log, lo: t.lo, hi: t.hi, ticks: t.ticks };
+      return { ...a, ...miss, kind: 'num', log, lo: t.lo, hi: t.hi, ticks: t.ticks };
     }
-    const cats = [...new Set(a.values.filter((v) => v !== undefined && v !== null).map(hpText))].sort((x, y) => x.localeCompare(y, undefined, { numeric: true }));
-    return { ...a, kind: 'cat', cats };
+    const cats = [...new Set(a.values.filter((v) => v !== undefined && v !== null && (typeof v !== 'number' || Number.isFinite(v))).map(hpText))]
+      .sort((x, y) => x.localeCompare(y, undefined, { numeric: true }));
+    return { ...a, ...miss, kind: 'cat', cats };
   });
 }
 
@@ -91,6 +115,7 @@ function frac(ax, v) {
     if (ax.log) return v > 0 ? (Math.log(v) - Math.log(ax.lo)) / (Math.log(ax.hi) - Math.log(ax.lo)) : NaN;
     return (v - ax.lo) / (ax.hi - ax.lo);
   }
+  if (typeof v === 'number' && !Number.isFinite(v)) return NaN;
   const i = ax.cats.indexOf(hpText(v));
   if (i < 0) return NaN;
   return ax.cats.length === 1 ? 0.5 : i / (ax.cats.length - 1);
@@ -108,7 +133,9 @@ export class ParCoords {
     this.opts = opts;
     this.lines = h('canvas', { class: 'pc-lines' });
     this.over = h('canvas', { class: 'pc-over' });
-    wrap.append(this.lines, this.over);
+    // The axis titles (DOM: truncated with the full name as their title).
+    this.titles = h('div', { class: 'pc-titles' });
+    wrap.append(this.lines, this.over, this.titles);
     this.axes = [];
     this.runs = [];
     this.color = null;       // per run: t in [0, 1] or NaN
@@ -137,7 +164,8 @@ export class ParCoords {
     idx.forEach((i, r) => { this.color[i] = idx.length > 1 ? 1 - r / (idx.length - 1) : 0.5; });
     this.brush = { ...brush };
     // Positions once: f[a][i] for axis a, run i.
-    this.f = axes.map((ax) => Float32Array.from(ax.values, (v) => frac(ax, v)));
+    // No value: the axis's missing tick (MISSING).
+    this.f = axes.map((ax) => Float32Array.from(ax.values, (v) => { const f = frac(ax, v); return Number.isFinite(f) ? f : MISSING; }));
     this.version = (this.version || 0) + 1;
     // Typed columns for the brush tests: numbers (NaN: none or text) and
     // category indices (-1: none).
@@ -177,7 +205,9 @@ export class ParCoords {
     const W = this.wrap.clientWidth, H = this.wrap.clientHeight;
     const n = this.axes.length;
     const xs = this.axes.map((_, a) => (n === 1 ? W / 2 : PAD.left + (a * (W - PAD.left - PAD.right)) / (n - 1)));
-    return { W, H, xs, top: PAD.top, bottom: H - PAD.bottom };
+    // Room for the missing ticks below the axes when an axis has one.
+    const gap = this.axes.some((ax) => ax.missing > 0) ? MISSING_GAP : 0;
+    return { W, H, xs, top: PAD.top, bottom: H - PAD.bottom - gap, missingY: H - PAD.bottom };
   }
 
   draw() {
@@ -213,15 +243,19 @@ export class ParCoords {
     return c;
   }
 
-  // Run i's polyline into path p; a missing value breaks it.
+  // Run i's polyline into path p, through the missing tick of an axis it
+  // has no value on.
   trace(p, i, g) {
-    let pen = false;
     for (let a = 0; a < this.axes.length; a++) {
-      const f = this.f[a][i];
-      if (!Number.isFinite(f)) { pen = false; continue; }
-      const x = g.xs[a], y = g.bottom - f * (g.bottom - g.top);
-      if (pen) p.lineTo(x, y); else { p.moveTo(x, y); pen = true; }
+      const [x, y] = this.point(a, i, g);
+      if (a) p.lineTo(x, y); else p.moveTo(x, y);
     }
+  }
+
+  // Where run i crosses axis a, in px.
+  point(a, i, g) {
+    const f = this.f[a][i];
+    return [g.xs[a], f === MISSING ? g.missingY : g.bottom - f * (g.bottom - g.top)];
   }
 
   drawLines(g, dpr) {
@@ -259,38 +293,48 @@ export class ParCoords {
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, g.W, g.H);
     const ink = themeColor('--text') || '#222', muted = themeColor('--muted') || '#666';
+    const family = getComputedStyle(document.body).fontFamily;
     // Tick labels sit on the lines: a halo of the card's colour keeps them
     // readable in both themes.
     const halo = themeColor('--panel') || '#fff';
-    const label = (text, x, y) => {
+    const boxes = [];
+    // A tick label cut to maxW px (an ellipsis), drawn with its halo; its
+    // box is kept for the tests.
+    const label = (text, x, y, align, maxW) => {
+      let t = text;
+      if (ctx.measureText(t).width > maxW) {
+        while (t.length > 1 && ctx.measureText(t + '…').width > maxW) t = t.slice(0, -1);
+        t += '…';
+      }
       ctx.save();
       ctx.lineWidth = 3; ctx.lineJoin = 'round'; ctx.strokeStyle = halo;
-      ctx.strokeText(text, x, y);
+      ctx.strokeText(t, x, y);
       ctx.restore();
-      ctx.fillText(text, x, y);
+      ctx.fillText(t, x, y);
+      const w = ctx.measureText(t).width;
+      boxes.push({ text: t, x0: align === 'left' ? x : x - w, x1: align === 'left' ? x + w : x, y0: y - 5.5, y1: y + 5.5 });
     };
-    ctx.font = '11px ' + getComputedStyle(document.body).fontFamily;
+    ctx.font = TICK_FONT + family;
+    const n = this.axes.length;
     this.axes.forEach((ax, a) => {
       const x = g.xs[a];
       ctx.strokeStyle = ink;
       ctx.lineWidth = 1;
       ctx.beginPath(); ctx.moveTo(x + 0.5, g.top); ctx.lineTo(x + 0.5, g.bottom); ctx.stroke();
-      ctx.fillStyle = ink;
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'bottom';
-      ctx.font = '600 11px ' + getComputedStyle(document.body).fontFamily;
-      const title = ax.label.length > 22 ? ax.label.slice(0, 21) + '…' : ax.label;
-      ctx.fillText(title + (ax.log ? ' (log)' : ''), x, g.top - 14);
-      ctx.font = '11px ' + getComputedStyle(document.body).fontFamily;
       ctx.fillStyle = muted;
-      ctx.textAlign = a === this.axes.length - 1 ? 'left' : 'right';
+      // Tick labels left of the axis (right of the last one), as wide as
+      // the room up to the next axis or the edge.
+      const last = a === n - 1 && n > 1;
+      const align = last ? 'left' : 'right';
+      ctx.textAlign = align;
       ctx.textBaseline = 'middle';
-      const tx = a === this.axes.length - 1 ? x + 5 : x - 5;
+      const tx = last ? x + 5 : x - 5;
+      const room = (last ? g.W - x : a === 0 ? x : x - g.xs[a - 1]) - 5 - LABEL_GAP;
       const yOf = (f) => g.bottom - f * (g.bottom - g.top);
       if (ax.kind === 'num') {
         for (const t of ax.ticks) {
           const f = frac(ax, t.v);
-          label(t.label, tx, yOf(f));
+          label(t.label, tx, yOf(f), align, room);
           ctx.beginPath(); ctx.moveTo(x - 3, yOf(f) + 0.5); ctx.lineTo(x + 3, yOf(f) + 0.5); ctx.strokeStyle = muted; ctx.stroke();
         }
       } else {
@@ -298,8 +342,22 @@ export class ParCoords {
         ax.cats.forEach((c, i) => {
           if (i % step) return;
           const f = ax.cats.length === 1 ? 0.5 : i / (ax.cats.length - 1);
-          label(c.length > 14 ? c.slice(0, 13) + '…' : c, tx, yOf(f));
+          label(c, tx, yOf(f), align, room);
         });
+      }
+      // The missing tick: a dotted stretch below the axis's end to a tick
+      // the runs without a value go through.
+      if (ax.missing > 0) {
+        ctx.save();
+        ctx.strokeStyle = muted;
+        ctx.setLineDash([2, 3]);
+        ctx.beginPath(); ctx.moveTo(x + 0.5, g.bottom); ctx.lineTo(x + 0.5, g.missingY); ctx.stroke();
+        ctx.setLineDash([]);
+        ctx.beginPath(); ctx.moveTo(x - 4, g.missingY + 0.5); ctx.lineTo(x + 4, g.missingY + 0.5); ctx.stroke();
+        ctx.restore();
+        ctx.font = 'italic ' + TICK_FONT + family;
+        label(ax.missingLabel, tx, g.missingY, align, room);
+        ctx.font = TICK_FONT + family;
       }
       // The brush: a translucent bar over the axis.
       const b = this.drag && this.drag.a === a ? this.drag.range : this.brushPixels(ax, g);
@@ -309,6 +367,46 @@ export class ParCoords {
         ctx.fillRect(x - 8, b[0], 16, b[1] - b[0]);
         ctx.strokeRect(x - 8 + 0.5, b[0] + 0.5, 16, b[1] - b[0]);
       }
+    });
+    this.tickBoxes = boxes;
+    ctx.font = TITLE_FONT + family;
+    this.placeTitles(g, (t) => ctx.measureText(t).width);
+  }
+
+  // The axis titles as DOM labels: one row when every title fits between
+  // its neighbours, else two staggered rows (every other axis one row
+  // down, so a title may use the room of two axes). Each title gets the
+  // slot from the midpoint with its same-row neighbour on either side
+  // (the card's edge at the ends), less LABEL_GAP, and is cut to it with
+  // an ellipsis: slots do not overlap, so titles cannot.
+  placeTitles(g, measure) {
+    const n = this.axes.length;
+    const texts = this.axes.map((ax) => ax.label + (ax.log ? ' (log)' : ''));
+    const slots = (rows) => this.axes.map((_, a) => {
+      const prev = a - rows, next = a + rows;
+      const left = prev >= 0 ? (g.xs[prev] + g.xs[a]) / 2 : 0;
+      const right = next < n ? (g.xs[a] + g.xs[next]) / 2 : g.W;
+      return [left + LABEL_GAP / 2, right - LABEL_GAP / 2];
+    });
+    let rows = 1;
+    let sl = slots(1);
+    const fits = (sl2) => texts.every((t, a) => sl2[a][1] - sl2[a][0] >= measure(t));
+    if (n > 1 && !fits(sl)) { rows = 2; sl = slots(2); }
+    this.titleRows = rows;
+    const nodes = this.titles.children;
+    while (nodes.length > n) this.titles.lastChild.remove();
+    while (nodes.length < n) this.titles.append(h('div', { class: 'pc-title' }));
+    this.axes.forEach((ax, a) => {
+      const el = nodes[a];
+      const [l, r] = sl[a];
+      const w = Math.max(8, Math.min(Math.ceil(measure(texts[a])) + 2, r - l));
+      // Centred on the axis, moved inside its slot at the ends.
+      const left = Math.max(l, Math.min(r - w, g.xs[a] - w / 2));
+      el.textContent = texts[a];
+      el.title = ax.label;
+      el.style.left = left + 'px';
+      el.style.width = w + 'px';
+      el.style.top = (rows === 2 && a % 2 ? 15 : 2) + 'px';
     });
   }
 
@@ -381,7 +479,13 @@ export class ParCoords {
     const g = this.geometry();
     return {
       runs: this.runs.length, kept: this.keptCount,
-      axes: this.axes.map((ax, a) => ({ key: ax.key, label: ax.label, kind: ax.kind, log: !!ax.log, lo: ax.lo, hi: ax.hi, cats: ax.cats, x: g.xs[a], top: g.top, bottom: g.bottom })),
+      axes: this.axes.map((ax, a) => ({ key: ax.key, label: ax.label, kind: ax.kind, log: !!ax.log, lo: ax.lo, hi: ax.hi, cats: ax.cats, x: g.xs[a], top: g.top, bottom: g.bottom,
+        single: !!ax.single, missing: ax.missing || 0, missingY: ax.missing > 0 ? g.missingY : null,
+        ticks: ax.kind === 'num' ? ax.ticks.map((t) => ({ label: t.label, y: g.bottom - frac(ax, t.v) * (g.bottom - g.top) })) : null })),
+      // The runs with no value on some axis: their polylines in px.
+      routes: Object.fromEntries(this.runs.map((r, i) => [r, i]).filter(([, i]) => (this.f || []).some((col) => col[i] === MISSING))
+        .slice(0, 50).map(([r, i]) => [r, this.axes.map((_, a) => this.point(a, i, g))])),
+      tickBoxes: (this.tickBoxes || []).map((b) => ({ ...b })), titleRows: this.titleRows || 1,
       brush: { ...this.brush }, drawMs: this.timing || null,
     };
   }

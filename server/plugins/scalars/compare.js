@@ -11,32 +11,79 @@
 import { h, clear } from '../core/dom.js';
 import { getJSON, num, url } from '../core/api.js';
 import { makeChart } from '../core/charts.js';
-import { withAlpha } from '../core/colors.js';
-import { eng, naturalCompare, linearTicks, logTicks } from '../core/format.js';
+import { withAlpha, runColor } from '../core/colors.js';
+import { eng, naturalCompare, linearTicks, logTicks, groupOf } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 
-// Group and multi-tag line colours: a fixed palette by position (run
-// colours stay the runs').
+// Group line colours: a fixed palette by position (run colours stay the
+// runs'; a multi-tag chart's lines take their run's colour).
 const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
   '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
 export function seriesColor(i) { return PALETTE[i % PALETTE.length]; }
 
+// At most MAX_AXES units share a multi-tag chart: one y axis on the left,
+// one on the right. A layout chart of more units is split into charts of
+// MAX_AXES units each (API.md "Multi-tag charts"): a third axis would put
+// two scales' ticks on one side, and one shared axis squeezes an accuracy
+// of 0.9 into a line under a loss of 3.
+export const MAX_AXES = 2;
+
+// The unit of a tag: its first path component without a train/val/test/
+// epoch affix, lower-cased. loss/train, val_loss and epoch_loss are one
+// unit (one axis); loss and accuracy are two; grad_norm/fc1 and
+// grad_norm/global one.
+const AFFIX = /^(?:train|training|val|valid|validation|eval|evaluation|test|epoch)[_.-]|[_.-](?:train|training|val|valid|validation|eval|evaluation|test)$/;
+export function unitOf(tag) {
+  let u = groupOf(tag).toLowerCase();
+  for (let i = 0; i < 3; i++) {
+    const v = u.replace(AFFIX, '');
+    if (!v || v === u) break;
+    u = v;
+  }
+  return u;
+}
+
 // The (run, tag) lines of a multi-tag chart: every tag matching the regex
-// (case-sensitive, as the user wrote it; tags are exact names) of every
-// selected run.
-export function multiTargets(data, runs, src) {
+// (case-sensitive, as the user wrote it; tags are exact names) and the
+// page's tag filter (case-insensitive, as for the one-tag cards) of every
+// selected run, in the run's colour; only tags of `units` when given.
+export function multiTargets(data, runs, src, tagFilter = '', units = null) {
   let re;
   try { re = new RegExp(src); } catch (e) { return []; }
+  const { re: filter } = safeRegex(tagFilter);
   const tags = new Set();
-  for (const r of runs) for (const t of Object.keys(data.scalarTags[r] || {})) if (re.test(t)) tags.add(t);
+  for (const r of runs) {
+    for (const t of Object.keys(data.scalarTags[r] || {})) {
+      if (re.test(t) && (!filter || filter.test(t)) && (!units || units.includes(unitOf(t)))) tags.add(t);
+    }
+  }
   const tagList = [...tags].sort(naturalCompare);
   const out = [];
-  tagList.forEach((t, ti) => runs.forEach((r, ri) => {
-    if (data.scalarTags[r] && t in data.scalarTags[r]) {
-      out.push({ run: r, tag: t, label: runs.length > 1 ? `${r} · ${t}` : t, color: seriesColor(ti * runs.length + ri) });
+  for (const t of tagList) {
+    for (const r of runs) {
+      if (data.scalarTags[r] && t in data.scalarTags[r]) {
+        out.push({ run: r, tag: t, unit: unitOf(t), label: runs.length > 1 ? `${r} · ${t}` : t, color: runColor(r) });
+      }
     }
-  }));
+  }
   return out;
+}
+
+// The charts one multi-tag regex makes: its matching tags' units in
+// order, MAX_AXES per chart ([] when no tag matches).
+// Units come in the order the regex names their tags (a custom-scalars
+// chart of [loss, accuracy] puts loss on the left), then by name.
+export function multiParts(data, runs, src, tagFilter = '') {
+  const at = new Map();
+  for (const t of multiTargets(data, runs, src, tagFilter)) {
+    const i = src.indexOf(t.tag.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const k = i < 0 ? Infinity : i;
+    if (!at.has(t.unit) || k < at.get(t.unit)) at.set(t.unit, k);
+  }
+  const units = [...at.keys()].sort((a, b) => (at.get(a) - at.get(b)) || naturalCompare(a, b));
+  const parts = [];
+  for (let i = 0; i < units.length; i += MAX_AXES) parts.push(units.slice(i, i + MAX_AXES));
+  return parts;
 }
 
 // The groups of one tag over the given runs: {groups: [{key, runs,

@@ -17,11 +17,11 @@
 import { h, clear, debounce } from '../core/dom.js';
 import { getJSON, url, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
-import { ScalarChart, parseScalars } from '../core/charts.js';
+import { ScalarChart, parseScalars, TAG_DASHES } from '../core/charts.js';
 import { safeRegex, defineState, key } from '../core/state.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { eng, naturalCompare, groupOf } from '../core/format.js';
-import { multiTargets, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
+import { multiTargets, multiParts, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
 import { loadHparams } from '../lib/hparams.js';
 import { BandChart, parseBands, higherIsBetter } from '../lib/scalars_bands.js';
 import { SCALAR_TAGS } from '../lib/catalog.js';
@@ -97,18 +97,39 @@ function fileName(run, tag, ext) {
 
 const collapsed = new Set();
 const CACHE_MAX = 240;
+// The multi-tag section (a layout's charts: the custom-scalars layout of
+// the runs, the shared layout, the user's own) opens collapsed, like
+// TensorBoard's Custom Scalars being a place of its own: the first view
+// is the one-tag cards. It stays as the user leaves it for the page load;
+// a chart the user adds opens it.
+let multiOpen = false;
 
 function ignoreOutliers() { return localStorage.getItem('tfb.ignoreOutliers') !== '0'; }
 
 let layoutChecked = false; // the shared layout is offered once per page load
 
+// A multi-tag chart's title: a layout chart's regex of exact names
+// (^(a|b)$, as compare.js fromCustomScalars writes it) as its names, else
+// the regex (its axes name the units).
+function multiTitle(src) {
+  const m = /^\^\((.*)\)\$$/.exec(src);
+  const names = m ? m[1].split('|') : null;
+  const plain = names && names.every((n) => !/(^|[^\\])[.*+?^${}()[\]]/.test(n));
+  const text = plain ? names.map((n) => n.replace(/\\(.)/g, '$1')).join(', ') : src;
+  return h('span', null, h('span', { class: 'muted' }, plain ? 'tags: ' : 'tags ~ '), text);
+}
+
 class Card {
   // tag: the card's tag; multi: a tag regex instead (a multi-tag chart,
-  // tag is then 'multi:<regex>').
-  constructor(page, tag, multi = null) {
+  // tag is then 'multi:<regex>', with '#k' for the k-th chart of a regex
+  // whose tags have more than MAX_AXES units); units: the units it draws
+  // (compare.js unitOf), the first on the left axis, the second on the
+  // right.
+  constructor(page, tag, multi = null, units = null) {
     this.page = page;
     this.tag = tag;
     this.multi = multi;
+    this.units = units;
     this.loadedKey = '';
     this.logy = null;   // per-card override of the global log scale
     this.wrap = h('div', { class: 'chart-wrap' });
@@ -117,7 +138,7 @@ class Card {
     const btn = (glyph, title, fn, cls) => h('button', { class: 'icon-btn small ' + (cls || ''), title, 'aria-label': title, onclick: fn }, glyph);
     this.el = h('div', { class: 'card', dataset: { tag } },
       h('div', { class: 'card-head' },
-        h('div', { class: 'card-title', title: tag }, multi ? h('span', null, h('span', { class: 'muted' }, 'tags ~ '), multi) : tag),
+        h('div', { class: 'card-title', title: tag }, multi ? multiTitle(multi) : tag),
         h('div', { class: 'card-tools' },
           btn('⤢', 'Enlarge', () => { this.el.classList.toggle('wide'); }, 'enlarge'),
           btn('log', 'Toggle log scale', () => this.toggleLog(), 'logbtn'),
@@ -137,7 +158,15 @@ class Card {
   // The card's lines: [{run, tag, label, color}] - one per selected run
   // with the tag, or for a multi-tag chart one per (run, matching tag).
   targets() {
-    if (this.multi) return multiTargets(this.page.ctx.data, this.page.ctx.runs, this.multi);
+    if (this.multi) {
+      const ts = multiTargets(this.page.ctx.data, this.page.ctx.runs, this.multi, this.page.ctx.state.tagFilter, this.units && this.units.length ? this.units : null);
+      const right = this.units && this.units.length > 1 ? this.units[1] : null;
+      // Line styles: the left axis's tags first (the first one solid).
+      const tags = [...new Set(ts.filter((t) => t.unit !== right).map((t) => t.tag).concat(ts.map((t) => t.tag)))];
+      // The run's colour (as in the sidebar), the tag's line style, the
+      // unit's axis.
+      return ts.map((t) => ({ ...t, axis: t.unit === right ? 'y1' : 'y', axisLabel: t.unit, dash: TAG_DASHES[tags.indexOf(t.tag) % TAG_DASHES.length], legend: t.tag }));
+    }
     return this.page.runsWithTag(this.tag).map((r) => ({ run: r, tag: this.tag, label: r, color: runColor(r) }));
   }
 
@@ -206,7 +235,7 @@ class Card {
   // Loads (or reuses) each selected run's series and draws them; a no-op
   // when nothing it depends on changed since the last draw.
   async load() {
-    const runs = this.targets().map((t) => t.label);
+    const runs = this.targets().map((t) => t.label + (t.axis === 'y1' ? '\u0002' : ''));
     const g = this.grouping();
     const key = [this.page.gen, this.samples(), g ? g + '|' + this.page.ctx.state.band + '|' + this.page.ctx.state.logy : this.page.ctx.state.smoothing,
       runs.length > BAND_THRESHOLD ? this.page.highlightRuns().join('\u0001') : '', ...runs].join('\u0000');
@@ -293,7 +322,8 @@ class Card {
       const missing = runs.filter((t) => !has(t)).length;
       const series = runs.filter(has).map((t) => {
         const { ans, overview } = batch.get(t.tag);
-        const s = { run: t.label, color: t.color, cols: ans.series[t.run], smooth: weight > 0 ? ans.smoothed[t.run] : null, spikes: spikes.get(t.run + '\u0000' + t.tag) || [] };
+        const s = { run: t.label, color: t.color, cols: ans.series[t.run], smooth: weight > 0 ? ans.smoothed[t.run] : null, spikes: spikes.get(t.run + '\u0000' + t.tag) || [],
+          axis: t.axis, axisLabel: t.axisLabel, dash: t.dash, legend: t.legend };
         if (range) {
           inWindow += s.cols.n;
           const o = overview && overview.series[t.run];
@@ -439,6 +469,7 @@ const page = {
     this.firstDrawn = new Promise((resolve) => { this.markDrawn = resolve; });
     setTimeout(() => this.markDrawn(), 3000);
     this.hovered = null;   // the run under the mouse in the sidebar, too
+    this.multiCount = (ctx.state.multi || []).length;
     // Hovering a run in the sidebar draws it on the band charts (one
     // request per card, after the mouse rests a moment).
     this.onHoverRun = debounce((e) => {
@@ -526,16 +557,22 @@ const page = {
       layoutChecked = true;
       if (!this.ctx.state.group && !this.ctx.state.multi.length) {
         const l = await loadLayout().catch(() => null);
-        if (l) { applyLayout(this.ctx, l); this.compareMsg.textContent = 'Shared layout from the logdir applied.'; }
+        if (l) { this.multiSource = 'shared layout of the logdir'; this.applyLayoutQuietly(l); this.compareMsg.textContent = 'Shared layout from the logdir applied.'; }
         else {
           // No shared layout: a custom scalars layout of the runs opens as
           // multi-tag charts.
           const cs = this.ctx.data.plugins && this.ctx.data.plugins.custom_scalars && this.ctx.data.plugins.custom_scalars.enabled
             ? fromCustomScalars(await getJSON('data/plugin/custom_scalars/layout').catch(() => null)) : null;
-          if (cs) { applyLayout(this.ctx, cs); this.compareMsg.textContent = 'Custom scalars layout of the runs applied.'; }
+          if (cs) { this.multiSource = 'custom scalars layout of the runs'; this.applyLayoutQuietly(cs); this.compareMsg.textContent = 'Custom scalars layout of the runs applied (Multi-tag charts, collapsed).'; }
         }
       }
     }
+  },
+
+  // A layout applied on load: its charts stay in the collapsed section.
+  applyLayoutQuietly(l) {
+    this.applyingLayout = true;
+    try { applyLayout(this.ctx, l); } finally { this.applyingLayout = false; }
   },
 
   runsWithTag(tag) {
@@ -667,27 +704,43 @@ const page = {
     }
     clear(this.body);
     clear(this.head);
-    // Multi-tag charts first, in their own section.
+    // Multi-tag charts first, in their own section, collapsed at first
+    // (multiOpen). The tag filter applies to their tags as to the cards';
+    // a regex whose tags have more than MAX_AXES units is one chart per
+    // MAX_AXES units.
     const multi = ctx.state.multi || [];
-    const multiKeys = new Set(multi.map((m) => 'multi:' + m));
+    const parts = [];
+    for (const m of multi) {
+      const ps = multiParts(ctx.data, ctx.runs, m, ctx.state.tagFilter);
+      // A regex matching nothing keeps its (empty) chart, unless the tag
+      // filter is what hides its tags.
+      if (!ps.length && !ctx.state.tagFilter) ps.push([]);
+      ps.forEach((units, k) => parts.push({ key: 'multi:' + m + (k ? '#' + (k + 1) : ''), m, units }));
+    }
+    const multiKeys = new Set(parts.map((p) => p.key));
     for (const [t, c] of this.cards) {
       if (c.multi && !multiKeys.has(t)) { this.observer.unobserve(c.el); this.visible.delete(c); c.destroy(); this.cards.delete(t); }
     }
     if (multi.length) {
       const grid = h('div', { class: 'grid' });
-      for (const m of multi) {
-        const key = 'multi:' + m;
-        let c = this.cards.get(key);
+      for (const p of parts) {
+        let c = this.cards.get(p.key);
         if (!c) {
-          c = new Card(this, key, m);
+          c = new Card(this, p.key, p.m, p.units);
           c.el.$card = c;
-          this.cards.set(key, c);
+          this.cards.set(p.key, c);
           this.observer.observe(c.el);
         }
+        c.units = p.units;
         grid.appendChild(c.el);
       }
-      this.body.appendChild(h('details', { class: 'section', open: true, id: 'multi-section' },
-        h('summary', null, h('span', { class: 'section-name' }, 'Multi-tag charts'), h('span', { class: 'muted count' }, String(multi.length))), grid));
+      const count = parts.length === multi.length || !ctx.state.tagFilter ? String(parts.length) : `${parts.length} (filtered)`;
+      const sec = h('details', { class: 'section', open: multiOpen, id: 'multi-section' },
+        h('summary', null, h('span', { class: 'section-name' }, 'Multi-tag charts'), h('span', { class: 'muted count' }, count),
+          h('span', { class: 'muted small section-note' }, this.multiSource ? ' · ' + this.multiSource : '')),
+        parts.length ? grid : h('div', { class: 'empty small' }, 'No tag of these charts matches the filter.'));
+      sec.addEventListener('toggle', () => { multiOpen = sec.open; });
+      this.body.appendChild(sec);
     }
     const total = Object.values(ctx.data.scalarTags).reduce((a, t) => a + Object.keys(t).length, 0);
     this.head.append(h('span', { class: 'muted' },
@@ -726,7 +779,13 @@ const page = {
     this.ctx = ctx;
     if (changed.includes('data')) { this.gen++; this.cache.clear(); this.buildCompare(); }
     if (this.compare && changed.some((k) => ['group', 'band', 'multi'].includes(k))) this.compare.update();
-    if (changed.includes('multi')) this.layout();
+    if (changed.includes('multi')) {
+      // A chart the user added (not a layout applied on load) is shown.
+      const n = (ctx.state.multi || []).length;
+      if (n > this.multiCount && !this.applyingLayout) multiOpen = true;
+      this.multiCount = n;
+      this.layout();
+    }
     if (changed.some((k) => ['group', 'band'].includes(k))) for (const c of this.visible) c.load();
     if (changed.some((k) => ['data', 'runs', 'runFilter', 'tagFilter'].includes(k))) {
       const { ok } = safeRegex(ctx.state.tagFilter);

@@ -13,6 +13,18 @@ import { eng, rel, wall, wallShort, linearTicks, logTicks, niceRange } from './f
 
 const ChartJS = window.Chart;
 
+// A chart's legend (webui/README.md "Multi-tag charts") lists at most
+// LEGEND_MAX_ITEMS entries, then "+N more" (the full list is its title and
+// the card's download menu): a legend longer than that is read by nobody
+// and pushed the plot out of its card (a 25-series chart). It is also cut
+// to LEGEND_MAX_HEIGHT of the plot's height, for long names that wrap.
+export const LEGEND_MAX_ITEMS = 8;
+export const LEGEND_MAX_HEIGHT = 0.5;
+// Line styles that tell a multi-tag chart's tags apart (the colour is the
+// run's, as everywhere): solid, dashed, dotted, dash-dot, long dash; a
+// sixth tag repeats the first style.
+export const TAG_DASHES = [[], [6, 3], [2, 2], [8, 3, 2, 3], [12, 4]];
+
 export function applyTheme() {
   if (!ChartJS) return;
   ChartJS.defaults.color = themeColor('--muted');
@@ -167,7 +179,7 @@ const overlayPlugin = {
       ctx.beginPath(); ctx.moveTo(self.hoverPx + 0.5, a.top); ctx.lineTo(self.hoverPx + 0.5, a.bottom); ctx.stroke();
       for (const p of self.hoverPoints) {
         if (!Number.isFinite(p.y)) continue;
-        const py = scales.y.getPixelForValue(p.y);
+        const py = (scales[p.axis] || scales.y).getPixelForValue(p.y);
         if (py < a.top || py > a.bottom) continue;
         ctx.fillStyle = p.color;
         ctx.beginPath(); ctx.arc(xs.getPixelForValue(p.x), py, 3, 0, 2 * Math.PI); ctx.fill();
@@ -182,9 +194,12 @@ export class ScalarChart {
   constructor(wrap, opts = {}) {
     this.wrap = wrap;
     this.opts = opts;
-    // [{run, color, cols, smooth}]: cols (parseScalars) is the raw series,
-    // smooth the server's smoothed series for view.smoothing (null when
-    // the weight is 0).
+    // [{run, color, cols, smooth, axis, axisLabel, dash, legend}]: cols
+    // (parseScalars) is the raw series, smooth the server's smoothed series
+    // for view.smoothing (null when the weight is 0); axis 'y' (left, the
+    // default) or 'y1' (right: a second unit on a multi-tag chart) titled
+    // axisLabel; dash a line style (TAG_DASHES); legend the legend entry
+    // the series belongs to (its run name when absent).
     this.series = [];
     this.view = { smoothing: 0.6, x: 'step', logy: false, ignoreOutliers: true, focusStep: null };
     this.showAll = false;      // the user asked for the full y range
@@ -226,6 +241,9 @@ export class ScalarChart {
           // labelled, only the nice ticks inside it.
           x: { type: 'linear', title: { display: true, text: 'Step' }, ticks: { maxRotation: 0, autoSkipPadding: 12, includeBounds: false } },
           y: { type: 'linear', title: { display: !!opts.yLabel, text: opts.yLabel || '' }, ticks: { callback: linearTicks, autoSkipPadding: 6, includeBounds: false, maxTicksLimit: 8 } },
+          // The second unit's axis, on the right; shown only when a series
+          // is on it. Its grid would cross the left axis's: not drawn.
+          y1: { type: 'linear', position: 'right', display: false, title: { display: false, text: '' }, grid: { drawOnChartArea: false }, ticks: { callback: linearTicks, autoSkipPadding: 6, includeBounds: false, maxTicksLimit: 8 } },
         },
       },
       plugins: [overlayPlugin],
@@ -303,7 +321,8 @@ export class ScalarChart {
         const xi = q ? q.x : x === 'step' ? sp.step : null;
         return xi === null ? null : { x: xi, step: sp.step, state: sp.state };
       }).filter(Boolean);
-      return { run: s.run, color: s.color, cols: c, smoothCols, t0, raw, smoothed, sorted, rawSorted, rawAt, nonfinite, spikes };
+      return { run: s.run, color: s.color, axis: s.axis === 'y1' ? 'y1' : 'y', axisLabel: s.axisLabel || '', dash: s.dash || [], legend: s.legend || s.run,
+        cols: c, smoothCols, t0, raw, smoothed, sorted, rawSorted, rawAt, nonfinite, spikes };
     });
     const f = this.view.focusStep;
     this.focusX = null;
@@ -312,31 +331,36 @@ export class ScalarChart {
 
   redraw() {
     const ch = this.chart;
-    const { smoothing, x, logy, ignoreOutliers } = this.view;
+    const { smoothing, x, logy } = this.view;
     const ds = [];
     // A series of one point has no line to draw: it is a marker (the
     // hparam/* scalars add_hparams writes, a metric logged once).
     const dot = (n, c) => (n <= 1 ? { pointRadius: 3.5, pointBackgroundColor: c, pointBorderColor: c } : {});
     for (const p of this.prepared) {
+      const style = { yAxisID: p.axis, borderDash: p.dash };
       if (smoothing > 0 && p.raw.length > 1) {
-        ds.push({ label: p.run, data: p.smoothed, borderColor: p.color, borderWidth: 1.6, order: 0, ...dot(p.smoothed.length, p.color) });
-        ds.push({ label: p.run + ' (raw)', data: p.raw, borderColor: withAlpha(p.color, 0.25), borderWidth: 1, order: 1 });
+        ds.push({ label: p.run, data: p.smoothed, borderColor: p.color, borderWidth: 1.6, order: 0, ...style, ...dot(p.smoothed.length, p.color) });
+        ds.push({ label: p.run + ' (raw)', data: p.raw, borderColor: withAlpha(p.color, 0.25), borderWidth: 1, order: 1, ...style });
       } else {
-        ds.push({ label: p.run, data: p.raw, borderColor: p.color, borderWidth: 1.6, order: 0, ...dot(p.raw.length, p.color) });
+        ds.push({ label: p.run, data: p.raw, borderColor: p.color, borderWidth: 1.6, order: 0, ...style, ...dot(p.raw.length, p.color) });
       }
     }
     ch.data.datasets = ds;
-    if (this.legendEl) {
-      clear(this.legendEl);
-      for (const p of this.prepared) {
-        this.legendEl.appendChild(h('span', { class: 'legend-item' }, h('span', { class: 'swatch', style: { background: p.color } }), p.run));
-      }
-    }
-    const sx = ch.options.scales.x, sy = ch.options.scales.y;
+    const sx = ch.options.scales.x, sy = ch.options.scales.y, sy1 = ch.options.scales.y1;
+    // Two units (a multi-tag chart of loss and accuracy): each its own
+    // axis, titled, so neither is squeezed into a band of the other's.
+    const right = this.prepared.find((p) => p.axis === 'y1');
+    const left = this.prepared.find((p) => p.axis === 'y');
+    sy1.display = !!right;
+    sy1.title.display = !!right;
+    sy1.title.text = right ? right.axisLabel : '';
+    if (!this.opts.yLabel) { sy.title.display = !!(right && left); sy.title.text = right && left ? left.axisLabel : ''; }
     sx.title.text = xAxisTitle(x);
     sx.ticks.callback = xTickFormatter(x);
-    sy.type = logy ? 'logarithmic' : 'linear';
-    sy.ticks.callback = logy ? logTicks : linearTicks;
+    for (const a of [sy, sy1]) {
+      a.type = logy ? 'logarithmic' : 'linear';
+      a.ticks.callback = logy ? logTicks : linearTicks;
+    }
     this.outliers = null;
     // "Show it" (the health banner): zoom x once to the steps around the
     // focus step, so the step where the run broke is in the middle.
@@ -362,41 +386,99 @@ export class ScalarChart {
     // Steps are whole numbers: no tick at step 2.5.
     sx.ticks.precision = x === 'step' ? 0 : undefined;
     if (!this.zoomed || this.focusZoomed !== null) {
-      delete sy.min; delete sy.max;
-      // The raw points in the x window decide the y range (the smoothed
-      // line lies within them; counted twice, a diverged run's last points
-      // would pass for a tenth of the chart).
-      const x0 = sx.min ?? -Infinity, x1 = sx.max ?? Infinity;
-      const vals = [];
-      let lo = Infinity, hi = -Infinity;
-      for (const p of this.prepared) {
-        for (const q of p.raw) {
-          if (q.x < x0 || q.x > x1) continue;
-          vals.push(q.y);
-          if (q.y < lo) lo = q.y;
-          if (q.y > hi) hi = q.y;
-        }
+      // Each axis's range from its own series; the outlier counts add up.
+      let outl = null;
+      for (const [id, a] of [['y', sy], ['y1', sy1]]) {
+        const o = this._yRange(id, a, sx);
+        if (o) outl = outl ? { above: outl.above + o.above, below: outl.below + o.below, ...(o.shown ? { shown: true } : {}) } : o;
       }
-      const r = ignoreOutliers ? robustRange(vals, logy) : null;
-      if (r && !this.showAll) {
-        this.outliers = { above: r.above, below: r.below };
-        lo = r.lo; hi = r.hi;
-      } else if (r) {
-        this.outliers = { above: r.above, below: r.below, shown: true };
-      }
-      if (Number.isFinite(lo) && Number.isFinite(hi) && !logy) {
-        // Limits on the nice step just outside the data: the air is the
-        // rounding (an accuracy ending at 0.98 gets 1, not 1.1).
-        [sy.min, sy.max] = niceRange(lo, hi, 10);
-      } else if (Number.isFinite(lo) && logy && lo > 0) {
-        sy.min = Math.pow(10, Math.floor(Math.log10(lo)));
-        sy.max = Math.pow(10, Math.ceil(Math.log10(hi)));
-        if (sy.max <= sy.min) sy.max = sy.min * 10;
-      }
+      this.outliers = outl;
     }
     this._markOutliers();
     ch.update('none');
+    this._legend();
     this._rehover();
+  }
+
+  // The y range of axis `id` (scale options a) from the raw points of its
+  // series in the x window: robust (README "Robust y range") unless the
+  // user asked for all. Returns the outliers it left out, or null.
+  _yRange(id, a, sx) {
+    const { logy, ignoreOutliers } = this.view;
+    delete a.min; delete a.max;
+    // The raw points in the x window decide the y range (the smoothed
+    // line lies within them; counted twice, a diverged run's last points
+    // would pass for a tenth of the chart).
+    const x0 = sx.min ?? -Infinity, x1 = sx.max ?? Infinity;
+    const vals = [];
+    let lo = Infinity, hi = -Infinity;
+    for (const p of this.prepared) {
+      if (p.axis !== id) continue;
+      for (const q of p.raw) {
+        if (q.x < x0 || q.x > x1) continue;
+        vals.push(q.y);
+        if (q.y < lo) lo = q.y;
+        if (q.y > hi) hi = q.y;
+      }
+    }
+    let out = null;
+    const r = ignoreOutliers ? robustRange(vals, logy) : null;
+    if (r && !this.showAll) {
+      out = { above: r.above, below: r.below };
+      lo = r.lo; hi = r.hi;
+    } else if (r) {
+      out = { above: r.above, below: r.below, shown: true };
+    }
+    if (Number.isFinite(lo) && Number.isFinite(hi) && !logy) {
+      // Limits on the nice step just outside the data: the air is the
+      // rounding (an accuracy ending at 0.98 gets 1, not 1.1).
+      [a.min, a.max] = niceRange(lo, hi, 10);
+    } else if (Number.isFinite(lo) && logy && lo > 0) {
+      a.min = Math.pow(10, Math.floor(Math.log10(lo)));
+      a.max = Math.pow(10, Math.ceil(Math.log10(hi)));
+      if (a.max <= a.min) a.max = a.min * 10;
+    }
+    return out;
+  }
+
+  // The legend row (opts.legend): one entry per legend name with its line
+  // style, in the run's colour when all its series share one; at most
+  // LEGEND_MAX_ITEMS entries and LEGEND_MAX_HEIGHT of the plot's height,
+  // the rest counted in "+N more" (their names in its title).
+  _legend() {
+    const el = this.legendEl;
+    if (!el) return;
+    clear(el);
+    const items = new Map();
+    for (const p of this.prepared) {
+      const it = items.get(p.legend);
+      if (!it) items.set(p.legend, { label: p.legend, dash: p.dash, color: p.color, axis: p.axis });
+      else if (it.color !== p.color) it.color = null;
+    }
+    const two = this.prepared.some((p) => p.axis === 'y1') && this.prepared.some((p) => p.axis === 'y');
+    const list = [...items.values()];
+    const nodes = list.map((it) => {
+      const c = it.color || themeColor('--text');
+      const sample = h('span', { class: 'line-swatch', style: { borderTop: `2px ${it.dash.length ? (it.dash[0] <= 2 ? 'dotted' : 'dashed') : 'solid'} ${c}` } });
+      return h('span', { class: 'legend-item', title: it.label }, sample, it.label + (two ? (it.axis === 'y1' ? ' (right axis)' : ' (left axis)') : ''));
+    });
+    const more = h('span', { class: 'legend-more muted' });
+    let shown = Math.min(nodes.length, LEGEND_MAX_ITEMS);
+    const fill = () => {
+      clear(el);
+      for (let i = 0; i < shown; i++) el.appendChild(nodes[i]);
+      if (shown < nodes.length) {
+        more.textContent = `+${nodes.length - shown} more`;
+        more.title = list.slice(shown).map((it) => it.label).join('\n');
+        el.appendChild(more);
+      }
+    };
+    fill();
+    // Long names wrap: fewer entries until the legend fits its share of
+    // the plot (a hidden card measures 0 and keeps the count cap).
+    const maxH = (this.wrap.clientHeight || 0) * LEGEND_MAX_HEIGHT;
+    while (maxH > 0 && shown > 1 && el.offsetHeight > maxH) { shown--; fill(); }
+    this.legendInfo = { items: nodes.length, shown };
   }
 
   _markOutliers() {
@@ -419,16 +501,18 @@ export class ScalarChart {
     this.zoomed = false;
     // The focus zoom happened; a reset shows the whole run.
     if (this.focusZoomed === null && this.focusX !== null) this.focusZoomed = this.focusX;
-    const sx = this.chart.options.scales.x, sy = this.chart.options.scales.y;
-    delete sx.min; delete sx.max; delete sy.min; delete sy.max;
+    const { x: sx, y: sy, y1: sy1 } = this.chart.options.scales;
+    delete sx.min; delete sx.max; delete sy.min; delete sy.max; delete sy1.min; delete sy1.max;
     if (redraw) this.redraw();
     if (this.opts.onZoom) this.opts.onZoom(null);
   }
 
-  zoomTo(x0, x1, y0, y1) {
-    const sx = this.chart.options.scales.x, sy = this.chart.options.scales.y;
+  // y2: the same box on the right axis ([lo, hi]) when it is shown.
+  zoomTo(x0, x1, y0, y1, y2 = null) {
+    const { x: sx, y: sy, y1: sy1 } = this.chart.options.scales;
     sx.min = x0; sx.max = x1;
     if (y0 !== null) { sy.min = y0; sy.max = y1; } else { delete sy.min; delete sy.max; }
+    if (y0 !== null && y2) { sy1.min = y2[0]; sy1.max = y2[1]; } else { delete sy1.min; delete sy1.max; }
     this.zoomed = true;
     this.focusZoomed = null;
     this.outliers = null;
@@ -454,6 +538,7 @@ export class ScalarChart {
         // The drawn line as [step, value] pairs (the smoothed line when
         // smoothing is on, else the raw one), for the tests.
         smoothed: p.smoothed.map((q) => [q.step, q.y]),
+        axis: p.axis, dash: p.dash.slice(), color: p.color,
       };
     }
     return {
@@ -465,7 +550,10 @@ export class ScalarChart {
       zoomed: this.zoomed,
       outliers: this.outliers ? { ...this.outliers } : null,
       showAll: this.showAll,
-      scales: { x: [this.chart.scales.x.min, this.chart.scales.x.max], y: [this.chart.scales.y.min, this.chart.scales.y.max], yType: this.chart.scales.y.type },
+      scales: { x: [this.chart.scales.x.min, this.chart.scales.x.max], y: [this.chart.scales.y.min, this.chart.scales.y.max], yType: this.chart.scales.y.type,
+        y1: this.chart.options.scales.y1.display ? [this.chart.scales.y1.min, this.chart.scales.y1.max] : null,
+        titles: { y: this.chart.options.scales.y.title.display ? this.chart.options.scales.y.title.text : '', y1: this.chart.options.scales.y1.title.display ? this.chart.options.scales.y1.title.text : '' } },
+      legend: this.legendInfo || null,
     };
   }
 
@@ -477,10 +565,13 @@ export class ScalarChart {
     return {
       datasets: ch.data.datasets.map((d) => ({
         label: d.label, borderColor: d.borderColor, borderWidth: d.borderWidth, order: d.order,
+        yAxisID: d.yAxisID || 'y', borderDash: d.borderDash || [],
         pointRadius: d.pointRadius || 0, data: d.data.map((q) => [q.x, q.y]),
       })),
       x: { mode: this.view.x, title: ch.options.scales.x.title.text, min: ch.scales.x.min, max: ch.scales.x.max },
-      y: { log: !!this.view.logy, title: ch.options.scales.y.title.text || '', min: ch.scales.y.min, max: ch.scales.y.max },
+      y: { log: !!this.view.logy, title: ch.options.scales.y.title.display ? ch.options.scales.y.title.text || '' : '', min: ch.scales.y.min, max: ch.scales.y.max },
+      // The second unit's axis (a multi-tag chart), or null.
+      y1: ch.options.scales.y1.display ? { title: ch.options.scales.y1.title.text || '', min: ch.scales.y1.min, max: ch.scales.y1.max } : null,
       legend: !!this.legendEl,
       outliers: this.outliers ? { ...this.outliers } : null,
       nonfinite: this.prepared.map((p) => ({ color: p.color, marks: p.nonfinite.map((m) => [m.x, m.kind]) })),
@@ -526,13 +617,15 @@ export class ScalarChart {
       const xs = this.chart.scales.x, ys = this.chart.scales.y;
       if (Math.abs(d.x1 - d.x0) < 5) return;
       const xa = xs.getValueForPixel(Math.min(d.x0, d.x1)), xb = xs.getValueForPixel(Math.max(d.x0, d.x1));
-      let ya = null, yb = null;
+      let ya = null, yb = null, y2 = null;
       // A thin box zooms x only: the common "zoom into these steps" gesture.
       if (Math.abs(d.y1 - d.y0) >= 10) {
         ya = ys.getValueForPixel(Math.max(d.y0, d.y1));
         yb = ys.getValueForPixel(Math.min(d.y0, d.y1));
+        const r = this.chart.options.scales.y1.display ? this.chart.scales.y1 : null;
+        if (r) y2 = [r.getValueForPixel(Math.max(d.y0, d.y1)), r.getValueForPixel(Math.min(d.y0, d.y1))];
       }
-      this.zoomTo(xa, xb, ya, yb);
+      this.zoomTo(xa, xb, ya, yb, y2);
     });
     cv.addEventListener('dblclick', () => this.resetZoom());
     cv.addEventListener('mousemove', (e) => this._hover(pos(e)));
@@ -581,7 +674,7 @@ export class ScalarChart {
         run: s.run, color: s.color, smoothed: pt.y, raw: rp.y, rawStep: rp.step, step: pt.step,
         wall: w, relSec: w - s.t0, sortKey: pt.y, x: pt.x,
       });
-      pts.push({ x: pt.x, y: pt.y, color: s.color });
+      pts.push({ x: pt.x, y: pt.y, color: s.color, axis: s.axis });
     }
     rows.sort((a, b) => (Number.isNaN(b.sortKey) ? -1 : Number.isNaN(a.sortKey) ? 1 : b.sortKey - a.sortKey));
     this.hoverPx = p.x;

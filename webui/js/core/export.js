@@ -92,6 +92,8 @@ function viewer() {
         scales: {
           x: { type: 'linear', min: c.x.min, max: c.x.max, title: { display: true, text: c.x.title }, ticks: { maxRotation: 0, autoSkipPadding: 12, includeBounds: false, callback: xfmt(c.x.mode) } },
           y: { type: c.y.log ? 'logarithmic' : 'linear', min: c.y.min, max: c.y.max, title: { display: !!c.y.title, text: c.y.title }, ticks: { autoSkipPadding: 6, includeBounds: false, maxTicksLimit: 8, callback: c.y.log ? logTicks : linearTicks } },
+          // A multi-tag chart's second unit, on the right as drawn.
+          ...(c.y1 ? { y1: { type: c.y.log ? 'logarithmic' : 'linear', position: 'right', min: c.y1.min, max: c.y1.max, grid: { drawOnChartArea: false }, title: { display: !!c.y1.title, text: c.y1.title }, ticks: { autoSkipPadding: 6, includeBounds: false, maxTicksLimit: 8, callback: c.y.log ? logTicks : linearTicks } } } : {}),
         },
       },
       plugins: [marks],
@@ -100,6 +102,7 @@ function viewer() {
       title: c.title,
       datasets: chart.data.datasets.map((d) => ({ label: d.label, n: d.data.length })),
       y: [chart.scales.y.min, chart.scales.y.max],
+      y1: chart.scales.y1 ? { range: [chart.scales.y1.min, chart.scales.y1.max], position: chart.scales.y1.position, title: chart.scales.y1.options.title.display ? chart.scales.y1.options.title.text : '' } : null,
       ticks: { y: chart.scales.y.ticks.map((t) => t.label) },
     });
   }
