@@ -60,6 +60,10 @@ typedef struct tfb_alert_event {
     char rule[256];        /* a built-in name or the user's rule text */
     char key[320];         /* rule + what it is about (tag, step, device) */
     int64_t step;          /* where it happened (-1: not step-bound) */
+    double step_wall;      /* the wall time the run logged with `step`
+                            * (seconds since the epoch); NaN: unknown, not
+                            * step-bound, or past the lookups of a pass
+                            * (STEP_WALL_LOOKUPS, alerts_feed.c) */
     char message[512];     /* one line for people */
 } tfb_alert_event;
 
