@@ -367,4 +367,4 @@ T.run(async () => {
     await browser.close();
     srv.stop();
   }
-}, 330000);
+}, 420000);
