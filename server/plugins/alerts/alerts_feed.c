@@ -81,9 +81,8 @@ static double g_gpu_idle = 50;
 static tfb_strtab g_conds;        /* -> cond */
 static TFB_VEC(cond *) g_cond_list;
 static tfb_strtab g_runs;         /* run name -> run_state */
-/* The events' step_wall looked up in this pass (holds); see
- * STEP_WALL_LOOKUPS. */
-#define STEP_WALL_LOOKUPS 64
+/* The events' step_wall looked up in this pass (holds); at most
+ * TFB_ALERTS_STEP_WALL_LOOKUPS. */
 static size_t g_wall_lookups;
 static TFB_VEC(run_state *) g_run_list;
 static tfb_alert_event *g_feed;   /* ring of FEED_KEEP */
@@ -576,13 +575,13 @@ static void holds(tfb_run *r, const char *rn, const found *x, double now,
     if (!c->active) {
         c->active = 1;
         /* When it happened, as the run logged it: looked up once, when it
-         * fires, at most STEP_WALL_LOOKUPS times a pass (each reads the
-         * series' steps: a hostile series of thousands of spikes gets
-         * the rest without a time rather than a pass that reads it
-         * thousands of times). */
+         * fires, at most TFB_ALERTS_STEP_WALL_LOOKUPS times a pass (each
+         * reads the series' steps: a hostile series of thousands of
+         * spikes gets the rest without a time rather than a pass that
+         * reads it thousands of times). */
         double w = NAN;
         if (r && x->step >= 0 && x->wall_tag[0] &&
-            g_wall_lookups < STEP_WALL_LOOKUPS) {
+            g_wall_lookups < TFB_ALERTS_STEP_WALL_LOOKUPS) {
             g_wall_lookups++;
             w = wall_at_step(tfb_run_find_series(r, TFB_SERIES_SCALAR,
                                                  x->wall_tag),
