@@ -3,14 +3,17 @@
  * (plugins/alerts/alerts_feed.h): enough runs that the evaluation works
  * them out on several threads (at least 64, on a machine with more than
  * one core), and still each run's spike is logged once, in the store's
- * run order, at its own step; a second evaluation with nothing new logs
- * nothing.
+ * run order, at its own step, with the wall time logged at that step
+ * (step_wall) for the first TFB_ALERTS_STEP_WALL_LOOKUPS events of the
+ * pass and none past them (the bound); a second evaluation with nothing
+ * new logs nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -65,6 +68,10 @@ static void many_runs_log_in_run_order(void **state)
         assert_int_equal(ev[i].step, 100 + r % 150);
         assert_int_equal(ev[i].fired, 1);
         assert_true(ev[i].seq == i + 1);
+        if (i < TFB_ALERTS_STEP_WALL_LOOKUPS)
+            assert_true(ev[i].step_wall == 1.7e9 + (double)ev[i].step);
+        else
+            assert_true(isnan(ev[i].step_wall));
     }
     free(ev);
     assert_int_equal(tfb_alerts_poll(st, 1.7e9 + STEPS, &ev, &n), 0);

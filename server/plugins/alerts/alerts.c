@@ -306,6 +306,7 @@ static const tfb_json_field event_fields[] = {
     TFB_JSON_FIELD(tfb_alert_event, rule, CHARS),
     TFB_JSON_FIELD(tfb_alert_event, key, CHARS),
     TFB_JSON_FIELD(tfb_alert_event, step, STEP),
+    TFB_JSON_FIELD(tfb_alert_event, step_wall, NUM),
     TFB_JSON_FIELD(tfb_alert_event, message, CHARS),
 };
 

@@ -36,6 +36,9 @@ typedef struct cond {
 typedef struct found {
     char rule[256], key[320], message[512];
     int64_t step;
+    char wall_tag[256]; /* the series whose wall time at `step` is when
+                           it happened ("": none); looked up when the
+                           condition fires (holds) */
 } found;
 
 typedef TFB_VEC(found) found_vec;
@@ -78,6 +81,9 @@ static double g_gpu_idle = 50;
 static tfb_strtab g_conds;        /* -> cond */
 static TFB_VEC(cond *) g_cond_list;
 static tfb_strtab g_runs;         /* run name -> run_state */
+/* The events' step_wall looked up in this pass (holds); at most
+ * TFB_ALERTS_STEP_WALL_LOOKUPS. */
+static size_t g_wall_lookups;
 static TFB_VEC(run_state *) g_run_list;
 static tfb_alert_event *g_feed;   /* ring of FEED_KEEP */
 static uint64_t g_seq;
@@ -124,20 +130,41 @@ int tfb_alerts_configure(const tfb_alert_rule *rules, size_t n,
 
 /* ---- what holds now, per run ------------------------------------------ */
 
-static void add(found_vec *f, const char *rule, const char *key_extra,
-                int64_t step, const char *fmt, ...)
+/* Adds one condition to f; returns it (NULL on no memory) for the caller
+ * to name its wall_tag. */
+static found *add(found_vec *f, const char *rule, const char *key_extra,
+                  int64_t step, const char *fmt, ...)
 {
     found *x = tfb_vec_add(f);
     if (!x)
-        return;
+        return NULL;
     snprintf(x->rule, sizeof x->rule, "%s", rule);
     snprintf(x->key, sizeof x->key, "%s%s%s", rule, key_extra ? "@" : "",
              key_extra ? key_extra : "");
     x->step = step;
+    x->wall_tag[0] = 0;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(x->message, sizeof x->message, fmt, ap);
     va_end(ap);
+    return x;
+}
+
+/* The wall time of the first point of series s at step `step` (the time
+ * the event happened, as the run logged it); NaN when s has no such
+ * point. Reads only the blocks holding that step. */
+static double wall_at_step(tfb_series *s, int64_t step)
+{
+    int64_t st;
+    float v;
+    size_t idx;
+    double w = NAN;
+    if (!s || step < 0 ||
+        tfb_series_scalar_in_steps(s, step, step, &st, &v, &idx, 1, NULL) !=
+            1 ||
+        tfb_series_scalar_range(s, idx, 1, NULL, &w, NULL, NULL) != 1)
+        return NAN;
+    return w;
 }
 
 /* Median of the finite values of the last `tail` points of s; NaN. Reads
@@ -243,17 +270,20 @@ static void data_conditions(tfb_run *r, run_state *rs, tfb_series **ser,
                (got = tfb_series_scalar_range(s, st->fed, CHUNK, step, NULL,
                                               val, NULL)) > 0)
             tfb_rule_feed_n(ru, st, step, val, got);
-        if (st->holds)
-            add(&rf, ru->text, NULL, st->streak_from,
-                "%s: %s = %.6g at step %lld%s", ru->text, ru->tag,
-                st->last_value, (long long)st->last_step,
-                ru->for_steps ? " (held since the streak began)" : "");
+        found *x;
+        if (st->holds &&
+            (x = add(&rf, ru->text, NULL, st->streak_from,
+                     "%s: %s = %.6g at step %lld%s", ru->text, ru->tag,
+                     st->last_value, (long long)st->last_step,
+                     ru->for_steps ? " (held since the streak began)" : "")))
+            snprintf(x->wall_tag, sizeof x->wall_tag, "%s", ru->tag);
     }
     tfb_alert_spike *sp;
     size_t nsp;
     if (tfb_alert_spikes(r, &sp, &nsp) == 0) {
         for (size_t i = 0; i < nsp; i++) {
             char why[512], key[256];
+            size_t first = f->n;
             tfb_precursors_text(&sp[i].pre, why, sizeof why);
             snprintf(key, sizeof key, "%s@%lld", sp[i].tag,
                      (long long)sp[i].spike.step);
@@ -275,6 +305,9 @@ static void data_conditions(tfb_run *r, run_state *rs, tfb_series **ser,
                 add(f, "diverged", NULL, sp[i].spike.step, "%s diverged "
                     "after its spike at step %lld%s%s", sp[i].tag,
                     (long long)sp[i].spike.step, why[0] ? "; " : "", why);
+            for (size_t q = first; q < f->n; q++)
+                snprintf(f->v[q].wall_tag, sizeof f->v[q].wall_tag, "%s",
+                         sp[i].tag);
         }
         free(sp);
     }
@@ -353,6 +386,7 @@ static void run_conditions(tfb_run *r, run_state *rs, double now,
     }
     tfb_run_status st;
     if (tfb_run_status_judge(r, now, &st) == 0) {
+        found *x = NULL;
         if (st.diverged_why && !strcmp(st.diverged_why, "non-finite")) {
             /* What came before it, as the Health tab says it. */
             tfb_precursors p;
@@ -362,14 +396,16 @@ static void run_conditions(tfb_run *r, run_state *rs, double now,
                 p.nonfinite = 0;
                 tfb_precursors_text(&p, why, sizeof why);
             }
-            add(f, "nonfinite", NULL, st.diverged_step,
-                "%s%sNaN/Inf in %s at step %lld", why, why[0] ? "; " : "",
-                st.diverged_tag, (long long)st.diverged_step);
+            x = add(f, "nonfinite", NULL, st.diverged_step,
+                    "%s%sNaN/Inf in %s at step %lld", why, why[0] ? "; " : "",
+                    st.diverged_tag, (long long)st.diverged_step);
         }
         else if (st.diverged_why)
-            add(f, "diverged", NULL, st.diverged_step,
-                "%s blew up at step %lld", st.diverged_tag,
-                (long long)st.diverged_step);
+            x = add(f, "diverged", NULL, st.diverged_step,
+                    "%s blew up at step %lld", st.diverged_tag,
+                    (long long)st.diverged_step);
+        if (x && st.diverged_tag)
+            snprintf(x->wall_tag, sizeof x->wall_tag, "%s", st.diverged_tag);
         if (st.state == TFB_RUN_STALLED)
             add(f, "stalled", NULL, -1, "no new step for %.0f s (threshold "
                 "%.0f s)", st.idle_s, st.stall_after);
@@ -497,7 +533,7 @@ typedef TFB_VEC(tfb_alert_event) event_vec;
 /* Logs one event in the feed and, when pass is not NULL, copies it there
  * (a copy that does not fit is dropped; the feed keeps it). */
 static void log_event(const char *run, const found *x, int fired, double now,
-                      event_vec *pass)
+                      double step_wall, event_vec *pass)
 {
     if (!g_feed && !(g_feed = calloc(FEED_KEEP, sizeof *g_feed)))
         return;
@@ -510,6 +546,7 @@ static void log_event(const char *run, const found *x, int fired, double now,
     snprintf(e->rule, sizeof e->rule, "%s", x->rule);
     snprintf(e->key, sizeof e->key, "%s", x->key);
     e->step = x->step;
+    e->step_wall = x->step >= 0 ? step_wall : NAN;
     snprintf(e->message, sizeof e->message, "%s", x->message);
     if (pass)
         (void)tfb_vec_push(pass, *e);
@@ -517,7 +554,8 @@ static void log_event(const char *run, const found *x, int fired, double now,
 
 /* Marks condition x of run rn as holding in this pass; logs it when it
  * starts to hold. g_mu held. */
-static void holds(const char *rn, const found *x, double now, event_vec *passp)
+static void holds(tfb_run *r, const char *rn, const found *x, double now,
+                  event_vec *passp)
 {
     char k[700];
     int kl = snprintf(k, sizeof k, "%s\x1f%s", rn, x->key);
@@ -544,7 +582,20 @@ static void holds(const char *rn, const found *x, double now, event_vec *passp)
     c->seen_pass = g_pass;
     if (!c->active) {
         c->active = 1;
-        log_event(rn, x, 1, now, passp);
+        /* When it happened, as the run logged it: looked up once, when it
+         * fires, at most TFB_ALERTS_STEP_WALL_LOOKUPS times a pass (each
+         * reads the series' steps: a hostile series of thousands of
+         * spikes gets the rest without a time rather than a pass that
+         * reads it thousands of times). */
+        double w = NAN;
+        if (r && x->step >= 0 && x->wall_tag[0] &&
+            g_wall_lookups < TFB_ALERTS_STEP_WALL_LOOKUPS) {
+            g_wall_lookups++;
+            w = wall_at_step(tfb_run_find_series(r, TFB_SERIES_SCALAR,
+                                                 x->wall_tag),
+                             x->step);
+        }
+        log_event(rn, x, 1, now, w, passp);
     }
 }
 
@@ -626,6 +677,7 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
     event_vec *passp = out ? &pass : NULL;
     pthread_mutex_lock(&g_mu);
     g_pass++;
+    g_wall_lookups = 0;
     for (size_t i = 0; i < nr; i++)
         ep.rs[i] = state_of(runs[i]);
     eval_all(&ep);
@@ -638,7 +690,8 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
             rs->rank_new = 0;
         }
         for (size_t q = 0; q < ep.found[i].n; q++)
-            holds(tfb_run_name(runs[i]), &ep.found[i].v[q], now, passp);
+            holds(runs[i], tfb_run_name(runs[i]), &ep.found[i].v[q], now,
+                  passp);
         tfb_vec_free(&ep.found[i]);
     }
     free(ep.found);
@@ -657,7 +710,7 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
         snprintf(x.message, sizeof x.message, "straggler: %s",
                  rs->straggler);
         x.step = -1;
-        holds(rs->name, &x, now, passp);
+        holds(NULL, rs->name, &x, now, passp);
     }
     /* Conditions that no longer hold clear (a spike's condition stays:
      * it happened). */
@@ -678,7 +731,7 @@ int tfb_alerts_poll(tfb_store *s, double now, tfb_alert_event **out,
         x.step = -1;
         char run[256];
         snprintf(run, sizeof run, "%.*s", (int)(sep - c->k), c->k);
-        log_event(run, &x, 0, now, passp);
+        log_event(run, &x, 0, now, NAN, passp);
     }
     pthread_mutex_unlock(&g_mu);
     if (out) {

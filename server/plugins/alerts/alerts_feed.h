@@ -52,6 +52,12 @@
 #include "plugins/alerts/alerts_rules.h"
 #include "store/store.h"
 
+/* The most events of one evaluation whose step_wall is looked up (each
+ * lookup reads the steps of the event's series: a hostile series of
+ * thousands of spikes must not make one pass read it thousands of times;
+ * the events past it have no step_wall). */
+#define TFB_ALERTS_STEP_WALL_LOOKUPS 64
+
 typedef struct tfb_alert_event {
     uint64_t seq;          /* 1, 2, ... in the order they happened */
     double wall;           /* when it was seen (seconds since the epoch) */
@@ -60,6 +66,10 @@ typedef struct tfb_alert_event {
     char rule[256];        /* a built-in name or the user's rule text */
     char key[320];         /* rule + what it is about (tag, step, device) */
     int64_t step;          /* where it happened (-1: not step-bound) */
+    double step_wall;      /* the wall time the run logged with `step`
+                            * (seconds since the epoch); NaN: unknown, not
+                            * step-bound, or past the lookups of a pass
+                            * (TFB_ALERTS_STEP_WALL_LOOKUPS) */
     char message[512];     /* one line for people */
 } tfb_alert_event;
 

@@ -44,6 +44,24 @@ function notify() {
   window.__tfb.notified = (window.__tfb.notified || 0) + Math.min(fresh.length, 5);
 }
 
+// When an event happened: its step and the wall time the run logged with
+// that step (step_wall); a condition bound to no step (input-bound, GPU
+// idle, a straggler, a clear) says when the server first saw it hold.
+function whenCell(e) {
+  const st = e.step === null || e.step === undefined ? null : num(e.step);
+  const sw = num(e.step_wall);
+  if (st !== null && Number.isFinite(st)) {
+    return h('span', { class: 'alert-when', title: Number.isFinite(sw) ? 'logged ' + wall(sw) : 'the run logged no time with this step' },
+      'step ' + int(st), h('br'), h('span', { class: 'muted small' }, Number.isFinite(sw) ? wall(sw) : '–'));
+  }
+  return h('span', { class: 'alert-when', title: 'not bound to a step: when the server saw it' },
+    h('span', { class: 'muted' }, 'seen'), h('br'), h('span', { class: 'muted small' }, wall(num(e.wall_time))));
+}
+function whenValue(e) {
+  const sw = num(e.step_wall);
+  return Number.isFinite(sw) ? sw : num(e.wall_time);
+}
+
 const page = {
   // Alerts arrive whatever tab is open: the feed is polled on each
   // catalog load, and the tab shows how many conditions hold now.
@@ -59,14 +77,15 @@ const page = {
       { key: 'idle', label: 'Last event', num: true, render: (r) => (Number.isFinite(r.idle) ? rel(r.idle) + ' ago' : '–') },
       { key: 'detail', label: 'Detail', render: (r) => r.detail },
     ], { sortKey: 'run', sortDir: 1, className: 'status-table', rowProps: (r) => ({ dataset: { run: r.run, state: r.state } }) });
+    // When, Run, What first: the columns a reader needs fit an 800 px
+    // window (the rest scroll inside the card).
     this.feedTable = sortableTable([
-      { key: 'seq', label: '#', num: true, render: (e) => String(e.seq) },
-      { key: 'wall_time', label: 'When', num: true, render: (e) => wall(num(e.wall_time)) },
+      { key: 'when', label: 'When', num: true, value: whenValue, render: whenCell },
+      { key: 'run', label: 'Run', render: (e) => h('span', { class: 'run-cell' }, h('span', { class: 'swatch', style: { background: runColor(e.run) } }), ' ', e.run) },
+      { key: 'message', label: 'What', render: (e) => h('span', { class: 'alert-what' }, e.message) },
       { key: 'event', label: 'Event', render: (e) => h('span', { class: e.event === 'fired' ? 'error-text' : 'muted' }, e.event) },
-      { key: 'run', label: 'Run', render: (e) => h('span', null, h('span', { class: 'swatch', style: { background: runColor(e.run) } }), ' ', e.run) },
       { key: 'rule', label: 'Rule', render: (e) => h('span', { class: 'mono' }, e.rule) },
-      { key: 'step', label: 'Step', num: true, render: (e) => (e.step === null ? '–' : int(num(e.step))) },
-      { key: 'message', label: 'What', render: (e) => e.message },
+      { key: 'seq', label: '#', num: true, render: (e) => String(e.seq) },
     ], { sortKey: 'seq', sortDir: -1, className: 'alert-feed', rowProps: (e) => ({ dataset: { run: e.run, rule: e.rule, event: e.event } }) });
     this.feedEmpty = h('div', { class: 'empty small', id: 'alerts-none' }, 'No alert has fired.');
     this.notifyBtn = h('button', { class: 'link', id: 'alerts-notify', onclick: () => this.askNotify() });
@@ -99,7 +118,7 @@ const page = {
     const rows = statusRows(this.ctx.data.runsInfo).filter((r) => sel.has(r.run));
     this.statusTable.setRows(rows);
     window.__tfb.pages.alerts = { status: rows.map((r) => ({ run: r.run, state: r.state })),
-      feed: ev.map((e) => ({ seq: e.seq, run: e.run, rule: e.rule, event: e.event, step: e.step })), active: feed.active };
+      feed: ev.map((e) => ({ seq: e.seq, run: e.run, rule: e.rule, event: e.event, step: e.step, step_wall: e.step_wall })), active: feed.active };
   },
 };
 

@@ -16,7 +16,7 @@ import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars } from '../core/charts.js';
 import { higherIsBetter } from '../lib/scalars_bands.js';
 import { defineState, key } from '../core/state.js';
-import { HEALTH_ALERTS } from '../lib/catalog.js';
+import { HEALTH_ALERTS, SCALAR_TAGS, allScalarTags, defaultTag } from '../lib/catalog.js';
 
 // Its URL keys (core/state.js): the baseline run and the run compared.
 defineState({ cmpA: key.str(), cmpB: key.str() });
@@ -102,16 +102,67 @@ function runLabel(run) {
   return h('span', { class: 'run-cell' }, h('span', { class: 'swatch', style: { background: runColor(run) } }), ' ', run);
 }
 
+// The last pair the user picked, for the next visit (the URL keys cmpA
+// and cmpB win when they name two runs).
+const PAIR_KEY = 'tfb.compare.pair';
+function keepPair(a, b) { try { localStorage.setItem(PAIR_KEY, JSON.stringify([a, b])); } catch (e) { /* private mode */ } }
+function keptPair() {
+  try {
+    const p = JSON.parse(localStorage.getItem(PAIR_KEY) || 'null');
+    return Array.isArray(p) && p.length === 2 ? p.map(String) : null;
+  } catch (e) { return null; }
+}
+
+// The pair a first visit opens on: B the run with the most alerts (its
+// non-finite series from the health alerts, plus one for a diverged or
+// crashed status), A the best run like it (among the runs without alerts
+// that share the most scalar tags with B - the same kind of training, not
+// a DDP rank's stand-in loss - the one whose loss tag's last value is
+// lowest, or highest where higher is better). With no alerts at all, A
+// is the best run and B the worst by the same value. Among the selected
+// runs when at least two are, else all. null when there are not two runs
+// with the value.
+async function openingPair(data, selected) {
+  const pool = selected.length >= 2 ? selected : data.runs;
+  if (pool.length < 2 || !data.scalarTags) return null;
+  const tag = defaultTag(allScalarTags(data));
+  if (!tag) return null;
+  const sums = (await getJSON('data/plugin/scalars/summary', { tag }).catch(() => null)) || {};
+  const alerts = new Map();
+  for (const a of data.alerts || []) alerts.set(a.run, (alerts.get(a.run) || 0) + 1);
+  for (const x of Array.isArray(data.runsInfo) ? data.runsInfo : []) {
+    const st = x && x.status && x.status.state;
+    if (st === 'diverged' || st === 'crashed') alerts.set(x.name, (alerts.get(x.name) || 0) + 1);
+  }
+  const up = higherIsBetter(tag);
+  const val = (r) => { const v = sums[r] ? num(sums[r].last) : NaN; return Number.isFinite(v) ? (up ? -v : v) : Infinity; };
+  const byVal = (x, y) => val(x) - val(y) || naturalCompare(x, y);
+  const clean = pool.filter((r) => !alerts.get(r) && val(r) !== Infinity);
+  const most = pool.reduce((m, r) => Math.max(m, alerts.get(r) || 0), 0);
+  if (most === 0) {
+    const ranked = clean.sort(byVal);
+    return ranked.length >= 2 ? [ranked[0], ranked[ranked.length - 1]] : null;
+  }
+  const worst = pool.filter((r) => (alerts.get(r) || 0) === most).sort(naturalCompare)[0];
+  const tagsOf = (r) => Object.keys((data.scalarTags || {})[r] || {});
+  const wt = new Set(tagsOf(worst));
+  const shared = (r) => tagsOf(r).filter((t) => wt.has(t)).length;
+  const best = clean.filter((r) => r !== worst).sort((x, y) => shared(y) - shared(x) || byVal(x, y))[0];
+  return best ? [best, worst] : null;
+}
+
 const page = {
   // what the frame fetches for it on every reload (lib/catalog.js)
-  catalog: { alerts: HEALTH_ALERTS },
+  catalog: { alerts: HEALTH_ALERTS, scalarTags: SCALAR_TAGS },
   mount(ctx) {
     this.ctx = ctx;
-    this.selA = h('select', { id: 'compare-a', onchange: (e) => ctx.setState({ cmpA: e.target.value }) });
-    this.selB = h('select', { id: 'compare-b', onchange: (e) => ctx.setState({ cmpB: e.target.value }) });
+    // The user's pick is kept (PAIR_KEY) for the next visit.
+    const pick = (a, b) => { keepPair(a, b); ctx.setState({ cmpA: a, cmpB: b }); };
+    this.selA = h('select', { id: 'compare-a', onchange: (e) => pick(e.target.value, this.pair()[1]) });
+    this.selB = h('select', { id: 'compare-b', onchange: (e) => pick(this.pair()[0], e.target.value) });
     this.swap = h('button', { id: 'compare-swap', class: 'link', onclick: () => {
       const [a, b] = this.pair();
-      ctx.setState({ cmpA: b, cmpB: a });
+      pick(b, a);
     } }, 'Swap A and B');
     ctx.settings.append(h('h3', null, 'A (baseline)'), this.selA, h('h3', null, 'B'), this.selB,
       h('div', { style: { marginTop: '8px' } }, this.swap),
@@ -120,23 +171,37 @@ const page = {
     ctx.main.append(h('h2', { class: 'page-title' }, 'Compare two runs'), this.body);
     this.render();
   },
-  unmount() { clearTimeout(this.retry); this.token = null; this.destroyCharts(); },
+  // What it published goes with it: a test (or a reader of the hook) that
+  // waits for the next visit's pair must not find the last one's.
+  unmount() { clearTimeout(this.retry); this.token = null; this.destroyCharts(); window.__tfb.pages.compare = null; },
   destroyCharts() { for (const c of this.charts || []) c.destroy(); this.charts = []; },
   update(ctx, changed) {
     this.ctx = ctx;
     if (changed.some((k) => ['data', 'cmpA', 'cmpB'].includes(k))) this.render();
   },
-  // The chosen pair: from the URL when those runs exist, else the first two
+  // The chosen pair: from the URL when those runs exist, else the last two
+  // the user picked (PAIR_KEY), else the opening pair (openingPair: the
+  // best run against the one with the most alerts), else the first two
   // selected runs, else the first two runs.
   pair() {
     const runs = this.ctx.data.runs;
+    const has = (r) => typeof r === 'string' && runs.includes(r);
+    if (has(this.ctx.state.cmpA) && has(this.ctx.state.cmpB)) return [this.ctx.state.cmpA, this.ctx.state.cmpB];
+    const kept = keptPair();
+    if (kept && has(kept[0]) && has(kept[1]) && kept[0] !== kept[1]) return kept;
+    if (this.opening && has(this.opening[0]) && has(this.opening[1])) return this.opening;
     const pref = this.ctx.runs.concat(runs.filter((r) => !this.ctx.runs.includes(r)));
-    let a = runs.includes(this.ctx.state.cmpA) ? this.ctx.state.cmpA : pref[0];
-    let b = runs.includes(this.ctx.state.cmpB) ? this.ctx.state.cmpB : pref.find((r) => r !== a);
+    let a = has(this.ctx.state.cmpA) ? this.ctx.state.cmpA : pref[0];
+    let b = has(this.ctx.state.cmpB) ? this.ctx.state.cmpB : pref.find((r) => r !== a);
     return [a || '', b || ''];
   },
   async render() {
     const runs = this.ctx.data.runs;
+    if (!this.opening || this.openingRuns !== runs) {
+      this.openingRuns = runs;
+      this.opening = await openingPair(this.ctx.data, this.ctx.runs).catch(() => null);
+      if (this.openingRuns !== runs) return;
+    }
     const [a, b] = this.pair();
     for (const [sel, cur] of [[this.selA, a], [this.selB, b]]) {
       clear(sel);

@@ -139,7 +139,13 @@ export class MemoryView {
     this.full = res;
     const devs = res.devices || [];
     if (!devs.length) return null;
-    this.t0 = this.opts.t0 ?? num(res.start_ns);
+    // The origin is the caller's (the first kernel) unless memory events
+    // come before it: then the first memory event, so no time on the axis
+    // reads negative ("-138.7 µs"); `shift` (seconds) takes this chart's
+    // times to the caller's.
+    const first = num(res.start_ns);
+    this.t0 = this.opts.t0 === null || this.opts.t0 === undefined || first < this.opts.t0 ? first : this.opts.t0;
+    this.shift = this.opts.t0 === null || this.opts.t0 === undefined ? 0 : (this.t0 - this.opts.t0) / 1e9;
     this.extent = [(num(res.start_ns) - this.t0) / 1e9, (num(res.end_ns) - this.t0) / 1e9];
     const el = h('div', { id: 'gpu-memory' });
     el.appendChild(h('h3', { class: 'section-h' }, 'Memory'));
@@ -160,7 +166,7 @@ export class MemoryView {
     this.chart = makeChart(this.canvas, {
       type: 'line', data: { datasets: this.datasets(res) },
       options: timeChartOptions({
-        xTitle: this.opts.xTitle || 'Time since first memory event (s)', fmt: bytes,
+        xTitle: (this.shift === 0 && this.opts.xTitle) || 'Time since first memory event (s)', fmt: bytes,
         interaction: { mode: 'nearest', axis: 'x', intersect: false },
         legend: { display: true, labels: { filter: (it) => !it.text.endsWith(' peak') } },
         x: { min: this.extent[0], max: this.extent[1] },
@@ -259,7 +265,7 @@ export class MemoryView {
     const x = this.chart.options.scales.x;
     [x.min, x.max] = v || this.extent;
     this.chart.update('none');
-    if (this.opts.onView) this.opts.onView(v || this.extent);
+    if (this.opts.onView) { const w = v || this.extent; this.opts.onView([w[0] + this.shift, w[1] + this.shift]); }
     this.fetchSoon();
   }
 

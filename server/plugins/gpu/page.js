@@ -5,6 +5,7 @@
 // to zoom, drag to pan, double-click to reset) and asks the server again for
 // the visible window.
 import { h, clear, debounce, sortableTable } from '../core/dom.js';
+import { placeTip } from '../core/tooltip.js';
 import { getJSON, num, url } from '../core/api.js';
 import { eng, ns, pct, bytes, int, si, niceStep } from '../core/format.js';
 import { makeChart, } from '../core/charts.js';
@@ -139,7 +140,7 @@ class Timeline {
       window.__tfb.pages.gpuTimeline = {
         run: this.run, spans: this.spans.length, total: this.total, merged: this.merged, lanes: this.lanes.slice(), view: this.view.slice(),
         hostLanes: this.host.lanes.map((l) => l.label), hostSpans: this.host.spans.length, hostTotal: this.host.total, flows: this.flows, flowPairs: this.flowPairs,
-        height: this.canvas.clientHeight, download: this.download.getAttribute('href'),
+        height: this.canvas.clientHeight, download: this.download.getAttribute('href'), ticks: this.axisTicks.slice(),
         fetches: (window.__tfb.pages.gpuTimeline?.fetches || 0) + 1,
       };
     } catch (e) {
@@ -282,12 +283,14 @@ class Timeline {
     const r0 = a - this.full[0], r1 = b - this.full[0];
     const step = niceStep(r1 - r0, n);
     ctx.strokeStyle = withAlpha(muted, 0.25);
+    this.axisTicks = [];
     for (let t = Math.ceil(r0 / step) * step, k = 0; t <= r1 + step * 1e-9 && k < 100; k++, t = (Math.ceil(r0 / step) + k) * step) {
       const x = xOf(t + this.full[0]);
       const label = si(parseFloat((t / 1e9).toPrecision(12)), 's');
       const w = ctx.measureText(label).width;
       ctx.textAlign = x + w / 2 > W - 2 ? 'right' : x - w / 2 < LABEL_W ? 'left' : 'center';
       ctx.fillText(label, x, 4);
+      this.axisTicks.push(label);
       ctx.beginPath(); ctx.moveTo(x + 0.5, AXIS_H); ctx.lineTo(x + 0.5, H); ctx.stroke();
     }
     ctx.textAlign = 'center';
@@ -388,10 +391,9 @@ class Timeline {
       h('div', null, `${what}, ${ns(s.end - s.start)}` + (s.count > 1 ? `, ${s.count} merged` : '')),
       h('div', { class: 'muted' }, `at +${si((s.start - this.full[0]) / 1e9, 's')}` + (s.launch !== null && s.launch !== undefined ? `, launched ${ns(s.start - s.launch)} earlier` : '')));
     this.tip.hidden = false;
-    // Beside the pointer, never over it.
-    const left = x + 16 + 240 > this.canvas.clientWidth ? x - 256 : x + 16;
-    this.tip.style.left = Math.max(0, left) + 'px';
-    this.tip.style.top = (this.canvas.offsetTop + y + 12) + 'px';
+    // Beside the pointer, never over it (the tooltip is position: fixed:
+    // window coordinates, core/tooltip.js).
+    placeTip(this.tip, e.clientX, e.clientY);
   }
 }
 
@@ -520,18 +522,32 @@ const page = {
     devices.forEach((d, i) => {
       const idle = d.idle || {};
       const idleTotal = IDLE_PARTS.reduce((a, [k]) => a + (num(idle[k]) || 0), 0);
+      // The bar is the whole span: the busy part, then each idle part at
+      // its share of the span (a GPU 94.6 % busy shows a short idle tail,
+      // not a full-width red "Host wait"); the legend gives each part's
+      // share of the idle time and of the span.
+      const busy = Math.max(0, num(d.busy_ns) || 0);
+      const spanNs = Math.max(num(d.span_ns) || 0, busy + idleTotal);
+      const ofSpan = (v) => (spanNs > 0 ? v / spanNs : 0);
       devRow.appendChild(h('div', { class: 'card' },
         h('h3', { class: 'card-h' }, h('span', { class: 'swatch', style: { background: devColor(i) } }), ` GPU ${d.id}` + (d.name && d.name !== 'GPU ' + d.id ? ': ' + d.name : '')),
         h('div', { class: 'stats' },
           h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Busy'), h('div', { class: 'value' }, pct(num(d.busy_fraction))), h('div', { class: 'sub' }, ns(num(d.busy_ns)) + ' of ' + ns(num(d.span_ns)))),
           h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Kernels'), h('div', { class: 'value' }, int(num(d.kernels))), h('div', { class: 'sub' }, ns(num(d.kernel_ns)) + ' total'))),
-        h('div', { class: 'small muted' }, 'Idle time: ' + ns(idleTotal)),
-        h('div', { class: 'hbar', title: 'Idle breakdown' }, IDLE_PARTS.map(([k, label, color]) => {
-          const v = num(idle[k]) || 0;
-          return idleTotal > 0 && v > 0 ? h('div', { style: { width: (100 * v / idleTotal) + '%', background: color }, title: `${label}: ${ns(v)}` }) : null;
-        })),
-        h('div', { class: 'legend' }, IDLE_PARTS.map(([k, label, color]) => h('span', null, h('span', { class: 'swatch', style: { background: color } }),
-          `${label} ${idleTotal > 0 ? pct((num(idle[k]) || 0) / idleTotal, 0) : '–'}`)))));
+        h('div', { class: 'small muted' }, `Idle time: ${ns(idleTotal)} (${pct(ofSpan(idleTotal), 1)} of the ${ns(spanNs)} span)`),
+        h('div', { class: 'hbar gpu-span-bar', title: 'The span: busy, then the idle time by cause' },
+          busy > 0 ? h('div', { class: 'gpu-busy-part', style: { width: (100 * ofSpan(busy)) + '%', background: devColor(i) }, title: `Busy: ${ns(busy)}` }) : null,
+          IDLE_PARTS.map(([k, label, color]) => {
+            const v = num(idle[k]) || 0;
+            return v > 0 ? h('div', { dataset: { part: k }, style: { width: (100 * ofSpan(v)) + '%', background: color }, title: `${label}: ${ns(v)}` }) : null;
+          })),
+        h('div', { class: 'legend gpu-idle-legend' },
+          h('span', null, h('span', { class: 'swatch', style: { background: devColor(i) } }), `Busy ${pct(ofSpan(busy), 1)} of span`),
+          IDLE_PARTS.map(([k, label, color]) => {
+            const v = num(idle[k]) || 0;
+            return h('span', { dataset: { part: k } }, h('span', { class: 'swatch', style: { background: color } }),
+              idleTotal > 0 ? `${label} ${pct(v / idleTotal, 0)} of idle (${pct(ofSpan(v), 1)} of span)` : `${label} –`);
+          }))));
     });
     this.body.appendChild(devRow);
     // The timeline, near the top: what ran where, when.
@@ -627,8 +643,9 @@ const page = {
     const util = this.utilChart;
     const alignUtil = (v) => {
       if (!util || !v) return;
-      util.options.scales.x.min = v[0];
-      util.options.scales.x.max = v[1];
+      // Never left of the utilization chart's origin: no negative time.
+      util.options.scales.x.min = Math.max(0, v[0]);
+      util.options.scales.x.max = Math.max(0, v[1]);
       util.update('none');
     };
     const mem = new MemoryView(run, { t0, xTitle: t0 === null ? null : 'Time since first kernel', onView: alignUtil });

@@ -6,7 +6,7 @@
 // communication/computation overlap. Notes on bad input are shown as text.
 import { h, clear, sortableTable } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng, pct, linearTicks } from '../core/format.js';
+import { eng, pct, linearTicks, niceStep } from '../core/format.js';
 import { makeChart } from '../core/charts.js';
 import { viridis, themeColor } from '../core/colors.js';
 
@@ -104,12 +104,25 @@ function drawHeatmap(wrap, job, tip) {
     }
   }
   g.fillStyle = muted;
-  g.textAlign = 'left';
-  if (cols) {
-    g.fillText('step ' + m.columns[0][0], padL, padT + rows * rowH + 13);
-    g.textAlign = 'right';
-    g.fillText('step ' + m.columns[cols - 1][1], cssW - padR, padT + rows * rowH + 13);
+  const ticks = cols ? heatTicks(m.columns, padL, cellW, cssW - padL - padR) : [];
+  const yT = padT + rows * rowH + 13;
+  let right = -Infinity;
+  const drawn = [];
+  for (const t of ticks) {
+    const label = String(t.step);
+    const w = g.measureText(label).width;
+    // Kept inside the canvas; a label that would touch the last one drawn
+    // is left out.
+    const x = Math.max(padL + w / 2, Math.min(cssW - padR - w / 2, t.x));
+    if (x - w / 2 < right + 6) continue;
+    g.textAlign = 'center';
+    g.fillText(label, x, yT);
+    g.fillRect(t.x, padT + rows * rowH, 1, 3);
+    right = x + w / 2;
+    drawn.push(t.step);
   }
+  if (ticks.length) { g.textAlign = 'right'; g.fillText('step', padL - 6, yT); }
+  canvas.dataset.ticks = drawn.join(',');  // the labels drawn (tests)
   canvas.addEventListener('mousemove', (e) => {
     const b = canvas.getBoundingClientRect();
     const c = Math.floor((e.clientX - b.left - padL) / cellW);
@@ -122,6 +135,32 @@ function drawHeatmap(wrap, job, tip) {
   });
   canvas.addEventListener('mouseleave', () => { tip.textContent = ''; });
   return { lo, hi };
+}
+
+// The heat map's step axis: round steps (niceStep) about every
+// HEAT_TICK_PX pixels, HEAT_TICKS_MIN to HEAT_TICKS_MAX of them (a 200-step
+// job reads 0, 25, 50, ... 200, not only "step 0" and "step 199"). columns:
+// [[first, last] step of each cell]; x is where the step's cell starts plus
+// its place inside the cell.
+const HEAT_TICK_PX = 80, HEAT_TICKS_MIN = 5, HEAT_TICKS_MAX = 8;
+function heatTicks(columns, padL, cellW, plotW) {
+  const s0 = columns[0][0], s1 = columns[columns.length - 1][1];
+  if (!(s1 > s0)) return [{ step: s0, x: padL + cellW / 2 }];
+  const n = Math.max(HEAT_TICKS_MIN, Math.min(HEAT_TICKS_MAX, Math.floor(plotW / HEAT_TICK_PX)));
+  const count = (st) => Math.floor(s1 / st) - Math.ceil(s0 / st) + 1;
+  // niceStep rounds the step up: ask for more until there are enough.
+  let step = Math.max(1, Math.round(niceStep(s1 - s0, n)));
+  for (let k = n + 1; count(step) < HEAT_TICKS_MIN && step > 1 && k <= 4 * HEAT_TICKS_MAX; k++) step = Math.max(1, Math.round(niceStep(s1 - s0, k)));
+  for (let k = n - 1; count(step) > HEAT_TICKS_MAX && k >= 1; k--) step = Math.max(1, Math.round(niceStep(s1 - s0, k)));
+  const out = [];
+  let c = 0;
+  for (let t = Math.ceil(s0 / step) * step; t <= s1 && out.length < 2 * HEAT_TICKS_MAX; t += step) {
+    while (c < columns.length - 1 && columns[c][1] < t) c++;
+    const [a, b] = columns[c];
+    const within = b > a ? (Math.min(Math.max(t, a), b) - a) / (b - a + 1) : 0;
+    out.push({ step: t, x: padL + (c + within) * cellW });
+  }
+  return out;
 }
 
 // The job with its ranks (and the heat map's rows) in numeric rank order.

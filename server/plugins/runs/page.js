@@ -12,7 +12,7 @@ import { h, clear, debounce } from '../core/dom.js';
 import { virtualTable } from '../core/vlist.js';
 import { getJSON, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
-import { eng, rel, wall, int } from '../core/format.js';
+import { eng, rel, wall, int, si } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 import { setRunChecked, setRunsChecked, runStateBadge } from '../core/sidebar.js';
 import { hpText, hpFilterParse, loadHparamRows, brushTags, brushActive, keptRuns } from '../lib/hparams.js';
@@ -77,8 +77,10 @@ const page = {
     this.refresh();
   },
 
-  // The table's columns: the fixed ones, one per hparam after the run
-  // name, then the status (statusCell).
+  // The table's columns: the run, its status (statusCell), the fixed
+  // ones (Steps ... Non-finite), then one per hparam: a sweep's dozen
+  // hparams used to push Start ... Max past a 1440 px window; they
+  // scroll inside the card now, the run column sticky beside them.
   buildTable(hps) {
     const hpCols = hps.map((c) => ({
       key: 'hp:' + c.name, label: c.display_name || c.name, num: c.type === 'number',
@@ -93,17 +95,17 @@ const page = {
         onchange: (e) => setRunChecked(this.ctx.data.runs, r.run, e.target.checked) }) },
       { key: 'run', label: 'Run', render: (r) => h('span', { class: 'run-cell' },
         h('span', { class: 'swatch', style: { background: runColor(r.run) } }), ' ', r.run) },
-      ...hpCols,
       { key: 'status', label: 'Status', value: (r) => (r.runState || r.status ? (r.runState || '') + ' ' + (r.status || '') : null),
         render: statusCell },
       { key: 'steps', label: 'Steps', num: true, render: (r) => (r.steps === null ? '–' : int(r.steps)) },
       { key: 'start', label: 'Start', num: true, render: (r) => wall(r.start) },
-      { key: 'duration', label: 'Duration', num: true, render: (r) => rel(r.duration) },
+      { key: 'duration', label: 'Duration', num: true, render: (r) => duration(r.duration) },
       { key: 'points', label: 'Points', num: true, render: (r) => (r.points === null ? '–' : int(r.points)) },
       { key: 'last', label: 'Last', num: true, render: (r) => (r.metricRun ? h('span', { title: 'from run ' + r.metricRun }, eng(r.last), ' ↑') : eng(r.last)) },
       { key: 'min', label: 'Min', num: true, render: (r) => eng(r.min) },
       { key: 'max', label: 'Max', num: true, render: (r) => eng(r.max) },
       { key: 'nonfinite', label: 'Non-finite', num: true, render: (r) => (r.nonfinite ? h('span', { class: 'error-text' }, String(r.nonfinite)) : '0') },
+      ...hpCols,
     ], {
       scroller: this.tableCard, rowHeight: 28,
       sortKey: 'run', sortDir: 1, className: 'runs-table',
@@ -243,6 +245,13 @@ const page = {
       count: rows.length, hparams: hp.experiment.hparams.map((c) => c.name) };
   },
 };
+
+// A run's duration (seconds): under a minute with 3 significant digits in
+// the unit that fits (a demo run of 40 ms read "0.0s"), else h m s.
+function duration(sec) {
+  if (typeof sec !== 'number' || !Number.isFinite(sec) || sec < 0) return '–';
+  return sec < 60 ? si(sec, 's') : rel(sec);
+}
 
 // Sorting: numbers as numbers, the rest as text.
 function hpSortValue(v) {

@@ -88,12 +88,11 @@ function buildFrame() {
         h('section', { id: 'page-settings', class: 'page-settings' })),
       h('main', { class: 'main', id: 'main' })));
   els = { tabs: el('tabs'), main: el('main'), settings: el('page-settings'), banner: el('banner') };
-  document.addEventListener('click', (e) => {
-    for (const id of ['settings-menu', 'tabs-more-menu']) {
-      const menu = el(id);
-      if (!menu.hidden && !e.target.closest('.menu-wrap')) menu.hidden = true;
-    }
-  });
+  // Every drop-down menu of the frame and the pages (a `.menu` in a
+  // `.menu-wrap`: settings, "More", a chart's download menu) closes on a
+  // click outside its own wrap, on Escape (onEscape) and on any change of the
+  // view state: a filter, the tab (closeMenus in main()).
+  document.addEventListener('click', (e) => closeMenus(e.target.closest('.menu-wrap')));
   window.addEventListener('resize', () => fitTabs());
   if (localStorage.getItem('tfb.sidebar') === 'hidden') document.body.classList.add('sidebar-hidden');
   runList = mountRunList(el('run-selector'), () => data.runs, (r) => {
@@ -101,6 +100,14 @@ function buildFrame() {
     return i && i.status ? i.status.state : null;
   });
   onActivity((n) => { el('busy').classList.toggle('on', n > 0); });
+}
+
+// Hides every open `.menu` but the one inside `keep` (a .menu-wrap, or
+// null for all).
+function closeMenus(keep = null) {
+  for (const menu of document.querySelectorAll('.menu-wrap .menu:not([hidden])')) {
+    if (!keep || !keep.contains(menu)) menu.hidden = true;
+  }
 }
 
 function ctx() {
@@ -237,7 +244,9 @@ function renderTabs() {
 }
 
 // Narrow windows: the tabs that do not fit the bar go, last first, into
-// the "More" menu; the active tab stays in the bar.
+// the "More" menu, by the bar's measured width (no fixed count: the
+// titles' widths differ); the active tab and a tab with a badge (alerts:
+// a red count must not hide under "More") stay in the bar.
 function fitTabs() {
   const nav = els.tabs, wrap = el('tabs-more'), menu = el('tabs-more-menu');
   if (!nav) return;
@@ -247,7 +256,7 @@ function fitTabs() {
   if (nav.scrollWidth <= nav.clientWidth + 1) return;
   wrap.hidden = false;
   const moved = [];
-  const all = () => [...nav.querySelectorAll('.tab, .tabs-off')].filter((t) => !t.classList.contains('active'));
+  const all = () => [...nav.querySelectorAll('.tab, .tabs-off')].filter((t) => !t.classList.contains('active') && !t.querySelector('.badge'));
   while (nav.scrollWidth > nav.clientWidth + 1) {
     const list = all();
     if (!list.length) break;
@@ -395,7 +404,12 @@ function renderEmpty() {
 }
 
 // The banner above every tab: what the loaded pages' banner(ctx) hooks
-// give (the health page's non-finite values), in tab order.
+// give (the health page's non-finite values), in tab order. Its × hides
+// it for this tab's session (sessionStorage BANNER_DISMISSED) until what
+// it says changes: its text names the count and the first series of the
+// selected runs, so another run set, or a new run with a NaN, shows it
+// again.
+const BANNER_DISMISSED = 'tfb.bannerDismissed';
 function renderBanner() {
   const b = els.banner;
   clear(b);
@@ -408,8 +422,13 @@ function renderBanner() {
       if (nodes && nodes.length) parts.push(...nodes);
     } catch (err) { window.__tfb.errors.push(String(err && err.message)); }
   }
-  b.hidden = !parts.length;
   b.append(...parts);
+  const said = b.textContent;
+  if (parts.length && sessionStorage.getItem(BANNER_DISMISSED) === said) { clear(b); parts.length = 0; }
+  b.hidden = !parts.length;
+  if (!parts.length) return;
+  b.append(h('button', { class: 'icon-btn banner-close', id: 'banner-close', title: 'Dismiss (until what it says changes)', 'aria-label': 'Dismiss',
+    onclick: () => { sessionStorage.setItem(BANNER_DISMISSED, said); clear(b); b.hidden = true; } }, '×'));
 }
 
 // A logdir in a bucket whose last reload met errors: what the store said
@@ -502,7 +521,9 @@ async function reload(userAsked) {
       await fetchCatalog(userAsked);
       renderStorageBanner();
       window.__tfb.reloads++;
-      el('reload-time').textContent = 'Reloaded ' + wallShort(Date.now() / 1000);
+      // The word goes in narrow bars (style.css): the tabs need the room.
+      clear(el('reload-time')).append(h('span', { class: 'reload-word' }, 'Reloaded '), wallShort(Date.now() / 1000));
+      el('reload-time').title = 'Reloaded at ' + wallShort(Date.now() / 1000);
       el('reload-time').classList.remove('error');
       runList.refresh();
       refreshPage(['data']);
@@ -558,20 +579,25 @@ function onKey(e) {
   } else if (e.key === 'r') {
     e.preventDefault();
     reload(true);
-  } else if (e.key === 'Escape') {
-    el('settings-menu').hidden = true;
   }
+}
+
+// Escape closes the open menus even from inside a text box (the filter).
+function onEscape(e) {
+  if (e.key === 'Escape') closeMenus();
 }
 
 async function main() {
   loadFromUrl();
   buildFrame();
   onStateChange((changed) => {
+    closeMenus();
     if (changed.includes('auto')) { el('auto-reload').checked = state.auto; scheduleAuto(); }
     if (changed.some((k) => k === 'runs' || k === 'runFilter')) runList.refresh();
     refreshPage(changed);
   });
   document.addEventListener('keydown', onKey);
+  document.addEventListener('keydown', onEscape);
   scheduleAuto();
   await pollProgress();
   await reload(false);

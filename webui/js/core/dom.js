@@ -75,7 +75,7 @@ export function sortableTable(columns, opts = {}) {
           else { sortKey = c.key; sortDir = c.num ? -1 : 1; }
           render();
         },
-      }, c.label, active ? (sortDir > 0 ? ' ▲' : ' ▼') : '');
+      }, c.label, active ? (sortDir > 0 ? '\u00a0▲' : '\u00a0▼') : '');
       tr.appendChild(th);
     }
     thead.appendChild(tr);

@@ -9,6 +9,7 @@
 // zooms x (and y for a tall box) locally, a double-click resets. Not a
 // page: lib/ holds modules pages share.
 import { h, clear } from '../core/dom.js';
+import { placeTip } from '../core/tooltip.js';
 import { withAlpha, themeColor, runColor } from '../core/colors.js';
 import { eng, linearTicks, logTicks, niceRange } from '../core/format.js';
 import { num } from '../core/api.js';
@@ -331,11 +332,9 @@ export class BandChart {
     }
     t.append(h('div', { class: 'muted small' }, 'step ' + eng(st)), h('table', null, body));
     t.hidden = false;
-    const W = this.wrap.clientWidth, tw = t.offsetWidth;
-    let left = p.x + 14;
-    if (left + tw > W) left = Math.max(0, p.x - tw - 14);
-    t.style.left = left + 'px';
-    t.style.top = Math.max(0, p.y - t.offsetHeight - 8) + 'px';
+    // p is in the canvas's coordinates, the tooltip is position: fixed.
+    const r = this.canvas.getBoundingClientRect();
+    placeTip(t, r.left + p.x, r.top + p.y);
     this.chart.draw();
   }
 }
