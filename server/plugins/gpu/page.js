@@ -490,6 +490,21 @@ const page = {
     }
     const devices = summary.devices || [];
     const sample = isSample(gpuRunsCache.files.get(run));
+    // What the trace says of itself: categories the server did not read
+    // (never 0 devices without a word) and its distributedInfo.
+    const traceNotes = () => {
+      const notes = summary.notes || [];
+      const dist = summary.distributed;
+      if (!notes.length && !dist) return null;
+      return h('div', { class: 'card', id: 'gpu-notes', style: { marginBottom: '12px' } },
+        h('h3', { class: 'card-h' }, 'About this trace'),
+        dist ? h('div', { class: 'small', id: 'gpu-distributed' },
+          `Distributed: rank ${dist.rank ?? '?'} of world size ${dist.world_size ?? '?'}` +
+          (dist.backend ? `, backend ${dist.backend}` : '') +
+          `, ${(dist.process_groups || []).length} process group${(dist.process_groups || []).length === 1 ? '' : 's'}` +
+          ((dist.process_groups || []).length ? ': ' + dist.process_groups.map((g) => `${g.desc ?? g.name ?? '?'} (${g.size ?? '?'} ranks${g.ranks ? ' ' + g.ranks : ''})`).join('; ') : '') + '.') : null,
+        notes.map((n) => h('div', { class: 'small error-text note' }, 'Trace note: ' + String(n.text))));
+    };
     if (!devices.length) {
       // No kernel, copy or memset: the CPU side of the trace, or a word
       // why the page is empty.
@@ -497,6 +512,8 @@ const page = {
       this.charts = [];
       clear(this.body);
       if (sample) this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-sample' }, SAMPLE_NOTE));
+      const tn = traceNotes();
+      if (tn) this.body.appendChild(tn);
       let cpu = null;
       try { cpu = await renderCpuOnly(this.body, run); } catch (e) { cpu = null; }
       if (this.token !== token) return;
@@ -505,7 +522,7 @@ const page = {
         const files = (gpuRunsCache.files.get(run) || []).map((f) => String(f).split('/').pop()).join(', ');
         this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-empty' }, `The trace files of ${run} (${files}) hold no GPU kernels, copies or CPU ops to show.`));
       }
-      window.__tfb.pages.gpu = { run, traced: true, devices: 0, kernels: 0, cpuOnly: !!cpu, cpuOps: cpu ? cpu.ops : 0, sample };
+      window.__tfb.pages.gpu = { run, traced: true, devices: 0, kernels: 0, cpuOnly: !!cpu, cpuOps: cpu ? cpu.ops : 0, sample, notes: (summary.notes || []).length };
       return;
     }
     const utils = await Promise.all(devices.map((d) => gpuJSON('data/plugin/gpu/utilization', { run, device: d.id, buckets: 300 }).catch(() => null)));
@@ -514,24 +531,40 @@ const page = {
     this.charts = [];
     clear(this.body);
     if (sample) this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-sample' }, SAMPLE_NOTE));
+    const tn = traceNotes();
+    if (tn) this.body.appendChild(tn);
 
-    // Device cards: headline numbers and the idle breakdown bar.
+    // Device cards: what the trace says of the device, headline numbers,
+    // the idle breakdown bar (HTA's per-stream rule, summed over the
+    // device's streams) and, with more than one stream, each stream's.
     const devRow = h('div', { class: 'cols', id: 'gpu-devices' });
     devices.forEach((d, i) => {
       const idle = d.idle || {};
       const idleTotal = IDLE_PARTS.reduce((a, [k]) => a + (num(idle[k]) || 0), 0);
-      devRow.appendChild(h('div', { class: 'card' },
+      const props = [
+        d.sm_count ? `${int(num(d.sm_count))} SMs` : null,
+        d.total_mem !== null && d.total_mem !== undefined ? `${(num(d.total_mem) / 2 ** 30).toFixed(1)} GiB` : null,
+        d.compute_capability ? `compute capability ${d.compute_capability}` : null,
+      ].filter(Boolean);
+      const streams = d.streams || [];
+      devRow.appendChild(h('div', { class: 'card gpu-device' },
         h('h3', { class: 'card-h' }, h('span', { class: 'swatch', style: { background: devColor(i) } }), ` GPU ${d.id}` + (d.name && d.name !== 'GPU ' + d.id ? ': ' + d.name : '')),
+        props.length ? h('div', { class: 'small muted gpu-props' }, props.join(' · ')) : null,
         h('div', { class: 'stats' },
-          h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Busy'), h('div', { class: 'value' }, pct(num(d.busy_fraction))), h('div', { class: 'sub' }, ns(num(d.busy_ns)) + ' of ' + ns(num(d.span_ns)))),
+          h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Busy'), h('div', { class: 'value' }, pct(num(d.busy_fraction))), h('div', { class: 'sub', title: 'Kernels, copies and memsets: their union on the device' }, ns(num(d.busy_ns)) + ' of ' + ns(num(d.span_ns)))),
           h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Kernels'), h('div', { class: 'value' }, int(num(d.kernels))), h('div', { class: 'sub' }, ns(num(d.kernel_ns)) + ' total'))),
-        h('div', { class: 'small muted' }, 'Idle time: ' + ns(idleTotal)),
+        h('div', { class: 'small muted' }, `Idle time: ${ns(num(d.idle_ns ?? idleTotal))}` +
+          (streams.length > 1 ? ` (no work on any stream); by stream, summed over ${streams.length} streams: ${ns(idleTotal)}` : '')),
         h('div', { class: 'hbar', title: 'Idle breakdown' }, IDLE_PARTS.map(([k, label, color]) => {
           const v = num(idle[k]) || 0;
           return idleTotal > 0 && v > 0 ? h('div', { style: { width: (100 * v / idleTotal) + '%', background: color }, title: `${label}: ${ns(v)}` }) : null;
         })),
         h('div', { class: 'legend' }, IDLE_PARTS.map(([k, label, color]) => h('span', null, h('span', { class: 'swatch', style: { background: color } }),
-          `${label} ${idleTotal > 0 ? pct((num(idle[k]) || 0) / idleTotal, 0) : '–'}`)))));
+          `${label} ${idleTotal > 0 ? pct((num(idle[k]) || 0) / idleTotal, 0) : '–'}`))),
+        streams.length > 1 ? h('table', { class: 'table gpu-streams', style: { marginTop: '8px' } },
+          h('thead', null, h('tr', null, ['Stream', 'Events', ...IDLE_PARTS.map(([, label]) => label)].map((c, k) => h('th', { class: k ? 'num' : '' }, c)))),
+          h('tbody', null, streams.map((st) => h('tr', null, h('td', null, String(num(st.stream))), h('td', { class: 'num' }, int(num(st.events))),
+            IDLE_PARTS.map(([k]) => h('td', { class: 'num' }, ns(num(st[k]) || 0))))))) : null));
     });
     this.body.appendChild(devRow);
     // The timeline, near the top: what ran where, when.
