@@ -117,6 +117,9 @@ typedef struct tfb_trace_device {
  * millions); events of further categories are counted in
  * tfb_trace.notes_more_events. */
 #define TFB_TRACE_MAX_NOTES 16
+/* A category's name is kept to its first 128 bytes (Kineto's are short
+ * words; a hostile file's could be megabytes, kept 16 times). */
+#define TFB_TRACE_NOTE_CATEGORY_MAX 128
 typedef struct tfb_trace_note {
     int32_t category; /* string index */
     int32_t reserved;

@@ -51,17 +51,22 @@ static const struct {
     const char *name;
     int kind;
 } CATEGORIES[] = {
-    /* device work */
+    /* the most frequent first: each event walks the table */
     {"kernel", TFB_TRACE_KERNEL},
-    {"mtia_ccp_events", TFB_TRACE_KERNEL}, /* MTIA's on-device work */
+    {"cpu_op", CAT_HOST},
+    {"cuda_runtime", CAT_CALL},
+    {"python_function", CAT_HOST},
+    {"user_annotation", CAT_HOST},
     {"gpu_memcpy", TFB_TRACE_MEMCPY},
-    {"memcpy", TFB_TRACE_MEMCPY},
     {"gpu_memset", TFB_TRACE_MEMSET},
+    {"gpu_user_annotation", CAT_HOST},
+    {"cuda_driver", CAT_CALL},
+    /* device work */
+    {"mtia_ccp_events", TFB_TRACE_KERNEL}, /* MTIA's on-device work */
+    {"memcpy", TFB_TRACE_MEMCPY},
     {"memset", TFB_TRACE_MEMSET},
     /* launch calls, for HTA's host wait */
-    {"cuda_runtime", CAT_CALL},
     {"runtime", CAT_CALL},
-    {"cuda_driver", CAT_CALL},
     {"driver", CAT_CALL},
     {"mtia_runtime", CAT_CALL},
     {"xpu_runtime", CAT_CALL},
@@ -69,10 +74,6 @@ static const struct {
     {"privateuse1_runtime", CAT_CALL},
     {"privateuse1_driver", CAT_CALL},
     /* host side, annotations, counters, flows: not device work */
-    {"cpu_op", CAT_HOST},
-    {"user_annotation", CAT_HOST},
-    {"gpu_user_annotation", CAT_HOST},
-    {"python_function", CAT_HOST},
     {"cpu_instant_event", CAT_HOST},
     {"overhead", CAT_HOST},
     {"external_correlation", CAT_HOST},
@@ -112,8 +113,12 @@ static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
     if (!e->cat.s || !e->cat.len)
         return 0; /* no category: nothing to name */
     if (!category_kind(&e->cat, &kind)) {
-        /* Named as written (escapes and all: a name, not markup). */
-        return tfb_trace_builder_note(b, e->cat.s, e->cat.len);
+        /* Named as written (escapes and all: a name, not markup), its
+         * first TFB_TRACE_NOTE_CATEGORY_MAX bytes. */
+        return tfb_trace_builder_note(b, e->cat.s,
+                                      e->cat.len < TFB_TRACE_NOTE_CATEGORY_MAX
+                                          ? e->cat.len
+                                          : TFB_TRACE_NOTE_CATEGORY_MAX);
     }
     if (kind == CAT_HOST)
         return 0;

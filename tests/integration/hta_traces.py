@@ -158,6 +158,31 @@ def props_events(rank):
     ]
 
 
+def write_hostile(path):
+    """What a hostile file may hold in the parts read here: 40 categories
+    not understood (one named by 100 KB), deviceProperties of the wrong
+    types and 100 entries, a distributedInfo with 100 process groups, one
+    of 100000 ranks and one whose ranks are strings. One kernel of 10 µs
+    is the trace's device work."""
+    ev = [("kernel", "k", 0, 7, 100, 10, 95)]
+    for i in range(40):
+        cat = ("x" * 100_000) if i == 0 else "cat%02d" % i
+        ev.append((cat, "e", 0, 9, 200 + i, 1, None))
+    props = [{"id": 0, "name": 5, "numSms": "many", "computeMajor": "x",
+              "totalGlobalMem": -5}]
+    props += [{"id": i, "name": "g%d" % i} for i in range(1, 100)]
+    pgs = [{"pg_name": str(i), "pg_size": 2, "ranks": [0, 1]}
+           for i in range(100)]
+    pgs[0] = {"pg_name": "big", "pg_size": 100000,
+              "ranks": list(range(100000))}
+    pgs[1] = {"pg_name": "odd", "ranks": ["a", {"b": 1}, [2], 3, 4, 6]}
+    write_trace(path, ev, extra={
+        "deviceProperties": props,
+        "distributedInfo": {"rank": "three", "world_size": 1e30,
+                            "backend": ["nccl"], "pg_count": 100,
+                            "pg_config": pgs}})
+
+
 def write_all(root):
     write_trace(os.path.join(root, "gaps_us", "h_1.1.pt.trace.json"),
                 GAPS_US)
@@ -179,6 +204,7 @@ def write_all(root):
                     props_events(r),
                     extra={"distributedInfo": dist_info(r),
                            "deviceProperties": [V100, other]})
+    write_hostile(os.path.join(root, "hostile", "h_1.1.pt.trace.json"))
     # jobm: rank 0 an MTIA trace with a category not understood, rank 1
     # device work only in such a category (0 devices: said in a note).
     write_trace(os.path.join(root, "jobm", "rank-00000", "m.pt.trace.json"),

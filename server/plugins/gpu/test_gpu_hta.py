@@ -38,7 +38,7 @@ CACHE = os.path.join(TMP, "cache")
 SRV = None
 PASS = "sources"
 RUNS = ["gaps_us", "gaps_ns", "two_streams", "mtia", "unknown_only",
-        "job/rank-00000"]
+        "job/rank-00000", "hostile"]
 
 
 def cache_files():
@@ -165,8 +165,35 @@ def test_report():
     assert d["idle"] == H.GAPS_US_WANT and d["idle_ns"] == 120_000, d
 
 
+def test_hostile_metadata():
+    s = summary("hostile")
+    # The kernel is read; the metadata of the wrong types is left out.
+    (d,) = s["devices"]
+    assert d["kernels"] == 1 and d["busy_ns"] == 10_000, d
+    assert (d["name"], d["sm_count"], d["compute_capability"],
+            d["total_mem"]) == ("GPU 0", None, None, None), d
+    # 16 categories named (the 100 KB name cut to 128 bytes), the events
+    # of the other 24 counted in one more note.
+    notes = s["notes"]
+    assert len(notes) == 17, len(notes)
+    assert notes[0]["category"] == "x" * 128 and notes[0]["events"] == 1
+    assert notes[16]["category"] is None and notes[16]["events"] == 24
+    assert "24 more events" in notes[16]["text"], notes[16]
+    dist = s["distributed"]
+    # rank of the wrong type: null; 1e30 is no world size either.
+    assert dist["rank"] is None and dist["backend"] is None, dist
+    assert dist["world_size"] is None, dist
+    assert dist["pg_count"] == 100
+    pgs = dist["process_groups"]
+    assert len(pgs) == 64, len(pgs)
+    # 100000 ranks: one run; ranks that are not numbers are left out.
+    assert pgs[0]["ranks"] == "0-99999" and pgs[0]["size"] == 100000
+    assert pgs[1]["ranks"] == "3-4,6" and pgs[1]["size"] is None, pgs[1]
+
+
 ALL = [test_gaps_us, test_gaps_ns, test_two_streams, test_mtia,
-       test_unknown_only, test_device_properties_and_distributed]
+       test_unknown_only, test_device_properties_and_distributed,
+       test_hostile_metadata]
 
 
 def main():
