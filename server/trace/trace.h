@@ -107,6 +107,9 @@ typedef struct tfb_trace_device {
     int32_t name; /* string index, -1 when unknown */
     int32_t sm_count;
     int32_t cc_major, cc_minor; /* compute capability, -1 when unknown */
+    int32_t reserved;           /* 0: no padding (written raw to the
+                                   columnar cache, whose CRC reads every
+                                   byte) */
     int64_t total_mem;          /* bytes, -1 when unknown */
 } tfb_trace_device;
 

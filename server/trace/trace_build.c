@@ -441,7 +441,7 @@ int tfb_trace_builder_device(tfb_trace_builder *b, int32_t id, int32_t name,
         return TFB_ENOMEM;
     dv = b->devices.v;
     memmove(&dv[lo + 1], &dv[lo], (b->devices.n - lo) * sizeof *dv);
-    dv[lo] = (tfb_trace_device){id, name, sm_count, -1, -1, -1};
+    dv[lo] = (tfb_trace_device){id, name, sm_count, -1, -1, 0, -1};
     b->devices.n++;
     return 0;
 }

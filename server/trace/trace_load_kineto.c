@@ -249,7 +249,7 @@ static int add_meta(void *ctx, const tfb_trace_kineto_meta *m)
     for (size_t i = 0; i < m->ndev && !err; i++) {
         const tfb_trace_kineto_devprop *d = &m->dev[i];
         tfb_trace_device p = {clamp32(d->id), -1, clamp32(d->sms),
-                              clamp32(d->major), clamp32(d->minor),
+                              clamp32(d->major), clamp32(d->minor), 0,
                               d->total_mem};
         if (p.cc_major < 0)
             p.cc_minor = -1;

@@ -95,7 +95,7 @@ static tfb_trace *build(void)
     assert_int_equal(tfb_trace_builder_span(b, &h), 0);
     /* What a Kineto file says of itself: device properties, a category
      * not understood, distributedInfo with a process group. */
-    tfb_trace_device p = {0, -1, 80, 7, 0, 34089730048};
+    tfb_trace_device p = {0, -1, 80, 7, 0, 0, 34089730048};
     assert_int_equal(tfb_trace_builder_device_props(b, &p), 1);
     assert_int_equal(tfb_trace_builder_note(b, "npu_kernel", 10), 0);
     assert_int_equal(tfb_trace_builder_note(b, "npu_kernel", 10), 0);
