@@ -106,6 +106,11 @@ def test_mtia():
     assert 'category "npu_kernel" not understood' in s["notes"][0]["text"]
     k = SRV.json("/data/plugin/gpu/kernels", run="mtia")
     assert sorted(x["name"] for x in k["kernels"]) == ["ccp_add", "ccp_gemm"]
+    # The mtia_runtime launches are the CPU lane's runtime calls, paired
+    # with their kernels by correlation.
+    h = SRV.json("/data/plugin/gpu/host", run="mtia")
+    calls = [x for x in h["spans"] if x["kind"] == "runtime"]
+    assert len(calls) == 2 and all("correlation" in x for x in calls), h
 
 
 def test_unknown_only():
