@@ -4,9 +4,11 @@
 // deviceProperties; the distributedInfo; the per-stream breakdown of a
 // two-stream device; the note naming a category the server did not
 // understand (an MTIA trace with one, and a trace with device work only in
-// one: no device, but the note, never an empty page without a word).
+// one: no device, but the note, never an empty page without a word); and
+// the same in the HTML report (`tfboard report --format html`).
 'use strict';
 const { execFileSync } = require('child_process');
+const path = require('path');
 const T = require('../../../tests/webui/lib.js');
 
 const [tfboard, gen] = process.argv.slice(2);
@@ -49,6 +51,20 @@ T.run(async () => {
       T.assertEq([g.devices, g.notes], [0, 1], 'no device, one note');
       const u = await page.textContent('#gpu-notes');
       T.assert(u.includes('2 events of category "xla_op" not understood'), 'note: ' + u);
+    });
+    await T.step('the HTML report: the device by name, distributedInfo, notes', async () => {
+      const out = path.join(logdir, 'report.html');
+      execFileSync(tfboard, ['report', '--logdir', logdir, '--run', '^(job/rank-00000|mtia)$', '--format', 'html', '--output', out, '--quiet'],
+        { stdio: 'inherit', timeout: 120000, env: { ...process.env, XDG_CACHE_HOME: path.join(logdir, 'xdg') } });
+      const rp = await T.newPage(browser);
+      await rp.goto('file://' + out);
+      await rp.waitForSelector('.gpu-note', { timeout: 15000 });
+      const body = await rp.textContent('body');
+      T.assert(body.includes('Tesla V100-SXM2-32GB, 80 SMs, 31.7 GiB, compute 7.0'), 'device in the report');
+      T.assert(body.includes('Distributed: rank 0 of world size 128, backend nccl, 2 process groups'), 'distributed in the report');
+      T.assertEq(await rp.textContent('.gpu-note'), 'Trace note: 3 events of category "npu_kernel" not understood: not read as device work', 'note');
+      T.assertEq(rp.problems, [], 'report page errors');
+      await rp.context().close();
     });
     T.assertEq(page.problems, [], 'console errors, failed requests');
   } finally {
