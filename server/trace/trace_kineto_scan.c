@@ -302,12 +302,13 @@ static int64_t num_of(scan *s)
 static void devprop_key(void *ctx, const tok *k, scan *s)
 {
     tfb_trace_kineto_devprop *d = ctx;
-    int64_t *dst = tfb_trace_kineto_tok_is(k, "id")               ? &d->id
-                   : tfb_trace_kineto_tok_is(k, "totalGlobalMem") ? &d->total_mem
-                   : tfb_trace_kineto_tok_is(k, "computeMajor")   ? &d->major
-                   : tfb_trace_kineto_tok_is(k, "computeMinor")   ? &d->minor
-                   : tfb_trace_kineto_tok_is(k, "numSms")         ? &d->sms
-                                                                  : NULL;
+    int64_t *dst =
+        tfb_trace_kineto_tok_is(k, "id")               ? &d->id
+        : tfb_trace_kineto_tok_is(k, "totalGlobalMem") ? &d->total_mem
+        : tfb_trace_kineto_tok_is(k, "computeMajor")   ? &d->major
+        : tfb_trace_kineto_tok_is(k, "computeMinor")   ? &d->minor
+        : tfb_trace_kineto_tok_is(k, "numSms")         ? &d->sms
+                                                       : NULL;
     if (dst) {
         *dst = num_of(s);
     } else if (tfb_trace_kineto_tok_is(k, "name")) {
