@@ -99,11 +99,56 @@ typedef struct tfb_trace_call {
     int32_t name;
 } tfb_trace_call;
 
+/* A device; name, SM count, memory and compute capability from the
+ * trace where it says them (CUPTI's device table, nsys's TARGET_INFO_GPU,
+ * Kineto's top-level deviceProperties). */
 typedef struct tfb_trace_device {
     int32_t id;
     int32_t name; /* string index, -1 when unknown */
     int32_t sm_count;
+    int32_t cc_major, cc_minor; /* compute capability, -1 when unknown */
+    int32_t reserved;           /* 0: no padding (written raw to the
+                                   columnar cache, whose CRC reads every
+                                   byte) */
+    int64_t total_mem;          /* bytes, -1 when unknown */
 } tfb_trace_device;
+
+/* Events of one category a Kineto trace holds that the loader did not
+ * understand (neither device work, nor a launch call, nor a host category
+ * it knows): told on the run, never dropped silently (issue 34). At most
+ * TFB_TRACE_MAX_NOTES categories per trace (a hostile file could name
+ * millions); events of further categories are counted in
+ * tfb_trace.notes_more_events. */
+#define TFB_TRACE_MAX_NOTES 16
+/* A category's name is kept to its first 128 bytes (Kineto's are short
+ * words; a hostile file's could be megabytes, kept 16 times). */
+#define TFB_TRACE_NOTE_CATEGORY_MAX 128
+typedef struct tfb_trace_note {
+    int32_t category; /* string index */
+    int32_t reserved;
+    int64_t events;
+} tfb_trace_note;
+
+/* A process group of Kineto's distributedInfo.pg_config. ranks: the
+ * group's ranks as text ("0-127", "0,2,4"), at most
+ * TFB_TRACE_PG_RANKS_TEXT bytes (then cut after a rank, with "..."); the
+ * strings are string indexes, -1 when absent. At most
+ * TFB_TRACE_MAX_PROCESS_GROUPS per trace (pg_count says how many there
+ * were). */
+#define TFB_TRACE_MAX_PROCESS_GROUPS 64
+#define TFB_TRACE_PG_RANKS_TEXT 200
+typedef struct tfb_trace_pg {
+    int32_t name, desc, backend, ranks;
+    int64_t size; /* pg_size, -1 when absent */
+} tfb_trace_pg;
+
+/* Kineto's top-level distributedInfo: rank and world_size (-1 when
+ * absent), backend (string index, -1), pg_count (-1). */
+typedef struct tfb_trace_dist {
+    int64_t rank, world_size, pg_count;
+    int32_t backend;
+    int32_t present; /* the trace had a distributedInfo */
+} tfb_trace_dist;
 
 struct tfb_trace_aggregates; /* below */
 
@@ -136,6 +181,16 @@ typedef struct tfb_trace {
     size_t files_read, files_skipped;
     /* Spans left out: more than 65535 lanes. */
     size_t spans_dropped;
+    /* Categories not understood (Kineto), by first appearance, and the
+     * events of categories past TFB_TRACE_MAX_NOTES. */
+    tfb_trace_note *notes;
+    size_t nnotes;
+    int64_t notes_more_events;
+    /* distributedInfo of the (first) file that had one, its process
+     * groups. */
+    tfb_trace_dist dist;
+    tfb_trace_pg *pgs;
+    size_t npgs;
     /* Computed once when the trace is built (trace_aggregate.c). */
     struct tfb_trace_aggregates *agg;
     int refs; /* internal */
@@ -169,24 +224,40 @@ const char *tfb_trace_copy_kind_label(int copy_kind);
  * Behind the GPU, Ranks, Pipeline and Compare dashboards and `tfboard
  * report`; they return structs, the dashboards write or render them.
  *
- * Definitions (times in ns):
- *  - busy_ns: length of the union of the device's kernel intervals;
- *    span_ns: last kernel end - first kernel start; busy_fraction =
- *    busy_ns / span_ns (0 when span_ns is 0).
- *  - idle (HTA's rule on the device timeline): each gap g > 0 in which no
- *    kernel runs on any stream of the device is "host_wait" when the kernel
- *    ending it was launched (runtime record with the same correlation id)
- *    after the GPU fell idle, else "kernel_wait" when g <
- *    TFB_TRACE_KERNEL_WAIT_NS, else "other"; the three add up to
- *    span_ns - busy_ns.
+ * Definitions (times in ns), one for every route and the report (issue
+ * 34):
+ *  - device events: kernels, memcpy and memset (as HTA, which counts every
+ *    GPU event on a stream); busy_ns: length of the union of the device's
+ *    event intervals on all its streams; span_ns: last event end - first
+ *    event start; idle_ns = span_ns - busy_ns; busy_fraction = busy_ns /
+ *    span_ns (0 when span_ns is 0). kernels/kernel_ns count kernels only.
+ *  - idle breakdown, HTA's (hta/analyzers/breakdown_analysis.py,
+ *    _analyze_idle_time_for_stream), per stream: the stream's events in
+ *    start order; the gap before an event is its start minus the
+ *    previous event's end; a gap g > 0 is "host_wait" when the event's
+ *    launch call (runtime record with the same correlation id) started
+ *    after that end (the GPU waited on the CPU), else "kernel_wait" when
+ *    g < TFB_TRACE_KERNEL_WAIT_NS, else "other". HTA's docstring says
+ *    the threshold is 30 ns, but its code compares µs values: 30 µs is
+ *    what it applies, and what we apply. Per device: the sum over its
+ *    streams (as HTA's per-stream rows add up), which exceeds idle_ns
+ *    when streams overlap; on a one-stream device it equals idle_ns.
  *  - kernel stats group by name: count, total/mean/min/max, population
  *    std, share = total / Σ total over all kernels; grid/block/registers/
  *    shared_mem from the name's first launch.
  * The summary, kernel statistics and busy intervals are computed once,
  * when the trace is built (one merged pass over the spans in start
- * order); the functions below copy or scan those. */
+ * order, and one pass per stream); the functions below copy or scan
+ * those. */
 
-#define TFB_TRACE_KERNEL_WAIT_NS 30
+#define TFB_TRACE_KERNEL_WAIT_NS 30000
+
+/* HTA's idle breakdown of one stream (definitions above). */
+typedef struct tfb_trace_stream_idle {
+    int32_t device, stream;
+    int64_t events;  /* kernels, memcpy and memset on the stream */
+    int64_t host_wait_ns, kernel_wait_ns, other_ns;
+} tfb_trace_stream_idle;
 
 /* Bytes, count and time of one kind of copy (or of memsets). */
 typedef struct tfb_trace_copy_stat {
@@ -199,13 +270,20 @@ typedef struct tfb_trace_device_summary {
     int32_t id;
     const char *name;
     int32_t sm_count;          /* <= 0 when unknown */
-    int64_t kernels, kernel_ns, busy_ns, span_ns;
-    int has_kernels;           /* start_ns/end_ns are set */
+    int32_t cc_major, cc_minor; /* compute capability, -1 when unknown */
+    int64_t total_mem;          /* bytes, -1 when unknown */
+    int64_t kernels, kernel_ns, busy_ns, span_ns, idle_ns;
+    int has_events;            /* start_ns/end_ns are set */
     int64_t start_ns, end_ns;
     double busy_fraction;
     tfb_trace_copy_stat memcpy[256]; /* by CUPTI copy kind */
     tfb_trace_copy_stat memset;
+    /* HTA's breakdown summed over the device's streams */
     int64_t idle_host_wait_ns, idle_kernel_wait_ns, idle_other_ns;
+    /* The device's streams, in the aggregates (valid while the trace is
+     * held). */
+    const tfb_trace_stream_idle *streams;
+    size_t nstreams;
 } tfb_trace_device_summary;
 
 typedef struct tfb_trace_summary {
@@ -231,11 +309,15 @@ typedef struct tfb_trace_kernel_stat {
 typedef struct tfb_trace_aggregates {
     tfb_trace_device_summary *dev; /* aligned with t->devices */
     size_t ndev;
-    int64_t **busy;  /* per device: merged kernel intervals, (start, end) */
+    int64_t **busy;  /* per device: merged event intervals, (start, end) */
     size_t *nbusy;   /* pairs per device */
     tfb_trace_kernel_stat *kstats; /* every name, by total desc then name */
     size_t nkstats;
     int64_t ktotal;  /* Σ kernel time */
+    /* Every GPU lane's idle breakdown, in lane order (by device, then
+     * stream): each device's streams are consecutive. */
+    tfb_trace_stream_idle *streams;
+    size_t nstreams;
 } tfb_trace_aggregates;
 
 typedef struct tfb_trace_kernels {
@@ -250,9 +332,9 @@ int tfb_trace_kernel_stats(const tfb_trace *t, size_t limit,
                            tfb_trace_kernels *out);
 void tfb_trace_kernels_free(tfb_trace_kernels *k);
 
-/* Busy share per bucket over the device's kernel span cut into n equal
+/* Busy share per bucket over the device's busy span cut into n equal
  * buckets (the last may reach past the span end; it is measured over its
- * full width). TFB_ENOENT when the device has no kernel. (Not
+ * full width). TFB_ENOENT when the device has no event. (Not
  * tfb_gpu_util: that is the collector's utilization sampler, and one
  * program links both.) */
 typedef struct tfb_trace_utilization_buckets {
@@ -276,9 +358,9 @@ typedef struct tfb_trace_interval {
  * Returns the new count. v is the caller's; any thread. */
 size_t tfb_trace_intervals_normalize(tfb_trace_interval *v, size_t n);
 
-/* GPU busy intervals: the union of kernel intervals of `device` (-1 = all
- * devices), sorted and disjoint, as (start, end) pairs in *out (malloc'd,
- * caller frees; NULL when n is 0). */
+/* GPU busy intervals: the union of the device events (kernels, memcpy,
+ * memset) of `device` (-1 = all devices), sorted and disjoint, as (start,
+ * end) pairs in *out (malloc'd, caller frees; NULL when n is 0). */
 int tfb_trace_busy_intervals(const tfb_trace *t, int32_t device,
                              int64_t **out, size_t *n);
 
@@ -288,6 +370,26 @@ int tfb_trace_busy_intervals(const tfb_trace *t, int32_t device,
 int tfb_trace_idle_within(const tfb_trace *t, int32_t device, int64_t w0,
                           int64_t w1, const int64_t *pairs, size_t npairs,
                           int64_t *idle_inside, int64_t *idle_total);
+
+/* ---- what a trace says of itself (trace_meta_json.c) -----------------
+ * The same JSON for every route that shows a run's trace. */
+struct tfb_json;
+/* Notes: one per category not understood, plus one for the events of
+ * categories past TFB_TRACE_MAX_NOTES; the text of note i into buf
+ * ("N events of category "X" not understood: not read as device work"),
+ * its length as snprintf's. t may be NULL (none). */
+size_t tfb_trace_note_count(const tfb_trace *t);
+int tfb_trace_note_text(const tfb_trace *t, size_t i, char *buf, size_t cap);
+/* [{"category" (null for the rest), "events", "text"}] */
+void tfb_trace_notes_json(struct tfb_json *j, const tfb_trace *t);
+/* {"rank", "world_size", "pg_count" (null when absent), "backend",
+ * "process_groups": [{"name", "desc", "backend", "size", "ranks"}]}, or
+ * null when the trace has no distributedInfo. */
+void tfb_trace_dist_json(struct tfb_json *j, const tfb_trace *t);
+/* "compute_capability": "7.0" | null, "total_mem": bytes | null, into the
+ * device's object. */
+void tfb_trace_device_props_json(struct tfb_json *j,
+                                 const tfb_trace_device_summary *d);
 
 /* ---- the memory data ---------------------------------------------------
  * A run's GPU memory events (allocations and frees per device, from

@@ -189,8 +189,6 @@ static const tfb_trace_call *find_call(const tfb_trace *t, int64_t corr,
 
 typedef struct dev_acc {
     int64_t cur_s, cur_e; /* the busy stretch being grown */
-    int64_t busy_end;     /* idle breakdown: when the device fell idle */
-    size_t hint;
     TFB_VEC(int64_t) busy; /* merged intervals, (start, end) pairs; moved
                               into the aggregates at the end */
 } dev_acc;
@@ -272,40 +270,19 @@ static size_t *lane_devices(const tfb_trace *t)
     return m;
 }
 
-/* HTA's classification of idle gaps, applied to the device's timeline:
- * a gap is a stretch in which no kernel runs on any stream of the device,
- * so the three parts add up to span_ns - busy_ns. The kernel that ends the
- * gap decides its kind: "host wait" when its launch call began after the
- * GPU fell idle, "kernel wait" when the gap is shorter than
- * TFB_TRACE_KERNEL_WAIT_NS, "other" otherwise. (HTA sums per stream; on a
- * multi-stream device those sums exceed the device's idle time.) */
-static int device_kernel(const tfb_trace *t, tfb_trace_aggregates *a,
-                         size_t d, dev_acc *acc, const tfb_trace_span *s)
+/* A device event (kernel, memcpy, memset) into its device's busy union
+ * and extent: one definition of busy time (trace.h). */
+static int device_event(tfb_trace_device_summary *o, dev_acc *acc,
+                        const tfb_trace_span *s)
 {
-    tfb_trace_device_summary *o = &a->dev[d];
-    o->kernels++;
-    o->kernel_ns += s->end - s->start;
-    if (!o->has_kernels) {
-        o->has_kernels = 1;
+    if (!o->has_events) {
+        o->has_events = 1;
         o->start_ns = s->start;
         o->end_ns = s->end;
         acc->cur_s = s->start;
         acc->cur_e = s->end;
-        acc->busy_end = s->end;
         return 0;
     }
-    int64_t gap = s->start - acc->busy_end;
-    if (gap > 0) {
-        const tfb_trace_call *c = find_call(t, s->correlation, &acc->hint);
-        if (c && c->start > acc->busy_end)
-            o->idle_host_wait_ns += gap;
-        else if (gap < TFB_TRACE_KERNEL_WAIT_NS)
-            o->idle_kernel_wait_ns += gap;
-        else
-            o->idle_other_ns += gap;
-    }
-    if (s->end > acc->busy_end)
-        acc->busy_end = s->end;
     if (s->end > o->end_ns)
         o->end_ns = s->end;
     /* Sorted by start: the union grows left to right. */
@@ -320,6 +297,39 @@ static int device_kernel(const tfb_trace *t, tfb_trace_aggregates *a,
         acc->cur_e = s->end;
     }
     return 0;
+}
+
+/* HTA's idle breakdown of one stream (trace.h): its events in start
+ * order, each gap g > 0 after the previous event's end classed by the
+ * next event's launch call. HTA also sums gaps <= 0 (events that overlap
+ * on one stream, which CUDA does not run); they are no idle time here. */
+static void stream_idle(const tfb_trace *t, const tfb_trace_lane *l,
+                        tfb_trace_stream_idle *o)
+{
+    memset(o, 0, sizeof *o);
+    o->device = l->device;
+    o->stream = l->stream;
+    int64_t prev_end = 0;
+    size_t hint = 0;
+    for (size_t i = l->off; i < l->off + l->n; i++) {
+        const tfb_trace_span *s = &t->spans[i];
+        if (s->kind != TFB_TRACE_KERNEL && s->kind != TFB_TRACE_MEMCPY &&
+            s->kind != TFB_TRACE_MEMSET)
+            continue;
+        if (o->events++ > 0) {
+            int64_t gap = s->start - prev_end;
+            if (gap > 0) {
+                const tfb_trace_call *c = find_call(t, s->correlation, &hint);
+                if (c && c->start > prev_end)
+                    o->host_wait_ns += gap;
+                else if (gap < TFB_TRACE_KERNEL_WAIT_NS)
+                    o->kernel_wait_ns += gap;
+                else
+                    o->other_ns += gap;
+            }
+        }
+        prev_end = s->end;
+    }
 }
 
 static void kernel_stat_add(kstat *acc, size_t nstrings,
@@ -385,6 +395,20 @@ static int kernel_stats_final(const tfb_trace *t, kstat *acc,
     return 0;
 }
 
+void tfb_trace_aggregate_link_streams(tfb_trace_aggregates *a)
+{
+    size_t k = 0;
+    for (size_t d = 0; d < a->ndev; d++) {
+        while (k < a->nstreams && a->streams[k].device < a->dev[d].id)
+            k++;
+        size_t first = k;
+        while (k < a->nstreams && a->streams[k].device == a->dev[d].id)
+            k++;
+        a->dev[d].streams = k > first ? &a->streams[first] : NULL;
+        a->dev[d].nstreams = k - first;
+    }
+}
+
 void tfb_trace_aggregates_free(tfb_trace_aggregates *a)
 {
     if (!a)
@@ -396,6 +420,7 @@ void tfb_trace_aggregates_free(tfb_trace_aggregates *a)
     free(a->nbusy);
     free(a->dev);
     free(a->kstats);
+    free(a->streams);
     free(a);
 }
 
@@ -423,6 +448,9 @@ int tfb_trace_aggregate(tfb_trace *t)
         a->dev[d].id = t->devices[d].id;
         a->dev[d].name = tfb_trace_str(t, t->devices[d].name, NULL);
         a->dev[d].sm_count = t->devices[d].sm_count;
+        a->dev[d].cc_major = t->devices[d].cc_major;
+        a->dev[d].cc_minor = t->devices[d].cc_minor;
+        a->dev[d].total_mem = t->devices[d].total_mem;
     }
     size_t hn = 0;
     for (size_t i = 0; i < t->nlanes; i++) {
@@ -451,8 +479,12 @@ int tfb_trace_aggregate(tfb_trace *t)
             continue;
         int64_t dur = s->end - s->start;
         tfb_trace_device_summary *o = &a->dev[d];
+        if (s->kind == TFB_TRACE_KERNEL || s->kind == TFB_TRACE_MEMCPY ||
+            s->kind == TFB_TRACE_MEMSET)
+            err = device_event(o, &acc[d], s);
         if (s->kind == TFB_TRACE_KERNEL) {
-            err = device_kernel(t, a, d, &acc[d], s);
+            o->kernels++;
+            o->kernel_ns += dur;
         } else if (s->kind == TFB_TRACE_MEMCPY) {
             o->memcpy[s->copy_kind].count++;
             o->memcpy[s->copy_kind].bytes += tfb_trace_span_bytes(t, s);
@@ -465,7 +497,7 @@ int tfb_trace_aggregate(tfb_trace *t)
     }
     for (size_t d = 0; d < t->ndevices && !err; d++) {
         tfb_trace_device_summary *o = &a->dev[d];
-        if (o->has_kernels) {
+        if (o->has_events) {
             o->busy_ns += acc[d].cur_e - acc[d].cur_s;
             err = push_busy(&acc[d], acc[d].cur_s, acc[d].cur_e);
             /* The growth doubled: give back the tail. */
@@ -474,10 +506,31 @@ int tfb_trace_aggregate(tfb_trace *t)
             a->nbusy[d] = acc[d].busy.n / 2;
             memset(&acc[d].busy, 0, sizeof acc[d].busy);
         }
-        o->span_ns = o->has_kernels ? o->end_ns - o->start_ns : 0;
+        o->span_ns = o->has_events ? o->end_ns - o->start_ns : 0;
+        o->idle_ns = o->span_ns - o->busy_ns;
         o->busy_fraction =
             o->span_ns > 0 ? (double)o->busy_ns / (double)o->span_ns : 0.0;
     }
+    /* HTA's idle breakdown, stream by stream; a device's is the sum of its
+     * streams'. */
+    size_t nstreams = 0;
+    for (size_t i = 0; i < t->nlanes; i++)
+        nstreams += !t->lanes[i].host && ldev[i] != SIZE_MAX;
+    a->streams = calloc(nstreams ? nstreams : 1, sizeof *a->streams);
+    if (!err && !a->streams)
+        err = TFB_ENOMEM;
+    for (size_t i = 0; i < t->nlanes && !err; i++) {
+        if (t->lanes[i].host || ldev[i] == SIZE_MAX)
+            continue;
+        tfb_trace_stream_idle *si = &a->streams[a->nstreams++];
+        stream_idle(t, &t->lanes[i], si);
+        tfb_trace_device_summary *o = &a->dev[ldev[i]];
+        o->idle_host_wait_ns += si->host_wait_ns;
+        o->idle_kernel_wait_ns += si->kernel_wait_ns;
+        o->idle_other_ns += si->other_ns;
+    }
+    if (!err)
+        tfb_trace_aggregate_link_streams(a);
     if (!err)
         err = kernel_stats_final(t, ks, ns, grand, a);
 out:

@@ -55,6 +55,10 @@ struct tfb_trace_builder {
     } lane_memo[LANE_MEMO];
     TFB_VEC(int32_t) kinfo_memo; /* by name index + 1; -1: none */
     int32_t last_device;         /* INT32_MIN: none yet */
+    /* Categories not understood (at most TFB_TRACE_MAX_NOTES) and the
+     * distributedInfo's process groups (TFB_TRACE_MAX_PROCESS_GROUPS). */
+    TFB_VEC(tfb_trace_note) notes;
+    TFB_VEC(tfb_trace_pg) pgs;
 };
 
 /* ------------------------------------------------------------------------
@@ -437,8 +441,65 @@ int tfb_trace_builder_device(tfb_trace_builder *b, int32_t id, int32_t name,
         return TFB_ENOMEM;
     dv = b->devices.v;
     memmove(&dv[lo + 1], &dv[lo], (b->devices.n - lo) * sizeof *dv);
-    dv[lo] = (tfb_trace_device){id, name, sm_count};
+    dv[lo] = (tfb_trace_device){id, name, sm_count, -1, -1, 0, -1};
     b->devices.n++;
+    return 0;
+}
+
+int tfb_trace_builder_device_props(tfb_trace_builder *b,
+                                   const tfb_trace_device *p)
+{
+    for (size_t i = 0; i < b->devices.n; i++) {
+        tfb_trace_device *d = &b->devices.v[i];
+        if (d->id != p->id)
+            continue;
+        if (p->name >= 0)
+            d->name = p->name;
+        if (p->sm_count > 0)
+            d->sm_count = p->sm_count;
+        if (p->cc_major >= 0) {
+            d->cc_major = p->cc_major;
+            d->cc_minor = p->cc_minor;
+        }
+        if (p->total_mem >= 0)
+            d->total_mem = p->total_mem;
+        return 1;
+    }
+    return 0;
+}
+
+int tfb_trace_builder_note(tfb_trace_builder *b, const char *cat, size_t len)
+{
+    /* Compared by text first: only a new category (at most
+     * TFB_TRACE_MAX_NOTES of them) is interned, so a file naming millions
+     * of categories costs no memory. */
+    for (size_t i = 0; i < b->notes.n; i++) {
+        const char *s = b->strings.v[b->notes.v[i].category];
+        if (strlen(s) == len && memcmp(s, cat, len) == 0) {
+            b->notes.v[i].events++;
+            return 0;
+        }
+    }
+    if (b->notes.n >= TFB_TRACE_MAX_NOTES) {
+        b->t->notes_more_events++;
+        return 0;
+    }
+    int32_t id = tfb_trace_builder_str(b, cat, len);
+    if (id < 0 || tfb_vec_push(&b->notes, ((tfb_trace_note){id, 0, 1})) < 0)
+        return TFB_ENOMEM;
+    return 0;
+}
+
+int tfb_trace_builder_dist(tfb_trace_builder *b, const tfb_trace_dist *d,
+                           const tfb_trace_pg *pgs, size_t n)
+{
+    if (b->t->dist.present)
+        return 0; /* the first file's */
+    b->t->dist = *d;
+    b->t->dist.present = 1;
+    for (size_t i = 0; i < n && i < TFB_TRACE_MAX_PROCESS_GROUPS; i++)
+        if (tfb_vec_push(&b->pgs, pgs[i]) < 0)
+            return TFB_ENOMEM;
     return 0;
 }
 
@@ -461,6 +522,8 @@ void tfb_trace_free(tfb_trace *t)
     free(t->calls);
     free(t->calls_by_corr);
     free(t->devices);
+    free(t->notes);
+    free(t->pgs);
     free(t);
 }
 
@@ -512,6 +575,8 @@ static void free_building(tfb_trace_builder *b)
     tfb_vec_free(&b->values);
     tfb_vec_free(&b->calls);
     tfb_vec_free(&b->devices);
+    tfb_vec_free(&b->notes);
+    tfb_vec_free(&b->pgs);
     free(b);
 }
 
@@ -534,6 +599,8 @@ static void move_arrays(tfb_trace_builder *b)
     MOVE(b, values, t->values, t->nvalues);
     MOVE(b, calls, t->calls, t->ncalls);
     MOVE(b, devices, t->devices, t->ndevices);
+    MOVE(b, notes, t->notes, t->nnotes);
+    MOVE(b, pgs, t->pgs, t->npgs);
 }
 
 /* ------------------------------------------------------------------------

@@ -44,12 +44,28 @@ enum {
     C_BUSY,     /* int64_t pairs, device after device */
     C_KSTATS,   /* tfb_trace_kernel_stat[], name NULL */
     C_KNAME,    /* int32_t per kernel stat: its string, -1 "<unknown>" */
+    C_NOTES,    /* tfb_trace_note[]: categories not understood */
+    C_PGS,      /* tfb_trace_pg[]: distributedInfo's process groups */
+    C_STREAMS,  /* tfb_trace_stream_idle[]: HTA's breakdown per stream */
     NCOL
 };
 
 /* The struct sizes the file stores raw: a build whose structs differ
  * (another compiler, a new field) reads it as not ours. */
-enum { L_SPAN, L_KINFO, L_CALL, L_DEVICE, L_DEVSUM, L_KSTAT, L_LANE, NLAYOUT };
+enum {
+    L_SPAN,
+    L_KINFO,
+    L_CALL,
+    L_DEVICE,
+    L_DEVSUM,
+    L_KSTAT,
+    L_LANE,
+    L_NOTE,
+    L_PG,
+    L_STREAM,
+    L_DIST,
+    NLAYOUT
+};
 
 typedef struct disk_lane {
     int32_t device, stream;
@@ -73,6 +89,8 @@ typedef struct header {
     uint32_t has_agg;
     uint64_t rows, files_read, files_skipped, spans_dropped;
     int64_t start_ns, end_ns, first_ns, ktotal;
+    int64_t notes_more_events;
+    tfb_trace_dist dist;
     col cols[NCOL];
 } header;
 
@@ -87,6 +105,10 @@ static void layout_of(uint32_t *l)
     l[L_DEVSUM] = sizeof(tfb_trace_device_summary);
     l[L_KSTAT] = sizeof(tfb_trace_kernel_stat);
     l[L_LANE] = sizeof(disk_lane);
+    l[L_NOTE] = sizeof(tfb_trace_note);
+    l[L_PG] = sizeof(tfb_trace_pg);
+    l[L_STREAM] = sizeof(tfb_trace_stream_idle);
+    l[L_DIST] = sizeof(tfb_trace_dist);
 }
 
 static uint64_t align_up(uint64_t v)
@@ -191,6 +213,8 @@ static int write_body(writer *w, const char *sig, const tfb_trace *t,
     h.end_ns = t->end_ns;
     h.first_ns = t->first_ns;
     h.ktotal = a ? a->ktotal : 0;
+    h.notes_more_events = t->notes_more_events;
+    h.dist = t->dist;
 
     uint64_t ntree = 0, strbytes = 0, nbusy = 0;
     for (size_t i = 0; i < t->nlanes; i++)
@@ -219,6 +243,9 @@ static int write_body(writer *w, const char *sig, const tfb_trace *t,
         [C_BUSY] = nbusy * 2 * sizeof(int64_t),
         [C_KSTATS] = nks * sizeof(tfb_trace_kernel_stat),
         [C_KNAME] = nks * sizeof(int32_t),
+        [C_NOTES] = t->nnotes * sizeof(tfb_trace_note),
+        [C_PGS] = t->npgs * sizeof(tfb_trace_pg),
+        [C_STREAMS] = (a ? a->nstreams : 0) * sizeof(tfb_trace_stream_idle),
     };
     uint64_t off = align_up(sizeof h);
     for (int c = 0; c < NCOL; c++) {
@@ -286,6 +313,7 @@ static int write_body(writer *w, const char *sig, const tfb_trace *t,
     for (size_t d = 0; d < ndev; d++) {
         tfb_trace_device_summary s = a->dev[d];
         s.name = NULL; /* restored from the device's string on load */
+        s.streams = NULL; /* and from C_STREAMS */
         put(w, &s, sizeof s);
     }
     pad_to(w, h.cols[C_BUSYN].off);
@@ -317,6 +345,12 @@ static int write_body(writer *w, const char *sig, const tfb_trace *t,
         put(w, &v, sizeof v);
     }
     free(refs);
+    pad_to(w, h.cols[C_NOTES].off);
+    put(w, t->notes, len[C_NOTES]);
+    pad_to(w, h.cols[C_PGS].off);
+    put(w, t->pgs, len[C_PGS]);
+    pad_to(w, h.cols[C_STREAMS].off);
+    put(w, a ? a->streams : NULL, len[C_STREAMS]);
     pad_to(w, h.file_size);
     if (w->err)
         return w->err;
@@ -419,6 +453,7 @@ static void mapped_release(tfb_trace *t)
         free(t->agg->busy);
         free(t->agg->nbusy);
         free(t->agg->kstats);
+        free(t->agg->streams);
         free(t->agg);
     }
     free(t->lanes);
@@ -484,6 +519,9 @@ static int check_header(const header *h, uint64_t size)
         [C_BUSY] = 2 * sizeof(int64_t),
         [C_KSTATS] = sizeof(tfb_trace_kernel_stat),
         [C_KNAME] = sizeof(int32_t),
+        [C_NOTES] = sizeof(tfb_trace_note),
+        [C_PGS] = sizeof(tfb_trace_pg),
+        [C_STREAMS] = sizeof(tfb_trace_stream_idle),
     };
     uint64_t prev = sizeof *h;
     for (int c = 0; c < NCOL; c++) {
@@ -600,6 +638,34 @@ static int attach(mapped *m, const header *h)
     }
     t->nstrings = ns;
 
+    /* Notes and process groups in place, their strings in bounds. */
+#define STR_OK(i) ((i) >= -1 && ((i) < 0 || (size_t)(i) < ns))
+    t->notes = (tfb_trace_note *)COL(C_NOTES);
+    t->nnotes = CNT(C_NOTES, tfb_trace_note);
+    for (size_t i = 0; i < t->nnotes; i++)
+        if (t->notes[i].category < 0 || !STR_OK(t->notes[i].category))
+            return TFB_ECORRUPT;
+    t->pgs = (tfb_trace_pg *)COL(C_PGS);
+    t->npgs = CNT(C_PGS, tfb_trace_pg);
+    for (size_t i = 0; i < t->npgs; i++) {
+        const tfb_trace_pg *g = &t->pgs[i];
+        if (!STR_OK(g->name) || !STR_OK(g->desc) || !STR_OK(g->backend) ||
+            !STR_OK(g->ranks))
+            return TFB_ECORRUPT;
+    }
+    if (!t->nnotes)
+        t->notes = NULL;
+    if (!t->npgs)
+        t->pgs = NULL;
+    t->notes_more_events = h->notes_more_events;
+    t->dist = h->dist;
+    if (t->dist.present && !STR_OK(t->dist.backend))
+        return TFB_ECORRUPT;
+    for (size_t d = 0; d < t->ndevices; d++)
+        if (!STR_OK(t->devices[d].name))
+            return TFB_ECORRUPT;
+#undef STR_OK
+
     /* The aggregates: small tables copied, busy intervals in place. */
     if (!h->has_agg)
         return 0;
@@ -647,6 +713,18 @@ static int attach(mapped *m, const header *h)
     }
     a->nkstats = nks;
     a->ktotal = h->ktotal;
+    /* Streams: copied, in lane order (each device's consecutive). */
+    size_t nst = CNT(C_STREAMS, tfb_trace_stream_idle);
+    a->streams = calloc(nst ? nst : 1, sizeof *a->streams);
+    if (!a->streams)
+        return TFB_ENOMEM;
+    if (nst)
+        memcpy(a->streams, COL(C_STREAMS), nst * sizeof *a->streams);
+    a->nstreams = nst;
+    for (size_t i = 1; i < nst; i++)
+        if (a->streams[i].device < a->streams[i - 1].device)
+            return TFB_ECORRUPT;
+    tfb_trace_aggregate_link_streams(a);
 #undef COL
 #undef CNT
     return 0;

@@ -11,7 +11,9 @@
  * counts and extents, a table of columns: offset and length), then the
  * columns, each 64-byte aligned: the source signature, spans, lanes,
  * trees, kinfo, values, calls, calls by correlation, devices, string
- * offsets and bytes, device summaries, busy intervals, kernel statistics.
+ * offsets and bytes, device summaries, busy intervals, kernel statistics,
+ * the notes (categories not understood), the process groups and HTA's
+ * idle breakdown per stream (the distributedInfo is in the header).
  * Spans, calls, trees, strings and busy intervals are used in place
  * (mapped read-only); only the small tables are copied.
  *
@@ -43,7 +45,7 @@
 
 /* Bumped whenever the layout of the file or of a struct it stores changes
  * in a way the struct-size check would not see. */
-#define TFB_TRACE_COLCACHE_VERSION 1
+#define TFB_TRACE_COLCACHE_VERSION 2
 
 /* Writes t as a cache file at path (atomically: temp file in path's
  * directory, fsync, rename), with the source signature sig and the rows

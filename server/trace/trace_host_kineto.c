@@ -21,7 +21,11 @@ static int host_kind(const tfb_trace_kineto_tok *cat)
         return TFB_TRACE_HOST_OP;
     if (tfb_trace_kineto_tok_is(cat, "cuda_runtime") ||
         tfb_trace_kineto_tok_is(cat, "cuda_driver") ||
-        tfb_trace_kineto_tok_is(cat, "Runtime"))
+        tfb_trace_kineto_tok_is(cat, "Runtime") ||
+        /* other accelerators' launch calls (trace_load_kineto.c) */
+        tfb_trace_kineto_tok_is(cat, "mtia_runtime") ||
+        tfb_trace_kineto_tok_is(cat, "xpu_runtime") ||
+        tfb_trace_kineto_tok_is(cat, "privateuse1_runtime"))
         return TFB_TRACE_HOST_RUNTIME;
     if (tfb_trace_kineto_tok_is(cat, "user_annotation"))
         return TFB_TRACE_HOST_RANGE;

@@ -178,6 +178,23 @@ int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
 int tfb_trace_builder_device(tfb_trace_builder *b, int32_t id, int32_t name,
                              int32_t sm_count);
 
+/* Sets the properties of device p->id (name, SM count, compute
+ * capability, memory; negative fields keep the old values) when the
+ * trace has that device: 1, else 0 (a device the trace lists but never
+ * used is not one of its devices). */
+int tfb_trace_builder_device_props(tfb_trace_builder *b,
+                                   const tfb_trace_device *p);
+/* Counts one event of a category the loader did not understand (cat:
+ * len bytes): TFB_TRACE_MAX_NOTES categories, then
+ * t->notes_more_events. 0 or TFB_ENOMEM. */
+int tfb_trace_builder_note(tfb_trace_builder *b, const char *cat,
+                           size_t len);
+/* The trace's distributedInfo and its first TFB_TRACE_MAX_PROCESS_GROUPS
+ * process groups (strings interned in this builder); the first file's
+ * wins. 0 or TFB_ENOMEM. */
+int tfb_trace_builder_dist(tfb_trace_builder *b, const tfb_trace_dist *d,
+                           const tfb_trace_pg *pgs, size_t n);
+
 /* Loaders (trace_load_sqlite.c, trace_load_kineto.c): return 1 when path
  * was read as a trace, 0 when it is not one
  * (e.g. a .sqlite without CUPTI_ACTIVITY_KIND_KERNEL), negative on
@@ -197,6 +214,10 @@ size_t tfb_trace_call_rank(const tfb_trace *t, int64_t corr);
 /* Computes t->agg (trace_aggregate.c; the builder calls it when it
  * finishes a trace): 0 or TFB_ENOMEM. */
 int tfb_trace_aggregate(tfb_trace *t);
+/* Points each device summary at its streams in a->streams (sorted by
+ * device, then stream, as the lanes): after computing the aggregates or
+ * mapping them from the columnar cache. */
+void tfb_trace_aggregate_link_streams(tfb_trace_aggregates *a);
 void tfb_trace_aggregates_free(tfb_trace_aggregates *a);
 
 /* ---- the host side (trace_host.c, trace_host_build.c, loaders) -------- */

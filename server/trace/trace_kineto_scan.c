@@ -265,9 +265,154 @@ static int read_event(scan *s, tfb_trace_kineto_event *e)
     return 1;
 }
 
+/* ------------------------------------------------------------------------
+ * The file's metadata: deviceProperties and distributedInfo
+ * ---------------------------------------------------------------------- */
+
+/* Calls fn(ctx, key, s) for each key of the object at s (s is past the
+ * value after each call: fn reads or skips it). */
+static void each_key(scan *s, void (*fn)(void *, const tok *, scan *),
+                     void *ctx)
+{
+    if (!tfb_trace_kineto_eat(s, '{')) {
+        tfb_trace_kineto_skip(s, NULL);
+        return;
+    }
+    if (tfb_trace_kineto_eat(s, '}'))
+        return;
+    do {
+        tok k;
+        if (!tfb_trace_kineto_str(s, &k) || !tfb_trace_kineto_eat(s, ':')) {
+            s->bad = 1;
+            return;
+        }
+        fn(ctx, &k, s);
+    } while (!s->bad && tfb_trace_kineto_eat(s, ','));
+    if (!tfb_trace_kineto_eat(s, '}'))
+        s->bad = 1;
+}
+
+static int64_t num_of(scan *s)
+{
+    tok v;
+    tfb_trace_kineto_skip(s, &v);
+    return v.s && !v.is_str ? tfb_trace_kineto_tok_i64(&v, -1) : -1;
+}
+
+static void devprop_key(void *ctx, const tok *k, scan *s)
+{
+    tfb_trace_kineto_devprop *d = ctx;
+    int64_t *dst =
+        tfb_trace_kineto_tok_is(k, "id")               ? &d->id
+        : tfb_trace_kineto_tok_is(k, "totalGlobalMem") ? &d->total_mem
+        : tfb_trace_kineto_tok_is(k, "computeMajor")   ? &d->major
+        : tfb_trace_kineto_tok_is(k, "computeMinor")   ? &d->minor
+        : tfb_trace_kineto_tok_is(k, "numSms")         ? &d->sms
+                                                       : NULL;
+    if (dst) {
+        *dst = num_of(s);
+    } else if (tfb_trace_kineto_tok_is(k, "name")) {
+        tok v;
+        tfb_trace_kineto_skip(s, &v);
+        if (v.is_str)
+            d->name = v;
+    } else {
+        tfb_trace_kineto_skip(s, NULL);
+    }
+}
+
+static void read_devprops(scan *s, tfb_trace_kineto_meta *m)
+{
+    if (!tfb_trace_kineto_eat(s, '[')) {
+        tfb_trace_kineto_skip(s, NULL);
+        return;
+    }
+    if (tfb_trace_kineto_eat(s, ']'))
+        return;
+    do {
+        tfb_trace_kineto_devprop d = {-1, -1, -1, -1, -1, {NULL, 0, 0, 0}};
+        each_key(s, devprop_key, &d);
+        if (!s->bad && d.id >= 0 && m->ndev < TFB_TRACE_KINETO_MAX_DEVPROPS)
+            m->dev[m->ndev++] = d;
+    } while (!s->bad && tfb_trace_kineto_eat(s, ','));
+    if (!tfb_trace_kineto_eat(s, ']'))
+        s->bad = 1;
+}
+
+static void pg_key(void *ctx, const tok *k, scan *s)
+{
+    tfb_trace_kineto_pg *g = ctx;
+    tok *dst = tfb_trace_kineto_tok_is(k, "pg_name")          ? &g->name
+               : tfb_trace_kineto_tok_is(k, "pg_desc")        ? &g->desc
+               : tfb_trace_kineto_tok_is(k, "backend_config") ? &g->backend
+                                                              : NULL;
+    if (dst) {
+        tok v;
+        tfb_trace_kineto_skip(s, &v);
+        if (v.is_str)
+            *dst = v;
+    } else if (tfb_trace_kineto_tok_is(k, "pg_size")) {
+        g->size = num_of(s);
+    } else if (tfb_trace_kineto_tok_is(k, "ranks")) {
+        tfb_trace_kineto_ws(s);
+        const char *b = s->p;
+        tfb_trace_kineto_skip(s, NULL);
+        if (!s->bad && b < s->p && *b == '[') {
+            g->ranks = b;
+            g->ranks_len = (size_t)(s->p - b);
+        }
+    } else {
+        tfb_trace_kineto_skip(s, NULL);
+    }
+}
+
+static void dist_key(void *ctx, const tok *k, scan *s)
+{
+    tfb_trace_kineto_meta *m = ctx;
+    if (tfb_trace_kineto_tok_is(k, "rank")) {
+        m->rank = num_of(s);
+    } else if (tfb_trace_kineto_tok_is(k, "world_size")) {
+        m->world_size = num_of(s);
+    } else if (tfb_trace_kineto_tok_is(k, "pg_count")) {
+        m->pg_count = num_of(s);
+    } else if (tfb_trace_kineto_tok_is(k, "backend")) {
+        tok v;
+        tfb_trace_kineto_skip(s, &v);
+        if (v.is_str)
+            m->backend = v;
+    } else if (tfb_trace_kineto_tok_is(k, "pg_config")) {
+        if (!tfb_trace_kineto_eat(s, '[')) {
+            tfb_trace_kineto_skip(s, NULL);
+            return;
+        }
+        if (tfb_trace_kineto_eat(s, ']'))
+            return;
+        do {
+            tfb_trace_kineto_pg g;
+            memset(&g, 0, sizeof g);
+            g.size = -1;
+            each_key(s, pg_key, &g);
+            if (!s->bad && m->npg < TFB_TRACE_MAX_PROCESS_GROUPS)
+                m->pg[m->npg++] = g;
+        } while (!s->bad && tfb_trace_kineto_eat(s, ','));
+        if (!tfb_trace_kineto_eat(s, ']'))
+            s->bad = 1;
+    } else {
+        tfb_trace_kineto_skip(s, NULL);
+    }
+}
+
 int tfb_trace_kineto_scan(const char *path, int legacy_ok,
                           tfb_trace_load_ctl *ctl,
                           tfb_trace_kineto_event_fn fn, void *ctx)
+{
+    return tfb_trace_kineto_scan_meta(path, legacy_ok, ctl, fn, NULL, ctx);
+}
+
+int tfb_trace_kineto_scan_meta(const char *path, int legacy_ok,
+                               tfb_trace_load_ctl *ctl,
+                               tfb_trace_kineto_event_fn fn,
+                               tfb_trace_kineto_meta_fn meta_fn, void *ctx)
 {
     char *text;
     size_t len = 0;
@@ -281,9 +426,20 @@ int tfb_trace_kineto_scan(const char *path, int legacy_ok,
     if (rc < 0)
         return 0; /* unreadable or damaged: not a trace */
     scan s = {text, text + len, 0};
-    /* Pass 1: top-level keys; find traceEvents and baseTimeNanoseconds. */
+    /* Pass 1: top-level keys; find traceEvents and baseTimeNanoseconds,
+     * and the metadata when it is asked for. */
     const char *events = NULL;
     int64_t base_ns = 0;
+    tfb_trace_kineto_meta *meta = NULL;
+    if (meta_fn) {
+        meta = calloc(1, sizeof *meta);
+        if (!meta) {
+            free(text);
+            return tfb_trace_load_ctl_fail(ctl, TFB_ENOMEM,
+                                           "out of memory reading %s", path);
+        }
+        meta->rank = meta->world_size = meta->pg_count = -1;
+    }
     tfb_trace_kineto_ws(&s);
     int legacy = s.p < s.end && *s.p == '[';
     if (legacy) {
@@ -300,6 +456,14 @@ int tfb_trace_kineto_scan(const char *path, int legacy_ok,
                 tfb_trace_kineto_ws(&s);
                 events = s.p;
                 tfb_trace_kineto_skip(&s, NULL);
+            } else if (meta &&
+                       tfb_trace_kineto_tok_is(&k, "deviceProperties")) {
+                read_devprops(&s, meta);
+            } else if (meta &&
+                       tfb_trace_kineto_tok_is(&k, "distributedInfo")) {
+                tfb_trace_kineto_ws(&s);
+                meta->has_dist = s.p < s.end && *s.p == '{';
+                each_key(&s, dist_key, meta);
             } else {
                 tfb_trace_kineto_skip(&s, &v);
                 if (tfb_trace_kineto_tok_is(&k, "baseTimeNanoseconds"))
@@ -308,14 +472,17 @@ int tfb_trace_kineto_scan(const char *path, int legacy_ok,
         } while (!s.bad && tfb_trace_kineto_eat(&s, ','));
     }
     if (!events) {
+        free(meta);
         free(text);
         return 0;
     }
+    int err = meta ? meta_fn(ctx, meta) : 0;
+    free(meta);
     /* Pass 2: the events. */
     s.p = events;
     s.bad = 0;
-    int err = 0;
-    if (tfb_trace_kineto_eat(&s, '[') && !tfb_trace_kineto_eat(&s, ']')) {
+    if (!err && tfb_trace_kineto_eat(&s, '[') &&
+        !tfb_trace_kineto_eat(&s, ']')) {
         tfb_trace_kineto_event e;
         do {
             if (!read_event(&s, &e))

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "base/json_str.h"
+#include "trace/trace.h"
 
 /* A value as it stands in the text: a string's contents (escaped form,
  * has_esc when it holds a backslash) or a number's text; s NULL when the
@@ -54,6 +55,40 @@ typedef int (*tfb_trace_kineto_event_fn)(void *ctx,
                                          const tfb_trace_kineto_event *e,
                                          int64_t base_ns, int legacy);
 
+/* The file's own metadata, its top-level keys (read before the events):
+ * deviceProperties (the first TFB_TRACE_KINETO_MAX_DEVPROPS entries) and
+ * distributedInfo (its first TFB_TRACE_MAX_PROCESS_GROUPS process
+ * groups). Numbers are -1 and tokens absent (s NULL) where the file does
+ * not say them; ranks is the raw text of a group's "ranks" array. Tokens
+ * point into the file's text: valid during the callback only. */
+#define TFB_TRACE_KINETO_MAX_DEVPROPS 64
+typedef struct tfb_trace_kineto_devprop {
+    int64_t id, total_mem, major, minor, sms;
+    tfb_trace_kineto_tok name;
+} tfb_trace_kineto_devprop;
+
+typedef struct tfb_trace_kineto_pg {
+    tfb_trace_kineto_tok name, desc, backend;
+    int64_t size;
+    const char *ranks;  /* "[0, 1, ...]", NULL when absent */
+    size_t ranks_len;
+} tfb_trace_kineto_pg;
+
+typedef struct tfb_trace_kineto_meta {
+    tfb_trace_kineto_devprop dev[TFB_TRACE_KINETO_MAX_DEVPROPS];
+    size_t ndev;
+    int has_dist;
+    int64_t rank, world_size, pg_count;
+    tfb_trace_kineto_tok backend;
+    tfb_trace_kineto_pg pg[TFB_TRACE_MAX_PROCESS_GROUPS];
+    size_t npg;
+} tfb_trace_kineto_meta;
+
+/* Called once, before the first event, when meta_fn is given; a nonzero
+ * return stops the scan. */
+typedef int (*tfb_trace_kineto_meta_fn)(void *ctx,
+                                        const tfb_trace_kineto_meta *m);
+
 /* Scans path (plain or gzip, within trace_file.h's caps). legacy_ok: a
  * bare array of events is a trace too (else it is not one). Returns 1
  * when the file is a trace (its events were handed over), 0 when it is
@@ -64,6 +99,12 @@ struct tfb_trace_load_ctl;
 int tfb_trace_kineto_scan(const char *path, int legacy_ok,
                           struct tfb_trace_load_ctl *ctl,
                           tfb_trace_kineto_event_fn fn, void *ctx);
+/* As tfb_trace_kineto_scan, handing the file's metadata to meta_fn
+ * first (may be NULL). */
+int tfb_trace_kineto_scan_meta(const char *path, int legacy_ok,
+                               struct tfb_trace_load_ctl *ctl,
+                               tfb_trace_kineto_event_fn fn,
+                               tfb_trace_kineto_meta_fn meta_fn, void *ctx);
 
 /* The scanner's steps, for a reader that walks Kineto JSON itself (the
  * memory events, trace_load_memory.c, which refuse a damaged file where

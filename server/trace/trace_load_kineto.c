@@ -1,11 +1,17 @@
 /*
  * trace_load_kineto.c - the device side of a PyTorch profiler (Kineto)
  * trace, *.pt.trace.json or *.pt.trace.json.gz, into the GPU trace:
- * complete events ("ph":"X") of categories kernel, gpu_memcpy, gpu_memset,
- * cuda_runtime and cuda_driver. The file is read by the one Kineto
- * scanner (trace_kineto_scan.h), which the host side
- * (trace_host_kineto.c) shares; times are exact ns plus
- * baseTimeNanoseconds.
+ * complete events ("ph":"X") of every category that holds device work
+ * (the table below: CUDA and ROCm kernels, copies and memsets, MTIA's
+ * mtia_ccp_events) and of the launch calls' categories (cuda_runtime,
+ * cuda_driver, mtia_runtime, ...); host categories Kineto writes are
+ * known and left to the host side; any other category is counted in a
+ * note on the trace (tfb_trace.notes), never dropped without a word. The
+ * top-level deviceProperties name the devices (name, SMs, memory,
+ * compute capability) and distributedInfo gives the rank's place in the
+ * job. The file is read by the one Kineto scanner (trace_kineto_scan.h),
+ * which the host side (trace_host_kineto.c) shares; times are exact ns
+ * plus baseTimeNanoseconds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,28 +35,92 @@ static int32_t intern_tok(tfb_trace_builder *b, const tok *t)
     return id;
 }
 
+/* What the metadata callback keeps until the events are read: the devices
+ * are known only then (a device the file lists but never used is not
+ * one of the trace's). */
+typedef struct load_ctx {
+    tfb_trace_builder *b;
+    tfb_trace_device props[TFB_TRACE_KINETO_MAX_DEVPROPS];
+    size_t nprops;
+} load_ctx;
+
+/* Kineto's categories (libkineto ActivityType names, lower case; the
+ * match ignores case): what each is to the device side. */
+enum { CAT_HOST = -2, CAT_CALL = -1 }; /* else a tfb_trace_kind */
+static const struct {
+    const char *name;
+    int kind;
+} CATEGORIES[] = {
+    /* the most frequent first: each event walks the table */
+    {"kernel", TFB_TRACE_KERNEL},
+    {"cpu_op", CAT_HOST},
+    {"cuda_runtime", CAT_CALL},
+    {"python_function", CAT_HOST},
+    {"user_annotation", CAT_HOST},
+    {"gpu_memcpy", TFB_TRACE_MEMCPY},
+    {"gpu_memset", TFB_TRACE_MEMSET},
+    {"gpu_user_annotation", CAT_HOST},
+    {"cuda_driver", CAT_CALL},
+    /* device work */
+    {"mtia_ccp_events", TFB_TRACE_KERNEL}, /* MTIA's on-device work */
+    {"memcpy", TFB_TRACE_MEMCPY},
+    {"memset", TFB_TRACE_MEMSET},
+    /* launch calls, for HTA's host wait */
+    {"runtime", CAT_CALL},
+    {"driver", CAT_CALL},
+    {"mtia_runtime", CAT_CALL},
+    {"xpu_runtime", CAT_CALL},
+    {"xpu_driver", CAT_CALL},
+    {"privateuse1_runtime", CAT_CALL},
+    {"privateuse1_driver", CAT_CALL},
+    /* host side, annotations, counters, flows: not device work */
+    {"cpu_instant_event", CAT_HOST},
+    {"overhead", CAT_HOST},
+    {"external_correlation", CAT_HOST},
+    {"cuda_sync", CAT_HOST},
+    {"cuda_event", CAT_HOST},
+    {"cuda_profiler_range", CAT_HOST},
+    {"glow_runtime", CAT_HOST},
+    {"hpu_op", CAT_HOST},
+    {"collective_comm", CAT_HOST},
+    {"mtia_insight", CAT_HOST},
+    {"mtia_workloadd", CAT_HOST},
+    {"mtia_counters", CAT_HOST},
+    {"trace", CAT_HOST},
+    {"ac2g", CAT_HOST},
+    {"fwdbwd", CAT_HOST},
+};
+
+/* The kind of category t; 1 and *kind when known. */
+static int category_kind(const tok *t, int *kind)
+{
+    for (size_t i = 0; i < sizeof CATEGORIES / sizeof *CATEGORIES; i++)
+        if (tfb_trace_kineto_tok_ieq(t, CATEGORIES[i].name)) {
+            *kind = CATEGORIES[i].kind;
+            return 1;
+        }
+    return 0;
+}
+
 /* One event (the scanner's callback; ctx is the builder). */
 static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
 {
     (void)legacy; /* not accepted: a bare array has no device events */
-    tfb_trace_builder *b = ctx;
+    tfb_trace_builder *b = ((load_ctx *)ctx)->b;
     if (!tfb_trace_kineto_tok_is(&e->ph, "X"))
         return 0;
     int kind;
-    if (tfb_trace_kineto_tok_ieq(&e->cat, "kernel"))
-        kind = TFB_TRACE_KERNEL;
-    else if (tfb_trace_kineto_tok_ieq(&e->cat, "gpu_memcpy") ||
-             tfb_trace_kineto_tok_ieq(&e->cat, "memcpy"))
-        kind = TFB_TRACE_MEMCPY;
-    else if (tfb_trace_kineto_tok_ieq(&e->cat, "gpu_memset") ||
-             tfb_trace_kineto_tok_ieq(&e->cat, "memset"))
-        kind = TFB_TRACE_MEMSET;
-    else if (tfb_trace_kineto_tok_ieq(&e->cat, "cuda_runtime") ||
-             tfb_trace_kineto_tok_ieq(&e->cat, "runtime") ||
-             tfb_trace_kineto_tok_ieq(&e->cat, "cuda_driver") ||
-             tfb_trace_kineto_tok_ieq(&e->cat, "driver"))
-        kind = -1;
-    else
+    if (!e->cat.s || !e->cat.len)
+        return 0; /* no category: nothing to name */
+    if (!category_kind(&e->cat, &kind)) {
+        /* Named as written (escapes and all: a name, not markup), its
+         * first TFB_TRACE_NOTE_CATEGORY_MAX bytes. */
+        return tfb_trace_builder_note(b, e->cat.s,
+                                      e->cat.len < TFB_TRACE_NOTE_CATEGORY_MAX
+                                          ? e->cat.len
+                                          : TFB_TRACE_NOTE_CATEGORY_MAX);
+    }
+    if (kind == CAT_HOST)
         return 0;
     int64_t ts, dur = 0;
     if (!tfb_trace_kineto_us_to_ns(&e->ts, &ts))
@@ -62,7 +132,7 @@ static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
         __builtin_add_overflow(ts, dur, &end))
         return 0; /* nonsense times: skipped */
     int64_t corr = tfb_trace_kineto_tok_i64(&e->a_corr, -1);
-    if (kind < 0) {
+    if (kind == CAT_CALL) {
         tfb_trace_call c;
         c.start = ts;
         c.end = end;
@@ -103,8 +173,126 @@ static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
     return tfb_trace_builder_span(b, &s);
 }
 
+/* ------------------------------------------------------------------------
+ * The file's metadata
+ * ---------------------------------------------------------------------- */
+
+static int32_t clamp32(int64_t v)
+{
+    return v < 0 ? -1 : v > INT32_MAX ? INT32_MAX : (int32_t)v;
+}
+
+/* A process group's ranks as text: runs of consecutive ranks as "a-b",
+ * comma separated, cut after TFB_TRACE_PG_RANKS_TEXT bytes with "...". */
+static void ranks_text(const char *s, size_t len, char *out, size_t cap)
+{
+    tfb_trace_kineto_pos p = {s, s + len, 0};
+    size_t o = 0;
+    out[0] = '\0';
+    if (!tfb_trace_kineto_eat(&p, '[') || tfb_trace_kineto_eat(&p, ']'))
+        return;
+    int64_t lo = -1, hi = -1;
+    int cut = 0;
+    for (;;) {
+        tok v;
+        tfb_trace_kineto_skip(&p, &v);
+        int64_t r = v.s && !v.is_str ? tfb_trace_kineto_tok_i64(&v, -1) : -1;
+        int more = !p.bad && tfb_trace_kineto_eat(&p, ',');
+        if (r >= 0 && lo >= 0 && r == hi + 1) {
+            hi = r;
+        } else {
+            if (lo >= 0 && !cut) {
+                char run[48];
+                int n = lo == hi ? snprintf(run, sizeof run, "%lld",
+                                            (long long)lo)
+                                 : snprintf(run, sizeof run, "%lld-%lld",
+                                            (long long)lo, (long long)hi);
+                if (o + (size_t)n + 5 >= cap) {
+                    cut = 1;
+                    snprintf(out + o, cap - o, "%s...", o ? "," : "");
+                } else {
+                    o += (size_t)snprintf(out + o, cap - o, "%s%s",
+                                          o ? "," : "", run);
+                }
+            }
+            lo = hi = r;
+        }
+        if (!more)
+            break;
+    }
+    if (lo >= 0 && !cut) {
+        char run[48];
+        int n = lo == hi ? snprintf(run, sizeof run, "%lld", (long long)lo)
+                         : snprintf(run, sizeof run, "%lld-%lld",
+                                    (long long)lo, (long long)hi);
+        if (o + (size_t)n + 2 >= cap)
+            snprintf(out + o, cap - o, "%s...", o ? "," : "");
+        else
+            snprintf(out + o, cap - o, "%s%s", o ? "," : "", run);
+    }
+}
+
+static int32_t intern_opt(tfb_trace_builder *b, const tok *t, int *err)
+{
+    if (!t->s)
+        return -1;
+    int32_t id = intern_tok(b, t);
+    if (id < 0)
+        *err = TFB_ENOMEM;
+    return id;
+}
+
+static int add_meta(void *ctx, const tfb_trace_kineto_meta *m)
+{
+    load_ctx *c = ctx;
+    int err = 0;
+    for (size_t i = 0; i < m->ndev && !err; i++) {
+        const tfb_trace_kineto_devprop *d = &m->dev[i];
+        tfb_trace_device p = {clamp32(d->id), -1, clamp32(d->sms),
+                              clamp32(d->major), clamp32(d->minor), 0,
+                              d->total_mem};
+        if (p.cc_major < 0)
+            p.cc_minor = -1;
+        p.name = intern_opt(c->b, &d->name, &err);
+        c->props[c->nprops++] = p;
+    }
+    if (!m->has_dist || err)
+        return err;
+    tfb_trace_dist dist = {m->rank, m->world_size, m->pg_count, -1, 1};
+    dist.backend = intern_opt(c->b, &m->backend, &err);
+    tfb_trace_pg pgs[TFB_TRACE_MAX_PROCESS_GROUPS];
+    for (size_t i = 0; i < m->npg && !err; i++) {
+        const tfb_trace_kineto_pg *g = &m->pg[i];
+        pgs[i].name = intern_opt(c->b, &g->name, &err);
+        pgs[i].desc = intern_opt(c->b, &g->desc, &err);
+        pgs[i].backend = intern_opt(c->b, &g->backend, &err);
+        pgs[i].size = g->size;
+        pgs[i].ranks = -1;
+        if (g->ranks) {
+            char text[TFB_TRACE_PG_RANKS_TEXT + 8];
+            ranks_text(g->ranks, g->ranks_len, text, sizeof text);
+            if (text[0]) {
+                pgs[i].ranks = tfb_trace_builder_str(c->b, text,
+                                                     strlen(text));
+                if (pgs[i].ranks < 0)
+                    err = TFB_ENOMEM;
+            }
+        }
+    }
+    return err ? err : tfb_trace_builder_dist(c->b, &dist, pgs, m->npg);
+}
+
 int tfb_trace_load_kineto(tfb_trace_builder *b, const char *path)
 {
-    return tfb_trace_kineto_scan(path, 0, tfb_trace_builder_ctl(b), add_event,
-                                 b);
+    load_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return TFB_ENOMEM;
+    c->b = b;
+    int rc = tfb_trace_kineto_scan_meta(path, 0, tfb_trace_builder_ctl(b),
+                                        add_event, add_meta, c);
+    /* The devices are known now: name those the file describes. */
+    for (size_t i = 0; rc > 0 && i < c->nprops; i++)
+        tfb_trace_builder_device_props(b, &c->props[i]);
+    free(c);
+    return rc;
 }

@@ -93,9 +93,22 @@ static tfb_trace *build(void)
     h.device = -1;
     h.name = -1;
     assert_int_equal(tfb_trace_builder_span(b, &h), 0);
+    /* What a Kineto file says of itself: device properties, a category
+     * not understood, distributedInfo with a process group. */
+    tfb_trace_device p = {0, -1, 80, 7, 0, 0, 34089730048};
+    assert_int_equal(tfb_trace_builder_device_props(b, &p), 1);
+    assert_int_equal(tfb_trace_builder_note(b, "npu_kernel", 10), 0);
+    assert_int_equal(tfb_trace_builder_note(b, "npu_kernel", 10), 0);
+    int32_t nccl = tfb_trace_builder_str(b, "nccl", 4);
+    int32_t r = tfb_trace_builder_str(b, "0-127", 5);
+    tfb_trace_dist dist = {3, 128, 1, nccl, 1};
+    tfb_trace_pg pg = {-1, -1, nccl, r, 128};
+    assert_int_equal(tfb_trace_builder_dist(b, &dist, &pg, 1), 0);
     tfb_trace_builder_end_file(b, 1);
     tfb_trace *t = NULL;
     assert_int_equal(tfb_trace_builder_finish(b, &t), 0);
+    assert_int_equal(t->nnotes, 1);
+    assert_int_equal(t->notes[0].events, 2);
     return t;
 }
 
@@ -119,7 +132,7 @@ static char *json_of(const tfb_trace *t, int which)
         assert_int_equal(tfb_trace_kernel_stats(t, 0, &k), 0);
         tfb_json_object_begin(&j);
         tfb_json_key(&j, "s");
-        tfb_gpu_summary_json(&j, &s);
+        tfb_gpu_summary_json(&j, &s, t);
         tfb_json_key(&j, "k");
         tfb_gpu_kernels_json(&j, &k);
         tfb_json_object_end(&j);
@@ -177,6 +190,15 @@ static void assert_same_trace(const tfb_trace *a, const tfb_trace *b)
     assert_int_equal(a->files_read, b->files_read);
     assert_int_equal(a->files_skipped, b->files_skipped);
     assert_int_equal(a->spans_dropped, b->spans_dropped);
+    /* What the trace says of itself (notes, distributedInfo). */
+    assert_int_equal(a->nnotes, b->nnotes);
+    if (a->nnotes)
+        assert_memory_equal(a->notes, b->notes, a->nnotes * sizeof *a->notes);
+    assert_int_equal(a->notes_more_events, b->notes_more_events);
+    assert_memory_equal(&a->dist, &b->dist, sizeof a->dist);
+    assert_int_equal(a->npgs, b->npgs);
+    if (a->npgs)
+        assert_memory_equal(a->pgs, b->pgs, a->npgs * sizeof *a->pgs);
     const tfb_trace_aggregates *x = a->agg, *y = b->agg;
     assert_non_null(x);
     assert_non_null(y);
@@ -188,7 +210,14 @@ static void assert_same_trace(const tfb_trace *a, const tfb_trace *b)
             assert_null(y->dev[d].name);
         tfb_trace_device_summary p = x->dev[d], q = y->dev[d];
         p.name = q.name = NULL;
+        /* Each points into its own aggregates: compared below. */
+        p.streams = q.streams = NULL;
         assert_memory_equal(&p, &q, sizeof p);
+        assert_int_equal(x->dev[d].nstreams, y->dev[d].nstreams);
+        if (x->dev[d].nstreams)
+            assert_memory_equal(x->dev[d].streams, y->dev[d].streams,
+                                x->dev[d].nstreams *
+                                    sizeof *x->dev[d].streams);
         assert_int_equal(x->nbusy[d], y->nbusy[d]);
         if (x->nbusy[d])
             assert_memory_equal(x->busy[d], y->busy[d],

@@ -123,13 +123,29 @@
     if (!gpu) { add(sec, el('p', 'muted', 'Not traced.')); return; }
     if (gpu.error) { add(sec, el('p', 'alert', 'Trace error: ' + gpu.error)); return; }
     var devs = gpu.devices || [];
+    // The device as the trace names it (deviceProperties): name, SMs,
+    // memory, compute capability.
+    function devName(d) {
+      var p = [d.name];
+      if (d.sm_count) p.push(d.sm_count + ' SMs');
+      if (d.total_mem !== null && d.total_mem !== undefined) p.push((d.total_mem / 1073741824).toFixed(1) + ' GiB');
+      if (d.compute_capability) p.push('compute ' + d.compute_capability);
+      return p.join(', ');
+    }
     if (devs.length) table(sec, ['device', 'name', 'kernels', 'busy', 'span', 'utilization', 'host wait', 'kernel wait', 'other idle'],
       devs.map(function (d) {
         var idle = d.idle || {};
-        return [d.id, d.name, d.kernels, num((d.busy_ns || 0) / 1e6) + ' ms', num((d.span_ns || 0) / 1e6) + ' ms',
+        return [d.id, devName(d), d.kernels, num((d.busy_ns || 0) / 1e6) + ' ms', num((d.span_ns || 0) / 1e6) + ' ms',
           pct(d.busy_fraction), num((idle.host_wait_ns || 0) / 1e6) + ' ms',
           num((idle.kernel_wait_ns || 0) / 1e6) + ' ms', num((idle.other_ns || 0) / 1e6) + ' ms'];
       }));
+    var dist = gpu.distributed;
+    if (dist) {
+      add(sec, el('p', 'gpu-distributed', 'Distributed: rank ' + (dist.rank === null ? '?' : dist.rank) + ' of world size ' +
+        (dist.world_size === null ? '?' : dist.world_size) + (dist.backend ? ', backend ' + dist.backend : '') + ', ' +
+        (dist.process_groups || []).length + ' process group' + ((dist.process_groups || []).length === 1 ? '' : 's')));
+    }
+    (gpu.notes || []).forEach(function (n) { add(sec, el('p', 'alert gpu-note', 'Trace note: ' + n.text)); });
     var ks = gpu.kernels || [];
     if (ks.length) {
       add(sec, el('p', 'muted', 'Top kernels by total time'));

@@ -47,7 +47,10 @@ static int send(tfb_http_resp *resp, tfb_trace *t, tfb_json *j, int rc)
 static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
 {
     tfb_trace *t;
-    int rc = get_trace(req, resp, "{\"devices\":[],\"files\":0}", &t);
+    int rc = get_trace(req, resp,
+                       "{\"devices\":[],\"files\":0,\"notes\":[],"
+                       "\"distributed\":null}",
+                       &t);
     if (rc < 0)
         return rc;
     tfb_json j;
@@ -55,7 +58,7 @@ static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_trace_summary sum;
     rc = tfb_trace_summarize(t, &sum);
     if (rc == 0)
-        tfb_gpu_summary_json(&j, &sum);
+        tfb_gpu_summary_json(&j, &sum, t);
     tfb_trace_summary_free(&sum);
     return send(resp, t, &j, rc);
 }
@@ -96,7 +99,7 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
         /* The device that ran the first kernel. */
         int64_t first = INT64_MAX;
         for (size_t i = 0; i < t->ndevices; i++)
-            if (t->agg->dev[i].has_kernels &&
+            if (t->agg->dev[i].has_events &&
                 t->agg->dev[i].start_ns < first) {
                 first = t->agg->dev[i].start_ns;
                 device = t->agg->dev[i].id;
@@ -211,7 +214,20 @@ static void put_ms(FILE *f, int64_t ns)
     tfb_report_put_num(f, (double)ns / 1e6);
 }
 
-static void devices_text(FILE *f, const tfb_trace_summary *s, int md)
+/* "Tesla V100-SXM2-32GB, 80 SMs, 31.7 GiB, compute 7.0": what the trace
+ * says of a device (parts it does not say are left out). */
+static void device_props_text(FILE *f, const tfb_trace_device_summary *d)
+{
+    if (d->sm_count > 0)
+        fprintf(f, ", %d SMs", (int)d->sm_count);
+    if (d->total_mem >= 0)
+        fprintf(f, ", %.1f GiB", (double)d->total_mem / (1024.0 * 1024 * 1024));
+    if (d->cc_major >= 0 && d->cc_minor >= 0)
+        fprintf(f, ", compute %d.%d", (int)d->cc_major, (int)d->cc_minor);
+}
+
+static void devices_text(FILE *f, const tfb_trace_summary *s,
+                         const tfb_trace *t, int md)
 {
     if (md)
         fputs("| device | name | kernels | busy ms | span ms | utilization | "
@@ -227,10 +243,12 @@ static void devices_text(FILE *f, const tfb_trace_summary *s, int md)
         if (md) {
             fprintf(f, "| %d | ", (int)d->id);
             tfb_report_put_str(f, name, 1);
+            device_props_text(f, d);
             fprintf(f, " | %lld | ", (long long)d->kernels);
         } else {
             fprintf(f, "    device %d (", (int)d->id);
             tfb_report_put_str(f, name, 0);
+            device_props_text(f, d);
             fprintf(f, "): %lld kernels, busy ", (long long)d->kernels);
         }
         put_ms(f, d->busy_ns);
@@ -245,6 +263,32 @@ static void devices_text(FILE *f, const tfb_trace_summary *s, int md)
         fputs(md ? " | " : " ms, other ", f);
         put_ms(f, d->idle_other_ns);
         fputs(md ? " |\n" : " ms\n", f);
+    }
+    if (md && s->n_devices)
+        fputs("\nBusy: kernels, copies and memsets (their union); idle "
+              "parts: HTA's per-stream rule, summed over the device's "
+              "streams.\n", f);
+    if (t && t->dist.present) {
+        fputs(md ? "\nDistributed: " : "    distributed: ", f);
+        if (t->dist.rank >= 0)
+            fprintf(f, "rank %lld", (long long)t->dist.rank);
+        if (t->dist.world_size >= 0)
+            fprintf(f, " of world size %lld", (long long)t->dist.world_size);
+        const char *be = tfb_trace_str(t, t->dist.backend, NULL);
+        if (be) {
+            fputs(", backend ", f);
+            tfb_report_put_str(f, be, md);
+        }
+        fprintf(f, ", %zu process group%s\n", t->npgs,
+                t->npgs == 1 ? "" : "s");
+    }
+    size_t nn = tfb_trace_note_count(t);
+    for (size_t i = 0; i < nn; i++) {
+        char text[512];
+        tfb_trace_note_text(t, i, text, sizeof text);
+        fputs(md ? "\n**Trace note:** " : "    trace note: ", f);
+        tfb_report_put_str(f, text, md);
+        fputs("\n", f);
     }
 }
 
@@ -332,7 +376,7 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
         fputs(md ? "Not traced.\n" : "  gpu: not traced\n", f);
     }
     if (rc == 0 && t) {
-        devices_text(f, &sum, md);
+        devices_text(f, &sum, t, md);
         kernels_text(f, &k, md);
     }
     done(t, &sum, &k);
@@ -362,6 +406,7 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
         tfb_gpu_kernel_list_json(j, &k);
         tfb_json_key(j, "kernel_names");
         tfb_json_u64(j, k.distinct);
+        tfb_gpu_trace_meta_json(j, t);
         tfb_json_object_end(j);
     } else if (rc == 0 && err[0]) {
         tfb_json_object_begin(j);

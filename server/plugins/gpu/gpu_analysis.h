@@ -17,16 +17,24 @@
 
 /* JSON writers (gpu_json.c), the answers of /data/plugin/gpu/...:
  * summary: {"devices": [{"id", "name", "sm_count", "kernels", "kernel_ns",
- *   "busy_ns", "span_ns", "start_ns", "end_ns", "busy_fraction",
+ *   "busy_ns", "span_ns", "idle_ns", "start_ns", "end_ns",
+ *   "busy_fraction", "compute_capability", "total_mem",
  *   "memcpy": {"HtoD": {"count", "bytes", "ns"}, ...},
  *   "memset": {"count", "bytes", "ns"},
- *   "idle": {"host_wait_ns", "kernel_wait_ns", "other_ns"}}], "files"}
+ *   "idle": {"host_wait_ns", "kernel_wait_ns", "other_ns"},
+ *   "streams": [{"stream", "events", "host_wait_ns", "kernel_wait_ns",
+ *   "other_ns"}]}], "files", "notes": [...], "distributed": {...}|null}
+ * (definitions in trace.h; notes and distributed: tfb_trace_notes_json,
+ * tfb_trace_dist_json).
  * kernels: {"kernels": [{"name", "count", "total_ns", "mean_ns", "min_ns",
  *   "max_ns", "std_ns", "share", "grid", "block", "registers",
  *   "shared_mem"}], "total": distinct names, "total_ns"}
  * utilization: {"device", "start_ns", "bucket_ns", "busy": [...]} */
 void tfb_gpu_devices_json(tfb_json *j, const tfb_trace_summary *s);
-void tfb_gpu_summary_json(tfb_json *j, const tfb_trace_summary *s);
+void tfb_gpu_summary_json(tfb_json *j, const tfb_trace_summary *s,
+                          const tfb_trace *t);
+/* "notes": [...], "distributed": ... into the object being built. */
+void tfb_gpu_trace_meta_json(tfb_json *j, const tfb_trace *t);
 void tfb_gpu_kernel_list_json(tfb_json *j, const tfb_trace_kernels *k);
 void tfb_gpu_kernels_json(tfb_json *j, const tfb_trace_kernels *k);
 void tfb_gpu_utilization_json(tfb_json *j,

@@ -19,10 +19,11 @@ static const tfb_json_field device_fields[] = {
     TFB_JSON_FIELD(tfb_trace_device_summary, kernel_ns, I64),
     TFB_JSON_FIELD(tfb_trace_device_summary, busy_ns, I64),
     TFB_JSON_FIELD(tfb_trace_device_summary, span_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_device_summary, idle_ns, I64),
     TFB_JSON_FIELD_IF("start_ns", tfb_trace_device_summary, start_ns, I64,
-                      has_kernels),
+                      has_events),
     TFB_JSON_FIELD_IF("end_ns", tfb_trace_device_summary, end_ns, I64,
-                      has_kernels),
+                      has_events),
     TFB_JSON_FIELD(tfb_trace_device_summary, busy_fraction, DOUBLE),
 };
 
@@ -33,6 +34,14 @@ static const tfb_json_field idle_fields[] = {
                       idle_kernel_wait_ns, I64),
     TFB_JSON_FIELD_AS("other_ns", tfb_trace_device_summary, idle_other_ns,
                       I64),
+};
+
+static const tfb_json_field stream_fields[] = {
+    TFB_JSON_FIELD(tfb_trace_stream_idle, stream, INT),
+    TFB_JSON_FIELD(tfb_trace_stream_idle, events, I64),
+    TFB_JSON_FIELD(tfb_trace_stream_idle, host_wait_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_stream_idle, kernel_wait_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_stream_idle, other_ns, I64),
 };
 
 static void device_json(tfb_json *j, const tfb_trace_device_summary *d)
@@ -49,6 +58,7 @@ static void device_json(tfb_json *j, const tfb_trace_device_summary *d)
         tfb_json_str(j, buf);
     }
     TFB_JSON_FIELDS(j, d, device_fields);
+    tfb_trace_device_props_json(j, d);
     tfb_json_key(j, "memcpy");
     tfb_json_object_begin(j);
     for (int k = 0; k < 256; k++) {
@@ -62,6 +72,11 @@ static void device_json(tfb_json *j, const tfb_trace_device_summary *d)
     TFB_JSON_STRUCT(j, &d->memset, copy_fields);
     tfb_json_key(j, "idle");
     TFB_JSON_STRUCT(j, d, idle_fields);
+    tfb_json_key(j, "streams");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < d->nstreams; i++)
+        TFB_JSON_STRUCT(j, &d->streams[i], stream_fields);
+    tfb_json_array_end(j);
     tfb_json_object_end(j);
 }
 
@@ -73,13 +88,23 @@ void tfb_gpu_devices_json(tfb_json *j, const tfb_trace_summary *s)
     tfb_json_array_end(j);
 }
 
-void tfb_gpu_summary_json(tfb_json *j, const tfb_trace_summary *s)
+void tfb_gpu_trace_meta_json(tfb_json *j, const tfb_trace *t)
+{
+    tfb_json_key(j, "notes");
+    tfb_trace_notes_json(j, t);
+    tfb_json_key(j, "distributed");
+    tfb_trace_dist_json(j, t);
+}
+
+void tfb_gpu_summary_json(tfb_json *j, const tfb_trace_summary *s,
+                          const tfb_trace *t)
 {
     tfb_json_object_begin(j);
     tfb_json_key(j, "devices");
     tfb_gpu_devices_json(j, s);
     tfb_json_key(j, "files");
     tfb_json_u64(j, s->files);
+    tfb_gpu_trace_meta_json(j, t);
     tfb_json_object_end(j);
 }
 

@@ -492,6 +492,21 @@ const page = {
     }
     const devices = summary.devices || [];
     const sample = isSample(gpuRunsCache.files.get(run));
+    // What the trace says of itself: categories the server did not read
+    // (never 0 devices without a word) and its distributedInfo.
+    const traceNotes = () => {
+      const notes = summary.notes || [];
+      const dist = summary.distributed;
+      if (!notes.length && !dist) return null;
+      return h('div', { class: 'card', id: 'gpu-notes', style: { marginBottom: '12px' } },
+        h('h3', { class: 'card-h' }, 'About this trace'),
+        dist ? h('div', { class: 'small', id: 'gpu-distributed' },
+          `Distributed: rank ${dist.rank ?? '?'} of world size ${dist.world_size ?? '?'}` +
+          (dist.backend ? `, backend ${dist.backend}` : '') +
+          `, ${(dist.process_groups || []).length} process group${(dist.process_groups || []).length === 1 ? '' : 's'}` +
+          ((dist.process_groups || []).length ? ': ' + dist.process_groups.map((g) => `${g.desc ?? g.name ?? '?'} (${g.size ?? '?'} ranks${g.ranks ? ' ' + g.ranks : ''})`).join('; ') : '') + '.') : null,
+        notes.map((n) => h('div', { class: 'small error-text note' }, 'Trace note: ' + String(n.text))));
+    };
     if (!devices.length) {
       // No kernel, copy or memset: the CPU side of the trace, or a word
       // why the page is empty.
@@ -499,6 +514,8 @@ const page = {
       this.charts = [];
       clear(this.body);
       if (sample) this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-sample' }, SAMPLE_NOTE));
+      const tn = traceNotes();
+      if (tn) this.body.appendChild(tn);
       let cpu = null;
       try { cpu = await renderCpuOnly(this.body, run); } catch (e) { cpu = null; }
       if (this.token !== token) return;
@@ -507,7 +524,7 @@ const page = {
         const files = (gpuRunsCache.files.get(run) || []).map((f) => String(f).split('/').pop()).join(', ');
         this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-empty' }, `The trace files of ${run} (${files}) hold no GPU kernels, copies or CPU ops to show.`));
       }
-      window.__tfb.pages.gpu = { run, traced: true, devices: 0, kernels: 0, cpuOnly: !!cpu, cpuOps: cpu ? cpu.ops : 0, sample };
+      window.__tfb.pages.gpu = { run, traced: true, devices: 0, kernels: 0, cpuOnly: !!cpu, cpuOps: cpu ? cpu.ops : 0, sample, notes: (summary.notes || []).length };
       return;
     }
     const utils = await Promise.all(devices.map((d) => gpuJSON('data/plugin/gpu/utilization', { run, device: d.id, buckets: 300 }).catch(() => null)));
@@ -516,38 +533,58 @@ const page = {
     this.charts = [];
     clear(this.body);
     if (sample) this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-sample' }, SAMPLE_NOTE));
+    const tn = traceNotes();
+    if (tn) this.body.appendChild(tn);
 
-    // Device cards: headline numbers and the idle breakdown bar.
+    // Device cards: what the trace says of the device, headline numbers,
+    // the idle breakdown bar (HTA's per-stream rule, summed over the
+    // device's streams) and, with more than one stream, each stream's.
     const devRow = h('div', { class: 'cols', id: 'gpu-devices' });
     devices.forEach((d, i) => {
       const idle = d.idle || {};
       const idleTotal = IDLE_PARTS.reduce((a, [k]) => a + (num(idle[k]) || 0), 0);
-      // The bar is the whole span: the busy part, then each idle part at
-      // its share of the span (a GPU 94.6 % busy shows a short idle tail,
-      // not a full-width red "Host wait"); the legend gives each part's
-      // share of the idle time and of the span.
+      const props = [
+        d.sm_count ? `${int(num(d.sm_count))} SMs` : null,
+        d.total_mem !== null && d.total_mem !== undefined ? `${(num(d.total_mem) / 2 ** 30).toFixed(1)} GiB` : null,
+        d.compute_capability ? `compute capability ${d.compute_capability}` : null,
+      ].filter(Boolean);
+      const streams = d.streams || [];
+      // The bar is the whole span: the busy part, then the device's idle
+      // time split by cause (a GPU 94.6 % busy shows a short idle tail, not
+      // a full-width red "Host wait"). The causes are HTA's per-stream sums,
+      // which exceed the device's idle time when streams overlap, so each
+      // cause gets its share of the device's idle time; the legend gives
+      // each cause's share of the idle time and of the span.
       const busy = Math.max(0, num(d.busy_ns) || 0);
-      const spanNs = Math.max(num(d.span_ns) || 0, busy + idleTotal);
+      const idleNs = Math.max(0, num(d.idle_ns ?? idleTotal) || 0);
+      const spanNs = Math.max(num(d.span_ns) || 0, busy + idleNs);
       const ofSpan = (v) => (spanNs > 0 ? v / spanNs : 0);
-      devRow.appendChild(h('div', { class: 'card' },
+      const partNs = (v) => (idleTotal > 0 ? idleNs * v / idleTotal : 0);
+      devRow.appendChild(h('div', { class: 'card gpu-device' },
         h('h3', { class: 'card-h' }, h('span', { class: 'swatch', style: { background: devColor(i) } }), ` GPU ${d.id}` + (d.name && d.name !== 'GPU ' + d.id ? ': ' + d.name : '')),
+        props.length ? h('div', { class: 'small muted gpu-props' }, props.join(' · ')) : null,
         h('div', { class: 'stats' },
-          h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Busy'), h('div', { class: 'value' }, pct(num(d.busy_fraction))), h('div', { class: 'sub' }, ns(num(d.busy_ns)) + ' of ' + ns(num(d.span_ns)))),
+          h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Busy'), h('div', { class: 'value' }, pct(num(d.busy_fraction))), h('div', { class: 'sub', title: 'Kernels, copies and memsets: their union on the device' }, ns(num(d.busy_ns)) + ' of ' + ns(num(d.span_ns)))),
           h('div', { class: 'stat' }, h('div', { class: 'label' }, 'Kernels'), h('div', { class: 'value' }, int(num(d.kernels))), h('div', { class: 'sub' }, ns(num(d.kernel_ns)) + ' total'))),
-        h('div', { class: 'small muted' }, `Idle time: ${ns(idleTotal)} (${pct(ofSpan(idleTotal), 1)} of the ${ns(spanNs)} span)`),
+        h('div', { class: 'small muted' }, `Idle time: ${ns(idleNs)} (${pct(ofSpan(idleNs), 1)} of the ${ns(spanNs)} span)` +
+          (streams.length > 1 ? `; by stream, summed over ${streams.length} streams: ${ns(idleTotal)}` : '')),
         h('div', { class: 'hbar gpu-span-bar', title: 'The span: busy, then the idle time by cause' },
           busy > 0 ? h('div', { class: 'gpu-busy-part', style: { width: (100 * ofSpan(busy)) + '%', background: devColor(i) }, title: `Busy: ${ns(busy)}` }) : null,
           IDLE_PARTS.map(([k, label, color]) => {
             const v = num(idle[k]) || 0;
-            return v > 0 ? h('div', { dataset: { part: k }, style: { width: (100 * ofSpan(v)) + '%', background: color }, title: `${label}: ${ns(v)}` }) : null;
+            return v > 0 ? h('div', { dataset: { part: k }, style: { width: (100 * ofSpan(partNs(v))) + '%', background: color }, title: `${label}: ${ns(v)}` }) : null;
           })),
         h('div', { class: 'legend gpu-idle-legend' },
           h('span', null, h('span', { class: 'swatch', style: { background: devColor(i) } }), `Busy ${pct(ofSpan(busy), 1)} of span`),
           IDLE_PARTS.map(([k, label, color]) => {
             const v = num(idle[k]) || 0;
             return h('span', { dataset: { part: k } }, h('span', { class: 'swatch', style: { background: color } }),
-              idleTotal > 0 ? `${label} ${pct(v / idleTotal, 0)} of idle (${pct(ofSpan(v), 1)} of span)` : `${label} –`);
-          }))));
+              idleTotal > 0 ? `${label} ${pct(v / idleTotal, 0)} of idle (${pct(ofSpan(partNs(v)), 1)} of span)` : `${label} –`);
+          })),
+        streams.length > 1 ? h('table', { class: 'table gpu-streams', style: { marginTop: '8px' } },
+          h('thead', null, h('tr', null, ['Stream', 'Events', ...IDLE_PARTS.map(([, label]) => label)].map((c, k) => h('th', { class: k ? 'num' : '' }, c)))),
+          h('tbody', null, streams.map((st) => h('tr', null, h('td', null, String(num(st.stream))), h('td', { class: 'num' }, int(num(st.events))),
+            IDLE_PARTS.map(([k]) => h('td', { class: 'num' }, ns(num(st[k]) || 0))))))) : null));
     });
     this.body.appendChild(devRow);
     // The timeline, near the top: what ran where, when.

@@ -10,8 +10,8 @@ The logdir holds four runs:
   kineto/ a PyTorch-profiler trace, *.pt.trace.json, µs with decimals;
   kinetogz/ the same trace gzip'ed (*.pt.trace.json.gz);
 and a run holding a .sqlite without a kernel table (not a trace).
-Every number is checked exactly: busy time as the union of kernel
-intervals, span, HTA idle breakdown, kernel statistics and shares, memcpy
+Every number is checked exactly: busy time as the union of kernel, copy
+and memset intervals, span, HTA idle breakdown (per stream, 30 µs), kernel statistics and shares, memcpy
 breakdown, utilization buckets, timeline merging, the Chrome trace export.
 
 Arguments: the tfboard binary, the logdir generator (unused).
@@ -103,22 +103,34 @@ def test_ours_summary():
     assert d["sm_count"] == 132
     assert d["kernels"] == 5
     assert d["kernel_ns"] == 5500
-    assert d["busy_ns"] == 1000 + 2490 + 500 + 1000, d["busy_ns"]
-    assert d["span_ns"] == 6000
-    assert d["start_ns"] == B + 1000
-    assert close(d["busy_fraction"], 4990 / 6000)
+    # Busy: kernels, copies and memsets (HTA counts every GPU event), their
+    # union: memset 50-80, HtoD 100-400, K1, K2 u K4 (2010-4500), K3, K5,
+    # DtoH 7100-7150, HtoD 8000-8200.
+    assert d["busy_ns"] == 30 + 300 + 1000 + 2490 + 500 + 1000 + 50 + 200, \
+        d["busy_ns"]
+    assert d["span_ns"] == 8200 - 50
+    assert d["idle_ns"] == d["span_ns"] - d["busy_ns"]
+    assert d["start_ns"] == B + 50
+    assert close(d["busy_fraction"], 5570 / 8150)
     assert d["memcpy"] == {
         "HtoD": {"count": 2, "bytes": 2 << 20, "ns": 500},
         "DtoH": {"count": 1, "bytes": 4096, "ns": 50}}, d["memcpy"]
     assert d["memset"] == {"count": 1, "bytes": 256, "ns": 30}
-    # Idle gaps of the device as a whole (no kernel on any stream): 10 ns
-    # before K2 (launched early, < 30 ns: kernel wait); K3's stream-level
-    # host wait is covered by K4 on stream 8, so the GPU was not idle then;
-    # 500 ns before K3 and 500 before K5, both launched early: other. The
-    # parts add up to span - busy.
-    assert d["idle"] == {"host_wait_ns": 0, "kernel_wait_ns": 10,
-                         "other_ns": 1000}, d["idle"]
-    assert sum(d["idle"].values()) == d["span_ns"] - d["busy_ns"]
+    # HTA's breakdown, stream by stream (gaps under 30 µs are kernel wait
+    # unless the launch came after the previous event ended):
+    # stream 7: memset, HtoD (gap 20, no launch: kernel wait), K1 (600,
+    # launched at 500 > 400: host wait), K2 (10: kernel wait), K3 (1990,
+    # launched at 4000 > 3010: host wait), DtoH (1600: kernel wait), HtoD
+    # (850: kernel wait); stream 8: K4, K5 (1500, launched early: kernel
+    # wait). The device's parts are the sum of its streams'.
+    by = {x["stream"]: x for x in d["streams"]}
+    assert by[7] == {"stream": 7, "events": 7, "host_wait_ns": 600 + 1990,
+                     "kernel_wait_ns": 20 + 10 + 1600 + 850,
+                     "other_ns": 0}, by[7]
+    assert by[8] == {"stream": 8, "events": 2, "host_wait_ns": 0,
+                     "kernel_wait_ns": 1500, "other_ns": 0}, by[8]
+    assert d["idle"] == {"host_wait_ns": 2590, "kernel_wait_ns": 3980,
+                         "other_ns": 0}, d["idle"]
     d1 = devs[1]
     assert d1["name"] == "GPU 1"
     assert (d1["kernels"], d1["busy_ns"], d1["span_ns"]) == (1, 500, 500)
@@ -155,8 +167,11 @@ def test_ours_utilization():
         return
     u = SRV.json("/data/plugin/gpu/utilization", run="ours", device=0,
                  buckets=6)
-    assert u["start_ns"] == B + 1000 and u["bucket_ns"] == 1000
-    assert u["busy"] == [1.0, 0.99, 1.0, 0.5, 0.5, 1.0], u["busy"]
+    # Busy from B + 50 (the memset) to B + 8200: 6 buckets of 1359 ns.
+    assert u["start_ns"] == B + 50 and u["bucket_ns"] == 1359, u
+    want = [30 + 300 + 409, 591 + 758, 1359, 373 + 486, 14 + 845,
+            155 + 50 + 200]
+    assert u["busy"] == [x / 1359 for x in want], u["busy"]
     u1 = SRV.json("/data/plugin/gpu/utilization", run="ours", device=1,
                   buckets=2)
     assert u1["bucket_ns"] == 250 and u1["busy"] == [1.0, 1.0]
@@ -231,13 +246,16 @@ def test_nsys():
     (d,) = s["devices"]
     assert d["name"] == "NVIDIA H100 80GB HBM3" and d["sm_count"] == 132
     assert d["kernels"] == 4 and d["kernel_ns"] == 1000
-    assert d["busy_ns"] == 100 + 300 + 500
-    assert d["span_ns"] == 1100
+    # Busy: the copy 900-950 and the kernels' union.
+    assert d["busy_ns"] == 50 + 100 + 300 + 500
+    assert d["span_ns"] == 2100 - 900
     assert d["memcpy"] == {"DtoD": {"count": 1, "bytes": 8192, "ns": 50}}
-    # stream 3 in start order: 1000-1100, 1200-1500 (launch 600: other 100),
-    # 1600-1800 (launch 1550 > 1500: host wait 100), 1700-2100 (overlap).
-    assert d["idle"] == {"host_wait_ns": 100, "kernel_wait_ns": 0,
-                         "other_ns": 100}, d["idle"]
+    # stream 3 in start order: the copy 900-950, 1000-1100 (launch 500:
+    # kernel wait 50), 1200-1500 (launch 600: kernel wait 100, under
+    # 30 µs), 1600-1800 (launch 1550 > 1500: host wait 100), 1700-2100
+    # (overlaps: no gap).
+    assert d["idle"] == {"host_wait_ns": 100, "kernel_wait_ns": 150,
+                         "other_ns": 0}, d["idle"]
     k = SRV.json("/data/plugin/gpu/kernels", run="nsys")
     a, n = k["kernels"]
     assert a["name"] == "void attn<float>(float*, int)", a["name"]
@@ -258,13 +276,18 @@ def check_kineto(run):
     assert d["kernels"] == 2
     # 2.25 µs and 1.001 µs, exact to the ns.
     assert d["kernel_ns"] == 2250 + 1001, d["kernel_ns"]
-    assert d["busy_ns"] == 3251
+    # Busy: both kernels and the copy (10 µs - 10.5 µs).
+    assert d["busy_ns"] == 3251 + 500
     base = 1700000000000000 * 1000
     assert d["start_ns"] == base + 1500, d["start_ns"]
-    assert d["span_ns"] == (4250 + 1001) - 1500
+    assert d["span_ns"] == 10500 - 1500
     assert d["memcpy"] == {"DtoH": {"count": 1, "bytes": 1024, "ns": 500}}
-    # The second kernel has no launch record: gap 500 ns is "other".
-    assert d["idle"]["other_ns"] == 500 and d["idle"]["host_wait_ns"] == 0
+    # The second kernel and the copy have no launch record: gaps of 500 ns
+    # and 4749 ns, both under 30 µs, are kernel wait.
+    assert d["idle"] == {"host_wait_ns": 0, "kernel_wait_ns": 500 + 4749,
+                         "other_ns": 0}, d["idle"]
+    # deviceProperties names the device.
+    assert d["name"] == "A100", d["name"]
     k = SRV.json("/data/plugin/gpu/kernels", run=run)
     first = k["kernels"][0]
     assert first["name"] == "ampere_sgemm_128x64_nn"

@@ -3,7 +3,9 @@
 // files: the straggler sentence, a rank x step heat map, the per-rank table
 // and the per-step skew; from their GPU traces (asked for separately, as
 // traces load slower): HTA's temporal breakdown per rank and the
-// communication/computation overlap. Notes on bad input are shown as text.
+// communication/computation overlap, and what the traces say of the job
+// (distributedInfo: world size, backend, process groups; each rank's
+// devices). Notes on bad input are shown as text.
 import { h, clear, sortableTable } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
 import { eng, pct, linearTicks, niceStep } from '../core/format.js';
@@ -34,9 +36,9 @@ function fin(v) {
 function ms(v) { const x = fin(v); return x === null ? '–' : eng(x); }
 function share(v) { const x = fin(v); return x === null ? '–' : pct(x); }
 
-function stat(label, value, sub) {
+function stat(label, value, sub, subAttrs = {}) {
   return h('div', { class: 'stat' }, h('div', { class: 'label' }, label),
-    h('div', { class: 'value' }, value), sub ? h('div', { class: 'sub' }, sub) : null);
+    h('div', { class: 'value' }, value), sub ? h('div', { class: 'sub', ...subAttrs }, sub) : null);
 }
 
 // Skew per step, thinned to at most MAX_SKEW_POINTS by keeping each
@@ -319,7 +321,8 @@ const page = {
     const sk = job.skew || {};
     this.body.append(verdict,
       h('div', { class: 'stats' },
-        stat('Ranks', String(num(job.n_ranks)), job.world_size ? 'world size ' + num(job.world_size) : 'world size unknown'),
+        stat('Ranks', String(num(job.n_ranks)), job.world_size ? 'world size ' + num(job.world_size) : 'world size unknown',
+          { id: 'ranks-world-size', 'data-known': job.world_size ? '1' : '0' }),
         stat('Steps', String(num(job.n_steps))),
         stat('Median own time', ms(job.job_median_own_ms) + ' ms', 'step − communication'),
         stat('Others in comm', share(job.others_comm_share), 'of each step, non-stragglers'),
@@ -400,6 +403,33 @@ const page = {
     card.appendChild(h('div', { class: 'small', id: 'ranks-overlap' },
       `Communication/computation overlap: ${share(gpu.overlap)} of the NCCL kernel time has a compute kernel running on the same device ` +
       `(${num(gpu.n_traced)} of ${gpu.ranks.length} ranks traced).`));
+    const dist = gpu.distributed;
+    if (dist) {
+      // The job's place in the world as its traces say it (Kineto's
+      // distributedInfo), also when the rank directories do not.
+      const pgs = (dist.process_groups || []).map((g) =>
+        `${g.desc ?? g.name ?? '?'}${g.name !== null && g.name !== undefined ? ' (' + g.name + ')' : ''}: ` +
+        `${g.size !== null && g.size !== undefined ? num(g.size) + ' ranks' : '? ranks'}${g.ranks ? ' ' + g.ranks : ''}${g.backend ? ', ' + g.backend : ''}`);
+      card.appendChild(h('div', { class: 'small', id: 'ranks-distributed' },
+        `From the traces: world size ${dist.world_size ?? 'unknown'}` +
+        (dist.backend ? `, backend ${dist.backend}` : '') +
+        (dist.pg_count !== null && dist.pg_count !== undefined ? `, ${num(dist.pg_count)} process group${num(dist.pg_count) === 1 ? '' : 's'}` : '') +
+        (pgs.length ? ': ' + pgs.join('; ') : '') + '.'));
+      const ws = this.body.querySelector('#ranks-world-size');
+      if (ws && dist.world_size !== null && dist.world_size !== undefined && ws.dataset.known !== '1') {
+        ws.textContent = `world size ${num(dist.world_size)} (from the traces)`;
+      }
+    }
+    const names = new Map();
+    for (const r of traced) for (const d of r.device_info || []) {
+      if (!d.name) continue;
+      const key = d.name + (d.sm_count ? `, ${num(d.sm_count)} SMs` : '') + (d.compute_capability ? `, compute ${d.compute_capability}` : '');
+      names.set(key, (names.get(key) || 0) + 1);
+    }
+    if (names.size) {
+      card.appendChild(h('div', { class: 'small muted', id: 'ranks-devices' },
+        'Devices: ' + [...names].map(([k, n]) => `${n} × ${k}`).join('; ')));
+    }
     for (const n of gpu.notes || []) card.appendChild(h('div', { class: 'small error-text note' }, String(n.text)));
     if (!traced.length) return;
     const canvas = h('canvas', { id: 'ranks-breakdown' });

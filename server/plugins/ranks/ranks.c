@@ -282,9 +282,24 @@ static void job_text(FILE *f, const tfb_ranks_job *jb,
 {
     fputs(md ? "\n### Distributed job " : "  distributed job ", f);
     tfb_report_put_str(f, jb->name, md);
-    fprintf(f, md ? "\n\n%zu ranks (world size %d), %zu steps.\n\n"
-                  : ": %zu ranks (world size %d), %zu steps\n",
-            res->n_ranks, (int)res->world_size, res->n_steps);
+    /* The directories' world size, else the traces' (distributedInfo). */
+    const char *backend = NULL;
+    int64_t tws = tfb_ranks_gpu_world_size(g, &backend);
+    if (res->world_size > 0 || tws < 0)
+        fprintf(f, md ? "\n\n%zu ranks (world size %d), %zu steps.\n\n"
+                      : ": %zu ranks (world size %d), %zu steps\n",
+                res->n_ranks, (int)res->world_size, res->n_steps);
+    else {
+        fprintf(f, md ? "\n\n%zu ranks (world size %lld from the traces"
+                      : ": %zu ranks (world size %lld from the traces",
+                res->n_ranks, (long long)tws);
+        if (backend) {
+            fputs(", backend ", f);
+            tfb_report_put_str(f, backend, md);
+        }
+        fprintf(f, md ? "), %zu steps.\n\n" : "), %zu steps\n",
+                res->n_steps);
+    }
     if (res->n_stragglers == 0) {
         fprintf(f, md ? "No straggler (rule: own time more than %.0f%% above "
                         "the median rank in at least %.0f%% of the steps).\n"

@@ -3,7 +3,8 @@
  * trace layer's per-run cache and background loader, trace.h) turned into
  * the analysis's device intervals, then HTA's temporal breakdown and the
  * comm/compute overlap (ranks_overlap.c). The only file of the plugin that
- * knows the trace API.
+ * reads trace rows; ranks_json.c writes what a trace says of itself (its
+ * devices, notes, distributedInfo) through the trace layer's writers.
  *
  * Loading: every rank's load is started first (the trace layer reads each
  * run's trace on its own thread, without a lock other requests wait on),
@@ -25,8 +26,26 @@ void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v)
 {
     if (!v)
         return;
+    for (size_t i = 0; v->ranks && i < v->n_ranks; i++)
+        tfb_trace_release(v->ranks[i].trace);
     free(v->ranks);
     memset(v, 0, sizeof *v);
+}
+
+int64_t tfb_ranks_gpu_world_size(const tfb_ranks_gpu_view *v,
+                                 const char **backend)
+{
+    if (backend)
+        *backend = NULL;
+    for (size_t i = 0; v && i < v->n_ranks; i++) {
+        const tfb_trace *t = v->ranks[i].trace;
+        if (t && t->dist.present && t->dist.world_size > 0) {
+            if (backend)
+                *backend = tfb_trace_str(t, t->dist.backend, NULL);
+            return t->dist.world_size;
+        }
+    }
+    return -1;
 }
 
 /* The device intervals of trace t (GPU lanes only), kernels classed by
@@ -184,6 +203,8 @@ int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
             progress += 1.0;
             if ((rc = figures(tr[i], g)) < 0)
                 break;
+            g->trace = tr[i]; /* the view holds it now */
+            tr[i] = NULL;
             out->n_traced++;
             out->compute_ns += g->gpu.compute_ns;
             out->comm_ns += g->gpu.comm_ns;

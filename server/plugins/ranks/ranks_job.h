@@ -38,6 +38,10 @@ typedef struct tfb_ranks_gpu_rank {
     tfb_ranks_gpu gpu;     /* tfb_ranks_gpu_breakdown of its trace */
     size_t bad_intervals;  /* left out (end < start) */
     size_t n_comm_kernels; /* kernels classed as communication */
+    /* READY: the rank's trace (one reference, released with the view),
+     * for what it says of itself: device names and properties, notes on
+     * categories not understood, distributedInfo (trace.h). */
+    struct tfb_trace *trace;
 } tfb_ranks_gpu_rank;
 
 typedef struct tfb_ranks_gpu_view {
@@ -62,6 +66,11 @@ typedef struct tfb_ranks_gpu_view {
 int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
                       tfb_ranks_gpu_view *out);
 void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v);
+/* The job's world size as the ranks' traces say it (Kineto's
+ * distributedInfo of the first rank that has one), -1 when none says it;
+ * *backend (may be NULL) its backend or NULL, valid while v is. */
+int64_t tfb_ranks_gpu_world_size(const tfb_ranks_gpu_view *v,
+                                 const char **backend);
 
 /* ---- JSON (ranks_json.c) ----------------------------------------------- */
 

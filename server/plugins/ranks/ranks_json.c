@@ -5,6 +5,7 @@
  * JSON writer. Non-finite numbers are written as JSON null.
  */
 #include "plugins/ranks/ranks_job.h"
+#include "trace/trace.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -314,6 +315,38 @@ static const tfb_json_field gpu_rank_fields[] = {
     TFB_JSON_FIELD(tfb_ranks_gpu_rank, bad_intervals, SIZE),
 };
 
+/* A rank's devices as its trace names them, its notes and its
+ * distributedInfo. */
+static void trace_meta_json(tfb_json *j, const tfb_trace *t)
+{
+    tfb_trace_summary sum;
+    tfb_json_key(j, "device_info");
+    tfb_json_array_begin(j);
+    if (tfb_trace_summarize(t, &sum) == 0) {
+        for (size_t i = 0; i < sum.n_devices; i++) {
+            const tfb_trace_device_summary *d = &sum.devices[i];
+            tfb_json_object_begin(j);
+            tfb_json_key(j, "id");
+            tfb_json_i64(j, d->id);
+            tfb_json_key(j, "name");
+            tfb_json_str(j, d->name);
+            tfb_json_key(j, "sm_count");
+            if (d->sm_count > 0)
+                tfb_json_i64(j, d->sm_count);
+            else
+                tfb_json_null(j);
+            tfb_trace_device_props_json(j, d);
+            tfb_json_object_end(j);
+        }
+        tfb_trace_summary_free(&sum);
+    }
+    tfb_json_array_end(j);
+    tfb_json_key(j, "trace_notes");
+    tfb_trace_notes_json(j, t);
+    tfb_json_key(j, "distributed");
+    tfb_trace_dist_json(j, t);
+}
+
 void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
                         const tfb_ranks_gpu_view *g)
 {
@@ -344,9 +377,19 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
         }
         if (r->has_trace)
             TFB_JSON_FIELDS(j, r, gpu_rank_fields);
+        if (r->trace)
+            trace_meta_json(j, r->trace);
         tfb_json_object_end(j);
     }
     tfb_json_array_end(j);
+    /* The job's place in the world, from the traces' distributedInfo
+     * (the rank directories may not say it). */
+    tfb_json_key(j, "distributed");
+    const struct tfb_trace *dt = NULL;
+    for (size_t i = 0; i < g->n_ranks && !dt; i++)
+        if (g->ranks[i].trace && g->ranks[i].trace->dist.present)
+            dt = g->ranks[i].trace;
+    tfb_trace_dist_json(j, dt);
     /* A rank without a trace while others have one. */
     tfb_json_key(j, "notes");
     tfb_json_array_begin(j);
@@ -379,6 +422,33 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
         tfb_json_key(j, "text");
         tfb_json_str(j, text);
         tfb_json_object_end(j);
+    }
+    /* What a rank's trace holds that was not read, or that it holds no
+     * device work at all: never 0 devices without a word. */
+    for (size_t i = 0; i < g->n_ranks; i++) {
+        const tfb_ranks_gpu_rank *r = &g->ranks[i];
+        size_t nn = tfb_trace_note_count(r->trace);
+        for (size_t k = 0; r->trace && k <= nn; k++) {
+            char note[512], text[800];
+            if (k < nn) {
+                tfb_trace_note_text(r->trace, k, note, sizeof note);
+            } else if (r->has_trace && r->gpu.n_devices == 0) {
+                snprintf(note, sizeof note,
+                         "the trace holds no device work (no kernel, copy "
+                         "or memset read)");
+            } else {
+                continue;
+            }
+            snprintf(text, sizeof text, "rank %d: %s", (int)r->rank, note);
+            tfb_json_object_begin(j);
+            tfb_json_key(j, "kind");
+            tfb_json_str(j, "trace_note");
+            tfb_json_key(j, "rank");
+            tfb_json_i64(j, r->rank);
+            tfb_json_key(j, "text");
+            tfb_json_str(j, text);
+            tfb_json_object_end(j);
+        }
     }
     tfb_json_array_end(j);
     tfb_json_object_end(j);
