@@ -219,6 +219,54 @@ static void gpu_text(FILE *f, const tfb_compare *c, int md)
     }
 }
 
+/* HTA's TraceDiff: counts per kind, then the names whose count or time
+ * changed (rows as the analysis ordered them). */
+static void trace_diff_text(FILE *f, const tfb_trace_diff *d, int md)
+{
+    section(f, md, "Trace diff (HTA's TraceDiff: kernels and CPU ops)");
+    if (!d->has_a || !d->has_b) {
+        fputs(md ? "Needs a trace in both runs.\n" : "    needs a trace in "
+                                                      "both runs\n",
+              f);
+        return;
+    }
+    static const char *const what[2] = {"kernels", "CPU ops"};
+    for (int s = 0; s < 2; s++)
+        fprintf(f, "%s%s: %zu added, %zu deleted, %zu increased, %zu "
+                   "decreased, %zu unchanged (in count)\n%s",
+                md ? "" : "    ", what[s],
+                d->kinds[s][TFB_TRACE_DIFF_ADDED],
+                d->kinds[s][TFB_TRACE_DIFF_DELETED],
+                d->kinds[s][TFB_TRACE_DIFF_INCREASED],
+                d->kinds[s][TFB_TRACE_DIFF_DECREASED],
+                d->kinds[s][TFB_TRACE_DIFF_UNCHANGED], md ? "\n" : "");
+    static const char *const heads[] = {"on",      "change",  "count A",
+                                        "count B", "total A", "total B",
+                                        "B - A"};
+    int any = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const tfb_trace_diff_row *r = &d->rows[i];
+        if (!r->diff_count && !r->diff_ns)
+            continue;
+        if (!any++)
+            head(f, md, "name", heads, 7);
+        char v[7][32];
+        snprintf(v[0], sizeof v[0], "%s", r->device);
+        snprintf(v[1], sizeof v[1], "%s", r->change);
+        snprintf(v[2], sizeof v[2], "%" PRId64, r->count_a);
+        snprintf(v[3], sizeof v[3], "%" PRId64, r->count_b);
+        ms(v[4], sizeof v[4], (double)r->total_ns_a / 1e6, 1);
+        ms(v[5], sizeof v[5], (double)r->total_ns_b / 1e6, 1);
+        snprintf(v[6], sizeof v[6], "%+.4g ms", (double)r->diff_ns / 1e6);
+        const char *cells[7] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+        row(f, md, r->name, cells, 7);
+    }
+    if (!any)
+        fputs(md ? "No name changed in count or time.\n"
+                 : "    no name changed in count or time\n",
+              f);
+}
+
 static void hparams_text(FILE *f, const tfb_compare *c, int md)
 {
     char title[128];
@@ -291,6 +339,7 @@ int tfb_compare_text(FILE *f, const tfb_compare *c,
     scalars_text(f, c, md);
     pipeline_text(f, &c->pipeline, md);
     gpu_text(f, c, md);
+    trace_diff_text(f, &c->diff, md);
     hparams_text(f, c, md);
     return ferror(f) ? TFB_EIO : 0;
 }

@@ -45,6 +45,23 @@
       return [k.name, k.count_a, k.count_b, ms(k.total_ns_a), ms(k.total_ns_b), change(k.change)];
     }), function (i) { return g.kernels[i].slower ? 'worse' : null; });
   }
+  // HTA's TraceDiff (server/analysis/trace_diff.h): null without a trace
+  // in both runs.
+  sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'Trace diff (kernels and CPU ops)'));
+  var d = c.trace_diff;
+  if (!d) add(sec, el('p', 'muted', 'Needs a trace in both runs.'));
+  else {
+    var kinds = function (x) {
+      return x.added + ' added, ' + x.deleted + ' deleted, ' + x.increased + ' increased, ' + x.decreased + ' decreased, ' + x.unchanged + ' unchanged';
+    };
+    add(sec, el('p', null, 'Kernels: ' + kinds(d.kernels) + '. CPU ops: ' + kinds(d.ops) + ' (in count).'));
+    var moved = d.rows.filter(function (r) { return r.diff_count !== 0 || r.diff_ns !== 0; });
+    if (!moved.length) add(sec, el('p', 'muted', 'No kernel or op changed in count or time.'));
+    else table(sec, ['name', 'on', 'change', 'count A', 'count B', 'total A', 'total B', 'B - A'], moved.map(function (r) {
+      return [r.name, r.device, r.change, r.count_a, r.count_b, ms(r.total_ns_a), ms(r.total_ns_b), ms(r.diff_ns)];
+    }));
+  }
   sec = add(main, el('section', 'run'));
   add(sec, el('h2', null, 'Hparams that differ'));
   var hp = c.hparams;

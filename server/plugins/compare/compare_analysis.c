@@ -321,6 +321,8 @@ int tfb_compare_runs(tfb_store *sa, tfb_run *a, const char *name_a,
      * the trace only briefly, and by then it is loaded. */
     if (rc == 0)
         rc = compare_kernels(sa, a, sb, b, gpu_wait_ms, out);
+    if (rc == 0 && out->traced_a && out->traced_b)
+        rc = tfb_trace_diff_runs(sa, a, sb, b, gpu_wait_ms, &out->diff);
     if (rc == 0)
         rc = compare_pipeline(sa, a, sb, b, &out->pipeline);
     if (rc == 0)
@@ -350,6 +352,7 @@ void tfb_compare_free(tfb_compare *c)
         free(c->hparams[i].b);
     }
     free(c->hparams);
+    tfb_trace_diff_free(&c->diff);
     memset(c, 0, sizeof *c);
     c->kernel_change = NAN;
 }

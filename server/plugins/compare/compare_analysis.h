@@ -17,6 +17,8 @@
  *    wait and the input share (Σ input / Σ step) with its verdict;
  *  - GPU kernel time by kernel name (gpu_analysis.h), over the union of
  *    the names of both traces;
+ *  - HTA's TraceDiff of the two traces: kernels and CPU ops added,
+ *    deleted, and changed in count and total time (analysis/trace_diff.h);
  *  - the hparams whose values differ (or that only one run has).
  *
  * Changes: `change` is the relative change (B - A) / |A|; it is 0 when
@@ -34,6 +36,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analysis/trace_diff.h"
 #include "core/json.h"
 #include "store/store.h"
 
@@ -89,6 +92,7 @@ typedef struct tfb_compare {
     tfb_compare_hparam *hparams;    /* differing only, by name */
     size_t n_hparams;
     size_t hparams_a, hparams_b;    /* hparams each run logged */
+    tfb_trace_diff diff;            /* HTA's TraceDiff, when both traced */
 } tfb_compare;
 
 /* Compares run a of store sa (the baseline) with run b of store sb (the
@@ -122,6 +126,10 @@ double tfb_compare_change(double a, double b);
  *   "kernel_change", "kernels": [{"name", "count_a", "count_b",
  *   "total_ns_a", "total_ns_b", "mean_ns_a", "mean_ns_b", "change",
  *   "slower"}]},
+ *  "trace_diff": null or {"names", "rows_max", "kernels": {"added",
+ *   "deleted", "increased", "decreased", "unchanged"}, "ops": {...},
+ *   "rows": [{"name", "device", "change", "count_a", "count_b",
+ *   "total_ns_a", "total_ns_b", "diff_count", "diff_ns"}]},
  *  "hparams": {"count_a", "count_b", "differ": [{"name", "a", "b"}]}}
  * Unknown numbers are null; non-finite data values are "NaN"/"Infinity"
  * strings as everywhere in the API. */

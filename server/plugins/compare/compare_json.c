@@ -71,6 +71,48 @@ static const tfb_json_field hparam_fields[] = {
     TFB_JSON_FIELD(tfb_compare_hparam, b, STR),
 };
 
+static const tfb_json_field diff_row_fields[] = {
+    TFB_JSON_FIELD(tfb_trace_diff_row, name, STR),
+    TFB_JSON_FIELD(tfb_trace_diff_row, device, STR),
+    TFB_JSON_FIELD(tfb_trace_diff_row, change, STR),
+    TFB_JSON_FIELD(tfb_trace_diff_row, count_a, I64),
+    TFB_JSON_FIELD(tfb_trace_diff_row, count_b, I64),
+    TFB_JSON_FIELD(tfb_trace_diff_row, total_ns_a, I64),
+    TFB_JSON_FIELD(tfb_trace_diff_row, total_ns_b, I64),
+    TFB_JSON_FIELD(tfb_trace_diff_row, diff_count, I64),
+    TFB_JSON_FIELD(tfb_trace_diff_row, diff_ns, I64),
+};
+
+/* HTA's TraceDiff; null unless both runs have a trace. */
+static void trace_diff_json(tfb_json *j, const tfb_trace_diff *d)
+{
+    if (!d->has_a || !d->has_b) {
+        tfb_json_null(j);
+        return;
+    }
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "names");
+    tfb_json_u64(j, d->names);
+    tfb_json_key(j, "rows_max");
+    tfb_json_u64(j, TFB_TRACE_DIFF_ROWS_MAX);
+    static const char *const sides[2] = {"kernels", "ops"};
+    for (int s = 0; s < 2; s++) {
+        tfb_json_key(j, sides[s]);
+        tfb_json_object_begin(j);
+        for (int k = 0; k < TFB_TRACE_DIFF_KINDS; k++) {
+            tfb_json_key(j, tfb_trace_diff_kind_name(k));
+            tfb_json_u64(j, d->kinds[s][k]);
+        }
+        tfb_json_object_end(j);
+    }
+    tfb_json_key(j, "rows");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < d->n; i++)
+        TFB_JSON_STRUCT(j, &d->rows[i], diff_row_fields);
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+}
+
 void tfb_compare_json(tfb_json *j, const tfb_compare *c)
 {
     tfb_json_object_begin(j);
@@ -98,6 +140,8 @@ void tfb_compare_json(tfb_json *j, const tfb_compare *c)
         TFB_JSON_STRUCT(j, &c->kernels[i], kernel_fields);
     tfb_json_array_end(j);
     tfb_json_object_end(j);
+    tfb_json_key(j, "trace_diff");
+    trace_diff_json(j, &c->diff);
     tfb_json_key(j, "hparams");
     tfb_json_object_begin(j);
     tfb_json_key(j, "count_a");

@@ -297,12 +297,28 @@ const page = {
         td(ms(k.total_ns_a)), td(ms(k.total_ns_b)), h('td', { class: 'num' + (k.slower ? ' error-text' : '') }, change(k.change)),
         h('td', { class: k.slower ? 'error-text' : null, style: { fontWeight: '600' } }, k.slower ? 'slower' : '')))));
 
+    // HTA's TraceDiff: kernels and CPU ops added, deleted, and changed in
+    // count and total time (server/analysis/trace_diff.h).
+    const d = c.trace_diff;
+    this.body.appendChild(h('h3', { class: 'card-h' }, 'Trace diff (kernels and CPU ops)'));
+    if (!d) this.body.appendChild(h('div', { class: 'empty small', id: 'compare-diff-none' }, loading ? 'Waiting for the traces…' : 'Needs a trace in both runs.'));
+    else {
+      const kinds = (x) => `${x.added} added, ${x.deleted} deleted, ${x.increased} more often, ${x.decreased} less often, ${x.unchanged} same count`;
+      this.body.appendChild(h('div', { class: 'muted', id: 'compare-diff-summary' }, `Kernels: ${kinds(d.kernels)}. CPU ops: ${kinds(d.ops)}.`));
+      const moved = d.rows.filter((r) => r.diff_count !== 0 || r.diff_ns !== 0);
+      if (!moved.length) this.body.appendChild(h('div', { class: 'empty small' }, 'No kernel or op changed in count or time.'));
+      else this.body.appendChild(table('compare-diff', ['Name', 'On', 'Change', 'Count A', 'Count B', 'Total A', 'Total B', 'B − A'],
+        moved.map((r) => h('tr', { dataset: { name: r.name, change: r.change } },
+          h('td', { class: 'mono' }, r.name), td(r.device.toUpperCase()), td(r.change), td(String(r.count_a)), td(String(r.count_b)),
+          td(ms(r.total_ns_a)), td(ms(r.total_ns_b)), td((r.diff_ns > 0 ? '+' : '') + ms(r.diff_ns))))));
+    }
+
     this.body.appendChild(h('h3', { class: 'card-h' }, 'Hparams that differ'));
     if (!c.hparams.differ.length) this.body.appendChild(h('div', { class: 'empty small' }, c.hparams.count_a || c.hparams.count_b ? 'The runs logged the same hparams.' : 'Neither run logged hparams.'));
     else this.body.appendChild(table('compare-hparams', ['Hparam', 'A', 'B'],
       c.hparams.differ.map((x) => h('tr', null, h('td', null, x.name), td(x.a === null ? '(not set)' : x.a), td(x.b === null ? '(not set)' : x.b)))));
     if (window.__tfb && window.__tfb.pages) {
-      window.__tfb.pages.compare = { a: c.a, b: c.b, scalars: c.scalars.length, slower: slower.map((k) => k.name), hparams: c.hparams.differ.length,
+      window.__tfb.pages.compare = { a: c.a, b: c.b, scalars: c.scalars.length, diff: d ? d.rows.length : null, slower: slower.map((k) => k.name), hparams: c.hparams.differ.length,
         headline: heads.join('; '), charts: Math.min(c.scalars.length, MAX_CHARTS), drawn: 0 };
     }
   },

@@ -95,7 +95,10 @@ T.run(async () => {
       await T.until(p2, () => document.body.getAttribute('data-rendered') === '1', null, 'html page drawn');
       const c = await api('data/plugin/compare/compare?a=lr0.1&b=lr0.02');
       const tables = await p2.$$eval('section.run table', (ts) => ts.map((t) => t.querySelectorAll('tbody tr').length));
-      T.assertEq(tables, [c.scalars.length, c.gpu.kernels.length, c.hparams.differ.length], 'rows: scalars, kernels, hparams');
+      // The trace diff's table lists the names whose count or time moved
+      // (none: no table).
+      const moved = c.trace_diff ? c.trace_diff.rows.filter((r) => r.diff_count !== 0 || r.diff_ns !== 0).length : 0;
+      T.assertEq(tables, [c.scalars.length, c.gpu.kernels.length, ...(moved ? [moved] : []), c.hparams.differ.length], 'rows: scalars, kernels, trace diff, hparams');
       const worse = await p2.$$eval('tr.worse td:first-child', (tds) => tds.map((td) => td.textContent));
       T.assertEq(worse, ['gemm_kernel', 'softmax_kernel'], 'slower kernels marked');
       await T.screenshot(p2, 'compare_report_html');

@@ -10,6 +10,7 @@
 
 #include "plugins/gpu/gpu_analysis.h"
 #include "plugins/gpu/gpu_memory_routes.h"
+#include "plugins/gpu/gpu_hta_routes.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
 
@@ -461,6 +462,8 @@ static const tfb_plugin_route routes[] = {
     {"host", route_host},
     {"trace.json", route_trace_json},
     {"memory", tfb_gpu_route_memory},
+    {"launches", tfb_gpu_route_launches},
+    {"queue", tfb_gpu_route_queue},
 };
 
 /* Its web files (page.js first), embedded from this folder by the

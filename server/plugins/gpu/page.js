@@ -12,6 +12,7 @@ import { makeChart, } from '../core/charts.js';
 import { themeColor, withAlpha } from '../core/colors.js';
 import { COLOR, devColor, filledSet, timeChartOptions, sizeCanvas } from '../lib/plot.js';
 import { MemoryView, renderNvml, hasNvml } from '../lib/gpu_memory.js';
+import { renderHta } from '../lib/gpu_hta.js';
 import { pickRun, mountRunPage, updateRunPage } from '../lib/run_pick.js';
 import { SCALAR_TAGS } from '../lib/catalog.js';
 
@@ -613,7 +614,8 @@ const page = {
     // Memory and NVML metrics: filled below, without holding up the rest.
     const memWrap = h('div', { id: 'gpu-memory-wrap' });
     const nvmlWrap = h('div', { id: 'gpu-nvml-wrap' });
-    this.body.append(memWrap, nvmlWrap);
+    const htaWrap = h('div', { id: 'gpu-hta-wrap' });
+    this.body.append(htaWrap, memWrap, nvmlWrap);
     this.utilChart = this.charts[this.charts.length - 1];
 
     // Memcpy breakdown.
@@ -673,6 +675,13 @@ const page = {
     this.timeline = new Timeline(tlWrap, run);
     window.__tfb.pages.gpu = { run, traced: true, sample, devices: devices.length, kernels: krows.length, kernelsShown: krows.length, memcpy: mrows.length, utilPoints: uds.map((d) => d.data.length) };
     this.renderExtras(run, token, Number.isFinite(t0) ? t0 : null, memWrap, nvmlWrap);
+    renderHta(htaWrap, run, gpuJSON).then((info) => {
+      if (this.token === token) window.__tfb.pages.gpu.hta = info;
+    }, (e) => {
+      if (this.token !== token) return;
+      htaWrap.appendChild(h('div', { class: 'empty small error-text' }, 'Could not load the launch statistics: ' + e.message));
+      window.__tfb.pages.gpu.hta = { error: e.message };
+    });
   },
   // The memory view and the NVML charts, on the utilization chart's time
   // origin (the first kernel); zooming the memory chart zooms it too.

@@ -285,8 +285,11 @@ const page = {
     this.lastGpu = { job: this.job, data: gpu };
     for (const c of this.gpuCharts || []) { c.destroy(); this.charts = this.charts.filter((x) => x !== c); }
     this.drawGpu(gpuCard, gpu);
+    this.traceVerdict(job, gpu);
     this.rankTable.setRows(this.rows(job, gpu));
-    window.__tfb.pages.ranks.gpu = { traced: num(gpu.n_traced), overlap: fin(gpu.overlap) };
+    const ts = gpu.trace_straggler;
+    window.__tfb.pages.ranks.gpu = { traced: num(gpu.n_traced), overlap: fin(gpu.overlap),
+      traceStraggler: ts && ts.straggler !== null ? num(ts.straggler) : null };
   },
   showError(msg) {
     this.destroyCharts();
@@ -391,6 +394,25 @@ const page = {
         },
       }));
     }
+  },
+  // Without step times the step rule has nothing to judge: the verdict is
+  // then the traces' (the rank whose NCCL collectives start last,
+  // server/analysis/ranks_trace_straggler.h), and says so.
+  traceVerdict(job, gpu) {
+    const ts = gpu.trace_straggler;
+    const verdict = this.body.querySelector('#ranks-verdict');
+    if (!ts || !verdict || num(job.n_steps) > 0) return;
+    const p = (ts.per_rank || []).find((x) => ts.straggler !== null && num(x.rank) === num(ts.straggler));
+    clear(verdict);
+    verdict.className = 'verdict ' + (p ? 'highly' : 'not');
+    verdict.append(
+      h('h2', null, p ? '1 straggler (from the traces)' : 'No straggler (from the traces)'),
+      p ? h('div', { class: 'straggler-sentence' },
+        `Rank ${num(p.rank)} starts its NCCL collectives last in ${num(p.last)} of ${num(ts.compared)} (${pct(fin(p.last_share) ?? 0, 0)}); ` +
+        `the other ranks wait ${eng(num(p.wait_caused_ns) / 1e6)} ms for it in all.`) : null,
+      h('div', { class: 'muted small' },
+        `No step times in the event files: judged from the ${num(ts.ranks)} traced ranks' NCCL kernel start times. ` +
+        `Rule: the rank that starts last in at least ${pct(fin(ts.share_min) ?? 0, 0)} of the collectives (at least ${num(ts.collectives_min)} compared).`));
   },
   drawGpu(card, gpu) {
     clear(card);

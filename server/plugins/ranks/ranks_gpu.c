@@ -29,6 +29,7 @@ void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v)
     for (size_t i = 0; v->ranks && i < v->n_ranks; i++)
         tfb_trace_release(v->ranks[i].trace);
     free(v->ranks);
+    tfb_ranks_trace_straggler_free(&v->trace_straggler);
     memset(v, 0, sizeof *v);
 }
 
@@ -103,6 +104,75 @@ static int intervals_of(const tfb_trace *t, tfb_ranks_interval **out,
     return 0;
 }
 
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The start times of t's NCCL kernels, ascending (*out malloc'd). */
+static int nccl_starts(const tfb_trace *t, int64_t **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    int8_t *cls = calloc(t->nstrings ? t->nstrings : 1, 1);
+    if (!cls)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < t->nstrings; i++)
+        cls[i] = (int8_t)(tfb_ranks_classify_kernel(t->strings[i]) ==
+                          TFB_RANKS_COMM);
+    size_t n = 0, cap = 0;
+    int64_t *v = NULL;
+    for (size_t i = 0; i < t->nspans; i++) {
+        const tfb_trace_span *s = &t->spans[i];
+        if (s->kind != TFB_TRACE_KERNEL || s->info < 0 ||
+            (size_t)s->info >= t->nkinfo)
+            continue;
+        int32_t name = t->kinfo[s->info].name;
+        if (name < 0 || (size_t)name >= t->nstrings || !cls[name])
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            int64_t *nv = realloc(v, cap * sizeof *nv);
+            if (!nv) {
+                free(v);
+                free(cls);
+                return TFB_ENOMEM;
+            }
+            v = nv;
+        }
+        v[n++] = s->start;
+    }
+    free(cls);
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_i64);
+    *out = v;
+    *n_out = n;
+    return 0;
+}
+
+/* The straggler from the ready traces (tr[i] NULL: not ready). */
+static int trace_straggler(tfb_trace **tr, const tfb_ranks_gpu_rank *ranks,
+                           size_t n, tfb_ranks_trace_straggler *out)
+{
+    tfb_ranks_trace_starts *in = calloc(n ? n : 1, sizeof *in);
+    int64_t **own = calloc(n ? n : 1, sizeof *own);
+    int rc = in && own ? 0 : TFB_ENOMEM;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (ranks[i].state != TFB_RANKS_TRACE_READY || !tr[i])
+            continue;
+        rc = nccl_starts(tr[i], &own[i], &in[i].n);
+        in[i].starts = own[i];
+    }
+    if (rc == 0)
+        rc = tfb_ranks_trace_straggler_find(in, n, out);
+    for (size_t i = 0; own && i < n; i++)
+        free(own[i]);
+    free(own);
+    free(in);
+    return rc;
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -132,6 +202,7 @@ int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
 {
     memset(out, 0, sizeof *out);
     out->overlap = NAN;
+    out->trace_straggler.straggler = -1;
     size_t n = job->n_members;
     out->ranks = calloc(n ? n : 1, sizeof *out->ranks);
     tfb_trace **tr = calloc(n ? n : 1, sizeof *tr);
@@ -217,6 +288,8 @@ int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
             out->n_failed++;
         }
     }
+    if (rc == 0)
+        rc = trace_straggler(tr, out->ranks, n, &out->trace_straggler);
     for (size_t i = 0; i < n; i++)
         tfb_trace_release(tr[i]);
     free(tr);

@@ -11,6 +11,7 @@
 #ifndef TFB_SERVER_RANKS_JOB_H
 #define TFB_SERVER_RANKS_JOB_H
 
+#include "analysis/ranks_trace_straggler.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,6 +55,9 @@ typedef struct tfb_ranks_gpu_view {
     int64_t compute_ns, comm_ns, memory_ns, idle_ns;
     int64_t comm_union_ns, overlap_ns;
     double overlap;        /* overlap_ns / comm_union_ns; NaN when 0 */
+    /* The straggler from the ready ranks' NCCL kernel starts
+     * (analysis/ranks_trace_straggler.h), per_rank aligned with ranks. */
+    tfb_ranks_trace_straggler trace_straggler;
 } tfb_ranks_gpu_view;
 
 /* Each member's GPU trace (the gpu plugin's cache and background loader,

@@ -347,6 +347,49 @@ static void trace_meta_json(tfb_json *j, const tfb_trace *t)
     tfb_trace_dist_json(j, t);
 }
 
+static const tfb_json_field lateness_fields[] = {
+    TFB_JSON_FIELD(tfb_ranks_trace_lateness, last, SIZE),
+    TFB_JSON_FIELD(tfb_ranks_trace_lateness, last_share, FIN),
+    TFB_JSON_FIELD(tfb_ranks_trace_lateness, mean_late_ns, FIN),
+    TFB_JSON_FIELD(tfb_ranks_trace_lateness, wait_caused_ns, I64),
+};
+
+/* The straggler from the NCCL kernel starts (ranks_trace_straggler.h):
+ * null until two ranks with NCCL kernels are traced. */
+static void trace_straggler_json(tfb_json *j, const tfb_ranks_gpu_view *g)
+{
+    const tfb_ranks_trace_straggler *t = &g->trace_straggler;
+    if (!t->per_rank || t->ranks < 2) {
+        tfb_json_null(j);
+        return;
+    }
+    tfb_json_object_begin(j);
+    tfb_json_key(j, "compared");
+    tfb_json_u64(j, t->compared);
+    tfb_json_key(j, "ranks");
+    tfb_json_u64(j, t->ranks);
+    tfb_json_key(j, "straggler");
+    if (t->straggler >= 0 && (size_t)t->straggler < g->n_ranks)
+        tfb_json_i64(j, g->ranks[t->straggler].rank);
+    else
+        tfb_json_null(j);
+    tfb_json_key(j, "share_min");
+    tfb_json_double(j, TFB_RANKS_TRACE_STRAGGLER_SHARE);
+    tfb_json_key(j, "collectives_min");
+    tfb_json_u64(j, TFB_RANKS_TRACE_MIN_COLLECTIVES);
+    tfb_json_key(j, "per_rank");
+    tfb_json_array_begin(j);
+    for (size_t i = 0; i < t->n && i < g->n_ranks; i++) {
+        tfb_json_object_begin(j);
+        tfb_json_key(j, "rank");
+        tfb_json_i64(j, g->ranks[i].rank);
+        TFB_JSON_FIELDS(j, &t->per_rank[i], lateness_fields);
+        tfb_json_object_end(j);
+    }
+    tfb_json_array_end(j);
+    tfb_json_object_end(j);
+}
+
 void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
                         const tfb_ranks_gpu_view *g)
 {
@@ -390,6 +433,8 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
         if (g->ranks[i].trace && g->ranks[i].trace->dist.present)
             dt = g->ranks[i].trace;
     tfb_trace_dist_json(j, dt);
+    tfb_json_key(j, "trace_straggler");
+    trace_straggler_json(j, g);
     /* A rank without a trace while others have one. */
     tfb_json_key(j, "notes");
     tfb_json_array_begin(j);
