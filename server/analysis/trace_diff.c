@@ -10,6 +10,7 @@
 
 #include "tfboard.h"
 #include "base/str.h"
+#include "base/vec.h"
 #include "trace/trace.h"
 
 static const char *const k_kind_names[TFB_TRACE_DIFF_KINDS] = {
@@ -27,6 +28,7 @@ typedef struct entry {
     int64_t count, total;
 } entry;
 
+/* v, n and cap as base/vec.h's vectors, so tfb_vec_push grows it. */
 typedef struct side {
     entry *v;
     size_t n, cap;
@@ -36,18 +38,13 @@ typedef struct side {
 static int side_add(side *s, const char *name, int dev, int64_t count,
                     int64_t total)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        entry *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return TFB_ENOMEM;
-        s->v = v;
-        s->cap = cap;
-    }
     char *copy = tfb_strdup(name ? name : "");
     if (!copy)
         return TFB_ENOMEM;
-    s->v[s->n++] = (entry){copy, dev, count, total};
+    if (tfb_vec_push(s, ((entry){copy, dev, count, total})) < 0) {
+        free(copy);
+        return TFB_ENOMEM;
+    }
     return 0;
 }
 
@@ -55,7 +52,7 @@ static void side_free(side *s)
 {
     for (size_t i = 0; i < s->n; i++)
         free(s->v[i].name);
-    free(s->v);
+    tfb_vec_free(s);
     memset(s, 0, sizeof *s);
 }
 

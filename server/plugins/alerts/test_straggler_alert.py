@@ -39,7 +39,14 @@ def main():
     with tempfile.TemporaryDirectory() as logdir:
         train(logdir, "ddp", ["--slow-rank", "2", "--slow-factor", "1.3"])
         train(logdir, "even", [])
+        # A straggler is printed but is not one of the default --fail_on
+        # rules (those of a broken run, server/watch.h); named, it fails.
         w = subprocess.run([TFBOARD, "watch", "--logdir", logdir, "--once"],
+                           capture_output=True, text=True, timeout=120)
+        assert w.returncode == 0, (w.returncode, w.stdout, w.stderr)
+        assert " rule=straggler" in w.stdout, w.stdout
+        w = subprocess.run([TFBOARD, "watch", "--logdir", logdir, "--once",
+                            "--fail_on", "straggler"],
                            capture_output=True, text=True, timeout=120)
         assert w.returncode == 1, (w.returncode, w.stdout, w.stderr)
         lines = [ln for ln in w.stdout.splitlines()

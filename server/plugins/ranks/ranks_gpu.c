@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/vec.h"
 #include "trace/trace.h"
 #include "tfboard.h"
 
@@ -121,8 +122,7 @@ static int nccl_starts(const tfb_trace *t, int64_t **out, size_t *n_out)
     for (size_t i = 0; i < t->nstrings; i++)
         cls[i] = (int8_t)(tfb_ranks_classify_kernel(t->strings[i]) ==
                           TFB_RANKS_COMM);
-    size_t n = 0, cap = 0;
-    int64_t *v = NULL;
+    TFB_VEC(int64_t) v = {0};
     for (size_t i = 0; i < t->nspans; i++) {
         const tfb_trace_span *s = &t->spans[i];
         if (s->kind != TFB_TRACE_KERNEL || s->info < 0 ||
@@ -131,27 +131,21 @@ static int nccl_starts(const tfb_trace *t, int64_t **out, size_t *n_out)
         int32_t name = t->kinfo[s->info].name;
         if (name < 0 || (size_t)name >= t->nstrings || !cls[name])
             continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            int64_t *nv = realloc(v, cap * sizeof *nv);
-            if (!nv) {
-                free(v);
-                free(cls);
-                return TFB_ENOMEM;
-            }
-            v = nv;
+        if (tfb_vec_push(&v, s->start) < 0) {
+            tfb_vec_free(&v);
+            free(cls);
+            return TFB_ENOMEM;
         }
-        v[n++] = s->start;
     }
     free(cls);
-    if (n > 1)
-        qsort(v, n, sizeof *v, cmp_i64);
-    *out = v;
-    *n_out = n;
+    if (v.n > 1)
+        qsort(v.v, v.n, sizeof *v.v, cmp_i64);
+    *out = v.v;
+    *n_out = v.n;
     return 0;
 }
 
-/* The straggler from the ready traces (tr[i] NULL: not ready). */
+/* The straggler from the ready traces. */
 static int trace_straggler(tfb_trace **tr, const tfb_ranks_gpu_rank *ranks,
                            size_t n, tfb_ranks_trace_straggler *out)
 {
@@ -159,9 +153,12 @@ static int trace_straggler(tfb_trace **tr, const tfb_ranks_gpu_rank *ranks,
     int64_t **own = calloc(n ? n : 1, sizeof *own);
     int rc = in && own ? 0 : TFB_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (ranks[i].state != TFB_RANKS_TRACE_READY || !tr[i])
+        /* A ready rank's trace has moved into the view (ranks[i].trace)
+         * by now; tr[i] holds it only when it did not. */
+        const tfb_trace *t = tr[i] ? tr[i] : ranks[i].trace;
+        if (ranks[i].state != TFB_RANKS_TRACE_READY || !t)
             continue;
-        rc = nccl_starts(tr[i], &own[i], &in[i].n);
+        rc = nccl_starts(t, &own[i], &in[i].n);
         in[i].starts = own[i];
     }
     if (rc == 0)
