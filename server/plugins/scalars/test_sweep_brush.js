@@ -96,6 +96,17 @@ T.run(async () => {
       const len = await hashLen(page);
       T.assert(len < URL_MAX, `the URL hash is ${len} bytes on Scalars`);
       hash = await page.evaluate(() => location.hash);   // the link a user shares
+      // The exported view names the selection by its id, not the names.
+      await page.click('#settings-btn');
+      const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-view')]);
+      const file = require('path').join(T.tmpdir('tfb-export-'), 'view.html');
+      await dl.saveAs(file);
+      const html = require('fs').readFileSync(file, 'utf8');
+      const id = /runs=%40([0-9a-f]{16})/.exec(hash)[1];
+      const named = (html.match(/trial-\d{5}/g) || []).length;
+      console.log(`# export: ${html.length} bytes, ${named} run names`);
+      T.assert(html.includes('"selection":"' + id + '"'), 'the export names the selection id');
+      T.assert(named < 100, `the export does not list the ${kept} runs: ${named} names`);
       T.assertEq(page.problems.filter((p) => p.startsWith('HTTP')), [], 'no 4xx/5xx');
       await T.screenshot(page, 'sweep_brush_scalars');
     });
