@@ -10,6 +10,7 @@
 #include "core/http_api.h"
 #include "core/plugin.h"
 #include "core/routes_core.h"
+#include "core/selection.h"
 
 static const tfb_route core_routes[] = {
     {"/data/runs", tfb_route_runs},
@@ -19,6 +20,8 @@ static const tfb_route core_routes[] = {
     {"/data/plugin/core/progress", tfb_route_progress},
     /* a reload now (harmless to repeat, so GET too: a link works) */
     {"/data/reload", tfb_route_reload},
+    /* GET ?id= (the names of a held selection); PUT below */
+    {"/data/selection", tfb_route_selection},
 };
 
 #define PLUGIN_PREFIX "/data/plugin/"
@@ -26,10 +29,16 @@ static const tfb_route core_routes[] = {
 /* The plugin route for path, or NULL (core routes are GET only). */
 static const tfb_plugin_route *plugin_route(const char *path, int put);
 
-tfb_http_handler tfb_route_find_put(const char *path)
+tfb_http_handler tfb_route_find_put(const char *path, size_t *max_body)
 {
+    *max_body = TFB_HTTP_PUT_MAX;
     if (strcmp(path, "/data/reload") == 0)
         return tfb_route_reload;
+    if (strcmp(path, "/data/selection") == 0) {
+        /* A sweep's selection: 10,000 names are about 200 KB. */
+        *max_body = TFB_SELECTION_BODY_MAX;
+        return tfb_route_selection;
+    }
     const tfb_plugin_route *r = plugin_route(path, 1);
     return r ? r->handler : NULL;
 }

@@ -392,8 +392,10 @@ static struct MHD_Response *make_response(tfb_http_resp *a, tfb_server *srv,
 typedef struct req_state {
     int too_long;
     int seen; /* on_request ran once (headers in) */
-    /* PUT to a route that accepts it: the body, at most TFB_HTTP_PUT_MAX
-     * bytes (past that it is dropped and the answer is 413). */
+    /* PUT to a route that accepts it: the body, at most the route's
+     * bound (tfb_route_find_put: TFB_HTTP_PUT_MAX, or
+     * TFB_SELECTION_BODY_MAX for /data/selection; past that it is dropped
+     * and the answer is 413). */
     TFB_VEC(char) body; /* NUL-terminated once non-empty */
     int body_too_big;
     tfb_server *srv;
@@ -719,8 +721,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         }
         return send_answer(c, &a, 1, rs);
     }
+    size_t body_max = TFB_HTTP_PUT_MAX;
     tfb_http_handler put_h = strcmp(method, "PUT") == 0
-                                 ? tfb_route_find_put(url)
+                                 ? tfb_route_find_put(url, &body_max)
                                  : NULL;
     int is_put = put_h != NULL;
     if (is_put && *upload_size) {
@@ -730,7 +733,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         *upload_size = 0;
         if (rs->body_too_big)
             return MHD_YES;
-        if (n > TFB_HTTP_PUT_MAX - rs->body.n) {
+        if (n > body_max - rs->body.n) {
             rs->body_too_big = 1;
             tfb_vec_free(&rs->body);
             return MHD_YES;
@@ -754,7 +757,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             return send_answer(c, &a, 1, rs);
         }
         if (rs->body_too_big) {
-            tfb_http_error(&a, 413, "body over %d bytes", TFB_HTTP_PUT_MAX);
+            tfb_http_error(&a, 413, "body over %zu bytes", body_max);
             return send_answer(c, &a, 1, rs);
         }
         tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, "PUT",

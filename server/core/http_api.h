@@ -38,7 +38,8 @@ tfb_store *tfb_server_store(const tfb_http_req *req);
 const char *tfb_http_method(const tfb_http_req *req);
 
 /* The body of a PUT: *len bytes, NUL-terminated; NULL (and *len 0) for
- * other methods. Valid during the handler call. */
+ * other methods. Valid during the handler call. At most TFB_HTTP_PUT_MAX
+ * bytes (a plugin's PUT; core's /data/selection takes more). */
 #define TFB_HTTP_PUT_MAX (64 * 1024)
 const char *tfb_http_body(const tfb_http_req *req, size_t *len);
 
@@ -126,7 +127,9 @@ typedef struct tfb_route {
 /* Returns the handler for path (core routes, then the plugins' routes
  * under /data/plugin/<name>/), or NULL. */
 tfb_http_handler tfb_route_find(const char *path);
-/* The PUT handler for path (a plugin's put_routes), or NULL. */
-tfb_http_handler tfb_route_find_put(const char *path);
+/* The PUT handler for path (a plugin's put_routes, /data/reload,
+ * /data/selection), or NULL; *max_body: the largest body it takes
+ * (TFB_HTTP_PUT_MAX but for /data/selection's TFB_SELECTION_BODY_MAX). */
+tfb_http_handler tfb_route_find_put(const char *path, size_t *max_body);
 
 #endif

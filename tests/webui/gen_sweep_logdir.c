@@ -14,6 +14,11 @@
  *                 one plateaus high), every step
  *     loss/val    loss/train + 0.05, every 10 steps
  *     accuracy    1 - loss/val / 2.5, every 10 steps
+ *     loss/aux    0.5 + 0.5 exp(-step / 20) + noise, every 10 steps; at
+ *                 step 0 every 9th run logs a spike up (1,000 .. 12,000)
+ *                 and every 13th one down (-2,000): the first band view
+ *                 of a real sweep (issue 27), where p5/p95 at step 0 are
+ *                 thousands while the median moves between 1 and 0.5
  *   Every 97th run diverges: loss/train is NaN from step STEPS/2 on.
  *   Values are a deterministic function of the run index (no rand()), so
  *   every run of the generator writes the same logdir. Wall time
@@ -86,6 +91,12 @@ static void run(const char *dir, int i, int steps)
             check(tfb_scalar_at(w, "loss/val", v + 0.05, s, wall), "loss/val");
             check(tfb_scalar_at(w, "accuracy", 1 - (v + 0.05) / 2.5, s, wall),
                   "accuracy");
+            double aux = 0.5 + 0.5 * exp(-s / 20.0) + noise;
+            if (s == 0 && i % 9 == 0)
+                aux = 1000 + 11000 * unit(i, 5);
+            else if (s == 0 && i % 13 == 0)
+                aux = -2000;
+            check(tfb_scalar_at(w, "loss/aux", aux, s, wall), "loss/aux");
         }
     }
     check(tfb_hparams_end(w, TFB_HPARAMS_SUCCESS), "end");

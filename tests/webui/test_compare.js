@@ -97,6 +97,42 @@ T.run(async () => {
       await T.screenshot(page, 'compare_groups_std');
     });
 
+    await T.step('scalars: group means smoothed like lines, colours of their own, bands visible in light and dark', async () => {
+      // TensorBoard's debiased EMA over the finite means, as the lines get it.
+      const ema = (ys, w) => { let last = 0, n = 0; return ys.map((y) => { if (y === null || !Number.isFinite(y)) return y; last = last * w + (1 - w) * y; n++; return last / (1 - Math.pow(w, n)); }); };
+      const rgb = (c) => { const m = /^#(..)(..)(..)$/.exec(c); if (m) return [1, 2, 3].map((i) => parseInt(m[i], 16)); return c.match(/[\d.]+/g).slice(0, 3).map(Number); };
+      const dist = (a, b) => Math.hypot(a[0] - b[0], a[1] - b[1], a[2] - b[2]);
+      for (const scheme of ['light', 'dark']) {
+        const p2 = await T.newPage(browser, { colorScheme: scheme });
+        await T.openApp(p2, srv.url, 'tab=scalars&group=hparam:lr&smoothing=0.8');
+        const c = await T.until(p2, () => { const x = window.__tfb.charts['scalars:loss/train']; return x && x.grouped ? x : null; }, null, 'grouped chart (' + scheme + ')');
+        // What Chart.js draws: per group its band's upper edge (filled) and
+        // its mean line, labelled "<key> (N runs)".
+        const drawn = await p2.evaluate(() => window.Chart.getChart(document.querySelector('.card[data-tag="loss/train"] canvas')).data.datasets
+          .map((d) => ({ label: d.label, y: d.data.map((q) => q.y), border: d.borderColor, fill: d.backgroundColor })));
+        for (const g of c.groups) {
+          const line = drawn.find((d) => d.label.startsWith(g.key + ' (') && / runs?\)$/.test(d.label));
+          const want = ema(g.mean, 0.8);
+          T.assert(line.y.every((v, i) => (v === null && want[i] === null) || near(v, want[i])), `${g.key}: the drawn mean ${line.y} is the raw mean ${g.mean} smoothed at 0.8: ${want}`);
+          g.color = line.border;
+          g.bandFill = drawn.find((d) => d.label === g.key + ' (high)').fill;
+        }
+        // No group colour is near a run colour (any run's, core/colors.js).
+        const runColors = await p2.evaluate(async () => (await import('./js/core/colors.js')).RUN_PALETTE);
+        for (const g of c.groups) T.assert(runColors.every((rc) => dist(rgb(rc), rgb(g.color)) >= 60), `group ${g.key}'s colour ${g.color} is at least 60 from every run colour: ${runColors.map((rc) => rc + ' ' + dist(rgb(rc), rgb(g.color)).toFixed(0))}`);
+        // The band's fill over the card's background stands out from it.
+        const bg = rgb(await p2.$eval('.card[data-tag="loss/train"]', (e) => getComputedStyle(e).backgroundColor));
+        for (const g of c.groups) {
+          const f = g.bandFill.match(/[\d.]+/g).map(Number);
+          const over = [0, 1, 2].map((i) => f[3] * f[i] + (1 - f[3]) * bg[i]);
+          T.assert(dist(over, bg) >= 45, `${scheme}: group ${g.key}'s band ${g.bandFill} over ${bg} differs by ${dist(over, bg).toFixed(1)} (at least 45)`);
+        }
+        await T.screenshot(p2, 'compare_groups_smoothed_' + scheme);
+        T.assertEq(p2.problems, [], 'problems (' + scheme + ')');
+        await p2.context().close();
+      }
+    });
+
     await T.step('scalars: runs grouped by a regex capture over the name', async () => {
       await page.selectOption('#group-by', 'regex');
       await page.fill('#group-regex', 'seed=([0-9])');

@@ -15,6 +15,7 @@
 #include "base/regex_bound.h"
 #include "base/str.h"
 #include "base/vec.h"
+#include "core/selection.h"
 
 /* ---- metric summary ---------------------------------------------------- */
 
@@ -272,14 +273,18 @@ static int add_member(gbuild *b, const char *key, size_t key_len,
     return 0;
 }
 
+static int by_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* only: sorted (by_str). A binary search: a held selection of 10,000 runs
+ * over a store of 10,000 was 10^8 comparisons, seconds, scanned. */
 static int in_only(const char *run, const char *const *only, size_t n_only)
 {
     if (!only)
         return 1;
-    for (size_t i = 0; i < n_only; i++)
-        if (strcmp(only[i], run) == 0)
-            return 1;
-    return 0;
+    return bsearch(&run, only, n_only, sizeof *only, by_str) != NULL;
 }
 
 int tfb_run_groups_compute(tfb_store *s, const char *tag,
@@ -310,10 +315,24 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
         snprintf(err, err_len, "bad group_by regex: %s", msg);
         return TFB_EINVAL;
     }
+    /* A sorted copy of the names asked for, for in_only. */
+    const char **sorted = NULL;
+    if (only) {
+        sorted = malloc((n_only ? n_only : 1) * sizeof *sorted);
+        if (!sorted) {
+            if (!by_hparam)
+                regfree(&re);
+            return TFB_ENOMEM;
+        }
+        memcpy(sorted, only, n_only * sizeof *sorted);
+        qsort(sorted, n_only, sizeof *sorted, by_str);
+        only = sorted;
+    }
     tfb_run **runs;
     size_t nr;
     int e = tfb_store_runs(s, &runs, &nr);
     if (e < 0) {
+        free(sorted);
         if (!by_hparam)
             regfree(&re);
         return e;
@@ -355,6 +374,7 @@ int tfb_run_groups_compute(tfb_store *s, const char *tag,
         }
     }
     free(runs);
+    free(sorted);
     if (!by_hparam)
         regfree(&re);
     out->groups = b.groups.v; /* freed by tfb_run_groups_free, even on error */
@@ -417,23 +437,44 @@ int tfb_route_hparams_groups(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_http_param_str(req, resp, "group_by", 1, NULL, &group_by) < 0 ||
         tfb_http_param_str(req, resp, "runs", 0, NULL, &runs_txt) < 0)
         return 0;
+    /* A large selection comes as a held one (core/selection.h): a JSON
+     * list of 3,000 names does not fit a URI. */
+    tfb_selection *held;
+    if (tfb_http_param_selection(req, resp, &held) < 0)
+        return 0;
+    if (held && runs_txt) {
+        tfb_selection_release(held);
+        return tfb_http_error(resp, 400, "give runs or selection, not both");
+    }
     char **only = NULL;
     long n_only = 0;
     if (runs_txt && (n_only = parse_runs(runs_txt, &only)) < 0)
         return tfb_http_error(resp, 400,
                               "runs must be a JSON array of run names");
+    if (held) {
+        n_only = (long)tfb_selection_count(held);
+        only = malloc((n_only ? (size_t)n_only : 1) * sizeof *only);
+        if (!only) {
+            tfb_selection_release(held);
+            return tfb_http_error(resp, 500, "out of memory");
+        }
+        /* Borrowed from the pinned selection: not freed below. */
+        for (long i = 0; i < n_only; i++)
+            only[i] = (char *)tfb_selection_name(held, (size_t)i);
+    }
     /* An empty list selects no run (only == NULL would mean all). */
     const char *none[1] = {NULL};
-    const char *const *sel = !runs_txt ? NULL
-                             : only    ? (const char *const *)only
-                                       : none;
+    const char *const *sel = !runs_txt && !held ? NULL
+                             : n_only           ? (const char *const *)only
+                                                : none;
     tfb_run_groups g;
     char err[200] = "";
     int e = tfb_run_groups_compute(tfb_server_store(req), tag, group_by, sel,
                                    (size_t)n_only, &g, err, sizeof err);
-    for (long i = 0; i < n_only; i++)
+    for (long i = 0; !held && i < n_only; i++)
         free(only[i]);
     free(only);
+    tfb_selection_release(held);
     if (e < 0) {
         tfb_run_groups_free(&g);
         if (e == TFB_EINVAL)

@@ -12,6 +12,7 @@ import { h, clear } from '../core/dom.js';
 import { getJSON, num, url } from '../core/api.js';
 import { makeChart } from '../core/charts.js';
 import { withAlpha, runColor } from '../core/colors.js';
+import { getWithSelection } from '../core/selection.js';
 import { eng, naturalCompare, linearTicks, logTicks, groupOf } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 
@@ -88,18 +89,49 @@ export function multiParts(data, runs, src, tagFilter = '') {
 
 // The groups of one tag over the given runs: {groups: [{key, runs,
 // points: [[step, mean, min, max, std, n, nonfinite]]}], left_out, rule}.
+// Past GROUP_RUNS_INLINE runs the list goes as a selection the server
+// holds (core/selection.js): 3,000 names in the query were a 414.
+const GROUP_RUNS_INLINE = 250;
 export function fetchGroups(tag, groupBy, runs) {
-  return getJSON('data/plugin/hparams/groups', { tag, group_by: groupBy, runs: JSON.stringify(runs) });
+  const q = { tag, group_by: groupBy };
+  if (runs.length > GROUP_RUNS_INLINE) return getWithSelection('data/plugin/hparams/groups', q, runs);
+  return getJSON('data/plugin/hparams/groups', { ...q, runs: JSON.stringify(runs) });
+}
+
+// Group colours: a palette of their own, each at least 60 (RGB distance)
+// from every run colour (core/colors.js RUN_PALETTE: muted Tableau and
+// Okabe-Ito hues; these are saturated ones), so a group's mean is never
+// taken for one run's line; each band reads on the light and the dark
+// background at bandAlpha() (webui/README.md "Run groups").
+const GROUP_PALETTE = ['#4361ee', '#ff006e', '#00d000', '#7209b7', '#8c8100', '#00a0ff', '#c1121f', '#00e5a0'];
+export function groupColor(i) { return GROUP_PALETTE[i % GROUP_PALETTE.length]; }
+
+// A band's fill opacity by theme: the dark background needs more to show
+// the same band (0.18 there was hardly visible).
+function bandAlpha() { return document.documentElement.dataset.theme === 'dark' || (document.documentElement.dataset.theme !== 'light' && window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches) ? 0.34 : 0.2; }
+
+// TensorBoard's debiased EMA over the finite values of ys (null kept), as
+// the lines' smoothing (server/plugins/scalars/API.md "smoothing").
+export function smoothMean(ys, w) {
+  if (!(w > 0)) return ys.slice();
+  let last = 0, n = 0;
+  return ys.map((y) => {
+    if (y === null || !Number.isFinite(y)) return y;
+    last = last * w + (1 - w) * y;
+    n++;
+    return last / (1 - Math.pow(w, n));
+  });
 }
 
 // Draws the groups into canvas with Chart.js: per group a band (lower and
 // upper edge, filled between) and the mean line. Returns the chart and a
 // summary for the tests.
-export function drawGroups(canvas, answer, band, logy) {
+export function drawGroups(canvas, answer, band, logy, weight = 0) {
   const ds = [];
   const summary = [];
+  const alpha = bandAlpha();
   answer.groups.forEach((g, i) => {
-    const color = seriesColor(i);
+    const color = groupColor(i);
     const lo = [], hi = [], mean = [];
     for (const p of g.points) {
       const [step, m, mn, mx, sd] = [num(p[0]), num(p[1]), num(p[2]), num(p[3]), num(p[4])];
@@ -109,10 +141,15 @@ export function drawGroups(canvas, answer, band, logy) {
       hi.push({ x: step, y: band === 'std' ? m + sd : mx });
     }
     const base = ds.length;
+    // The mean smoothed as the lines are (the slider's weight), the raw
+    // mean faint behind it; the band stays the raw spread.
+    const sm = smoothMean(mean.map((p) => p.y), weight);
+    const smooth = mean.map((p, k) => ({ x: p.x, y: sm[k] }));
     ds.push({ label: g.key + ' (low)', data: lo, borderWidth: 0, pointRadius: 0, fill: false, tfbBand: true });
-    ds.push({ label: g.key + ' (high)', data: hi, borderWidth: 0, pointRadius: 0, backgroundColor: withAlpha(color, 0.18), fill: { target: base }, tfbBand: true });
-    ds.push({ label: `${g.key} (${g.runs.length} run${g.runs.length === 1 ? '' : 's'})`, data: mean, borderColor: color, backgroundColor: color, borderWidth: 1.8, pointRadius: 0, fill: false });
-    summary.push({ key: g.key, runs: g.runs.slice(), points: g.points.length, mean: mean.map((p) => p.y), low: lo.map((p) => p.y), high: hi.map((p) => p.y) });
+    ds.push({ label: g.key + ' (high)', data: hi, borderWidth: 0, pointRadius: 0, backgroundColor: withAlpha(color, alpha), fill: { target: base }, tfbBand: true });
+    if (weight > 0) ds.push({ label: g.key + ' (raw mean)', data: mean, borderColor: withAlpha(color, 0.4), borderWidth: 1, pointRadius: 0, fill: false, tfbBand: true });
+    ds.push({ label: `${g.key} (${g.runs.length} run${g.runs.length === 1 ? '' : 's'})`, data: smooth, borderColor: color, backgroundColor: color, borderWidth: 1.8, pointRadius: 0, fill: false });
+    summary.push({ key: g.key, runs: g.runs.slice(), points: g.points.length, mean: mean.map((p) => p.y), smoothed: sm, color, bandFill: withAlpha(color, alpha), low: lo.map((p) => p.y), high: hi.map((p) => p.y) });
   });
   const chart = makeChart(canvas, {
     type: 'line',

@@ -19,6 +19,7 @@ import { getJSON, url, num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { ScalarChart, parseScalars, TAG_DASHES } from '../core/charts.js';
 import { safeRegex, defineState, key } from '../core/state.js';
+import { remember, ensurePosted, getWithSelection } from '../core/selection.js';
 import { setRunsChecked } from '../core/sidebar.js';
 import { eng, naturalCompare, groupOf } from '../core/format.js';
 import { multiTargets, multiParts, fetchGroups, drawGroups, buildCompareSettings, loadLayout, applyLayout, fromCustomScalars } from '../lib/scalars_compare.js';
@@ -40,9 +41,8 @@ const BAND_K = 3;
 const NEAREST_K = 5;
 
 // The route takes at most 256 run= parameters: past MAX_RUN_PARAMS runs a
-// card sends one anchored alternation of the names, escaped for ERE.
+// card names a selection the server holds (core/selection.js).
 const MAX_RUN_PARAMS = 250;
-function ereEscape(name) { return name.replace(/[.[\]()*+?{}|^$\\]/g, '\\$&'); }
 
 // The sidebar's run filter (a case-insensitive JavaScript regex) as the
 // POSIX ERE the server's run_regex= takes: letters outside brackets become
@@ -180,6 +180,7 @@ class Card {
       // Thousands of per-run links help nobody: the batched answer.
       const spec = this.page.runSpec(this.tag);
       const q = { tag: this.tag, ...spec.params };
+      if (spec.sel) ensurePosted(spec.sel).catch(() => {});   // the links name it
       this.menu.appendChild(h('div', { class: 'menu-row' }, h('span', { class: 'run-name' }, `${runs.length} runs`),
         // The route refuses lines answers past 2 M points: fewer samples
         // per run the more runs there are.
@@ -237,7 +238,7 @@ class Card {
   async load() {
     const runs = this.targets().map((t) => t.label + (t.axis === 'y1' ? '\u0002' : ''));
     const g = this.grouping();
-    const key = [this.page.gen, this.samples(), g ? g + '|' + this.page.ctx.state.band + '|' + this.page.ctx.state.logy : this.page.ctx.state.smoothing,
+    const key = [this.page.gen, this.samples(), g ? g + '|' + this.page.ctx.state.band + '|' + this.page.ctx.state.logy + '|' + this.page.ctx.state.smoothing : this.page.ctx.state.smoothing,
       runs.length > BAND_THRESHOLD ? this.page.highlightRuns().join('\u0001') : '', ...runs].join('\u0000');
     if (key === this.loadedKey) return;
     this.loadedKey = key;
@@ -258,14 +259,15 @@ class Card {
       clear(this.wrap);
       const canvas = h('canvas');
       this.wrap.append(canvas);
-      const { chart, summary } = drawGroups(canvas, ans, this.page.ctx.state.band, this.page.ctx.state.logy);
+      const weight = this.page.ctx.state.smoothing;
+      const { chart, summary } = drawGroups(canvas, ans, this.page.ctx.state.band, this.page.ctx.state.logy, weight);
       this.gchart = chart;
       const nf = ans.groups.reduce((a, g) => a + g.points.reduce((b, p) => b + num(p[6]), 0), 0);
       this.status.textContent = `${ans.groups.length} group${ans.groups.length === 1 ? '' : 's'} by ${groupBy}` +
         (ans.left_out ? `; ${ans.left_out} run${ans.left_out === 1 ? '' : 's'} in no group` : '') +
-        (nf ? `; ${nf} non-finite value${nf === 1 ? '' : 's'} left out of the means` : '') + ' (means are not smoothed)';
+        (nf ? `; ${nf} non-finite value${nf === 1 ? '' : 's'} left out of the means` : '') + (weight > 0 ? `; means smoothed (${weight})` : '');
       this.status.classList.toggle('warn', nf > 0);
-      window.__tfb.charts['scalars:' + this.tag] = { grouped: true, groupBy, band: this.page.ctx.state.band, groups: summary, leftOut: ans.left_out };
+      window.__tfb.charts['scalars:' + this.tag] = { grouped: true, groupBy, band: this.page.ctx.state.band, weight, groups: summary, leftOut: ans.left_out };
     } catch (e) {
       if (this.drawToken !== token) return;
       this.loadedKey = '';
@@ -602,8 +604,10 @@ const page = {
 
   // How a card names its runs to /multirun: nothing (every run with the
   // tag) when every run is selected, the sidebar's filter as run_regex when
-  // the selection is that filter, else each run. runs: what the sidebar
-  // shows for the tag (the answer is checked against it).
+  // the selection is that filter, else each run, or past the route's 256
+  // run= parameters a selection the server holds (selection=ID; sel: its
+  // names, posted before the request). runs: what the sidebar shows for
+  // the tag (the answer is checked against it).
   runSpec(tag) {
     const runs = this.runsWithTag(tag);
     const s = this.ctx.state;
@@ -613,10 +617,12 @@ const page = {
       const ere = toERE(s.runFilter);
       if (ere !== null) params = { run_regex: ere };
     }
-    // The route takes at most 256 run= parameters; a longer list goes as
-    // one anchored alternation of the escaped names.
-    if (!params) params = runs.length <= MAX_RUN_PARAMS ? { run: runs } : { run_regex: '^(' + runs.map(ereEscape).join('|') + ')$' };
-    return { runs, count: runs.length, params };
+    // The route takes at most 256 run= parameters; a longer list is a
+    // held selection (an alternation of 3,000 names was a 41 KB URI: 414).
+    let sel = null;
+    if (!params && runs.length > MAX_RUN_PARAMS) { sel = runs; params = { selection: remember(runs) }; }
+    if (!params) params = { run: runs };
+    return { runs, count: runs.length, params, sel };
   },
 
   // One tag for many runs in one request: {mode: 'lines', series: {run:
@@ -633,7 +639,8 @@ const page = {
     if (mode === 'bands') { q.k = BAND_K; if (highlight.length) q.highlight = highlight; }
     if (weight > 0) q.smoothing = weight;
     if (win) { q.min_step = win[0]; q.max_step = win[1]; }
-    const promise = getJSON('data/plugin/scalars/multirun', q).then((ans) => {
+    const ask = spec.sel ? getWithSelection('data/plugin/scalars/multirun', q, spec.sel) : getJSON('data/plugin/scalars/multirun', q);
+    const promise = ask.then((ans) => {
       if (mode === 'bands' || ans.mode === 'bands') return parseBands(ans);
       const parse = (obj) => {
         const out = {};
@@ -667,7 +674,7 @@ const page = {
     // The same runs as the chart's bands (run= or run_regex=).
     const q = { tag: card.tag, step: p.step, value: p.value, k: NEAREST_K, ...spec.params };
     try {
-      const ans = await getJSON('data/plugin/scalars/nearest', q);
+      const ans = spec.sel ? await getWithSelection('data/plugin/scalars/nearest', q, spec.sel) : await getJSON('data/plugin/scalars/nearest', q);
       const allowed = new Set(spec.runs);
       const runs = (ans.runs || []).map((r) => r.run).filter((r) => allowed.has(r)).slice(0, NEAREST_K);
       this.highlight = runs;

@@ -18,6 +18,7 @@
 #include "base/regex_bound.h"
 #include "core/downsample.h"
 #include "core/plugin.h"
+#include "core/selection.h"
 #include "plugins/scalars/scalars_multirun.h"
 #include "plugins/scalars/sweep_stats.h"
 
@@ -47,8 +48,9 @@ static int already(const run_sel *rs, const tfb_run *r)
 }
 
 /* The runs of the request that have scalar tag `tag`: the `run` params (in
- * request order), or every run (store order); either way only those
- * matching run_regex when given. Sets a 400 answer on a bad regex. */
+ * request order), or every run (store order); either way only those in
+ * the held `selection` and matching run_regex when given. Sets a 400
+ * answer on a bad regex, 404 on an unknown selection. */
 static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
                        const char *tag, run_sel *out)
 {
@@ -56,13 +58,18 @@ static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
     const char *rx;
     if (tfb_http_param_str(req, resp, "run_regex", 0, NULL, &rx) < 0)
         return TFB_EINVAL;
+    tfb_selection *held;
+    if (tfb_http_param_selection(req, resp, &held) < 0)
+        return TFB_ENOENT;
     regex_t re;
     char msg[300];
     /* Bounded (base/regex_bound.h): a loopback server needs no token, and
      * glibc's regcomp expands counted repetitions unbounded. */
     if (rx && tfb_regex_compile(&re, rx, REG_EXTENDED | REG_NOSUB, msg,
-                                sizeof msg) < 0)
+                                sizeof msg) < 0) {
+        tfb_selection_release(held);
         return tfb_http_error(resp, 400, "parameter 'run_regex': %s", msg);
+    }
     const char *names[MAX_RUN_PARAMS];
     size_t nn = tfb_http_query_all(req, "run", names, MAX_RUN_PARAMS);
     if (nn > MAX_RUN_PARAMS)
@@ -80,6 +87,8 @@ static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
         tfb_run *r = nn ? tfb_store_find_run(st, names[i]) : all[i];
         if (!r || (nn && already(out, r)))
             continue;
+        if (held && !tfb_selection_has(held, tfb_run_name(r)))
+            continue;
         if (rx && regexec(&re, tfb_run_name(r), 0, NULL, 0) != 0)
             continue;
         tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, tag);
@@ -87,6 +96,7 @@ static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
             out->v[out->n++] = (sel_run){r, s};
     }
     free(all);
+    tfb_selection_release(held);
     if (rx)
         regfree(&re);
     if (rc < 0) {

@@ -12,8 +12,9 @@
 // folder on the server, no edit here.
 import { h, clear } from './dom.js';
 import { getJSON, getOptional, onActivity } from './api.js';
-import { state, setState, loadFromUrl, onStateChange } from './state.js';
-import { mountRunList, selectedRuns } from './sidebar.js';
+import { state, setState, loadFromUrl, onStateChange, resolveUrlSelection, pendingSelection } from './state.js';
+import { mountRunList, selectedRuns, setRunsChecked } from './sidebar.js';
+import { recoverSelection } from './selection.js';
 import { wallShort, int, bytes, naturalCompare } from './format.js';
 import { retheme } from './charts.js';
 import { exportView } from './export.js';
@@ -587,8 +588,25 @@ function onEscape(e) {
   if (e.key === 'Escape') closeMenus();
 }
 
+// A link whose `runs=@ID` the server no longer holds (it restarted, or
+// evicted it): the pages that can rebuild it from the rest of the URL (the
+// HParams brushes) do, else every run is shown and the banner says why.
+async function recoverLostSelection() {
+  const id = pendingSelection();
+  if (!id) return;
+  let names = null;
+  try { names = await recoverSelection(data.runs); } catch (e) { names = null; }
+  if (pendingSelection() !== id) return;
+  if (names) { setRunsChecked(data.runs, names); return; }
+  setState({ runs: null });
+  window.__tfb.selectionLost = id;
+  els.banner.after(h('div', { class: 'banner', id: 'selection-banner', role: 'status' },
+    'The run selection of this link is no longer on the server (it restarted or forgot it): showing every run.'));
+}
+
 async function main() {
   loadFromUrl();
+  const resolved = await resolveUrlSelection();
   buildFrame();
   onStateChange((changed) => {
     closeMenus();
@@ -601,6 +619,7 @@ async function main() {
   scheduleAuto();
   await pollProgress();
   await reload(false);
+  if (!resolved) await recoverLostSelection();
 }
 
 window.addEventListener('error', (e) => window.__tfb.errors.push(String(e.message)));

@@ -9,6 +9,9 @@ const PALETTE = [
   '#e69f00', '#17becf', '#bcbd22', '#7f3c8d', '#3d5a80',
 ];
 
+// For palettes that must differ from the runs' (the Scalars page's groups).
+export const RUN_PALETTE = Object.freeze(PALETTE.slice());
+
 // The theme the user picked (app.js's toggle), before any colour is read.
 try {
   const t = localStorage.getItem('tfb.theme');

@@ -10,6 +10,7 @@
 // Strings from event files (run and tag names) travel as JSON inside a
 // <script type="application/json"> with every '<' escaped, and the viewer
 // sets them with textContent: never markup.
+import { INLINE_MAX, remember } from './selection.js';
 import { h } from './dom.js';
 
 // JSON that is safe inside a <script> element.
@@ -139,10 +140,14 @@ export async function buildExport({ main, tab, runs }) {
   const [css, chartjs, fmt] = await Promise.all([text('style.css'), text('vendor/chart.umd.min.js'), text('js/core/format.js')]);
   const charts = collect(main);
   const when = new Date();
+  // A long selection is named by its id (core/selection.js) and the view's
+  // URL state (brush ranges included), not by thousands of names.
+  const long = JSON.stringify(runs).length > INLINE_MAX;
   const spec = {
     title: 'tfboard · ' + tab,
     subtitle: `${runs.length} run${runs.length === 1 ? '' : 's'}: ${runs.slice(0, 20).join(', ')}${runs.length > 20 ? ', …' : ''} · exported ${when.toLocaleString()} · ${charts.length} chart${charts.length === 1 ? '' : 's'}`,
-    tab, runs, charts,
+    tab, runCount: runs.length, charts, view: location.hash,
+    ...(long ? { selection: remember(runs) } : { runs }),
   };
   const theme = document.documentElement.dataset.theme || '';
   return '<!doctype html>\n<html lang="en"' + (theme === 'dark' || theme === 'light' ? ` data-theme="${theme}"` : '') + '>\n<head>\n<meta charset="utf-8">\n' +

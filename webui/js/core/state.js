@@ -5,6 +5,8 @@
 // frame names no dashboard. Defaults are left out of the URL; a key in the
 // URL whose page has not loaded yet is kept as it was written.
 
+import { INLINE_MAX, remember, knownRuns, fetchSelection } from './selection.js';
+
 // name -> {def, parse(raw string) -> value | undefined (the default),
 // write(value) -> string | null (left out)}. Declaration order is the
 // URL's order.
@@ -53,10 +55,26 @@ defineState({
   tab: key.str(),
   // null = every run selected; else an array of names. Run names may hold
   // commas or any character: stored as JSON (several `runs` keys add up).
+  // A list longer than INLINE_MAX goes as `@ID`, the id of a selection the
+  // server holds (core/selection.js): the URL stays short at any size.
   runs: {
     def: null,
-    parse: (v, q) => (v === '' ? [] : q.getAll('runs').flatMap((x) => JSON.parse(x))),
-    write: (v) => (v === null ? null : v.length ? JSON.stringify(v) : ''),
+    parse: (v, q) => {
+      if (v === '') return [];
+      if (v.startsWith('@')) {
+        const names = knownRuns(v.slice(1));
+        if (names) return names;
+        pendingId = v.slice(1);   // resolved by resolveUrlSelection
+        return undefined;
+      }
+      return q.getAll('runs').flatMap((x) => JSON.parse(x));
+    },
+    write: (v) => {
+      if (v === null) return pendingId ? '@' + pendingId : null;
+      if (!v.length) return '';
+      const j = JSON.stringify(v);
+      return j.length > INLINE_MAX ? '@' + remember(v) : j;
+    },
   },
   runFilter: key.str(),
   tagFilter: key.str(),
@@ -88,7 +106,13 @@ function serialize() {
   return q.toString();
 }
 
+// The id of a URL's `runs=@ID` this page does not know yet (a link opened
+// afresh): every run is shown until it is resolved.
+let pendingId = null;
+export function pendingSelection() { return pendingId; }
+
 export function loadFromUrl() {
+  pendingId = null;
   try { raw = new URLSearchParams(location.hash.replace(/^#/, '')); } catch (e) { raw = new URLSearchParams(); }
   for (const [name, spec] of specs) state[name] = valueOf(name, spec, raw);
 }
@@ -111,6 +135,7 @@ function same(a, b) {
 export function setState(changes) {
   const changed = [];
   for (const [k, v] of Object.entries(changes)) {
+    if (k === 'runs') pendingId = null;   // a selection made replaces the link's
     if (!same(state[k], v)) { state[k] = v; changed.push(k); }
   }
   if (!changed.length) return;
@@ -124,12 +149,27 @@ export function setState(changes) {
 
 export function onStateChange(fn) { listeners.push(fn); }
 
+// Resolves the URL's `runs=@ID` with the server (GET /data/selection):
+// true when the selection is in place (or there was none to resolve),
+// false when the server no longer holds it (pendingSelection() still
+// names it: the frame then asks the pages to rebuild it).
+export async function resolveUrlSelection() {
+  const id = pendingId;
+  if (!id) return true;
+  let names = null;
+  try { names = await fetchSelection(id); } catch (e) { names = null; }
+  if (!names || pendingId !== id) return pendingId !== id;
+  setState({ runs: names });
+  return true;
+}
+
 // Back/forward and edited URLs.
 window.addEventListener('popstate', () => {
   const before = { ...state };
   loadFromUrl();
   const changed = Object.keys(state).filter((k) => JSON.stringify(before[k]) !== JSON.stringify(state[k]));
   if (changed.length) for (const fn of listeners) fn(changed);
+  if (pendingId) resolveUrlSelection();
 });
 
 // A regex from user input; an invalid one matches nothing and is flagged.

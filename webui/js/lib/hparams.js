@@ -3,7 +3,8 @@
 // /data/plugin/hparams/{experiment,runs}. Not a page: js/lib/ holds modules
 // that pages import.
 import { getJSON, num } from '../core/api.js';
-import { defineState, key } from '../core/state.js';
+import { defineState, key, state } from '../core/state.js';
+import { onSelectionLost } from '../core/selection.js';
 
 // The view state the runs table, the HParams page and every tab's run
 // selection share (URL keys; core/state.js).
@@ -160,3 +161,13 @@ export function keptRuns(all, rows, hpFilter, brush, stat) {
     return (!hasF || hpMatches(row, hpFilter)) && (!hasB || brushMatches(row, brush, stat));
   });
 }
+
+// A link's run selection the server no longer holds (core/selection.js):
+// when the URL has brushes or column filters, the runs they keep are that
+// selection again (the URL holds the brush ranges, never the names).
+onSelectionLost(async (all) => {
+  const brush = state.hpBrush, filter = state.hpFilter;
+  if (!brushActive(brush) && !Object.values(filter || {}).some((v) => v)) return null;
+  const { rows } = await loadHparamRows('selection', brushTags(brush));
+  return keptRuns(all, rows, filter, brush, state.hpStat);
+});

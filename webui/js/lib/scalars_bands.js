@@ -13,6 +13,7 @@ import { placeTip } from '../core/tooltip.js';
 import { withAlpha, themeColor, runColor } from '../core/colors.js';
 import { eng, linearTicks, logTicks, niceRange } from '../core/format.js';
 import { num } from '../core/api.js';
+import { robustRange } from '../core/charts.js';
 
 const ChartJS = window.Chart;
 const QS = ['p5', 'p25', 'p50', 'p75', 'p95'];
@@ -68,6 +69,10 @@ const densityPlugin = {
     if (!max) return;
     const lmax = Math.log1p(max);
     const dx = (d.step1 - d.step0) / d.nx, dv = (d.v1 - d.v0) / d.ny;
+    // A grid over the whole value range (step-0 spikes of thousands) whose
+    // one row is taller than the robust view says nothing about where the
+    // runs are in it: it would only tint the plot grey. Left out then.
+    if (!self.view.logy && dv > ys.max - ys.min) return;
     const rgb = self.densityColor;
     ctx.save();
     ctx.beginPath(); ctx.rect(a.left, a.top, a.right - a.left, a.bottom - a.top); ctx.clip();
@@ -209,9 +214,18 @@ export class BandChart {
     sy.ticks.callback = logy ? logTicks : linearTicks;
     if (!this.zoomed) {
       delete sx.min; delete sx.max; delete sy.min; delete sy.max;
-      // Robust y range when asked: the p5-p95 envelope sets it, so a
-      // diverged worst run does not flatten the bands.
-      if (this.view.ignoreOutliers && b.n) {
+      // The first view follows the median: the robust range single charts
+      // use (core/charts.js robustRange) over every drawn value (quantiles
+      // and lines), so step-0 spikes of a few runs (p95 at 12,000 over
+      // losses of 0.1 to 3) do not flatten the median; failing that, the
+      // p5-p95 envelope, so a diverged worst run does not either.
+      const r = this.view.ignoreOutliers ? robustRange(this.drawnValues(ds, logy), logy) : null;
+      if (r && r.lo < r.hi) {
+        const pad = (r.hi - r.lo) * 0.05;
+        if (logy) { sy.min = r.lo / 1.2; sy.max = r.hi * 1.2; } else [sy.min, sy.max] = niceRange(r.lo - pad, r.hi + pad, 10);
+        this.outliers = { above: r.above, below: r.below };
+      } else if (this.view.ignoreOutliers && b.n) {
+        this.outliers = null;
         let lo = Infinity, hi = -Infinity;
         for (let i = 0; i < b.n; i++) {
           if (Number.isFinite(b.p5[i]) && (!logy || b.p5[i] > 0)) lo = Math.min(lo, b.p5[i]);
@@ -231,6 +245,13 @@ export class BandChart {
     this.redraw();
   }
 
+  // The finite values of the drawn datasets (the quantiles and the lines).
+  drawnValues(ds, logy) {
+    const out = [];
+    for (const d of ds) for (const p of d.data) if (Number.isFinite(p.y) && (!logy || p.y > 0)) out.push(p.y);
+    return out;
+  }
+
   // What the chart holds, for tests and the debug hook.
   summary() {
     const d = this.data;
@@ -238,6 +259,8 @@ export class BandChart {
     return {
       mode: 'bands', runs: d.runs, steps: d.bands.n,
       median: Array.from(d.bands.p50.slice(0, 5)),
+      medianRange: (() => { const m = Array.from(d.bands.p50).filter(Number.isFinite); return m.length ? [Math.min(...m), Math.max(...m)] : null; })(),
+      outliers: this.outliers || null,
       lines: d.series.map((s) => ({ run: s.run, role: s.role, points: s.pts.length })),
       best: d.best, worst: d.worst,
       density: d.density ? { nx: d.density.nx, ny: d.density.ny, total: d.density.counts.reduce((a, c) => a + c, 0) } : null,
