@@ -237,7 +237,7 @@ export class MemoryView {
         h('p', { class: 'muted small' }, 'Shown when ' + String(res.post_mortem_rule) + ' (as when a process dies of an out-of-memory error).'),
         h('div', { class: 'table-card', style: { maxHeight: '360px' } }, pt.el)));
     }
-    this.info = { devices: devs.length, points: devs.map((d) => (d.points || []).length), live: live.length, churn: churn.length, postMortem: pm.map((d) => d.device), peaks: devs.map((d) => num(d.peak_bytes)) };
+    this.info = { devices: devs.length, points: devs.map((d) => (d.points || []).length), live: live.length, churn: churn.length, postMortem: pm.map((d) => d.device), peaks: devs.map((d) => num(d.peak_bytes)), shift: this.shift };
     return el;
   }
 

@@ -1,5 +1,5 @@
 // Browser test of the GPU page's HTA panels (issue 34, item 4): on the
-// runs test_gpu_hta.py writes, the launch statistics card shows the five
+// runs test_gpu_launch_queue.py writes, the launch statistics card shows the five
 // launches, HTA's cutoffs and the two outliers (largest delay first), and
 // the queue card one row per stream with the time stream 9 spent at the
 // 1024 limit.
@@ -13,7 +13,7 @@ if (!tfboard) { console.error('usage: test_hta_page.js TFBOARD'); process.exit(2
 
 T.run(async () => {
   const logdir = T.tmpdir('tfb-webui-gpu-hta-');
-  execFileSync('python3', [path.join(__dirname, 'test_gpu_hta.py'), '--write', logdir], { stdio: 'inherit', timeout: 120000 });
+  execFileSync('python3', [path.join(__dirname, 'test_gpu_launch_queue.py'), '--write', logdir], { stdio: 'inherit', timeout: 120000 });
   const srv = await T.startServer(tfboard, logdir);
   const browser = await T.launch();
   const page = await T.newPage(browser, { viewport: { width: 1440, height: 1000 } });

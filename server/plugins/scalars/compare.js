@@ -16,12 +16,6 @@ import { getWithSelection } from '../core/selection.js';
 import { eng, naturalCompare, linearTicks, logTicks, groupOf } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
 
-// Group line colours: a fixed palette by position (run colours stay the
-// runs'; a multi-tag chart's lines take their run's colour).
-const PALETTE = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b',
-  '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
-export function seriesColor(i) { return PALETTE[i % PALETTE.length]; }
-
 // At most MAX_AXES units share a multi-tag chart: one y axis on the left,
 // one on the right. A layout chart of more units is split into charts of
 // MAX_AXES units each (API.md "Multi-tag charts"): a third axis would put

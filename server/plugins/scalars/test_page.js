@@ -267,10 +267,14 @@ T.run(async () => {
       const c = await waitChart(page, 'train/big', 'c.scales.y[1] < 10', 'outliers ignored again');
       T.assert(c.scales.y[1] > 0.9, 'the sine still fits: ' + c.scales.y);
       await page.keyboard.press('Escape');
-      const w0 = await page.$eval('.card[data-tag="train/big"]', (e) => e.clientWidth);
+      // A card alone in its section already takes the row (style.css,
+      // issue 27): there, enlarging makes it taller; beside others, wider.
+      const size = () => page.$eval('.card[data-tag="train/big"]', (e) => ({ w: e.clientWidth, h: e.clientHeight, alone: e.parentElement.children.length === 1 }));
+      const s0 = await size();
       await page.click('.card[data-tag="train/big"] button.enlarge');
-      const w1 = await page.$eval('.card[data-tag="train/big"]', (e) => e.clientWidth);
-      T.assert(w1 > w0 * 1.5, `enlarged from ${w0} to ${w1} px`);
+      const s1 = await size();
+      if (s0.alone) T.assert(s1.w >= s0.w && s1.h > s0.h * 1.2, `enlarged from ${s0.w}×${s0.h} to ${s1.w}×${s1.h} px`);
+      else T.assert(s1.w > s0.w * 1.5, `enlarged from ${s0.w} to ${s1.w} px`);
       await page.click('.card[data-tag="train/big"] button.enlarge');
     });
 
