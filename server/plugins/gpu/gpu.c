@@ -264,8 +264,29 @@ static void device_props_text(FILE *f, const tfb_trace_device_summary *d)
         fprintf(f, ", compute %d.%d", (int)d->cc_major, (int)d->cc_minor);
 }
 
+/* "window: steps_but_last (2 ProfilerSteps, 1.5 ms from ...)" */
+static void window_text(FILE *f, const tfb_trace_window *w, int md)
+{
+    fputs(md ? "Window: " : "    window: ", f);
+    fputs(w->mode, f);
+    if (w->steps >= 0)
+        fprintf(f, " (%lld ProfilerStep%s, ", (long long)w->steps,
+                w->steps == 1 ? "" : "s");
+    else
+        fputs(" (the whole trace, ", f);
+    put_ms(f, w->duration_ns);
+    fprintf(f, " ms from %lld to %lld ns)", (long long)w->start_ns,
+            (long long)w->end_ns);
+    if (w->note) {
+        fputs("; ", f);
+        fputs(w->note, f);
+    }
+    fputs(md ? "\n\n" : "\n", f);
+}
+
 static void devices_text(FILE *f, const tfb_trace_summary *s,
-                         const tfb_trace *t, int md)
+                         const tfb_trace *t, const tfb_trace_window *w,
+                         int md)
 {
     if (md)
         fputs("| device | name | kernels | busy ms | span ms | utilization | "
@@ -273,6 +294,8 @@ static void devices_text(FILE *f, const tfb_trace_summary *s,
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", f);
     else
         fputs("  gpu:\n", f);
+    if (!md)
+        window_text(f, w, md);
     for (size_t i = 0; i < s->n_devices; i++) {
         const tfb_trace_device_summary *d = &s->devices[i];
         char fallback[32];
@@ -437,25 +460,6 @@ static int analyze(tfb_store *s, tfb_run *r, tfb_trace **t, tfb_trace **full,
     return rc;
 }
 
-/* "window: steps_but_last (2 ProfilerSteps, 1.5 ms from ...)" */
-static void window_text(FILE *f, const tfb_trace_window *w, int md)
-{
-    fputs(md ? "Window: " : "    window: ", f);
-    fputs(w->mode, f);
-    if (w->steps >= 0)
-        fprintf(f, " (%lld ProfilerStep%s, ", (long long)w->steps,
-                w->steps == 1 ? "" : "s");
-    else
-        fputs(" (the whole trace, ", f);
-    put_ms(f, w->duration_ns);
-    fprintf(f, " ms from %lld to %lld ns)", (long long)w->start_ns,
-            (long long)w->end_ns);
-    if (w->note) {
-        fputs("; ", f);
-        fputs(w->note, f);
-    }
-    fputs(md ? "\n\n" : "\n", f);
-}
 
 static void done(tfb_trace *t, tfb_trace *full, tfb_trace_summary *sum,
                  tfb_trace_kernels *k)
@@ -486,8 +490,9 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
         fputs(md ? "Not traced.\n" : "  gpu: not traced\n", f);
     }
     if (rc == 0 && t) {
-        window_text(f, &w, md);
-        devices_text(f, &sum, full ? full : t, md);
+        if (md)
+            window_text(f, &w, md);
+        devices_text(f, &sum, full ? full : t, &w, md);
         kernels_text(f, &k, md);
     }
     done(t, full, &sum, &k);
