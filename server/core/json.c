@@ -116,6 +116,19 @@ static void close_(tfb_json *j, char c)
 void tfb_json_object_begin(tfb_json *j) { open_(j, '{'); }
 void tfb_json_object_end(tfb_json *j) { close_(j, '}'); }
 void tfb_json_array_begin(tfb_json *j) { open_(j, '['); }
+
+int tfb_json_object_reopen(tfb_json *j)
+{
+    /* Only a whole top-level object: its closing brace is the last byte. */
+    if (j->failed || j->depth != 0 || j->after_key || j->out.n < 2 ||
+        j->out.v[j->out.n - 1] != '}')
+        return -1;
+    j->out.n--;
+    j->out.v[j->out.n] = '\0';
+    j->depth = 1;
+    j->comma[1] = j->out.v[j->out.n - 1] != '{';
+    return 0;
+}
 void tfb_json_array_end(tfb_json *j) { close_(j, ']'); }
 
 void tfb_json_escape_into(tfb_json *j, const char *str, size_t n)

@@ -62,6 +62,12 @@ void tfb_json_i64(tfb_json *j, int64_t v);
 void tfb_json_u64(tfb_json *j, uint64_t v);
 void tfb_json_bool(tfb_json *j, int v);
 void tfb_json_null(tfb_json *j);
+/* Reopens the top-level object just written (the text is one whole
+ * object) so that more keys can be added before another
+ * tfb_json_object_end: how a route adds a key common to its answers (the
+ * GPU routes' step window) around a writer that closes its object.
+ * 0, or -1 (nothing changed) when the text is not one whole object. */
+int tfb_json_object_reopen(tfb_json *j);
 /* Appends already-valid JSON text as one value. */
 void tfb_json_raw(tfb_json *j, const char *text, size_t len);
 

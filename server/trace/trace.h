@@ -564,6 +564,58 @@ void tfb_trace_host_link(const tfb_trace_host *h, const tfb_trace *t,
 int64_t tfb_trace_host_correlation(const tfb_trace_host_event *s,
                                    const int64_t *bases);
 
+/* ---- the step window (trace_window.c) ---------------------------------
+ * HTA analyses the work inside the trace's ProfilerStep#N annotations
+ * without the last step (often cut short by the profiler's stop). Modes:
+ * "all" (the whole trace, the default), "steps" (from the first step's
+ * start to the last step's end), "steps_but_last" (from the first step's
+ * start to the last step's start). Steps are the host side's
+ * user_annotation / cpu_op spans named "ProfilerStep#..." (every thread
+ * and file of the run). A device event (kernel, memcpy, memset) is in the
+ * window when the runtime call that launched it (same correlation id)
+ * starts in [start_ns, end_ns), so work launched in a step and run after
+ * it belongs to it (HTA's rule: GPU events follow their launching CPU
+ * op); an event without its call, a host step/input span and a runtime
+ * call are in it when they start in it. HTA has no lower bound (it keeps
+ * what was launched before the first step too); we start at the first
+ * step, as the mode names say. */
+typedef enum {
+    TFB_TRACE_WINDOW_ALL = 0,
+    TFB_TRACE_WINDOW_STEPS,
+    TFB_TRACE_WINDOW_STEPS_BUT_LAST
+} tfb_trace_window_mode;
+
+/* A window in use. mode/requested/note are static strings. A trace
+ * without ProfilerStep annotations answers mode "all" (the whole trace)
+ * with a note; applies is 0 then (nothing is cut). steps: the steps
+ * inside (-1 for "all": not looked up). */
+typedef struct tfb_trace_window {
+    const char *mode, *requested;
+    int64_t start_ns, end_ns;
+    int64_t duration_ns; /* end - start (ns since the epoch do not fit a
+                            JavaScript number: the page reads this) */
+    int64_t steps;
+    const char *note; /* NULL when none */
+    int applies;
+} tfb_trace_window;
+
+/* "all" | "steps" | "steps_but_last" -> *out: 0, else TFB_EINVAL. */
+int tfb_trace_window_parse(const char *s, tfb_trace_window_mode *out);
+const char *tfb_trace_window_name(tfb_trace_window_mode m);
+/* The window of mode over the run's host side h (may be NULL: no steps)
+ * and GPU trace t (may be NULL; its extent is the "all" window). */
+void tfb_trace_window_find(const tfb_trace_host *h, const tfb_trace *t,
+                           tfb_trace_window_mode mode, tfb_trace_window *w);
+/* 1 when span s of t is in the window (rules above). */
+int tfb_trace_window_keeps(const tfb_trace *t, const tfb_trace_window *w,
+                           const tfb_trace_span *s);
+/* A new trace (one reference: tfb_trace_release) holding t's devices and
+ * what of t is in the window, with its aggregates: every query above
+ * answers for the window. Built per call (O(n log n) of t's spans), never
+ * cached, so t and the columnar cache stay whole. 0 or TFB_ENOMEM. */
+int tfb_trace_window_apply(const tfb_trace *t, const tfb_trace_window *w,
+                           tfb_trace **out);
+
 /* ---- a run's data: the per-run cache (trace_cache.c) ----------------- */
 
 typedef enum {

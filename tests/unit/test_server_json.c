@@ -221,6 +221,50 @@ static void test_structure(void **state)
     tfb_json_free(&j);
 }
 
+/* tfb_json_object_reopen: keys added to a whole object (the GPU routes'
+ * step window), after other keys or into an empty one; anything else is
+ * refused and left as it was. */
+static void test_reopen(void **state)
+{
+    (void)state;
+    tfb_json j;
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_key(&j, "a");
+    tfb_json_i64(&j, 1);
+    tfb_json_object_end(&j);
+    assert_int_equal(tfb_json_object_reopen(&j), 0);
+    tfb_json_key(&j, "w");
+    tfb_json_str(&j, "x");
+    tfb_json_object_end(&j);
+    char *o = tfb_json_take(&j, NULL);
+    assert_string_equal(o, "{\"a\":1,\"w\":\"x\"}");
+    free(o);
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    tfb_json_object_end(&j);
+    assert_int_equal(tfb_json_object_reopen(&j), 0);
+    tfb_json_key(&j, "w");
+    tfb_json_null(&j);
+    tfb_json_object_end(&j);
+    o = tfb_json_take(&j, NULL);
+    assert_string_equal(o, "{\"w\":null}");
+    free(o);
+    /* an array, an open object, nothing: refused, unchanged */
+    tfb_json_init(&j);
+    assert_int_equal(tfb_json_object_reopen(&j), -1);
+    tfb_json_array_begin(&j);
+    tfb_json_array_end(&j);
+    assert_int_equal(tfb_json_object_reopen(&j), -1);
+    o = tfb_json_take(&j, NULL);
+    assert_string_equal(o, "[]");
+    free(o);
+    tfb_json_init(&j);
+    tfb_json_object_begin(&j);
+    assert_int_equal(tfb_json_object_reopen(&j), -1);
+    tfb_json_free(&j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_structure),
         cmocka_unit_test(test_field_tables),
+        cmocka_unit_test(test_reopen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,6 +123,13 @@
     if (!gpu) { add(sec, el('p', 'muted', 'Not traced.')); return; }
     if (gpu.error) { add(sec, el('p', 'alert', 'Trace error: ' + gpu.error)); return; }
     var devs = gpu.devices || [];
+    // The step window the figures cover (tfboard report --window).
+    var w = gpu.window;
+    if (w) {
+      add(sec, el('p', 'gpu-window', 'Window: ' + w.mode + (w.steps === null || w.steps === undefined ? ' (the whole trace, ' :
+        ' (' + w.steps + ' ProfilerStep' + (w.steps === 1 ? '' : 's') + ', ') + num(w.duration_ns / 1e6) + ' ms)' +
+        (w.note ? '; ' + w.note : '')));
+    }
     // The device as the trace names it (deviceProperties): name, SMs,
     // memory, compute capability.
     function devName(d) {

@@ -18,25 +18,38 @@
 
 /* As tfb_gpu_route_trace; a run without a trace answers the JSON text
  * `none` (a negative code then), unless `none` is NULL. */
-static int get_trace(const tfb_http_req *req, tfb_http_resp *resp,
-                     const char *none, tfb_trace **t)
+static int get_trace_full(const tfb_http_req *req, tfb_http_resp *resp,
+                          const char *none, tfb_trace **t, tfb_trace **full,
+                          tfb_trace_window *w)
 {
     tfb_run *run;
-    int rc = tfb_gpu_route_trace(req, resp, &run, t);
+    int rc = tfb_gpu_route_window(req, resp, &run, t, full, w);
     if (rc < 0 || *t || !none)
         return rc;
     tfb_json j;
     tfb_json_init(&j);
     tfb_json_raw(&j, none, strlen(none));
+    tfb_gpu_add_window(&j, w);
     tfb_http_json(resp, &j);
     return TFB_ENOENT;
 }
 
+/* As get_trace_full, without the whole trace: *t is cut to the
+ * request's window (tfb_gpu_route_window). */
+static int get_trace(const tfb_http_req *req, tfb_http_resp *resp,
+                     const char *none, tfb_trace **t, tfb_trace_window *w)
+{
+    return get_trace_full(req, resp, none, t, NULL, w);
+}
+
 /* Sends what the analysis wrote (500 when it failed: rc < 0), and
  * releases the route's trace. */
-static int send(tfb_http_resp *resp, tfb_trace *t, tfb_json *j, int rc)
+static int send(tfb_http_resp *resp, tfb_trace *t, tfb_json *j, int rc,
+                const tfb_trace_window *w)
 {
     tfb_trace_release(t);
+    if (rc >= 0 && w)
+        tfb_gpu_add_window(j, w);
     if (rc < 0) {
         tfb_json_free(j);
         return tfb_http_error(resp, 500, "GPU analysis failed: %s",
@@ -47,21 +60,24 @@ static int send(tfb_http_resp *resp, tfb_trace *t, tfb_json *j, int rc)
 
 static int route_summary(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    tfb_trace *t;
-    int rc = get_trace(req, resp,
-                       "{\"devices\":[],\"files\":0,\"notes\":[],"
-                       "\"distributed\":null}",
-                       &t);
+    tfb_trace *t, *full;
+    tfb_trace_window w;
+    int rc = get_trace_full(req, resp,
+                            "{\"devices\":[],\"files\":0,\"notes\":[],"
+                            "\"distributed\":null}",
+                            &t, &full, &w);
     if (rc < 0)
         return rc;
     tfb_json j;
     tfb_json_init(&j);
     tfb_trace_summary sum;
     rc = tfb_trace_summarize(t, &sum);
+    /* notes and distributedInfo are the whole trace's */
     if (rc == 0)
-        tfb_gpu_summary_json(&j, &sum, t);
+        tfb_gpu_summary_json(&j, &sum, full ? full : t);
     tfb_trace_summary_free(&sum);
-    return send(resp, t, &j, rc);
+    tfb_trace_release(full);
+    return send(resp, t, &j, rc, &w);
 }
 
 static int route_kernels(const tfb_http_req *req, tfb_http_resp *resp)
@@ -70,8 +86,10 @@ static int route_kernels(const tfb_http_req *req, tfb_http_resp *resp)
     if (tfb_http_param_i64(req, resp, "limit", 0, 100, 0, INT32_MAX, &limit) < 0)
         return TFB_EINVAL;
     tfb_trace *t;
+    tfb_trace_window w;
     int rc = get_trace(req, resp,
-                       "{\"kernels\":[],\"total\":0,\"total_ns\":0}", &t);
+                       "{\"kernels\":[],\"total\":0,\"total_ns\":0}", &t,
+                       &w);
     if (rc < 0)
         return rc;
     tfb_json j;
@@ -81,7 +99,7 @@ static int route_kernels(const tfb_http_req *req, tfb_http_resp *resp)
     if (rc == 0)
         tfb_gpu_kernels_json(&j, &k);
     tfb_trace_kernels_free(&k);
-    return send(resp, t, &j, rc);
+    return send(resp, t, &j, rc, &w);
 }
 
 static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
@@ -91,7 +109,8 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_http_param_i64(req, resp, "device", 0, -1, -1, INT32_MAX, &device) < 0)
         return TFB_EINVAL;
     tfb_trace *t;
-    int rc = get_trace(req, resp, NULL, &t);
+    tfb_trace_window w;
+    int rc = get_trace(req, resp, NULL, &t, &w);
     if (rc < 0)
         return rc;
     if (!t)
@@ -121,7 +140,7 @@ static int route_utilization(const tfb_http_req *req, tfb_http_resp *resp)
         return tfb_http_error(resp, 404, "no kernels on device %lld",
                               (long long)device);
     }
-    return send(resp, t, &j, rc);
+    return send(resp, t, &j, rc, &w);
 }
 
 static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
@@ -136,14 +155,15 @@ static int route_timeline(const tfb_http_req *req, tfb_http_resp *resp)
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
     tfb_trace *t;
-    int rc = get_trace(req, resp, NULL, &t);
+    tfb_trace_window w;
+    int rc = get_trace(req, resp, NULL, &t, &w);
     if (rc < 0)
         return rc;
     tfb_trace empty = {0};
     tfb_json j;
     tfb_json_init(&j);
     rc = tfb_gpu_timeline_json(t ? t : &empty, w0, w1, (size_t)max, &j);
-    return send(resp, t, &j, rc);
+    return send(resp, t, &j, rc, &w);
 }
 
 /* The host side of the run's traces (trace/trace.h): CPU threads'
@@ -164,10 +184,25 @@ static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
         return TFB_EINVAL;
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
-    tfb_trace *t;
-    int rc = get_trace(req, resp, NULL, &t);
+    tfb_trace *t, *full;
+    tfb_trace_window w;
+    int rc = get_trace_full(req, resp, NULL, &t, &full, &w);
     if (rc < 0)
         return rc;
+    /* Calls link to kernels through the whole trace's calls; the host
+     * spans shown are those of the window's time range. */
+    if (full) {
+        tfb_trace_release(t);
+        t = full;
+    }
+    if (w.applies) {
+        if (w0 < w.start_ns)
+            w0 = w.start_ns;
+        if (w1 > w.end_ns)
+            w1 = w.end_ns;
+        if (w1 < w0)
+            w1 = w0;
+    }
     tfb_trace_host *h = NULL;
     char err[512];
     rc = tfb_trace_host_get(tfb_server_store(req), run, &h, err, sizeof err);
@@ -180,7 +215,7 @@ static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json_init(&j);
     rc = tfb_gpu_host_json(h, t, w0, w1, (size_t)max, &j);
     tfb_trace_host_release(h);
-    return send(resp, t, &j, rc);
+    return send(resp, t, &j, rc, &w);
 }
 
 static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
@@ -197,7 +232,8 @@ static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
     tfb_trace *t;
-    int rc = get_trace(req, resp, NULL, &t);
+    tfb_trace_window w;
+    int rc = get_trace(req, resp, NULL, &t, &w);
     if (rc < 0)
         return rc;
     if (!t)
@@ -205,7 +241,8 @@ static int route_trace_json(const tfb_http_req *req, tfb_http_resp *resp)
     tfb_json j;
     tfb_json_init(&j);
     rc = tfb_gpu_chrome_trace_json(t, w0, w1, (size_t)max, &j);
-    return send(resp, t, &j, rc);
+    /* Chrome's format: the window is not added to it */
+    return send(resp, t, &j, rc, NULL);
 }
 
 /* ---- report --------------------------------------------------------------- */
@@ -227,8 +264,29 @@ static void device_props_text(FILE *f, const tfb_trace_device_summary *d)
         fprintf(f, ", compute %d.%d", (int)d->cc_major, (int)d->cc_minor);
 }
 
+/* "window: steps_but_last (2 ProfilerSteps, 1.5 ms from ...)" */
+static void window_text(FILE *f, const tfb_trace_window *w, int md)
+{
+    fputs(md ? "Window: " : "    window: ", f);
+    fputs(w->mode, f);
+    if (w->steps >= 0)
+        fprintf(f, " (%lld ProfilerStep%s, ", (long long)w->steps,
+                w->steps == 1 ? "" : "s");
+    else
+        fputs(" (the whole trace, ", f);
+    put_ms(f, w->duration_ns);
+    fprintf(f, " ms from %lld to %lld ns)", (long long)w->start_ns,
+            (long long)w->end_ns);
+    if (w->note) {
+        fputs("; ", f);
+        fputs(w->note, f);
+    }
+    fputs(md ? "\n\n" : "\n", f);
+}
+
 static void devices_text(FILE *f, const tfb_trace_summary *s,
-                         const tfb_trace *t, int md)
+                         const tfb_trace *t, const tfb_trace_window *w,
+                         int md)
 {
     if (md)
         fputs("| device | name | kernels | busy ms | span ms | utilization | "
@@ -236,6 +294,8 @@ static void devices_text(FILE *f, const tfb_trace_summary *s,
               "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", f);
     else
         fputs("  gpu:\n", f);
+    if (!md)
+        window_text(f, w, md);
     for (size_t i = 0; i < s->n_devices; i++) {
         const tfb_trace_device_summary *d = &s->devices[i];
         char fallback[32];
@@ -325,17 +385,47 @@ static void kernels_text(FILE *f, const tfb_trace_kernels *k, int md)
     }
 }
 
-/* The run's summary and top kernels; *t NULL when it has no trace or it
- * could not be read (err then says why: the section prints it, and the
- * report goes on). */
-static int analyze(tfb_store *s, tfb_run *r, tfb_trace **t,
-                   tfb_trace_summary *sum, tfb_trace_kernels *k, char *err,
-                   size_t errcap)
+/* `--window all|steps|steps_but_last` (report): the step window of the
+ * report's GPU section (trace/trace.h). serve and watch accept it and do
+ * not use it (the routes take `window=` per request). */
+static const char *opt_window = NULL;
+static const tfb_option options[] = {
+    {.name = "window", .arg = "MODE", .type = TFB_OPT_STRING,
+     .help = "report: the GPU section's step window: all (default),\n"
+             "steps (inside the ProfilerStep annotations), or\n"
+             "steps_but_last (without the last step, as HTA)",
+     .dest = &opt_window},
+};
+
+static int check_options(char *err, size_t err_len)
+{
+    tfb_trace_window_mode m;
+    if (opt_window && tfb_trace_window_parse(opt_window, &m) < 0) {
+        snprintf(err, err_len,
+                 "--window must be all, steps or steps_but_last, not '%s'",
+                 opt_window);
+        return TFB_EINVAL;
+    }
+    return 0;
+}
+
+/* The run's summary and top kernels over the --window; *t NULL when it
+ * has no trace or it could not be read (err then says why: the section
+ * prints it, and the report goes on). *full: the whole trace when *t is a
+ * cut (its notes and distributedInfo), else NULL. */
+static int analyze(tfb_store *s, tfb_run *r, tfb_trace **t, tfb_trace **full,
+                   tfb_trace_window *w, tfb_trace_summary *sum,
+                   tfb_trace_kernels *k, char *err, size_t errcap)
 {
     memset(sum, 0, sizeof *sum);
     memset(k, 0, sizeof *k);
     err[0] = '\0';
     *t = NULL;
+    *full = NULL;
+    tfb_trace_window_mode mode = TFB_TRACE_WINDOW_ALL;
+    if (opt_window)
+        tfb_trace_window_parse(opt_window, &mode);
+    tfb_trace_window_find(NULL, NULL, TFB_TRACE_WINDOW_ALL, w);
     int rc = tfb_trace_of_run_err(s, r, t, err, errcap);
     if (rc == TFB_ENOMEM)
         return rc;
@@ -345,28 +435,51 @@ static int analyze(tfb_store *s, tfb_run *r, tfb_trace **t,
         *t = NULL;
         return 0;
     }
+    tfb_trace_host *h = NULL;
+    if (mode != TFB_TRACE_WINDOW_ALL &&
+        (rc = tfb_trace_host_get(s, r, &h, err, errcap)) < 0) {
+        if (!err[0])
+            snprintf(err, errcap, "%s", tfb_strerror(rc));
+        tfb_trace_release(*t);
+        *t = NULL;
+        return rc == TFB_ENOMEM ? rc : 0;
+    }
+    tfb_trace_window_find(h, *t, mode, w);
+    tfb_trace_host_release(h);
+    if (w->applies) {
+        tfb_trace *cut;
+        rc = tfb_trace_window_apply(*t, w, &cut);
+        if (rc < 0)
+            return rc;
+        *full = *t;
+        *t = cut;
+    }
     rc = tfb_trace_summarize(*t, sum);
     if (rc == 0)
         rc = tfb_trace_kernel_stats(*t, REPORT_TOP_KERNELS, k);
     return rc;
 }
 
-static void done(tfb_trace *t, tfb_trace_summary *sum, tfb_trace_kernels *k)
+
+static void done(tfb_trace *t, tfb_trace *full, tfb_trace_summary *sum,
+                 tfb_trace_kernels *k)
 {
     tfb_trace_summary_free(sum);
     tfb_trace_kernels_free(k);
     tfb_trace_release(t);
+    tfb_trace_release(full);
 }
 
 static int report_text(FILE *f, tfb_store *s, tfb_run *r,
                        const tfb_report_opts *o, int md)
 {
     (void)o;
-    tfb_trace *t;
+    tfb_trace *t, *full;
+    tfb_trace_window w;
     tfb_trace_summary sum;
     tfb_trace_kernels k;
     char err[512];
-    int rc = analyze(s, r, &t, &sum, &k, err, sizeof err);
+    int rc = analyze(s, r, &t, &full, &w, &sum, &k, err, sizeof err);
     if (md)
         fputs("\n### GPU\n\n", f);
     if (rc == 0 && !t && err[0]) {
@@ -377,27 +490,30 @@ static int report_text(FILE *f, tfb_store *s, tfb_run *r,
         fputs(md ? "Not traced.\n" : "  gpu: not traced\n", f);
     }
     if (rc == 0 && t) {
-        devices_text(f, &sum, t, md);
+        if (md)
+            window_text(f, &w, md);
+        devices_text(f, &sum, full ? full : t, &w, md);
         kernels_text(f, &k, md);
     }
-    done(t, &sum, &k);
+    done(t, full, &sum, &k);
     if (rc == 0)
         rc = tfb_gpu_memory_report_text(f, s, r, md);
     return rc;
 }
 
-/* "gpu": {"devices": [...summary...], "kernels": [top kernels],
+/* "gpu": {"devices": [...summary...], "kernels": [top kernels], "window",
  * "kernel_names"}, {"error": "..."} when the trace could not be read, or
  * null when the run has no trace. */
 static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
                        const tfb_report_opts *o)
 {
     (void)o;
-    tfb_trace *t;
+    tfb_trace *t, *full;
+    tfb_trace_window w;
     tfb_trace_summary sum;
     tfb_trace_kernels k;
     char err[512];
-    int rc = analyze(s, r, &t, &sum, &k, err, sizeof err);
+    int rc = analyze(s, r, &t, &full, &w, &sum, &k, err, sizeof err);
     tfb_json_key(j, "gpu");
     if (rc == 0 && t) {
         tfb_json_object_begin(j);
@@ -407,7 +523,8 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
         tfb_gpu_kernel_list_json(j, &k);
         tfb_json_key(j, "kernel_names");
         tfb_json_u64(j, k.distinct);
-        tfb_gpu_trace_meta_json(j, t);
+        tfb_gpu_trace_meta_json(j, full ? full : t);
+        tfb_gpu_window_json(j, &w);
         tfb_json_object_end(j);
     } else if (rc == 0 && err[0]) {
         tfb_json_object_begin(j);
@@ -417,7 +534,7 @@ static int report_json(tfb_json *j, tfb_store *s, tfb_run *r,
     } else {
         tfb_json_null(j);
     }
-    done(t, &sum, &k);
+    done(t, full, &sum, &k);
     if (rc == 0)
         rc = tfb_gpu_memory_report_json(j, s, r);
     return rc;
@@ -481,4 +598,7 @@ const tfb_plugin tfb_plugin_gpu = {
     .has_data = has_gpu_data,
     .report_text = report_text,
     .report_json = report_json,
+    .options = options,
+    .n_options = sizeof options / sizeof options[0],
+    .check_options = check_options,
 };

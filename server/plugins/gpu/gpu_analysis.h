@@ -40,6 +40,13 @@ void tfb_gpu_kernels_json(tfb_json *j, const tfb_trace_kernels *k);
 void tfb_gpu_utilization_json(tfb_json *j,
                               const tfb_trace_utilization_buckets *u);
 
+/* "window": {"mode", "requested", "start_ns", "end_ns", "duration_ns",
+ * "steps" (null for "all"), "note"}: the step window in use
+ * (trace/trace.h), into the object being built; tfb_gpu_add_window adds
+ * it to a whole answer object already written. */
+void tfb_gpu_window_json(tfb_json *j, const tfb_trace_window *w);
+void tfb_gpu_add_window(tfb_json *j, const tfb_trace_window *w);
+
 /* {"start_ns", "end_ns", "total", "merged", "resolution_ns",
  *   "lanes": [{"id", "kind": "gpu"|"host", "device", "stream"}],
  *   "spans": [{"lane", "kind", "name", "start_ns", "end_ns", "count",

@@ -1,7 +1,8 @@
 /*
  * gpu_hta_routes.c - /data/plugin/gpu/launches and /queue: get the run's
- * trace, run the analysis over all of it, write its struct through the
- * field tables (formats in the plugin's API.md).
+ * trace (cut to the request's step window), run the analysis over it,
+ * write its struct through the field tables (formats in the plugin's
+ * API.md).
  */
 #include "plugins/gpu/gpu_hta_routes.h"
 
@@ -9,6 +10,7 @@
 
 #include "analysis/trace_launch.h"
 #include "analysis/trace_queue.h"
+#include "plugins/gpu/gpu_analysis.h"
 #include "plugins/gpu/gpu_memory_routes.h"
 #include "core/json.h"
 #include "tfboard.h"
@@ -79,7 +81,8 @@ int tfb_gpu_route_launches(const tfb_http_req *req, tfb_http_resp *resp)
 {
     tfb_run *run;
     tfb_trace *t;
-    int rc = tfb_gpu_route_trace(req, resp, &run, &t);
+    tfb_trace_window w;
+    int rc = tfb_gpu_route_window(req, resp, &run, &t, NULL, &w);
     if (rc < 0)
         return rc;
     tfb_launch_stats s;
@@ -99,6 +102,7 @@ int tfb_gpu_route_launches(const tfb_http_req *req, tfb_http_resp *resp)
     for (size_t i = 0; i < s.n_outliers; i++)
         TFB_JSON_STRUCT(&j, &s.outliers[i], outlier_fields);
     tfb_json_array_end(&j);
+    tfb_gpu_window_json(&j, &w);
     tfb_json_object_end(&j);
     tfb_launch_stats_free(&s);
     tfb_trace_release(t);
@@ -109,7 +113,8 @@ int tfb_gpu_route_queue(const tfb_http_req *req, tfb_http_resp *resp)
 {
     tfb_run *run;
     tfb_trace *t;
-    int rc = tfb_gpu_route_trace(req, resp, &run, &t);
+    tfb_trace_window w;
+    int rc = tfb_gpu_route_window(req, resp, &run, &t, NULL, &w);
     if (rc < 0)
         return rc;
     tfb_queue_summary q;
@@ -131,6 +136,7 @@ int tfb_gpu_route_queue(const tfb_http_req *req, tfb_http_resp *resp)
     for (size_t i = 0; i < q.n; i++)
         TFB_JSON_STRUCT(&j, &q.streams[i], queue_fields);
     tfb_json_array_end(&j);
+    tfb_gpu_window_json(&j, &w);
     tfb_json_object_end(&j);
     tfb_queue_summary_free(&q);
     tfb_trace_release(t);

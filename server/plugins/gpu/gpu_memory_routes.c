@@ -125,6 +125,57 @@ int tfb_gpu_route_trace(const tfb_http_req *req, tfb_http_resp *resp,
     return tfb_gpu_trace_answer(resp, rc, &st, "GPU trace");
 }
 
+int tfb_gpu_route_window(const tfb_http_req *req, tfb_http_resp *resp,
+                         tfb_run **run, tfb_trace **t, tfb_trace **full,
+                         tfb_trace_window *w)
+{
+    *t = NULL;
+    if (full)
+        *full = NULL;
+    const char *ws;
+    tfb_trace_window_mode mode;
+    int rc = tfb_http_param_str(req, resp, "window", 0, "all", &ws);
+    if (rc < 0)
+        return rc;
+    if (tfb_trace_window_parse(ws, &mode) < 0) {
+        tfb_http_error(resp, 400,
+                       "window must be all, steps or steps_but_last");
+        return TFB_EINVAL;
+    }
+    rc = tfb_gpu_route_trace(req, resp, run, t);
+    if (rc < 0)
+        return rc;
+    tfb_trace_host *h = NULL;
+    char err[512] = "";
+    if (mode != TFB_TRACE_WINDOW_ALL && *t) {
+        rc = tfb_trace_host_get(tfb_server_store(req), *run, &h, err,
+                                sizeof err);
+        if (rc < 0) {
+            tfb_trace_release(*t);
+            *t = NULL;
+            return tfb_http_error(resp, 500, "cannot read the host trace: %s",
+                                  err[0] ? err : tfb_strerror(rc));
+        }
+    }
+    tfb_trace_window_find(h, *t, mode, w);
+    tfb_trace_host_release(h);
+    tfb_trace *cut = NULL;
+    if (w->applies && (rc = tfb_trace_window_apply(*t, w, &cut)) < 0) {
+        tfb_trace_release(*t);
+        *t = NULL;
+        return tfb_http_error(resp, 500, "cannot cut the trace: %s",
+                              tfb_strerror(rc));
+    }
+    if (!cut)
+        return 0;
+    if (full)
+        *full = *t;
+    else
+        tfb_trace_release(*t);
+    *t = cut;
+    return 0;
+}
+
 int tfb_gpu_trace_answer(tfb_http_resp *resp, int rc,
                          const tfb_trace_status *st, const char *what)
 {

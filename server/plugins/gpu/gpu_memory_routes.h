@@ -72,6 +72,15 @@ void tfb_gpu_memory_allocs_json(tfb_json *j, const char *key,
  * a bad `run`). */
 int tfb_gpu_route_trace(const tfb_http_req *req, tfb_http_resp *resp,
                         tfb_run **run, tfb_trace **t);
+/* As tfb_gpu_route_trace, with the request's step window (`window=all|
+ * steps|steps_but_last`, default all; another value: 400): *w the window
+ * in use, *t the trace cut down to it (tfb_trace_window_apply) when it
+ * cuts anything, else the run's trace. full (may be NULL): the run's
+ * whole trace when *t is a cut (release it too), else NULL. The
+ * host side is read only for a mode other than all. */
+int tfb_gpu_route_window(const tfb_http_req *req, tfb_http_resp *resp,
+                         tfb_run **run, tfb_trace **t, tfb_trace **full,
+                         tfb_trace_window *w);
 /* The answer to a load not ready, `what` naming its data: 500 "cannot
  * read the <what>: ..." (rc < 0, or the load failed), 202 {"loading":
  * true, "progress"}; a negative code then, else 0 and nothing set. */

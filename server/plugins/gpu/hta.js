@@ -1,4 +1,4 @@
-// HTA's counters on the GPU page, over the whole trace (served as
+// HTA's counters on the GPU page, over the page's step window (served as
 // js/lib/gpu_hta.js): the launch statistics (/data/plugin/gpu/launches:
 // CPU duration of each launch call, GPU duration of its op, launch delay,
 // HTA's fixed-cutoff outliers) and the queue length per stream
@@ -38,7 +38,7 @@ function launchCard(a) {
   })));
   const rc = ns(num(a.runtime_cutoff_ns)), dc = ns(num(a.delay_cutoff_ns));
   return h('div', { class: 'card', id: 'gpu-launches', style: { marginBottom: '12px' } },
-    h('h3', { class: 'card-h' }, 'Launch statistics (whole trace)'),
+    h('h3', { class: 'card-h' }, 'Launch statistics (' + (a.window && a.window.mode !== 'all' ? 'step window: ' + a.window.mode.replace(/_/g, ' ') : 'whole trace') + ')'),
     h('div', { class: 'muted' }, `${int(num(a.launches))} launches paired with their runtime call` +
       (num(a.unmatched) ? `, ${int(num(a.unmatched))} GPU ops without one` : '') +
       `. Launch delay = GPU start − call end (0 when negative). HTA's outliers: call > ${rc} (${int(num(a.runtime_outliers))}),` +

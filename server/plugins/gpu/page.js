@@ -15,6 +15,16 @@ import { MemoryView, renderNvml, hasNvml } from '../lib/gpu_memory.js';
 import { renderHta } from '../lib/gpu_hta.js';
 import { pickRun, mountRunPage, updateRunPage } from '../lib/run_pick.js';
 import { SCALAR_TAGS } from '../lib/catalog.js';
+import { defineState, key } from '../core/state.js';
+
+// The step window (server/plugins/gpu/API.md, `window=`): the whole trace,
+// the work inside the ProfilerStep annotations, or that without the last
+// step (HTA's default). Kept in the URL like the rest of the page state.
+const WINDOWS = [['all', 'All'], ['steps', 'Steps'], ['steps_but_last', 'Steps but the last']];
+defineState({ gpuWindow: key.oneOf(...WINDOWS.map(([v]) => v)) });
+// The route parameters of a window: none for all, so those requests stay
+// as they were.
+const winParams = (w) => (w && w !== 'all' ? { window: w } : {});
 
 const gpuRunsCache = { list: [], traced: new Set(), files: new Map() };
 
@@ -90,6 +100,7 @@ class Timeline {
   constructor(wrap, run, opts = {}) {
     this.run = run;
     this.gpu = opts.gpu !== false;
+    this.win = winParams(opts.window);
     this.full = null;         // [start_ns, end_ns]
     this.view = null;
     this.spans = [];
@@ -111,7 +122,7 @@ class Timeline {
     const token = {};
     this.token = token;
     try {
-      const q = { run: this.run, max: 3000 };
+      const q = { run: this.run, max: 3000, ...this.win };
       if (this.view) { q.start_ns = Math.floor(this.view[0]); q.end_ns = Math.ceil(this.view[1]); }
       const [res, hres] = await Promise.all([
         this.gpu ? gpuJSON('data/plugin/gpu/timeline', q) : Promise.resolve(null),
@@ -450,10 +461,18 @@ const page = {
     this.charts = [];
     mountRunPage(this, ctx, 'gpu-run', 'GPU',
       'From CUPTI traces (tfb_gpu_trace_start), nsys SQLite exports or PyTorch profiler JSON in the run directory.');
+    this.windowSelect = h('select', { id: 'gpu-window', 'aria-label': 'Step window', onchange: (e) => ctx.setState({ gpuWindow: e.target.value }) },
+      WINDOWS.map(([v, label]) => h('option', { value: v, selected: v === ctx.state.gpuWindow }, label)));
+    ctx.settings.append(h('h3', null, 'Step window'), this.windowSelect,
+      h('p', { class: 'muted small hint' }, 'All: the whole trace. Steps: the work launched inside the ProfilerStep annotations. Steps but the last: without the last step, often cut short by the profiler (HTA\'s default).'));
     this.render();
   },
   unmount() { for (const c of this.charts) c.destroy(); this.charts = []; if (this.mem) this.mem.destroy(); this.mem = null; },
-  update(ctx, changed) { updateRunPage(this, ctx, changed); },
+  update(ctx, changed) {
+    if (this.windowSelect) this.windowSelect.value = ctx.state.gpuWindow;
+    if (changed.includes('gpuWindow')) { this.ctx = ctx; this.render(); return; }
+    updateRunPage(this, ctx, changed);
+  },
   async render() {
     const run = pickRun(this.ctx, gpuRunsCache.list, this.runSelect);
     if (!run) return;
@@ -472,6 +491,9 @@ const page = {
       window.__tfb.pages.gpu = { run, traced: false, devices: 0, nvml: nv.info };
       return;
     }
+    const winName = this.ctx.state.gpuWindow;
+    const wp = winParams(winName);
+    const wJSON = (path, params, onProgress) => gpuJSON(path, { ...params, ...wp }, onProgress);
     let summary, kernels;
     const progress = (p) => {
       if (this.token !== token) return;
@@ -481,8 +503,8 @@ const page = {
     };
     try {
       [summary, kernels] = await Promise.all([
-        gpuJSON('data/plugin/gpu/summary', { run }, progress),
-        gpuJSON('data/plugin/gpu/kernels', { run, limit: 500 }),
+        wJSON('data/plugin/gpu/summary', { run }, progress),
+        wJSON('data/plugin/gpu/kernels', { run, limit: 500 }),
       ]);
     } catch (e) {
       if (this.token !== token) return;
@@ -493,6 +515,15 @@ const page = {
     }
     const devices = summary.devices || [];
     const sample = isSample(gpuRunsCache.files.get(run));
+    // Which window the figures below cover, as the server applied it.
+    const win = summary.window || { mode: 'all', requested: winName };
+    const winLabel = (m) => (WINDOWS.find(([v]) => v === m) || [m, m])[1];
+    const windowNote = () => h('div', { class: 'small gpu-window-note', id: 'gpu-window-note', style: { marginBottom: '8px' } },
+      h('b', null, 'Step window: '), winLabel(win.mode),
+      win.steps !== null && win.steps !== undefined
+        ? ` — ${int(num(win.steps))} ProfilerStep${num(win.steps) === 1 ? '' : 's'}, ${ns(num(win.duration_ns))}`
+        : ' — the whole trace',
+      win.note ? h('span', { class: 'error-text' }, ` (${win.note})`) : null);
     // What the trace says of itself: categories the server did not read
     // (never 0 devices without a word) and its distributedInfo.
     const traceNotes = () => {
@@ -515,6 +546,7 @@ const page = {
       this.charts = [];
       clear(this.body);
       if (sample) this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-sample' }, SAMPLE_NOTE));
+      this.body.appendChild(windowNote());
       const tn = traceNotes();
       if (tn) this.body.appendChild(tn);
       let cpu = null;
@@ -528,12 +560,13 @@ const page = {
       window.__tfb.pages.gpu = { run, traced: true, devices: 0, kernels: 0, cpuOnly: !!cpu, cpuOps: cpu ? cpu.ops : 0, sample, notes: (summary.notes || []).length };
       return;
     }
-    const utils = await Promise.all(devices.map((d) => gpuJSON('data/plugin/gpu/utilization', { run, device: d.id, buckets: 300 }).catch(() => null)));
+    const utils = await Promise.all(devices.map((d) => wJSON('data/plugin/gpu/utilization', { run, device: d.id, buckets: 300 }).catch(() => null)));
     if (this.token !== token) return;
     for (const c of this.charts) c.destroy();
     this.charts = [];
     clear(this.body);
     if (sample) this.body.appendChild(h('div', { class: 'empty small', id: 'gpu-sample' }, SAMPLE_NOTE));
+    this.body.appendChild(windowNote());
     const tn = traceNotes();
     if (tn) this.body.appendChild(tn);
 
@@ -672,10 +705,10 @@ const page = {
         h('span', { class: 'muted' }, `${krows.length} distinct kernels`)), h('div', { class: 'table-card', style: { maxHeight: '420px' } }, ktable.el)),
       h('div', { class: 'card' }, h('h3', { class: 'card-h' }, 'Memory copies and sets'), mrows.length ? mtable.el : h('div', { class: 'muted' }, 'No memory copies recorded.')));
 
-    this.timeline = new Timeline(tlWrap, run);
-    window.__tfb.pages.gpu = { run, traced: true, sample, devices: devices.length, kernels: krows.length, kernelsShown: krows.length, memcpy: mrows.length, utilPoints: uds.map((d) => d.data.length) };
+    this.timeline = new Timeline(tlWrap, run, { window: winName });
+    window.__tfb.pages.gpu = { run, traced: true, sample, window: win, devices: devices.length, kernels: krows.length, kernelsShown: krows.length, memcpy: mrows.length, utilPoints: uds.map((d) => d.data.length) };
     this.renderExtras(run, token, Number.isFinite(t0) ? t0 : null, memWrap, nvmlWrap);
-    renderHta(htaWrap, run, gpuJSON).then((info) => {
+    renderHta(htaWrap, run, wJSON).then((info) => {
       if (this.token === token) window.__tfb.pages.gpu.hta = info;
     }, (e) => {
       if (this.token !== token) return;
