@@ -195,7 +195,7 @@ static void bench_gpu(const char *dir, long kernels)
     for (int rep = 0; rep < 2; rep++) {
         t0 = now_s();
         tfb_ranks_gpu_view g;
-        check(tfb_ranks_job_gpu(st, jb, -1, &g), "gpu");
+        check(tfb_ranks_job_gpu(st, jb, -1, TFB_TRACE_WINDOW_ALL, &g), "gpu");
         double t = now_s() - t0;
         printf("gpu %d ranks x %ld kernels: write %.2f s; %s: traces + "
                "breakdown + overlap %.3f s; traced %zu, overlap %.3f\n",

@@ -213,7 +213,7 @@ static int route_host(const tfb_http_req *req, tfb_http_resp *resp)
     }
     tfb_json j;
     tfb_json_init(&j);
-    rc = tfb_gpu_host_json(h, t, w0, w1, (size_t)max, &j);
+    rc = tfb_gpu_host_json(h, t, w0, w1, (size_t)max, &w, &j);
     tfb_trace_host_release(h);
     return send(resp, t, &j, rc, &w);
 }

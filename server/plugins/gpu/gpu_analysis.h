@@ -91,9 +91,13 @@ int tfb_gpu_chrome_trace_json(const tfb_trace *t, int64_t start_ns,
  * (truncated). A runtime call's correlation is in t's id space
  * (tfb_trace_host_link), the number its kernels carry in the timeline; absent
  * when t (may be NULL) holds no call of its file. top_ops (the 30 names
- * with the most self time) and busy_ns cover the whole trace. h may be
- * NULL (an empty answer). Cost: one pass over the host spans. */
+ * with the most self time) and busy_ns cover the whole trace, or, when
+ * win (may be NULL) applies, the ops and calls that start in the step
+ * window (the window's rule for host spans, trace.h). h may be NULL (an
+ * empty answer). Cost: one pass over the host spans (and, with a window,
+ * one table of h's names and a sort of the names found). */
 int tfb_gpu_host_json(const tfb_trace_host *h, const tfb_trace *t,
-                      int64_t w0, int64_t w1, size_t max, tfb_json *j);
+                      int64_t w0, int64_t w1, size_t max,
+                      const tfb_trace_window *win, tfb_json *j);
 
 #endif

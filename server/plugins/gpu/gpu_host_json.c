@@ -114,12 +114,62 @@ static void span_json(const tfb_trace_host *h, const tfb_trace_host_event *s,
     tfb_json_object_end(j);
 }
 
-static void ops_json(const tfb_trace_host *h, tfb_json *j)
+/* Most self time first, then by name: the trace layer's order of h->ops. */
+static int cmp_op_self(const void *a, const void *b)
+{
+    const tfb_trace_host_op_stat *x = a, *y = b;
+    if (x->self_ns != y->self_ns)
+        return x->self_ns < y->self_ns ? 1 : -1;
+    return (x->name > y->name) - (x->name < y->name);
+}
+
+/* h's op totals and busy time over the ops and calls (not ranges or
+ * marks) that start in [w0, w1): *ops malloc'd (NULL when none). */
+static int window_ops(const tfb_trace_host *h, int64_t w0, int64_t w1,
+                      tfb_trace_host_op_stat **ops, size_t *nops,
+                      int64_t *busy)
+{
+    *ops = NULL;
+    *nops = 0;
+    *busy = 0;
+    if (!h->nstrings)
+        return 0;
+    tfb_trace_host_op_stat *o = calloc(h->nstrings, sizeof *o);
+    if (!o)
+        return TFB_ENOMEM;
+    for (size_t i = 0; i < h->n; i++) {
+        const tfb_trace_host_event *s = &h->spans[i];
+        if (s->kind == TFB_TRACE_HOST_RANGE ||
+            s->kind == TFB_TRACE_HOST_MARK || s->start < w0 ||
+            s->start >= w1 || s->name >= h->nstrings)
+            continue;
+        tfb_trace_host_op_stat *x = &o[s->name];
+        x->name = s->name;
+        x->count++;
+        x->total_ns += s->end - s->start;
+        x->self_ns += s->self_ns;
+        if (s->depth == 0)
+            *busy += s->end - s->start;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < h->nstrings; i++)
+        if (o[i].count)
+            o[n++] = o[i];
+    if (n > 1)
+        qsort(o, n, sizeof *o, cmp_op_self);
+    *ops = o;
+    *nops = n;
+    return 0;
+}
+
+static void ops_json(const tfb_trace_host *h,
+                     const tfb_trace_host_op_stat *ops, size_t nops,
+                     tfb_json *j)
 {
     tfb_json_key(j, "top_ops");
     tfb_json_array_begin(j);
-    for (size_t i = 0; i < h->nops && i < TOP_OPS; i++) {
-        const tfb_trace_host_op_stat *o = &h->ops[i];
+    for (size_t i = 0; i < nops && i < TOP_OPS; i++) {
+        const tfb_trace_host_op_stat *o = &ops[i];
         tfb_json_object_begin(j);
         tfb_json_key(j, "name");
         tfb_json_str(j, h->strings[o->name]);
@@ -135,11 +185,24 @@ static void ops_json(const tfb_trace_host *h, tfb_json *j)
 }
 
 int tfb_gpu_host_json(const tfb_trace_host *h, const tfb_trace *t,
-                      int64_t w0, int64_t w1, size_t max, tfb_json *j)
+                      int64_t w0, int64_t w1, size_t max,
+                      const tfb_trace_window *win, tfb_json *j)
 {
     static const tfb_trace_host none = {0};
     if (!h)
         h = &none;
+    /* The ops of the step window, else the whole trace's. */
+    tfb_trace_host_op_stat *wops = NULL;
+    const tfb_trace_host_op_stat *ops = h->ops;
+    size_t nops = h->nops;
+    int64_t busy = h->busy_ns;
+    if (win && win->applies) {
+        int rc = window_ops(h, win->start_ns, win->end_ns, &wops, &nops,
+                            &busy);
+        if (rc < 0)
+            return rc;
+        ops = wops;
+    }
     if (w0 == INT64_MIN)
         w0 = h->start_ns;
     if (w1 == INT64_MAX)
@@ -150,6 +213,7 @@ int tfb_gpu_host_json(const tfb_trace_host *h, const tfb_trace *t,
     if ((h->n && !vis) || (h->nfiles && !bases)) {
         free(vis);
         free(bases);
+        free(wops);
         return TFB_ENOMEM;
     }
     tfb_trace_host_link(h, t, bases);
@@ -181,13 +245,15 @@ int tfb_gpu_host_json(const tfb_trace_host *h, const tfb_trace *t,
     for (size_t i = 0; i < nv; i++)
         span_json(h, vis[i], bases, j);
     tfb_json_array_end(j);
-    ops_json(h, j);
+    ops_json(h, ops, nops, j);
     tfb_json_key(j, "busy_ns");
-    tfb_json_i64(j, h->busy_ns);
+    tfb_json_i64(j, busy);
     tfb_json_key(j, "span_ns");
-    tfb_json_i64(j, h->end_ns - h->start_ns);
+    tfb_json_i64(j, win && win->applies ? win->duration_ns
+                                        : h->end_ns - h->start_ns);
     tfb_json_object_end(j);
     free(vis);
     free(bases);
+    free(wops);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugins/gpu/gpu_analysis.h"
 #include "core/report_fmt.h"
 #include "tfboard.h"
 
@@ -196,10 +197,12 @@ int tfb_gpu_trace_answer(tfb_http_resp *resp, int rc,
     return 0;
 }
 
-/* The run's memory events: 0 with *m (NULL when the run has none), or a
+/* The run's memory events: 0 with *m (NULL when the run has none) and
+ * *w, the step window of mode over the run's trace and host side, or a
  * negative code with the answer set (202 loading, 500 error). */
 static int get_memory(const tfb_http_req *req, tfb_http_resp *resp,
-                      tfb_trace_memory **m)
+                      tfb_trace_window_mode mode, tfb_trace_memory **m,
+                      tfb_trace_window *w)
 {
     *m = NULL;
     tfb_run *run;
@@ -209,6 +212,17 @@ static int get_memory(const tfb_http_req *req, tfb_http_resp *resp,
     int rc = tfb_gpu_route_trace(req, resp, &run, &t);
     if (rc < 0)
         return rc;
+    tfb_trace_host *h = NULL;
+    char err[512] = "";
+    if (mode != TFB_TRACE_WINDOW_ALL && t &&
+        (rc = tfb_trace_host_get(tfb_server_store(req), run, &h, err,
+                                 sizeof err)) < 0) {
+        tfb_trace_release(t);
+        return tfb_http_error(resp, 500, "cannot read the host trace: %s",
+                              err[0] ? err : tfb_strerror(rc));
+    }
+    tfb_trace_window_find(h, t, mode, w);
+    tfb_trace_host_release(h);
     tfb_trace_status st;
     rc = tfb_trace_memory_get(tfb_server_store(req), run, &t,
                               TFB_GPU_ROUTE_WAIT_MS, m, &st);
@@ -229,10 +243,29 @@ int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp)
         return TFB_EINVAL;
     if (w1 < w0)
         return tfb_http_error(resp, 400, "end_ns is before start_ns");
+    const char *ws;
+    tfb_trace_window_mode mode;
+    if (tfb_http_param_str(req, resp, "window", 0, "all", &ws) < 0)
+        return TFB_EINVAL;
+    if (tfb_trace_window_parse(ws, &mode) < 0)
+        return tfb_http_error(resp, 400,
+                              "window must be all, steps or steps_but_last");
     tfb_trace_memory *m;
-    int rc = get_memory(req, resp, &m);
+    tfb_trace_window win;
+    int rc = get_memory(req, resp, mode, &m, &win);
     if (rc < 0)
         return rc;
+    /* The step window restricts the asked range ([start, end): the
+     * analysis' end is inclusive). The events before it still set the
+     * level at its start (tfb_gpu_memory_analyze replays them). */
+    if (win.applies) {
+        if (w0 < win.start_ns)
+            w0 = win.start_ns;
+        if (w1 > win.end_ns - 1)
+            w1 = win.end_ns - 1;
+        if (w1 < w0)
+            w1 = w0;
+    }
     tfb_trace_memory empty = {0};
     tfb_gpu_memory_opts o;
     tfb_gpu_memory_opts_init(&o);
@@ -245,8 +278,10 @@ int tfb_gpu_route_memory(const tfb_http_req *req, tfb_http_resp *resp)
     rc = tfb_gpu_memory_view_build(m ? m : &empty, &o, &v);
     tfb_json j;
     tfb_json_init(&j);
-    if (rc == 0)
+    if (rc == 0) {
         tfb_gpu_memory_view_json(&j, &v);
+        tfb_gpu_add_window(&j, &win);
+    }
     tfb_gpu_memory_view_free(&v); /* before m: the result borrows its names */
     tfb_trace_memory_release(m);
     if (rc < 0) {

@@ -123,7 +123,8 @@ const ALLOC_COLS = [
 ];
 
 // The memory section. opts: {t0 (ns, null = the first memory event),
-// xTitle, onView([x0, x1] seconds)}: onView is called when the user zooms,
+// xTitle, onView([x0, x1] seconds), params (more route parameters: the
+// page's step window, {window})}: onView is called when the user zooms,
 // so the caller can align the utilization chart. load() resolves with the
 // section's element (null when the run has no memory events).
 export class MemoryView {
@@ -135,7 +136,7 @@ export class MemoryView {
   }
 
   async load() {
-    const res = await poll('data/plugin/gpu/memory', { run: this.run, points: 800, top: 50, last: 30 });
+    const res = await poll('data/plugin/gpu/memory', { run: this.run, points: 800, top: 50, last: 30, ...this.opts.params });
     this.full = res;
     const devs = res.devices || [];
     if (!devs.length) return null;
@@ -272,7 +273,7 @@ export class MemoryView {
   async fetchWindow() {
     const token = {};
     this.token = token;
-    const q = { run: this.run, points: 800, top: 1, last: 1 };
+    const q = { run: this.run, points: 800, top: 1, last: 1, ...this.opts.params };
     if (this.view) { q.start_ns = Math.floor(this.t0 + this.view[0] * 1e9); q.end_ns = Math.ceil(this.t0 + this.view[1] * 1e9); }
     try {
       const res = await poll('data/plugin/gpu/memory', q);

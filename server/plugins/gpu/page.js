@@ -707,7 +707,7 @@ const page = {
 
     this.timeline = new Timeline(tlWrap, run, { window: winName });
     window.__tfb.pages.gpu = { run, traced: true, sample, window: win, devices: devices.length, kernels: krows.length, kernelsShown: krows.length, memcpy: mrows.length, utilPoints: uds.map((d) => d.data.length) };
-    this.renderExtras(run, token, Number.isFinite(t0) ? t0 : null, memWrap, nvmlWrap);
+    this.renderExtras(run, token, Number.isFinite(t0) ? t0 : null, memWrap, nvmlWrap, wp);
     renderHta(htaWrap, run, wJSON).then((info) => {
       if (this.token === token) window.__tfb.pages.gpu.hta = info;
     }, (e) => {
@@ -717,8 +717,9 @@ const page = {
     });
   },
   // The memory view and the NVML charts, on the utilization chart's time
-  // origin (the first kernel); zooming the memory chart zooms it too.
-  async renderExtras(run, token, t0, memWrap, nvmlWrap) {
+  // origin (the first kernel); zooming the memory chart zooms it too. wp:
+  // the page's step window as route parameters (the memory view's too).
+  async renderExtras(run, token, t0, memWrap, nvmlWrap, wp) {
     const util = this.utilChart;
     const alignUtil = (v) => {
       if (!util || !v) return;
@@ -727,7 +728,7 @@ const page = {
       util.options.scales.x.max = Math.max(0, v[1]);
       util.update('none');
     };
-    const mem = new MemoryView(run, { t0, xTitle: t0 === null ? null : 'Time since first kernel', onView: alignUtil });
+    const mem = new MemoryView(run, { t0, xTitle: t0 === null ? null : 'Time since first kernel', onView: alignUtil, params: wp });
     try {
       const el = await mem.load();
       if (this.token !== token) { mem.destroy(); return; }

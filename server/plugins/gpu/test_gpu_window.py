@@ -20,6 +20,22 @@ Runs:
             to the step that launched it, as in HTA).
   nosteps/  two kernels, no ProfilerStep: every mode answers the whole
             trace, mode "all", with a note.
+  mem/      the steps/ run plus caching-allocator [memory] events on
+            device 0 (µs, bytes; level after the event):
+              X alloc  1000 at  50 -> 1000   before the steps, never freed
+              Y alloc   500 at 150 -> 1500   step 1
+              Y free        at 250 -> 1000   step 2
+              Z alloc  4000 at 320 -> 5000   step 3 (the last)
+              Z free        at 340 -> 1000   step 3
+              W alloc  8000 at 380 -> 9000   after the steps
+            all: peak 9000 at 380; steps [100, 350): level 1000 at the
+            start (X, allocated before the window, is live), peak 5000 at
+            320, 1000 at the end; steps_but_last [100, 300): peak 1500 at
+            150, 1000 at the end, X and nothing else live at its end.
+  /host top_ops and busy_ns (steps/; ProfilerSteps are ranges, not
+            ops): all: 7 launches x 4 µs = 28 µs busy; steps_but_last:
+            the launches that start in [100, 300) (110, 190, 210, 290):
+            4, 16 µs.
 
 Arguments: the tfboard binary, the logdir generator (unused); or
 `--write DIR`: only write the runs into DIR (the browser test,
@@ -78,8 +94,22 @@ def write(d, ev):
         json.dump({"schemaVersion": 1, "traceEvents": ev}, f)
 
 
+# (µs, address, bytes (negative: a free), allocated after it)
+MEM = [(50, 1, 1000, 1000), (150, 2, 500, 1500), (250, 2, -500, 1000),
+       (320, 3, 4000, 5000), (340, 3, -4000, 1000), (380, 4, 8000, 9000)]
+
+
+def memory_events():
+    return [{"ph": "i", "cat": "cpu_instant_event", "s": "t",
+             "name": "[memory]", "pid": 1, "tid": 1, "ts": BASE + ts,
+             "args": {"Total Reserved": 16000, "Total Allocated": alloc,
+                      "Bytes": nb, "Addr": addr, "Device Id": 0,
+                      "Device Type": 1}} for ts, addr, nb, alloc in MEM]
+
+
 def setup():
     write(os.path.join(TMP, "steps"), events(KERNELS, STEPS))
+    write(os.path.join(TMP, "mem"), events(KERNELS, STEPS) + memory_events())
     write(os.path.join(TMP, "nosteps"), events(KERNELS[1:3], []))
 
 
@@ -149,6 +179,61 @@ def test_other_routes():
     assert u["start_ns"] == ns(120) and u["window"]["mode"] == "steps", u
 
 
+def memory(window=None):
+    p = {"run": "mem"}
+    if window:
+        p["window"] = window
+    for _ in range(600):
+        r = SRV.json("/data/plugin/gpu/memory", **p)
+        if not r.get("loading"):
+            return r
+    raise AssertionError("memory still loading")
+
+
+def test_memory_window():
+    # mode -> (peak bytes, peak µs, end bytes, live at end, window)
+    want = {None: (9000, 380, 9000, 2, "all"),
+            "steps": (5000, 320, 1000, 1, "steps"),
+            "steps_but_last": (1500, 150, 1000, 1, "steps_but_last")}
+    for mode, (peak, at, end, live, wmode) in want.items():
+        r = memory(mode)
+        (d,) = r["devices"]
+        assert d["peak_bytes"] == peak and d["peak_t_ns"] == ns(at), \
+            (mode, d)
+        assert d["end_bytes"] == end and d["live_at_end"] == live, (mode, d)
+        assert r["window"]["mode"] == wmode, r["window"]
+    # The level at the window's start counts X, allocated before it.
+    (d,) = memory("steps")["devices"]
+    assert d["points"][0][0] == ns(100) and d["points"][0][1] == 1000, d
+    # ... then each change, and the level at its last instant (the end is
+    # exclusive: 350 µs - 1 ns).
+    assert [(p[0], p[1]) for p in d["points"]] == \
+        [(ns(100), 1000), (ns(150), 1500), (ns(250), 1000),
+         (ns(320), 5000), (ns(340), 1000), (ns(350) - 1, 1000)], d
+    # A zoom range inside the window stays; one past it is cut to it.
+    r = SRV.json("/data/plugin/gpu/memory", run="mem", window="steps",
+                 start_ns=ns(200), end_ns=ns(500))
+    (d,) = r["devices"]
+    assert d["peak_bytes"] == 5000 and d["end_bytes"] == 1000, d
+    code, _, body = SRV.get("/data/plugin/gpu/memory", run="mem",
+                            window="last")
+    assert code == 400 and b"steps_but_last" in body, (code, body)
+
+
+def test_host_ops_window():
+    def ops(h):
+        return {o["name"]: o["count"] for o in h["top_ops"]}
+    h = SRV.json("/data/plugin/gpu/host", run="steps")
+    assert h["busy_ns"] == 28 * US, h["busy_ns"]
+    assert ops(h)["cudaLaunchKernel"] == 7, ops(h)
+    h = SRV.json("/data/plugin/gpu/host", run="steps",
+                 window="steps_but_last")
+    assert h["busy_ns"] == 16 * US, h["busy_ns"]
+    assert ops(h) == {"cudaLaunchKernel": 4}, ops(h)
+    h = SRV.json("/data/plugin/gpu/host", run="steps", window="steps")
+    assert h["busy_ns"] == 20 * US and ops(h) == {"cudaLaunchKernel": 5}
+
+
 def test_no_steps_note():
     for mode in ("steps", "steps_but_last"):
         r = summary("nosteps", mode)
@@ -206,6 +291,7 @@ def main():
             SRV = srv
             srv.wait_loaded()
             run_tests([test_summary_per_mode, test_other_routes,
+                       test_memory_window, test_host_ops_window,
                        test_no_steps_note, test_bad_window,
                        test_report_window])
     finally:

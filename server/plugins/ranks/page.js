@@ -8,7 +8,8 @@
 // devices). Notes on bad input are shown as text.
 import { h, clear, sortableTable } from '../core/dom.js';
 import { getJSON, num } from '../core/api.js';
-import { eng, pct, linearTicks, niceStep } from '../core/format.js';
+import { eng, ns, int, pct, linearTicks, niceStep } from '../core/format.js';
+import { defineState, key } from '../core/state.js';
 import { makeChart } from '../core/charts.js';
 import { viridis, themeColor } from '../core/colors.js';
 
@@ -22,6 +23,11 @@ const METRICS = [
   ['input_ms', 'Input wait'],
 ];
 const MAX_SKEW_POINTS = 1500;
+// The step window of the GPU figures (server/plugins/ranks/API.md,
+// `window=`), as on the GPU page: kept in the URL.
+const WINDOWS = [['all', 'All'], ['steps', 'Steps'], ['steps_but_last', 'Steps but the last']];
+defineState({ ranksWindow: key.oneOf(...WINDOWS.map(([v]) => v)) });
+const winLabel = (m) => (WINDOWS.find(([v]) => v === m) || [m, m])[1];
 const BREAKDOWN = [
   ['compute_ns', 'Compute', '#4e79a7'],
   ['comm_ns', 'Communication', '#f28e2b'],
@@ -182,8 +188,12 @@ const page = {
     this.jobSelect = h('select', { id: 'ranks-job', onchange: (e) => { this.job = e.target.value; this.render(); } });
     this.metricSelect = h('select', { id: 'ranks-metric', onchange: (e) => { this.metric = e.target.value; this.render(); } },
       METRICS.map(([k, label]) => h('option', { value: k, selected: k === this.metric }, label)));
+    this.windowSelect = h('select', { id: 'ranks-window', 'aria-label': 'Step window', onchange: (e) => this.ctx.setState({ ranksWindow: e.target.value }) },
+      WINDOWS.map(([v, label]) => h('option', { value: v, selected: v === ctx.state.ranksWindow }, label)));
     ctx.settings.append(h('h3', null, 'Job'), this.jobSelect,
       h('h3', null, 'Heat map'), this.metricSelect,
+      h('h3', null, 'Step window'), this.windowSelect,
+      h('p', { class: 'muted small hint' }, 'Of the GPU figures and the straggler from the traces. All: each rank\'s whole trace. Steps: the work launched inside its ProfilerStep annotations. Steps but the last: without the last step (HTA\'s default).'),
       h('p', { class: 'muted small hint' },
         'A job is the runs that share a job name (rank record of tfb_writer_open_rank) or rank-N directories under one parent. ' +
         'Times from pipeline/step_ms, pipeline/input_ms and comm/ms; GPU figures from the ranks\' traces.'));
@@ -194,7 +204,8 @@ const page = {
   unmount() { this.destroyCharts(); this.token = null; },
   update(ctx, changed) {
     this.ctx = ctx;
-    if (changed.includes('data')) this.render();
+    this.windowSelect.value = ctx.state.ranksWindow;
+    if (changed.includes('data') || changed.includes('ranksWindow')) this.render();
   },
   destroyCharts() {
     for (const c of this.charts) c.destroy();
@@ -262,7 +273,8 @@ const page = {
       // 202 {"loading": true, "progress"} while the ranks' traces load in
       // the background: show the progress and ask again.
       for (;;) {
-        gpu = await getJSON('data/plugin/ranks/gpu', { job: this.job });
+        const w = this.ctx.state.ranksWindow;
+        gpu = await getJSON('data/plugin/ranks/gpu', { job: this.job, ...(w && w !== 'all' ? { window: w } : {}) });
         if (this.token !== token) return;
         if (!gpu.loading) break;
         let msg = gpuCard.querySelector('#ranks-gpu-loading');
@@ -289,7 +301,8 @@ const page = {
     this.rankTable.setRows(this.rows(job, gpu));
     const ts = gpu.trace_straggler;
     window.__tfb.pages.ranks.gpu = { traced: num(gpu.n_traced), overlap: fin(gpu.overlap),
-      traceStraggler: ts && ts.straggler !== null ? num(ts.straggler) : null };
+      traceStraggler: ts && ts.straggler !== null ? num(ts.straggler) : null,
+      window: gpu.window ? String(gpu.window.mode) : 'all', computeNs: num(gpu.compute_ns) };
   },
   showError(msg) {
     this.destroyCharts();
@@ -405,14 +418,15 @@ const page = {
     const p = (ts.per_rank || []).find((x) => ts.straggler !== null && num(x.rank) === num(ts.straggler));
     clear(verdict);
     verdict.className = 'verdict ' + (p ? 'highly' : 'not');
-    verdict.append(
+    // (append() writes a null as the text "null": left out.)
+    verdict.append(...[
       h('h2', null, p ? '1 straggler (from the traces)' : 'No straggler (from the traces)'),
       p ? h('div', { class: 'straggler-sentence' },
         `Rank ${num(p.rank)} starts its NCCL collectives last in ${num(p.last)} of ${num(ts.compared)} (${pct(fin(p.last_share) ?? 0, 0)}); ` +
         `the other ranks wait ${eng(num(p.wait_caused_ns) / 1e6)} ms for it in all.`) : null,
       h('div', { class: 'muted small' },
         `No step times in the event files: judged from the ${num(ts.ranks)} traced ranks' NCCL kernel start times. ` +
-        `Rule: the rank that starts last in at least ${pct(fin(ts.share_min) ?? 0, 0)} of the collectives (at least ${num(ts.collectives_min)} compared).`));
+        `Rule: the rank that starts last in at least ${pct(fin(ts.share_min) ?? 0, 0)} of the collectives (at least ${num(ts.collectives_min)} compared).`)].filter(Boolean));
   },
   drawGpu(card, gpu) {
     clear(card);
@@ -422,6 +436,15 @@ const page = {
       card.appendChild(h('div', { class: 'muted small' }, 'No GPU trace in this job (no *.sqlite or *.pt.trace.json files in the rank directories).'));
       return;
     }
+    // Which window the figures cover, as the server applied it (the first
+    // traced rank's; each rank's own is on its row of the answer).
+    const win = gpu.window || { mode: 'all' };
+    card.appendChild(h('div', { class: 'small', id: 'ranks-window-note' },
+      h('b', null, 'Step window: '), winLabel(win.mode),
+      win.steps !== null && win.steps !== undefined
+        ? ` — ${int(num(win.steps))} ProfilerStep${num(win.steps) === 1 ? '' : 's'}, ${ns(num(win.duration_ns))}`
+        : ' — the whole trace',
+      win.note ? h('span', { class: 'error-text' }, ` (${win.note})`) : null));
     card.appendChild(h('div', { class: 'small', id: 'ranks-overlap' },
       `Communication/computation overlap: ${share(gpu.overlap)} of the NCCL kernel time has a compute kernel running on the same device ` +
       `(${num(gpu.n_traced)} of ${gpu.ranks.length} ranks traced).`));

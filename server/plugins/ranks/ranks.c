@@ -162,10 +162,17 @@ static int route_gpu(const tfb_http_req *req, tfb_http_resp *resp)
     if (rc < 0)
         return rc;
     const tfb_ranks_job *jb;
+    const char *ws;
+    tfb_trace_window_mode mode = TFB_TRACE_WINDOW_ALL;
     rc = param_job(req, resp, jobs, nj, &jb);
+    if (rc == 0)
+        rc = tfb_http_param_str(req, resp, "window", 0, "all", &ws);
+    if (rc == 0 && tfb_trace_window_parse(ws, &mode) < 0)
+        rc = tfb_http_error(resp, 400,
+                            "window must be all, steps or steps_but_last");
     if (rc == 0) {
         tfb_ranks_gpu_view g;
-        rc = tfb_ranks_job_gpu(s, jb, ROUTE_WAIT_MS, &g);
+        rc = tfb_ranks_job_gpu(s, jb, ROUTE_WAIT_MS, mode, &g);
         if (rc == 0 && g.n_loading) {
             /* As the gpu plugin's routes: ask again (the page polls). */
             char body[160];
@@ -249,7 +256,8 @@ static int report_begin(tfb_store *s, tfb_run *r, const tfb_report_opts *o,
 static int report_analyze(tfb_store *s, report_ctx *c, int with_gpu)
 {
     int rc = tfb_ranks_job_analyze(c->job, &c->opts, &c->res);
-    return rc || !with_gpu ? rc : tfb_ranks_job_gpu(s, c->job, -1, &c->gpu);
+    return rc || !with_gpu ? rc : tfb_ranks_job_gpu(s, c->job, -1, TFB_TRACE_WINDOW_ALL,
+                                              &c->gpu);
 }
 
 static void report_end(report_ctx *c)

@@ -145,7 +145,7 @@ static int nccl_starts(const tfb_trace *t, int64_t **out, size_t *n_out)
     return 0;
 }
 
-/* The straggler from the ready traces. */
+/* The straggler from the ready traces (each cut to its window). */
 static int trace_straggler(tfb_trace **tr, const tfb_ranks_gpu_rank *ranks,
                            size_t n, tfb_ranks_trace_straggler *out)
 {
@@ -154,7 +154,7 @@ static int trace_straggler(tfb_trace **tr, const tfb_ranks_gpu_rank *ranks,
     int rc = in && own ? 0 : TFB_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
         /* A ready rank's trace has moved into the view (ranks[i].trace)
-         * by now; tr[i] holds it only when it did not. */
+         * by now; tr[i] holds its cut to the window, when there is one. */
         const tfb_trace *t = tr[i] ? tr[i] : ranks[i].trace;
         if (ranks[i].state != TFB_RANKS_TRACE_READY || !t)
             continue;
@@ -194,8 +194,27 @@ static int figures(const tfb_trace *t, tfb_ranks_gpu_rank *g)
     return 0;
 }
 
+/* Rank i's trace t cut to the step window of mode (*cut NULL when the
+ * window cuts nothing: the figures are t's then). */
+static int window_cut(tfb_store *s, tfb_run *run, const tfb_trace *t,
+                      tfb_trace_window_mode mode, tfb_ranks_gpu_rank *g,
+                      tfb_trace **cut)
+{
+    *cut = NULL;
+    tfb_trace_host *h = NULL;
+    if (mode != TFB_TRACE_WINDOW_ALL) {
+        int rc = tfb_trace_host_get(s, run, &h, NULL, 0);
+        if (rc < 0)
+            return rc;
+    }
+    tfb_trace_window_find(h, t, mode, &g->window);
+    tfb_trace_host_release(h);
+    return g->window.applies ? tfb_trace_window_apply(t, &g->window, cut)
+                             : 0;
+}
+
 int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
-                      tfb_ranks_gpu_view *out)
+                      tfb_trace_window_mode mode, tfb_ranks_gpu_view *out)
 {
     memset(out, 0, sizeof *out);
     out->overlap = NAN;
@@ -209,6 +228,7 @@ int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
         return TFB_ENOMEM;
     }
     out->n_ranks = n;
+    out->window = mode;
     int rc = 0;
     /* 1. Start (or find) every rank's load without waiting, so they run
      * side by side; 2. wait for the ones still loading, within the
@@ -269,10 +289,16 @@ int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
             progress += g->progress;
         } else if (g->state == TFB_RANKS_TRACE_READY) {
             progress += 1.0;
-            if ((rc = figures(tr[i], g)) < 0)
+            tfb_trace *cut;
+            if ((rc = window_cut(s, job->members[i].run, tr[i], mode, g,
+                                 &cut)) < 0)
                 break;
-            g->trace = tr[i]; /* the view holds it now */
-            tr[i] = NULL;
+            /* The view holds the whole trace (what it says of itself);
+             * tr[i] the cut the figures and the straggler are of. */
+            g->trace = tr[i];
+            tr[i] = cut;
+            if ((rc = figures(cut ? cut : g->trace, g)) < 0)
+                break;
             out->n_traced++;
             out->compute_ns += g->gpu.compute_ns;
             out->comm_ns += g->gpu.comm_ns;

@@ -18,6 +18,7 @@
 #include "analysis/ranks_jobs.h"
 #include "core/json.h"
 #include "store/store.h"
+#include "trace/trace.h"
 
 /* ---- the GPU side (ranks_gpu.c) ---------------------------------------- */
 
@@ -43,6 +44,9 @@ typedef struct tfb_ranks_gpu_rank {
      * for what it says of itself: device names and properties, notes on
      * categories not understood, distributedInfo (trace.h). */
     struct tfb_trace *trace;
+    /* READY: the step window its figures are of (trace.h; the trace above
+     * stays whole: the cut is made per call and freed with it). */
+    tfb_trace_window window;
 } tfb_ranks_gpu_rank;
 
 typedef struct tfb_ranks_gpu_view {
@@ -58,6 +62,7 @@ typedef struct tfb_ranks_gpu_view {
     /* The straggler from the ready ranks' NCCL kernel starts
      * (analysis/ranks_trace_straggler.h), per_rank aligned with ranks. */
     tfb_ranks_trace_straggler trace_straggler;
+    tfb_trace_window_mode window; /* the step window asked */
 } tfb_ranks_gpu_view;
 
 /* Each member's GPU trace (the gpu plugin's cache and background loader,
@@ -65,10 +70,14 @@ typedef struct tfb_ranks_gpu_view {
  * kernels classed by tfb_ranks_classify_kernel, memcpy/memset as memory,
  * host spans left out. Every rank's load is started before any is waited
  * for; wait_ms bounds the whole wait (0: none; < 0: until every load
- * ended, for the report). No lock is held while a trace loads. Returns 0
- * or TFB_ENOMEM; free with tfb_ranks_gpu_view_free. */
+ * ended, for the report). No lock is held while a trace loads. The
+ * figures and the trace straggler are of each rank's step window of mode
+ * (tfb_trace_window_find over the rank's own host side and trace, then
+ * tfb_trace_window_apply; "all" cuts nothing). Returns 0, TFB_ENOMEM, or
+ * the host side's error (a rank's host trace that cannot be read); free
+ * with tfb_ranks_gpu_view_free. */
 int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
-                      tfb_ranks_gpu_view *out);
+                      tfb_trace_window_mode mode, tfb_ranks_gpu_view *out);
 void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v);
 /* The job's world size as the ranks' traces say it (Kineto's
  * distributedInfo of the first rank that has one), -1 when none says it;

@@ -281,6 +281,34 @@ void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
     tfb_json_object_end(j);
 }
 
+/* A step window (trace.h), the members the gpu plugin's routes answer. */
+static const tfb_json_field window_fields[] = {
+    TFB_JSON_FIELD(tfb_trace_window, mode, STR),
+    TFB_JSON_FIELD(tfb_trace_window, requested, STR),
+    TFB_JSON_FIELD(tfb_trace_window, start_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_window, end_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_window, duration_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_window, steps, STEP),
+    TFB_JSON_FIELD(tfb_trace_window, note, STR),
+};
+
+/* The job's window: the first traced rank's (each rank's is on its row);
+ * the one asked when no rank is traced. */
+static void job_window_json(tfb_json *j, const tfb_ranks_gpu_view *g)
+{
+    tfb_trace_window w = {0};
+    const char *asked = tfb_trace_window_name(g->window);
+    w.mode = w.requested = asked;
+    w.steps = -1;
+    for (size_t i = 0; i < g->n_ranks; i++)
+        if (g->ranks[i].has_trace) {
+            w = g->ranks[i].window;
+            break;
+        }
+    tfb_json_key(j, "window");
+    TFB_JSON_STRUCT(j, &w, window_fields);
+}
+
 /* The job's GPU view, after its name. */
 static const tfb_json_field gpu_view_fields[] = {
     TFB_JSON_FIELD(tfb_ranks_gpu_view, n_traced, SIZE),
@@ -397,6 +425,7 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
     tfb_json_key(j, "job");
     tfb_json_strn(j, job->name, job->name_len);
     TFB_JSON_FIELDS(j, g, gpu_view_fields);
+    job_window_json(j, g);
     tfb_json_key(j, "ranks");
     tfb_json_array_begin(j);
     for (size_t i = 0; i < g->n_ranks; i++) {
@@ -418,8 +447,11 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
             tfb_json_key(j, "error");
             tfb_json_str(j, r->error);
         }
-        if (r->has_trace)
+        if (r->has_trace) {
             TFB_JSON_FIELDS(j, r, gpu_rank_fields);
+            tfb_json_key(j, "window");
+            TFB_JSON_STRUCT(j, &r->window, window_fields);
+        }
         if (r->trace)
             trace_meta_json(j, r->trace);
         tfb_json_object_end(j);
