@@ -3,6 +3,7 @@
 // (7 kernels) by default; choosing "Steps but the last" reloads the views
 // with window=steps_but_last (4 kernels: a, b, c, e), says which window
 // is in use, and keeps the choice in the URL, so a reload shows it again.
+// The memory view of run mem shows the window's peak.
 'use strict';
 const { execFileSync } = require('child_process');
 const path = require('path');
@@ -47,6 +48,20 @@ T.run(async () => {
       T.assertEq(g.kernels, 4, 'kernels after reload');
       T.assertEq(await page.inputValue('#gpu-window'), 'steps_but_last', 'selector after reload');
       await T.screenshot(page, 'gpu_window_steps_but_last');
+    });
+    await T.step('the memory view follows the window', async () => {
+      // Run mem (test_gpu_window.py): peak 9000 B over the whole trace,
+      // 5000 B in the steps, 1500 B without the last step.
+      const peakOf = (want) => T.until(page, (w) => {
+        const m = window.__tfb.pages.gpuMemory;
+        return m && m.peaks && m.peaks[0] === w ? m : null;
+      }, want, 'a memory peak of ' + want, 60000);
+      await T.openApp(page, srv.url, 'tab=gpu&run=mem');
+      await peakOf(9000);
+      await page.selectOption('#gpu-window', 'steps');
+      await peakOf(5000);
+      await page.selectOption('#gpu-window', 'steps_but_last');
+      await peakOf(1500);
     });
     await T.step('a trace without steps says so', async () => {
       await T.openApp(page, srv.url, 'tab=gpu&run=nosteps&gpuWindow=steps');
