@@ -202,13 +202,20 @@ static int window_cut(tfb_store *s, tfb_run *run, const tfb_trace *t,
 {
     *cut = NULL;
     tfb_trace_host *h = NULL;
+    int host_err = 0;
     if (mode != TFB_TRACE_WINDOW_ALL) {
         int rc = tfb_trace_host_get(s, run, &h, NULL, 0);
-        if (rc < 0)
+        if (rc == TFB_ENOMEM)
             return rc;
+        /* A host side that cannot be read (the gpu plugin's /host names
+         * the file): the rank counts whole, and its window says why,
+         * rather than the job losing its figures. */
+        host_err = rc < 0;
     }
     tfb_trace_window_find(h, t, mode, &g->window);
     tfb_trace_host_release(h);
+    if (host_err)
+        g->window.note = "the host trace cannot be read: the whole trace";
     return g->window.applies ? tfb_trace_window_apply(t, &g->window, cut)
                              : 0;
 }

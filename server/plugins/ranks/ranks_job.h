@@ -73,9 +73,9 @@ typedef struct tfb_ranks_gpu_view {
  * ended, for the report). No lock is held while a trace loads. The
  * figures and the trace straggler are of each rank's step window of mode
  * (tfb_trace_window_find over the rank's own host side and trace, then
- * tfb_trace_window_apply; "all" cuts nothing). Returns 0, TFB_ENOMEM, or
- * the host side's error (a rank's host trace that cannot be read); free
- * with tfb_ranks_gpu_view_free. */
+ * tfb_trace_window_apply; "all" cuts nothing; a rank whose host side
+ * cannot be read counts whole, with a note on its window). Returns 0 or
+ * TFB_ENOMEM; free with tfb_ranks_gpu_view_free. */
 int tfb_ranks_job_gpu(tfb_store *s, const tfb_ranks_job *job, int wait_ms,
                       tfb_trace_window_mode mode, tfb_ranks_gpu_view *out);
 void tfb_ranks_gpu_view_free(tfb_ranks_gpu_view *v);
