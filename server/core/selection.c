@@ -61,7 +61,8 @@ void tfb_selection_id(const char *const *names, size_t n,
                  (unsigned long long)sum);
         return;
     }
-    memcpy(s, names, n * sizeof *s);
+    if (n) /* names may be NULL for the empty set */
+        memcpy(s, names, n * sizeof *s);
     qsort(s, n, sizeof *s, by_name);
     id_of_sorted(s, n, id);
     free(s);
@@ -153,7 +154,8 @@ int tfb_selection_hold(const char *const *names, size_t n,
     const char **s = malloc((n ? n : 1) * sizeof *s);
     if (!s)
         return TFB_ENOMEM;
-    memcpy(s, names, n * sizeof *s);
+    if (n) /* names may be NULL for the empty set */
+        memcpy(s, names, n * sizeof *s);
     qsort(s, n, sizeof *s, by_name);
     /* Built outside the lock: sorting and copying 100,000 names is the
      * costly part, and other requests look selections up meanwhile. */
