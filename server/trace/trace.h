@@ -602,6 +602,10 @@ typedef struct tfb_trace_window {
 /* "all" | "steps" | "steps_but_last" -> *out: 0, else TFB_EINVAL. */
 int tfb_trace_window_parse(const char *s, tfb_trace_window_mode *out);
 const char *tfb_trace_window_name(tfb_trace_window_mode m);
+/* {"mode", "requested", "start_ns", "end_ns", "duration_ns", "steps",
+ * "note"}: the window as every route that takes `window=` answers it (the
+ * gpu and ranks plugins; trace_meta_json.c). */
+void tfb_trace_window_json(struct tfb_json *j, const tfb_trace_window *w);
 /* The window of mode over the run's host side h (may be NULL: no steps)
  * and GPU trace t (may be NULL; its extent is the "all" window). */
 void tfb_trace_window_find(const tfb_trace_host *h, const tfb_trace *t,

@@ -2,8 +2,8 @@
  * trace_meta_json.c - what a trace says of itself, as the JSON every
  * route that shows a run's trace writes the same way (the GPU summary, the
  * Ranks view) and as the notes' text the report prints: the categories
- * the loader did not understand, the devices' properties and Kineto's
- * distributedInfo (trace.h).
+ * the loader did not understand, the devices' properties, Kineto's
+ * distributedInfo and the step window in use (trace.h).
  */
 #include <stdio.h>
 
@@ -114,4 +114,19 @@ void tfb_trace_device_props_json(tfb_json *j,
         tfb_json_i64(j, d->total_mem);
     else
         tfb_json_null(j);
+}
+
+static const tfb_json_field window_fields[] = {
+    TFB_JSON_FIELD(tfb_trace_window, mode, STR),
+    TFB_JSON_FIELD(tfb_trace_window, requested, STR),
+    TFB_JSON_FIELD(tfb_trace_window, start_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_window, end_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_window, duration_ns, I64),
+    TFB_JSON_FIELD(tfb_trace_window, steps, STEP),
+    TFB_JSON_FIELD(tfb_trace_window, note, STR),
+};
+
+void tfb_trace_window_json(tfb_json *j, const tfb_trace_window *w)
+{
+    TFB_JSON_STRUCT(j, w, window_fields);
 }

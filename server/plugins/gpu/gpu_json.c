@@ -161,20 +161,10 @@ void tfb_gpu_utilization_json(tfb_json *j,
     tfb_json_object_end(j);
 }
 
-static const tfb_json_field window_fields[] = {
-    TFB_JSON_FIELD(tfb_trace_window, mode, STR),
-    TFB_JSON_FIELD(tfb_trace_window, requested, STR),
-    TFB_JSON_FIELD(tfb_trace_window, start_ns, I64),
-    TFB_JSON_FIELD(tfb_trace_window, end_ns, I64),
-    TFB_JSON_FIELD(tfb_trace_window, duration_ns, I64),
-    TFB_JSON_FIELD(tfb_trace_window, steps, STEP),
-    TFB_JSON_FIELD(tfb_trace_window, note, STR),
-};
-
 void tfb_gpu_window_json(tfb_json *j, const tfb_trace_window *w)
 {
     tfb_json_key(j, "window");
-    TFB_JSON_STRUCT(j, w, window_fields);
+    tfb_trace_window_json(j, w);
 }
 
 void tfb_gpu_add_window(tfb_json *j, const tfb_trace_window *w)

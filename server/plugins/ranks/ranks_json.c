@@ -281,17 +281,6 @@ void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
     tfb_json_object_end(j);
 }
 
-/* A step window (trace.h), the members the gpu plugin's routes answer. */
-static const tfb_json_field window_fields[] = {
-    TFB_JSON_FIELD(tfb_trace_window, mode, STR),
-    TFB_JSON_FIELD(tfb_trace_window, requested, STR),
-    TFB_JSON_FIELD(tfb_trace_window, start_ns, I64),
-    TFB_JSON_FIELD(tfb_trace_window, end_ns, I64),
-    TFB_JSON_FIELD(tfb_trace_window, duration_ns, I64),
-    TFB_JSON_FIELD(tfb_trace_window, steps, STEP),
-    TFB_JSON_FIELD(tfb_trace_window, note, STR),
-};
-
 /* The job's window: the first traced rank's (each rank's is on its row);
  * the one asked when no rank is traced. */
 static void job_window_json(tfb_json *j, const tfb_ranks_gpu_view *g)
@@ -306,7 +295,7 @@ static void job_window_json(tfb_json *j, const tfb_ranks_gpu_view *g)
             break;
         }
     tfb_json_key(j, "window");
-    TFB_JSON_STRUCT(j, &w, window_fields);
+    tfb_trace_window_json(j, &w);
 }
 
 /* The job's GPU view, after its name. */
@@ -450,7 +439,7 @@ void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
         if (r->has_trace) {
             TFB_JSON_FIELDS(j, r, gpu_rank_fields);
             tfb_json_key(j, "window");
-            TFB_JSON_STRUCT(j, &r->window, window_fields);
+            tfb_trace_window_json(j, &r->window);
         }
         if (r->trace)
             trace_meta_json(j, r->trace);
