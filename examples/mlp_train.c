@@ -235,9 +235,6 @@ static void predict(const model *m, const float *x, float *p)
         p[o] = isfinite(sum) && sum > 0 ? p[o] / sum : 1.0f / OUT;
 }
 
-/* The plane [-1, 1]² coloured by the predicted class (brighter where the
- * model is sure), with the training points on top: what the network has
- * learned, at a glance. Returns the first error. */
 /* A short tone whose pitch follows the loss (tfb_audio): 880 Hz at the
  * untrained loss of about 1.1, falling toward 220 Hz as it learns; the
  * Audio tab plays one per --hist-every steps. */
@@ -256,6 +253,9 @@ static int log_sound(tfb_writer *w, float loss, long step)
     return tfb_audio(w, "sound/loss_tone", clip, N, 1, RATE, step);
 }
 
+/* The plane [-1, 1]² coloured by the predicted class (brighter where the
+ * model is sure), with the training points on top: what the network has
+ * learned, at a glance. Returns the first error. */
 static int log_media(tfb_writer *w, const model *m, long step)
 {
     enum { S = 64 };
