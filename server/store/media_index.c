@@ -300,8 +300,12 @@ static int add_audio(tfb_media_index *ix, media_tag *t, uint32_t file,
             clip = f.p;
             clip_len = f.len;
         } else if (k / 2 <= TFB_MEDIA_MAX_SAMPLES) {
+            /* The audio route reads a label right after its clip's bytes
+             * (one key byte, its length); a label elsewhere (another
+             * field written between them) is not shown, never misread. */
+            int next = f.p == clip + clip_len + 1 + pb_varint_size(f.len);
             rc = add_one(ix, t, file, ev, clip, clip_len, (uint16_t)(k / 2),
-                         (int64_t)f.len, 0);
+                         next ? (int64_t)f.len : 0, 0);
             if (rc < 0)
                 return rc;
             added += rc;

@@ -143,6 +143,26 @@ def test_tf2_tensors_with_labels():
         assert st == 404
 
 
+def test_tf2_label_apart_from_its_clip():
+    """A hostile tensor with another field between a clip and its label:
+    the clip is served, its label is not shown ("") rather than misread
+    from the bytes that follow the clip."""
+    logdir = os.path.join(TMP, "apart")
+    c = wav(list(range(0, 400, 8)))
+    shape = ld(2, key(1, 0) + varint(1)) + ld(2, key(1, 0) + varint(2))
+    t = (key(1, 0) + varint(7) + ld(2, shape) + ld(8, c) +
+         key(3, 0) + varint(1) + ld(8, b"hello"))
+    v = ld(1, b"speech") + ld(9, ld(1, ld(1, b"audio"))) + ld(8, t)
+    write(logdir, "r", [event(10.0, 3, summary=ld(1, v))])
+    with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        got = srv.json("/data/plugin/audio/audio", run="r", tag="speech")
+        assert [(g["step"], g["label_text"]) for g in got] == [(3, "")], got
+        st, ct, body = srv.get("/data/plugin/audio/individualAudio?" +
+                               got[0]["query"])
+        assert (st, ct, body) == (200, "audio/wav", c)
+
+
 def test_lying_wav_headers():
     """Headers that lie: each clip gets a 422 naming the lie; the good
     clips of the same tag and run are served, and the server lives on."""
@@ -193,6 +213,6 @@ def test_lying_wav_headers():
 
 try:
     run_tests([test_torch_files_match_tensorboard, test_tf2_tensors_with_labels,
-               test_lying_wav_headers])
+               test_tf2_label_apart_from_its_clip, test_lying_wav_headers])
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
