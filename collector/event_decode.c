@@ -485,7 +485,7 @@ static void apply_plugin(tfb_value *v, const char *plugin, size_t len)
  * makes a build error rather than an uninitialised field (LP64 size).
  * v->size is the caller's and stays as it is. */
 #if defined(__LP64__)
-_Static_assert(sizeof(tfb_value) == 200,
+_Static_assert(sizeof(tfb_value) == 216,
                "tfb_value changed: set the new field in value_clear()");
 #endif
 static inline void value_clear(tfb_value *v)
@@ -506,6 +506,8 @@ static inline void value_clear(tfb_value *v)
     v->tensor = NULL;
     v->tensor_len = 0;
     v->plugin_content = none;
+    v->audio = NULL;
+    v->audio_len = 0;
 }
 
 static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
@@ -556,6 +558,13 @@ static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
             if (f.wt == PB_LEN)
                 decode_image(f.p, f.len, v), v->kind = TFB_VALUE_IMAGE;
             break;
+        case 6:
+            if (f.wt == PB_LEN) {
+                v->audio = f.p;
+                v->audio_len = f.len;
+                v->kind = TFB_VALUE_AUDIO;
+            }
+            break;
         case 5:
             if (f.wt == PB_LEN) {
                 v->histo = f.p;
@@ -594,7 +603,8 @@ static int decode_value(const uint8_t *p, size_t n, tfb_value *v)
     } else if (v->histo) {
         v->kind = TFB_VALUE_HISTOGRAM;
         v->tensor = NULL;
-    } else if (v->kind != TFB_VALUE_IMAGE && v->tensor) {
+    } else if (v->kind != TFB_VALUE_IMAGE && v->kind != TFB_VALUE_AUDIO &&
+               v->tensor) {
         tfb_value_apply_plugin(v, v->plugin_name.ptr, v->plugin_name.len);
     }
     return 0;

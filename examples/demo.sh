@@ -9,8 +9,8 @@
 #   NO_SERVE=1     stop after writing the runs (and print the report instead)
 #
 # Every dashboard gets data, without a GPU too: a learning-rate x seed sweep
-# (HParams, run groups, bands, images, PR curves, Markdown text, custom
-# scalars), a diverging run, an input-bound and a balanced pipeline, a
+# (HParams, run groups, bands, images, PR curves, audio, Markdown text,
+# custom scalars), a diverging run, an input-bound and a balanced pipeline, a
 # data-parallel job with a straggler, a torch.profiler trace when
 # python3-torch is installed, and a GPU trace (real on a machine with a GPU
 # and torch, else a SAMPLE trace, labelled so in its name and on the page).
@@ -44,8 +44,8 @@ echo "==> training the examples into $LOGDIR/ (about a minute)"
 rm -rf "$LOGDIR/sweep" "$LOGDIR/diverge" "$LOGDIR/input_bound" "$LOGDIR/balanced" \
   "$LOGDIR/ddp" "$LOGDIR/spiky" "$LOGDIR/gpu_SAMPLE" "$LOGDIR/torch_profile" "$LOGDIR/demo" "$LOGDIR/python"
 # A learning-rate x seed sweep of a small MLP: loss, accuracy, histograms,
-# gradient norms, decision-region images, PR curves, a Markdown note, a
-# custom-scalars layout and hparams.
+# gradient norms, decision-region images, PR curves, a loss tone (audio), a
+# Markdown note, a custom-scalars layout and hparams.
 for lr in 0.03 0.1 0.3; do
   for seed in 1 2; do
     $EX/mlp_train --logdir "$LOGDIR" --name "sweep/lr${lr}_seed$seed" --steps 300 \
@@ -94,6 +94,7 @@ summary() {
   echo "  Scalars     sweep/* by lr, with bands; diverge blows up (Health: where)"
   echo "  HParams     lr x seed against the final loss"
   echo "  Images, PR  sweep/*: decision regions and a PR curve per class, by step"
+  echo "  Audio       sound/loss_tone: a tone whose pitch falls with the loss, by step"
   echo "  Text        text/about: each MLP run's Markdown note"
   echo "  Pipeline    input_bound waits for its loader; balanced keeps up"
   echo "  Ranks       ddp: rank 2 is the straggler (compute time); the others wait"

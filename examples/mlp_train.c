@@ -9,7 +9,8 @@
  * the global norm (tfb_grad_norms), and checks the per-sample losses and
  * every gradient for NaN/Inf (tfb_check_numerics). Every --hist-every steps
  * it logs weight and gradient histograms, the decision regions as an image
- * (samples/decision_regions) and a PR curve per class over the data set;
+ * (samples/decision_regions), a PR curve per class over the data set and
+ * a tone whose pitch follows the loss (sound/loss_tone, tfb_audio);
  * at the start, a Markdown note describing the run (text/about).
  *
  * A large --lr (e.g. 5) makes the weights blow up until the loss is no
@@ -232,6 +233,24 @@ static void predict(const model *m, const float *x, float *p)
         sum += (p[o] = expf(z[o] - mx));
     for (int o = 0; o < OUT; o++)
         p[o] = isfinite(sum) && sum > 0 ? p[o] / sum : 1.0f / OUT;
+}
+
+/* A short tone whose pitch follows the loss (tfb_audio): 880 Hz at the
+ * untrained loss of about 1.1, falling toward 220 Hz as it learns; the
+ * Audio tab plays one per --hist-every steps. */
+static int log_sound(tfb_writer *w, float loss, long step)
+{
+    enum { RATE = 16000, N = RATE * 2 / 5 }; /* 0.4 s */
+    static float clip[N];
+    if (!isfinite(loss))
+        return 0;
+    float f = 220.0f + 600.0f * fminf(fmaxf(loss, 0.0f), 2.0f);
+    for (int i = 0; i < N; i++) {
+        /* Faded in and out over 10 ms: no click at either end. */
+        float fade = fminf(1.0f, fminf((float)i, (float)(N - 1 - i)) / 160);
+        clip[i] = 0.4f * fade * sinf(6.2831853f * f * (float)i / RATE);
+    }
+    return tfb_audio(w, "sound/loss_tone", clip, N, 1, RATE, step);
 }
 
 /* The plane [-1, 1]² coloured by the predicted class (brighter where the
@@ -522,6 +541,9 @@ int main(int argc, char **argv)
                     log_err = e1 < 0 ? e1 : (e2 < 0 ? e2 : 0);
             }
             int me = log_media(w, &m, step);
+            if (!log_err && me < 0)
+                log_err = me;
+            me = log_sound(w, so.loss, step);
             if (!log_err && me < 0)
                 log_err = me;
             printf("step %ld  loss %.4f  accuracy %.3f\n", step,

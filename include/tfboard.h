@@ -320,6 +320,48 @@ TFB_API const char *tfb_writer_path(const tfb_writer *w);
 TFB_API const char *tfb_writer_run_dir(const tfb_writer *w);
 
 /* ========================================================================
+ * Audio
+ *
+ * A clip as 16-bit PCM WAV in TensorFlow 1's Summary.Audio (its sample
+ * rate, channels, frames and "audio/wav"), the value PyTorch's add_audio
+ * writes; TensorBoard's and tfboard's Audio tab play it.
+ *
+ *   float tone[16000];                 // 1 s at 16 kHz, in [-1, 1]
+ *   tfb_audio(w, "sound/tone", tone, 16000, 1, 16000.0, step);
+ *
+ * The samples are converted as PyTorch does (clipped to [-1, 1], times
+ * 32767, truncated) into the record on the caller's thread, which then
+ * joins the writer's queue as any record: no I/O and no encoder thread;
+ * the work is one pass over at most TFB_AUDIO_MAX_BYTES of PCM.
+ * ====================================================================== */
+
+/* PCM bytes of one clip, at most (64 MiB: 35 minutes of 16 kHz mono, 6
+ * of 44.1 kHz stereo); the record is built in memory and a browser
+ * fetches the clip whole. */
+#define TFB_AUDIO_MAX_BYTES ((size_t)64 << 20)
+/* Channels of one clip, at most (7.1 sound, the most a browser plays). */
+#define TFB_AUDIO_MAX_CHANNELS 8
+/* The highest sample rate (Hz): studio converters' 384 kHz. */
+#define TFB_AUDIO_MAX_RATE 384000.0
+
+/* Logs frames x channels float samples (interleaved by frame; NaN is
+ * written as 0) at sample_rate frames per second, a whole number in
+ * [1, TFB_AUDIO_MAX_RATE]. samples is read during the call only; tag is
+ * copied. Returns 0, TFB_EINVAL (NULL writer, tag or samples with frames
+ * > 0, empty tag, channels outside 1..TFB_AUDIO_MAX_CHANNELS, a rate not
+ * a whole number in range), TFB_ETOOBIG (more than TFB_AUDIO_MAX_BYTES of
+ * PCM), TFB_ENOMEM, TFB_EFORKED, or what the writer's queue returns
+ * (TFB_EDROPPED with drop_when_full, the sticky error). Thread-safe on
+ * one writer. */
+TFB_API int tfb_audio(tfb_writer *w, const char *tag, const float *samples,
+                      size_t frames, int channels, double sample_rate,
+                      int64_t step);
+/* As tfb_audio with an explicit wall time (seconds since the Unix epoch). */
+TFB_API int tfb_audio_at(tfb_writer *w, const char *tag, const float *samples,
+                         size_t frames, int channels, double sample_rate,
+                         int64_t step, double wall_time);
+
+/* ========================================================================
  * Images
  *
  * Images in TensorFlow 2's format, which TensorBoard and tfboard show in
@@ -878,7 +920,8 @@ typedef enum {
     TFB_VALUE_TEXT,        /* string tensor, plugin "text" */
     TFB_VALUE_IMAGE,       /* Summary.Image */
     TFB_VALUE_NUMERICS,    /* plugin tfboard_numerics */
-    TFB_VALUE_TENSOR       /* other tensor (e.g. string tensor of another plugin) */
+    TFB_VALUE_TENSOR,      /* other tensor (e.g. string tensor of another plugin) */
+    TFB_VALUE_AUDIO        /* Summary.Audio (TF1; PyTorch's add_audio) */
 } tfb_value_kind;
 
 typedef struct tfb_value {
@@ -902,6 +945,9 @@ typedef struct tfb_value {
     /* SummaryMetadata.plugin_data.content: the plugin's own bytes (e.g.
      * the HParamsPluginData of hparams records); empty when absent. */
     tfb_strview plugin_content;
+    /* kind == AUDIO: the Summary.Audio message (sample_rate, num_channels,
+     * length_frames, encoded_audio_string, content_type), undecoded. */
+    const uint8_t *audio; size_t audio_len;
 } tfb_value;
 
 /* Opens path for reading. Nothing is read until tfb_reader_next. Only

@@ -271,6 +271,12 @@ def _declare(cdll: ctypes.CDLL) -> None:
     fn("tfb_image_at", c_int, P, c_char_p, c_void_p, c_int, c_int, c_int,
        c_int64, c_double)
     fn("tfb_image_encoded", c_int, P, c_char_p, c_void_p, c_size_t, c_int64)
+    fn("tfb_image_encoded_at", c_int, P, c_char_p, c_void_p, c_size_t,
+       c_int64, c_double)
+    fn("tfb_audio", c_int, P, c_char_p, c_void_p, c_size_t, c_int, c_double,
+       c_int64)
+    fn("tfb_audio_at", c_int, P, c_char_p, c_void_p, c_size_t, c_int,
+       c_double, c_int64, c_double)
     fn("tfb_custom_scalars_layout", c_int, P, c_char_p, c_size_t)
     for name in ("tfb_pr_curve", "tfb_pr_curve_f64"):
         fn(name, c_int, P, c_char_p, c_void_p, c_void_p, c_size_t, c_int,

@@ -14,7 +14,8 @@ import ctypes
 from ._lib import check, lib
 
 __all__ = ["to_hwc_uint8", "figure_to_chw", "log_image", "log_pr_curve",
-           "layout_pb", "log_custom_scalars"]
+           "layout_pb", "log_custom_scalars", "log_audio", "video_frames",
+           "log_video"]
 
 # Their ctypes declarations are in _lib._declare (made at first load).
 
@@ -99,6 +100,73 @@ def log_image(w, tag_bytes, img, step, dataformats, what, walltime=None):
     else:
         rc = lib.tfb_image_at(w, tag_bytes, a.ctypes.data, h, wd, c, step,
                               walltime)
+    check(rc, what)
+
+
+def log_audio(w, tag_bytes, snd, step, sample_rate, what, walltime=None):
+    """snd as PyTorch's add_audio takes it (squeezed to 1-D, clipped to
+    [-1, 1]) handed to tfb_audio as float32 mono at sample_rate (rounded
+    to a whole number, as Python's wave module does)."""
+    import numpy as np
+    a = np.asarray(_numpy(snd)).squeeze()
+    if a.ndim != 1:
+        raise ValueError("%s: the clip must be 1-D after squeeze, not %s"
+                         % (what, a.shape))
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    rate = float(int(round(float(sample_rate))))
+    if walltime is None:
+        rc = lib.tfb_audio(w, tag_bytes, a.ctypes.data, a.shape[0], 1, rate,
+                           step)
+    else:
+        rc = lib.tfb_audio_at(w, tag_bytes, a.ctypes.data, a.shape[0], 1,
+                              rate, step, walltime)
+    check(rc, what)
+
+
+def video_frames(vid):
+    """vid [N, T, C, H, W] as PyTorch's add_video reads it, as T frames
+    uint8 [H', W', 3]: the N videos tiled in a grid of a power-of-two
+    number of rows (PyTorch's _prepare_video: N padded with black videos
+    to a power of two), uint8 as is, other dtypes times 255, clipped and
+    truncated; one channel repeated to three, a fourth (alpha) dropped
+    (GIF has none)."""
+    import numpy as np
+    v = np.asarray(_numpy(vid))
+    if v.ndim != 5:
+        raise ValueError("a video is [N, T, C, H, W], not %s" % (v.shape,))
+    if v.dtype == np.uint8:
+        v = v.astype(np.float32) / 255.0
+    v = v.astype(np.float32)
+    b, t, c, h, w = v.shape
+    if c not in (1, 3, 4):
+        raise ValueError("a video has 1, 3 or 4 channels, not %d" % c)
+    if b == 0 or t == 0 or h == 0 or w == 0:
+        raise ValueError("an empty video: %s" % (v.shape,))
+    if b & (b - 1):
+        extra = (1 << b.bit_length()) - b
+        v = np.concatenate([v, np.zeros((extra, t, c, h, w), np.float32)])
+    n_rows = 2 ** ((b.bit_length() - 1) // 2)
+    n_cols = v.shape[0] // n_rows
+    v = v.reshape(n_rows, n_cols, t, c, h, w).transpose(2, 0, 4, 1, 5, 3)
+    v = v.reshape(t, n_rows * h, n_cols * w, c)
+    v = np.clip(v * 255.0, 0, 255).astype(np.uint8)
+    if c == 1:
+        v = np.repeat(v, 3, axis=3)
+    return np.ascontiguousarray(v[..., :3])
+
+
+def log_video(w, tag_bytes, vid, step, fps, what, walltime=None):
+    """The video as an animated GIF (tfboard.gif) through
+    tfb_image_encoded: an image value TensorBoard's Images tab shows, and
+    browsers animate."""
+    from . import gif
+    frames = video_frames(vid)
+    data = gif.encode(list(frames), fps)
+    if walltime is None:
+        rc = lib.tfb_image_encoded(w, tag_bytes, data, len(data), step)
+    else:
+        rc = lib.tfb_image_encoded_at(w, tag_bytes, data, len(data), step,
+                                      walltime)
     check(rc, what)
 
 

@@ -25,7 +25,7 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 # implement: they raise NotImplementedError naming the call rather than
 # dropping the data.
 _UNSUPPORTED = (
-    "add_histogram_raw", "add_image_with_boxes", "add_video", "add_audio",
+    "add_histogram_raw", "add_image_with_boxes",
     "add_graph", "add_onnx_graph",
     "add_embedding", "add_pr_curve_raw",
     "add_custom_scalars_multilinechart",
@@ -451,6 +451,25 @@ class SummaryWriter:
         fmt = "NCHW" if isinstance(figure, (list, tuple)) else "CHW"
         self.add_image(tag, _media.figure_to_chw(figure, close), global_step,
                        walltime, dataformats=fmt)
+
+    def add_audio(self, tag: str, snd_tensor: Any,
+                  global_step: Optional[int] = None, sample_rate: int = 44100,
+                  walltime: Optional[float] = None) -> None:
+        """As PyTorch: a 1-D clip (after squeeze) in [-1, 1] (clipped past
+        it), written as 16-bit PCM WAV in a Summary.Audio by tfb_audio."""
+        self._c(_media.log_audio, self._tag(tag), snd_tensor,
+                _step(global_step), sample_rate, "add_audio(%s)" % tag,
+                _walltime(walltime))
+
+    def add_video(self, tag: str, vid_tensor: Any,
+                  global_step: Optional[int] = None, fps: float = 4,
+                  walltime: Optional[float] = None) -> None:
+        """As PyTorch: vid_tensor [N, T, C, H, W] (C 1, 3 or 4; uint8 as
+        is, else times 255), the N videos tiled into one, written as an
+        animated GIF image (tfboard/gif.py) at fps frames per second."""
+        self._c(_media.log_video, self._tag(tag), vid_tensor,
+                _step(global_step), fps, "add_video(%s)" % tag,
+                _walltime(walltime))
 
     def add_pr_curve(self, tag: str, labels: Any, predictions: Any,
                      global_step: Optional[int] = None,

@@ -110,6 +110,8 @@ static int value_kind(const tfb_value *v, const char *plugin,
 {
     if (v->kind == TFB_VALUE_IMAGE)
         return TFB_MEDIA_IMAGE;
+    if (v->kind == TFB_VALUE_AUDIO)
+        return TFB_MEDIA_AUDIO;
     if (!v->tensor)
         return -1;
     if (v->plugin_name.len) {
@@ -120,6 +122,8 @@ static int value_kind(const tfb_value *v, const char *plugin,
         return TFB_MEDIA_IMAGE;
     if (plugin_is(plugin, plugin_len, "pr_curves"))
         return TFB_MEDIA_PR_CURVE;
+    if (plugin_is(plugin, plugin_len, "audio"))
+        return TFB_MEDIA_AUDIO;
     return -1;
 }
 
@@ -267,6 +271,58 @@ static int add_one(tfb_media_index *ix, media_tag *t, uint32_t file,
     return rc;
 }
 
+/* Audio: TF1's Summary.Audio (its encoded_audio_string, field 4), or a
+ * TF2 string tensor whose string_val (field 8) holds clip, label, clip,
+ * label... (shape [k, 2]); each clip is an entry, its label's length in
+ * `width`. Returns the clips indexed or TFB_ENOMEM. */
+static int add_audio(tfb_media_index *ix, media_tag *t, uint32_t file,
+                     const tfb_event *ev, const tfb_value *v)
+{
+    const uint8_t *p, *end;
+    pb_field f;
+    int r, rc = 0, added = 0;
+    if (v->kind == TFB_VALUE_AUDIO) {
+        p = v->audio;
+        end = p + v->audio_len;
+        while ((r = pb_next(&p, end, &f)) > 0)
+            if (f.num == 4 && f.wt == PB_LEN)
+                return add_one(ix, t, file, ev, f.p, f.len, 0, 0, 0);
+        return 0;
+    }
+    p = v->tensor;
+    end = p + v->tensor_len;
+    const uint8_t *clip = NULL;
+    size_t clip_len = 0, k = 0;
+    while ((r = pb_next(&p, end, &f)) > 0) {
+        if (f.num != 8 || f.wt != PB_LEN)
+            continue;
+        if (k % 2 == 0) {
+            clip = f.p;
+            clip_len = f.len;
+        } else if (k / 2 <= TFB_MEDIA_MAX_SAMPLES) {
+            /* The audio route reads a label right after its clip's bytes
+             * (one key byte, its length); a label elsewhere (another
+             * field written between them) is not shown, never misread. */
+            int next = f.p == clip + clip_len + 1 + pb_varint_size(f.len);
+            rc = add_one(ix, t, file, ev, clip, clip_len, (uint16_t)(k / 2),
+                         next ? (int64_t)f.len : 0, 0);
+            if (rc < 0)
+                return rc;
+            added += rc;
+            clip = NULL;
+        }
+        k++;
+    }
+    /* A last clip without its label. */
+    if (clip && k / 2 <= TFB_MEDIA_MAX_SAMPLES) {
+        rc = add_one(ix, t, file, ev, clip, clip_len, (uint16_t)(k / 2), 0, 0);
+        if (rc < 0)
+            return rc;
+        added += rc;
+    }
+    return added;
+}
+
 int tfb_media_index_add(tfb_media_index *ix, const char *path,
                         const tfb_event *ev, const tfb_value *v,
                         const char *plugin, size_t plugin_len)
@@ -287,6 +343,11 @@ int tfb_media_index_add(tfb_media_index *ix, const char *path,
         /* The whole TensorProto; its plugin decodes it when asked. */
         rc = add_one(ix, t, file, ev, v->tensor, v->tensor_len, 0, 0, 0);
         added += rc > 0;
+        goto out;
+    }
+    if (kind == TFB_MEDIA_AUDIO) {
+        rc = add_audio(ix, t, file, ev, v);
+        added += rc > 0 ? rc : 0;
         goto out;
     }
     if (v->kind == TFB_VALUE_IMAGE) {

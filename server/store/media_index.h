@@ -31,11 +31,17 @@
 typedef struct tfb_media_index tfb_media_index;
 
 /* What the index keeps, each kind with its own tags: the encoded images
- * (TF1 Summary.Image; plugin "images"), and the TensorProto of each PR
- * curve value (plugin "pr_curves", decoded by its plugin when asked). */
+ * (TF1 Summary.Image; plugin "images"), the TensorProto of each PR
+ * curve value (plugin "pr_curves", decoded by its plugin when asked), and
+ * the encoded audio clips (TF1 Summary.Audio, as PyTorch writes it; TF2
+ * string tensors [k, 2] of clip and label, plugin "audio"). An audio
+ * entry's `width` is the length of its label (0: none, or over 65535),
+ * which follows the clip in its tensor, so a label is read with the clip's
+ * record, never kept. */
 typedef enum {
     TFB_MEDIA_IMAGE = 0,
     TFB_MEDIA_PR_CURVE,
+    TFB_MEDIA_AUDIO,
     TFB_MEDIA_KIND_COUNT
 } tfb_media_kind;
 
@@ -71,8 +77,8 @@ void tfb_media_index_destroy(tfb_media_index *ix); /* NULL-safe */
 void tfb_media_index_reset(tfb_media_index *ix);
 
 /* The loader's one call per decoded value: indexes v when it is an image
- * (Summary.Image, or a string tensor whose plugin is "images") or a PR
- * curve (plugin "pr_curves"); plugin is the tag's plugin, which TF2 puts
+ * (Summary.Image, or a string tensor whose plugin is "images"), a PR
+ * curve (plugin "pr_curves") or audio (Summary.Audio, plugin "audio"); plugin is the tag's plugin, which TF2 puts
  * on the first value only. path is the
  * event file ev came from (copied once per file). Returns the number of
  * images indexed (0 when v is no image), or TFB_ENOMEM. */

@@ -3,11 +3,13 @@
  * tfb_image / tfb_image_encoded, loaded by the real loader, are listed by
  * tag and sample, read back byte for byte with tfb_media_read; a file
  * replaced under the loader resets the index; tfb_media_check refuses what
- * must not be served; tfb_image's limits.
+ * must not be served; tfb_image's limits; tfb_audio's clips (WAV) and
+ * limits.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +226,92 @@ static void wall_time_variants(void **state)
     free(dir);
 }
 
+static uint32_t rd_le(const uint8_t *p, int n)
+{
+    uint32_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* tfb_audio (issue 31): the clip is indexed as audio by the real loader
+ * and read back as the WAV PyTorch writes (RIFF header of 44 bytes,
+ * 16-bit PCM, its rate and channels; samples clipped, times 32767,
+ * truncated, NaN silent); its limits, each a clear error. */
+static void audio_clip(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char run[600];
+    snprintf(run, sizeof run, "%s/r", dir);
+    tfb_writer *w;
+    assert_int_equal(tfb_writer_open(&w, run, NULL), 0);
+    const float x[] = {0.0f, 0.5f, -0.5f, 1.0f, -1.0f, 2.0f, -3.0f, NAN,
+                       0.25f, -0.0001f};
+    const int16_t want[] = {0, 16383, -16383, 32767, -32767, 32767, -32767,
+                            0, 8191, -3};
+    assert_int_equal(tfb_audio(w, "s/mono", x, 10, 1, 16000.0, 5), 0);
+    assert_int_equal(tfb_audio_at(w, "s/stereo", x, 5, 2, 44100.0, 6,
+                                  1500000000.5), 0);
+    /* Limits: tag, samples, channels, rate, size. */
+    assert_int_equal(tfb_audio(NULL, "t", x, 1, 1, 8000, 0), TFB_EINVAL);
+    assert_int_equal(tfb_audio(w, "", x, 1, 1, 8000, 0), TFB_EINVAL);
+    assert_int_equal(tfb_audio(w, "t", NULL, 1, 1, 8000, 0), TFB_EINVAL);
+    assert_int_equal(tfb_audio(w, "t", x, 1, 0, 8000, 0), TFB_EINVAL);
+    assert_int_equal(tfb_audio(w, "t", x, 1, TFB_AUDIO_MAX_CHANNELS + 1,
+                               8000, 0), TFB_EINVAL);
+    assert_int_equal(tfb_audio(w, "t", x, 1, 1, 0.0, 0), TFB_EINVAL);
+    assert_int_equal(tfb_audio(w, "t", x, 1, 1, 8000.5, 0), TFB_EINVAL);
+    assert_int_equal(tfb_audio(w, "t", x, 1, 1, NAN, 0), TFB_EINVAL);
+    assert_int_equal(tfb_audio(w, "t", x, 1, 1, TFB_AUDIO_MAX_RATE + 1, 0),
+                     TFB_EINVAL);
+    /* Refused before the samples are read: x is far shorter. */
+    assert_int_equal(tfb_audio(w, "t", x, TFB_AUDIO_MAX_BYTES / 4 + 1, 2,
+                               8000, 0), TFB_ETOOBIG);
+    assert_int_equal(tfb_writer_close(w), 0);
+
+    tfb_store *st = load(dir);
+    tfb_media_index *ix = tfb_run_media(tfb_store_find_run(st, "r"));
+    assert_int_equal(tfb_media_count(ix, TFB_MEDIA_AUDIO), 2);
+    assert_int_equal(tfb_media_count(ix, TFB_MEDIA_IMAGE), 0);
+    tfb_media_entry e;
+    uint8_t *b;
+    size_t n;
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_AUDIO, "s/mono", 0, 0, &e),
+                     0);
+    assert_int_equal(e.step, 5);
+    assert_int_equal(tfb_media_read(ix, &e, &b, &n), 0);
+    assert_int_equal(n, 44 + 20);
+    assert_memory_equal(b, "RIFF", 4);
+    assert_int_equal(rd_le(b + 4, 4), 36 + 20);
+    assert_memory_equal(b + 8, "WAVEfmt ", 8);
+    assert_int_equal(rd_le(b + 16, 4), 16);
+    assert_int_equal(rd_le(b + 20, 2), 1);       /* PCM */
+    assert_int_equal(rd_le(b + 22, 2), 1);       /* channels */
+    assert_int_equal(rd_le(b + 24, 4), 16000);   /* rate */
+    assert_int_equal(rd_le(b + 28, 4), 32000);   /* bytes per second */
+    assert_int_equal(rd_le(b + 32, 2), 2);       /* block align */
+    assert_int_equal(rd_le(b + 34, 2), 16);      /* bits */
+    assert_memory_equal(b + 36, "data", 4);
+    assert_int_equal(rd_le(b + 40, 4), 20);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal((int16_t)rd_le(b + 44 + 2 * i, 2), want[i]);
+    free(b);
+    assert_int_equal(tfb_media_find(ix, TFB_MEDIA_AUDIO, "s/stereo", 0, 0,
+                                    &e), 0);
+    assert_true(e.step == 6 && e.wall == 1500000000.5);
+    assert_int_equal(tfb_media_read(ix, &e, &b, &n), 0);
+    assert_int_equal(n, 44 + 20);
+    assert_int_equal(rd_le(b + 22, 2), 2);
+    assert_int_equal(rd_le(b + 24, 4), 44100);
+    assert_int_equal(rd_le(b + 28, 4), 44100 * 4);
+    assert_int_equal(rd_le(b + 32, 2), 4);
+    free(b);
+    tfb_store_destroy(st);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +319,7 @@ int main(void)
         cmocka_unit_test(check_refuses),
         cmocka_unit_test(writer_limits),
         cmocka_unit_test(wall_time_variants),
+        cmocka_unit_test(audio_clip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

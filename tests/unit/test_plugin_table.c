@@ -30,13 +30,13 @@ static void test_builtin_names_and_routes(void **state)
     size_t n;
     const tfb_plugin *const *pl = tfb_plugins(&n);
     static const char *const want[] = {"scalars", "runs", "histograms",
-                                       "distributions", "images", "text",
-                                       "health", "gradients", "gpu",
-                                       "pipeline", "ranks"};
+                                       "distributions", "images", "audio",
+                                       "text", "health", "gradients",
+                                       "gpu", "pipeline", "ranks"};
     size_t nb;
     tfb_builtin_plugins(&nb);
-    assert_true(n >= 11);
-    for (size_t i = 0; i < 11; i++)
+    assert_true(n >= 12);
+    for (size_t i = 0; i < 12; i++)
         assert_string_equal(pl[i]->name, want[i]);
     assert_true(n > nb);
     assert_string_equal(pl[nb]->name, "early");
@@ -59,6 +59,7 @@ static void test_builtin_names_and_routes(void **state)
         "/data/plugin/distributions/distributions",
         "/data/plugin/text/text", "/data/plugin/health/alerts",
         "/data/plugin/images/individualImage",
+        "/data/plugin/audio/individualAudio",
         "/data/plugin/gradients/norms", "/data/plugin/gpu/trace.json",
         "/data/plugin/pipeline/steps", "/data/plugin/ranks/job"};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)

@@ -140,6 +140,18 @@ T.run(async () => {
       T.assertEq(await page.$$eval(card + ' .text-entry', (es) => es.length), 600, 'all on demand');
     });
 
+    await T.step('audio: the MLP\'s loss tone is a player, one clip per logged step', async () => {
+      await openTab(page, 'audio');
+      const card = `.audio-card[data-tag="sound/loss_tone"][data-run="${HEALTHY}"]`;
+      await T.until(page, (c) => !!document.querySelector(c), card, 'the loss tone card');
+      const d = await page.$eval(card + ' audio', (a) => new Promise((resolve) => {
+        a.addEventListener('loadedmetadata', () => resolve(a.duration), { once: true });
+        a.addEventListener('error', () => resolve('error'), { once: true });
+        a.load();
+      }));
+      T.assert(typeof d === 'number' && Math.abs(d - 0.4) < 0.01, 'the 0.4 s tone: ' + d);
+    });
+
     await T.step('scalars: the diverged run does not set any y range; the marker shows all', async () => {
       await openTab(page, 'scalars');
       await scrollAll(page);
