@@ -92,10 +92,13 @@ static void put_pbtxt_str(tfb_buf *b, const char *s)
     tfb_buf_puts(b, "\"");
 }
 
-/* Writes len bytes to path through path.tmp<pid> and a rename. */
+/* Writes len bytes to path through path.tmp<pid>.<n> and a rename: the
+ * counter keeps two threads writing the same embedding apart. */
 static int write_file(const char *path, const void *data, size_t len)
 {
-    char *tmp = tfb_strfmt("%s.tmp%ld", path, (long)getpid());
+    static unsigned long seq;
+    unsigned long nth = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+    char *tmp = tfb_strfmt("%s.tmp%ld.%lu", path, (long)getpid(), nth);
     if (!tmp)
         return TFB_ENOMEM;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -214,8 +217,10 @@ int tfb_embedding(tfb_writer *w, const char *tag, const float *mat,
                   const tfb_embedding_opts *opts)
 {
     tfb_embedding_opts o;
-    if (!w || !tag || !*tag || !mat || !rows || !cols || step < 0 ||
-        read_opts(opts, &o) < 0)
+    /* "." and ".." would name the step's folder or the run's own (the
+     * tag is one folder name: '/' is encoded, these are not). */
+    if (!w || !tag || !*tag || !strcmp(tag, ".") || !strcmp(tag, "..") ||
+        !mat || !rows || !cols || step < 0 || read_opts(opts, &o) < 0)
         return TFB_EINVAL;
     if (tfb_writer_forked(w))
         return TFB_EFORKED;

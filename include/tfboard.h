@@ -441,7 +441,7 @@ TFB_API void tfb_embedding_opts_init(tfb_embedding_opts *opts);
 /* Writes the embedding mat (rows x cols float32, row-major) of tag at
  * step, with opts' labels and images (opts NULL: neither). Everything is
  * read during the call only. Returns 0, TFB_EINVAL (NULL w, mat or tag,
- * empty tag, rows or cols 0, step < 0, opts->size 0, labels without
+ * empty tag, a tag "." or "..", rows or cols 0, step < 0, opts->size 0, labels without
  * label_columns, a header missing or given for one column, a NULL label
  * or one with a tab or line break, images with a side <= 0 or channels
  * not 1 or 3), TFB_ETOOBIG (past TFB_EMBEDDING_MAX_VALUES, or a sprite

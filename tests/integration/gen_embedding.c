@@ -163,6 +163,14 @@ int main(int argc, char **argv)
            "a negative step");
     expect(tfb_embedding(w, "", mat, R, C, 0, NULL), TFB_EINVAL,
            "an empty tag");
+    expect(tfb_embedding(w, "..", mat, R, C, 7, NULL), TFB_EINVAL,
+           "the tag \"..\" (the step's parent folder)");
+    expect(tfb_embedding(w, ".", mat, R, C, 7, NULL), TFB_EINVAL,
+           "the tag \".\"");
+    if (exists(run, "00007") || exists(run, "tensors.tsv")) {
+        fprintf(stderr, "gen_embedding: the tag \"..\" or \".\" wrote\n");
+        failures++;
+    }
     tfb_embedding_opts zero;
     memset(&zero, 0, sizeof zero);
     expect(tfb_embedding(w, "bad_size", mat, R, C, 0, &zero), TFB_EINVAL,
