@@ -82,6 +82,8 @@ LAYERS = [
     ('server/main.c', 10, 'cli'),
     ('server/watch.c', 10, 'cli'),
     ('server/watch.h', 10, 'cli'),
+    ('server/query_cli.c', 10, 'cli'),
+    ('server/query_cli.h', 10, 'cli'),
 ]
 PRODUCT = ('base/', 'objstore/', 'collector/', 'server/')
 # The trace layer's front door: what code outside the layer may include.
