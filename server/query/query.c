@@ -105,6 +105,7 @@ static const qtable *const k_tables[] = {
     &tfb_qt_runs,         &tfb_qt_hparams,    &tfb_qt_scalars,
     &tfb_qt_scalar_stats, &tfb_qt_histograms, &tfb_qt_histogram_buckets,
     &tfb_qt_texts,        &tfb_qt_images,     &tfb_qt_steps,
+    &tfb_qt_spikes,       &tfb_qt_alerts,
 };
 
 static int register_tables(tfb_query *q)

@@ -144,7 +144,7 @@ int tfb_qvtab_register(tfb_query *q, const qtable *t);
 
 extern const qtable tfb_qt_runs, tfb_qt_hparams, tfb_qt_scalars,
     tfb_qt_scalar_stats, tfb_qt_histograms, tfb_qt_histogram_buckets,
-    tfb_qt_texts, tfb_qt_images, tfb_qt_steps;
+    tfb_qt_texts, tfb_qt_images, tfb_qt_steps, tfb_qt_spikes, tfb_qt_alerts;
 /* runs_wide (query_wide.c): its module, and the re-declaration of its
  * columns when the store changed. */
 int tfb_query_wide_register(tfb_query *q);

@@ -20,6 +20,7 @@
 
 #include "query/query.h"
 #include "query/query_mem.h"
+#include "analysis/run_status.h"
 #include "store/loader.h"
 #include "store/store.h"
 #include "tfboard.h"
@@ -397,6 +398,89 @@ static void limits(void **state)
     tfb_query_close(q);
 }
 
+/* spikes and alerts, on a logdir of their own (the loss watch needs the
+ * loss tags configured before its store is made):
+ *  s:  train/loss 10 - 0.01 i at steps 0..39, 20 at step 40, 9.6 at 41
+ *      (a spike at 40 over the level 9.805 = the median of the 40 values
+ *      before it, recovered at 41: 9.6 <= level + 0.2 (peak - level));
+ *  o:  the same without step 41 (the spike is still open);
+ *  n:  loss 1, 0.5; acc 0.5, NaN at steps 0, 1 (non-finite at acc 1);
+ *  bl: loss 1, 0.01, 20 (20 > 10 x 1 and > 100 x 0.01: blew up at 2).
+ * z at the spike: the changes before it are all -0.01 (MAD ~0 in float),
+ * so scale = 1e-3 x level and z = (20 - 9.61 + 0.01) / 0.009805 = 1061. */
+static void spikes_and_alerts(void **state)
+{
+    (void)state;
+    assert_int_equal(tfb_run_status_configure(TFB_STALL_AFTER_DEFAULT, NULL),
+                     0);
+    char *saved = g_dir;
+    g_dir = tu_mkdtemp();
+    for (int k = 0; k < 2; k++) {
+        tfb_writer *w = open_run(k ? "o" : "s");
+        for (int i = 0; i < 40; i++)
+            assert_int_equal(tfb_scalar(w, "train/loss", 10 - 0.01 * i, i), 0);
+        assert_int_equal(tfb_scalar(w, "train/loss", 20, 40), 0);
+        if (!k)
+            assert_int_equal(tfb_scalar(w, "train/loss", 9.6, 41), 0);
+        assert_int_equal(tfb_writer_close(w), 0);
+    }
+    tfb_writer *w = open_run("n");
+    assert_int_equal(tfb_scalar(w, "loss", 1, 0), 0);
+    assert_int_equal(tfb_scalar(w, "loss", 0.5, 1), 0);
+    assert_int_equal(tfb_scalar(w, "acc", 0.5, 0), 0);
+    assert_int_equal(tfb_scalar(w, "acc", NAN, 1), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+    w = open_run("bl");
+    const double bl[] = {1, 0.01, 20};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tfb_scalar(w, "loss", bl[i], i), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, g_dir), 0);
+    tfb_loader *l;
+    tfb_loader_opts lo = {0, 1, NULL};
+    assert_int_equal(tfb_loader_create(&l, st, &lo), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    tfb_loader_stop(l);
+    tfb_query *q;
+    assert_int_equal(tfb_query_open(st, &q), 0);
+
+    assert_string_equal(
+        ask(q, "SELECT run, tag, step, value, round(level, 3), peak_step,"
+               " peak, state, end_step, z > 6 FROM spikes ORDER BY run"),
+        "o|train/loss|40|20|9.8049999999999997|40|20|open|40|1\n"
+        "s|train/loss|40|20|9.8049999999999997|40|20|recovered|41|1");
+    /* run and tag taken by the table: one series read */
+    const char *plan = ask(q, "EXPLAIN QUERY PLAN SELECT * FROM spikes WHERE"
+                              " run = 's' AND tag = 'train/loss'");
+    assert_non_null(strstr(plan, "VIRTUAL TABLE INDEX 3:"));
+    assert_string_equal(ask(q, "SELECT state FROM spikes WHERE run = 's' AND"
+                               " tag = 'train/loss' AND step >= 40"),
+                        "recovered");
+    assert_int_equal(tfb_query_rows_touched(q), 1);
+    assert_string_equal(ask(q, "SELECT count(*) FROM spikes WHERE step < 40"),
+                        "0");
+
+    assert_string_equal(
+        ask(q, "SELECT run, rule, tag, step, message FROM alerts"
+               " ORDER BY run, rule"),
+        "bl|diverged|loss|2|loss blew up at step 2\n"
+        "n|nonfinite|acc|1|NaN/Inf in acc at step 1\n"
+        "o|loss_spike|train/loss|40|train/loss spiked to 20 (level 9.805, z "
+        "1061) at step 40, open\n"
+        "o|spike_open|train/loss|40|train/loss has not recovered from its "
+        "spike at step 40 (20, level 9.805)\n"
+        "s|loss_spike|train/loss|40|train/loss spiked to 20 (level 9.805, z "
+        "1061) at step 40, recovered");
+    tfb_query_close(q);
+    tfb_store_destroy(st);
+    tfb_loss_tags_forget();
+    tu_rmtree(g_dir);
+    free(g_dir);
+    g_dir = saved;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +489,7 @@ int main(void)
         cmocka_unit_test(wide_and_filter),
         cmocka_unit_test(authorizer),
         cmocka_unit_test(limits),
+        cmocka_unit_test(spikes_and_alerts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
