@@ -44,6 +44,8 @@ struct tfb_query {
     size_t n_wide, wide_left_out;
     /* scalar series -> qstats (query_stats.c), by the series' pointer */
     tfb_strtab stats;
+    /* run -> qrunmemo (query_runmemo.c), by the run's pointer */
+    tfb_strtab runmemo;
 };
 
 /* The statistics of one scalar series (query_stats.c). min/max are over
@@ -59,6 +61,15 @@ typedef struct qstats {
  * NULL when out of memory. Owned by q. */
 const qstats *tfb_qstats_get(tfb_query *q, tfb_series *s);
 void tfb_qstats_free(tfb_query *q);
+
+/* The run's decoded hyperparameters, kept while the store generation
+ * stays (NULL when out of memory), and its status (a tfb_run_state, or -1
+ * for a run of trace files only), kept when finished or diverged: see
+ * query_runmemo.c. Owned by q. */
+struct tfb_hparams_set;
+const struct tfb_hparams_set *tfb_qrun_hparams(tfb_query *q, tfb_run *r);
+int tfb_qrun_state(tfb_query *q, tfb_run *r);
+void tfb_qrun_free(tfb_query *q);
 
 /* ---- the generic cursor (query_vtab.c) ------------------------------- */
 

@@ -41,22 +41,23 @@ static int runs_fill(qcursor *c)
     c->vt->q->rows_touched++;
     qc_stable(&x[R_RUN], tfb_run_name(r));
     if (qc_used(c, R_STATUS)) {
-        tfb_run_status st;
-        if (tfb_run_status_judge(r, tfb_now_wall(), &st) == 0)
-            qc_stable(&x[R_STATUS], tfb_run_state_name(st.state));
+        int state = tfb_qrun_state(c->vt->q, r);
+        if (state >= 0)
+            qc_stable(&x[R_STATUS], tfb_run_state_name((tfb_run_state)state));
     }
     qc_dbl(&x[R_START], tfb_run_first_wall(r));
     qc_dbl(&x[R_END], tfb_run_last_wall(r));
     if (tfb_run_max_step(r) != INT64_MIN)
         qc_int(&x[R_STEPS], tfb_run_max_step(r));
     if (qc_used(c, R_GROUP)) {
-        tfb_hparams_set h;
-        int rc = tfb_run_hparams(c->vt->q->store, r, &h);
-        if (rc == 0 && h.has_start && h.group_name_len)
-            rc = qc_text(c, &x[R_GROUP], h.group_name, h.group_name_len);
-        tfb_hparams_set_free(&h);
-        if (rc < 0)
-            return rc;
+        const tfb_hparams_set *h = tfb_qrun_hparams(c->vt->q, r);
+        if (!h)
+            return TFB_ENOMEM;
+        if (h->has_start && h->group_name_len) {
+            int rc = qc_text(c, &x[R_GROUP], h->group_name, h->group_name_len);
+            if (rc < 0)
+                return rc;
+        }
     }
     if (qc_used(c, R_RANK) || qc_used(c, R_WORLD) || qc_used(c, R_JOB)) {
         if (!rs->jobs_loaded) {

@@ -44,8 +44,6 @@ typedef struct wcursor {
     tfb_query *q;
     tfb_run **runs;
     size_t n, i;
-    tfb_hparams_set h;     /* of runs[i] when h_for == i + 1 */
-    size_t h_for;
     int jobs_loaded;
     tfb_ranks_job *jobs;
     size_t njobs;
@@ -382,9 +380,6 @@ static void w_reset(wcursor *c)
     free(c->runs);
     c->runs = NULL;
     c->n = c->i = 0;
-    if (c->h_for)
-        tfb_hparams_set_free(&c->h);
-    c->h_for = 0;
 }
 
 static int w_close(sqlite3_vtab_cursor *cur)
@@ -435,17 +430,7 @@ static int w_eof(sqlite3_vtab_cursor *cur)
 
 static const tfb_hparams_set *run_hparams(wcursor *c, tfb_run *r)
 {
-    if (c->h_for != c->i + 1) {
-        if (c->h_for)
-            tfb_hparams_set_free(&c->h);
-        c->h_for = 0;
-        if (tfb_run_hparams(c->q->store, r, &c->h) < 0) {
-            tfb_hparams_set_free(&c->h);
-            return NULL;
-        }
-        c->h_for = c->i + 1;
-    }
-    return &c->h;
+    return tfb_qrun_hparams(c->q, r);
 }
 
 static void result_hpv(sqlite3_context *ctx, const tfb_hparam_value *v)
@@ -469,10 +454,10 @@ static int fixed_column(wcursor *c, tfb_run *r, sqlite3_context *ctx, int i)
         sqlite3_result_text(ctx, tfb_run_name(r), -1, SQLITE_STATIC);
         return SQLITE_OK;
     case W_STATUS: {
-        tfb_run_status st;
-        if (tfb_run_status_judge(r, tfb_now_wall(), &st) == 0)
-            sqlite3_result_text(ctx, tfb_run_state_name(st.state), -1,
-                                SQLITE_STATIC);
+        int state = tfb_qrun_state(c->q, r);
+        if (state >= 0)
+            sqlite3_result_text(ctx, tfb_run_state_name((tfb_run_state)state),
+                                -1, SQLITE_STATIC);
         return SQLITE_OK;
     }
     case W_START:
