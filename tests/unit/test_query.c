@@ -442,7 +442,6 @@ static void spikes_and_alerts(void **state)
     tfb_loader_opts lo = {0, 1, NULL};
     assert_int_equal(tfb_loader_create(&l, st, &lo), 0);
     assert_int_equal(tfb_loader_pass(l), 0);
-    tfb_loader_stop(l);
     tfb_query *q;
     assert_int_equal(tfb_query_open(st, &q), 0);
 
@@ -473,6 +472,26 @@ static void spikes_and_alerts(void **state)
         "spike at step 40 (20, level 9.805)\n"
         "s|loss_spike|train/loss|40|train/loss spiked to 20 (level 9.805, z "
         "1061) at step 40, recovered");
+
+    /* The per-connection memo (a finished run's status, its hparams)
+     * follows the store: s is finished, then its writer comes back with
+     * hparams and does not close (this process is alive): running. */
+    assert_string_equal(ask(q, "SELECT status FROM runs_wide WHERE run = 's'"),
+                        "finished");
+    assert_string_equal(ask(q, "SELECT status FROM runs WHERE run = 's'"),
+                        "finished");
+    w = open_run("s");
+    hp_num(w, 0.5, "adam");
+    assert_int_equal(tfb_scalar(w, "train/loss", 9.5, 42), 0);
+    assert_int_equal(tfb_flush(w), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    assert_string_equal(ask(q, "SELECT status, lr FROM runs_wide WHERE"
+                               " run = 's'"),
+                        "running|0.5");
+    assert_string_equal(ask(q, "SELECT status FROM runs WHERE run = 's'"),
+                        "running");
+    assert_int_equal(tfb_writer_close(w), 0);
+    tfb_loader_stop(l);
     tfb_query_close(q);
     tfb_store_destroy(st);
     tfb_loss_tags_forget();
