@@ -56,6 +56,7 @@ QUERIES = [
     " ORDER BY step",
     "SELECT count(*), sum(bytes) FROM texts",
     "SELECT run, \"loss.last\", \"loss.min\" FROM runs_wide ORDER BY run",
+    "SELECT run, rule, tag, step, message FROM alerts ORDER BY run, rule",
 ]
 
 
@@ -76,7 +77,11 @@ def expected():
     wide = [["run_a", fmt(f32(1 / 100)), fmt(f32(1 / 100))],
             ["sub/run_b", fmt(f32(1.51)), fmt(f32(1.51))],
             ["traces_only", "", ""]]
-    return [stats, weird, runs, hist, texts, wide]
+    # the earliest non-finite point of run_a: tfb_check_numerics on
+    # layer1/grad at step 3 (weird's NaN comes at 5); run_b is finished
+    alerts = [["run_a", "nonfinite", "layer1/grad", "3",
+               "NaN/Inf in layer1/grad at step 3"]]
+    return [stats, weird, runs, hist, texts, wide, alerts]
 
 
 def answers(logdir):
