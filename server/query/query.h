@@ -103,7 +103,7 @@ int tfb_query_exec(tfb_query *q, const char *sql, const tfb_query_limits *lim,
 
 /* A run filter: expr is a boolean SQL expression over runs_wide's columns
  * (`lr > 0.01 AND status = 'finished' AND "train/loss.last" < 0.5`); the
- * names of the matching runs, in the runs table's order, are returned
+ * names of the matching runs, in name order (bytewise), are returned
  * (malloc'd copies; free with tfb_query_names_free). The expression must
  * be one expression: unbalanced parentheses, an unterminated string,
  * quoted name or comment, or a ';' are refused (TFB_EINVAL) before SQLite

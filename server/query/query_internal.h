@@ -150,6 +150,11 @@ static inline int qc_used(const qcursor *c, int i)
     return (c->col_used >> (i < 63 ? i : 63)) & 1;
 }
 
+/* The store's runs (tfb_store_runs) sorted by name, bytewise (SQLite's
+ * BINARY collation): the order every table reads them in, so that ORDER
+ * BY run and GROUP BY run need no sort. */
+int tfb_query_runs_by_name(tfb_store *st, tfb_run ***out, size_t *n);
+
 /* Registers table t as an eponymous module of q's connection. */
 int tfb_qvtab_register(tfb_query *q, const qtable *t);
 

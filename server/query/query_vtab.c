@@ -48,6 +48,21 @@ static int vt_disconnect(sqlite3_vtab *v)
     return SQLITE_OK;
 }
 
+static int cmp_run_name(const void *a, const void *b)
+{
+    return strcmp(tfb_run_name(*(tfb_run *const *)a),
+                  tfb_run_name(*(tfb_run *const *)b));
+}
+
+int tfb_query_runs_by_name(tfb_store *st, tfb_run ***out, size_t *n)
+{
+    int rc = tfb_store_runs(st, out, n);
+    if (rc < 0)
+        return rc;
+    qsort(*out, *n, sizeof **out, cmp_run_name);
+    return 0;
+}
+
 static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ix)
 {
     const qtable *t = ((qvtab *)vtab)->t;
@@ -104,6 +119,14 @@ static int vt_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ix)
         ix->aConstraintUsage[eq].argvIndex = arg++;
         cost /= 10;
     }
+    /* ORDER BY run, GROUP BY run: every table fills a run at a time, the
+     * runs in name order (BINARY, tfb_query_runs_by_name), so SQLite need
+     * not sort the rows (2 M of them for min(loss) by run on 10,000 runs).
+     * Under another collation SQLite does not pass the term (test_query
+     * checks GROUP BY run COLLATE NOCASE); DESC is left to SQLite. */
+    if (ix->nOrderBy == 1 && ix->aOrderBy[0].iColumn == 0 &&
+        !ix->aOrderBy[0].desc)
+        ix->orderByConsumed = 1;
     ix->idxNum = num;
     ix->estimatedCost = cost;
     ix->estimatedRows = (sqlite3_int64)cost;
@@ -237,7 +260,7 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int num, const char *str,
             c->runs[0] = r;
             c->nruns = 1;
         }
-    } else if (tfb_store_runs(st, &c->runs, &c->nruns) < 0) {
+    } else if (tfb_query_runs_by_name(st, &c->runs, &c->nruns) < 0) {
         return SQLITE_NOMEM;
     }
     if (num & IX_TAG) {

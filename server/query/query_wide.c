@@ -410,8 +410,9 @@ static int w_filter(sqlite3_vtab_cursor *cur, int num, const char *str,
         }
         return SQLITE_OK;
     }
-    return tfb_store_runs(c->q->store, &c->runs, &c->n) < 0 ? SQLITE_NOMEM
-                                                             : SQLITE_OK;
+    return tfb_query_runs_by_name(c->q->store, &c->runs, &c->n) < 0
+               ? SQLITE_NOMEM
+               : SQLITE_OK;
 }
 
 static int w_next(sqlite3_vtab_cursor *cur)

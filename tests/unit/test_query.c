@@ -436,6 +436,12 @@ static void spikes_and_alerts(void **state)
         assert_int_equal(tfb_scalar(w, "loss", bl[i], i), 0);
     assert_int_equal(tfb_writer_close(w), 0);
 
+    /* S: a run whose name equals s's but for case, written last (runs
+     * come in first wall time order: s and S are not next to each other) */
+    w = open_run("S");
+    assert_int_equal(tfb_scalar(w, "acc", 1, 0), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+
     tfb_store *st;
     assert_int_equal(tfb_store_create(&st, g_dir), 0);
     tfb_loader *l;
@@ -472,6 +478,19 @@ static void spikes_and_alerts(void **state)
         "spike at step 40 (20, level 9.805)\n"
         "s|loss_spike|train/loss|40|train/loss spiked to 20 (level 9.805, z "
         "1061) at step 40, recovered");
+
+    /* GROUP BY run is taken by the table (no sort: a run's rows come
+     * together), GROUP BY run COLLATE NOCASE is not (s and S are one
+     * group but not next to each other) */
+    plan = ask(q, "EXPLAIN QUERY PLAN SELECT run, count(*) FROM scalars"
+                  " GROUP BY run");
+    assert_null(strstr(plan, "TEMP B-TREE"));
+    assert_string_equal(ask(q, "SELECT run, count(*) FROM scalars GROUP BY run"
+                               " ORDER BY run"),
+                        "S|1\nbl|3\nn|4\no|41\ns|42");
+    assert_string_equal(ask(q, "SELECT lower(run), count(*) FROM scalars"
+                               " GROUP BY run COLLATE NOCASE ORDER BY 1"),
+                        "bl|3\nn|4\no|41\ns|43");
 
     /* The per-connection memo (a finished run's status, its hparams)
      * follows the store: s is finished, then its writer comes back with
