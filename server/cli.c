@@ -27,6 +27,7 @@
 #include "report/report.h"
 #include "plugins/registry.h"
 #include "trace/trace.h"
+#include "query_cli.h"
 #include "watch.h"
 
 /* ---- the serve command line (core/options.h) ---- */
@@ -332,6 +333,10 @@ int tfb_cli_main(int argc, char **argv)
     }
     if (argc >= 2 && strcmp(argv[1], "watch") == 0)
         return tfb_watch_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "query") == 0)
+        return tfb_query_main(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "export") == 0)
+        return tfb_export_main(argc - 1, argv + 1);
     /* Series arrays above 16 KiB get their own mappings: they grow with
      * mremap (no copy, no heap holes) and trimming gives pages back, which
      * keeps resident memory near 20 bytes a scalar point. A fixed threshold

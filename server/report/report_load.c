@@ -53,7 +53,8 @@ static int is_url(const char *logdir)
  * silent for a second, then a line a second, so small logdirs print
  * nothing and large ones show they are moving. When the pass fails, why
  * gets the backend's own line about it, if it has one. */
-static int load_once(tfb_store *store, int quiet, char *why, size_t why_len)
+static int load_once(tfb_store *store, int quiet, const char *prog, char *why,
+                     size_t why_len)
 {
     tfb_loader_opts lo = {.reload_interval = 0, .threads = 0,
                           .log = quiet ? NULL : stderr};
@@ -66,7 +67,7 @@ static int load_once(tfb_store *store, int quiet, char *why, size_t why_len)
                              sizeof err, quiet ? NULL : stderr);
     if (rc < 0) {
         if (err[0])
-            fprintf(stderr, "tfboard report: %s\n", err);
+            fprintf(stderr, "%s: %s\n", prog, err);
         return rc;
     }
     rc = tfb_loader_create_on(&job.loader, store, &lo, storage);
@@ -89,8 +90,8 @@ static int load_once(tfb_store *store, int quiet, char *why, size_t why_len)
         if (!quiet && now >= next) {
             tfb_store_progress(store, &p);
             fprintf(stderr,
-                    "tfboard report: loading: %llu/%llu files, %.1f/%.1f MB, "
-                    "%llu points (%.0f s)\n",
+                    "%s: loading: %llu/%llu files, %.1f/%.1f MB, "
+                    "%llu points (%.0f s)\n", prog,
                     (unsigned long long)p.files_done,
                     (unsigned long long)p.files_total,
                     (double)p.bytes_done / 1e6, (double)p.bytes_total / 1e6,
@@ -113,8 +114,8 @@ static int load_once(tfb_store *store, int quiet, char *why, size_t why_len)
     tfb_store_own(store, storage, storage_free);
     if (!quiet && mono_s() - t0 >= 1.0) {
         tfb_store_progress(store, &p);
-        fprintf(stderr, "tfboard report: loaded %llu files, %llu points in "
-                        "%.1f s\n",
+        fprintf(stderr, "%s: loaded %llu files, %llu points in "
+                        "%.1f s\n", prog,
                 (unsigned long long)p.files_done,
                 (unsigned long long)p.points, mono_s() - t0);
     }
@@ -123,21 +124,26 @@ static int load_once(tfb_store *store, int quiet, char *why, size_t why_len)
 
 int tfb_report_open(const char *dir, int quiet, tfb_store **out)
 {
+    return tfb_report_open_as("tfboard report", dir, quiet, out);
+}
+
+int tfb_report_open_as(const char *prog, const char *dir, int quiet,
+                       tfb_store **out)
+{
     struct stat st;
     if (!is_url(dir) && (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))) {
-        fprintf(stderr, "tfboard report: %s: not a readable directory\n",
-                dir);
+        fprintf(stderr, "%s: %s: not a readable directory\n", prog, dir);
         return -1;
     }
     char why[TFB_STORAGE_ERROR_MAX] = "";
     int rc = tfb_store_create(out, dir);
     if (rc == 0) {
-        rc = load_once(*out, quiet, why, sizeof why);
+        rc = load_once(*out, quiet, prog, why, sizeof why);
         if (rc < 0)
             tfb_store_destroy(*out);
     }
     if (rc < 0) {
-        fprintf(stderr, "tfboard report: loading %s: %s\n", dir,
+        fprintf(stderr, "%s: loading %s: %s\n", prog, dir,
                 why[0] ? why : tfb_strerror(rc));
         return -1;
     }

@@ -16,5 +16,8 @@
  * saying why on stderr. Progress lines go to stderr unless quiet (silent
  * for the first second, then one a second). */
 int tfb_report_open(const char *dir, int quiet, tfb_store **out);
+/* As tfb_report_open, its messages starting with prog ("tfboard query"). */
+int tfb_report_open_as(const char *prog, const char *dir, int quiet,
+                       tfb_store **out);
 
 #endif
