@@ -71,6 +71,9 @@ LAYERS = [
     ('server/trace/', 5, 'trace'),
     # Run-level analyses that several dashboards and the report share.
     ('server/analysis/', 6, 'analysis'),
+    # SQL over the store and the trace layer (issue 30), between the
+    # analyses and the plugins.
+    ('server/query/', 6.5, 'query'),
     ('server/plugins/', 7, 'plugins'),
     ('server/report/', 8, 'report'),
     ('server/cli.c', 9, 'cli'),
