@@ -10,6 +10,7 @@
 #include "base/deadline.h"
 #include "query/query_internal.h"
 #include "query/query_mem.h"
+#include "query/query_trace_tables.h"
 #include "tfboard.h"
 
 /* ---- the authorizer -------------------------------------------------- */
@@ -153,13 +154,11 @@ int tfb_query_open(tfb_store *store, tfb_query **out)
         tfb_query_close(q);
         return rc < 0 ? rc : TFB_EIO;
     }
-#if TFB_QUERY_HAVE_TRACE_TABLES
-    /* the trace-side tables (query_trace_tables.h, i30-trace) */
+    /* the trace-side tables (query_trace_tables.h) */
     if ((rc = tfb_query_trace_tables_register(db, store)) < 0) {
         tfb_query_close(q);
         return rc;
     }
-#endif
     sqlite3_set_authorizer(db, authorize, q);
     sqlite3_progress_handler(db, TFB_QUERY_PROGRESS_OPS, progress, q);
     *out = q;

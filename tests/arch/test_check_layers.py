@@ -82,9 +82,9 @@ PLANTS = {
     }, 'folder-mutual collector <-> objstore'),
     # a new folder nobody placed in the layers
     'folder-layer': ({
-        'server/query/q.c': 'int core_f(void); int q_f(void);\n'
-                            'int q_f(void) { return core_f(); }\n',
-    }, 'folder-layer server/query'),
+        'server/unplaced/q.c': 'int core_f(void); int q_f(void);\n'
+                               'int q_f(void) { return core_f(); }\n',
+    }, 'folder-layer server/unplaced'),
     # past the trace layer's front door
     'front': ({
         'server/trace/trace.h': 'int tr_f(void);\n',

@@ -1,0 +1,74 @@
+/*
+ * query_trace_run.c - a trace table cursor's hold on one run's data
+ * (query_trace_internal.h): the GPU trace through the trace layer's
+ * per-run cache, the error that names the run, the release. The table
+ * families and the module use it; it uses neither.
+ */
+#include "query/query_trace_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfboard.h"
+
+int tfb_qt_fail(qt_cursor *c, int rc, const char *what, const char *msg)
+{
+    if (rc == TFB_ENOMEM)
+        return SQLITE_NOMEM;
+    sqlite3_free(c->base.pVtab->zErrMsg);
+    c->base.pVtab->zErrMsg = sqlite3_mprintf(
+        "run '%s': %s: %s", c->run ? tfb_run_name(c->run) : "?", what,
+        msg && msg[0] ? msg : tfb_strerror(rc));
+    return c->base.pVtab->zErrMsg ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+int tfb_qt_load_trace(qt_cursor *c, tfb_run *r)
+{
+    char err[512] = "";
+    int rc = tfb_trace_of_run_err(c->ctx->store, r, &c->t, err, sizeof err);
+    if (rc < 0)
+        return tfb_qt_fail(c, rc, "its trace could not be loaded", err);
+    if (c->t)
+        return SQLITE_OK;
+    /* No trace although the run has trace files: the trace layer skipped
+     * each of them (damaged, not a trace, or without a kernel table).
+     * Said, so that an answer over every run is never quietly short. */
+    char **files = NULL;
+    size_t n = 0;
+    rc = tfb_run_trace_files(r, &files, &n);
+    if (rc < 0)
+        return tfb_qt_fail(c, rc, "its trace files could not be listed",
+                           NULL);
+    if (n) {
+        const char *base = strrchr(files[0], '/');
+        snprintf(err, sizeof err,
+                 "%s%s: damaged, not a trace, or without a kernel table",
+                 base ? base + 1 : files[0],
+                 n > 1 ? " and the run's other trace files" : "");
+        tfb_strv_free(files, n);
+        return tfb_qt_fail(c, TFB_ECORRUPT, "no GPU trace could be read",
+                           err);
+    }
+    tfb_strv_free(files, n);
+    return SQLITE_OK;
+}
+
+void tfb_qt_unload(qt_cursor *c)
+{
+    if (c->t)
+        tfb_trace_release(c->t);
+    if (c->h)
+        tfb_trace_host_release(c->h);
+    if (c->m)
+        tfb_trace_memory_release(c->m);
+    free(c->bases);
+    c->bases = NULL;
+    free(c->order);
+    c->order = NULL;
+    c->norder = c->opos = 0;
+    c->t = NULL;
+    c->h = NULL;
+    c->m = NULL;
+    c->run = NULL;
+}
