@@ -29,6 +29,9 @@ struct tfb_http_req {
     const char *body;
     size_t body_len;
     tfb_http_query_all_fn query_all;
+    /* The transport's state for tfb_http_defer (http.c's request), or
+     * NULL where answers cannot be deferred (unit tests' tables). */
+    void *later_ctx;
 };
 
 struct tfb_http_resp {
