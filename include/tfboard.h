@@ -85,13 +85,14 @@ extern "C" {
        "writer was inherited across fork(); open a new one in the child")    \
     XX(ENONVML, -20, "NVML library could not be loaded")                      \
     XX(ENOTFILE, -21, "not a regular file")                                   \
-    XX(EMFILE, -22, "too many open files")
+    XX(EMFILE, -22, "too many open files")                                    \
+    XX(ETIMEDOUT, -23, "time limit exceeded")
 
 typedef enum {
 #define TFB_ERR_ENUM_(name, code, msg) TFB_##name = (code),
     TFB_ERRNO_MAP(TFB_ERR_ENUM_)
 #undef TFB_ERR_ENUM_
-    TFB_ERRNO_MIN_ = -22
+    TFB_ERRNO_MIN_ = -23
 } tfb_errno;
 
 /* A static string naming `code` (0 gives "success", unknown codes

@@ -28,7 +28,8 @@ It fails (exit 1) on:
   up      a file that uses a file of a layer above its own; the layers,
           lowest first:
               base/ < objstore/ < collector/ < server/store/ < server/core/
-                    < server/trace/ < server/analysis/ < server/plugins/
+                    < server/trace/ < server/analysis/ < server/query/
+                    < server/plugins/
                     < server/report/ < server/cli.c,main.c,watch.c
   plugin  a file of one plugin folder (server/plugins/<name>/) that uses
           another plugin folder (only the table, server/plugins/registry.c,
@@ -71,13 +72,16 @@ LAYERS = [
     ('server/trace/', 5, 'trace'),
     # Run-level analyses that several dashboards and the report share.
     ('server/analysis/', 6, 'analysis'),
-    ('server/plugins/', 7, 'plugins'),
-    ('server/report/', 8, 'report'),
-    ('server/cli.c', 9, 'cli'),
-    ('server/cli.h', 9, 'cli'),
-    ('server/main.c', 9, 'cli'),
-    ('server/watch.c', 9, 'cli'),
-    ('server/watch.h', 9, 'cli'),
+    # SQL over the store (issue 30): virtual tables over store, trace and
+    # analysis; the plugins, report and command line query through it.
+    ('server/query/', 7, 'query'),
+    ('server/plugins/', 8, 'plugins'),
+    ('server/report/', 9, 'report'),
+    ('server/cli.c', 10, 'cli'),
+    ('server/cli.h', 10, 'cli'),
+    ('server/main.c', 10, 'cli'),
+    ('server/watch.c', 10, 'cli'),
+    ('server/watch.h', 10, 'cli'),
 ]
 PRODUCT = ('base/', 'objstore/', 'collector/', 'server/')
 # The trace layer's front door: what code outside the layer may include.

@@ -1,0 +1,587 @@
+/*
+ * query_wide.c - runs_wide: one row a run, with the runs table's columns,
+ * each hyperparameter as a column, and each scalar tag's last value and
+ * finite minimum as "<tag>.last" and "<tag>.min" (server/API.md "SQL
+ * tables"). The table the run filters (`--where`, the page's expression)
+ * are expressions over.
+ *
+ * Its columns depend on what the store holds, so it is a virtual table
+ * created in the temp schema (temp.runs_wide, module tfb_runs_wide) and
+ * declared again, before a statement is prepared, when the store's
+ * generation moved and the column list changed. Values are worked out
+ * when SQLite asks for them (xColumn), for the current run only: a
+ * filter on `lr` decodes hparams and reads no scalar; "<tag>.last" reads
+ * one point; "<tag>.min" comes from the per-connection statistics
+ * (query_stats.c).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis/hparams_analysis.h"
+#include "analysis/ranks_jobs.h"
+#include "analysis/run_status.h"
+#include "base/deadline.h"
+#include "query/query_internal.h"
+#include "tfboard.h"
+
+static const char *const k_fixed[] = {"run", "status", "start_time",
+                                      "end_time", "steps", "group_name",
+                                      "rank", "world_size", "job"};
+enum { W_RUN, W_STATUS, W_START, W_END, W_STEPS, W_GROUP, W_RANK, W_WORLD,
+       W_JOB, W_NFIXED };
+
+typedef struct wvtab {
+    sqlite3_vtab base;
+    tfb_query *q;
+} wvtab;
+
+typedef struct wcursor {
+    sqlite3_vtab_cursor base;
+    tfb_query *q;
+    tfb_run **runs;
+    size_t n, i;
+    tfb_hparams_set h;     /* of runs[i] when h_for == i + 1 */
+    size_t h_for;
+    int jobs_loaded;
+    tfb_ranks_job *jobs;
+    size_t njobs;
+} wcursor;
+
+/* ---- the column list ------------------------------------------------- */
+
+static void cols_free(qwide_col *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(v[i].key);
+        free(v[i].col);
+    }
+    free(v);
+}
+
+void tfb_query_wide_free(tfb_query *q)
+{
+    cols_free(q->wide, q->n_wide);
+    q->wide = NULL;
+    q->n_wide = 0;
+}
+
+typedef struct colset {
+    qwide_col *v;
+    size_t n, cap;
+    tfb_strtab lower;   /* lower-cased names taken (SQLite's are
+                           case-insensitive) -> 1 */
+    char **lowkeys;
+    size_t nlow, caplow;
+} colset;
+
+static int taken_or_take(colset *cs, const char *name, int take)
+{
+    size_t len = strlen(name);
+    char *low = malloc(len + 1);
+    if (!low)
+        return -1;
+    for (size_t i = 0; i <= len; i++)
+        low[i] = (char)tolower((unsigned char)name[i]);
+    if (tfb_strtab_get(&cs->lower, low, len)) {
+        free(low);
+        return 1;
+    }
+    if (!take) {
+        free(low);
+        return 0;
+    }
+    if (cs->nlow == cs->caplow) {
+        size_t cap = cs->caplow ? cs->caplow * 2 : 64;
+        char **n = realloc(cs->lowkeys, cap * sizeof *n);
+        if (!n) {
+            free(low);
+            return -1;
+        }
+        cs->lowkeys = n;
+        cs->caplow = cap;
+    }
+    cs->lowkeys[cs->nlow++] = low;
+    if (tfb_strtab_put(&cs->lower, low, len, (void *)1) < 0)
+        return -1;
+    return 0;
+}
+
+static int add_col(colset *cs, qwide_kind k, const char *key, size_t key_len,
+                   const char *suffix)
+{
+    if (memchr(key, 0, key_len))
+        return 0; /* a name with a NUL cannot be a column */
+    char *col = malloc(key_len + strlen(suffix) + 1);
+    if (!col)
+        return -1;
+    memcpy(col, key, key_len);
+    strcpy(col + key_len, suffix);
+    int t = taken_or_take(cs, col, 1);
+    if (t != 0) {
+        free(col);
+        return t < 0 ? -1 : 0; /* a clash: the first comer keeps it */
+    }
+    if (cs->n == cs->cap) {
+        size_t cap = cs->cap ? cs->cap * 2 : 32;
+        qwide_col *n = realloc(cs->v, cap * sizeof *n);
+        if (!n) {
+            free(col);
+            return -1;
+        }
+        cs->v = n;
+        cs->cap = cap;
+    }
+    char *kc = malloc(key_len + 1);
+    if (!kc) {
+        free(col);
+        return -1;
+    }
+    memcpy(kc, key, key_len);
+    kc[key_len] = 0;
+    cs->v[cs->n++] = (qwide_col){k, kc, key_len, col};
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The columns the store calls for now. */
+static int work_out(tfb_query *q, colset *cs, size_t *left_out)
+{
+    *left_out = 0;
+    for (size_t i = 0; i < W_NFIXED; i++)
+        if (taken_or_take(cs, k_fixed[i], 1) < 0)
+            return TFB_ENOMEM;
+    tfb_hparams_experiment e;
+    int rc = tfb_hparams_experiment_get(q->store, &e);
+    for (size_t i = 0; rc == 0 && i < e.n_columns; i++) {
+        if (W_NFIXED + cs->n >= TFB_QUERY_WIDE_MAX_COLUMNS)
+            break;
+        if (add_col(cs, QW_HPARAM, e.columns[i].name, e.columns[i].name_len,
+                    "") < 0)
+            rc = TFB_ENOMEM;
+    }
+    tfb_hparams_experiment_free(&e);
+    if (rc < 0)
+        return rc;
+    /* the scalar tags of every run, by name */
+    tfb_run **runs = NULL;
+    size_t nruns = 0;
+    if (tfb_store_runs(q->store, &runs, &nruns) < 0)
+        return TFB_ENOMEM;
+    tfb_strtab seen = {0};
+    const char **tags = NULL;
+    size_t ntags = 0, captags = 0;
+    for (size_t r = 0; r < nruns && rc == 0; r++) {
+        tfb_series **ss = NULL;
+        size_t ns = 0;
+        if (tfb_run_series(runs[r], TFB_SERIES_SCALAR, &ss, &ns) < 0) {
+            rc = TFB_ENOMEM;
+            break;
+        }
+        for (size_t k = 0; k < ns && rc == 0; k++) {
+            const char *t = tfb_series_tag(ss[k]);
+            size_t tl = strlen(t);
+            if (tfb_strtab_get(&seen, t, tl))
+                continue;
+            if (ntags == captags) {
+                size_t cap = captags ? captags * 2 : 64;
+                const char **n = realloc(tags, cap * sizeof *n);
+                if (!n) {
+                    rc = TFB_ENOMEM;
+                    break;
+                }
+                tags = n;
+                captags = cap;
+            }
+            tags[ntags++] = t; /* the store's: lives as long as it */
+            if (tfb_strtab_put(&seen, t, tl, (void *)1) < 0)
+                rc = TFB_ENOMEM;
+        }
+        free(ss);
+    }
+    free(runs);
+    tfb_strtab_free(&seen);
+    if (rc == 0 && ntags)
+        qsort(tags, ntags, sizeof *tags, cmp_str);
+    for (size_t i = 0; rc == 0 && i < ntags; i++) {
+        if (W_NFIXED + cs->n + 2 > TFB_QUERY_WIDE_MAX_COLUMNS) {
+            *left_out = ntags - i;
+            break;
+        }
+        size_t tl = strlen(tags[i]);
+        if (add_col(cs, QW_TAG_LAST, tags[i], tl, ".last") < 0 ||
+            add_col(cs, QW_TAG_MIN, tags[i], tl, ".min") < 0)
+            rc = TFB_ENOMEM;
+    }
+    free(tags);
+    return rc;
+}
+
+static void colset_free_keys(colset *cs)
+{
+    for (size_t i = 0; i < cs->nlow; i++)
+        free(cs->lowkeys[i]);
+    free(cs->lowkeys);
+    tfb_strtab_free(&cs->lower);
+}
+
+static int same_cols(const qwide_col *a, size_t na, const qwide_col *b,
+                     size_t nb)
+{
+    if (na != nb)
+        return 0;
+    for (size_t i = 0; i < na; i++)
+        if (a[i].kind != b[i].kind || strcmp(a[i].col, b[i].col) != 0)
+            return 0;
+    return 1;
+}
+
+static int exec_internal(tfb_query *q, const char *sql)
+{
+    q->internal = 1;
+    int rc = sqlite3_exec(q->db, sql, NULL, NULL, NULL);
+    q->internal = 0;
+    return rc == SQLITE_OK ? 0 : rc == SQLITE_NOMEM ? TFB_ENOMEM : TFB_EIO;
+}
+
+int tfb_query_wide_refresh(tfb_query *q)
+{
+    uint64_t gen = tfb_store_generation(q->store);
+    if (q->wide_made && gen == q->wide_gen)
+        return 0;
+    colset cs = {0};
+    size_t left_out = 0;
+    int rc = work_out(q, &cs, &left_out);
+    colset_free_keys(&cs);
+    if (rc < 0) {
+        cols_free(cs.v, cs.n);
+        return rc;
+    }
+    q->wide_gen = gen;
+    q->wide_left_out = left_out;
+    if (q->wide_made && same_cols(q->wide, q->n_wide, cs.v, cs.n)) {
+        cols_free(cs.v, cs.n);
+        return 0;
+    }
+    if (q->wide_made && (rc = exec_internal(q, "DROP TABLE temp.runs_wide")) < 0) {
+        cols_free(cs.v, cs.n);
+        return rc;
+    }
+    tfb_query_wide_free(q);
+    q->wide = cs.v;
+    q->n_wide = cs.n;
+    q->wide_made = 0;
+    /* the second statement settles the new schema while the layer is
+     * still the one asking (SQLite finishes a CREATE VIRTUAL TABLE's
+     * bookkeeping at the next prepare) */
+    rc = exec_internal(q, "CREATE VIRTUAL TABLE temp.runs_wide USING tfb_runs_wide;"
+                          "SELECT run FROM temp.runs_wide LIMIT 0");
+    if (rc == 0)
+        q->wide_made = 1;
+    return rc;
+}
+
+/* ---- the module ------------------------------------------------------ */
+
+static char *schema_sql(const tfb_query *q)
+{
+    size_t cap = 256;
+    for (size_t i = 0; i < q->n_wide; i++)
+        cap += 2 * strlen(q->wide[i].col) + 8;
+    char *s = sqlite3_malloc64(cap);
+    if (!s)
+        return NULL;
+    size_t n = (size_t)snprintf(s, cap,
+        "CREATE TABLE x(run TEXT, status TEXT, start_time REAL,"
+        " end_time REAL, steps INTEGER, group_name TEXT, rank INTEGER,"
+        " world_size INTEGER, job TEXT");
+    for (size_t i = 0; i < q->n_wide; i++) {
+        s[n++] = ',';
+        s[n++] = ' ';
+        s[n++] = '"';
+        for (const char *p = q->wide[i].col; *p; p++) {
+            if (*p == '"')
+                s[n++] = '"';
+            s[n++] = *p;
+        }
+        s[n++] = '"';
+    }
+    s[n++] = ')';
+    s[n] = 0;
+    return s;
+}
+
+static int w_connect(sqlite3 *db, void *aux, int argc,
+                     const char *const *argv, sqlite3_vtab **out, char **err)
+{
+    (void)argc;
+    (void)argv;
+    (void)err;
+    tfb_query *q = aux;
+    char *sql = schema_sql(q);
+    if (!sql)
+        return SQLITE_NOMEM;
+    int rc = sqlite3_declare_vtab(db, sql);
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK)
+        return rc;
+    wvtab *v = sqlite3_malloc(sizeof *v);
+    if (!v)
+        return SQLITE_NOMEM;
+    memset(v, 0, sizeof *v);
+    v->q = q;
+    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+    *out = &v->base;
+    return SQLITE_OK;
+}
+
+static int w_disconnect(sqlite3_vtab *v)
+{
+    sqlite3_free(v);
+    return SQLITE_OK;
+}
+
+static int w_best_index(sqlite3_vtab *vtab, sqlite3_index_info *ix)
+{
+    (void)vtab;
+    ix->estimatedCost = 1e6;
+    for (int i = 0; i < ix->nConstraint; i++) {
+        const struct sqlite3_index_constraint *c = &ix->aConstraint[i];
+        if (c->usable && c->iColumn == W_RUN &&
+            c->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+            ix->aConstraintUsage[i].argvIndex = 1;
+            ix->aConstraintUsage[i].omit = 1;
+            ix->idxNum = 1;
+            ix->estimatedCost = 1;
+            ix->estimatedRows = 1;
+            break;
+        }
+    }
+    return SQLITE_OK;
+}
+
+static int w_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
+{
+    wcursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return SQLITE_NOMEM;
+    c->q = ((wvtab *)vtab)->q;
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static void w_reset(wcursor *c)
+{
+    free(c->runs);
+    c->runs = NULL;
+    c->n = c->i = 0;
+    if (c->h_for)
+        tfb_hparams_set_free(&c->h);
+    c->h_for = 0;
+}
+
+static int w_close(sqlite3_vtab_cursor *cur)
+{
+    wcursor *c = (wcursor *)cur;
+    w_reset(c);
+    tfb_ranks_jobs_free(c->jobs, c->njobs);
+    free(c);
+    return SQLITE_OK;
+}
+
+static int w_filter(sqlite3_vtab_cursor *cur, int num, const char *str,
+                    int argc, sqlite3_value **argv)
+{
+    (void)str;
+    (void)argc;
+    wcursor *c = (wcursor *)cur;
+    w_reset(c);
+    if (num & 1) {
+        const char *name = (const char *)sqlite3_value_text(argv[0]);
+        tfb_run *r = name ? tfb_store_find_run(c->q->store, name) : NULL;
+        if (r) {
+            c->runs = malloc(sizeof *c->runs);
+            if (!c->runs)
+                return SQLITE_NOMEM;
+            c->runs[0] = r;
+            c->n = 1;
+        }
+        return SQLITE_OK;
+    }
+    return tfb_store_runs(c->q->store, &c->runs, &c->n) < 0 ? SQLITE_NOMEM
+                                                             : SQLITE_OK;
+}
+
+static int w_next(sqlite3_vtab_cursor *cur)
+{
+    wcursor *c = (wcursor *)cur;
+    c->i++;
+    c->q->rows_touched++;
+    return c->q->timed_out ? SQLITE_INTERRUPT : SQLITE_OK;
+}
+
+static int w_eof(sqlite3_vtab_cursor *cur)
+{
+    wcursor *c = (wcursor *)cur;
+    return c->i >= c->n;
+}
+
+static const tfb_hparams_set *run_hparams(wcursor *c, tfb_run *r)
+{
+    if (c->h_for != c->i + 1) {
+        if (c->h_for)
+            tfb_hparams_set_free(&c->h);
+        c->h_for = 0;
+        if (tfb_run_hparams(c->q->store, r, &c->h) < 0) {
+            tfb_hparams_set_free(&c->h);
+            return NULL;
+        }
+        c->h_for = c->i + 1;
+    }
+    return &c->h;
+}
+
+static void result_hpv(sqlite3_context *ctx, const tfb_hparam_value *v)
+{
+    if (!v)
+        sqlite3_result_null(ctx);
+    else if (v->kind == TFB_HPV_NUMBER)
+        sqlite3_result_double(ctx, v->number);
+    else if (v->kind == TFB_HPV_STRING)
+        sqlite3_result_text(ctx, v->str, (int)v->len, SQLITE_TRANSIENT);
+    else if (v->kind == TFB_HPV_BOOL)
+        sqlite3_result_int(ctx, v->boolean);
+    else
+        sqlite3_result_null(ctx);
+}
+
+static int fixed_column(wcursor *c, tfb_run *r, sqlite3_context *ctx, int i)
+{
+    switch (i) {
+    case W_RUN:
+        sqlite3_result_text(ctx, tfb_run_name(r), -1, SQLITE_STATIC);
+        return SQLITE_OK;
+    case W_STATUS: {
+        tfb_run_status st;
+        if (tfb_run_status_judge(r, tfb_now_wall(), &st) == 0)
+            sqlite3_result_text(ctx, tfb_run_state_name(st.state), -1,
+                                SQLITE_STATIC);
+        return SQLITE_OK;
+    }
+    case W_START:
+        sqlite3_result_double(ctx, tfb_run_first_wall(r));
+        return SQLITE_OK;
+    case W_END:
+        sqlite3_result_double(ctx, tfb_run_last_wall(r));
+        return SQLITE_OK;
+    case W_STEPS:
+        if (tfb_run_max_step(r) != INT64_MIN)
+            sqlite3_result_int64(ctx, tfb_run_max_step(r));
+        return SQLITE_OK;
+    case W_GROUP: {
+        const tfb_hparams_set *h = run_hparams(c, r);
+        if (!h)
+            return SQLITE_NOMEM;
+        if (h->has_start && h->group_name_len)
+            sqlite3_result_text(ctx, h->group_name, (int)h->group_name_len,
+                                SQLITE_TRANSIENT);
+        return SQLITE_OK;
+    }
+    default:
+        break;
+    }
+    if (!c->jobs_loaded) {
+        if (tfb_ranks_find_jobs(c->q->store, &c->jobs, &c->njobs) < 0)
+            return SQLITE_NOMEM;
+        c->jobs_loaded = 1;
+    }
+    const tfb_ranks_job *j = tfb_ranks_job_of_run(c->jobs, c->njobs, r);
+    if (!j)
+        return SQLITE_OK;
+    if (i == W_JOB) {
+        sqlite3_result_text(ctx, j->name, (int)j->name_len, SQLITE_TRANSIENT);
+        return SQLITE_OK;
+    }
+    for (size_t k = 0; k < j->n_members; k++)
+        if (j->members[k].run == r) {
+            int32_t v = i == W_RANK ? j->members[k].rank
+                                    : j->members[k].world_size;
+            if (i == W_RANK ? v >= 0 : v > 0)
+                sqlite3_result_int(ctx, v);
+        }
+    return SQLITE_OK;
+}
+
+static int w_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
+{
+    wcursor *c = (wcursor *)cur;
+    tfb_run *r = c->runs[c->i];
+    if (i < W_NFIXED)
+        return fixed_column(c, r, ctx, i);
+    const qwide_col *col = &c->q->wide[i - W_NFIXED];
+    if (col->kind == QW_HPARAM) {
+        const tfb_hparams_set *h = run_hparams(c, r);
+        if (!h)
+            return SQLITE_NOMEM;
+        result_hpv(ctx, tfb_hparams_findn(h, col->key, col->key_len));
+        return SQLITE_OK;
+    }
+    tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, col->key);
+    if (!s)
+        return SQLITE_OK;
+    if (col->kind == QW_TAG_LAST) {
+        size_t n = tfb_series_count(s);
+        double v;
+        if (n && tfb_series_scalar_range(s, n - 1, 1, NULL, NULL, NULL,
+                                         &v) == 1) {
+            c->q->rows_touched++;
+            sqlite3_result_double(ctx, v);
+        }
+        return SQLITE_OK;
+    }
+    const qstats *st = tfb_qstats_get(c->q, s);
+    if (!st)
+        return SQLITE_NOMEM;
+    if (st->count)
+        sqlite3_result_double(ctx, st->min);
+    return SQLITE_OK;
+}
+
+static int w_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out)
+{
+    *out = (sqlite3_int64)((wcursor *)cur)->i;
+    return SQLITE_OK;
+}
+
+/* xCreate = xConnect: created in temp by tfb_query_wide_refresh only (the
+ * authorizer refuses CREATE from a user); xDestroy frees the same. */
+static const sqlite3_module w_module = {
+    .iVersion = 1,
+    .xCreate = w_connect,
+    .xConnect = w_connect,
+    .xBestIndex = w_best_index,
+    .xDisconnect = w_disconnect,
+    .xDestroy = w_disconnect,
+    .xOpen = w_open,
+    .xClose = w_close,
+    .xFilter = w_filter,
+    .xNext = w_next,
+    .xEof = w_eof,
+    .xColumn = w_column,
+    .xRowid = w_rowid,
+};
+
+int tfb_query_wide_register(tfb_query *q)
+{
+    return sqlite3_create_module(q->db, "tfb_runs_wide", &w_module, q) ==
+                   SQLITE_OK
+               ? 0
+               : TFB_EIO;
+}
