@@ -1173,12 +1173,15 @@ tfb_http_resp *tfb_http_later_resp(tfb_http_later *l)
 
 void tfb_http_later_finish(tfb_http_later *l)
 {
+    /* Read before `done`: from then on the HTTP thread may send the
+     * answer and free l. */
     tfb_server *s = l->srv;
+    struct MHD_Connection *c = l->conn;
     if (!tfb_http_resp_is_set(&l->answer))
         tfb_http_error(&l->answer, 500, "internal error: no answer");
-    atomic_store(&l->done, 1);
     pthread_mutex_lock(&s->park_mu);
-    MHD_resume_connection(l->conn);
+    atomic_store(&l->done, 1);
+    MHD_resume_connection(c);
     if (--s->n_later == 0)
         pthread_cond_broadcast(&s->later_cv);
     pthread_mutex_unlock(&s->park_mu);
