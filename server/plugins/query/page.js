@@ -110,7 +110,7 @@ const page = {
   update(ctx, changed) {
     this.ctx = ctx;
     if (!changed || changed.includes('sql')) {
-      if (document.activeElement !== this.editor && this.editor.value !== ctx.state.sql) {
+      if (document.activeElement !== this.editor && this.editor.value.trim() !== ctx.state.sql) {
         this.editor.value = ctx.state.sql;
         if (ctx.state.sql) this.run();
       }
@@ -128,7 +128,7 @@ const page = {
     }
     clear(this.examples);
     for (const ex of ans.examples || []) {
-      this.examples.append(h('div', null, h('button', { class: 'link', dataset: { example: ex.title }, title: ex.sql,
+      this.examples.append(h('div', null, h('button', { class: 'link', style: { textAlign: 'left' }, dataset: { example: ex.title }, title: ex.sql,
         onclick: () => { this.editor.value = ex.sql; this.run(); } }, ex.title)));
     }
     clear(this.tables);
@@ -212,7 +212,9 @@ const page = {
       const x = num(r[xi]), y = num(r[yi]);
       if (Number.isFinite(x) && Number.isFinite(y)) pts.push({ x, y });
     }
-    if (view === 'line') pts.sort((a, b) => a.x - b.x);
+    // Sorted by x for both views: with parsing off, Chart.js takes the x
+    // range from the first and last points (unsorted, a scatter lost some).
+    pts.sort((a, b) => a.x - b.x);
     window.__tfb.pages.query.points = pts.length;
     if (!pts.length) {
       this.result.append(h('p', { class: 'muted small' }, `No row has numbers in both ${this.xSel.value} and ${this.ySel.value}.`));
@@ -231,6 +233,8 @@ const page = {
         plugins: { legend: { display: false } },
       },
     });
+    const sx = this.chart.scales.x, sy = this.chart.scales.y;
+    window.__tfb.pages.query.range = sx && sy ? { x: [sx.min, sx.max], y: [sy.min, sy.max] } : null;
   },
 
   table(ans) {

@@ -6,7 +6,7 @@
 // kept in state.runs (null = all runs), so it survives reloads and travels
 // in the URL.
 import { h, clear } from './dom.js';
-import { getJSON } from './api.js';
+import { url } from './api.js';
 import { runColor } from './colors.js';
 import { state, setState, safeRegex } from './state.js';
 import { virtualRows } from './vlist.js';
@@ -23,15 +23,16 @@ export function selectedRuns(allRuns) {
 // Checks a run-filter expression with the server (GET /data/runs_filter):
 // {runs} or {error, offset} (offset: the byte of the error, or -1).
 export async function checkWhere(expr) {
+  let res;
   try {
-    const ans = await getJSON('data/runs_filter', { where: expr });
-    return { runs: Array.isArray(ans.runs) ? ans.runs : [] };
+    res = await fetch(url('data/runs_filter', { where: expr }), { cache: 'no-store' });
   } catch (e) {
-    let offset = -1;
-    const m = /\(at byte (\d+)\)$/.exec(e.message || '');
-    if (m) offset = +m[1];
-    return { error: e.message || String(e), offset };
+    return { error: 'server unreachable', offset: -1 };
   }
+  let j = null;
+  try { j = await res.json(); } catch (e) { /* not JSON */ }
+  if (!res.ok || !j) return { error: (j && j.error) || res.status + ' ' + res.statusText, offset: j && Number.isInteger(j.offset) ? j.offset : -1 };
+  return { runs: Array.isArray(j.runs) ? j.runs : [] };
 }
 
 // What the user typed into a column of the box: the UTF-8 byte offset the
@@ -116,8 +117,17 @@ export function mountRunList(container, getRuns, getState) {
     if (seq !== checkSeq || mode !== 'where') return;
     whereBad = !!ans.error;
     if (ans.error) {
-      const at = ans.offset >= 0 ? '\n' + expr + '\n' + ' '.repeat(charsAt(expr, ans.offset)) + '^' : '';
-      whereErr.textContent = ans.error + at;
+      // The expression again with the erring token marked (a caret line
+      // would not stay under it once the narrow sidebar wraps the text).
+      clear(whereErr);
+      whereErr.append(ans.error);
+      if (ans.offset >= 0) {
+        const i = charsAt(expr, ans.offset);
+        const tok = /^\S*/.exec(expr.slice(i))[0];
+        whereErr.append('\n' + expr.slice(0, i),
+          h('span', { class: 'where-at', style: { textDecoration: 'underline wavy', fontWeight: 'bold' } }, tok || '\u2038'),
+          expr.slice(i + tok.length));
+      }
       whereErr.hidden = false;
       refresh();
       return;
