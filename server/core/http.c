@@ -423,6 +423,8 @@ struct tfb_http_later {
     atomic_int done;
 };
 
+static tfb_http_later *later_defer(const tfb_http_req *req);
+
 static void stop_waiting(req_state *rs)
 {
     if (rs && rs->waiting) {
@@ -799,6 +801,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                             rs->body.v ? rs->body.v : "",
                             rs->body.n,
                             mhd_query_all,
+                            later_defer,
                             rs};
         int rc = put_h(&req, &a);
         if (rs->later) {
@@ -822,7 +825,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     (void)version;
     if (is_data) {
         tfb_http_req req = {url,    mhd_query, c,    s->store,    s->cfg,
-                            method, NULL,      0,    mhd_query_all, rs};
+                            method, NULL,      0,    mhd_query_all, later_defer,
+                            rs};
         tfb_http_dispatch(&req, &a);
     } else {
         tfb_static_serve(s->webui_root, url, &a);
@@ -1138,7 +1142,7 @@ int tfb_server_port(const tfb_server *s)
     return s->port;
 }
 
-tfb_http_later *tfb_http_defer(const tfb_http_req *req)
+static tfb_http_later *later_defer(const tfb_http_req *req)
 {
     req_state *rs = req->later_ctx;
     if (!rs || rs->later)
