@@ -18,6 +18,7 @@
 #include "core/options.h"
 #include "core/plugin.h"
 #include "store/store.h"
+#include "report/report_where.h"
 #include "tfboard.h"
 #include "watch.h"
 
@@ -94,6 +95,7 @@ static int fails(const fail_on *fo, const char *rule)
 typedef struct watch_ctx {
     const fail_on *fail;
     int fired;
+    const tfb_where_set *where; /* --where: only these runs; NULL: all */
 } watch_ctx;
 
 static void on_signal(int sig)
@@ -125,6 +127,9 @@ static void put_clean(FILE *f, const char *s)
  * event is printed; only those of the --fail_on rules set the status. */
 static void print_event(void *user, const tfb_service_event *e)
 {
+    watch_ctx *w = user;
+    if (w->where && !tfb_where_has(w->where, e->run))
+        return;
     time_t t = (time_t)e->wall;
     struct tm tm;
     char when[32];
@@ -140,14 +145,14 @@ static void print_event(void *user, const tfb_service_event *e)
     put_clean(stdout, e->message);
     fputc('\n', stdout);
     fflush(stdout);
-    watch_ctx *w = user;
     if (e->fired && fails(w->fail, e->rule))
         w->fired = 1;
 }
 
 /* Returns 0 to go on, 1 after --help, -1 on bad usage (printed). */
 static int parse(int argc, char **argv, const char **logdir, int *once,
-                 int *fail_fast, double *interval, fail_on *fo)
+                 int *fail_fast, double *interval, fail_on *fo,
+                 const char **where)
 {
     const tfb_option opts[] = {
         {"logdir", "DIR", "the runs to watch", TFB_OPT_STRING,
@@ -166,13 +171,16 @@ static int parse(int argc, char **argv, const char **logdir, int *once,
          .dest = &(tfb_opt_call){parse_fail_on, fo, 1}},
         {"interval", "S", "seconds between passes", TFB_OPT_DOUBLE, "5",
          0.05, HUGE_VAL, interval},
+        {"where", "EXPR", "only runs where EXPR holds after each pass: SQL\n"
+         "over runs_wide, e.g. \"lr > 0.01 AND status = 'running'\"",
+         TFB_OPT_STRING, .dest = where},
     };
     const tfb_command cmd = {
         .prog = "tfboard watch",
         .synopsis = "usage: tfboard watch --logdir DIR [--once] "
                     "[--fail_fast] [--fail_on RULES]\n"
-                    "         [--interval S] [--alert RULE ...] [dashboard "
-                    "options]\n\n",
+                    "         [--interval S] [--where EXPR] [--alert RULE "
+                    "...]\n         [dashboard options]\n\n",
         .more_help = services_help,
         .opts = opts, .n_opts = sizeof opts / sizeof *opts,
         .epilogue = "Exit status: 0 (--once: no alert of a --fail_on rule; "
@@ -214,7 +222,9 @@ int tfb_watch_main(int argc, char **argv)
     const char *dflt[] = {TFB_WATCH_FAIL_ON_DEFAULT, NULL};
     if (parse_fail_on(&fo, dflt, why, sizeof why) < 0)
         return 2; /* the default is known good: never */
-    int rc = parse(argc, argv, &logdir, &once, &fail_fast, &interval, &fo);
+    const char *where = NULL;
+    int rc = parse(argc, argv, &logdir, &once, &fail_fast, &interval, &fo,
+                   &where);
     if (rc)
         return rc > 0 ? 0 : 2;
     struct stat st;
@@ -261,9 +271,21 @@ int tfb_watch_main(int argc, char **argv)
             status = 2;
             break;
         }
-        watch_ctx w = {&fo, 0};
+        /* --where again after each pass: new runs, new values. A bad
+         * expression is a usage error (its columns exist once runs do). */
+        tfb_where_set ws = {0};
+        if (where) {
+            char werr[600];
+            if (tfb_where_eval(store, where, &ws, werr, sizeof werr) < 0) {
+                fprintf(stderr, "tfboard watch: %s\n", werr);
+                status = 2;
+                break;
+            }
+        }
+        watch_ctx w = {&fo, 0, where ? &ws : NULL};
         (void)tfb_plugin_services_poll(store, now.tv_sec + now.tv_nsec * 1e-9,
                                        print_event, &w);
+        tfb_where_set_free(&ws);
         if (w.fired && (fail_fast || once))
             status = 1;
         if (once || (fail_fast && status))

@@ -11,6 +11,7 @@
 #include "core/plugin.h"
 #include "core/routes_core.h"
 #include "core/selection.h"
+#include "core/sql_engine.h"
 
 static const tfb_route core_routes[] = {
     {"/data/runs", tfb_route_runs},
@@ -22,6 +23,8 @@ static const tfb_route core_routes[] = {
     {"/data/reload", tfb_route_reload},
     /* GET ?id= (the names of a held selection); PUT below */
     {"/data/selection", tfb_route_selection},
+    /* GET ?where=EXPR: a run filter checked and evaluated (sql_engine.h) */
+    {"/data/runs_filter", tfb_route_runs_filter},
 };
 
 #define PLUGIN_PREFIX "/data/plugin/"
@@ -41,6 +44,12 @@ tfb_http_handler tfb_route_find_put(const char *path, size_t *max_body)
     }
     const tfb_plugin_route *r = plugin_route(path, 1);
     return r ? r->handler : NULL;
+}
+
+tfb_http_handler tfb_route_find_post(const char *path, size_t *max_body)
+{
+    *max_body = TFB_QUERY_BODY_MAX;
+    return strcmp(path, "/data/query") == 0 ? tfb_route_query : NULL;
 }
 
 tfb_http_handler tfb_route_find(const char *path)

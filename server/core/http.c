@@ -59,6 +59,10 @@ struct tfb_server {
     struct stream_state *parked; /* suspended streams, newest first */
     atomic_int n_parked;
     int no_parking; /* stopping: MHD must not stop with suspended ones */
+    /* Deferred answers (tfb_http_defer) not yet finished: their
+     * connections are suspended, so the stop waits for them. */
+    int n_later;
+    pthread_cond_t later_cv; /* with park_mu: n_later fell to 0 */
     char *made_token; /* the token tfboard made up, or NULL */
     char *tls_cert, *tls_key; /* PEM text while serving HTTPS */
     /* the deadline reaper */
@@ -406,7 +410,20 @@ typedef struct req_state {
     char *raw_uri;         /* kept when it may hold ?token= (the redirect) */
     char *location;        /* the redirect's target, or NULL */
     char set_cookie[160];  /* a Set-Cookie value for the answer, or "" */
+    struct tfb_http_later *later; /* a deferred answer (tfb_http_defer) */
 } req_state;
+
+/* A deferred answer: the connection is suspended from tfb_http_defer
+ * until tfb_http_later_finish resumes it; libmicrohttpd then calls
+ * on_request again, which sends `answer`. */
+struct tfb_http_later {
+    tfb_http_resp answer;
+    tfb_server *srv;
+    struct MHD_Connection *conn;
+    atomic_int done;
+};
+
+static tfb_http_later *later_defer(const tfb_http_req *req);
 
 static void stop_waiting(req_state *rs)
 {
@@ -496,6 +513,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     req_state *st = *con_cls;
     if (st) {
         stop_waiting(st);
+        if (st->later) {
+            tfb_http_resp_clear(&st->later->answer);
+            free(st->later);
+        }
         tfb_vec_free(&st->body);
         free(st->raw_uri);
         free(st->location);
@@ -638,6 +659,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         judge_access(s, c, rs);
         return MHD_YES;
     }
+    if (rs->later) {
+        /* Resumed by tfb_http_later_finish (or a spurious call while
+         * suspended, which waits on). */
+        if (!atomic_load(&rs->later->done))
+            return MHD_YES;
+        tfb_http_resp ans = rs->later->answer;
+        free(rs->later);
+        rs->later = NULL;
+        return send_answer(c, &ans, 1, rs);
+    }
     /* A request refused before its body is read (URI too long, Host not
      * allowed) still has its body drained first: an answer queued while
      * upload data is pending makes libmicrohttpd drop the connection, and
@@ -722,9 +753,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
         return send_answer(c, &a, 1, rs);
     }
     size_t body_max = TFB_HTTP_PUT_MAX;
-    tfb_http_handler put_h = strcmp(method, "PUT") == 0
-                                 ? tfb_route_find_put(url, &body_max)
-                                 : NULL;
+    tfb_http_handler put_h =
+        strcmp(method, "PUT") == 0    ? tfb_route_find_put(url, &body_max)
+        : strcmp(method, "POST") == 0 ? tfb_route_find_post(url, &body_max)
+                                      : NULL;
     int is_put = put_h != NULL;
     if (is_put && *upload_size) {
         /* Collect the body, capped; keep draining past the cap so the
@@ -752,18 +784,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
          * type a cross-site form cannot send without a preflight. */
         if (!ct || strncasecmp(ct, "application/json", 16) != 0 ||
             (ct[16] && ct[16] != ';' && ct[16] != ' ')) {
-            tfb_http_error(&a, 415, "PUT needs Content-Type: "
-                                    "application/json");
+            tfb_http_error(&a, 415, "%s needs Content-Type: "
+                                    "application/json", method);
             return send_answer(c, &a, 1, rs);
         }
         if (rs->body_too_big) {
             tfb_http_error(&a, 413, "body over %zu bytes", body_max);
             return send_answer(c, &a, 1, rs);
         }
-        tfb_http_req req = {url, mhd_query, c, s->store, s->cfg, "PUT",
-                            rs->body.v ? rs->body.v : "", rs->body.n,
-                            mhd_query_all};
+        tfb_http_req req = {url,
+                            mhd_query,
+                            c,
+                            s->store,
+                            s->cfg,
+                            method[1] == 'U' ? "PUT" : "POST",
+                            rs->body.v ? rs->body.v : "",
+                            rs->body.n,
+                            mhd_query_all,
+                            later_defer,
+                            rs};
         int rc = put_h(&req, &a);
+        if (rs->later) {
+            /* Suspended by tfb_http_defer: answered on resumption. */
+            tfb_http_resp_clear(&a);
+            return MHD_YES;
+        }
         if (!tfb_http_resp_is_set(&a))
             tfb_http_error(&a, 500, "internal error: %s", tfb_strerror(rc));
         return send_answer(c, &a, 1, rs);
@@ -780,7 +825,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     (void)version;
     if (is_data) {
         tfb_http_req req = {url,    mhd_query, c,    s->store,    s->cfg,
-                            method, NULL,      0,    mhd_query_all};
+                            method, NULL,      0,    mhd_query_all, later_defer,
+                            rs};
         tfb_http_dispatch(&req, &a);
     } else {
         tfb_static_serve(s->webui_root, url, &a);
@@ -968,6 +1014,7 @@ static int setup_auth(tfb_server *s, const tfb_config *cfg, int loopback,
 static void free_server(tfb_server *s)
 {
     pthread_mutex_destroy(&s->park_mu);
+    pthread_cond_destroy(&s->later_cv);
     tfb_auth_destroy(s->auth);
     if (s->made_token) {
         memset(s->made_token, 0, strlen(s->made_token));
@@ -1018,6 +1065,7 @@ int tfb_server_start(tfb_server **out, const tfb_config *cfg,
     s->store = store;
     s->fd = -1;
     pthread_mutex_init(&s->park_mu, NULL);
+    pthread_cond_init(&s->later_cv, NULL);
     if (cfg->webui_dir) {
         s->webui_root = realpath(cfg->webui_dir, NULL);
         if (!s->webui_root) {
@@ -1094,14 +1142,67 @@ int tfb_server_port(const tfb_server *s)
     return s->port;
 }
 
+static tfb_http_later *later_defer(const tfb_http_req *req)
+{
+    req_state *rs = req->later_ctx;
+    if (!rs || rs->later)
+        return NULL;
+    tfb_server *s = rs->srv;
+    tfb_http_later *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    pthread_mutex_lock(&s->park_mu);
+    if (s->no_parking) { /* stopping: answer at once */
+        pthread_mutex_unlock(&s->park_mu);
+        free(l);
+        return NULL;
+    }
+    s->n_later++;
+    pthread_mutex_unlock(&s->park_mu);
+    l->srv = s;
+    l->conn = req->query_ctx;
+    rs->later = l;
+    /* Suspended now, before any other thread can finish it (a resume
+     * must follow its suspend); a deferred request is no longer one that
+     * the streams step aside for (it may take seconds). */
+    MHD_suspend_connection(l->conn);
+    stop_waiting(rs);
+    return l;
+}
+
+tfb_http_resp *tfb_http_later_resp(tfb_http_later *l)
+{
+    return &l->answer;
+}
+
+void tfb_http_later_finish(tfb_http_later *l)
+{
+    /* Read before `done`: from then on the HTTP thread may send the
+     * answer and free l. */
+    tfb_server *s = l->srv;
+    struct MHD_Connection *c = l->conn;
+    if (!tfb_http_resp_is_set(&l->answer))
+        tfb_http_error(&l->answer, 500, "internal error: no answer");
+    pthread_mutex_lock(&s->park_mu);
+    atomic_store(&l->done, 1);
+    MHD_resume_connection(c);
+    if (--s->n_later == 0)
+        pthread_cond_broadcast(&s->later_cv);
+    pthread_mutex_unlock(&s->park_mu);
+}
+
 void tfb_server_stop(tfb_server *s)
 {
     if (!s)
         return;
     if (s->daemon) {
-        /* libmicrohttpd must not stop with suspended connections. */
+        /* libmicrohttpd must not stop with suspended connections: the
+         * deferred answers are finished (their owners bound them) and
+         * the parked streams resumed. */
         pthread_mutex_lock(&s->park_mu);
         s->no_parking = 1;
+        while (s->n_later > 0)
+            pthread_cond_wait(&s->later_cv, &s->park_mu);
         unpark_locked(s, INT64_MAX);
         pthread_mutex_unlock(&s->park_mu);
         MHD_stop_daemon(s->daemon);

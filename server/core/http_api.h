@@ -34,10 +34,11 @@ typedef int (*tfb_http_handler)(const tfb_http_req *req,
 /* The store of the server answering req. */
 tfb_store *tfb_server_store(const tfb_http_req *req);
 
-/* "GET", "HEAD" or "PUT" (PUT only for a plugin's put_routes). */
+/* "GET", "HEAD", "PUT" (PUT only for a plugin's put_routes) or "POST"
+ * (only for core's /data/query). */
 const char *tfb_http_method(const tfb_http_req *req);
 
-/* The body of a PUT: *len bytes, NUL-terminated; NULL (and *len 0) for
+/* The body of a PUT or POST: *len bytes, NUL-terminated; NULL (and *len 0) for
  * other methods. Valid during the handler call. At most TFB_HTTP_PUT_MAX
  * bytes (a plugin's PUT; core's /data/selection takes more). */
 #define TFB_HTTP_PUT_MAX (64 * 1024)
@@ -110,6 +111,21 @@ int tfb_http_stream(tfb_http_resp *resp, unsigned status,
                     const char *content_type, tfb_http_stream_fn fn,
                     void *ctx, void (*free_ctx)(void *ctx));
 
+/* An answer made later, on another thread, while no HTTP thread waits
+ * for it: for work that may take seconds (a user's SQL, /data/query), so
+ * that it never delays the other requests of the pool thread that took
+ * it. In the handler: l = tfb_http_defer(req); a non-NULL l suspends the
+ * connection once the handler returns (return 0 without an answer); then,
+ * from any thread, fill tfb_http_later_resp(l) with the answer helpers
+ * and call tfb_http_later_finish(l) exactly once: the answer goes out.
+ * NULL: this transport cannot defer (answer at once). A later holds no
+ * HTTP thread; the server's stop waits for every later to be finished,
+ * so whoever takes one must finish it within a bound of its own. */
+typedef struct tfb_http_later tfb_http_later;
+tfb_http_later *tfb_http_defer(const tfb_http_req *req);
+tfb_http_resp *tfb_http_later_resp(tfb_http_later *l);
+void tfb_http_later_finish(tfb_http_later *l);
+
 /* The answer's Cache-Control (a static string), for answers that never
  * change for their URL (an image whose URL names its step); call after
  * setting the answer. Without it, /data answers get "no-cache". */
@@ -131,5 +147,8 @@ tfb_http_handler tfb_route_find(const char *path);
  * /data/selection), or NULL; *max_body: the largest body it takes
  * (TFB_HTTP_PUT_MAX but for /data/selection's TFB_SELECTION_BODY_MAX). */
 tfb_http_handler tfb_route_find_put(const char *path, size_t *max_body);
+/* The POST handler for path (core's /data/query only), or NULL;
+ * *max_body as above (TFB_QUERY_BODY_MAX). */
+tfb_http_handler tfb_route_find_post(const char *path, size_t *max_body);
 
 #endif

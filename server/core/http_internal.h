@@ -18,6 +18,10 @@ typedef const char *(*tfb_http_query_fn)(void *ctx, const char *name);
 typedef size_t (*tfb_http_query_all_fn)(void *ctx, const char *name,
                                         const char **out, size_t max);
 
+/* Suspends the request's connection for an answer made later (the
+ * transport's side of tfb_http_defer); NULL: it cannot. */
+typedef struct tfb_http_later *(*tfb_http_defer_fn)(const struct tfb_http_req *req);
+
 struct tfb_http_req {
     const char *path;
     tfb_http_query_fn query;
@@ -29,6 +33,13 @@ struct tfb_http_req {
     const char *body;
     size_t body_len;
     tfb_http_query_all_fn query_all;
+    /* How the transport defers an answer (tfb_http_defer) and its state
+     * for it (http.c's request), or NULL where answers cannot be deferred
+     * (unit tests' tables). Handed in, not called by name, so that the
+     * routes that defer do not reach back into http.c, which dispatches
+     * to them. */
+    tfb_http_defer_fn defer;
+    void *later_ctx;
 };
 
 struct tfb_http_resp {

@@ -258,3 +258,8 @@ int tfb_http_param_series(const tfb_http_req *req, tfb_http_resp *resp,
     *out = s;
     return 0;
 }
+
+tfb_http_later *tfb_http_defer(const tfb_http_req *req)
+{
+    return req->defer ? req->defer(req) : NULL;
+}

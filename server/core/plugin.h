@@ -46,6 +46,10 @@
 /* What `tfboard report` asks of every plugin's section. */
 typedef struct tfb_report_opts {
     const char *run_regex;  /* POSIX extended, unanchored; NULL = all runs */
+    /* --where: a run-filter expression over runs_wide (server/API.md
+     * "SQL"); NULL = all runs. The report keeps only the runs it selects
+     * before any plugin sees them. */
+    const char *where;
 } tfb_report_opts;
 
 /* One route of a plugin: path is relative to /data/plugin/<name>/. */

@@ -111,6 +111,10 @@ static int parse_args(int argc, char **argv, report_args *a)
          TFB_OPT_STRING, .dest = &a->logdir},
         {"run", "REGEX", "only runs whose name matches (POSIX extended)",
          TFB_OPT_STRING, .dest = &a->opts.run_regex},
+        {"where", "EXPR", "only runs where EXPR holds: SQL over runs_wide,\n"
+         "e.g. \"lr > 0.01 AND status = 'finished'\" (the web UI's\n"
+         "filter box takes the same text)",
+         TFB_OPT_STRING, .dest = &a->opts.where},
         {"format", "F", "text, markdown, json, or html (one self-contained\n"
          "page with charts)", TFB_OPT_CALL, "text",
          .dest = &(tfb_opt_call){parse_format, &a->format, 1}},
@@ -142,7 +146,7 @@ static int parse_args(int argc, char **argv, report_args *a)
     const tfb_command cmd = {
         .prog = "tfboard report",
         .synopsis =
-            "usage: tfboard report --logdir DIR [--run REGEX]\n"
+            "usage: tfboard report --logdir DIR [--run REGEX] [--where EXPR]\n"
             "         [--format text|markdown|json|html] [--fail_on nan]\n"
             "         [--output FILE] [--quiet] [dashboard options]\n"
             "       tfboard report --compare A B [--logdir DIR]\n"
@@ -163,6 +167,11 @@ static int parse_args(int argc, char **argv, report_args *a)
     if (a->n_gates && !a->compare_a) {
         fprintf(stderr, "tfboard report: --fail_on regress:... needs "
                         "--compare A B\n");
+        return -1;
+    }
+    if (a->compare_a && a->opts.where) {
+        fprintf(stderr, "tfboard report: --where does not apply to "
+                        "--compare (it names its two runs)\n");
         return -1;
     }
     if (a->compare_a && a->opts.run_regex) {

@@ -3,6 +3,7 @@
  * from the store (the plugins' sections are written by the plugins).
  */
 #include "report/report_model.h"
+#include "report/report_where.h"
 
 #include <math.h>
 #include <regex.h>
@@ -102,12 +103,22 @@ int tfb_report_build(tfb_report *rep, tfb_store *store,
         snprintf(err, err_len, "bad --run regex '%s': %s", run_regex, msg);
         return TFB_EINVAL;
     }
+    tfb_where_set where = {0};
+    if (opts->where) {
+        int wrc = tfb_where_eval(store, opts->where, &where, err, err_len);
+        if (wrc < 0) {
+            if (run_regex)
+                regfree(&re);
+            return TFB_EINVAL; /* a usage error: exit 2 */
+        }
+    }
     tfb_run **runs;
     size_t n;
     int rc = tfb_store_runs(store, &runs, &n);
     if (rc < 0) {
         if (run_regex)
             regfree(&re);
+        tfb_where_set_free(&where);
         return rc;
     }
     rep->runs = n ? calloc(n, sizeof *rep->runs) : NULL;
@@ -115,6 +126,8 @@ int tfb_report_build(tfb_report *rep, tfb_store *store,
         rc = TFB_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (run_regex && regexec(&re, tfb_run_name(runs[i]), 0, NULL, 0) != 0)
+            continue;
+        if (opts->where && !tfb_where_has(&where, tfb_run_name(runs[i])))
             continue;
         rc = run_facts(&rep->runs[rep->n_runs], store, runs[i],
                        opts);
@@ -124,6 +137,7 @@ int tfb_report_build(tfb_report *rep, tfb_store *store,
     free(runs);
     if (run_regex)
         regfree(&re);
+    tfb_where_set_free(&where);
     /* Runs in natural order of their names, as the sidebar lists them
      * (ranks 0, 1, 2, 3, a sweep by value), not in the order they began. */
     if (rc == 0 && rep->n_runs > 1)

@@ -97,7 +97,7 @@ def test_builtin_listing_matches_data():
         lst = listing(srv)
         assert list(lst) == BUILTIN, list(lst)
         on = {k for k, v in lst.items() if v["enabled"]}
-        assert on == {"scalars", "runs", "health", "alerts"}, on
+        assert on == {"scalars", "runs", "health", "alerts", "query"}, on
         for name, v in lst.items():
             assert v["tab_name"], name
             if name == "custom_scalars":

@@ -244,8 +244,8 @@ static void test_params(void **state)
     g_params = params;
     tfb_store *st;
     assert_int_equal(tfb_store_create(&st, "/x"), 0);
-    tfb_http_req req = {"/data/x", table_query, NULL, st, NULL, NULL, NULL, 0,
-                        NULL};
+    tfb_http_req req = {"/data/x", table_query, NULL, st,   NULL,
+                        NULL,      NULL,        0,    NULL, NULL, NULL};
     tfb_http_resp resp = {0};
     int64_t i64;
     assert_int_equal(tfb_http_param_i64(&req, &resp, "n", 1, 0, 0, 100, &i64),

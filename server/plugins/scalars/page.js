@@ -604,7 +604,8 @@ const page = {
 
   // How a card names its runs to /multirun: nothing (every run with the
   // tag) when every run is selected, the sidebar's filter as run_regex when
-  // the selection is that filter, else each run, or past the route's 256
+  // the selection is that filter (as where= when it is an expression over
+  // runs_wide: the server selects the same runs), else each run, or past the route's 256
   // run= parameters a selection the server holds (selection=ID; sel: its
   // names, posted before the request). runs: what the sidebar shows for
   // the tag (the answer is checked against it).
@@ -612,7 +613,8 @@ const page = {
     const runs = this.runsWithTag(tag);
     const s = this.ctx.state;
     let params = null;
-    if (s.runs === null && !s.runFilter) params = {};
+    if (s.runs === null && s.runWhere) params = { where: s.runWhere };
+    else if (s.runs === null && !s.runFilter) params = {};
     else if (s.runs === null) {
       const ere = toERE(s.runFilter);
       if (ere !== null) params = { run_regex: ere };
@@ -794,7 +796,7 @@ const page = {
       this.layout();
     }
     if (changed.some((k) => ['group', 'band'].includes(k))) for (const c of this.visible) c.load();
-    if (changed.some((k) => ['data', 'runs', 'runFilter', 'tagFilter'].includes(k))) {
+    if (changed.some((k) => ['data', 'runs', 'runFilter', 'runWhereHits', 'tagFilter'].includes(k))) {
       const { ok } = safeRegex(ctx.state.tagFilter);
       this.tagFilter.classList.toggle('invalid', !ok);
       if (document.activeElement !== this.tagFilter) this.tagFilter.value = ctx.state.tagFilter;

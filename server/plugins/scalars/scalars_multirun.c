@@ -19,6 +19,7 @@
 #include "core/downsample.h"
 #include "core/plugin.h"
 #include "core/selection.h"
+#include "core/sql_engine.h"
 #include "plugins/scalars/scalars_multirun.h"
 #include "plugins/scalars/sweep_stats.h"
 
@@ -39,6 +40,11 @@ typedef struct run_sel {
     size_t n;
 } run_sel;
 
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int already(const run_sel *rs, const tfb_run *r)
 {
     for (size_t i = 0; i < rs->n; i++)
@@ -47,10 +53,43 @@ static int already(const run_sel *rs, const tfb_run *r)
     return 0;
 }
 
+/* The names `where` selects (a run-filter expression over runs_wide,
+ * core/sql_engine.h), sorted for bsearch; NULL/0 without `where`. Sets a
+ * 400 answer {"error", "offset"} on a bad expression. */
+static int where_names(const tfb_http_req *req, tfb_http_resp *resp,
+                       char ***names, size_t *n)
+{
+    const char *expr;
+    *names = NULL;
+    *n = 0;
+    if (tfb_http_param_str(req, resp, "where", 0, NULL, &expr) < 0)
+        return TFB_EINVAL;
+    if (!expr)
+        return 0;
+    char err[400] = "";
+    int off = -1;
+    int rc = tfb_run_filter(tfb_server_store(req), expr, names, n, err,
+                            sizeof err, &off);
+    if (rc < 0 && off >= 0)
+        return tfb_http_error(resp, 400, "parameter 'where': %s (at byte "
+                                         "%d)", err, off);
+    if (rc < 0)
+        return tfb_http_error(resp, rc == TFB_ENOTSUP ? 501 : 400,
+                              "parameter 'where': %s", err);
+    qsort(*names, *n, sizeof **names, cmp_name);
+    return 0;
+}
+
+static int in_names(char **names, size_t n, const char *name)
+{
+    return bsearch(&name, names, n, sizeof *names, cmp_name) != NULL;
+}
+
 /* The runs of the request that have scalar tag `tag`: the `run` params (in
  * request order), or every run (store order); either way only those in
- * the held `selection` and matching run_regex when given. Sets a 400
- * answer on a bad regex, 404 on an unknown selection. */
+ * the held `selection`, matching run_regex and selected by the `where`
+ * expression when given. Sets a 400 answer on a bad regex or expression,
+ * 404 on an unknown selection. */
 static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
                        const char *tag, run_sel *out)
 {
@@ -61,6 +100,14 @@ static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
     tfb_selection *held;
     if (tfb_http_param_selection(req, resp, &held) < 0)
         return TFB_ENOENT;
+    char **wn;
+    size_t nw;
+    if (where_names(req, resp, &wn, &nw) < 0) {
+        tfb_selection_release(held);
+        return TFB_EINVAL;
+    }
+    const char *where;
+    tfb_http_param_str(req, resp, "where", 0, NULL, &where);
     regex_t re;
     char msg[300];
     /* Bounded (base/regex_bound.h): a loopback server needs no token, and
@@ -68,6 +115,8 @@ static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
     if (rx && tfb_regex_compile(&re, rx, REG_EXTENDED | REG_NOSUB, msg,
                                 sizeof msg) < 0) {
         tfb_selection_release(held);
+        if (where)
+            tfb_run_filter_free(wn, nw);
         return tfb_http_error(resp, 400, "parameter 'run_regex': %s", msg);
     }
     const char *names[MAX_RUN_PARAMS];
@@ -91,12 +140,16 @@ static int select_runs(const tfb_http_req *req, tfb_http_resp *resp,
             continue;
         if (rx && regexec(&re, tfb_run_name(r), 0, NULL, 0) != 0)
             continue;
+        if (where && !in_names(wn, nw, tfb_run_name(r)))
+            continue;
         tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, tag);
         if (s)
             out->v[out->n++] = (sel_run){r, s};
     }
     free(all);
     tfb_selection_release(held);
+    if (where)
+        tfb_run_filter_free(wn, nw);
     if (rx)
         regfree(&re);
     if (rc < 0) {

@@ -611,7 +611,8 @@ async function main() {
   onStateChange((changed) => {
     closeMenus();
     if (changed.includes('auto')) { el('auto-reload').checked = state.auto; scheduleAuto(); }
-    if (changed.some((k) => k === 'runs' || k === 'runFilter')) runList.refresh();
+    if (changed.some((k) => k === 'runs' || k === 'runFilter' || k === 'runWhereHits')) runList.refresh();
+    if (changed.includes('data')) runList.recheck();
     refreshPage(changed);
   });
   document.addEventListener('keydown', onKey);

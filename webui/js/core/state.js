@@ -77,6 +77,12 @@ defineState({
     },
   },
   runFilter: key.str(),
+  // The run filter as an expression over the server's runs_wide table
+  // (server/API.md "SQL"; `lr > 0.01 AND status = 'finished'`), used
+  // instead of runFilter when set; runWhereHits: the runs it selected at
+  // the last check (never in the URL: asked again on load).
+  runWhere: key.str(),
+  runWhereHits: { def: null, parse: () => undefined, write: () => null },
   tagFilter: key.str(),
   smoothing: {
     def: 0.6,
