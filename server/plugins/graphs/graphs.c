@@ -12,6 +12,7 @@
 #include "collector/pb.h"
 #include "core/plugin.h"
 #include "plugins/graphs/graph_check.h"
+#include "plugins/graphs/keras_graph.h"
 #include "plugins/graphs/pbtxt.h"
 #include "store/event_blobs.h"
 
@@ -315,14 +316,31 @@ static int route_graph(const tfb_http_req *req, tfb_http_resp *resp)
         rc = read_blob(r, p, 1, tag ? tag : "", &blob, &len);
         if (rc < 0)
             return blob_error(resp, rc, "Keras model");
+        /* The model's layers as TensorBoard's keras_util draws them. */
+        tfb_buf gd = {0};
+        const char *kwhy = NULL;
+        rc = tfb_keras_graph_def(&gd, (const char *)blob, len, &kwhy);
         free(blob);
-        /* TensorBoard draws a Keras model's layers (keras_util.py);
-         * tfboard does not convert them yet: said plainly. */
-        return tfb_http_error(resp, 501,
-                              "run %s has a Keras model (tag %s); tfboard "
-                              "does not draw conceptual graphs yet: open "
-                              "the op graph (conceptual=false)",
-                              run, tag ? tag : "");
+        if (rc < 0) {
+            tfb_buf_free(&gd);
+            if (rc == TFB_ETOOBIG)
+                return tfb_http_error(resp, 413,
+                                      "the Keras model of run %s has over "
+                                      "%d layers (TFB_GRAPH_MAX_NODES)",
+                                      run, TFB_GRAPH_MAX_NODES);
+            if (rc == TFB_ECORRUPT)
+                return tfb_http_error(resp, 422,
+                                      "the Keras model of run %s (tag %s) "
+                                      "cannot be read: %s",
+                                      run, tag ? tag : "",
+                                      kwhy ? kwhy : "malformed");
+            return tfb_http_error(resp, 500, "%s", tfb_strerror(rc));
+        }
+        /* an empty model gives no bytes: gd.v stays NULL */
+        len = gd.n;
+        blob = len ? (uint8_t *)tfb_buf_take(&gd) : calloc(1, 1);
+        if (!blob)
+            return tfb_http_error(resp, 500, "out of memory");
     } else if (!tag) {
         rc = read_run_graph(r, &blob, &len);
         if (rc < 0)

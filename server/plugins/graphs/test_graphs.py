@@ -187,9 +187,150 @@ def test_tensorflow_graphs_open():
         # this file's batch_2 RunMetadata is 0 bytes (string_val ""): the
         # merge of no function graphs, an empty GraphDef, as TensorBoard
         assert st == 200 and body == b"", (st, body[:300])
+        # the conceptual graph: the Keras model's 9 layers as TensorBoard's
+        # keras_util gives them (worked out by hand from the model JSON in
+        # the file: 4 InputLayers, a Concatenate of them, 4 Dense)
+        st, ct, body = srv.get("/data/plugin/graphs/graph", run=keras,
+                               tag="keras", conceptual="true")
+        assert st == 200 and ct.startswith("text/x-protobuf"), (st, body)
+        g = parse_nodes(body.decode())
+        ins = ["sepal_length_xf", "sepal_width_xf", "petal_length_xf",
+               "petal_width_xf"]
+        want = [(n, [], "InputLayer") for n in ins] + [
+            ("concatenate", ins, "Concatenate"),
+            ("dense", ["concatenate"], "Dense"),
+            ("dense_1", ["dense"], "Dense"),
+            ("dense_2", ["dense_1"], "Dense"),
+            ("dense_3", ["dense_2"], "Dense")]
+        assert g == [("functional_1/" + n,
+                      ["functional_1/" + i for i in inputs],
+                      {"dtype": "type: DT_FLOAT", "keras_class": 's: "%s"' % c})
+                     for n, inputs, c in want], g
         st, _, body = srv.get("/data/plugin/graphs/graph", run=keras,
-                              tag="keras", conceptual="true")
-        assert st in (200, 501), (st, body[:200])
+                              tag="nope", conceptual="true")
+        assert st == 404, (st, body)
+
+
+def parse_nodes(text):
+    """[(name, inputs, {attr key: its one-line value})] of a pbtxt whose
+    attributes are scalars (type, s)."""
+    out, key = [], None
+    for line in text.splitlines():
+        if line == "node {":
+            out.append(["", [], {}])
+        elif line.startswith('  name: "'):
+            out[-1][0] = line[9:-1]
+        elif line.startswith('  input: "'):
+            out[-1][1].append(line[10:-1])
+        elif line.startswith('    key: "'):
+            key = line[10:-1]
+        elif line.startswith("      "):
+            out[-1][2][key] = line.strip()
+    return [tuple(n) for n in out]
+
+
+def keras_summary(tag, model_json):
+    """A Summary of the Keras callback's graph_keras_model: the JSON as
+    string_val of a DT_STRING tensor, plugin content "1"."""
+    meta = ld(1, ld(1, b"graph_keras_model") + ld(2, b"1"))
+    tensor = key(1, 0) + varint(7) + ld(8, model_json.encode())
+    return ld(1, ld(1, tag.encode()) + ld(9, meta) + ld(8, tensor))
+
+
+def dense(name, inbound=None, dtype="float32"):
+    d = {"class_name": "Dense", "config": {"name": name, "dtype": dtype}}
+    if inbound is not None:
+        d["inbound_nodes"] = inbound
+    return d
+
+
+def test_keras_conceptual_graphs():
+    """Nested models (a Sequential inside a functional model, Keras 2's
+    format), Keras 3's inbound format and dtype policy, and hostile model
+    JSON: each a clear 422 while the run's other data is served."""
+    nested = {"class_name": "Functional", "config": {
+        "name": "outer",
+        "layers": [
+            {"class_name": "InputLayer",
+             "config": {"name": "inp", "dtype": "float32"},
+             "inbound_nodes": []},
+            {"class_name": "Sequential",
+             "config": {"name": "seq", "layers": [dense("d1"),
+                                                  dense("d2", None, "half")]},
+             "inbound_nodes": [[["inp", 0, 0, {}]]]},
+            dense("head", [[["seq", 0, 0, {}]]], "no_such_type")],
+        "input_layers": [["inp", 0, 0]],
+        "output_layers": [["head", 0, 0]]}}
+    tensor3 = {"class_name": "__keras_tensor__",
+               "config": {"shape": [None, 4], "dtype": "float32",
+                          "keras_history": ["x", 0, 0]}}
+    policy = {"module": "keras", "class_name": "DTypePolicy",
+              "config": {"name": "float16"}}
+    k3 = {"class_name": "Functional", "config": {
+        "name": "k3",
+        "layers": [
+            {"class_name": "InputLayer",
+             "config": {"name": "x", "dtype": "float32"},
+             "inbound_nodes": []},
+            dense("y", [{"args": [tensor3], "kwargs": {}}], policy),
+            dense("z", [{"args": [[tensor3, tensor3]], "kwargs": {}}])],
+        "input_layers": [["x", 0, 0]], "output_layers": [["z", 0, 0]]}}
+    hostile = {
+        "deep": "[" * 100000 + "]" * 100000,
+        "cut": json.dumps(nested)[:-7],
+        "array": "[1, 2]",
+        "noname": '{"class_name": "Dense", "config": {"units": 3}}',
+        "garbage": '{"config": {"layers": [1]}} trailing',
+    }
+    logdir = os.path.join(TMP, "keras")
+    d = os.path.join(logdir, "k")
+    os.makedirs(d)
+    with open(os.path.join(d, "events.out.tfevents.1.h"), "wb") as f:
+        f.write(record(event(1.0, file_version="brain.Event:2")))
+        f.write(record(event(1.0, 0, summary=keras_summary(
+            "nested", json.dumps(nested)))))
+        f.write(record(event(1.0, 0, summary=keras_summary(
+            "k3", json.dumps(k3)))))
+        for tag, text in hostile.items():
+            f.write(record(event(1.0, 0, summary=keras_summary(tag, text))))
+        f.write(record(event(2.0, 1, summary=scalars_summary([("loss", 1)]))))
+    with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        tags = srv.json("/data/plugin/graphs/info")["k"]["tags"]
+        assert sorted(tags) == sorted(["nested", "k3"] + list(hostile))
+        assert all(t["conceptual_graph"] for t in tags.values()), tags
+        st, _, body = srv.get("/data/plugin/graphs/graph", run="k",
+                              tag="nested", conceptual="true")
+        assert st == 200, (st, body)
+        f32 = {"dtype": "type: DT_FLOAT", "keras_class": 's: "Dense"'}
+        assert parse_nodes(body.decode()) == [
+            ("outer/inp", [], {"dtype": "type: DT_FLOAT",
+                               "keras_class": 's: "InputLayer"'}),
+            ("outer/seq/d1", ["outer/inp"], f32),
+            ("outer/seq/d2", ["outer/seq/d1"],
+             {"dtype": "type: DT_HALF", "keras_class": 's: "Dense"'}),
+            # an unknown dtype is left out, as TensorBoard does
+            ("outer/head", ["outer/seq/d2"], {"keras_class": 's: "Dense"'}),
+        ], body
+        st, _, body = srv.get("/data/plugin/graphs/graph", run="k",
+                              tag="k3", conceptual="true")
+        assert st == 200, (st, body)
+        assert parse_nodes(body.decode()) == [
+            ("k3/x", [], {"dtype": "type: DT_FLOAT",
+                          "keras_class": 's: "InputLayer"'}),
+            ("k3/y", ["k3/x"], {"dtype": "type: DT_HALF",
+                                "keras_class": 's: "Dense"'}),
+            ("k3/z", ["k3/x", "k3/x"], f32)], body
+        whys = {"deep": b"TFB_KERAS_MAX_DEPTH", "cut": b"without its closing",
+                "array": b"not a Keras model config",
+                "noname": b"without config.name",
+                "garbage": b"text after the JSON value"}
+        for tag, why in whys.items():
+            st, _, body = srv.get("/data/plugin/graphs/graph", run="k",
+                                  tag=tag, conceptual="true")
+            assert st == 422 and why in body, (tag, st, body[:300])
+        pts = srv.json("/data/plugin/scalars/scalars", run="k", tag="loss")
+        assert len(pts) == 1, pts
 
 
 # ---- hostile GraphDefs ----
@@ -342,6 +483,7 @@ if __name__ == "__main__":
                    test_tensorflow_graphs_open,
                    test_hostile_graphs,
                    test_meta_graph_and_latest_graph,
-                   test_demo_mlp_graph])
+                   test_demo_mlp_graph,
+                   test_keras_conceptual_graphs])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
