@@ -555,6 +555,38 @@ TFB_API int tfb_custom_scalars_layout(tfb_writer *w, const void *layout_pb,
                                       size_t len);
 
 /* ========================================================================
+ * Graphs
+ *
+ * The model graph as TensorBoard's graphs plugin reads it: an Event whose
+ * graph_def is a serialized tensorflow.GraphDef (what TensorFlow's
+ * FileWriter.add_graph and PyTorch's add_graph write), and a
+ * tagged_run_metadata (a serialized tensorflow.RunMetadata: step stats,
+ * the per-node compute time and memory the Graphs tab colours by).
+ * ======================================================================== */
+
+/* The most bytes one graph or run metadata may have: TensorBoard's
+ * readers (protobuf) refuse a message over 2 GiB, and tfboard serves a
+ * graph of up to 256 MiB. */
+#define TFB_GRAPH_DEF_MAX ((size_t)256 << 20)
+
+/* Logs graph_pb, a serialized GraphDef of len bytes, as the run's graph
+ * (Event.graph_def, step 0, the call's wall time). The bytes are copied
+ * during the call and are not parsed (tfboard checks a graph when it
+ * serves it). TFB_EINVAL for NULL or empty bytes, TFB_ETOOBIG past
+ * TFB_GRAPH_DEF_MAX. A later graph replaces an earlier one for the
+ * readers. Thread-safe on one writer. */
+TFB_API int tfb_graph_def(tfb_writer *w, const void *graph_pb, size_t len);
+
+/* Logs run_metadata_pb, a serialized RunMetadata of len bytes, under tag
+ * (Event.tagged_run_metadata, at step): PyTorch's add_graph writes one
+ * tagged "step1" beside its graph. TFB_EINVAL for a NULL or empty tag,
+ * NULL bytes with len > 0; TFB_ETOOBIG past TFB_GRAPH_DEF_MAX.
+ * Thread-safe on one writer. */
+TFB_API int tfb_run_metadata(tfb_writer *w, const char *tag,
+                             const void *run_metadata_pb, size_t len,
+                             int64_t step);
+
+/* ========================================================================
  * Hyperparameters
  *
  * The run's hyperparameters in the format of TensorBoard's hparams plugin,
@@ -984,6 +1016,15 @@ typedef struct tfb_event {
     const uint8_t *summary;
     size_t summary_len;
     uint64_t offset; /* byte offset of the record in the file */
+    /* kind == GRAPH or RUN_METADATA: the field's serialized bytes and its
+     * Event field number: 4 graph_def (a GraphDef), 9 meta_graph_def (a
+     * MetaGraphDef), 8 tagged_run_metadata (a TaggedRunMetadata); NULL /
+     * 0 otherwise. Views into the reader's buffer, valid as summary is.
+     * Added at the end: a caller built with a smaller tfb_event gets the
+     * fields before them only. */
+    const uint8_t *blob;
+    size_t blob_len;
+    int blob_field;
 } tfb_event;
 
 typedef enum {
