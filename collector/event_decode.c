@@ -57,6 +57,9 @@ int tfb_event_decode(const uint8_t *p, size_t n, tfb_event *ev)
     ev->summary = NULL;
     ev->summary_len = 0;
     ev->offset = 0;
+    ev->blob = NULL;
+    ev->blob_len = 0;
+    ev->blob_field = 0;
     /* Fast path for what scalar-heavy files are made of: wall_time, step
      * and summary with one-byte keys, in any order. */
     while (p < end) {
@@ -109,10 +112,13 @@ int tfb_event_decode(const uint8_t *p, size_t n, tfb_event *ev)
             break;
         case 4:
         case 9:
-            ev->kind = TFB_EVENT_GRAPH;
-            break;
         case 8:
-            ev->kind = TFB_EVENT_RUN_METADATA;
+            if (f.wt != PB_LEN)
+                return TFB_ECORRUPT;
+            ev->kind = f.num == 8 ? TFB_EVENT_RUN_METADATA : TFB_EVENT_GRAPH;
+            ev->blob = f.p;
+            ev->blob_len = f.len;
+            ev->blob_field = (int)f.num;
             break;
         default: /* log_message, session_log, source_metadata, unknown */
             break;

@@ -869,6 +869,15 @@ typedef struct tfb_event {
     const uint8_t *summary;
     size_t summary_len;
     uint64_t offset; /* byte offset of the record in the file */
+    /* kind == GRAPH or RUN_METADATA: the field's serialized bytes and its
+     * Event field number: 4 graph_def (a GraphDef), 9 meta_graph_def (a
+     * MetaGraphDef), 8 tagged_run_metadata (a TaggedRunMetadata); NULL /
+     * 0 otherwise. Views into the reader's buffer, valid as summary is.
+     * Added at the end: a caller built with a smaller tfb_event gets the
+     * fields before them only. */
+    const uint8_t *blob;
+    size_t blob_len;
+    int blob_field;
 } tfb_event;
 
 typedef enum {

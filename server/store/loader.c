@@ -6,6 +6,7 @@
 
 #include "base/deadline.h"
 #include "base/hash.h"
+#include "store/event_blobs.h"
 #include "store/media_index.h"
 #include "base/str.h"
 #include "store/text_tensor.h"
@@ -728,6 +729,10 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             v.size = sizeof v;
             while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1)
                 points += ingest_value(rs, wb, &v, &ev);
+        } else if (ev.kind == TFB_EVENT_GRAPH ||
+                   ev.kind == TFB_EVENT_RUN_METADATA) {
+            /* Kept as a locator, read back when asked (event_blobs.h). */
+            points += tfb_event_blob_note(rs->run, f->path, &ev) == 0;
         }
         if (++events == CHUNK_EVENTS) {
             events = 0;
