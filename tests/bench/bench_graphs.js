@@ -38,7 +38,7 @@ T.run(async () => {
       const wall = Date.now() - t0;
       const g = await page.evaluate(G);
       opens.push(g.openMs);
-      console.log(`open ${r + 1}: ${wall} ms from the tab click; page: ${g.openMs.toFixed(0)} ms (fetch ${g.fetchMs.toFixed(0)}, parse+model ${g.parseMs.toFixed(0)}, layout+draw ${g.drawMs.toFixed(0)}); ${g.nodes} nodes, ${g.scopes} scopes, ${g.drawn} boxes drawn`);
+      console.log(`open ${r + 1}: ${wall} ms from the tab click; page: ${g.openMs.toFixed(0)} ms (fetch of graph + step stats ${g.fetchMs.toFixed(0)}, parse+model ${g.parseMs.toFixed(0)}, step stats + layout + draw ${g.drawMs.toFixed(0)}); ${g.nodes} nodes, ${g.scopes} scopes, ${g.drawn} boxes drawn`);
       await page.evaluate(() => { location.hash = 'tab=scalars'; });
       await page.waitForTimeout(300);
     }
