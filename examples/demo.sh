@@ -9,7 +9,7 @@
 #   NO_SERVE=1     stop after writing the runs (and print the report instead)
 #
 # Every dashboard gets data, without a GPU too: a learning-rate x seed sweep
-# (HParams, run groups, bands, images, PR curves, Markdown text, custom
+# (HParams, run groups, bands, images, PR curves, Markdown text, a model graph, custom
 # scalars), a diverging run, an input-bound and a balanced pipeline, a
 # data-parallel job with a straggler, a torch.profiler trace when
 # python3-torch is installed, and a GPU trace (real on a machine with a GPU
@@ -44,7 +44,7 @@ echo "==> training the examples into $LOGDIR/ (about a minute)"
 rm -rf "$LOGDIR/sweep" "$LOGDIR/diverge" "$LOGDIR/input_bound" "$LOGDIR/balanced" \
   "$LOGDIR/ddp" "$LOGDIR/spiky" "$LOGDIR/gpu_SAMPLE" "$LOGDIR/torch_profile" "$LOGDIR/demo" "$LOGDIR/python"
 # A learning-rate x seed sweep of a small MLP: loss, accuracy, histograms,
-# gradient norms, decision-region images, PR curves, a Markdown note, a
+# gradient norms, decision-region images, PR curves, a Markdown note, the model graph, a
 # custom-scalars layout and hparams.
 for lr in 0.03 0.1 0.3; do
   for seed in 1 2; do

@@ -10,7 +10,8 @@
  * every gradient for NaN/Inf (tfb_check_numerics). Every --hist-every steps
  * it logs weight and gradient histograms, the decision regions as an image
  * (samples/decision_regions) and a PR curve per class over the data set;
- * at the start, a Markdown note describing the run (text/about).
+ * at the start, a Markdown note describing the run (text/about) and the
+ * forward pass as a GraphDef for the Graphs tab (tfb_graph_def).
  *
  * A large --lr (e.g. 5) makes the weights blow up until the loss is no
  * longer finite. The writer's on_nonfinite callback tells the program, which
@@ -320,6 +321,97 @@ static int log_layout(tfb_writer *w)
     return tfb_custom_scalars_layout(w, layout, n);
 }
 
+/* ---- the model graph ----------------------------------------------------- */
+
+/* Appends a varint field (a negative value as 10 bytes, as int64). */
+static size_t pb_vi(uint8_t *out, size_t at, int field, int64_t v)
+{
+    out[at++] = (uint8_t)(field << 3);
+    uint64_t u = (uint64_t)v;
+    do {
+        out[at++] = (uint8_t)((u & 0x7f) | (u > 0x7f ? 0x80 : 0));
+        u >>= 7;
+    } while (u);
+    return at;
+}
+
+/* NodeDef.attr entry {key, value: AttrValue bytes}. */
+static size_t pb_attr(uint8_t *out, size_t at, const char *key,
+                      const uint8_t *val, size_t n)
+{
+    uint8_t e[160];
+    size_t k = pb_ld(e, 0, 1, key, strlen(key));
+    k = pb_ld(e, k, 2, val, n);
+    return pb_ld(out, at, 5, e, k);
+}
+
+/* One tensorflow.NodeDef of the forward pass, as TensorFlow would name it:
+ * scope/op, its inputs, the CPU device, T = DT_FLOAT for the maths ops,
+ * and _output_shapes (rows x cols, -1 for the batch) that the Graphs tab
+ * writes on the edges. */
+static size_t graph_node(uint8_t *out, size_t at, const char *name,
+                         const char *op, const char *in0, const char *in1,
+                         int64_t rows, int64_t cols)
+{
+    uint8_t nd[512], v[96], sh[48], d[16];
+    size_t n = pb_ld(nd, 0, 1, name, strlen(name));
+    n = pb_ld(nd, n, 2, op, strlen(op));
+    if (in0)
+        n = pb_ld(nd, n, 3, in0, strlen(in0));
+    if (in1)
+        n = pb_ld(nd, n, 3, in1, strlen(in1));
+    n = pb_ld(nd, n, 4, "/device:CPU:0", 13);
+    if (in0) {
+        size_t k = pb_vi(v, 0, 6, 1); /* AttrValue{type: DT_FLOAT} */
+        n = pb_attr(nd, n, "T", v, k);
+    }
+    size_t s = pb_ld(sh, 0, 2, d, pb_vi(d, 0, 1, rows));
+    if (cols)
+        s = pb_ld(sh, s, 2, d, pb_vi(d, 0, 1, cols));
+    uint8_t l[64];
+    size_t k = pb_ld(l, 0, 7, sh, s); /* ListValue{shape} */
+    k = pb_ld(v, 0, 1, l, k);         /* AttrValue{list} */
+    n = pb_attr(nd, n, "_output_shapes", v, k);
+    return pb_ld(out, at, 1, nd, n);
+}
+
+/* The MLP's forward pass and loss as a GraphDef (tfb_graph_def), for the
+ * Graphs tab: input -> fc1 -> fc2 -> fc3 -> loss, each layer a name scope
+ * with its weight, bias, MatMul, BiasAdd (and LeakyRelu). */
+static int log_graph(tfb_writer *w)
+{
+    static const struct { const char *scope, *in; int nin, nout, act; }
+        layers[] = {{"fc1", "input/x", IN, HID, 1},
+                    {"fc2", "fc1/LeakyRelu", HID, HID, 1},
+                    {"fc3", "fc2/LeakyRelu", HID, OUT, 0}};
+    uint8_t g[4096];
+    char a[64], b[64], c[64];
+    size_t n = graph_node(g, 0, "input/x", "Placeholder", NULL, NULL, -1, IN);
+    n = graph_node(g, n, "input/y", "Placeholder", NULL, NULL, -1, 0);
+    for (int i = 0; i < 3; i++) {
+        const char *s = layers[i].scope;
+        snprintf(a, sizeof a, "%s/weight", s);
+        n = graph_node(g, n, a, "VariableV2", NULL, NULL, layers[i].nin,
+                       layers[i].nout);
+        snprintf(b, sizeof b, "%s/bias", s);
+        n = graph_node(g, n, b, "VariableV2", NULL, NULL, layers[i].nout, 0);
+        snprintf(c, sizeof c, "%s/MatMul", s);
+        n = graph_node(g, n, c, "MatMul", layers[i].in, a, -1,
+                       layers[i].nout);
+        snprintf(a, sizeof a, "%s/BiasAdd", s);
+        n = graph_node(g, n, a, "BiasAdd", c, b, -1, layers[i].nout);
+        if (layers[i].act) {
+            snprintf(b, sizeof b, "%s/LeakyRelu", s);
+            n = graph_node(g, n, b, "LeakyRelu", a, NULL, -1,
+                           layers[i].nout);
+        }
+    }
+    n = graph_node(g, n, "loss/xent", "SparseSoftmaxCrossEntropyWithLogits",
+                   "fc3/BiasAdd", "input/y", -1, 0);
+    n = graph_node(g, n, "loss/Mean", "Mean", "loss/xent", NULL, 1, 0);
+    return tfb_graph_def(w, g, n);
+}
+
 /* ---- non-finite reporting ----------------------------------------------- */
 
 typedef struct watch {
@@ -475,6 +567,8 @@ int main(int argc, char **argv)
     int terr = tfb_text(w, "text/about", note, 0);
     if (terr >= 0)
         terr = log_layout(w);
+    if (terr >= 0)
+        terr = log_graph(w);
     if (!log_err && terr < 0)
         log_err = terr;
 

@@ -440,6 +440,38 @@ TFB_API int tfb_custom_scalars_layout(tfb_writer *w, const void *layout_pb,
                                       size_t len);
 
 /* ========================================================================
+ * Graphs
+ *
+ * The model graph as TensorBoard's graphs plugin reads it: an Event whose
+ * graph_def is a serialized tensorflow.GraphDef (what TensorFlow's
+ * FileWriter.add_graph and PyTorch's add_graph write), and a
+ * tagged_run_metadata (a serialized tensorflow.RunMetadata: step stats,
+ * the per-node compute time and memory the Graphs tab colours by).
+ * ======================================================================== */
+
+/* The most bytes one graph or run metadata may have: TensorBoard's
+ * readers (protobuf) refuse a message over 2 GiB, and tfboard serves a
+ * graph of up to 256 MiB. */
+#define TFB_GRAPH_DEF_MAX ((size_t)256 << 20)
+
+/* Logs graph_pb, a serialized GraphDef of len bytes, as the run's graph
+ * (Event.graph_def, step 0, the call's wall time). The bytes are copied
+ * during the call and are not parsed (tfboard checks a graph when it
+ * serves it). TFB_EINVAL for NULL or empty bytes, TFB_ETOOBIG past
+ * TFB_GRAPH_DEF_MAX. A later graph replaces an earlier one for the
+ * readers. Thread-safe on one writer. */
+TFB_API int tfb_graph_def(tfb_writer *w, const void *graph_pb, size_t len);
+
+/* Logs run_metadata_pb, a serialized RunMetadata of len bytes, under tag
+ * (Event.tagged_run_metadata, at step): PyTorch's add_graph writes one
+ * tagged "step1" beside its graph. TFB_EINVAL for a NULL or empty tag,
+ * NULL bytes with len > 0; TFB_ETOOBIG past TFB_GRAPH_DEF_MAX.
+ * Thread-safe on one writer. */
+TFB_API int tfb_run_metadata(tfb_writer *w, const char *tag,
+                             const void *run_metadata_pb, size_t len,
+                             int64_t step);
+
+/* ========================================================================
  * Hyperparameters
  *
  * The run's hyperparameters in the format of TensorBoard's hparams plugin,

@@ -272,6 +272,9 @@ def _declare(cdll: ctypes.CDLL) -> None:
        c_int64, c_double)
     fn("tfb_image_encoded", c_int, P, c_char_p, c_void_p, c_size_t, c_int64)
     fn("tfb_custom_scalars_layout", c_int, P, c_char_p, c_size_t)
+    # Graphs (python/tfboard/graph.py).
+    fn("tfb_graph_def", c_int, P, c_char_p, c_size_t)
+    fn("tfb_run_metadata", c_int, P, c_char_p, c_char_p, c_size_t, c_int64)
     for name in ("tfb_pr_curve", "tfb_pr_curve_f64"):
         fn(name, c_int, P, c_char_p, c_void_p, c_void_p, c_size_t, c_int,
            c_int64)

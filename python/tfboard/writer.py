@@ -26,7 +26,7 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 # dropping the data.
 _UNSUPPORTED = (
     "add_histogram_raw", "add_image_with_boxes", "add_video", "add_audio",
-    "add_graph", "add_onnx_graph",
+    "add_onnx_graph",
     "add_embedding", "add_pr_curve_raw",
     "add_custom_scalars_multilinechart",
     "add_custom_scalars_marginchart", "add_mesh",
@@ -463,6 +463,18 @@ class SummaryWriter:
     def add_custom_scalars(self, layout: Mapping[str, Any]) -> None:
         self._c(_media.log_custom_scalars, layout, "add_custom_scalars")
 
+    def add_graph(self, model: Any, input_to_model: Any = None,
+                  verbose: bool = False, use_strict_trace: bool = True) -> None:
+        """As PyTorch: model traced with torch.jit.trace on input_to_model
+        and logged as the run's GraphDef, with the RunMetadata PyTorch
+        writes beside it (tag "step1"). The trace runs before the writer
+        is touched, so a model that cannot be traced raises and logs
+        nothing."""
+        from . import graph as _graph
+        gd, md = _graph.graph_def(model, input_to_model, verbose,
+                                  use_strict_trace)
+        self._c(_log_graph, gd, md)
+
     def add_hparams(self, hparam_dict: Mapping[str, Any],
                     metric_dict: Mapping[str, Any],
                     hparam_domain_discrete: Optional[Mapping[str, Any]] = None,
@@ -721,6 +733,11 @@ class SummaryWriter:
         finally:
             if rc >= 0:
                 self._c_if_open(lib.tfb_gpu_trace_stop)
+
+
+def _log_graph(w, gd: bytes, md: bytes) -> None:
+    check(lib.tfb_graph_def(w, gd, len(gd)), "add_graph")
+    check(lib.tfb_run_metadata(w, b"step1", md, len(md), 0), "add_graph")
 
 
 class _SubWriter:

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 
@@ -300,6 +301,38 @@ def test_meta_graph_and_latest_graph():
                         b'"/cpu:0"\n  }\n}\n'), body
 
 
+def test_demo_mlp_graph():
+    """The demo's C MLP (examples/mlp_train, tfb_graph_def) logs its
+    forward pass: 18 nodes in the input/fc1/fc2/fc3/loss scopes, every
+    input a node of the graph, shapes on the outputs."""
+    exe = os.path.join(os.environ.get("TFB_BUILD_ROOT", ""), "examples",
+                       "mlp_train")
+    if not os.path.exists(exe):
+        print("  (no examples/mlp_train in this build: skipped)")
+        return
+    logdir = os.path.join(TMP, "demo")
+    subprocess.run([exe, "--logdir", logdir, "--name", "mlp", "--steps",
+                    "3"], check=True, capture_output=True, timeout=120)
+    with Server(TFBOARD, logdir, "--reload_interval", "0") as srv:
+        srv.wait_loaded()
+        info = srv.json("/data/plugin/graphs/info")
+        assert info == {"mlp": {"run": "mlp", "tags": {},
+                                "run_graph": True}}, info
+        st, _, body = srv.get("/data/plugin/graphs/graph", run="mlp")
+        assert st == 200, (st, body[:200])
+        text = body.decode()
+        names = node_names(text)
+        assert len(names) == 18, names
+        assert {n.split("/")[0] for n in names} == \
+            {"input", "fc1", "fc2", "fc3", "loss"}, names
+        assert names[-1] == "loss/Mean"
+        assert 'input: "fc2/LeakyRelu"' in text
+        assert text.count('device: "/device:CPU:0"') == 18
+        n = srv.json("/data/plugin/graphs/notes", run="mlp")
+        assert n["nodes"] == 18 and n["edges"] == 17, n
+        assert n["missing_inputs"] == 0 and n["in_cycles"] == 0, n
+
+
 if __name__ == "__main__":
     if not os.path.isdir(TORCH) or not os.path.isdir(TFEV):
         print("SKIP: no shared testdata (TFB_TESTDATA)")
@@ -308,6 +341,7 @@ if __name__ == "__main__":
         run_tests([test_torch_model_graph_matches_tensorboard,
                    test_tensorflow_graphs_open,
                    test_hostile_graphs,
-                   test_meta_graph_and_latest_graph])
+                   test_meta_graph_and_latest_graph,
+                   test_demo_mlp_graph])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)
