@@ -146,10 +146,10 @@ const page = {
     this.message('Loading the graph of ' + run + '…');
     let text, metaText = null;
     try {
+      // both asked at once: the step stats need not wait for the graph
+      const meta = statsTag ? getText('data/plugin/graphs/run_metadata', { run, tag: statsTag }).catch((e) => e) : null;
       text = await getText('data/plugin/graphs/graph', params);
-      if (statsTag) {
-        try { metaText = await getText('data/plugin/graphs/run_metadata', { run, tag: statsTag }); } catch (e) { metaText = e; }
-      }
+      if (meta) metaText = await meta;
     } catch (e) {
       if (this.token === token) this.message(`Could not load the graph of ${run}: ${e.message}`);
       return;
