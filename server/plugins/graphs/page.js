@@ -178,7 +178,8 @@ const page = {
     this.selected = null;
     this.panel.hidden = true;
     this.devices = [...new Set([...graph.nodes.values()].map((n) => n.device))].sort();
-    this.message(`${run}: ${int(graph.nodeCount)} nodes, ${int(graph.edgeCount)} edges, ${int(graph.groups.size - 1)} scopes.`);
+    this.message(graph.nodeCount ? `${run}: ${int(graph.nodeCount)} nodes, ${int(graph.edgeCount)} edges, ${int(graph.groups.size - 1)} scopes.`
+      : `${run}: this graph has no nodes (the server answered an empty GraphDef).`);
     clear(this.notes);
     if (notes.length) {
       this.notes.appendChild(h('details', null, h('summary', null, `${notes.length} note${notes.length > 1 ? 's' : ''} on this graph`),

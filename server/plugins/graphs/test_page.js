@@ -8,7 +8,8 @@
 //   it, and the side panel shows its op, attributes, inputs and outputs;
 // - control edges are dashed; colour by device and by compute time from
 //   the run's step stats;
-// - the TensorFlow graph opens;
+// - the TensorFlow graph opens; so do a Keras run's graph (tfx_iris_keras)
+//   and its op graph, and its conceptual graph's 501 is said;
 // - names and ops with HTML are text, a cycle, a self input and a missing
 //   input are notes, nothing runs;
 // - screenshots at 1440 and 800 px, light and dark.
@@ -35,6 +36,7 @@ T.run(async () => {
   const logdir = T.tmpdir('tfb-graphs-');
   copyDir(path.join(testdata, 'torch_more', 'model_1'), path.join(logdir, 'model_1'));
   copyDir(path.join(testdata, 'tfevents', 'morvan_tutorials', 'tf15_tensorboard', 'logs'), path.join(logdir, 'morvan'));
+  copyDir(path.join(testdata, 'tfevents', 'tfx_iris_keras', 'model_run', '8', 'train'), path.join(logdir, 'iris'));
   execFileSync('python3', [path.join(__dirname, '..', '..', '..', 'tests', 'bench', 'gen_graph_logdir.py'), logdir,
     '--nodes', '400', '--scopes', '10', '--run', 'small', '--hostile'], { stdio: 'inherit' });
   const srv = await T.startServer(tfboard, logdir, ['--reload_interval', '0']);
@@ -145,6 +147,28 @@ T.run(async () => {
       await page.click(`.graphs-group[data-id="${first}"] .graphs-toggle`);
       T.assert((await page.evaluate(G)).open.includes(first), 'a scope opens');
       shots.push(await T.screenshot(page, 'graphs_tf1'));
+    });
+
+    await T.step('a Keras graph (tfx_iris_keras): the run graph, the op graph of a trace, the conceptual graph said', async () => {
+      await page.selectOption('#graphs-run', 'iris');
+      await page.waitForFunction(opened('iris'), null, { timeout: 30000 });
+      let g = await page.evaluate(G);
+      T.assert(g.nodes > 10 && g.drawn >= 2 && g.drawn < g.nodes, 'the run graph, scopes closed: ' + JSON.stringify([g.nodes, g.drawn]));
+      const opts = await page.$$eval('#graphs-tag option', (os) => os.map((o) => o.value));
+      T.assertEq(opts, ['', 'op:batch_2', 'conceptual:keras'], 'the graphs of the run');
+      await page.evaluate(() => { window.__tfb.pages.graphs.openMs = 0; });
+      await page.selectOption('#graphs-tag', 'op:batch_2');
+      await page.waitForFunction(opened('iris'), null, { timeout: 30000 });
+      g = await page.evaluate(G);
+      const served = await (await fetch(srv.url + 'data/plugin/graphs/graph?run=iris&tag=batch_2&conceptual=false')).text();
+      const count = (served.match(/^node \{$/gm) || []).length;
+      T.assertEq(g.nodes, count, 'the op graph of batch_2: every node served');
+      if (!count) T.assert((await page.textContent('#graphs-message')).includes('no nodes'), 'an empty graph said');
+      await page.selectOption('#graphs-tag', 'conceptual:keras');
+      await T.until(page, () => /^Could not load the graph of iris: .+/.test(document.getElementById('graphs-message').textContent), null, 'the 501 said');
+      // the one answer expected to fail: the server's 501 for a Keras model
+      page.problems = page.problems.filter((p) => !(p.includes('conceptual=true') || p.includes('status of 501')));
+      await page.selectOption('#graphs-tag', '');
     });
 
     await T.step('800 px and dark', async () => {
