@@ -11,7 +11,8 @@
 // - the TensorFlow graph opens; so do a Keras run's graph (tfx_iris_keras)
 //   and its op graph, and its conceptual graph's 501 is said;
 // - names and ops with HTML are text, a cycle, a self input and a missing
-//   input are notes, nothing runs;
+//   input are notes, nothing runs; a graph past the server's node bound is
+//   its 413 said;
 // - screenshots at 1440 and 800 px, light and dark.
 'use strict';
 const fs = require('fs');
@@ -39,6 +40,9 @@ T.run(async () => {
   copyDir(path.join(testdata, 'tfevents', 'tfx_iris_keras', 'model_run', '8', 'train'), path.join(logdir, 'iris'));
   execFileSync('python3', [path.join(__dirname, '..', '..', '..', 'tests', 'bench', 'gen_graph_logdir.py'), logdir,
     '--nodes', '400', '--scopes', '10', '--run', 'small', '--hostile'], { stdio: 'inherit' });
+  // past the server's TFB_GRAPH_MAX_NODES (100,000): a 413 the page says
+  execFileSync('python3', [path.join(__dirname, '..', '..', '..', 'tests', 'bench', 'gen_graph_logdir.py'), logdir,
+    '--nodes', '100001', '--scopes', '20', '--run', 'huge'], { stdio: 'inherit' });
   const srv = await T.startServer(tfboard, logdir, ['--reload_interval', '0']);
   const browser = await T.launch();
   const page = await T.newPage(browser, { viewport: { width: 1440, height: 900 } });
@@ -169,6 +173,15 @@ T.run(async () => {
       // the one answer expected to fail: the server's 501 for a Keras model
       page.problems = page.problems.filter((p) => !(p.includes('conceptual=true') || p.includes('status of 501')));
       await page.selectOption('#graphs-tag', '');
+    });
+
+    await T.step('a graph past the server\'s bound: its 413 said, then another run opens', async () => {
+      await page.selectOption('#graphs-run', 'huge');
+      await T.until(page, () => /^Could not load the graph of huge: .*100001 nodes.*100000/.test(document.getElementById('graphs-message').textContent), null, 'the 413 said');
+      page.problems = page.problems.filter((p) => !(p.includes('run=huge') || p.includes('status of 413')));
+      await page.evaluate(() => { window.__tfb.pages.graphs.openMs = 0; });
+      await page.selectOption('#graphs-run', 'model_1');
+      await page.waitForFunction(opened('model_1'), null, { timeout: 30000 });
     });
 
     await T.step('800 px and dark', async () => {
