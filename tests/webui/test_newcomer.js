@@ -164,6 +164,21 @@ T.run(async () => {
       T.assert(typeof d === 'number' && Math.abs(d - 0.4) < 0.01, 'the 0.4 s tone: ' + d);
     });
 
+    await T.step('graphs: the MLP opens as its closed scopes with shapes on the edges; a scope opens; the panel', async () => {
+      await openTab(page, 'graphs');
+      await T.until(page, () => window.__tfb.pages.graphs && window.__tfb.pages.graphs.openMs > 0, null, 'the graph drawn');
+      const boxes = await page.$$eval('.graphs-nodes > g', (els) => els.map((e) => e.getAttribute('class') + ' ' + e.dataset.id).sort());
+      T.assertEq(boxes, ['fc1', 'fc2', 'fc3', 'input', 'loss'].map((x) => 'graphs-group closed ' + x), 'mlp_train\'s scopes, closed');
+      const labels = await page.$$eval('.graphs-edge-label', (els) => els.map((e) => e.textContent).sort());
+      T.assertEq(labels, ['?', '?×2', '?×3', '?×32', '?×32'], 'the shapes mlp_train wrote (-1: the batch)');
+      await page.click('.graphs-group[data-id="fc1"] .graphs-toggle');
+      await page.click('.graphs-node[data-id="fc1/MatMul"]');
+      const panel = await page.$eval('#graphs-panel', (p) => ({ hidden: p.hidden, text: p.textContent }));
+      T.assert(!panel.hidden && panel.text.includes('MatMul') && panel.text.includes('/device:CPU:0') &&
+        panel.text.includes('input/x') && panel.text.includes('fc1/weight') && panel.text.includes('fc1/BiasAdd'), 'the panel: ' + panel.text);
+      await shot(page, 'graphs-demo-1440');
+    });
+
     await T.step('scalars: the diverged run does not set any y range; the marker shows all', async () => {
       await openTab(page, 'scalars');
       await scrollAll(page);

@@ -486,11 +486,16 @@ static const tfb_plugin_route routes[] = {
     {"notes", route_notes},
 };
 
+/* The Graphs tab: page.js and its helpers, embedded by the build
+ * (meson.build's plugin_js). */
+extern const tfb_asset tfb_graphs_assets[];
+
 const tfb_plugin tfb_plugin_graphs = {
     TFB_PLUGIN_ABI,
     .name = "graphs",
     .title = "Graphs",
-    .module = NULL,
+    .module = "js/pages/graphs.js",
+    .assets = tfb_graphs_assets,
     .routes = routes,
     .n_routes = sizeof routes / sizeof routes[0],
     .has_data = has_graph,
