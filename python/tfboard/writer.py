@@ -13,6 +13,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping,
                     Optional, Sequence, Tuple, TypeVar)
 
 from . import _lib
+from . import embedding as _embedding
 from . import media as _media
 from ._lib import TfbError, check, lib
 
@@ -27,7 +28,7 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 _UNSUPPORTED = (
     "add_histogram_raw", "add_image_with_boxes", "add_video", "add_audio",
     "add_graph", "add_onnx_graph",
-    "add_embedding", "add_pr_curve_raw",
+    "add_pr_curve_raw",
     "add_custom_scalars_multilinechart",
     "add_custom_scalars_marginchart", "add_mesh",
 )
@@ -228,6 +229,9 @@ class SummaryWriter:
         self._inflight: List[None] = []
         self._close_lock = threading.Lock()
         self._scalar = lib.tfb_scalar  # the hot call, bound once
+        # add_embedding's files and projector_config.pbtxt (embedding.py)
+        self._embeddings = _embedding.EmbeddingLog(self.log_dir)
+        self._embeddings_lock = threading.Lock()
         self._w = self._open(self.log_dir)
 
     # -- plumbing ------------------------------------------------------
@@ -459,6 +463,23 @@ class SummaryWriter:
         self._c(_media.log_pr_curve, self._tag(tag), labels, predictions,
                 _step(global_step), num_thresholds,
                 "add_pr_curve(%s)" % tag, weights, _walltime(walltime))
+
+    def add_embedding(self, mat: Any, metadata: Any = None,
+                      label_img: Any = None,
+                      global_step: Optional[int] = None,
+                      tag: str = "default",
+                      metadata_header: Any = None) -> None:
+        """As PyTorch: mat [N, D] into <log_dir>/<step:05d>/<tag>/
+        tensors.tsv, with metadata.tsv (one label a point, or columns
+        under metadata_header), sprite.png from label_img [N, C, H, W],
+        and projector_config.pbtxt listing every embedding of this writer
+        (embedding.py). Files, not events: written at once, on the
+        calling thread. ValueError for PyTorch's mismatches (labels or
+        images not one a point, mat not 2-D); TfbError when closed."""
+        self._handle()
+        with self._embeddings_lock:
+            self._embeddings.add(mat, metadata, label_img, global_step, tag,
+                                 metadata_header)
 
     def add_custom_scalars(self, layout: Mapping[str, Any]) -> None:
         self._c(_media.log_custom_scalars, layout, "add_custom_scalars")

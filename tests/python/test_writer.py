@@ -161,7 +161,7 @@ def test_add_hparams_as_pytorch(pb, tmp_path):
 
 def test_unsupported_calls_raise(tmp_path):
     with tfboard.SummaryWriter(str(tmp_path)) as w:
-        for name in ("add_image_with_boxes", "add_graph", "add_embedding",
+        for name in ("add_image_with_boxes", "add_graph",
                      "add_audio", "add_pr_curve_raw", "add_video",
                      "add_mesh"):
             with pytest.raises(NotImplementedError, match=name):

@@ -355,11 +355,14 @@ static size_t embedding_notes(tfb_store *s, const loaded *l,
                      "can use as one texture", w, h,
                      TFB_PROJECTOR_SPRITE_MAX_SIDE,
                      TFB_PROJECTOR_SPRITE_MAX_SIDE);
-            if (w % sw || h % sh)
+            uint64_t cap = (uint64_t)(w / sw) * (h / sh);
+            /* PyTorch pads its sprite to a square, so a height that is
+             * not a multiple is normal when the images fit; a width that
+             * is not one is never written by PyTorch or TensorFlow. */
+            if (w % sw || (h % sh && t && cap < t->rows))
                 NOTE("sprite: %u x %u pixels is not a multiple of its %u x "
                      "%u images; the partial images at its right and "
                      "bottom edges are not used", w, h, sw, sh);
-            uint64_t cap = (uint64_t)(w / sw) * (h / sh);
             if (t && cap < t->rows)
                 NOTE("sprite: holds %llu images for %u points; points past "
                      "the %llu-th have no image", (unsigned long long)cap,

@@ -151,18 +151,16 @@ static int parse_value(const char *b, const char *e, double *out)
     while (e > b && (e[-1] == ' ' || e[-1] == '\r' || e[-1] == '\v' ||
                      e[-1] == '\f'))
         e--;
-    size_t n = (size_t)(e - b);
-    if (!n || n > 400)
+    if (b == e)
         return -1;
-    char tmp[401];
-    memcpy(tmp, b, n);
-    tmp[n] = 0;
-    for (size_t i = 0; i < n; i++)
-        if (tmp[i] == 'x' || tmp[i] == 'X')
-            return -1;
+    const char *d = b + (*b == '-' || *b == '+');
+    if (d + 1 < e && d[0] == '0' && (d[1] == 'x' || d[1] == 'X'))
+        return -1;
+    /* strtod in place: the value ends at a tab, newline or space, none of
+     * which a number contains, and the buffer is NUL-terminated. */
     char *end;
-    double v = strtod(tmp, &end);
-    if (*end)
+    double v = strtod(b, &end);
+    if (end != e)
         return -1;
     *out = v;
     return 0;

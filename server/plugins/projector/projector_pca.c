@@ -15,12 +15,38 @@
  * converge faster (randomized SVD's usual oversampling). */
 #define PCA_OVERSAMPLE 8
 
+/* Centred rows added to the covariance per pass over it. */
+#define PCA_BLOCK 4
+
 static int row_finite(const float *r, uint32_t d)
 {
     for (uint32_t j = 0; j < d; j++)
         if (!isfinite(r[j]))
             return 0;
     return 1;
+}
+
+/* cov += sum of the outer products of the n (<= PCA_BLOCK) rows in r
+ * (upper triangle only). */
+static void add_block(double *cov, uint32_t d, const double *r, size_t n)
+{
+    const double *r0 = r, *r1 = r + d, *r2 = r + 2 * (size_t)d,
+                 *r3 = r + 3 * (size_t)d;
+    for (uint32_t i = 0; i < d; i++) {
+        double *ci = cov + (size_t)i * d;
+        if (n == PCA_BLOCK) {
+            double a0 = r0[i], a1 = r1[i], a2 = r2[i], a3 = r3[i];
+            for (uint32_t j = i; j < d; j++)
+                ci[j] += a0 * r0[j] + a1 * r1[j] + a2 * r2[j] + a3 * r3[j];
+        } else {
+            for (size_t b = 0; b < n; b++) {
+                const double *rb = r + b * d;
+                double a = rb[i];
+                for (uint32_t j = i; j < d; j++)
+                    ci[j] += a * rb[j];
+            }
+        }
+    }
 }
 
 /* Orthonormalizes the l columns of q (d x l, column j at q + j*d) by
@@ -142,7 +168,7 @@ int tfb_projector_pca_run(const float *x, uint64_t rows, uint32_t dim,
 
     double *mean = calloc(dim, sizeof *mean);
     double *cov = calloc((size_t)dim * dim, sizeof *cov);
-    double *row = malloc(dim * sizeof *row);
+    double *row = malloc((size_t)PCA_BLOCK * dim * sizeof *row);
     double *q = malloc((size_t)dim * l * sizeof *q);
     double *z = malloc((size_t)dim * l * sizeof *z);
     double *b = malloc((size_t)l * l * sizeof *b);
@@ -179,20 +205,24 @@ int tfb_projector_pca_run(const float *x, uint64_t rows, uint32_t dim,
     for (uint32_t j = 0; j < dim; j++)
         mean[j] /= (double)used;
 
-    /* Upper triangle of sum (x - mean)(x - mean)^T. */
+    /* Upper triangle of sum (x - mean)(x - mean)^T, PCA_BLOCK rows at a
+     * time: each pass over the triangle (dim^2 / 2 doubles, larger than
+     * L1 past dim 64) then serves several rows. */
+    size_t filled = 0;
     for (uint64_t r = 0; r < rows; r += stride) {
         const float *xr = x + r * dim;
         if (!row_finite(xr, dim))
             continue;
+        double *dst = row + filled * dim;
         for (uint32_t j = 0; j < dim; j++)
-            row[j] = xr[j] - mean[j];
-        for (uint32_t i = 0; i < dim; i++) {
-            double ri = row[i];
-            double *ci = cov + (size_t)i * dim;
-            for (uint32_t j = i; j < dim; j++)
-                ci[j] += ri * row[j];
+            dst[j] = xr[j] - mean[j];
+        if (++filled == PCA_BLOCK) {
+            add_block(cov, dim, row, filled);
+            filled = 0;
         }
     }
+    if (filled)
+        add_block(cov, dim, row, filled);
     double denom = used > 1 ? (double)(used - 1) : 1.0;
     double total = 0;
     for (uint32_t i = 0; i < dim; i++) {
