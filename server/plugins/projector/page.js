@@ -22,6 +22,14 @@ const ROUTE = 'data/plugin/projector/';
 // step at 5,000) and both methods' neighbour search is O(n^2 d).
 export const TSNE_MAX_POINTS = 5000;
 export const UMAP_MAX_POINTS = 5000;
+// The methods' settings, TensorBoard's projector defaults (perplexity 30,
+// UMAP's 15 neighbours) and run lengths that settle 5,000 points: t-SNE
+// early exaggeration takes the worker's first 250 iterations, and UMAP's
+// reference code runs 200 to 500 epochs by size.
+export const TSNE_PERPLEXITY = 30;
+export const TSNE_ITERATIONS = 500;
+export const UMAP_NEIGHBORS = 15;
+export const UMAP_EPOCHS = 300;
 // Neighbours listed for a picked point, at most (the input is clamped).
 export const KNN_MAX = 100;
 // Labels drawn on the canvas at once: past this, a label field is a blur.
@@ -462,7 +470,7 @@ const page = {
       }
     };
     w.onerror = (ev) => { if (this.worker === w) this.finishWorker(name + ' failed: ' + (ev.message || 'worker error')); };
-    w.postMessage({ method, data: X, n: m, d: e.d, dim, seed: SEED, perplexity: 30, iterations: 500, neighbors: 15, epochs: 300 }, [X.buffer]);
+    w.postMessage({ method, data: X, n: m, d: e.d, dim, seed: SEED, perplexity: TSNE_PERPLEXITY, iterations: TSNE_ITERATIONS, neighbors: UMAP_NEIGHBORS, epochs: UMAP_EPOCHS }, [X.buffer]);
   },
 
   finishWorker(text) {

@@ -40,9 +40,17 @@ function writeEmbedding(dir) {
 }
 
 T.run(async () => {
+  // A run folder as add_embedding leaves it: the writer's events file (the
+  // store lists a run by it; an empty one is what a writer leaves before
+  // its first flush) next to the projector config. A config in the logdir
+  // itself is run "." to the projector routes, but the store has no run
+  // then and the tab stays disabled.
   const logdir = T.tmpdir('tfb-projector-big-');
+  const run = path.join(logdir, 'big');
+  fs.mkdirSync(run);
+  fs.writeFileSync(path.join(run, 'events.out.tfevents.1.bench'), '');
   let t0 = Date.now();
-  writeEmbedding(logdir);
+  writeEmbedding(run);
   console.log(`# wrote ${N} x ${D} in ${Date.now() - t0} ms`);
   const srv = await T.startServer(tfboard, logdir, ['--reload_interval', '0']);
   const browser = await T.launch();
@@ -67,7 +75,7 @@ T.run(async () => {
     });
 
     await T.step('a picked point lists its neighbours; a search counts its matches', async () => {
-      const [x, y] = await page.evaluate(() => window.__tfb.pages.projector.screenOf(12345));
+      const [x, y] = await page.evaluate(() => window.__tfb.pages.projector.screenOf(12345 % window.__tfb.pages.projector.points));
       const box = await page.$eval('#prj-overlay', (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top]; });
       t0 = Date.now();
       await page.mouse.click(box[0] + x, box[1] + y);
