@@ -161,7 +161,7 @@ const page = {
       oninput: debounce((e) => ctx.setState({ prjSearch: e.target.value }), 150) });
     this.metricSel = sel('prj-metric', (e) => ctx.setState({ prjMetric: e.target.value }));
     for (const [v, t] of [['cosine', 'Cosine'], ['euclidean', 'Euclidean']]) this.metricSel.append(h('option', { value: v }, t));
-    this.kInput = h('input', { type: 'number', id: 'prj-k', min: '1', max: String(KNN_MAX), value: '10', onchange: () => this.neighbours() });
+    this.kInput = h('input', { type: 'number', class: 'num-input', id: 'prj-k', min: '1', max: String(KNN_MAX), value: '10', onchange: () => this.neighbours() });
     this.spriteBox = h('input', { type: 'checkbox', id: 'prj-sprites', checked: true, onchange: () => this.restyle() });
     const row = (label, el) => h('label', { class: 'prj-row' }, h('span', null, label), el);
     this.spriteRow = row('Sprites as points', this.spriteBox);
