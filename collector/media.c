@@ -284,7 +284,8 @@ static void mem_flush(png_structp png)
 
 /* libpng reports errors by longjmp; nothing it touches is a local that
  * changes after setjmp, so no volatile is needed. */
-static int encode_png(const img_job *j, tfb_buf *m)
+int tfb_png_encode(const uint8_t *px, int height, int width, int channels,
+                   tfb_buf *m)
 {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL,
                                               NULL, NULL);
@@ -305,17 +306,22 @@ static int encode_png(const img_job *j, tfb_buf *m)
     /* Level 3: close to zlib's default size at about twice its speed;
      * the PNG filters' per-row choice is kept (it matters for photos). */
     png_set_compression_level(png, 3);
-    png_set_IHDR(png, info, (png_uint_32)j->width, (png_uint_32)j->height,
-                 8, types[j->channels], PNG_INTERLACE_NONE,
+    png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height,
+                 8, types[channels], PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
-    const uint8_t *px = j->data + j->tag_len + 1;
-    size_t stride = (size_t)j->width * (size_t)j->channels;
-    for (int y = 0; y < j->height; y++)
+    size_t stride = (size_t)width * (size_t)channels;
+    for (int y = 0; y < height; y++)
         png_write_row(png, (png_const_bytep)(px + (size_t)y * stride));
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     return m->failed ? TFB_ENOMEM : 0;
+}
+
+static int encode_png(const img_job *j, tfb_buf *m)
+{
+    return tfb_png_encode(j->data + j->tag_len + 1, j->height, j->width,
+                          j->channels, m);
 }
 
 static void *media_thread(void *arg)

@@ -23,4 +23,12 @@ typedef struct tfb_media_pool_info {
  * TFB_EINVAL for NULL. Thread-safe on one writer (takes the media lock). */
 int tfb_media_pool_stats(tfb_writer *w, tfb_media_pool_info *out);
 
+/* Encodes height x width pixels of channels (1, 3 or 4) 8-bit samples,
+ * row-major HWC, as a PNG appended to m (libpng, level 3): the images'
+ * encoder, also used for the projector's sprite (embedding.c). 0, or
+ * TFB_ENOMEM. Thread-safe (no shared state). */
+struct tfb_buf;
+int tfb_png_encode(const uint8_t *px, int height, int width, int channels,
+                   struct tfb_buf *m);
+
 #endif

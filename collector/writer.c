@@ -924,6 +924,11 @@ const char *tfb_writer_run_dir(const tfb_writer *w)
     return w && !inherited(w) ? w->run_dir : NULL;
 }
 
+int tfb_writer_in_bucket(const tfb_writer *w)
+{
+    return w && w->seg != NULL;
+}
+
 struct tfb_gpu_tracer **tfb_writer_gpu_slot(tfb_writer *w)
 {
     return &w->gpu;

@@ -59,6 +59,12 @@ void tfb_writer_report_nonfinite(tfb_writer *w, const char *tag, int64_t step,
  * or join anything of w's. 0 for NULL. Thread-safe, lock-free. */
 int tfb_writer_forked(const tfb_writer *w);
 
+/* 1 when w's run_dir is in a bucket (its run_dir is then the local
+ * spool, whose files are uploaded and removed): modules that write files
+ * of their own beside the events (embedding.c) refuse it. 0 for NULL.
+ * Thread-safe (set at open only). */
+int tfb_writer_in_bucket(const tfb_writer *w);
+
 /* Enqueues one already serialized Event message (len bytes, the TFRecord
  * framing is added here) as one record. For the rare records whose shape
  * the generic encoder does not cover (hparams). Thread-safe on one writer;

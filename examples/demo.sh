@@ -95,6 +95,7 @@ summary() {
   echo "  HParams     lr x seed against the final loss"
   echo "  Images, PR  sweep/*: decision regions and a PR curve per class, by step"
   echo "  Text        text/about: each MLP run's Markdown note"
+  echo "  Projector   sweep/*: each sample's hidden layer, by class and prediction"
   echo "  Pipeline    input_bound waits for its loader; balanced keeps up"
   echo "  Ranks       ddp: rank 2 is the straggler (compute time); the others wait"
   if [ "$gpu_run" = gpu_SAMPLE ]; then

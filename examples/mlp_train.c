@@ -10,7 +10,11 @@
  * every gradient for NaN/Inf (tfb_check_numerics). Every --hist-every steps
  * it logs weight and gradient histograms, the decision regions as an image
  * (samples/decision_regions) and a PR curve per class over the data set;
- * at the start, a Markdown note describing the run (text/about).
+ * at the start, a Markdown note describing the run (text/about); at the
+ * end (unless it diverged), the decision-region samples for the projector:
+ * every training point's last hidden layer (32 values) with its class and
+ * the predicted one as labels, and a swatch of both colours as its sprite
+ * image (tfb_embedding, tag "hidden").
  *
  * A large --lr (e.g. 5) makes the weights blow up until the loss is no
  * longer finite. The writer's on_nonfinite callback tells the program, which
@@ -214,8 +218,9 @@ static void train_step(const model *m, const int *idx, int nb, model *grad,
 
 /* ---- media: decision regions, PR curves ------------------------------- */
 
-/* Class probabilities of one point (the forward pass of train_step). */
-static void predict(const model *m, const float *x, float *p)
+/* Class probabilities of one point (the forward pass of train_step),
+ * and its last hidden layer into hidden (HID values) unless NULL. */
+static void predict(const model *m, const float *x, float *p, float *hidden)
 {
     float a1[HID], a2[HID], z[OUT];
     dense(x, 1, IN, m->w1, m->b1, HID, a1);
@@ -224,6 +229,8 @@ static void predict(const model *m, const float *x, float *p)
     dense(a1, 1, HID, m->w2, m->b2, HID, a2);
     for (int i = 0; i < HID; i++)
         a2[i] = lrelu(a2[i]);
+    if (hidden)
+        memcpy(hidden, a2, sizeof a2);
     dense(a2, 1, HID, m->w3, m->b3, OUT, z);
     float mx = z[0] > z[1] ? z[0] : z[1], sum = 0;
     if (z[2] > mx)
@@ -248,7 +255,7 @@ static int log_media(tfb_writer *w, const model *m, long step)
         for (int c = 0; c < S; c++) {
             x[0] = -1.0f + 2.0f * (float)c / (S - 1);
             x[1] = 1.0f - 2.0f * (float)r / (S - 1);
-            predict(m, x, p);
+            predict(m, x, p, NULL);
             for (int k = 0; k < 3; k++) {
                 float v = 0;
                 for (int o = 0; o < OUT; o++)
@@ -267,7 +274,7 @@ static int log_media(tfb_writer *w, const model *m, long step)
     char tag[32];
     for (int o = 0; o < OUT && rc >= 0; o++) {
         for (int i = 0; i < NDATA; i++) {
-            predict(m, data_x[i], p);
+            predict(m, data_x[i], p, NULL);
             labels[i] = data_y[i] == o;
             pred[i] = p[o];
         }
@@ -275,6 +282,47 @@ static int log_media(tfb_writer *w, const model *m, long step)
         rc = tfb_pr_curve(w, tag, labels, pred, NDATA, 51, step);
     }
     return rc < 0 ? rc : 0;
+}
+
+/* The samples as the network sees them, for the projector: each point's
+ * last hidden layer, labelled with its class and the predicted one, its
+ * sprite image an 8 x 8 swatch in its class's colour around a centre in
+ * the predicted class's (a wrong prediction shows at a glance). */
+static int log_embedding(tfb_writer *w, const model *m, long step)
+{
+    enum { SW = 8 };
+    static const uint8_t col[OUT][3] = {{228, 87, 86}, {76, 120, 168},
+                                        {89, 161, 79}};
+    static const char *const names[OUT] = {"arm 0", "arm 1", "arm 2"};
+    static float feat[NDATA][HID];
+    static const char *labels[NDATA * 2];
+    static uint8_t sw[NDATA][SW][SW][3];
+    float p[OUT];
+    for (int i = 0; i < NDATA; i++) {
+        predict(m, data_x[i], p, feat[i]);
+        int best = 0;
+        for (int o = 1; o < OUT; o++)
+            if (p[o] > p[best])
+                best = o;
+        labels[i * 2] = names[data_y[i]];
+        labels[i * 2 + 1] = names[best];
+        for (int y = 0; y < SW; y++)
+            for (int x = 0; x < SW; x++) {
+                int inner = x >= 2 && x < SW - 2 && y >= 2 && y < SW - 2;
+                memcpy(sw[i][y][x], col[inner ? best : data_y[i]], 3);
+            }
+    }
+    static const char *const header[] = {"class", "predicted"};
+    tfb_embedding_opts o;
+    tfb_embedding_opts_init(&o);
+    o.labels = labels;
+    o.label_columns = 2;
+    o.header = header;
+    o.images = &sw[0][0][0][0];
+    o.image_height = SW;
+    o.image_width = SW;
+    o.image_channels = 3;
+    return tfb_embedding(w, "hidden", &feat[0][0], NDATA, HID, step, &o);
 }
 
 /* ---- custom scalars layout --------------------------------------------- */
@@ -463,14 +511,14 @@ int main(int argc, char **argv)
                                            metrics, 1);
 
     /* A note for the Text dashboard (Markdown, as add_text takes it). */
-    char note[512];
+    char note[768];
     snprintf(note, sizeof note,
              "## %s\n\nA 2-%d-%d-3 MLP on three spiral arms, SGD with "
              "**lr = %g**, batch %ld, seed %ld, %ld steps.\n\n"
              "| what | where |\n| --- | --- |\n"
              "| loss, accuracy | Scalars |\n"
              "| decision regions | Images |\n| PR curve per class | PR "
-             "Curves |\n",
+             "Curves |\n| hidden features of the samples | Projector |\n",
              name, HID, HID, lr, batch, seed, steps);
     int terr = tfb_text(w, "text/about", note, 0);
     if (terr >= 0)
@@ -554,6 +602,11 @@ int main(int argc, char **argv)
     /* The metric, then the session's end: a failure when training
      * diverged. */
     int diverged = wt.seen_loss || !isfinite(so.loss);
+    if (!diverged) {
+        int ee = log_embedding(w, &m, step);
+        if (!log_err && ee < 0)
+            log_err = ee;
+    }
     int e1 = tfb_scalar(w, "hparam/final_loss", so.loss, step);
     int e2 = tfb_hparams_end(w, diverged ? TFB_HPARAMS_FAILURE
                                          : TFB_HPARAMS_SUCCESS);

@@ -383,6 +383,78 @@ TFB_API int tfb_image_encoded_at(tfb_writer *w, const char *tag,
                                  double wall_time);
 
 /* ========================================================================
+ * Embeddings, for TensorBoard's projector
+ *
+ * The files PyTorch's add_embedding writes, in the writer's run
+ * directory (TensorBoard's projector and tfboard's read them):
+ *
+ *   <run_dir>/<step, 5 digits>/<tag, '%' '/' '\' as %25 %2f %5c>/
+ *       tensors.tsv    rows lines of cols values ("%.9g": every float
+ *                      reads back exactly; NaN as "nan")
+ *       metadata.tsv   one label a line, or a header line and columns
+ *       sprite.png     the images tiled ceil(sqrt(rows)) a row into a
+ *                      square canvas, RGB
+ *   <run_dir>/projector_config.pbtxt   the embedding appended (an entry
+ *                      for the same tag and step is not repeated)
+ *
+ *   const char *labels[] = {"cat", "dog", ...};     // one a point
+ *   tfb_embedding_opts o;
+ *   tfb_embedding_opts_init(&o);
+ *   o.labels = labels;
+ *   o.label_columns = 1;
+ *   tfb_embedding(w, "features", mat, rows, cols, step, &o);
+ *
+ * These are files, not events: written at once on the calling thread
+ * (each to a temporary name, then renamed, so a reader never sees half
+ * of one), O(rows x cols). Not for a writer whose run_dir is a bucket
+ * (TFB_ENOTSUP).
+ * ====================================================================== */
+
+/* The most values (rows x cols) of one embedding: tfboard's projector
+ * keeps at most 256 Mi values (1 GiB of float32; server/plugins/projector/
+ * API.md), past what a browser holds. */
+#define TFB_EMBEDDING_MAX_VALUES ((uint64_t)1 << 28)
+/* The longest side of the sprite image: TensorBoard's projector takes
+ * sprites up to 8192 x 8192 pixels (one WebGL texture). */
+#define TFB_EMBEDDING_SPRITE_MAX_SIDE 8192
+
+typedef struct tfb_embedding_opts {
+    size_t size; /* sizeof(tfb_embedding_opts), set by _init */
+    /* Labels: rows x label_columns strings, row-major, written to
+     * metadata.tsv; NULL: no metadata. No label may hold a tab or line
+     * break (it would shift the rows after it). */
+    const char *const *labels;
+    /* 1: one label a line, no header (header must be NULL: TensorBoard
+     * would read a one-column header as a label); 2 or more: header
+     * names them (required), written first, as metadata_header. */
+    size_t label_columns;
+    const char *const *header;
+    /* Images: rows images of image_height x image_width x image_channels
+     * (1 or 3) 8-bit samples, row-major HWC, one after another; NULL: no
+     * sprite. */
+    const uint8_t *images;
+    int image_height, image_width, image_channels;
+} tfb_embedding_opts;
+
+TFB_API void tfb_embedding_opts_init(tfb_embedding_opts *opts);
+
+/* Writes the embedding mat (rows x cols float32, row-major) of tag at
+ * step, with opts' labels and images (opts NULL: neither). Everything is
+ * read during the call only. Returns 0, TFB_EINVAL (NULL w, mat or tag,
+ * empty tag, a tag "." or "..", rows or cols 0, step < 0, opts->size 0, labels without
+ * label_columns, a header missing or given for one column, a NULL label
+ * or one with a tab or line break, images with a side <= 0 or channels
+ * not 1 or 3), TFB_ETOOBIG (past TFB_EMBEDDING_MAX_VALUES, or a sprite
+ * side past TFB_EMBEDDING_SPRITE_MAX_SIDE), TFB_ENOTSUP (run_dir in a
+ * bucket), TFB_EIO (a file could not be written: the ones already
+ * written stay), TFB_ENOMEM, TFB_EFORKED. Nothing is written when the
+ * arguments are refused. Thread-safe on one writer and across writers
+ * (projector_config.pbtxt is updated under a process-wide lock). */
+TFB_API int tfb_embedding(tfb_writer *w, const char *tag, const float *mat,
+                          size_t rows, size_t cols, int64_t step,
+                          const tfb_embedding_opts *opts);
+
+/* ========================================================================
  * PR curves
  *
  * TensorBoard's pr_curves plugin format, as PyTorch's add_pr_curve writes

@@ -144,6 +144,11 @@ class EmbeddingLog:
         tag = str(tag)
         if not tag:
             raise ValueError("tag must not be empty")
+        if tag in (".", ".."):
+            # One folder name ('/' is encoded); these two would name the
+            # step's folder or the run's own (PyTorch writes there).
+            raise ValueError("tag %r would name the step's folder or the "
+                             "run's" % tag)
         subdir = "%s/%s" % (str(step).zfill(5), encode_tag(tag))
         save = os.path.join(self.log_dir, subdir)
         if os.path.exists(save) and not os.path.isdir(save):

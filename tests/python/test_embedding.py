@@ -85,6 +85,9 @@ def test_mismatches_write_nothing(tmp_path):
                             metadata_header=["one"], tag="x")
         with pytest.raises(ValueError, match="tab or line break"):
             w.add_embedding(m, metadata=["a", "b\tc", "d"], tag="x")
+        for bad in (".", ".."):
+            with pytest.raises(ValueError, match="folder"):
+                w.add_embedding(m, tag=bad)
     assert not os.path.exists(os.path.join(d, "00000"))
     assert not os.path.exists(os.path.join(d, "projector_config.pbtxt"))
     w.close()

@@ -48,6 +48,7 @@ SIZE_FIRST(tfb_event);
 SIZE_FIRST(tfb_value);
 SIZE_FIRST(tfb_reader_stats);
 SIZE_FIRST(tfb_bucket);
+SIZE_FIRST(tfb_embedding_opts);
 
 /* A block of `size` bytes followed by `tail` canary bytes, zeroed, with
  * the size field set. */

@@ -111,6 +111,18 @@ T.run(async () => {
       T.assertEq(page.problems, [], 'no console errors or failed requests');
     });
 
+    await T.step('projector: each MLP run logs its samples\' hidden layer (tfb_embedding)', async () => {
+      const P = srv.url + 'data/plugin/projector/';
+      const runs = await (await fetch(P + 'runs')).json();
+      T.assert(runs.includes(HEALTHY) && !runs.includes('diverge'), 'projector runs: ' + JSON.stringify(runs));
+      const info = await (await fetch(P + 'info?run=' + encodeURIComponent(HEALTHY))).json();
+      const e = info.embeddings[0];
+      T.assertEq([e.tensorName, e.tensorShape, e.sprite.singleImageDim], ['hidden:00300', [900, 32], [8, 8]], 'the embedding');
+      T.assert(!info.tfboardNotes, 'no notes: ' + JSON.stringify(info.tfboardNotes));
+      const meta = await (await fetch(P + 'metadata?num_rows=1&run=' + encodeURIComponent(HEALTHY) + '&name=hidden:00300')).text();
+      T.assert(/^class\tpredicted\narm 0\tarm \d\n$/.test(meta), 'labels: ' + JSON.stringify(meta));
+    });
+
     await T.step('runs: the table lists every run (its first paint must not leave rows out)', async () => {
       await openTab(page, 'runs');
       const runs = await (await fetch(srv.url + 'data/runs')).json();
