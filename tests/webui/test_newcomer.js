@@ -123,6 +123,19 @@ T.run(async () => {
       T.assert(/^class\tpredicted\narm 0\tarm \d\n$/.test(meta), 'labels: ' + JSON.stringify(meta));
     });
 
+    await T.step('projector tab: that embedding in 3-D, PCA from the server, coloured by class, swatches as sprites', async () => {
+      await openTab(page, 'projector');
+      await T.until(page, () => window.__tfb.pages.projector && window.__tfb.pages.projector.projected, null, 'a projection');
+      await page.selectOption('#prj-run', HEALTHY);
+      await T.until(page, (r) => { const p = window.__tfb.pages.projector; return p.run === r && p.tensor === 'hidden:00300' && p.projected; }, HEALTHY, 'the healthy run\'s embedding');
+      const st = await page.evaluate(() => { const p = window.__tfb.pages.projector; return [p.points, p.dims, p.visible, p.columns, p.spritesShown, p.pca && p.pca.components]; });
+      T.assertEq(st, [900, 32, 900, ['class', 'predicted'], true, 3], 'points, columns, sprites, PCA');
+      await page.selectOption('#prj-color', '0');
+      await T.until(page, () => (window.__tfb.pages.projector.legend || []).map((t) => t.replace(/ \(\d+\)$/, '')).sort().join() === 'arm 0,arm 1,arm 2', null, 'the three classes in the legend');
+      await shot(page, 'projector-class-1440');
+      T.assertEq(page.problems, [], 'no console errors or failed requests');
+    });
+
     await T.step('runs: the table lists every run (its first paint must not leave rows out)', async () => {
       await openTab(page, 'runs');
       const runs = await (await fetch(srv.url + 'data/runs')).json();
