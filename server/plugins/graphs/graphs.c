@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/vec.h"
 #include "collector/pb.h"
 #include "core/plugin.h"
 #include "plugins/graphs/graph_check.h"
@@ -113,17 +114,18 @@ typedef struct tag_row {
     int conceptual, op, profile;
 } tag_row;
 
-static tag_row *row_for(tag_row **rows, size_t *n, const char *tag)
+typedef TFB_VEC(tag_row) tag_rows;
+
+static tag_row *row_for(tag_rows *rows, const char *tag)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*rows)[i].tag, tag))
-            return &(*rows)[i];
-    tag_row *g = realloc(*rows, (*n + 1) * sizeof **rows);
+    for (size_t i = 0; i < rows->n; i++)
+        if (!strcmp(rows->v[i].tag, tag))
+            return &rows->v[i];
+    tag_row *g = tfb_vec_add(rows);
     if (!g)
         return NULL;
-    *rows = g;
-    g[*n] = (tag_row){tag, 0, 0, 0};
-    return &g[(*n)++];
+    g->tag = tag;
+    return g;
 }
 
 static int content_is_1(const tfb_plugin_record *r)
@@ -139,8 +141,7 @@ static int info_run(tfb_json *j, tfb_run *r)
         P_TAGGED_RUN_METADATA};
     tfb_plugin_record *recs[5] = {0};
     size_t nrec[5] = {0};
-    tag_row *rows = NULL;
-    size_t nrows = 0;
+    tag_rows rows = {0};
     int run_graph = 0, any = 0;
     for (int k = 0; k < 5; k++) {
         if (tfb_run_records(r, plugins[k], &recs[k], &nrec[k]) < 0)
@@ -157,7 +158,7 @@ static int info_run(tfb_json *j, tfb_run *r)
              * versions are skipped, as TensorBoard does. */
             if (k < 3 && !content_is_1(rc))
                 continue;
-            tag_row *t = row_for(&rows, &nrows, rc->tag);
+            tag_row *t = row_for(&rows, rc->tag);
             if (!t)
                 continue;
             any = 1;
@@ -178,17 +179,17 @@ static int info_run(tfb_json *j, tfb_run *r)
         tfb_json_str(j, tfb_run_name(r));
         tfb_json_key(j, "tags");
         tfb_json_object_begin(j);
-        for (size_t i = 0; i < nrows; i++) {
-            tfb_json_key(j, rows[i].tag);
+        for (size_t i = 0; i < rows.n; i++) {
+            tfb_json_key(j, rows.v[i].tag);
             tfb_json_object_begin(j);
             tfb_json_key(j, "tag");
-            tfb_json_str(j, rows[i].tag);
+            tfb_json_str(j, rows.v[i].tag);
             tfb_json_key(j, "conceptual_graph");
-            tfb_json_bool(j, rows[i].conceptual);
+            tfb_json_bool(j, rows.v[i].conceptual);
             tfb_json_key(j, "op_graph");
-            tfb_json_bool(j, rows[i].op);
+            tfb_json_bool(j, rows.v[i].op);
             tfb_json_key(j, "profile");
-            tfb_json_bool(j, rows[i].profile);
+            tfb_json_bool(j, rows.v[i].profile);
             tfb_json_object_end(j);
         }
         tfb_json_object_end(j);
@@ -196,7 +197,7 @@ static int info_run(tfb_json *j, tfb_run *r)
         tfb_json_bool(j, run_graph);
         tfb_json_object_end(j);
     }
-    free(rows);
+    tfb_vec_free(&rows);
     for (int k = 0; k < 5; k++)
         tfb_plugin_records_free(recs[k], nrec[k]);
     return any;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "plugins/graphs/graph_check.h"
 #include "tfboard.h"
 
@@ -28,8 +29,8 @@ typedef struct jnode {
 } jnode;
 
 typedef struct jdoc {
-    jnode *v;
-    size_t n, cap;
+    jnode *v;      /* the nodes: a TFB_VEC(jnode)'s fields, so the */
+    size_t n, cap; /* vec.h macros grow them */
     tfb_buf pool; /* every string, each followed by a NUL */
     const char *p, *end;
     const char *why;
@@ -38,15 +39,9 @@ typedef struct jdoc {
 
 static size_t jnew(jdoc *d, jtype t)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 256;
-        jnode *g = realloc(d->v, cap * sizeof *g);
-        if (!g) {
-            d->nomem = 1;
-            return NONE;
-        }
-        d->v = g;
-        d->cap = cap;
+    if (tfb_vec_need(d, d->n + 1) < 0) {
+        d->nomem = 1;
+        return NONE;
     }
     d->v[d->n] = (jnode){t, 0, NONE, NONE, NONE, NONE, NONE};
     return d->n++;
@@ -361,10 +356,14 @@ static int dtype_enum(const char *s)
 
 /* ---- the walk (keras_util.py) ---- */
 
-typedef struct names {
-    char **v;
-    size_t n, cap;
-} names;
+typedef TFB_VEC(char *) names;
+
+/* model_name_to_output: a model's name and its output names,
+ * out_list[first..first + n). */
+typedef struct model_out {
+    const char *model;
+    size_t first, n;
+} model_out;
 
 typedef struct walk {
     jdoc *d;
@@ -372,9 +371,7 @@ typedef struct walk {
     names owned;           /* every string made here, freed at the end */
     names in_key, in_val;  /* input_to_layer: a model's input layer ->
                               the node feeding it */
-    names out_model;       /* model_name_to_output: a model's name... */
-    size_t *out_first;     /* ...its output names, out_list[first..+n) */
-    size_t *out_n;
+    TFB_VEC(model_out) out_model; /* model_name_to_output */
     names out_list;
     const char *prev;      /* prev_node_name */
     size_t nodes;
@@ -383,15 +380,8 @@ typedef struct walk {
 
 static int names_add(walk *w, names *l, char *s)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        char **g = realloc(l->v, cap * sizeof *g);
-        if (!g)
-            return w->rc = TFB_ENOMEM;
-        l->v = g;
-        l->cap = cap;
-    }
-    l->v[l->n++] = s;
+    if (tfb_vec_push(l, s) < 0)
+        return w->rc = TFB_ENOMEM;
     return 0;
 }
 
@@ -435,19 +425,10 @@ static size_t norm_kid(const jdoc *d, size_t l, size_t i)
 
 static int set_outputs(walk *w, const char *model, size_t first, size_t n)
 {
-    size_t k = w->out_model.n;
-    if (names_add(w, &w->out_model, (char *)model) < 0)
-        return -1;
-    size_t *f = realloc(w->out_first, (k + 1) * sizeof *f);
-    if (!f)
+    model_out *o = tfb_vec_add(&w->out_model);
+    if (!o)
         return w->rc = TFB_ENOMEM;
-    w->out_first = f;
-    size_t *c = realloc(w->out_n, (k + 1) * sizeof *c);
-    if (!c)
-        return w->rc = TFB_ENOMEM;
-    w->out_n = c;
-    f[k] = first;
-    c[k] = n;
+    *o = (model_out){model, first, n};
     return 0;
 }
 
@@ -527,11 +508,11 @@ static void add_input(walk *w, tfb_buf *nd, const char *scope,
     if (!in)
         return;
     for (size_t k = w->out_model.n; k-- > 0;)
-        if (w->out_n[k] && !strcmp(w->out_model.v[k], in)) {
-            size_t n = w->out_n[k];
+        if (w->out_model.v[k].n && !strcmp(w->out_model.v[k].model, in)) {
+            size_t n = w->out_model.v[k].n;
             size_t i = index >= 0 && index < (double)n ? (size_t)index
                                                        : n - 1;
-            in = w->out_list.v[w->out_first[k] + i];
+            in = w->out_list.v[w->out_model.v[k].first + i];
             break;
         }
     pb_bytes(nd, 3, in, strlen(in));
@@ -695,17 +676,15 @@ int tfb_keras_graph_def(tfb_buf *out, const char *json, size_t len,
         rc = w.rc ? w.rc : (out->failed ? TFB_ENOMEM : 0);
         for (size_t i = 0; i < w.owned.n; i++)
             free(w.owned.v[i]);
-        free(w.owned.v);
-        free(w.in_key.v);
-        free(w.in_val.v);
-        free(w.out_model.v);
-        free(w.out_list.v);
-        free(w.out_first);
-        free(w.out_n);
+        tfb_vec_free(&w.owned);
+        tfb_vec_free(&w.in_key);
+        tfb_vec_free(&w.in_val);
+        tfb_vec_free(&w.out_model);
+        tfb_vec_free(&w.out_list);
     }
     if (why)
         *why = d.why;
-    free(d.v);
+    tfb_vec_free(&d);
     tfb_buf_free(&d.pool);
     return rc;
 }
