@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/regex_bound.h"
+#include "base/vec.h"
 #include "core/json.h"
 #include "core/options.h"
 #include "query/query.h"
@@ -366,30 +368,23 @@ static int parse_format(const char *s, int allow_all, out_format *out)
 /* The SQL from stdin (at most TFB_QUERY_MAX_SQL bytes). */
 static char *read_stdin(void)
 {
-    size_t cap = 4096, n = 0;
-    char *s = malloc(cap);
-    while (s) {
-        size_t k = fread(s + n, 1, cap - n - 1, stdin);
-        n += k;
+    /* 4 KiB, doubled each time the reads fill it (less the NUL's byte) */
+    tfb_buf b = {0};
+    if (tfb_vec_need(&b, 4096) < 0)
+        return NULL;
+    for (;;) {
+        size_t k = fread(b.v + b.n, 1, b.cap - b.n - 1, stdin);
+        b.n += k;
         if (k == 0)
             break;
-        if (n + 1 == cap) {
-            if (cap > TFB_QUERY_MAX_SQL) {
-                free(s);
-                return NULL;
-            }
-            char *t = realloc(s, cap * 2);
-            if (!t) {
-                free(s);
-                return NULL;
-            }
-            s = t;
-            cap *= 2;
+        if (b.n + 1 == b.cap &&
+            (b.cap > TFB_QUERY_MAX_SQL || tfb_vec_need(&b, b.cap + 1) < 0)) {
+            tfb_buf_free(&b);
+            return NULL;
         }
     }
-    if (s)
-        s[n] = 0;
-    return s;
+    b.v[b.n] = 0;
+    return tfb_buf_take(&b);
 }
 
 /* SQLite's message, where it is, and a caret under the place. */

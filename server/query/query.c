@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "base/deadline.h"
+#include "base/vec.h"
 #include "query/query_internal.h"
 #include "query/query_mem.h"
 #include "query/query_trace_tables.h"
@@ -457,23 +458,14 @@ static int check_expr(const char *e, char *err, size_t errcap, int *off)
     return 0;
 }
 
-typedef struct names_ctx {
-    char **v;
-    size_t n, cap;
-} names_ctx;
+typedef TFB_VEC(char *) names_ctx;
 
 static int name_row(void *ctx, sqlite3_stmt *st)
 {
     names_ctx *c = ctx;
     const char *s = (const char *)sqlite3_column_text(st, 0);
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        char **n = realloc(c->v, cap * sizeof *n);
-        if (!n)
-            return TFB_ENOMEM;
-        c->v = n;
-        c->cap = cap;
-    }
+    if (tfb_vec_need(c, c->n + 1) < 0)
+        return TFB_ENOMEM;
     if (!(c->v[c->n] = strdup(s ? s : "")))
         return TFB_ENOMEM;
     c->n++;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/strtab.h"
+#include "base/vec.h"
 #include "query/query.h"
 #include "store/store.h"
 
@@ -119,11 +120,12 @@ struct qcursor {
     size_t nseries, si, pi;
     int series_loaded;
     void *state;
-    /* rows made by the last fill */
-    qcell *cells;
-    size_t nrows, caprows, row;
-    char *arena;
-    size_t an, acap;
+    /* rows made by the last fill: nrows rows of the table's ncol cells
+     * (cells.n = nrows * ncol), their copied text in arena (each string
+     * followed by a NUL) */
+    TFB_VEC(qcell) cells;
+    size_t nrows, row;
+    TFB_VEC(char) arena;
     int64_t rowid;
     int eof;
 };

@@ -171,7 +171,8 @@ static void cursor_reset(qcursor *c)
     c->tag = NULL;
     c->has_lo = c->has_hi = 0;
     c->nrows = c->row = 0;
-    c->an = 0;
+    c->cells.n = 0;
+    c->arena.n = 0;
     c->rowid = 0;
     c->eof = 1;
 }
@@ -180,8 +181,8 @@ static int vt_close(sqlite3_vtab_cursor *cur)
 {
     qcursor *c = (qcursor *)cur;
     cursor_reset(c);
-    free(c->cells);
-    free(c->arena);
+    tfb_vec_free(&c->cells);
+    tfb_vec_free(&c->arena);
     free(c);
     return SQLITE_OK;
 }
@@ -197,7 +198,8 @@ static int set_error(qcursor *c, int rc)
 static int refill(qcursor *c)
 {
     c->nrows = c->row = 0;
-    c->an = 0;
+    c->cells.n = 0;
+    c->arena.n = 0;
     while (c->ri < c->nruns) {
         if (c->vt->q->timed_out)
             return SQLITE_INTERRUPT;
@@ -309,7 +311,7 @@ static int vt_eof(sqlite3_vtab_cursor *cur)
 static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 {
     qcursor *c = (qcursor *)cur;
-    const qcell *x = &c->cells[c->row * (size_t)c->vt->t->ncol + (size_t)i];
+    const qcell *x = &c->cells.v[c->row * (size_t)c->vt->t->ncol + (size_t)i];
     switch (x->type) {
     case SQLITE_INTEGER:
         sqlite3_result_int64(ctx, x->i);
@@ -322,7 +324,7 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
         if (x->s)
             sqlite3_result_text(ctx, x->s, (int)x->len, SQLITE_STATIC);
         else
-            sqlite3_result_text(ctx, c->arena + x->off, (int)x->len,
+            sqlite3_result_text(ctx, c->arena.v + x->off, (int)x->len,
                                 SQLITE_TRANSIENT);
         break;
     default:
@@ -358,15 +360,12 @@ static const sqlite3_module vt_module = {
 qcell *qc_row(qcursor *c)
 {
     size_t nc = (size_t)c->vt->t->ncol;
-    if (c->nrows == c->caprows) {
-        size_t cap = c->caprows ? c->caprows * 2 : 64;
-        qcell *n = realloc(c->cells, cap * nc * sizeof *n);
-        if (!n)
-            return NULL;
-        c->cells = n;
-        c->caprows = cap;
-    }
-    qcell *row = &c->cells[c->nrows++ * nc];
+    /* room for 64 rows at least the first time; doubles after */
+    size_t need = (c->nrows + 1) * nc;
+    if (tfb_vec_need(&c->cells, need < 64 * nc ? 64 * nc : need) < 0)
+        return NULL;
+    qcell *row = &c->cells.v[c->nrows++ * nc];
+    c->cells.n = c->nrows * nc;
     memset(row, 0, nc * sizeof *row);
     return row;
 }
@@ -392,24 +391,18 @@ void qc_stable(qcell *x, const char *s)
 
 int qc_text(qcursor *c, qcell *x, const char *s, size_t len)
 {
-    if (c->an + len + 1 > c->acap) {
-        size_t cap = c->acap ? c->acap : 4096;
-        while (cap < c->an + len + 1)
-            cap *= 2;
-        char *n = realloc(c->arena, cap);
-        if (!n)
-            return TFB_ENOMEM;
-        c->arena = n;
-        c->acap = cap;
-    }
+    /* 4 KiB at least the first time; doubles after */
+    size_t need = c->arena.n + len + 1;
+    if (tfb_vec_need(&c->arena, need < 4096 ? 4096 : need) < 0)
+        return TFB_ENOMEM;
     if (len)
-        memcpy(c->arena + c->an, s, len);
-    c->arena[c->an + len] = 0;
+        memcpy(c->arena.v + c->arena.n, s, len);
+    c->arena.v[c->arena.n + len] = 0;
     x->type = SQLITE_TEXT;
     x->s = NULL;
-    x->off = c->an;
+    x->off = c->arena.n;
     x->len = len;
-    c->an += len + 1;
+    c->arena.n += len + 1;
     return 0;
 }
 

@@ -25,6 +25,7 @@
 #include "analysis/ranks_jobs.h"
 #include "analysis/run_status.h"
 #include "base/deadline.h"
+#include "base/vec.h"
 #include "query/query_internal.h"
 #include "tfboard.h"
 
@@ -68,12 +69,10 @@ void tfb_query_wide_free(tfb_query *q)
 }
 
 typedef struct colset {
-    qwide_col *v;
-    size_t n, cap;
+    TFB_VEC(qwide_col) cols;
     tfb_strtab lower;   /* lower-cased names taken (SQLite's are
                            case-insensitive) -> 1 */
-    char **lowkeys;
-    size_t nlow, caplow;
+    TFB_VEC(char *) lowkeys; /* lower's keys, owned */
 } colset;
 
 static int taken_or_take(colset *cs, const char *name, int take)
@@ -92,17 +91,10 @@ static int taken_or_take(colset *cs, const char *name, int take)
         free(low);
         return 0;
     }
-    if (cs->nlow == cs->caplow) {
-        size_t cap = cs->caplow ? cs->caplow * 2 : 64;
-        char **n = realloc(cs->lowkeys, cap * sizeof *n);
-        if (!n) {
-            free(low);
-            return -1;
-        }
-        cs->lowkeys = n;
-        cs->caplow = cap;
+    if (tfb_vec_push(&cs->lowkeys, low) < 0) {
+        free(low);
+        return -1;
     }
-    cs->lowkeys[cs->nlow++] = low;
     if (tfb_strtab_put(&cs->lower, low, len, (void *)1) < 0)
         return -1;
     return 0;
@@ -123,15 +115,9 @@ static int add_col(colset *cs, qwide_kind k, const char *key, size_t key_len,
         free(col);
         return t < 0 ? -1 : 0; /* a clash: the first comer keeps it */
     }
-    if (cs->n == cs->cap) {
-        size_t cap = cs->cap ? cs->cap * 2 : 32;
-        qwide_col *n = realloc(cs->v, cap * sizeof *n);
-        if (!n) {
-            free(col);
-            return -1;
-        }
-        cs->v = n;
-        cs->cap = cap;
+    if (tfb_vec_need(&cs->cols, cs->cols.n + 1) < 0) {
+        free(col);
+        return -1;
     }
     char *kc = malloc(key_len + 1);
     if (!kc) {
@@ -140,7 +126,7 @@ static int add_col(colset *cs, qwide_kind k, const char *key, size_t key_len,
     }
     memcpy(kc, key, key_len);
     kc[key_len] = 0;
-    cs->v[cs->n++] = (qwide_col){k, kc, key_len, col};
+    cs->cols.v[cs->cols.n++] = (qwide_col){k, kc, key_len, col};
     return 0;
 }
 
@@ -159,7 +145,7 @@ static int work_out(tfb_query *q, colset *cs, size_t *left_out)
     tfb_hparams_experiment e;
     int rc = tfb_hparams_experiment_get(q->store, &e);
     for (size_t i = 0; rc == 0 && i < e.n_columns; i++) {
-        if (W_NFIXED + cs->n >= TFB_QUERY_WIDE_MAX_COLUMNS)
+        if (W_NFIXED + cs->cols.n >= TFB_QUERY_WIDE_MAX_COLUMNS)
             break;
         if (add_col(cs, QW_HPARAM, e.columns[i].name, e.columns[i].name_len,
                     "") < 0)
@@ -174,8 +160,7 @@ static int work_out(tfb_query *q, colset *cs, size_t *left_out)
     if (tfb_store_runs(q->store, &runs, &nruns) < 0)
         return TFB_ENOMEM;
     tfb_strtab seen = {0};
-    const char **tags = NULL;
-    size_t ntags = 0, captags = 0;
+    TFB_VEC(const char *) tags = {0};
     for (size_t r = 0; r < nruns && rc == 0; r++) {
         tfb_series **ss = NULL;
         size_t ns = 0;
@@ -188,17 +173,11 @@ static int work_out(tfb_query *q, colset *cs, size_t *left_out)
             size_t tl = strlen(t);
             if (tfb_strtab_get(&seen, t, tl))
                 continue;
-            if (ntags == captags) {
-                size_t cap = captags ? captags * 2 : 64;
-                const char **n = realloc(tags, cap * sizeof *n);
-                if (!n) {
-                    rc = TFB_ENOMEM;
-                    break;
-                }
-                tags = n;
-                captags = cap;
+            /* the store's: lives as long as it */
+            if (tfb_vec_push(&tags, t) < 0) {
+                rc = TFB_ENOMEM;
+                break;
             }
-            tags[ntags++] = t; /* the store's: lives as long as it */
             if (tfb_strtab_put(&seen, t, tl, (void *)1) < 0)
                 rc = TFB_ENOMEM;
         }
@@ -206,27 +185,27 @@ static int work_out(tfb_query *q, colset *cs, size_t *left_out)
     }
     free(runs);
     tfb_strtab_free(&seen);
-    if (rc == 0 && ntags)
-        qsort(tags, ntags, sizeof *tags, cmp_str);
-    for (size_t i = 0; rc == 0 && i < ntags; i++) {
-        if (W_NFIXED + cs->n + 2 > TFB_QUERY_WIDE_MAX_COLUMNS) {
-            *left_out = ntags - i;
+    if (rc == 0 && tags.n)
+        qsort(tags.v, tags.n, sizeof *tags.v, cmp_str);
+    for (size_t i = 0; rc == 0 && i < tags.n; i++) {
+        if (W_NFIXED + cs->cols.n + 2 > TFB_QUERY_WIDE_MAX_COLUMNS) {
+            *left_out = tags.n - i;
             break;
         }
-        size_t tl = strlen(tags[i]);
-        if (add_col(cs, QW_TAG_LAST, tags[i], tl, ".last") < 0 ||
-            add_col(cs, QW_TAG_MIN, tags[i], tl, ".min") < 0)
+        size_t tl = strlen(tags.v[i]);
+        if (add_col(cs, QW_TAG_LAST, tags.v[i], tl, ".last") < 0 ||
+            add_col(cs, QW_TAG_MIN, tags.v[i], tl, ".min") < 0)
             rc = TFB_ENOMEM;
     }
-    free(tags);
+    tfb_vec_free(&tags);
     return rc;
 }
 
 static void colset_free_keys(colset *cs)
 {
-    for (size_t i = 0; i < cs->nlow; i++)
-        free(cs->lowkeys[i]);
-    free(cs->lowkeys);
+    for (size_t i = 0; i < cs->lowkeys.n; i++)
+        free(cs->lowkeys.v[i]);
+    tfb_vec_free(&cs->lowkeys);
     tfb_strtab_free(&cs->lower);
 }
 
@@ -259,22 +238,22 @@ int tfb_query_wide_refresh(tfb_query *q)
     int rc = work_out(q, &cs, &left_out);
     colset_free_keys(&cs);
     if (rc < 0) {
-        cols_free(cs.v, cs.n);
+        cols_free(cs.cols.v, cs.cols.n);
         return rc;
     }
     q->wide_gen = gen;
     q->wide_left_out = left_out;
-    if (q->wide_made && same_cols(q->wide, q->n_wide, cs.v, cs.n)) {
-        cols_free(cs.v, cs.n);
+    if (q->wide_made && same_cols(q->wide, q->n_wide, cs.cols.v, cs.cols.n)) {
+        cols_free(cs.cols.v, cs.cols.n);
         return 0;
     }
     if (q->wide_made && (rc = exec_internal(q, "DROP TABLE temp.runs_wide")) < 0) {
-        cols_free(cs.v, cs.n);
+        cols_free(cs.cols.v, cs.cols.n);
         return rc;
     }
     tfb_query_wide_free(q);
-    q->wide = cs.v;
-    q->n_wide = cs.n;
+    q->wide = cs.cols.v;
+    q->n_wide = cs.cols.n;
     q->wide_made = 0;
     /* the second statement settles the new schema while the layer is
      * still the one asking (SQLite finishes a CREATE VIRTUAL TABLE's
