@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/str.h"
+#include "base/vec.h"
 #include "tfboard.h"
 
 typedef struct scan {
@@ -102,12 +104,7 @@ static int hexval(char c)
 /* One or more adjacent quoted strings, unescaped, as a new string. */
 static char *string_value(scan *s)
 {
-    size_t cap = 64, n = 0;
-    char *out = malloc(cap);
-    if (!out) {
-        s->failed = TFB_ENOMEM;
-        return NULL;
-    }
+    tfb_buf out = {0};
     int any = 0;
     for (;;) {
         skip_space(s);
@@ -118,7 +115,7 @@ static char *string_value(scan *s)
         for (;;) {
             if (s->p >= s->end || *s->p == '\n') {
                 fail(s, "string not closed");
-                free(out);
+                tfb_buf_free(&out);
                 return NULL;
             }
             char c = *s->p++;
@@ -127,7 +124,7 @@ static char *string_value(scan *s)
             if (c == '\\') {
                 if (s->p >= s->end) {
                     fail(s, "string not closed");
-                    free(out);
+                    tfb_buf_free(&out);
                     return NULL;
                 }
                 char e = *s->p++;
@@ -150,7 +147,7 @@ static char *string_value(scan *s)
                     }
                     if (!k) {
                         fail(s, "\\x without hex digits");
-                        free(out);
+                        tfb_buf_free(&out);
                         return NULL;
                     }
                     c = (char)v;
@@ -167,36 +164,33 @@ static char *string_value(scan *s)
                         c = (char)v;
                     } else {
                         fail(s, "unknown escape \\%c", e);
-                        free(out);
+                        tfb_buf_free(&out);
                         return NULL;
                     }
                 }
             }
-            if (n + 2 > cap) {
-                cap *= 2;
-                char *t = realloc(out, cap);
-                if (!t) {
-                    free(out);
-                    s->failed = TFB_ENOMEM;
-                    return NULL;
-                }
-                out = t;
+            tfb_buf_put(&out, &c, 1);
+            if (out.failed) {
+                tfb_buf_free(&out);
+                s->failed = TFB_ENOMEM;
+                return NULL;
             }
-            out[n++] = c;
         }
     }
     if (!any) {
         fail(s, "expected a quoted string");
-        free(out);
+        tfb_buf_free(&out);
         return NULL;
     }
-    out[n] = 0;
-    if (strlen(out) != n) {
+    if (out.n && memchr(out.v, 0, out.n)) {
         fail(s, "a path or name with a NUL byte");
-        free(out);
+        tfb_buf_free(&out);
         return NULL;
     }
-    return out;
+    char *r = tfb_buf_take(&out);
+    if (!r)
+        s->failed = TFB_ENOMEM;
+    return r;
 }
 
 /* A bare token (number, enum or bool), skipped or read as uint32. */
@@ -453,7 +447,7 @@ int tfb_projector_config_parse(const char *text, size_t len,
         err[0] = 0;
     scan s = {.p = text, .end = text + len, .line = 1, .err = err,
               .err_len = err_len};
-    size_t cap = 0;
+    TFB_VEC(tfb_projector_embedding) embs = {0}; /* grows out->emb */
     char name[64];
     for (;;) {
         skip_space(&s);
@@ -482,19 +476,13 @@ int tfb_projector_config_parse(const char *text, size_t len,
                 out->dropped++;
                 continue;
             }
-            if (out->n_emb == cap) {
-                size_t nc = cap ? cap * 2 : 4;
-                tfb_projector_embedding *t =
-                    realloc(out->emb, nc * sizeof *t);
-                if (!t) {
-                    emb_free(&e);
-                    s.failed = TFB_ENOMEM;
-                    break;
-                }
-                out->emb = t;
-                cap = nc;
+            if (tfb_vec_push(&embs, e) < 0) {
+                emb_free(&e);
+                s.failed = TFB_ENOMEM;
+                break;
             }
-            out->emb[out->n_emb++] = e;
+            out->emb = embs.v; /* lent: the config owns the array */
+            out->n_emb = embs.n;
         } else {
             skip_field(&s, 1);
         }

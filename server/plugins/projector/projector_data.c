@@ -16,6 +16,7 @@
 
 #include "base/str.h"
 #include "base/utf8.h"
+#include "base/vec.h"
 #include "tfboard.h"
 
 char *tfb_projector_resolve(const char *logdir, const char *cfg_dir,
@@ -208,8 +209,7 @@ int tfb_projector_parse_tensor(const char *data, size_t len,
                 out->nonfinite++;
         return 0;
     }
-    size_t cap = 0, n = 0;
-    float *v = NULL;
+    TFB_VEC(float) v = {0};
     uint32_t cols = 0, rows = 0;
     const char *p = data, *end = data + len;
     uint64_t line = 0;
@@ -231,38 +231,34 @@ int tfb_projector_parse_tensor(const char *data, size_t len,
                 snprintf(err, err_len, "line %llu, value %u: \"%.*s\" is "
                          "not a number", (unsigned long long)line, c + 1,
                          (int)((fe - f) > 40 ? 40 : (fe - f)), f);
-                free(v);
+                tfb_vec_free(&v);
                 return TFB_ECORRUPT;
             }
             if (c >= TFB_PROJECTOR_MAX_DIM) {
                 snprintf(err, err_len, "line %llu has more than %d values, "
                          "the projector's bound on dimensions",
                          (unsigned long long)line, TFB_PROJECTOR_MAX_DIM);
-                free(v);
+                tfb_vec_free(&v);
                 return TFB_ETOOBIG;
             }
-            if (n >= TFB_PROJECTOR_MAX_VALUES) {
+            if (v.n >= TFB_PROJECTOR_MAX_VALUES) {
                 snprintf(err, err_len, "the tensor has more than %llu "
                          "values, the projector's bound",
                          (unsigned long long)TFB_PROJECTOR_MAX_VALUES);
-                free(v);
+                tfb_vec_free(&v);
                 return TFB_ETOOBIG;
             }
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 4096;
-                float *t = realloc(v, nc * sizeof *t);
-                if (!t) {
-                    snprintf(err, err_len, "out of memory");
-                    free(v);
-                    return TFB_ENOMEM;
-                }
-                v = t;
-                cap = nc;
+            /* 4096 values the first time, then doubling (vec.h). */
+            if (v.n == v.cap &&
+                tfb_vec_need(&v, v.cap ? v.n + 1 : 4096) < 0) {
+                snprintf(err, err_len, "out of memory");
+                tfb_vec_free(&v);
+                return TFB_ENOMEM;
             }
             float fx = (float)x;
             if (!isfinite(fx))
                 out->nonfinite++;
-            v[n++] = fx;
+            v.v[v.n++] = fx;
             c++;
             if (!tab)
                 break;
@@ -273,7 +269,7 @@ int tfb_projector_parse_tensor(const char *data, size_t len,
         else if (c != cols) {
             snprintf(err, err_len, "line %llu has %u values; the rows "
                      "before it have %u", (unsigned long long)line, c, cols);
-            free(v);
+            tfb_vec_free(&v);
             return TFB_ECORRUPT;
         }
         rows++;
@@ -281,10 +277,10 @@ int tfb_projector_parse_tensor(const char *data, size_t len,
     }
     if (!rows) {
         snprintf(err, err_len, "the tensor file has no rows");
-        free(v);
+        tfb_vec_free(&v);
         return TFB_ECORRUPT;
     }
-    out->data = v;
+    out->data = v.v; /* taken over: freed by tfb_projector_tensor_free */
     out->rows = rows;
     out->cols = cols;
     return 0;
