@@ -30,9 +30,9 @@ static void test_builtin_names_and_routes(void **state)
     size_t n;
     const tfb_plugin *const *pl = tfb_plugins(&n);
     static const char *const want[] = {"scalars", "runs", "histograms",
-                                       "distributions", "images", "audio",
-                                       "text", "health", "gradients",
-                                       "gpu", "pipeline", "ranks"};
+                                       "distributions", "images", "text",
+                                       "health", "gradients", "gpu",
+                                       "pipeline", "ranks", "hparams"};
     size_t nb;
     tfb_builtin_plugins(&nb);
     assert_true(n >= 12);
