@@ -7,8 +7,9 @@ each with its layers; every layer a chain of ops with weights, biases,
 constants, a skip connection, one control edge and `_output_shapes`) and
 one Event{tagged_run_metadata} "step_1" with step stats (compute time and
 memory for every op node), as TensorFlow 1 writes them. Standard library
-only: the protobuf fields and the TFRecord framing (masked CRC-32C) are
-written here.
+only: the protobuf fields are written here, the varints and the TFRecord
+framing (masked CRC-32C) come from the tests' own event-file writer,
+tests/integration/tfevents_py.py.
 
 usage: gen_graph_logdir.py OUTDIR [--nodes 20000] [--scopes 300] [--pbtxt FILE]
                            [--run NAME] [--hostile]
@@ -20,46 +21,11 @@ browser test uses it).
 import argparse
 import os
 import struct
+import sys
 import time
 
-
-def crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-TABLE = crc32c_table()
-
-
-def crc32c(data):
-    c = 0xFFFFFFFF
-    t = TABLE
-    for b in data:
-        c = t[(c ^ b) & 0xFF] ^ (c >> 8)
-    return c ^ 0xFFFFFFFF
-
-
-def masked(data):
-    c = crc32c(data)
-    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def varint(v):
-    out = bytearray()
-    v &= (1 << 64) - 1
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from tfevents_py import record, varint  # noqa: E402
 
 
 def field_bytes(num, data):
@@ -170,11 +136,6 @@ def event(step, **fields):
     for num, data in fields.items():
         e += field_bytes(int(num[1:]), data)
     return e
-
-
-def record(data):
-    head = struct.pack("<Q", len(data))
-    return head + struct.pack("<I", masked(head)) + data + struct.pack("<I", masked(data))
 
 
 def pbtxt(nodes):

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "core/media_tags_json.h"
+#include "core/media_route.h"
 #include "core/plugin.h"
 #include "plugins/audio/wav_check.h"
 #include "store/media_index.h"
@@ -26,38 +26,7 @@ static const char wav_type[] = "audio/wav";
  * dashboard's counts. */
 static int route_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    tfb_run **runs;
-    size_t nr;
-    if (tfb_store_runs(tfb_server_store(req), &runs, &nr) < 0)
-        return tfb_http_error(resp, 500, "out of memory");
-    tfb_json j;
-    tfb_json_init(&j);
-    tfb_media_tags_json(&j, runs, nr, TFB_MEDIA_AUDIO, 1);
-    free(runs);
-    return tfb_http_json(resp, &j);
-}
-
-/* s percent-encoded (RFC 3986 unreserved kept), malloc'd. */
-static char *encoded(const char *s)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    char *out = malloc(strlen(s) * 3 + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-            (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' ||
-            c == '~') {
-            *o++ = (char)c;
-        } else {
-            *o++ = '%';
-            *o++ = hex[c >> 4];
-            *o++ = hex[c & 15];
-        }
-    }
-    *o = 0;
-    return out;
+    return tfb_media_route_tags(req, resp, TFB_MEDIA_AUDIO);
 }
 
 /* text HTML-escaped, malloc'd: TensorBoard's label is HTML, and a label
@@ -131,112 +100,48 @@ static char *read_label(tfb_media_index *ix, const tfb_media_entry *e)
     return s;
 }
 
-static int param_tag(const tfb_http_req *req, tfb_http_resp *resp,
-                     const char **tag)
-{
-    return tfb_http_param_str(req, resp, "tag", 1, NULL, tag);
-}
+static const tfb_media_nouns nouns = {TFB_MEDIA_AUDIO, "audio", "clip", 0};
 
 /* [{wall_time, step, label, contentType, query}] for one sample of a tag
  * (TensorBoard's), every clip of every step, in file order; ours:
  * label_text, bytes. */
 static int route_audio(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    const char *tag;
-    tfb_run *run;
-    int64_t sample;
-    if (!tfb_http_query(req, "run"))
-        return tfb_http_error(resp, 400, "missing parameter 'run'");
-    if (param_tag(req, resp, &tag) < 0 ||
-        tfb_http_param_i64(req, resp, "sample", 0, 0, 0,
-                           TFB_MEDIA_MAX_SAMPLES, &sample) < 0 ||
-        tfb_http_param_run(req, resp, &run) < 0)
+    tfb_media_list l;
+    if (!tfb_media_list_begin(req, resp, &nouns, &l))
         return 0;
-    tfb_media_index *ix = tfb_run_media(run);
-    tfb_media_entry *e;
-    size_t n;
-    int rc = tfb_media_entries(ix, TFB_MEDIA_AUDIO, tag, (int)sample, &e,
-                               &n);
-    if (rc == TFB_ENOENT)
-        return tfb_http_error(resp, 404, "run '%s' has no audio tag '%s'",
-                              tfb_run_name(run), tag);
-    if (rc < 0)
-        return tfb_http_error(resp, 500, "out of memory");
-    char *erun = encoded(tfb_run_name(run)), *etag = encoded(tag);
-    size_t qcap = (erun ? strlen(erun) : 0) + (etag ? strlen(etag) : 0) + 96;
-    char *q = malloc(qcap);
-    if (!erun || !etag || !q) {
-        free(erun);
-        free(etag);
-        free(q);
-        free(e);
-        return tfb_http_error(resp, 500, "out of memory");
-    }
     tfb_json j;
     tfb_json_init(&j);
     tfb_json_array_begin(&j);
-    for (size_t i = 0; i < n; i++) {
-        char *text = read_label(ix, &e[i]);
+    for (size_t i = 0; i < l.n; i++) {
+        char *text = read_label(l.ix, &l.e[i]);
         char *html = text ? html_escaped(text, strlen(text)) : NULL;
-        /* Opaque to clients; it names the step, so a cached answer for
-         * this URL can never be another clip. */
-        snprintf(q, qcap, "run=%s&tag=%s&sample=%d&index=%zu&step=%lld",
-                 erun, etag, (int)sample, i, (long long)e[i].step);
         audio_row row = {
-            .wall_time = e[i].wall,
-            .step = e[i].step,
+            .wall_time = l.e[i].wall,
+            .step = l.e[i].step,
             .label = html ? html : "",
             .label_text = text ? text : "",
             .contentType = wav_type,
-            .bytes = e[i].len,
-            .query = q,
+            .bytes = l.e[i].len,
+            .query = tfb_media_list_query(&l, i),
         };
         TFB_JSON_STRUCT(&j, &row, audio_row_fields);
         free(text);
         free(html);
     }
     tfb_json_array_end(&j);
-    free(erun);
-    free(etag);
-    free(q);
-    free(e);
+    tfb_media_list_end(&l);
     return tfb_http_json(resp, &j);
 }
 
 /* The bytes of one clip as audio/wav, when its WAV header holds. */
 static int route_individual(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    const char *tag;
-    tfb_run *run;
-    int64_t sample, index, step;
-    if (!tfb_http_query(req, "run"))
-        return tfb_http_error(resp, 400, "missing parameter 'run'");
-    if (param_tag(req, resp, &tag) < 0 ||
-        tfb_http_param_i64(req, resp, "sample", 0, 0, 0,
-                           TFB_MEDIA_MAX_SAMPLES, &sample) < 0 ||
-        tfb_http_param_i64(req, resp, "index", 1, 0, 0, INT64_MAX,
-                           &index) < 0 ||
-        tfb_http_param_i64(req, resp, "step", 0, INT64_MIN, INT64_MIN,
-                           INT64_MAX, &step) < 0 ||
-        tfb_http_param_run(req, resp, &run) < 0)
-        return 0;
-    tfb_media_index *ix = tfb_run_media(run);
     tfb_media_entry e;
-    if (tfb_media_find(ix, TFB_MEDIA_AUDIO, tag, (int)sample,
-                       (uint64_t)index, &e) < 0 ||
-        (tfb_http_query(req, "step") && e.step != step))
-        return tfb_http_error(resp, 404,
-                              "run '%s' has no clip %lld of audio tag '%s'",
-                              tfb_run_name(run), (long long)index, tag);
     uint8_t *bytes;
     size_t len;
-    int rc = tfb_media_read(ix, &e, &bytes, &len);
-    if (rc == TFB_ENOMEM)
-        return tfb_http_error(resp, 500, "out of memory");
-    if (rc < 0)
-        return tfb_http_error(resp, 410,
-                              "the clip is no longer in its event file: %s",
-                              tfb_strerror(rc));
+    if (!tfb_media_item_read(req, resp, &nouns, &e, &bytes, &len))
+        return 0;
     char why[256];
     tfb_wav_info info;
     if (tfb_wav_check(bytes, len, &info, why, sizeof why) < 0) {
@@ -244,10 +149,7 @@ static int route_individual(const tfb_http_req *req, tfb_http_resp *resp)
         return tfb_http_error(resp, 422, "%s", why);
     }
     tfb_http_body_take(resp, 200, wav_type, (char *)bytes, len);
-    if (tfb_http_query(req, "step"))
-        tfb_http_set_cache(resp, "private, max-age=86400");
-    else
-        tfb_http_set_cache(resp, "private, no-cache");
+    tfb_media_item_cache(req, resp);
     return 0;
 }
 

@@ -6,20 +6,11 @@
 // (preload="none"), so many cards stay cheap. A clip the server refuses
 // (a WAV header that lies) shows the server's reason.
 import { h, clear, debounce } from '../core/dom.js';
-import { getJSON, num } from '../core/api.js';
+import { num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
-import { wall, naturalCompare } from '../core/format.js';
+import { wall } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
-
-// The card's entry at or before step (its first when none is).
-function atStep(entries, step) {
-  let lo = 0, hi = entries.length - 1, best = 0;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (entries[mid].step <= step) { best = mid; lo = mid + 1; } else hi = mid - 1;
-  }
-  return best;
-}
+import { atStep, mediaRows } from '../lib/media_cards.js';
 
 const page = {
   mount(ctx) {
@@ -74,28 +65,14 @@ const page = {
     const { re } = safeRegex(this.ctx.state.tagFilter);
     const token = {};
     this.token = token;
-    let tags;
+    let got;
     try {
-      tags = await getJSON('data/plugin/audio/tags');
+      got = await mediaRows('audio', 'audio', this.ctx.runs, re);
     } catch (e) {
-      clear(this.body).appendChild(h('div', { class: 'error-text' }, e.message));
+      if (this.token === token) clear(this.body).appendChild(h('div', { class: 'error-text' }, e.message));
       return;
     }
-    if (this.token !== token) return;
-    const byTag = new Map();
-    for (const r of this.ctx.runs) {
-      for (const [t, info] of Object.entries(tags[r] || {})) {
-        if (re && !re.test(t)) continue;
-        for (let s = 0; s < Math.max(1, info.samples); s++) {
-          const key = info.samples > 1 ? `${t} [${s}]` : t;
-          if (!byTag.has(key)) byTag.set(key, { tag: t, sample: s, runs: [] });
-          byTag.get(key).runs.push(r);
-        }
-      }
-    }
-    const keys = [...byTag.keys()].sort(naturalCompare);
-    const lists = await Promise.all(keys.flatMap((k) => byTag.get(k).runs.map((r) =>
-      getJSON('data/plugin/audio/audio', { run: r, tag: byTag.get(k).tag, sample: byTag.get(k).sample }).catch((e) => ({ error: e.message })))));
+    const { keys, rows: byTag, lists } = got;
     if (this.token !== token) return;
     for (const c of this.cards) c.player.pause();
     clear(this.body);
@@ -167,5 +144,4 @@ const page = {
   },
 };
 
-export { atStep };
 export default page;
