@@ -10,7 +10,7 @@ import { num } from '../core/api.js';
 import { runColor } from '../core/colors.js';
 import { wall } from '../core/format.js';
 import { safeRegex } from '../core/state.js';
-import { atStep, mediaRows } from '../lib/media_cards.js';
+import { atStep, mediaRows, MEDIA_CARDS_MAX } from '../lib/media_cards.js';
 
 const page = {
   mount(ctx) {
@@ -102,12 +102,16 @@ const page = {
       if (this.token === token) clear(this.body).appendChild(h('div', { class: 'error-text' }, e.message));
       return;
     }
-    const { keys, rows: byTag, lists } = got;
+    const { keys, rows: byTag, lists, total } = got;
     if (this.token !== token) return;
     this.observer.disconnect();
     clear(this.body);
     this.cards = [];
     if (!keys.length) this.body.appendChild(h('div', { class: 'empty small' }, 'No image tag matches.'));
+    if (total > lists.length) {
+      this.body.appendChild(h('div', { class: 'small media-cap' },
+        `Showing the first ${lists.length} of ${total} cards (at most ${MEDIA_CARDS_MAX}): narrow the tag filter or the run selection to see the rest.`));
+    }
     let n = 0, minStep = Infinity, maxStep = -Infinity;
     for (const k of keys) {
       const g = byTag.get(k);

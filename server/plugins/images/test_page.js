@@ -24,11 +24,24 @@ T.run(async () => {
   const page = await T.newPage(browser);
   const shots = [];
   try {
-    await T.step('the Images tab lists a card per run and tag, runs side by side', async () => {
+    await T.step('past MEDIA_CARDS_MAX cards the page builds the first ones and says how to see the rest', async () => {
       await T.openApp(page, srv.url, 'tab=images');
-      await T.until(page, () => window.__tfb.pages.images && window.__tfb.pages.images.cards >= 2 * 152 + 1, null, 'image cards');
+      await T.until(page, () => window.__tfb.pages.images && window.__tfb.pages.images.renders >= 1 && window.__tfb.pages.images.cards > 0, null, 'image cards');
       const cards = await cardState(page);
-      T.assertEq(cards.length, 2 * 152 + 1, 'cards: 2 runs x 152 tags, and the broken one of alpha');
+      T.assertEq(cards.length, 300, 'cards: the first 300 of 2 runs x 152 tags + the broken one');
+      T.assertEq(cards[0].tag, 'broken/cut', 'in tag order');
+      T.assert(!cards.some((c) => c.tag === 'samples/gradient'), 'tags past the cap are not built');
+      const note = await page.$eval('.media-cap', (n) => n.textContent);
+      T.assert(/first 300 of 305 cards/.test(note) && /tag filter/.test(note), note);
+      shots.push(await T.screenshot(page, 'images_cap'));
+    });
+
+    await T.step('the Images tab lists a card per run and tag, runs side by side', async () => {
+      // many/t000..t099 (200 cards), the gradient and mask tags, the broken one: 205, under the cap.
+      await page.fill('#tag-filter', '^(many/t0|samples|masks|broken)');
+      await T.until(page, () => document.querySelectorAll('.images-card').length === 2 * 102 + 1 && !document.querySelector('.media-cap'), null, 'filtered cards');
+      const cards = await cardState(page);
+      T.assertEq(cards.length, 2 * 102 + 1, 'cards: 2 runs x 102 tags, and the broken one of alpha');
       const grad = cards.filter((c) => c.tag === 'samples/gradient');
       T.assertEq(grad.map((c) => c.run), ['alpha', 'beta'], 'gradient cards');
       T.assertEq(grad[0].top, grad[1].top, 'alpha and beta side by side');
@@ -84,7 +97,7 @@ T.run(async () => {
       // under ASan): wait for that render, so that the next step does not
       // race it.
       await T.until(page, (k) => window.__tfb.pages.images.renders > k, n, 'cards rebuilt', 30000);
-      T.assert(await page.evaluate(() => window.__tfb.pages.images.cards) >= 2 * 152 + 1, 'cards again');
+      T.assert(await page.evaluate(() => window.__tfb.pages.images.cards) >= 2 * 102 + 1, 'cards again');
       const cards = await cardState(page);
       const a = cards.find((c) => c.tag === 'samples/gradient' && c.run === 'alpha');
       const b = cards.find((c) => c.tag === 'samples/gradient' && c.run === 'beta');
