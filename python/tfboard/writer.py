@@ -21,9 +21,11 @@ __all__ = ["SummaryWriter", "TfbError"]
 
 _T = TypeVar("_T")
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
-# add_scalar's fast call passes the step as a C int (tfb_scalar_id_ffi):
-# steps outside this range take the int64 call.
-_S32_MIN, _S32_MAX = -(1 << 31), (1 << 31) - 1
+# add_scalar's fast call passes the step as a C int (tfb_scalar_id_ffi);
+# it takes the steps CPython keeps in one 30-bit digit, whose comparisons
+# its specializer makes cheap (|step| < 2**30, a billion steps): others
+# take the int64 call.
+_FAST_STEP_MIN, _FAST_STEP_MAX = -(1 << 30) + 1, (1 << 30) - 1
 # Distinct tags a writer keeps encoded (bytes) and interned (the library's
 # tag id), each: about 200 B a tag in all, so at most ~2 MB a writer
 # whatever a script logs, and more tags than a person reads as charts.
@@ -335,8 +337,12 @@ class SummaryWriter:
             raise NotImplementedError(
                 "add_scalar(new_style=True/double_precision=True) is not "
                 "supported: tfboard writes simple_value scalars")
+        # (Spelled for CPython 3.11's specializer: two comparisons that
+        # each jump, and the call through a local, not self._fast(...),
+        # whose method lookup finds no method and is never specialized.)
         if walltime is None and global_step.__class__ is int and \
-                _S32_MIN <= global_step <= _S32_MAX:
+                global_step >= _FAST_STEP_MIN and \
+                global_step <= _FAST_STEP_MAX:
             # The hot call: one ctypes call that converts only the value
             # (tfb_scalar_id_ffi). A float, an int and anything with
             # __float__ (NumPy scalars, one-element tensors) convert there.
@@ -344,9 +350,10 @@ class SummaryWriter:
             # always raised: a tag not interned (KeyError) or unhashable
             # (TypeError), a value ctypes cannot convert (ArgumentError),
             # an interpreter without a GIL (_no_fast_call returns 1).
+            fast = self._fast
             try:
-                rc = self._fast(scalar_value, self._pcell, self._ids[tag],
-                                global_step)
+                rc = fast(scalar_value, self._pcell, self._ids[tag],
+                          global_step)
             except (KeyError, TypeError, ctypes.ArgumentError):
                 rc = 1
             if not rc:
@@ -360,7 +367,7 @@ class SummaryWriter:
     def _add_scalar(self, tag: Any, scalar_value: Any, global_step: Any,
                     walltime: Any) -> None:
         """add_scalar through tfb_scalar / tfb_scalar_at: a tag met for the
-        first time, a wall time, a step that is no int of 32 bits, a value
+        first time, a wall time, a step that is no int under 2**30, a value
         that needs .item(), a full queue. Interns the tag for the fast
         call on the way."""
         t = self._tags.get(tag) or self._tag(tag)
