@@ -12,6 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -841,9 +842,17 @@ int tfb_scalar_id(tfb_writer *w, int tag_id, double value, int64_t step)
     return log_scalar_id(w, tag_id, value, step, 1);
 }
 
-int tfb_scalar_id_ffi(double value, tfb_writer *const *pw, int tag_id,
-                      int32_t step)
+int tfb_scalar_id_ffi(double value, ...)
 {
+    /* Variadic because ctypes passes the arguments past its declared ones
+     * as variadic ones (ffi_prep_cif_var), which some ABIs place apart
+     * from fixed ones (Apple's arm64: on the stack). */
+    va_list ap;
+    va_start(ap, value);
+    tfb_writer *const *pw = va_arg(ap, tfb_writer *const *);
+    int tag_id = va_arg(ap, int);
+    int step = va_arg(ap, int);
+    va_end(ap);
     if (!pw)
         return TFB_EINVAL;
     tfb_writer *w = *pw;

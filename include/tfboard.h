@@ -268,18 +268,18 @@ TFB_API int tfb_scalar_id(tfb_writer *w, int tag_id, double value,
  * queue was full, nothing was written; log the value with tfb_scalar_id. */
 #define TFB_SCALAR_WOULD_WAIT 1
 
-/* tfb_scalar_id in the shape that Python's ctypes passes cheapest: the
- * value first (ctypes converts only the arguments it has types for, so
- * the one double is declared) and then pointers and 32-bit ints, which
- * ctypes passes as they are. The writer is read from *pw when the call
- * runs: NULL gives TFB_ECLOSED. It never waits: a full queue gives
+/* tfb_scalar_id in the shape that Python's ctypes passes cheapest, called
+ * as tfb_scalar_id_ffi(double value, tfb_writer *const *pw, int tag_id,
+ * int step): ctypes converts only the arguments it has types for, so the
+ * one double is declared and the rest (a pointer object, 32-bit ints)
+ * pass as they are, as variadic arguments (hence the `...`). The writer
+ * is read from *pw when the call runs: NULL gives TFB_ECLOSED. It never waits: a full queue gives
  * TFB_SCALAR_WOULD_WAIT, so a binding may call it while holding its
  * interpreter lock (ctypes.PyDLL), which no call on w then waits for.
  * Such a binding closes w by clearing *pw under that lock first: no call
  * is in flight then, and later calls return TFB_ECLOSED. Thread-safe on
  * one writer. */
-TFB_API int tfb_scalar_id_ffi(double value, tfb_writer *const *pw,
-                              int tag_id, int32_t step);
+TFB_API int tfb_scalar_id_ffi(double value, ...);
 
 /* Logs a histogram of n values as HistogramProto with TensorBoard's default
  * exponential bucket edges (±1e-12 · 1.1^k, and 0). NaN and ±Inf values are
