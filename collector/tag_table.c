@@ -2,10 +2,12 @@
  * tag_table.h). */
 #include "collector/tag_table.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/hash.h"
+#include "tfboard.h"
 
 tfb_tag_entry *tfb_tag_table_get(tfb_tag_table *t, const char *tag,
                                  size_t len)
@@ -37,13 +39,25 @@ tfb_tag_entry *tfb_tag_table_get(tfb_tag_table *t, const char *tag,
     }
     if (len)
         memcpy(q, tag, len);
-    *e = (tfb_tag_entry){(char *)q, len, field, hdr + len, 0};
+    *e = (tfb_tag_entry){(char *)q, len, field, hdr + len, 0, -1};
     if (tfb_strtab_put_h(&t->index, e->tag, len, h, e) < 0) {
         free(field);
         free(e);
         return NULL;
     }
     return e;
+}
+
+int tfb_tag_table_id(tfb_tag_table *t, tfb_tag_entry *e)
+{
+    if (e->id >= 0)
+        return e->id;
+    if (t->by_id.n >= (size_t)INT_MAX)
+        return TFB_ETOOBIG;
+    if (tfb_vec_push(&t->by_id, e) < 0)
+        return TFB_ENOMEM;
+    e->id = (int)(t->by_id.n - 1);
+    return e->id;
 }
 
 void tfb_tag_table_free(tfb_tag_table *t)
@@ -56,4 +70,5 @@ void tfb_tag_table_free(tfb_tag_table *t)
         }
     }
     tfb_strtab_free(&t->index);
+    tfb_vec_free(&t->by_id);
 }

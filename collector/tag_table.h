@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "base/strtab.h"
+#include "base/vec.h"
 
 enum {
     TFB_TAG_META_SCALAR = 1u << 0,
@@ -30,12 +31,16 @@ typedef struct tfb_tag_entry {
     uint8_t *field;
     size_t field_len;
     unsigned flags;
+    int id; /* its index in the table's by_id, or -1 before tfb_tag_table_id */
 } tfb_tag_entry;
 
 /* Zero-initialise for an empty table. Entries are allocated one by one
- * and indexed by the base string table (keys: each entry's own tag). */
+ * and indexed by the base string table (keys: each entry's own tag); the
+ * entries given an id (tfb_tag_table_id) are also listed in by_id, so a
+ * binding that keeps the id finds its tag without hashing. */
 typedef struct tfb_tag_table {
     tfb_strtab index;
+    TFB_VEC(tfb_tag_entry *) by_id;
 } tfb_tag_table;
 
 /* Finds tag, inserting it (with flags 0) when absent. Returns NULL only
@@ -43,6 +48,17 @@ typedef struct tfb_tag_table {
  * tfb_tag_table_free. */
 tfb_tag_entry *tfb_tag_table_get(tfb_tag_table *t, const char *tag,
                                  size_t len);
+
+/* e's id (>= 0), given on the first call: ids are dense, in the order
+ * asked, and never change. TFB_ENOMEM, or TFB_ETOOBIG past INT_MAX ids. */
+int tfb_tag_table_id(tfb_tag_table *t, tfb_tag_entry *e);
+
+/* The entry of id, or NULL when no entry has it (out of range). */
+static inline tfb_tag_entry *tfb_tag_table_by_id(const tfb_tag_table *t,
+                                                 int id)
+{
+    return id >= 0 && (size_t)id < t->by_id.n ? t->by_id.v[id] : NULL;
+}
 
 /* Frees every entry and the table's memory; t may be reused after. */
 void tfb_tag_table_free(tfb_tag_table *t);

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -566,8 +567,9 @@ int tfb_flush(tfb_writer *w)
 }
 
 /* With w->mu held: room for `need` bytes at the end of the active buffer,
- * waiting (or dropping) while the queue is full. */
-static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst);
+ * waiting (or dropping) while the queue is full; with wait 0, returning
+ * TFB_SCALAR_WOULD_WAIT (the background thread kicked) instead of waiting. */
+static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst, int wait);
 
 static inline int reserve_locked(tfb_writer *w, size_t need, uint8_t **dst)
 {
@@ -575,10 +577,10 @@ static inline int reserve_locked(tfb_writer *w, size_t need, uint8_t **dst)
         *dst = w->active.v + w->active.n;
         return 0;
     }
-    return reserve_slow(w, need, dst);
+    return reserve_slow(w, need, dst, 1);
 }
 
-static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst)
+static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst, int wait)
 {
     for (;;) {
         if (w->sticky)
@@ -600,6 +602,8 @@ static int reserve_slow(tfb_writer *w, size_t need, uint8_t **dst)
         }
         w->kicked = 1;
         pthread_cond_signal(&w->cv_work);
+        if (!wait)
+            return TFB_SCALAR_WOULD_WAIT;
         pthread_cond_wait(&w->cv_space, &w->mu);
     }
     *dst = w->active.v + w->active.n;
@@ -768,6 +772,93 @@ int tfb_scalar_at(tfb_writer *w, const char *tag, double value, int64_t step,
 int tfb_scalar(tfb_writer *w, const char *tag, double value, int64_t step)
 {
     return log_scalar(w, tag, value, step, NULL);
+}
+
+int tfb_tag_id(tfb_writer *w, const char *tag)
+{
+    if (!w || !tag)
+        return TFB_EINVAL;
+    if (inherited(w))
+        return TFB_EFORKED;
+    size_t len = strlen(tag);
+    pthread_mutex_lock(&w->mu);
+    tfb_tag_entry *e = tfb_tag_table_get(&w->tags, tag, len);
+    int rc = e ? tfb_tag_table_id(&w->tags, e) : TFB_ENOMEM;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+/* log_scalar for a tag id, at the writer's clock. The entry is found by
+ * index (no hashing, no string compare); wait as reserve_slow's. */
+static int log_scalar_id(tfb_writer *w, int tag_id, double value,
+                         int64_t step, int wait)
+{
+    if (inherited(w))
+        return TFB_EFORKED;
+    float f = (float)value;
+    pthread_mutex_lock(&w->mu);
+    tfb_tag_entry *e = tfb_tag_table_by_id(&w->tags, tag_id);
+    if (!e) {
+        pthread_mutex_unlock(&w->mu);
+        return TFB_EINVAL;
+    }
+    /* As log_scalar: flagged before a wait for room can let another
+     * thread log the tag, undone when nothing was written. */
+    int with_meta = !(e->flags & TFB_TAG_META_SCALAR);
+    e->flags |= TFB_TAG_META_SCALAR;
+    uint8_t *dst;
+    size_t most = TFB_EV_SCALAR_MAX(e->len);
+    int rc;
+    if (w->active.n + most <= w->active.cap && !w->sticky && !w->closing) {
+        dst = w->active.v + w->active.n;
+        rc = 0;
+    } else {
+        rc = reserve_slow(w, most, &dst, wait);
+    }
+    if (rc == 0) {
+        double t = (double)tfb_wallclock_now(&w->clock) * 1e-9;
+        size_t n = tfb_ev_scalar_write(dst, t, step, e->field, e->field_len,
+                                       with_meta, f);
+        commit_locked(w, n);
+        note_step_locked(w, step);
+    } else if (with_meta) {
+        e->flags &= ~(unsigned)TFB_TAG_META_SCALAR;
+    }
+    pthread_mutex_unlock(&w->mu);
+    /* e->tag is stable until close; a value not written for want of room
+     * is reported by the call that writes it. */
+    if (!isfinite(f) && rc != TFB_SCALAR_WOULD_WAIT) {
+        tfb_nonfinite_counts c = {0};
+        tfb_nonfinite_add(&c, f);
+        tfb_writer_report_nonfinite(w, e->tag, step, &c);
+    }
+    return rc;
+}
+
+int tfb_scalar_id(tfb_writer *w, int tag_id, double value, int64_t step)
+{
+    if (!w)
+        return TFB_EINVAL;
+    return log_scalar_id(w, tag_id, value, step, 1);
+}
+
+int tfb_scalar_id_ffi(double value, ...)
+{
+    /* Variadic because ctypes passes the arguments past its declared ones
+     * as variadic ones (ffi_prep_cif_var), which some ABIs place apart
+     * from fixed ones (Apple's arm64: on the stack). */
+    va_list ap;
+    va_start(ap, value);
+    tfb_writer *const *pw = va_arg(ap, tfb_writer *const *);
+    int tag_id = va_arg(ap, int);
+    int step = va_arg(ap, int);
+    va_end(ap);
+    if (!pw)
+        return TFB_EINVAL;
+    tfb_writer *w = *pw;
+    if (!w)
+        return TFB_ECLOSED;
+    return log_scalar_id(w, tag_id, value, step, 0);
 }
 
 static int log_histo(tfb_writer *w, const char *tag, tfb_histo *h,

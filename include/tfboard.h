@@ -250,6 +250,37 @@ TFB_API int tfb_scalar(tfb_writer *w, const char *tag, double value,
 TFB_API int tfb_scalar_at(tfb_writer *w, const char *tag, double value,
                           int64_t step, double wall_time);
 
+/* Tag ids, for bindings whose per-call cost is the argument conversion
+ * (Python's ctypes: python/tfboard/writer.py). tfb_tag_id interns tag
+ * (UTF-8, copied) in w's tag table and returns its id (>= 0): ids are
+ * dense per writer, never change and stay valid until w is closed; the
+ * same tag always gives the same id. Errors: TFB_EINVAL, TFB_ENOMEM,
+ * TFB_EFORKED. Thread-safe on one writer. */
+TFB_API int tfb_tag_id(tfb_writer *w, const char *tag);
+
+/* As tfb_scalar for the tag of tag_id (TFB_EINVAL for an id w never
+ * gave), without hashing or comparing the tag. Thread-safe on one
+ * writer. */
+TFB_API int tfb_scalar_id(tfb_writer *w, int tag_id, double value,
+                          int64_t step);
+
+/* Returned by tfb_scalar_id_ffi (a positive value, not an error): the
+ * queue was full, nothing was written; log the value with tfb_scalar_id. */
+#define TFB_SCALAR_WOULD_WAIT 1
+
+/* tfb_scalar_id in the shape that Python's ctypes passes cheapest, called
+ * as tfb_scalar_id_ffi(double value, tfb_writer *const *pw, int tag_id,
+ * int step): ctypes converts only the arguments it has types for, so the
+ * one double is declared and the rest (a pointer object, 32-bit ints)
+ * pass as they are, as variadic arguments (hence the `...`). The writer
+ * is read from *pw when the call runs: NULL gives TFB_ECLOSED. It never waits: a full queue gives
+ * TFB_SCALAR_WOULD_WAIT, so a binding may call it while holding its
+ * interpreter lock (ctypes.PyDLL), which no call on w then waits for.
+ * Such a binding closes w by clearing *pw under that lock first: no call
+ * is in flight then, and later calls return TFB_ECLOSED. Thread-safe on
+ * one writer. */
+TFB_API int tfb_scalar_id_ffi(double value, ...);
+
 /* Logs a histogram of n values as HistogramProto with TensorBoard's default
  * exponential bucket edges (±1e-12 · 1.1^k, and 0). NaN and ±Inf values are
  * counted apart (not put in a bucket, not in min/max/sum) and reported to

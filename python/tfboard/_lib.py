@@ -13,13 +13,17 @@ the buffers handed to the library are that size (see struct_size), so a
 newer library with fields added at the end is never written past.
 
 ctypes.CDLL releases the GIL around every call, and the library is
-thread-safe on one writer, so threads logging into one writer run the
-encoding in parallel.
+thread-safe on one writer, so a call that waits (a full queue, a flush)
+never holds up other threads. add_scalar's hot call is the exception: it
+goes through ctypes.PyDLL (the GIL kept, ~40 ns less) to
+tfb_scalar_id_ffi, which never waits (see scalar_id_ffi and
+python/README.md, "add_scalar's cost").
 """
 import ctypes
 import ctypes.util
 import glob
 import os
+import sys
 import threading
 from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
@@ -66,6 +70,9 @@ def _open_cdll() -> Tuple[ctypes.CDLL, str]:
 _cdll: Optional[ctypes.CDLL] = None
 _path: Optional[str] = None
 _load_lock = threading.Lock()
+# tfb_scalar_id_ffi through ctypes.PyDLL (the GIL held during the call),
+# or None where the interpreter runs without a GIL (see scalar_id_ffi).
+_ffi_scalar: Any = None
 
 
 def load() -> ctypes.CDLL:
@@ -78,9 +85,35 @@ def load() -> ctypes.CDLL:
         if _cdll is None:
             cdll, path = _open_cdll()
             _declare(cdll)
+            _declare_ffi(path)
             _path = path
             _cdll = cdll
     return _cdll
+
+
+def _declare_ffi(path: str) -> None:
+    global _ffi_scalar
+    gil = getattr(sys, "_is_gil_enabled", None)
+    if gil is not None and not gil():
+        # Free-threaded Python: holding no GIL, a PyDLL call is not
+        # atomic with respect to close() (see SummaryWriter.close).
+        return
+    # Only the double is declared: ctypes converts each declared argument
+    # through its type's from_param (about 40-75 ns each) and passes a
+    # pointer object or an int of 32 bits as it is (about 15 ns); this
+    # loads the same library again (dlopen counts references).
+    f = ctypes.PyDLL(path).tfb_scalar_id_ffi
+    f.restype = c_int
+    f.argtypes = [c_double]
+    _ffi_scalar = f
+
+
+def scalar_id_ffi() -> Any:
+    """tfb_scalar_id_ffi(value, pointer to the handle's cell, tag id,
+    32-bit step), called with the GIL held, or None where the interpreter
+    has no GIL (then every scalar goes through tfb_scalar)."""
+    load()
+    return _ffi_scalar
 
 
 class _Lib:
@@ -240,6 +273,8 @@ def _declare(cdll: ctypes.CDLL) -> None:
     fn("tfb_flush", c_int, P)
     fn("tfb_scalar", c_int, P, c_char_p, c_double, c_int64)
     fn("tfb_scalar_at", c_int, P, c_char_p, c_double, c_int64, c_double)
+    fn("tfb_tag_id", c_int, P, c_char_p)
+    fn("tfb_scalar_id", c_int, P, c_int, c_double, c_int64)
     fn("tfb_histogram", c_int, P, c_char_p, c_void_p, c_size_t, c_int64)
     fn("tfb_histogram_f64", c_int, P, c_char_p, c_void_p, c_size_t, c_int64)
     fn("tfb_text", c_int, P, c_char_p, c_char_p, c_int64)

@@ -21,6 +21,17 @@ __all__ = ["SummaryWriter", "TfbError"]
 
 _T = TypeVar("_T")
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+# add_scalar's fast call passes the step as a C int (tfb_scalar_id_ffi);
+# it takes the steps CPython keeps in one 30-bit digit, whose comparisons
+# its specializer makes cheap (|step| < 2**30, a billion steps): others
+# take the int64 call.
+_FAST_STEP_MIN, _FAST_STEP_MAX = -(1 << 30) + 1, (1 << 30) - 1
+# Distinct tags a writer keeps encoded (bytes) and interned (the library's
+# tag id), each: about 200 B a tag in all, so at most ~2 MB a writer
+# whatever a script logs, and more tags than a person reads as charts.
+# A tag past the bound is logged the same, encoded on each call (about
+# 300 ns more a call).
+TAG_CACHE_MAX = 8192
 
 # torch.utils.tensorboard.SummaryWriter calls this package does not
 # implement: they raise NotImplementedError naming the call rather than
@@ -92,6 +103,12 @@ def _cstr(s: str, what: str) -> bytes:
     if "\0" in s:
         raise ValueError("%s %r holds a NUL character" % (what, s))
     return s.encode()
+
+
+def _no_fast_call(*args: Any) -> int:
+    """SummaryWriter._fast where the interpreter has no GIL: 1, so that
+    every add_scalar takes the general path (see _lib.scalar_id_ffi)."""
+    return 1
 
 
 def _to_numpy(values):
@@ -218,6 +235,7 @@ class SummaryWriter:
         self._suffix = filename_suffix or ""
         self._w = None
         self._tags: Dict[Any, bytes] = {}
+        self._ids: Dict[Any, int] = {}  # tag -> tfb_tag_id, for add_scalar
         self._subs: Dict[str, _SubWriter] = {}  # add_scalars' writers
         self._subs_lock = threading.Lock()
         # The handle's guard: a call marks itself in flight (an entry of
@@ -229,10 +247,20 @@ class SummaryWriter:
         self._inflight: List[None] = []
         self._close_lock = threading.Lock()
         self._scalar = lib.tfb_scalar  # the hot call, bound once
+        # add_scalar's fast call (tfb_scalar_id_ffi) runs with the GIL held
+        # and reads the handle from _cell, so close() clearing _cell under
+        # the GIL knows that no fast call is in the library: such a call
+        # holds the GIL from its read of _cell to its return (see close).
+        self._fast = _lib.scalar_id_ffi() or _no_fast_call
+        self._cell = ctypes.c_void_p()
+        # byref's object passes as it is (a pointer object would make a
+        # new argument object on each call).
+        self._pcell = ctypes.byref(self._cell)
         # add_embedding's files and projector_config.pbtxt (embedding.py)
         self._embeddings = _embedding.EmbeddingLog(self.log_dir)
         self._embeddings_lock = threading.Lock()
         self._w = self._open(self.log_dir)
+        self._cell.value = self._w
 
     # -- plumbing ------------------------------------------------------
     def _open(self, run_dir: str) -> int:
@@ -288,7 +316,7 @@ class SummaryWriter:
         t = self._tags.get(tag)
         if t is None:
             t = _cstr(tag, "tag")
-            if len(self._tags) < 65536:
+            if len(self._tags) < TAG_CACHE_MAX:
                 self._tags[tag] = t
         return t
 
@@ -309,15 +337,51 @@ class SummaryWriter:
             raise NotImplementedError(
                 "add_scalar(new_style=True/double_precision=True) is not "
                 "supported: tfboard writes simple_value scalars")
+        # (Spelled for CPython 3.11's specializer: two comparisons that
+        # each jump, and the call through a local, not self._fast(...),
+        # whose method lookup finds no method and is never specialized.)
+        if walltime is None and global_step.__class__ is int and \
+                global_step >= _FAST_STEP_MIN and \
+                global_step <= _FAST_STEP_MAX:
+            # The hot call: one ctypes call that converts only the value
+            # (tfb_scalar_id_ffi). A float, an int and anything with
+            # __float__ (NumPy scalars, one-element tensors) convert there.
+            # Anything else takes the general path, which raises what it
+            # always raised: a tag not interned (KeyError) or unhashable
+            # (TypeError), a value ctypes cannot convert (ArgumentError),
+            # an interpreter without a GIL (_no_fast_call returns 1).
+            fast = self._fast
+            try:
+                rc = fast(scalar_value, self._pcell, self._ids[tag],
+                          global_step)
+            except (KeyError, TypeError, ctypes.ArgumentError):
+                rc = 1
+            if not rc:
+                return
+            if rc < 0 and rc != _lib.ECLOSED:
+                check(rc, "add_scalar(%s)" % tag)
+            # A full queue (nothing written; this path waits for room
+            # with the GIL released) or a closed writer (raises there).
+        self._add_scalar(tag, scalar_value, global_step, walltime)
+
+    def _add_scalar(self, tag: Any, scalar_value: Any, global_step: Any,
+                    walltime: Any) -> None:
+        """add_scalar through tfb_scalar / tfb_scalar_at: a tag met for the
+        first time, a wall time, a step that is no int under 2**30, a value
+        that needs .item(), a full queue. Interns the tag for the fast
+        call on the way."""
         t = self._tags.get(tag) or self._tag(tag)
         step = global_step if global_step.__class__ is int and \
             _I64_MIN <= global_step <= _I64_MAX else _step(global_step)
-        inflight = self._inflight  # _enter/_leave, inlined: the hot call
+        inflight = self._inflight
         inflight.append(None)
         try:
             w = self._w
             if w is None:
                 self._handle()  # raises TfbError: closed
+            if tag not in self._ids and len(self._ids) < TAG_CACHE_MAX:
+                self._ids[tag] = check(lib.tfb_tag_id(w, t),
+                                       "add_scalar(%s)" % tag)
             if walltime is None:
                 rc = self._scalar(w, t, scalar_value, step)
             else:
@@ -571,6 +635,11 @@ class SummaryWriter:
         and those that start later raise TfbError."""
         with self._close_lock:
             w, self._w = self._w, None
+            # add_scalar's fast call holds the GIL from its read of _cell
+            # to its return, and this line runs under the GIL: no fast
+            # call is in the library once it is done, and later ones
+            # return TFB_ECLOSED (and raise through _add_scalar).
+            self._cell.value = None
         if w is None:
             return
         # The calls already in the library finish (microseconds each);
