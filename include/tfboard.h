@@ -1068,7 +1068,33 @@ TFB_API void tfb_gpu_metrics_opts_init(tfb_gpu_metrics_opts *opts);
 
 /* Loads NVML, initializes it, finds the devices, logs the first sample
  * before it returns (so even a short run has one) and starts the sampler
- * thread. Returns TFB_ENONVML when the library cannot be loaded or lacks a
+ * thread.
+ * Devices: only the job's. With CUDA_VISIBLE_DEVICES set, the devices it
+ * names, in its order, as CUDA reads it: comma-separated device indices,
+ * GPU UUIDs ("GPU-8932f937-..." or a unique prefix of one) and MIG
+ * instance UUIDs ("MIG-..."), the list ending at the first entry that
+ * names no device (the old "MIG-GPU-<uuid>/<gi>/<ci>" form included);
+ * gpu/<n>/ is then CUDA device n. Indices are NVML's (PCI bus order), which
+ * are CUDA's with CUDA_DEVICE_ORDER=PCI_BUS_ID, as job launchers set it.
+ * A list that names no device gives TFB_ENOGPU (tfb_gpu_metrics_error
+ * says so). Unset: every device, gpu/<n>/ = NVML index n. Each device's
+ * gpu/<n>/physical text says which physical device it is (parent GPU's
+ * NVML index and UUID, and the MIG instance's UUID). On a MIG instance
+ * NVML reports memory but not utilization, power or energy: those are
+ * left out (counted in read_errors), never the whole GPU's figures.
+ * Energy: each pipeline step (tfb_step_begin .. tfb_step_end on the same
+ * writer) gets gpu/<n>/energy_j, from the pipeline's helper thread (the
+ * training thread makes no NVML call): with NVML's total-energy counter
+ * (nvmlDeviceGetTotalEnergyConsumption, Volta and newer; read at most
+ * every 20 ms, its unit being 1 mJ) the counter's mean power between its
+ * reads around the step x the step time (the step's counter difference
+ * when steps run back to back); without it (missing, or NOT_SUPPORTED)
+ * the power at the step's end x the step time. gpu/<n>/energy_source
+ * says which ("counter" or "power_x_time"). perf/energy_j is the sum over
+ * the devices, perf/j_per_sample and perf/j_per_token divide it by the
+ * step's work (tfb_step_work) when given. A step logged on the training
+ * thread because the helper fell 4096 steps behind gets no energy.
+ * Returns TFB_ENONVML when the library cannot be loaded or lacks a
  * function, TFB_ENOGPU when nvmlInit fails or finds no device, TFB_EACCES
  * when NVML denies access, TFB_ESTATE when metrics already run on w,
  * TFB_EINVAL, TFB_ENOMEM. On failure nothing changes (logging goes on, see
