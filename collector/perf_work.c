@@ -39,6 +39,7 @@ struct tfb_perf {
         double v;
     } amt[AMT_COUNT];
     char device[DEVICE_NAME_MAX];
+    int nvml_device; /* device is NVML's (it wins over opts.device) */
     double peak;           /* 0 = unknown */
     const char *peak_source; /* "opts", "table", "unknown" */
     int work_changed, work_written;
@@ -89,8 +90,15 @@ static void resolve_peak(tfb_perf *pf)
 {
     double peak = 0;
     const char *src = "unknown";
-    if (!pf->device[0])
-        tfb_gpu_metrics_device_name(pf->w, pf->device, sizeof pf->device);
+    if (!pf->nvml_device) {
+        char nv[DEVICE_NAME_MAX];
+        if (tfb_gpu_metrics_device_name(pf->w, nv, sizeof nv)) {
+            snprintf(pf->device, sizeof pf->device, "%s", nv);
+            pf->nvml_device = 1;
+        } else if (!pf->device[0] && pf->o.device && pf->o.device[0]) {
+            snprintf(pf->device, sizeof pf->device, "%s", pf->o.device);
+        }
+    }
     if (pf->o.peak_tflops > 0) {
         peak = pf->o.peak_tflops;
         src = "opts";

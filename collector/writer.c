@@ -84,6 +84,7 @@ struct tfb_writer {
     tfb_rank_owned rank; /* distributed jobs (ranks.c) */
     tfb_seg *seg; /* run_dir in a bucket: segments (writer_segments.h) */
     int work_dtype; /* opts.dtype parsed at open: tfb_peak_dtype, -1 none */
+    char work_device[96]; /* opts.device, copied at open */
 };
 
 /* w was inherited across fork(): its thread does not exist here and its
@@ -319,6 +320,9 @@ static int read_work_opts(tfb_writer *w)
         w->work_dtype = (int)d;
     }
     w->opts.dtype = NULL;
+    if (w->opts.device)
+        snprintf(w->work_device, sizeof w->work_device, "%s", w->opts.device);
+    w->opts.device = NULL;
     return 0;
 }
 
@@ -329,6 +333,7 @@ void tfb_writer_work_opts(const tfb_writer *w, tfb_work_opts *out)
     out->tokens = w->opts.tokens_per_step;
     out->peak_tflops = w->opts.peak_tflops;
     out->dtype = w->work_dtype;
+    out->device = w->work_device;
 }
 
 int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,

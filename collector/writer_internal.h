@@ -87,6 +87,7 @@ int tfb_pipeline_open_step(tfb_writer *w, int64_t *step);
 typedef struct tfb_work_opts {
     double flops, samples, tokens, peak_tflops;
     int dtype;
+    const char *device; /* opts.device ("" = none), owned by w */
 } tfb_work_opts;
 void tfb_writer_work_opts(const tfb_writer *w, tfb_work_opts *out);
 

@@ -217,6 +217,11 @@ typedef struct tfb_writer_opts {
     /* The device's dense peak for that dtype in TFLOP/s, when the table
      * does not know it or is to be overridden; 0 = from the table. */
     double peak_tflops;
+    /* The device's name as NVML reports it ("NVIDIA H100 80GB HBM3"), for
+     * the peak table when no NVML sampler runs on this writer (the
+     * sampler's first device wins when one does); NULL = none. Copied at
+     * open (at most 95 bytes kept). */
+    const char *device;
 } tfb_writer_opts;
 
 /* Fills `opts` with the defaults and its size. Thread-safe. */

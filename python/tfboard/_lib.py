@@ -209,6 +209,7 @@ class WriterOpts(ctypes.Structure):
         ("tokens_per_step", c_double),
         ("dtype", c_char_p),
         ("peak_tflops", c_double),
+        ("device", c_char_p),
     ]
 
 

@@ -4,7 +4,7 @@
  * tokens_per_s and tflops per step from the step's own step_ms; perf/mfu
  * only with a known peak; the perf/work record (constant, then "varies";
  * peak unknown without opts or a known device); opts' constant work and
- * its validation; goodput/checkpoint_ms at the last step begun; the
+ * its validation; opts.device for the peak table; goodput/checkpoint_ms at the last step begun; the
  * cumulative comm/collectives record decoded back, by name and bucket,
  * names copied (not kept by pointer), the table's "other" past its size.
  */
@@ -164,6 +164,49 @@ static void opts_work_and_unknown_peak(void **state)
     free(dir);
 }
 
+/* opts.device names the GPU when no NVML sampler runs: its table entry
+ * gives the peak; a name the table does not know gives none. */
+static void opts_device(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *device;
+        double peak; /* 0 = unknown */
+    } cases[] = {{"NVIDIA A100-SXM4-80GB", 156}, {"NVIDIA A10G", 0}};
+    for (size_t i = 0; i < 2; i++) {
+        char *dir = tu_mkdtemp();
+        tfb_writer_opts o;
+        tfb_writer_opts_init(&o);
+        o.dtype = "tf32";
+        o.device = cases[i].device;
+        o.flops_per_step = 1e10;
+        tfb_writer *w = NULL;
+        assert_int_equal(tfb_writer_open(&w, dir, &o), 0);
+        assert_int_equal(tfb_step_begin(w, 1), 0);
+        sleep_ms(2);
+        assert_int_equal(tfb_step_end(w), 0);
+        assert_int_equal(tfb_writer_close(w), 0);
+        tu_read_log(dir, &g_log);
+        const char *rec = tu_text(&g_log, TFB_PERF_WORK_TAG);
+        char want[128];
+        snprintf(want, sizeof want, "%s", cases[i].device);
+        expect_key(rec, "device", want);
+        int f;
+        double mfu = tu_at(&g_log, TFB_TAG_PERF_MFU, 1, &f);
+        if (cases[i].peak > 0) {
+            expect_key(rec, "peak_tflops", "156");
+            expect_key(rec, "peak_source", "table");
+            double t = tu_at(&g_log, TFB_TAG_STEP_MS, 1, NULL) / 1e3;
+            near(mfu, 1e10 / t / 1e12 / 156 * 100, 1e-5, "mfu");
+        } else {
+            expect_key(rec, "peak_tflops", "unknown");
+            assert_false(f);
+        }
+        tu_rmtree(dir);
+        free(dir);
+    }
+}
+
 static void checkpoints(void **state)
 {
     (void)state;
@@ -316,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(perf_scalars),
         cmocka_unit_test(opts_work_and_unknown_peak),
+        cmocka_unit_test(opts_device),
         cmocka_unit_test(checkpoints),
         cmocka_unit_test(comm_record),
     };
