@@ -664,35 +664,38 @@ oom:
     return TFB_ENOMEM;
 }
 
-/* Per-step MFU %: perf/mfu unless the flag sets the peak, else achieved
- * / peak. n = 0 when neither is known. */
+/* Per-step MFU %: perf/mfu as logged, unless the flag sets the peak and
+ * the achieved TFLOP/s are known (then achieved / flag); else achieved /
+ * peak. n = 0 when neither is known. */
 static int mfu_series(eff_inputs *in, const tfb_eff_opts *o,
                       tfb_step_value **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     int flag = o && o->peak_tflops > 0 && isfinite(o->peak_tflops);
-    TFB_VEC(tfb_step_value) v = {0};
-    if (in->n_mfu > 0 && !(flag && in->n_tflops > 0)) {
-        for (size_t i = 0; i < in->n_mfu; i++)
-            if (usable(in->mfu[i].v) && tfb_vec_push(&v, in->mfu[i]) < 0)
-                goto oom;
-    } else if (isfinite(in->peak)) {
-        tfb_step_value *t;
-        size_t nt;
+    tfb_step_value *t = NULL;
+    size_t nt = 0;
+    if ((flag || in->n_mfu == 0) && isfinite(in->peak)) {
         if (tflops_series(in, &t, &nt) < 0)
-            goto oom;
-        for (size_t i = 0; i < nt; i++)
-            t[i].v = tfb_eff_mfu_pct(t[i].v, in->peak);
-        v.v = t;
-        v.n = v.cap = nt;
+            return TFB_ENOMEM;
+        if (nt > 0) {
+            for (size_t i = 0; i < nt; i++)
+                t[i].v = tfb_eff_mfu_pct(t[i].v, in->peak);
+            *out = t;
+            *n = nt;
+            return 0;
+        }
+        free(t);
     }
+    TFB_VEC(tfb_step_value) v = {0};
+    for (size_t i = 0; i < in->n_mfu; i++)
+        if (usable(in->mfu[i].v) && tfb_vec_push(&v, in->mfu[i]) < 0) {
+            tfb_vec_free(&v);
+            return TFB_ENOMEM;
+        }
     *out = v.v;
     *n = v.n;
     return 0;
-oom:
-    tfb_vec_free(&v);
-    return TFB_ENOMEM;
 }
 
 int tfb_eff_mfu_series(tfb_run *r, const tfb_eff_opts *o, tfb_step_value **out,

@@ -340,6 +340,12 @@ static void test_peak_resolution(void **st)
     scalar(c, TFB_EFF_TAG_MFU, 2, 1001, 44);
     assert_int_equal(tfb_eff_run_compute(c, &none, &e), 0);
     assert_true(fabs(e.mfu_pct - 42) < 1e-9);
+    /* ... unless the flag sets the peak: then achieved / flag, from the
+     * record's flops per step (1000 of 4000 TFLOP/s). */
+    tfb_eff_opts f4 = {4000, 0};
+    assert_int_equal(tfb_eff_run_compute(c, &f4, &e), 0);
+    assert_true(fabs(e.mfu_pct - 25) < 1e-9);
+    assert_string_equal(e.peak_source, "flag");
 
     /* Nothing at all: ENOENT. */
     tfb_run *d = NULL;
