@@ -13,6 +13,7 @@
 #include "base/str.h"
 #include "base/vec.h"
 #include "tfboard.h"
+#include "trace/trace.h"
 
 /* ---- formulas -------------------------------------------------------------- */
 
@@ -436,7 +437,8 @@ named:
 
 /* The peak (efficiency.h: flag, perf/work, table by device and dtype). */
 static void resolve_peak(eff_inputs *in, const tfb_eff_opts *o, tfb_run *r,
-                         char *energy_source, size_t scap, int *rc)
+                         const char *trace_device, char *energy_source,
+                         size_t scap, int *rc)
 {
     in->peak = NAN;
     snprintf(in->peak_source, sizeof in->peak_source, "unknown");
@@ -446,6 +448,9 @@ static void resolve_peak(eff_inputs *in, const tfb_eff_opts *o, tfb_run *r,
                          scap);
     if (*rc < 0)
         return;
+    if (!in->device[0] && trace_device)
+        copy_text(in->device, sizeof in->device, trace_device,
+                  strlen(trace_device));
     if (!in->device[0]) {
         const tfb_hparam_value *v = hp_string(&in->hp, HP_DEVICE);
         if (v)
@@ -489,7 +494,8 @@ static double flops_per_step(eff_inputs *in)
     return 0;
 }
 
-static int gather(tfb_run *r, const tfb_eff_opts *o, eff_inputs *in,
+static int gather(tfb_run *r, const tfb_eff_opts *o,
+                  const char *trace_device, eff_inputs *in,
                   char *energy_source, size_t scap)
 {
     memset(in, 0, sizeof *in);
@@ -509,7 +515,7 @@ static int gather(tfb_run *r, const tfb_eff_opts *o, eff_inputs *in,
             0 ||
         (rc = by_step(r, TFB_EFF_TAG_MFU, &in->mfu, &in->n_mfu)) < 0)
         return rc;
-    resolve_peak(in, o, r, energy_source, scap, &rc);
+    resolve_peak(in, o, r, trace_device, energy_source, scap, &rc);
     return rc;
 }
 
@@ -591,7 +597,7 @@ int tfb_eff_mfu_series(tfb_run *r, const tfb_eff_opts *o, tfb_step_value **out,
     *n = 0;
     eff_inputs in;
     char src[16];
-    int rc = gather(r, o, &in, src, sizeof src);
+    int rc = gather(r, o, NULL, &in, src, sizeof src);
     if (rc == 0)
         rc = mfu_series(&in, o, out, n);
     inputs_free(&in);
@@ -693,6 +699,12 @@ static int has_scalar(tfb_run *r, const char *tag)
 
 int tfb_eff_run_compute(tfb_run *r, const tfb_eff_opts *o, tfb_eff_run *out)
 {
+    return tfb_eff_run_compute_dev(r, o, NULL, out);
+}
+
+int tfb_eff_run_compute_dev(tfb_run *r, const tfb_eff_opts *o,
+                            const char *trace_device, tfb_eff_run *out)
+{
     memset(out, 0, sizeof *out);
     out->samples_per_s = out->tokens_per_s = out->tflops = NAN;
     out->mfu_pct = out->peak_tflops = NAN;
@@ -700,7 +712,8 @@ int tfb_eff_run_compute(tfb_run *r, const tfb_eff_opts *o, tfb_eff_run *out)
     out->j_per_sample = out->j_per_token = NAN;
     out->goodput.goodput = NAN;
     eff_inputs in;
-    int rc = gather(r, o, &in, out->energy_source, sizeof out->energy_source);
+    int rc = gather(r, o, trace_device, &in, out->energy_source,
+                    sizeof out->energy_source);
     if (rc < 0)
         goto done;
     double energy;
@@ -768,4 +781,26 @@ int tfb_eff_run_compute(tfb_run *r, const tfb_eff_opts *o, tfb_eff_run *out)
 done:
     inputs_free(&in);
     return rc;
+}
+
+int tfb_eff_trace_device(tfb_store *s, tfb_run *r, int wait_ms, char *buf,
+                         size_t cap)
+{
+    if (cap > 0)
+        buf[0] = 0;
+    tfb_trace *t = NULL;
+    tfb_trace_status st;
+    int rc = tfb_trace_get(s, r, wait_ms, &t, &st);
+    if (rc < 0 || !t)
+        return rc == TFB_ENOMEM ? rc : 0; /* no usable trace: unknown */
+    int found = 0;
+    for (size_t i = 0; i < t->ndevices && !found && cap > 0; i++) {
+        const char *name = tfb_trace_str(t, t->devices[i].name, NULL);
+        if (name && name[0]) {
+            copy_text(buf, cap, name, strlen(name));
+            found = 1;
+        }
+    }
+    tfb_trace_release(t);
+    return found;
 }

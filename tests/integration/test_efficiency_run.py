@@ -2,7 +2,7 @@
 on a logdir written by eff_gen.py and read by the server's own loader and
 store (eff_driver): MFU of a known device to 0.1 % of the hand figure from
 its datasheet, an unknown device's "peak unknown", bf16 assumed, the
-6 N T estimate from hparams, the goodput parts (a startup delay, a 5 s gap
+6 N T estimate from hparams, the device named by the GPU trace, the goodput parts (a startup delay, a 5 s gap
 holding a 2 s checkpoint, input waits and comm) and the energy totals.
 
 And `tfboard query`'s runs_wide columns mfu, goodput, tokens_per_s and
@@ -111,6 +111,10 @@ def main(driver, tfboard):
         assert a["dtype"] == "bf16" and a["dtype_assumed"] == "1", a
         # 156 of the A100's 312 dense BF16
         near(num(a, "mfu_pct"), 50.0, 0.1, "a100 mfu")
+
+        t = runs["trace"]
+        assert t["device"] == "NVIDIA A100-SXM4-80GB", t
+        near(num(t, "mfu_pct"), 50.0, 0.1, "trace device mfu")
 
         e = runs["est"]
         assert e["flops_estimated"] == "1", e
