@@ -203,11 +203,11 @@ static int read_work(tfb_run *r, perf_work *w)
     w->peak_tflops = NAN;
     tfb_plugin_record *recs;
     size_t n;
-    int rc = tfb_run_records(r, TFB_EFF_PERF_PLUGIN, &recs, &n);
+    int rc = tfb_run_records(r, TFB_PERF_PLUGIN, &recs, &n);
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(recs[i].tag, TFB_EFF_PERF_TAG) != 0)
+        if (strcmp(recs[i].tag, TFB_PERF_WORK_TAG) != 0)
             continue;
         tfb_value v = {.size = sizeof v};
         v.kind = TFB_VALUE_TENSOR;
@@ -317,7 +317,7 @@ static int read_energy(tfb_run *r, double *out)
     free(ss);
     if (points == 0) {
         tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR,
-                                            TFB_EFF_TAG_ENERGY_J);
+                                            TFB_TAG_PERF_ENERGY_J);
         if (s) {
             tfb_series_view v;
             tfb_series_read_begin(s, &v);
@@ -511,9 +511,9 @@ static int gather(tfb_run *r, const tfb_eff_opts *o,
         in->hp_tokens = b * s; /* NaN when either is absent */
     }
     if ((rc = by_step(r, TFB_TAG_STEP_MS, &in->step_ms, &in->n_step)) < 0 ||
-        (rc = by_step(r, TFB_EFF_TAG_TFLOPS, &in->tflops, &in->n_tflops)) <
+        (rc = by_step(r, TFB_TAG_PERF_TFLOPS, &in->tflops, &in->n_tflops)) <
             0 ||
-        (rc = by_step(r, TFB_EFF_TAG_MFU, &in->mfu, &in->n_mfu)) < 0)
+        (rc = by_step(r, TFB_TAG_PERF_MFU, &in->mfu, &in->n_mfu)) < 0)
         return rc;
     resolve_peak(in, o, r, trace_device, energy_source, scap, &rc);
     return rc;
@@ -669,7 +669,7 @@ static int goodput_of_run(tfb_run *r, tfb_eff_goodput *out)
         }
         tfb_series_read_end(s);
     }
-    s = tfb_run_find_series(r, TFB_SERIES_SCALAR, TFB_EFF_TAG_CHECKPOINT_MS);
+    s = tfb_run_find_series(r, TFB_SERIES_SCALAR, TFB_TAG_CHECKPOINT_MS);
     if (rc == 0 && s) {
         tfb_series_view v;
         tfb_series_read_begin(s, &v);
@@ -720,17 +720,17 @@ int tfb_eff_run_compute_dev(tfb_run *r, const tfb_eff_opts *o,
     if ((rc = read_energy(r, &energy)) < 0)
         goto done;
     if (in.n_step == 0 && in.n_tflops == 0 && in.n_mfu == 0 &&
-        !isfinite(energy) && !has_scalar(r, TFB_EFF_TAG_SAMPLES_PER_S) &&
-        !has_scalar(r, TFB_EFF_TAG_TOKENS_PER_S)) {
+        !isfinite(energy) && !has_scalar(r, TFB_TAG_PERF_SAMPLES_PER_S) &&
+        !has_scalar(r, TFB_TAG_PERF_TOKENS_PER_S)) {
         rc = TFB_ENOENT;
         goto done;
     }
     for (size_t i = 0; i < in.n_step; i++)
         out->steps += isfinite(step_seconds(in.step_ms[i].v));
     double samples, tokens;
-    if ((rc = rate_of(r, TFB_EFF_TAG_SAMPLES_PER_S, &in, &out->samples_per_s,
+    if ((rc = rate_of(r, TFB_TAG_PERF_SAMPLES_PER_S, &in, &out->samples_per_s,
                       &samples)) < 0 ||
-        (rc = rate_of(r, TFB_EFF_TAG_TOKENS_PER_S, &in, &out->tokens_per_s,
+        (rc = rate_of(r, TFB_TAG_PERF_TOKENS_PER_S, &in, &out->tokens_per_s,
                       &tokens)) < 0)
         goto done;
     /* Without perf/tokens_per_s, the hparams' tokens per step over each

@@ -71,16 +71,11 @@
 
 #include "base/gpu_peaks.h"
 #include "store/store.h"
+#include "tfboard.h"
 
-/* Tags of the data contract (the collector writes exactly these). */
-#define TFB_EFF_TAG_SAMPLES_PER_S "perf/samples_per_s"
-#define TFB_EFF_TAG_TOKENS_PER_S "perf/tokens_per_s"
-#define TFB_EFF_TAG_TFLOPS "perf/tflops"
-#define TFB_EFF_TAG_MFU "perf/mfu"
-#define TFB_EFF_TAG_ENERGY_J "perf/energy_j"
-#define TFB_EFF_TAG_CHECKPOINT_MS "goodput/checkpoint_ms"
-#define TFB_EFF_PERF_PLUGIN "tfboard_perf"
-#define TFB_EFF_PERF_TAG "perf/work"
+/* The data contract's tags and records are include/tfboard.h's
+ * (TFB_TAG_PERF_*, TFB_TAG_CHECKPOINT_MS, TFB_PERF_PLUGIN / TFB_PERF_WORK_TAG):
+ * the collector writes exactly those. */
 
 /* gpu/<dev>/ series read per run at most (see the top of this file): 4096
  * is far above any node's GPUs (a rank sees its own, 8-16), and keeps a

@@ -244,10 +244,10 @@ static void work(tfb_run *r, const char *lines)
     }
     memcpy(t + k, lines, n);
     k += n;
-    assert_int_equal(tfb_run_put_record(r, TFB_EFF_PERF_PLUGIN,
-                                        strlen(TFB_EFF_PERF_PLUGIN),
-                                        TFB_EFF_PERF_TAG,
-                                        strlen(TFB_EFF_PERF_TAG), 1, 1001, "",
+    assert_int_equal(tfb_run_put_record(r, TFB_PERF_PLUGIN,
+                                        strlen(TFB_PERF_PLUGIN),
+                                        TFB_PERF_WORK_TAG,
+                                        strlen(TFB_PERF_WORK_TAG), 1, 1001, "",
                                         0, t, k),
                      0);
 }
@@ -261,7 +261,7 @@ static tfb_run *steps_run(tfb_store *st, const char *name, int tflops)
     for (int i = 1; i <= 10; i++) {
         scalar(r, TFB_TAG_STEP_MS, i, 1000 + 0.5 * i, 500);
         if (tflops)
-            scalar(r, TFB_EFF_TAG_TFLOPS, i, 1000 + 0.5 * i, 100 + 10 * (i % 2));
+            scalar(r, TFB_TAG_PERF_TFLOPS, i, 1000 + 0.5 * i, 100 + 10 * (i % 2));
     }
     return r;
 }
@@ -336,8 +336,8 @@ static void test_peak_resolution(void **st)
     assert_string_equal(e.device, "Imaginary");
 
     /* perf/mfu as logged wins (no flag). */
-    scalar(c, TFB_EFF_TAG_MFU, 1, 1000.5, 40);
-    scalar(c, TFB_EFF_TAG_MFU, 2, 1001, 44);
+    scalar(c, TFB_TAG_PERF_MFU, 1, 1000.5, 40);
+    scalar(c, TFB_TAG_PERF_MFU, 2, 1001, 44);
     assert_int_equal(tfb_eff_run_compute(c, &none, &e), 0);
     assert_true(fabs(e.mfu_pct - 42) < 1e-9);
     /* ... unless the flag sets the peak: then achieved / flag, from the
@@ -386,10 +386,10 @@ static void test_hostile_work(void **st)
     /* A record whose tensor is not a string: skipped. */
     tfb_run *r2 = steps_run(s, "notstring", 1);
     const uint8_t t[] = {0x08, 0x01, 0x2a, 0x01, 0x00};
-    assert_int_equal(tfb_run_put_record(r2, TFB_EFF_PERF_PLUGIN,
-                                        strlen(TFB_EFF_PERF_PLUGIN),
-                                        TFB_EFF_PERF_TAG,
-                                        strlen(TFB_EFF_PERF_TAG), 1, 1001, "",
+    assert_int_equal(tfb_run_put_record(r2, TFB_PERF_PLUGIN,
+                                        strlen(TFB_PERF_PLUGIN),
+                                        TFB_PERF_WORK_TAG,
+                                        strlen(TFB_PERF_WORK_TAG), 1, 1001, "",
                                         0, t, sizeof t),
                      0);
     assert_int_equal(tfb_eff_run_compute(r2, NULL, &e), 0);
@@ -409,9 +409,9 @@ static void test_energy_run(void **st)
     for (int i = 1; i <= 10; i++) {
         scalar(r, "gpu/0/energy_j", i, 1000 + 0.5 * i, 100);
         scalar(r, "gpu/1/energy_j", i, 1000 + 0.5 * i, 80);
-        scalar(r, TFB_EFF_TAG_SAMPLES_PER_S, i, 1000 + 0.5 * i, 64);
+        scalar(r, TFB_TAG_PERF_SAMPLES_PER_S, i, 1000 + 0.5 * i, 64);
         /* perf/energy_j is the same joules summed: not counted twice */
-        scalar(r, TFB_EFF_TAG_ENERGY_J, i, 1000 + 0.5 * i, 180);
+        scalar(r, TFB_TAG_PERF_ENERGY_J, i, 1000 + 0.5 * i, 180);
     }
     scalar(r, "gpu/1/energy_j", 11, 1006, NAN);
     scalar(r, "gpu/1/energy_j", 12, 1006, -5);
