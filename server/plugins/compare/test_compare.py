@@ -6,6 +6,7 @@ The logdir holds:
   lr0.1, lr0.02  examples/mlp_train at two learning rates (300 steps, same
                  seed): every scalar tag is shared; hparams differ only in lr;
                  the smaller rate ends with a higher loss and lower accuracy.
+  plain_a, plain_b  a loss and nothing else (tfevents_py): no step timings.
   l1, l4         examples/pipeline_train with 1 and with 4 loader threads
                  (same costs): the input share drops with 4 loaders. Each also
                  holds a PyTorch-profiler (Kineto) trace written here with
@@ -36,6 +37,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "..", "tests", "integration"))
 from tfb_server_util import Server, run_tests  # noqa: E402
+import tfevents_py as tfe  # noqa: E402
 
 TFBOARD = sys.argv[1] if len(sys.argv) > 1 else None
 BUILD = os.environ.get("TFB_BUILD_ROOT", "")
@@ -166,7 +168,9 @@ def test_hparams_differ():
     # mlp_train logs 7 hparams; only lr differs between the runs.
     assert c["hparams"] == {"count_a": 7, "count_b": 7,
                             "differ": [{"name": "lr", "a": "0.1", "b": "0.02"}]}, c["hparams"]
-    assert c["pipeline"]["steps_a"] == 0 and c["pipeline"]["step_ms_a"] is None
+    # mlp_train times its steps (tfb_step_begin/end) since it logs its work
+    # per step (issue 29).
+    assert c["pipeline"]["steps_a"] == 300 and c["pipeline"]["step_ms_a"] > 0, c["pipeline"]
     assert c["gpu"]["traced_a"] is False and c["gpu"]["kernels"] == []
 
 
@@ -305,7 +309,7 @@ def test_gates_fail_and_pass():
     # A metric that cannot be checked fails rather than passes.
     p = gate("lr0.1", "lr0.02", "regress:no/such/tag>1%")
     assert p.returncode == 1 and "cannot be checked" in p.stderr, p.stderr
-    p = gate("lr0.1", "lr0.02", "regress:step_ms>5%")
+    p = gate("plain_a", "plain_b", "regress:step_ms>5%")
     assert p.returncode == 1 and "no step timings" in p.stderr, p.stderr
 
 
@@ -330,7 +334,7 @@ def test_bad_fail_on():
 def test_resolving_a_and_b():
     # A logdir of several runs is not one run.
     p = report("--compare", STATE["logdir"], os.path.join(STATE["logdir"], "l4"))
-    assert p.returncode == 2 and "holds 4 runs" in p.stderr, p.stderr
+    assert p.returncode == 2 and "holds 6 runs" in p.stderr, p.stderr
     p = report("--logdir", STATE["logdir"], "--compare", "lr0.1", "missing")
     assert p.returncode == 2 and "no run 'missing'" in p.stderr, p.stderr
     p = report("--compare", "/nonexistent/a", os.path.join(STATE["logdir"], "l4"))
@@ -433,6 +437,13 @@ def main():
         for lr in ("0.1", "0.02"):
             run_example([MLP, "--logdir", logdir, "--name", "lr" + lr, "--lr", lr,
                          "--steps", "300", "--hist-every", "1000"])
+        for run in ("plain_a", "plain_b"):
+            os.makedirs(os.path.join(logdir, run))
+            with open(os.path.join(logdir, run, "events.out.tfevents.1.plain"), "wb") as f:
+                f.write(tfe.record(tfe.event(1.7e9, file_version="brain.Event:2")))
+                for step in range(10):
+                    f.write(tfe.record(tfe.event(1.7e9 + step, step=step,
+                                                 summary=tfe.scalars_summary([("loss", 1.0 / (step + 1))]))))
         STATE["printed"] = {}
         for run, loaders in (("l1", "1"), ("l4", "4")):
             out = run_example([PIPE, "--logdir", logdir, "--run", run, "--loaders", loaders]
