@@ -431,6 +431,28 @@ static const char *collective_of(const char *name)
     return NULL;
 }
 
+/* The message size of an NCCL kernel: the trace's collective of the same
+ * device and GPU span (trace.h, tfb_trace_collectives: sorted by start, so
+ * a binary search); 0 when none or unknown. */
+static uint64_t comm_bytes(const tfb_trace *t, const tfb_trace_span *s)
+{
+    size_t n;
+    const tfb_trace_collective *v = tfb_trace_collectives(t, &n);
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid].start < s->start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int32_t dev = tfb_trace_span_device(t, s);
+    for (; lo < n && v[lo].start == s->start; lo++)
+        if (v[lo].end == s->end && v[lo].device == dev)
+            return v[lo].bytes;
+    return 0;
+}
+
 static void comms_column(qt_cursor *c, sqlite3_context *ctx, int col)
 {
     if (common_column(c, ctx, col))
@@ -443,8 +465,13 @@ static void comms_column(qt_cursor *c, sqlite3_context *ctx, int col)
             sqlite3_result_text(ctx, coll, -1, SQLITE_STATIC);
         return;
     }
-    case 7: /* bytes: the trace layer keeps no message size */
-    case 8: /* group_name: nor the kernel's process group */
+    case 7: { /* bytes: the collective's message size, when known */
+        uint64_t b = comm_bytes(c->t, s);
+        if (b)
+            sqlite3_result_int64(ctx, (sqlite3_int64)b);
+        return;
+    }
+    case 8: /* group_name: the trace layer keeps no process group name */
         return;
     case 9:
         result_opt_text(ctx, span_name(c->t, s));

@@ -426,6 +426,7 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
 
 const char *tfb_run_name(const tfb_run *r) { return r->name; }
 const char *tfb_run_dir(const tfb_run *r) { return r->dir; }
+tfb_store *tfb_run_store(const tfb_run *r) { return r->store; }
 
 /* The run's times as one consistent copy, under its lock. */
 static run_times times_of(const tfb_run *cr)

@@ -188,6 +188,9 @@ tfb_run *tfb_store_find_run(tfb_store *s, const char *name);
 const char *tfb_run_name(const tfb_run *r);
 /* The run's directory path (logdir joined with the name); stable. */
 const char *tfb_run_dir(const tfb_run *r);
+/* The store that holds the run (for per-run caches keyed by store and
+ * run, such as the trace layer's); stable. */
+tfb_store *tfb_run_store(const tfb_run *r);
 /* Wall time of the run's first event (file_version or other); NaN when
  * none was read yet. */
 double tfb_run_first_wall(const tfb_run *r);

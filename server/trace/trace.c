@@ -8,6 +8,13 @@
 
 #include "trace/trace_internal.h"
 
+const tfb_trace_collective *tfb_trace_collectives(const tfb_trace *t,
+                                                  size_t *n)
+{
+    *n = t ? t->ncolls : 0;
+    return t && t->ncolls ? t->colls : NULL;
+}
+
 const char *tfb_trace_str(const tfb_trace *t, int32_t i, const char *fallback)
 {
     if (!t || i < 0 || (size_t)i >= t->nstrings)

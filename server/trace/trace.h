@@ -150,6 +150,36 @@ typedef struct tfb_trace_dist {
     int32_t present; /* the trace had a distributedInfo */
 } tfb_trace_dist;
 
+/* One NCCL collective as a Kineto trace gives it (trace_load_kineto.c):
+ * the NCCL kernel's GPU span, joined to what PyTorch recorded of the call
+ * (server/API.md "Collectives"). PyTorch 2.x puts the call's args on the
+ * kernel event itself ("Collective name", "In msg nelems", "Out msg
+ * nelems", "dtype", "Group size"); an older trace has them only on the
+ * `record_param_comms` cpu_op, joined to the kernel by the op's
+ * "External id" (which the kernel and its cudaLaunchKernel carry).
+ * bytes: max(in, out nelems) x the dtype's size, 0 when unknown (an
+ * unknown dtype, negative nelems, or more than TFB_TRACE_COLL_MAX_BYTES):
+ * such a row has no bandwidth. 40 bytes. */
+typedef struct tfb_trace_collective {
+    int64_t start, end;  /* the NCCL kernel's GPU span, ns */
+    uint64_t bytes;      /* max(in, out msg nelems) x dtype size; 0 unknown */
+    int32_t name;        /* string index: the collective name as the trace
+                            gives it ("allreduce", "_allgather_base"...) */
+    int32_t group_size;  /* 0 unknown */
+    int32_t device;
+    int32_t reserved;    /* 0: no padding (the columnar cache's CRC reads
+                            every byte) */
+} tfb_trace_collective;
+
+/* Bounds of the collectives: at most TFB_TRACE_MAX_COLLECTIVES rows per
+ * trace (one per NCCL kernel: 1 Mi rows are 40 MiB, a day of a training
+ * loop's collectives at a profiler's usual few steps; more are counted in
+ * tfb_trace.colls_dropped), and a message of more than
+ * TFB_TRACE_COLL_MAX_BYTES (256 TiB, past any GPU's memory by 1000x: a
+ * hostile or broken count) is a row of unknown size. */
+#define TFB_TRACE_MAX_COLLECTIVES ((size_t)1 << 20)
+#define TFB_TRACE_COLL_MAX_BYTES ((uint64_t)1 << 48)
+
 struct tfb_trace_aggregates; /* below */
 
 typedef struct tfb_trace {
@@ -191,6 +221,12 @@ typedef struct tfb_trace {
     tfb_trace_dist dist;
     tfb_trace_pg *pgs;
     size_t npgs;
+    /* NCCL collectives (tfb_trace_collective), sorted by start; those past
+     * TFB_TRACE_MAX_COLLECTIVES, and NCCL kernels without the call's args
+     * nor an op to join them to (no row: their size is unknown). */
+    tfb_trace_collective *colls;
+    size_t ncolls;
+    size_t colls_dropped, colls_unmatched;
     /* Computed once when the trace is built (trace_aggregate.c). */
     struct tfb_trace_aggregates *agg;
     int refs; /* internal */
@@ -198,6 +234,11 @@ typedef struct tfb_trace {
      * cache file of trace_colcache.c); NULL for a built trace. */
     void (*release)(struct tfb_trace *t);
 } tfb_trace;
+
+/* t's collectives in start order (then end); valid while t is held. A
+ * trace cut to a step window (tfb_trace_window_apply) has none. */
+const tfb_trace_collective *tfb_trace_collectives(const tfb_trace *t,
+                                                  size_t *n);
 
 /* The string at index i, or fallback when i < 0 / out of range. */
 const char *tfb_trace_str(const tfb_trace *t, int32_t i,

@@ -59,6 +59,7 @@ struct tfb_trace_builder {
      * distributedInfo's process groups (TFB_TRACE_MAX_PROCESS_GROUPS). */
     TFB_VEC(tfb_trace_note) notes;
     TFB_VEC(tfb_trace_pg) pgs;
+    TFB_VEC(tfb_trace_collective) colls;
 };
 
 /* ------------------------------------------------------------------------
@@ -503,6 +504,26 @@ int tfb_trace_builder_dist(tfb_trace_builder *b, const tfb_trace_dist *d,
     return 0;
 }
 
+int tfb_trace_builder_collective(tfb_trace_builder *b,
+                                 const tfb_trace_collective *c)
+{
+    if (b->colls.n >= TFB_TRACE_MAX_COLLECTIVES) {
+        b->t->colls_dropped++;
+        return 0;
+    }
+    int rc = tfb_trace_builder_rows(b, 1);
+    if (rc < 0)
+        return rc;
+    tfb_trace_collective v = *c;
+    v.reserved = 0;
+    return tfb_vec_push(&b->colls, v) < 0 ? TFB_ENOMEM : 0;
+}
+
+void tfb_trace_builder_colls_unmatched(tfb_trace_builder *b, size_t n)
+{
+    b->t->colls_unmatched += n;
+}
+
 void tfb_trace_free(tfb_trace *t)
 {
     if (!t)
@@ -524,6 +545,7 @@ void tfb_trace_free(tfb_trace *t)
     free(t->devices);
     free(t->notes);
     free(t->pgs);
+    free(t->colls);
     free(t);
 }
 
@@ -577,6 +599,7 @@ static void free_building(tfb_trace_builder *b)
     tfb_vec_free(&b->devices);
     tfb_vec_free(&b->notes);
     tfb_vec_free(&b->pgs);
+    tfb_vec_free(&b->colls);
     free(b);
 }
 
@@ -601,12 +624,21 @@ static void move_arrays(tfb_trace_builder *b)
     MOVE(b, devices, t->devices, t->ndevices);
     MOVE(b, notes, t->notes, t->nnotes);
     MOVE(b, pgs, t->pgs, t->npgs);
+    MOVE(b, colls, t->colls, t->ncolls);
 }
 
 /* ------------------------------------------------------------------------
  * Finishing: lanes in order, spans sorted per lane, the max-end trees,
  * calls by start and by correlation, the extent, the aggregates.
  * ---------------------------------------------------------------------- */
+static int cmp_coll(const void *a, const void *b)
+{
+    const tfb_trace_collective *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
 static int cmp_span(const void *a, const void *b)
 {
     const tfb_trace_span *x = a, *y = b;
@@ -751,6 +783,8 @@ int tfb_trace_builder_finish(tfb_trace_builder *b, tfb_trace **out)
     tfb_trace *t = b->t;
     tfb_idxtab_free(&b->ktab);
     move_arrays(b);
+    if (t->ncolls > 1)
+        qsort(t->colls, t->ncolls, sizeof *t->colls, cmp_coll);
     int err = finish_spans(b);
     if (!err)
         err = finish_calls(t);

@@ -47,6 +47,7 @@ enum {
     C_NOTES,    /* tfb_trace_note[]: categories not understood */
     C_PGS,      /* tfb_trace_pg[]: distributedInfo's process groups */
     C_STREAMS,  /* tfb_trace_stream_idle[]: HTA's breakdown per stream */
+    C_COLLS,    /* tfb_trace_collective[]: NCCL collectives by start */
     NCOL
 };
 
@@ -64,6 +65,7 @@ enum {
     L_PG,
     L_STREAM,
     L_DIST,
+    L_COLL,
     NLAYOUT
 };
 
@@ -90,6 +92,7 @@ typedef struct header {
     uint64_t rows, files_read, files_skipped, spans_dropped;
     int64_t start_ns, end_ns, first_ns, ktotal;
     int64_t notes_more_events;
+    uint64_t colls_dropped, colls_unmatched;
     tfb_trace_dist dist;
     col cols[NCOL];
 } header;
@@ -109,6 +112,7 @@ static void layout_of(uint32_t *l)
     l[L_PG] = sizeof(tfb_trace_pg);
     l[L_STREAM] = sizeof(tfb_trace_stream_idle);
     l[L_DIST] = sizeof(tfb_trace_dist);
+    l[L_COLL] = sizeof(tfb_trace_collective);
 }
 
 static uint64_t align_up(uint64_t v)
@@ -214,6 +218,8 @@ static int write_body(writer *w, const char *sig, const tfb_trace *t,
     h.first_ns = t->first_ns;
     h.ktotal = a ? a->ktotal : 0;
     h.notes_more_events = t->notes_more_events;
+    h.colls_dropped = t->colls_dropped;
+    h.colls_unmatched = t->colls_unmatched;
     h.dist = t->dist;
 
     uint64_t ntree = 0, strbytes = 0, nbusy = 0;
@@ -246,6 +252,7 @@ static int write_body(writer *w, const char *sig, const tfb_trace *t,
         [C_NOTES] = t->nnotes * sizeof(tfb_trace_note),
         [C_PGS] = t->npgs * sizeof(tfb_trace_pg),
         [C_STREAMS] = (a ? a->nstreams : 0) * sizeof(tfb_trace_stream_idle),
+        [C_COLLS] = t->ncolls * sizeof(tfb_trace_collective),
     };
     uint64_t off = align_up(sizeof h);
     for (int c = 0; c < NCOL; c++) {
@@ -351,6 +358,8 @@ static int write_body(writer *w, const char *sig, const tfb_trace *t,
     put(w, t->pgs, len[C_PGS]);
     pad_to(w, h.cols[C_STREAMS].off);
     put(w, a ? a->streams : NULL, len[C_STREAMS]);
+    pad_to(w, h.cols[C_COLLS].off);
+    put(w, t->colls, len[C_COLLS]);
     pad_to(w, h.file_size);
     if (w->err)
         return w->err;
@@ -522,6 +531,7 @@ static int check_header(const header *h, uint64_t size)
         [C_NOTES] = sizeof(tfb_trace_note),
         [C_PGS] = sizeof(tfb_trace_pg),
         [C_STREAMS] = sizeof(tfb_trace_stream_idle),
+        [C_COLLS] = sizeof(tfb_trace_collective),
     };
     uint64_t prev = sizeof *h;
     for (int c = 0; c < NCOL; c++) {
@@ -653,6 +663,18 @@ static int attach(mapped *m, const header *h)
             !STR_OK(g->ranks))
             return TFB_ECORRUPT;
     }
+    t->colls = (tfb_trace_collective *)COL(C_COLLS);
+    t->ncolls = CNT(C_COLLS, tfb_trace_collective);
+    for (size_t i = 0; i < t->ncolls; i++) {
+        const tfb_trace_collective *c = &t->colls[i];
+        if (c->name < 0 || !STR_OK(c->name) || c->end < c->start ||
+            (i && c->start < t->colls[i - 1].start))
+            return TFB_ECORRUPT;
+    }
+    if (!t->ncolls)
+        t->colls = NULL;
+    t->colls_dropped = h->colls_dropped;
+    t->colls_unmatched = h->colls_unmatched;
     if (!t->nnotes)
         t->notes = NULL;
     if (!t->npgs)

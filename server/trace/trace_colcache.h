@@ -45,7 +45,7 @@
 
 /* Bumped whenever the layout of the file or of a struct it stores changes
  * in a way the struct-size check would not see. */
-#define TFB_TRACE_COLCACHE_VERSION 2
+#define TFB_TRACE_COLCACHE_VERSION 3
 
 /* Writes t as a cache file at path (atomically: temp file in path's
  * directory, fsync, rename), with the source signature sig and the rows

@@ -195,6 +195,14 @@ int tfb_trace_builder_note(tfb_trace_builder *b, const char *cat,
 int tfb_trace_builder_dist(tfb_trace_builder *b, const tfb_trace_dist *d,
                            const tfb_trace_pg *pgs, size_t n);
 
+/* Adds a collective (strings interned in this builder): 0, TFB_ENOMEM or
+ * TFB_ETOOBIG past the row budget; past TFB_TRACE_MAX_COLLECTIVES it is
+ * counted in colls_dropped, not kept. unmatched: NCCL kernels the loader
+ * could not join to their call's args (counted only). */
+int tfb_trace_builder_collective(tfb_trace_builder *b,
+                                 const tfb_trace_collective *c);
+void tfb_trace_builder_colls_unmatched(tfb_trace_builder *b, size_t n);
+
 /* Loaders (trace_load_sqlite.c, trace_load_kineto.c): return 1 when path
  * was read as a trace, 0 when it is not one
  * (e.g. a .sqlite without CUPTI_ACTIVITY_KIND_KERNEL), negative on

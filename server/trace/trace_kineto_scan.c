@@ -218,7 +218,16 @@ static void read_args(scan *s, tfb_trace_kineto_event *e)
                    : tfb_trace_kineto_tok_is(&k, "registers per thread")
                        ? &e->a_regs
                    : tfb_trace_kineto_tok_is(&k, "shared memory") ? &e->a_smem
-                                                                  : NULL;
+                   : tfb_trace_kineto_tok_is(&k, "Collective name") ? &e->a_coll
+                   : tfb_trace_kineto_tok_is(&k, "In msg nelems")
+                       ? &e->a_in_nelems
+                   : tfb_trace_kineto_tok_is(&k, "Out msg nelems")
+                       ? &e->a_out_nelems
+                   : tfb_trace_kineto_tok_is(&k, "dtype")      ? &e->a_dtype
+                   : tfb_trace_kineto_tok_is(&k, "Group size")
+                       ? &e->a_group_size
+                   : tfb_trace_kineto_tok_is(&k, "External id") ? &e->a_ext_id
+                                                                : NULL;
         if (tfb_trace_kineto_tok_is(&k, "grid"))
             read_triple(s, e->grid);
         else if (tfb_trace_kineto_tok_is(&k, "block"))

@@ -44,6 +44,12 @@ typedef struct tfb_trace_kineto_event {
      * "shared memory", name (thread_name metadata) */
     tfb_trace_kineto_tok a_corr, a_dev, a_stream, a_bytes, a_regs, a_smem,
         a_name;
+    /* args of a collective (PyTorch's record_param_comms op, and the NCCL
+     * kernel in PyTorch 2.x): "Collective name", "In msg nelems", "Out msg
+     * nelems", "dtype", "Group size"; "External id" (an op and the GPU
+     * work it launched share it) */
+    tfb_trace_kineto_tok a_coll, a_in_nelems, a_out_nelems, a_dtype,
+        a_group_size, a_ext_id;
     int64_t grid[3], block[3]; /* args grid / block, 0 when absent */
 } tfb_trace_kineto_event;
 

@@ -9,7 +9,11 @@
  * note on the trace (tfb_trace.notes), never dropped without a word. The
  * top-level deviceProperties name the devices (name, SMs, memory,
  * compute capability) and distributedInfo gives the rank's place in the
- * job. The file is read by the one Kineto scanner (trace_kineto_scan.h),
+ * job. NCCL kernels become the trace's collectives (trace.h,
+ * tfb_trace_collective): with the call's args on the kernel (PyTorch
+ * 2.x), else joined at the file's end to the record_param_comms op of
+ * their External id. The file is read by the one Kineto scanner
+ * (trace_kineto_scan.h),
  * which the host side (trace_host_kineto.c) shares; times are exact ns
  * plus baseTimeNanoseconds.
  */
@@ -17,6 +21,7 @@
 #include <string.h>
 
 #include "trace/trace_internal.h"
+#include "base/vec.h"
 #include "trace/trace_kineto_scan.h"
 
 typedef tfb_trace_kineto_tok tok;
@@ -38,11 +43,173 @@ static int32_t intern_tok(tfb_trace_builder *b, const tok *t)
 /* What the metadata callback keeps until the events are read: the devices
  * are known only then (a device the file lists but never used is not
  * one of the trace's). */
+/* A record_param_comms op's args, kept until the file's NCCL kernels
+ * without args of their own are joined to it by External id. */
+typedef struct comm_op {
+    int64_t ext;
+    uint64_t bytes;
+    int32_t name, group_size;
+} comm_op;
+
+/* An NCCL kernel that carries no collective args: its row, less what the
+ * op gives, and the External id to find the op by. */
+typedef struct comm_pending {
+    tfb_trace_collective c;
+    int64_t ext;
+} comm_pending;
+
 typedef struct load_ctx {
     tfb_trace_builder *b;
     tfb_trace_device props[TFB_TRACE_KINETO_MAX_DEVPROPS];
     size_t nprops;
+    /* this file's collectives to join (each at most
+     * TFB_TRACE_MAX_COLLECTIVES: one per NCCL kernel) */
+    TFB_VEC(comm_op) ops;
+    TFB_VEC(comm_pending) pending;
 } load_ctx;
+
+/* ------------------------------------------------------------------------
+ * Collectives: PyTorch's args of a c10d call, on its record_param_comms
+ * op and (PyTorch 2.x) on its NCCL kernel
+ * ---------------------------------------------------------------------- */
+
+/* Bytes of one element of a dtype as PyTorch names it in the args (c10's
+ * ScalarType names, "Float", "BFloat16"...; torch's "torch.float32" and
+ * short spellings too); 0 when unknown. */
+static uint64_t dtype_size(const tok *t)
+{
+    static const struct {
+        const char *name;
+        uint8_t size;
+    } SIZES[] = {
+        {"float", 4},          {"float32", 4},       {"bfloat16", 2},
+        {"half", 2},           {"float16", 2},       {"double", 8},
+        {"float64", 8},        {"int", 4},           {"int32", 4},
+        {"long", 8},           {"int64", 8},         {"short", 2},
+        {"int16", 2},          {"char", 1},          {"int8", 1},
+        {"byte", 1},           {"uint8", 1},         {"bool", 1},
+        {"uint16", 2},         {"uint32", 4},        {"uint64", 8},
+        {"float8_e4m3fn", 1},  {"float8_e5m2", 1},   {"float8_e4m3fnuz", 1},
+        {"float8_e5m2fnuz", 1}, {"float8_e8m0fnu", 1}, {"complexhalf", 4},
+        {"complexfloat", 8},   {"complexdouble", 16},
+    };
+    if (!t->s || !t->is_str || t->has_esc)
+        return 0;
+    tok v = *t;
+    if (v.len > 6 && memcmp(v.s, "torch.", 6) == 0) {
+        v.s += 6;
+        v.len -= 6;
+    }
+    for (size_t i = 0; i < sizeof SIZES / sizeof *SIZES; i++)
+        if (tfb_trace_kineto_tok_ieq(&v, SIZES[i].name))
+            return SIZES[i].size;
+    return 0;
+}
+
+/* max(in, out nelems) x the dtype's size; 0 (unknown) for a missing or
+ * negative count, an unknown dtype, or past TFB_TRACE_COLL_MAX_BYTES. */
+static uint64_t coll_bytes(const ev *e)
+{
+    int64_t in = tfb_trace_kineto_tok_i64(&e->a_in_nelems, -1);
+    int64_t out = tfb_trace_kineto_tok_i64(&e->a_out_nelems, -1);
+    int64_t m = in > out ? in : out;
+    uint64_t size = dtype_size(&e->a_dtype);
+    if (m < 0 || (in < 0 && e->a_in_nelems.s) ||
+        (out < 0 && e->a_out_nelems.s) || !size)
+        return 0;
+    if ((uint64_t)m > TFB_TRACE_COLL_MAX_BYTES / size)
+        return 0;
+    return (uint64_t)m * size;
+}
+
+static int32_t group_size_of(const ev *e)
+{
+    int64_t g = tfb_trace_kineto_tok_i64(&e->a_group_size, 0);
+    return g < 0 ? 0 : g > INT32_MAX ? INT32_MAX : (int32_t)g;
+}
+
+/* An NCCL (or RCCL) kernel by its name: ncclKernel_..., ncclDevKernel_...,
+ * ncclAllReduceRingLLKernel_... */
+static int is_nccl_kernel(const tok *name)
+{
+    static const char P[] = "nccl";
+    if (!name->s || name->len < sizeof P - 1)
+        return 0;
+    for (size_t i = 0; i < sizeof P - 1; i++)
+        if ((name->s[i] | 0x20) != P[i])
+            return 0;
+    return 1;
+}
+
+/* A host event that is PyTorch's record of a collective call: kept. */
+static int add_comm_op(load_ctx *c, const ev *e)
+{
+    if (!e->a_coll.s || !e->a_ext_id.s ||
+        c->ops.n >= TFB_TRACE_MAX_COLLECTIVES)
+        return 0;
+    comm_op o = {tfb_trace_kineto_tok_i64(&e->a_ext_id, -1), coll_bytes(e),
+                 intern_tok(c->b, &e->a_coll), group_size_of(e)};
+    if (o.name < 0)
+        return TFB_ENOMEM;
+    return tfb_vec_push(&c->ops, o) < 0 ? TFB_ENOMEM : 0;
+}
+
+/* A kernel: a collective row when it carries the call's args, pending (to
+ * join to its op) when it is an NCCL kernel without them. */
+static int add_comm_kernel(load_ctx *c, const ev *e,
+                           const tfb_trace_span_in *s)
+{
+    tfb_trace_collective r = {s->start, s->end, 0, -1, 0, s->device, 0};
+    if (e->a_coll.s) {
+        r.name = intern_tok(c->b, &e->a_coll);
+        if (r.name < 0)
+            return TFB_ENOMEM;
+        r.bytes = coll_bytes(e);
+        r.group_size = group_size_of(e);
+        return tfb_trace_builder_collective(c->b, &r);
+    }
+    if (!is_nccl_kernel(&e->name))
+        return 0;
+    if (!e->a_ext_id.s || c->pending.n >= TFB_TRACE_MAX_COLLECTIVES) {
+        tfb_trace_builder_colls_unmatched(c->b, 1);
+        return 0;
+    }
+    comm_pending p = {r, tfb_trace_kineto_tok_i64(&e->a_ext_id, -1)};
+    return tfb_vec_push(&c->pending, p) < 0 ? TFB_ENOMEM : 0;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+    const comm_op *x = a, *y = b;
+    return (x->ext > y->ext) - (x->ext < y->ext);
+}
+
+/* The file's NCCL kernels without args, each joined to the op with its
+ * External id (the op PyTorch recorded around the launch). */
+static int join_pending(load_ctx *c)
+{
+    int rc = 0;
+    if (c->pending.n && c->ops.n)
+        qsort(c->ops.v, c->ops.n, sizeof *c->ops.v, cmp_op);
+    size_t unmatched = 0;
+    for (size_t i = 0; i < c->pending.n && !rc; i++) {
+        comm_pending *p = &c->pending.v[i];
+        comm_op key = {p->ext, 0, 0, 0};
+        const comm_op *o =
+            c->ops.n ? bsearch(&key, c->ops.v, c->ops.n, sizeof key, cmp_op)
+                     : NULL;
+        if (!o) {
+            unmatched++;
+            continue;
+        }
+        p->c.name = o->name;
+        p->c.bytes = o->bytes;
+        p->c.group_size = o->group_size;
+        rc = tfb_trace_builder_collective(c->b, &p->c);
+    }
+    tfb_trace_builder_colls_unmatched(c->b, unmatched);
+    return rc;
+}
 
 /* Kineto's categories (libkineto ActivityType names, lower case; the
  * match ignores case): what each is to the device side. */
@@ -106,7 +273,8 @@ static int category_kind(const tok *t, int *kind)
 static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
 {
     (void)legacy; /* not accepted: a bare array has no device events */
-    tfb_trace_builder *b = ((load_ctx *)ctx)->b;
+    load_ctx *lc = ctx;
+    tfb_trace_builder *b = lc->b;
     if (!tfb_trace_kineto_tok_is(&e->ph, "X"))
         return 0;
     int kind;
@@ -121,7 +289,9 @@ static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
                                           : TFB_TRACE_NOTE_CATEGORY_MAX);
     }
     if (kind == CAT_HOST)
-        return 0;
+        return tfb_trace_kineto_tok_is(&e->name, "record_param_comms")
+                   ? add_comm_op(lc, e)
+                   : 0;
     int64_t ts, dur = 0;
     if (!tfb_trace_kineto_us_to_ns(&e->ts, &ts))
         return 0;
@@ -164,6 +334,9 @@ static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
         }
         s.registers = (int32_t)tfb_trace_kineto_tok_i64(&e->a_regs, 0);
         s.shared_mem = (int32_t)tfb_trace_kineto_tok_i64(&e->a_smem, 0);
+        int rc = add_comm_kernel(lc, e, &s);
+        if (rc < 0)
+            return rc;
     } else {
         s.bytes = tfb_trace_kineto_tok_i64(&e->a_bytes, 0);
         if (kind == TFB_TRACE_MEMCPY && e->name.s)
@@ -293,6 +466,13 @@ int tfb_trace_load_kineto(tfb_trace_builder *b, const char *path)
     /* The devices are known now: name those the file describes. */
     for (size_t i = 0; rc > 0 && i < c->nprops; i++)
         tfb_trace_builder_device_props(b, &c->props[i]);
+    if (rc > 0) {
+        int jr = join_pending(c);
+        if (jr < 0)
+            rc = jr;
+    }
+    tfb_vec_free(&c->ops);
+    tfb_vec_free(&c->pending);
     free(c);
     return rc;
 }

@@ -28,6 +28,9 @@ KERNELS = [
     ("ncclDevKernel_AllReduce_RING_LL_Sum_float", 1, 9, 140, 50,
      [2, 1, 1], [512, 1, 1], 64, 4096),
 ]
+# PyTorch 2.x's args on the NCCL kernel: 1024 floats, 4096 bytes
+NCCL_ARGS = {"Collective name": "allreduce", "In msg nelems": 1024,
+             "Out msg nelems": 1024, "dtype": "Float", "Group size": 2}
 # the window test's lane: TINY kernels on device 0 stream 20, 2 µs apart
 TINY = 2000
 TINY_T0 = 1000
@@ -47,7 +50,9 @@ def write_good(path):
                    "args": {"device": dev, "stream": st, "correlation": corr,
                             "grid": grid, "block": block,
                             "registers per thread": regs,
-                            "shared memory": smem}})
+                            "shared memory": smem,
+                            **(NCCL_ARGS if name.startswith("nccl")
+                               else {})}})
     for i in range(TINY):
         ev.append({"ph": "X", "cat": "kernel", "name": "tiny", "pid": 0,
                    "tid": 20, "ts": TINY_T0 + 2 * i, "dur": 1,
@@ -123,7 +128,7 @@ def expected():
     e["memcpy"] = ["tr|0|7|%d|%d|%d|HtoD|4096|50"
                    % (ns(200), ns(204), 4 * US)]
     e["memset"] = ["tr|0|7|%d|%d|%d|512|51" % (ns(210), ns(212), 2 * US)]
-    e["comms"] = ["tr|1|9|%d|%d|AllReduce|NULL|NULL|%s|4"
+    e["comms"] = ["tr|1|9|%d|%d|AllReduce|4096|NULL|%s|4"
                   % (ns(140), ns(190), KERNELS[3][0])]
     # ops and calls: the launch sits in aten::mm (depth 1), self time of
     # the op is its 20 µs less the call's 3
