@@ -135,7 +135,15 @@ static int route_job(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json j;
         tfb_json_init(&j);
         tfb_ranks_job_json(&j, jb, res, &o, (tfb_ranks_metric)metric, 1);
-        body = tfb_json_take(&j, &len);
+        /* Each rank's MFU, energy and bus bandwidth, beside the table's
+         * other figures. */
+        if (tfb_json_object_reopen(&j) == 0) {
+            rc = tfb_ranks_eff_json(&j, jb);
+            tfb_json_object_end(&j);
+        }
+        body = rc == 0 ? tfb_json_take(&j, &len) : NULL;
+        if (rc < 0)
+            tfb_json_free(&j);
         if (!body) {
             rc = tfb_http_error(resp, 500, "out of memory");
         } else {
