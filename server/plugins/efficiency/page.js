@@ -104,16 +104,18 @@ const page = {
   },
   drawRunsTable(rows, leftOut) {
     const cols = [
+      // Run names stay whole; at 800 px the card scrolls sideways.
       { key: 'run', label: 'Run', render: (x) => h('span', { class: 'mono', style: { whiteSpace: 'nowrap' } }, x.run) },
       { key: 'steps', label: 'Steps', num: true },
       { key: 'tokens_per_s', label: 'Tokens/s', num: true, value: (x) => fin(x.tokens_per_s), render: (x) => show(x.tokens_per_s) },
       { key: 'tflops', label: 'TFLOP/s', num: true, value: (x) => fin(x.tflops), render: (x) => show(x.tflops) },
       { key: 'mfu', label: 'MFU', num: true, value: (x) => fin(x.mfu_pct),
-        render: (x) => h('span', { title: mfuNotes(x).join(' · ') }, fin(x.mfu_pct) === null ? 'peak unknown' : show(x.mfu_pct, ' %') +
-          (x.dtype_assumed ? ' (' + x.dtype + ' assumed)' : '') + (x.flops_estimated ? ' (6·N·T)' : '')) },
+        render: (x) => h('span', { title: mfuNotes(x).join(' · ') }, fin(x.mfu_pct) === null ? 'peak unknown' : show(x.mfu_pct, ' %'),
+          x.dtype_assumed || x.flops_estimated ? h('div', { class: 'muted small' },
+            [x.dtype_assumed ? x.dtype + ' assumed' : '', x.flops_estimated ? '6·N·T estimate' : ''].filter(Boolean).join(', ')) : null) },
       { key: 'goodput', label: 'Goodput', num: true, value: (x) => fin(x.goodput.goodput), render: (x) => (fin(x.goodput.goodput) === null ? '–' : pct(fin(x.goodput.goodput))) },
-      { key: 'energy_wh', label: 'Energy Wh', num: true, value: (x) => fin(x.energy_wh),
-        render: (x) => show(x.energy_wh) + (x.energy_source === 'power_x_time' ? ' (power×time)' : '') },
+      { key: 'energy_wh', label: 'Wh', num: true, value: (x) => fin(x.energy_wh),
+        render: (x) => h('span', null, show(x.energy_wh), x.energy_source === 'power_x_time' ? h('div', { class: 'muted small' }, 'power×time') : null) },
       { key: 'gco2', label: 'gCO2', num: true, value: (x) => fin(x.gco2), render: (x) => show(x.gco2) },
       { key: 'j_per_token', label: 'J/token', num: true, value: (x) => fin(x.j_per_token), render: (x) => show(x.j_per_token) },
     ];
