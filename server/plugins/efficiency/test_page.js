@@ -114,6 +114,23 @@ T.run(async () => {
         T.assert(!(await page.$('#tab-efficiency')), 'no Efficiency tab without data');
         T.assert((await page.getAttribute('#tabs-off', 'title')).includes('Efficiency'), 'named as without data');
       });
+      if (width === 1440 && scheme === 'light') {
+        await T.step('the html report and compare pages draw the efficiency sections', async () => {
+          const html = path.join(T.tmpdir('tfb-webui-eff-report-'), 'report.html');
+          execFileSync(tfboard, ['report', '--logdir', logdir, '--run', '^eff_', '--format', 'html', '--output', html, '--quiet'], { timeout: 120000 });
+          await page.goto('file://' + html);
+          await T.until(page, () => document.body.getAttribute('data-rendered') === '1', null, 'the report drawn');
+          const text = await page.textContent('main');
+          T.assert(text.includes('Efficiency') && text.includes('40 % of 1000 TFLOP/s') && text.includes('peak unknown'), 'report: ' + text.slice(0, 300));
+          const cmp = path.join(path.dirname(html), 'compare.html');
+          execFileSync(tfboard, ['report', '--logdir', logdir, '--compare', 'eff_known', 'eff_unknown', '--format', 'html', '--output', cmp, '--quiet'], { timeout: 120000 });
+          await page.goto('file://' + cmp);
+          await T.until(page, () => document.getElementById('runs') && document.getElementById('runs').textContent.includes('Efficiency'), null, 'the compare page drawn');
+          const ct = await page.textContent('#runs');
+          T.assert(ct.includes('MFU %') && ct.includes('peak unknown') && ct.includes('J/token'), 'compare: ' + ct.slice(0, 300));
+          await shot(page, 'efficiency_compare_report');
+        });
+      }
       T.assertEq(page.problems, [], 'no console errors or failed requests');
       await page.context().close();
     }
