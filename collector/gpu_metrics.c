@@ -7,9 +7,24 @@
  * writer wakes every interval on CLOCK_MONOTONIC (wall-clock jumps neither
  * stall nor rush it), reads each device and logs scalars through the
  * writer, so the training thread never pays for it.
+ *
+ * Only the job's GPUs are sampled: CUDA_VISIBLE_DEVICES (indices, GPU and
+ * MIG UUIDs, gpu_visible.h) picks them, in its order, so gpu/<n>/ is CUDA
+ * device n, and gpu/<n>/physical says which physical device it is.
+ *
+ * Energy per step (issue 29): the pipeline's helper thread, when it logs
+ * a step, asks tfb_gpu_metrics_step_energy (gpu_metrics_internal.h) for
+ * the step's joules; the training thread makes no NVML call. With NVML's
+ * total-energy counter (Volta and newer), the counter is read then (at
+ * most every ENERGY_READ_MIN_MS), the mean power between the last two
+ * reads times the step time is the step's energy: with steps back to back
+ * and the helper within its 10 ms drain period of each step end, that is
+ * the counter's difference over the step. Without the counter (missing or
+ * NOT_SUPPORTED), the power read then times the step time.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +34,8 @@
 
 #include "collector/abi.h"
 #include "base/deadline.h"
+#include "collector/gpu_metrics_internal.h"
+#include "collector/gpu_visible.h"
 #include "collector/writer_internal.h"
 
 /* ------------------------------------------------------------------------
@@ -34,7 +51,9 @@ typedef struct {
 } nvml_memory;
 
 #define NVML_SUCCESS 0
+#define NVML_ERROR_NOT_SUPPORTED 3
 #define NVML_ERROR_NO_PERMISSION 4
+#define NVML_UUID_LEN 96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE is 96 */
 #define NVML_TEMPERATURE_GPU 0
 #define NVML_CLOCK_SM 1
 #define NVML_NAME_LEN 96 /* NVML_DEVICE_NAME_V2_BUFFER_SIZE */
@@ -52,6 +71,14 @@ typedef struct nvml_api {
     nvml_ret (*GetTemp)(nvml_device, int, unsigned int *);
     nvml_ret (*GetClock)(nvml_device, int, unsigned int *);
     const char *(*ErrorString)(nvml_ret); /* optional */
+    /* Optional (older drivers lack some): the mapping of
+     * CUDA_VISIBLE_DEVICES and MIG, and the energy counter. */
+    nvml_ret (*GetUUID)(nvml_device, char *, unsigned int);
+    nvml_ret (*GetByUUID)(const char *, nvml_device *);
+    nvml_ret (*GetIndex)(nvml_device, unsigned int *);
+    nvml_ret (*IsMig)(nvml_device, unsigned int *);
+    nvml_ret (*MigParent)(nvml_device, nvml_device *);
+    nvml_ret (*GetEnergy)(nvml_device, unsigned long long *); /* mJ */
 } nvml_api;
 
 /* ------------------------------------------------------------------------
@@ -59,12 +86,27 @@ typedef struct nvml_api {
  * ---------------------------------------------------------------------- */
 #define MAX_DEVICES 64
 #define N_METRICS 7
+/* The energy counter is read at most this often: its unit is 1 mJ and
+ * drivers refresh it every few ms, so closer reads give noise, not power
+ * (20 ms at 300 W is 6,000 mJ: 0.02 % of rounding). */
+#define ENERGY_READ_MIN_MS 20
+
+enum energy_mode { ENERGY_NONE = 0, ENERGY_COUNTER, ENERGY_POWER };
 
 typedef struct dev_state {
     nvml_device h;
     char name[NVML_NAME_LEN];
     /* Tags built once: "gpu/<dev>/<metric>". */
     char tags[N_METRICS][48];
+    char energy_tag[48];
+    /* "cuda=<n> nvml=<i> uuid=<GPU-...>[ mig=<MIG-...>]" */
+    char physical[2 * NVML_UUID_LEN + 48];
+    /* Energy: the helper thread's, under g_mu (step_energy). */
+    enum energy_mode energy;
+    unsigned long long e_last_mj; /* counter at e_last_ns */
+    int64_t e_last_ns;            /* CLOCK_MONOTONIC of that read */
+    double e_watts;               /* mean power between the last reads */
+    int have_watts;
 } dev_state;
 
 typedef struct tfb_gpu_metrics {
@@ -195,6 +237,21 @@ static int load_nvml(nvml_api *api, const char *path)
     void *es = dlsym(api->handle, "nvmlErrorString");
     if (es)
         memcpy(&api->ErrorString, &es, sizeof es);
+    static const char *const opt_names[] = {
+        "nvmlDeviceGetUUID", "nvmlDeviceGetHandleByUUID",
+        "nvmlDeviceGetIndex", "nvmlDeviceIsMigDeviceHandle",
+        "nvmlDeviceGetDeviceHandleFromMigDeviceHandle",
+        "nvmlDeviceGetTotalEnergyConsumption",
+    };
+    void *opt[sizeof opt_names / sizeof opt_names[0]];
+    for (size_t i = 0; i < sizeof opt_names / sizeof opt_names[0]; i++)
+        opt[i] = dlsym(api->handle, opt_names[i]);
+    memcpy(&api->GetUUID, &opt[0], sizeof opt[0]);
+    memcpy(&api->GetByUUID, &opt[1], sizeof opt[1]);
+    memcpy(&api->GetIndex, &opt[2], sizeof opt[2]);
+    memcpy(&api->IsMig, &opt[3], sizeof opt[3]);
+    memcpy(&api->MigParent, &opt[4], sizeof opt[4]);
+    memcpy(&api->GetEnergy, &opt[5], sizeof opt[5]);
     return 0;
 }
 
@@ -302,6 +359,133 @@ static int map_init_error(nvml_ret r)
     return r == NVML_ERROR_NO_PERMISSION ? TFB_EACCES : TFB_ENOGPU;
 }
 
+/* ------------------------------------------------------------------------
+ * The job's devices: CUDA_VISIBLE_DEVICES -> NVML handles
+ * ---------------------------------------------------------------------- */
+static void dev_uuid(const nvml_api *api, nvml_device h, char *buf,
+                     size_t cap)
+{
+    buf[0] = 0;
+    if (!api->GetUUID || api->GetUUID(h, buf, (unsigned)cap) != NVML_SUCCESS)
+        snprintf(buf, cap, "unknown");
+    buf[cap - 1] = 0;
+}
+
+/* The handle of one entry (n devices): NVML_SUCCESS or NVML's error. */
+static nvml_ret resolve_entry(const nvml_api *api, unsigned n,
+                              const tfb_visible_entry *e, nvml_device *h)
+{
+    if (!e->is_uuid)
+        return e->index < n ? api->GetHandle(e->index, h) : 2;
+    if (api->GetByUUID && api->GetByUUID(e->uuid, h) == NVML_SUCCESS)
+        return NVML_SUCCESS;
+    /* CUDA also takes a unique prefix of a GPU's UUID ("GPU-8932f937"). */
+    if (strncmp(e->uuid, "GPU-", 4) != 0 || !api->GetUUID)
+        return 6; /* NVML_ERROR_NOT_FOUND */
+    int found = 0;
+    size_t len = strlen(e->uuid);
+    for (unsigned i = 0; i < n; i++) {
+        nvml_device d;
+        char u[NVML_UUID_LEN];
+        if (api->GetHandle(i, &d) != NVML_SUCCESS ||
+            api->GetUUID(d, u, sizeof u) != NVML_SUCCESS)
+            continue;
+        if (strncmp(u, e->uuid, len) == 0) {
+            found++;
+            *h = d;
+        }
+    }
+    return found == 1 ? NVML_SUCCESS : 6;
+}
+
+/* ds->physical for CUDA ordinal `cuda`. */
+static void describe(const nvml_api *api, unsigned cuda, dev_state *ds)
+{
+    nvml_device parent = ds->h;
+    unsigned is_mig = 0;
+    char mig[NVML_UUID_LEN] = "";
+    if (api->IsMig && api->IsMig(ds->h, &is_mig) == NVML_SUCCESS && is_mig &&
+        api->MigParent && api->MigParent(ds->h, &parent) == NVML_SUCCESS)
+        dev_uuid(api, ds->h, mig, sizeof mig);
+    else
+        is_mig = 0;
+    char uuid[NVML_UUID_LEN], idx[16] = "unknown";
+    dev_uuid(api, parent, uuid, sizeof uuid);
+    unsigned i;
+    if (api->GetIndex && api->GetIndex(parent, &i) == NVML_SUCCESS)
+        snprintf(idx, sizeof idx, "%u", i);
+    snprintf(ds->physical, sizeof ds->physical, "cuda=%u nvml=%s uuid=%s%s%s",
+             cuda, idx, uuid, is_mig ? " mig=" : "", mig);
+}
+
+/* How this device's energy is measured; the counter's first reading is
+ * the baseline of the first step's. */
+static void probe_energy(const nvml_api *api, dev_state *ds)
+{
+    unsigned long long mj;
+    unsigned mw;
+    if (api->GetEnergy && api->GetEnergy(ds->h, &mj) == NVML_SUCCESS) {
+        ds->energy = ENERGY_COUNTER;
+        ds->e_last_mj = mj;
+        ds->e_last_ns = tfb_mono_now_ns();
+    } else if (api->GetPower(ds->h, &mw) == NVML_SUCCESS) {
+        ds->energy = ENERGY_POWER;
+    } else {
+        ds->energy = ENERGY_NONE;
+    }
+}
+
+/* Fills m->dev with the job's devices (n = NVML's count): those
+ * CUDA_VISIBLE_DEVICES names, in its order, else all. 0 or an error (with
+ * g_err). Under g_mu. */
+static int open_devices(tfb_gpu_metrics *m, unsigned n)
+{
+    tfb_visible_entry vis[MAX_DEVICES];
+    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+    int nvis = 0;
+    if (cvd) {
+        nvis = tfb_visible_parse(cvd, vis, MAX_DEVICES);
+    } else {
+        for (unsigned d = 0; d < n; d++) {
+            memset(&vis[d], 0, sizeof vis[d]);
+            vis[d].index = d;
+        }
+        nvis = (int)n;
+    }
+    unsigned nd = 0;
+    char eb[32];
+    for (int i = 0; i < nvis; i++) {
+        dev_state *ds = &m->dev[nd];
+        nvml_ret r = resolve_entry(&m->api, n, &vis[i], &ds->h);
+        if (r != NVML_SUCCESS) {
+            if (!cvd) {
+                set_err("nvmlDeviceGetHandleByIndex_v2: %s%s",
+                        nvml_err(&m->api, r, eb, sizeof eb), "");
+                return map_init_error(r);
+            }
+            break; /* CUDA ignores the rest of the list too */
+        }
+        if (m->api.GetName(ds->h, ds->name, sizeof ds->name) != NVML_SUCCESS)
+            snprintf(ds->name, sizeof ds->name, "GPU %u", nd);
+        ds->name[sizeof ds->name - 1] = 0;
+        for (int k = 0; k < N_METRICS; k++)
+            snprintf(ds->tags[k], sizeof ds->tags[k], "%s%u/%s",
+                     TFB_TAG_GPU_PREFIX, nd, k_metric[k]);
+        snprintf(ds->energy_tag, sizeof ds->energy_tag, "%s%u/%s",
+                 TFB_TAG_GPU_PREFIX, nd, TFB_TAG_GPU_ENERGY);
+        describe(&m->api, nd, ds);
+        probe_energy(&m->api, ds);
+        nd++;
+    }
+    if (nd == 0 && cvd) {
+        set_err("CUDA_VISIBLE_DEVICES=\"%.200s\" names no device of this "
+                "machine%s", cvd, "");
+        return TFB_ENOGPU;
+    }
+    m->ndev = nd;
+    return 0;
+}
+
 static void metrics_on_close(tfb_writer *w);
 
 int tfb_gpu_metrics_start(tfb_writer *w, const tfb_gpu_metrics_opts *opts)
@@ -359,28 +543,10 @@ int tfb_gpu_metrics_start(tfb_writer *w, const tfb_gpu_metrics_opts *opts)
         }
         if (n > MAX_DEVICES)
             n = MAX_DEVICES;
-        for (unsigned d = 0; !rc && d < n; d++) {
-            dev_state *ds = &m->dev[d];
-            r = m->api.GetHandle(d, &ds->h);
-            if (r != NVML_SUCCESS) {
-                set_err("nvmlDeviceGetHandleByIndex_v2: %s%s",
-                        nvml_err(&m->api, r, eb, sizeof eb), "");
-                rc = map_init_error(r);
-                break;
-            }
-            if (m->api.GetName(ds->h, ds->name, sizeof ds->name) !=
-                NVML_SUCCESS)
-                snprintf(ds->name, sizeof ds->name, "GPU %u", d);
-            ds->name[sizeof ds->name - 1] = 0;
-            for (int k = 0; k < N_METRICS; k++)
-                snprintf(ds->tags[k], sizeof ds->tags[k], "%s%u/%s",
-                         TFB_TAG_GPU_PREFIX, d, k_metric[k]);
-        }
-        if (rc) {
+        if (!rc)
+            rc = open_devices(m, n);
+        if (rc)
             m->api.Shutdown();
-        } else {
-            m->ndev = n;
-        }
     }
     if (rc) {
         /* A library without NVML's functions was closed by load_nvml; one
@@ -397,6 +563,17 @@ int tfb_gpu_metrics_start(tfb_writer *w, const tfb_gpu_metrics_opts *opts)
         snprintf(tag, sizeof tag, "%s%u/%s", TFB_TAG_GPU_PREFIX, d,
                  TFB_TAG_GPU_NAME);
         tfb_text(w, tag, m->dev[d].name, 0);
+        snprintf(tag, sizeof tag, "%s%u/%s", TFB_TAG_GPU_PREFIX, d,
+                 TFB_TAG_GPU_PHYSICAL);
+        tfb_text(w, tag, m->dev[d].physical, 0);
+        if (m->dev[d].energy != ENERGY_NONE) {
+            snprintf(tag, sizeof tag, "%s%u/%s", TFB_TAG_GPU_PREFIX, d,
+                     TFB_TAG_GPU_ENERGY_SOURCE);
+            tfb_text(w, tag,
+                     m->dev[d].energy == ENERGY_COUNTER ? "counter"
+                                                        : "power_x_time",
+                     0);
+        }
     }
     sample_once(m);
     if (pthread_create(&m->thread, NULL, sampler_main, m) != 0) {
@@ -468,4 +645,88 @@ int tfb_gpu_metrics_get_stats(tfb_writer *w, tfb_gpu_metrics_stats *out)
 static void metrics_on_close(tfb_writer *w)
 {
     tfb_gpu_metrics_stop(w);
+}
+
+/* ------------------------------------------------------------------------
+ * For the pipeline's helper thread (gpu_metrics_internal.h)
+ * ---------------------------------------------------------------------- */
+int tfb_gpu_metrics_step_energy(tfb_writer *w, int64_t step, double wall,
+                                double step_s, double *total_j)
+{
+    *total_j = 0;
+    if (!w || !(step_s >= 0) || !isfinite(step_s))
+        return 0;
+    pthread_mutex_lock(&g_mu);
+    tfb_gpu_metrics *m = *find_slot(w);
+    if (!m || m->owner != getpid()) {
+        pthread_mutex_unlock(&g_mu);
+        return 0;
+    }
+    int64_t now = tfb_mono_now_ns();
+    int done = 0;
+    uint64_t read_err = 0, log_err = 0;
+    for (unsigned d = 0; d < m->ndev; d++) {
+        dev_state *ds = &m->dev[d];
+        double j = 0;
+        int have = 0;
+        if (ds->energy == ENERGY_COUNTER) {
+            int64_t dt = now - ds->e_last_ns;
+            unsigned long long mj;
+            if (dt >= (int64_t)ENERGY_READ_MIN_MS * 1000000) {
+                if (m->api.GetEnergy(ds->h, &mj) == NVML_SUCCESS) {
+                    /* A counter that went back (driver reload) restarts
+                     * the baseline. */
+                    if (mj >= ds->e_last_mj) {
+                        ds->e_watts = (double)(mj - ds->e_last_mj) / 1e3 /
+                                      ((double)dt / 1e9);
+                        ds->have_watts = 1;
+                    }
+                    ds->e_last_mj = mj;
+                    ds->e_last_ns = now;
+                } else {
+                    read_err++;
+                }
+            }
+            if (ds->have_watts) {
+                j = ds->e_watts * step_s;
+                have = 1;
+            }
+        } else if (ds->energy == ENERGY_POWER) {
+            unsigned mw;
+            if (m->api.GetPower(ds->h, &mw) == NVML_SUCCESS) {
+                j = mw / 1000.0 * step_s;
+                have = 1;
+            } else {
+                read_err++;
+            }
+        }
+        if (!have)
+            continue;
+        if (tfb_scalar_at(w, ds->energy_tag, j, step, wall))
+            log_err++;
+        *total_j += j;
+        done++;
+    }
+    pthread_mutex_lock(&m->mu);
+    m->stats.read_errors += read_err;
+    m->stats.log_errors += log_err;
+    pthread_mutex_unlock(&m->mu);
+    pthread_mutex_unlock(&g_mu);
+    return done;
+}
+
+int tfb_gpu_metrics_device_name(tfb_writer *w, char *buf, size_t cap)
+{
+    if (!w || !buf || cap == 0)
+        return 0;
+    buf[0] = 0;
+    int found = 0;
+    pthread_mutex_lock(&g_mu);
+    tfb_gpu_metrics *m = *find_slot(w);
+    if (m && m->owner == getpid() && m->ndev > 0) {
+        snprintf(buf, cap, "%s", m->dev[0].name);
+        found = 1;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return found;
 }

@@ -27,14 +27,25 @@
  * State and thread are created on the first tfb_step_begin; afterwards no
  * call allocates or does I/O. The four calls are for one training thread
  * per writer, as the public header says.
+ *
+ * Issue 29: tfb_step_work notes the step's work; the ring carries it with
+ * the step, and the helper thread turns it into perf/... scalars, asks the
+ * NVML sampler for the step's energy and keeps the perf/work record
+ * (perf_work.c). tfb_checkpoint_begin/end put a checkpoint record in the
+ * same ring; tfb_comm_begin_bytes a comm record at tfb_comm_end, whose
+ * name is interned here (a fixed table, no allocation) so the helper can
+ * keep the cumulative comm/collectives table.
  */
 #include "collector/writer_internal.h"
+#include "collector/perf_work.h"
 #include "collector/trace_store.h"
 #include "base/deadline.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #ifdef TFB_HAVE_CUPTI
@@ -51,16 +62,32 @@ enum pipeline_state {
     PIPE_IDLE = 0,  /* between steps */
     PIPE_IN_STEP,   /* after step_begin, not waiting for input */
     PIPE_IN_INPUT,  /* after input_begin, before input_end */
-    PIPE_IN_COMM    /* after comm_begin, before comm_end */
+    PIPE_IN_COMM,   /* after comm_begin, before comm_end */
+    PIPE_IN_CKPT    /* after checkpoint_begin, before checkpoint_end */
 };
+
+enum rec_kind { REC_STEP = 0, REC_CKPT, REC_COMM };
 
 typedef struct step_rec {
     int64_t step;
-    double step_ms, input_ms;
+    double step_ms, input_ms; /* REC_CKPT: step_ms is the checkpoint's */
     double wall; /* seconds since the Unix epoch, at step_end */
     double comm_ms;
     int has_comm; /* the writer has seen a comm span: log comm/ms */
+    enum rec_kind kind;
+    double flops, samples, tokens; /* the step's work (REC_STEP) */
+    unsigned comm_name;            /* REC_COMM: id in the name table */
+    uint64_t comm_bytes;
+    int64_t comm_ns;
 } step_rec;
+
+/* Interned comm names: the last slot is "other", for names past it. */
+#define COMM_OTHER (TFB_COMM_NAMES_MAX - 1)
+typedef struct comm_names {
+    char name[TFB_COMM_NAMES_MAX][TFB_COMM_NAME_MAX];
+    uint32_t hash[TFB_COMM_NAMES_MAX];
+    unsigned n; /* slots in use, below COMM_OTHER */
+} comm_names;
 
 struct tfb_pipeline {
     /* Training thread only. */
@@ -72,6 +99,14 @@ struct tfb_pipeline {
     int64_t comm_begin_ns;   /* CLOCK_MONOTONIC */
     int64_t comm_sum_ns;     /* summed comm spans inside this step */
     int comm_seen;           /* a comm span ever began on this writer */
+    int comm_has_bytes;      /* the open span came from comm_begin_bytes */
+    unsigned comm_name_id;
+    uint64_t comm_bytes;
+    int64_t ckpt_begin_ns;   /* CLOCK_MONOTONIC */
+    int64_t last_step;       /* the last step begun (0 before any) */
+    double work[3];          /* this step's flops, samples, tokens */
+    double work_default[3];  /* from the writer's opts */
+    comm_names *names;       /* written here; read by the helper */
     int64_t mono_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC at step_begin */
     int spans;               /* offer spans to the trace store */
     int64_t next_probe_ns;   /* when not offering: ask again from then on */
@@ -91,9 +126,14 @@ struct tfb_pipeline {
     pthread_mutex_t mu; /* guards stop, for the timed wait */
     pthread_cond_t cv;
     int stop;
+
+    /* perf/..., energy and the records: under perf_mu (helper thread,
+     * flush, close, the synchronous path). NULL when memory ran out. */
+    pthread_mutex_t perf_mu;
+    tfb_perf *perf;
 };
 
-static int log_rec(tfb_writer *w, const step_rec *r)
+static int log_step(tfb_writer *w, const step_rec *r)
 {
     int rc = tfb_scalar_at(w, TFB_TAG_STEP_MS, r->step_ms, r->step, r->wall);
     int rc2 = tfb_scalar_at(w, TFB_TAG_INPUT_MS, r->input_ms, r->step,
@@ -107,6 +147,36 @@ static int log_rec(tfb_writer *w, const step_rec *r)
     return rc < 0 ? rc : rc2;
 }
 
+/* Logs one record. helper: on the helper thread (or close), where NVML
+ * may be called for the step's energy; the training thread's synchronous
+ * path (ring full) leaves the energy of that step out. */
+static int log_rec(struct tfb_pipeline *p, const step_rec *r, int helper)
+{
+    tfb_writer *w = p->w;
+    int rc = 0;
+    if (r->kind == REC_STEP)
+        rc = log_step(w, r);
+    else if (r->kind == REC_CKPT)
+        rc = tfb_scalar_at(w, TFB_TAG_CHECKPOINT_MS, r->step_ms, r->step,
+                           r->wall);
+    if (!p->perf)
+        return rc;
+    pthread_mutex_lock(&p->perf_mu);
+    if (r->kind == REC_STEP) {
+        tfb_perf_step s = {r->step, r->wall, r->step_ms / 1e3, r->flops,
+                           r->samples, r->tokens, helper};
+        tfb_perf_step_done(p->perf, &s);
+    } else if (r->kind == REC_COMM) {
+        tfb_perf_comm(p->perf, r->comm_name,
+                      r->comm_name == COMM_OTHER
+                          ? "other"
+                          : p->names->name[r->comm_name],
+                      r->comm_bytes, r->comm_ns);
+    }
+    pthread_mutex_unlock(&p->perf_mu);
+    return rc;
+}
+
 /* Logs every record the training thread has published. Only the drainer
  * (or close, after the drainer has stopped) calls it. */
 static void drain(struct tfb_pipeline *p)
@@ -116,9 +186,14 @@ static void drain(struct tfb_pipeline *p)
     while (tail != head) {
         /* An error (writer closed or failed) is the writer's sticky error,
          * reported by tfb_writer_close; the ring still moves on. */
-        (void)log_rec(p->w, &p->ring[tail & (RING_CAP - 1)]);
+        (void)log_rec(p, &p->ring[tail & (RING_CAP - 1)], 1);
         tail++;
         atomic_store_explicit(&p->tail, tail, memory_order_release);
+    }
+    if (p->perf) {
+        pthread_mutex_lock(&p->perf_mu);
+        tfb_perf_records(p->perf, 0);
+        pthread_mutex_unlock(&p->perf_mu);
     }
 }
 
@@ -212,11 +287,21 @@ static struct tfb_pipeline *pipeline_create(tfb_writer *w)
     if (!p)
         return NULL;
     p->ring = malloc(RING_CAP * sizeof *p->ring);
-    if (!p->ring) {
+    p->names = calloc(1, sizeof *p->names);
+    if (!p->ring || !p->names) {
+        free(p->ring);
+        free(p->names);
         free(p);
         return NULL;
     }
     p->w = w;
+    tfb_work_opts wo;
+    tfb_writer_work_opts(w, &wo);
+    p->work_default[0] = wo.flops;
+    p->work_default[1] = wo.samples;
+    p->work_default[2] = wo.tokens;
+    pthread_mutex_init(&p->perf_mu, NULL);
+    p->perf = tfb_perf_create(w);
     atomic_init(&p->head, 0);
     atomic_init(&p->tail, 0);
     pthread_mutex_init(&p->mu, NULL);
@@ -231,29 +316,50 @@ static struct tfb_pipeline *pipeline_create(tfb_writer *w)
 }
 
 static void pipeline_on_flush(tfb_writer *w);
+static int push(struct tfb_pipeline *p, const step_rec *r);
 static void pipeline_on_close(tfb_writer *w);
 
-int tfb_step_begin(tfb_writer *w, int64_t step)
+/* The pipeline of w, created on first use; NULL with *rc on failure. */
+static struct tfb_pipeline *pipeline_get(tfb_writer *w, int *rc)
 {
-    if (!w)
-        return TFB_EINVAL;
-    if (tfb_writer_forked(w))
-        return TFB_EFORKED; /* the drainer thread is the parent's */
+    if (!w) {
+        *rc = TFB_EINVAL;
+        return NULL;
+    }
+    if (tfb_writer_forked(w)) {
+        *rc = TFB_EFORKED; /* the drainer thread is the parent's */
+        return NULL;
+    }
     struct tfb_pipeline **slot = tfb_writer_pipeline_slot(w);
     struct tfb_pipeline *p = *slot;
     if (!p) {
         p = pipeline_create(w);
-        if (!p)
-            return TFB_ENOMEM;
+        if (!p) {
+            *rc = TFB_ENOMEM;
+            return NULL;
+        }
         *slot = p;
         tfb_writer_set_hooks(w, TFB_WRITER_MOD_PIPELINE, pipeline_on_flush,
                              pipeline_on_close);
     }
+    return p;
+}
+
+int tfb_step_begin(tfb_writer *w, int64_t step)
+{
+    int rc;
+    struct tfb_pipeline *p = pipeline_get(w, &rc);
+    if (!p)
+        return rc;
     if (p->state != PIPE_IDLE)
         return TFB_ESTATE;
     p->step = step;
+    p->last_step = step;
     p->input_sum_ns = 0;
     p->comm_sum_ns = 0;
+    p->work[0] = p->work_default[0];
+    p->work[1] = p->work_default[1];
+    p->work[2] = p->work_default[2];
     p->step_begin_ns = tfb_mono_now_ns();
     p->mono_to_real_ns = tfb_now_ns() - p->step_begin_ns;
     if (!p->spans && p->step_begin_ns >= p->next_probe_ns)
@@ -352,12 +458,19 @@ int tfb_step_end(tfb_writer *w)
     step_rec r = {p->step, (double)(now - p->step_begin_ns) / 1e6,
                   (double)p->input_sum_ns / 1e6,
                   (double)(now + p->mono_to_real_ns) / 1e9,
-                  (double)p->comm_sum_ns / 1e6, p->comm_seen};
+                  (double)p->comm_sum_ns / 1e6, p->comm_seen, REC_STEP,
+                  p->work[0], p->work[1], p->work[2], 0, 0, 0};
+    return push(p, &r);
+}
+
+/* Publishes r to the drainer; logs it here when the ring is full. */
+static int push(struct tfb_pipeline *p, const step_rec *r)
+{
     uint64_t head = atomic_load_explicit(&p->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&p->tail, memory_order_acquire);
     if (!p->have_thread || head - tail >= RING_CAP)
-        return log_rec(w, &r); /* full (drainer starved): never drop */
-    p->ring[head & (RING_CAP - 1)] = r;
+        return log_rec(p, r, 0); /* full (drainer starved): never drop */
+    p->ring[head & (RING_CAP - 1)] = *r;
     atomic_store_explicit(&p->head, head + 1, memory_order_release);
     /* Very short steps fill the ring faster than one drain period: wake
      * the drainer early, once per half ring (a futex call amortized over
@@ -375,6 +488,7 @@ int tfb_comm_begin(tfb_writer *w, const char *name)
         return rc;
     p->comm_begin_ns = tfb_mono_now_ns();
     p->comm_seen = 1;
+    p->comm_has_bytes = 0;
 #ifdef TFB_HAVE_CUPTI
     nvtx_push_comm(p, name, p->step);
 #else
@@ -390,8 +504,116 @@ int tfb_comm_end(tfb_writer *w)
     struct tfb_pipeline *p = pipe_in(w, PIPE_IN_COMM, &rc);
     if (!p)
         return rc;
+    int64_t before = p->comm_sum_ns;
     end_nested(p, p->comm_begin_ns, &p->comm_sum_ns, TFB_HOST_SPAN_COMM);
+    if (!p->comm_has_bytes)
+        return 0;
+    p->comm_has_bytes = 0;
+    step_rec r = {.step = p->step, .kind = REC_COMM,
+                  .comm_name = p->comm_name_id, .comm_bytes = p->comm_bytes,
+                  .comm_ns = p->comm_sum_ns - before};
+    return push(p, &r);
+}
+
+/* FNV-1a of the first TFB_COMM_NAME_MAX - 1 bytes of s (what is kept). */
+static uint32_t name_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < TFB_COMM_NAME_MAX - 1 && s[i]; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+/* The id of name in the table, adding it (cut to TFB_COMM_NAME_MAX - 1
+ * bytes) the first time; COMM_OTHER once the table is full. The helper
+ * reads a slot only after a record naming it was published (release), so
+ * the copy is complete by then. */
+static unsigned intern_name(comm_names *t, const char *name)
+{
+    uint32_t h = name_hash(name);
+    for (unsigned i = 0; i < t->n; i++)
+        if (t->hash[i] == h &&
+            strncmp(t->name[i], name, TFB_COMM_NAME_MAX - 1) == 0)
+            return i;
+    if (t->n >= COMM_OTHER)
+        return COMM_OTHER;
+    unsigned i = t->n++;
+    size_t len = strnlen(name, TFB_COMM_NAME_MAX - 1);
+    memcpy(t->name[i], name, len);
+    t->name[i][len] = 0;
+    t->hash[i] = h;
+    return i;
+}
+
+int tfb_comm_begin_bytes(tfb_writer *w, const char *name, uint64_t bytes)
+{
+    int rc = tfb_comm_begin(w, name);
+    if (rc)
+        return rc;
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    p->comm_has_bytes = 1;
+    p->comm_name_id = intern_name(p->names, name ? name : "comm");
+    p->comm_bytes = bytes;
     return 0;
+}
+
+int tfb_step_work(tfb_writer *w, double flops, double samples, double tokens)
+{
+    if (!w)
+        return TFB_EINVAL;
+    if (!isfinite(flops) || !isfinite(samples) || !isfinite(tokens) ||
+        flops < 0 || samples < 0 || tokens < 0)
+        return TFB_EINVAL;
+    if (tfb_writer_forked(w))
+        return TFB_EFORKED;
+    struct tfb_pipeline *p = *tfb_writer_pipeline_slot(w);
+    if (!p || p->state == PIPE_IDLE || p->state == PIPE_IN_CKPT)
+        return TFB_ESTATE;
+    p->work[0] = flops;
+    p->work[1] = samples;
+    p->work[2] = tokens;
+    return 0;
+}
+
+int tfb_checkpoint_begin(tfb_writer *w)
+{
+    int rc;
+    struct tfb_pipeline *p = pipeline_get(w, &rc);
+    if (!p)
+        return rc;
+    if (p->state != PIPE_IDLE)
+        return TFB_ESTATE;
+    p->ckpt_begin_ns = tfb_mono_now_ns();
+    p->state = PIPE_IN_CKPT;
+    return 0;
+}
+
+int tfb_checkpoint_end(tfb_writer *w)
+{
+    int rc;
+    struct tfb_pipeline *p = pipe_in(w, PIPE_IN_CKPT, &rc);
+    if (!p)
+        return rc;
+    p->state = PIPE_IDLE;
+    /* Both clocks are read here: a checkpoint is rare, and its wall time
+     * must not come from a step_begin offset of long ago. */
+    int64_t now = tfb_mono_now_ns();
+    int64_t real = tfb_now_ns();
+    step_rec r = {.step = p->last_step,
+                  .step_ms = (double)(now - p->ckpt_begin_ns) / 1e6,
+                  .wall = (double)real / 1e9,
+                  .kind = REC_CKPT};
+    return push(p, &r);
+}
+
+/* Writes the perf/work and comm/collectives records that changed, now. */
+static void force_records(struct tfb_pipeline *p)
+{
+    if (!p->perf)
+        return;
+    pthread_mutex_lock(&p->perf_mu);
+    tfb_perf_records(p->perf, 1);
+    pthread_mutex_unlock(&p->perf_mu);
 }
 
 static void pipeline_on_flush(tfb_writer *w)
@@ -402,6 +624,7 @@ static void pipeline_on_flush(tfb_writer *w)
     uint64_t target = atomic_load_explicit(&p->head, memory_order_acquire);
     if (!p->have_thread) {
         drain(p);
+        force_records(p);
         return;
     }
     /* The drainer is the ring's only consumer: wake it and wait until it
@@ -413,6 +636,7 @@ static void pipeline_on_flush(tfb_writer *w)
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
+    force_records(p);
 }
 
 static void pipeline_on_close(tfb_writer *w)
@@ -429,7 +653,9 @@ static void pipeline_on_close(tfb_writer *w)
          * them). Free the memory only: no join, no drain, and no destroy
          * of a mutex or condition the vanished thread may hold or wait
          * on. */
+        tfb_perf_free(p->perf);
         free(p->ring);
+        free(p->names);
         free(p);
         *slot = NULL;
         return;
@@ -442,9 +668,13 @@ static void pipeline_on_close(tfb_writer *w)
         pthread_join(p->thread, NULL);
     }
     drain(p); /* what the thread had not reached yet */
+    force_records(p);
+    tfb_perf_free(p->perf);
+    pthread_mutex_destroy(&p->perf_mu);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     free(p->ring);
+    free(p->names);
     free(p);
     *slot = NULL;
 }

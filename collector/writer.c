@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/errors.h"
+#include "base/gpu_peaks.h"
 #include "collector/event.h"
 #include "collector/fork_guard.h"
 #include "collector/histogram.h"
@@ -82,6 +83,8 @@ struct tfb_writer {
     unsigned fork_gen; /* tfb_fork_generation() at open; see fork_guard.h */
     tfb_rank_owned rank; /* distributed jobs (ranks.c) */
     tfb_seg *seg; /* run_dir in a bucket: segments (writer_segments.h) */
+    int work_dtype; /* opts.dtype parsed at open: tfb_peak_dtype, -1 none */
+    char work_device[96]; /* opts.device, copied at open */
 };
 
 /* w was inherited across fork(): its thread does not exist here and its
@@ -299,6 +302,40 @@ int tfb_writer_open(tfb_writer **out, const char *run_dir,
     return rc ? rc : tfb_writer_open_resolved(out, run_dir, opts, &r);
 }
 
+/* The work opts (tfboard.h "Work per step"): each amount >= 0 and
+ * finite, a dtype the peak table knows (or none). The dtype string is the
+ * caller's: parsed here, not kept. */
+static int read_work_opts(tfb_writer *w)
+{
+    const double v[] = {w->opts.flops_per_step, w->opts.samples_per_step,
+                        w->opts.tokens_per_step, w->opts.peak_tflops};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!isfinite(v[i]) || v[i] < 0)
+            return TFB_EINVAL;
+    w->work_dtype = -1;
+    if (w->opts.dtype && *w->opts.dtype) {
+        tfb_peak_dtype d;
+        if (tfb_peak_dtype_parse(w->opts.dtype, &d) < 0)
+            return TFB_EINVAL;
+        w->work_dtype = (int)d;
+    }
+    w->opts.dtype = NULL;
+    if (w->opts.device)
+        snprintf(w->work_device, sizeof w->work_device, "%s", w->opts.device);
+    w->opts.device = NULL;
+    return 0;
+}
+
+void tfb_writer_work_opts(const tfb_writer *w, tfb_work_opts *out)
+{
+    out->flops = w->opts.flops_per_step;
+    out->samples = w->opts.samples_per_step;
+    out->tokens = w->opts.tokens_per_step;
+    out->peak_tflops = w->opts.peak_tflops;
+    out->dtype = w->work_dtype;
+    out->device = w->work_device;
+}
+
 int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
                              const tfb_writer_opts *opts, tfb_rank_owned *r)
 {
@@ -325,6 +362,11 @@ int tfb_writer_open_resolved(tfb_writer **out, const char *run_dir,
             w->opts.queue_bytes = DEFAULT_QUEUE_BYTES;
         if (!w->opts.flush_interval_ms)
             w->opts.flush_interval_ms = DEFAULT_FLUSH_MS;
+    }
+    if (read_work_opts(w) < 0) {
+        tfb_rank_owned_free(&w->rank);
+        free(w);
+        return TFB_EINVAL;
     }
     /* The suffix string is the caller's; keep our own copy. */
     char *suffix = NULL;
@@ -839,6 +881,21 @@ static int log_text(tfb_writer *w, const char *tag, const char *utf8,
                       .str = utf8,
                       .str_len = strlen(utf8)};
     return log_value(w, &v, TFB_TAG_META_TEXT, wall, step);
+}
+
+int tfb_writer_plugin_text(tfb_writer *w, const char *plugin, const char *tag,
+                           const char *text, size_t len, double wall)
+{
+    if (!w || !plugin || !tag || (!text && len))
+        return TFB_EINVAL;
+    tfb_ev_value v = {.kind = TFB_EV_STRING,
+                      .tag = tag,
+                      .tag_len = strlen(tag),
+                      .plugin = plugin,
+                      .plugin_len = strlen(plugin),
+                      .str = text ? text : "",
+                      .str_len = len};
+    return log_value(w, &v, 0, wall, 0);
 }
 
 int tfb_text(tfb_writer *w, const char *tag, const char *utf8, int64_t step)

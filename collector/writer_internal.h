@@ -81,6 +81,23 @@ int tfb_writer_max_step(tfb_writer *w, int64_t *step);
  * open. From the training thread, as the pipeline calls are. */
 int tfb_pipeline_open_step(tfb_writer *w, int64_t *step);
 
+/* The work opts of w (tfboard.h "Work per step"), as open read them:
+ * constant work per step (0 = none), peak (0 = from the table) and dtype
+ * (a tfb_peak_dtype, -1 = unknown). Thread-safe (set at open only). */
+typedef struct tfb_work_opts {
+    double flops, samples, tokens, peak_tflops;
+    int dtype;
+    const char *device; /* opts.device ("" = none), owned by w */
+} tfb_work_opts;
+void tfb_writer_work_opts(const tfb_writer *w, tfb_work_opts *out);
+
+/* Logs a plugin record: step 0, a rank-0 DT_STRING tensor holding the len
+ * bytes of text, plugin name `plugin` on every record (readers that keep
+ * the latest per tag find it in each). Thread-safe on one writer; text is
+ * read during the call only. */
+int tfb_writer_plugin_text(tfb_writer *w, const char *plugin, const char *tag,
+                           const char *text, size_t len, double wall);
+
 /* Counts one record lost after its call returned (an image whose
  * encoding failed) in records_dropped. Thread-safe on one writer. */
 void tfb_writer_count_dropped(tfb_writer *w);

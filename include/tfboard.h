@@ -200,6 +200,28 @@ typedef struct tfb_writer_opts {
     size_t spool_bytes;       /* default 1 GiB */
     const char *spool_dir;    /* copied at open */
     unsigned close_timeout_ms; /* default 60000 */
+
+    /* Work per step, when it is the same every step (see "Work per step,
+     * throughput and MFU" below; tfb_step_work overrides them for one
+     * step). 0 = not given. A negative or non-finite value gives
+     * TFB_EINVAL at open. */
+    double flops_per_step;   /* floating-point operations of one step */
+    double samples_per_step; /* samples (sequences, images) of one step */
+    double tokens_per_step;  /* tokens of one step */
+    /* The dtype the matrix math runs in: "bf16", "fp16", "tf32", "fp8"
+     * (and PyTorch's spellings: "torch.bfloat16", "float16", "half",
+     * "float8_e4m3fn"...); NULL or "" = unknown. It picks the column of the
+     * peak table; any other name gives TFB_EINVAL at open. Read at open,
+     * not kept. */
+    const char *dtype;
+    /* The device's dense peak for that dtype in TFLOP/s, when the table
+     * does not know it or is to be overridden; 0 = from the table. */
+    double peak_tflops;
+    /* The device's name as NVML reports it ("NVIDIA H100 80GB HBM3"), for
+     * the peak table when no NVML sampler runs on this writer (the
+     * sampler's first device wins when one does); NULL = none. Copied at
+     * open (at most 95 bytes kept). */
+    const char *device;
 } tfb_writer_opts;
 
 /* Fills `opts` with the defaults and its size. Thread-safe. */
@@ -750,6 +772,73 @@ TFB_API int tfb_input_begin(tfb_writer *w);
 TFB_API int tfb_input_end(tfb_writer *w);
 TFB_API int tfb_step_end(tfb_writer *w);
 
+/* ------------------------------------------------------------------------
+ * Work per step, throughput and MFU
+ *
+ * tfb_step_work(w, flops, samples, tokens) tells the writer the work of
+ * the step that is open: call it between tfb_step_begin and tfb_step_end
+ * (inside an input wait or a comm span too), once per step; a second call
+ * in the same step replaces the first. Each value is >= 0 and finite
+ * (else TFB_EINVAL, the call ignored); 0 = that work is not counted. A
+ * step without the call takes opts.flops_per_step / samples_per_step /
+ * tokens_per_step. Outside a step: TFB_ESTATE (ignored). Same rules as
+ * the step calls: the training thread, <= 100 ns, no I/O, no allocation.
+ *
+ * For each step with work, the pipeline's helper thread logs, at the
+ * step's own wall time and step (as pipeline/step_ms), with step time t =
+ * the tfb_step_begin .. tfb_step_end span:
+ *   perf/samples_per_s = samples / t, perf/tokens_per_s = tokens / t,
+ *   perf/tflops = flops / t / 1e12 (achieved TFLOP/s), each only when
+ *   that work is > 0;
+ *   perf/mfu = perf/tflops / peak x 100 (percent, 0..100), only when the
+ *   peak is known: opts.peak_tflops, else the peak table's entry (dense
+ *   tensor-core TFLOP/s, vendor datasheets) for the first sampled NVML
+ *   device's name (tfb_gpu_metrics_start) and opts.dtype. An unknown
+ *   device or dtype gives no perf/mfu, never a guess; the server then says
+ *   "peak unknown" (or computes MFU from its --peak_tflops).
+ * A common estimate of a decoder's training step is flops = 6 x parameters
+ * x tokens (forward and backward, attention left out).
+ *
+ * The work record: plugin TFB_PERF_PLUGIN, tag TFB_PERF_WORK_TAG, step 0,
+ * a rank-0 DT_STRING tensor of UTF-8 "key=value\n" lines:
+ *   version=1
+ *   flops_per_step=<num|varies|0>  samples_per_step=...  tokens_per_step=...
+ *     (the value every step had so far; "varies" once two steps differed;
+ *     0 = none given)
+ *   dtype=<bf16|fp16|tf32|fp8|unknown>
+ *   peak_tflops=<num|unknown>  peak_source=<opts|table|unknown>
+ *   device=<the first sampled NVML device's name, or empty>
+ * It is written at the first step with work and again when a value
+ * changes, at most once per TFB_PERF_RECORD_PERIOD_MS (a change inside
+ * the period is written when it ends, or at tfb_flush / close): a record
+ * costs a few hundred bytes, and a run whose work varies every step would
+ * otherwise write one per step. Readers keep the latest and skip keys they
+ * do not know.
+ *
+ * Checkpoints: tfb_checkpoint_begin(w) .. tfb_checkpoint_end(w) around a
+ * save, outside any step (else TFB_ESTATE, ignored), log
+ * goodput/checkpoint_ms (the span) at the end's wall time, with step =
+ * the last step begun (0 before any), so the server counts it as
+ * checkpoint time and not as a gap. Same cost rules as the step calls.
+ * ---------------------------------------------------------------------- */
+#define TFB_PERF_PLUGIN "tfboard_perf"
+#define TFB_PERF_WORK_TAG "perf/work"
+#define TFB_PERF_RECORD_PERIOD_MS 10000
+#define TFB_TAG_PERF_SAMPLES_PER_S "perf/samples_per_s"
+#define TFB_TAG_PERF_TOKENS_PER_S "perf/tokens_per_s"
+#define TFB_TAG_PERF_TFLOPS "perf/tflops"
+#define TFB_TAG_PERF_MFU "perf/mfu"
+/* Per step, with NVML metrics running (see "Always-on GPU metrics"). */
+#define TFB_TAG_PERF_ENERGY_J "perf/energy_j"
+#define TFB_TAG_PERF_J_PER_SAMPLE "perf/j_per_sample"
+#define TFB_TAG_PERF_J_PER_TOKEN "perf/j_per_token"
+#define TFB_TAG_CHECKPOINT_MS "goodput/checkpoint_ms"
+
+TFB_API int tfb_step_work(tfb_writer *w, double flops, double samples,
+                          double tokens);
+TFB_API int tfb_checkpoint_begin(tfb_writer *w);
+TFB_API int tfb_checkpoint_end(tfb_writer *w);
+
 /* ========================================================================
  * Distributed jobs: many ranks, one view
  *
@@ -838,6 +927,34 @@ TFB_API int tfb_value_rank_info(const struct tfb_value *v, tfb_rank_info *out);
  * TFB_EINVAL for w NULL. */
 TFB_API int tfb_comm_begin(tfb_writer *w, const char *name);
 TFB_API int tfb_comm_end(tfb_writer *w);
+
+/* tfb_comm_begin with the collective's message size in bytes (the larger
+ * of its input and output buffers, as nccl-tests counts them), ended by
+ * tfb_comm_end. Same rules and cost as tfb_comm_begin; name (NULL =
+ * "comm") is copied into a table of the writer the first time it is seen
+ * (no allocation: TFB_COMM_NAMES_MAX names of up to TFB_COMM_NAME_MAX - 1
+ * bytes; longer names are cut, names past the table are counted as
+ * "other"), so it need not outlive the call.
+ * The helper thread keeps, since open, per (name, size bucket): count,
+ * bytes, and summed host span time, and writes that cumulative table as
+ * the record plugin TFB_COMM_PLUGIN, tag TFB_COMM_COLLECTIVES_TAG, step 0,
+ * a rank-0 DT_STRING tensor: the line "version=1", then one line per
+ * (name, bucket)
+ *     <name>\t<bucket_lo_bytes>\t<count>\t<bytes>\t<ns>\n
+ * (bucket_lo = the largest power of two <= bytes, 0 for 0 bytes), at most
+ * every TFB_COMM_RECORD_PERIOD_MS when it changed, and at tfb_flush and
+ * close. Readers keep the latest (it is cumulative); with the world size
+ * of the rank record they give algorithm and bus bandwidth. */
+#define TFB_COMM_PLUGIN "tfboard_comm"
+#define TFB_COMM_COLLECTIVES_TAG "comm/collectives"
+#define TFB_COMM_RECORD_PERIOD_MS 10000
+/* 64 names: a job uses a handful of collectives (all_reduce, all_gather,
+ * reduce_scatter, broadcast, barrier, send/recv, per process group);
+ * 48 bytes holds "nccl:reduce_scatter_tensor_coalesced". */
+#define TFB_COMM_NAMES_MAX 64
+#define TFB_COMM_NAME_MAX 48
+TFB_API int tfb_comm_begin_bytes(tfb_writer *w, const char *name,
+                                 uint64_t bytes);
 
 /* ========================================================================
  * GPU tracing (CUPTI, loaded at run time)
@@ -931,6 +1048,16 @@ TFB_API const char *tfb_gpu_trace_error(const tfb_writer *w);
 #define TFB_TAG_GPU_TEMP "temp_c"                   /* GPU die temperature, deg C */
 #define TFB_TAG_GPU_SM_CLOCK "sm_clock_mhz"         /* current SM clock, MHz */
 #define TFB_TAG_GPU_NAME "name"                     /* text, logged once */
+/* Per step, with the pipeline's step calls (see below): joules the device
+ * used during the step. */
+#define TFB_TAG_GPU_ENERGY "energy_j"
+/* Text, logged once: "counter" (NVML's total-energy counter) or
+ * "power_x_time" (no counter: mean power x step time). */
+#define TFB_TAG_GPU_ENERGY_SOURCE "energy_source"
+/* Text, logged once: which physical device this logical one is,
+ * "cuda=<ordinal> nvml=<index> uuid=<GPU-...>[ mig=<MIG-...>]". */
+#define TFB_TAG_GPU_PHYSICAL "physical"
+
 
 typedef struct tfb_gpu_metrics_opts {
     size_t size; /* set by tfb_gpu_metrics_opts_init */
@@ -946,7 +1073,33 @@ TFB_API void tfb_gpu_metrics_opts_init(tfb_gpu_metrics_opts *opts);
 
 /* Loads NVML, initializes it, finds the devices, logs the first sample
  * before it returns (so even a short run has one) and starts the sampler
- * thread. Returns TFB_ENONVML when the library cannot be loaded or lacks a
+ * thread.
+ * Devices: only the job's. With CUDA_VISIBLE_DEVICES set, the devices it
+ * names, in its order, as CUDA reads it: comma-separated device indices,
+ * GPU UUIDs ("GPU-8932f937-..." or a unique prefix of one) and MIG
+ * instance UUIDs ("MIG-..."), the list ending at the first entry that
+ * names no device (the old "MIG-GPU-<uuid>/<gi>/<ci>" form included);
+ * gpu/<n>/ is then CUDA device n. Indices are NVML's (PCI bus order), which
+ * are CUDA's with CUDA_DEVICE_ORDER=PCI_BUS_ID, as job launchers set it.
+ * A list that names no device gives TFB_ENOGPU (tfb_gpu_metrics_error
+ * says so). Unset: every device, gpu/<n>/ = NVML index n. Each device's
+ * gpu/<n>/physical text says which physical device it is (parent GPU's
+ * NVML index and UUID, and the MIG instance's UUID). On a MIG instance
+ * NVML reports memory but not utilization, power or energy: those are
+ * left out (counted in read_errors), never the whole GPU's figures.
+ * Energy: each pipeline step (tfb_step_begin .. tfb_step_end on the same
+ * writer) gets gpu/<n>/energy_j, from the pipeline's helper thread (the
+ * training thread makes no NVML call): with NVML's total-energy counter
+ * (nvmlDeviceGetTotalEnergyConsumption, Volta and newer; read at most
+ * every 20 ms, its unit being 1 mJ) the counter's mean power between its
+ * reads around the step x the step time (the step's counter difference
+ * when steps run back to back); without it (missing, or NOT_SUPPORTED)
+ * the power at the step's end x the step time. gpu/<n>/energy_source
+ * says which ("counter" or "power_x_time"). perf/energy_j is the sum over
+ * the devices, perf/j_per_sample and perf/j_per_token divide it by the
+ * step's work (tfb_step_work) when given. A step logged on the training
+ * thread because the helper fell 4096 steps behind gets no energy.
+ * Returns TFB_ENONVML when the library cannot be loaded or lacks a
  * function, TFB_ENOGPU when nvmlInit fails or finds no device, TFB_EACCES
  * when NVML denies access, TFB_ESTATE when metrics already run on w,
  * TFB_EINVAL, TFB_ENOMEM. On failure nothing changes (logging goes on, see

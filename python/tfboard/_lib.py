@@ -193,6 +193,23 @@ class WriterOpts(ctypes.Structure):
         ("filename_suffix", c_char_p),
         ("on_nonfinite", c_void_p),
         ("on_nonfinite_user", c_void_p),
+        ("rank", c_int),
+        ("world_size", c_int),
+        ("local_rank", c_int),
+        ("job", c_char_p),
+        ("host", c_char_p),
+        ("segment_seconds", ctypes.c_uint),
+        ("segment_bytes", c_size_t),
+        ("spool_bytes", c_size_t),
+        ("spool_dir", c_char_p),
+        ("close_timeout_ms", ctypes.c_uint),
+        # Work per step (issue 29): read at open; dtype is not kept.
+        ("flops_per_step", c_double),
+        ("samples_per_step", c_double),
+        ("tokens_per_step", c_double),
+        ("dtype", c_char_p),
+        ("peak_tflops", c_double),
+        ("device", c_char_p),
     ]
 
 
@@ -259,6 +276,12 @@ def _declare(cdll: ctypes.CDLL) -> None:
     fn("tfb_step_end", c_int, P)
     fn("tfb_input_begin", c_int, P)
     fn("tfb_input_end", c_int, P)
+    fn("tfb_step_work", c_int, P, c_double, c_double, c_double)
+    fn("tfb_checkpoint_begin", c_int, P)
+    fn("tfb_checkpoint_end", c_int, P)
+    fn("tfb_comm_begin", c_int, P, c_char_p)
+    fn("tfb_comm_begin_bytes", c_int, P, c_char_p, ctypes.c_uint64)
+    fn("tfb_comm_end", c_int, P)
     fn("tfb_gpu_trace_start", c_int, P, c_void_p)
     fn("tfb_gpu_trace_stop", c_int, P)
     fn("tfb_gpu_trace_error", c_char_p, P)

@@ -200,7 +200,9 @@ class SummaryWriter:
                  flush_secs: float = 120, filename_suffix: str = "", *,
                  rank: Optional[int] = None,
                  world_size: Optional[int] = None,
-                 job: Optional[str] = None) -> None:
+                 job: Optional[str] = None,
+                 dtype: Optional[str] = None,
+                 peak_tflops: Optional[float] = None) -> None:
         if purge_step is not None:
             raise NotImplementedError(
                 "tfboard.SummaryWriter(purge_step=...) is not supported")
@@ -216,6 +218,10 @@ class SummaryWriter:
         _cstr(self.log_dir, "log_dir")
         self._flush_ms = max(1, int(float(flush_secs) * 1000))
         self._suffix = filename_suffix or ""
+        # Work per step (issue 29): the dtype picks the peak table's
+        # column; peak_tflops overrides the table. Checked at open.
+        self._dtype = dtype
+        self._peak = float(peak_tflops) if peak_tflops else 0.0
         self._w = None
         self._tags: Dict[Any, bytes] = {}
         self._subs: Dict[str, _SubWriter] = {}  # add_scalars' writers
@@ -240,6 +246,9 @@ class SummaryWriter:
         opts.flush_interval_ms = self._flush_ms
         suffix = self._suffix.encode() if self._suffix else None
         opts.filename_suffix = suffix  # copied by tfb_writer_open
+        dtype = self._dtype.encode() if self._dtype else None
+        opts.dtype = dtype  # parsed by tfb_writer_open, not kept
+        opts.peak_tflops = self._peak
         out = ctypes.c_void_p()
         check(lib.tfb_writer_open(ctypes.byref(out), os.fsencode(run_dir),
                                   buf), "tfb_writer_open(%s)" % run_dir)
@@ -705,6 +714,60 @@ class SummaryWriter:
             yield
         finally:
             self._c_if_open(lib.tfb_step_end)
+
+    def step_work(self, flops: Optional[float] = None,
+                  samples: Optional[float] = None,
+                  tokens: Optional[float] = None) -> None:
+        """The work of the step that is open (inside `with
+        writer.step(s)` or `writer.timed(...)`): floating-point operations,
+        samples and tokens (None = not counted). The writer then logs
+        perf/samples_per_s, perf/tokens_per_s, perf/tflops and, when the
+        peak is known (peak_tflops=, or dtype= and a GPU the peak table
+        knows, with gpu metrics on), perf/mfu. A decoder's training step
+        is about 6 x parameters x tokens flops. TfbError outside a step or
+        for a negative or non-finite amount."""
+        def amount(v: Optional[float], name: str) -> float:
+            if v is None:
+                return 0.0
+            f = float(v)
+            if not math.isfinite(f) or f < 0:
+                raise ValueError("step_work(%s=%r): not a finite amount "
+                                 ">= 0" % (name, v))
+            return f
+        check(self._c(lib.tfb_step_work, amount(flops, "flops"),
+                      amount(samples, "samples"), amount(tokens, "tokens")),
+              "step_work")
+
+    @contextlib.contextmanager
+    def checkpoint(self) -> Iterator[None]:
+        """with writer.checkpoint(): a checkpoint save, outside any step:
+        goodput/checkpoint_ms at the last step begun, counted by tfboard
+        as checkpoint time rather than a gap between steps."""
+        check(self._c(lib.tfb_checkpoint_begin), "checkpoint begin")
+        try:
+            yield
+        finally:
+            self._c_if_open(lib.tfb_checkpoint_end)
+
+    @contextlib.contextmanager
+    def comm(self, name: Optional[str] = None,
+             nbytes: Optional[int] = None) -> Iterator[None]:
+        """with writer.comm("all_reduce", nbytes=n): a collective inside
+        the open step (comm/ms). With nbytes (the larger of its input and
+        output buffers) the span also enters the comm/collectives record,
+        from which tfboard computes algorithm and bus bandwidth."""
+        cname = name.encode() if name else None
+        if nbytes is None:
+            check(self._c(lib.tfb_comm_begin, cname), "comm begin")
+        else:
+            n = int(nbytes)
+            if n < 0:
+                raise ValueError("comm(nbytes=%r): must be >= 0" % nbytes)
+            check(self._c(lib.tfb_comm_begin_bytes, cname, n), "comm begin")
+        try:
+            yield
+        finally:
+            self._c_if_open(lib.tfb_comm_end)
 
     @contextlib.contextmanager
     def input_wait(self) -> Iterator[None]:

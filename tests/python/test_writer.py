@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import time as _time
 
 import numpy as np
 import pytest
@@ -349,3 +350,99 @@ def test_batch_id_current_step(pb, tmp_path):
            if v.tag == "batch/id"]
     assert got == [(0, "first"), (41, "after-41"), (50, "in-step-50"),
                    (50, "still-50")]
+
+
+# ---- Work per step from Python (issue 29 item 6): writer.step_work inside
+# writer.step gives perf/tflops, tokens/s and samples/s from the step's own
+# pipeline/step_ms, perf/mfu only with a known peak; checkpoint() gives
+# goodput/checkpoint_ms; comm(name, nbytes) fills the comm/collectives
+# record. ----
+
+def summary_values(pb, path):
+    out = []
+    for payload in records(path):
+        e = pb.event.Event()
+        e.ParseFromString(payload)
+        if e.HasField("summary"):
+            out += [(e.step, v) for v in e.summary.value]
+    return out
+
+
+def scalars(vals, tag):
+    return {s: v.simple_value for s, v in vals if v.tag == tag}
+
+
+def latest_text(vals, tag):
+    got = [v.tensor.string_val[0].decode() for _, v in vals if v.tag == tag]
+    return got[-1] if got else None
+
+
+def test_step_work_scalars(pb, tmp_path):
+    with tfboard.SummaryWriter(str(tmp_path), dtype="torch.bfloat16",
+                               peak_tflops=50.0) as w:
+        with pytest.raises(tfboard.TfbError):
+            w.step_work(flops=1.0)          # outside a step
+        for s in range(3):
+            with w.step(s):
+                _time.sleep(0.002)
+                with pytest.raises(ValueError):
+                    w.step_work(flops=-1)
+                w.step_work(flops=4e11, samples=8, tokens=8 * 512)
+    vals = summary_values(pb, event_file(str(tmp_path)))
+    step_ms = scalars(vals, "pipeline/step_ms")
+    tflops = scalars(vals, "perf/tflops")
+    mfu = scalars(vals, "perf/mfu")
+    tps = scalars(vals, "perf/tokens_per_s")
+    sps = scalars(vals, "perf/samples_per_s")
+    assert sorted(step_ms) == [0, 1, 2]
+    for s, ms in step_ms.items():
+        t = ms / 1e3
+        assert tflops[s] == pytest.approx(4e11 / t / 1e12, rel=1e-5)
+        assert mfu[s] == pytest.approx(tflops[s] / 50.0 * 100, rel=1e-5)
+        assert tps[s] == pytest.approx(4096 / t, rel=1e-5)
+        assert sps[s] == pytest.approx(8 / t, rel=1e-5)
+    rec = latest_text(vals, "perf/work")
+    assert "flops_per_step=400000000000\n" in rec
+    assert "dtype=bf16\n" in rec
+    assert "peak_source=opts\n" in rec
+
+
+def test_no_peak_no_mfu(pb, tmp_path):
+    """No peak given, no GPU metrics: throughput, never an MFU."""
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        with w.step(1):
+            w.step_work(flops=1e12, tokens=100)
+    vals = summary_values(pb, event_file(str(tmp_path)))
+    assert scalars(vals, "perf/tflops")
+    assert not scalars(vals, "perf/mfu")
+    assert "peak_tflops=unknown\n" in latest_text(vals, "perf/work")
+
+
+def test_bad_dtype_refused(tmp_path):
+    with pytest.raises(tfboard.TfbError):
+        tfboard.SummaryWriter(str(tmp_path), dtype="int3")
+
+
+def test_checkpoint_and_comm(pb, tmp_path):
+    with tfboard.SummaryWriter(str(tmp_path)) as w:
+        with w.checkpoint():
+            _time.sleep(0.003)
+        for s in (1, 2):
+            with w.step(s):
+                with w.comm("all_reduce", nbytes=3 << 20):
+                    pass
+                with w.comm("barrier"):
+                    pass
+        with w.checkpoint():
+            pass
+    vals = summary_values(pb, event_file(str(tmp_path)))
+    ck = scalars(vals, "goodput/checkpoint_ms")
+    assert sorted(ck) == [0, 2]             # before any step; last begun
+    assert ck[0] >= 3
+    rec = latest_text(vals, "comm/collectives")
+    lines = rec.splitlines()
+    assert lines[0] == "version=1"
+    rows = [ln.split("\t") for ln in lines[1:]]
+    assert [r[:4] for r in rows] == [["all_reduce", str(2 << 20), "2",
+                                      str(2 * (3 << 20))]]
+    assert int(rows[0][4]) >= 0

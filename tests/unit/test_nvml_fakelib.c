@@ -9,7 +9,20 @@
  *   temperature 60 + d C, SM clock 1500 + 10 d MHz.
  * TFB_FAKE_NVML_FAIL: "init" (nvmlInit_v2 returns 9, driver not loaded),
  * "noperm" (init returns 4), "power" (nvmlDeviceGetPowerUsage returns 3,
- * not supported).
+ * not supported), "energy" (nvmlDeviceGetTotalEnergyConsumption returns 3).
+ * TFB_FAKE_NVML_NAME: the name of every (whole) device instead, e.g. a real
+ * one the peak table knows.
+ * Energy (issue 29): the total-energy counter of device d reads
+ * (300 + d) W x the CLOCK_MONOTONIC time since the process loaded this
+ * library, in mJ; a build with -DTFB_FAKE_NVML_NO_ENERGY lacks the
+ * function altogether (a pre-Volta driver), so the sampler's fallback,
+ * power x time, gives 250 + d W instead: a test tells the two apart.
+ * UUIDs: device d is "GPU-<d+1 as 8 hex digits>-0000-4000-8000-
+ * 000000000000". TFB_FAKE_NVML_MIG=1: device 1 is in MIG mode with two
+ * instances, "MIG-<d+1 as 8 hex>-0000-4000-8000-00000000000<i>" (i = 1,
+ * 2), found by nvmlDeviceGetHandleByUUID only (as CUDA_VISIBLE_DEVICES
+ * names them); on a MIG handle utilization, power and energy are not
+ * supported (3), as on real MIG instances.
  * tfb_fake_nvml_counts() reports init/shutdown calls and samples (memory
  * info calls), for the tests.
  */
@@ -17,11 +30,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define API __attribute__((visibility("default")))
 
 typedef struct fake_dev {
     unsigned idx;
+    int mig; /* 0: a whole GPU; i > 0: MIG instance i of GPU idx */
 } fake_dev;
 typedef fake_dev *nvmlDevice_t;
 typedef struct {
@@ -32,6 +47,13 @@ typedef struct {
 } nvmlMemory_t;
 
 static fake_dev g_devs[16];
+static fake_dev g_migs[2] = {{1, 1}, {1, 2}};
+static struct timespec g_t0;
+
+__attribute__((constructor)) static void fake_load(void)
+{
+    clock_gettime(CLOCK_MONOTONIC, &g_t0);
+}
 static atomic_int g_inits, g_shutdowns, g_mem_calls;
 
 static int fail_is(const char *what)
@@ -58,6 +80,16 @@ API int nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw);
 API int nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *t);
 API int nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int *mhz);
 API const char *nvmlErrorString(int r);
+API int nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int len);
+API int nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *d);
+API int nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *i);
+API int nvmlDeviceIsMigDeviceHandle(nvmlDevice_t d, unsigned int *is_mig);
+API int nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig,
+                                                     nvmlDevice_t *d);
+#ifndef TFB_FAKE_NVML_NO_ENERGY
+API int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
+                                            unsigned long long *mj);
+#endif
 API void tfb_fake_nvml_counts(int *inits, int *shutdowns, int *samples);
 
 int nvmlInit_v2(void)
@@ -93,12 +125,97 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d)
 
 int nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int len)
 {
-    snprintf(name, len, "Fake GPU %u", d->idx);
+    const char *n = getenv("TFB_FAKE_NVML_NAME");
+    if (d->mig)
+        snprintf(name, len, "Fake GPU %u MIG 3g.40gb", d->idx);
+    else if (n && *n)
+        snprintf(name, len, "%s", n);
+    else
+        snprintf(name, len, "Fake GPU %u", d->idx);
     return 0;
 }
 
+static int mig_mode(void)
+{
+    const char *e = getenv("TFB_FAKE_NVML_MIG");
+    return e && strcmp(e, "1") == 0 && ndev() > 1;
+}
+
+int nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int len)
+{
+    if (d->mig)
+        snprintf(uuid, len, "MIG-%08x-0000-4000-8000-%012x", d->idx + 1,
+                 (unsigned)d->mig);
+    else
+        snprintf(uuid, len, "GPU-%08x-0000-4000-8000-000000000000",
+                 d->idx + 1);
+    return 0;
+}
+
+int nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *d)
+{
+    char buf[96];
+    for (unsigned i = 0; i < ndev(); i++) {
+        g_devs[i].idx = i;
+        nvmlDeviceGetUUID(&g_devs[i], buf, sizeof buf);
+        if (strcmp(buf, uuid) == 0) {
+            *d = &g_devs[i];
+            return 0;
+        }
+    }
+    for (unsigned i = 0; mig_mode() && i < 2; i++) {
+        nvmlDeviceGetUUID(&g_migs[i], buf, sizeof buf);
+        if (strcmp(buf, uuid) == 0) {
+            *d = &g_migs[i];
+            return 0;
+        }
+    }
+    return 6; /* NVML_ERROR_NOT_FOUND */
+}
+
+int nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *i)
+{
+    if (d->mig)
+        return 2;
+    *i = d->idx;
+    return 0;
+}
+
+int nvmlDeviceIsMigDeviceHandle(nvmlDevice_t d, unsigned int *is_mig)
+{
+    *is_mig = d->mig != 0;
+    return 0;
+}
+
+int nvmlDeviceGetDeviceHandleFromMigDeviceHandle(nvmlDevice_t mig,
+                                                 nvmlDevice_t *d)
+{
+    if (!mig->mig)
+        return 2;
+    g_devs[mig->idx].idx = mig->idx;
+    *d = &g_devs[mig->idx];
+    return 0;
+}
+
+#ifndef TFB_FAKE_NVML_NO_ENERGY
+int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
+                                        unsigned long long *mj)
+{
+    if (d->mig || fail_is("energy"))
+        return 3; /* NVML_ERROR_NOT_SUPPORTED */
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    double s = (double)(t.tv_sec - g_t0.tv_sec) +
+               (double)(t.tv_nsec - g_t0.tv_nsec) / 1e9;
+    *mj = (unsigned long long)((300.0 + d->idx) * s * 1000.0);
+    return 0;
+}
+#endif
+
 int nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
 {
+    if (d->mig)
+        return 3;
     u->gpu = 40 + d->idx;
     u->memory = 20 + d->idx;
     return 0;
@@ -115,7 +232,7 @@ int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 
 int nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
 {
-    if (fail_is("power"))
+    if (fail_is("power") || d->mig)
         return 3; /* NVML_ERROR_NOT_SUPPORTED */
     *mw = 250000 + 1000 * d->idx;
     return 0;
