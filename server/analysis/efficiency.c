@@ -13,6 +13,7 @@
 #include "base/str.h"
 #include "base/vec.h"
 #include "tfboard.h"
+#include "trace/trace.h"
 
 /* ---- formulas -------------------------------------------------------------- */
 
@@ -95,120 +96,6 @@ static int is_fp32(const char *s, size_t len)
     return strcmp(b, "fp32") == 0 || strcmp(b, "float32") == 0 ||
            strcmp(b, "torch.float32") == 0 || strcmp(b, "32") == 0 ||
            strcmp(b, "32-true") == 0 || strcmp(b, "float") == 0;
-}
-
-/* ---- goodput --------------------------------------------------------------- */
-
-static int cmp_step_start(const void *a, const void *b)
-{
-    const tfb_eff_step_span *x = a, *y = b;
-    double sx = x->end - x->step_s, sy = y->end - y->step_s;
-    return (sx > sy) - (sx < sy);
-}
-
-static int cmp_ckpt_start(const void *a, const void *b)
-{
-    const tfb_eff_ckpt_span *x = a, *y = b;
-    double sx = x->end - x->len_s, sy = y->end - y->len_s;
-    return (sx > sy) - (sx < sy);
-}
-
-static double max2(double a, double b)
-{
-    return a > b ? a : b;
-}
-
-static double min2(double a, double b)
-{
-    return a < b ? a : b;
-}
-
-/* The merged checkpoint spans' measure inside [lo, hi]; *k is the first
- * span that may still reach past lo (the gaps come in time order). */
-static double ckpt_in(const tfb_eff_ckpt_span *c, size_t nc, size_t *k,
-                      double lo, double hi)
-{
-    double sum = 0;
-    while (*k < nc && c[*k].end <= lo)
-        (*k)++;
-    for (size_t i = *k; i < nc; i++) {
-        double s = c[i].end - c[i].len_s;
-        if (s >= hi)
-            break;
-        double a = max2(s, lo), b = min2(c[i].end, hi);
-        if (b > a)
-            sum += b - a;
-    }
-    return sum;
-}
-
-void tfb_eff_goodput_of(tfb_eff_step_span *steps, size_t n,
-                        tfb_eff_ckpt_span *ckpts, size_t nc, double run_start,
-                        tfb_eff_goodput *out)
-{
-    memset(out, 0, sizeof *out);
-    out->goodput = NAN;
-    if (n == 0)
-        return;
-    qsort(steps, n, sizeof *steps, cmp_step_start);
-    /* Merge the checkpoint spans: two logged over each other count once. */
-    size_t m = 0;
-    if (nc > 0) {
-        qsort(ckpts, nc, sizeof *ckpts, cmp_ckpt_start);
-        for (size_t i = 0; i < nc; i++) {
-            double s = ckpts[i].end - ckpts[i].len_s;
-            if (m > 0 && s <= ckpts[m - 1].end) {
-                if (ckpts[i].end > ckpts[m - 1].end) {
-                    double ms = ckpts[m - 1].end - ckpts[m - 1].len_s;
-                    ckpts[m - 1].end = ckpts[i].end;
-                    ckpts[m - 1].len_s = ckpts[i].end - ms;
-                }
-            } else {
-                ckpts[m++] = ckpts[i];
-            }
-        }
-    }
-    double first = steps[0].end - steps[0].step_s;
-    /* Steps begin no earlier than the run start (a step_ms longer than the
-     * time since the first event is clipped, never a negative startup). */
-    if (!isfinite(run_start))
-        run_start = first;
-    /* t: the end of what is counted so far. */
-    double t = run_start;
-    size_t k = 0;
-    int started = 0;
-    for (size_t i = 0; i < n; i++) {
-        const tfb_eff_step_span *sp = &steps[i];
-        double len = sp->step_s;
-        double s = sp->end - len;
-        if (s > t) {
-            if (!started) {
-                out->startup_s += s - t;
-            } else {
-                double c = ckpt_in(ckpts, m, &k, t, s);
-                out->checkpoint_s += c;
-                out->gap_s += max2(0.0, (s - t) - c);
-            }
-            t = s;
-        }
-        started = 1;
-        /* What of this step lies past t (all of it unless it overlaps or
-         * went back in time); its input and comm shrink in proportion. */
-        double counted = sp->end - t;
-        if (!(counted > 0) || !(len > 0))
-            continue;
-        double share = counted / len;
-        double in = min2(sp->input_s, len);
-        double cm = min2(sp->comm_s, len - in);
-        in *= share;
-        cm *= share;
-        out->input_s += in;
-        out->comm_s += cm;
-        out->productive_s += max2(0.0, counted - in - cm);
-        t = sp->end;
-    }
-    out->wall_s = t - run_start;
-    out->goodput = out->wall_s > 0 ? out->productive_s / out->wall_s : NAN;
 }
 
 /* ---- reading the run ------------------------------------------------------- */
@@ -550,7 +437,8 @@ named:
 
 /* The peak (efficiency.h: flag, perf/work, table by device and dtype). */
 static void resolve_peak(eff_inputs *in, const tfb_eff_opts *o, tfb_run *r,
-                         char *energy_source, size_t scap, int *rc)
+                         const char *trace_device, char *energy_source,
+                         size_t scap, int *rc)
 {
     in->peak = NAN;
     snprintf(in->peak_source, sizeof in->peak_source, "unknown");
@@ -560,6 +448,9 @@ static void resolve_peak(eff_inputs *in, const tfb_eff_opts *o, tfb_run *r,
                          scap);
     if (*rc < 0)
         return;
+    if (!in->device[0] && trace_device)
+        copy_text(in->device, sizeof in->device, trace_device,
+                  strlen(trace_device));
     if (!in->device[0]) {
         const tfb_hparam_value *v = hp_string(&in->hp, HP_DEVICE);
         if (v)
@@ -603,7 +494,8 @@ static double flops_per_step(eff_inputs *in)
     return 0;
 }
 
-static int gather(tfb_run *r, const tfb_eff_opts *o, eff_inputs *in,
+static int gather(tfb_run *r, const tfb_eff_opts *o,
+                  const char *trace_device, eff_inputs *in,
                   char *energy_source, size_t scap)
 {
     memset(in, 0, sizeof *in);
@@ -623,7 +515,7 @@ static int gather(tfb_run *r, const tfb_eff_opts *o, eff_inputs *in,
             0 ||
         (rc = by_step(r, TFB_EFF_TAG_MFU, &in->mfu, &in->n_mfu)) < 0)
         return rc;
-    resolve_peak(in, o, r, energy_source, scap, &rc);
+    resolve_peak(in, o, r, trace_device, energy_source, scap, &rc);
     return rc;
 }
 
@@ -664,35 +556,38 @@ oom:
     return TFB_ENOMEM;
 }
 
-/* Per-step MFU %: perf/mfu unless the flag sets the peak, else achieved
- * / peak. n = 0 when neither is known. */
+/* Per-step MFU %: perf/mfu as logged, unless the flag sets the peak and
+ * the achieved TFLOP/s are known (then achieved / flag); else achieved /
+ * peak. n = 0 when neither is known. */
 static int mfu_series(eff_inputs *in, const tfb_eff_opts *o,
                       tfb_step_value **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
     int flag = o && o->peak_tflops > 0 && isfinite(o->peak_tflops);
-    TFB_VEC(tfb_step_value) v = {0};
-    if (in->n_mfu > 0 && !(flag && in->n_tflops > 0)) {
-        for (size_t i = 0; i < in->n_mfu; i++)
-            if (usable(in->mfu[i].v) && tfb_vec_push(&v, in->mfu[i]) < 0)
-                goto oom;
-    } else if (isfinite(in->peak)) {
-        tfb_step_value *t;
-        size_t nt;
+    tfb_step_value *t = NULL;
+    size_t nt = 0;
+    if ((flag || in->n_mfu == 0) && isfinite(in->peak)) {
         if (tflops_series(in, &t, &nt) < 0)
-            goto oom;
-        for (size_t i = 0; i < nt; i++)
-            t[i].v = tfb_eff_mfu_pct(t[i].v, in->peak);
-        v.v = t;
-        v.n = v.cap = nt;
+            return TFB_ENOMEM;
+        if (nt > 0) {
+            for (size_t i = 0; i < nt; i++)
+                t[i].v = tfb_eff_mfu_pct(t[i].v, in->peak);
+            *out = t;
+            *n = nt;
+            return 0;
+        }
+        free(t);
     }
+    TFB_VEC(tfb_step_value) v = {0};
+    for (size_t i = 0; i < in->n_mfu; i++)
+        if (usable(in->mfu[i].v) && tfb_vec_push(&v, in->mfu[i]) < 0) {
+            tfb_vec_free(&v);
+            return TFB_ENOMEM;
+        }
     *out = v.v;
     *n = v.n;
     return 0;
-oom:
-    tfb_vec_free(&v);
-    return TFB_ENOMEM;
 }
 
 int tfb_eff_mfu_series(tfb_run *r, const tfb_eff_opts *o, tfb_step_value **out,
@@ -702,7 +597,7 @@ int tfb_eff_mfu_series(tfb_run *r, const tfb_eff_opts *o, tfb_step_value **out,
     *n = 0;
     eff_inputs in;
     char src[16];
-    int rc = gather(r, o, &in, src, sizeof src);
+    int rc = gather(r, o, NULL, &in, src, sizeof src);
     if (rc == 0)
         rc = mfu_series(&in, o, out, n);
     inputs_free(&in);
@@ -804,6 +699,12 @@ static int has_scalar(tfb_run *r, const char *tag)
 
 int tfb_eff_run_compute(tfb_run *r, const tfb_eff_opts *o, tfb_eff_run *out)
 {
+    return tfb_eff_run_compute_dev(r, o, NULL, out);
+}
+
+int tfb_eff_run_compute_dev(tfb_run *r, const tfb_eff_opts *o,
+                            const char *trace_device, tfb_eff_run *out)
+{
     memset(out, 0, sizeof *out);
     out->samples_per_s = out->tokens_per_s = out->tflops = NAN;
     out->mfu_pct = out->peak_tflops = NAN;
@@ -811,7 +712,8 @@ int tfb_eff_run_compute(tfb_run *r, const tfb_eff_opts *o, tfb_eff_run *out)
     out->j_per_sample = out->j_per_token = NAN;
     out->goodput.goodput = NAN;
     eff_inputs in;
-    int rc = gather(r, o, &in, out->energy_source, sizeof out->energy_source);
+    int rc = gather(r, o, trace_device, &in, out->energy_source,
+                    sizeof out->energy_source);
     if (rc < 0)
         goto done;
     double energy;
@@ -879,4 +781,26 @@ int tfb_eff_run_compute(tfb_run *r, const tfb_eff_opts *o, tfb_eff_run *out)
 done:
     inputs_free(&in);
     return rc;
+}
+
+int tfb_eff_trace_device(tfb_store *s, tfb_run *r, int wait_ms, char *buf,
+                         size_t cap)
+{
+    if (cap > 0)
+        buf[0] = 0;
+    tfb_trace *t = NULL;
+    tfb_trace_status st;
+    int rc = tfb_trace_get(s, r, wait_ms, &t, &st);
+    if (rc < 0 || !t)
+        return rc == TFB_ENOMEM ? rc : 0; /* no usable trace: unknown */
+    int found = 0;
+    for (size_t i = 0; i < t->ndevices && !found && cap > 0; i++) {
+        const char *name = tfb_trace_str(t, t->devices[i].name, NULL);
+        if (name && name[0]) {
+            copy_text(buf, cap, name, strlen(name));
+            found = 1;
+        }
+    }
+    tfb_trace_release(t);
+    return found;
 }

@@ -26,7 +26,8 @@
  *  - Peak, first known of: the flag (opts->peak_tflops, "flag"); perf/work's
  *    peak_tflops (its peak_source, "opts" or "table"); the device name
  *    (perf/work's device, else the first gpu/<dev>/name text, else the
- *    hparams gpu / device / gpu_name / device_name) looked up in
+ *    GPU trace's (tfb_eff_run_compute_dev), else the hparams gpu/device, gpu,
+ *    device, gpu_name, device_name) looked up in
  *    base/gpu_peaks.h's table for the dtype ("table"). The dtype is
  *    perf/work's, else the hparams dtype / precision / mixed_precision
  *    (or a true bf16 / fp16 / tf32 / fp8 flag), else bf16 ASSUMED
@@ -116,6 +117,20 @@ typedef struct tfb_eff_run {
 /* Everything above for one run, from its store series/records. 0, TFB_ENOENT when the run has no
    step timing and no perf scalars, TFB_ENOMEM. Thread-safe (pins series briefly). */
 int tfb_eff_run_compute(tfb_run *r, const tfb_eff_opts *o, tfb_eff_run *out);
+/* The same, with the device name the run's GPU trace gives
+ * (tfb_eff_trace_device, for a caller that holds the store), tried after
+ * gpu/<dev>/name and before the hparams; NULL or "" = none. */
+int tfb_eff_run_compute_dev(tfb_run *r, const tfb_eff_opts *o,
+                            const char *trace_device, tfb_eff_run *out);
+
+/* The name of the first device of run r's GPU trace that has one
+ * (trace.h: CUPTI's device table, nsys's TARGET_INFO_GPU, Kineto's
+ * deviceProperties) into buf (cap bytes), waiting at most wait_ms for a
+ * load (trace.h's tfb_trace_get: 0 = only a trace already read, < 0 =
+ * until the load ends). 1 when found, 0 when not (no trace, still
+ * loading, no name), TFB_ENOMEM. Thread-safe. */
+int tfb_eff_trace_device(tfb_store *s, tfb_run *r, int wait_ms, char *buf,
+                         size_t cap);
 
 /* Per-step MFU % (perf/mfu, else perf/tflops / peak), malloc'd; n = 0 when the peak is unknown.
  * The same rules as the run's figure (top of this file), one value a step

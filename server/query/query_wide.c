@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "analysis/efficiency.h"
 #include "analysis/hparams_analysis.h"
 #include "analysis/ranks_jobs.h"
 #include "analysis/run_status.h"
@@ -31,9 +32,11 @@
 
 static const char *const k_fixed[] = {"run", "status", "start_time",
                                       "end_time", "steps", "group_name",
-                                      "rank", "world_size", "job"};
+                                      "rank", "world_size", "job", "mfu",
+                                      "goodput", "tokens_per_s",
+                                      "j_per_token"};
 enum { W_RUN, W_STATUS, W_START, W_END, W_STEPS, W_GROUP, W_RANK, W_WORLD,
-       W_JOB, W_NFIXED };
+       W_JOB, W_MFU, W_GOODPUT, W_TOKENS_PER_S, W_J_PER_TOKEN, W_NFIXED };
 
 typedef struct wvtab {
     sqlite3_vtab base;
@@ -48,6 +51,11 @@ typedef struct wcursor {
     int jobs_loaded;
     tfb_ranks_job *jobs;
     size_t njobs;
+    /* the efficiency figures of the run eff_of (one computation for the
+     * four columns of a row) */
+    tfb_run *eff_of;
+    int eff_rc;
+    tfb_eff_run eff;
 } wcursor;
 
 /* ---- the column list ------------------------------------------------- */
@@ -278,7 +286,8 @@ static char *schema_sql(const tfb_query *q)
     size_t n = (size_t)snprintf(s, cap,
         "CREATE TABLE x(run TEXT, status TEXT, start_time REAL,"
         " end_time REAL, steps INTEGER, group_name TEXT, rank INTEGER,"
-        " world_size INTEGER, job TEXT");
+        " world_size INTEGER, job TEXT, mfu REAL, goodput REAL,"
+        " tokens_per_s REAL, j_per_token REAL");
     for (size_t i = 0; i < q->n_wide; i++) {
         s[n++] = ',';
         s[n++] = ' ';
@@ -359,6 +368,7 @@ static void w_reset(wcursor *c)
     free(c->runs);
     c->runs = NULL;
     c->n = c->i = 0;
+    c->eff_of = NULL;
 }
 
 static int w_close(sqlite3_vtab_cursor *cur)
@@ -427,6 +437,29 @@ static void result_hpv(sqlite3_context *ctx, const tfb_hparam_value *v)
         sqlite3_result_null(ctx);
 }
 
+/* The efficiency columns (analysis/efficiency.h, without the dashboard's
+ * flags): NULL when unknown. */
+static int eff_column(wcursor *c, tfb_run *r, sqlite3_context *ctx, int i)
+{
+    if (c->eff_of != r) {
+        c->eff_rc = tfb_eff_run_compute(r, NULL, &c->eff);
+        c->eff_of = r;
+    }
+    if (c->eff_rc == TFB_ENOMEM) {
+        c->eff_of = NULL;
+        return SQLITE_NOMEM;
+    }
+    if (c->eff_rc < 0)
+        return SQLITE_OK;
+    double v = i == W_MFU       ? c->eff.mfu_pct
+               : i == W_GOODPUT ? c->eff.goodput.goodput
+               : i == W_TOKENS_PER_S ? c->eff.tokens_per_s
+                                     : c->eff.j_per_token;
+    if (isfinite(v))
+        sqlite3_result_double(ctx, v);
+    return SQLITE_OK;
+}
+
 static int fixed_column(wcursor *c, tfb_run *r, sqlite3_context *ctx, int i)
 {
     switch (i) {
@@ -459,6 +492,11 @@ static int fixed_column(wcursor *c, tfb_run *r, sqlite3_context *ctx, int i)
                                 SQLITE_TRANSIENT);
         return SQLITE_OK;
     }
+    case W_MFU:
+    case W_GOODPUT:
+    case W_TOKENS_PER_S:
+    case W_J_PER_TOKEN:
+        return eff_column(c, r, ctx, i);
     default:
         break;
     }

@@ -42,8 +42,14 @@ int main(int argc, char **argv)
     if (tfb_store_runs(st, &runs, &n) < 0)
         return 1;
     for (size_t i = 0; i < n; i++) {
+        /* the GPU trace's device name, as a caller holding the store
+         * passes it (waiting for the load: a test) */
+        char tdev[128];
+        int has_dev =
+            tfb_eff_trace_device(st, runs[i], -1, tdev, sizeof tdev) == 1;
         tfb_eff_run e;
-        int rc = tfb_eff_run_compute(runs[i], &o, &e);
+        int rc = tfb_eff_run_compute_dev(runs[i], &o, has_dev ? tdev : NULL,
+                                         &e);
         tfb_step_value *v;
         size_t nv = 0;
         if (tfb_eff_mfu_series(runs[i], &o, &v, &nv) == 0)

@@ -11,6 +11,8 @@ with wall times chosen by hand so that every figure has a hand value:
   unknown  a device no table has: MFU unknown, never a figure.
   assumed  an A100 SXM by name, no dtype anywhere: bf16 assumed, perf/tflops
            156 = 50.0 % of 312.
+  trace    the device named only by its Kineto trace's deviceProperties
+           (an A100 SXM), perf/tflops 156: 50.0 %.
   est      no FLOPs logged: hparams n_params 1e9, batch_size 8, seq_len
            1024, dtype bf16-mixed, gpu "NVIDIA H100 80GB HBM3"; steps of
            1000 ms: 6 x 1e9 x 8192 / 1 s = 49.152 TFLOP/s, 8192 tokens/s.
@@ -97,6 +99,19 @@ def main(logdir):
     r.text("gpu/0/name", "NVIDIA A100-SXM4-80GB")
     steps(r, [T + 1 + k for k in range(4)], 1000.0, [("perf/tflops", 156.0)])
     r.close()
+
+    r = Run(logdir, "trace")
+    steps(r, [T + 1 + k for k in range(4)], 1000.0, [("perf/tflops", 156.0)])
+    r.close()
+    base = int(T * 1e6)  # µs
+    kernel = ('{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, '
+              '"tid": 7, "ts": %d, "dur": 100, "args": {"device": 0, '
+              '"stream": 7, "correlation": 1}}' % (base + 2_000_000))
+    with open(os.path.join(logdir, "trace", "host_1.1.pt.trace.json"),
+              "w") as f:
+        f.write('{"schemaVersion": 1, "deviceProperties": [{"id": 0, '
+                '"name": "NVIDIA A100-SXM4-80GB"}], "traceEvents": [' +
+                kernel + ']}')
 
     r = Run(logdir, "est")
     r.put(T + 0.5, 0, hp_value("_hparams_/session_start_info", session_start(

@@ -2,11 +2,16 @@
 on a logdir written by eff_gen.py and read by the server's own loader and
 store (eff_driver): MFU of a known device to 0.1 % of the hand figure from
 its datasheet, an unknown device's "peak unknown", bf16 assumed, the
-6 N T estimate from hparams, the goodput parts (a startup delay, a 5 s gap
+6 N T estimate from hparams, the device named by the GPU trace, the goodput parts (a startup delay, a 5 s gap
 holding a 2 s checkpoint, input waits and comm) and the energy totals.
 
-usage: test_efficiency_run.py EFF_DRIVER
+And `tfboard query`'s runs_wide columns mfu, goodput, tokens_per_s and
+j_per_token on the same logdir.
+
+usage: test_efficiency_run.py EFF_DRIVER TFBOARD
 """
+import csv
+import io
 import math
 import os
 import subprocess
@@ -44,7 +49,26 @@ def run_driver(driver, logdir, *args):
     return parse(p.stdout)
 
 
-def main(driver):
+def query_columns(tfboard, logdir):
+    p = subprocess.run(
+        [tfboard, "query", "--logdir", logdir, "--quiet", "--format", "csv",
+         "SELECT run, mfu, goodput, tokens_per_s, j_per_token FROM runs_wide"
+         " ORDER BY run"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    assert rows[0] == ["run", "mfu", "goodput", "tokens_per_s",
+                       "j_per_token"], rows
+    got = {r[0]: r[1:] for r in rows[1:]}
+    # h100: MFU 50 %, goodput 7 / 25; no tokens (empty = NULL)
+    near(float(got["h100"][0]), 50.0, 0.1, "query mfu")
+    near(float(got["h100"][1]), 0.28, 1e-6, "query goodput")
+    assert got["h100"][2] == "" and got["h100"][3] == "", got
+    # unknown device: MFU NULL, never a figure
+    assert got["unknown"][0] == "", got
+    near(float(got["est"][2]), 8192, 1e-6, "query tokens/s")
+
+
+def main(driver, tfboard):
     with tempfile.TemporaryDirectory() as logdir:
         eff_gen.main(logdir)
         runs = run_driver(driver, logdir, 0, 400)
@@ -88,6 +112,10 @@ def main(driver):
         # 156 of the A100's 312 dense BF16
         near(num(a, "mfu_pct"), 50.0, 0.1, "a100 mfu")
 
+        t = runs["trace"]
+        assert t["device"] == "NVIDIA A100-SXM4-80GB", t
+        near(num(t, "mfu_pct"), 50.0, 0.1, "trace device mfu")
+
         e = runs["est"]
         assert e["flops_estimated"] == "1", e
         assert e["dtype"] == "bf16" and e["dtype_assumed"] == "0", e
@@ -104,8 +132,9 @@ def main(driver):
         assert runs["h100"]["peak_source"] == "flag"
         assert math.isnan(num(runs["h100"], "gco2")), runs["h100"]
         near(num(runs["unknown"], "mfu_pct"), 10.0, 1e-9, "flag unknown")
+        query_columns(tfboard, logdir)
     print("ok")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])

@@ -340,11 +340,60 @@ static void test_peak_resolution(void **st)
     scalar(c, TFB_EFF_TAG_MFU, 2, 1001, 44);
     assert_int_equal(tfb_eff_run_compute(c, &none, &e), 0);
     assert_true(fabs(e.mfu_pct - 42) < 1e-9);
+    /* ... unless the flag sets the peak: then achieved / flag, from the
+     * record's flops per step (1000 of 4000 TFLOP/s). */
+    tfb_eff_opts f4 = {4000, 0};
+    assert_int_equal(tfb_eff_run_compute(c, &f4, &e), 0);
+    assert_true(fabs(e.mfu_pct - 25) < 1e-9);
+    assert_string_equal(e.peak_source, "flag");
 
     /* Nothing at all: ENOENT. */
     tfb_run *d = NULL;
     assert_int_equal(tfb_store_get_run(s, "empty", &d), 0);
     assert_int_equal(tfb_eff_run_compute(d, &none, &e), TFB_ENOENT);
+    tfb_store_destroy(s);
+}
+
+/* A hostile perf/work record: a device name longer than the field (cut
+ * at a UTF-8 boundary), lines without '=', numbers
+ * that are infinite, negative or NaN, a record that is no string tensor:
+ * no crash, nothing made up. */
+static void test_hostile_work(void **st)
+{
+    (void)st;
+    tfb_store *s;
+    assert_int_equal(tfb_store_create(&s, "/nonexistent"), 0);
+    tfb_run *r = steps_run(s, "hostile", 1);
+    char lines[250];
+    size_t k = (size_t)snprintf(lines, sizeof lines,
+                                "garbage\n=\npeak_tflops=1e400\n"
+                                "flops_per_step=-5\ndtype=nan\ndevice=");
+    while (k + 3 < 240) { /* "é" (2 bytes) repeated past 127 bytes */
+        lines[k++] = (char)0xC3;
+        lines[k++] = (char)0xA9;
+    }
+    lines[k] = 0;
+    work(r, lines);
+    tfb_eff_run e;
+    assert_int_equal(tfb_eff_run_compute(r, NULL, &e), 0);
+    assert_true(isnan(e.peak_tflops) && isnan(e.mfu_pct));
+    assert_string_equal(e.peak_source, "unknown");
+    assert_int_equal(e.dtype_assumed, 1);
+    size_t dl = strlen(e.device);
+    assert_true(dl > 0 && dl < sizeof e.device && dl % 2 == 0);
+    assert_true(fabs(e.tflops - 105) < 1e-9);
+
+    /* A record whose tensor is not a string: skipped. */
+    tfb_run *r2 = steps_run(s, "notstring", 1);
+    const uint8_t t[] = {0x08, 0x01, 0x2a, 0x01, 0x00};
+    assert_int_equal(tfb_run_put_record(r2, TFB_EFF_PERF_PLUGIN,
+                                        strlen(TFB_EFF_PERF_PLUGIN),
+                                        TFB_EFF_PERF_TAG,
+                                        strlen(TFB_EFF_PERF_TAG), 1, 1001, "",
+                                        0, t, sizeof t),
+                     0);
+    assert_int_equal(tfb_eff_run_compute(r2, NULL, &e), 0);
+    assert_string_equal(e.peak_source, "unknown");
     tfb_store_destroy(s);
 }
 
@@ -395,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_goodput_checkpoints),
         cmocka_unit_test(test_goodput_overlap_and_backwards),
         cmocka_unit_test(test_peak_resolution),
+        cmocka_unit_test(test_hostile_work),
         cmocka_unit_test(test_energy_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
