@@ -414,7 +414,8 @@ int tfb_coll_run_rows(tfb_run *r, double link_gbps, tfb_coll_row **rows,
     }
     tfb_trace_release(t);
     size_t len = 0;
-    char *text = run_record_text(r, TFB_COMM_PLUGIN, TFB_COMM_TAG, &len);
+    char *text = run_record_text(r, TFB_COLL_RECORD_PLUGIN, TFB_COLL_RECORD_TAG,
+                                 &len);
     if (!text)
         return 0;
     double link = link_gbps;

@@ -33,10 +33,11 @@
 
 #include "store/store.h"
 
-/* The collector's record of tfb_comm_begin_bytes spans (include/tfboard.h;
- * the data contract of issue 29). */
-#define TFB_COMM_PLUGIN "tfboard_comm"
-#define TFB_COMM_TAG "comm/collectives"
+/* The collector's record of tfb_comm_begin_bytes spans (the data contract
+ * of issue 29; include/tfboard.h names them TFB_COMM_PLUGIN and
+ * TFB_COMM_COLLECTIVES_TAG once the collector's side is in). */
+#define TFB_COLL_RECORD_PLUGIN "tfboard_comm"
+#define TFB_COLL_RECORD_TAG "comm/collectives"
 
 /* A row is "far below the link" when its bus bandwidth is under
  * TFB_COLL_BELOW_PCT percent of the link's peak: nccl-tests reach 70-85 %

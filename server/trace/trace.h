@@ -28,7 +28,7 @@
  * Memory: 32 bytes a span (kernel launch geometry and names are stored
  * once per distinct kernel, bytes/steps of the few non-kernel spans in a
  * side table), 32 bytes a runtime call + 4 of index, 16 bytes a busy
- * interval.
+ * interval, 40 bytes a collective (one per NCCL kernel).
  *
  * Thread-safety: all functions are thread-safe; loaded data may be read by
  * any number of threads.
@@ -156,7 +156,8 @@ typedef struct tfb_trace_dist {
  * kernel event itself ("Collective name", "In msg nelems", "Out msg
  * nelems", "dtype", "Group size"); an older trace has them only on the
  * `record_param_comms` cpu_op, joined to the kernel by the op's
- * "External id" (which the kernel and its cudaLaunchKernel carry).
+ * "External id" (which the kernel and its cudaLaunchKernel carry), else
+ * by the kernel's launch call (same correlation id) inside the op.
  * bytes: max(in, out nelems) x the dtype's size, 0 when unknown (an
  * unknown dtype, negative nelems, or more than TFB_TRACE_COLL_MAX_BYTES):
  * such a row has no bandwidth. 40 bytes. */

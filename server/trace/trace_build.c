@@ -47,6 +47,7 @@ struct tfb_trace_builder {
     tfb_idxtab ltab;
     int64_t corr_base;
     int64_t corr_max; /* largest raw id seen in the current file */
+    size_t file_calls; /* calls.n when the current file began */
     /* Memos of the last answers of the per-row look-ups (10 M rows: the
      * hashing shows): the lane of a few (device, stream)s, by stream;
      * each name's last kernel description; the last device seen. */
@@ -524,6 +525,15 @@ void tfb_trace_builder_colls_unmatched(tfb_trace_builder *b, size_t n)
     b->t->colls_unmatched += n;
 }
 
+const tfb_trace_call *tfb_trace_builder_file_calls(tfb_trace_builder *b,
+                                                   size_t *n, int64_t *base)
+{
+    size_t from = b->file_calls <= b->calls.n ? b->file_calls : b->calls.n;
+    *n = b->calls.n - from;
+    *base = b->corr_base;
+    return *n ? b->calls.v + from : NULL;
+}
+
 void tfb_trace_free(tfb_trace *t)
 {
     if (!t)
@@ -570,6 +580,7 @@ int tfb_trace_builder_new(tfb_trace_builder **out, tfb_trace_load_ctl *ctl)
 void tfb_trace_builder_begin_file(tfb_trace_builder *b)
 {
     b->corr_max = -1;
+    b->file_calls = b->calls.n;
 }
 
 void tfb_trace_builder_end_file(tfb_trace_builder *b, int read)

@@ -202,6 +202,12 @@ int tfb_trace_builder_dist(tfb_trace_builder *b, const tfb_trace_dist *d,
 int tfb_trace_builder_collective(tfb_trace_builder *b,
                                  const tfb_trace_collective *c);
 void tfb_trace_builder_colls_unmatched(tfb_trace_builder *b, size_t n);
+/* The runtime calls added since the current file began (its launches,
+ * for the Kineto loader's join of a collective's op to its kernel), and
+ * the base added to their correlation ids (the file's own id is
+ * correlation - *base). Valid until the builder's next call. */
+const tfb_trace_call *tfb_trace_builder_file_calls(tfb_trace_builder *b,
+                                                   size_t *n, int64_t *base);
 
 /* Loaders (trace_load_sqlite.c, trace_load_kineto.c): return 1 when path
  * was read as a trace, 0 when it is not one

@@ -12,7 +12,7 @@
  * job. NCCL kernels become the trace's collectives (trace.h,
  * tfb_trace_collective): with the call's args on the kernel (PyTorch
  * 2.x), else joined at the file's end to the record_param_comms op of
- * their External id. The file is read by the one Kineto scanner
+ * their External id or around their launch call. The file is read by the one Kineto scanner
  * (trace_kineto_scan.h),
  * which the host side (trace_host_kineto.c) shares; times are exact ns
  * plus baseTimeNanoseconds.
@@ -47,6 +47,7 @@ static int32_t intern_tok(tfb_trace_builder *b, const tok *t)
  * without args of their own are joined to it by External id. */
 typedef struct comm_op {
     int64_t ext;
+    int64_t start, end; /* on the host, ns */
     uint64_t bytes;
     int32_t name, group_size;
 } comm_op;
@@ -56,6 +57,7 @@ typedef struct comm_op {
 typedef struct comm_pending {
     tfb_trace_collective c;
     int64_t ext;
+    int64_t corr; /* the file's correlation id of its launch, -1 none */
 } comm_pending;
 
 typedef struct load_ctx {
@@ -142,13 +144,18 @@ static int is_nccl_kernel(const tok *name)
 }
 
 /* A host event that is PyTorch's record of a collective call: kept. */
-static int add_comm_op(load_ctx *c, const ev *e)
+static int add_comm_op(load_ctx *c, const ev *e, int64_t base_ns)
 {
-    if (!e->a_coll.s || !e->a_ext_id.s ||
-        c->ops.n >= TFB_TRACE_MAX_COLLECTIVES)
+    int64_t ts, dur = 0;
+    if (!e->a_coll.s || c->ops.n >= TFB_TRACE_MAX_COLLECTIVES ||
+        !tfb_trace_kineto_us_to_ns(&e->ts, &ts) ||
+        (e->dur.s && !tfb_trace_kineto_us_to_ns(&e->dur, &dur)) || dur < 0 ||
+        __builtin_add_overflow(ts, base_ns, &ts) ||
+        __builtin_add_overflow(ts, dur, &dur))
         return 0;
-    comm_op o = {tfb_trace_kineto_tok_i64(&e->a_ext_id, -1), coll_bytes(e),
-                 intern_tok(c->b, &e->a_coll), group_size_of(e)};
+    comm_op o = {tfb_trace_kineto_tok_i64(&e->a_ext_id, -1), ts, dur,
+                 coll_bytes(e), intern_tok(c->b, &e->a_coll),
+                 group_size_of(e)};
     if (o.name < 0)
         return TFB_ENOMEM;
     return tfb_vec_push(&c->ops, o) < 0 ? TFB_ENOMEM : 0;
@@ -170,11 +177,12 @@ static int add_comm_kernel(load_ctx *c, const ev *e,
     }
     if (!is_nccl_kernel(&e->name))
         return 0;
-    if (!e->a_ext_id.s || c->pending.n >= TFB_TRACE_MAX_COLLECTIVES) {
+    if (c->pending.n >= TFB_TRACE_MAX_COLLECTIVES) {
         tfb_trace_builder_colls_unmatched(c->b, 1);
         return 0;
     }
-    comm_pending p = {r, tfb_trace_kineto_tok_i64(&e->a_ext_id, -1)};
+    comm_pending p = {r, tfb_trace_kineto_tok_i64(&e->a_ext_id, -1),
+                      s->correlation};
     return tfb_vec_push(&c->pending, p) < 0 ? TFB_ENOMEM : 0;
 }
 
@@ -184,20 +192,96 @@ static int cmp_op(const void *a, const void *b)
     return (x->ext > y->ext) - (x->ext < y->ext);
 }
 
-/* The file's NCCL kernels without args, each joined to the op with its
- * External id (the op PyTorch recorded around the launch). */
+static int cmp_op_start(const void *a, const void *b)
+{
+    const comm_op *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+typedef struct launch {
+    int64_t corr, start;
+} launch;
+
+static int cmp_launch(const void *a, const void *b)
+{
+    const launch *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* The op around the launch of kernel p: its launch call (the runtime call
+ * of the same correlation id, in l: n sorted by id) started inside it.
+ * ops: sorted by start; record_param_comms ops do not nest, so the last
+ * one starting at or before the launch is the only candidate. */
+static const comm_op *op_around_launch(const comm_pending *p,
+                                       const launch *l, size_t n,
+                                       const comm_op *ops, size_t nops)
+{
+    if (p->corr < 0 || !n || !nops)
+        return NULL;
+    launch key = {p->corr, 0};
+    const launch *k = bsearch(&key, l, n, sizeof key, cmp_launch);
+    if (!k)
+        return NULL;
+    size_t lo = 0, hi = nops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ops[mid].start <= k->start)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && ops[lo - 1].end >= k->start ? &ops[lo - 1] : NULL;
+}
+
+/* The file's launch calls by correlation id (its own ids), malloc'd;
+ * NULL with *n 0 when none or out of memory (no join then). */
+static launch *file_launches(tfb_trace_builder *b, size_t *n)
+{
+    int64_t base;
+    const tfb_trace_call *calls = tfb_trace_builder_file_calls(b, n, &base);
+    launch *l = *n ? malloc(*n * sizeof *l) : NULL;
+    if (!l) {
+        *n = 0;
+        return NULL;
+    }
+    for (size_t i = 0; i < *n; i++)
+        l[i] = (launch){calls[i].correlation - base, calls[i].start};
+    qsort(l, *n, sizeof *l, cmp_launch);
+    return l;
+}
+
+/* The file's NCCL kernels without args, each joined to its op: the
+ * record_param_comms op with the kernel's External id (the op active at
+ * the launch), else the one its launch call (same correlation id: what
+ * the ac2g flow draws) ran inside, when the kernel's External id is an
+ * enclosing op's. */
 static int join_pending(load_ctx *c)
 {
     int rc = 0;
-    if (c->pending.n && c->ops.n)
+    if (!c->pending.n)
+        return 0;
+    comm_op *by_start = NULL;
+    launch *l = NULL;
+    size_t nl = 0;
+    if (c->ops.n) {
+        by_start = malloc(c->ops.n * sizeof *by_start);
+        if (!by_start)
+            return TFB_ENOMEM;
+        memcpy(by_start, c->ops.v, c->ops.n * sizeof *by_start);
+        qsort(by_start, c->ops.n, sizeof *by_start, cmp_op_start);
         qsort(c->ops.v, c->ops.n, sizeof *c->ops.v, cmp_op);
+        l = file_launches(c->b, &nl);
+    }
     size_t unmatched = 0;
     for (size_t i = 0; i < c->pending.n && !rc; i++) {
         comm_pending *p = &c->pending.v[i];
-        comm_op key = {p->ext, 0, 0, 0};
+        comm_op key = {p->ext, 0, 0, 0, 0, 0};
         const comm_op *o =
-            c->ops.n ? bsearch(&key, c->ops.v, c->ops.n, sizeof key, cmp_op)
-                     : NULL;
+            c->ops.n && p->ext >= 0
+                ? bsearch(&key, c->ops.v, c->ops.n, sizeof key, cmp_op)
+                : NULL;
+        if (!o)
+            o = op_around_launch(p, l, nl, by_start, c->ops.n);
         if (!o) {
             unmatched++;
             continue;
@@ -207,6 +291,8 @@ static int join_pending(load_ctx *c)
         p->c.group_size = o->group_size;
         rc = tfb_trace_builder_collective(c->b, &p->c);
     }
+    free(by_start);
+    free(l);
     tfb_trace_builder_colls_unmatched(c->b, unmatched);
     return rc;
 }
@@ -290,7 +376,7 @@ static int add_event(void *ctx, const ev *e, int64_t base_ns, int legacy)
     }
     if (kind == CAT_HOST)
         return tfb_trace_kineto_tok_is(&e->name, "record_param_comms")
-                   ? add_comm_op(lc, e)
+                   ? add_comm_op(lc, e, base_ns)
                    : 0;
     int64_t ts, dur = 0;
     if (!tfb_trace_kineto_us_to_ns(&e->ts, &ts))

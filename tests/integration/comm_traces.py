@@ -11,8 +11,10 @@ op (its args: "Collective name", "In msg nelems", "Out msg nelems",
 ac2g flow from the launch to the kernel (same id as the correlation), and
 the `ncclDevKernel_*` kernel on the NCCL stream. Ranks 0 and 1 are
 PyTorch 2.x traces (the kernel carries the collective's args too);
-ranks 2 and 3 older ones (only the op does: the kernel is joined to it by
-"External id").
+ranks 2 and 3 older ones (only the op does): rank 2's kernels carry the
+record_param_comms op's "External id", rank 3's the enclosing nccl: op's,
+so they are joined through their launch call (same correlation id, the
+ac2g flow's) inside the record_param_comms op.
 
 expected(): the hand figures, per (rank, kind, bucket): count, bytes,
 seconds, algbw and busbw in GB/s with nccl-tests' factors, computed here
@@ -104,7 +106,7 @@ def comm_args(c):
     }
 
 
-def rank_trace(rank, new_shape):
+def rank_trace(rank, new_shape, outer_ext=False):
     """The events of one rank's trace."""
     pid, tid, dev, stream = 1000 + rank, 1000 + rank, rank, 24
     ev = [
@@ -139,13 +141,14 @@ def rank_trace(rank, new_shape):
             ev.append({"ph": "X", "cat": "cpu_op",
                        "name": "record_param_comms", "pid": pid, "tid": tid,
                        "ts": BASE_US + host0 + 2, "dur": 26, "args": a})
+            kext = outer if outer_ext else op
             ev.append({"ph": "X", "cat": "cuda_runtime",
                        "name": "cudaLaunchKernel", "pid": pid, "tid": tid,
                        "ts": BASE_US + host0 + 10, "dur": 8,
-                       "args": {"External id": op, "cbid": 211,
+                       "args": {"External id": kext, "cbid": 211,
                                 "correlation": corr}})
             k0 = host0 + 20
-            kargs = {"External id": op, "queued": 0, "device": dev,
+            kargs = {"External id": kext, "queued": 0, "device": dev,
                      "context": 1, "stream": stream, "correlation": corr,
                      "registers per thread": 96, "shared memory": 8224,
                      "blocks per SM": 0.25, "warps per SM": 4.0,
@@ -198,7 +201,7 @@ def write_job(logdir):
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, "host_%d.pt.trace.json" % (4000 + r)),
                   "w") as f:
-            json.dump(trace_doc(r, rank_trace(r, r < 2)), f)
+            json.dump(trace_doc(r, rank_trace(r, r < 2, r == 3)), f)
         runs.append(run)
     return runs
 

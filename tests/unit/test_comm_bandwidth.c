@@ -196,7 +196,10 @@ static void test_record(void **state)
 /* A Kineto trace: one PyTorch 2.x NCCL kernel with its args (all-reduce
  * of 2^20 floats over 8 ranks, 100 us), one older kernel joined to its
  * record_param_comms op by External id (all-gather, out 2^21 bf16 = 4
- * MiB, 50 us), one NCCL kernel without an op. */
+ * MiB, 50 us), one NCCL kernel without an op, and one whose External id
+ * is the enclosing nccl:reduce_scatter op's, joined through its launch
+ * (correlation 5) inside the record_param_comms op (reduce-scatter, in
+ * 2^21 bf16 = 4 MiB, 50 us). */
 static const char TRACE[] =
     "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": "
     "\"NVIDIA H100 80GB HBM3\"}], \"traceEvents\": [\n"
@@ -218,14 +221,29 @@ static const char TRACE[] =
     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
     "\"ncclDevKernel_Broadcast_RING_LL\", \"pid\": 0, \"tid\": 7, "
     "\"ts\": 3000, \"dur\": 50, \"args\": {\"device\": 0, \"stream\": 7, "
-    "\"External id\": 77}}\n"
+    "\"External id\": 77}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"nccl:reduce_scatter\", "
+    "\"pid\": 1, \"tid\": 1, \"ts\": 3990, \"dur\": 30, \"args\": "
+    "{\"External id\": 20}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", "
+    "\"pid\": 1, \"tid\": 1, \"ts\": 3992, \"dur\": 20, \"args\": "
+    "{\"External id\": 21, \"Collective name\": \"_reduce_scatter_base\", "
+    "\"In msg nelems\": 2097152, \"Out msg nelems\": 524288, "
+    "\"Group size\": 4, \"dtype\": \"BFloat16\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": "
+    "\"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 4000, \"dur\": 5, "
+    "\"args\": {\"correlation\": 5, \"External id\": 20}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": "
+    "\"ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL\", \"pid\": 0, "
+    "\"tid\": 7, \"ts\": 4100, \"dur\": 50, \"args\": {\"device\": 0, "
+    "\"stream\": 7, \"correlation\": 5, \"External id\": 20}}\n"
     "]}\n";
 
 static void check_trace(const tfb_trace *t)
 {
     size_t n;
     const tfb_trace_collective *c = tfb_trace_collectives(t, &n);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
     assert_int_equal(t->colls_unmatched, 1);
     assert_string_equal(tfb_trace_str(t, c[0].name, ""), "allreduce");
     assert_int_equal(c[0].bytes, 4194304);
@@ -234,11 +252,14 @@ static void check_trace(const tfb_trace *t)
     assert_string_equal(tfb_trace_str(t, c[1].name, ""), "_allgather_base");
     assert_int_equal(c[1].bytes, 4194304);
     assert_int_equal(c[1].group_size, 4);
+    assert_string_equal(tfb_trace_str(t, c[2].name, ""),
+                        "_reduce_scatter_base");
+    assert_int_equal(c[2].bytes, 4194304);
 
     tfb_coll_row *rows;
     size_t nr;
     assert_int_equal(tfb_coll_trace_rows(t, 0, 0, 400.0, &rows, &nr), 0);
-    assert_int_equal(nr, 2);
+    assert_int_equal(nr, 3);
     /* 4 MiB in 100 us: 41.94304 GB/s; x 2 x 7 / 8 = 73.40032 */
     const tfb_coll_row *ar = find(rows, nr, TFB_COLL_ALL_REDUCE, 4194304);
     assert_non_null(ar);
@@ -251,6 +272,10 @@ static void check_trace(const tfb_trace *t)
     close_to(ag->algbw_gbps, 83.88608);
     close_to(ag->busbw_gbps, 62.91456);
     assert_int_equal(ag->below, 1); /* 15.7 % of 400 */
+    const tfb_coll_row *rs = find(rows, nr, TFB_COLL_REDUCE_SCATTER,
+                                  4194304);
+    assert_non_null(rs);
+    close_to(rs->busbw_gbps, 62.91456);
     free(rows);
 }
 
