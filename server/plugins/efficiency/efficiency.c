@@ -400,16 +400,27 @@ static void eff_text(FILE *f, const tfb_eff_run *e, int md)
 {
     char a[64], b[64], c[64], d[64];
     fputs(md ? "\n### Efficiency\n\n" : "  efficiency:\n", f);
-    fprintf(f, md ? "- throughput: %s samples/s, %s tokens/s, %s TFLOP/s "
-                    "(%lld steps)\n"
-                  : "    throughput: %s samples/s, %s tokens/s, %s TFLOP/s "
-                    "(%lld steps)\n",
-            num_or(a, sizeof a, e->samples_per_s, "%.4g", "-"),
-            num_or(b, sizeof b, e->tokens_per_s, "%.4g", "-"),
-            num_or(c, sizeof c, e->tflops, "%.4g", "-"),
-            (long long)e->steps);
+    int work = isfinite(e->samples_per_s) || isfinite(e->tokens_per_s) ||
+               isfinite(e->tflops);
+    if (work)
+        fprintf(f, md ? "- throughput: %s samples/s, %s tokens/s, %s TFLOP/s "
+                        "(%lld steps)\n"
+                      : "    throughput: %s samples/s, %s tokens/s, %s "
+                        "TFLOP/s (%lld steps)\n",
+                num_or(a, sizeof a, e->samples_per_s, "%.4g", "-"),
+                num_or(b, sizeof b, e->tokens_per_s, "%.4g", "-"),
+                num_or(c, sizeof c, e->tflops, "%.4g", "-"),
+                (long long)e->steps);
+    else
+        fprintf(f, md ? "- throughput: no work per step logged "
+                        "(tfb_step_work; %lld steps)\n"
+                      : "    throughput: no work per step logged "
+                        "(tfb_step_work; %lld steps)\n",
+                (long long)e->steps);
     fputs(md ? "- MFU: " : "    MFU: ", f);
-    if (isfinite(e->mfu_pct))
+    if (!isfinite(e->mfu_pct) && !isfinite(e->tflops))
+        fputs("no FLOPs per step logged", f);
+    else if (isfinite(e->mfu_pct))
         fprintf(f, "%.1f%% of %.4g TFLOP/s (%s peak, %s%s)", e->mfu_pct,
                 e->peak_tflops, e->peak_source, e->dtype,
                 e->dtype_assumed ? " assumed" : "");

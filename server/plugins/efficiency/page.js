@@ -28,7 +28,8 @@ function show(v, unit = '') { const x = fin(v); return x === null ? '–' : eng(
 // What a run's MFU rests on, in words.
 function mfuNotes(r) {
   const notes = [];
-  if (fin(r.mfu_pct) === null) notes.push('peak unknown');
+  // No FLOPs at all is not an unknown peak: say which is missing.
+  if (fin(r.mfu_pct) === null) notes.push(fin(r.tflops) === null ? 'no FLOPs logged' : 'peak unknown');
   else notes.push(`${show(r.peak_tflops)} TFLOP/s peak (${r.peak_source})`);
   if (r.dtype) notes.push(r.dtype + (r.dtype_assumed ? ' assumed' : ''));
   if (r.flops_estimated) notes.push('6·N·T estimate');
@@ -82,7 +83,7 @@ const page = {
     this.drawSummary(r);
     this.drawRunsTable(rows, num(all.left_out));
     this.drawGoodput(rows);
-    this.drawSteps(steps);
+    this.drawSteps(steps, r);
     this.drawCollectives(coll);
     window.__tfb.pages.efficiency = {
       runs: rows.length, run, mfu: fin(r.mfu_pct), goodput: fin(r.goodput.goodput),
@@ -95,7 +96,7 @@ const page = {
     const notes = mfuNotes(r);
     const mfu = fin(r.mfu_pct);
     this.body.appendChild(h('div', { class: 'stats', id: 'efficiency-stats' },
-      stat('MFU', mfu === null ? 'peak unknown' : eng(mfu) + ' %', notes.join(' · ') + (r.device ? ' · ' + r.device : ''), 'efficiency-mfu'),
+      stat('MFU', mfu === null ? (fin(r.tflops) === null ? '–' : 'peak unknown') : eng(mfu) + ' %', notes.join(' · ') + (r.device ? ' · ' + r.device : ''), 'efficiency-mfu'),
       stat('Throughput', show(r.tokens_per_s, ' tokens/s'), show(r.samples_per_s, ' samples/s') + ' · ' + show(r.tflops, ' TFLOP/s')),
       stat('Goodput', fin(g.goodput) === null ? '–' : pct(fin(g.goodput)), 'of ' + show(g.wall_s, ' s') + ' wall', 'efficiency-goodput'),
       stat('Energy', show(r.energy_wh, ' Wh'), show(r.energy_j, ' J') + (fin(r.gco2) !== null ? ' · ' + show(r.gco2, ' gCO2') : '') +
@@ -110,7 +111,7 @@ const page = {
       { key: 'tokens_per_s', label: 'Tokens/s', num: true, value: (x) => fin(x.tokens_per_s), render: (x) => show(x.tokens_per_s) },
       { key: 'tflops', label: 'TFLOP/s', num: true, value: (x) => fin(x.tflops), render: (x) => show(x.tflops) },
       { key: 'mfu', label: 'MFU', num: true, value: (x) => fin(x.mfu_pct),
-        render: (x) => h('span', { title: mfuNotes(x).join(' · ') }, fin(x.mfu_pct) === null ? 'peak unknown' : show(x.mfu_pct, ' %'),
+        render: (x) => h('span', { title: mfuNotes(x).join(' · ') }, fin(x.mfu_pct) === null ? (fin(x.tflops) === null ? '–' : 'peak unknown') : show(x.mfu_pct, ' %'),
           x.dtype_assumed || x.flops_estimated ? h('div', { class: 'muted small' },
             [x.dtype_assumed ? x.dtype + ' assumed' : '', x.flops_estimated ? '6·N·T estimate' : ''].filter(Boolean).join(', ')) : null) },
       { key: 'goodput', label: 'Goodput', num: true, value: (x) => fin(x.goodput.goodput), render: (x) => (fin(x.goodput.goodput) === null ? '–' : pct(fin(x.goodput.goodput))) },
@@ -152,7 +153,7 @@ const page = {
       },
     });
   },
-  drawSteps(steps) {
+  drawSteps(steps, run) {
     const cols = steps.columns || [];
     const at = (name) => cols.indexOf(name);
     const rows = steps.steps || [];
@@ -178,6 +179,8 @@ const page = {
     };
     const mfu = series('mfu_pct');
     if (steps.peak_known && mfu.length) line('MFU over steps', [filledSet('MFU %', mfu, COLOR.green)], '% of peak');
+    else if (fin(run.tflops) === null) grid.appendChild(card('MFU over steps', h('div', { class: 'muted small', id: 'efficiency-no-flops' },
+      'No FLOPs per step: log them with tfb_step_work (or writer.step_work), or give the model size and tokens per step as hparams for the 6·N·T estimate.')));
     else grid.appendChild(card('MFU over steps', h('div', { class: 'muted small', id: 'efficiency-peak-unknown' },
       'Peak unknown: the device is not in the peak table and no --peak_tflops was given, so no MFU is shown (never a guess).')));
     const tps = series('tokens_per_s'), sps = series('samples_per_s'), tfl = series('tflops');

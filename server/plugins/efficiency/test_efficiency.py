@@ -161,6 +161,11 @@ def test_report_section():
     assert "efficiency:" in out and "MFU: 40.0% of 1000 TFLOP/s" in out, out
     assert "MFU: peak unknown" in out, out
     assert "power x time" in out, out
+    # Step timing without any work: not "peak unknown" but what is missing.
+    rc, out, err = report("--logdir", STATE["root"], "--run", "^nowork$")
+    assert rc == 0, err
+    assert "MFU: no FLOPs per step logged" in out and "peak unknown" not in out, out
+    assert "goodput:" in out, out
 
 
 def compare(b, gate):
@@ -200,6 +205,7 @@ def extra_runs(root):
         flops_per_step="38000000000000", dtype="bf16", peak_tflops="1000",
         peak_source="opts", device="NVIDIA H100 80GB HBM3")))
     write_run(os.path.join(root, "eff_slower"), recs)
+    write_run(os.path.join(root, "nowork"), step_recs(5, lambda s: []))
     write_run(os.path.join(root, "eff_long"),
               step_recs(5000, lambda s: [("perf/tflops", 100.0)]))
 
