@@ -31,7 +31,8 @@ function mfuNotes(r) {
   // No FLOPs at all is not an unknown peak: say which is missing.
   if (fin(r.mfu_pct) === null) notes.push(fin(r.tflops) === null ? 'no FLOPs logged' : 'peak unknown');
   else notes.push(`${show(r.peak_tflops)} TFLOP/s peak (${r.peak_source})`);
-  if (r.dtype) notes.push(r.dtype + (r.dtype_assumed ? ' assumed' : ''));
+  // The dtype picks the peak: said only where there are FLOPs to divide.
+  if (r.dtype && fin(r.tflops) !== null) notes.push(r.dtype + (r.dtype_assumed ? ' assumed' : ''));
   if (r.flops_estimated) notes.push('6·N·T estimate');
   return notes;
 }
@@ -112,8 +113,8 @@ const page = {
       { key: 'tflops', label: 'TFLOP/s', num: true, value: (x) => fin(x.tflops), render: (x) => show(x.tflops) },
       { key: 'mfu', label: 'MFU', num: true, value: (x) => fin(x.mfu_pct),
         render: (x) => h('span', { title: mfuNotes(x).join(' · ') }, fin(x.mfu_pct) === null ? (fin(x.tflops) === null ? '–' : 'peak unknown') : show(x.mfu_pct, ' %'),
-          x.dtype_assumed || x.flops_estimated ? h('div', { class: 'muted small' },
-            [x.dtype_assumed ? x.dtype + ' assumed' : '', x.flops_estimated ? '6·N·T estimate' : ''].filter(Boolean).join(', ')) : null) },
+          (x.dtype_assumed && fin(x.tflops) !== null) || x.flops_estimated ? h('div', { class: 'muted small' },
+            [x.dtype_assumed && fin(x.tflops) !== null ? x.dtype + ' assumed' : '', x.flops_estimated ? '6·N·T estimate' : ''].filter(Boolean).join(', ')) : null) },
       { key: 'goodput', label: 'Goodput', num: true, value: (x) => fin(x.goodput.goodput), render: (x) => (fin(x.goodput.goodput) === null ? '–' : pct(fin(x.goodput.goodput))) },
       { key: 'energy_wh', label: 'Wh', num: true, value: (x) => fin(x.energy_wh),
         render: (x) => h('span', null, show(x.energy_wh), x.energy_source === 'power_x_time' ? h('div', { class: 'muted small' }, 'power×time') : null) },
