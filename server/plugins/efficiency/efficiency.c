@@ -17,6 +17,7 @@
 #include "base/errors.h"
 #include "core/plugin.h"
 #include "core/report_fmt.h"
+#include "trace/trace.h"
 
 /* The bounds of the answers (API.md "Bounds"). */
 /* Runs in one /runs answer: each costs a pass over its perf series, and a
@@ -30,6 +31,12 @@
 /* Rows of one /job_collectives answer (ranks x collectives x size
  * buckets): a 1,024-rank job with 10 kinds in 4 buckets each fits. */
 #define EFF_JOB_ROWS_MAX 50000
+
+/* How long a collectives route waits for the runs' traces to load before
+ * it answers 202 "loading" (the page asks again): tfb_coll_run_rows waits
+ * for a trace, and a request must not hold an HTTP thread for every
+ * rank's load in turn. Each run's load is started at once. */
+#define EFF_TRACE_WAIT_MS 200
 
 /* The flags (set before any thread starts, read-only after). */
 static double opt_peak_tflops;       /* 0: from perf/work or the table */
@@ -297,12 +304,55 @@ static int route_steps(const tfb_http_req *req, tfb_http_resp *resp)
     return tfb_http_json(resp, &j);
 }
 
+/* Starts the trace load of each of the n runs, waits at most
+ * EFF_TRACE_WAIT_MS in all, and answers 202 {"loading": true, "progress",
+ * "runs_loading", "runs"} when some are still loading: returns 1 then, 0
+ * when every trace is ready, absent or failed, or a negative code. */
+static int answer_loading(tfb_store *s, tfb_run *const *runs, size_t n,
+                          tfb_http_resp *resp)
+{
+    size_t loading = 0;
+    double progress = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        loading = 0;
+        progress = 0;
+        for (size_t i = 0; i < n; i++) {
+            tfb_trace *tr = NULL;
+            tfb_trace_status st;
+            /* the first pass only starts the loads; the second waits */
+            int rc = tfb_trace_get(s, runs[i], pass ? EFF_TRACE_WAIT_MS : 0,
+                                   &tr, &st);
+            if (rc < 0)
+                return rc;
+            tfb_trace_release(tr);
+            if (st.state == TFB_TRACE_LOADING) {
+                loading++;
+                progress += st.progress;
+            } else {
+                progress += 1.0;
+            }
+        }
+        if (!loading)
+            return 0;
+    }
+    char body[160];
+    int len = snprintf(body, sizeof body,
+                       "{\"loading\":true,\"progress\":%.3f,"
+                       "\"runs_loading\":%zu,\"runs\":%zu}",
+                       n ? progress / (double)n : 0.0, loading, n);
+    int rc = tfb_http_text(resp, 202, "application/json", body, (size_t)len);
+    return rc < 0 ? rc : 1;
+}
+
 static int route_collectives(const tfb_http_req *req, tfb_http_resp *resp)
 {
     tfb_run *run;
     int rc = tfb_http_param_run(req, resp, &run);
     if (rc < 0)
         return rc;
+    rc = answer_loading(tfb_server_store(req), &run, 1, resp);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
     tfb_coll_row *rows = NULL;
     size_t n = 0;
     rc = tfb_coll_run_rows(run, opt_link_gbps, &rows, &n);
@@ -347,6 +397,20 @@ static int route_job_collectives(const tfb_http_req *req,
             return tfb_http_error(resp, 404, "no job '%s' in the logdir",
                                   name);
         return tfb_http_error(resp, 404, "no distributed job in the logdir");
+    }
+    tfb_run **mruns = malloc((jb->n_members ? jb->n_members : 1) *
+                             sizeof *mruns);
+    if (!mruns) {
+        tfb_ranks_jobs_free(jobs, nj);
+        return TFB_ENOMEM;
+    }
+    for (size_t m = 0; m < jb->n_members; m++)
+        mruns[m] = jb->members[m].run;
+    rc = answer_loading(tfb_server_store(req), mruns, jb->n_members, resp);
+    free(mruns);
+    if (rc != 0) {
+        tfb_ranks_jobs_free(jobs, nj);
+        return rc < 0 ? rc : 0;
     }
     tfb_json j;
     tfb_json_init(&j);

@@ -74,9 +74,18 @@ const page = {
       return;
     }
     const run = pickRun(this.ctx, rows.map((r) => r.run), this.runSelect);
+    // The collectives answer 202 {"loading": true} while the run's trace
+    // loads in the background: ask again until it is there.
+    const collectives = async () => {
+      for (;;) {
+        const c = await getJSON('data/plugin/efficiency/collectives', { run });
+        if (!c.loading) return c;
+        await new Promise((res) => setTimeout(res, 300));
+      }
+    };
     const got = await loadLatest(this, 'the efficiency series', () => Promise.all([
       getJSON('data/plugin/efficiency/steps', { run }),
-      getJSON('data/plugin/efficiency/collectives', { run }),
+      collectives(),
     ]));
     if (!got) return;
     const [steps, coll] = got;

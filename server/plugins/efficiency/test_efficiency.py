@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tests", "integration"))
 sys.path.insert(0, HERE)
 from tfb_server_util import Server, run_tests  # noqa: E402
 from eff_page_gen import make_logdir, write_run, step_recs, work_record  # noqa: E402
+import comm_traces  # noqa: E402  (tests/integration: eff-comm's Kineto traces)
 
 TFBOARD = sys.argv[1] if len(sys.argv) > 1 else None
 STATE = {}
@@ -108,6 +109,19 @@ def test_collectives():
     j = STATE["srv"].json("/data/plugin/efficiency/job_collectives", job="effjob")
     assert sorted({r["run"] for r in j["rows"]}) == \
         ["effjob/rank-00000", "effjob/rank-00001"], j
+
+
+def test_trace_collectives():
+    # Ranks with Kineto traces only: the route answers 202 "loading" while
+    # a trace loads (Server.json asks again), then the trace's rows.
+    want = comm_traces.expected()
+    c = STATE["srv"].json("/data/plugin/efficiency/collectives",
+                          run="traced/job/rank-00001")
+    assert c["rows"] and all(r["source"] == "trace" for r in c["rows"]), c
+    for r in c["rows"]:
+        e = want[(1, r["kind"], r["bucket_lo"])]
+        assert r["count"] == e["count"] and r["bytes"] == e["bytes"], (r, e)
+        assert close(r["busbw_gbps"], e["busbw"], 0.01), (r, e)
 
 
 def test_link_flag():
@@ -206,6 +220,7 @@ def extra_runs(root):
         peak_source="opts", device="NVIDIA H100 80GB HBM3")))
     write_run(os.path.join(root, "eff_slower"), recs)
     write_run(os.path.join(root, "nowork"), step_recs(5, lambda s: []))
+    comm_traces.write_job(os.path.join(root, "traced"))
     write_run(os.path.join(root, "eff_long"),
               step_recs(5000, lambda s: [("perf/tflops", 100.0)]))
 
@@ -226,7 +241,8 @@ def main():
         flag.wait_loaded()
         STATE["srv"], STATE["flag"] = srv, flag
         return run_tests([test_runs_table, test_peak_unknown, test_steps_series,
-                          test_steps_thinned, test_collectives, test_link_flag,
+                          test_steps_thinned, test_collectives,
+                          test_trace_collectives, test_link_flag,
                           test_peak_flag, test_ranks_columns, test_bad_requests,
                           test_report_section, test_compare_gates])
 

@@ -14,6 +14,7 @@
 #include "base/errors.h"
 #include "core/plugin.h"
 #include "plugins/ranks/ranks_job.h"
+#include "trace/trace.h"
 
 static double option_double(const char *name)
 {
@@ -51,8 +52,10 @@ static const tfb_json_field rank_eff_fields[] = {
     TFB_JSON_FIELD(rank_eff, busbw_gbps, NUM),
 };
 
-int tfb_ranks_eff_json(tfb_json *j, const tfb_ranks_job *job)
+int tfb_ranks_eff_json(tfb_json *j, tfb_store *s, const tfb_ranks_job *job,
+                       int *loading)
 {
+    *loading = 0;
     tfb_eff_opts o;
     memset(&o, 0, sizeof o);
     o.peak_tflops = option_double("peak_tflops");
@@ -69,9 +72,21 @@ int tfb_ranks_eff_json(tfb_json *j, const tfb_ranks_job *job)
             rc = erc;
             break;
         }
+        /* tfb_coll_run_rows waits for the rank's trace: a trace still
+         * loading gives no bandwidth yet (null, and *loading), never a
+         * request that waits on every rank's load in turn. */
+        tfb_trace *tr = NULL;
+        tfb_trace_status st;
+        rc = tfb_trace_get(s, mb->run, 0, &tr, &st);
+        if (rc < 0)
+            break;
+        tfb_trace_release(tr);
         tfb_coll_row *rows = NULL;
         size_t n = 0;
-        rc = tfb_coll_run_rows(mb->run, link, &rows, &n);
+        if (st.state == TFB_TRACE_LOADING)
+            *loading = 1;
+        else
+            rc = tfb_coll_run_rows(mb->run, link, &rows, &n);
         if (rc < 0)
             break;
         rank_eff re = {.rank = mb->rank, .run = mb->run_name,
