@@ -450,43 +450,38 @@ static int route_job_collectives(const tfb_http_req *req,
 
 /* ---- the report section --------------------------------------------- */
 
-/* "12.3" or "unknown"/"-" for a NaN. */
-static const char *num_or(char *buf, size_t len, double v, const char *fmt,
-                          const char *none)
+/* A figure as every report writes numbers (core/report_fmt.h: 4
+ * significant digits, "6.554e5"), or `none` for a NaN. buf: TFB_FMT_MAX
+ * bytes. */
+static const char *fig(char *buf, double v, const char *none)
 {
-    if (!isfinite(v))
-        return none;
-    snprintf(buf, len, fmt, v);
-    return buf;
+    return isfinite(v) ? tfb_fmt_num(buf, TFB_FMT_MAX, v) : none;
 }
 
 static void eff_text(FILE *f, const tfb_eff_run *e, int md)
 {
-    char a[64], b[64], c[64], d[64];
+    char a[TFB_FMT_MAX], b[TFB_FMT_MAX], c[TFB_FMT_MAX], d[TFB_FMT_MAX],
+        g1[TFB_FMT_MAX], g2[TFB_FMT_MAX], g3[TFB_FMT_MAX], g4[TFB_FMT_MAX];
+    const char *ind = md ? "- " : "    ";
     fputs(md ? "\n### Efficiency\n\n" : "  efficiency:\n", f);
     int work = isfinite(e->samples_per_s) || isfinite(e->tokens_per_s) ||
                isfinite(e->tflops);
     if (work)
-        fprintf(f, md ? "- throughput: %s samples/s, %s tokens/s, %s TFLOP/s "
-                        "(%lld steps)\n"
-                      : "    throughput: %s samples/s, %s tokens/s, %s "
-                        "TFLOP/s (%lld steps)\n",
-                num_or(a, sizeof a, e->samples_per_s, "%.4g", "-"),
-                num_or(b, sizeof b, e->tokens_per_s, "%.4g", "-"),
-                num_or(c, sizeof c, e->tflops, "%.4g", "-"),
+        fprintf(f, "%sthroughput: %s samples/s, %s tokens/s, %s TFLOP/s "
+                   "(%lld steps)\n",
+                ind, fig(a, e->samples_per_s, "-"),
+                fig(b, e->tokens_per_s, "-"), fig(c, e->tflops, "-"),
                 (long long)e->steps);
     else
-        fprintf(f, md ? "- throughput: no work per step logged "
-                        "(tfb_step_work; %lld steps)\n"
-                      : "    throughput: no work per step logged "
-                        "(tfb_step_work; %lld steps)\n",
-                (long long)e->steps);
-    fputs(md ? "- MFU: " : "    MFU: ", f);
+        fprintf(f, "%sthroughput: no work per step logged (tfb_step_work; "
+                   "%lld steps)\n",
+                ind, (long long)e->steps);
+    fprintf(f, "%sMFU: ", ind);
     if (!isfinite(e->mfu_pct) && !isfinite(e->tflops))
         fputs("no FLOPs per step logged", f);
     else if (isfinite(e->mfu_pct))
-        fprintf(f, "%.1f%% of %.4g TFLOP/s (%s peak, %s%s)", e->mfu_pct,
-                e->peak_tflops, e->peak_source, e->dtype,
+        fprintf(f, "%.1f%% of %s TFLOP/s (%s peak, %s%s)", e->mfu_pct,
+                fig(a, e->peak_tflops, "-"), e->peak_source, e->dtype,
                 e->dtype_assumed ? " assumed" : "");
     else
         fputs("peak unknown", f);
@@ -499,23 +494,17 @@ static void eff_text(FILE *f, const tfb_eff_run *e, int md)
     fputc('\n', f);
     const tfb_eff_goodput *g = &e->goodput;
     if (isfinite(g->goodput))
-        fprintf(f, md ? "- goodput: %.1f%% of %.4g s wall (input %.4g s, "
-                        "comm %.4g s, startup %.4g s, gaps %.4g s, "
-                        "checkpoint %.4g s)\n"
-                      : "    goodput: %.1f%% of %.4g s wall (input %.4g s, "
-                        "comm %.4g s, startup %.4g s, gaps %.4g s, "
-                        "checkpoint %.4g s)\n",
-                100.0 * g->goodput, g->wall_s, g->input_s, g->comm_s,
-                g->startup_s, g->gap_s, g->checkpoint_s);
+        fprintf(f, "%sgoodput: %.1f%% of %s s wall (input %s s, comm %s s, "
+                   "startup %s s, gaps %s s, checkpoint %s s)\n",
+                ind, 100.0 * g->goodput, fig(a, g->wall_s, "-"),
+                fig(b, g->input_s, "-"), fig(c, g->comm_s, "-"),
+                fig(d, g->startup_s, "-"), fig(g1, g->gap_s, "-"),
+                fig(g2, g->checkpoint_s, "-"));
     if (isfinite(e->energy_j))
-        fprintf(f, md ? "- energy: %.4g J (%.4g Wh%s%s), %s J/sample, "
-                        "%s J/token%s\n"
-                      : "    energy: %.4g J (%.4g Wh%s%s), %s J/sample, "
-                        "%s J/token%s\n",
-                e->energy_j, e->energy_wh, isfinite(e->gco2) ? ", gCO2 " : "",
-                num_or(a, sizeof a, e->gco2, "%.4g", ""),
-                num_or(b, sizeof b, e->j_per_sample, "%.4g", "-"),
-                num_or(d, sizeof d, e->j_per_token, "%.4g", "-"),
+        fprintf(f, "%senergy: %s J (%s Wh%s%s), %s J/sample, %s J/token%s\n",
+                ind, fig(a, e->energy_j, "-"), fig(b, e->energy_wh, "-"),
+                isfinite(e->gco2) ? ", gCO2 " : "", fig(c, e->gco2, ""),
+                fig(g3, e->j_per_sample, "-"), fig(g4, e->j_per_token, "-"),
                 strcmp(e->energy_source, "power_x_time") == 0
                     ? " (power x time: no energy counter)"
                     : "");

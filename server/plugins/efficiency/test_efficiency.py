@@ -174,6 +174,8 @@ def test_report_section():
     assert rc == 0, err
     assert "efficiency:" in out and "MFU: 40.0% of 1000 TFLOP/s" in out, out
     assert "MFU: peak unknown" in out, out
+    # Numbers as every report writes them (server/API.md "Numbers").
+    assert "6.554e5 tokens/s" in out and "1400 J (0.3889 Wh" in out, out
     assert "power x time" in out, out
     # Step timing without any work: not "peak unknown" but what is missing.
     rc, out, err = report("--logdir", STATE["root"], "--run", "^nowork$")
