@@ -539,7 +539,10 @@ static unsigned intern_name(comm_names *t, const char *name)
         return COMM_OTHER;
     unsigned i = t->n++;
     size_t len = strnlen(name, TFB_COMM_NAME_MAX - 1);
-    memcpy(t->name[i], name, len);
+    /* Control bytes (a tab, a newline) would split the record's
+     * tab-separated lines: they become '_'. */
+    for (size_t k = 0; k < len; k++)
+        t->name[i][k] = (unsigned char)name[k] < 0x20 ? '_' : name[k];
     t->name[i][len] = 0;
     t->hash[i] = h;
     return i;

@@ -114,17 +114,19 @@ static void matmul(float a[N][N], float b[N][N], float c[N][N])
 
 /* Matmuls for the first tenth of `ms` (at most HOST_MS), then a wait to its end (absolute,
  * so a late wake-up is not added twice); returns a checksum of the last
- * product. */
+ * product, and the matmuls done in *products. */
 static double compute_for(double ms, float a[N][N], float b[N][N],
-                          float c[N][N])
+                          float c[N][N], long *products)
 {
+    *products = 0;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     double start = (double)t0.tv_sec * 1e3 + (double)t0.tv_nsec * 1e-6;
     double host_until = start + (ms / 10 < HOST_MS ? ms / 10 : HOST_MS);
-    do
+    do {
         matmul(a, b, c);
-    while (now_ms() < host_until);
+        ++*products;
+    } while (now_ms() < host_until);
     long long end_ns = (long long)t0.tv_sec * 1000000000LL + t0.tv_nsec +
                        (long long)(ms * 1e6);
     struct timespec until = {(time_t)(end_ns / 1000000000LL),
@@ -223,9 +225,16 @@ static int run_rank(const config *cfg, int rank, shared *sh)
         next_batch(&ld);
         tfb_input_end(w);
         wake_loader(&ld);
-        double v = compute_for(cfg->compute_ms * factor, a, b, c);
+        long products;
+        double v = compute_for(cfg->compute_ms * factor, a, b, c, &products);
+        /* The work done, counted: 2 N^3 FLOPs per product and 2 N^2 for
+         * the nudge of a (the emulated GPU's wait does none). */
+        tfb_step_work(w, (double)products * (2.0 * N * N * N + 2.0 * N * N),
+                      0, 0);
         sh->value[s & 1][rank] = v;
-        tfb_comm_begin(w, "allreduce");
+        /* The "all-reduce" exchanges one double per rank, through the
+         * barrier: its bytes go to the comm/collectives record. */
+        tfb_comm_begin_bytes(w, "allreduce", sizeof(double));
         int e = pthread_barrier_wait(&sh->barrier);
         tfb_comm_end(w);
         if (e != 0 && e != PTHREAD_BARRIER_SERIAL_THREAD) {

@@ -648,10 +648,23 @@ int main(int argc, char **argv)
     static step_out so;
     char tag[128];
     long step;
+    /* The work of one step, for perf/samples_per_s and perf/tflops: a
+     * dense network's forward pass costs 2 FLOPs per weight per sample
+     * (multiply and add) and its backward twice that, so 6 x parameters x
+     * samples (the biases and activations' few FLOPs left out, as the
+     * usual estimate does). */
+    double n_params = 0;
+    for (int i = 0; i < NPARAM; i++)
+        n_params += (double)param_len(i);
+    const double step_flops = 6.0 * n_params * (double)batch;
     for (step = 0; step < steps; step++) {
+        /* Step timing (pipeline/step_ms) and its work, so the run shows
+         * throughput and goodput. */
+        tfb_step_begin(w, step);
         for (long b = 0; b < batch; b++)
             idx[b] = (int)(rng_next() % NDATA);
         train_step(&m, idx, (int)batch, &g, &so);
+        tfb_step_work(w, step_flops, (double)batch, 0);
 
         /* Each tfb_* call returns an error code; training goes on either
          * way, and the first one is reported at the end. */
@@ -695,8 +708,10 @@ int main(int argc, char **argv)
             if (r[i] < 0 && !log_err)
                 log_err = r[i];
 
-        if (wt.seen_loss)
+        if (wt.seen_loss) {
+            tfb_step_end(w);
             break; /* never train on a NaN loss */
+        }
 
         for (int i = 0; i < NPARAM; i++) {
             float *p = param(&m, i);
@@ -704,6 +719,7 @@ int main(int argc, char **argv)
             for (size_t k = 0; k < param_len(i); k++)
                 p[k] -= (float)lr * gp[k];
         }
+        tfb_step_end(w);
     }
 
     if (wt.seen_any)

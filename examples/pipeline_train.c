@@ -164,13 +164,16 @@ static void queue_recycle(queue *q, batch *b)
 }
 
 /* One SGD pass of a dense layer over the batch; repeated until the step has
- * cost its CPU budget. Returns the mean squared error of the last pass. */
+ * cost its CPU budget. Returns the mean squared error of the last pass and
+ * the passes made in *passes (the step's work). */
 static double train_step(float w[FEATURES][OUTPUTS], const batch *b,
-                         double cost_ms)
+                         double cost_ms, long *passes)
 {
     double start = thread_cpu_ms();
     double loss;
+    *passes = 0;
     do {
+        ++*passes;
         float grad[FEATURES][OUTPUTS] = {{0}};
         loss = 0.0;
         for (int i = 0; i < BATCH; i++) {
@@ -358,7 +361,15 @@ int main(int argc, char **argv)
         tfb_input_end(w);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         queue_wake_loaders(&q);
-        double loss = train_step(weights, b, cfg.step_ms);
+        long passes;
+        double loss = train_step(weights, b, cfg.step_ms, &passes);
+        /* Counted, not estimated: each pass does 2 FLOPs (multiply, add)
+         * per weight and sample for the prediction and 2 for the gradient,
+         * and 2 per weight for the update. One batch of BATCH samples per
+         * step, however many passes it took. */
+        double pass_flops = 4.0 * BATCH * FEATURES * OUTPUTS +
+                            2.0 * FEATURES * OUTPUTS;
+        tfb_step_work(w, pass_flops * (double)passes, BATCH, 0);
         queue_recycle(&q, b);
         tfb_scalar(w, "train/loss", loss, s);
         clock_gettime(CLOCK_MONOTONIC, &t2);

@@ -934,7 +934,8 @@ TFB_API int tfb_comm_end(tfb_writer *w);
  * "comm") is copied into a table of the writer the first time it is seen
  * (no allocation: TFB_COMM_NAMES_MAX names of up to TFB_COMM_NAME_MAX - 1
  * bytes; longer names are cut, names past the table are counted as
- * "other"), so it need not outlive the call.
+ * "other"; control bytes such as a tab or newline become '_'), so it need
+ * not outlive the call.
  * The helper thread keeps, since open, per (name, size bucket): count,
  * bytes, and summed host span time, and writes that cumulative table as
  * the record plugin TFB_COMM_PLUGIN, tag TFB_COMM_COLLECTIVES_TAG, step 0,

@@ -85,7 +85,11 @@ def main():
                        "optimizer": "sgd_momentum"},
                       metric_tags=["hparam/final_loss"])
         loss = torch.tensor(float("nan"))
+        # Work per step for perf/tflops and perf/samples_per_s: 6 x the
+        # parameters x the samples (forward 2 FLOPs per weight, backward 4).
+        n_params = sum(p.numel() for p in model.parameters())
         for step, (x, y) in enumerate(w.timed(loader)):
+            w.step_work(flops=6 * n_params * len(x), samples=len(x))
             x, y = x.to(dev), y.to(dev)
             opt.zero_grad()
             logits = model(x)

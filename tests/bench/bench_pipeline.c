@@ -2,8 +2,9 @@
  * bench_pipeline.c - cost of the step-timing calls on the calling thread.
  *
  * Prints the median and p99 ns per call of tfb_step_begin, tfb_input_begin,
- * tfb_input_end and tfb_step_end (its two scalars are logged by a helper
- * thread), averaged over batches of 64 steps, and the whole four-call step.
+ * tfb_input_end, tfb_step_work and tfb_step_end (its scalars are logged by
+ * a helper thread), averaged over batches of 64 steps, and the whole
+ * five-call step.
  * Each step also spins 2 us, a very fast training step. Target: each call
  * <= 100 ns. A benchmark prints numbers; it asserts nothing about time.
  *
@@ -62,8 +63,8 @@ int main(int argc, char **argv)
         return 1;
     }
     size_t nb = (size_t)steps / BATCH;
-    double *t[5];
-    for (int k = 0; k < 5; k++)
+    double *t[6];
+    for (int k = 0; k < 6; k++)
         if (!(t[k] = calloc(nb, sizeof(double))))
             return 1;
 
@@ -73,7 +74,7 @@ int main(int argc, char **argv)
 
     int64_t step = 0;
     for (size_t b = 0; b < nb; b++) {
-        int64_t a0, a1, a2, a3, a4, sum[4] = {0};
+        int64_t a0, a1, a2, a3, a3w, a4, sum[5] = {0};
         for (int i = 0; i < BATCH; i++, step++) {
             /* The step's own work: even a very fast training step takes
              * microseconds; without it the loop would only measure how
@@ -88,36 +89,40 @@ int main(int argc, char **argv)
             a2 = now_ns();
             tfb_input_end(w);
             a3 = now_ns();
+            tfb_step_work(w, 1e12, 32, 4096);
+            a3w = now_ns();
             tfb_step_end(w);
             a4 = now_ns();
             sum[0] += a1 - a0;
             sum[1] += a2 - a1;
             sum[2] += a3 - a2;
-            sum[3] += a4 - a3;
+            sum[3] += a4 - a3w;
+            sum[4] += a3w - a3;
         }
         /* Take the clock's own cost out with a back-to-back pair. */
         int64_t c0 = now_ns(), c1 = now_ns();
         double clk = (double)(c1 - c0);
         double total = 0;
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             t[k][b] = (double)sum[k] / BATCH - clk;
             total += t[k][b];
         }
-        t[4][b] = total;
+        t[5][b] = total;
     }
     printf("bench_pipeline: %ld steps (clock overhead subtracted)\n", steps);
     report("step_begin", t[0], nb);
     report("input_begin", t[1], nb);
     report("input_end", t[2], nb);
     report("step_end", t[3], nb);
-    report("all four", t[4], nb);
+    report("step_work", t[4], nb);
+    report("all five", t[5], nb);
 
     char path[4096];
     snprintf(path, sizeof path, "%s", tfb_writer_path(w));
     rc = tfb_writer_close(w);
     unlink(path);
     rmdir(dir);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
         free(t[k]);
     return rc < 0 ? 1 : 0;
 }

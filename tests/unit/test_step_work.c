@@ -284,6 +284,9 @@ static void comm_record(void **state)
     assert_int_equal(tfb_comm_end(w), 0);
     assert_int_equal(tfb_comm_begin_bytes(w, "all_reduce", 0), 0);
     assert_int_equal(tfb_comm_end(w), 0);
+    /* A name that would break the record's lines is cleaned. */
+    assert_int_equal(tfb_comm_begin_bytes(w, "evil\tname\n3\t4", 5), 0);
+    assert_int_equal(tfb_comm_end(w), 0);
     /* A plain span is timed as before but not in the table. */
     assert_int_equal(tfb_comm_begin(w, "barrier"), 0);
     assert_int_equal(tfb_comm_end(w), 0);
@@ -318,6 +321,8 @@ static void comm_record(void **state)
     assert_int_equal(c, 2);
     assert_int_equal(b, 4096 + 8191);
     assert_false(comm_line(rec, "barrier", 0, &c, &b, &ns));
+    assert_true(comm_line(rec, "evil_name_3_4", 4, &c, &b, &ns));
+    assert_int_equal(b, 5);
     assert_false(strstr(rec, "XXXX"));
     static const char longname[] =
         "a_very_long_collective_name_that_goes_on_and_on_and_on";
@@ -325,9 +330,9 @@ static void comm_record(void **state)
     memcpy(cut, longname, TFB_COMM_NAME_MAX - 1);
     cut[TFB_COMM_NAME_MAX - 1] = 0;
     assert_true(comm_line(rec, cut, 1 << 20, &c, &b, &ns));
-    /* 3 names so far + pg0.. fill the table to TFB_COMM_NAMES_MAX - 1;
-     * the rest, 9 of them, are "other". */
-    int named = TFB_COMM_NAMES_MAX - 1 - 3;
+    /* 4 names so far + pg0.. fill the table to TFB_COMM_NAMES_MAX - 1;
+     * the rest, 10 of them, are "other". */
+    int named = TFB_COMM_NAMES_MAX - 1 - 4;
     assert_true(comm_line(rec, "pg0", 2, &c, &b, &ns));
     snprintf(name, sizeof name, "pg%d", named - 1);
     assert_true(comm_line(rec, name, 2, &c, &b, &ns));
