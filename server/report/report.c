@@ -138,7 +138,9 @@ static int parse_args(int argc, char **argv, report_args *a)
          "is worse (loss, step_ms);\n'<' means higher is better "
          "(regress:accuracy<1%).\nLIMIT with '%' is a share of A's value, "
          "without an\nabsolute difference. METRIC: step_ms, input_ms,\n"
-         "input_share, kernel_ms, or a scalar tag (its final\nvalue; "
+         "input_share, kernel_ms, mfu (mean MFU %),\ntokens_per_s, "
+         "j_per_token (e.g. regress:mfu<2%,\nregress:j_per_token>5%), or a "
+         "scalar tag (its final\nvalue; "
          "tag:NAME for a tag spelled like one of those).\nA metric missing "
          "from either run, or NaN/Inf in B,\nfails the gate.", TFB_OPT_CALL,
          .dest = &(tfb_opt_call){parse_fail_on, a, 1}},

@@ -67,7 +67,11 @@ int tfb_compare_html(FILE *f, const tfb_compare *c);
  *    absolute difference. LIMIT >= 0.
  *  - METRIC: step_ms (mean step time), input_ms (mean input wait),
  *    input_share (the input share, a fraction), kernel_ms (total GPU
- *    kernel time); anything else is a scalar tag, compared by its final
+ *    kernel time), mfu (mean MFU in percent: regress:mfu<2%),
+ *    tokens_per_s (mean tokens/s: regress:tokens_per_s<5%), j_per_token
+ *    (J/token: regress:j_per_token>5%) (analysis/efficiency.h; an MFU with
+ *    the peak unknown, or a run without the figure, fails the gate as
+ *    missing); anything else is a scalar tag, compared by its final
  *    value; "tag:NAME" names a scalar tag that is spelled like one of
  *    those.
  *  - A final value that is NaN/Inf in B but finite in A is a regression;
@@ -80,6 +84,9 @@ typedef enum {
     TFB_GATE_INPUT_MS,
     TFB_GATE_INPUT_SHARE,
     TFB_GATE_KERNEL_MS,
+    TFB_GATE_MFU,
+    TFB_GATE_TOKENS_PER_S,
+    TFB_GATE_J_PER_TOKEN,
 } tfb_gate_metric;
 
 typedef struct tfb_compare_gate {

@@ -62,7 +62,10 @@ int tfb_compare_gate_parse(const char *spec, tfb_compare_gate *out,
     } named[] = {{"step_ms", TFB_GATE_STEP_MS},
                  {"input_ms", TFB_GATE_INPUT_MS},
                  {"input_share", TFB_GATE_INPUT_SHARE},
-                 {"kernel_ms", TFB_GATE_KERNEL_MS}};
+                 {"kernel_ms", TFB_GATE_KERNEL_MS},
+                 {"mfu", TFB_GATE_MFU},
+                 {"tokens_per_s", TFB_GATE_TOKENS_PER_S},
+                 {"j_per_token", TFB_GATE_J_PER_TOKEN}};
     out->metric = TFB_GATE_SCALAR;
     for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
         if (strlen(named[i].name) == mlen &&
@@ -101,6 +104,12 @@ static const char *metric_name(const tfb_compare_gate *g)
         return "input_share";
     case TFB_GATE_KERNEL_MS:
         return "kernel_ms";
+    case TFB_GATE_MFU:
+        return "mfu";
+    case TFB_GATE_TOKENS_PER_S:
+        return "tokens_per_s";
+    case TFB_GATE_J_PER_TOKEN:
+        return "j_per_token";
     case TFB_GATE_SCALAR:
         break;
     }
@@ -137,6 +146,38 @@ static int values(const tfb_compare *c, const tfb_compare_gate *g, double *a,
         *a = (double)c->kernel_ns_a / 1e6;
         *b = (double)c->kernel_ns_b / 1e6;
         return 0;
+    case TFB_GATE_MFU:
+    case TFB_GATE_TOKENS_PER_S:
+    case TFB_GATE_J_PER_TOKEN: {
+        const tfb_compare_eff *e = &c->eff;
+        if (!e->has_a || !e->has_b) {
+            *missing = !e->has_a ? "run A has no step timing or perf scalars"
+                                 : "run B has no step timing or perf scalars";
+            return -1;
+        }
+        *a = g->metric == TFB_GATE_MFU            ? e->mfu_a
+             : g->metric == TFB_GATE_TOKENS_PER_S ? e->tokens_a
+                                                  : e->jpt_a;
+        *b = g->metric == TFB_GATE_MFU            ? e->mfu_b
+             : g->metric == TFB_GATE_TOKENS_PER_S ? e->tokens_b
+                                                  : e->jpt_b;
+        /* An unknown figure is never a pass: say which one is missing. */
+        if (isnan(*a) || isnan(*b)) {
+            int side_a = isnan(*a);
+            *missing = g->metric == TFB_GATE_MFU
+                           ? (side_a ? "run A's peak is unknown (no MFU)"
+                                     : "run B's peak is unknown (no MFU)")
+                       : g->metric == TFB_GATE_TOKENS_PER_S
+                           ? (side_a ? "run A logs no perf/tokens_per_s"
+                                     : "run B logs no perf/tokens_per_s")
+                           : (side_a ? "run A has no J/token (energy or "
+                                       "tokens missing)"
+                                     : "run B has no J/token (energy or "
+                                       "tokens missing)");
+            return -1;
+        }
+        return 0;
+    }
     case TFB_GATE_SCALAR:
         for (size_t i = 0; i < c->n_scalars; i++)
             if (!strcmp(c->scalars[i].tag, g->tag)) {

@@ -168,6 +168,38 @@ static void pipeline_text(FILE *f, const tfb_compare_pipeline *p, int md)
     }
 }
 
+/* MFU, tokens/s and J/token (analysis/efficiency.h). */
+static void eff_text(FILE *f, const tfb_compare_eff *e, int md)
+{
+    section(f, md, "Efficiency");
+    if (!e->has_a && !e->has_b) {
+        fputs(md ? "Neither run has step timing or perf scalars.\n"
+                 : "    no step timing or perf scalars in either run\n",
+              f);
+        return;
+    }
+    static const char *const heads[] = {"A", "B", "change"};
+    head(f, md, "figure", heads, 3);
+    const struct {
+        const char *name;
+        double a, b, ch;
+    } rows[] = {{"MFU %", e->mfu_a, e->mfu_b, e->mfu_change},
+                {"tokens/s", e->tokens_a, e->tokens_b, e->tokens_change},
+                {"J/token", e->jpt_a, e->jpt_b, e->jpt_change}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char v[3][32];
+        num(v[0], sizeof v[0], rows[i].a);
+        num(v[1], sizeof v[1], rows[i].b);
+        pct(v[2], sizeof v[2], rows[i].ch);
+        if (isnan(rows[i].a))
+            snprintf(v[0], sizeof v[0], i == 0 ? "peak unknown" : "-");
+        if (isnan(rows[i].b))
+            snprintf(v[1], sizeof v[1], i == 0 ? "peak unknown" : "-");
+        const char *cells[3] = {v[0], v[1], v[2]};
+        row(f, md, rows[i].name, cells, 3);
+    }
+}
+
 static void gpu_text(FILE *f, const tfb_compare *c, int md)
 {
     section(f, md, "GPU kernel time");
@@ -338,6 +370,7 @@ int tfb_compare_text(FILE *f, const tfb_compare *c,
     headline(f, div, md);
     scalars_text(f, c, md);
     pipeline_text(f, &c->pipeline, md);
+    eff_text(f, &c->eff, md);
     gpu_text(f, c, md);
     trace_diff_text(f, &c->diff, md);
     hparams_text(f, c, md);

@@ -58,7 +58,7 @@ T.run(async () => {
       await T.openApp(page, srv.url);
       const l = await listing(page);
       T.assertEq(Object.keys(l), LIST, 'listing keys');
-      T.assertEq(enabledNames(l), inOrder(['scalars', 'runs', 'health', 'pipeline', 'alerts', 'query']), 'enabled for a pipeline-only logdir');
+      T.assertEq(enabledNames(l), inOrder(['scalars', 'runs', 'health', 'pipeline', 'efficiency', 'alerts', 'query']), 'enabled for a pipeline-only logdir (step timing: Efficiency too)');
       T.assertEq(await tabIds(page), enabledNames(l), 'tab ids');
       T.assertEq(await tabTitles(page), enabledNames(l).map((k) => l[k].tab_name), 'tab titles');
       T.assertEq(await activeTab(page), 'scalars', 'the first tab is shown');
@@ -68,10 +68,10 @@ T.run(async () => {
       await T.until(page, () => window.__tfb.charts['scalars:pipeline/step_ms'], null, 'a scalar chart');
       const l = await listing(page);
       const want = enabledNames(l).map((k) => l[k].loading_mechanism.module_path).sort();
-      T.assertEq(want, ['js/pages/alerts.js', 'js/pages/health.js', 'js/pages/pipeline.js', 'js/pages/query.js', 'js/pages/runs.js', 'js/pages/scalars.js'], 'module paths');
+      T.assertEq(want, ['js/pages/alerts.js', 'js/pages/efficiency.js', 'js/pages/health.js', 'js/pages/pipeline.js', 'js/pages/query.js', 'js/pages/runs.js', 'js/pages/scalars.js'], 'module paths');
       T.assertEq(await pageModulesFetched(page), want, 'page modules fetched');
       T.assertEq(await page.evaluate(() => window.__tfb.modules),
-        { scalars: 'loaded', runs: 'loaded', health: 'loaded', pipeline: 'loaded', alerts: 'loaded', query: 'loaded' }, 'module states');
+        { scalars: 'loaded', runs: 'loaded', health: 'loaded', pipeline: 'loaded', efficiency: 'loaded', alerts: 'loaded', query: 'loaded' }, 'module states');
       await T.screenshot(page, 'listing_subset');
     });
 
@@ -97,7 +97,7 @@ T.run(async () => {
       fs.renameSync(path.join(full, 'gpu'), path.join(logdir, 'gpu'));
       await reloadUntil(page, async (p) => (await tabIds(p)).includes('gpu'), 'the GPU tab');
       const l = await listing(page);
-      T.assertEq(enabledNames(l), inOrder(['scalars', 'runs', 'health', 'gpu', 'pipeline', 'compare', 'alerts', 'query']), 'enabled after the trace (two runs: compare)');
+      T.assertEq(enabledNames(l), inOrder(['scalars', 'runs', 'health', 'gpu', 'pipeline', 'compare', 'efficiency', 'alerts', 'query']), 'enabled after the trace (two runs: compare)');
       T.assertEq(await tabIds(page), enabledNames(l), 'tabs follow the new listing, in its order');
       T.assertEq(await activeTab(page), 'pipeline', 'the page shown stays');
       T.assert((await pageModulesFetched(page)).includes('js/pages/gpu.js'), 'gpu.js loaded on the reload');

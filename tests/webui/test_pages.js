@@ -20,7 +20,7 @@ T.run(async () => {
       await T.openApp(page, srv.url, 'tab=runs');
       // Every enabled dashboard's tab, in the bar or in its "More" menu.
       const tabs = await page.evaluate(() => window.__tfb.tabs);
-      T.assertEq(tabs, ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'compare', 'alerts', 'query'], 'tabs');
+      T.assertEq(tabs, ['scalars', 'runs', 'histograms', 'distributions', 'text', 'health', 'gradients', 'gpu', 'pipeline', 'compare', 'efficiency', 'alerts', 'query'], 'tabs');
       T.assertEq(await page.$eval('#tab-health .badge', (e) => e.textContent), '1', 'health badge count');
     });
 

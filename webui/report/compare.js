@@ -32,6 +32,14 @@
       p.input_share_change === null ? '\u2013' : ((p.input_share_change >= 0 ? '+' : '') + (100 * p.input_share_change).toFixed(1) + ' pts')],
     ['verdict', tfbPage.verdict(p.verdict_a), tfbPage.verdict(p.verdict_b), '']]);
   sec = add(main, el('section', 'run'));
+  add(sec, el('h2', null, 'Efficiency'));
+  var e = c.efficiency;
+  if (!e.has_a && !e.has_b) add(sec, el('p', 'muted', 'Neither run has step timing or perf scalars.'));
+  else table(sec, ['figure', 'A', 'B', 'change'], [
+    ['MFU %', e.mfu_a === null ? 'peak unknown' : num(e.mfu_a), e.mfu_b === null ? 'peak unknown' : num(e.mfu_b), change(e.mfu_change)],
+    ['tokens/s', num(e.tokens_per_s_a), num(e.tokens_per_s_b), change(e.tokens_per_s_change)],
+    ['J/token', num(e.j_per_token_a), num(e.j_per_token_b), timeChange(e.j_per_token_change)]]);
+  sec = add(main, el('section', 'run'));
   add(sec, el('h2', null, 'GPU kernel time'));
   var g = c.gpu;
   if (g.error_a) add(sec, el('p', 'alert', 'Run A\'s trace could not be read: ' + g.error_a));

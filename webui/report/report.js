@@ -96,6 +96,22 @@
     }
     pipelineChart(sec, steps || []);
   }
+  // The Efficiency dashboard's figures (server/plugins/efficiency/API.md):
+  // null when the run has no step timing or perf scalars.
+  function efficiencySection(sec, e) {
+    if (!e) return;
+    add(sec, el('h3', null, 'Efficiency'));
+    var g = e.goodput || {};
+    var mfu = e.mfu_pct === null ? 'peak unknown' : num(e.mfu_pct) + ' % of ' + num(e.peak_tflops) + ' TFLOP/s (' + e.peak_source + ' peak, ' +
+      e.dtype + (e.dtype_assumed ? ' assumed' : '') + ')';
+    var rows = [['throughput', num(e.samples_per_s) + ' samples/s, ' + num(e.tokens_per_s) + ' tokens/s, ' + num(e.tflops) + ' TFLOP/s'],
+      ['MFU', mfu + (e.device ? ' on ' + e.device : '') + (e.flops_estimated ? ' (6\u00b7N\u00b7T estimate)' : '')]];
+    if (g.goodput !== null && g.goodput !== undefined) rows.push(['goodput', pct(g.goodput) + ' of ' + num(g.wall_s) + ' s wall (input ' + num(g.input_s) +
+      ' s, comm ' + num(g.comm_s) + ' s, startup ' + num(g.startup_s) + ' s, gaps ' + num(g.gap_s) + ' s, checkpoint ' + num(g.checkpoint_s) + ' s)']);
+    if (e.energy_j !== null) rows.push(['energy', num(e.energy_j) + ' J (' + num(e.energy_wh) + ' Wh' + (e.gco2 !== null ? ', ' + num(e.gco2) + ' gCO2' : '') +
+      '), ' + num(e.j_per_sample) + ' J/sample, ' + num(e.j_per_token) + ' J/token' + (e.energy_source === 'power_x_time' ? ' (power\u00d7time: no energy counter)' : '')]);
+    table(sec, ['figure', 'value'], rows);
+  }
   function alertsSection(sec, alerts) {
     add(sec, el('h3', null, 'Health alerts'));
     if (!alerts.length) { add(sec, el('p', 'muted', 'No NaN or Inf values.')); return; }
@@ -270,6 +286,7 @@
       dur(run.duration_s) + ' \u00b7 ' + when(run.first_wall_time) + ' to ' + when(run.last_wall_time)));
     alertsSection(sec, run.alerts);
     pipelineSection(sec, run.pipeline, extra.pipeline);
+    efficiencySection(sec, run.efficiency);
     gradSection(sec, run.gradient_flags);
     gpuSection(sec, run.gpu);
     gpuMemorySection(sec, run.gpu_memory);

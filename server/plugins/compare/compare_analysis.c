@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "trace/trace.h"
+#include "analysis/efficiency.h"
+#include "base/errors.h"
+#include "core/plugin.h"
 #include "analysis/pipeline_analysis.h"
 #include "plugins/compare/compare_internal.h"
 #include "base/str.h"
@@ -142,6 +145,50 @@ static int compare_pipeline(tfb_store *sa, tfb_run *a, tfb_store *sb,
     p->input_ms_change = tfb_compare_change(p->input_ms_a, p->input_ms_b);
     p->share_change = p->share_b - p->share_a; /* NaN if either is */
     return 0;
+}
+
+/* ---- efficiency --------------------------------------------------------- */
+
+/* A double option of some dashboard (the efficiency flags), 0 when no
+ * plugin declares it: the comparison reads the same MFU and energy
+ * figures the dashboard shows, without naming the dashboard. */
+static double option_double(const char *name)
+{
+    const tfb_option *o = tfb_plugin_option_find(name, strlen(name));
+    return o && o->type == TFB_OPT_DOUBLE && o->dest ? *(double *)o->dest
+                                                     : 0.0;
+}
+
+static int eff_of(tfb_run *r, const tfb_eff_opts *o, int *has, double *mfu,
+                  double *tokens, double *jpt)
+{
+    tfb_eff_run e;
+    int rc = tfb_eff_run_compute(r, o, &e);
+    *has = rc == 0;
+    *mfu = *tokens = *jpt = NAN;
+    if (rc == TFB_ENOENT)
+        return 0;
+    if (rc < 0)
+        return rc;
+    *mfu = e.mfu_pct;
+    *tokens = e.tokens_per_s;
+    *jpt = e.j_per_token;
+    return 0;
+}
+
+static int compare_eff(tfb_run *a, tfb_run *b, tfb_compare_eff *e)
+{
+    tfb_eff_opts o;
+    memset(&o, 0, sizeof o);
+    o.peak_tflops = option_double("peak_tflops");
+    o.grid_gco2_per_kwh = option_double("grid_gco2_per_kwh");
+    int rc = eff_of(a, &o, &e->has_a, &e->mfu_a, &e->tokens_a, &e->jpt_a);
+    if (rc == 0)
+        rc = eff_of(b, &o, &e->has_b, &e->mfu_b, &e->tokens_b, &e->jpt_b);
+    e->mfu_change = tfb_compare_change(e->mfu_a, e->mfu_b);
+    e->tokens_change = tfb_compare_change(e->tokens_a, e->tokens_b);
+    e->jpt_change = tfb_compare_change(e->jpt_a, e->jpt_b);
+    return rc;
 }
 
 /* ---- GPU kernels -------------------------------------------------------- */
@@ -325,6 +372,8 @@ int tfb_compare_runs(tfb_store *sa, tfb_run *a, const char *name_a,
         rc = tfb_trace_diff_runs(sa, a, sb, b, gpu_wait_ms, &out->diff);
     if (rc == 0)
         rc = compare_pipeline(sa, a, sb, b, &out->pipeline);
+    if (rc == 0)
+        rc = compare_eff(a, b, &out->eff);
     if (rc == 0)
         rc = tfb_compare_hparams_diff(sa, a, sb, b, out);
     if (rc < 0)

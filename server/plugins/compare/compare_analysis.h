@@ -19,7 +19,10 @@
  *    the names of both traces;
  *  - HTA's TraceDiff of the two traces: kernels and CPU ops added,
  *    deleted, and changed in count and total time (analysis/trace_diff.h);
- *  - the hparams whose values differ (or that only one run has).
+ *  - the hparams whose values differ (or that only one run has);
+ *  - efficiency (analysis/efficiency.h): mean MFU, tokens/s and J/token,
+ *    with the --peak_tflops and --grid_gco2_per_kwh flags when the
+ *    efficiency dashboard's options hold them (core/plugin.h).
  *
  * Changes: `change` is the relative change (B - A) / |A|; it is 0 when
  * both are 0, +-Infinity when only A is 0, and NaN when either side is
@@ -62,6 +65,16 @@ typedef struct tfb_compare_pipeline {
     const char *verdict_a, *verdict_b;              /* static; NULL */
 } tfb_compare_pipeline;
 
+/* Efficiency (analysis/efficiency.h) of both runs; NaN where a run lacks
+ * the figure (MFU: peak unknown; J/token: no energy or no tokens). */
+typedef struct tfb_compare_eff {
+    int has_a, has_b;                     /* the run has step timing or
+                                             perf scalars */
+    double mfu_a, mfu_b, mfu_change;      /* percent of the peak */
+    double tokens_a, tokens_b, tokens_change; /* tokens/s */
+    double jpt_a, jpt_b, jpt_change;      /* J/token */
+} tfb_compare_eff;
+
 typedef struct tfb_compare_kernel {
     char *name;
     int64_t count_a, count_b;       /* 0 when the run has no such kernel */
@@ -82,6 +95,7 @@ typedef struct tfb_compare {
     size_t n_scalars;
     size_t only_a, only_b;          /* scalar tags in one run only */
     tfb_compare_pipeline pipeline;
+    tfb_compare_eff eff;
     int traced_a, traced_b;         /* the run has a readable GPU trace */
     int loading_a, loading_b;       /* its trace is still being read */
     char *gpu_error_a, *gpu_error_b; /* why its trace could not be read */
@@ -130,7 +144,10 @@ double tfb_compare_change(double a, double b);
  *   "deleted", "increased", "decreased", "unchanged"}, "ops": {...},
  *   "rows": [{"name", "device", "change", "count_a", "count_b",
  *   "total_ns_a", "total_ns_b", "diff_count", "diff_ns"}]},
- *  "hparams": {"count_a", "count_b", "differ": [{"name", "a", "b"}]}}
+ *  "hparams": {"count_a", "count_b", "differ": [{"name", "a", "b"}]},
+ *  "efficiency": {"has_a", "has_b", "mfu_a", "mfu_b", "mfu_change",
+ *   "tokens_per_s_a", "tokens_per_s_b", "tokens_per_s_change",
+ *   "j_per_token_a", "j_per_token_b", "j_per_token_change"}}
  * Unknown numbers are null; non-finite data values are "NaN"/"Infinity"
  * strings as everywhere in the API. */
 void tfb_compare_json(tfb_json *j, const tfb_compare *c);

@@ -22,6 +22,22 @@ static const tfb_json_field scalar_fields[] = {
 };
 
 /* A side without step timings has NaN means (null). */
+static const tfb_json_field eff_fields[] = {
+    TFB_JSON_FIELD(tfb_compare_eff, has_a, BOOL),
+    TFB_JSON_FIELD(tfb_compare_eff, has_b, BOOL),
+    TFB_JSON_FIELD(tfb_compare_eff, mfu_a, NUM),
+    TFB_JSON_FIELD(tfb_compare_eff, mfu_b, NUM),
+    TFB_JSON_FIELD(tfb_compare_eff, mfu_change, NUM),
+    TFB_JSON_FIELD_AS("tokens_per_s_a", tfb_compare_eff, tokens_a, NUM),
+    TFB_JSON_FIELD_AS("tokens_per_s_b", tfb_compare_eff, tokens_b, NUM),
+    TFB_JSON_FIELD_AS("tokens_per_s_change", tfb_compare_eff, tokens_change,
+                      NUM),
+    TFB_JSON_FIELD_AS("j_per_token_a", tfb_compare_eff, jpt_a, NUM),
+    TFB_JSON_FIELD_AS("j_per_token_b", tfb_compare_eff, jpt_b, NUM),
+    TFB_JSON_FIELD_AS("j_per_token_change", tfb_compare_eff, jpt_change,
+                      NUM),
+};
+
 static const tfb_json_field pipeline_fields[] = {
     TFB_JSON_FIELD(tfb_compare_pipeline, steps_a, SIZE),
     TFB_JSON_FIELD(tfb_compare_pipeline, steps_b, SIZE),
@@ -131,6 +147,8 @@ void tfb_compare_json(tfb_json *j, const tfb_compare *c)
     tfb_json_u64(j, c->only_b);
     tfb_json_key(j, "pipeline");
     TFB_JSON_STRUCT(j, &c->pipeline, pipeline_fields);
+    tfb_json_key(j, "efficiency");
+    TFB_JSON_STRUCT(j, &c->eff, eff_fields);
     tfb_json_key(j, "gpu");
     tfb_json_object_begin(j);
     TFB_JSON_FIELDS(j, c, gpu_fields);

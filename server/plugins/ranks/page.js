@@ -312,9 +312,15 @@ const page = {
   rows(job, gpu) {
     const g = new Map();
     if (gpu) for (const r of gpu.ranks) g.set(num(r.rank), r);
+    // Each rank's MFU, energy and bus bandwidth (the job's "efficiency",
+    // by run: the Efficiency dashboard's figures).
+    const eff = new Map();
+    for (const e of job.efficiency || []) eff.set(String(e.run), e);
     return job.ranks.map((r) => {
       const gr = g.get(num(r.rank));
+      const ef = eff.get(String(r.run || '')) || {};
       return {
+        mfu: fin(ef.mfu_pct), energy: fin(ef.energy_j), busbw: fin(ef.busbw_gbps),
         rank: num(r.rank), run: String(r.run || ''), host: r.host ? String(r.host) : '',
         steps: num(r.steps),
         step_mean: fin(r.step_ms.mean), step_p50: fin(r.step_ms.p50), step_p90: fin(r.step_ms.p90),
@@ -380,6 +386,9 @@ const page = {
       { key: 'compute', label: 'Compute p50 ms', num: true, render: (r) => ms(r.compute) },
       { key: 'busy', label: 'GPU busy', num: true, render: (r) => (r.busy === null ? '–' : eng(r.busy) + ' %') },
       { key: 'overlap', label: 'Comm overlap', num: true, render: (r) => share(r.overlap) },
+      { key: 'mfu', label: 'MFU', num: true, render: (r) => (r.mfu === null ? '–' : eng(r.mfu) + ' %') },
+      { key: 'energy', label: 'Energy J', num: true, render: (r) => (r.energy === null ? '–' : eng(r.energy)) },
+      { key: 'busbw', label: 'Bus GB/s', num: true, render: (r) => (r.busbw === null ? '–' : eng(r.busbw)) },
       { key: 'slowdown', label: 'vs median', num: true, render: (r) => (r.slowdown === null ? '–' : (r.slowdown >= 0 ? '+' : '') + pct(r.slowdown)) },
     ];
     this.rankTable = sortableTable(cols, { sortKey: 'rank', sortDir: 1 });

@@ -135,11 +135,22 @@ static int route_job(const tfb_http_req *req, tfb_http_resp *resp)
         tfb_json j;
         tfb_json_init(&j);
         tfb_ranks_job_json(&j, jb, res, &o, (tfb_ranks_metric)metric, 1);
-        body = tfb_json_take(&j, &len);
+        /* Each rank's MFU, energy and bus bandwidth, beside the table's
+         * other figures. */
+        int eff_loading = 0;
+        if (tfb_json_object_reopen(&j) == 0) {
+            rc = tfb_ranks_eff_json(&j, store, jb, &eff_loading);
+            tfb_json_object_end(&j);
+        }
+        body = rc == 0 ? tfb_json_take(&j, &len) : NULL;
+        if (rc < 0)
+            tfb_json_free(&j);
         if (!body) {
             rc = tfb_http_error(resp, 500, "out of memory");
         } else {
-            if (key)
+            /* Not kept while a rank's trace loads: its bus bandwidth is
+             * still null, and the store's progress would not change. */
+            if (key && !eff_loading)
                 tfb_run_memo_put(store, first, key, body, len);
             rc = tfb_http_body_take(resp, 200,
                                     "application/json; charset=utf-8", body,

@@ -108,6 +108,19 @@ void tfb_ranks_job_json(tfb_json *j, const tfb_ranks_job *job,
                         const tfb_ranks_result *res, const tfb_ranks_opts *o,
                         tfb_ranks_metric metric, int with_matrix);
 
+/* ---- efficiency (ranks_eff.c) ------------------------------------------ */
+
+/* Writes "efficiency": [{"rank", "run", "mfu_pct", "energy_j",
+ * "busbw_gbps"}] (one per member, in member order; null unknown) into the
+ * object being built: each rank's MFU and energy (analysis/efficiency.h)
+ * and the time-weighted bus bandwidth of its collectives
+ * (analysis/comm_bandwidth.h), with the efficiency flags. A rank whose
+ * trace is still loading (trace.h, tfb_trace_get) has a null bandwidth
+ * and sets *loading, so that the caller does not keep that answer. Returns
+ * 0 or TFB_ENOMEM. */
+int tfb_ranks_eff_json(tfb_json *j, tfb_store *s, const tfb_ranks_job *job,
+                       int *loading);
+
 /* The GPU object (API.md, /data/plugin/ranks/gpu). */
 void tfb_ranks_gpu_json(tfb_json *j, const tfb_ranks_job *job,
                         const tfb_ranks_gpu_view *g);
