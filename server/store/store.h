@@ -181,6 +181,10 @@ void tfb_store_progress(const tfb_store *s, tfb_load_progress *out);
 int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n);
 /* NULL when there is no run of that name. */
 tfb_run *tfb_store_find_run(tfb_store *s, const char *name);
+/* How many runs there are. Runs are never removed and their names never
+ * change, so the same count means the same runs (a cache of the run list
+ * may be kept while it stays). */
+size_t tfb_store_run_count(tfb_store *s);
 
 /* ---- runs ----------------------------------------------------------- */
 
@@ -195,6 +199,16 @@ double tfb_run_first_wall(const tfb_run *r);
  * when none). */
 double tfb_run_last_wall(const tfb_run *r);
 int64_t tfb_run_max_step(const tfb_run *r);
+/* A counter that grows each time the run's own data changes: a point
+ * appended to any of its series, a series added, a record put, a note
+ * set to another text, its times moved, its event or trace file list
+ * changed (paths; not the files' read counters), a reset. It grows after
+ * the change is visible (release; read with acquire), so what a reader
+ * works out after reading a value holds at least that value's data: a
+ * cache of one run's results may be kept while it stays, and a live run
+ * moves only its own counter (tfb_store_generation moves with every
+ * run's). The media index (tfb_run_media, its own lock) is not counted. */
+uint64_t tfb_run_generation(const tfb_run *r);
 
 /* The series of one kind, in first-seen order. *out is malloc'd (free()
  * it); the pointers live as long as the store. */
