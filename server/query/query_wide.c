@@ -12,7 +12,10 @@
  * when SQLite asks for them (xColumn), for the current run only: a
  * filter on `lr` decodes hparams and reads no scalar; "<tag>.last" reads
  * one point; "<tag>.min" comes from the per-connection statistics
- * (query_stats.c).
+ * (query_stats.c). Each value is kept in the run's memo
+ * (query_runmemo.c) until that run changes, so a warm filter reads
+ * ready-made rows; xFilter takes the runs in name order from the memo
+ * (sorted again only when a run was added).
  */
 #include <ctype.h>
 #include <math.h>
@@ -43,7 +46,7 @@ typedef struct wvtab {
 typedef struct wcursor {
     sqlite3_vtab_cursor base;
     tfb_query *q;
-    tfb_run **runs;
+    qrunmemo **runs;        /* the scan's runs' memos, in name order */
     size_t n, i;
     int jobs_loaded;
     tfb_ranks_job *jobs;
@@ -254,6 +257,7 @@ int tfb_query_wide_refresh(tfb_query *q)
     tfb_query_wide_free(q);
     q->wide = cs.cols.v;
     q->n_wide = cs.cols.n;
+    q->wide_ver++;
     q->wide_made = 0;
     /* the second statement settles the new schema while the layer is
      * still the one asking (SQLite finishes a CREATE VIRTUAL TABLE's
@@ -382,16 +386,25 @@ static int w_filter(sqlite3_vtab_cursor *cur, int num, const char *str,
         tfb_run *r = name ? tfb_store_find_run(c->q->store, name) : NULL;
         if (r) {
             c->runs = malloc(sizeof *c->runs);
-            if (!c->runs)
+            if (!c->runs || !(c->runs[0] = tfb_qrun_memo(c->q, r)))
                 return SQLITE_NOMEM;
-            c->runs[0] = r;
             c->n = 1;
         }
         return SQLITE_OK;
     }
-    return tfb_query_runs_by_name(c->q->store, &c->runs, &c->n) < 0
-               ? SQLITE_NOMEM
-               : SQLITE_OK;
+    /* the connection's list, copied: another scan of this statement may
+     * have it sorted again (a run added meanwhile) */
+    qrunmemo *const *all;
+    size_t n;
+    if (tfb_qrun_by_name(c->q, &all, &n) < 0)
+        return SQLITE_NOMEM;
+    c->runs = malloc((n ? n : 1) * sizeof *c->runs);
+    if (!c->runs)
+        return SQLITE_NOMEM;
+    if (n)
+        memcpy(c->runs, all, n * sizeof *c->runs);
+    c->n = n;
+    return SQLITE_OK;
 }
 
 static int w_next(sqlite3_vtab_cursor *cur)
@@ -408,33 +421,16 @@ static int w_eof(sqlite3_vtab_cursor *cur)
     return c->i >= c->n;
 }
 
-static const tfb_hparams_set *run_hparams(wcursor *c, tfb_run *r)
+static int fixed_column(wcursor *c, qrunmemo *m, sqlite3_context *ctx,
+                        int i)
 {
-    return tfb_qrun_hparams(c->q, r);
-}
-
-static void result_hpv(sqlite3_context *ctx, const tfb_hparam_value *v)
-{
-    if (!v)
-        sqlite3_result_null(ctx);
-    else if (v->kind == TFB_HPV_NUMBER)
-        sqlite3_result_double(ctx, v->number);
-    else if (v->kind == TFB_HPV_STRING)
-        sqlite3_result_text(ctx, v->str, (int)v->len, SQLITE_TRANSIENT);
-    else if (v->kind == TFB_HPV_BOOL)
-        sqlite3_result_int(ctx, v->boolean);
-    else
-        sqlite3_result_null(ctx);
-}
-
-static int fixed_column(wcursor *c, tfb_run *r, sqlite3_context *ctx, int i)
-{
+    tfb_run *r = tfb_qrun_memo_run(m);
     switch (i) {
     case W_RUN:
         sqlite3_result_text(ctx, tfb_run_name(r), -1, SQLITE_STATIC);
         return SQLITE_OK;
     case W_STATUS: {
-        int state = tfb_qrun_state(c->q, r);
+        int state = tfb_qrun_memo_state(c->q, m);
         if (state >= 0)
             sqlite3_result_text(ctx, tfb_run_state_name((tfb_run_state)state),
                                 -1, SQLITE_STATIC);
@@ -451,7 +447,7 @@ static int fixed_column(wcursor *c, tfb_run *r, sqlite3_context *ctx, int i)
             sqlite3_result_int64(ctx, tfb_run_max_step(r));
         return SQLITE_OK;
     case W_GROUP: {
-        const tfb_hparams_set *h = run_hparams(c, r);
+        const tfb_hparams_set *h = tfb_qrun_memo_hparams(c->q, m);
         if (!h)
             return SQLITE_NOMEM;
         if (h->has_start && h->group_name_len)
@@ -487,36 +483,10 @@ static int fixed_column(wcursor *c, tfb_run *r, sqlite3_context *ctx, int i)
 static int w_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i)
 {
     wcursor *c = (wcursor *)cur;
-    tfb_run *r = c->runs[c->i];
+    qrunmemo *m = c->runs[c->i];
     if (i < W_NFIXED)
-        return fixed_column(c, r, ctx, i);
-    const qwide_col *col = &c->q->wide[i - W_NFIXED];
-    if (col->kind == QW_HPARAM) {
-        const tfb_hparams_set *h = run_hparams(c, r);
-        if (!h)
-            return SQLITE_NOMEM;
-        result_hpv(ctx, tfb_hparams_findn(h, col->key, col->key_len));
-        return SQLITE_OK;
-    }
-    tfb_series *s = tfb_run_find_series(r, TFB_SERIES_SCALAR, col->key);
-    if (!s)
-        return SQLITE_OK;
-    if (col->kind == QW_TAG_LAST) {
-        size_t n = tfb_series_count(s);
-        double v;
-        if (n && tfb_series_scalar_range(s, n - 1, 1, NULL, NULL, NULL,
-                                         &v) == 1) {
-            c->q->rows_touched++;
-            sqlite3_result_double(ctx, v);
-        }
-        return SQLITE_OK;
-    }
-    const qstats *st = tfb_qstats_get(c->q, s);
-    if (!st)
-        return SQLITE_NOMEM;
-    if (st->count)
-        sqlite3_result_double(ctx, st->min);
-    return SQLITE_OK;
+        return fixed_column(c, m, ctx, i);
+    return tfb_qrun_wide_value(c->q, m, (size_t)(i - W_NFIXED), ctx);
 }
 
 static int w_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *out)

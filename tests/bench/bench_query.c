@@ -12,8 +12,9 @@
  *   filter      the run filter lr > 0.01 AND status = 'finished' AND
  *               "loss.last" < 0.5 over runs_wide (tfb_query_filter_runs;
  *               target <= 100 ms), on a warm connection (the page's
- *               filter, checked as one types: hparams and finished
- *               statuses kept, query_runmemo.c) and, once, on a fresh one;
+ *               filter, checked as one types: each run's row kept until
+ *               that run changes, query_runmemo.c) and, once, on a fresh
+ *               one;
  * and the same two on native SQLite tables holding the same rows (every
  * scalar point, no index; runs_wide's rows and columns), copied through
  * the query layer into a second :memory: connection. Times are the best

@@ -519,6 +519,94 @@ static void spikes_and_alerts(void **state)
     g_dir = saved;
 }
 
+/* The memo's rows (query_runmemo.c) follow each run's own generation: a
+ * warm statement reads ready-made values (no point read), a run that
+ * changed is worked out again (never served stale), and the runs that did
+ * not change are not. p's writer stays open: p is live. */
+static void wide_memo(void **state)
+{
+    (void)state;
+    char *saved = g_dir;
+    g_dir = tu_mkdtemp();
+    tfb_writer *wp = open_run("p");
+    hp_num(wp, 0.1, "adam");
+    assert_int_equal(tfb_scalar(wp, "loss", 5, 0), 0);
+    assert_int_equal(tfb_scalar(wp, "loss", 4, 1), 0);
+    assert_int_equal(tfb_flush(wp), 0);
+    tfb_writer *w = open_run("q");
+    hp_num(w, 0.2, "sgd");
+    assert_int_equal(tfb_scalar(w, "loss", 3, 0), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, g_dir), 0);
+    tfb_loader *l;
+    tfb_loader_opts lo = {0, 1, NULL};
+    assert_int_equal(tfb_loader_create(&l, st, &lo), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    tfb_query *q;
+    assert_int_equal(tfb_query_open(st, &q), 0);
+    const char *rows = "SELECT run, lr, \"loss.last\", \"loss.min\" FROM"
+                       " runs_wide ORDER BY run";
+    assert_string_equal(ask(q, rows),
+                        "p|0.10000000000000001|4|4\nq|0.20000000000000001|3|3");
+    char **names;
+    size_t n;
+    char err[256];
+    int off;
+    assert_int_equal(tfb_query_filter_runs(q, "\"loss.last\" < 3.5", NULL,
+                                           &names, &n, err, sizeof err, &off),
+                     0);
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "q");
+    tfb_query_names_free(names, n);
+    /* warm: the rows are ready, no point is read (2 = the rows scanned) */
+    assert_string_equal(ask(q, "SELECT \"loss.last\" FROM runs_wide"),
+                        "4\n3");
+    assert_int_equal(tfb_query_rows_touched(q), 2);
+
+    /* p logs a new last value and minimum */
+    assert_int_equal(tfb_scalar(wp, "loss", 1, 2), 0);
+    assert_int_equal(tfb_flush(wp), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    /* p's row alone is worked out again: one point read, q's kept */
+    assert_string_equal(ask(q, "SELECT \"loss.last\" FROM runs_wide"),
+                        "1\n3");
+    assert_int_equal(tfb_query_rows_touched(q), 3);
+    assert_string_equal(ask(q, rows),
+                        "p|0.10000000000000001|1|1\nq|0.20000000000000001|3|3");
+    assert_int_equal(tfb_query_filter_runs(q, "\"loss.last\" < 3.5", NULL,
+                                           &names, &n, err, sizeof err, &off),
+                     0);
+    assert_int_equal(n, 2);
+    tfb_query_names_free(names, n);
+    assert_string_equal(ask(q, "SELECT \"loss.min\" FROM runs_wide WHERE"
+                               " run = 'p'"),
+                        "1");
+    /* new hparams for p: its cached values go with them */
+    hp_num(wp, 0.5, "adam");
+    assert_int_equal(tfb_flush(wp), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    assert_string_equal(ask(q, "SELECT run, lr FROM runs_wide WHERE lr > 0.15"
+                               " ORDER BY run"),
+                        "p|0.5\nq|0.20000000000000001");
+    /* a run added: the name-ordered list is made again */
+    w = open_run("o");
+    assert_int_equal(tfb_scalar(w, "loss", 2, 0), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    assert_string_equal(ask(q, "SELECT run, \"loss.last\" FROM runs_wide"),
+                        "o|2\np|1\nq|3");
+
+    assert_int_equal(tfb_writer_close(wp), 0);
+    tfb_loader_stop(l);
+    tfb_query_close(q);
+    tfb_store_destroy(st);
+    tu_rmtree(g_dir);
+    free(g_dir);
+    g_dir = saved;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +616,7 @@ int main(void)
         cmocka_unit_test(authorizer),
         cmocka_unit_test(limits),
         cmocka_unit_test(spikes_and_alerts),
+        cmocka_unit_test(wide_memo),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
