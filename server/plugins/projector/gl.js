@@ -8,6 +8,21 @@
 // 3-D: a perspective camera orbiting the origin (theta, phi, distance);
 // 2-D: an orthographic view with zoom and pan. project() returns the
 // points' screen positions for picking, with the same matrix.
+//
+// Level of detail: a still frame always draws every point. While the view
+// moves (a drag, the wheel, a turn), the time between two moving frames is
+// measured, per point drawn; when a frame of every point would take more
+// than FRAME_BUDGET_MS, a moving frame draws every k-th point only (k so
+// that it fits the budget, never fewer than LOD_MIN_POINTS), and the whole
+// cloud again as soon as the view stops. On a GPU 100,000 points are far
+// under the budget and every point is always drawn; on a software
+// rasteriser (a browser without GPU) turning stays fluid instead of
+// dropping to a few frames a second.
+
+// A moving frame's budget: 30 frames a second.
+export const FRAME_BUDGET_MS = 33;
+// The fewest points a moving frame draws (the cloud's shape stays readable).
+export const LOD_MIN_POINTS = 10000;
 
 const VERT = `
 attribute vec3 aPos;
@@ -97,11 +112,37 @@ export class PointCloud {
     this.order = null;
     this.idx = gl.createBuffer();
     this.uint = !!gl.getExtension('OES_element_index_uint');
+    // level of detail: the last still frame's cost, the moving frames'
+    // subset (its stride and size) and whether the view moves now
+    this.msPerPoint = 0;
+    this.lastT = 0;
+    this.lodIdx = gl.createBuffer();
+    this.lodStride = 0;
+    this.lodN = 0;
+    this.moving = false;
   }
+
+  // The points a moving frame draws: every k-th of the draw order.
+  lodSubset(k) {
+    if (this.lodStride === k) return;
+    const src = this.order, n = src ? src.length : this.n;
+    const m = Math.ceil(n / k);
+    const sub = this.uint ? new Uint32Array(m) : new Uint16Array(m);
+    for (let i = 0, j = 0; j < m; i += k, j++) sub[j] = src ? src[i] : i;
+    const gl = this.gl;
+    gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.lodIdx);
+    gl.bufferData(gl.ELEMENT_ARRAY_BUFFER, sub, gl.DYNAMIC_DRAW);
+    this.lodStride = k;
+    this.lodN = m;
+  }
+
+  // Points the last frame drew (all of them but while moving over budget).
+  drawn() { return this.lastDrawn || 0; }
 
   setOrder(order) {
     if (order && !this.uint && order.length > 65535) order = null;
     this.order = order;
+    this.lodStride = 0;
     if (!order) return;
     const gl = this.gl;
     gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.idx);
@@ -113,6 +154,8 @@ export class PointCloud {
     this.pos = pos;
     this.n = pos.length / 3;
     this.dim = dim;
+    this.lodStride = 0;
+    this.msPerPoint = 0;
     gl.bindBuffer(gl.ARRAY_BUFFER, this.buf.aPos);
     gl.bufferData(gl.ARRAY_BUFFER, pos, gl.DYNAMIC_DRAW);
   }
@@ -194,10 +237,30 @@ export class PointCloud {
     gl.uniform1f(this.loc.uUseSprite, this.useSprite && this.tex ? 1 : 0);
     gl.uniform3f(this.loc.uGrid, this.grid[0], this.grid[1], this.grid[2]);
     if (this.tex) { gl.activeTexture(gl.TEXTURE0); gl.bindTexture(gl.TEXTURE_2D, this.tex); gl.uniform1i(this.loc.uTex, 0); }
+    const all = this.order ? this.order.length : this.n;
+    const type = this.uint ? gl.UNSIGNED_INT : gl.UNSIGNED_SHORT;
+    // the cost of a moving frame, per point, from the time since the last
+    // one (a pause of a second or more in a drag measures nothing)
+    const now = performance.now();
+    if (this.moving && this.lastT && now - this.lastT < 1000 && this.lastDrawn) {
+      const per = (now - this.lastT) / this.lastDrawn;
+      this.msPerPoint = this.msPerPoint ? (this.msPerPoint + per) / 2 : per;
+    }
+    this.lastT = this.moving ? now : 0;
+    const want = this.moving && this.msPerPoint ? Math.max(LOD_MIN_POINTS, Math.floor(FRAME_BUDGET_MS / this.msPerPoint)) : all;
+    const k = want < all ? Math.ceil(all / want) : 1;
+    if (k > 1 && (this.uint || all <= 65535)) {
+      this.lodSubset(k);
+      gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.lodIdx);
+      gl.drawElements(gl.POINTS, this.lodN, type, 0);
+      this.lastDrawn = this.lodN;
+      return;
+    }
     if (this.order) {
       gl.bindBuffer(gl.ELEMENT_ARRAY_BUFFER, this.idx);
-      gl.drawElements(gl.POINTS, this.order.length, this.uint ? gl.UNSIGNED_INT : gl.UNSIGNED_SHORT, 0);
+      gl.drawElements(gl.POINTS, this.order.length, type, 0);
     } else gl.drawArrays(gl.POINTS, 0, this.n);
+    this.lastDrawn = all;
   }
 
   // Screen positions (CSS px) of every point into out (2n floats; NaN when

@@ -13,7 +13,7 @@ import { getJSON, url, HttpError } from '../core/api.js';
 import { defineState, key, safeRegex } from '../core/state.js';
 import { themeColor, viridis } from '../core/colors.js';
 import { eng } from '../core/format.js';
-import { PointCloud } from '../lib/projector_gl.js';
+import { PointCloud, FRAME_BUDGET_MS, LOD_MIN_POINTS } from '../lib/projector_gl.js';
 
 const ROUTE = 'data/plugin/projector/';
 // t-SNE and UMAP run on at most this many points, a seeded sample of the
@@ -46,6 +46,9 @@ const SEED = 42;
 const CLICK_PX = 4;
 // How near (CSS px) the cursor must be to a point to pick it.
 const PICK_PX = 10;
+// After the last drag or wheel event, the view is still this long before
+// the whole cloud is drawn again (gl.js: level of detail while moving).
+const MOVE_SETTLE_MS = 150;
 
 // The page's own look, once per document (the frame's style.css names no
 // dashboard): a stage that fills the main area beside a side panel.
@@ -146,6 +149,9 @@ const page = {
       measureFps: (ms) => this.measureFps(ms),
       // Where point i is drawn, in CSS px from the canvas's top left.
       screenOf: (i) => { const sp = this.screenPos(); return [sp[2 * i], sp[2 * i + 1]]; },
+      // Points the last frame drew, and gl.js's level-of-detail bounds.
+      drawnNow: () => (this.gl ? this.gl.drawn() : 0),
+      lod: { budgetMs: FRAME_BUDGET_MS, minPoints: LOD_MIN_POINTS },
     };
     window.__tfb.pages.projector = this.pub;
     const sel = (id, on) => h('select', { id, onchange: on });
@@ -756,7 +762,7 @@ const page = {
           c.panX += (2 * dx / r.width) / c.zoom * Math.max(r.width / r.height, 1) / 0.92;
           c.panY -= (2 * dy / r.height) / c.zoom / Math.min(r.width / r.height, 1) / 0.92;
         }
-        this.redraw();
+        this.moved();
         return;
       }
       const r = cv.getBoundingClientRect();
@@ -778,19 +784,38 @@ const page = {
       const c = this.gl.cam;
       if (this.gl.dim === 3) c.dist = Math.max(0.5, Math.min(20, c.dist * f));
       else c.zoom = Math.max(0.1, Math.min(200, c.zoom / f));
-      this.redraw();
+      this.moved();
     }, { passive: false });
+  },
+
+  // The view moved: a moving frame now (gl.js's level of detail), and a
+  // still one, every point drawn, MOVE_SETTLE_MS after the last move.
+  moved() {
+    this.gl.moving = true;
+    clearTimeout(this.settle);
+    this.settle = setTimeout(() => { if (this.gl) { this.gl.moving = false; this.redraw(); } }, MOVE_SETTLE_MS);
+    this.redraw();
   },
 
   // Frames per second while the 3-D view turns for ms milliseconds (the
   // browser test and the bench call it through window.__tfb).
+  // pub.drawn: the points the last turning frame drew.
   measureFps(ms) {
     return new Promise((resolve) => {
       const t0 = performance.now();
       let frames = 0;
+      this.gl.moving = true;
       const tick = () => {
         const t = performance.now();
-        if (t - t0 >= ms) { const fps = frames / ((t - t0) / 1000); this.pub.fps = fps; resolve(fps); return; }
+        if (t - t0 >= ms) {
+          const fps = frames / ((t - t0) / 1000);
+          this.pub.fps = fps;
+          this.pub.drawn = this.gl.drawn();
+          this.gl.moving = false;
+          this.redraw();
+          resolve(fps);
+          return;
+        }
         this.gl.cam.theta += 0.02;
         this.frame();
         frames++;

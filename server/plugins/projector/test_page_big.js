@@ -69,8 +69,17 @@ T.run(async () => {
     await T.step('the 3-D view turns; frames per second measured', async () => {
       const fps = await page.evaluate(() => window.__tfb.pages.projector.measureFps(3000));
       const renderer = await page.evaluate(() => { const g = document.createElement('canvas').getContext('webgl'); const x = g && g.getExtension('WEBGL_debug_renderer_info'); return x ? g.getParameter(x.UNMASKED_RENDERER_WEBGL) : 'unknown'; });
-      console.log(`# ${fps.toFixed(1)} frames per second turning ${N} points in 3-D (renderer: ${renderer})`);
+      const drawn = await page.evaluate(() => window.__tfb.pages.projector.drawn);
+      console.log(`# ${fps.toFixed(1)} frames per second turning ${N} points in 3-D, ${drawn} of them drawn a moving frame (renderer: ${renderer})`);
       T.assert(fps > 0, 'frames drawn');
+      // level of detail: a moving frame draws a subset only when every
+      // point would not fit the budget, never fewer than LOD_MIN_POINTS
+      const lod = await page.evaluate(() => { const l = window.__tfb.pages.projector.lod; return [l.budgetMs, l.minPoints]; });
+      T.assert(drawn === N || (drawn >= lod[1] && drawn < N), 'a moving frame: every point or a subset of at least LOD_MIN_POINTS: ' + drawn);
+      // once the view is still, the next frame draws every point again
+      await page.waitForTimeout(500);
+      const after = await page.evaluate(() => window.__tfb.pages.projector.drawnNow());
+      T.assertEq(after, N, 'a still frame draws every point');
       await T.screenshot(page, 'projector_big_3d');
     });
 
