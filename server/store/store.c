@@ -440,6 +440,11 @@ static void run_changed(tfb_run *r)
     atomic_fetch_add_explicit(&r->gen, 1, memory_order_release);
 }
 
+void tfb_run_points_published(tfb_run *r)
+{
+    run_changed(r);
+}
+
 uint64_t tfb_run_generation(const tfb_run *r)
 {
     return atomic_load_explicit(&((tfb_run *)r)->gen, memory_order_acquire);
@@ -1474,7 +1479,6 @@ int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
         note_nonfinite(s, step, wall, isnan(f), f > 0 && isinf(f),
                        f < 0 && isinf(f));
     atomic_store_explicit(&s->count, n + 1, memory_order_release);
-    run_changed(s->run);
     return 0;
 }
 
@@ -1523,7 +1527,6 @@ int tfb_series_append_histogram(tfb_series *s, int64_t step, double wall,
         note_nonfinite(s, step, wall, any_nan, !any_nan && inf_sign > 0,
                        !any_nan && inf_sign < 0);
     atomic_store_explicit(&s->count, n + 1, memory_order_release);
-    run_changed(s->run);
     return 0;
 }
 
@@ -1555,7 +1558,6 @@ int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
     s->step[n] = step;
     s->wall[n] = wall;
     atomic_store_explicit(&s->count, n + 1, memory_order_release);
-    run_changed(s->run);
     return 0;
 }
 
@@ -1574,7 +1576,6 @@ int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
     if (c->nan || c->pos_inf || c->neg_inf)
         note_nonfinite(s, step, wall, c->nan, c->pos_inf, c->neg_inf);
     atomic_store_explicit(&s->count, n + 1, memory_order_release);
-    run_changed(s->run);
     return 0;
 }
 

@@ -530,8 +530,10 @@ static void wide_memo(void **state)
     g_dir = tu_mkdtemp();
     tfb_writer *wp = open_run("p");
     hp_num(wp, 0.1, "adam");
-    assert_int_equal(tfb_scalar(wp, "loss", 5, 0), 0);
-    assert_int_equal(tfb_scalar(wp, "loss", 4, 1), 0);
+    /* p's points at old wall times (the writer's own events are at now):
+     * a point logged between them later moves none of p's times */
+    assert_int_equal(tfb_scalar_at(wp, "loss", 5, 0, 1000.0), 0);
+    assert_int_equal(tfb_scalar_at(wp, "loss", 4, 1, 1001.0), 0);
     assert_int_equal(tfb_flush(wp), 0);
     tfb_writer *w = open_run("q");
     hp_num(w, 0.2, "sgd");
@@ -566,7 +568,7 @@ static void wide_memo(void **state)
     assert_int_equal(tfb_query_rows_touched(q), 2);
 
     /* p logs a new last value and minimum */
-    assert_int_equal(tfb_scalar(wp, "loss", 1, 2), 0);
+    assert_int_equal(tfb_scalar_at(wp, "loss", 1, 2, 1002.0), 0);
     assert_int_equal(tfb_flush(wp), 0);
     assert_int_equal(tfb_loader_pass(l), 0);
     /* p's row alone is worked out again: one point read, q's kept */
@@ -583,6 +585,23 @@ static void wide_memo(void **state)
     assert_string_equal(ask(q, "SELECT \"loss.min\" FROM runs_wide WHERE"
                                " run = 'p'"),
                         "1");
+    /* p logs step 1 again (a restart) at a wall time inside its span:
+     * its times, series list and files stay, only its points change (the
+     * loader's batch moves p's generation, not a time or a series) */
+    uint64_t gen = tfb_run_generation(tfb_store_find_run(st, "p"));
+    assert_int_equal(tfb_scalar_at(wp, "loss", 0.25, 1, 1001.5), 0);
+    assert_int_equal(tfb_flush(wp), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    assert_string_equal(ask(q, "SELECT \"loss.last\", \"loss.min\" FROM"
+                               " runs_wide WHERE run = 'p'"),
+                        "0.25|0.25");
+    assert_true(tfb_run_generation(tfb_store_find_run(st, "p")) > gen);
+    assert_int_equal(tfb_query_filter_runs(q, "\"loss.last\" < 0.5", NULL,
+                                           &names, &n, err, sizeof err, &off),
+                     0);
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "p");
+    tfb_query_names_free(names, n);
     /* new hparams for p: its cached values go with them */
     hp_num(wp, 0.5, "adam");
     assert_int_equal(tfb_flush(wp), 0);
@@ -596,7 +615,7 @@ static void wide_memo(void **state)
     assert_int_equal(tfb_writer_close(w), 0);
     assert_int_equal(tfb_loader_pass(l), 0);
     assert_string_equal(ask(q, "SELECT run, \"loss.last\" FROM runs_wide"),
-                        "o|2\np|1\nq|3");
+                        "o|2\np|0.25\nq|3");
 
     assert_int_equal(tfb_writer_close(wp), 0);
     tfb_loader_stop(l);
