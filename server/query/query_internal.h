@@ -96,6 +96,17 @@ int tfb_qrun_state(tfb_query *q, tfb_run *r);
  * SQLITE_OK or SQLITE_NOMEM. */
 int tfb_qrun_wide_value(tfb_query *q, qrunmemo *m, size_t w,
                         sqlite3_context *ctx);
+/* The same value as xColumn gives it, for runs_wide's own constraint
+ * checks: QW_VALUE_NUMBER with *out (a REAL, or a bool's INTEGER 0/1),
+ * QW_VALUE_NULL (NULL: a NaN, no such hparam or tag), QW_VALUE_OTHER
+ * (TEXT), or -1 when out of memory. */
+enum { QW_VALUE_NULL = 0, QW_VALUE_NUMBER = 1, QW_VALUE_OTHER = 2 };
+int tfb_qrun_wide_num(tfb_query *q, qrunmemo *m, size_t w, double *out);
+/* Asks the CPU to fetch far's memo and what near's points to (its row,
+ * its hyperparameters, its run's generation) into the cache: a scan of
+ * runs_wide reads 10,000 memos far apart in memory, and without this each
+ * row waits for memory several times (NULL: nothing). */
+void tfb_qrun_memo_prefetch(const qrunmemo *far, const qrunmemo *near);
 void tfb_qrun_free(tfb_query *q);
 
 /* ---- the generic cursor (query_vtab.c) ------------------------------- */

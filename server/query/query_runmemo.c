@@ -264,17 +264,16 @@ static void result_cell(sqlite3_context *ctx, qwide_kind kind,
         sqlite3_result_null(ctx);
 }
 
-int tfb_qrun_wide_value(tfb_query *q, qrunmemo *m, size_t w,
-                        sqlite3_context *ctx)
+/* The run's cell of column w: in the row (worked out once), or in *tmp
+ * when the row could not be had. SQLITE_OK or SQLITE_NOMEM. */
+static int cell_of(tfb_query *q, qrunmemo *m, size_t w, qwcell *tmp,
+                   const qwcell **out)
 {
     const qwide_col *col = &q->wide[w];
     memo_sync(m);
     if (!row_ready(q, m)) {
-        qwcell v;
-        int rc = work_out(q, m, col, &v);
-        if (rc == SQLITE_OK)
-            result_cell(ctx, col->kind, &v);
-        return rc;
+        *out = tmp;
+        return work_out(q, m, col, tmp);
     }
     uint64_t bit = (uint64_t)1 << (w % 64), *word = &m->known.v[w / 64];
     if (!(*word & bit)) {
@@ -283,8 +282,59 @@ int tfb_qrun_wide_value(tfb_query *q, qrunmemo *m, size_t w,
             return rc;
         *word |= bit;
     }
-    result_cell(ctx, col->kind, &m->cells.v[w]);
+    *out = &m->cells.v[w];
     return SQLITE_OK;
+}
+
+int tfb_qrun_wide_value(tfb_query *q, qrunmemo *m, size_t w,
+                        sqlite3_context *ctx)
+{
+    qwcell tmp;
+    const qwcell *c;
+    int rc = cell_of(q, m, w, &tmp, &c);
+    if (rc == SQLITE_OK)
+        result_cell(ctx, q->wide[w].kind, c);
+    return rc;
+}
+
+int tfb_qrun_wide_num(tfb_query *q, qrunmemo *m, size_t w, double *out)
+{
+    qwcell tmp;
+    const qwcell *c;
+    if (cell_of(q, m, w, &tmp, &c) != SQLITE_OK)
+        return -1;
+    if (q->wide[w].kind != QW_HPARAM) {
+        *out = c->d;
+        return isnan(c->d) ? QW_VALUE_NULL : QW_VALUE_NUMBER;
+    }
+    const tfb_hparam_value *v = c->hv;
+    if (!v)
+        return QW_VALUE_NULL;
+    if (v->kind == TFB_HPV_NUMBER) {
+        *out = v->number;
+        return isnan(v->number) ? QW_VALUE_NULL : QW_VALUE_NUMBER;
+    }
+    if (v->kind == TFB_HPV_BOOL) {
+        *out = v->boolean ? 1 : 0;
+        return QW_VALUE_NUMBER;
+    }
+    return v->kind == TFB_HPV_STRING ? QW_VALUE_OTHER : QW_VALUE_NULL;
+}
+
+void tfb_qrun_memo_prefetch(const qrunmemo *far, const qrunmemo *near)
+{
+    if (far)
+        __builtin_prefetch(far);
+    if (near) {
+        /* near's own struct was asked for rows ago: what it points to */
+        if (near->cells.v)
+            __builtin_prefetch(near->cells.v);
+        if (near->known.v)
+            __builtin_prefetch(near->known.v);
+        if (near->has_h && near->h.hparams)
+            __builtin_prefetch(near->h.hparams);
+        tfb_run_generation_prefetch(near->r);
+    }
 }
 
 void tfb_qrun_free(tfb_query *q)

@@ -445,6 +445,11 @@ void tfb_run_points_published(tfb_run *r)
     run_changed(r);
 }
 
+void tfb_run_generation_prefetch(const tfb_run *r)
+{
+    __builtin_prefetch(&r->gen);
+}
+
 uint64_t tfb_run_generation(const tfb_run *r)
 {
     return atomic_load_explicit(&((tfb_run *)r)->gen, memory_order_acquire);

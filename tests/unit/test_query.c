@@ -626,6 +626,50 @@ static void wide_memo(void **state)
     g_dir = saved;
 }
 
+/* runs_wide checks comparisons of hparam and tag columns itself (the
+ * plan says so) and skips only the runs SQLite would reject: NULL values,
+ * text against numbers, text and huge integers on the right all answer
+ * as SQLite's own rules say. */
+static void wide_checks(void **state)
+{
+    (void)state;
+    tfb_query *q = open_q();
+    const char *plan = ask(q, "EXPLAIN QUERY PLAN SELECT run FROM runs_wide"
+                              " WHERE lr > 0.01 AND \"loss.last\" < 5");
+    assert_non_null(strstr(plan, "VIRTUAL TABLE INDEX 2:#"));
+    static const struct {
+        const char *where, *runs;
+    } cases[] = {
+        {"lr > 0.01", "a"},
+        {"lr = 0.001", "b"},
+        {"lr < 1", "a\nb"},                  /* c's NULL never passes */
+        {"lr >= 0.1 AND \"loss.last\" <= 0.5", "a"},
+        {"\"loss.last\" < 0.3", "c"},
+        {"\"acc.last\" >= 0.875", "a"},
+        {"opt > 0", "a\nb"},                 /* text > any number */
+        {"opt < 0", ""},
+        {"lr < '1'", "a\nb"},                /* a number < any text */
+        {"lr > NULL", ""},
+        {"lr < 9007199254740993", "a\nb"},   /* past a double: SQLite's */
+        {"lr > 0.01 OR \"loss.last\" < 0.3", "a\nc"}, /* no check */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT run FROM runs_wide WHERE %s ORDER BY run",
+                 cases[i].where);
+        const char *got = ask(q, sql);
+        if (strcmp(got, cases[i].runs))
+            fail_msg("%s: got '%s', want '%s'", cases[i].where, got,
+                     cases[i].runs);
+    }
+    /* every run is still examined once */
+    assert_string_equal(ask(q, "SELECT run FROM runs_wide WHERE lr > 0.01"),
+                        "a");
+    assert_int_equal(tfb_query_rows_touched(q), 3);
+    tfb_query_close(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -636,6 +680,7 @@ int main(void)
         cmocka_unit_test(limits),
         cmocka_unit_test(spikes_and_alerts),
         cmocka_unit_test(wide_memo),
+        cmocka_unit_test(wide_checks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
