@@ -20,6 +20,8 @@
  * them: with TFB_QUERY_CHUNK this bounds what a cursor holds. */
 #define TFB_QUERY_FILL_ROWS 1024
 
+struct qrunmemo;
+
 /* A column of runs_wide past the fixed ones. */
 typedef enum { QW_HPARAM = 0, QW_TAG_LAST, QW_TAG_MIN } qwide_kind;
 typedef struct qwide_col {
@@ -38,15 +40,19 @@ struct tfb_query {
     int timed_out;
     int64_t rows_touched;
     /* runs_wide's columns as declared now, and the store generation
-     * they were worked out at */
+     * they were worked out at; wide_ver grows each time they change (a
+     * memo's row follows it) */
     int wide_made;
-    uint64_t wide_gen;
+    uint64_t wide_gen, wide_ver;
     qwide_col *wide;
     size_t n_wide, wide_left_out;
     /* scalar series -> qstats (query_stats.c), by the series' pointer */
     tfb_strtab stats;
     /* run -> qrunmemo (query_runmemo.c), by the run's pointer */
     tfb_strtab runmemo;
+    /* every run's memo, runs in name order (tfb_qrun_by_name): kept
+     * while the store's run count stays */
+    TFB_VEC(struct qrunmemo *) byname;
 };
 
 /* The statistics of one scalar series (query_stats.c). min/max are over
@@ -63,13 +69,44 @@ typedef struct qstats {
 const qstats *tfb_qstats_get(tfb_query *q, tfb_series *s);
 void tfb_qstats_free(tfb_query *q);
 
-/* The run's decoded hyperparameters, kept while the store generation
- * stays (NULL when out of memory), and its status (a tfb_run_state, or -1
- * for a run of trace files only), kept when finished or diverged: see
- * query_runmemo.c. Owned by q. */
+/* The per-run memo (query_runmemo.c): what runs, runs_wide and hparams
+ * work out of one run, kept while the run's own generation
+ * (tfb_run_generation) stays. Owned by q. */
+typedef struct qrunmemo qrunmemo;
+/* r's memo, made on first use; NULL when out of memory. */
+qrunmemo *tfb_qrun_memo(tfb_query *q, tfb_run *r);
+tfb_run *tfb_qrun_memo_run(const qrunmemo *m);
+/* Every run's memo, the runs in name order (bytewise, SQLite's BINARY):
+ * q's array, valid until the next call (copy it to keep it). Sorted
+ * again only when the store's run count moved. 0 or TFB_ENOMEM. */
+int tfb_qrun_by_name(tfb_query *q, qrunmemo *const **out, size_t *n);
+/* The run's decoded hyperparameters (NULL when out of memory), and its
+ * status (a tfb_run_state, or -1 for a run of trace files only), kept
+ * when finished or diverged (a running, stalled or crashed run's status
+ * follows the clock: judged each time). */
 struct tfb_hparams_set;
+const struct tfb_hparams_set *tfb_qrun_memo_hparams(tfb_query *q,
+                                                    qrunmemo *m);
+int tfb_qrun_memo_state(tfb_query *q, qrunmemo *m);
+/* The same by the run (a look-up of its memo first). */
 const struct tfb_hparams_set *tfb_qrun_hparams(tfb_query *q, tfb_run *r);
 int tfb_qrun_state(tfb_query *q, tfb_run *r);
+/* Sets ctx to the run's value of runs_wide's column q->wide[w]
+ * (w < q->n_wide), worked out once and then kept in the memo's row.
+ * SQLITE_OK or SQLITE_NOMEM. */
+int tfb_qrun_wide_value(tfb_query *q, qrunmemo *m, size_t w,
+                        sqlite3_context *ctx);
+/* The same value as xColumn gives it, for runs_wide's own constraint
+ * checks: QW_VALUE_NUMBER with *out (a REAL, or a bool's INTEGER 0/1),
+ * QW_VALUE_NULL (NULL: a NaN, no such hparam or tag), QW_VALUE_OTHER
+ * (TEXT), or -1 when out of memory. */
+enum { QW_VALUE_NULL = 0, QW_VALUE_NUMBER = 1, QW_VALUE_OTHER = 2 };
+int tfb_qrun_wide_num(tfb_query *q, qrunmemo *m, size_t w, double *out);
+/* Asks the CPU to fetch far's memo and what near's points to (its row,
+ * its hyperparameters, its run's generation) into the cache: a scan of
+ * runs_wide reads 10,000 memos far apart in memory, and without this each
+ * row waits for memory several times (NULL: nothing). */
+void tfb_qrun_memo_prefetch(const qrunmemo *far, const qrunmemo *near);
 void tfb_qrun_free(tfb_query *q);
 
 /* ---- the generic cursor (query_vtab.c) ------------------------------- */

@@ -28,7 +28,18 @@ enum {
 
 static int gpu_load(qt_cursor *c, tfb_run *r)
 {
-    return tfb_qt_load_trace(c, r);
+    int rc = tfb_qt_load_trace(c, r);
+    if (rc != SQLITE_OK || !c->t)
+        return rc;
+    if (c->t == c->named) {
+        tfb_trace_release(c->t); /* held once already, by c->named */
+    } else if (!c->named && c->nruns == 1) {
+        /* a one-run scan: keeping its trace to the statement's end costs
+         * nothing (the cursor holds it anyway) and spares SQLite a copy
+         * of each row's name */
+        c->named = c->t;
+    }
+    return SQLITE_OK;
 }
 
 static int fam_of(const qt_cursor *c)
@@ -46,6 +57,53 @@ static const char *span_name(const tfb_trace *t, const tfb_trace_span *s)
 {
     const tfb_trace_kinfo *k = tfb_trace_span_kinfo(t, s);
     return k ? tfb_trace_str(t, k->name, NULL) : NULL;
+}
+
+/* The current row's kernel name and its length (NULL: none), from the
+ * cursor's table of the trace's names by kinfo (made at the first call
+ * for this trace: one look-up and strlen a distinct kernel, not a row).
+ * 0, or SQLITE_NOMEM. */
+static int row_name(qt_cursor *c, const tfb_trace_span *s, const char **out,
+                    int *len)
+{
+    const tfb_trace *t = c->t;
+    *out = NULL;
+    *len = 0;
+    if (s->kind != TFB_TRACE_KERNEL || s->info < 0 ||
+        (size_t)s->info >= t->nkinfo)
+        return SQLITE_OK;
+    if (!c->kname) {
+        size_t nk = t->nkinfo;
+        c->kname = malloc(nk * sizeof *c->kname);
+        c->klen = malloc(nk * sizeof *c->klen);
+        if (!c->kname || !c->klen) {
+            free(c->kname);
+            free(c->klen);
+            c->kname = NULL;
+            c->klen = NULL;
+            return SQLITE_NOMEM;
+        }
+        for (size_t k = 0; k < nk; k++) {
+            const char *n = tfb_trace_str(t, t->kinfo[k].name, NULL);
+            size_t l = n ? strlen(n) : 0;
+            c->kname[k] = n;
+            c->klen[k] = l > INT32_MAX ? INT32_MAX : (int)l;
+        }
+    }
+    *out = c->kname[s->info];
+    *len = c->klen[s->info];
+    return SQLITE_OK;
+}
+
+static void result_name(qt_cursor *c, sqlite3_context *ctx,
+                        const tfb_trace_span *s)
+{
+    const char *n;
+    int len;
+    if (row_name(c, s, &n, &len) != SQLITE_OK)
+        sqlite3_result_error_nomem(ctx);
+    else
+        tfb_qt_result_str(c, ctx, n, len);
 }
 
 /* Whether span s is a row of the cursor's table (kind and bounds). */
@@ -127,6 +185,19 @@ static size_t next_end_from(qt_cursor *c, const tfb_trace_lane *l, size_t i,
     return stop;
 }
 
+/* The lane's spans [*pos, *stop) whose start is within the bounds (an
+ * upper bound on end_ns bounds the start too). */
+static void lane_window(const qt_cursor *c, const tfb_trace_lane *l,
+                        size_t *pos, size_t *stop)
+{
+    int64_t hi = c->b.start_hi < c->b.end_hi ? c->b.start_hi : c->b.end_hi;
+    *pos = c->b.start_lo == INT64_MIN ? 0
+                                      : lower_start(c->t, l, c->b.start_lo);
+    *stop = hi == INT64_MAX ? l->n
+            : hi == INT64_MIN ? 0
+                              : lower_start(c->t, l, hi + 1);
+}
+
 /* From span pos of the current lane (or the start of lane c->lane when
  * fresh), the next wanted span, crossing lanes: 1 found, 0 none. */
 static int walk(qt_cursor *c, int fresh)
@@ -139,14 +210,7 @@ static int walk(qt_cursor *c, int fresh)
                 c->lane++;
                 continue;
             }
-            int64_t hi = c->b.start_hi < c->b.end_hi ? c->b.start_hi
-                                                      : c->b.end_hi;
-            c->pos = c->b.start_lo == INT64_MIN
-                         ? 0
-                         : lower_start(t, l, c->b.start_lo);
-            c->stop = hi == INT64_MAX ? l->n
-                      : hi == INT64_MIN ? 0
-                                        : lower_start(t, l, hi + 1);
+            lane_window(c, l, &c->pos, &c->stop);
             fresh = 0;
         }
         while (c->pos < c->stop) {
@@ -226,6 +290,54 @@ static int32_t rank_of(const tfb_trace *t, const int32_t *rank,
     return s->info >= 0 && (size_t)s->info < t->nkinfo ? rank[s->info] : 0;
 }
 
+/* One pass of the counting sort over the run's rows in walk order:
+ * counts the rows of each rank (place 0: next[rank + 1]++) or puts each
+ * row's span index at its place (place 1: order[next[rank]++]). With no
+ * lower bound on end_ns the max-end tree has nothing to skip, so each
+ * lane's start window is read in one tight loop (the order of 10 M rows
+ * is made in two sequential reads of the spans), not a walk() a row. */
+static void rank_pass(qt_cursor *c, const int32_t *rank, size_t *next,
+                      int place)
+{
+    const tfb_trace *t = c->t;
+    int fam = fam_of(c);
+    if (c->b.end_lo != INT64_MIN || fam == FAM_COMMS) {
+        /* the tree, or a name test a row: walk() */
+        c->lane = 0;
+        for (int f = walk(c, 1); f; c->pos++, f = walk(c, 0)) {
+            int32_t r = rank_of(t, rank, &t->spans[c->cur]);
+            if (place)
+                c->order[next[r]++] = (uint32_t)c->cur;
+            else
+                next[r + 1]++;
+        }
+        return;
+    }
+    uint8_t kind = fam == FAM_KERNELS  ? TFB_TRACE_KERNEL
+                   : fam == FAM_MEMCPY ? TFB_TRACE_MEMCPY
+                                       : TFB_TRACE_MEMSET;
+    const int64_t end_hi = c->b.end_hi;
+    for (size_t li = 0; li < t->nlanes; li++) {
+        const tfb_trace_lane *l = &t->lanes[li];
+        if (!lane_ok(c, l))
+            continue;
+        size_t pos, stop;
+        lane_window(c, l, &pos, &stop);
+        if (stop > pos)
+            c->ctx->rows_read += (int64_t)(stop - pos);
+        const tfb_trace_span *sp = t->spans + l->off;
+        for (size_t i = pos; i < stop; i++) {
+            if (sp[i].kind != kind || sp[i].end > end_hi)
+                continue;
+            int32_t r = rank_of(t, rank, &sp[i]);
+            if (place)
+                c->order[next[r]++] = (uint32_t)(l->off + i);
+            else
+                next[r + 1]++;
+        }
+    }
+}
+
 /* Builds c->order for the loaded run: 0, or SQLITE_NOMEM. */
 static int build_order(qt_cursor *c)
 {
@@ -239,9 +351,7 @@ static int build_order(qt_cursor *c)
         free(rank);
         return SQLITE_NOMEM;
     }
-    c->lane = 0;
-    for (int f = walk(c, 1); f; c->pos++, f = walk(c, 0))
-        next[rank_of(t, rank, &t->spans[c->cur]) + 1]++;
+    rank_pass(c, rank, next, 0);
     for (size_t r = 1; r <= nranks; r++)
         next[r] += next[r - 1];
     size_t total = next[nranks];
@@ -251,12 +361,9 @@ static int build_order(qt_cursor *c)
         free(next);
         return SQLITE_NOMEM;
     }
-    /* the second walk reads the same rows again: counted once */
+    /* the second pass reads the same rows again: counted once */
     int64_t read = c->ctx->rows_read;
-    c->lane = 0;
-    for (int f = walk(c, 1); f; c->pos++, f = walk(c, 0))
-        c->order[next[rank_of(t, rank, &t->spans[c->cur])]++] =
-            (uint32_t)c->cur;
+    rank_pass(c, rank, next, 1);
     c->ctx->rows_read = read;
     c->norder = total;
     free(rank);
@@ -264,11 +371,23 @@ static int build_order(qt_cursor *c)
     return SQLITE_OK;
 }
 
+/* Rows ahead of the current one whose span is fetched into the cache
+ * while SQLite works on this row: in name order the spans are read out of
+ * their memory order (a name's rows are far apart in a big trace), so
+ * each row would otherwise wait for memory (10 M kernels: about 100 ns a
+ * row, most of the query's time). 8 rows of SQLite's work cover a memory
+ * fetch; a prefetch past the end is not made. */
+#define QT_ORDER_PREFETCH 8
+
 static int ordered_at(qt_cursor *c)
 {
     if (c->opos >= c->norder)
         return 0;
-    c->cur = c->order[c->desc ? c->norder - 1 - c->opos : c->opos];
+    size_t i = c->desc ? c->norder - 1 - c->opos : c->opos;
+    c->cur = c->order[i];
+    if (c->opos + QT_ORDER_PREFETCH < c->norder)
+        __builtin_prefetch(&c->t->spans[c->order[c->desc ? i - QT_ORDER_PREFETCH
+                                                         : i + QT_ORDER_PREFETCH]]);
     return 1;
 }
 
@@ -299,14 +418,6 @@ static int gpu_next(qt_cursor *c)
 static const tfb_trace_span *cur_span(const qt_cursor *c)
 {
     return &c->t->spans[c->cur];
-}
-
-static void result_opt_text(sqlite3_context *ctx, const char *s)
-{
-    if (s)
-        sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_result_null(ctx);
 }
 
 /* The common columns: 0 run (the module's), 1 device, 2 stream,
@@ -349,11 +460,12 @@ static void kernels_column(qt_cursor *c, sqlite3_context *ctx, int col)
     if (common_column(c, ctx, col))
         return;
     const tfb_trace_span *s = cur_span(c);
+    if (col == 6) {
+        result_name(c, ctx, s);
+        return;
+    }
     const tfb_trace_kinfo *k = tfb_trace_span_kinfo(c->t, s);
     switch (col) {
-    case 6:
-        result_opt_text(ctx, span_name(c->t, s));
-        return;
     case 7: case 8: case 9:
         if (k)
             sqlite3_result_int64(ctx, k->grid[col - 7]);
@@ -474,7 +586,7 @@ static void comms_column(qt_cursor *c, sqlite3_context *ctx, int col)
     case 8: /* group_name: the trace layer keeps no process group name */
         return;
     case 9:
-        result_opt_text(ctx, span_name(c->t, s));
+        result_name(c, ctx, s);
         return;
     case 10:
         corr_result(ctx, s);

@@ -56,6 +56,17 @@ typedef struct qt_cursor {
     int ordered, desc;
     uint32_t *order;
     size_t norder, opos;
+    /* GPU tables: the current trace's kernel names by kinfo index, text
+     * and length (NULL: none), made when a row's name is first asked
+     * for, freed with the run: a row's name is two array reads */
+    const char **kname;
+    int *klen;
+    /* the trace whose strings are given to SQLite without a copy
+     * (SQLITE_STATIC): the first trace of a one-run scan, held until
+     * xClose (values SQLite keeps in its registers, a group's key or a
+     * max(), may point into it until the statement ends); NULL until
+     * then. Any other trace's strings are copied. */
+    tfb_trace *named;
 } qt_cursor;
 
 /* A table: its schema, the columns the scan understands (-1: none) and
@@ -85,7 +96,13 @@ extern const qt_table tfb_qt_kernels, tfb_qt_memcpy, tfb_qt_memset,
 int tfb_qt_fail(qt_cursor *c, int rc, const char *what, const char *msg);
 /* The run's GPU trace into c->t (NULL: the run has none). */
 int tfb_qt_load_trace(qt_cursor *c, tfb_run *r);
-/* Releases whatever run data c holds. */
+/* Releases whatever run data c holds (but c->named: tfb_qt_close). */
 void tfb_qt_unload(qt_cursor *c);
+/* Releases everything, c->named too (xClose). */
+void tfb_qt_close(qt_cursor *c);
+/* Sets ctx to s (len bytes, or NULL for NULL) from the current run's
+ * trace: without a copy when that trace is c->named. */
+void tfb_qt_result_str(qt_cursor *c, sqlite3_context *ctx, const char *s,
+                       int len);
 
 #endif

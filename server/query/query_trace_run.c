@@ -56,8 +56,12 @@ int tfb_qt_load_trace(qt_cursor *c, tfb_run *r)
 
 void tfb_qt_unload(qt_cursor *c)
 {
-    if (c->t)
+    if (c->t && c->t != c->named)
         tfb_trace_release(c->t);
+    free(c->kname);
+    free(c->klen);
+    c->kname = NULL;
+    c->klen = NULL;
     if (c->h)
         tfb_trace_host_release(c->h);
     if (c->m)
@@ -71,4 +75,23 @@ void tfb_qt_unload(qt_cursor *c)
     c->h = NULL;
     c->m = NULL;
     c->run = NULL;
+}
+
+void tfb_qt_close(qt_cursor *c)
+{
+    tfb_qt_unload(c);
+    if (c->named)
+        tfb_trace_release(c->named);
+    c->named = NULL;
+}
+
+void tfb_qt_result_str(qt_cursor *c, sqlite3_context *ctx, const char *s,
+                       int len)
+{
+    if (!s)
+        sqlite3_result_null(ctx);
+    else
+        sqlite3_result_text(ctx, s, len,
+                            c->t && c->t == c->named ? SQLITE_STATIC
+                                                     : SQLITE_TRANSIENT);
 }

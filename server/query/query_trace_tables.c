@@ -207,7 +207,7 @@ static int qt_open(sqlite3_vtab *vt, sqlite3_vtab_cursor **out)
 static int qt_close(sqlite3_vtab_cursor *cur)
 {
     qt_cursor *c = (qt_cursor *)cur;
-    tfb_qt_unload(c);
+    tfb_qt_close(c);
     free(c->runs);
     sqlite3_free(c);
     return SQLITE_OK;

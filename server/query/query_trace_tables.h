@@ -8,8 +8,8 @@
  * The tables read the trace layer's loaded data in place (no copy of the
  * rows): a scan gets a run's trace with the trace layer's getters (one
  * reference), walks its spans and releases it before it takes the next
- * run's, so a cursor pins at most one run's trace, host side and memory
- * data at a time (TFB_QUERY_TRACE_PINNED_RUNS). A run's trace is loaded
+ * run's, so a cursor pins at most TFB_QUERY_TRACE_PINNED_RUNS runs' data
+ * at a time. A run's trace is loaded
  * only when a scan reaches that run (`run = 'x'` reaches one run), and a
  * run whose trace fails to load ends the query with an error naming the
  * run and the file.
@@ -27,11 +27,16 @@
 
 struct sqlite3;
 
-/* Runs whose data a cursor holds at once: one (its reference to the
- * run's trace, host side or memory data is released before the next
- * run's is taken), so a scan over every run of a big logdir costs one
- * run's trace in memory, not all of them. */
-#define TFB_QUERY_TRACE_PINNED_RUNS 1
+/* Runs whose data a cursor holds at once: the run it reads (its
+ * reference to the run's trace, host side or memory data is released
+ * before the next run's is taken), plus, for a GPU table, the trace of
+ * the first one-run scan it made, held until the cursor closes because
+ * its kernel names were handed to SQLite without a copy (a group's key
+ * or a max() may point into it until the statement ends;
+ * query_trace_gpu.c). So a scan over every run of a big logdir costs one
+ * run's trace in memory, and a cursor filtered again on other runs (a
+ * correlated subquery) at most two, never all of them. */
+#define TFB_QUERY_TRACE_PINNED_RUNS 2
 
 /* Registers the trace-side modules on db as eponymous-only virtual
  * tables: each table exists in the "main" schema under its module's name

@@ -28,7 +28,9 @@
 #include "base/errors.h"
 #include "collector/reader_source.h"
 
-/* Events between progress updates and stop checks. */
+/* Events between progress updates and stop checks, and a batch of points
+ * for the run's generation (tfb_run_points_published): a cache of the
+ * run's results is stale for at most this many events of a long read. */
 #define CHUNK_EVENTS 65536
 /* Bytes read from one file between stop checks, and in one pass: a 20 GB
  * file (or a sparse one of garbage) is read over several passes, which
@@ -744,6 +746,10 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
                 f->done = s.offset;
             }
             atomic_fetch_add(&l->points, points);
+            /* the batch's points in the run's generation: one atomic a
+             * batch, not one a point (store.h) */
+            if (points)
+                tfb_run_points_published(rs->run);
             points = 0;
             publish_progress(l, 0);
             if (atomic_load(&l->stop))
@@ -773,6 +779,8 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         pass_left -= used;
     }
     atomic_fetch_add(&l->points, points);
+    if (points)
+        tfb_run_points_published(rs->run);
     if (rc < 0)
         report_error(l, f, rc);
     else if (f->error)

@@ -135,6 +135,8 @@ struct tfb_run {
     /* the plugin value decoders' states (value_decoder.h), by decoder
      * number; NULL until the run's first plugin value (under lock) */
     void **dec_state;
+    /* tfb_run_generation: moved by run_changed after each change */
+    _Atomic uint64_t gen;
 };
 
 struct tfb_store {
@@ -377,6 +379,14 @@ int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n)
     return 0;
 }
 
+size_t tfb_store_run_count(tfb_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = s->runs.n;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
 tfb_run *tfb_store_find_run(tfb_store *s, const char *name)
 {
     size_t len = strlen(name);
@@ -424,6 +434,27 @@ int tfb_store_get_run(tfb_store *s, const char *name, tfb_run **out)
 
 /* ---- runs ----------------------------------------------------------- */
 
+/* After a change to r's data is made visible (tfb_run_generation). */
+static void run_changed(tfb_run *r)
+{
+    atomic_fetch_add_explicit(&r->gen, 1, memory_order_release);
+}
+
+void tfb_run_points_published(tfb_run *r)
+{
+    run_changed(r);
+}
+
+void tfb_run_generation_prefetch(const tfb_run *r)
+{
+    __builtin_prefetch(&r->gen);
+}
+
+uint64_t tfb_run_generation(const tfb_run *r)
+{
+    return atomic_load_explicit(&((tfb_run *)r)->gen, memory_order_acquire);
+}
+
 const char *tfb_run_name(const tfb_run *r) { return r->name; }
 const char *tfb_run_dir(const tfb_run *r) { return r->dir; }
 tfb_store *tfb_run_store(const tfb_run *r) { return r->store; }
@@ -444,16 +475,25 @@ int64_t tfb_run_max_step(const tfb_run *r) { return times_of(r).max_step; }
 
 void tfb_run_note_event(tfb_run *r, double wall, int64_t step)
 {
+    int moved = 0;
     pthread_mutex_lock(&r->lock);
     if (isfinite(wall)) {
-        if (isnan(r->times.first_wall) || wall < r->times.first_wall)
+        if (isnan(r->times.first_wall) || wall < r->times.first_wall) {
             r->times.first_wall = wall;
-        if (isnan(r->times.last_wall) || wall > r->times.last_wall)
+            moved = 1;
+        }
+        if (isnan(r->times.last_wall) || wall > r->times.last_wall) {
             r->times.last_wall = wall;
+            moved = 1;
+        }
     }
-    if (step > r->times.max_step)
+    if (step > r->times.max_step) {
         r->times.max_step = step;
+        moved = 1;
+    }
     pthread_mutex_unlock(&r->lock);
+    if (moved)
+        run_changed(r);
 }
 
 int tfb_run_series(tfb_run *r, tfb_series_kind kind, tfb_series ***out,
@@ -566,6 +606,7 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
     }
     r->series[kind].v[r->series[kind].n++] = se;
     pthread_mutex_unlock(&r->lock);
+    run_changed(r);
     tfb_store_bump_generation(r->store);
     *out = se;
     return 0;
@@ -618,10 +659,15 @@ int tfb_run_set_trace_files(tfb_run *r, char *const *paths, size_t n)
     pthread_mutex_lock(&r->lock);
     char **old = r->traces;
     size_t on = r->n_traces;
+    int same = on == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = strcmp(old[i], v[i]) == 0;
     r->traces = v;
     r->n_traces = n;
     pthread_mutex_unlock(&r->lock);
     tfb_strv_free(old, on);
+    if (!same)
+        run_changed(r);
     return 0;
 }
 
@@ -670,10 +716,18 @@ int tfb_run_set_files(tfb_run *r, const tfb_file_info *files, size_t n)
     pthread_mutex_lock(&r->lock);
     tfb_file_info *old = r->files;
     size_t on = r->n_files;
+    /* the list (what a run's status reads: how many, the newest path);
+     * the read counters move with the points, which count themselves */
+    int same = on == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = strcmp(old[i].path, v[i].path) == 0 &&
+               old[i].error == v[i].error;
     r->files = v;
     r->n_files = n;
     pthread_mutex_unlock(&r->lock);
     tfb_file_infos_free(old, on);
+    if (!same)
+        run_changed(r);
     return 0;
 }
 
@@ -722,6 +776,7 @@ void tfb_run_reset(tfb_run *r)
     }
     r->times = NO_TIMES;
     pthread_mutex_unlock(&r->lock);
+    run_changed(r);
     tfb_store_bump_generation(r->store);
 }
 
@@ -1609,6 +1664,7 @@ int tfb_run_put_record(tfb_run *r, const char *plugin, size_t plugin_len,
         record_clear(&r->records.v[i]);
     r->records.v[i] = fresh;
     pthread_mutex_unlock(&r->lock);
+    run_changed(r);
     tfb_store_bump_generation(r->store);
     return 0;
 }
@@ -1650,7 +1706,7 @@ int tfb_run_set_note(tfb_run *r, const char *key, const char *text)
     char *t = text ? tfb_strdup(text) : NULL;
     if (text && !t)
         return TFB_ENOMEM;
-    int rc = 0;
+    int rc = 0, changed = 1;
     pthread_mutex_lock(&r->lock);
     size_t i = 0;
     while (i < r->notes.n && strcmp(r->notes.v[i].key, key) != 0)
@@ -1659,6 +1715,7 @@ int tfb_run_set_note(tfb_run *r, const char *key, const char *text)
         run_note *e = &r->notes.v[i];
         if (t && !strcmp(e->text, t)) {
             free(t); /* unchanged */
+            changed = 0;
         } else if (t) {
             free(e->text);
             e->text = t;
@@ -1675,8 +1732,12 @@ int tfb_run_set_note(tfb_run *r, const char *key, const char *text)
             free(t);
             rc = TFB_ENOMEM;
         }
+    } else {
+        changed = 0; /* no such note to remove */
     }
     pthread_mutex_unlock(&r->lock);
+    if (changed && rc == 0)
+        run_changed(r);
     return rc;
 }
 

@@ -181,6 +181,10 @@ void tfb_store_progress(const tfb_store *s, tfb_load_progress *out);
 int tfb_store_runs(tfb_store *s, tfb_run ***out, size_t *n);
 /* NULL when there is no run of that name. */
 tfb_run *tfb_store_find_run(tfb_store *s, const char *name);
+/* How many runs there are. Runs are never removed and their names never
+ * change, so the same count means the same runs (a cache of the run list
+ * may be kept while it stays). */
+size_t tfb_store_run_count(tfb_store *s);
 
 /* ---- runs ----------------------------------------------------------- */
 
@@ -198,6 +202,25 @@ double tfb_run_first_wall(const tfb_run *r);
  * when none). */
 double tfb_run_last_wall(const tfb_run *r);
 int64_t tfb_run_max_step(const tfb_run *r);
+/* A counter that grows each time the run's own data changes: a batch of
+ * points appended to its series (tfb_run_points_published), a series
+ * added, a record put, a note set to another text, its times moved, its
+ * event or trace file list changed (paths; not the files' read
+ * counters), a reset. It grows after the change is visible (release;
+ * read with acquire), so what a reader works out after reading a value
+ * holds at least that value's data: a cache of one run's results may be
+ * kept while it stays, and a live run moves only its own counter
+ * (tfb_store_generation moves with every run's). Points count per batch,
+ * not per point: between an append and the batch's end a reader may see
+ * the new points under the old value (so a cache made then holds them,
+ * or fewer, and is dropped at the batch's end). The media index
+ * (tfb_run_media, its own lock) is not counted. */
+uint64_t tfb_run_generation(const tfb_run *r);
+/* Asks the CPU to fetch r's generation into the cache (no effect on
+ * anything else): a scan over 10,000 runs' caches reads each run's
+ * counter far apart in memory, and asks for the counter of a run a few
+ * rows ahead while it works on this one. */
+void tfb_run_generation_prefetch(const tfb_run *r);
 
 /* The series of one kind, in first-seen order. *out is malloc'd (free()
  * it); the pointers live as long as the store. */
@@ -386,7 +409,9 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
                        const char *desc, size_t desc_len, tfb_series **out);
 
 /* Appends one point (the single loader thread of the run only). The point
- * becomes visible to readers at once. */
+ * becomes visible to readers at once; the run's generation moves only
+ * when the writer ends the batch with tfb_run_points_published (one
+ * atomic a batch instead of one a point on the loader's hot path). */
 int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
                              double value);
 int tfb_series_append_histogram(tfb_series *s, int64_t step, double wall,
@@ -397,6 +422,12 @@ int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
                            const char *text, size_t len);
 int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
                                const tfb_numerics_point *c);
+/* Ends a batch of appends to r's series (the run's loader thread, after
+ * the batch's points are appended): moves tfb_run_generation once. The
+ * loader calls it every 65,536 events of a file (loader.c's CHUNK_EVENTS)
+ * and when a file's read stops, so a cache keyed by the generation is
+ * stale for at most one batch, and never once the read stopped. */
+void tfb_run_points_published(tfb_run *r);
 /* Sets (or, with text NULL, removes) the run's note under key. */
 int tfb_run_set_note(tfb_run *r, const char *key, const char *text);
 

@@ -23,8 +23,10 @@
  * --check (the CI-sized test, N defaults to 100,000): no time is
  * asserted; the answer must equal the native table's and the one worked
  * out from gen_gpu_trace's definition (kernel i is named
- * kernel_<i % 50>, lasts 200 + 50 (i % 7) ns), and a full scan must
- * read every span of the trace once (tfb_trace_rows_read()).
+ * kernel_<i % 50>, lasts 200 + 50 (i % 7) ns), a full scan must
+ * read every span of the trace once (tfb_trace_rows_read()), and the
+ * names a scan of the one run gives SQLite must be the trace's own
+ * strings, not copies (the per-row cost query_trace_gpu.c spares).
  */
 #include <pthread.h>
 #include <sqlite3.h>
@@ -127,6 +129,46 @@ static double run_query(sqlite3 *db, const char *sql, char *out, size_t cap,
     return now_s() - t0;
 }
 
+/* A one-run scan hands each row's name to SQLite without a copy (the
+ * trace's own string, SQLITE_STATIC; query_trace_gpu.c): the text the
+ * first rows give back must be one of the trace's strings. 0 when so. */
+static int names_not_copied(sqlite3 *db, tfb_store *store)
+{
+    tfb_run **runs = NULL;
+    size_t nruns = 0;
+    tfb_trace *t = NULL;
+    char err[256];
+    if (tfb_store_runs(store, &runs, &nruns) < 0 || nruns != 1 ||
+        tfb_trace_of_run_err(store, runs[0], &t, err, sizeof err) < 0 || !t) {
+        free(runs);
+        printf("FAIL: the trace of the one run could not be had\n");
+        return 1;
+    }
+    free(runs);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM kernels LIMIT 3", -1, &st,
+                           NULL) != SQLITE_OK)
+        die_sql(db, "prepare");
+    int bad = 0, rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        /* as a blob: SQLite gives the value's own bytes (text would be
+         * copied once to add a terminator the scan did not promise) */
+        const char *p = sqlite3_column_blob(st, 0);
+        int len = sqlite3_column_bytes(st, 0), own = 0;
+        for (size_t i = 0; i < t->nstrings && !own; i++)
+            own = p == t->strings[i];
+        if (!own) {
+            printf("FAIL: row %d's name '%.*s' is a copy, not the trace's "
+                   "string\n", rows, p ? len : 6, p ? p : "(null)");
+            bad = 1;
+        }
+        rows++;
+    }
+    sqlite3_finalize(st);
+    tfb_trace_release(t);
+    return bad || rows != 3;
+}
+
 static int64_t scalar(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st = NULL;
@@ -205,6 +247,7 @@ int main(int argc, char **argv)
     printf("first scan (loads the trace): %.2f s, %lld rows\n",
            now_s() - t0, (long long)count);
     int fails = count != n;
+    fails += names_not_copied(db, store);
 
     char sql[256], vt_out[4096], nat_out[4096], exp_out[4096];
     snprintf(sql, sizeof sql, QUERY, "kernels");

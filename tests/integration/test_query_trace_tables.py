@@ -146,6 +146,7 @@ def expected():
         "tr|0|%d|free|4096|%d|NULL|1|%d" % (ns(150), 1 << 20, 2 << 20),
     ]
     e["per_run"] = ["tr|%d" % (len(KERNELS) + TINY), "tr2|1"]
+    e["names_refiltered"] = ["tr|tiny|gemm", "tr2|gemm|gemm", "tr|tiny|gemm"]
     return e
 
 
@@ -170,6 +171,14 @@ QUERIES = [
      "ORDER BY time_ns"),
     ("per_run", "SELECT run, count(*) FROM kernels "
      "WHERE run IN ('tr', 'tr2') GROUP BY run ORDER BY run"),
+    # one cursor filtered again on another run and back: the names of the
+    # first run's trace go to SQLite without a copy and must stay valid
+    # (the trace held to the statement's end; the ASan build checks it),
+    # the other run's are copied
+    ("names_refiltered",
+     "WITH r(x) AS (VALUES ('tr'), ('tr2'), ('tr')) SELECT x, "
+     "(SELECT max(name) FROM kernels WHERE run = r.x), "
+     "(SELECT min(name) FROM kernels WHERE run = r.x) FROM r"),
 ]
 
 

@@ -519,6 +519,157 @@ static void spikes_and_alerts(void **state)
     g_dir = saved;
 }
 
+/* The memo's rows (query_runmemo.c) follow each run's own generation: a
+ * warm statement reads ready-made values (no point read), a run that
+ * changed is worked out again (never served stale), and the runs that did
+ * not change are not. p's writer stays open: p is live. */
+static void wide_memo(void **state)
+{
+    (void)state;
+    char *saved = g_dir;
+    g_dir = tu_mkdtemp();
+    tfb_writer *wp = open_run("p");
+    hp_num(wp, 0.1, "adam");
+    /* p's points at old wall times (the writer's own events are at now):
+     * a point logged between them later moves none of p's times */
+    assert_int_equal(tfb_scalar_at(wp, "loss", 5, 0, 1000.0), 0);
+    assert_int_equal(tfb_scalar_at(wp, "loss", 4, 1, 1001.0), 0);
+    assert_int_equal(tfb_flush(wp), 0);
+    tfb_writer *w = open_run("q");
+    hp_num(w, 0.2, "sgd");
+    assert_int_equal(tfb_scalar(w, "loss", 3, 0), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, g_dir), 0);
+    tfb_loader *l;
+    tfb_loader_opts lo = {0, 1, NULL};
+    assert_int_equal(tfb_loader_create(&l, st, &lo), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    tfb_query *q;
+    assert_int_equal(tfb_query_open(st, &q), 0);
+    const char *rows = "SELECT run, lr, \"loss.last\", \"loss.min\" FROM"
+                       " runs_wide ORDER BY run";
+    assert_string_equal(ask(q, rows),
+                        "p|0.10000000000000001|4|4\nq|0.20000000000000001|3|3");
+    char **names;
+    size_t n;
+    char err[256];
+    int off;
+    assert_int_equal(tfb_query_filter_runs(q, "\"loss.last\" < 3.5", NULL,
+                                           &names, &n, err, sizeof err, &off),
+                     0);
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "q");
+    tfb_query_names_free(names, n);
+    /* warm: the rows are ready, no point is read (2 = the rows scanned) */
+    assert_string_equal(ask(q, "SELECT \"loss.last\" FROM runs_wide"),
+                        "4\n3");
+    assert_int_equal(tfb_query_rows_touched(q), 2);
+
+    /* p logs a new last value and minimum */
+    assert_int_equal(tfb_scalar_at(wp, "loss", 1, 2, 1002.0), 0);
+    assert_int_equal(tfb_flush(wp), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    /* p's row alone is worked out again: one point read, q's kept */
+    assert_string_equal(ask(q, "SELECT \"loss.last\" FROM runs_wide"),
+                        "1\n3");
+    assert_int_equal(tfb_query_rows_touched(q), 3);
+    assert_string_equal(ask(q, rows),
+                        "p|0.10000000000000001|1|1\nq|0.20000000000000001|3|3");
+    assert_int_equal(tfb_query_filter_runs(q, "\"loss.last\" < 3.5", NULL,
+                                           &names, &n, err, sizeof err, &off),
+                     0);
+    assert_int_equal(n, 2);
+    tfb_query_names_free(names, n);
+    assert_string_equal(ask(q, "SELECT \"loss.min\" FROM runs_wide WHERE"
+                               " run = 'p'"),
+                        "1");
+    /* p logs step 1 again (a restart) at a wall time inside its span:
+     * its times, series list and files stay, only its points change (the
+     * loader's batch moves p's generation, not a time or a series) */
+    uint64_t gen = tfb_run_generation(tfb_store_find_run(st, "p"));
+    assert_int_equal(tfb_scalar_at(wp, "loss", 0.25, 1, 1001.5), 0);
+    assert_int_equal(tfb_flush(wp), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    assert_string_equal(ask(q, "SELECT \"loss.last\", \"loss.min\" FROM"
+                               " runs_wide WHERE run = 'p'"),
+                        "0.25|0.25");
+    assert_true(tfb_run_generation(tfb_store_find_run(st, "p")) > gen);
+    assert_int_equal(tfb_query_filter_runs(q, "\"loss.last\" < 0.5", NULL,
+                                           &names, &n, err, sizeof err, &off),
+                     0);
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "p");
+    tfb_query_names_free(names, n);
+    /* new hparams for p: its cached values go with them */
+    hp_num(wp, 0.5, "adam");
+    assert_int_equal(tfb_flush(wp), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    assert_string_equal(ask(q, "SELECT run, lr FROM runs_wide WHERE lr > 0.15"
+                               " ORDER BY run"),
+                        "p|0.5\nq|0.20000000000000001");
+    /* a run added: the name-ordered list is made again */
+    w = open_run("o");
+    assert_int_equal(tfb_scalar(w, "loss", 2, 0), 0);
+    assert_int_equal(tfb_writer_close(w), 0);
+    assert_int_equal(tfb_loader_pass(l), 0);
+    assert_string_equal(ask(q, "SELECT run, \"loss.last\" FROM runs_wide"),
+                        "o|2\np|0.25\nq|3");
+
+    assert_int_equal(tfb_writer_close(wp), 0);
+    tfb_loader_stop(l);
+    tfb_query_close(q);
+    tfb_store_destroy(st);
+    tu_rmtree(g_dir);
+    free(g_dir);
+    g_dir = saved;
+}
+
+/* runs_wide checks comparisons of hparam and tag columns itself (the
+ * plan says so) and skips only the runs SQLite would reject: NULL values,
+ * text against numbers, text and huge integers on the right all answer
+ * as SQLite's own rules say. */
+static void wide_checks(void **state)
+{
+    (void)state;
+    tfb_query *q = open_q();
+    const char *plan = ask(q, "EXPLAIN QUERY PLAN SELECT run FROM runs_wide"
+                              " WHERE lr > 0.01 AND \"loss.last\" < 5");
+    assert_non_null(strstr(plan, "VIRTUAL TABLE INDEX 2:#"));
+    static const struct {
+        const char *where, *runs;
+    } cases[] = {
+        {"lr > 0.01", "a"},
+        {"lr = 0.001", "b"},
+        {"lr < 1", "a\nb"},                  /* c's NULL never passes */
+        {"lr >= 0.1 AND \"loss.last\" <= 0.5", "a"},
+        {"\"loss.last\" < 0.3", "c"},
+        {"\"acc.last\" >= 0.875", "a"},
+        {"opt > 0", "a\nb"},                 /* text > any number */
+        {"opt < 0", ""},
+        {"lr < '1'", "a\nb"},                /* a number < any text */
+        {"lr > NULL", ""},
+        {"lr < 9007199254740993", "a\nb"},   /* past a double: SQLite's */
+        {"lr > 0.01 OR \"loss.last\" < 0.3", "a\nc"}, /* no check */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT run FROM runs_wide WHERE %s ORDER BY run",
+                 cases[i].where);
+        const char *got = ask(q, sql);
+        if (strcmp(got, cases[i].runs))
+            fail_msg("%s: got '%s', want '%s'", cases[i].where, got,
+                     cases[i].runs);
+    }
+    /* every run is still examined once */
+    assert_string_equal(ask(q, "SELECT run FROM runs_wide WHERE lr > 0.01"),
+                        "a");
+    assert_int_equal(tfb_query_rows_touched(q), 3);
+    tfb_query_close(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +679,8 @@ int main(void)
         cmocka_unit_test(authorizer),
         cmocka_unit_test(limits),
         cmocka_unit_test(spikes_and_alerts),
+        cmocka_unit_test(wide_memo),
+        cmocka_unit_test(wide_checks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
