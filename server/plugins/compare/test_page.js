@@ -98,7 +98,12 @@ T.run(async () => {
       // The trace diff's table lists the names whose count or time moved
       // (none: no table).
       const moved = c.trace_diff ? c.trace_diff.rows.filter((r) => r.diff_count !== 0 || r.diff_ns !== 0).length : 0;
-      T.assertEq(tables, [c.scalars.length, c.gpu.kernels.length, ...(moved ? [moved] : []), c.hparams.differ.length], 'rows: scalars, kernels, trace diff, hparams');
+      // mlp_train times its steps and logs its work (issue 29): the input
+      // pipeline's 4 figures and the efficiency's 3 have tables too.
+      const pipe = c.pipeline.steps_a || c.pipeline.steps_b ? [4] : [];
+      const eff = c.efficiency.has_a || c.efficiency.has_b ? [3] : [];
+      T.assert(pipe.length && eff.length, 'both runs have step timings and efficiency figures');
+      T.assertEq(tables, [c.scalars.length, ...pipe, ...eff, c.gpu.kernels.length, ...(moved ? [moved] : []), c.hparams.differ.length], 'rows: scalars, pipeline, efficiency, kernels, trace diff, hparams');
       const worse = await p2.$$eval('tr.worse td:first-child', (tds) => tds.map((td) => td.textContent));
       T.assertEq(worse, ['gemm_kernel', 'softmax_kernel'], 'slower kernels marked');
       await T.screenshot(p2, 'compare_report_html');
