@@ -31,9 +31,10 @@ int tfb_qt_load_trace(qt_cursor *c, tfb_run *r)
         return tfb_qt_fail(c, rc, "its trace could not be loaded", err);
     if (c->t)
         return SQLITE_OK;
-    /* No trace although the run has trace files: the trace layer skipped
-     * each of them (damaged, not a trace, or without a kernel table).
-     * Said, so that an answer over every run is never quietly short. */
+    /* No GPU trace although the run has trace files: unless they hold a
+     * host side (below), the trace layer skipped each of them (damaged,
+     * not a trace, or without a kernel table). Said, so that an answer
+     * over every run is never quietly short. */
     char **files = NULL;
     size_t n = 0;
     rc = tfb_run_trace_files(r, &files, &n);
@@ -41,6 +42,16 @@ int tfb_qt_load_trace(qt_cursor *c, tfb_run *r)
         return tfb_qt_fail(c, rc, "its trace files could not be listed",
                            NULL);
     if (n) {
+        /* A trace with no GPU side at all (torch.profiler on a machine
+         * without a GPU: CPU ops only) was read, it just has no kernels:
+         * no rows, no error. Its host side tells it from a file the trace
+         * layer could not read. */
+        tfb_trace_host *h = NULL;
+        if (tfb_trace_host_get(c->ctx->store, r, &h, NULL, 0) == 0 && h) {
+            tfb_trace_host_release(h);
+            tfb_strv_free(files, n);
+            return SQLITE_OK;
+        }
         const char *base = strrchr(files[0], '/');
         snprintf(err, sizeof err,
                  "%s%s: damaged, not a trace, or without a kernel table",

@@ -284,6 +284,36 @@ def check_failed_run(driver, logdir):
     assert out[2] == ["0"], out[2]
 
 
+def check_cpu_only(driver, tmp):
+    # torch.profiler without a GPU writes CPU ops only: the run has a trace,
+    # no kernels. A query over every run answers the others' rows, never an
+    # error for it (the demo's torch_profile run on a machine without GPU).
+    root = os.path.join(tmp, "cpu_logs")
+    os.makedirs(os.path.join(root, "gpu"))
+    os.makedirs(os.path.join(root, "cpu"))
+    with open(os.path.join(root, "gpu", "w.1.pt.trace.json"), "w") as f:
+        json.dump({"schemaVersion": 1, "baseTimeNanoseconds": BASE,
+                   "traceEvents": [
+                       {"ph": "X", "cat": "kernel", "name": "gemm",
+                        "pid": 0, "tid": 7, "ts": 5, "dur": 7,
+                        "args": {"device": 0, "stream": 7,
+                                 "correlation": 1}}]}, f)
+    # PyTorch 1.13's export_chrome_trace without CUDA: a bare list of
+    # CPU functions (no "cat", pid "CPU functions"), as the demo writes it.
+    with open(os.path.join(root, "cpu", "w.2.pt.trace.json"), "w") as f:
+        json.dump([{"name": "aten::mm", "ph": "X", "ts": 10, "dur": 20,
+                    "tid": 1, "pid": "CPU functions", "args": {}},
+                   {"name": "aten::relu", "ph": "X", "ts": 40, "dur": 5,
+                    "tid": 1, "pid": "CPU functions", "args": {}}], f)
+    out = run_driver(driver, root, [
+        "SELECT run, count(*) FROM kernels GROUP BY run",
+        "SELECT count(*) FROM kernels WHERE run = 'cpu'",
+        "SELECT count(*) FROM host_spans WHERE run = 'cpu'"])
+    assert out[0] == ["gpu|1"], out[0]
+    assert out[1] == ["0"], out[1]
+    assert out[2] == ["2"], out[2]
+
+
 def check_s3(driver, logdir, local_answers):
     import s3_util
     try:
@@ -310,6 +340,7 @@ def main():
         check_index(driver, logdir)
         check_order(driver, logdir)
         check_failed_run(driver, logdir)
+        check_cpu_only(driver, tmp)
         print("local answers: ok")
         check_s3(driver, logdir, answers)
         print("s3 answers: ok")
