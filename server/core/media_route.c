@@ -11,7 +11,7 @@
 #include "core/media_tags_json.h"
 
 int tfb_media_route_tags(const tfb_http_req *req, tfb_http_resp *resp,
-                         tfb_media_kind kind)
+                         tfb_media_kind kind, int counts)
 {
     tfb_run **runs;
     size_t nr;
@@ -19,7 +19,7 @@ int tfb_media_route_tags(const tfb_http_req *req, tfb_http_resp *resp,
         return tfb_http_error(resp, 500, "out of memory");
     tfb_json j;
     tfb_json_init(&j);
-    tfb_media_tags_json(&j, runs, nr, kind, 1);
+    tfb_media_tags_json(&j, runs, nr, kind, counts);
     free(runs);
     return tfb_http_json(resp, &j);
 }

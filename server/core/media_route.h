@@ -1,8 +1,9 @@
 /*
  * media_route.h - what the media dashboards' routes (images, audio) share:
- * TensorBoard's tags answer, the parameters and lookup of a listing (one
- * sample of a tag: every item of every step) and of one item's bytes, the
- * opaque per-item query a listing hands out, and the item's caching.
+ * TensorBoard's tags answer (PR curves' too), the parameters and lookup of
+ * a listing (one sample of a tag: every item of every step) and of one
+ * item's bytes, the opaque per-item query a listing hands out, and the
+ * item's caching.
  * Each dashboard keeps only what is its own: the fields of a listed item
  * and the check of the bytes before they are served (an image's content
  * type, a clip's WAV header).
@@ -30,9 +31,11 @@ typedef struct tfb_media_nouns {
     int tagname_alias;
 } tfb_media_nouns;
 
-/* The /tags route: tfb_media_tags_json with counts over every run. */
+/* The /tags route: tfb_media_tags_json over every run, with each tag's
+ * sample counts when counts is 1 (images, audio) or without (PR curves,
+ * whose page asks for a tag's steps itself). */
 int tfb_media_route_tags(const tfb_http_req *req, tfb_http_resp *resp,
-                         tfb_media_kind kind);
+                         tfb_media_kind kind, int counts);
 
 /* A listing: the items of one sample of a tag of a run, in file order,
  * and the opaque query of each (tfb_media_list_query). */

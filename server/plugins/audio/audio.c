@@ -26,7 +26,7 @@ static const char wav_type[] = "audio/wav";
  * dashboard's counts. */
 static int route_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    return tfb_media_route_tags(req, resp, TFB_MEDIA_AUDIO);
+    return tfb_media_route_tags(req, resp, TFB_MEDIA_AUDIO, 1);
 }
 
 /* text HTML-escaped, malloc'd: TensorBoard's label is HTML, and a label

@@ -23,7 +23,7 @@ static const tfb_media_nouns nouns = {TFB_MEDIA_IMAGE, "image", "image", 1};
  * does). tfboard adds "count" (images of the tag) and "dropped". */
 static int route_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    return tfb_media_route_tags(req, resp, TFB_MEDIA_IMAGE);
+    return tfb_media_route_tags(req, resp, TFB_MEDIA_IMAGE, 1);
 }
 
 /* [{wall_time, step, width, height, sample, query}] for one sample of a

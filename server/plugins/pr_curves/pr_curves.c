@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "store/media_index.h"
-#include "core/media_tags_json.h"
+#include "core/media_route.h"
 #include "collector/event_decode.h"
 #include "collector/pb.h"
 #include "core/plugin.h"
@@ -76,15 +76,7 @@ static int decode_curve(const uint8_t *p, size_t n, pr_curve *c)
 
 static int route_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
-    tfb_run **runs;
-    size_t nr;
-    if (tfb_store_runs(tfb_server_store(req), &runs, &nr) < 0)
-        return tfb_http_error(resp, 500, "out of memory");
-    tfb_json j;
-    tfb_json_init(&j);
-    tfb_media_tags_json(&j, runs, nr, TFB_MEDIA_PR_CURVE, 0);
-    free(runs);
-    return tfb_http_json(resp, &j);
+    return tfb_media_route_tags(req, resp, TFB_MEDIA_PR_CURVE, 0);
 }
 
 /* A count stored as a float fits an int64 when it is finite and in
