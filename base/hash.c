@@ -1,7 +1,8 @@
 /* hash.c - FNV-1a 64 with a final mix (see hash.h for why). */
 #include "base/hash.h"
 
-#define FNV_OFFSET 1469598103934665603ull
+/* FNV-1a 64's published offset basis and prime. */
+#define FNV_OFFSET 14695981039346656037ull
 #define FNV_PRIME 1099511628211ull
 
 static uint64_t finish(uint64_t h)

@@ -55,8 +55,8 @@ M64 = (1 << 64) - 1
 
 
 def hash_name(s):
-    # base/hash.c's offset basis (FNV's published one has one more digit)
-    h = 1469598103934665603
+    # base/hash.c: FNV-1a 64 (its published offset basis and prime), fmix64
+    h = 14695981039346656037
     for b in s.encode("utf-8"):
         h = ((h ^ b) * 1099511628211) & M64
     h ^= h >> 33

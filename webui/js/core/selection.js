@@ -25,9 +25,8 @@ const MASK = (1n << 64n) - 1n;
 // half (its carry up), and hi * 0x1b3 + lo * 2^8 into the high half.
 function hashName(s) {
   const b = enc.encode(s);
-  // base/hash.c's offset, 1469598103934665603 (not FNV's published
-  // 14695981039346656037: one digit short, but it is the server's).
-  let hi = 0x14650fb0, lo = 0x739d0383;
+  // FNV-1a 64's offset basis, 14695981039346656037, as base/hash.c.
+  let hi = 0xcbf29ce4, lo = 0x84222325;
   for (let i = 0; i < b.length; i++) {
     lo = (lo ^ b[i]) >>> 0;
     const a = lo * 0x1b3;
