@@ -646,6 +646,24 @@ static void reclaim_buffer(worker_buf *wb, tfb_reader *r)
     wb->rcap = c;
 }
 
+/* A spare thread of this pass (fewer runs than threads, or a worker that
+ * ran out of runs) becomes this worker's helper (loader_split.h); with
+ * none, or no thread to be had, it appends by itself as with one thread.
+ * Asked at a worker's start, at each file and at each CHUNK_EVENTS batch,
+ * where nothing is queued. */
+static void claim_helper(tfb_loader *l, worker_buf *wb)
+{
+    if (wb->split)
+        return;
+    int n = atomic_load(&l->spare);
+    while (n > 0 && !atomic_compare_exchange_weak(&l->spare, &n, n - 1))
+        ;
+    if (n > 0 && tfb_loader_split_start(&wb->split) < 0) {
+        wb->split = NULL;
+        atomic_fetch_add(&l->spare, 1);
+    }
+}
+
 /* Reads what is new in one file. Returns 1 when the run must be reset
  * (file replaced), else 0. */
 static int read_file(tfb_loader *l, run_state *rs, file_state *f,
@@ -703,6 +721,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         memcpy(f->etag, st.etag, sizeof f->etag);
         f->done = 0;
     }
+    claim_helper(l, wb);
     if (!wb->rbuf && (wb->rbuf = malloc(READ_BUF)) != NULL)
         wb->rcap = READ_BUF;
     if (wb->rbuf && tfb_reader_lend_buffer(f->reader, wb->rbuf, wb->rcap))
@@ -765,6 +784,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             publish_progress(l, 0);
             if (atomic_load(&l->stop))
                 break;
+            claim_helper(l, wb);
         }
         }
         if (rc != 0 || atomic_load(&l->stop))
@@ -927,12 +947,7 @@ static void *worker_main(void *arg)
 {
     tfb_loader *l = arg;
     worker_buf wb = {0};
-    /* A spare thread of this pass (fewer runs than threads) becomes this
-     * worker's helper; without one (no thread to be had) it appends by
-     * itself, as with one thread. */
-    if (atomic_fetch_sub(&l->spare, 1) > 0 &&
-        tfb_loader_split_start(&wb.split) < 0)
-        wb.split = NULL;
+    claim_helper(l, &wb);
     for (;;) {
         size_t i = atomic_fetch_add(&l->next_run, 1);
         if (i >= l->runs.n || atomic_load(&l->stop))
@@ -940,6 +955,9 @@ static void *worker_main(void *arg)
         load_run(l, l->runs.v[i], &wb);
         publish_progress(l, 0);
     }
+    /* No run left for this thread: its core, and its helper's, go to a
+     * worker still reading (one large run among small ones). */
+    atomic_fetch_add(&l->spare, wb.split ? 2 : 1);
     tfb_loader_split_stop(wb.split);
     tfb_vec_free(&wb.buckets);
     tfb_vec_free(&wb.kept);

@@ -6,8 +6,9 @@
  * server/store/ (loader.c); see server/API.md, "Loading and reloading".
  *
  * Used when a pass has fewer runs than loader threads (one huge run, a
- * few large ones): the spare threads become helpers, so one run's file
- * is read by two cores instead of one.
+ * few large ones), or when a thread ran out of runs while another still
+ * reads (one large run among small ones): the spare threads become
+ * helpers, so one run's file is read by two cores instead of one.
  *
  * Order and semantics are those of loading on one thread: points reach
  * the helper in batches, in the order they were read, and the helper

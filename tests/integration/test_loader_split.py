@@ -9,7 +9,10 @@ scalars and histograms route byte for byte alike, in three shapes:
   scalar, then 10,000 records appended between passes (cut inside a
   record first, completed at the next pass);
   3 runs x 5 tags x 4,000 steps (3 workers, one helper);
-  8 runs x 2 tags x 500 steps (more runs than threads: no helper).
+  8 runs x 2 tags x 500 steps (more runs than threads: helpers only once
+  threads run out of runs);
+  one run of 5 tags x 40,000 steps among 5 small ones on 2 threads (the
+  small runs' thread becomes the large run's helper mid-file).
 
 A helper that dropped, doubled or reordered a point would make the CSV of
 some tag differ (the scalars route answers in file order).
@@ -138,8 +141,34 @@ def test_few_runs_and_many_runs():
             assert len(snap) == 1 + runs * tags, len(snap)
 
 
+def test_one_run_dominates():
+    """One large run among small ones, on 2 threads: the thread of the
+    small runs runs out of them and becomes the large run's helper in the
+    middle of its file (at a batch of 65,536 events)."""
+    logdir = os.path.join(TMP, "dominant")
+    os.makedirs(logdir)
+    for name, runs, tags, steps in (("big", 1, 5, 40000),
+                                    ("small", 5, 2, 300)):
+        src = os.path.join(TMP, "gen_" + name)
+        subprocess.run([GEN, "scalars", src, str(runs), str(tags),
+                        str(steps)], check=True)
+        for r in sorted(os.listdir(src)):
+            os.rename(os.path.join(src, r),
+                      os.path.join(logdir, "%s_%s" % (name[0], r)))
+    one = Server(TFBOARD, logdir, "--load_threads", "1",
+                 "--reload_interval", "0")
+    two = Server(TFBOARD, logdir, "--load_threads", "2",
+                 "--reload_interval", "0")
+    with one as a, two as b:
+        a.wait_loaded()
+        b.wait_loaded()
+        snap = same(a, b)
+        assert points(a) == points(b) >= 5 * 40000 + 5 * 2 * 300
+        assert len(snap) == 1 + 5 + 5 * 2, len(snap)
+
+
 try:
     run_tests([test_one_huge_run_corrupt_and_appended,
-               test_few_runs_and_many_runs])
+               test_few_runs_and_many_runs, test_one_run_dominates])
 finally:
     shutil.rmtree(TMP, ignore_errors=True)
