@@ -7,6 +7,7 @@
 #include "base/deadline.h"
 #include "base/hash.h"
 #include "store/event_blobs.h"
+#include "store/loader_split.h"
 #include "store/media_index.h"
 #include "base/str.h"
 #include "store/text_tensor.h"
@@ -121,6 +122,7 @@ struct tfb_loader {
     atomic_uint_fast64_t files_done;
     uint64_t bytes_total, files_total, reloads;
     atomic_int more; /* a file stopped at its pass budget with bytes left */
+    atomic_int spare; /* this pass's threads left over for helpers */
     int deep_noted;  /* said once that a directory was too deep */
     int first_done;
     int logdir_missing; /* the last pass could not open the logdir */
@@ -391,6 +393,9 @@ typedef struct worker_buf {
      * one per worker, not one per file and pass. */
     uint8_t *rbuf;
     size_t rcap;
+    /* This worker's helper (loader_split.h) when the pass has fewer runs
+     * than threads: every scalar append goes through it. NULL: none. */
+    tfb_loader_split *split;
 } worker_buf;
 
 /* The worker's read buffer, and the size past which a lent buffer that
@@ -453,8 +458,11 @@ typedef uint64_t (*ingest_fn)(run_state *rs, worker_buf *wb, tag_entry *e,
 static uint64_t ingest_scalar(run_state *rs, worker_buf *wb, tag_entry *e,
                               const tfb_value *v, const tfb_event *ev)
 {
-    (void)wb;
     tfb_series *s = series_for(rs, e, TFB_SERIES_SCALAR, v);
+    if (s && wb->split) /* appended by the helper; refusals come back at
+                         * the drain */
+        return tfb_loader_split_push(wb->split, s, ev->step, ev->wall_time,
+                                     v->scalar) == 0;
     return s && tfb_series_append_scalar(s, ev->step, ev->wall_time,
                                          v->scalar) == 0;
 }
@@ -638,6 +646,24 @@ static void reclaim_buffer(worker_buf *wb, tfb_reader *r)
     wb->rcap = c;
 }
 
+/* A spare thread of this pass (fewer runs than threads, or a worker that
+ * ran out of runs) becomes this worker's helper (loader_split.h); with
+ * none, or no thread to be had, it appends by itself as with one thread.
+ * Asked at a worker's start, at each file and at each CHUNK_EVENTS batch,
+ * where nothing is queued. */
+static void claim_helper(tfb_loader *l, worker_buf *wb)
+{
+    if (wb->split)
+        return;
+    int n = atomic_load(&l->spare);
+    while (n > 0 && !atomic_compare_exchange_weak(&l->spare, &n, n - 1))
+        ;
+    if (n > 0 && tfb_loader_split_start(&wb->split) < 0) {
+        wb->split = NULL;
+        atomic_fetch_add(&l->spare, 1);
+    }
+}
+
 /* Reads what is new in one file. Returns 1 when the run must be reset
  * (file replaced), else 0. */
 static int read_file(tfb_loader *l, run_state *rs, file_state *f,
@@ -695,6 +721,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         memcpy(f->etag, st.etag, sizeof f->etag);
         f->done = 0;
     }
+    claim_helper(l, wb);
     if (!wb->rbuf && (wb->rbuf = malloc(READ_BUF)) != NULL)
         wb->rcap = READ_BUF;
     if (wb->rbuf && tfb_reader_lend_buffer(f->reader, wb->rbuf, wb->rcap))
@@ -745,6 +772,9 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
                 atomic_fetch_add(&l->bytes_done, s.offset - f->done);
                 f->done = s.offset;
             }
+            /* the helper's points are in their series before the
+             * generation says so */
+            points -= tfb_loader_split_drain(wb->split);
             atomic_fetch_add(&l->points, points);
             /* the batch's points in the run's generation: one atomic a
              * batch, not one a point (store.h) */
@@ -754,6 +784,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             publish_progress(l, 0);
             if (atomic_load(&l->stop))
                 break;
+            claim_helper(l, wb);
         }
         }
         if (rc != 0 || atomic_load(&l->stop))
@@ -778,6 +809,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         }
         pass_left -= used;
     }
+    points -= tfb_loader_split_drain(wb->split);
     atomic_fetch_add(&l->points, points);
     if (points)
         tfb_run_points_published(rs->run);
@@ -915,6 +947,7 @@ static void *worker_main(void *arg)
 {
     tfb_loader *l = arg;
     worker_buf wb = {0};
+    claim_helper(l, &wb);
     for (;;) {
         size_t i = atomic_fetch_add(&l->next_run, 1);
         if (i >= l->runs.n || atomic_load(&l->stop))
@@ -922,6 +955,10 @@ static void *worker_main(void *arg)
         load_run(l, l->runs.v[i], &wb);
         publish_progress(l, 0);
     }
+    /* No run left for this thread: its core, and its helper's, go to a
+     * worker still reading (one large run among small ones). */
+    atomic_fetch_add(&l->spare, wb.split ? 2 : 1);
+    tfb_loader_split_stop(wb.split);
     tfb_vec_free(&wb.buckets);
     tfb_vec_free(&wb.kept);
     free(wb.rbuf);
@@ -960,8 +997,14 @@ static int one_pass(tfb_loader *l)
     publish_progress(l, 0);
 
     int nt = l->opts.threads > 0 ? l->opts.threads : cpu_count();
-    if ((size_t)nt > l->runs.n)
+    /* Threads beyond one a run help the workers instead (loader_split.h):
+     * one huge run is read by two cores. */
+    int spare = 0;
+    if ((size_t)nt > l->runs.n) {
+        spare = l->runs.n ? nt - (int)l->runs.n : 0;
         nt = (int)l->runs.n;
+    }
+    atomic_store(&l->spare, spare);
     pthread_t th[64];
     int started = 0;
     for (int i = 1; i < nt && i < 64; i++)

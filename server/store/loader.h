@@ -12,7 +12,10 @@
  * logdir per pass through the storage interface (storage.h), which every
  * stat and read goes through too. Symlinked directories are not
  * followed (no loops). Each run's event files are read in name order by
- * one thread at a time; runs load in parallel. A file that shrank or was
+ * one thread at a time; runs load in parallel. Threads beyond one a run,
+ * and threads that ran out of runs, help the runs' threads: each appends
+ * one run's scalar points while its thread reads on (loader_split.h). A
+ * file that shrank or was
  * replaced (other inode) resets its run, which is read again from the
  * start. A deleted file keeps the data it gave; if it comes back it counts
  * as replaced. An unreadable file is reported on stderr once and in the
@@ -36,7 +39,8 @@ typedef struct tfb_loader tfb_loader;
 
 typedef struct tfb_loader_opts {
     double reload_interval; /* seconds between passes; 0 = one pass only */
-    int threads;            /* parallel run loaders; 0 = one per CPU */
+    int threads;            /* parallel run loaders (and their helpers
+                             * when runs are fewer); 0 = one per CPU */
     FILE *log;              /* messages (unreadable files); NULL = quiet */
 } tfb_loader_opts;
 
