@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/deadline.h"
 #include "base/hash.h"
@@ -27,6 +28,7 @@ typedef struct tmp_lane {
     int32_t device, stream;
     uint8_t host;
     TFB_VEC(tfb_trace_span) spans;
+    size_t prefaulted; /* bytes of spans faulted in (trace_prefault.c) */
 } tmp_lane;
 
 /* The arrays grow in the builder and move into the trace when it is
@@ -70,6 +72,72 @@ int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c)
 {
     return c && c->deadline > 0 &&
            (double)tfb_mono_now_ns() * 1e-9 > c->deadline;
+}
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double tfb_trace_clock_wall(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
+}
+
+double tfb_trace_clock_cpu(void)
+{
+    return clock_s(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+double tfb_trace_clock_thread(void)
+{
+    return clock_s(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* The slot of phase `name`: a new one, or the last when the table is
+ * full (its name then says it holds more). */
+static tfb_trace_load_phase *phase_slot(tfb_trace_load_ctl *c,
+                                        const char *name)
+{
+    if (c->nphases < TFB_TRACE_LOAD_MAX_PHASES) {
+        tfb_trace_load_phase *p = &c->phases[c->nphases++];
+        memset(p, 0, sizeof *p);
+        p->name = name;
+        return p;
+    }
+    tfb_trace_load_phase *p = &c->phases[TFB_TRACE_LOAD_MAX_PHASES - 1];
+    p->name = "later phases";
+    return p;
+}
+
+void tfb_trace_load_ctl_phase(tfb_trace_load_ctl *c, const char *name)
+{
+    if (!c)
+        return;
+    double w = tfb_trace_clock_wall(), cpu = tfb_trace_clock_cpu(),
+           th = tfb_trace_clock_thread();
+    tfb_trace_load_phase *p = phase_slot(c, name);
+    p->wall_s += w - c->phase_wall0;
+    p->cpu_s += cpu - c->phase_cpu0;
+    p->thread_cpu_s += th - c->phase_thread0;
+    c->phase_wall0 = w;
+    c->phase_cpu0 = cpu;
+    c->phase_thread0 = th;
+}
+
+void tfb_trace_load_ctl_phase_add(tfb_trace_load_ctl *c, const char *name,
+                                  double wall_s, double thread_cpu_s)
+{
+    if (!c)
+        return;
+    tfb_trace_load_phase *p = phase_slot(c, name);
+    p->wall_s += wall_s;
+    p->thread_cpu_s += thread_cpu_s;
+    p->cpu_s += thread_cpu_s;
+    p->parallel = 1;
 }
 
 tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b)
@@ -353,8 +421,13 @@ int tfb_trace_builder_span(tfb_trace_builder *b, const tfb_trace_span_in *s)
     }
     if (d.info < 0)
         return TFB_ENOMEM;
-    if (tfb_vec_push(&b->lanes.v[li].spans, d) < 0)
+    tmp_lane *tl = &b->lanes.v[li];
+    if (tfb_vec_push(&tl->spans, d) < 0)
         return TFB_ENOMEM;
+    size_t used = tl->spans.n * sizeof d;
+    if (used + TFB_TRACE_PREFAULT_CHUNK / 2 > tl->prefaulted)
+        tfb_trace_prefault_ahead(tl->spans.v, used, tl->spans.cap * sizeof d,
+                                 &tl->prefaulted);
     if (!host && s->device >= 0 && s->device != b->last_device) {
         err = tfb_trace_builder_device(b, s->device, -1, -1);
         if (!err)
@@ -370,7 +443,15 @@ int tfb_trace_builder_call(tfb_trace_builder *b, const tfb_trace_call *c)
         return err;
     if (c->correlation < 0 || c->end < c->start || c->start < 0)
         return 0;
-    if (b->calls.n >= UINT32_MAX || tfb_vec_push(&b->calls, *c) < 0)
+    /* A copy field by field: the caller's padding bytes would reach the
+     * columnar cache file (which stores calls raw). */
+    tfb_trace_call k;
+    memset(&k, 0, sizeof k);
+    k.start = c->start;
+    k.end = c->end;
+    k.correlation = c->correlation;
+    k.name = c->name;
+    if (b->calls.n >= UINT32_MAX || tfb_vec_push(&b->calls, k) < 0)
         return TFB_ENOMEM;
     tfb_trace_call *d = &b->calls.v[b->calls.n - 1];
     if (d->correlation > b->corr_max)
@@ -379,42 +460,38 @@ int tfb_trace_builder_call(tfb_trace_builder *b, const tfb_trace_call *c)
     return 0;
 }
 
-int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
-                                 size_t n, size_t cap)
+int64_t tfb_trace_builder_corr_base(const tfb_trace_builder *b)
 {
-    int err = count_rows(b, n);
+    return b->corr_base;
+}
+
+int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
+                                 size_t n, size_t cap, uint64_t rows,
+                                 int64_t corr_max)
+{
+    int err = count_rows(b, rows);
     if (!err && (uint64_t)b->calls.n + n >= UINT32_MAX)
         err = TFB_ETOOBIG;
     if (err) {
         free(v);
         return err;
     }
-    /* Rows with no correlation or nonsense times are dropped, as
-     * tfb_trace_builder_call does. */
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        tfb_trace_call c = v[i];
-        if (c.correlation < 0 || c.end < c.start || c.start < 0)
-            continue;
-        if (c.correlation > b->corr_max)
-            b->corr_max = c.correlation;
-        c.correlation += b->corr_base;
-        v[m++] = c;
-    }
+    if (corr_max > b->corr_max)
+        b->corr_max = corr_max;
     if (b->calls.n == 0) {
         free(b->calls.v);
         b->calls.v = v;
-        b->calls.n = m;
+        b->calls.n = n;
         b->calls.cap = cap;
         return 0;
     }
-    if (tfb_vec_need(&b->calls, b->calls.n + m) < 0) {
+    if (tfb_vec_need(&b->calls, b->calls.n + n) < 0) {
         free(v);
         return TFB_ENOMEM;
     }
-    if (m)
-        memcpy(b->calls.v + b->calls.n, v, m * sizeof *v);
-    b->calls.n += m;
+    if (n)
+        memcpy(b->calls.v + b->calls.n, v, n * sizeof *v);
+    b->calls.n += n;
     free(v);
     return 0;
 }
@@ -734,6 +811,7 @@ static int finish_spans(tfb_trace_builder *b)
     t->lanes = calloc(nl ? nl : 1, sizeof *t->lanes);
     if (!t->spans || !t->lanes)
         return TFB_ENOMEM;
+    tfb_trace_prefault_all(t->spans, total * sizeof *t->spans);
     size_t off = 0;
     for (size_t i = 0; i < nl; i++) {
         tmp_lane *tl = &b->lanes.v[i];
@@ -776,6 +854,8 @@ static int finish_calls(tfb_trace *t)
     t->calls_by_corr = malloc(t->ncalls * sizeof *t->calls_by_corr);
     if (!t->calls_by_corr)
         return TFB_ENOMEM;
+    tfb_trace_prefault_all(t->calls_by_corr,
+                           t->ncalls * sizeof *t->calls_by_corr);
     sorted = 1;
     for (size_t i = 0; i < t->ncalls; i++) {
         t->calls_by_corr[i] = (uint32_t)i;
@@ -792,14 +872,17 @@ static int finish_calls(tfb_trace *t)
 int tfb_trace_builder_finish(tfb_trace_builder *b, tfb_trace **out)
 {
     tfb_trace *t = b->t;
+    tfb_trace_load_ctl *ctl = b->ctl;
     tfb_idxtab_free(&b->ktab);
     move_arrays(b);
     if (t->ncolls > 1)
         qsort(t->colls, t->ncolls, sizeof *t->colls, cmp_coll);
     int err = finish_spans(b);
+    tfb_trace_load_ctl_phase(ctl, "spans sorted, lanes indexed");
     if (!err)
         err = finish_calls(t);
     free_building(b);
+    tfb_trace_load_ctl_phase(ctl, "calls indexed, builder freed");
     if (err) {
         tfb_trace_free(t);
         return err;
@@ -834,6 +917,7 @@ int tfb_trace_builder_finish(tfb_trace_builder *b, tfb_trace **out)
     if (t->first_ns == INT64_MAX)
         t->first_ns = 0;
     err = tfb_trace_aggregate(t);
+    tfb_trace_load_ctl_phase(ctl, "aggregates");
     if (err) {
         tfb_trace_free(t);
         return err;
