@@ -246,14 +246,18 @@ int tfb_trace_builder_call(tfb_trace_builder *b, const tfb_trace_call *c);
 /* Adds n calls read elsewhere (a reader thread), kept as
  * tfb_trace_builder_call keeps them: rows with no correlation id or
  * nonsense times left out, the current file's correlation base
- * (tfb_trace_builder_corr_base) added to the ids, names interned in this
- * builder; rows: the rows read (counted against the row budget), corr_max
- * the largest raw id among them (-1: none). Takes the malloc'd array v of
- * capacity cap (adopted when the builder has no call yet, else copied and
- * freed). 0, TFB_ENOMEM or TFB_ETOOBIG; v is consumed in all cases. */
+ * (tfb_trace_builder_corr_base) added to the ids; rows: the rows read
+ * (counted against the row budget), corr_max the largest raw id among
+ * them (-1: none). Names are the reader's own indexes, map (malloc'd,
+ * nmap entries, taken; NULL when the names are this builder's already)
+ * says which string of this builder each is: the renaming is done in the
+ * finish's pass over the calls, not a pass of its own (a name past the
+ * map: -1). Takes the malloc'd array v of capacity cap (adopted when the
+ * builder has no call yet, else copied and freed). 0, TFB_ENOMEM or
+ * TFB_ETOOBIG; v and map are consumed in all cases. */
 int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
                                  size_t n, size_t cap, uint64_t rows,
-                                 int64_t corr_max);
+                                 int64_t corr_max, int32_t *map, size_t nmap);
 /* What the current file's correlation ids are offset by (ids of a file
  * live in their own space: begin_file). */
 int64_t tfb_trace_builder_corr_base(const tfb_trace_builder *b);

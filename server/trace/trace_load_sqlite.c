@@ -636,13 +636,13 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
         }
     }
     if (!err) {
-        for (size_t i = 0; i < R->calls.n; i++)
-            if (R->calls.v[i].name >= 0)
-                R->calls.v[i].name = map[R->calls.v[i].name];
+        /* The names are renamed in the builder's finish (one pass over
+         * the calls fewer). */
         err = tfb_trace_builder_calls_take(L->b, R->calls.v, R->calls.n,
                                            R->calls.cap, R->nrows,
-                                           R->corr_max);
+                                           R->corr_max, map, R->names.n);
         memset(&R->calls, 0, sizeof R->calls);
+        map = NULL;
     }
     free(map);
     reader_free(R);
