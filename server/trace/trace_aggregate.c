@@ -348,34 +348,34 @@ static int device_event(tfb_trace_device_summary *o, dev_acc *acc,
 /* HTA's idle breakdown of one stream (trace.h): its events in start
  * order, each gap g > 0 after the previous event's end classed by the
  * next event's launch call. HTA also sums gaps <= 0 (events that overlap
- * on one stream, which CUDA does not run); they are no idle time here. */
-static void stream_idle(const tfb_trace *t, const tfb_trace_lane *l,
-                        tfb_trace_stream_idle *o)
+ * on one stream, which CUDA does not run); they are no idle time here.
+ * Fed span by span from the aggregates' merge, which hands each lane's
+ * spans in the lane's order (no pass of its own over the spans). */
+typedef struct stream_acc {
+    int64_t prev_end;
+    size_t hint; /* find_call's */
+} stream_acc;
+
+static void stream_idle_step(const tfb_trace *t, const tfb_trace_span *s,
+                             tfb_trace_stream_idle *o, stream_acc *st)
 {
-    memset(o, 0, sizeof *o);
-    o->device = l->device;
-    o->stream = l->stream;
-    int64_t prev_end = 0;
-    size_t hint = 0;
-    for (size_t i = l->off; i < l->off + l->n; i++) {
-        const tfb_trace_span *s = &t->spans[i];
-        if (s->kind != TFB_TRACE_KERNEL && s->kind != TFB_TRACE_MEMCPY &&
-            s->kind != TFB_TRACE_MEMSET)
-            continue;
-        if (o->events++ > 0) {
-            int64_t gap = s->start - prev_end;
-            if (gap > 0) {
-                const tfb_trace_call *c = find_call(t, s->correlation, &hint);
-                if (c && c->start > prev_end)
-                    o->host_wait_ns += gap;
-                else if (gap < TFB_TRACE_KERNEL_WAIT_NS)
-                    o->kernel_wait_ns += gap;
-                else
-                    o->other_ns += gap;
-            }
+    if (s->kind != TFB_TRACE_KERNEL && s->kind != TFB_TRACE_MEMCPY &&
+        s->kind != TFB_TRACE_MEMSET)
+        return;
+    if (o->events++ > 0) {
+        int64_t gap = s->start - st->prev_end;
+        if (gap > 0) {
+            const tfb_trace_call *c =
+                find_call(t, s->correlation, &st->hint);
+            if (c && c->start > st->prev_end)
+                o->host_wait_ns += gap;
+            else if (gap < TFB_TRACE_KERNEL_WAIT_NS)
+                o->kernel_wait_ns += gap;
+            else
+                o->other_ns += gap;
         }
-        prev_end = s->end;
     }
+    st->prev_end = s->end;
 }
 
 static void kernel_stat_add(kstat *acc, size_t nstrings,
@@ -485,10 +485,28 @@ int tfb_trace_aggregate(tfb_trace *t)
     kstat *ks = calloc(ns, sizeof *ks);
     size_t *ldev = lane_devices(t);
     cursor *heap = malloc((t->nlanes ? t->nlanes : 1) * sizeof *heap);
+    /* HTA's breakdown, one entry a GPU stream (lanes of known devices, in
+     * lane order), and each lane's entry (SIZE_MAX: none) and state. */
+    size_t nstreams = 0;
+    for (size_t i = 0; ldev && i < t->nlanes; i++)
+        nstreams += !t->lanes[i].host && ldev[i] != SIZE_MAX;
+    a->streams = calloc(nstreams ? nstreams : 1, sizeof *a->streams);
+    size_t *lstream = malloc((t->nlanes ? t->nlanes : 1) * sizeof *lstream);
+    stream_acc *sacc = calloc(t->nlanes ? t->nlanes : 1, sizeof *sacc);
     int err = 0;
-    if (!a->dev || !a->busy || !a->nbusy || !acc || !ks || !ldev || !heap) {
+    if (!a->dev || !a->busy || !a->nbusy || !acc || !ks || !ldev || !heap ||
+        !a->streams || !lstream || !sacc) {
         err = TFB_ENOMEM;
         goto out;
+    }
+    for (size_t i = 0; i < t->nlanes; i++) {
+        lstream[i] = SIZE_MAX;
+        if (t->lanes[i].host || ldev[i] == SIZE_MAX)
+            continue;
+        tfb_trace_stream_idle *si = &a->streams[a->nstreams];
+        si->device = t->lanes[i].device;
+        si->stream = t->lanes[i].stream;
+        lstream[i] = a->nstreams++;
     }
     for (size_t d = 0; d < t->ndevices; d++) {
         a->dev[d].id = t->devices[d].id;
@@ -511,7 +529,8 @@ int tfb_trace_aggregate(tfb_trace *t)
     int64_t grand = 0;
     while (hn && !err) {
         const tfb_trace_span *s = &t->spans[heap[0].pos];
-        size_t d = ldev[heap[0].lane];
+        size_t lane = heap[0].lane;
+        size_t d = ldev[lane];
         if (++heap[0].pos == heap[0].end_pos) {
             heap[0] = heap[--hn];
         } else {
@@ -523,6 +542,7 @@ int tfb_trace_aggregate(tfb_trace *t)
             kernel_stat_add(ks, t->nstrings, t, s, &grand);
         if (d == SIZE_MAX)
             continue;
+        stream_idle_step(t, s, &a->streams[lstream[lane]], &sacc[lane]);
         int64_t dur = s->end - s->start;
         tfb_trace_device_summary *o = &a->dev[d];
         if (s->kind == TFB_TRACE_KERNEL || s->kind == TFB_TRACE_MEMCPY ||
@@ -557,19 +577,12 @@ int tfb_trace_aggregate(tfb_trace *t)
         o->busy_fraction =
             o->span_ns > 0 ? (double)o->busy_ns / (double)o->span_ns : 0.0;
     }
-    /* HTA's idle breakdown, stream by stream; a device's is the sum of its
-     * streams'. */
-    size_t nstreams = 0;
-    for (size_t i = 0; i < t->nlanes; i++)
-        nstreams += !t->lanes[i].host && ldev[i] != SIZE_MAX;
-    a->streams = calloc(nstreams ? nstreams : 1, sizeof *a->streams);
-    if (!err && !a->streams)
-        err = TFB_ENOMEM;
+    /* HTA's idle breakdown, stream by stream (made in the merge); a
+     * device's is the sum of its streams'. */
     for (size_t i = 0; i < t->nlanes && !err; i++) {
-        if (t->lanes[i].host || ldev[i] == SIZE_MAX)
+        if (lstream[i] == SIZE_MAX)
             continue;
-        tfb_trace_stream_idle *si = &a->streams[a->nstreams++];
-        stream_idle(t, &t->lanes[i], si);
+        const tfb_trace_stream_idle *si = &a->streams[lstream[i]];
         tfb_trace_device_summary *o = &a->dev[ldev[i]];
         o->idle_host_wait_ns += si->host_wait_ns;
         o->idle_kernel_wait_ns += si->kernel_wait_ns;
@@ -586,6 +599,8 @@ out:
     free(ks);
     free(ldev);
     free(heap);
+    free(lstream);
+    free(sacc);
     if (err) {
         tfb_trace_aggregates_free(a);
         return err;

@@ -861,7 +861,6 @@ static int finish_spans(tfb_trace_builder *b)
     if (!t->spans || !t->lanes)
         return TFB_ENOMEM;
     t->nlanes = nl; /* freed with the trace from here on (trees) */
-    tfb_trace_prefault_all(t->spans, total * sizeof *t->spans);
     const size_t F = TFB_TRACE_TREE_FANOUT;
     size_t off = 0;
     for (size_t i = 0; i < nl; i++) {
@@ -879,6 +878,9 @@ static int finish_spans(tfb_trace_builder *b)
         int64_t *lv0 = l->levels ? l->tree : NULL;
         int64_t m = INT64_MIN;
         tfb_trace_span *dst = t->spans + off;
+        /* Faulted in lane by lane, as each lane's own array is freed after
+         * its copy: the peak stays one lane above the spans' size. */
+        tfb_trace_prefault_all(dst, l->n * sizeof *dst);
         int sorted = 1;
         for (size_t k = 0; k < tl->spans.n; k++) {
             dst[k] = tl->spans.v[k];
