@@ -10,7 +10,9 @@
  * the second file's correlation ids are offset in both paths alike; rows
  * written out of time order, calls without a correlation id or with
  * nonsense times (left out), names as StringIds ids and as text.
- * A trace of 200,000 kernels (a few seconds under the sanitizers).
+ * Every call keeps its name (the reader's names are renamed into the
+ * builder's in the finish). A trace of 200,000 kernels (a few seconds
+ * under the sanitizers).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +34,7 @@
 
 typedef struct expect {
     int64_t kernels, kernel_ns, calls, copies, memsets;
+    int64_t memcpy_calls; /* calls named cudaMemcpyAsync */
 } expect;
 
 static void exec(sqlite3 *db, const char *sql)
@@ -158,6 +161,7 @@ static void write_store(const char *path, int64_t n, int64_t t0, expect *e)
         assert_int_equal(sqlite3_step(r), SQLITE_DONE);
         sqlite3_reset(r);
         e->calls += i % 97 != 0 && i % 101 != 0;
+        e->memcpy_calls += i % 97 != 0 && i % 101 != 0 && i % 11 == 0;
         if (i % 50 == 0) {
             sqlite3_bind_int64(m, 1, t + 600);
             sqlite3_bind_int64(m, 2, t + 610);
@@ -189,8 +193,15 @@ static void check_trace(const tfb_trace *t, const expect *e)
     assert_int_equal(t->files_read, 2);
     assert_int_equal(t->nspans, e->kernels + e->copies + e->memsets);
     assert_int_equal(t->ncalls, e->calls);
-    for (size_t i = 1; i < t->ncalls; i++)
-        assert_true(t->calls[i - 1].start <= t->calls[i].start);
+    int64_t memcpy_calls = 0;
+    for (size_t i = 0; i < t->ncalls; i++) {
+        assert_true(i == 0 || t->calls[i - 1].start <= t->calls[i].start);
+        const char *name = tfb_trace_str(t, t->calls[i].name, "");
+        memcpy_calls += strcmp(name, "cudaMemcpyAsync") == 0;
+        if (strcmp(name, "cudaMemcpyAsync") != 0)
+            assert_string_equal(name, "cudaLaunchKernel");
+    }
+    assert_int_equal(memcpy_calls, e->memcpy_calls);
     for (size_t l = 0; l < t->nlanes; l++)
         for (size_t i = 1; i < t->lanes[l].n; i++)
             assert_true(t->spans[t->lanes[l].off + i - 1].start <=
@@ -255,6 +266,7 @@ static void test_parallel_equals_serial(void **state)
     e.calls = ea.calls + eb.calls;
     e.copies = ea.copies + eb.copies;
     e.memsets = ea.memsets + eb.memsets;
+    e.memcpy_calls = ea.memcpy_calls + eb.memcpy_calls;
     char *paths[2] = {a, b2};
     size_t ls, lp;
     uint8_t *s = load_bytes(paths, 1, oa, &e, &ls);
