@@ -166,6 +166,46 @@ int tfb_trace_idle_within(const tfb_trace *t, int32_t device, int64_t w0,
  * order (a heap over the lanes), as the old whole-trace walks saw them.
  * ---------------------------------------------------------------------- */
 
+/* tfb_trace_call_rank(t, corr), searched from `from` onwards when the
+ * call there has a smaller id: a stream's launches are every few
+ * correlation ids apart (one stream of four: every 4th), so the next one
+ * is a few places past the last; a gallop (1, 2, 4, ... places) then a
+ * bisection of the last step finds it in a few reads where a bisection
+ * of the whole table (10 M calls: 23 reads, cache misses) cost 6 % of a
+ * first load's CPU. The same rank as tfb_trace_call_rank: the first
+ * call of that id in correlation order. */
+static size_t call_rank_after(const tfb_trace *t, int64_t corr, size_t from)
+{
+    const tfb_trace_call *c = t->calls;
+    const uint32_t *by = t->calls_by_corr;
+    if (from >= t->ncalls || c[by[from]].correlation >= corr)
+        return tfb_trace_call_rank(t, corr);
+    /* c[by[lo]] < corr; find hi with c[by[hi]] >= corr (or the end). */
+    size_t lo = from, step = 1, hi = t->ncalls;
+    for (;;) {
+        size_t k = lo + step;
+        if (k >= t->ncalls)
+            break;
+        if (c[by[k]].correlation >= corr) {
+            hi = k;
+            break;
+        }
+        lo = k;
+        step *= 2;
+    }
+    lo++; /* the first place that may hold corr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[by[mid]].correlation < corr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->ncalls && c[by[lo]].correlation == corr)
+        return lo;
+    return t->ncalls;
+}
+
 /* The call with that correlation id; *hint remembers where the last one
  * was: launches are found in correlation order most of the time. */
 static const tfb_trace_call *find_call(const tfb_trace *t, int64_t corr,
@@ -180,7 +220,7 @@ static const tfb_trace_call *find_call(const tfb_trace *t, int64_t corr,
             return c;
         }
     }
-    size_t k = tfb_trace_call_rank(t, corr); /* not near: bisection */
+    size_t k = call_rank_after(t, corr, *hint);
     if (k == t->ncalls)
         return NULL;
     *hint = k + 1;
@@ -191,6 +231,7 @@ typedef struct dev_acc {
     int64_t cur_s, cur_e; /* the busy stretch being grown */
     TFB_VEC(int64_t) busy; /* merged intervals, (start, end) pairs; moved
                               into the aggregates at the end */
+    size_t prefaulted;     /* bytes of busy (trace_prefault.c) */
 } dev_acc;
 
 typedef struct kstat {
@@ -250,6 +291,11 @@ static int push_busy(dev_acc *acc, int64_t s, int64_t e)
         return TFB_ENOMEM;
     acc->busy.v[acc->busy.n++] = s;
     acc->busy.v[acc->busy.n++] = e;
+    size_t used = acc->busy.n * sizeof *acc->busy.v;
+    if (used + TFB_TRACE_PREFAULT_CHUNK / 2 > acc->prefaulted)
+        tfb_trace_prefault_ahead(acc->busy.v, used,
+                                 acc->busy.cap * sizeof *acc->busy.v,
+                                 &acc->prefaulted);
     return 0;
 }
 
@@ -302,34 +348,34 @@ static int device_event(tfb_trace_device_summary *o, dev_acc *acc,
 /* HTA's idle breakdown of one stream (trace.h): its events in start
  * order, each gap g > 0 after the previous event's end classed by the
  * next event's launch call. HTA also sums gaps <= 0 (events that overlap
- * on one stream, which CUDA does not run); they are no idle time here. */
-static void stream_idle(const tfb_trace *t, const tfb_trace_lane *l,
-                        tfb_trace_stream_idle *o)
+ * on one stream, which CUDA does not run); they are no idle time here.
+ * Fed span by span from the aggregates' merge, which hands each lane's
+ * spans in the lane's order (no pass of its own over the spans). */
+typedef struct stream_acc {
+    int64_t prev_end;
+    size_t hint; /* find_call's */
+} stream_acc;
+
+static void stream_idle_step(const tfb_trace *t, const tfb_trace_span *s,
+                             tfb_trace_stream_idle *o, stream_acc *st)
 {
-    memset(o, 0, sizeof *o);
-    o->device = l->device;
-    o->stream = l->stream;
-    int64_t prev_end = 0;
-    size_t hint = 0;
-    for (size_t i = l->off; i < l->off + l->n; i++) {
-        const tfb_trace_span *s = &t->spans[i];
-        if (s->kind != TFB_TRACE_KERNEL && s->kind != TFB_TRACE_MEMCPY &&
-            s->kind != TFB_TRACE_MEMSET)
-            continue;
-        if (o->events++ > 0) {
-            int64_t gap = s->start - prev_end;
-            if (gap > 0) {
-                const tfb_trace_call *c = find_call(t, s->correlation, &hint);
-                if (c && c->start > prev_end)
-                    o->host_wait_ns += gap;
-                else if (gap < TFB_TRACE_KERNEL_WAIT_NS)
-                    o->kernel_wait_ns += gap;
-                else
-                    o->other_ns += gap;
-            }
+    if (s->kind != TFB_TRACE_KERNEL && s->kind != TFB_TRACE_MEMCPY &&
+        s->kind != TFB_TRACE_MEMSET)
+        return;
+    if (o->events++ > 0) {
+        int64_t gap = s->start - st->prev_end;
+        if (gap > 0) {
+            const tfb_trace_call *c =
+                find_call(t, s->correlation, &st->hint);
+            if (c && c->start > st->prev_end)
+                o->host_wait_ns += gap;
+            else if (gap < TFB_TRACE_KERNEL_WAIT_NS)
+                o->kernel_wait_ns += gap;
+            else
+                o->other_ns += gap;
         }
-        prev_end = s->end;
     }
+    st->prev_end = s->end;
 }
 
 static void kernel_stat_add(kstat *acc, size_t nstrings,
@@ -439,10 +485,28 @@ int tfb_trace_aggregate(tfb_trace *t)
     kstat *ks = calloc(ns, sizeof *ks);
     size_t *ldev = lane_devices(t);
     cursor *heap = malloc((t->nlanes ? t->nlanes : 1) * sizeof *heap);
+    /* HTA's breakdown, one entry a GPU stream (lanes of known devices, in
+     * lane order), and each lane's entry (SIZE_MAX: none) and state. */
+    size_t nstreams = 0;
+    for (size_t i = 0; ldev && i < t->nlanes; i++)
+        nstreams += !t->lanes[i].host && ldev[i] != SIZE_MAX;
+    a->streams = calloc(nstreams ? nstreams : 1, sizeof *a->streams);
+    size_t *lstream = malloc((t->nlanes ? t->nlanes : 1) * sizeof *lstream);
+    stream_acc *sacc = calloc(t->nlanes ? t->nlanes : 1, sizeof *sacc);
     int err = 0;
-    if (!a->dev || !a->busy || !a->nbusy || !acc || !ks || !ldev || !heap) {
+    if (!a->dev || !a->busy || !a->nbusy || !acc || !ks || !ldev || !heap ||
+        !a->streams || !lstream || !sacc) {
         err = TFB_ENOMEM;
         goto out;
+    }
+    for (size_t i = 0; i < t->nlanes; i++) {
+        lstream[i] = SIZE_MAX;
+        if (t->lanes[i].host || ldev[i] == SIZE_MAX)
+            continue;
+        tfb_trace_stream_idle *si = &a->streams[a->nstreams];
+        si->device = t->lanes[i].device;
+        si->stream = t->lanes[i].stream;
+        lstream[i] = a->nstreams++;
     }
     for (size_t d = 0; d < t->ndevices; d++) {
         a->dev[d].id = t->devices[d].id;
@@ -465,7 +529,8 @@ int tfb_trace_aggregate(tfb_trace *t)
     int64_t grand = 0;
     while (hn && !err) {
         const tfb_trace_span *s = &t->spans[heap[0].pos];
-        size_t d = ldev[heap[0].lane];
+        size_t lane = heap[0].lane;
+        size_t d = ldev[lane];
         if (++heap[0].pos == heap[0].end_pos) {
             heap[0] = heap[--hn];
         } else {
@@ -477,6 +542,7 @@ int tfb_trace_aggregate(tfb_trace *t)
             kernel_stat_add(ks, t->nstrings, t, s, &grand);
         if (d == SIZE_MAX)
             continue;
+        stream_idle_step(t, s, &a->streams[lstream[lane]], &sacc[lane]);
         int64_t dur = s->end - s->start;
         tfb_trace_device_summary *o = &a->dev[d];
         if (s->kind == TFB_TRACE_KERNEL || s->kind == TFB_TRACE_MEMCPY ||
@@ -511,19 +577,12 @@ int tfb_trace_aggregate(tfb_trace *t)
         o->busy_fraction =
             o->span_ns > 0 ? (double)o->busy_ns / (double)o->span_ns : 0.0;
     }
-    /* HTA's idle breakdown, stream by stream; a device's is the sum of its
-     * streams'. */
-    size_t nstreams = 0;
-    for (size_t i = 0; i < t->nlanes; i++)
-        nstreams += !t->lanes[i].host && ldev[i] != SIZE_MAX;
-    a->streams = calloc(nstreams ? nstreams : 1, sizeof *a->streams);
-    if (!err && !a->streams)
-        err = TFB_ENOMEM;
+    /* HTA's idle breakdown, stream by stream (made in the merge); a
+     * device's is the sum of its streams'. */
     for (size_t i = 0; i < t->nlanes && !err; i++) {
-        if (t->lanes[i].host || ldev[i] == SIZE_MAX)
+        if (lstream[i] == SIZE_MAX)
             continue;
-        tfb_trace_stream_idle *si = &a->streams[a->nstreams++];
-        stream_idle(t, &t->lanes[i], si);
+        const tfb_trace_stream_idle *si = &a->streams[lstream[i]];
         tfb_trace_device_summary *o = &a->dev[ldev[i]];
         o->idle_host_wait_ns += si->host_wait_ns;
         o->idle_kernel_wait_ns += si->kernel_wait_ns;
@@ -540,6 +599,8 @@ out:
     free(ks);
     free(ldev);
     free(heap);
+    free(lstream);
+    free(sacc);
     if (err) {
         tfb_trace_aggregates_free(a);
         return err;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/deadline.h"
 #include "base/hash.h"
@@ -27,6 +28,7 @@ typedef struct tmp_lane {
     int32_t device, stream;
     uint8_t host;
     TFB_VEC(tfb_trace_span) spans;
+    size_t prefaulted; /* bytes of spans faulted in (trace_prefault.c) */
 } tmp_lane;
 
 /* The arrays grow in the builder and move into the trace when it is
@@ -61,6 +63,11 @@ struct tfb_trace_builder {
     TFB_VEC(tfb_trace_note) notes;
     TFB_VEC(tfb_trace_pg) pgs;
     TFB_VEC(tfb_trace_collective) colls;
+    /* Names of calls [call_map_from, + call_map_n) still to be renamed by
+     * call_map (call_map_len entries; tfb_trace_builder_calls_take): done
+     * in finish_calls' pass, not in a pass of its own. */
+    int32_t *call_map;
+    size_t call_map_len, call_map_from, call_map_n;
 };
 
 /* ------------------------------------------------------------------------
@@ -70,6 +77,72 @@ int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c)
 {
     return c && c->deadline > 0 &&
            (double)tfb_mono_now_ns() * 1e-9 > c->deadline;
+}
+
+static double clock_s(clockid_t id)
+{
+    struct timespec ts;
+    if (clock_gettime(id, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double tfb_trace_clock_wall(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
+}
+
+double tfb_trace_clock_cpu(void)
+{
+    return clock_s(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+double tfb_trace_clock_thread(void)
+{
+    return clock_s(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* The slot of phase `name`: a new one, or the last when the table is
+ * full (its name then says it holds more). */
+static tfb_trace_load_phase *phase_slot(tfb_trace_load_ctl *c,
+                                        const char *name)
+{
+    if (c->nphases < TFB_TRACE_LOAD_MAX_PHASES) {
+        tfb_trace_load_phase *p = &c->phases[c->nphases++];
+        memset(p, 0, sizeof *p);
+        p->name = name;
+        return p;
+    }
+    tfb_trace_load_phase *p = &c->phases[TFB_TRACE_LOAD_MAX_PHASES - 1];
+    p->name = "later phases";
+    return p;
+}
+
+void tfb_trace_load_ctl_phase(tfb_trace_load_ctl *c, const char *name)
+{
+    if (!c)
+        return;
+    double w = tfb_trace_clock_wall(), cpu = tfb_trace_clock_cpu(),
+           th = tfb_trace_clock_thread();
+    tfb_trace_load_phase *p = phase_slot(c, name);
+    p->wall_s += w - c->phase_wall0;
+    p->cpu_s += cpu - c->phase_cpu0;
+    p->thread_cpu_s += th - c->phase_thread0;
+    c->phase_wall0 = w;
+    c->phase_cpu0 = cpu;
+    c->phase_thread0 = th;
+}
+
+void tfb_trace_load_ctl_phase_add(tfb_trace_load_ctl *c, const char *name,
+                                  double wall_s, double thread_cpu_s)
+{
+    if (!c)
+        return;
+    tfb_trace_load_phase *p = phase_slot(c, name);
+    p->wall_s += wall_s;
+    p->thread_cpu_s += thread_cpu_s;
+    p->cpu_s += thread_cpu_s;
+    p->parallel = 1;
 }
 
 tfb_trace_load_ctl *tfb_trace_builder_ctl(tfb_trace_builder *b)
@@ -353,8 +426,13 @@ int tfb_trace_builder_span(tfb_trace_builder *b, const tfb_trace_span_in *s)
     }
     if (d.info < 0)
         return TFB_ENOMEM;
-    if (tfb_vec_push(&b->lanes.v[li].spans, d) < 0)
+    tmp_lane *tl = &b->lanes.v[li];
+    if (tfb_vec_push(&tl->spans, d) < 0)
         return TFB_ENOMEM;
+    size_t used = tl->spans.n * sizeof d;
+    if (used + TFB_TRACE_PREFAULT_CHUNK / 2 > tl->prefaulted)
+        tfb_trace_prefault_ahead(tl->spans.v, used, tl->spans.cap * sizeof d,
+                                 &tl->prefaulted);
     if (!host && s->device >= 0 && s->device != b->last_device) {
         err = tfb_trace_builder_device(b, s->device, -1, -1);
         if (!err)
@@ -370,7 +448,15 @@ int tfb_trace_builder_call(tfb_trace_builder *b, const tfb_trace_call *c)
         return err;
     if (c->correlation < 0 || c->end < c->start || c->start < 0)
         return 0;
-    if (b->calls.n >= UINT32_MAX || tfb_vec_push(&b->calls, *c) < 0)
+    /* A copy field by field: the caller's padding bytes would reach the
+     * columnar cache file (which stores calls raw). */
+    tfb_trace_call k;
+    memset(&k, 0, sizeof k);
+    k.start = c->start;
+    k.end = c->end;
+    k.correlation = c->correlation;
+    k.name = c->name;
+    if (b->calls.n >= UINT32_MAX || tfb_vec_push(&b->calls, k) < 0)
         return TFB_ENOMEM;
     tfb_trace_call *d = &b->calls.v[b->calls.n - 1];
     if (d->correlation > b->corr_max)
@@ -379,42 +465,59 @@ int tfb_trace_builder_call(tfb_trace_builder *b, const tfb_trace_call *c)
     return 0;
 }
 
-int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
-                                 size_t n, size_t cap)
+/* Renames calls [from, from + n) by map (nmap entries; a name past it:
+ * -1). */
+static void rename_calls(tfb_trace_call *c, size_t from, size_t n,
+                         const int32_t *map, size_t nmap)
 {
-    int err = count_rows(b, n);
+    for (size_t i = from; i < from + n; i++)
+        if (c[i].name >= 0)
+            c[i].name = (size_t)c[i].name < nmap ? map[c[i].name] : -1;
+}
+
+int64_t tfb_trace_builder_corr_base(const tfb_trace_builder *b)
+{
+    return b->corr_base;
+}
+
+int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
+                                 size_t n, size_t cap, uint64_t rows,
+                                 int64_t corr_max, int32_t *map, size_t nmap)
+{
+    int err = count_rows(b, rows);
     if (!err && (uint64_t)b->calls.n + n >= UINT32_MAX)
         err = TFB_ETOOBIG;
     if (err) {
         free(v);
+        free(map);
         return err;
     }
-    /* Rows with no correlation or nonsense times are dropped, as
-     * tfb_trace_builder_call does. */
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        tfb_trace_call c = v[i];
-        if (c.correlation < 0 || c.end < c.start || c.start < 0)
-            continue;
-        if (c.correlation > b->corr_max)
-            b->corr_max = c.correlation;
-        c.correlation += b->corr_base;
-        v[m++] = c;
-    }
+    if (corr_max > b->corr_max)
+        b->corr_max = corr_max;
+    /* One map waits for finish_calls; an older one is applied now (a
+     * second store of the run). */
+    if (b->call_map)
+        rename_calls(b->calls.v, b->call_map_from, b->call_map_n,
+                     b->call_map, b->call_map_len);
+    free(b->call_map);
+    b->call_map = map;
+    b->call_map_len = nmap;
+    b->call_map_from = b->calls.n;
+    b->call_map_n = map ? n : 0;
     if (b->calls.n == 0) {
         free(b->calls.v);
         b->calls.v = v;
-        b->calls.n = m;
+        b->calls.n = n;
         b->calls.cap = cap;
         return 0;
     }
-    if (tfb_vec_need(&b->calls, b->calls.n + m) < 0) {
+    if (tfb_vec_need(&b->calls, b->calls.n + n) < 0) {
         free(v);
         return TFB_ENOMEM;
     }
-    if (m)
-        memcpy(b->calls.v + b->calls.n, v, m * sizeof *v);
-    b->calls.n += m;
+    if (n)
+        memcpy(b->calls.v + b->calls.n, v, n * sizeof *v);
+    b->calls.n += n;
     free(v);
     return 0;
 }
@@ -611,6 +714,7 @@ static void free_building(tfb_trace_builder *b)
     tfb_vec_free(&b->notes);
     tfb_vec_free(&b->pgs);
     tfb_vec_free(&b->colls);
+    free(b->call_map);
     free(b);
 }
 
@@ -685,11 +789,15 @@ static int cmp_corr_idx(const void *a, const void *b, void *arg)
     return (x > y) - (x < y);
 }
 
-static int build_tree(tfb_trace *t, tfb_trace_lane *l)
+/* The shape of lane l's max-end tree (levels of TFB_TRACE_TREE_FANOUT)
+ * and its memory: 0 or TFB_ENOMEM. Level 0 is filled by the caller (as
+ * the spans are copied: no pass of its own), the others by tree_upper. */
+static int tree_alloc(tfb_trace_lane *l)
 {
     const size_t F = TFB_TRACE_TREE_FANOUT;
     size_t total = 0, n = l->n;
     l->levels = 0;
+    l->tree = NULL;
     while (n > F && l->levels < TFB_TRACE_TREE_LEVELS) {
         n = (n + F - 1) / F;
         l->tree_off[l->levels] = total;
@@ -700,23 +808,41 @@ static int build_tree(tfb_trace *t, tfb_trace_lane *l)
     if (!total)
         return 0;
     l->tree = malloc(total * sizeof *l->tree);
-    if (!l->tree)
-        return TFB_ENOMEM;
-    for (size_t lv = 0; lv < l->levels; lv++) {
+    return l->tree ? 0 : TFB_ENOMEM;
+}
+
+/* Level 0 of lane l's tree from its spans (a lane that had to be sorted
+ * after its copy). */
+static void tree_level0(const tfb_trace *t, tfb_trace_lane *l)
+{
+    const size_t F = TFB_TRACE_TREE_FANOUT;
+    if (!l->levels)
+        return;
+    for (size_t k = 0; k < l->tree_n[0]; k++) {
+        int64_t m = INT64_MIN;
+        for (size_t i = k * F; i < (k + 1) * F && i < l->n; i++)
+            if (t->spans[l->off + i].end > m)
+                m = t->spans[l->off + i].end;
+        l->tree[k] = m;
+    }
+}
+
+/* The levels above 0, each from the one below. */
+static void tree_upper(tfb_trace_lane *l)
+{
+    const size_t F = TFB_TRACE_TREE_FANOUT;
+    for (size_t lv = 1; lv < l->levels; lv++) {
         int64_t *dst = l->tree + l->tree_off[lv];
-        size_t below = lv ? l->tree_n[lv - 1] : l->n;
+        const int64_t *below = l->tree + l->tree_off[lv - 1];
+        size_t nb = l->tree_n[lv - 1];
         for (size_t k = 0; k < l->tree_n[lv]; k++) {
             int64_t m = INT64_MIN;
-            for (size_t i = k * F; i < (k + 1) * F && i < below; i++) {
-                int64_t v = lv ? l->tree[l->tree_off[lv - 1] + i]
-                               : t->spans[l->off + i].end;
-                if (v > m)
-                    m = v;
-            }
+            for (size_t i = k * F; i < (k + 1) * F && i < nb; i++)
+                if (below[i] > m)
+                    m = below[i];
             dst[k] = m;
         }
     }
-    return 0;
 }
 
 static int finish_spans(tfb_trace_builder *b)
@@ -734,6 +860,8 @@ static int finish_spans(tfb_trace_builder *b)
     t->lanes = calloc(nl ? nl : 1, sizeof *t->lanes);
     if (!t->spans || !t->lanes)
         return TFB_ENOMEM;
+    t->nlanes = nl; /* freed with the trace from here on (trees) */
+    const size_t F = TFB_TRACE_TREE_FANOUT;
     size_t off = 0;
     for (size_t i = 0; i < nl; i++) {
         tmp_lane *tl = &b->lanes.v[i];
@@ -743,47 +871,77 @@ static int finish_spans(tfb_trace_builder *b)
         l->host = tl->host;
         l->off = off;
         l->n = tl->spans.n;
+        if (tree_alloc(l))
+            return TFB_ENOMEM;
+        /* One pass: the copy, the order check, and the tree's level 0
+         * (the max end of each F spans), kept when no sort follows. */
+        int64_t *lv0 = l->levels ? l->tree : NULL;
+        int64_t m = INT64_MIN;
         tfb_trace_span *dst = t->spans + off;
+        /* Faulted in lane by lane, as each lane's own array is freed after
+         * its copy: the peak stays one lane above the spans' size. */
+        tfb_trace_prefault_all(dst, l->n * sizeof *dst);
         int sorted = 1;
         for (size_t k = 0; k < tl->spans.n; k++) {
             dst[k] = tl->spans.v[k];
             dst[k].lane = (uint16_t)i;
             if (k && sorted && cmp_span(&dst[k - 1], &dst[k]) > 0)
                 sorted = 0;
+            if (dst[k].end > m)
+                m = dst[k].end;
+            if (lv0 && (k % F == F - 1 || k + 1 == tl->spans.n)) {
+                lv0[k / F] = m;
+                m = INT64_MIN;
+            }
         }
         tfb_vec_free(&tl->spans);
-        if (!sorted)
+        if (!sorted) {
             qsort(dst, l->n, sizeof *dst, cmp_span);
+            tree_level0(t, l);
+        }
+        tree_upper(l);
         off += l->n;
     }
     t->nspans = total;
-    t->nlanes = nl;
-    for (size_t i = 0; i < t->nlanes; i++)
-        if (build_tree(t, &t->lanes[i]))
-            return TFB_ENOMEM;
     return 0;
 }
 
-static int finish_calls(tfb_trace *t)
+/* Calls by start, and their order by correlation id. One pass over the
+ * calls in the usual case (launch order is start and correlation order):
+ * the reader's names renamed (the builder's pending map), both order
+ * checks and the identity index. */
+static int finish_calls(tfb_trace_builder *b, tfb_trace *t)
 {
     if (!t->ncalls)
         return 0;
-    int sorted = 1;
-    for (size_t i = 1; i < t->ncalls && sorted; i++)
-        sorted = cmp_call_start(&t->calls[i - 1], &t->calls[i]) <= 0;
-    if (!sorted)
-        qsort(t->calls, t->ncalls, sizeof *t->calls, cmp_call_start);
     t->calls_by_corr = malloc(t->ncalls * sizeof *t->calls_by_corr);
     if (!t->calls_by_corr)
         return TFB_ENOMEM;
-    sorted = 1;
+    tfb_trace_prefault_all(t->calls_by_corr,
+                           t->ncalls * sizeof *t->calls_by_corr);
+    tfb_trace_call *c = t->calls;
+    const int32_t *map = b->call_map;
+    size_t m0 = b->call_map_from, m1 = m0 + b->call_map_n;
+    int sorted = 1, corr_sorted = 1;
     for (size_t i = 0; i < t->ncalls; i++) {
+        if (map && i >= m0 && i < m1 && c[i].name >= 0)
+            c[i].name = (size_t)c[i].name < b->call_map_len
+                            ? map[c[i].name]
+                            : -1;
         t->calls_by_corr[i] = (uint32_t)i;
-        if (i && t->calls[i - 1].correlation > t->calls[i].correlation)
+        if (i && sorted && cmp_call_start(&c[i - 1], &c[i]) > 0)
             sorted = 0;
+        if (i && c[i - 1].correlation > c[i].correlation)
+            corr_sorted = 0;
+    }
+    if (!sorted) {
+        qsort(c, t->ncalls, sizeof *c, cmp_call_start);
+        corr_sorted = 1;
+        for (size_t i = 1; i < t->ncalls && corr_sorted; i++)
+            corr_sorted = c[i - 1].correlation <= c[i].correlation;
     }
     /* Launch order is usually correlation order: no sort then. */
-    if (!sorted)
+    if (!corr_sorted)
         qsort_r(t->calls_by_corr, t->ncalls, sizeof *t->calls_by_corr,
                 cmp_corr_idx, t->calls);
     return 0;
@@ -792,14 +950,17 @@ static int finish_calls(tfb_trace *t)
 int tfb_trace_builder_finish(tfb_trace_builder *b, tfb_trace **out)
 {
     tfb_trace *t = b->t;
+    tfb_trace_load_ctl *ctl = b->ctl;
     tfb_idxtab_free(&b->ktab);
     move_arrays(b);
     if (t->ncolls > 1)
         qsort(t->colls, t->ncolls, sizeof *t->colls, cmp_coll);
     int err = finish_spans(b);
+    tfb_trace_load_ctl_phase(ctl, "spans sorted, lanes indexed");
     if (!err)
-        err = finish_calls(t);
+        err = finish_calls(b, t);
     free_building(b);
+    tfb_trace_load_ctl_phase(ctl, "calls indexed, builder freed");
     if (err) {
         tfb_trace_free(t);
         return err;
@@ -834,6 +995,7 @@ int tfb_trace_builder_finish(tfb_trace_builder *b, tfb_trace **out)
     if (t->first_ns == INT64_MAX)
         t->first_ns = 0;
     err = tfb_trace_aggregate(t);
+    tfb_trace_load_ctl_phase(ctl, "aggregates");
     if (err) {
         tfb_trace_free(t);
         return err;

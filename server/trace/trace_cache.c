@@ -228,8 +228,12 @@ static void cache_trace(tfb_trace *t, tfb_trace_colcache_key *ck,
                         uint64_t rows)
 {
     tfb_trace *m = NULL;
-    if (tfb_trace_colcache_save(ck, t, rows) == 0 &&
-        tfb_trace_colcache_map(ck, &m) == 0) {
+    double w0 = tfb_trace_clock_wall(), c0 = tfb_trace_clock_thread();
+    int saved = tfb_trace_colcache_save(ck, t, rows);
+    tfb_trace_load_report_line("cache\twritten\t%.3f\t%.3f\t%d\n",
+                               tfb_trace_clock_wall() - w0,
+                               tfb_trace_clock_thread() - c0, saved);
+    if (saved == 0 && tfb_trace_colcache_map(ck, &m) == 0) {
         pthread_mutex_lock(&g_mu);
         for (size_t i = 0; i < CACHE_SLOTS && m; i++) {
             part *p = &g_cache[i].parts[PART_TRACE];

@@ -47,6 +47,29 @@ void tfb_trace_set_load_limits(const tfb_trace_load_limits *l);
  * 0: the default, TFB_TRACE_WAL_COPY_MAX_BYTES. */
 void tfb_trace_set_copy_budget(uint64_t max_copy_bytes);
 
+/* A load's timeline, phase by phase (where a first load's time goes,
+ * and what waits: tests/bench/bench_gpu_trace.py prints it idle and with
+ * a second CPU-bound job running): each phase's wall seconds, the
+ * process's CPU seconds (all threads: a phase that overlaps a reader
+ * thread counts its CPU too) and the load thread's own. A phase run on
+ * another thread meanwhile (the runtime reader) is told with its own wall
+ * and thread CPU and parallel set. At most TFB_TRACE_LOAD_MAX_PHASES
+ * (room for every phase of a load of one file and a few more files'
+ * rows; later phases of a longer load are summed into the last). */
+#define TFB_TRACE_LOAD_MAX_PHASES 16
+typedef struct tfb_trace_load_phase {
+    const char *name; /* a string literal */
+    double wall_s, cpu_s, thread_cpu_s;
+    int parallel;
+} tfb_trace_load_phase;
+
+/* How a load reads: 0 (the default) with its reader threads (a store's
+ * runtime calls on a second thread and connection while the kernels are
+ * read), 1 all on the load's thread, one table after the other (the
+ * serial path: tests compare the two, tools may want one thread). For
+ * the loads that start after the call. */
+void tfb_trace_set_load_serial(int serial);
+
 /* One load's budgets, progress and error message. Filled by
  * tfb_trace_load_ctl_init from the current limits; the loader thread
  * writes progress (atomic: requests read it) and error. */
@@ -56,10 +79,16 @@ typedef struct tfb_trace_load_ctl {
     /* A store's WAL data was left out (its copy was refused or failed):
      * the trace built is not written to the columnar cache. */
     int wal_unread;
+    int serial;               /* tfb_trace_set_load_serial */
     double deadline;          /* CLOCK_MONOTONIC seconds */
     size_t nfiles, file;      /* files of the load, the one being read */
     _Atomic uint32_t progress_ppm;
     char error[512];
+    /* the timeline (the load thread's only): phases so far, and the
+     * clocks when the current one began */
+    tfb_trace_load_phase phases[TFB_TRACE_LOAD_MAX_PHASES];
+    size_t nphases;
+    double phase_wall0, phase_cpu0, phase_thread0;
 } tfb_trace_load_ctl;
 
 void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles);
@@ -74,6 +103,30 @@ int tfb_trace_load_ctl_fail(tfb_trace_load_ctl *c, int code, const char *fmt,
                             ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Ends the current phase of c's timeline as `name` (a string literal)
+ * and begins the next; c may be NULL. The load thread's only. This and
+ * the next are trace_build.c's too. */
+void tfb_trace_load_ctl_phase(tfb_trace_load_ctl *c, const char *name);
+/* Adds a phase that ran on another thread meanwhile (its wall and that
+ * thread's CPU seconds); c may be NULL. */
+void tfb_trace_load_ctl_phase_add(tfb_trace_load_ctl *c, const char *name,
+                                  double wall_s, double thread_cpu_s);
+/* The CLOCK_MONOTONIC, process CPU and calling thread CPU clocks in
+ * seconds (the timeline's, and a reader thread's own). */
+double tfb_trace_clock_wall(void);
+double tfb_trace_clock_cpu(void);
+double tfb_trace_clock_thread(void);
+
+/* Appends a printf-style line to the loads' timeline file (the
+ * environment's TFB_TRACE_LOAD_TIMELINE; nothing when unset): trace_load.c
+ * writes each load's phases there, the per-run cache its cache file's
+ * write. Any thread. */
+void tfb_trace_load_report_line(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
 #endif
     ;
 
@@ -100,6 +153,29 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
 /* Frees a trace nobody references (trace_build.c; the cache and builder
  * use it). */
 void tfb_trace_free(tfb_trace *t);
+
+/* ---- pages faulted in ahead (trace_prefault.c) ------------------------ */
+
+/* A load's big arrays (spans, calls, busy intervals: 10 M kernels make
+ * about 1.2 GB) have their pages faulted in TFB_TRACE_PREFAULT_CHUNK bytes
+ * a system call ahead of the writes (8 MiB: 2,048 pages a call, few calls
+ * for 1 GB, and at most that much touched past what a trimmed array
+ * keeps); arrays under TFB_TRACE_PREFAULT_MIN (1 MiB, the size below
+ * which malloc serves from its heap, whose pages are mostly there
+ * already) are left alone. Why: trace_prefault.c. */
+#define TFB_TRACE_PREFAULT_CHUNK ((size_t)8 << 20)
+#define TFB_TRACE_PREFAULT_MIN ((size_t)1 << 20)
+
+/* For an array that grows (base: its memory, cap bytes of it allocated,
+ * used bytes written): when fewer than half a chunk of prefaulted bytes
+ * are left ahead of used, faults in the next chunk. *done (0 at first;
+ * kept by the caller with the array, valid across a realloc, which moves
+ * the pages) holds how far it went. Callers that add a row at a time
+ * call it only when used + TFB_TRACE_PREFAULT_CHUNK / 2 passes *done. */
+void tfb_trace_prefault_ahead(void *base, size_t used, size_t cap,
+                              size_t *done);
+/* Faults in all pages of a new array of `bytes` about to be written. */
+void tfb_trace_prefault_all(void *base, size_t bytes);
 
 /* ---- building (trace_build.c; the loaders below fill a builder) ------- */
 
@@ -167,13 +243,24 @@ int32_t tfb_trace_builder_str(tfb_trace_builder *b, const char *s,
 /* Adds a span / call: 0, TFB_ENOMEM, or TFB_ETOOBIG past the budgets. */
 int tfb_trace_builder_span(tfb_trace_builder *b, const tfb_trace_span_in *s);
 int tfb_trace_builder_call(tfb_trace_builder *b, const tfb_trace_call *c);
-/* Adds n calls read elsewhere (a reader thread; names already interned
- * in this builder, correlation ids raw), taking the malloc'd array v of
- * capacity cap (adopted when the builder has no call yet, else copied
- * and freed). Counts them against the row budget. 0, TFB_ENOMEM or
- * TFB_ETOOBIG; v is consumed in all cases. */
+/* Adds n calls read elsewhere (a reader thread), kept as
+ * tfb_trace_builder_call keeps them: rows with no correlation id or
+ * nonsense times left out, the current file's correlation base
+ * (tfb_trace_builder_corr_base) added to the ids; rows: the rows read
+ * (counted against the row budget), corr_max the largest raw id among
+ * them (-1: none). Names are the reader's own indexes, map (malloc'd,
+ * nmap entries, taken; NULL when the names are this builder's already)
+ * says which string of this builder each is: the renaming is done in the
+ * finish's pass over the calls, not a pass of its own (a name past the
+ * map: -1). Takes the malloc'd array v of capacity cap (adopted when the
+ * builder has no call yet, else copied and freed). 0, TFB_ENOMEM or
+ * TFB_ETOOBIG; v and map are consumed in all cases. */
 int tfb_trace_builder_calls_take(tfb_trace_builder *b, tfb_trace_call *v,
-                                 size_t n, size_t cap);
+                                 size_t n, size_t cap, uint64_t rows,
+                                 int64_t corr_max, int32_t *map, size_t nmap);
+/* What the current file's correlation ids are offset by (ids of a file
+ * live in their own space: begin_file). */
+int64_t tfb_trace_builder_corr_base(const tfb_trace_builder *b);
 /* Adds or updates a device (name/sm_count < 0 keep the old values). */
 int tfb_trace_builder_device(tfb_trace_builder *b, int32_t id, int32_t name,
                              int32_t sm_count);

@@ -10,6 +10,7 @@
  * directly.
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 static pthread_mutex_t g_limits_mu = PTHREAD_MUTEX_INITIALIZER;
 static tfb_trace_load_limits g_limits = {DEFAULT_MAX_ROWS, DEFAULT_MAX_SECONDS};
 static uint64_t g_copy_budget = TFB_TRACE_WAL_COPY_MAX_BYTES;
+static int g_serial;
 
 void tfb_trace_set_load_limits(const tfb_trace_load_limits *l)
 {
@@ -47,18 +49,82 @@ void tfb_trace_set_copy_budget(uint64_t max_copy_bytes)
     pthread_mutex_unlock(&g_limits_mu);
 }
 
+void tfb_trace_set_load_serial(int serial)
+{
+    pthread_mutex_lock(&g_limits_mu);
+    g_serial = serial != 0;
+    pthread_mutex_unlock(&g_limits_mu);
+}
+
 void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles)
 {
     memset(c, 0, sizeof *c);
     pthread_mutex_lock(&g_limits_mu);
     tfb_trace_load_limits l = g_limits;
     uint64_t copy_budget = g_copy_budget;
+    int serial = g_serial;
     pthread_mutex_unlock(&g_limits_mu);
+    c->serial = serial;
     c->max_rows = l.max_rows;
     c->max_copy_bytes = copy_budget;
     c->deadline = (double)tfb_mono_now_ns() * 1e-9 + l.max_seconds;
     c->nfiles = nfiles;
     atomic_init(&c->progress_ppm, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * The timeline's report
+ * ---------------------------------------------------------------------- */
+/* Where the loads' timelines go: the file named by this environment
+ * variable, appended to (unset: nowhere). For benches and for finding
+ * where a slow load's time went; docs/trace-cache.md "The first load". */
+#define TIMELINE_ENV "TFB_TRACE_LOAD_TIMELINE"
+
+static pthread_mutex_t g_report_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void tfb_trace_load_report_line(const char *fmt, ...)
+{
+    const char *path = getenv(TIMELINE_ENV);
+    if (!path || !*path)
+        return;
+    pthread_mutex_lock(&g_report_mu);
+    FILE *f = fopen(path, "a");
+    if (f) {
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(f, fmt, ap);
+        va_end(ap);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&g_report_mu);
+}
+
+/* One line a phase, then the totals (tab-separated: see TIMELINE_ENV). */
+static void report(const tfb_trace_load_ctl *c, const char *first,
+                   double wall0, double cpu0, const char *how)
+{
+    const char *path = getenv(TIMELINE_ENV);
+    if (!c || !path || !*path)
+        return;
+    char buf[4096];
+    size_t k = 0;
+    for (size_t i = 0; i < c->nphases && k < sizeof buf; i++) {
+        const tfb_trace_load_phase *p = &c->phases[i];
+        int w = snprintf(buf + k, sizeof buf - k,
+                         "phase\t%s\t%.3f\t%.3f\t%.3f\t%s\n", p->name,
+                         p->wall_s, p->cpu_s, p->thread_cpu_s,
+                         p->parallel ? "parallel" : "serial");
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
+    if (k >= sizeof buf)
+        k = sizeof buf - 1;
+    buf[k] = '\0';
+    tfb_trace_load_report_line("load\t%s\t%s\n%stotal\t%.3f\t%.3f\n",
+                               how, first ? tfb_trace_file_name(first) : "",
+                               buf, tfb_trace_clock_wall() - wall0,
+                               tfb_trace_clock_cpu() - cpu0);
 }
 
 /* ------------------------------------------------------------------------
@@ -68,14 +134,25 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
                                tfb_trace_load_ctl *ctl, tfb_trace **out,
                                tfb_trace_colcache_key **ck)
 {
+    double wall0 = tfb_trace_clock_wall(), cpu0 = tfb_trace_clock_cpu();
+    if (ctl) {
+        ctl->nphases = 0;
+        ctl->phase_wall0 = wall0;
+        ctl->phase_cpu0 = cpu0;
+        ctl->phase_thread0 = tfb_trace_clock_thread();
+    }
     /* A columnar cache file of these very sources is mapped instead of
      * reading them (*ck NULL); else *ck says where the trace built from
      * them is to be cached (may be NULL). */
     *ck = NULL;
-    if (tfb_trace_colcache_load(paths, n, ctl ? ctl->max_rows : 0, out, ck) ==
-        0) {
+    int hit = tfb_trace_colcache_load(paths, n, ctl ? ctl->max_rows : 0, out,
+                                      ck) == 0;
+    tfb_trace_load_ctl_phase(ctl, hit ? "cache file mapped"
+                                      : "cache file looked up");
+    if (hit) {
         if (ctl)
             atomic_store(&ctl->progress_ppm, 1000000u);
+        report(ctl, n ? paths[0] : NULL, wall0, cpu0, "mapped");
         return 0;
     }
     tfb_trace_builder *b;
@@ -99,6 +176,9 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
                                           tfb_strerror(r));
         else
             tfb_trace_builder_end_file(b, r > 0);
+        tfb_trace_load_ctl_phase(ctl, kind == TFB_TRACE_FILE_SQLITE
+                                          ? "file closed"
+                                          : "file read");
     }
     if (err) {
         tfb_trace_builder_free(b);
@@ -116,6 +196,7 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
     }
     if (!err && ctl)
         atomic_store(&ctl->progress_ppm, 1000000u);
+    report(ctl, n ? paths[0] : NULL, wall0, cpu0, err ? "failed" : "built");
     return err;
 }
 

@@ -410,13 +410,20 @@ typedef struct call_reader {
     atomic_int cancel;
     _Atomic uint64_t rows;
     uint64_t nrows; /* rows seen (the reader's own count) */
+    /* The calls are kept as the builder keeps them (filtered, ids offset
+     * by the file's base: tfb_trace_builder_calls_take), here, in
+     * parallel with the kernel rows, not in a pass after the join. */
+    int64_t corr_base, corr_max;
     sqlite3_stmt *q; /* StringIds lookup, on the reader's connection */
     int has_name;
     TFB_VEC(tfb_trace_call) calls;
+    size_t calls_prefaulted; /* bytes (trace_prefault.c) */
     TFB_VEC(char *) names; /* local name index -> text */
     id_map ids; /* StringIds id -> local name index */
     int err;      /* 0, TFB_ENOMEM, TFB_ETOOBIG */
     int interrupted;
+    double wall_s, cpu_s; /* the reader's own (the load's timeline) */
+    int serial; /* no thread: read at the join, on the load's thread */
     pthread_t th;
 } call_reader;
 
@@ -484,10 +491,21 @@ static void call_row(sqlite3_context *cx, int argc, sqlite3_value **v)
         sqlite3_result_error(cx, "stopped", -1);
         return;
     }
+    size_t used = (R->calls.n + 1) * sizeof *R->calls.v;
+    if (used + TFB_TRACE_PREFAULT_CHUNK / 2 > R->calls_prefaulted)
+        tfb_trace_prefault_ahead(R->calls.v, used,
+                                 R->calls.cap * sizeof *R->calls.v,
+                                 &R->calls_prefaulted);
     tfb_trace_call *c = &R->calls.v[R->calls.n];
+    /* Its padding too: the columnar cache file stores calls raw, and
+     * heap bytes there made two loads of one trace differ. */
+    memset(c, 0, sizeof *c);
     c->start = sqlite3_value_int64(v[0]);
     c->end = sqlite3_value_int64(v[1]);
     c->correlation = val_or(v[2], -1);
+    /* No correlation or nonsense times: left out (counted as read). */
+    if (c->correlation < 0 || c->end < c->start || c->start < 0)
+        return;
     int ty = sqlite3_value_type(v[3]);
     c->name = -1;
     if (ty == SQLITE_INTEGER) {
@@ -503,6 +521,9 @@ static void call_row(sqlite3_context *cx, int argc, sqlite3_value **v)
         sqlite3_result_error(cx, "stopped", -1);
         return;
     }
+    if (c->correlation > R->corr_max)
+        R->corr_max = c->correlation;
+    c->correlation += R->corr_base;
     R->calls.n++;
 }
 
@@ -511,6 +532,7 @@ static void *reader_main(void *arg)
     call_reader *R = arg;
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL, *q = NULL;
+    double w0 = tfb_trace_clock_wall(), c0 = tfb_trace_clock_thread();
     if (tfb_trace_sqlite_open(R->file, R->immutable, &db))
         goto out;
     sqlite3_progress_handler(db, 10000, reader_progress, R);
@@ -534,6 +556,8 @@ out:
     sqlite3_finalize(st);
     sqlite3_finalize(q);
     sqlite3_close(db);
+    R->wall_s = tfb_trace_clock_wall() - w0;
+    R->cpu_s = tfb_trace_clock_thread() - c0;
     return NULL;
 }
 
@@ -559,8 +583,13 @@ static int runtime_start(loader *L, call_reader *R)
     R->ctl = L->ctl;
     R->max_rows = L->ctl ? L->ctl->max_rows : 0;
     R->has_name = tfb_trace_sqlite_has_column(L->db, T, "nameId");
+    R->corr_base = tfb_trace_builder_corr_base(L->b);
+    R->corr_max = -1;
     atomic_init(&R->cancel, 0);
     atomic_init(&R->rows, 0);
+    R->serial = L->ctl && L->ctl->serial;
+    if (R->serial)
+        return 1; /* read by runtime_finish */
     if (pthread_create(&R->th, NULL, reader_main, R) != 0) {
         reader_free(R);
         return TFB_ENOMEM;
@@ -574,7 +603,13 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
 {
     if (cancel)
         atomic_store(&R->cancel, 1);
-    pthread_join(R->th, NULL);
+    if (!R->serial)
+        pthread_join(R->th, NULL);
+    else if (!cancel)
+        reader_main(R);
+    tfb_trace_load_ctl_phase(L->ctl, "waiting for the runtime reader");
+    tfb_trace_load_ctl_phase_add(L->ctl, "runtime rows (reader thread)",
+                                 R->wall_s, R->cpu_s);
     if (cancel) {
         reader_free(R);
         return 0;
@@ -601,15 +636,17 @@ static int runtime_finish(loader *L, call_reader *R, int cancel)
         }
     }
     if (!err) {
-        for (size_t i = 0; i < R->calls.n; i++)
-            if (R->calls.v[i].name >= 0)
-                R->calls.v[i].name = map[R->calls.v[i].name];
+        /* The names are renamed in the builder's finish (one pass over
+         * the calls fewer). */
         err = tfb_trace_builder_calls_take(L->b, R->calls.v, R->calls.n,
-                                           R->calls.cap);
+                                           R->calls.cap, R->nrows,
+                                           R->corr_max, map, R->names.n);
         memset(&R->calls, 0, sizeof R->calls);
+        map = NULL;
     }
     free(map);
     reader_free(R);
+    tfb_trace_load_ctl_phase(L->ctl, "runtime calls merged");
     return err;
 }
 
@@ -754,14 +791,17 @@ int tfb_trace_load_sqlite(tfb_trace_builder *b, const char *path)
         if (reading)
             L.other_rows = &R.rows;
     }
+    tfb_trace_load_ctl_phase(L.ctl, "open, devices, reader started");
     if (!err)
         err = load_kernels(&L);
+    tfb_trace_load_ctl_phase(L.ctl, "kernel rows");
     if (!err)
         err = load_copies(&L, 0);
     if (!err)
         err = load_copies(&L, 1);
     if (!err)
         err = load_host_spans(&L);
+    tfb_trace_load_ctl_phase(L.ctl, "copies, host spans");
     if (reading) {
         int e2 = runtime_finish(&L, &R, err != 0);
         if (!err)
