@@ -601,7 +601,11 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
     const tfb_scalar_observer *ob = atomic_load(&g_observer);
     if (kind == TFB_SERIES_SCALAR && ob)
         se->obs = ob->attach(tag, tag_len);
-    if (tfb_vec_need(&r->series[kind], r->series[kind].n + 1) < 0 ||
+    /* Room by doubling from one: a vector's first 16 pointers were 128 B
+     * of a 5-tag run (a sweep's 100,000 runs each have a few tags). */
+    size_t sn = r->series[kind].n;
+    if ((sn == r->series[kind].cap &&
+         tfb_vec_setcap(&r->series[kind], sn ? 2 * sn : 1) < 0) ||
         tfb_strtab_put_h(&r->series_idx[kind], se->tag, tag_len, h, se) < 0) {
         series_free(se);
         goto fail;
@@ -654,6 +658,14 @@ int tfb_run_trace_files(tfb_run *r, char ***out, size_t *n)
 
 int tfb_run_set_trace_files(tfb_run *r, char *const *paths, size_t n)
 {
+    if (n == 0) {
+        /* none, as before (most runs, every pass): nothing to allocate */
+        pthread_mutex_lock(&r->lock);
+        int had = r->n_traces != 0;
+        pthread_mutex_unlock(&r->lock);
+        if (!had)
+            return 0;
+    }
     char **v;
     int rc = strv_copy(paths, n, &v);
     if (rc < 0)
