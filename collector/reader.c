@@ -40,6 +40,7 @@ struct tfb_reader {
     int resyncing;   /* a resync scan was cut by the limit: go on with it */
     uint64_t limit_end; /* tfb_reader_set_limit: stop at this offset; 0 none */
     tfb_reader_stats st;
+    uint64_t open_size; /* the object's size at tfb_reader_open_source */
 };
 
 int tfb_reader_open_source(tfb_reader **out, const tfb_reader_source *src)
@@ -62,6 +63,7 @@ int tfb_reader_open_source(tfb_reader **out, const tfb_reader_source *src)
         return rc;
     }
     r->opened = 1;
+    r->open_size = size;
     *out = r;
     return 0;
 }
@@ -166,6 +168,19 @@ static void release_idle_buffer(tfb_reader *r)
     if (r->lent)
         return;
     tfb_vec_free(&r->buf);
+}
+
+int tfb_reader_resume(tfb_reader *r, const tfb_reader_stats *prev)
+{
+    if (!r || !prev || prev->size < sizeof *prev || r->buf.n || r->base ||
+        r->pos)
+        return TFB_EINVAL;
+    if (prev->offset > r->open_size)
+        return TFB_EINVAL;
+    r->st = *prev;
+    r->st.buffer_bytes = 0;
+    r->base = prev->offset;
+    return 0;
 }
 
 int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap)

@@ -30,6 +30,24 @@ static const tfb_json_field file_tail_fields[] = {
     TFB_JSON_FIELD(tfb_file_info, request_bytes, U64),
 };
 
+/* The loader's per-file cost (store.h, tfb_load_profile). */
+static const tfb_json_field profile_fields[] = {
+    TFB_JSON_FIELD(tfb_load_profile, files, U64),
+    TFB_JSON_FIELD(tfb_load_profile, runs, U64),
+    TFB_JSON_FIELD(tfb_load_profile, passes, U64),
+    TFB_JSON_FIELD(tfb_load_profile, scan_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, runs_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, stat_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, open_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, read_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, parse_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, index_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, tags_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, series_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, finish_ns, U64),
+    TFB_JSON_FIELD(tfb_load_profile, progress_ns, U64),
+};
+
 static const tfb_json_field progress_fields[] = {
     TFB_JSON_FIELD(tfb_load_progress, files_total, U64),
     TFB_JSON_FIELD(tfb_load_progress, files_done, U64),
@@ -174,11 +192,22 @@ int tfb_route_runs_info(const tfb_http_req *req, tfb_http_resp *resp)
 
 int tfb_route_progress(const tfb_http_req *req, tfb_http_resp *resp)
 {
+    int profile;
+    if (tfb_http_param_bool(req, resp, "profile", 0, &profile) < 0)
+        return 0;
     tfb_load_progress p;
     tfb_store_progress(tfb_server_store(req), &p);
     tfb_json j;
     tfb_json_init(&j);
-    TFB_JSON_STRUCT(&j, &p, progress_fields);
+    /* The profile only when asked: its times differ from one server (or
+     * replica) to the next, the rest of the answer does not. */
+    tfb_json_object_begin(&j);
+    TFB_JSON_FIELDS(&j, &p, progress_fields);
+    if (profile) {
+        tfb_json_key(&j, "profile");
+        TFB_JSON_STRUCT(&j, &p.profile, profile_fields);
+    }
+    tfb_json_object_end(&j);
     return tfb_http_json(resp, &j);
 }
 

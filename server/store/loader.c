@@ -40,6 +40,8 @@
 #define CHUNK_BYTES ((uint64_t)32 << 20)
 #define PASS_FILE_BYTES ((uint64_t)128 << 20)
 #define MAX_DEPTH 64
+/* A file's error detail as the run's note quotes it (whole characters). */
+#define DETAIL_MAX 200
 /* Forced reloads (tfb_store_request_reload: /data/reload) start a pass at
  * most once per this many seconds, or per reload interval when that is
  * shorter: for a bucket each pass is a billed LIST of the whole prefix,
@@ -49,6 +51,16 @@
  * for a reload they asked for, and caps forced passes at 12 a minute
  * (server/API.md, "Loading and reloading"). */
 #define RELOAD_SPACING_S 5.0
+/* The profile's index time (store.h, tfb_load_profile) is measured on one
+ * value in this many: two clock reads (~60 ns here, under KVM) on every
+ * value would cost more than putting a scalar into its series. A power of
+ * two, not a multiple of a run's usual tag count, so every tag is
+ * sampled. The estimate is the samples' mean (less the clock's own cost)
+ * times the values; a sample over TFB_LOAD_PROFILE_OUTLIER_NS was
+ * preempted (a loaded machine: one preemption of 4 ms, scaled, had made
+ * the estimate twice the whole load's CPU time) and is left out. */
+#define TFB_LOAD_PROFILE_SAMPLE 64
+#define TFB_LOAD_PROFILE_OUTLIER_NS 50000
 
 typedef struct tag_entry {
     char *tag;
@@ -63,16 +75,23 @@ typedef struct tag_entry {
     struct tag_entry *succ;
 } tag_entry;
 
+/* One per event file of a run, kept for the server's life: 100,000 runs
+ * keep 100,000 of these, so what is rare (an error's detail) is allocated
+ * when it happens and the base name points into the path. */
 typedef struct file_state {
     char *path;
-    char *name; /* base name, for ordering */
+    const char *name; /* base name (in path), for ordering */
+    /* NULL between passes once read to its end (`parked`): the next pass
+     * resumes a new reader at `done` with `stats`
+     * (tfb_storage_reader_resume), so an idle file holds no reader. */
     tfb_reader *reader;
+    int parked;
     char etag[TFB_STORAGE_ETAG_MAX]; /* the version being read */
     uint64_t listed; /* size in the last listing */
     uint64_t size;  /* at the last scan */
     uint64_t done;  /* bytes consumed */
     int error;      /* last error (reported once per change) */
-    char detail[200]; /* the backend's line about it (storage.h) */
+    char *detail; /* the backend's line about it (storage.h); NULL: none */
     uint64_t requests, request_bytes; /* the last pass's (storage.h) */
     int gone;       /* deleted since: data kept, reader closed */
     /* The last pass stopped at the end of what the object held (a partial
@@ -95,6 +114,9 @@ typedef struct run_state {
      * same order, so each entry's `succ` (the tag that followed it last
      * time) predicts the next one and skips most hash lookups. */
     tag_entry *last;
+    /* the table was dropped after the run was read to its end, loading
+     * once (drop_tags): a tag seen again is restored from the store */
+    int tags_dropped;
     const char *cur_path; /* the file being read, for the image index */
     int need_reset;
     /* What a user should hear about (the run's notes, runs_info). */
@@ -130,7 +152,30 @@ struct tfb_loader {
     long long kick_pass_ns; /* when the last forced pass began; 0: none */
     unsigned idle_passes; /* remote storage: passes that found nothing new */
     uint64_t pass_new_bytes; /* bytes the last pass read */
+    tfb_load_profile prof;   /* summed at each worker's end; under lock */
+    /* prof as of the last pass's end: written by the loader thread between
+     * passes (no worker runs), read by publish_progress */
+    tfb_load_profile prof_pub;
+    uint64_t clock_ns; /* clock_cost_ns, once */
 };
+
+static uint64_t now_ns(void)
+{
+    return (uint64_t)tfb_mono_now_ns();
+}
+
+/* What one timing (two clock reads) costs by itself, taken from the
+ * sampled index times: the least of a few tries. */
+static uint64_t clock_cost_ns(void)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 16; i++) {
+        uint64_t t0 = now_ns(), t1 = now_ns();
+        if (t1 - t0 < best)
+            best = t1 - t0;
+    }
+    return best;
+}
 
 /* ---- small helpers -------------------------------------------------- */
 
@@ -161,6 +206,26 @@ static void tags_free(run_state *rs)
     tfb_strtab_free(&rs->tags);
 }
 
+static void set_plugin(run_state *rs, tag_entry *e, const char *plugin,
+                       size_t len);
+
+/* A tag seen again after its run's table was dropped (drop_tags): its
+ * series and plugin as the store has them, since writers put a tag's
+ * plugin on its first value only. */
+static void tag_restore(run_state *rs, tag_entry *e)
+{
+    for (int k = 0; k < TFB_SERIES_KIND_COUNT; k++) {
+        tfb_series *s = tfb_run_find_series(rs->run, (tfb_series_kind)k,
+                                            e->tag);
+        if (!s)
+            continue;
+        e->series[k] = s;
+        const char *pl = tfb_series_plugin(s);
+        if (!e->plugin && pl && *pl)
+            set_plugin(rs, e, pl, strlen(pl));
+    }
+}
+
 static tag_entry *tag_lookup(run_state *rs, const char *tag, size_t len)
 {
     uint64_t h = tfb_hash_bytes(tag, len);
@@ -177,6 +242,8 @@ static tag_entry *tag_lookup(run_state *rs, const char *tag, size_t len)
         free(e);
         return NULL;
     }
+    if (rs->tags_dropped)
+        tag_restore(rs, e);
     return e;
 }
 
@@ -202,13 +269,13 @@ static int add_file(run_state *rs, const char *path, const char *name,
     file_state *f = &rs->files.v[rs->files.n];
     memset(f, 0, sizeof *f);
     f->path = tfb_strdup(path);
-    f->name = tfb_strdup(name);
     f->listed = listed;
-    if (!f->path || !f->name) {
-        free(f->path);
-        free(f->name);
+    if (!f->path)
         return TFB_ENOMEM;
-    }
+    /* name is path's last part (the listing's entries end with it) */
+    size_t pl = strlen(path), nl = strlen(name);
+    f->name = nl <= pl && strcmp(path + pl - nl, name) == 0 ? f->path + pl - nl
+                                                            : f->path;
     rs->files.n++;
     return 0;
 }
@@ -273,8 +340,12 @@ static int scan_one_dir(tfb_loader *l, const char *dir, const char *rel,
         if (rc < 0)
             return rc;
     }
-    if (rs->files.n != before)
+    if (rs->files.n != before) {
         qsort(rs->files.v, rs->files.n, sizeof *rs->files.v, cmp_file);
+        /* A run gains files rarely (a restart): room for exactly these,
+         * not a vector's first 4 KiB, which was 30 % of a 500-point run. */
+        (void)tfb_vec_setcap(&rs->files, rs->files.n);
+    }
     char **tp = calloc(n_traces ? n_traces : 1, sizeof *tp);
     if (!tp)
         return TFB_ENOMEM;
@@ -371,8 +442,11 @@ static int scan(tfb_loader *l)
             char *dir = rel ? tfb_storage_join(logdir, rel) : NULL;
             if (!rel || !dir)
                 rc = TFB_ENOMEM;
-            else
+            else {
+                uint64_t t0 = now_ns();
                 rc = scan_one_dir(l, dir, rel, ev, ne, tr, nt);
+                l->prof.runs_ns += now_ns() - t0;
+            }
             free(rel);
             free(dir);
         }
@@ -396,6 +470,13 @@ typedef struct worker_buf {
     /* This worker's helper (loader_split.h) when the pass has fewer runs
      * than threads: every scalar append goes through it. NULL: none. */
     tfb_loader_split *split;
+    tfb_load_profile prof; /* this worker's, added to the loader's at its end */
+    unsigned sample;       /* values since the last sampled one */
+    uint64_t values;       /* values ingested */
+    uint64_t idx_samples, idx_sample_ns; /* the samples kept, their time */
+    uint64_t clock_ns;     /* the loader's clock_ns */
+    uint64_t made_ns;      /* tags + series creation so far (not sampled) */
+    uint64_t loop_ns;      /* read loops less their reads: parse + index */
 } worker_buf;
 
 /* The worker's read buffer, and the size past which a lent buffer that
@@ -417,14 +498,16 @@ static void publish_progress(tfb_loader *l, int done)
     p.points = atomic_load(&l->points);
     p.done = done || l->first_done;
     p.reloads = l->reloads;
+    p.profile = l->prof_pub;
     tfb_store_set_progress(l->store, &p);
 }
 
-static tfb_series *series_for(run_state *rs, tag_entry *e,
+static tfb_series *series_for(run_state *rs, worker_buf *wb, tag_entry *e,
                               tfb_series_kind kind, const tfb_value *v)
 {
     if (e->series[kind])
         return e->series[kind];
+    uint64_t t0 = now_ns();
     tfb_series *s = NULL;
     const char *plugin = e->plugin ? e->plugin : "";
     /* The U+FFFD rule of utf8.h: the tag listed is the tag queried. */
@@ -443,6 +526,9 @@ static tfb_series *series_for(run_state *rs, tag_entry *e,
                                 v->display_name.len, v->description.ptr,
                                 v->description.len, &s);
     free(clean);
+    uint64_t dt = now_ns() - t0;
+    wb->prof.series_ns += dt;
+    wb->made_ns += dt;
     if (rc < 0)
         return NULL;
     e->series[kind] = s;
@@ -458,7 +544,7 @@ typedef uint64_t (*ingest_fn)(run_state *rs, worker_buf *wb, tag_entry *e,
 static uint64_t ingest_scalar(run_state *rs, worker_buf *wb, tag_entry *e,
                               const tfb_value *v, const tfb_event *ev)
 {
-    tfb_series *s = series_for(rs, e, TFB_SERIES_SCALAR, v);
+    tfb_series *s = series_for(rs, wb, e, TFB_SERIES_SCALAR, v);
     if (s && wb->split) /* appended by the helper; refusals come back at
                          * the drain */
         return tfb_loader_split_push(wb->split, s, ev->step, ev->wall_time,
@@ -492,7 +578,7 @@ static uint64_t ingest_histogram(run_state *rs, worker_buf *wb, tag_entry *e,
         wb->kept.v[i] = (tfb_hist_bucket){wb->buckets.v[i].left,
                                           wb->buckets.v[i].right,
                                           wb->buckets.v[i].count};
-    tfb_series *s = series_for(rs, e, TFB_SERIES_HISTOGRAM, v);
+    tfb_series *s = series_for(rs, wb, e, TFB_SERIES_HISTOGRAM, v);
     return s && tfb_series_append_histogram(s, ev->step, ev->wall_time, mn,
                                             mx, num, sum, wb->kept.v,
                                             (size_t)nb) == 0;
@@ -502,11 +588,10 @@ static uint64_t ingest_histogram(run_state *rs, worker_buf *wb, tag_entry *e,
 static uint64_t ingest_text(run_state *rs, worker_buf *wb, tag_entry *e,
                             const tfb_value *v, const tfb_event *ev)
 {
-    (void)wb;
     tfb_strview t;
     char *owned;
     tfb_text_tensor(v, &t, &owned);
-    tfb_series *s = series_for(rs, e, TFB_SERIES_TEXT, v);
+    tfb_series *s = series_for(rs, wb, e, TFB_SERIES_TEXT, v);
     int ok = s && tfb_series_append_text(s, ev->step, ev->wall_time, t.ptr,
                                          t.len) == 0;
     free(owned);
@@ -516,8 +601,7 @@ static uint64_t ingest_text(run_state *rs, worker_buf *wb, tag_entry *e,
 static uint64_t ingest_numerics(run_state *rs, worker_buf *wb, tag_entry *e,
                                 const tfb_value *v, const tfb_event *ev)
 {
-    (void)wb;
-    tfb_series *s = series_for(rs, e, TFB_SERIES_NUMERICS, v);
+    tfb_series *s = series_for(rs, wb, e, TFB_SERIES_NUMERICS, v);
     tfb_numerics_point c = {v->numerics.nan, v->numerics.pos_inf,
                             v->numerics.neg_inf};
     return s && tfb_series_append_numerics(s, ev->step, ev->wall_time,
@@ -562,8 +646,8 @@ static void set_plugin(run_state *rs, tag_entry *e, const char *plugin,
 
 /* One value to the first kind that takes it (value_decoder.h): its
  * plugin's decoder, the media index, the store's kind of its type. */
-static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
-                             const tfb_event *ev)
+static uint64_t ingest_value_now(run_state *rs, worker_buf *wb,
+                                 tfb_value *v, const tfb_event *ev)
 {
     if (v->tag.len == 0) {
         /* Neither a tag nor a node name: nothing to list it under. */
@@ -573,7 +657,11 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
     tag_entry *e = rs->last ? rs->last->succ : NULL;
     if (!e || e->len != v->tag.len ||
         memcmp(e->tag, v->tag.ptr, v->tag.len) != 0) {
+        uint64_t t0 = now_ns();
         e = tag_lookup(rs, v->tag.ptr, v->tag.len);
+        uint64_t dt = now_ns() - t0;
+        wb->prof.tags_ns += dt;
+        wb->made_ns += dt;
         if (!e)
             return 0;
         if (rs->last)
@@ -596,7 +684,7 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
     }
     if (tfb_media_is_image(v, e->plugin, e->plugin_len)) {
         /* Images are indexed (file, offset, length), not stored. */
-        int m = tfb_media_index_add(tfb_run_media(rs->run), rs->cur_path, ev,
+        int m = tfb_media_index_add(tfb_run_media_to_add(rs->run), rs->cur_path, ev,
                                     v, e->plugin, e->plugin_len);
         return m > 0 ? (uint64_t)m : 0;
     }
@@ -606,11 +694,32 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
     return 0;
 }
 
+/* ingest_value_now, timed on one value in TFB_LOAD_PROFILE_SAMPLE for the
+ * profile's index time (less the tags and series made meanwhile, which
+ * are counted whole). */
+static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
+                             const tfb_event *ev)
+{
+    wb->values++;
+    if (++wb->sample < TFB_LOAD_PROFILE_SAMPLE)
+        return ingest_value_now(rs, wb, v, ev);
+    wb->sample = 0;
+    uint64_t t0 = now_ns(), m0 = wb->made_ns;
+    uint64_t pts = ingest_value_now(rs, wb, v, ev);
+    uint64_t dt = now_ns() - t0 - (wb->made_ns - m0);
+    if (dt < TFB_LOAD_PROFILE_OUTLIER_NS) {
+        wb->idx_samples++;
+        wb->idx_sample_ns += dt > wb->clock_ns ? dt - wb->clock_ns : 0;
+    }
+    return pts;
+}
+
 static void close_readers(run_state *rs)
 {
     for (size_t i = 0; i < rs->files.n; i++) {
         tfb_reader_close(rs->files.v[i].reader);
         rs->files.v[i].reader = NULL;
+        rs->files.v[i].parked = 0;
         rs->files.v[i].done = 0;
         rs->files.v[i].gone = 0;
         rs->files.v[i].waiting = 0;
@@ -626,7 +735,10 @@ static void report_error(tfb_loader *l, file_state *f, int rc)
                 tfb_strerror(rc), *d ? ": " : "", d);
     f->error = rc;
     /* whole characters only: the note is shown as text */
-    tfb_utf8_copy(f->detail, sizeof f->detail, rc < 0 ? d : "");
+    free(f->detail);
+    f->detail = NULL;
+    if (rc < 0 && *d && (f->detail = malloc(DETAIL_MAX)) != NULL)
+        tfb_utf8_copy(f->detail, DETAIL_MAX, d);
     tfb_storage_set_error_detail(NULL);
 }
 
@@ -672,7 +784,10 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
 {
     tfb_storage_set_error_detail(NULL); /* none left from another file */
     tfb_storage_stat st;
+    uint64_t t_stat = now_ns();
+    wb->prof.files++;
     int src = l->storage->ops->stat(l->storage, f->path, &st);
+    wb->prof.stat_ns += now_ns() - t_stat;
     if (src < 0) {
         if (src == TFB_ENOENT) {
             /* Deleted: keep its data, stop reading it. */
@@ -680,6 +795,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
                 tfb_reader_close(f->reader);
                 f->reader = NULL;
             }
+            f->parked = 0;
             f->gone = 1;
             return 0;
         }
@@ -694,11 +810,12 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
             tfb_reader_close(f->reader);
             f->reader = NULL;
         }
+        f->parked = 0;
         f->gone = 1;
         report_error(l, f, TFB_ENOTFILE);
         return 0;
     }
-    if (f->reader || f->gone) {
+    if (f->reader || f->parked || f->gone) {
         if (f->gone || strcmp(st.etag, f->etag) != 0 || st.size < f->done)
             return 1;
     }
@@ -707,12 +824,35 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
      * (objects are replaced, never written in place), so nothing is read;
      * a partial record at a live run's end would otherwise cost a GET
      * each reload. The next listing that shows a change reads on. */
-    if (f->reader && f->waiting && l->storage->ops->immutable &&
-        st.size == f->waiting_size)
+    if ((f->reader || f->parked) && f->waiting &&
+        l->storage->ops->immutable && st.size == f->waiting_size)
         return 0;
+    /* Parked at its end and still that size: nothing new to read, no
+     * reader to open. */
+    if (f->parked && st.size == f->done) {
+        f->size = st.size;
+        return 0;
+    }
     f->size = st.size;
-    if (!f->reader) {
+    if (!f->reader && f->parked) {
+        /* Resumed where the last pass stopped; another version there
+         * (replaced between our stat and the open) reads the run again. */
+        uint64_t t_open = now_ns();
+        int rc = tfb_storage_reader_resume(l->storage, f->path, f->etag,
+                                           &f->stats, &f->reader);
+        wb->prof.open_ns += now_ns() - t_open;
+        if (rc == 1)
+            return 1;
+        if (rc < 0) {
+            report_error(l, f, rc);
+            f->reader = NULL;
+            return 0;
+        }
+        f->parked = 0;
+    } else if (!f->reader) {
+        uint64_t t_open = now_ns();
         int rc = tfb_storage_reader_open(l->storage, f->path, &f->reader);
+        wb->prof.open_ns += now_ns() - t_open;
         if (rc < 0) {
             report_error(l, f, rc);
             f->reader = NULL;
@@ -734,6 +874,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
     uint64_t pass_left = PASS_FILE_BYTES;
     uint64_t at = f->done;
     int waiting = 0;
+    uint64_t t_loop = now_ns(), read0 = tfb_storage_read_ns();
     for (;;) {
         /* One chunk at a time, so the stop flag is seen within one chunk
          * whatever the file holds (even garbage, where no event comes). */
@@ -809,6 +950,9 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         }
         pass_left -= used;
     }
+    uint64_t reads = tfb_storage_read_ns() - read0;
+    wb->prof.read_ns += reads;
+    wb->loop_ns += now_ns() - t_loop - reads;
     points -= tfb_loader_split_drain(wb->split);
     atomic_fetch_add(&l->points, points);
     if (points)
@@ -836,6 +980,12 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
      * 5,000 descriptors (the HTTP side needs them to accept). */
     tfb_reader_release_fd(f->reader);
     reclaim_buffer(wb, f->reader);
+    if (waiting && rc == 0) {
+        /* At its end: no reader kept until it grows (file_state). */
+        tfb_reader_close(f->reader);
+        f->reader = NULL;
+        f->parked = 1;
+    }
     return 0;
 }
 
@@ -855,7 +1005,7 @@ static void publish_notes(run_state *rs)
                  "%zu file%s could not be read at the last reload (%s: %s); "
                  "what was loaded before is still shown",
                  n_bad, n_bad == 1 ? "" : "s",
-                 bad->detail[0] ? bad->detail : bad->path,
+                 bad->detail ? bad->detail : bad->path,
                  tfb_strerror(bad->error));
         tfb_run_set_note(rs->run, "read_error", text);
     } else {
@@ -879,6 +1029,26 @@ static void publish_notes(run_state *rs)
         if (tfb_run_set_note(rs->run, "utf8_tags", text) == 0)
             rs->noted_utf8 = rs->bad_utf8_tags;
     }
+}
+
+/* Loading once, a run read to the end of every file needs its tag table
+ * no more: freed now (not at the pass's end), so the next run this worker
+ * reads reuses its memory, ~1 KB a 5-tag run (2 B of each of its points in
+ * a 100,000-run sweep). Should a file grow before the pass ends (another
+ * run's big file makes more passes), its tags are restored from the
+ * store (tag_restore). */
+static void drop_tags(tfb_loader *l, run_state *rs)
+{
+    if (!l->has_thread || l->opts.reload_interval > 0)
+        return;
+    for (size_t i = 0; i < rs->files.n; i++) {
+        const file_state *f = &rs->files.v[i];
+        if (!f->parked && !f->gone && f->error == 0)
+            return; /* more to read at the next pass */
+    }
+    tags_free(rs);
+    rs->last = NULL;
+    rs->tags_dropped = 1;
 }
 
 static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
@@ -918,6 +1088,9 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
         }
         tfb_run_reset(rs->run);
     }
+    uint64_t t_fin = now_ns();
+    wb->prof.runs++;
+    drop_tags(l, rs);
     publish_notes(rs);
     /* Publish file infos and release spare capacity. */
     tfb_file_info *fi = calloc(rs->files.n ? rs->files.n : 1, sizeof *fi);
@@ -941,24 +1114,55 @@ static void load_run(tfb_loader *l, run_state *rs, worker_buf *wb)
             free(v);
         }
     }
+    wb->prof.finish_ns += now_ns() - t_fin;
+}
+
+/* This worker's profile into the loader's; parse is what the read loops
+ * took beyond the (estimated) index and the tags and series made. */
+static void add_profile(tfb_loader *l, worker_buf *wb)
+{
+    tfb_load_profile *p = &wb->prof;
+    if (wb->idx_samples)
+        p->index_ns = (uint64_t)((double)wb->idx_sample_ns /
+                                 (double)wb->idx_samples * (double)wb->values);
+    uint64_t other = p->index_ns + p->tags_ns + p->series_ns;
+    p->parse_ns = wb->loop_ns > other ? wb->loop_ns - other : 0;
+    pthread_mutex_lock(&l->lock);
+    tfb_load_profile *t = &l->prof;
+    t->files += p->files;
+    t->runs += p->runs;
+    t->stat_ns += p->stat_ns;
+    t->open_ns += p->open_ns;
+    t->read_ns += p->read_ns;
+    t->parse_ns += p->parse_ns;
+    t->index_ns += p->index_ns;
+    t->tags_ns += p->tags_ns;
+    t->series_ns += p->series_ns;
+    t->finish_ns += p->finish_ns;
+    t->progress_ns += p->progress_ns;
+    pthread_mutex_unlock(&l->lock);
 }
 
 static void *worker_main(void *arg)
 {
     tfb_loader *l = arg;
     worker_buf wb = {0};
+    wb.clock_ns = l->clock_ns;
     claim_helper(l, &wb);
     for (;;) {
         size_t i = atomic_fetch_add(&l->next_run, 1);
         if (i >= l->runs.n || atomic_load(&l->stop))
             break;
         load_run(l, l->runs.v[i], &wb);
+        uint64_t t0 = now_ns();
         publish_progress(l, 0);
+        wb.prof.progress_ns += now_ns() - t0;
     }
     /* No run left for this thread: its core, and its helper's, go to a
      * worker still reading (one large run among small ones). */
     atomic_fetch_add(&l->spare, wb.split ? 2 : 1);
     tfb_loader_split_stop(wb.split);
+    add_profile(l, &wb);
     tfb_vec_free(&wb.buckets);
     tfb_vec_free(&wb.kept);
     free(wb.rbuf);
@@ -971,12 +1175,34 @@ static int cpu_count(void)
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
+/* Frees every run's loader state (its files, readers and tag table); the
+ * runs in the store stay. */
+static void runs_free(tfb_loader *l)
+{
+    for (size_t i = 0; i < l->runs.n; i++) {
+        run_state *rs = l->runs.v[i];
+        for (size_t k = 0; k < rs->files.n; k++) {
+            tfb_reader_close(rs->files.v[k].reader);
+            free(rs->files.v[k].path);
+            free(rs->files.v[k].detail);
+        }
+        tfb_vec_free(&rs->files);
+        tags_free(rs);
+        free(rs->dir);
+        free(rs);
+    }
+    tfb_vec_free(&l->runs);
+    tfb_strtab_free(&l->run_idx);
+}
+
 /* One scan and read of every run; files over their pass budget set
  * l->more, and the caller runs another pass at once. */
 static int one_pass(tfb_loader *l)
 {
     atomic_store(&l->more, 0);
+    uint64_t t_scan = now_ns();
     int rc = scan(l);
+    l->prof.scan_ns += now_ns() - t_scan;
     if (rc < 0 && rc != TFB_ENOENT)
         return rc;
     /* Totals for the progress bar: sizes as the listing gave them. */
@@ -1013,6 +1239,10 @@ static int one_pass(tfb_loader *l)
     worker_main(l);
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    l->prof.passes++;
+    pthread_mutex_lock(&l->lock);
+    l->prof_pub = l->prof;
+    pthread_mutex_unlock(&l->lock);
     uint64_t end_bytes = atomic_load(&l->bytes_done);
     l->pass_new_bytes = end_bytes > done_bytes ? end_bytes - done_bytes : 0;
     int more = atomic_load(&l->more) && !atomic_load(&l->stop);
@@ -1022,13 +1252,11 @@ static int one_pass(tfb_loader *l)
         return rc == TFB_ENOENT ? rc : 0;
     }
     if (l->has_thread && l->opts.reload_interval <= 0) {
-        /* Loading once: no pass follows, so the readers and their buffers
-         * go now, before the progress says done. */
-        for (size_t i = 0; i < l->runs.n; i++)
-            for (size_t k = 0; k < l->runs.v[i]->files.n; k++) {
-                tfb_reader_close(l->runs.v[i]->files.v[k].reader);
-                l->runs.v[i]->files.v[k].reader = NULL;
-            }
+        /* Loading once: no pass follows, so what only a next pass needs
+         * (readers, each run's files and tag table: 1.7 KB a run, 3 B of
+         * each point of a 500-point run) goes now, before the progress
+         * says done. The store keeps everything served. */
+        runs_free(l);
     }
     tfb_storage_status info;
     if (tfb_storage_info(l->storage, &info) == 0)
@@ -1127,6 +1355,7 @@ int tfb_loader_create_on(tfb_loader **out, tfb_store *store,
     tfb_loader *l = calloc(1, sizeof *l);
     if (!l)
         return TFB_ENOMEM;
+    l->clock_ns = clock_cost_ns();
     l->store = store;
     if (opts)
         l->opts = *opts;
@@ -1194,20 +1423,7 @@ void tfb_loader_stop(tfb_loader *l)
         pthread_mutex_unlock(&l->lock);
         pthread_join(l->thread, NULL);
     }
-    for (size_t i = 0; i < l->runs.n; i++) {
-        run_state *rs = l->runs.v[i];
-        for (size_t k = 0; k < rs->files.n; k++) {
-            tfb_reader_close(rs->files.v[k].reader);
-            free(rs->files.v[k].path);
-            free(rs->files.v[k].name);
-        }
-        tfb_vec_free(&rs->files);
-        tags_free(rs);
-        free(rs->dir);
-        free(rs);
-    }
-    tfb_vec_free(&l->runs);
-    tfb_strtab_free(&l->run_idx);
+    runs_free(l);
     if (l->own_storage)
         tfb_storage_destroy(l->storage);
     pthread_mutex_destroy(&l->lock);

@@ -54,6 +54,15 @@ int tfb_media_index_create(tfb_media_index **out)
     return 0;
 }
 
+/* The index of every run without images: nothing is ever added to it
+ * (store.h, tfb_run_media). */
+static tfb_media_index g_empty = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+tfb_media_index *tfb_media_index_empty(void)
+{
+    return &g_empty;
+}
+
 static void tag_free(media_tag *t)
 {
     for (size_t i = 0; i < t->blocks.n; i++)

@@ -72,6 +72,9 @@ typedef struct tfb_media_tag_info {
 } tfb_media_tag_info;
 
 int tfb_media_index_create(tfb_media_index **out);
+/* The one shared index that holds nothing, for every run without images
+ * (store.h, tfb_run_media); never add to it, never destroy it. */
+tfb_media_index *tfb_media_index_empty(void);
 void tfb_media_index_destroy(tfb_media_index *ix); /* NULL-safe */
 /* Forgets every image (the run is re-read from its start); tags stay. */
 void tfb_media_index_reset(tfb_media_index *ix);

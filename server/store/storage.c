@@ -12,6 +12,8 @@
 #include "collector/reader_source.h"
 #include "store/storage.h"
 
+#include "base/deadline.h"
+
 void tfb_storage_destroy(tfb_storage *s)
 {
     if (s)
@@ -94,6 +96,10 @@ typedef struct storage_source {
     tfb_storage *s;
     char *path;
     tfb_storage_file *f;
+    /* tfb_storage_reader_resume: the version expected at the first open
+     * (NULL after it), and whether the object opened was another one */
+    const char *expect_etag;
+    int other_version;
 } storage_source;
 
 static tfb_object_id id_of(const tfb_storage_stat *st)
@@ -121,6 +127,9 @@ static int src_open(void *ctx, tfb_object_id *id, uint64_t *size)
         c->f = NULL;
         return rc;
     }
+    if (c->expect_etag && strcmp(st.etag, c->expect_etag) != 0)
+        c->other_version = 1;
+    c->expect_etag = NULL;
     *id = id_of(&st);
     *size = st.size;
     return 0;
@@ -140,12 +149,24 @@ static int src_stat(void *ctx, tfb_object_id *id, uint64_t *size)
     return 0;
 }
 
+/* Time this thread spent in reads (tfb_storage_read_ns): a few reads a
+ * file, so the clock costs nothing next to them. */
+static _Thread_local uint64_t g_read_ns;
+
+uint64_t tfb_storage_read_ns(void)
+{
+    return g_read_ns;
+}
+
 static long src_read(void *ctx, uint64_t off, void *buf, size_t len)
 {
     storage_source *c = ctx;
     if (!c->f)
         return TFB_EINVAL;
-    return c->s->ops->read(c->f, off, buf, len);
+    long long t0 = tfb_mono_now_ns();
+    long n = c->s->ops->read(c->f, off, buf, len);
+    g_read_ns += (uint64_t)(tfb_mono_now_ns() - t0);
+    return n;
 }
 
 static void src_destroy(void *ctx)
@@ -156,8 +177,9 @@ static void src_destroy(void *ctx)
     free(c);
 }
 
-int tfb_storage_reader_open(tfb_storage *s, const char *path,
-                            tfb_reader **out)
+static int reader_open(tfb_storage *s, const char *path,
+                       const char *expect_etag, storage_source **ctx,
+                       tfb_reader **out)
 {
     storage_source *c = calloc(1, sizeof *c);
     if (!c)
@@ -168,7 +190,34 @@ int tfb_storage_reader_open(tfb_storage *s, const char *path,
         free(c);
         return TFB_ENOMEM;
     }
+    c->expect_etag = expect_etag;
+    *ctx = c;
     tfb_reader_source src = {c, src_open, src_stat, src_read, src_release,
                              src_destroy};
     return tfb_reader_open_source(out, &src);
+}
+
+int tfb_storage_reader_open(tfb_storage *s, const char *path,
+                            tfb_reader **out)
+{
+    storage_source *c;
+    return reader_open(s, path, NULL, &c, out);
+}
+
+int tfb_storage_reader_resume(tfb_storage *s, const char *path,
+                              const char *etag, const tfb_reader_stats *prev,
+                              tfb_reader **out)
+{
+    storage_source *c;
+    tfb_reader *r;
+    int rc = reader_open(s, path, etag, &c, &r);
+    if (rc < 0)
+        return rc;
+    if (c->other_version || tfb_reader_resume(r, prev) < 0) {
+        /* replaced (or truncated) since the version that was read */
+        tfb_reader_close(r);
+        return 1;
+    }
+    *out = r;
+    return 0;
 }

@@ -167,11 +167,25 @@ void tfb_storage_set_error_detail(const char *msg);
 void tfb_storage_count(uint64_t requests, uint64_t bytes);
 void tfb_storage_counted(uint64_t *requests, uint64_t *bytes);
 const char *tfb_storage_error_detail(void);
+/* Nanoseconds this thread spent in reads of readers' objects
+ * (tfb_storage_reader_open): the loader's per-file profile (store.h,
+ * tfb_load_profile). */
+uint64_t tfb_storage_read_ns(void);
 void tfb_storage_destroy(tfb_storage *s); /* NULL-safe */
 void tfb_storage_entries_free(tfb_storage_entry *v, size_t n);
 /* A tfb_reader over path (reader framing, corruption and replacement
  * rules over the backend's stat/open/read); errors as ops->open. */
 int tfb_storage_reader_open(tfb_storage *s, const char *path,
                             tfb_reader **out);
+/* A reader over path that goes on where an earlier one over the version
+ * `etag` stopped (prev: its last stats; reader_source.h,
+ * tfb_reader_resume): the loader closes the reader of a file read to its
+ * end and resumes it at the next pass. Returns 0, 1 when the object opened
+ * is not that version or holds less than prev->offset (replaced or
+ * truncated: the caller reads it from its start; *out is not set), or
+ * errors as ops->open. */
+int tfb_storage_reader_resume(tfb_storage *s, const char *path,
+                              const char *etag, const tfb_reader_stats *prev,
+                              tfb_reader **out);
 
 #endif

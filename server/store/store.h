@@ -143,12 +143,37 @@ typedef struct tfb_series_view {
 
 /* Load progress of the whole logdir (also served at
  * /data/plugin/core/progress). */
+/* Where the loader's time went (issue 28, "per-file cost"): thread time
+ * (CLOCK_MONOTONIC on each worker) summed over the workers and every pass
+ * since the start, so over `files` it is the time a file costs, and over
+ * the wall time of a load the parallelism. Phases a file goes through:
+ * stat, open, then the read loop (read: the storage's reads; index: the
+ * values put into series, estimated from one value in
+ * TFB_LOAD_PROFILE_SAMPLE (loader.c) so the clock costs nothing per point;
+ * parse: the rest of the loop, record framing and protobuf); then per run
+ * the finish (notes, file infos, trimming series). tags and series are the
+ * time spent interning a run's new tags and creating series (counted
+ * whole, not sampled; index leaves them out). scan is the listing of the
+ * logdir with its grouping into runs, of which runs is the registering of
+ * runs and their files; progress is publishing the progress. Updated at
+ * the end of each pass. */
+typedef struct tfb_load_profile {
+    uint64_t files;  /* file reads (one per file and pass) */
+    uint64_t runs;   /* run loads (one per run and pass) */
+    uint64_t passes;
+    uint64_t scan_ns, runs_ns;
+    uint64_t stat_ns, open_ns, read_ns, parse_ns, index_ns;
+    uint64_t tags_ns, series_ns;
+    uint64_t finish_ns, progress_ns;
+} tfb_load_profile;
+
 typedef struct tfb_load_progress {
     uint64_t files_total, files_done;
     uint64_t bytes_total, bytes_done;
     uint64_t points;          /* points stored, all kinds */
     int done;                 /* 1 when the first full pass has finished */
     uint64_t reloads;         /* completed passes */
+    tfb_load_profile profile; /* where the time went, passes finished */
 } tfb_load_progress;
 
 /* Per event file: where the reader stands and what it found. */
@@ -269,9 +294,13 @@ int tfb_run_records(tfb_run *r, const char *plugin, tfb_plugin_record **out,
 void tfb_plugin_records_free(tfb_plugin_record *v, size_t n);
 
 /* The run's image index (media_index.h): where each image lies in its
- * files. Lives as long as the run; has its own lock. */
+ * files. Lives as long as the run; has its own lock. A run without images
+ * answers the one shared empty index (tfb_media_index_empty), never to
+ * be added to: the loader adds through tfb_run_media_to_add, which makes
+ * the run's own at its first image (NULL when memory runs out). */
 struct tfb_media_index;
 struct tfb_media_index *tfb_run_media(tfb_run *r);
+struct tfb_media_index *tfb_run_media_to_add(tfb_run *r);
 
 /* ---- series --------------------------------------------------------- */
 

@@ -16,6 +16,7 @@ this machine).
 
 usage: bench_sweep.py TFBOARD GEN_LOGDIR [--dir DIR] [--only big|sweep]
                       [--runs N --tags N --steps N] [--keep-serving]
+                      [--no-routes]
 --dir keeps the generated logdirs for the next run (they take a minute to
 write); --keep-serving leaves tfboard serving the sweep after the figures
 and prints its URL, for the browser's time-to-first-chart measure
@@ -81,7 +82,7 @@ def serve(tfboard, logdir, *extra):
 
 def wait_done(port, t0, timeout=600):
     while time.time() - t0 < timeout:
-        p = json.loads(get(port, "/data/plugin/core/progress"))
+        p = json.loads(get(port, "/data/plugin/core/progress?profile=1"))
         if p["done"]:
             return time.time() - t0, p
         time.sleep(0.02)
@@ -146,7 +147,12 @@ def baseline_rss(tfboard):
             stop(p)
 
 
-def measure_load(tfboard, logdir, label, base_rss):
+# Goals by shape (issue 28 item 1): 100,000 runs x 5 tags x 100 steps,
+# all data served in 10 s at 12 B a point (it was 22.9 s and 27.0 B).
+GOALS = {(100000, 5, 100): (10.0, 12.0)}
+
+
+def measure_load(tfboard, logdir, label, base_rss, goal=None):
     files = event_files(logdir)
     nbytes = sum(os.path.getsize(f) for f in files)
     c1, _ = cat_seconds(files)
@@ -165,9 +171,10 @@ def measure_load(tfboard, logdir, label, base_rss):
     print("  cat (first / warm)        %7.3f s %8.0f MB/s / %7.3f s %8.0f MB/s"
           % (c1, nbytes / 1e6 / c1, c2, nbytes / 1e6 / c2))
     print("  tfboard all data served   %7.3f s %8.0f MB/s  (cpu %.2f s, "
-          "%.1f cores busy, %.1f us a file)"
+          "%.1f cores busy, %.1f us a file)%s"
           % (secs, nbytes / 1e6 / secs, cpu, cpu / secs,
-             secs / len(files) * 1e6))
+             secs / len(files) * 1e6,
+             "  goal <= %.0f s" % goal[0] if goal else ""))
     # On a shared machine wall time says more about the neighbours than
     # about us: the CPU-bound rates (bytes over CPU seconds) say what a
     # core does, and what the machine's cores would do if they were ours.
@@ -179,9 +186,44 @@ def measure_load(tfboard, logdir, label, base_rss):
     print("  load average              %.1f on %d cores"
           % (os.getloadavg()[0], ncpu))
     print("  tfboard RSS               %7.1f MB  %.1f B a point (above an "
-          "empty server's %.1f MB)" % (rss / 1e6, (rss - base_rss) / pts,
-                                       base_rss / 1e6))
+          "empty server's %.1f MB)%s" % (rss / 1e6, (rss - base_rss) / pts,
+                                         base_rss / 1e6,
+                                         "  goal <= %.0f B" % goal[1]
+                                         if goal else ""))
+    print_profile(prog.get("profile"))
     return p, port
+
+
+# The loader's own account of a file's cost (/data/plugin/core/progress
+# "profile", server/API.md "Loading and reloading"): thread time a file,
+# by phase, summed over the loader's threads.
+PROFILE_PHASES = [
+    ("scan_ns", "scan (listing, grouping)"),
+    ("runs_ns", "  of it: runs and files registered"),
+    ("stat_ns", "stat"),
+    ("open_ns", "open"),
+    ("read_ns", "read"),
+    ("parse_ns", "parse (framing, protobuf)"),
+    ("index_ns", "index (into series; sampled)"),
+    ("tags_ns", "tags interned"),
+    ("series_ns", "series created"),
+    ("finish_ns", "run finish (notes, infos, trim)"),
+    ("progress_ns", "progress published"),
+]
+
+
+def print_profile(prof):
+    if not prof or not prof.get("files"):
+        print("  per-file profile          (not served by this tfboard)")
+        return
+    files = prof["files"]
+    total = sum(prof[k] for k, _ in PROFILE_PHASES if k != "runs_ns")
+    print("  per-file cost (thread time, %d file reads, %d passes): %.1f us "
+          "a file" % (files, prof["passes"], total / files / 1e3))
+    for key, label in PROFILE_PHASES:
+        print("    %-34s %8.2f us  %5.1f %%"
+              % (label, prof[key] / files / 1e3,
+                 100.0 * prof[key] / max(total, 1)))
 
 
 def time_route(port, path, reps=5):
@@ -270,6 +312,8 @@ def main():
     ap.add_argument("--tags", type=int, default=10)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--keep-serving", action="store_true")
+    ap.add_argument("--no-routes", action="store_true",
+                    help="the load's figures only (no route timings)")
     a = ap.parse_args()
     tmp = None
     d = a.dir
@@ -288,9 +332,11 @@ def main():
             sweep = os.path.join(d, "sweep")
             generate(a.gen_logdir, sweep, a.runs, a.tags, a.steps)
             p, port = measure_load(a.tfboard, sweep,
-                                   "sweep of %d runs" % a.runs, base)
+                                   "sweep of %d runs" % a.runs, base,
+                                   GOALS.get((a.runs, a.tags, a.steps)))
             try:
-                measure_routes(port, a.runs)
+                if not a.no_routes:
+                    measure_routes(port, a.runs)
                 if a.keep_serving:
                     print("serving the sweep at http://127.0.0.1:%d/ "
                           "(Ctrl-C stops)" % port, flush=True)
