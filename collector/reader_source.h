@@ -59,6 +59,9 @@ int tfb_reader_open_source(tfb_reader **out, const tfb_reader_source *src);
  * record is read again, by offset, when the record is complete: a reader
  * between passes holds no buffer, even at a half-written record (10,000
  * live runs would otherwise hold 1 MiB each). */
+int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap);
+int tfb_reader_reclaim_buffer(tfb_reader *r, uint8_t **buf, size_t *cap);
+
 /* A reader closed between passes, opened again where it stood: the
  * server's loader keeps no reader for a file read to its end (a sweep's
  * 100,000 files would hold 100,000 of them), only the last stats, and a
@@ -69,8 +72,6 @@ int tfb_reader_open_source(tfb_reader **out, const tfb_reader_source *src);
  * when prev is NULL, has no size, or lies past what the object holds: a
  * file truncated below that offset must be read again from its start. */
 int tfb_reader_resume(tfb_reader *r, const tfb_reader_stats *prev);
-int tfb_reader_lend_buffer(tfb_reader *r, uint8_t *buf, size_t cap);
-int tfb_reader_reclaim_buffer(tfb_reader *r, uint8_t **buf, size_t *cap);
 
 
 #endif
