@@ -89,6 +89,9 @@ static void set_deadline(const tfb_os *c, os_attempt *a, uint64_t down)
 {
     a->deadline_ns =
         a->start_ns + deadline_ms(c, a->up_bytes + down) * 1000000;
+    /* the caller's own bound on the whole call, when sooner */
+    if (a->req->deadline_ns && a->req->deadline_ns < a->deadline_ns)
+        a->deadline_ns = a->req->deadline_ns;
 }
 
 /* Ends the transfers whose deadline passed (CURLE_OPERATION_TIMEDOUT:
@@ -391,13 +394,17 @@ static os_attempt *build(tfb_os *c, os_req *r)
         tfb_sigv4_sha256_hex(r->body, r->body_len, body_hash);
         payload = body_hash;
     }
-    tfb_sigv4_kv h[6];
+    tfb_sigv4_kv h[7];
     size_t nh = 0;
     h[nh++] = (tfb_sigv4_kv){"host", host};
     h[nh++] = (tfb_sigv4_kv){"x-amz-content-sha256", payload};
     h[nh++] = (tfb_sigv4_kv){"x-amz-date", date};
     if (r->range[0])
         h[nh++] = (tfb_sigv4_kv){"range", r->range};
+    if (r->if_match)
+        h[nh++] = (tfb_sigv4_kv){"if-match", r->if_match};
+    else if (r->if_none_match)
+        h[nh++] = (tfb_sigv4_kv){"if-none-match", "*"};
     if (c->cfg.session_token)
         h[nh++] = (tfb_sigv4_kv){"x-amz-security-token",
                                  c->cfg.session_token};
@@ -539,6 +546,13 @@ static int classify(os_req *r, CURLcode cc)
         return TFB_ENOENT;
     if (s == 401 || s == 403)
         return TFB_EACCES;
+    /* A condition that does not hold is an answer, not a fault: never
+     * retried. 409 is S3's answer to a conditional write that raced
+     * another one for the key (the other one wins). */
+    if (s == 412 && r->if_match)
+        return TFB_ESTATE;
+    if ((s == 412 || s == 409) && r->if_none_match)
+        return TFB_EEXIST;
     if (s >= 500 || s == 429 || s == 408)
         return 1;
     return TFB_EIO;
@@ -647,6 +661,10 @@ int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n)
                 k = TFB_ECLOSED;
             else if (r->too_big)
                 k = TFB_EIO; /* the same answer again: not retried */
+            /* no retry past the caller's deadline: it would end at once */
+            if (k == 1 && r->deadline_ns &&
+                (long long)tfb_mono_now_ns() >= r->deadline_ns)
+                left[i] = 1;
             if (k == 1 && --left[i] > 0) {
                 retry = 1;
                 atomic_fetch_add(&c->st[ST_RETRY], 1);

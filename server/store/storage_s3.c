@@ -422,6 +422,11 @@ static int s3_local_copy(tfb_storage *st, const char *path, char **out)
     int fresh = c && c->copied_gen == c->gen && c->copied_size == c->size &&
                 c->copied_size != 0;
     uint64_t gen = c ? c->gen : 0, size = c ? c->size : 0;
+    /* the version listed: the copy is fetched as that one (If-Match), so
+     * the note below names the bytes it holds */
+    char etag[TFB_OS_ETAG_MAX] = "";
+    if (c)
+        memcpy(etag, c->real_etag, sizeof etag);
     pthread_mutex_unlock(&s->mu);
     if (fresh || (c && size == 0 && c->copied_gen == gen)) {
         pthread_mutex_unlock(&s->copy_mu);
@@ -443,12 +448,25 @@ static int s3_local_copy(tfb_storage *st, const char *path, char **out)
     uint8_t *buf = rc == 0 ? malloc(chunk) : NULL;
     if (rc == 0 && !buf)
         rc = TFB_ENOMEM;
+    tfb_os_cond cond = {etag[0] ? etag : NULL, 0, 0};
     for (uint64_t off = 0; rc == 0 && off < size;) {
         size_t want = size - off < chunk ? (size_t)(size - off) : chunk;
         tfb_os_error e = {0};
-        long got = tfb_os_get(s->os, bucket, key, off, buf, want, NULL, &e);
+        long got = tfb_os_get_cond(s->os, bucket, key, off, buf, want,
+                                   &cond, NULL, &e);
         tfb_storage_count(e.attempts ? (uint64_t)e.attempts : 1,
                           got > 0 ? (uint64_t)got : 0);
+        if (got == TFB_ESTATE && cond.if_match) {
+            /* replaced since it was listed: fetched again from the start
+             * as whatever it is now, and noted as no known version */
+            cond.if_match = NULL;
+            etag[0] = '\0';
+            off = 0;
+            if (fflush(f) != 0 || ftruncate(fileno(f), 0) != 0 ||
+                fseek(f, 0, SEEK_SET) != 0)
+                rc = TFB_EIO;
+            continue;
+        }
         if (got < 0) {
             note_error(s, &e, (int)got);
             rc = (int)got;
@@ -478,6 +496,13 @@ static int s3_local_copy(tfb_storage *st, const char *path, char **out)
             c->copied_size = size;
         }
         pthread_mutex_unlock(&s->mu);
+        /* Which object the copy holds (its bytes were fetched as that
+         * ETag), for the caches replicas share through a bucket: keyed by
+         * the object, never by this copy's local name. */
+        if (etag[0])
+            (void)tfb_storage_origin_note(name, path, etag, size);
+        else
+            tfb_storage_origin_drop(name);
     }
     pthread_mutex_unlock(&s->copy_mu);
     if (rc < 0) {
@@ -502,6 +527,7 @@ static void remove_copies(s3_storage *s)
         char *p = malloc(n);
         if (p) {
             snprintf(p, n, "%s/%s", s->copies, de->d_name);
+            tfb_storage_origin_drop(p);
             unlink(p);
             free(p);
         }
