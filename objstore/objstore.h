@@ -141,6 +141,14 @@ long tfb_os_get_cond(tfb_os *c, const char *bucket, const char *key,
                      const tfb_os_cond *cond, char etag[TFB_OS_ETAG_MAX],
                      tfb_os_error *e);
 
+/* Writes the len bytes at off of the object to the file fd (at offsets
+ * 0..len) as they arrive, as `parts` ranged GETs in parallel (1..16): no
+ * buffer of their size. The bytes written (fewer when the object is
+ * shorter), or a negative code (TFB_ESTATE: cond's if_match failed). */
+long long tfb_os_get_to_fd(tfb_os *c, const char *bucket, const char *key,
+                           uint64_t off, uint64_t len, int fd, size_t parts,
+                           const tfb_os_cond *cond, tfb_os_error *e);
+
 /* Stores len bytes as the object key (replacing it). */
 int tfb_os_put(tfb_os *c, const char *bucket, const char *key,
                const void *data, size_t len, tfb_os_error *e);

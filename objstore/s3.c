@@ -425,6 +425,56 @@ long tfb_os_get_cond(tfb_os *c, const char *bucket, const char *key,
     return rc < 0 ? rc : got;
 }
 
+long long tfb_os_get_to_fd(tfb_os *c, const char *bucket, const char *key,
+                           uint64_t off, uint64_t len, int fd, size_t parts,
+                           const tfb_os_cond *cond, tfb_os_error *e)
+{
+    if (len == 0)
+        return 0;
+    if (parts < 1)
+        parts = 1;
+    if (parts > GET_MAX_PARTS)
+        parts = GET_MAX_PARTS;
+    if (parts > len)
+        parts = (size_t)len;
+    uint64_t each = (len + parts - 1) / parts;
+    os_req r[GET_MAX_PARTS], *rp[GET_MAX_PARTS] = {0};
+    size_t n = 0;
+    for (uint64_t a = 0; a < len; a += each, n++) {
+        os_req *q = &r[n];
+        uint64_t b = a + each < len ? a + each : len;
+        req_init(q, OS_GET, "GET", bucket, key);
+        apply_cond(q, cond);
+        snprintf(q->range, sizeof q->range, "bytes=%llu-%llu",
+                 (unsigned long long)(off + a),
+                 (unsigned long long)(off + b - 1));
+        q->to_fd = 1;
+        q->fd = fd;
+        q->fd_off = a;
+        q->out_cap = (size_t)(b - a);
+        rp[n] = q;
+    }
+    int rc = tfb_os_exec(c, rp, n);
+    long long got = 0;
+    if (rc == 0) {
+        /* the leading parts that came whole, then the first short one */
+        for (size_t i = 0; i < n; i++) {
+            if (r[i].status == 416)
+                break;
+            got += (long long)r[i].resp_len;
+            if (r[i].resp_len < r[i].out_cap)
+                break;
+        }
+    } else if (e) {
+        for (size_t i = 0; i < n; i++)
+            if (r[i].rc < 0) {
+                *e = r[i].err;
+                break;
+            }
+    }
+    return rc < 0 ? rc : got;
+}
+
 static int put_cond(tfb_os *c, const char *bucket, const char *key,
                     const void *data, size_t len, const tfb_os_cond *cond,
                     tfb_os_error *e)

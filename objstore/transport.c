@@ -8,12 +8,14 @@
  * a reload of a logdir reuses them (keep-alive).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -195,6 +197,21 @@ static size_t on_body(char *p, size_t sz, size_t nm, void *ud)
         r->errbody[r->errbody_len] = 0;
         return n;
     }
+    if (r->to_fd) {
+        if (r->resp_len + n > r->out_cap)
+            return 0;
+        for (size_t w = 0; w < n;) {
+            ssize_t k = pwrite(r->fd, p + w, n - w,
+                               (off_t)(r->fd_off + r->resp_len + w));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                return 0; /* a full disk ends the transfer */
+            w += (size_t)k;
+        }
+        r->resp_len += n;
+        return n;
+    }
     if (r->out) {
         if (r->resp_len + n > r->out_cap)
             return 0; /* more than asked for: an error, not an overflow */
@@ -260,7 +277,7 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *ud)
         r->content_length = strtoull(v, NULL, 10);
         long status = 0;
         curl_easy_getinfo(r->att->easy, CURLINFO_RESPONSE_CODE, &status);
-        if (!r->out && r->kind != OS_HEAD && status < 300 &&
+        if (!r->out && !r->to_fd && r->kind != OS_HEAD && status < 300 &&
             r->content_length > TFB_OS_XML_MAX) {
             r->too_big = 1; /* refused before a byte of it is read */
             return 0;
@@ -335,7 +352,7 @@ static os_attempt *build(tfb_os *c, os_req *r)
     /* what the deadline counts: the body sent, and at most this back */
     a->up_bytes = r->body ? r->body_len : 0;
     a->down_max = r->kind == OS_HEAD ? 0
-                  : r->out               ? r->out_cap
+                  : r->out || r->to_fd   ? r->out_cap
                                          : TFB_OS_XML_MAX;
     char *ekey = tfb_sigv4_encode(r->key, strlen(r->key), 1);
     char *path = NULL, *host = NULL, *qs = NULL;

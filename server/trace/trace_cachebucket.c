@@ -227,28 +227,12 @@ int tfb_trace_cachebucket_spool_room(const char *dir, uint64_t need)
 /* ------------------------------------------------------------------------
  * Download
  * ---------------------------------------------------------------------- */
-static long long deadline_for(uint64_t bytes)
+/* The deadline of a transfer of bytes at rate (bytes/s) at least. */
+static long long deadline_for(uint64_t bytes, uint64_t rate)
 {
     return tfb_mono_now_ns() +
-           ((long long)TFB_TRACE_BUCKET_GRACE_S +
-            (long long)(bytes / TFB_TRACE_BUCKET_MIN_RATE)) *
+           ((long long)TFB_TRACE_BUCKET_GRACE_S + (long long)(bytes / rate)) *
                1000000000LL;
-}
-
-/* Writes n bytes at off; 0 or the errno's code. */
-static int write_at(int fd, const uint8_t *p, size_t n, uint64_t off)
-{
-    while (n) {
-        ssize_t k = pwrite(fd, p, n, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return k < 0 ? tfb_err_from_errno(errno) : TFB_EIO;
-        p += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return 0;
 }
 
 int tfb_trace_cachebucket_fetch(const char *sig, uint64_t src_bytes,
@@ -299,35 +283,29 @@ int tfb_trace_cachebucket_fetch(const char *sig, uint64_t src_bytes,
     rc = !tmp || !dir ? TFB_ENOMEM : fd < 0 ? TFB_EIO : 0;
     if (rc == 0 && tfb_trace_copy_room(fd) < o.size)
         rc = TFB_ENOSPC;
-    size_t cap = o.size < TFB_TRACE_BUCKET_CHUNK ? (size_t)o.size
-                                                 : TFB_TRACE_BUCKET_CHUNK;
-    uint8_t *buf = rc == 0 ? malloc(cap ? cap : 1) : NULL;
-    if (rc == 0 && !buf)
-        rc = TFB_ENOMEM;
-    /* Every range as the version headed (a replacement meanwhile fails
-     * with TFB_ESTATE instead of mixing two versions), within the time
-     * bound of its size. */
-    tfb_os_cond cond = {etag, 0, deadline_for(o.size)};
-    for (uint64_t off = 0; rc == 0 && off < o.size;) {
-        size_t want = o.size - off < cap ? (size_t)(o.size - off) : cap;
+    /* Streamed to the file (no buffer of its size) as ranges of
+     * TFB_TRACE_BUCKET_RANGE in parallel, every one as the version
+     * headed (a replacement meanwhile fails with TFB_ESTATE instead of
+     * mixing two versions), within the time bound of its size. */
+    tfb_os_cond cond = {etag, 0,
+                        deadline_for(o.size, TFB_TRACE_BUCKET_MIN_RATE)};
+    if (rc == 0) {
+        uint64_t parts = (o.size + TFB_TRACE_BUCKET_RANGE - 1) /
+                         TFB_TRACE_BUCKET_RANGE;
         memset(&e, 0, sizeof e);
-        long got = tfb_os_get_cond(g_os, g_bucket, key, off, buf, want,
-                                   &cond, NULL, &e);
+        long long got = tfb_os_get_to_fd(g_os, g_bucket, key, 0, o.size, fd,
+                                         parts ? (size_t)parts : 1, &cond,
+                                         &e);
         if (got < 0) {
             rc = (int)got;
             if (e.msg[0])
                 note("%s", e.msg);
-        } else if ((size_t)got != want) {
+            if (rc == TFB_EIO && tfb_mono_now_ns() >= cond.deadline_ns)
+                rc = TFB_ETIMEDOUT;
+        } else if ((uint64_t)got != o.size) {
             rc = TFB_ECORRUPT; /* shorter than its HEAD said */
-        } else {
-            rc = write_at(fd, buf, want, off);
-            off += want;
         }
-        if (rc == 0 && off < o.size &&
-            tfb_mono_now_ns() >= cond.deadline_ns)
-            rc = TFB_ETIMEDOUT;
     }
-    free(buf);
     if (fd >= 0 && close(fd) != 0 && rc == 0)
         rc = TFB_EIO;
     if (rc == 0 && rename(tmp, dest) != 0)
@@ -364,7 +342,9 @@ int tfb_trace_cachebucket_put(const char *sig, const char *file,
         return TFB_ENOMEM;
     tfb_os_cond cond = {replace_etag && replace_etag[0] ? replace_etag
                                                         : NULL,
-                        1, deadline_for((uint64_t)st.st_size)};
+                        1,
+                        deadline_for((uint64_t)st.st_size,
+                                     TFB_TRACE_BUCKET_PUT_MIN_RATE)};
     tfb_os_error e = {0};
     int rc = tfb_os_put_file_cond(g_os, g_bucket, key, file, 0, &cond, &e);
     if (rc == 0) {

@@ -48,16 +48,25 @@
  * more than that for one trace; a bigger object is rebuilt and replaced. */
 #define TFB_TRACE_BUCKET_SIZE_RATIO 16
 #define TFB_TRACE_BUCKET_SIZE_SLACK ((uint64_t)64 << 20)
-/* The bytes of one ranged GET call (split by objstore into 4 MiB ranges
- * fetched in parallel) and the memory a download holds: a download costs
- * one HEAD and ceil(size / 4 MiB) GETs (each retried at most
- * AWS_MAX_ATTEMPTS times), so the size bound bounds the requests. */
-#define TFB_TRACE_BUCKET_CHUNK ((size_t)64 << 20)
+/* A download is streamed to its file as ranged GETs of this many bytes
+ * in parallel (at most 16): one HEAD and ceil(size / 256 MiB) GETs, each
+ * retried at most AWS_MAX_ATTEMPTS times, so the size bound bounds the
+ * requests, and no memory of its size is held. Large ranges: an S3 GET
+ * streams at 100+ MB/s, and a local S3 such as moto reads the whole
+ * object for every range it serves (85 MB: one GET 3.6 s, 16 ranges
+ * 12.7 s, on the loaded machine here). */
+#define TFB_TRACE_BUCKET_RANGE ((uint64_t)256 << 20)
 /* Time: a download may take GRACE seconds plus its bytes at MIN_RATE
  * (10 s + 64 s for a 1 GiB cache): past that, it is dropped and the trace
  * read from its sources, which a link that slow would read faster. */
 #define TFB_TRACE_BUCKET_GRACE_S 10
 #define TFB_TRACE_BUCKET_MIN_RATE ((uint64_t)16 << 20) /* bytes/s */
+/* An upload may take GRACE seconds plus its bytes at PUT_MIN_RATE (14 min
+ * for 849 MB): it runs after the trace answered, on the load's thread,
+ * and only delays the swap of the built trace for its mapped cache; a
+ * slow store (a loaded machine's moto: 85 MB took over 15 s) must still
+ * get it, a stalled one must not hold the thread for ever. */
+#define TFB_TRACE_BUCKET_PUT_MIN_RATE ((uint64_t)1 << 20) /* bytes/s */
 /* The local spool (cache files of bucket keys, downloads in progress):
  * at most this many bytes; the least recently used files go first. It
  * holds the largest trace the load budget allows (100 M rows, ~8.5 GB)
