@@ -24,6 +24,7 @@ Skips (77) without moto_server.
 usage: test_trace_cache_bucket.py TFBOARD GEN_GPU_TRACE"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -248,3 +249,4 @@ if __name__ == "__main__":
                    test_lost_race_keeps_the_winner])
     finally:
         MOTO.stop()
+        shutil.rmtree(TMP, ignore_errors=True)
