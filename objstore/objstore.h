@@ -115,6 +115,40 @@ long tfb_os_get(tfb_os *c, const char *bucket, const char *key, uint64_t off,
                 void *buf, size_t len, char etag[TFB_OS_ETAG_MAX],
                 tfb_os_error *e);
 
+/* Conditions on a request (tfb_os_get_cond, tfb_os_put_file_cond), so
+ * that writers sharing a key never undo each other's work and a reader
+ * never mixes two versions of an object. */
+typedef struct tfb_os_cond {
+    /* The object must be this version (its ETag, as the store gave it):
+     * a GET of ranges of a replaced object fails with TFB_ESTATE instead
+     * of returning bytes of two versions; a PUT replaces that version
+     * only (TFB_ESTATE when it is another one now). NULL: any. */
+    const char *if_match;
+    /* PUT: only when no object has the key (If-None-Match: *). When one
+     * has, or another conditional write races this one for the key (S3
+     * answers 409), the call fails with TFB_EEXIST: the other writer
+     * won. Ignored when if_match is set. */
+    int if_none_match;
+    /* CLOCK_MONOTONIC ns (base/deadline.h): no attempt runs past it and
+     * no retry starts after it (the call then fails); 0: none beyond each
+     * request's own deadline. */
+    long long deadline_ns;
+} tfb_os_cond;
+
+/* tfb_os_get under cond (may be NULL: tfb_os_get). */
+long tfb_os_get_cond(tfb_os *c, const char *bucket, const char *key,
+                     uint64_t off, void *buf, size_t len,
+                     const tfb_os_cond *cond, char etag[TFB_OS_ETAG_MAX],
+                     tfb_os_error *e);
+
+/* Writes the len bytes at off of the object to the file fd (at offsets
+ * 0..len) as they arrive, as `parts` ranged GETs in parallel (1..16): no
+ * buffer of their size. The bytes written (fewer when the object is
+ * shorter), or a negative code (TFB_ESTATE: cond's if_match failed). */
+long long tfb_os_get_to_fd(tfb_os *c, const char *bucket, const char *key,
+                           uint64_t off, uint64_t len, int fd, size_t parts,
+                           const tfb_os_cond *cond, tfb_os_error *e);
+
 /* Stores len bytes as the object key (replacing it). */
 int tfb_os_put(tfb_os *c, const char *bucket, const char *key,
                const void *data, size_t len, tfb_os_error *e);
@@ -123,5 +157,12 @@ int tfb_os_put(tfb_os *c, const char *bucket, const char *key,
  * parts sent in parallel, aborted on failure. */
 int tfb_os_put_file(tfb_os *c, const char *bucket, const char *key,
                     const char *path, size_t part_bytes, tfb_os_error *e);
+/* tfb_os_put_file under cond (for a multipart upload the condition goes
+ * on its completion, where S3 checks it), reading the file as it sends
+ * it: memory holds 4 parts at most, never the whole file. A file that
+ * changes size while it is sent fails (TFB_EIO) and is not stored. */
+int tfb_os_put_file_cond(tfb_os *c, const char *bucket, const char *key,
+                         const char *path, size_t part_bytes,
+                         const tfb_os_cond *cond, tfb_os_error *e);
 
 #endif

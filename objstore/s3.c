@@ -357,9 +357,27 @@ int tfb_os_head(tfb_os *c, const char *bucket, const char *key,
 #define GET_PARALLEL_MIN ((size_t)8 << 20)
 #define GET_MAX_PARTS 16
 
+/* Sets cond's headers and deadline on r (cond may be NULL). */
+static void apply_cond(os_req *r, const tfb_os_cond *cond)
+{
+    if (!cond)
+        return;
+    r->if_match = cond->if_match;
+    r->if_none_match = cond->if_match ? 0 : cond->if_none_match;
+    r->deadline_ns = cond->deadline_ns;
+}
+
 long tfb_os_get(tfb_os *c, const char *bucket, const char *key, uint64_t off,
                 void *buf, size_t len, char etag[TFB_OS_ETAG_MAX],
                 tfb_os_error *e)
+{
+    return tfb_os_get_cond(c, bucket, key, off, buf, len, NULL, etag, e);
+}
+
+long tfb_os_get_cond(tfb_os *c, const char *bucket, const char *key,
+                     uint64_t off, void *buf, size_t len,
+                     const tfb_os_cond *cond, char etag[TFB_OS_ETAG_MAX],
+                     tfb_os_error *e)
 {
     if (len == 0)
         return 0;
@@ -374,6 +392,7 @@ long tfb_os_get(tfb_os *c, const char *bucket, const char *key, uint64_t off,
     for (size_t i = 0; i < parts; i++) {
         os_req *q = &r[i];
         req_init(q, OS_GET, "GET", bucket, key);
+        apply_cond(q, cond);
         size_t a = i * each, b = a + each < len ? a + each : len;
         snprintf(q->range, sizeof q->range, "bytes=%llu-%llu",
                  (unsigned long long)(off + a),
@@ -406,16 +425,74 @@ long tfb_os_get(tfb_os *c, const char *bucket, const char *key, uint64_t off,
     return rc < 0 ? rc : got;
 }
 
-int tfb_os_put(tfb_os *c, const char *bucket, const char *key,
-               const void *data, size_t len, tfb_os_error *e)
+long long tfb_os_get_to_fd(tfb_os *c, const char *bucket, const char *key,
+                           uint64_t off, uint64_t len, int fd, size_t parts,
+                           const tfb_os_cond *cond, tfb_os_error *e)
+{
+    if (len == 0)
+        return 0;
+    if (parts < 1)
+        parts = 1;
+    if (parts > GET_MAX_PARTS)
+        parts = GET_MAX_PARTS;
+    if (parts > len)
+        parts = (size_t)len;
+    uint64_t each = (len + parts - 1) / parts;
+    os_req r[GET_MAX_PARTS], *rp[GET_MAX_PARTS] = {0};
+    size_t n = 0;
+    for (uint64_t a = 0; a < len; a += each, n++) {
+        os_req *q = &r[n];
+        uint64_t b = a + each < len ? a + each : len;
+        req_init(q, OS_GET, "GET", bucket, key);
+        apply_cond(q, cond);
+        snprintf(q->range, sizeof q->range, "bytes=%llu-%llu",
+                 (unsigned long long)(off + a),
+                 (unsigned long long)(off + b - 1));
+        q->to_fd = 1;
+        q->fd = fd;
+        q->fd_off = a;
+        q->out_cap = (size_t)(b - a);
+        rp[n] = q;
+    }
+    int rc = tfb_os_exec(c, rp, n);
+    long long got = 0;
+    if (rc == 0) {
+        /* the leading parts that came whole, then the first short one */
+        for (size_t i = 0; i < n; i++) {
+            if (r[i].status == 416)
+                break;
+            got += (long long)r[i].resp_len;
+            if (r[i].resp_len < r[i].out_cap)
+                break;
+        }
+    } else if (e) {
+        for (size_t i = 0; i < n; i++)
+            if (r[i].rc < 0) {
+                *e = r[i].err;
+                break;
+            }
+    }
+    return rc < 0 ? rc : got;
+}
+
+static int put_cond(tfb_os *c, const char *bucket, const char *key,
+                    const void *data, size_t len, const tfb_os_cond *cond,
+                    tfb_os_error *e)
 {
     os_req r;
     req_init(&r, OS_PUT, "PUT", bucket, key);
+    apply_cond(&r, cond);
     r.body = data ? data : (const uint8_t *)"";
     r.body_len = len;
     int rc = exec_one(c, &r, e);
     tfb_os_req_free(&r);
     return rc;
+}
+
+int tfb_os_put(tfb_os *c, const char *bucket, const char *key,
+               const void *data, size_t len, tfb_os_error *e)
+{
+    return put_cond(c, bucket, key, data, len, NULL, e);
 }
 
 static int read_whole(const char *path, uint8_t **out, size_t *n)
@@ -452,12 +529,37 @@ static int read_whole(const char *path, uint8_t **out, size_t *n)
 #define MULTIPART_MIN ((size_t)5 << 20)
 #define MULTIPART_BATCH 4
 
+/* What a multipart upload sends: bytes in memory, or a file read a batch
+ * of parts at a time into buf (MULTIPART_BATCH parts). */
+typedef struct put_src {
+    const uint8_t *data; /* NULL: read from fd */
+    int fd;
+    uint8_t *buf;
+} put_src;
+
+/* Reads n bytes at off of the file into buf; 0 or TFB_EIO (a short read:
+ * the file shrank while it was sent). */
+static int read_at(int fd, uint8_t *buf, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return TFB_EIO;
+        got += (size_t)k;
+    }
+    return 0;
+}
+
 static int multipart(tfb_os *c, const char *bucket, const char *key,
-                     const uint8_t *data, size_t len, size_t part,
-                     tfb_os_error *e)
+                     const put_src *src, size_t len, size_t part,
+                     const tfb_os_cond *cond, tfb_os_error *e)
 {
     os_req r;
     req_init(&r, OS_PUT, "POST", bucket, key);
+    r.deadline_ns = cond ? cond->deadline_ns : 0;
     r.query[r.n_query++] = (tfb_sigv4_kv){"uploads", ""};
     int rc = exec_one(c, &r, e);
     char *upload_id = NULL;
@@ -486,10 +588,25 @@ static int multipart(tfb_os *c, const char *bucket, const char *key,
             snprintf(num[k], sizeof num[k], "%zu", i + k + 1);
             q->query[q->n_query++] = (tfb_sigv4_kv){"partNumber", num[k]};
             q->query[q->n_query++] = (tfb_sigv4_kv){"uploadId", upload_id};
+            q->deadline_ns = cond ? cond->deadline_ns : 0;
             size_t a = (i + k) * part;
-            q->body = data + a;
             q->body_len = a + part < len ? part : len - a;
+            if (src->data) {
+                q->body = src->data + a;
+            } else {
+                q->body = src->buf + k * part;
+                if (rc == 0)
+                    rc = read_at(src->fd, src->buf + k * part, q->body_len,
+                                 a);
+            }
             pp[k] = q;
+        }
+        if (rc < 0) {
+            if (e)
+                snprintf(e->msg, sizeof e->msg,
+                         "the file to store as %s changed while it was sent",
+                         key);
+            break;
         }
         rc = tfb_os_exec(c, pp, k);
         for (size_t q = 0; q < k; q++) {
@@ -515,15 +632,22 @@ static int multipart(tfb_os *c, const char *bucket, const char *key,
             at += (size_t)snprintf(xml + at, cap - at,
                                    "</CompleteMultipartUpload>");
             req_init(&r, OS_PUT, "POST", bucket, key);
+            /* S3 checks a condition at the completion (not on the
+             * parts): the object appears whole, or not at all */
+            apply_cond(&r, cond);
             r.query[r.n_query++] = (tfb_sigv4_kv){"uploadId", upload_id};
             r.body = (const uint8_t *)xml;
             r.body_len = at;
             rc = exec_one(c, &r, NULL);
-            /* S3 may answer 200 with an error document */
-            if (rc == 0 && r.resp && strstr((const char *)r.resp, "<Error>"))
-                rc = TFB_EIO;
             if (rc < 0 && e)
                 *e = r.err;
+            /* S3 may answer 200 with an error document */
+            if (rc == 0 && r.resp &&
+                strstr((const char *)r.resp, "<Error>")) {
+                rc = TFB_EIO;
+                if (e)
+                    *e = r.err;
+            }
             tfb_os_req_free(&r);
             free(xml);
         }
@@ -556,10 +680,50 @@ int tfb_os_put_file(tfb_os *c, const char *bucket, const char *key,
                      tfb_strerror(rc));
         return rc;
     }
-    if (n <= part_bytes)
+    if (n <= part_bytes) {
         rc = tfb_os_put(c, bucket, key, data, n, e);
-    else
-        rc = multipart(c, bucket, key, data, n, part_bytes, e);
+    } else {
+        put_src src = {data, -1, NULL};
+        rc = multipart(c, bucket, key, &src, n, part_bytes, NULL, e);
+    }
     free(data);
+    return rc;
+}
+
+int tfb_os_put_file_cond(tfb_os *c, const char *bucket, const char *key,
+                         const char *path, size_t part_bytes,
+                         const tfb_os_cond *cond, tfb_os_error *e)
+{
+    if (part_bytes == 0)
+        part_bytes = (size_t)8 << 20;
+    if (part_bytes < MULTIPART_MIN)
+        part_bytes = MULTIPART_MIN;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        int rc = fd < 0 && errno == ENOENT ? TFB_ENOENT : TFB_EIO;
+        if (fd >= 0)
+            close(fd);
+        if (e)
+            snprintf(e->msg, sizeof e->msg, "cannot read %s: %s", path,
+                     tfb_strerror(rc));
+        return rc;
+    }
+    size_t n = (size_t)st.st_size;
+    size_t nbuf = n <= part_bytes ? n : part_bytes * MULTIPART_BATCH;
+    put_src src = {NULL, fd, malloc(nbuf ? nbuf : 1)};
+    int rc = src.buf ? 0 : TFB_ENOMEM;
+    if (rc == 0 && n <= part_bytes) {
+        rc = read_at(fd, src.buf, n, 0);
+        if (rc == 0)
+            rc = put_cond(c, bucket, key, src.buf, n, cond, e);
+        else if (e)
+            snprintf(e->msg, sizeof e->msg, "cannot read %s: %s", path,
+                     tfb_strerror(rc));
+    } else if (rc == 0) {
+        rc = multipart(c, bucket, key, &src, n, part_bytes, cond, e);
+    }
+    free(src.buf);
+    close(fd);
     return rc;
 }

@@ -8,12 +8,14 @@
  * a reload of a logdir reuses them (keep-alive).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -89,6 +91,9 @@ static void set_deadline(const tfb_os *c, os_attempt *a, uint64_t down)
 {
     a->deadline_ns =
         a->start_ns + deadline_ms(c, a->up_bytes + down) * 1000000;
+    /* the caller's own bound on the whole call, when sooner */
+    if (a->req->deadline_ns && a->req->deadline_ns < a->deadline_ns)
+        a->deadline_ns = a->req->deadline_ns;
 }
 
 /* Ends the transfers whose deadline passed (CURLE_OPERATION_TIMEDOUT:
@@ -192,6 +197,21 @@ static size_t on_body(char *p, size_t sz, size_t nm, void *ud)
         r->errbody[r->errbody_len] = 0;
         return n;
     }
+    if (r->to_fd) {
+        if (r->resp_len + n > r->out_cap)
+            return 0;
+        for (size_t w = 0; w < n;) {
+            ssize_t k = pwrite(r->fd, p + w, n - w,
+                               (off_t)(r->fd_off + r->resp_len + w));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                return 0; /* a full disk ends the transfer */
+            w += (size_t)k;
+        }
+        r->resp_len += n;
+        return n;
+    }
     if (r->out) {
         if (r->resp_len + n > r->out_cap)
             return 0; /* more than asked for: an error, not an overflow */
@@ -257,7 +277,7 @@ static size_t on_header(char *p, size_t sz, size_t nm, void *ud)
         r->content_length = strtoull(v, NULL, 10);
         long status = 0;
         curl_easy_getinfo(r->att->easy, CURLINFO_RESPONSE_CODE, &status);
-        if (!r->out && r->kind != OS_HEAD && status < 300 &&
+        if (!r->out && !r->to_fd && r->kind != OS_HEAD && status < 300 &&
             r->content_length > TFB_OS_XML_MAX) {
             r->too_big = 1; /* refused before a byte of it is read */
             return 0;
@@ -332,7 +352,7 @@ static os_attempt *build(tfb_os *c, os_req *r)
     /* what the deadline counts: the body sent, and at most this back */
     a->up_bytes = r->body ? r->body_len : 0;
     a->down_max = r->kind == OS_HEAD ? 0
-                  : r->out               ? r->out_cap
+                  : r->out || r->to_fd   ? r->out_cap
                                          : TFB_OS_XML_MAX;
     char *ekey = tfb_sigv4_encode(r->key, strlen(r->key), 1);
     char *path = NULL, *host = NULL, *qs = NULL;
@@ -391,13 +411,17 @@ static os_attempt *build(tfb_os *c, os_req *r)
         tfb_sigv4_sha256_hex(r->body, r->body_len, body_hash);
         payload = body_hash;
     }
-    tfb_sigv4_kv h[6];
+    tfb_sigv4_kv h[7];
     size_t nh = 0;
     h[nh++] = (tfb_sigv4_kv){"host", host};
     h[nh++] = (tfb_sigv4_kv){"x-amz-content-sha256", payload};
     h[nh++] = (tfb_sigv4_kv){"x-amz-date", date};
     if (r->range[0])
         h[nh++] = (tfb_sigv4_kv){"range", r->range};
+    if (r->if_match)
+        h[nh++] = (tfb_sigv4_kv){"if-match", r->if_match};
+    else if (r->if_none_match)
+        h[nh++] = (tfb_sigv4_kv){"if-none-match", "*"};
     if (c->cfg.session_token)
         h[nh++] = (tfb_sigv4_kv){"x-amz-security-token",
                                  c->cfg.session_token};
@@ -539,6 +563,13 @@ static int classify(os_req *r, CURLcode cc)
         return TFB_ENOENT;
     if (s == 401 || s == 403)
         return TFB_EACCES;
+    /* A condition that does not hold is an answer, not a fault: never
+     * retried. 409 is S3's answer to a conditional write that raced
+     * another one for the key (the other one wins). */
+    if (s == 412 && r->if_match)
+        return TFB_ESTATE;
+    if ((s == 412 || s == 409) && r->if_none_match)
+        return TFB_EEXIST;
     if (s >= 500 || s == 429 || s == 408)
         return 1;
     return TFB_EIO;
@@ -647,6 +678,10 @@ int tfb_os_exec(tfb_os *c, os_req *const *reqs, size_t n)
                 k = TFB_ECLOSED;
             else if (r->too_big)
                 k = TFB_EIO; /* the same answer again: not retried */
+            /* no retry past the caller's deadline: it would end at once */
+            if (k == 1 && r->deadline_ns &&
+                (long long)tfb_mono_now_ns() >= r->deadline_ns)
+                left[i] = 1;
             if (k == 1 && --left[i] > 0) {
                 retry = 1;
                 atomic_fetch_add(&c->st[ST_RETRY], 1);

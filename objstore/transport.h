@@ -30,6 +30,20 @@ typedef struct os_req {
      * (more is an error), or, with out NULL, `grown` below. */
     uint8_t *out;
     size_t out_cap;
+    /* Or, with to_fd, written to the file fd at fd_off on as it arrives
+     * (pwrite; a retry writes again from fd_off), at most out_cap bytes:
+     * a big object streams to disk without a buffer of its size. */
+    int to_fd, fd;
+    uint64_t fd_off;
+    /* Conditions (objstore.h, tfb_os_cond), signed as headers:
+     * If-Match: if_match (a 412 answers TFB_ESTATE: the object is another
+     * version now), If-None-Match: * when if_none_match (a 412, or S3's
+     * 409 for a conditional write racing another, answers TFB_EEXIST). */
+    const char *if_match;
+    int if_none_match;
+    /* CLOCK_MONOTONIC ns no attempt may run past, nor a retry start
+     * after (0: only the transport's own deadline per attempt). */
+    long long deadline_ns;
     /* ---- results ---- */
     uint8_t *resp;            /* out, or grown.v (tfb_os_req_free) */
     size_t resp_len;

@@ -118,7 +118,8 @@ int tfb_cli_parse_serve(tfb_config *cfg, int argc, char **argv, FILE *out,
          "seconds", TFB_OPT_DOUBLE, "30", 0.1, HUGE_VAL,
          &cfg->request_timeout},
         {"cache_dir", "DIR", "where GPU traces are cached after their first "
-         "load; \"\" = no cache; never inside the logdir",
+         "load; \"\" = no cache; never inside the logdir; s3://bucket/"
+         "prefix (or gs://) shares them with every server over the bucket",
          TFB_OPT_CALL, "$XDG_CACHE_HOME/tfboard, else ~/.cache/tfboard",
          .dest = &(tfb_opt_call){set_cache_dir, &cfg->cache_dir, 1}},
         {"token", "T", "the access token (better: set TFBOARD_TOKEN=T, "

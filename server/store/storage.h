@@ -144,6 +144,31 @@ int tfb_storage_s3_create(tfb_storage **out, const char *url, char *err,
 int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
                     size_t errlen, FILE *log);
 
+/* storage_origin.c: what a local copy of an object (ops->local_copy's
+ * file) holds, so that a layer above can name the object itself (the
+ * trace layer keys the caches replicas share through a bucket by it):
+ * the object's URL, its ETag as the store gave it and its size, and what
+ * the copy's file was (size, mtime, inode, device) when the copy was
+ * made, so that a reader can tell the copy still is those bytes. The
+ * backend notes each copy it makes and drops its notes with its copies.
+ * Process-wide; any thread. */
+typedef struct tfb_storage_origin {
+    char *url; /* "s3://bucket/key" (malloc'd: tfb_storage_origin_free) */
+    char etag[TFB_STORAGE_ETAG_MAX];
+    uint64_t size;
+    uint64_t copy_size, copy_ino, copy_dev;
+    int64_t copy_mtime_ns;
+} tfb_storage_origin;
+/* Notes that the file local (which must exist: its identity is taken
+ * now) is a copy of url at etag and size, replacing an older note. */
+int tfb_storage_origin_note(const char *local, const char *url,
+                            const char *etag, uint64_t size);
+/* 0 and *out (free with tfb_storage_origin_free), TFB_ENOENT when local
+ * is no copy noted (a local file), TFB_ENOMEM. */
+int tfb_storage_origin_get(const char *local, tfb_storage_origin *out);
+void tfb_storage_origin_drop(const char *local);
+void tfb_storage_origin_free(tfb_storage_origin *o);
+
 /* storage.c: generic helpers over any backend. */
 void tfb_storage_cancel(tfb_storage *s); /* NULL-safe; no-op for local */
 /* ops->info into *out: 0, or TFB_ENOENT for a backend without one

@@ -17,8 +17,11 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/deadline.h"
 #include "base/hash.h"
+#include "objstore/objstore.h"
 #include "tfboard.h"
+#include "trace/trace_cachebucket.h"
 #include "trace/trace_colcache.h"
 #include "trace/trace_file.h"
 
@@ -107,15 +110,48 @@ static int is_within(const char *a, const char *b)
     return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
 }
 
+/* The local spool of a cache in a bucket: the default directory's
+ * spool/, else $TMPDIR/tfboard-spool-<uid> (malloc'd). */
+static char *spool_dir(void)
+{
+    char *d = tfb_trace_colcache_default_dir();
+    char *out = NULL;
+    if (d) {
+        size_t n = strlen(d) + sizeof "/spool";
+        out = malloc(n);
+        if (out)
+            snprintf(out, n, "%s/spool", d);
+    } else {
+        const char *t = getenv("TMPDIR");
+        if (!t || t[0] != '/')
+            t = "/tmp";
+        size_t n = strlen(t) + 48;
+        out = malloc(n);
+        if (out)
+            snprintf(out, n, "%s/tfboard-spool-%u", t, (unsigned)geteuid());
+    }
+    free(d);
+    return out;
+}
+
 int tfb_trace_colcache_configure(const char *dir, const char *logdir, FILE *err)
 {
     free(g_dir);
     g_dir = NULL;
     g_log = err;
+    int bucket = tfb_os_is_url(dir);
+    int rc = tfb_trace_cachebucket_configure(bucket ? dir : NULL, err);
+    if (rc < 0)
+        return rc;
     if (dir && !dir[0])
         return 0; /* --cache_dir "": no cache */
-    int explicit_dir = dir != NULL;
-    char *want = explicit_dir ? strdup(dir) : tfb_trace_colcache_default_dir();
+    /* A bucket: its caches are fetched to, and written from, a local
+     * spool (trace_cachebucket.h), which is also the directory of the
+     * caches of local sources. */
+    int explicit_dir = dir != NULL && !bucket;
+    char *want = explicit_dir ? strdup(dir)
+                 : bucket     ? spool_dir()
+                              : tfb_trace_colcache_default_dir();
     if (!want)
         return explicit_dir ? TFB_ENOMEM : 0;
     if (make_dirs(want) != 0) {
@@ -153,8 +189,17 @@ int tfb_trace_colcache_configure(const char *dir, const char *logdir, FILE *err)
 struct tfb_trace_colcache_key {
     char **paths;
     size_t n;
-    char *sig;   /* the sources when the load began */
+    char *sig;   /* what the cache file stores: the sources' signature */
     char *file;  /* the cache file */
+    /* Sources that are copies of a bucket's objects, with a cache in a
+     * bucket: sig is their bucket signature (objects, sizes, ETags) and
+     * local_sig the copies' local one, taken when the load began (NULL:
+     * a local key, sig is that). */
+    char *local_sig;
+    uint64_t src_bytes;
+    /* the object found at this key was unsound: replaced by the rebuilt
+     * cache, if it still is that version ("": store it new) */
+    char replace_etag[TFB_OS_ETAG_MAX];
 };
 
 /* Appends "path\tsize\tmtime_ns\tino\tdev\n"; -1 when path cannot be
@@ -213,6 +258,7 @@ void tfb_trace_colcache_key_free(tfb_trace_colcache_key *key)
         return;
     tfb_strv_free(key->paths, key->n);
     free(key->sig);
+    free(key->local_sig);
     free(key->file);
     free(key);
 }
@@ -245,6 +291,15 @@ static tfb_trace_colcache_key *key_new(char *const *paths, size_t n)
         h = (h ^ ph) * 0x100000001b3ull + (uint64_t)i;
     }
     k->sig = signature(k->paths, n);
+    /* Copies of a bucket's objects, with a cache in a bucket: named by
+     * the objects (the copies' names differ from server to server). */
+    char *bsig = k->sig ? tfb_trace_cachebucket_sig(paths, n, &k->src_bytes)
+                        : NULL;
+    if (bsig) {
+        k->local_sig = k->sig;
+        k->sig = bsig;
+        h = tfb_trace_cachebucket_hash(bsig);
+    }
     size_t fl = strlen(dir) + 64;
     k->file = malloc(fl);
     if (!k->sig || !k->file) {
@@ -277,7 +332,10 @@ static int orphaned(const char *path)
             break;
         *tab = '\0';
         struct stat st;
-        gone = tab[1] != '-' && stat(line, &st) != 0 && errno == ENOENT;
+        /* an object of a bucket (a cache in a bucket) is not looked up:
+         * the spool's bound ages those files out */
+        gone = tab[1] != '-' && !tfb_os_is_url(line) &&
+               stat(line, &st) != 0 && errno == ENOENT;
         line = end;
     }
     free(s);
@@ -332,18 +390,78 @@ int tfb_trace_colcache_save(const tfb_trace_colcache_key *key,
     /* A source that changed while it was read: its trace may mix old and
      * new rows, and the next load reads it again anyway. */
     char *now = signature(key->paths, key->n);
-    int same = now && strcmp(now, key->sig) == 0;
+    int same =
+        now && strcmp(now, key->local_sig ? key->local_sig : key->sig) == 0;
     free(now);
     if (!same)
         return TFB_ESTATE;
     const char *slash = strrchr(key->file, '/');
-    if (slash) {
-        char *dir = strndup(key->file, (size_t)(slash - key->file));
+    char *dir = slash ? strndup(key->file, (size_t)(slash - key->file))
+                      : NULL;
+    if (dir)
+        sweep_stale(dir);
+    int err = tfb_trace_colcache_write_file(key->file, key->sig, t, rows);
+    if (!err && key->local_sig) {
+        /* the spool stays under its bound; then the bucket gets it for
+         * the other replicas (a failed upload only means they build it
+         * too) */
         if (dir)
-            sweep_stale(dir);
-        free(dir);
+            tfb_trace_cachebucket_spool_room(dir, 0);
+        tfb_trace_cachebucket_put(key->sig, key->file, key->replace_etag);
     }
-    return tfb_trace_colcache_write_file(key->file, key->sig, t, rows);
+    free(dir);
+    return err;
+}
+
+/* 1 when the cache file at path stores sig (a sound header: a file
+ * refused for its rows, not for its sources). */
+static int claims(const char *path, const char *sig)
+{
+    char *s;
+    if (tfb_trace_colcache_file_sig(path, &s) != 0)
+        return 0;
+    int same = strcmp(s, sig) == 0;
+    free(s);
+    return same;
+}
+
+/* The cache of a bucket key from the bucket: fetched into k->file, then
+ * checked whole before it is mapped (tfb_trace_colcache_read_file: size,
+ * magic, version, CRC, the signature it claims). An unsound object is
+ * noted in k->replace_etag, to be replaced by the rebuilt cache. */
+static int load_from_bucket(tfb_trace_colcache_key *k, uint64_t max_rows,
+                            tfb_trace **out)
+{
+    char etag[TFB_OS_ETAG_MAX];
+    long long t0 = tfb_mono_now_ns();
+    int rc = tfb_trace_cachebucket_fetch(k->sig, k->src_bytes, k->file, etag);
+    if (rc == TFB_ETOOBIG)
+        memcpy(k->replace_etag, etag, sizeof etag);
+    if (rc < 0)
+        return rc;
+    uint64_t rows = 0;
+    int err = tfb_trace_colcache_read_file(k->file, k->sig, max_rows, out,
+                                           &rows);
+    if (err == 0) {
+        tfb_trace_cachebucket_downloaded();
+        tfb_trace_colcache_log(
+            "tfboard: trace cache: mapped %s, fetched from the bucket in "
+            "%.2f s\n",
+            k->file, (double)(tfb_mono_now_ns() - t0) * 1e-9);
+        return 0;
+    }
+    if (err == TFB_ECORRUPT || (err == TFB_ESTATE && !claims(k->file, k->sig))) {
+        /* truncated, damaged, of another format version or claiming
+         * other sources: never trusted; the rebuilt cache replaces it */
+        tfb_trace_cachebucket_rejected();
+        memcpy(k->replace_etag, etag, sizeof etag);
+        unlink(k->file);
+        tfb_trace_colcache_log(
+            "tfboard: trace cache: the bucket's cache %s is unsound (%s); "
+            "the trace is read from its sources and the cache replaced\n",
+            strrchr(k->file, '/') + 1, tfb_strerror(err));
+    }
+    return err;
 }
 
 int tfb_trace_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
@@ -356,6 +474,13 @@ int tfb_trace_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
         return TFB_ENOENT;
     int err =
         tfb_trace_colcache_read_file(k->file, k->sig, max_rows, out, NULL);
+    if (err == 0 && k->local_sig)
+        utimensat(AT_FDCWD, k->file, NULL, 0); /* used: the spool's LRU */
+    /* Not in the spool (or unsound there): the bucket's, unless the file
+     * is this very cache refused for the rows budget. */
+    if (err != 0 && k->local_sig &&
+        !(err == TFB_ESTATE && claims(k->file, k->sig)))
+        err = load_from_bucket(k, max_rows, out);
     if (err == 0) {
         tfb_trace_colcache_key_free(k);
         return 0;

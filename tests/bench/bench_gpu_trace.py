@@ -24,13 +24,21 @@ load thread's CPU; the server writes it to the file named by
 TFB_TRACE_LOAD_TIMELINE, server/trace/trace_load.c), and the end prints a
 table of the loads, idle and loaded, next to their goals.
 
+With --bucket (issue 28 item 6; needs moto_server), the trace is put in a
+bucket of a local S3 (moto) instead, and served by two replicas over it
+with --cache_dir s3://bench/cache, each with its own local spool: the
+first reads the trace and stores its cache in the bucket; the second (a
+new replica or a restarted pod) downloads and maps that cache. It prints
+both loads next to the goal (the replica's <= 2 s) and checks that the two
+answered the same.
+
 usage: bench_gpu_trace.py TFBOARD GEN_GPU_TRACE [--kernels N] [--dir DIR]
-                          [--loaded] [--trace PATH]
+                          [--loaded] [--trace PATH] [--bucket]
 (--trace: use an existing trace of N kernels instead of generating one.)
 It never fails on a time; it prints numbers. Targets: for 10 M kernels,
 load < 10 s (first load with the cache <= 5 s, also with a second
 CPU-bound job running, reopen <= 1 s), each route < 1 s, <= 64 bytes a
-kernel."""
+kernel; a replica's load from a cache in the bucket <= 2 s."""
 import argparse
 import json
 import os
@@ -90,7 +98,11 @@ def main():
     ap.add_argument("--loaded", action="store_true",
                     help="also load with a second CPU-bound job running")
     ap.add_argument("--trace", help="an existing trace of N kernels")
+    ap.add_argument("--bucket", action="store_true",
+                    help="two replicas sharing the cache through moto")
     a = ap.parse_args()
+    if a.bucket:
+        return bucket_bench(a)
     tmp = a.dir or tempfile.mkdtemp(prefix="tfb_bench_gpu_")
     # The cache directory must not be inside the logdir: siblings.
     logdir = os.path.join(tmp, "logdir")
@@ -185,12 +197,68 @@ def print_timeline(phases):
               % (name, wall, cpu, th, "  (beside the others)" if par else ""))
 
 
-def serve(tfboard, logdir, cache_dir, n, timeline):
+def bucket_bench(a):
+    """The trace in a bucket of moto, two replicas (issue 28 item 6)."""
+    import s3_util
+    if not shutil.which("moto_server"):
+        print("moto_server is not on PATH: no bucket bench")
+        return
+    tmp = a.dir or tempfile.mkdtemp(prefix="tfb_bench_gpu_s3_")
+    n = a.kernels
+    path = os.path.join(tmp, "report1.sqlite")
+    t0 = time.time()
+    gpu_trace_gen.write(a.gen, path, n)
+    print("generated %d kernels in %.1f s (%.0f MB)"
+          % (n, time.time() - t0, os.path.getsize(path) / 1e6))
+    moto = s3_util.Moto()
+    try:
+        s3 = moto.client()
+        s3.create_bucket(Bucket="bench")
+        t0 = time.time()
+        s3.upload_file(path, "bench", "logs/big/report1.sqlite")
+        print("put in the bucket in %.1f s" % (time.time() - t0))
+        s3_util.use_endpoint(moto.url)
+        answers, loads = [], []
+        for i, label in enumerate(("replica 1: first load (reads the "
+                                   "trace, stores its cache)",
+                                   "replica 2: a new replica or a restarted"
+                                   " pod (downloads the cache)")):
+            print("--- %s" % label)
+            env = dict(os.environ)
+            env["XDG_CACHE_HOME"] = os.path.join(tmp, "replica%d" % i)
+            log = os.path.join(tmp, "replica%d.log" % i)
+            ans, fig = serve(a.tfboard, "s3://bench/logs", "s3://bench/cache",
+                             n, os.path.join(tmp, "timeline%d" % i), env=env,
+                             log=log)
+            answers.append(ans)
+            loads.append((fig["wall"], fig["cpu"]))
+            with open(log) as f:
+                for line in f:
+                    if "trace cache:" in line:
+                        print("  server: " + line.strip())
+        objs = s3.list_objects_v2(Bucket="bench", Prefix="cache/")
+        size = sum(o["Size"] for o in objs.get("Contents", []))
+        print("cache object: %.0f MB" % (size / 1e6))
+        print("first load: %.2f s wall, %.2f s CPU; replica's load from the "
+              "bucket: %.2f s wall, %.2f s CPU (goal <= 2 s)"
+              % (loads[0][0], loads[0][1], loads[1][0], loads[1][1]))
+        same = answers[0] == answers[1]
+        print("answers identical across the two replicas: %s" % same)
+        assert same
+    finally:
+        moto.stop()
+        if not a.dir:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def serve(tfboard, logdir, cache_dir, n, timeline, env=None, log=None):
     """One server on the logdir: load time, routes, memory. Returns the
-    routes' answers (for the comparison) and the load's figures."""
+    routes' answers (for the comparison) and the load's figures. env, log
+    (its stderr's file): a replica of the bucket bench, which waits for
+    the cache's store."""
     if os.path.exists(timeline):
         os.remove(timeline)
-    env = dict(os.environ, TFB_TRACE_LOAD_TIMELINE=timeline)
+    env = dict(env or os.environ, TFB_TRACE_LOAD_TIMELINE=timeline)
     # A port picked here: with --quiet the server prints no banner.
     with socket.socket() as sk:
         sk.bind(("127.0.0.1", 0))
@@ -198,7 +266,8 @@ def serve(tfboard, logdir, cache_dir, n, timeline):
     p = subprocess.Popen([tfboard, "--logdir", logdir, "--port", str(port),
                           "--reload_interval", "0", "--quiet",
                           "--cache_dir", cache_dir],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL,
+                         stderr=open(log, "w") if log else subprocess.DEVNULL,
                          text=True, env=env)
     out = []
     try:
@@ -272,7 +341,13 @@ def serve(tfboard, logdir, cache_dir, n, timeline):
               "(anonymous %.1f, file-backed %.1f)"
               % ((rss_bytes(p.pid) - rss0) / n, (parts[0] - parts0[0]) / n,
                  (parts[1] - parts0[1]) / n))
-        if cache_dir:
+        if log:
+            # the first replica stores its cache after it answered
+            t1 = time.time()
+            while time.time() < t1 + 900 and "trace cache:" not in open(
+                    log).read():
+                time.sleep(0.05)
+        elif cache_dir:
             # A first load writes the cache file after it answered, then
             # maps it in place of the built trace: wait for that.
             t1 = time.time()
