@@ -15,10 +15,13 @@
  * against an older, smaller struct leaves the newer fields unset.
  *
  * Thread-safety: written only before the server starts; readers take no
- * lock.
+ * lock. tfb_plugin_enabled's cache has its own lock.
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/plugin.h"
 
@@ -186,8 +189,39 @@ int tfb_plugin_register(const tfb_plugin *p)
     return 0;
 }
 
+/* tfb_plugin_enabled's answers for one store at one generation: a
+ * plugin without data asks has_data of every run (at 100,000 runs the
+ * listing took seconds, on every page load and reload, issue 28); the
+ * answer holds until the store's generation moves. Entries are indexed as
+ * the table; `known` marks the ones computed. */
+static pthread_mutex_t enabled_mu = PTHREAD_MUTEX_INITIALIZER;
+static const tfb_store *enabled_store;
+static uint64_t enabled_gen;
+static unsigned char enabled_known[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
+static unsigned char enabled_on[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
+
+static size_t table_index(const tfb_plugin *p)
+{
+    for (size_t i = 0; i < n_table; i++)
+        if (table[i] == p)
+            return i;
+    return SIZE_MAX;
+}
+
 int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s)
 {
+    /* Read before the runs: data that lands during the scan moves the
+     * generation past this one, so the next call scans again. */
+    uint64_t gen = tfb_store_generation(s);
+    size_t k = table_index(p);
+    if (k != SIZE_MAX) {
+        pthread_mutex_lock(&enabled_mu);
+        int hit = enabled_store == s && enabled_gen == gen && enabled_known[k];
+        int on = enabled_on[k];
+        pthread_mutex_unlock(&enabled_mu);
+        if (hit)
+            return on;
+    }
     tfb_run **runs;
     size_t nr;
     if (tfb_store_runs(s, &runs, &nr) < 0)
@@ -196,13 +230,79 @@ int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s)
     for (size_t i = 0; i < nr && !on; i++)
         on = p->has_data ? p->has_data(s, runs[i]) : 1;
     free(runs);
+    if (k != SIZE_MAX) {
+        pthread_mutex_lock(&enabled_mu);
+        if (enabled_store != s || enabled_gen != gen) {
+            /* A newer generation's answers replace an older one's, never
+             * the other way round. */
+            if (enabled_store == s && enabled_gen > gen) {
+                pthread_mutex_unlock(&enabled_mu);
+                return on;
+            }
+            enabled_store = s;
+            enabled_gen = gen;
+            memset(enabled_known, 0, sizeof enabled_known);
+        }
+        enabled_known[k] = 1;
+        enabled_on[k] = (unsigned char)on;
+        pthread_mutex_unlock(&enabled_mu);
+    }
     return on;
+}
+
+/* The listing's warm-up (serve mode): once the first pass over the
+ * logdir is done, a thread of its own asks tfb_plugin_enabled of every
+ * plugin, so the first page load after it finds the answers in the cache
+ * instead of scanning every run itself (seconds at 100,000 runs, before
+ * the page can show anything). It polls the load's progress every
+ * WARM_POLL_MS; tfb_plugin_services_stop ends and joins it. */
+#define WARM_POLL_MS 50
+static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t warm_cv = PTHREAD_COND_INITIALIZER;
+static pthread_t warm_thread;
+static int warm_running, warm_stop;
+
+static int warm_stopped(void)
+{
+    pthread_mutex_lock(&warm_mu);
+    int stop = warm_stop;
+    pthread_mutex_unlock(&warm_mu);
+    return stop;
+}
+
+static void *warm_main(void *arg)
+{
+    tfb_store *s = arg;
+    pthread_mutex_lock(&warm_mu);
+    for (;;) {
+        tfb_load_progress p;
+        tfb_store_progress(s, &p);
+        if (warm_stop || p.done)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += WARM_POLL_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&warm_cv, &warm_mu, &ts);
+    }
+    pthread_mutex_unlock(&warm_mu);
+    for (size_t i = 0; i < n_table && !warm_stopped(); i++)
+        (void)tfb_plugin_enabled(table[i], s);
+    return NULL;
 }
 
 int tfb_plugin_services_start(tfb_store *s, tfb_service_mode mode,
                               double interval, FILE *log)
 {
     started_mode = mode;
+    if (mode == TFB_SERVICE_SERVE && !warm_running) {
+        warm_stop = 0;
+        /* without it the first listing scans, as before: no error */
+        warm_running = pthread_create(&warm_thread, NULL, warm_main, s) == 0;
+    }
     for (size_t i = 0; i < n_table; i++) {
         const tfb_plugin_service *sv = table[i]->service;
         if (!sv)
@@ -217,6 +317,14 @@ int tfb_plugin_services_start(tfb_store *s, tfb_service_mode mode,
 
 void tfb_plugin_services_stop(void)
 {
+    if (warm_running) {
+        pthread_mutex_lock(&warm_mu);
+        warm_stop = 1;
+        pthread_cond_signal(&warm_cv);
+        pthread_mutex_unlock(&warm_mu);
+        pthread_join(warm_thread, NULL);
+        warm_running = 0;
+    }
     while (n_started > 0)
         started[--n_started]->service->stop(started_mode);
 }
