@@ -306,6 +306,14 @@ export function naturalCompare(a, b) {
   if (c) return c;
   return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
 }
+// list sorted as by naturalCompare (a new array), each name's key made
+// once: naturalCompare makes both keys on every comparison, seconds for
+// the 1.7 M comparisons of 100,000 run names (issue 28).
+export function naturalSort(list) {
+  const k = list.map((x) => [naturalKey(x), String(x), x]);
+  k.sort((a, b) => compareNaturalKeys(a[0], b[0]) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return k.map((x) => x[2]);
+}
 
 // The section a tag is shown in: its prefix up to the first '/'
 // (TensorBoard's tag groups).

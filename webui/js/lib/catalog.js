@@ -19,7 +19,24 @@ export function tagMap(v) {
   return out;
 }
 
-export const SCALAR_TAGS = { route: 'data/plugin/scalars/tags', take: tagMap };
+// The scalar tags as {runs: {run: i}, tag_sets: [[tag, ...], ...]}
+// (format=sets, each distinct set once: a sweep's 100,000 runs share one,
+// 2 MB of JSON instead of 20 MB, server/plugins/scalars/API.md). The
+// pages see tagMap's form; runs with the same set share one object (read
+// it, never change it).
+export function tagSetsMap(v) {
+  if (!v || typeof v !== 'object' || !v.runs || !Array.isArray(v.tag_sets)) return tagMap(v);
+  const sets = v.tag_sets.map((tags) => {
+    const o = {};
+    if (Array.isArray(tags)) for (const t of tags) o[String(t)] = {};
+    return Object.freeze(o);
+  });
+  const out = {};
+  for (const [run, i] of Object.entries(v.runs)) out[run] = sets[i] || {};
+  return out;
+}
+
+export const SCALAR_TAGS = { route: 'data/plugin/scalars/tags?format=sets', take: tagSetsMap };
 // Every run's scalar tags in one sorted list, and the one a page shows
 // first: a loss (".../loss" before any "loss" in the name), else the first.
 export function allScalarTags(data) {
