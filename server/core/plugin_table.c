@@ -189,15 +189,15 @@ int tfb_plugin_register(const tfb_plugin *p)
     return 0;
 }
 
-/* tfb_plugin_enabled's answers for one store at one generation: a
- * plugin without data asks has_data of every run (at 100,000 runs the
- * listing took seconds, on every page load and reload, issue 28); the
- * answer holds until the store's generation moves. Entries are indexed as
- * the table; `known` marks the ones computed. */
+/* tfb_plugin_enabled's answers for one store at one generation, every
+ * plugin's from one scan: a plugin without data asks has_data of every
+ * run (at 100,000 runs the listing took seconds, on every page load and
+ * reload, issue 28); the answers hold until the store's generation moves.
+ * Indexed as the table. */
 static pthread_mutex_t enabled_mu = PTHREAD_MUTEX_INITIALIZER;
 static const tfb_store *enabled_store;
 static uint64_t enabled_gen;
-static unsigned char enabled_known[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
+static int enabled_known;
 static unsigned char enabled_on[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
 
 static size_t table_index(const tfb_plugin *p)
@@ -208,46 +208,90 @@ static size_t table_index(const tfb_plugin *p)
     return SIZE_MAX;
 }
 
-int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s)
+static int warm_stopped(void);
+
+/* Fills every plugin's answer in one pass over one copy of the run list
+ * (each copy is sorted: one per plugin cost more than the asking).
+ * Returns 0, or -1 when the warm-up (warm set) was told to stop. */
+static int scan_all(tfb_store *s, unsigned char *on, int warm)
+{
+    memset(on, 0, n_table);
+    size_t left = 0;
+    for (size_t k = 0; k < n_table; k++) {
+        if (!table[k]->has_data)
+            on[k] = 2; /* enabled when the logdir has any run */
+        else
+            left++;
+    }
+    tfb_run **runs;
+    size_t nr;
+    if (tfb_store_runs(s, &runs, &nr) < 0) {
+        memset(on, 0, n_table);
+        return 0;
+    }
+    for (size_t k = 0; k < n_table; k++)
+        if (on[k] == 2)
+            on[k] = nr > 0;
+    for (size_t i = 0; i < nr && left; i++) {
+        if (warm && i % 1024 == 0 && warm_stopped()) {
+            free(runs);
+            return -1;
+        }
+        for (size_t k = 0; k < n_table; k++)
+            if (table[k]->has_data && !on[k] && table[k]->has_data(s, runs[i])) {
+                on[k] = 1;
+                left--;
+            }
+    }
+    free(runs);
+    return 0;
+}
+
+/* The answers for store s now, scanned when the cache has none (warm: the
+ * warm-up's scan, which stops when told). */
+static int enabled_all(tfb_store *s, unsigned char *all, int warm)
 {
     /* Read before the runs: data that lands during the scan moves the
      * generation past this one, so the next call scans again. */
     uint64_t gen = tfb_store_generation(s);
-    size_t k = table_index(p);
-    if (k != SIZE_MAX) {
-        pthread_mutex_lock(&enabled_mu);
-        int hit = enabled_store == s && enabled_gen == gen && enabled_known[k];
-        int on = enabled_on[k];
-        pthread_mutex_unlock(&enabled_mu);
-        if (hit)
-            return on;
-    }
-    tfb_run **runs;
-    size_t nr;
-    if (tfb_store_runs(s, &runs, &nr) < 0)
+    pthread_mutex_lock(&enabled_mu);
+    int hit = enabled_store == s && enabled_gen == gen && enabled_known;
+    if (hit)
+        memcpy(all, enabled_on, n_table);
+    pthread_mutex_unlock(&enabled_mu);
+    if (hit)
         return 0;
-    int on = 0;
-    for (size_t i = 0; i < nr && !on; i++)
-        on = p->has_data ? p->has_data(s, runs[i]) : 1;
-    free(runs);
-    if (k != SIZE_MAX) {
-        pthread_mutex_lock(&enabled_mu);
-        if (enabled_store != s || enabled_gen != gen) {
-            /* A newer generation's answers replace an older one's, never
-             * the other way round. */
-            if (enabled_store == s && enabled_gen > gen) {
-                pthread_mutex_unlock(&enabled_mu);
-                return on;
-            }
-            enabled_store = s;
-            enabled_gen = gen;
-            memset(enabled_known, 0, sizeof enabled_known);
-        }
-        enabled_known[k] = 1;
-        enabled_on[k] = (unsigned char)on;
-        pthread_mutex_unlock(&enabled_mu);
+    if (scan_all(s, all, warm) < 0)
+        return -1;
+    pthread_mutex_lock(&enabled_mu);
+    /* A newer generation's answers are never replaced by an older one's. */
+    if (enabled_store != s || enabled_gen <= gen) {
+        enabled_store = s;
+        enabled_gen = gen;
+        enabled_known = 1;
+        memcpy(enabled_on, all, n_table);
     }
-    return on;
+    pthread_mutex_unlock(&enabled_mu);
+    return 0;
+}
+
+int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s)
+{
+    size_t k = table_index(p);
+    if (k == SIZE_MAX) { /* not in the table: ask it alone */
+        tfb_run **runs;
+        size_t nr;
+        if (tfb_store_runs(s, &runs, &nr) < 0)
+            return 0;
+        int on = 0;
+        for (size_t i = 0; i < nr && !on; i++)
+            on = p->has_data ? p->has_data(s, runs[i]) : 1;
+        free(runs);
+        return on;
+    }
+    unsigned char all[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
+    (void)enabled_all(s, all, 0);
+    return all[k];
 }
 
 /* The listing's warm-up (serve mode): once the first pass over the
@@ -289,8 +333,9 @@ static void *warm_main(void *arg)
         pthread_cond_timedwait(&warm_cv, &warm_mu, &ts);
     }
     pthread_mutex_unlock(&warm_mu);
-    for (size_t i = 0; i < n_table && !warm_stopped(); i++)
-        (void)tfb_plugin_enabled(table[i], s);
+    unsigned char all[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
+    if (!warm_stopped())
+        (void)enabled_all(s, all, 1);
     return NULL;
 }
 
