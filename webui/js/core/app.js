@@ -15,7 +15,7 @@ import { getJSON, getOptional, onActivity } from './api.js';
 import { state, setState, loadFromUrl, onStateChange, resolveUrlSelection, pendingSelection } from './state.js';
 import { mountRunList, selectedRuns, setRunsChecked } from './sidebar.js';
 import { recoverSelection } from './selection.js';
-import { wallShort, int, bytes, naturalSort } from './format.js';
+import { wallShort, int, bytes, naturalSorted } from './format.js';
 import { retheme } from './charts.js';
 import { exportView } from './export.js';
 import { assignRunColors } from './colors.js';
@@ -516,7 +516,8 @@ async function fetchCatalog(userAsked) {
   const first = firstLoad ? pageToShow(entries) : null;
   const loadAll = () => Promise.all(entries.map(async (e) => { e.load = e.enabled && !e.noPage ? await loadPage(e) : null; }));
   const base = Promise.all([
-    getJSON('data/runs'),
+    // In natural order (run2 before run10), sorted by the server.
+    getJSON('data/runs', { order: 'natural' }),
     firstLoad ? Promise.resolve(data.runsInfo) : getOptional('data/runs_info'),
     // A bucket's request counts and faults change at each reload.
     data.env && !data.env.storage ? Promise.resolve(data.env) : getOptional('data/environment'),
@@ -529,8 +530,10 @@ async function fetchCatalog(userAsked) {
   data.env = env;
   // Tag names the dashboards recognise runs by, as the server spells them.
   data.tagNames = (env && env.tag_names) || {};
-  // Natural order (run2 before run10) on every page.
-  data.runs = Array.isArray(runsList) ? naturalSort(runsList.map(String)) : [];
+  // Natural order (run2 before run10) on every page: the server's
+  // (base/natural.h), checked in one pass (sorting here took seconds at
+  // 100,000 runs).
+  data.runs = Array.isArray(runsList) ? naturalSorted(runsList.map(String)) : [];
   assignRunColors(data.runs);
   for (const [k, v] of pageCatalog) data[k] = v;
   data.runsInfo = runsInfo;
