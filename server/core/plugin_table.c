@@ -209,6 +209,11 @@ static size_t table_index(const tfb_plugin *p)
 }
 
 static int warm_stopped(void);
+/* The warm-up's lock and condition (below): warm_scanning is set while
+ * its scan runs. */
+static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t warm_cv = PTHREAD_COND_INITIALIZER;
+static int warm_scanning;
 
 /* Fills every plugin's answer in one pass over one copy of the run list
  * (each copy is sorted: one per plugin cost more than the asking).
@@ -251,6 +256,14 @@ static int scan_all(tfb_store *s, unsigned char *on, int warm)
  * warm-up's scan, which stops when told). */
 static int enabled_all(tfb_store *s, unsigned char *all, int warm)
 {
+    if (!warm) {
+        /* A listing that comes while the warm-up scans waits for its
+         * answers instead of scanning beside it. */
+        pthread_mutex_lock(&warm_mu);
+        while (warm_scanning)
+            pthread_cond_wait(&warm_cv, &warm_mu);
+        pthread_mutex_unlock(&warm_mu);
+    }
     /* Read before the runs: data that lands during the scan moves the
      * generation past this one, so the next call scans again. */
     uint64_t gen = tfb_store_generation(s);
@@ -301,8 +314,6 @@ int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s)
  * the page can show anything). It polls the load's progress every
  * WARM_POLL_MS; tfb_plugin_services_stop ends and joins it. */
 #define WARM_POLL_MS 50
-static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t warm_cv = PTHREAD_COND_INITIALIZER;
 static pthread_t warm_thread;
 static int warm_running, warm_stop;
 
@@ -334,8 +345,16 @@ static void *warm_main(void *arg)
     }
     pthread_mutex_unlock(&warm_mu);
     unsigned char all[TFB_MAX_BUILTIN + TFB_MAX_EXTRA];
-    if (!warm_stopped())
+    pthread_mutex_lock(&warm_mu);
+    int go = !warm_stop;
+    warm_scanning = go;
+    pthread_mutex_unlock(&warm_mu);
+    if (go)
         (void)enabled_all(s, all, 1);
+    pthread_mutex_lock(&warm_mu);
+    warm_scanning = 0;
+    pthread_cond_broadcast(&warm_cv);
+    pthread_mutex_unlock(&warm_mu);
     return NULL;
 }
 
@@ -365,7 +384,7 @@ void tfb_plugin_services_stop(void)
     if (warm_running) {
         pthread_mutex_lock(&warm_mu);
         warm_stop = 1;
-        pthread_cond_signal(&warm_cv);
+        pthread_cond_broadcast(&warm_cv);
         pthread_mutex_unlock(&warm_mu);
         pthread_join(warm_thread, NULL);
         warm_running = 0;
