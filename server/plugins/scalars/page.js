@@ -479,7 +479,8 @@ const page = {
     // The group-by settings need every run's hparams (megabytes for a big
     // sweep): asked for once the first chart is drawn (or after 3 s), so
     // they do not compete with it.
-    this.firstDrawn = new Promise((resolve) => { this.markDrawn = resolve; });
+    this.drewFirst = false;
+    this.firstDrawn = new Promise((resolve) => { this.markDrawn = () => { this.drewFirst = true; resolve(); }; });
     setTimeout(() => this.markDrawn(), 3000);
     this.hovered = null;   // the run under the mouse in the sidebar, too
     this.multiCount = (ctx.state.multi || []).length;
@@ -676,7 +677,15 @@ const page = {
     if (mode === 'bands') { q.k = BAND_K; if (highlight.length) q.highlight = highlight; }
     if (weight > 0) q.smoothing = weight;
     if (win) { q.min_step = win[0]; q.max_step = win[1]; }
-    const ask = spec.sel ? getWithSelection('data/plugin/scalars/multirun', q, spec.sel) : getJSON('data/plugin/scalars/multirun', q);
+    const go = () => (spec.sel ? getWithSelection('data/plugin/scalars/multirun', q, spec.sel) : getJSON('data/plugin/scalars/multirun', q));
+    // Until the first chart is drawn the band answers are asked for one
+    // after the other: on a 2-core server four of 100,000 runs at once
+    // shared the cores and the first chart waited for all four (issue 28).
+    let ask;
+    if (mode === 'bands' && !this.drewFirst) {
+      ask = (this.bandsChain || Promise.resolve()).catch(() => null).then(go);
+      this.bandsChain = ask;
+    } else ask = go();
     const promise = ask.then((ans) => {
       if (mode === 'bands' || ans.mode === 'bands') return parseBands(ans);
       const parse = (obj) => {
