@@ -232,7 +232,9 @@ const tfb_option *tfb_plugin_option_find(const char *name, size_t len);
 
 /* Starts every plugin's service (tfb_plugin_service.start) on store s,
  * in table order. Returns 0, or the first error (the services started
- * before it keep running; stop them with tfb_plugin_services_stop). */
+ * before it keep running; stop them with tfb_plugin_services_stop). In
+ * serve mode core starts one of its own first: once the first load is
+ * done it fills tfb_plugin_enabled's cache (the listing's warm-up). */
 int tfb_plugin_services_start(tfb_store *s, tfb_service_mode mode,
                               double interval, FILE *log);
 /* Stops the services started, in reverse order. */
@@ -244,7 +246,8 @@ int tfb_plugin_services_poll(tfb_store *s, double now,
                                           const tfb_service_event *e),
                              void *user);
 
-/* 1 when some run of the store has the plugin's data. */
+/* 1 when some run of the store has the plugin's data. Kept per store
+ * generation (a plugin without data asks has_data of every run). */
 int tfb_plugin_enabled(const tfb_plugin *p, tfb_store *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/natural.h"
 #include "core/plugin.h"
 #include "core/routes_core.h"
 #include "store/storage.h"
@@ -58,12 +59,26 @@ static const tfb_json_field progress_fields[] = {
     TFB_JSON_FIELD(tfb_load_progress, done, BOOL),
 };
 
+static int by_natural_name(const void *a, const void *b)
+{
+    return tfb_natural_cmp(tfb_run_name(*(tfb_run *const *)a),
+                           tfb_run_name(*(tfb_run *const *)b));
+}
+
+/* The run names by first wall time, or with order=natural in natural
+ * order (base/natural.h, the web UI's): sorting 100,000 names in the
+ * browser took seconds, here tens of milliseconds (issue 28). */
 int tfb_route_runs(const tfb_http_req *req, tfb_http_resp *resp)
 {
+    const char *order = tfb_http_query(req, "order");
+    if (order && strcmp(order, "natural") != 0)
+        return tfb_http_error(resp, 400, "order: natural or nothing");
     tfb_run **runs;
     size_t nr;
     if (tfb_store_runs(tfb_server_store(req), &runs, &nr) < 0)
         return tfb_http_error(resp, 500, "out of memory");
+    if (order)
+        qsort(runs, nr, sizeof *runs, by_natural_name);
     tfb_json j;
     tfb_json_init(&j);
     tfb_json_array_begin(&j);

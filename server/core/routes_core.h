@@ -22,6 +22,13 @@ int tfb_route_plugins_listing(const tfb_http_req *req, tfb_http_resp *resp);
  * ...]} (its text plugin's); runs without such a series left out. */
 int tfb_route_tags_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
                            tfb_series_kind kind, int names_only);
+/* route_tags.c: the same listing with each distinct tag set once:
+ * {"runs": {run: i}, "tag_sets": [[tag, ...], ...]}, run -> its index in
+ * tag_sets (names in the series' first-seen order). A sweep's runs share
+ * one set: 100,000 runs' scalar tags were 20 MB of JSON and 400,000
+ * objects in the browser as the per-run map, 2 MB this way (issue 28). */
+int tfb_route_tag_sets_of_kind(const tfb_http_req *req, tfb_http_resp *resp,
+                               tfb_series_kind kind);
 /* route_tags.c: answers [[wall_time, step, X], ...] for the histogram
  * series named by the request's run and tag, every point or `samples`
  * evenly spaced ones (first and last kept); X is written by fn for point i

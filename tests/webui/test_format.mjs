@@ -40,6 +40,16 @@ eq(['run10', 'Run2', 'run2'].sort(f.naturalCompare), ['Run2', 'run2', 'run10'], 
 eq(['sweep/lr0.3_seed1', 'sweep/lr0.1_seed2', 'sweep/lr0.03_seed1', 'sweep/lr0.1_seed1'].sort(f.naturalCompare),
   ['sweep/lr0.03_seed1', 'sweep/lr0.1_seed1', 'sweep/lr0.1_seed2', 'sweep/lr0.3_seed1'], 'natural order, numbers with a fraction by value');
 eq(['a', 'a1', 'a0.5', 'b'].sort(f.naturalCompare), ['a', 'a0.5', 'a1', 'b'], 'a name before its numbered ones');
+// naturalSort (the run list's sort, keys made once): naturalCompare's order;
+// naturalSorted gives a list already in that order back as it is.
+const T_same = (a, b) => eq(a === b, true, 'naturalSorted keeps a sorted list');
+for (const l of [['rank-10', 'rank-2', 'rank-1', 'rank-3'], ['run10', 'Run2', 'run2'], ['a', 'a1', 'a0.5', 'b'],
+  ['sweep/lr0.3_seed1', 'sweep/lr0.1_seed2', 'sweep/lr0.03_seed1', 'sweep/lr0.1_seed1'], ['trial-00010', 'trial-00002', 'trial-2', 'x']]) {
+  eq(f.naturalSort(l), l.slice().sort(f.naturalCompare), 'naturalSort as naturalCompare: ' + l.join(' '));
+  eq(f.naturalSorted(l.slice()), l.slice().sort(f.naturalCompare), 'naturalSorted as naturalCompare: ' + l.join(' '));
+  const s = l.slice().sort(f.naturalCompare);
+  T_same(f.naturalSorted(s), s);
+}
 const ticks = (vals) => vals.map((v) => ({ value: v }));
 const wide = ticks([1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18]);
 eq([1e3, 1e9, 1e15].map((v) => f.logTicks(v, 0, wide)), ['1e3', '1e9', '1e15'], 'a log axis past 1e15: one style (no 1000, 1G, 1e15)');

@@ -177,7 +177,7 @@ const page = {
   destroyCharts() { for (const c of this.charts || []) c.destroy(); this.charts = []; },
   update(ctx, changed) {
     this.ctx = ctx;
-    if (changed.some((k) => ['data', 'cmpA', 'cmpB'].includes(k))) this.render();
+    if (changed.some((k) => ['data', 'catalog', 'cmpA', 'cmpB'].includes(k))) this.render();
   },
   // The chosen pair: from the URL when those runs exist, else the last two
   // the user picked (PAIR_KEY), else the opening pair (openingPair: the

@@ -11,6 +11,7 @@
  * the config's directory. Tensors read from checkpoints are not
  * supported (API.md says why).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -731,12 +732,16 @@ static int route_pca_projection(const tfb_http_req *req, tfb_http_resp *resp)
 static int has_projector(tfb_store *s, tfb_run *r)
 {
     (void)s;
-    char *dir = NULL;
-    char *p = config_path(tfb_run_dir(r), &dir);
-    int found = p != NULL;
-    free(dir);
-    free(p);
-    return found;
+    /* config_path's two places, in buffers of the stack: the listing asks
+     * every run (100,000 at once, issue 28) */
+    char p[PATH_MAX];
+    const char *dir = tfb_run_dir(r);
+    int n = snprintf(p, sizeof p, "%s/%s/%s", dir, PROJECTOR_ASSETS_DIR,
+                     PROJECTOR_CONFIG_NAME);
+    if (n > 0 && (size_t)n < sizeof p && is_file(p))
+        return 1;
+    n = snprintf(p, sizeof p, "%s/%s", dir, PROJECTOR_CONFIG_NAME);
+    return n > 0 && (size_t)n < sizeof p && is_file(p);
 }
 
 static const tfb_plugin_route routes[] = {

@@ -80,9 +80,13 @@ export function toERE(src) {
 export function scalarTagsOf(data, runs, filter) {
   const { re } = safeRegex(filter);
   const seen = new Set();
+  const sets = new Set();   // runs of one tag set share its object (lib/catalog.js)
   const out = [];
   for (const r of runs) {
-    for (const t of Object.keys(data.scalarTags[r] || {})) {
+    const ts = data.scalarTags[r];
+    if (!ts || sets.has(ts)) continue;
+    sets.add(ts);
+    for (const t of Object.keys(ts)) {
       if (seen.has(t)) continue;
       seen.add(t);
       if (!re || re.test(t)) out.push(t);
@@ -236,10 +240,16 @@ class Card {
   // Loads (or reuses) each selected run's series and draws them; a no-op
   // when nothing it depends on changed since the last draw.
   async load() {
-    const runs = this.targets().map((t) => t.label + (t.axis === 'y1' ? '\u0002' : ''));
+    // A one-tag card over many runs (bands) is keyed by its run list's
+    // identity (page.runsWithTag keeps one array while the selection and
+    // the tags stay): joining 100,000 names per card per load took
+    // seconds (issue 28).
+    const many = !this.multi && this.page.runsWithTag(this.tag).length > BAND_THRESHOLD;
+    const runs = many ? ['#' + this.page.listId(this.page.runsWithTag(this.tag))]
+      : this.targets().map((t) => t.label + (t.axis === 'y1' ? '\u0002' : ''));
     const g = this.grouping();
     const key = [this.page.gen, this.samples(), g ? g + '|' + this.page.ctx.state.band + '|' + this.page.ctx.state.logy + '|' + this.page.ctx.state.smoothing : this.page.ctx.state.smoothing,
-      runs.length > BAND_THRESHOLD ? this.page.highlightRuns().join('\u0001') : '', ...runs].join('\u0000');
+      many || runs.length > BAND_THRESHOLD ? this.page.highlightRuns().join('\u0001') : '', ...runs].join('\u0000');
     if (key === this.loadedKey) return;
     this.loadedKey = key;
     await (g ? this.drawGrouped(g) : this.draw());
@@ -285,8 +295,9 @@ class Card {
     const token = {};
     this.drawToken = token;
     if (this.gchart) { this.gchart.destroy(); this.gchart = null; clear(this.wrap); }
+    // Bands need no per-run targets (100,000 objects a card).
+    if (!this.multi && this.page.runsWithTag(this.tag).length > BAND_THRESHOLD) { await this.drawBands(token); return; }
     const runs = this.targets();
-    if (!this.multi && runs.length > BAND_THRESHOLD) { await this.drawBands(token); return; }
     // A multi-tag chart draws a line per run and tag: past the threshold
     // it would be thousands of lines (and answers the route refuses).
     const nRuns = this.multi ? new Set(runs.map((t) => t.run)).size : 0;
@@ -468,7 +479,8 @@ const page = {
     // The group-by settings need every run's hparams (megabytes for a big
     // sweep): asked for once the first chart is drawn (or after 3 s), so
     // they do not compete with it.
-    this.firstDrawn = new Promise((resolve) => { this.markDrawn = resolve; });
+    this.drewFirst = false;
+    this.firstDrawn = new Promise((resolve) => { this.markDrawn = () => { this.drewFirst = true; resolve(); }; });
     setTimeout(() => this.markDrawn(), 3000);
     this.hovered = null;   // the run under the mouse in the sidebar, too
     this.multiCount = (ctx.state.multi || []).length;
@@ -499,6 +511,10 @@ const page = {
     this.onResize = debounce(() => { for (const c of this.visible) c.load(); }, 300);
     window.addEventListener('resize', this.onResize);
   },
+
+  // The frame's first load waits for this before it fetches what the
+  // other tabs need (core/app.js, webui/README.md "Pages").
+  drawn() { return this.firstDrawn; },
 
   unmount() {
     window.removeEventListener('tfb:hover-run', this.onHoverRun);
@@ -577,8 +593,28 @@ const page = {
     try { applyLayout(this.ctx, l); } finally { this.applyingLayout = false; }
   },
 
+  // The selected runs having tag: one array per tag while the selection
+  // (ctx.runs, the same array while it stays: core/sidebar.js) and the
+  // tags stay, so cards key their loads by its identity (listId).
   runsWithTag(tag) {
-    return this.ctx.runs.filter((r) => this.ctx.data.scalarTags[r] && tag in this.ctx.data.scalarTags[r]);
+    const { runs, data } = this.ctx;
+    if (!this.withTag || this.withTag.runs !== runs || this.withTag.tags !== data.scalarTags) {
+      this.withTag = { runs, tags: data.scalarTags, byTag: new Map() };
+    }
+    let out = this.withTag.byTag.get(tag);
+    if (!out) {
+      out = runs.filter((r) => data.scalarTags[r] && tag in data.scalarTags[r]);
+      this.withTag.byTag.set(tag, out);
+    }
+    return out;
+  },
+
+  // A number naming an array (by identity) for cache keys.
+  listId(list) {
+    if (!this.listIds) { this.listIds = new WeakMap(); this.nextListId = 1; }
+    let id = this.listIds.get(list);
+    if (!id) { id = this.nextListId++; this.listIds.set(list, id); }
+    return id;
   },
 
   // The loss spikes of a run's tag (alerts plugin; [] when there are none
@@ -641,7 +677,15 @@ const page = {
     if (mode === 'bands') { q.k = BAND_K; if (highlight.length) q.highlight = highlight; }
     if (weight > 0) q.smoothing = weight;
     if (win) { q.min_step = win[0]; q.max_step = win[1]; }
-    const ask = spec.sel ? getWithSelection('data/plugin/scalars/multirun', q, spec.sel) : getJSON('data/plugin/scalars/multirun', q);
+    const go = () => (spec.sel ? getWithSelection('data/plugin/scalars/multirun', q, spec.sel) : getJSON('data/plugin/scalars/multirun', q));
+    // Until the first chart is drawn the band answers are asked for one
+    // after the other: on a 2-core server four of 100,000 runs at once
+    // shared the cores and the first chart waited for all four (issue 28).
+    let ask;
+    if (mode === 'bands' && !this.drewFirst) {
+      ask = (this.bandsChain || Promise.resolve()).catch(() => null).then(go);
+      this.bandsChain = ask;
+    } else ask = go();
     const promise = ask.then((ans) => {
       if (mode === 'bands' || ans.mode === 'bands') return parseBands(ans);
       const parse = (obj) => {
@@ -751,11 +795,11 @@ const page = {
       sec.addEventListener('toggle', () => { multiOpen = sec.open; });
       this.body.appendChild(sec);
     }
-    const total = Object.values(ctx.data.scalarTags).reduce((a, t) => a + Object.keys(t).length, 0);
     this.head.append(h('span', { class: 'muted' },
       `${tags.length} tag${tags.length === 1 ? '' : 's'}` + (ctx.state.tagFilter ? (tags.length === 1 ? ' matches' : ' match') + ' the filter' : '') +
       `, ${ctx.runs.length} run${ctx.runs.length === 1 ? '' : 's'} selected`));
     if (!tags.length) {
+      const total = Object.values(ctx.data.scalarTags).reduce((a, t) => a + Object.keys(t).length, 0);
       this.body.appendChild(h('div', { class: 'empty small' },
         ctx.runs.length ? (total ? 'No scalar tag matches the filter.' : 'No scalars logged yet.') : 'No run selected: tick runs in the sidebar.'));
     }

@@ -12,8 +12,16 @@
 #include "plugins/scalars/scalars_layout.h"
 #include "plugins/scalars/scalars_multirun.h"
 
+/* TensorBoard's {run: {tag: {displayName, description}}}, or with
+ * format=sets each distinct tag set once (routes_core.h; the web UI's
+ * catalog asks for that). */
 static int tfb_route_scalar_tags(const tfb_http_req *req, tfb_http_resp *resp)
 {
+    const char *f = tfb_http_query(req, "format");
+    if (f && strcmp(f, "sets") == 0)
+        return tfb_route_tag_sets_of_kind(req, resp, TFB_SERIES_SCALAR);
+    if (f)
+        return tfb_http_error(resp, 400, "format: sets or nothing");
     return tfb_route_tags_of_kind(req, resp, TFB_SERIES_SCALAR, 0);
 }
 

@@ -15,7 +15,7 @@ import { getJSON, getOptional, onActivity } from './api.js';
 import { state, setState, loadFromUrl, onStateChange, resolveUrlSelection, pendingSelection } from './state.js';
 import { mountRunList, selectedRuns, setRunsChecked } from './sidebar.js';
 import { recoverSelection } from './selection.js';
-import { wallShort, int, bytes, naturalCompare } from './format.js';
+import { wallShort, int, bytes, naturalSorted } from './format.js';
 import { retheme } from './charts.js';
 import { exportView } from './export.js';
 import { assignRunColors } from './colors.js';
@@ -200,8 +200,8 @@ function importPage(u, path, c) {
 
 // Runs the probes of the loaded page modules (after the catalog is in
 // data) and publishes the module states for the tests.
-async function probePages(entries) {
-  await Promise.all(entries.map(async (e) => {
+async function probePages(entries, toProbe = entries) {
+  await Promise.all(toProbe.map(async (e) => {
     if (e.load && e.load.mod && e.load.mod.probe) {
       try { await e.load.mod.probe(data); } catch (err) { /* the page shows what it has */ }
     }
@@ -221,13 +221,15 @@ function renderTabs() {
   for (const e of tabs) {
     const active = current !== null && current.entry.name === e.name;
     const mod = e.load && e.load.mod;
+    // No load yet: its module comes after the first page's (fetchCatalog).
+    const broken = e.load && !mod;
     let badge = 0;
     try { badge = mod && mod.badge ? mod.badge(data) : 0; } catch (err) { badge = 0; }
     els.tabs.appendChild(h('a', {
-      class: 'tab' + (active ? ' active' : '') + (mod ? '' : ' broken'), role: 'tab',
+      class: 'tab' + (active ? ' active' : '') + (broken ? ' broken' : ''), role: 'tab',
       href: '#tab=' + encodeURIComponent(e.name), id: 'tab-' + e.name,
       'aria-selected': active ? 'true' : 'false',
-      title: mod ? null : e.load.error,
+      title: broken ? e.load.error : null,
       onclick: (ev) => { ev.preventDefault(); setState({ tab: e.name, step: null }); },
     }, e.title, badge ? h('span', { class: 'badge', title: badge + ' alerts' }, String(badge)) : null));
   }
@@ -333,6 +335,9 @@ function renderPageError(e, why) {
 function choosePage() {
   const tabs = enabledPages();
   const want = tabs.find((e) => e.name === state.tab) || tabs[0] || null;
+  // A tab picked while its module still loads (the first load's rest):
+  // the current page stays until it is in (refreshPage then mounts it).
+  if (want && want.load === undefined && data.loaded) return false;
   const wantMod = want && want.load ? want.load.mod || null : null;
   if (want === null && current === null) return false;
   if (want !== null && current !== null && current.entry.name === want.name && current.mod === wantMod) {
@@ -460,18 +465,38 @@ function refreshPage(changed) {
 
 // The catalog the loaded pages ask for ({key: {route, take}}), each key
 // once (the first page's), fetched as optional JSON: key -> take(answer).
-async function fetchPageCatalog(entries) {
+async function fetchPageCatalog(entries, have = null) {
   const wanted = new Map();
   for (const e of entries) {
     const cat = e.load && e.load.mod && e.load.mod.catalog;
     if (!cat || typeof cat !== 'object') continue;
-    for (const [k, spec] of Object.entries(cat)) if (!wanted.has(k) && spec && spec.route) wanted.set(k, spec);
+    for (const [k, spec] of Object.entries(cat)) if (!wanted.has(k) && !(have && have.has(k)) && spec && spec.route) wanted.set(k, spec);
   }
   const got = await Promise.all([...wanted].map(([k, spec]) => getOptional(spec.route).then(
     (v) => [k, spec.take ? spec.take(v) : v], () => [k, spec.take ? spec.take(null) : null])));
   return got;
 }
 
+// The page the frame shows: state.tab's, else the first enabled one
+// (choosePage's pick).
+function pageToShow(entries) {
+  const tabs = entries.filter((e) => e.enabled && !e.noPage);
+  return tabs.find((e) => e.name === state.tab) || tabs[0] || null;
+}
+
+// How long the rest of the first load waits for the first page's first
+// drawing (its `drawn()`) before it starts anyway: a page that never
+// draws must not leave the other tabs without their modules.
+const FIRST_SCREEN_WAIT_MS = 3000;
+
+// Fetches the catalog. On the page's first load (data.loaded false) only
+// what the page shown first needs is awaited: the listing, the run names,
+// the environment, that page's module and catalog. What every other tab
+// needs (their modules and catalogs, the probes, /data/runs_info: 6.5 MB
+// of JSON at 10,000 runs) is left to the function returned (null on
+// later loads, which fetch everything before they return), which the
+// caller runs once the page is mounted: at 10,000 runs the first chart
+// came after all of it (issue 28).
 async function fetchCatalog(userAsked) {
   // The listing first: data only grows, so whatever it enables is in the
   // answers asked for after it, and a tab never opens on a page whose runs
@@ -487,28 +512,61 @@ async function fetchCatalog(userAsked) {
     listingError = 'The server did not list its dashboards: ' + e.message + '.';
   }
   if (userAsked) retries++;
-  const loads = Promise.all(entries.map(async (e) => { e.load = e.enabled && !e.noPage ? await loadPage(e) : null; }));
+  const firstLoad = !data.loaded;
+  const first = firstLoad ? pageToShow(entries) : null;
+  const loadAll = () => Promise.all(entries.map(async (e) => { e.load = e.enabled && !e.noPage ? await loadPage(e) : null; }));
   const base = Promise.all([
-    getJSON('data/runs'),
-    getOptional('data/runs_info'),
+    // In natural order (run2 before run10), sorted by the server.
+    getJSON('data/runs', { order: 'natural' }),
+    firstLoad ? Promise.resolve(data.runsInfo) : getOptional('data/runs_info'),
     // A bucket's request counts and faults change at each reload.
     data.env && !data.env.storage ? Promise.resolve(data.env) : getOptional('data/environment'),
   ]);
   // The pages' own catalog as soon as their modules are in.
-  const [[runsList, runsInfo, env], pageCatalog] = await Promise.all([base, loads.then(() => fetchPageCatalog(entries))]);
+  const pagesIn = first
+    ? loadPage(first).then(async (l) => { first.load = l; return fetchPageCatalog([first]); })
+    : loadAll().then(() => fetchPageCatalog(entries));
+  const [[runsList, runsInfo, env], pageCatalog] = await Promise.all([base, pagesIn]);
   data.env = env;
   // Tag names the dashboards recognise runs by, as the server spells them.
   data.tagNames = (env && env.tag_names) || {};
-  // Natural order (run2 before run10) on every page.
-  data.runs = Array.isArray(runsList) ? runsList.map(String).sort(naturalCompare) : [];
+  // Natural order (run2 before run10) on every page: the server's
+  // (base/natural.h), checked in one pass (sorting here took seconds at
+  // 100,000 runs).
+  data.runs = Array.isArray(runsList) ? naturalSorted(runsList.map(String)) : [];
   assignRunColors(data.runs);
   for (const [k, v] of pageCatalog) data[k] = v;
   data.runsInfo = runsInfo;
   data.plugins = plugins;
   data.listingError = listingError;
-  await probePages(entries);
+  await probePages(entries, first ? [first] : entries);
   data.pages = entries;
   data.loaded = true;
+  if (!first) return null;
+  // The rest of the first load: the other tabs' modules, the catalog keys
+  // the first page did not ask for, every probe, the run details.
+  const have = new Set(pageCatalog.map(([k]) => k));
+  return async () => {
+    const [info, more] = await Promise.all([
+      getOptional('data/runs_info').catch(() => null),
+      loadAll().then(() => fetchPageCatalog(entries, have)),
+    ]);
+    for (const [k, v] of more) data[k] = v;
+    data.runsInfo = info;
+    // Every probe, the first page's again: it may read runsInfo (the GPU
+    // page's runs with a trace).
+    await probePages(entries);
+  };
+}
+
+// The shown page's first drawing (its optional `drawn()`), at most
+// FIRST_SCREEN_WAIT_MS; at once for a page without the hook.
+function firstDrawing() {
+  const mod = current && !current.broken ? current.mod : null;
+  let p = null;
+  try { p = mod && mod.drawn ? mod.drawn() : null; } catch (err) { p = null; }
+  if (!p) return Promise.resolve();
+  return Promise.race([Promise.resolve(p).catch(() => null), new Promise((r) => setTimeout(r, FIRST_SCREEN_WAIT_MS))]);
 }
 
 // Reloads the catalog (runs, run details, what the pages ask for) and lets the page refresh its
@@ -519,7 +577,7 @@ async function reload(userAsked) {
     try {
       // a bucket is listed at long intervals while idle: ask for a listing now
       if (userAsked && data.env && data.env.storage) await getOptional('data/reload').catch(() => null);
-      await fetchCatalog(userAsked);
+      const rest = await fetchCatalog(userAsked);
       renderStorageBanner();
       window.__tfb.reloads++;
       // The word goes in narrow bars (style.css): the tabs need the room.
@@ -528,6 +586,13 @@ async function reload(userAsked) {
       el('reload-time').classList.remove('error');
       runList.refresh();
       refreshPage(['data']);
+      if (rest) {
+        // The first page is up: the rest once it drew its first chart.
+        await firstDrawing();
+        await rest();
+        runList.refresh();
+        refreshPage(['catalog']);
+      }
     } catch (e) {
       el('reload-time').textContent = 'Reload failed: ' + e.message;
       el('reload-time').classList.add('error');

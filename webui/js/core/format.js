@@ -295,8 +295,11 @@ export function naturalKey(a) {
 }
 export function compareNaturalKeys(x, y) {
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    // odd indices are the numbers: by value, then by spelling (1 before 01)
-    const c = i % 2 ? x[i][0] - y[i][0] || NATURAL.compare(x[i][1], y[i][1]) : NATURAL.compare(x[i], y[i]);
+    // odd indices are the numbers: by value, then by spelling (1 before 01);
+    // equal spellings skip the collator (a sweep's names share their text:
+    // 100,000 run names sort in a fraction of the time)
+    const c = i % 2 ? x[i][0] - y[i][0] || (x[i][1] === y[i][1] ? 0 : NATURAL.compare(x[i][1], y[i][1]))
+      : x[i] === y[i] ? 0 : NATURAL.compare(x[i], y[i]);
     if (c) return c < 0 ? -1 : 1;
   }
   return x.length === y.length ? 0 : x.length < y.length ? -1 : 1;
@@ -305,6 +308,26 @@ export function naturalCompare(a, b) {
   const c = compareNaturalKeys(naturalKey(a), naturalKey(b));
   if (c) return c;
   return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
+}
+// list sorted as by naturalCompare (a new array), each name's key made
+// once: naturalCompare makes both keys on every comparison, seconds for
+// the 1.7 M comparisons of 100,000 run names (issue 28).
+// list itself when it is already in that order (each key made once: a
+// server's natural order, base/natural.h, agrees but for some
+// punctuation and non-ASCII text), else naturalSort(list).
+export function naturalSorted(list) {
+  let prev = null;
+  for (let i = 0; i < list.length; i++) {
+    const k = naturalKey(list[i]);
+    if (prev && (compareNaturalKeys(prev, k) || (String(list[i - 1]) > String(list[i]) ? 1 : 0)) > 0) return naturalSort(list);
+    prev = k;
+  }
+  return list;
+}
+export function naturalSort(list) {
+  const k = list.map((x) => [naturalKey(x), String(x), x]);
+  k.sort((a, b) => compareNaturalKeys(a[0], b[0]) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return k.map((x) => x[2]);
 }
 
 // The section a tag is shown in: its prefix up to the first '/'

@@ -13,11 +13,19 @@ import { virtualRows } from './vlist.js';
 
 // The runs that pages draw: checked and matching the run filter (the
 // expression's last answer when the filter is one).
+// The same array while nothing it depends on changed (the frame asks on
+// every render; at 100,000 runs each filter took tens of ms), so pages
+// may key caches by its identity.
+let selMemo = null;
 export function selectedRuns(allRuns) {
+  const inputs = [allRuns, state.runs, state.runFilter, state.runWhere, state.runWhereHits];
+  if (selMemo && selMemo.inputs.every((x, i) => x === inputs[i])) return selMemo.out;
   const { re } = safeRegex(state.runWhere ? '' : state.runFilter);
   const chosen = state.runs === null ? null : new Set(state.runs);
   const hits = state.runWhere && state.runWhereHits ? new Set(state.runWhereHits) : null;
-  return allRuns.filter((r) => (chosen === null || chosen.has(r)) && (!re || re.test(r)) && (!hits || hits.has(r)));
+  const out = allRuns.filter((r) => (chosen === null || chosen.has(r)) && (!re || re.test(r)) && (!hits || hits.has(r)));
+  selMemo = { inputs, out };
+  return out;
 }
 
 // Checks a run-filter expression with the server (GET /data/runs_filter):

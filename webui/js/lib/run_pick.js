@@ -29,7 +29,7 @@ export function mountRunPage(page, ctx, id, title, hint) {
 // the picked runs change.
 export function updateRunPage(page, ctx, changed) {
   page.ctx = ctx;
-  if (changed.some((k) => ['data', 'run', 'runs', 'runFilter', 'runWhereHits'].includes(k))) page.render();
+  if (changed.some((k) => ['data', 'catalog', 'run', 'runs', 'runFilter', 'runWhereHits'].includes(k))) page.render();
 }
 
 // What load() gives, for the page's latest render only: undefined once a
