@@ -67,6 +67,17 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
+/* Frees sp, its thread ended or never started. */
+static void destroy(tfb_loader_split *sp)
+{
+    pthread_mutex_destroy(&sp->mu);
+    pthread_cond_destroy(&sp->handed_cv);
+    pthread_cond_destroy(&sp->free_cv);
+    free(sp->batch[0]);
+    free(sp->batch[1]);
+    free(sp);
+}
+
 int tfb_loader_split_start(tfb_loader_split **out)
 {
     tfb_loader_split *sp = calloc(1, sizeof *sp);
@@ -84,12 +95,7 @@ int tfb_loader_split_start(tfb_loader_split **out)
     pthread_cond_init(&sp->handed_cv, NULL);
     pthread_cond_init(&sp->free_cv, NULL);
     if (pthread_create(&sp->thread, NULL, helper_main, sp) != 0) {
-        pthread_mutex_destroy(&sp->mu);
-        pthread_cond_destroy(&sp->handed_cv);
-        pthread_cond_destroy(&sp->free_cv);
-        free(sp->batch[0]);
-        free(sp->batch[1]);
-        free(sp);
+        destroy(sp);
         return TFB_ENOMEM;
     }
     *out = sp;
@@ -148,10 +154,5 @@ void tfb_loader_split_stop(tfb_loader_split *sp)
     pthread_cond_signal(&sp->handed_cv);
     pthread_mutex_unlock(&sp->mu);
     pthread_join(sp->thread, NULL);
-    pthread_mutex_destroy(&sp->mu);
-    pthread_cond_destroy(&sp->handed_cv);
-    pthread_cond_destroy(&sp->free_cv);
-    free(sp->batch[0]);
-    free(sp->batch[1]);
-    free(sp);
+    destroy(sp);
 }

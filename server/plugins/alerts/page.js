@@ -63,6 +63,8 @@ function whenValue(e) {
 }
 
 const page = {
+  // The first screen needs /data/runs_info (webui/README.md): the status table is each run's state.
+  runsInfo: true,
   // Alerts arrive whatever tab is open: the feed is polled on each
   // catalog load, and the tab shows how many conditions hold now.
   probe() { return pollFeed(); },

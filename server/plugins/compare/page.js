@@ -152,6 +152,8 @@ async function openingPair(data, selected) {
 }
 
 const page = {
+  // The first screen needs /data/runs_info (webui/README.md): the opening pair leaves out diverged and crashed runs (their status).
+  runsInfo: true,
   // what the frame fetches for it on every reload (lib/catalog.js)
   catalog: { alerts: HEALTH_ALERTS, scalarTags: SCALAR_TAGS },
   mount(ctx) {

@@ -52,6 +52,8 @@ function statusCell(r) {
 }
 
 const page = {
+  // The first screen needs /data/runs_info (webui/README.md): the table's state column and details.
+  runsInfo: true,
   // what the frame fetches for it on every reload (lib/catalog.js)
   catalog: { scalarTags: SCALAR_TAGS },
   mount(ctx) {

@@ -515,16 +515,22 @@ async function fetchCatalog(userAsked) {
   const firstLoad = !data.loaded;
   const first = firstLoad ? pageToShow(entries) : null;
   const loadAll = () => Promise.all(entries.map(async (e) => { e.load = e.enabled && !e.noPage ? await loadPage(e) : null; }));
+  // The first page's module, when only its needs are awaited: a page that
+  // declares `runsInfo` (its first screen reads the run details: the GPU
+  // page's runs with a trace, Compare's opening pair) gets them now.
+  const firstIn = first ? loadPage(first) : null;
   const base = Promise.all([
     // In natural order (run2 before run10), sorted by the server.
     getJSON('data/runs', { order: 'natural' }),
-    firstLoad ? Promise.resolve(data.runsInfo) : getOptional('data/runs_info'),
+    !firstLoad ? getOptional('data/runs_info')
+      : firstIn ? firstIn.then((l) => (l && l.mod && l.mod.runsInfo ? getOptional('data/runs_info') : data.runsInfo))
+        : Promise.resolve(data.runsInfo),
     // A bucket's request counts and faults change at each reload.
     data.env && !data.env.storage ? Promise.resolve(data.env) : getOptional('data/environment'),
   ]);
   // The pages' own catalog as soon as their modules are in.
   const pagesIn = first
-    ? loadPage(first).then(async (l) => { first.load = l; return fetchPageCatalog([first]); })
+    ? firstIn.then(async (l) => { first.load = l; return fetchPageCatalog([first]); })
     : loadAll().then(() => fetchPageCatalog(entries));
   const [[runsList, runsInfo, env], pageCatalog] = await Promise.all([base, pagesIn]);
   data.env = env;
