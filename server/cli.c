@@ -303,6 +303,10 @@ static int serve(const tfb_config *cfg)
      * exit back */
     tfb_storage_cancel(storage);
     tfb_server_stop(srv);
+    int loads = tfb_trace_loads_stop(10000);
+    if (loads > 0)
+        fprintf(stderr, "tfboard: %d trace load(s) still running at exit\n",
+                loads);
     tfb_loader_stop(loader);
     tfb_storage_destroy(storage);
     tfb_store_destroy(store);

@@ -727,6 +727,15 @@ int tfb_trace_host_get(tfb_store *store, tfb_run *r, tfb_trace_host **out,
                        char *err, size_t errcap);
 void tfb_trace_host_release(tfb_trace_host *h);
 
+/* At the server's stop, once no request runs: every load in flight gives
+ * up at its next check (within 65,536 rows), none starts after (the gets
+ * answer TFB_ESTATE), no built trace is written to the cache, and the
+ * call waits at most wait_ms for the load threads to end. Returns how
+ * many still run. Why wait: a thread still working while exit() runs the
+ * libraries' exit handlers (OpenSSL frees its per-thread state, that the
+ * bucket cache's request signing made) races with them. */
+int tfb_trace_loads_stop(int wait_ms);
+
 /* ---- configuration ----------------------------------------------------- */
 
 /* The directory of the columnar trace cache (docs/trace-cache.md): built

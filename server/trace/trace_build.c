@@ -8,6 +8,7 @@
  * calls go one way: build -> aggregate -> trace.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +74,23 @@ struct tfb_trace_builder {
 /* ------------------------------------------------------------------------
  * Load control
  * ---------------------------------------------------------------------- */
+/* Set once, when the server stops: every load's time is up. */
+static atomic_int g_loads_stopping;
+
+void tfb_trace_load_stop_all(void)
+{
+    atomic_store(&g_loads_stopping, 1);
+}
+
+int tfb_trace_load_stopping(void)
+{
+    return atomic_load(&g_loads_stopping);
+}
+
 int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c)
 {
+    if (atomic_load_explicit(&g_loads_stopping, memory_order_relaxed))
+        return 1;
     return c && c->deadline > 0 &&
            (double)tfb_mono_now_ns() * 1e-9 > c->deadline;
 }
@@ -191,9 +207,12 @@ static int count_rows(tfb_trace_builder *b, uint64_t n)
             "the trace has more than %llu rows (the load budget)",
             (unsigned long long)c->max_rows);
     if ((before >> 16) != (c->rows >> 16) && tfb_trace_load_ctl_late(c))
-        return tfb_trace_load_ctl_fail(c, TFB_ETOOBIG,
-                                       "reading the trace took longer than "
-                                       "the load budget");
+        return tfb_trace_load_stopping()
+                   ? tfb_trace_load_ctl_fail(c, TFB_ESTATE,
+                                             "the server is stopping")
+                   : tfb_trace_load_ctl_fail(c, TFB_ETOOBIG,
+                                             "reading the trace took longer "
+                                             "than the load budget");
     return 0;
 }
 

@@ -175,6 +175,9 @@ static pthread_cond_t *g_cv_get(void)
 
 static cache_entry g_cache[CACHE_SLOTS];
 static uint64_t g_clock;
+/* Load threads alive (lock held), until the last thing each does: the
+ * server's stop waits for them (tfb_trace_loads_stop). */
+static int g_live;
 
 /* Drops one reference of data of kind k (lock held); 1 when it was the
  * last (the caller frees it after the unlock). */
@@ -306,10 +309,16 @@ static void *load_thread(void *arg)
     }
     free(msg);
     job_free(j);
-    if (keep)
+    if (keep && !tfb_trace_load_stopping())
         cache_trace(keep, ck, rows);
-    else
+    else {
         tfb_trace_colcache_key_free(ck);
+        tfb_trace_release(keep);
+    }
+    pthread_mutex_lock(&g_mu);
+    g_live--;
+    pthread_cond_broadcast(g_cv_get());
+    pthread_mutex_unlock(&g_mu);
     return NULL;
 }
 
@@ -318,6 +327,8 @@ static void *load_thread(void *arg)
 static int start_load(cache_entry *e, int k, char **files, size_t n,
                       const char *sig, tfb_trace *trace)
 {
+    if (tfb_trace_load_stopping())
+        return TFB_ESTATE;
     job *j = calloc(1, sizeof *j);
     if (!j)
         return TFB_ENOMEM;
@@ -338,6 +349,8 @@ static int start_load(cache_entry *e, int k, char **files, size_t n,
     e->parts[k].loading = j;
     int rc = pthread_create(&th, &at, load_thread, j);
     pthread_attr_destroy(&at);
+    if (rc == 0)
+        g_live++;
     if (rc != 0) {
         e->parts[k].loading = NULL;
         j->files = NULL;
@@ -573,4 +586,18 @@ int tfb_trace_host_get(tfb_store *store, tfb_run *r, tfb_trace_host **out,
     int rc = get_loaded(store, r, PART_HOST, &d, err, errcap);
     *out = d;
     return rc;
+}
+
+int tfb_trace_loads_stop(int wait_ms)
+{
+    tfb_trace_load_stop_all();
+    struct timespec until;
+    tfb_deadline_after_ms(&until, wait_ms > 0 ? (unsigned)wait_ms : 0);
+    pthread_mutex_lock(&g_mu);
+    while (g_live > 0 &&
+           pthread_cond_timedwait(g_cv_get(), &g_mu, &until) == 0)
+        ;
+    int left = g_live;
+    pthread_mutex_unlock(&g_mu);
+    return left;
 }

@@ -96,6 +96,10 @@ void tfb_trace_load_ctl_init(tfb_trace_load_ctl *c, size_t nfiles);
  * from its own thread: the deadline is never written after init); c may
  * be NULL. This and the next are trace_build.c's. */
 int tfb_trace_load_ctl_late(const tfb_trace_load_ctl *c);
+/* From now on every load is late (tfb_trace_loads_stop: the server
+ * stops), and the next says so. */
+void tfb_trace_load_stop_all(void);
+int tfb_trace_load_stopping(void);
 /* Fails the load: sets c's message (printf-style) unless one is set
  * already, so the first cause is the one told; returns code. c may be
  * NULL (no message). The load's thread only (the message is its). */

@@ -5,7 +5,8 @@
  * the run's files are unchanged; a changed file is read again while what
  * a request holds stays valid; evicting a run's entry drops both parts,
  * and references held across the eviction stay readable (ASan checks the
- * reads); a run without trace files answers NONE for both.
+ * reads); a run without trace files answers NONE for both; the server's
+ * stop ends the loads in flight and starts none.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -184,6 +185,53 @@ static void test_no_trace_files(void **state)
                      TFB_EINVAL);
 }
 
+/* The server's stop (tfb_trace_loads_stop; the last test: no load starts
+ * after it): a load in flight ends, before the call returns, with its
+ * trace or with "the server is stopping"; a load asked for after the stop
+ * is refused, and no thread is left to race with the process's exit. */
+static void test_stop_ends_loads(void **state)
+{
+    (void)state;
+    char *path = malloc(strlen(g_dir) + 32);
+    assert_non_null(path);
+    sprintf(path, "%s/big.pt.trace.json", g_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"schemaVersion\": 1, \"traceEvents\": [\n");
+    for (int i = 0; i < 300000; i++)
+        fprintf(f,
+                "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%d\", "
+                "\"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": 5, "
+                "\"args\": {\"device\": 0}}\n",
+                i ? "," : "", i % 97, 10 + 10 * i);
+    fprintf(f, "]}\n");
+    assert_int_equal(fclose(f), 0);
+    tfb_run *r = NULL;
+    assert_int_equal(tfb_store_get_run(g_store, "big", &r), 0);
+    assert_int_equal(tfb_run_set_trace_files(r, &path, 1), 0);
+    free(path);
+
+    tfb_trace *t = NULL;
+    tfb_trace_status st;
+    assert_int_equal(tfb_trace_get(g_store, r, 0, &t, &st), 0);
+    assert_int_equal(st.state, TFB_TRACE_LOADING);
+    assert_int_equal(tfb_trace_loads_stop(60000), 0);
+    /* the load ended (no wait): its trace, or the stop's message */
+    assert_int_equal(tfb_trace_get(g_store, r, 0, &t, &st), 0);
+    if (st.state == TFB_TRACE_READY) {
+        assert_non_null(t);
+        tfb_trace_release(t);
+    } else {
+        assert_int_equal(st.state, TFB_TRACE_FAILED);
+        assert_non_null(strstr(st.error, "the server is stopping"));
+    }
+    /* a run never loaded: no load starts now */
+    tfb_run *late = make_run("late", 3, NULL);
+    assert_int_equal(tfb_trace_get(g_store, late, 0, &t, &st), TFB_ESTATE);
+    assert_null(t);
+    assert_int_equal(tfb_trace_loads_stop(0), 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -207,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_changed_file_reloads),
         cmocka_unit_test(test_eviction_drops_both_parts),
         cmocka_unit_test(test_no_trace_files),
+        cmocka_unit_test(test_stop_ends_loads), /* last: stops the loads */
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
