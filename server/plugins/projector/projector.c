@@ -470,7 +470,7 @@ static int route_tensor(const tfb_http_req *req, tfb_http_resp *resp)
 {
     loaded l;
     const char *name;
-    const tfb_projector_embedding *e;
+    const tfb_projector_embedding *e = NULL; /* set by request_run */
     int64_t num_rows;
     if (request_run(req, resp, 1, &l, &name, &e) < 0)
         return 0;
@@ -531,7 +531,7 @@ static int route_metadata(const tfb_http_req *req, tfb_http_resp *resp)
 {
     loaded l;
     const char *name;
-    const tfb_projector_embedding *e;
+    const tfb_projector_embedding *e = NULL; /* set by request_run */
     int64_t num_rows;
     if (request_run(req, resp, 1, &l, &name, &e) < 0)
         return 0;
@@ -554,7 +554,7 @@ static int route_sprite(const tfb_http_req *req, tfb_http_resp *resp)
 {
     loaded l;
     const char *name;
-    const tfb_projector_embedding *e;
+    const tfb_projector_embedding *e = NULL; /* set by request_run */
     if (request_run(req, resp, 1, &l, &name, &e) < 0)
         return 0;
     tfb_projector_file f;
@@ -581,7 +581,7 @@ static int route_bookmarks(const tfb_http_req *req, tfb_http_resp *resp)
 {
     loaded l;
     const char *name;
-    const tfb_projector_embedding *e;
+    const tfb_projector_embedding *e = NULL; /* set by request_run */
     if (request_run(req, resp, 1, &l, &name, &e) < 0)
         return 0;
     tfb_projector_file f;
@@ -603,7 +603,7 @@ static int request_pca(const tfb_http_req *req, tfb_http_resp *resp,
 {
     loaded l;
     const char *name;
-    const tfb_projector_embedding *e;
+    const tfb_projector_embedding *e = NULL; /* set by request_run */
     if (request_run(req, resp, 1, &l, &name, &e) < 0)
         return TFB_EINVAL;
     if (tfb_http_param_i64(req, resp, "components", 0,
