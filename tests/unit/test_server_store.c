@@ -297,6 +297,66 @@ static void test_params(void **state)
     tfb_store_destroy(st);
 }
 
+/* Series are found by kind and exact tag while a run's kinds grow past
+ * the few that are searched without a table (store.c, SERIES_SCAN_MAX):
+ * tags that are prefixes of each other, or equal but of another kind,
+ * are told apart, and every series stays found once the table is
+ * built. */
+static void test_series_lookup_grows(void **state)
+{
+    (void)state;
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    tfb_run *r;
+    assert_int_equal(tfb_store_get_run(st, "run", &r), 0);
+    enum { N = 40 };
+    tfb_series *made[N];
+    char tag[N + 1];
+    for (int i = 0; i < N; i++) {
+        /* "a", "aa", "aaa", ...: each a prefix of the next */
+        memset(tag, 'a', (size_t)i + 1);
+        tag[i + 1] = 0;
+        assert_null(tfb_run_find_series(r, TFB_SERIES_SCALAR, tag));
+        assert_int_equal(tfb_run_get_series(r, TFB_SERIES_SCALAR, tag,
+                                            (size_t)i + 1, "scalars", 7,
+                                            NULL, 0, NULL, 0, &made[i]), 0);
+        assert_string_equal(tfb_series_tag(made[i]), tag);
+        assert_string_equal(tfb_series_plugin(made[i]), "scalars");
+        for (int k = 0; k <= i; k++) {
+            tag[k + 1] = 0;
+            assert_ptr_equal(tfb_run_find_series(r, TFB_SERIES_SCALAR, tag),
+                             made[k]);
+            tag[k + 1] = 'a';
+        }
+        tag[i + 1] = 0;
+        /* the same tag of another kind is another series */
+        assert_null(tfb_run_find_series(r, TFB_SERIES_TEXT, tag));
+        tfb_series *again;
+        assert_int_equal(tfb_run_get_series(r, TFB_SERIES_SCALAR, tag,
+                                            (size_t)i + 1, NULL, 0, NULL, 0,
+                                            NULL, 0, &again), 0);
+        assert_ptr_equal(again, made[i]);
+    }
+    tfb_series *t;
+    assert_int_equal(tfb_run_get_series(r, TFB_SERIES_TEXT, "a", 1, "text",
+                                        4, "shown", 5, "said", 4, &t), 0);
+    assert_ptr_not_equal(t, made[0]);
+    assert_string_equal(tfb_series_display_name(t), "shown");
+    assert_string_equal(tfb_series_description(t), "said");
+    assert_ptr_equal(tfb_run_find_series(r, TFB_SERIES_TEXT, "a"), t);
+    assert_ptr_equal(tfb_run_find_series(r, TFB_SERIES_SCALAR, "a"),
+                     made[0]);
+    assert_null(tfb_run_find_series(r, TFB_SERIES_SCALAR, ""));
+    tfb_series **v;
+    size_t n;
+    assert_int_equal(tfb_run_series(r, TFB_SERIES_SCALAR, &v, &n), 0);
+    assert_int_equal(n, N);
+    for (int i = 0; i < N; i++)
+        assert_ptr_equal(v[i], made[i]);
+    free(v);
+    tfb_store_destroy(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_nonfinite_stats_and_reset),
         cmocka_unit_test(test_loader_pass),
         cmocka_unit_test(test_params),
+        cmocka_unit_test(test_series_lookup_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
