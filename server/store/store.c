@@ -204,8 +204,10 @@ struct tfb_run {
     /* tag -> series, per kind (keys: each series' own tag copy), built
      * when the kind passes SERIES_SCAN_MAX series (before, none: the
      * vector is scanned): finding or adding a series is O(1), so a run
-     * with a million tags loads in linear time. */
-    tfb_strtab series_idx[TFB_SERIES_KIND_COUNT];
+     * with a million tags loads in linear time. The kinds' tables are
+     * one allocation made with the first (NULL before: four empty
+     * tables were 96 B of each run of a sweep). */
+    tfb_strtab *series_idx;
     run_times times;
     char **traces;
     size_t n_traces;
@@ -306,7 +308,8 @@ static void run_free(tfb_run *r)
         for (size_t i = 0; i < r->series[k].n; i++)
             series_free(r->series[k].v[i]);
         tfb_vec_free(&r->series[k]);
-        tfb_strtab_free(&r->series_idx[k]);
+        if (r->series_idx)
+            tfb_strtab_free(&r->series_idx[k]);
     }
     tfb_strv_free(r->traces, r->n_traces);
     tfb_file_infos_free(r->files, r->n_files);
@@ -316,6 +319,7 @@ static void run_free(tfb_run *r)
         free(r->notes.v[i].text);
     }
     tfb_vec_free(&r->notes);
+    free(r->series_idx);
     tfb_media_index_destroy(r->media);
     if (r->dec_state) {
         size_t nd;
@@ -621,7 +625,7 @@ static size_t tag_len_of(const tfb_series *se)
 static tfb_series *find_locked(tfb_run *r, tfb_series_kind kind,
                                const char *tag, size_t len, uint64_t h)
 {
-    if (r->series_idx[kind].cap)
+    if (r->series_idx && r->series_idx[kind].cap)
         return tfb_strtab_get_h(&r->series_idx[kind], tag, len, h);
     /* a few series (SERIES_SCAN_MAX at most): no table to keep */
     for (size_t i = 0; i < r->series[kind].n; i++) {
@@ -638,9 +642,14 @@ static tfb_series *find_locked(tfb_run *r, tfb_series_kind kind,
  * when memory runs out (nothing changed). Under the run's lock. */
 static int index_room(tfb_run *r, tfb_series_kind kind, size_t sn)
 {
-    tfb_strtab *t = &r->series_idx[kind];
-    if (!t->cap && sn + 1 <= SERIES_SCAN_MAX)
+    if ((!r->series_idx || !r->series_idx[kind].cap) &&
+        sn + 1 <= SERIES_SCAN_MAX)
         return 0;
+    if (!r->series_idx &&
+        !(r->series_idx = calloc(TFB_SERIES_KIND_COUNT,
+                                 sizeof *r->series_idx)))
+        return -1;
+    tfb_strtab *t = &r->series_idx[kind];
     if (tfb_strtab_reserve(t, sn + 1) < 0)
         return -1;
     if (t->count < sn) /* just built: the series so far */
@@ -730,7 +739,7 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
         series_free(se);
         goto fail;
     }
-    if (r->series_idx[kind].cap)
+    if (r->series_idx && r->series_idx[kind].cap)
         (void)tfb_strtab_put_h(&r->series_idx[kind], se->names, tag_len, h,
                                se);
     r->series[kind].v[r->series[kind].n++] = se;
