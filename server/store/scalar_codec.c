@@ -16,6 +16,7 @@ enum {
     WALL_TICK_STRIDE = 0,
     WALL_TICK_DELTA = 1,
     WALL_RAW = 2,
+    WALL_TICK_DOD = 3,
     VALUE_F32 = 0,
     VALUE_F64 = 1,
 };
@@ -163,6 +164,57 @@ static const uint8_t *get_ints(const uint8_t *p, int form, uint64_t first,
     return p;
 }
 
+/* Bytes put_varint writes for v: one per 7 significant bits (no loop:
+ * the encoder counts two of these a wall). */
+static size_t varint_len(uint64_t v)
+{
+    return (size_t)(63 - __builtin_clzll(v | 1)) / 7 + 1;
+}
+
+/* Writes a wall column's ticks k (k[0] == 0, so it is not written) in the
+ * narrowest of three forms; returns the wall form. A clock at a fixed
+ * rate whose period is no multiple of the tick (0.01 s at epoch seconds
+ * is 41943.04 ticks of 2^-22 s) has deltas of 3 bytes that differ by a
+ * tick or two: their differences (DOD) are 1 byte each. Jittered walls
+ * can make the differences wider than the deltas, so both are counted
+ * and the smaller is written. */
+static int put_wall_ticks(uint8_t **pp, const int64_t *k, size_t n)
+{
+    uint64_t d1 = n > 1 ? (uint64_t)k[1] - (uint64_t)k[0] : 0;
+    size_t delta_len = n > 1 ? varint_len(zz(d1)) : 0;
+    size_t dod_len = delta_len;
+    int stride = 1;
+    for (size_t i = 2; i < n; i++) {
+        uint64_t d = (uint64_t)k[i] - (uint64_t)k[i - 1];
+        uint64_t prev = (uint64_t)k[i - 1] - (uint64_t)k[i - 2];
+        delta_len += varint_len(zz(d));
+        dod_len += varint_len(zz(d - prev));
+        stride &= d == d1;
+    }
+    if (stride || delta_len <= dod_len)
+        return put_ints(pp, k, n, 0) == STEP_STRIDE ? WALL_TICK_STRIDE
+                                                    : WALL_TICK_DELTA;
+    uint8_t *p = put_varint(*pp, zz(d1));
+    for (size_t i = 2; i < n; i++)
+        p = put_varint(p, zz(((uint64_t)k[i] - (uint64_t)k[i - 1]) -
+                             ((uint64_t)k[i - 1] - (uint64_t)k[i - 2])));
+    *pp = p;
+    return WALL_TICK_DOD;
+}
+
+/* Reads the ticks of a WALL_TICK_DOD column (n of them, k[0] = 0). */
+static void get_dod_ticks(const uint8_t *p, int64_t *k, size_t n)
+{
+    uint64_t cur = 0, d = 0, z;
+    k[0] = 0;
+    for (size_t i = 1; i < n; i++) {
+        p = get_varint(p, &z);
+        d = i == 1 ? unzz(z) : d + unzz(z);
+        cur += d;
+        k[i] = (int64_t)cur;
+    }
+}
+
 /* Past n varints without decoding them: each ends at its one byte with
  * the top bit clear. */
 static const uint8_t *skip_varints(const uint8_t *p, size_t n)
@@ -209,8 +261,7 @@ size_t tfb_scalar_block_encode(uint8_t *out, const int64_t *step,
         memcpy(p, &wall[0], 8);
         p += 8;
         p = put_varint(p, zz((uint64_t)(int64_t)e));
-        wall_form = put_ints(&p, k, n, 0) == STEP_STRIDE ? WALL_TICK_STRIDE
-                                                         : WALL_TICK_DELTA;
+        wall_form = put_wall_ticks(&p, k, n);
     } else {
         memcpy(p, wall, n * 8);
         p += n * 8;
@@ -364,9 +415,12 @@ const uint8_t *tfb_scalar_block_decode(const uint8_t *p, int64_t *step,
         p = get_varint(p, &ez);
         double unit = pow2((int)(int64_t)unzz(ez));
         int64_t k[TFB_SCALAR_BLOCK];
-        (void)get_ints(p, wall_form == WALL_TICK_STRIDE ? STEP_STRIDE
-                                                        : STEP_DELTA,
-                       0, k, n);
+        if (wall_form == WALL_TICK_DOD)
+            get_dod_ticks(p, k, n);
+        else
+            (void)get_ints(p, wall_form == WALL_TICK_STRIDE ? STEP_STRIDE
+                                                            : STEP_DELTA,
+                           0, k, n);
         for (size_t i = 0; i < n; i++)
             wall[i] = w0 + (double)k[i] * unit;
     }

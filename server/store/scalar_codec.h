@@ -20,6 +20,10 @@
  *          F64: n x 8 bytes
  *   walls  TICK_STRIDE / TICK_DELTA: 8 bytes wall0, zz e, then as steps
  *          for the ticks k_i (k_0 = 0): wall_i = wall0 + k_i * 2^e;
+ *          TICK_DOD: 8 bytes wall0, zz e, zz k_1, then n-2 x zz of each
+ *          delta's difference from the one before ((k_i - k_i-1) -
+ *          (k_i-1 - k_i-2)); the encoder writes it only when it is
+ *          shorter than TICK_DELTA;
  *          RAW: n x 8 bytes
  * The columns are in the order of how often they are read: the steps by
  * the header (a stride's span is read in its cache line, to skip blocks
@@ -30,7 +34,9 @@
  * A regular series (constant step stride, evenly spaced walls, float32
  * values) costs 4 bytes a point plus a header of under 40 bytes a block;
  * walls written by a clock cost a 2-4 byte varint each (ticks of the
- * wall's own resolution, ~0.24 us at epoch seconds).
+ * wall's own resolution, ~0.24 us at epoch seconds), or 1 byte when the
+ * clock ticks at a steady rate that is no multiple of the tick (a writer
+ * at 100 Hz: deltas of 41943 or 41944 ticks, their differences -1..1).
  *
  * Pure functions; thread-safe.
  */

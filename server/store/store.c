@@ -35,17 +35,19 @@
 #include "base/strtab.h"
 #include "base/vec.h"
 
-/* A sweep has 100,000 series of 200 points, so the struct is kept small:
+/* A sweep has 500,000 series of 100 points, so the struct is kept small:
  * the kinds' fields share a union, the four names share one allocation
- * and the non-finite statistics are allocated with the first such
- * point. */
+ * (found by offsets, not pointers), the raw tail is one allocation, a
+ * one-block series has no block index and the non-finite statistics are
+ * allocated with the first such point. */
 struct tfb_series {
     tfb_run *run;
     tfb_series_kind kind;
     _Atomic int has_f64;    /* SCALAR: a value was a double, no float */
-    char *tag;              /* tag, plugin, display, desc: in names[] */
-    const char *plugin, *display, *desc;
-    pthread_rwlock_t lock;
+    /* names[] holds tag, plugin, display and desc, each NUL-terminated,
+     * the others at these offsets (so the tag is plugin_off - 1 bytes) */
+    uint32_t plugin_off, display_off, desc_off;
+    atomic_flag nf_lock;       /* guards nf; held for a few stores */
     _Atomic size_t count;
     union {
         /* SCALAR: sealed blocks (scalar_codec.h) in enc[0, enc_len),
@@ -53,10 +55,14 @@ struct tfb_series {
          * last_off and holds last_n points (fewer than a block after a
          * trim: the next seal re-encodes it with the new points). The
          * points after them wait raw in the tail (t_n of t_cap, at most a
-         * block). Every block but the last holds TFB_SCALAR_BLOCK points,
-         * so point i is in block i / TFB_SCALAR_BLOCK, which starts at
-         * byte boff.v[i / TFB_SCALAR_BLOCK]: a read from the middle of a
-         * long series goes straight to its block. `unsorted` is set once
+         * block): one allocation of t_cap steps, then t_cap walls, then
+         * t_cap values (tail_steps() and the others). Every block but the
+         * last holds TFB_SCALAR_BLOCK points, so point i is in block
+         * i / TFB_SCALAR_BLOCK, which starts at byte block_off(): a read
+         * from the middle of a long series goes straight to its block.
+         * boff.n counts the blocks; their offsets are kept only once
+         * there are two (the first starts at 0), so the many one-block
+         * series of a sweep allocate no index. `unsorted` is set once
          * a step comes below the one before it (last_step); while it is
          * clear the blocks are in step order and a read by steps finds
          * its first block by bisection. */
@@ -64,8 +70,7 @@ struct tfb_series {
             uint8_t *enc;
             size_t enc_len, enc_cap, sealed, last_off;
             uint32_t last_n, t_n, t_cap;
-            int64_t *t_step;
-            double *t_wall, *t_value;
+            void *tail;
             TFB_VEC(size_t) boff;
             int64_t last_step;  /* loader only */
             int pend_unsorted;  /* loader only; into unsorted at a seal */
@@ -84,11 +89,14 @@ struct tfb_series {
             tfb_numerics_point *numerics;
         };
     };
-    atomic_flag nf_lock;       /* guards nf; held for a few stores */
     tfb_nonfinite_stats *nf;   /* NULL until a non-finite point */
-    /* SCALAR the scalar observer attached to: its state, fed the sealed
-     * points (under lock); NULL otherwise */
-    void *obs;
+    union {
+        /* SCALAR the scalar observer attached to: its state, fed the
+         * sealed points (under lock); NULL otherwise */
+        void *obs;
+        /* the other kinds: the series' own lock (lock_of) */
+        pthread_rwlock_t *own_lock;
+    };
     /* the names, NUL-terminated one after the other, in the series' own
      * allocation: a malloc less per series (100,000 runs have 500,000) */
     char names[];
@@ -96,6 +104,72 @@ struct tfb_series {
 
 _Static_assert(TFB_SERIES_TAIL_MAX == TFB_SCALAR_BLOCK,
                "a series' tail is at most one block");
+
+/* The series' lock (lock_of). A scalar series' lock is one of
+ * SCALAR_STRIPES shared by the scalar series whose addresses hash to it:
+ * 56 bytes in each of 500,000 series were 0.6 B of a sweep's point. That
+ * is safe because no scalar lock is ever held while another lock of the
+ * store is taken: a scalar pin drops its lock before returning, the
+ * readers that decode under it (scalar_range, in_steps, observed, bytes)
+ * call nothing that locks, and the loader holds one series' lock at a
+ * time (the observer's hooks may not call into the store). So two
+ * series sharing a stripe only ever wait for each other's microseconds,
+ * never in a cycle. The other kinds keep a lock of their own: their pin
+ * holds the read lock for a whole query, during which the reader may
+ * pin other series, and a stripe shared with one of those would deadlock
+ * behind a waiting writer. */
+#define SCALAR_STRIPES 1024
+static pthread_rwlock_t g_stripes[SCALAR_STRIPES];
+static pthread_once_t g_stripes_once = PTHREAD_ONCE_INIT;
+
+/* A lock that prefers the waiting writer, so a busy query load cannot
+ * starve loading. */
+static void rwlock_init_writer_first(pthread_rwlock_t *l)
+{
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr,
+        PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(l, &attr);
+    pthread_rwlockattr_destroy(&attr);
+}
+
+static void stripes_init(void)
+{
+    for (size_t i = 0; i < SCALAR_STRIPES; i++)
+        rwlock_init_writer_first(&g_stripes[i]);
+}
+
+static pthread_rwlock_t *lock_of(const tfb_series *s)
+{
+    if (s->kind != TFB_SERIES_SCALAR)
+        return s->own_lock;
+    /* Fibonacci hashing of the address (allocations are 16-aligned) */
+    uint64_t h = (uint64_t)(uintptr_t)s * UINT64_C(0x9e3779b97f4a7c15);
+    return &g_stripes[h >> 54]; /* the top 10 bits: SCALAR_STRIPES */
+}
+
+/* The raw tail's columns in its one allocation (see the struct). */
+static int64_t *tail_steps(const tfb_series *s)
+{
+    return (int64_t *)s->tail;
+}
+
+static double *tail_walls(const tfb_series *s)
+{
+    return (double *)s->tail + s->t_cap;
+}
+
+static double *tail_values(const tfb_series *s)
+{
+    return (double *)s->tail + 2 * (size_t)s->t_cap;
+}
+
+/* Where block b of a scalar series starts in enc (b < boff.n). */
+static size_t block_off(const tfb_series *s, size_t b)
+{
+    return b ? s->boff.v[b] : 0;
+}
 
 /* The scalar observer (store.h), set before any store is created. */
 static const tfb_scalar_observer *_Atomic g_observer;
@@ -118,15 +192,22 @@ typedef struct run_note {
     char *key, *text;
 } run_note;
 
+/* A kind with at most this many series in a run is searched in its
+ * vector: its table of 8 slots was 272 B of a sweep's 5-tag run. */
+#define SERIES_SCAN_MAX 8
+
 struct tfb_run {
     tfb_store *store;
     char *name, *dir;
     pthread_mutex_t lock; /* series lists, files, traces, times */
     TFB_VEC(tfb_series *) series[TFB_SERIES_KIND_COUNT];
-    /* tag -> series, per kind (keys: each series' own tag copy): finding
-     * or adding a series is O(1), so a run with a million tags loads in
-     * linear time. */
-    tfb_strtab series_idx[TFB_SERIES_KIND_COUNT];
+    /* tag -> series, per kind (keys: each series' own tag copy), built
+     * when the kind passes SERIES_SCAN_MAX series (before, none: the
+     * vector is scanned): finding or adding a series is O(1), so a run
+     * with a million tags loads in linear time. The kinds' tables are
+     * one allocation made with the first (NULL before: four empty
+     * tables were 96 B of each run of a sweep). */
+    tfb_strtab *series_idx;
     run_times times;
     char **traces;
     size_t n_traces;
@@ -189,6 +270,7 @@ int tfb_store_create(tfb_store **out, const char *logdir)
         return TFB_ENOMEM;
     }
     pthread_mutex_init(&s->lock, NULL);
+    pthread_once(&g_stripes_once, stripes_init);
     *out = s;
     return 0;
 }
@@ -198,9 +280,7 @@ static void series_free(tfb_series *se)
     if (se->kind == TFB_SERIES_SCALAR) {
         tfb_vec_free(&se->boff);
         free(se->enc);
-        free(se->t_step);
-        free(se->t_wall);
-        free(se->t_value);
+        free(se->tail);
     } else {
         free(se->step);
         free(se->wall);
@@ -212,9 +292,13 @@ static void series_free(tfb_series *se)
         free(se->numerics);
     }
     free(se->nf);
-    if (se->obs)
-        atomic_load(&g_observer)->detach(se->obs);
-    pthread_rwlock_destroy(&se->lock);
+    if (se->kind == TFB_SERIES_SCALAR) {
+        if (se->obs)
+            atomic_load(&g_observer)->detach(se->obs);
+    } else if (se->own_lock) {
+        pthread_rwlock_destroy(se->own_lock);
+        free(se->own_lock);
+    }
     free(se);
 }
 
@@ -224,7 +308,8 @@ static void run_free(tfb_run *r)
         for (size_t i = 0; i < r->series[k].n; i++)
             series_free(r->series[k].v[i]);
         tfb_vec_free(&r->series[k]);
-        tfb_strtab_free(&r->series_idx[k]);
+        if (r->series_idx)
+            tfb_strtab_free(&r->series_idx[k]);
     }
     tfb_strv_free(r->traces, r->n_traces);
     tfb_file_infos_free(r->files, r->n_files);
@@ -234,6 +319,7 @@ static void run_free(tfb_run *r)
         free(r->notes.v[i].text);
     }
     tfb_vec_free(&r->notes);
+    free(r->series_idx);
     tfb_media_index_destroy(r->media);
     if (r->dec_state) {
         size_t nd;
@@ -530,10 +616,50 @@ static char *put_name(char *p, const char *name, size_t len)
     return p + len + 1;
 }
 
+/* The tag's length: it ends where the plugin's name begins. */
+static size_t tag_len_of(const tfb_series *se)
+{
+    return se->plugin_off - 1;
+}
+
 static tfb_series *find_locked(tfb_run *r, tfb_series_kind kind,
                                const char *tag, size_t len, uint64_t h)
 {
-    return tfb_strtab_get_h(&r->series_idx[kind], tag, len, h);
+    if (r->series_idx && r->series_idx[kind].cap)
+        return tfb_strtab_get_h(&r->series_idx[kind], tag, len, h);
+    /* a few series (SERIES_SCAN_MAX at most): no table to keep */
+    for (size_t i = 0; i < r->series[kind].n; i++) {
+        tfb_series *se = r->series[kind].v[i];
+        if (tag_len_of(se) == len && memcmp(se->names, tag, len) == 0)
+            return se;
+    }
+    return NULL;
+}
+
+/* Makes room in the run's index of kind (sn series now) for one more,
+ * building the index when the kind passes SERIES_SCAN_MAX series; after
+ * it, putting the new series into a built index cannot fail. 0, or -1
+ * when memory runs out (nothing changed). Under the run's lock. */
+static int index_room(tfb_run *r, tfb_series_kind kind, size_t sn)
+{
+    if ((!r->series_idx || !r->series_idx[kind].cap) &&
+        sn + 1 <= SERIES_SCAN_MAX)
+        return 0;
+    if (!r->series_idx &&
+        !(r->series_idx = calloc(TFB_SERIES_KIND_COUNT,
+                                 sizeof *r->series_idx)))
+        return -1;
+    tfb_strtab *t = &r->series_idx[kind];
+    if (tfb_strtab_reserve(t, sn + 1) < 0)
+        return -1;
+    if (t->count < sn) /* just built: the series so far */
+        for (size_t i = 0; i < sn; i++) {
+            tfb_series *x = r->series[kind].v[i];
+            size_t len = tag_len_of(x);
+            (void)tfb_strtab_put_h(t, x->names, len,
+                                   tfb_hash_bytes(x->names, len), x);
+        }
+    return 0;
 }
 
 tfb_series *tfb_run_find_series(tfb_run *r, tfb_series_kind kind,
@@ -572,29 +698,32 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
     if (!desc)
         desc_len = 0;
     size_t names = tag_len + plugin_len + display_len + desc_len + 4;
-    se = names > tag_len && names < SIZE_MAX - sizeof *se
+    /* the names' offsets are 32-bit (a value is at most a record, far
+     * under 4 GiB: only a corrupt length could get here) */
+    se = names > tag_len && names < UINT32_MAX
              ? calloc(1, sizeof *se + names)
              : NULL;
     if (!se)
         goto fail;
     se->run = r;
     se->kind = kind;
-    se->tag = se->names;
     {
-        char *p = put_name(se->tag, tag, tag_len);
-        se->plugin = p;
+        char *p = put_name(se->names, tag, tag_len);
+        se->plugin_off = (uint32_t)(p - se->names);
         p = put_name(p, plugin, plugin_len);
-        se->display = p;
+        se->display_off = (uint32_t)(p - se->names);
         p = put_name(p, display, display_len);
-        se->desc = p;
+        se->desc_off = (uint32_t)(p - se->names);
         put_name(p, desc, desc_len);
     }
-    pthread_rwlockattr_t attr;
-    pthread_rwlockattr_init(&attr);
-    pthread_rwlockattr_setkind_np(&attr,
-        PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-    pthread_rwlock_init(&se->lock, &attr);
-    pthread_rwlockattr_destroy(&attr);
+    if (kind != TFB_SERIES_SCALAR) {
+        se->own_lock = malloc(sizeof *se->own_lock);
+        if (!se->own_lock) {
+            free(se);
+            goto fail;
+        }
+        rwlock_init_writer_first(se->own_lock);
+    }
     atomic_flag_clear(&se->nf_lock);
     /* Observed from its first point; an observer without memory for its
      * state returns NULL and the series still loads unobserved. */
@@ -606,10 +735,13 @@ int tfb_run_get_series(tfb_run *r, tfb_series_kind kind, const char *tag,
     size_t sn = r->series[kind].n;
     if ((sn == r->series[kind].cap &&
          tfb_vec_setcap(&r->series[kind], sn ? 2 * sn : 1) < 0) ||
-        tfb_strtab_put_h(&r->series_idx[kind], se->tag, tag_len, h, se) < 0) {
+        index_room(r, kind, sn) < 0) {
         series_free(se);
         goto fail;
     }
+    if (r->series_idx && r->series_idx[kind].cap)
+        (void)tfb_strtab_put_h(&r->series_idx[kind], se->names, tag_len, h,
+                               se);
     r->series[kind].v[r->series[kind].n++] = se;
     pthread_mutex_unlock(&r->lock);
     run_changed(r);
@@ -756,7 +888,7 @@ void tfb_run_reset(tfb_run *r)
             continue;
         for (size_t i = 0; i < n; i++) {
             tfb_series *se = v[i];
-            pthread_rwlock_wrlock(&se->lock);
+            pthread_rwlock_wrlock(lock_of(se));
             atomic_store_explicit(&se->count, 0, memory_order_release);
             if (se->kind == TFB_SERIES_SCALAR) {
                 se->enc_len = se->sealed = se->last_off = 0;
@@ -774,7 +906,7 @@ void tfb_run_reset(tfb_run *r)
             if (se->nf)
                 memset(se->nf, 0, sizeof *se->nf);
             nf_release(se);
-            pthread_rwlock_unlock(&se->lock);
+            pthread_rwlock_unlock(lock_of(se));
         }
         free(v);
     }
@@ -839,10 +971,19 @@ tfb_media_index *tfb_run_media_to_add(tfb_run *r)
 
 /* ---- series --------------------------------------------------------- */
 
-const char *tfb_series_tag(const tfb_series *s) { return s->tag; }
-const char *tfb_series_plugin(const tfb_series *s) { return s->plugin; }
-const char *tfb_series_display_name(const tfb_series *s) { return s->display; }
-const char *tfb_series_description(const tfb_series *s) { return s->desc; }
+const char *tfb_series_tag(const tfb_series *s) { return s->names; }
+const char *tfb_series_plugin(const tfb_series *s)
+{
+    return s->names + s->plugin_off;
+}
+const char *tfb_series_display_name(const tfb_series *s)
+{
+    return s->names + s->display_off;
+}
+const char *tfb_series_description(const tfb_series *s)
+{
+    return s->names + s->desc_off;
+}
 tfb_run *tfb_series_run(const tfb_series *s) { return s->run; }
 
 size_t tfb_series_count(const tfb_series *s)
@@ -920,13 +1061,14 @@ static void pin_scalar(tfb_series *s, tfb_series_view *v)
     }
     size_t t = n - i; /* raw tail points; the tail is freed when 0 */
     if (t) {
-        memcpy(step + i, s->t_step, t * sizeof *step);
-        memcpy(wall + i, s->t_wall, t * sizeof *wall);
+        memcpy(step + i, tail_steps(s), t * sizeof *step);
+        memcpy(wall + i, tail_walls(s), t * sizeof *wall);
     }
+    const double *tv = t ? tail_values(s) : NULL;
     for (size_t k = 0; k < t; k++) {
-        value[i + k] = (float)s->t_value[k];
+        value[i + k] = (float)tv[k];
         if (v64)
-            v64[i + k] = s->t_value[k];
+            v64[i + k] = tv[k];
     }
     v->step = step;
     v->wall = wall;
@@ -944,7 +1086,7 @@ static void pin_scalar(tfb_series *s, tfb_series_view *v)
 
 int tfb_series_read_begin(tfb_series *s, tfb_series_view *v)
 {
-    pthread_rwlock_rdlock(&s->lock);
+    pthread_rwlock_rdlock(lock_of(s));
     memset(v, 0, sizeof *v);
     v->kind = s->kind;
     v->count = atomic_load_explicit(&s->count, memory_order_acquire);
@@ -978,14 +1120,14 @@ int tfb_series_read_begin(tfb_series *s, tfb_series_view *v)
     /* A scalar view is the pin's own copy: the loader need not wait for
      * the query to end. */
     if (s->kind == TFB_SERIES_SCALAR)
-        pthread_rwlock_unlock(&s->lock);
+        pthread_rwlock_unlock(lock_of(s));
     return 0;
 }
 
 void tfb_series_read_end(tfb_series *s)
 {
     if (s->kind != TFB_SERIES_SCALAR) {
-        pthread_rwlock_unlock(&s->lock);
+        pthread_rwlock_unlock(lock_of(s));
         return;
     }
     if (pins_oldest && pins_oldest->s == s) {
@@ -1007,7 +1149,7 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
         *more = 0;
     if (s->kind != TFB_SERIES_SCALAR || lo > hi)
         return 0;
-    pthread_rwlock_rdlock(&s->lock);
+    pthread_rwlock_rdlock(lock_of(s));
     size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
     size_t n = 0, at = 0;
     const uint8_t *p = s->enc;
@@ -1025,13 +1167,14 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
         size_t a = 0, b = nb; /* the answer is in [a, b) */
         while (b - a > 1) {
             size_t mid = a + (b - a) / 2;
-            if (tfb_scalar_block_first_step(s->enc + s->boff.v[mid]) < lo)
+            if (tfb_scalar_block_first_step(s->enc + block_off(s, mid)) <
+                lo)
                 a = mid;
             else
                 b = mid;
         }
         at = a * TFB_SCALAR_BLOCK;
-        p = s->enc + s->boff.v[a];
+        p = s->enc + block_off(s, a);
     }
     while (at < s->sealed && !full) {
         size_t m = tfb_scalar_block_count(p);
@@ -1096,7 +1239,7 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
         at += m;
     }
     for (size_t i = s->sealed; i < count && !full; i++) { /* the raw tail */
-        int64_t st = s->t_step[i - s->sealed];
+        int64_t st = tail_steps(s)[i - s->sealed];
         if (st < lo || st > hi)
             continue;
         if (n == cap) {
@@ -1104,12 +1247,12 @@ size_t tfb_series_scalar_in_steps(tfb_series *s, int64_t lo, int64_t hi,
             break;
         }
         step[n] = st;
-        value[n] = (float)s->t_value[i - s->sealed];
+        value[n] = (float)tail_values(s)[i - s->sealed];
         if (index)
             index[n] = i;
         n++;
     }
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(lock_of(s));
     if (more)
         *more = full;
     return n;
@@ -1121,10 +1264,10 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
 {
     if (s->kind != TFB_SERIES_SCALAR || !n)
         return 0;
-    pthread_rwlock_rdlock(&s->lock);
+    pthread_rwlock_rdlock(lock_of(s));
     size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
     if (from >= count) {
-        pthread_rwlock_unlock(&s->lock);
+        pthread_rwlock_unlock(lock_of(s));
         return 0;
     }
     if (n > count - from)
@@ -1134,7 +1277,7 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
     const uint8_t *p = s->enc;
     if (from < s->sealed) {
         at = from / TFB_SCALAR_BLOCK * TFB_SCALAR_BLOCK;
-        p = s->enc + s->boff.v[from / TFB_SCALAR_BLOCK];
+        p = s->enc + block_off(s, from / TFB_SCALAR_BLOCK);
     } else {
         at = s->sealed;
     }
@@ -1169,15 +1312,15 @@ size_t tfb_series_scalar_range(tfb_series *s, size_t from, size_t n,
     for (; done < n; done++) { /* the raw tail */
         size_t t = from + done - s->sealed;
         if (step)
-            step[done] = s->t_step[t];
+            step[done] = tail_steps(s)[t];
         if (wall)
-            wall[done] = s->t_wall[t];
+            wall[done] = tail_walls(s)[t];
         if (value)
-            value[done] = (float)s->t_value[t];
+            value[done] = (float)tail_values(s)[t];
         if (value64)
-            value64[done] = s->t_value[t];
+            value64[done] = tail_values(s)[t];
     }
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(lock_of(s));
     return n;
 }
 
@@ -1226,7 +1369,7 @@ int tfb_series_by_step(tfb_series *s, tfb_step_value **out, size_t *n)
 
 size_t tfb_series_key(const tfb_series *s, char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "%s\x1f%s", s->run->name, s->tag);
+    int n = snprintf(buf, len, "%s\x1f%s", s->run->name, s->names);
     return n > 0 && (size_t)n < len ? (size_t)n : 0;
 }
 
@@ -1237,15 +1380,15 @@ int tfb_series_observed(tfb_series *s,
 {
     if (s->kind != TFB_SERIES_SCALAR || !s->obs)
         return TFB_ENOENT;
-    pthread_rwlock_rdlock(&s->lock);
+    pthread_rwlock_rdlock(lock_of(s));
     size_t count = atomic_load_explicit(&s->count, memory_order_acquire);
     size_t tail = count - s->sealed; /* at most a block */
     if (tail) { /* a trimmed series has no tail arrays at all */
-        memcpy(tail_step, s->t_step, tail * sizeof *tail_step);
-        memcpy(tail_value, s->t_value, tail * sizeof *tail_value);
+        memcpy(tail_step, tail_steps(s), tail * sizeof *tail_step);
+        memcpy(tail_value, tail_values(s), tail * sizeof *tail_value);
     }
     int rc = copy(user, s->obs);
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(lock_of(s));
     *tail_n = tail;
     return rc;
 }
@@ -1253,13 +1396,12 @@ int tfb_series_observed(tfb_series *s,
 size_t tfb_series_bytes(const tfb_series *cs)
 {
     tfb_series *s = (tfb_series *)cs;
-    pthread_rwlock_rdlock(&s->lock);
+    pthread_rwlock_rdlock(lock_of(s));
     size_t b = 0;
     switch (s->kind) {
     case TFB_SERIES_SCALAR:
-        b = s->enc_cap + (size_t)s->t_cap * (sizeof *s->t_step +
-                                             sizeof *s->t_wall +
-                                             sizeof *s->t_value) +
+        b = s->enc_cap +
+            (size_t)s->t_cap * (sizeof(int64_t) + 2 * sizeof(double)) +
             s->boff.cap * sizeof *s->boff.v;
         break;
     case TFB_SERIES_HISTOGRAM:
@@ -1278,7 +1420,7 @@ size_t tfb_series_bytes(const tfb_series *cs)
     }
     if (s->kind != TFB_SERIES_SCALAR)
         b += s->cap * (sizeof *s->step + sizeof *s->wall);
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(lock_of(s));
     return b;
 }
 
@@ -1325,9 +1467,9 @@ static int reserve_point(tfb_series *s, size_t count)
      * a million one-point tags does not reserve 64 points for each. */
     size_t nc = s->cap < 64 ? (s->cap ? s->cap * 4 : 4)
                             : s->cap + s->cap / 2;
-    pthread_rwlock_wrlock(&s->lock);
+    pthread_rwlock_wrlock(lock_of(s));
     int rc = resize_points(s, nc);
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(lock_of(s));
     return rc;
 }
 
@@ -1350,9 +1492,9 @@ static int seal_tail(tfb_series *s)
         off = s->last_off;
         (void)tfb_scalar_block_decode(s->enc + off, step, wall, NULL, value);
     }
-    memcpy(step + m, s->t_step, n * sizeof *step);
-    memcpy(wall + m, s->t_wall, n * sizeof *wall);
-    memcpy(value + m, s->t_value, n * sizeof *value);
+    memcpy(step + m, tail_steps(s), n * sizeof *step);
+    memcpy(wall + m, tail_walls(s), n * sizeof *wall);
+    memcpy(value + m, tail_values(s), n * sizeof *value);
     size_t total = m + n, len = 0, last_off = 0, last_n = 0, nb = 0;
     size_t boffs[2];
     for (size_t i = 0; i < total; i += last_n) {
@@ -1364,17 +1506,21 @@ static int seal_tail(tfb_series *s)
     }
     /* the re-encoded short block (m points) is the last one indexed */
     size_t first_block = s->sealed / TFB_SCALAR_BLOCK;
-    pthread_rwlock_wrlock(&s->lock);
-    if (tfb_vec_need(&s->boff, first_block + nb) < 0) {
-        pthread_rwlock_unlock(&s->lock);
-        return TFB_ENOMEM;
+    pthread_rwlock_wrlock(lock_of(s));
+    /* the index from the second block on (block_off) */
+    if (first_block + nb > 1) {
+        if (tfb_vec_need(&s->boff, first_block + nb) < 0) {
+            pthread_rwlock_unlock(lock_of(s));
+            return TFB_ENOMEM;
+        }
+        s->boff.v[0] = 0;
     }
     if (off + len > s->enc_cap) {
         size_t nc = s->enc_cap + s->enc_cap / 2;
         if (nc < off + len)
             nc = off + len;
         if (tfb_array_resize(&s->enc, nc) < 0) {
-            pthread_rwlock_unlock(&s->lock);
+            pthread_rwlock_unlock(lock_of(s));
             return TFB_ENOMEM;
         }
         s->enc_cap = nc;
@@ -1385,12 +1531,13 @@ static int seal_tail(tfb_series *s)
     s->last_n = (uint32_t)last_n;
     s->sealed += n;
     s->t_n = 0;
-    memcpy(s->boff.v + first_block, boffs, nb * sizeof *boffs);
+    if (first_block + nb > 1)
+        memcpy(s->boff.v + first_block, boffs, nb * sizeof *boffs);
     s->boff.n = first_block + nb;
     s->unsorted |= s->pend_unsorted;
     if (s->obs) /* the tail's points, raw: nothing to decode */
         atomic_load(&g_observer)->feed(s->obs, step + m, value + m, n);
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(lock_of(s));
     return 0;
 }
 
@@ -1409,14 +1556,22 @@ static int reserve_tail(tfb_series *s)
     uint32_t nc = s->t_cap ? s->t_cap * 4 : 16;
     if (nc > TFB_SCALAR_BLOCK)
         nc = TFB_SCALAR_BLOCK;
-    pthread_rwlock_wrlock(&s->lock);
-    int bad = tfb_array_resize(&s->t_step, nc);
-    bad |= tfb_array_resize(&s->t_wall, nc);
-    bad |= tfb_array_resize(&s->t_value, nc);
-    if (!bad)
-        s->t_cap = nc;
-    pthread_rwlock_unlock(&s->lock);
-    return bad ? TFB_ENOMEM : 0;
+    /* the columns move apart: a new allocation, each column copied */
+    double *nt = malloc((size_t)nc * 3 * sizeof *nt);
+    if (!nt)
+        return TFB_ENOMEM;
+    if (s->t_n) {
+        memcpy(nt, tail_steps(s), s->t_n * sizeof(int64_t));
+        memcpy(nt + nc, tail_walls(s), s->t_n * sizeof *nt);
+        memcpy(nt + 2 * (size_t)nc, tail_values(s), s->t_n * sizeof *nt);
+    }
+    pthread_rwlock_wrlock(lock_of(s));
+    void *old = s->tail;
+    s->tail = nt;
+    s->t_cap = nc;
+    pthread_rwlock_unlock(lock_of(s));
+    free(old);
+    return 0;
 }
 
 /* After a pass: every point into blocks, the arena to its size, the tail
@@ -1425,7 +1580,7 @@ static void trim_scalar(tfb_series *s)
 {
     if (seal_tail(s) < 0)
         return;
-    pthread_rwlock_wrlock(&s->lock);
+    pthread_rwlock_wrlock(lock_of(s));
     if (s->enc_cap > s->enc_len) {
         if (!s->enc_len) {
             free(s->enc);
@@ -1435,14 +1590,12 @@ static void trim_scalar(tfb_series *s)
             s->enc_cap = s->enc_len;
         }
     }
-    tfb_vec_trim(&s->boff);
-    free(s->t_step);
-    free(s->t_wall);
-    free(s->t_value);
-    s->t_step = NULL;
-    s->t_wall = s->t_value = NULL;
+    if (s->boff.cap) /* none is kept for one block */
+        tfb_vec_trim(&s->boff);
+    free(s->tail);
+    s->tail = NULL;
     s->t_cap = 0;
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(lock_of(s));
 }
 
 void tfb_series_trim(tfb_series *s)
@@ -1452,7 +1605,7 @@ void tfb_series_trim(tfb_series *s)
         return;
     }
     size_t count = atomic_load_explicit(&s->count, memory_order_relaxed);
-    pthread_rwlock_wrlock(&s->lock);
+    pthread_rwlock_wrlock(lock_of(s));
     /* Small series (a sweep's 200 points) are trimmed to their points:
      * 16 spare were 8 % of their memory, and copying a few KiB again if
      * they grow is cheap. Large ones keep room for what a live run adds. */
@@ -1466,7 +1619,7 @@ void tfb_series_trim(tfb_series *s)
     if (s->kind == TFB_SERIES_TEXT &&
         s->text_data.cap > s->text_data.n + 256)
         (void)tfb_vec_setcap(&s->text_data, s->text_data.n + 256);
-    pthread_rwlock_unlock(&s->lock);
+    pthread_rwlock_unlock(lock_of(s));
 }
 
 static void note_nonfinite(tfb_series *s, int64_t step, double wall,
@@ -1508,9 +1661,9 @@ int tfb_series_append_scalar(tfb_series *s, int64_t step, double wall,
     if (n && step < s->last_step)
         s->pend_unsorted = 1;
     s->last_step = step;
-    s->t_step[s->t_n] = step;
-    s->t_wall[s->t_n] = wall;
-    s->t_value[s->t_n] = value;
+    tail_steps(s)[s->t_n] = step;
+    tail_walls(s)[s->t_n] = wall;
+    tail_values(s)[s->t_n] = value;
     s->t_n++;
     if (!isfinite(f))
         note_nonfinite(s, step, wall, isnan(f), f > 0 && isinf(f),
@@ -1534,9 +1687,9 @@ int tfb_series_append_histogram(tfb_series *s, int64_t step, double wall,
         size_t nc = s->buckets.cap < 256 ? 256 : s->buckets.cap * 3 / 2;
         while (nc < s->buckets.n + nb)
             nc = nc * 3 / 2;
-        pthread_rwlock_wrlock(&s->lock);
+        pthread_rwlock_wrlock(lock_of(s));
         rc = tfb_vec_setcap(&s->buckets, nc);
-        pthread_rwlock_unlock(&s->lock);
+        pthread_rwlock_unlock(lock_of(s));
         if (rc < 0)
             return TFB_ENOMEM;
     }
@@ -1581,9 +1734,9 @@ int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
             s->text_data.cap < 4096 ? 4096 : s->text_data.cap * 3 / 2;
         while (nc < s->text_data.n + len)
             nc = nc * 3 / 2;
-        pthread_rwlock_wrlock(&s->lock);
+        pthread_rwlock_wrlock(lock_of(s));
         rc = tfb_vec_setcap(&s->text_data, nc);
-        pthread_rwlock_unlock(&s->lock);
+        pthread_rwlock_unlock(lock_of(s));
         if (rc < 0)
             return TFB_ENOMEM;
     }

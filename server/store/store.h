@@ -45,8 +45,10 @@
  *   - wall times: the block's first wall time and integer ticks of 2^e
  *     seconds from it (e chosen per block: a clock's walls near 1.7e9 s
  *     have e = -22, ~0.24 us, so a tick delta is a 2-4 byte varint; evenly
- *     spaced walls a stride), used only when every wall decodes to the
- *     identical double, else the raw 8 bytes;
+ *     spaced walls a stride; walls at a steady rate that is no whole
+ *     number of ticks, as 0.01 s apart, the differences of the deltas,
+ *     1 byte), used only when every wall decodes to the identical
+ *     double, else the raw 8 bytes;
  *   - values: float32 when every value of the block is a float widened
  *     exactly (simple_value is float32 on disk), else the raw double (TF2
  *     float64 tensors keep every bit).
@@ -55,14 +57,16 @@
  * value rounded to float, as TensorBoard's scalar dashboard shows it
  * (and as before); `value64` has the exact doubles when any differs.
  * Every block but the last is full, and an index of their offsets (8
- * bytes a block) takes a read from point i straight to block i / 256; a
+ * bytes a block, none for a series of one block) takes a read from point
+ * i straight to block i / 256; a
  * series whose steps never went back is read by steps by bisecting the
  * blocks. A scalar series the scalar observer attached to (below; the
  * analysis layer's loss watch, about 1.7 KiB) keeps its state, fed each
  * block as it is sealed.
  * tfb_series_bytes() counts what a series holds; a sweep's series also
- * pays ~450 bytes of struct, names and index (kept small for 100,000
- * series).
+ * pays ~190 bytes of struct and names (kept small for 500,000 series: a
+ * scalar series' lock is one of a shared set, store.c's lock_of, and a
+ * run's few series of a kind are found without a hash table).
  */
 #ifndef TFB_SERVER_STORE_H
 #define TFB_SERVER_STORE_H

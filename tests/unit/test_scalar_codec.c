@@ -51,6 +51,8 @@ enum {
     SHAPE_WILD_WALLS,   /* NaN/Inf/-0.0/subnormal walls, far apart */
     SHAPE_WILD_VALUES,  /* NaN payloads, Inf, -0.0, doubles not floats */
     SHAPE_RANDOM_BITS,  /* every column random bits */
+    SHAPE_FIXED_RATE,   /* a writer at 100 Hz: walls 0.01 s apart, whose
+                         * ticks differ by 41943 or 41944 */
     SHAPE_COUNT
 };
 
@@ -106,6 +108,11 @@ static void make_series(int shape, size_t n, int64_t *step, double *wall,
             default: value[i] = 1e-310; break;  /* subnormal double */
             }
             break;
+        case SHAPE_FIXED_RATE:
+            step[i] = (int64_t)i;
+            wall[i] = 1700000000.0 + (double)i * 0.01;
+            value[i] = (float)sin((double)i * 0.001);
+            break;
         default:
             step[i] = (int64_t)r;
             wall[i] = bits_double(next_u64());
@@ -154,6 +161,9 @@ static void test_codec_round_trip(void **state)
         }
         if (shape == SHAPE_REGULAR && n == N)
             assert_true(len <= 4 * n + 40); /* steps, walls: strides */
+        /* the ticks' deltas take 3 bytes, their differences 1 */
+        if (shape == SHAPE_FIXED_RATE && n == N)
+            assert_true(len <= 5 * n + 40);
     }
 }
 
@@ -497,6 +507,39 @@ static void test_bytes_per_point(void **state)
     free(value);
 }
 
+/* A series of one block holds its encoded block and nothing else once
+ * trimmed (a sweep's 500,000 series of 100 points): no block index, no
+ * tail. Its bytes are those of the block the codec makes of its points. */
+static void test_one_block_holds_only_its_block(void **state)
+{
+    (void)state;
+    enum { N = 100 };
+    int64_t step[N];
+    double wall[N], value[N];
+    static uint8_t buf[TFB_SCALAR_BLOCK_MAX(N)];
+    make_series(SHAPE_FIXED_RATE, N, step, wall, value);
+    size_t len = tfb_scalar_block_encode(buf, step, wall, value, N);
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    tfb_series *s = new_series(st, "one_block");
+    for (size_t i = 0; i < N; i++)
+        assert_int_equal(tfb_series_append_scalar(s, step[i], wall[i],
+                                                  value[i]), 0);
+    tfb_series_trim(s);
+    assert_int_equal(tfb_series_bytes(s), len);
+    /* and it reads back whole, from its start and from its middle */
+    int64_t rs[N];
+    double rw[N];
+    assert_int_equal(tfb_series_scalar_range(s, 0, N, rs, rw, NULL, NULL),
+                     N);
+    assert_memory_equal(rs, step, sizeof rs);
+    assert_memory_equal(rw, wall, sizeof rw);
+    assert_int_equal(tfb_series_scalar_range(s, 60, N, rs, NULL, NULL,
+                                             NULL), N - 60);
+    assert_memory_equal(rs, step + 60, (N - 60) * sizeof *rs);
+    tfb_store_destroy(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -506,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_block_step_span),
         cmocka_unit_test(test_nested_pins),
         cmocka_unit_test(test_bytes_per_point),
+        cmocka_unit_test(test_one_block_holds_only_its_block),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -297,6 +297,177 @@ static void test_params(void **state)
     tfb_store_destroy(st);
 }
 
+/* Many scalar series share the store's locks (store.c, lock_of): while
+ * one thread appends to all of them, sealing and trimming (write locks),
+ * readers hold a histogram pin (its own read lock) and pin two scalar
+ * series inside it, released out of order, and read pieces of a third:
+ * store.h allows it, so it must neither deadlock nor show a torn
+ * point. */
+enum { SHARED_SERIES = 64, SHARED_POINTS = 3000 };
+
+typedef struct shared_arg {
+    tfb_series **s;
+    tfb_series *hist;
+    atomic_int stop;
+    atomic_long rounds;
+    int bad;
+    unsigned seed;
+} shared_arg;
+
+/* Point k of every series: step k, wall 1000 + k, value k / 2. */
+static int scalar_view_ok(const tfb_series_view *v)
+{
+    for (size_t k = 0; k < v->count; k++)
+        if (v->step[k] != (int64_t)k || v->wall[k] != 1000.0 + (double)k ||
+            v->value[k] != (float)k / 2)
+            return 0;
+    return 1;
+}
+
+static void *shared_reader(void *p)
+{
+    shared_arg *a = p;
+    unsigned x = a->seed;
+    while (!atomic_load(&a->stop)) {
+        x = x * 1103515245u + 12345u;
+        tfb_series *s1 = a->s[(x >> 8) % SHARED_SERIES];
+        tfb_series *s2 = a->s[(x >> 16) % SHARED_SERIES];
+        tfb_series *s3 = a->s[(x >> 4) % SHARED_SERIES];
+        if (s2 == s1) /* never the same series twice on a thread */
+            s2 = a->s[((x >> 16) + 1) % SHARED_SERIES];
+        tfb_series_view hv, v1, v2;
+        tfb_series_read_begin(a->hist, &hv);
+        tfb_series_read_begin(s1, &v1);
+        tfb_series_read_begin(s2, &v2);
+        if (!scalar_view_ok(&v1) || !scalar_view_ok(&v2))
+            a->bad = 1;
+        int64_t step[16];
+        double wall[16];
+        size_t n = tfb_series_scalar_range(s3, 250, 16, step, wall, NULL,
+                                           NULL);
+        for (size_t k = 0; k < n; k++)
+            if (step[k] != (int64_t)(250 + k) ||
+                wall[k] != 1000.0 + (double)(250 + k))
+                a->bad = 1;
+        tfb_series_read_end(s1);
+        tfb_series_read_end(a->hist);
+        tfb_series_read_end(s2);
+        atomic_fetch_add(&a->rounds, 1);
+    }
+    return NULL;
+}
+
+static void test_shared_locks_nested_pins(void **state)
+{
+    (void)state;
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    tfb_run *r;
+    assert_int_equal(tfb_store_get_run(st, "a", &r), 0);
+    tfb_series *s[SHARED_SERIES], *hist;
+    char tag[16];
+    for (int i = 0; i < SHARED_SERIES; i++) {
+        snprintf(tag, sizeof tag, "t%02d", i);
+        assert_int_equal(tfb_run_get_series(r, TFB_SERIES_SCALAR, tag,
+                                            strlen(tag), NULL, 0, NULL, 0,
+                                            NULL, 0, &s[i]), 0);
+    }
+    assert_int_equal(tfb_run_get_series(r, TFB_SERIES_HISTOGRAM, "h", 1,
+                                        NULL, 0, NULL, 0, NULL, 0, &hist),
+                     0);
+    shared_arg a[2] = {{.s = s, .hist = hist, .seed = 1},
+                       {.s = s, .hist = hist, .seed = 2}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, shared_reader, &a[i]);
+    for (int k = 0; k < SHARED_POINTS; k++) {
+        for (int i = 0; i < SHARED_SERIES; i++)
+            assert_int_equal(tfb_series_append_scalar(s[i], k, 1000.0 + k,
+                                                      k / 2.0), 0);
+        if (k % 700 == 699) /* a pass ends: short last blocks, re-sealed */
+            for (int i = 0; i < SHARED_SERIES; i++)
+                tfb_series_trim(s[i]);
+        if (k == SHARED_POINTS / 2) /* the readers in, on a loaded box */
+            while (atomic_load(&a[0].rounds) < 2 ||
+                   atomic_load(&a[1].rounds) < 2)
+                sched_yield();
+    }
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&a[i].stop, 1);
+        pthread_join(th[i], NULL);
+        assert_false(a[i].bad);
+    }
+    for (int i = 0; i < SHARED_SERIES; i++) {
+        tfb_series_trim(s[i]);
+        tfb_series_view v;
+        tfb_series_read_begin(s[i], &v);
+        assert_int_equal(v.count, SHARED_POINTS);
+        assert_true(scalar_view_ok(&v));
+        tfb_series_read_end(s[i]);
+    }
+    tfb_store_destroy(st);
+}
+
+/* Series are found by kind and exact tag while a run's kinds grow past
+ * the few that are searched without a table (store.c, SERIES_SCAN_MAX):
+ * tags that are prefixes of each other, or equal but of another kind,
+ * are told apart, and every series stays found once the table is
+ * built. */
+static void test_series_lookup_grows(void **state)
+{
+    (void)state;
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    tfb_run *r;
+    assert_int_equal(tfb_store_get_run(st, "run", &r), 0);
+    enum { N = 40 };
+    tfb_series *made[N];
+    char tag[N + 1];
+    for (int i = 0; i < N; i++) {
+        /* "a", "aa", "aaa", ...: each a prefix of the next */
+        memset(tag, 'a', (size_t)i + 1);
+        tag[i + 1] = 0;
+        assert_null(tfb_run_find_series(r, TFB_SERIES_SCALAR, tag));
+        assert_int_equal(tfb_run_get_series(r, TFB_SERIES_SCALAR, tag,
+                                            (size_t)i + 1, "scalars", 7,
+                                            NULL, 0, NULL, 0, &made[i]), 0);
+        assert_string_equal(tfb_series_tag(made[i]), tag);
+        assert_string_equal(tfb_series_plugin(made[i]), "scalars");
+        for (int k = 0; k <= i; k++) {
+            tag[k + 1] = 0;
+            assert_ptr_equal(tfb_run_find_series(r, TFB_SERIES_SCALAR, tag),
+                             made[k]);
+            tag[k + 1] = 'a';
+        }
+        tag[i + 1] = 0;
+        /* the same tag of another kind is another series */
+        assert_null(tfb_run_find_series(r, TFB_SERIES_TEXT, tag));
+        tfb_series *again;
+        assert_int_equal(tfb_run_get_series(r, TFB_SERIES_SCALAR, tag,
+                                            (size_t)i + 1, NULL, 0, NULL, 0,
+                                            NULL, 0, &again), 0);
+        assert_ptr_equal(again, made[i]);
+    }
+    tfb_series *t;
+    assert_int_equal(tfb_run_get_series(r, TFB_SERIES_TEXT, "a", 1, "text",
+                                        4, "shown", 5, "said", 4, &t), 0);
+    assert_ptr_not_equal(t, made[0]);
+    assert_string_equal(tfb_series_display_name(t), "shown");
+    assert_string_equal(tfb_series_description(t), "said");
+    assert_ptr_equal(tfb_run_find_series(r, TFB_SERIES_TEXT, "a"), t);
+    assert_ptr_equal(tfb_run_find_series(r, TFB_SERIES_SCALAR, "a"),
+                     made[0]);
+    assert_null(tfb_run_find_series(r, TFB_SERIES_SCALAR, ""));
+    tfb_series **v;
+    size_t n;
+    assert_int_equal(tfb_run_series(r, TFB_SERIES_SCALAR, &v, &n), 0);
+    assert_int_equal(n, N);
+    for (int i = 0; i < N; i++)
+        assert_ptr_equal(v[i], made[i]);
+    free(v);
+    tfb_store_destroy(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +475,8 @@ int main(void)
         cmocka_unit_test(test_nonfinite_stats_and_reset),
         cmocka_unit_test(test_loader_pass),
         cmocka_unit_test(test_params),
+        cmocka_unit_test(test_series_lookup_grows),
+        cmocka_unit_test(test_shared_locks_nested_pins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
