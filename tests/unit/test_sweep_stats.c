@@ -64,6 +64,74 @@ static void test_quantiles_match_sort(void **state)
     }
 }
 
+/* Rows of a large sweep (past 2,048 values the quantiles come from a
+ * sample's brackets, sweep_stats.c `sampled`): every shape a bracket can
+ * miss on (few distinct values, one value, sorted, reversed, periodic, a
+ * far outlier block, heavy tails) against the sort, and quantiles close
+ * together whose brackets merge. */
+static void test_quantiles_sampled_match_sort(void **state)
+{
+    (void)state;
+    static const double qs[] = {0.0,  0.05, 0.25, 0.5,   0.5001,
+                                0.75, 0.95, 0.99, 0.999, 1.0};
+    const size_t nq = sizeof qs / sizeof qs[0];
+    srand(777);
+    for (int trial = 0; trial < 120; trial++) {
+        size_t n = 2048 + (size_t)(rand() % (trial < 60 ? 6000 : 120000));
+        float *x = malloc(n * sizeof *x), *s = malloc(n * sizeof *s);
+        int shape = trial % 8;
+        for (size_t i = 0; i < n; i++) {
+            float u = (float)rand() / (float)RAND_MAX;
+            switch (shape) {
+            case 0: x[i] = u * 100 - 50; break;
+            case 1: x[i] = (float)(rand() % 3); break;            /* ties */
+            case 2: x[i] = 1.5f; break;                           /* one */
+            case 3: x[i] = (float)i; break;                       /* sorted */
+            case 4: x[i] = (float)(n - i); break;                 /* reversed */
+            case 5: x[i] = (float)(i % 97); break;                /* periodic */
+            case 6: x[i] = i < n / 10 ? 1e30f : u; break;         /* block */
+            default: x[i] = 1 / (u + 1e-6f) * (rand() % 2 ? 1 : -1); /* tails */
+            }
+        }
+        memcpy(s, x, n * sizeof *s);
+        qsort(s, n, sizeof *s, cmpf);
+        double out[16];
+        tfb_sweep_quantiles(x, n, qs, nq, out);
+        for (size_t i = 0; i < nq; i++)
+            assert_true(out[i] == ref_quantile(s, n, qs[i]));
+        qsort(x, n, sizeof *x, cmpf);
+        assert_memory_equal(x, s, n * sizeof *s);
+        free(x);
+        free(s);
+    }
+}
+
+/* The five quantiles of a band over 100,000 runs: selection runs over the
+ * values within the sample's brackets, not over the whole row (plain
+ * selection ran over all of it, several times). */
+static void test_quantiles_sampled_work(void **state)
+{
+    (void)state;
+    static const double qs[] = {0.05, 0.25, 0.5, 0.75, 0.95};
+    size_t n = 100000;
+    float *x = malloc(n * sizeof *x), *s = malloc(n * sizeof *s);
+    srand(99);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)rand() / (float)RAND_MAX;
+    memcpy(s, x, n * sizeof *s);
+    qsort(s, n, sizeof *s, cmpf);
+    double out[5];
+    size_t work = tfb_sweep_quantiles(x, n, qs, 5, out);
+    for (size_t i = 0; i < 5; i++)
+        assert_true(out[i] == ref_quantile(s, n, qs[i]));
+    assert_true(work > 0);
+    assert_true(work < n / 2);
+    /* a short row is plain selection over all of it */
+    assert_int_equal(tfb_sweep_quantiles(x, 1000, qs, 5, out), 1000);
+    free(x);
+    free(s);
+}
+
 static void test_bucket_steps(void **state)
 {
     (void)state;
@@ -113,6 +181,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantiles_match_sort),
+        cmocka_unit_test(test_quantiles_sampled_match_sort),
+        cmocka_unit_test(test_quantiles_sampled_work),
         cmocka_unit_test(test_bucket_steps),
         cmocka_unit_test(test_value_at),
     };

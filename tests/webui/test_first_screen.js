@@ -101,6 +101,19 @@ T.run(async () => {
       await page.click('#tab-runs');
       await T.until(page, () => window.__tfb.pages.runs && window.__tfb.pages.runs.count === 200, null, 'the runs table: 200 rows', 60000);
       T.assert(await page.$$eval('.runs-table tbody tr', (x) => x.length) < 200, 'a virtual runs table');
+      // Scrolled, it holds the rows in its box's view and 4 more either
+      // side (core/vlist.js), not a window's height and 10 more: each row
+      // is a dozen cells laid out and painted per scroll frame (issue 28).
+      const fit = await page.evaluate(async () => {
+        const c = document.querySelector('.table-card.virtual');
+        c.scrollTop = 1400;
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+        const top = c.getBoundingClientRect().top + c.querySelector('thead tr').getBoundingClientRect().height + 2;
+        const at = document.elementFromPoint(c.getBoundingClientRect().left + 60, top);
+        return { rows: document.querySelectorAll('.runs-table tbody tr').length, inView: Math.ceil(c.clientHeight / 28), topRow: at && at.closest('tr') ? at.closest('tr').dataset.run || null : null };
+      });
+      T.assert(fit.rows >= fit.inView && fit.rows <= fit.inView + 9, `the runs table's rows in the DOM after a scroll: ${fit.rows} for ${fit.inView} in view`);
+      T.assert(fit.topRow !== null, 'a run row at the top of the scrolled box');
       // Its Status column has the run details that came after the chart.
       T.assert(await page.$$eval('.runs-table .run-state', (x) => x.length) > 0, 'run states in the table');
       await T.screenshot(page, 'first_screen_runs');
