@@ -395,8 +395,9 @@ static char *copy_name(const s3_storage *s, const char *path)
     return p;
 }
 
-/* The copies' directory, made at first use (copy_mu held): absolute,
- * so that the trace layer can name a copy before it exists. */
+/* The copies' directory, made at first use (s->mu held, never copy_mu,
+ * which a download holds: a listing must not wait for one): absolute, so
+ * that the trace layer can name a copy before it exists. */
 static int copies_dir(s3_storage *s)
 {
     if (s->copies)
@@ -427,13 +428,13 @@ static int s3_local_copy(tfb_storage *st, const char *path, char **out)
     int rc = s3_stat(st, path, &sst); /* from the listing */
     if (rc < 0)
         return rc;
-    pthread_mutex_lock(&s->copy_mu);
+    pthread_mutex_lock(&s->mu);
     rc = copies_dir(s);
     char *name = rc == 0 ? copy_name(s, path) : NULL;
-    pthread_mutex_unlock(&s->copy_mu);
-    if (!name)
+    if (!name) {
+        pthread_mutex_unlock(&s->mu);
         return rc < 0 ? rc : TFB_ENOMEM;
-    pthread_mutex_lock(&s->mu);
+    }
     cached *c = tfb_strtab_get(&s->cache, path, strlen(path));
     uint64_t size = c ? c->size : 0;
     char etag[TFB_OS_ETAG_MAX] = "";
@@ -458,16 +459,20 @@ static int s3_copy_fetch(tfb_storage *st, const char *path)
 {
     s3_storage *s = (s3_storage *)st;
     pthread_mutex_lock(&s->copy_mu);
+    pthread_mutex_lock(&s->mu);
     int rc = copies_dir(s);
     char *name = rc == 0 ? copy_name(s, path) : NULL;
     if (!name) {
+        pthread_mutex_unlock(&s->mu);
         pthread_mutex_unlock(&s->copy_mu);
         return rc < 0 ? rc : TFB_ENOMEM;
     }
-    pthread_mutex_lock(&s->mu);
     cached *c = tfb_strtab_get(&s->cache, path, strlen(path));
-    int fresh = c && c->copied_gen == c->gen && c->copied_size == c->size &&
-                c->copied_size != 0;
+    int listed = c != NULL;
+    /* fetched already at the version listed (an empty object too) */
+    int fresh = c && c->copied_gen == c->gen &&
+                c->copied_size == c->size &&
+                (c->copied_size != 0 || c->size == 0);
     uint64_t gen = c ? c->gen : 0, size = c ? c->size : 0;
     /* the version listed: the copy is fetched as that one (If-Match), so
      * the note below names the bytes it holds */
@@ -476,14 +481,14 @@ static int s3_copy_fetch(tfb_storage *st, const char *path)
         memcpy(etag, c->real_etag, sizeof etag);
     pthread_mutex_unlock(&s->mu);
     struct stat fst;
-    if (!c || ((fresh || (size == 0 && c->copied_gen == gen)) &&
-               stat(name, &fst) == 0)) {
-        /* fetched already (a second reader of the run), or forgotten */
-        if (c && etag[0])
+    if (!listed || (fresh && stat(name, &fst) == 0)) {
+        /* fetched already (a second reader of the run), or no longer
+         * listed */
+        if (listed && etag[0])
             (void)tfb_storage_origin_note(name, path, etag, size);
         pthread_mutex_unlock(&s->copy_mu);
         free(name);
-        return c ? 0 : TFB_ENOENT;
+        return listed ? 0 : TFB_ENOENT;
     }
     /* Fetched whole into a temporary name, then renamed: a reader never
      * sees half a copy. */
