@@ -135,6 +135,12 @@ typedef struct tfb_os_cond {
     long long deadline_ns;
 } tfb_os_cond;
 
+/* tfb_os_head under cond (may be NULL: tfb_os_head): its deadline
+ * bounds the whole call, retries included; if_match is sent as is. */
+int tfb_os_head_cond(tfb_os *c, const char *bucket, const char *key,
+                     const tfb_os_cond *cond, tfb_os_object *out,
+                     tfb_os_error *e);
+
 /* tfb_os_get under cond (may be NULL: tfb_os_get). */
 long tfb_os_get_cond(tfb_os *c, const char *bucket, const char *key,
                      uint64_t off, void *buf, size_t len,

@@ -334,11 +334,29 @@ int tfb_os_list(tfb_os *c, const char *bucket, const char *prefix,
     return 0;
 }
 
+/* Sets cond's headers and deadline on r (cond may be NULL). */
+static void apply_cond(os_req *r, const tfb_os_cond *cond)
+{
+    if (!cond)
+        return;
+    r->if_match = cond->if_match;
+    r->if_none_match = cond->if_match ? 0 : cond->if_none_match;
+    r->deadline_ns = cond->deadline_ns;
+}
+
 int tfb_os_head(tfb_os *c, const char *bucket, const char *key,
                 tfb_os_object *out, tfb_os_error *e)
 {
+    return tfb_os_head_cond(c, bucket, key, NULL, out, e);
+}
+
+int tfb_os_head_cond(tfb_os *c, const char *bucket, const char *key,
+                     const tfb_os_cond *cond, tfb_os_object *out,
+                     tfb_os_error *e)
+{
     os_req r;
     req_init(&r, OS_HEAD, "HEAD", bucket, key);
+    apply_cond(&r, cond);
     int rc = exec_one(c, &r, e);
     if (rc < 0) {
         tfb_os_req_free(&r);
@@ -356,16 +374,6 @@ int tfb_os_head(tfb_os *c, const char *bucket, const char *key,
 #define GET_PART ((size_t)4 << 20)
 #define GET_PARALLEL_MIN ((size_t)8 << 20)
 #define GET_MAX_PARTS 16
-
-/* Sets cond's headers and deadline on r (cond may be NULL). */
-static void apply_cond(os_req *r, const tfb_os_cond *cond)
-{
-    if (!cond)
-        return;
-    r->if_match = cond->if_match;
-    r->if_none_match = cond->if_match ? 0 : cond->if_none_match;
-    r->deadline_ns = cond->deadline_ns;
-}
 
 long tfb_os_get(tfb_os *c, const char *bucket, const char *key, uint64_t off,
                 void *buf, size_t len, char etag[TFB_OS_ETAG_MAX],

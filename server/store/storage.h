@@ -110,10 +110,19 @@ typedef struct tfb_storage_ops {
      * fault (for /data/environment, written there by the JSON writer). */
     void (*cancel)(tfb_storage *s);
     int (*info)(tfb_storage *s, tfb_storage_status *out);
-    /* Optional: a local file holding path's current bytes (malloc'd
-     * name), for readers that need a file (the GPU plugin's SQLite trace
-     * stores); fetched again only when the object changed. */
+    /* Optional: the name of a local file to hold path's current bytes
+     * (malloc'd), for readers that need a file (the GPU plugin's SQLite
+     * trace stores). Fetches nothing: it notes which version the copy is
+     * to hold (tfb_storage_origin_defer), and the copy is fetched (again
+     * only when the object changed) when a reader first needs its bytes
+     * (tfb_storage_copy_ready). A listing so costs no download, and a
+     * trace whose cache is in a bucket never downloads its source. */
     int (*local_copy)(tfb_storage *s, const char *path, char **local);
+    /* With local_copy: fetches path's copy (the version listed, or what
+     * the object is now if it was replaced since) and notes it
+     * (tfb_storage_origin_note); a copy already fetched at the version
+     * listed costs nothing. Called by tfb_storage_copy_ready only. */
+    int (*copy_fetch)(tfb_storage *s, const char *path);
     /* 1 when an object's bytes change only with what stat says of it
      * (etag, size): objects in a bucket are never written in place (one
      * that "grows" is a new, longer version). The loader then reads
@@ -145,24 +154,45 @@ int tfb_storage_for(const char *logdir, tfb_storage **out, char *err,
                     size_t errlen, FILE *log);
 
 /* storage_origin.c: what a local copy of an object (ops->local_copy's
- * file) holds, so that a layer above can name the object itself (the
- * trace layer keys the caches replicas share through a bucket by it):
- * the object's URL, its ETag as the store gave it and its size, and what
- * the copy's file was (size, mtime, inode, device) when the copy was
- * made, so that a reader can tell the copy still is those bytes. The
- * backend notes each copy it makes and drops its notes with its copies.
- * Process-wide; any thread. */
+ * file) holds or is to hold, so that a layer above can name the object
+ * itself without its bytes (the trace layer keys the caches replicas
+ * share through a bucket by it): the object's URL, its ETag as the store
+ * gave it and its size, and, once fetched, what the copy's file was
+ * (size, mtime, inode, device) when it was made, so that a reader can
+ * tell the copy still is those bytes. The backend notes each copy it
+ * names (deferred) and each it fetches, and forgets its notes when
+ * destroyed. Process-wide; any thread. */
 typedef struct tfb_storage_origin {
     char *url; /* "s3://bucket/key" (malloc'd: tfb_storage_origin_free) */
     char etag[TFB_STORAGE_ETAG_MAX];
     uint64_t size;
+    /* 1: the file is fetched and copy_* say what it was; 0: named only
+     * (the file may be absent, or an older version) */
+    int fetched;
     uint64_t copy_size, copy_ino, copy_dev;
     int64_t copy_mtime_ns;
 } tfb_storage_origin;
 /* Notes that the file local (which must exist: its identity is taken
- * now) is a copy of url at etag and size, replacing an older note. */
+ * now) is a fetched copy of url at etag and size, replacing an older
+ * note (and keeping its owner). */
 int tfb_storage_origin_note(const char *local, const char *url,
                             const char *etag, uint64_t size);
+/* Notes that local is to hold url at etag and size, fetched by owner
+ * (ops->copy_fetch) when a reader asks for it (tfb_storage_copy_ready).
+ * A note of that very version, already fetched, is kept as it is. */
+int tfb_storage_origin_defer(const char *local, tfb_storage *owner,
+                             const char *url, const char *etag,
+                             uint64_t size);
+/* Makes local hold the bytes its note names, fetching them now when
+ * they are not there yet (the caller's thread waits; the backend's
+ * request bounds apply). 0 also for a file with no note (a local file:
+ * nothing to fetch); else the fetch's error (the thread's
+ * tfb_storage_error_detail names the failed request). */
+int tfb_storage_copy_ready(const char *local);
+/* Drops every note of owner's and waits for its fetches in flight (the
+ * owner cancels its requests first, so that is short): after it, no
+ * thread calls into owner. */
+void tfb_storage_origin_forget(tfb_storage *owner);
 /* 0 and *out (free with tfb_storage_origin_free), TFB_ENOENT when local
  * is no copy noted (a local file), TFB_ENOMEM. */
 int tfb_storage_origin_get(const char *local, tfb_storage_origin *out);
@@ -179,7 +209,8 @@ int tfb_storage_info(tfb_storage *s, tfb_storage_status *out);
  * thread. */
 char *tfb_storage_join(const char *dir, const char *name);
 /* A local file name for path: path itself for local storage, else
- * ops->local_copy's (malloc'd in both cases). */
+ * ops->local_copy's (malloc'd in both cases; a copy's bytes are there
+ * only after tfb_storage_copy_ready). */
 int tfb_storage_local_path(tfb_storage *s, const char *path, char **out);
 /* A line about the last failure on this thread (a backend sets it with
  * the request and the answer; never a secret), for the run's note; "" when

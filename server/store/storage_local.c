@@ -317,7 +317,7 @@ static void local_destroy(tfb_storage *s)
 static const tfb_storage_ops local_ops = {
     "local",     local_list,  local_stat,    local_open,
     local_read,  local_close, local_destroy, NULL /* cancel */,
-    NULL /* info */, NULL /* local_copy */,
+    NULL /* info */, NULL /* local_copy */, NULL /* copy_fetch */,
     0 /* not immutable: a file may be written in place at the same size */,
 };
 

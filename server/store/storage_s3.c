@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/hash.h"
@@ -394,6 +395,32 @@ static char *copy_name(const s3_storage *s, const char *path)
     return p;
 }
 
+/* The copies' directory, made at first use (s->mu held, never copy_mu,
+ * which a download holds: a listing must not wait for one): absolute, so
+ * that the trace layer can name a copy before it exists. */
+static int copies_dir(s3_storage *s)
+{
+    if (s->copies)
+        return 0;
+    const char *tmp = getenv("TMPDIR");
+    size_t n = strlen(tmp && *tmp ? tmp : "/tmp") + 32;
+    char *d = malloc(n);
+    if (!d)
+        return TFB_ENOMEM;
+    snprintf(d, n, "%s/tfboard-copies-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    char *real = mkdtemp(d) ? realpath(d, NULL) : NULL;
+    if (!real) {
+        free(d);
+        return TFB_EIO;
+    }
+    free(d);
+    s->copies = real;
+    return 0;
+}
+
+/* Names path's copy and notes the version listed for it, fetching
+ * nothing (storage.h: the copy is fetched by s3_copy_fetch when a reader
+ * needs its bytes; a trace whose cache is in a bucket never does). */
 static int s3_local_copy(tfb_storage *st, const char *path, char **out)
 {
     s3_storage *s = (s3_storage *)st;
@@ -401,33 +428,51 @@ static int s3_local_copy(tfb_storage *st, const char *path, char **out)
     int rc = s3_stat(st, path, &sst); /* from the listing */
     if (rc < 0)
         return rc;
-    pthread_mutex_lock(&s->copy_mu);
-    if (!s->copies) {
-        const char *tmp = getenv("TMPDIR");
-        size_t n = strlen(tmp && *tmp ? tmp : "/tmp") + 32;
-        s->copies = malloc(n);
-        if (s->copies) {
-            snprintf(s->copies, n, "%s/tfboard-copies-XXXXXX",
-                     tmp && *tmp ? tmp : "/tmp");
-            if (!mkdtemp(s->copies)) {
-                free(s->copies);
-                s->copies = NULL;
-            }
-        }
-        if (!s->copies) {
-            pthread_mutex_unlock(&s->copy_mu);
-            return TFB_EIO;
-        }
-    }
-    char *name = copy_name(s, path);
-    if (!name) {
-        pthread_mutex_unlock(&s->copy_mu);
-        return TFB_ENOMEM;
-    }
     pthread_mutex_lock(&s->mu);
+    rc = copies_dir(s);
+    char *name = rc == 0 ? copy_name(s, path) : NULL;
+    if (!name) {
+        pthread_mutex_unlock(&s->mu);
+        return rc < 0 ? rc : TFB_ENOMEM;
+    }
     cached *c = tfb_strtab_get(&s->cache, path, strlen(path));
-    int fresh = c && c->copied_gen == c->gen && c->copied_size == c->size &&
-                c->copied_size != 0;
+    uint64_t size = c ? c->size : 0;
+    char etag[TFB_OS_ETAG_MAX] = "";
+    if (c)
+        memcpy(etag, c->real_etag, sizeof etag);
+    pthread_mutex_unlock(&s->mu);
+    rc = c ? tfb_storage_origin_defer(name, st, path, etag, size)
+           : TFB_ENOENT;
+    if (rc < 0) {
+        free(name);
+        return rc;
+    }
+    *out = name;
+    return 0;
+}
+
+/* Fetches path's copy (storage.h, copy_fetch): the version listed
+ * (If-Match its ETag), or what the object is now when it was replaced
+ * since; nothing when the copy is that version already. One download at
+ * a time (copy_mu): the trace and host loads of a run both ask. */
+static int s3_copy_fetch(tfb_storage *st, const char *path)
+{
+    s3_storage *s = (s3_storage *)st;
+    pthread_mutex_lock(&s->copy_mu);
+    pthread_mutex_lock(&s->mu);
+    int rc = copies_dir(s);
+    char *name = rc == 0 ? copy_name(s, path) : NULL;
+    if (!name) {
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->copy_mu);
+        return rc < 0 ? rc : TFB_ENOMEM;
+    }
+    cached *c = tfb_strtab_get(&s->cache, path, strlen(path));
+    int listed = c != NULL;
+    /* fetched already at the version listed (an empty object too) */
+    int fresh = c && c->copied_gen == c->gen &&
+                c->copied_size == c->size &&
+                (c->copied_size != 0 || c->size == 0);
     uint64_t gen = c ? c->gen : 0, size = c ? c->size : 0;
     /* the version listed: the copy is fetched as that one (If-Match), so
      * the note below names the bytes it holds */
@@ -435,10 +480,15 @@ static int s3_local_copy(tfb_storage *st, const char *path, char **out)
     if (c)
         memcpy(etag, c->real_etag, sizeof etag);
     pthread_mutex_unlock(&s->mu);
-    if (fresh || (c && size == 0 && c->copied_gen == gen)) {
+    struct stat fst;
+    if (!listed || (fresh && stat(name, &fst) == 0)) {
+        /* fetched already (a second reader of the run), or no longer
+         * listed */
+        if (listed && etag[0])
+            (void)tfb_storage_origin_note(name, path, etag, size);
         pthread_mutex_unlock(&s->copy_mu);
-        *out = name;
-        return 0;
+        free(name);
+        return listed ? 0 : TFB_ENOENT;
     }
     /* Fetched whole into a temporary name, then renamed: a reader never
      * sees half a copy. */
@@ -504,12 +554,8 @@ static int s3_local_copy(tfb_storage *st, const char *path, char **out)
             tfb_storage_origin_drop(name);
     }
     pthread_mutex_unlock(&s->copy_mu);
-    if (rc < 0) {
-        free(name);
-        return rc;
-    }
-    *out = name;
-    return 0;
+    free(name);
+    return rc;
 }
 
 /* Removes the local copies and their directory. */
@@ -526,7 +572,6 @@ static void remove_copies(s3_storage *s)
         char *p = malloc(n);
         if (p) {
             snprintf(p, n, "%s/%s", s->copies, de->d_name);
-            tfb_storage_origin_drop(p);
             unlink(p);
             free(p);
         }
@@ -540,6 +585,10 @@ static void remove_copies(s3_storage *s)
 static void s3_destroy(tfb_storage *st)
 {
     s3_storage *s = (s3_storage *)st;
+    /* no load is left fetching a copy (those in flight fail at once)
+     * when the copies go */
+    tfb_os_cancel(s->os);
+    tfb_storage_origin_forget(st);
     remove_copies(s);
     pthread_mutex_destroy(&s->copy_mu);
     tfb_os_destroy(s->os);
@@ -593,6 +642,7 @@ static int s3_info(tfb_storage *st, tfb_storage_status *out)
 static const tfb_storage_ops s3_ops = {
     "s3",     s3_list,    s3_stat,   s3_open,  s3_read,
     s3_close, s3_destroy, s3_cancel, s3_info,  s3_local_copy,
+    s3_copy_fetch,
     1 /* immutable: objects are replaced whole, never written in place */,
 };
 

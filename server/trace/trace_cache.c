@@ -95,8 +95,13 @@ static int load_trace(job *j, void **out)
 static int load_memory(job *j, void **out)
 {
     tfb_trace_memory *m = NULL;
-    int err =
-        tfb_trace_memory_load_files(j->files, j->n, j->trace, &j->ctl, &m);
+    /* read from the sources: copies of a bucket's objects are fetched
+     * now (the trace part may have come from a cache without them) */
+    int err = tfb_trace_files_fetch(j->files, j->n, j->ctl.error,
+                                    sizeof j->ctl.error);
+    if (!err)
+        err = tfb_trace_memory_load_files(j->files, j->n, j->trace,
+                                          &j->ctl, &m);
     if (m)
         m->refs = 1;
     *out = m;
@@ -106,7 +111,10 @@ static int load_memory(job *j, void **out)
 static int load_host(job *j, void **out)
 {
     tfb_trace_host *h = NULL;
-    int err = tfb_trace_host_load_files(j->files, j->n, &h, j->ctl.error,
+    int err = tfb_trace_files_fetch(j->files, j->n, j->ctl.error,
+                                    sizeof j->ctl.error);
+    if (!err)
+        err = tfb_trace_host_load_files(j->files, j->n, &h, j->ctl.error,
                                         sizeof j->ctl.error);
     *out = h;
     return err;

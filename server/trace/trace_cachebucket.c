@@ -123,7 +123,7 @@ static char *object_key(const char *sig)
 }
 
 char *tfb_trace_cachebucket_sig(char *const *paths, size_t n,
-                                uint64_t *bytes)
+                                int fetched, uint64_t *bytes)
 {
     *bytes = 0;
     if (!g_os || n == 0)
@@ -140,16 +140,19 @@ char *tfb_trace_cachebucket_sig(char *const *paths, size_t n,
             tfb_buf_free(&b);
             return NULL; /* a local file: no object to name it by */
         }
-        /* The copy must still be the file made from that version (a
-         * newer copy is renamed in before its note is updated). */
-        int same = stat(paths[i], &st) == 0 &&
-                   (uint64_t)st.st_size == o.copy_size &&
-                   (uint64_t)st.st_ino == o.copy_ino &&
-                   (uint64_t)st.st_dev == o.copy_dev &&
-                   (int64_t)st.st_mtim.tv_sec * 1000000000LL +
-                           st.st_mtim.tv_nsec ==
-                       o.copy_mtime_ns &&
-                   o.copy_size == o.size;
+        /* A copy not fetched is named by the version its listing saw
+         * (what a cache of it must have been built from); a fetched one
+         * must still be the file made from that version (a newer copy is
+         * renamed in before its note is updated). */
+        int same = (!fetched && !o.fetched) ||
+                   (o.fetched && stat(paths[i], &st) == 0 &&
+                    (uint64_t)st.st_size == o.copy_size &&
+                    (uint64_t)st.st_ino == o.copy_ino &&
+                    (uint64_t)st.st_dev == o.copy_dev &&
+                    (int64_t)st.st_mtim.tv_sec * 1000000000LL +
+                            st.st_mtim.tv_nsec ==
+                        o.copy_mtime_ns &&
+                    o.copy_size == o.size);
         if (same) {
             tfb_buf_puts(&b, o.url);
             k = snprintf(num, sizeof num, "\t%llu\t",
@@ -246,10 +249,16 @@ int tfb_trace_cachebucket_fetch(const char *sig, uint64_t src_bytes,
         return TFB_ENOMEM;
     tfb_os_object o;
     tfb_os_error e = {0};
-    int rc = tfb_os_head(g_os, g_bucket, key, &o, &e);
+    /* The lookup, retries included, within the download's grace: a
+     * stalled store delays the load by that at most, then the trace is
+     * read from its sources. */
+    tfb_os_cond hc = {NULL, 0, deadline_for(0, TFB_TRACE_BUCKET_MIN_RATE)};
+    int rc = tfb_os_head_cond(g_os, g_bucket, key, &hc, &o, &e);
+    if (rc == TFB_EIO && tfb_mono_now_ns() >= hc.deadline_ns)
+        rc = TFB_ETIMEDOUT;
     if (rc < 0) {
         if (rc != TFB_ENOENT)
-            note("%s", e.msg);
+            note("%s", e.msg[0] ? e.msg : tfb_strerror(rc));
         free(key);
         return rc;
     }

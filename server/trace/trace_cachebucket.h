@@ -58,7 +58,8 @@
 #define TFB_TRACE_BUCKET_RANGE ((uint64_t)256 << 20)
 /* Time: a download may take GRACE seconds plus its bytes at MIN_RATE
  * (10 s + 64 s for a 1 GiB cache): past that, it is dropped and the trace
- * read from its sources, which a link that slow would read faster. */
+ * read from its sources, which a link that slow would read faster. The
+ * HEAD before it (the lookup) may take GRACE seconds, retries included. */
 #define TFB_TRACE_BUCKET_GRACE_S 10
 #define TFB_TRACE_BUCKET_MIN_RATE ((uint64_t)16 << 20) /* bytes/s */
 /* An upload may take GRACE seconds plus its bytes at PUT_MIN_RATE (14 min
@@ -89,9 +90,11 @@ int tfb_trace_cachebucket_on(void);
 
 /* The bucket signature of a load's sources (malloc'd): NULL when the
  * cache in the bucket does not apply (off, or a source is no copy of a
- * bucket's object with the version noted: storage.h's origins). *bytes:
- * the sources' bytes (the size bound's base). */
-char *tfb_trace_cachebucket_sig(char *const *paths, size_t n,
+ * bucket's object with the version noted: storage.h's origins). A copy
+ * not fetched yet counts by the version listed, unless fetched is 1:
+ * then every copy must be fetched, and still be the file made from the
+ * version noted. *bytes: the sources' bytes (the size bound's base). */
+char *tfb_trace_cachebucket_sig(char *const *paths, size_t n, int fetched,
                                 uint64_t *bytes);
 
 /* The cache object of sig into the local file dest (replaced whole).

@@ -192,9 +192,12 @@ struct tfb_trace_colcache_key {
     char *sig;   /* what the cache file stores: the sources' signature */
     char *file;  /* the cache file */
     /* Sources that are copies of a bucket's objects, with a cache in a
-     * bucket: sig is their bucket signature (objects, sizes, ETags) and
-     * local_sig the copies' local one, taken when the load began (NULL:
-     * a local key, sig is that). */
+     * bucket (bucket 1): sig is their bucket signature (objects, sizes,
+     * ETags as listed), which needs no copy's bytes, and local_sig the
+     * copies' local one, taken once they were fetched
+     * (tfb_trace_colcache_key_fetched; NULL until then). bucket 0: a
+     * local key, sig is that. */
+    int bucket;
     char *local_sig;
     uint64_t src_bytes;
     /* the object found at this key was unsound: replaced by the rebuilt
@@ -265,7 +268,9 @@ void tfb_trace_colcache_key_free(tfb_trace_colcache_key *key)
 
 /* The key of a load: real paths of the sources (so that two servers that
  * spell a logdir differently share the file), their signature, and the
- * cache file named by the hash of the paths. NULL: no caching. */
+ * cache file named by the hash of the paths. Copies of a bucket's objects
+ * with a cache in a bucket: their bucket signature, and the cache file
+ * named by its hash, without fetching any copy. NULL: no caching. */
 static tfb_trace_colcache_key *key_new(char *const *paths, size_t n)
 {
     const char *dir = g_dir;
@@ -281,24 +286,36 @@ static tfb_trace_colcache_key *key_new(char *const *paths, size_t n)
     }
     k->n = n;
     uint64_t h = 0x74666263u;
-    for (size_t i = 0; i < n; i++) {
-        k->paths[i] = realpath(paths[i], NULL);
-        if (!k->paths[i]) {
+    /* Named by the objects (the copies' names differ from server to
+     * server); the copies' names are absolute already and may not exist
+     * yet. */
+    char *bsig = tfb_trace_cachebucket_sig(paths, n, 0, &k->src_bytes);
+    if (bsig) {
+        k->bucket = 1;
+        k->sig = bsig;
+        h = tfb_trace_cachebucket_hash(bsig);
+        for (size_t i = 0; i < n; i++)
+            if (!(k->paths[i] = strdup(paths[i]))) {
+                tfb_trace_colcache_key_free(k);
+                return NULL;
+            }
+    } else {
+        /* A local key stats its sources: copies of a bucket's objects
+         * (a logdir in a bucket, the cache local) are fetched first. */
+        if (tfb_trace_files_fetch(paths, n, NULL, 0) != 0) {
             tfb_trace_colcache_key_free(k);
             return NULL;
         }
-        uint64_t ph = tfb_hash_str(k->paths[i]);
-        h = (h ^ ph) * 0x100000001b3ull + (uint64_t)i;
-    }
-    k->sig = signature(k->paths, n);
-    /* Copies of a bucket's objects, with a cache in a bucket: named by
-     * the objects (the copies' names differ from server to server). */
-    char *bsig = k->sig ? tfb_trace_cachebucket_sig(paths, n, &k->src_bytes)
-                        : NULL;
-    if (bsig) {
-        k->local_sig = k->sig;
-        k->sig = bsig;
-        h = tfb_trace_cachebucket_hash(bsig);
+        for (size_t i = 0; i < n; i++) {
+            k->paths[i] = realpath(paths[i], NULL);
+            if (!k->paths[i]) {
+                tfb_trace_colcache_key_free(k);
+                return NULL;
+            }
+            uint64_t ph = tfb_hash_str(k->paths[i]);
+            h = (h ^ ph) * 0x100000001b3ull + (uint64_t)i;
+        }
+        k->sig = signature(k->paths, n);
     }
     size_t fl = strlen(dir) + 64;
     k->file = malloc(fl);
@@ -308,6 +325,25 @@ static tfb_trace_colcache_key *key_new(char *const *paths, size_t n)
     }
     snprintf(k->file, fl, "%s/trace-%016llx.tfbc", dir, (unsigned long long)h);
     return k;
+}
+
+void tfb_trace_colcache_key_fetched(tfb_trace_colcache_key **key)
+{
+    tfb_trace_colcache_key *k = *key;
+    if (!k || !k->bucket || k->local_sig)
+        return;
+    /* The copies fetched must be the versions the key names (an object
+     * replaced since its listing is fetched as it is now): else the
+     * trace built from them is not that key's cache. */
+    uint64_t bytes;
+    char *now = tfb_trace_cachebucket_sig(k->paths, k->n, 1, &bytes);
+    if (now && strcmp(now, k->sig) == 0)
+        k->local_sig = signature(k->paths, k->n);
+    free(now);
+    if (!k->local_sig) {
+        tfb_trace_colcache_key_free(k);
+        *key = NULL;
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -390,8 +426,8 @@ int tfb_trace_colcache_save(const tfb_trace_colcache_key *key,
     /* A source that changed while it was read: its trace may mix old and
      * new rows, and the next load reads it again anyway. */
     char *now = signature(key->paths, key->n);
-    int same =
-        now && strcmp(now, key->local_sig ? key->local_sig : key->sig) == 0;
+    const char *then = key->bucket ? key->local_sig : key->sig;
+    int same = now && then && strcmp(now, then) == 0;
     free(now);
     if (!same)
         return TFB_ESTATE;
@@ -401,7 +437,7 @@ int tfb_trace_colcache_save(const tfb_trace_colcache_key *key,
     if (dir)
         sweep_stale(dir);
     int err = tfb_trace_colcache_write_file(key->file, key->sig, t, rows);
-    if (!err && key->local_sig) {
+    if (!err && key->bucket) {
         /* the spool stays under its bound; then the bucket gets it for
          * the other replicas (a failed upload only means they build it
          * too) */
@@ -439,15 +475,19 @@ static int load_from_bucket(tfb_trace_colcache_key *k, uint64_t max_rows,
         memcpy(k->replace_etag, etag, sizeof etag);
     if (rc < 0)
         return rc;
+    long long t1 = tfb_mono_now_ns();
     uint64_t rows = 0;
     int err = tfb_trace_colcache_read_file(k->file, k->sig, max_rows, out,
                                            &rows);
     if (err == 0) {
         tfb_trace_cachebucket_downloaded();
+        /* the split says what the store cost and what the check did */
         tfb_trace_colcache_log(
             "tfboard: trace cache: mapped %s, fetched from the bucket in "
-            "%.2f s\n",
-            k->file, (double)(tfb_mono_now_ns() - t0) * 1e-9);
+            "%.2f s (download %.2f s, check and map %.2f s)\n",
+            k->file, (double)(tfb_mono_now_ns() - t0) * 1e-9,
+            (double)(t1 - t0) * 1e-9,
+            (double)(tfb_mono_now_ns() - t1) * 1e-9);
         return 0;
     }
     if (err == TFB_ECORRUPT || (err == TFB_ESTATE && !claims(k->file, k->sig))) {
@@ -474,11 +514,11 @@ int tfb_trace_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
         return TFB_ENOENT;
     int err =
         tfb_trace_colcache_read_file(k->file, k->sig, max_rows, out, NULL);
-    if (err == 0 && k->local_sig)
+    if (err == 0 && k->bucket)
         utimensat(AT_FDCWD, k->file, NULL, 0); /* used: the spool's LRU */
     /* Not in the spool (or unsound there): the bucket's, unless the file
      * is this very cache refused for the rows budget. */
-    if (err != 0 && k->local_sig &&
+    if (err != 0 && k->bucket &&
         !(err == TFB_ESTATE && claims(k->file, k->sig)))
         err = load_from_bucket(k, max_rows, out);
     if (err == 0) {

@@ -55,9 +55,18 @@ typedef struct tfb_trace_colcache_key tfb_trace_colcache_key;
  * cache directory or a source cannot be stat'ed) is handed to
  * tfb_trace_colcache_save after the build. A cached trace whose build read
  * more than max_rows rows (0: no limit) is not used, so a smaller budget
- * fails as it would have. */
+ * fails as it would have. Copies of a bucket's objects (storage.h) are
+ * looked up in a cache in a bucket without being fetched; the caller
+ * fetches them (tfb_trace_files_fetch) before it reads them, then calls
+ * tfb_trace_colcache_key_fetched. */
 int tfb_trace_colcache_load(char *const *paths, size_t n, uint64_t max_rows,
                             tfb_trace **out, tfb_trace_colcache_key **key);
+
+/* After the caller fetched the sources of *key: takes their local
+ * signature (what save checks), or frees *key (NULL: no cache) when a
+ * copy is not the version the key names (replaced since its listing). A
+ * no-op for a local key. */
+void tfb_trace_colcache_key_fetched(tfb_trace_colcache_key **key);
 
 /* Writes t (built from key's sources, reading `rows` rows) as their cache
  * file, unless a source changed since the key was taken (TFB_ESTATE).

@@ -15,6 +15,7 @@
 
 #include "tfboard.h"
 #include "base/vec.h"
+#include "store/storage.h"
 
 int tfb_trace_has_suffix(const char *s, const char *suf)
 {
@@ -94,18 +95,32 @@ int tfb_trace_read_text(const char *path, size_t max, char **out, size_t *len)
 
 typedef TFB_VEC(char) text;
 
-/* Appends "path|size|mtime_ns|" to sig (kept NUL-terminated); -1 on
- * ENOMEM. */
+/* Appends "path|size|mtime_ns|" to sig (kept NUL-terminated), or
+ * "path|size|=etag|" for a copy of a bucket's object; -1 on ENOMEM. */
 static int sig_add(text *sig, const char *path)
 {
     struct stat st;
     char buf[128];
     long long size = -1, mt = -1;
-    if (stat(path, &st) == 0) {
-        size = (long long)st.st_size;
-        mt = (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    tfb_storage_origin o;
+    int k;
+    if (tfb_storage_origin_get(path, &o) == 0) {
+        /* by the version listed: its copy is fetched only by the load
+         * that needs its bytes, which must not make the next request
+         * load it again */
+        k = snprintf(buf, sizeof buf, "|%llu|=%.*s|",
+                     (unsigned long long)o.size, 64, o.etag);
+        tfb_storage_origin_free(&o);
+    } else {
+        if (stat(path, &st) == 0) {
+            size = (long long)st.st_size;
+            mt = (long long)st.st_mtim.tv_sec * 1000000000LL +
+                 st.st_mtim.tv_nsec;
+        }
+        k = snprintf(buf, sizeof buf, "|%lld|%lld|", size, mt);
     }
-    int k = snprintf(buf, sizeof buf, "|%lld|%lld|", size, mt);
+    if (k < 0 || (size_t)k >= sizeof buf)
+        return -1;
     size_t pl = strlen(path);
     if (tfb_vec_need(sig, sig->n + pl + (size_t)k + 1) < 0)
         return -1;
@@ -141,4 +156,21 @@ char *tfb_trace_files_signature(char *const *files, size_t n)
         return NULL;
     }
     return sig.v;
+}
+
+int tfb_trace_files_fetch(char *const *files, size_t n, char *err,
+                          size_t errcap)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = tfb_storage_copy_ready(files[i]);
+        if (rc < 0) {
+            const char *d = tfb_storage_error_detail();
+            if (err && errcap)
+                snprintf(err, errcap, "%s: fetching it from the bucket: %s",
+                         tfb_trace_file_name(files[i]),
+                         d && d[0] ? d : tfb_strerror(rc));
+            return rc;
+        }
+    }
+    return 0;
 }

@@ -42,7 +42,16 @@ int tfb_trace_read_text(const char *path, size_t max, char **out, size_t *len);
 
 /* A text that changes when any of the files (or, for *.sqlite, its WAL)
  * changes size or mtime: the key under which a loaded trace is cached.
- * malloc'd; NULL on ENOMEM. */
+ * A local copy of a bucket's object (storage.h's origins) counts by the
+ * version its listing named, fetched or not (its file changes only when
+ * a load fetches it). malloc'd; NULL on ENOMEM. */
 char *tfb_trace_files_signature(char *const *files, size_t n);
+
+/* Makes every file that is a local copy of a bucket's object hold its
+ * bytes (tfb_storage_copy_ready: fetched now if not yet), before a
+ * reader opens it; local files cost nothing. 0, or the first failure,
+ * with a message naming the file and the request in err. */
+int tfb_trace_files_fetch(char *const *files, size_t n, char *err,
+                          size_t errcap);
 
 #endif

@@ -155,8 +155,21 @@ int tfb_trace_load_files_keyed(char *const *paths, size_t n,
         report(ctl, n ? paths[0] : NULL, wall0, cpu0, "mapped");
         return 0;
     }
+    /* No cache: the sources' bytes are needed now. Copies of a bucket's
+     * objects are fetched only here (a cache hit fetches none). */
+    char why[sizeof ctl->error];
+    int err = tfb_trace_files_fetch(paths, n, why, sizeof why);
+    if (err) {
+        tfb_trace_colcache_key_free(*ck);
+        *ck = NULL;
+        err = tfb_trace_load_ctl_fail(ctl, err, "%s", why);
+        report(ctl, n ? paths[0] : NULL, wall0, cpu0, "failed");
+        return err;
+    }
+    tfb_trace_colcache_key_fetched(ck);
+    tfb_trace_load_ctl_phase(ctl, "sources fetched");
     tfb_trace_builder *b;
-    int err = tfb_trace_builder_new(&b, ctl);
+    err = tfb_trace_builder_new(&b, ctl);
     if (err)
         return err;
     for (size_t i = 0; i < n && !err; i++) {

@@ -9,6 +9,9 @@ spool (its own XDG_CACHE_HOME), as a second pod or a restarted one:
   - replica B's first load fetches that cache (its requests, seen by a
     proxy: GETs of the cache object, no write to the cache prefix, so no
     rebuild) and answers every trace route as A did, byte for byte;
+  - a replica whose cache hits never GETs the trace store itself (its
+    listing names the version the cache is keyed by) until a route that
+    reads the store (memory, host) needs it;
   - a corrupted and a truncated cache object are rebuilt (the answers
     unchanged), never trusted, and replaced by a sound one that the next
     replica maps;
@@ -96,9 +99,9 @@ class Replica:
         wait_for(lambda: any(what in ln for ln in self.lines),
                  "the server to say " + repr(what), 60)
 
-    def routes(self):
+    def routes(self, names=ROUTES):
         out = {}
-        for r in ROUTES:
+        for r in names:
             # trace.json of the whole trace is 56 MB: its first 5,000
             # events say the same (the cut is part of the answer)
             extra = {"max_events": 5000} if r == "trace.json" else {}
@@ -162,6 +165,36 @@ def test_second_replica_maps_it():
     for r in ROUTES:
         assert json.dumps(routes[r], sort_keys=True) == \
             json.dumps(STATE["routes"][r], sort_keys=True), r
+
+
+def source_requests(proxy):
+    return [(m, p) for m, p in proxy.seen
+            if p.split("?")[0] == "/rep/" + TRACE_KEY]
+
+
+def test_cache_hit_fetches_no_source():
+    # A replica that maps the bucket's cache never downloads the trace
+    # store (809 MB for 10 M kernels: most of a replica's load was that
+    # copy, made while listing): the listing names its version, which is
+    # the cache's key. The routes that read the store itself (memory,
+    # host) fetch it when they first need it, and answer as before.
+    proxy = s3_util.FaultProxy(MOTO.port)
+    h = Replica(proxy.url)
+    trace_only = [r for r in ROUTES if r not in ("memory", "host")]
+    first = h.routes(trace_only)
+    h.said("fetched from the bucket")
+    assert not source_requests(proxy), source_requests(proxy)
+    rest = h.routes(("memory", "host"))
+    fetched = source_requests(proxy)
+    # no write to the cache prefix: the store's bytes did not make the
+    # trace load again
+    err = h.stop()
+    proxy.stop()
+    assert fetched and all(m == "GET" for m, _ in fetched), fetched
+    assert not writes_to_cache(proxy), writes_to_cache(proxy)
+    assert err.count("fetched from the bucket") == 1, err[-2000:]
+    for r in ROUTES:
+        assert (first.get(r) or rest.get(r)) == STATE["routes"][r], r
 
 
 def unsound_object_is_rebuilt(body):
@@ -243,6 +276,7 @@ if __name__ == "__main__":
     try:
         run_tests([test_first_replica_stores_its_cache,
                    test_second_replica_maps_it,
+                   test_cache_hit_fetches_no_source,
                    test_corrupted_object_rebuilt,
                    test_truncated_object_rebuilt,
                    test_other_trace_version_ignored,
