@@ -130,9 +130,8 @@ char *tfb_trace_cachebucket_sig(char *const *paths, size_t n,
         return NULL;
     tfb_buf b = {0};
     char num[96];
-    int k = snprintf(num, sizeof num, "tfboard trace cache v%d\n",
-                     TFB_TRACE_COLCACHE_VERSION);
-    tfb_buf_put(&b, num, (size_t)k);
+    int k;
+    tfb_trace_colcache_sig_begin(&b);
     for (size_t i = 0; i < n; i++) {
         tfb_storage_origin o;
         struct stat st;

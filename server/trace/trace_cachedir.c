@@ -233,10 +233,7 @@ static int sig_file(tfb_buf *b, const char *path, int must)
 static char *signature(char *const *paths, size_t n)
 {
     tfb_buf b = {0};
-    char num[64];
-    int k = snprintf(num, sizeof num, "tfboard trace cache v%d\n",
-                     TFB_TRACE_COLCACHE_VERSION);
-    tfb_buf_put(&b, num, (size_t)k);
+    tfb_trace_colcache_sig_begin(&b);
     for (size_t i = 0; i < n; i++) {
         if (sig_file(&b, paths[i], 1) != 0) {
             tfb_buf_free(&b);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/errors.h"
 #include "trace/trace_filecopy.h"
 #include "trace/trace_internal.h"
@@ -916,4 +917,12 @@ int tfb_trace_colcache_file_sig(const char *path, char **sig)
     s[n] = '\0';
     *sig = s;
     return 0;
+}
+
+void tfb_trace_colcache_sig_begin(struct tfb_buf *b)
+{
+    char line[64];
+    int k = snprintf(line, sizeof line, "tfboard trace cache v%d\n",
+                     TFB_TRACE_COLCACHE_VERSION);
+    tfb_buf_put(b, line, (size_t)k);
 }

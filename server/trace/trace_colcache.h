@@ -47,6 +47,14 @@
  * in a way the struct-size check would not see. */
 #define TFB_TRACE_COLCACHE_VERSION 3
 
+struct tfb_buf;
+
+/* Starts a cache signature in b: the line naming this layout version, so
+ * that a cache of another version never matches (the local cache
+ * directory and the bucket both sign with it). b's failed flag says
+ * whether it fit. */
+void tfb_trace_colcache_sig_begin(struct tfb_buf *b);
+
 /* Writes t as a cache file at path (atomically: temp file in path's
  * directory, fsync, rename), with the source signature sig and the rows
  * its build read. 0, TFB_EINVAL, TFB_ENOMEM, TFB_EIO / TFB_ENOSPC /
