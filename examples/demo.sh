@@ -19,7 +19,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 PKGS="meson ninja-build gcc pkg-config libmicrohttpd-dev libsqlite3-dev zlib1g-dev
-      libpng-dev libcmark-dev libcurl4-openssl-dev libssl-dev curl"
+      libpng-dev libcmark-dev libcurl4-openssl-dev libssl-dev libzstd-dev curl"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -25,7 +25,7 @@ log() { printf '\n==> %s %s\n' "$(date -u +%H:%M:%S)" "$*"; }
 # ---- 1. packages (Debian 12) -------------------------------------------
 PKGS="meson ninja-build gcc binutils clang libclang-rt-14-dev pkg-config libcmocka-dev
       libmicrohttpd-dev libsqlite3-dev zlib1g-dev protobuf-compiler python3
-      libcurl4-openssl-dev libssl-dev
+      libcurl4-openssl-dev libssl-dev libzstd-dev
       chromium sqlite3 wrk
       python3-pytest python3-numpy python3-torch python3-protobuf
       libpng-dev libcmark-dev python3-pil python3-matplotlib

@@ -22,6 +22,7 @@
 #include "base/vec.h"
 #include "store/storage.h"
 #include "tfboard.h"
+#include "trace/trace_cachepack.h"
 #include "trace/trace_colcache.h"
 #include "trace/trace_filecopy.h"
 
@@ -111,13 +112,15 @@ uint64_t tfb_trace_cachebucket_hash(const char *sig)
     return tfb_hash_bytes(sig, strlen(sig));
 }
 
-/* The object's key (malloc'd). */
+/* The object's key (malloc'd): the cache's bucket form
+ * (trace_cachepack.h) is named apart from a raw cache file, so a server
+ * that stored raw files never meets a packed one under its name. */
 static char *object_key(const char *sig)
 {
     size_t n = strlen(g_prefix) + 40;
     char *k = malloc(n);
     if (k)
-        snprintf(k, n, "%strace-%016llx.tfbc", g_prefix,
+        snprintf(k, n, "%strace-%016llx.tfbc.zst", g_prefix,
                  (unsigned long long)tfb_trace_cachebucket_hash(sig));
     return k;
 }
@@ -276,19 +279,23 @@ int tfb_trace_cachebucket_fetch(const char *sig, uint64_t src_bytes,
         free(key);
         return TFB_ETOOBIG;
     }
-    /* The temp file beside dest (the spool), named as the cache
-     * directory's sweep knows temp files (removed when a day old). */
+    /* Two temp files beside dest (the spool), named as the cache
+     * directory's sweep knows temp files (removed when a day old): the
+     * packed object as downloaded, then the cache file it unpacks to. */
     const char *slash = strrchr(dest, '/');
     size_t dl = slash ? (size_t)(slash - dest) : 0;
     char *tmp = malloc(dl + 40);
+    char *ztmp = malloc(dl + 40);
     char *dir = strndup(dest, dl);
-    int fd = -1;
-    if (tmp && dir) {
+    int fd = -1, zfd = -1;
+    if (tmp && ztmp && dir) {
         tfb_trace_cachebucket_spool_room(dir, o.size);
+        snprintf(ztmp, dl + 40, "%.*s/.tmp-tfbc-dl-XXXXXX", (int)dl, dest);
+        zfd = mkstemp(ztmp);
         snprintf(tmp, dl + 40, "%.*s/.tmp-tfbc-dl-XXXXXX", (int)dl, dest);
-        fd = mkstemp(tmp);
+        fd = zfd >= 0 ? mkstemp(tmp) : -1;
     }
-    rc = !tmp || !dir ? TFB_ENOMEM : fd < 0 ? TFB_EIO : 0;
+    rc = !tmp || !ztmp || !dir ? TFB_ENOMEM : fd < 0 ? TFB_EIO : 0;
     if (rc == 0 && tfb_trace_copy_room(fd) < o.size)
         rc = TFB_ENOSPC;
     /* Streamed to the file (no buffer of its size) as ranges of
@@ -301,7 +308,7 @@ int tfb_trace_cachebucket_fetch(const char *sig, uint64_t src_bytes,
         uint64_t parts = (o.size + TFB_TRACE_BUCKET_RANGE - 1) /
                          TFB_TRACE_BUCKET_RANGE;
         memset(&e, 0, sizeof e);
-        long long got = tfb_os_get_to_fd(g_os, g_bucket, key, 0, o.size, fd,
+        long long got = tfb_os_get_to_fd(g_os, g_bucket, key, 0, o.size, zfd,
                                          parts ? (size_t)parts : 1, &cond,
                                          &e);
         if (got < 0) {
@@ -311,15 +318,52 @@ int tfb_trace_cachebucket_fetch(const char *sig, uint64_t src_bytes,
             if (rc == TFB_EIO && tfb_mono_now_ns() >= cond.deadline_ns)
                 rc = TFB_ETIMEDOUT;
         } else if ((uint64_t)got != o.size) {
-            rc = TFB_ECORRUPT; /* shorter than its HEAD said */
+            rc = TFB_EIO; /* the transfer ended short of its HEAD's size */
         }
     }
+    if (zfd >= 0 && close(zfd) != 0 && rc == 0)
+        rc = TFB_EIO;
+    /* Unpacked within the same bound as a raw download had: what the
+     * object may make the server write and decode (trace_cachepack.h);
+     * room made in the spool for what it declares, before a byte of it
+     * is written. */
+    long long t_unpack = tfb_mono_now_ns();
+    uint64_t raw = 0;
+    if (rc == 0) {
+        uint64_t bound = max < TFB_TRACE_SPOOL_MAX_BYTES
+                             ? max
+                             : TFB_TRACE_SPOOL_MAX_BYTES;
+        rc = tfb_trace_cachepack_size(ztmp, bound, &raw);
+        if (rc == 0) {
+            tfb_trace_cachebucket_spool_room(dir, o.size + raw);
+            if (tfb_trace_copy_room(fd) < raw)
+                rc = TFB_ENOSPC;
+        }
+        if (rc == 0)
+            rc = tfb_trace_cachepack_unpack(ztmp, fd, raw, &raw);
+        if (rc == TFB_ECORRUPT || rc == TFB_ETOOBIG) {
+            note("%s://%s/%s: %s (%llu bytes packed); rebuilt and replaced",
+                 g_scheme, g_bucket, key,
+                 rc == TFB_ECORRUPT ? "not a sound packed cache"
+                                    : "unpacks to more than a cache of "
+                                      "these sources may be",
+                 (unsigned long long)o.size);
+            atomic_fetch_add(&g_st[ST_REJECT], 1);
+        }
+    }
+    if (zfd >= 0)
+        unlink(ztmp);
     if (fd >= 0 && close(fd) != 0 && rc == 0)
         rc = TFB_EIO;
     if (rc == 0 && rename(tmp, dest) != 0)
         rc = tfb_err_from_errno(errno);
     if (rc < 0 && fd >= 0)
         unlink(tmp);
+    if (rc == 0)
+        note("%s://%s/%s: %llu bytes unpacked from %llu in %.2f s", g_scheme,
+             g_bucket, key, (unsigned long long)raw,
+             (unsigned long long)o.size,
+             (double)(tfb_mono_now_ns() - t_unpack) * 1e-9);
     if (rc == TFB_ETIMEDOUT)
         note("%s://%s/%s: not fetched within %llu s (%llu bytes at %llu "
              "MiB/s at least); read from its sources",
@@ -329,6 +373,7 @@ int tfb_trace_cachebucket_fetch(const char *sig, uint64_t src_bytes,
              (unsigned long long)o.size,
              (unsigned long long)(TFB_TRACE_BUCKET_MIN_RATE >> 20));
     free(tmp);
+    free(ztmp);
     free(dir);
     free(key);
     return rc;
@@ -346,19 +391,40 @@ int tfb_trace_cachebucket_put(const char *sig, const char *file,
     if (stat(file, &st) != 0)
         return tfb_err_from_errno(errno);
     char *key = object_key(sig);
-    if (!key)
+    /* Packed (trace_cachepack.h) into a temp file beside the cache file,
+     * named as the sweep knows temp files, removed once stored. */
+    const char *slash = strrchr(file, '/');
+    size_t dl = slash ? (size_t)(slash - file) : 0;
+    char *ztmp = malloc(dl + 40);
+    if (!key || !ztmp) {
+        free(key);
+        free(ztmp);
         return TFB_ENOMEM;
+    }
+    snprintf(ztmp, dl + 40, "%.*s%s.tmp-tfbc-up-XXXXXX", (int)dl, file,
+             dl ? "/" : "");
+    int zfd = mkstemp(ztmp);
+    uint64_t packed = 0;
+    long long t0 = tfb_mono_now_ns();
+    int rc = zfd < 0 ? tfb_err_from_errno(errno) : 0;
+    if (zfd >= 0)
+        close(zfd);
+    if (rc == 0)
+        rc = tfb_trace_cachepack_pack(file, ztmp, &packed);
+    double pack_s = (double)(tfb_mono_now_ns() - t0) * 1e-9;
     tfb_os_cond cond = {replace_etag && replace_etag[0] ? replace_etag
                                                         : NULL,
-                        1,
-                        deadline_for((uint64_t)st.st_size,
-                                     TFB_TRACE_BUCKET_PUT_MIN_RATE)};
+                        1, deadline_for(packed, TFB_TRACE_BUCKET_PUT_MIN_RATE)};
     tfb_os_error e = {0};
-    int rc = tfb_os_put_file_cond(g_os, g_bucket, key, file, 0, &cond, &e);
+    if (rc == 0)
+        rc = tfb_os_put_file_cond(g_os, g_bucket, key, ztmp, 0, &cond, &e);
+    if (zfd >= 0)
+        unlink(ztmp);
     if (rc == 0) {
         atomic_fetch_add(&g_st[ST_UP], 1);
-        note("stored %s://%s/%s (%llu bytes)%s", g_scheme, g_bucket, key,
-             (unsigned long long)st.st_size,
+        note("stored %s://%s/%s (%llu bytes, packed from %llu in %.2f s)%s",
+             g_scheme, g_bucket, key, (unsigned long long)packed,
+             (unsigned long long)st.st_size, pack_s,
              cond.if_match ? ", in place of an unsound one" : "");
     } else if (rc == TFB_EEXIST || rc == TFB_ESTATE) {
         /* Another replica stored its cache of the same sources first:
@@ -369,6 +435,7 @@ int tfb_trace_cachebucket_put(const char *sig, const char *file,
     } else {
         note("%s", e.msg[0] ? e.msg : tfb_strerror(rc));
     }
+    free(ztmp);
     free(key);
     return rc;
 }

@@ -97,11 +97,13 @@ int tfb_trace_cachebucket_on(void);
 char *tfb_trace_cachebucket_sig(char *const *paths, size_t n, int fetched,
                                 uint64_t *bytes);
 
-/* The cache object of sig into the local file dest (replaced whole).
- * 0: fetched (the caller checks it before use); TFB_ENOENT: none;
- * TFB_ETOOBIG: over the size bound (unsound: *etag is set, to replace
- * it); TFB_ETIMEDOUT, TFB_ENOSPC (no room in the spool), TFB_EIO...
- * *etag (TFB_OS_ETAG_MAX) gets the object's ETag when there is one. */
+/* The cache object of sig into the local file dest (replaced whole),
+ * unpacked from its bucket form (trace_cachepack.h). 0: fetched (the
+ * caller checks it before use); TFB_ENOENT: none; TFB_ETOOBIG: over the
+ * size bound, packed or unpacked, and TFB_ECORRUPT: not a sound pack
+ * (both unsound: *etag is set, to replace it, and counted as rejected);
+ * TFB_ETIMEDOUT, TFB_ENOSPC (no room in the spool), TFB_EIO... *etag
+ * (TFB_OS_ETAG_MAX) gets the object's ETag when there is one. */
 int tfb_trace_cachebucket_fetch(const char *sig, uint64_t src_bytes,
                                 const char *dest, char *etag);
 

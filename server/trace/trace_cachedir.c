@@ -468,8 +468,13 @@ static int load_from_bucket(tfb_trace_colcache_key *k, uint64_t max_rows,
     char etag[TFB_OS_ETAG_MAX];
     long long t0 = tfb_mono_now_ns();
     int rc = tfb_trace_cachebucket_fetch(k->sig, k->src_bytes, k->file, etag);
-    if (rc == TFB_ETOOBIG)
+    if (rc == TFB_ETOOBIG || rc == TFB_ECORRUPT)
         memcpy(k->replace_etag, etag, sizeof etag);
+    if (rc == TFB_ECORRUPT)
+        tfb_trace_colcache_log(
+            "tfboard: trace cache: the bucket's cache of %s is unsound (%s); "
+            "the trace is read from its sources and the cache replaced\n",
+            strrchr(k->file, '/') + 1, tfb_strerror(rc));
     if (rc < 0)
         return rc;
     long long t1 = tfb_mono_now_ns();

@@ -27,6 +27,7 @@ Skips (77) without moto_server.
 usage: test_trace_cache_bucket.py TFBOARD GEN_GPU_TRACE"""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -145,6 +146,14 @@ def test_first_replica_stores_its_cache():
     STATE["object"] = get_object(STATE["key"])
     assert "stored s3://rep/" + STATE["key"] in err, err[-2000:]
     assert "fetched from the bucket" not in err
+    # kept packed (trace_cachepack.h): zstd frames, named apart from a
+    # raw cache file, a fraction of the cache file's bytes
+    assert STATE["key"].endswith(".tfbc.zst"), STATE["key"]
+    assert STATE["object"][:4] == b"\x28\xb5\x2f\xfd", STATE["object"][:8]
+    m = re.search(r"stored s3://rep/\S+ \((\d+) bytes, packed from (\d+)", err)
+    assert m and int(m.group(1)) == len(STATE["object"]), err[-2000:]
+    assert int(m.group(1)) * 2 < int(m.group(2)), m.group(0)
+    STATE["raw_bytes"] = int(m.group(2))
 
 
 def test_second_replica_maps_it():
@@ -155,6 +164,8 @@ def test_second_replica_maps_it():
     proxy.stop()
     assert "fetched from the bucket" in err, err[-2000:]
     assert "unsound" not in err, err[-2000:]
+    assert "%d bytes unpacked from %d" % (STATE["raw_bytes"], len(STATE["object"])) \
+        in err, err[-2000:]
     # the cache object was read, nothing was written: no rebuild
     gets = [p for m, p in proxy.seen
             if m == "GET" and p.startswith("/rep/" + STATE["key"])]
