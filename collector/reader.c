@@ -386,9 +386,16 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
         r->pos += total;
         /* A caller's tfb_event as large as ours is decoded into in
          * place; an older, smaller one gets a whole event's fields as
-         * far as its size reaches. */
-        tfb_event whole = {.size = sizeof whole};
-        tfb_event *dst = tfb_abi_size(ev) >= sizeof whole ? ev : &whole;
+         * far as its size reaches. `whole` is cleared only for the
+         * latter: an initialiser cleared it on every record, a `rep stos`
+         * that was 45 % of this function on a file of scalars. */
+        tfb_event whole;
+        tfb_event *dst = ev;
+        if (tfb_abi_size(ev) < sizeof whole) {
+            memset(&whole, 0, sizeof whole);
+            whole.size = sizeof whole;
+            dst = &whole;
+        }
         if (tfb_masked_crc32c(payload, (size_t)len) != pb_le32(payload + len) ||
             tfb_event_decode(payload, (size_t)len, dst) < 0) {
             r->st.corrupt_records++;
