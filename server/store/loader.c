@@ -896,7 +896,7 @@ static void claim_helper(tfb_loader *l, worker_buf *wb)
     int n = atomic_load(&l->spare);
     while (n > 0 && !atomic_compare_exchange_weak(&l->spare, &n, n - 1))
         ;
-    if (n > 0 && tfb_loader_split_start(&wb->split) < 0) {
+    if (n > 0 && tfb_loader_split_start(&wb->split, &l->points) < 0) {
         wb->split = NULL;
         atomic_fetch_add(&l->spare, 1);
     }
@@ -1035,14 +1035,17 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
                 atomic_fetch_add(&l->bytes_done, s.offset - f->done);
                 f->done = s.offset;
             }
-            /* the helper's points are in their series before the
-             * generation says so */
-            points -= tfb_loader_split_drain(wb->split);
-            atomic_fetch_add(&l->points, points);
             /* the batch's points in the run's generation: one atomic a
-             * batch, not one a point (store.h) */
-            if (points)
-                tfb_run_points_published(rs->run);
+             * batch, not one a point (store.h); with a helper, by the
+             * helper once they are in their series, the generation never
+             * ahead of them (loader_split.h) */
+            if (wb->split) {
+                tfb_loader_split_publish(wb->split, rs->run, points);
+            } else {
+                atomic_fetch_add(&l->points, points);
+                if (points)
+                    tfb_run_points_published(rs->run);
+            }
             points = 0;
             publish_progress(l, 0);
             if (atomic_load(&l->stop))

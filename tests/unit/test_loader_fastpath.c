@@ -10,11 +10,15 @@
  *    changes nothing else): tags first seen with metadata, a plugin with
  *    a value decoder, steps going back, non-finite values, tags out of
  *    their usual order, empty tags, with a helper thread (loader_split.h)
- *    over several 65,536-event batches.
+ *    over several 65,536-event batches;
+ *  - a helper's publish mark (tfb_loader_split_publish) moves the run's
+ *    generation only once every point before it is in its series, and
+ *    takes the points the store refused from its count.
  */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +30,7 @@
 
 #include "collector/event_decode.h"
 #include "store/loader.h"
+#include "store/loader_split.h"
 #include "store/store.h"
 #include "store/value_decoder.h"
 #include "tfboard.h"
@@ -389,11 +394,71 @@ static void fast_load_equals_general(void **state)
     unload(&slow);
 }
 
+/* ---- the helper's publish marks ---- */
+
+static void publish_after_points(void **state)
+{
+    (void)state;
+    tfb_store *st;
+    assert_int_equal(tfb_store_create(&st, "/nonexistent"), 0);
+    tfb_run *r;
+    assert_int_equal(tfb_store_get_run(st, "a", &r), 0);
+    tfb_series *s, *h;
+    assert_int_equal(tfb_run_get_series(r, TFB_SERIES_SCALAR, "x", 1,
+                                        "scalars", 7, NULL, 0, NULL, 0, &s),
+                     0);
+    /* a scalar appended to a histogram series is refused */
+    assert_int_equal(tfb_run_get_series(r, TFB_SERIES_HISTOGRAM, "h", 1,
+                                        "histograms", 10, NULL, 0, NULL, 0,
+                                        &h),
+                     0);
+    atomic_uint_fast64_t points = 0;
+    tfb_loader_split *sp;
+    assert_int_equal(tfb_loader_split_start(&sp, &points), 0);
+    enum { N = 300000 };
+    for (int round = 1; round <= 3; round++) {
+        uint64_t g0 = tfb_run_generation(r);
+        for (int i = 0; i < N; i++)
+            tfb_loader_split_push(sp, s, (int64_t)(round - 1) * N + i, 1.0,
+                                  (double)i);
+        tfb_loader_split_publish(sp, r, N);
+        /* the worker reads on; once the generation moves, every point
+         * published is there */
+        while (tfb_run_generation(r) == g0)
+            ;
+        assert_int_equal(tfb_series_count(s), (size_t)round * N);
+        assert_int_equal(atomic_load(&points), (uint64_t)round * N);
+    }
+    /* refusals come off the next mark's count */
+    uint64_t g0 = tfb_run_generation(r);
+    tfb_loader_split_push(sp, h, 1, 1.0, 1.0);
+    tfb_loader_split_push(sp, s, 3 * N, 1.0, 1.0);
+    tfb_loader_split_push(sp, h, 2, 1.0, 1.0);
+    tfb_loader_split_publish(sp, r, 3);
+    assert_int_equal(tfb_loader_split_drain(sp), 0);
+    assert_int_equal(atomic_load(&points), 3 * N + 1);
+    assert_int_equal(tfb_run_generation(r), g0 + 1);
+    /* a batch the store refused whole: counted, no generation */
+    tfb_loader_split_push(sp, h, 3, 1.0, 1.0);
+    tfb_loader_split_publish(sp, r, 1);
+    assert_int_equal(tfb_loader_split_drain(sp), 0);
+    assert_int_equal(atomic_load(&points), 3 * N + 1);
+    assert_int_equal(tfb_run_generation(r), g0 + 1);
+    /* after the last mark, the drain says what was refused */
+    tfb_loader_split_push(sp, h, 4, 1.0, 1.0);
+    tfb_loader_split_push(sp, h, 5, 1.0, 1.0);
+    assert_int_equal(tfb_loader_split_drain(sp), 2);
+    tfb_loader_split_stop(sp);
+    assert_int_equal(tfb_series_count(s), 3 * N + 1);
+    tfb_store_destroy(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(simple_matches_general),
         cmocka_unit_test(fast_load_equals_general),
+        cmocka_unit_test(publish_after_points),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
