@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "collector/abi.h"
+#include "collector/crc32c.h"
 #include "base/errors.h"
 #include "collector/event_decode.h"
 #include "collector/file_source.h"
@@ -270,7 +271,7 @@ static int resync(tfb_reader *r)
             return 0;
         }
         const uint8_t *h = r->buf.v + r->pos;
-        if (tfb_masked_crc32c(h, 8) == pb_le32(h + 8) &&
+        if (tfb_tfrecord_len_ok(h) &&
             pb_le64(h) <= MAX_RECORD) {
             r->st.bytes_skipped += r->base + r->pos - start;
             return 1;
@@ -362,7 +363,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
         const uint8_t *h = r->buf.v + r->pos;
         uint64_t len = pb_le64(h);
         uint64_t off = r->base + r->pos;
-        if (tfb_masked_crc32c(h, 8) != pb_le32(h + 8) || len > MAX_RECORD) {
+        if (!tfb_tfrecord_len_ok(h) || len > MAX_RECORD) {
             r->st.resyncs++;
             note_corruption(r, off);
             int s = resync(r);
@@ -396,7 +397,7 @@ int tfb_reader_next(tfb_reader *r, tfb_event *ev)
             whole.size = sizeof whole;
             dst = &whole;
         }
-        if (tfb_masked_crc32c(payload, (size_t)len) != pb_le32(payload + len) ||
+        if (!tfb_tfrecord_data_ok(payload, (size_t)len) ||
             tfb_event_decode(payload, (size_t)len, dst) < 0) {
             r->st.corrupt_records++;
             r->st.bytes_skipped += total;
