@@ -8,6 +8,7 @@
 #include "base/hash.h"
 #include "store/event_blobs.h"
 #include "store/loader_split.h"
+#include "collector/event_decode.h"
 #include "store/media_index.h"
 #include "base/str.h"
 #include "store/text_tensor.h"
@@ -644,30 +645,60 @@ static void set_plugin(run_state *rs, tag_entry *e, const char *plugin,
         e->dec_state = tfb_run_decoder_state(rs->run, e->dec);
 }
 
-/* One value to the first kind that takes it (value_decoder.h): its
- * plugin's decoder, the media index, the store's kind of its type. */
-static uint64_t ingest_value_now(run_state *rs, worker_buf *wb,
-                                 tfb_value *v, const tfb_event *ev)
+/* A's bytes equal B's, both n long: inline for the short tags a run's
+ * values carry (the library memcmp's call and set-up were 5 % of a
+ * one-file load, comparing 7-byte tags). */
+static inline int same_bytes(const char *a, const char *b, size_t n)
 {
-    if (v->tag.len == 0) {
-        /* Neither a tag nor a node name: nothing to list it under. */
-        rs->empty_tag_values++;
-        return 0;
+    if (n <= 16) {
+        uint64_t x, y;
+        if (n >= 8) { /* first and last 8, overlapping */
+            memcpy(&x, a, 8), memcpy(&y, b, 8);
+            uint64_t d = x ^ y;
+            memcpy(&x, a + n - 8, 8), memcpy(&y, b + n - 8, 8);
+            return (d | (x ^ y)) == 0;
+        }
+        uint32_t u, w;
+        if (n >= 4) {
+            memcpy(&u, a, 4), memcpy(&w, b, 4);
+            uint32_t d = u ^ w;
+            memcpy(&u, a + n - 4, 4), memcpy(&w, b + n - 4, 4);
+            return (d | (u ^ w)) == 0;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i])
+                return 0;
+        return 1;
     }
+    return memcmp(a, b, n) == 0;
+}
+
+/* The entry of a value's tag (len > 0): the one that followed the
+ * previous value's last time, else the table's. NULL: out of memory. */
+static inline tag_entry *resolve_tag(run_state *rs, worker_buf *wb,
+                                     const char *tag, size_t len)
+{
     tag_entry *e = rs->last ? rs->last->succ : NULL;
-    if (!e || e->len != v->tag.len ||
-        memcmp(e->tag, v->tag.ptr, v->tag.len) != 0) {
+    if (!e || e->len != len || !same_bytes(e->tag, tag, len)) {
         uint64_t t0 = now_ns();
-        e = tag_lookup(rs, v->tag.ptr, v->tag.len);
+        e = tag_lookup(rs, tag, len);
         uint64_t dt = now_ns() - t0;
         wb->prof.tags_ns += dt;
         wb->made_ns += dt;
         if (!e)
-            return 0;
+            return NULL;
         if (rs->last)
             rs->last->succ = e;
     }
     rs->last = e;
+    return e;
+}
+
+/* One value of tag e to the first kind that takes it (value_decoder.h):
+ * its plugin's decoder, the media index, the store's kind of its type. */
+static uint64_t ingest_entry(run_state *rs, worker_buf *wb, tag_entry *e,
+                             tfb_value *v, const tfb_event *ev)
+{
     if (v->plugin_name.len) {
         if (!e->plugin)
             set_plugin(rs, e, v->plugin_name.ptr, v->plugin_name.len);
@@ -694,6 +725,18 @@ static uint64_t ingest_value_now(run_state *rs, worker_buf *wb,
     return 0;
 }
 
+static uint64_t ingest_value_now(run_state *rs, worker_buf *wb,
+                                 tfb_value *v, const tfb_event *ev)
+{
+    if (v->tag.len == 0) {
+        /* Neither a tag nor a node name: nothing to list it under. */
+        rs->empty_tag_values++;
+        return 0;
+    }
+    tag_entry *e = resolve_tag(rs, wb, v->tag.ptr, v->tag.len);
+    return e ? ingest_entry(rs, wb, e, v, ev) : 0;
+}
+
 /* ingest_value_now, timed on one value in TFB_LOAD_PROFILE_SAMPLE for the
  * profile's index time (less the tags and series made meanwhile, which
  * are counted whole). */
@@ -712,6 +755,89 @@ static uint64_t ingest_value(run_state *rs, worker_buf *wb, tfb_value *v,
         wb->idx_sample_ns += dt > wb->clock_ns ? dt - wb->clock_ns : 0;
     }
     return pts;
+}
+
+/* A value tfb_summary_next_simple took (a tag and a simple_value, nothing
+ * else), without a tfb_value: what ingest_value does with these bytes,
+ * whose tfb_value would have kind SCALAR, no plugin, no tensor. Such a
+ * value is no media (no tensor, not an image or audio) and applying the
+ * tag's plugin to it changes nothing (apply_plugin needs a tensor), so
+ * once its tag has a scalar series and no plugin decoder, the point goes
+ * straight to that series. Anything else (the tag's first value, a
+ * decoder) returns -1 with the tag resolved into *out: the caller
+ * decodes the value whole and gives it to ingest_entry. */
+static inline int64_t ingest_simple(run_state *rs, worker_buf *wb,
+                                    tfb_strview tag, float x,
+                                    const tfb_event *ev, tag_entry **out)
+{
+    tag_entry *e = resolve_tag(rs, wb, tag.ptr, tag.len);
+    *out = e;
+    if (!e)
+        return 0;
+    tfb_series *s = e->series[TFB_SERIES_SCALAR];
+    if (!s || (e->dec && e->dec_state))
+        return -1;
+    if (wb->split)
+        return tfb_loader_split_push(wb->split, s, ev->step, ev->wall_time,
+                                     (double)x) == 0;
+    return tfb_series_append_scalar(s, ev->step, ev->wall_time, (double)x) ==
+           0;
+}
+
+/* A summary's values, each ingested; the values that are a tag and a
+ * simple_value only (tf.summary.scalar's, after a tag's first step) take
+ * ingest_simple, timed as ingest_value times the others. Returns the
+ * points kept. */
+static uint64_t ingest_summary(run_state *rs, worker_buf *wb,
+                               const tfb_event *ev)
+{
+    uint64_t points = 0;
+    size_t pos = 0;
+    tfb_value v; /* every field is set by tfb_summary_next */
+    v.size = sizeof v;
+    while (pos < ev->summary_len) { /* tfb_summary_next's end, as it
+                                      * finds it */
+        size_t at = pos;
+        tfb_strview tag;
+        float x;
+        if (tfb_summary_next_simple(ev->summary, ev->summary_len, &pos, &tag,
+                                    &x) &&
+            tag.len) {
+            wb->values++;
+            int timed = ++wb->sample >= TFB_LOAD_PROFILE_SAMPLE;
+            uint64_t t0 = 0, m0 = wb->made_ns;
+            if (timed) {
+                wb->sample = 0;
+                t0 = now_ns();
+            }
+            tag_entry *e;
+            int64_t m = ingest_simple(rs, wb, tag, x, ev, &e);
+            if (m < 0) {
+                /* The same bytes, decoded whole: the one path a tag's
+                 * first value (its series made) or a decoder takes. */
+                pos = at;
+                if (tfb_summary_next(ev->summary, ev->summary_len, &pos,
+                                     &v) != 1)
+                    break; /* cannot be: the bytes were checked */
+                m = (int64_t)ingest_entry(rs, wb, e, &v, ev);
+            }
+            points += (uint64_t)m;
+            if (timed) {
+                uint64_t dt = now_ns() - t0 - (wb->made_ns - m0);
+                if (dt < TFB_LOAD_PROFILE_OUTLIER_NS) {
+                    wb->idx_samples++;
+                    wb->idx_sample_ns +=
+                        dt > wb->clock_ns ? dt - wb->clock_ns : 0;
+                }
+            }
+            continue;
+        }
+        pos = at;
+        if (tfb_summary_next(ev->summary, ev->summary_len, &pos, &v) != 1)
+            break;
+        points += ingest_value(rs, wb, &v, ev);
+    }
+    return points;
 }
 
 static void close_readers(run_state *rs)
@@ -770,7 +896,7 @@ static void claim_helper(tfb_loader *l, worker_buf *wb)
     int n = atomic_load(&l->spare);
     while (n > 0 && !atomic_compare_exchange_weak(&l->spare, &n, n - 1))
         ;
-    if (n > 0 && tfb_loader_split_start(&wb->split) < 0) {
+    if (n > 0 && tfb_loader_split_start(&wb->split, &l->points) < 0) {
         wb->split = NULL;
         atomic_fetch_add(&l->spare, 1);
     }
@@ -894,11 +1020,7 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
         if (ev.step > *max_step)
             *max_step = ev.step;
         if (ev.kind == TFB_EVENT_SUMMARY) {
-            size_t pos = 0;
-            tfb_value v; /* every field is set by tfb_summary_next */
-            v.size = sizeof v;
-            while (tfb_summary_next(ev.summary, ev.summary_len, &pos, &v) == 1)
-                points += ingest_value(rs, wb, &v, &ev);
+            points += ingest_summary(rs, wb, &ev);
         } else if (ev.kind == TFB_EVENT_GRAPH ||
                    ev.kind == TFB_EVENT_RUN_METADATA) {
             /* Kept as a locator, read back when asked (event_blobs.h). */
@@ -913,14 +1035,17 @@ static int read_file(tfb_loader *l, run_state *rs, file_state *f,
                 atomic_fetch_add(&l->bytes_done, s.offset - f->done);
                 f->done = s.offset;
             }
-            /* the helper's points are in their series before the
-             * generation says so */
-            points -= tfb_loader_split_drain(wb->split);
-            atomic_fetch_add(&l->points, points);
             /* the batch's points in the run's generation: one atomic a
-             * batch, not one a point (store.h) */
-            if (points)
-                tfb_run_points_published(rs->run);
+             * batch, not one a point (store.h); with a helper, by the
+             * helper once they are in their series, the generation never
+             * ahead of them (loader_split.h) */
+            if (wb->split) {
+                tfb_loader_split_publish(wb->split, rs->run, points);
+            } else {
+                atomic_fetch_add(&l->points, points);
+                if (points)
+                    tfb_run_points_published(rs->run);
+            }
             points = 0;
             publish_progress(l, 0);
             if (atomic_load(&l->stop))

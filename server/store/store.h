@@ -455,8 +455,9 @@ int tfb_series_append_text(tfb_series *s, int64_t step, double wall,
                            const char *text, size_t len);
 int tfb_series_append_numerics(tfb_series *s, int64_t step, double wall,
                                const tfb_numerics_point *c);
-/* Ends a batch of appends to r's series (the run's loader thread, after
- * the batch's points are appended): moves tfb_run_generation once. The
+/* Ends a batch of appends to r's series (the run's loader thread, or its
+ * helper, after the batch's points are appended; loader_split.h): moves
+ * tfb_run_generation once. The
  * loader calls it every 65,536 events of a file (loader.c's CHUNK_EVENTS)
  * and when a file's read stops, so a cache keyed by the generation is
  * stale for at most one batch, and never once the read stopped. */

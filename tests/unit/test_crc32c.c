@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "collector/crc32c.h"
 #include "tfboard.h"
 
 uint32_t tfb_crc32c_portable(uint32_t crc, const void *buf, size_t len);
@@ -56,6 +57,35 @@ static void incremental(void **state)
     assert_int_equal(c, 0xE3069283u);
 }
 
+/* The reader's record checks (crc32c.h) say what tfb_masked_crc32c says,
+ * at every length around the 8- and 32-byte steps, and catch one flipped
+ * bit anywhere. */
+static void record_checks(void **state)
+{
+    (void)state;
+    uint8_t b[300];
+    srand(3720);
+    for (size_t n = 0; n + 4 <= sizeof b; n++) {
+        for (size_t i = 0; i < n; i++)
+            b[i] = (uint8_t)rand();
+        uint32_t c = tfb_masked_crc32c(b, n);
+        memcpy(b + n, &c, 4); /* little-endian, as TFRecord stores it */
+        assert_true(tfb_tfrecord_data_ok(b, n));
+        size_t k = (size_t)rand() % (n + 4);
+        b[k] ^= (uint8_t)(1u << (rand() % 8));
+        assert_false(tfb_tfrecord_data_ok(b, n));
+    }
+    for (int i = 0; i < 1000; i++) { /* headers: an 8-byte length */
+        for (size_t k = 0; k < 8; k++)
+            b[k] = (uint8_t)rand();
+        uint32_t c = tfb_masked_crc32c(b, 8);
+        memcpy(b + 8, &c, 4);
+        assert_true(tfb_tfrecord_len_ok(b));
+        b[(size_t)rand() % 12] ^= (uint8_t)(1u << (rand() % 8));
+        assert_false(tfb_tfrecord_len_ok(b));
+    }
+}
+
 static void strerror_table(void **state)
 {
     (void)state;
@@ -73,6 +103,7 @@ int main(void)
         cmocka_unit_test(masked_vectors),
         cmocka_unit_test(paths_agree),
         cmocka_unit_test(incremental),
+        cmocka_unit_test(record_checks),
         cmocka_unit_test(strerror_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
