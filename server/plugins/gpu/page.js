@@ -128,7 +128,11 @@ class Timeline {
         this.gpu ? gpuJSON('data/plugin/gpu/timeline', q) : Promise.resolve(null),
         gpuJSON('data/plugin/gpu/host', { ...q, max: 4000 }).catch(() => null),
       ]);
-      if (this.token !== token) return;
+      // A timeline the page has since replaced (a reload re-renders the
+      // page: this canvas is no longer in it) neither draws nor speaks
+      // for the page: its zero-size canvas once overwrote the live one's
+      // figures in __tfb (a flaky "tall: 0" in test_timeline).
+      if (this.token !== token || !this.canvas.isConnected) return;
       if (!this.full) {
         // The extent of both sides (the host calls start before the first
         // kernel).
