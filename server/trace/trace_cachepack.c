@@ -17,6 +17,7 @@
 
 #include "base/errors.h"
 #include "base/vec.h"
+#include "trace/trace_filecopy.h"
 #include "tfboard.h"
 
 /* zstd's fastest level: the cache is packed once, after the trace
@@ -35,22 +36,19 @@ static int threads_for(uint64_t chunks)
     return n ? (int)n : 1;
 }
 
-/* Writes all of buf at off (pwrite may write less). */
-static int pwrite_all(int fd, const void *buf, size_t n, uint64_t off)
+/* Runs fn(job) on n workers (threads_for): n - 1 threads and this one,
+ * which returns once every worker has. A thread that cannot start leaves
+ * its share to the others. */
+static void run_workers(void *(*fn)(void *), void *job, int n)
 {
-    const char *p = buf;
-    while (n) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return tfb_err_from_errno(errno);
-        }
-        p += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
+    pthread_t th[TFB_TRACE_PACK_THREADS];
+    int started = 0;
+    for (int i = 1; i < n && i < TFB_TRACE_PACK_THREADS; i++)
+        if (pthread_create(&th[started], NULL, fn, job) == 0)
+            started++;
+    fn(job);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
 }
 
 /* A read-only map of a whole file (NULL for an empty one). */
@@ -124,7 +122,7 @@ static void *pack_main(void *arg)
             pthread_cond_wait(&j->turn, &j->mu);
         if (!j->err) {
             int rc = ZSTD_isError(got) ? TFB_ENOMEM
-                                       : pwrite_all(j->fd, buf, got, j->out_off);
+                                       : tfb_trace_pwrite_full(j->fd, buf, got, j->out_off);
             if (rc)
                 j->err = rc;
             j->out_off += got;
@@ -160,15 +158,7 @@ int tfb_trace_cachepack_pack(const char *src, const char *dst,
     j.chunks = (n + TFB_TRACE_PACK_CHUNK - 1) / TFB_TRACE_PACK_CHUNK;
     pthread_mutex_init(&j.mu, NULL);
     pthread_cond_init(&j.turn, NULL);
-    int nt = threads_for(j.chunks);
-    pthread_t th[TFB_TRACE_PACK_THREADS];
-    int started = 0;
-    for (int i = 1; i < nt; i++)
-        if (pthread_create(&th[started], NULL, pack_main, &j) == 0)
-            started++;
-    pack_main(&j); /* this thread is a worker too */
-    for (int i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    run_workers(pack_main, &j, threads_for(j.chunks));
     rc = j.err;
     pthread_mutex_destroy(&j.mu);
     pthread_cond_destroy(&j.turn);
@@ -226,7 +216,7 @@ static void *unpack_main(void *arg)
         if (ZSTD_isError(got) || got != f->raw)
             err = TFB_ECORRUPT;
         else
-            err = pwrite_all(j->fd, buf, got, f->raw_off);
+            err = tfb_trace_pwrite_full(j->fd, buf, got, f->raw_off);
     }
     ZSTD_freeDCtx(dc);
     free(buf);
@@ -311,15 +301,7 @@ int tfb_trace_cachepack_unpack(const char *src, int dst_fd, uint64_t max_raw,
     if (rc == 0) {
         unpack_job j = {.src = p, .frames = fr.v, .count = fr.n, .fd = dst_fd};
         pthread_mutex_init(&j.mu, NULL);
-        int nt = threads_for(fr.n);
-        pthread_t th[TFB_TRACE_PACK_THREADS];
-        int started = 0;
-        for (int i = 1; i < nt; i++)
-            if (pthread_create(&th[started], NULL, unpack_main, &j) == 0)
-                started++;
-        unpack_main(&j);
-        for (int i = 0; i < started; i++)
-            pthread_join(th[i], NULL);
+        run_workers(unpack_main, &j, threads_for(fr.n));
         pthread_mutex_destroy(&j.mu);
         rc = j.err;
     }

@@ -52,13 +52,11 @@ static int copy_range(int in, int out, off_t off, uint64_t len,
         } else {
             char buf[1 << 16];
             r = pread(in, buf, want < sizeof buf ? want : sizeof buf, off);
-            for (ssize_t o = 0; r > 0 && o < r;) {
-                ssize_t p = pwrite(out, buf + o, (size_t)(r - o), off + o);
-                if (p < 0 && errno == EINTR)
-                    continue;
-                if (p <= 0)
-                    return tfb_err_from_errno(p < 0 ? errno : ENOSPC);
-                o += p;
+            if (r > 0) {
+                int w = tfb_trace_pwrite_full(out, buf, (size_t)r,
+                                              (uint64_t)off);
+                if (w < 0)
+                    return w;
             }
         }
         if (r < 0 && errno == EINTR)
@@ -122,4 +120,20 @@ int tfb_trace_copy_fd(int in, int out, uint64_t max, uint64_t *used)
     if (!err && ftruncate(out, (off_t)end) != 0)
         err = tfb_err_from_errno(errno);
     return err;
+}
+
+int tfb_trace_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return tfb_err_from_errno(w < 0 ? errno : ENOSPC);
+        p += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
 }

@@ -17,6 +17,7 @@
 #ifndef TFB_SERVER_TRACE_FILECOPY_H
 #define TFB_SERVER_TRACE_FILECOPY_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -47,5 +48,10 @@ uint64_t tfb_trace_copy_room(int fd);
  * On an error the caller removes out. A source that shrinks during the
  * copy gives a shorter copy (its reader checks what it reads). */
 int tfb_trace_copy_fd(int in, int out, uint64_t max, uint64_t *used);
+
+/* Writes all n bytes of buf at off (pwrite may write fewer; EINTR is
+ * retried). 0, or the code of the failed write's errno (a write of none
+ * counts as TFB_ENOSPC). */
+int tfb_trace_pwrite_full(int fd, const void *buf, size_t n, uint64_t off);
 
 #endif
